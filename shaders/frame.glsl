@@ -1,0 +1,12 @@
+// Per-frame uniforms of the graphics passes (set 0). Mirrored by FrameUniforms in src/render/gpu.rs.
+layout(set = 0, binding = 0, std140) uniform FrameUniforms {
+    mat4 view_projection;
+    mat4 light_view_projection;
+    vec4 camera_position;      // xyz
+    vec4 light_direction;      // xyz: unit vector towards the light
+    vec4 light_color_ambient;  // rgb: light colour, a: ambient strength
+    vec4 ground;               // xyz: centre of the ground plane, w: half size
+    vec4 shadow_params;        // x: shadow-map texel size in uv, y: ground checker size
+} frame;
+
+layout(set = 0, binding = 1) uniform sampler2DShadow shadow_map;

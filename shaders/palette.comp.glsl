@@ -1,0 +1,79 @@
+#version 460
+// Palette pass: one invocation per (joint, instance). Samples the instance's clip at its time,
+// interpolates the two baked frames (lerp + shortest-path slerp) and writes
+// world × pose × inverse bind. Mirrors Clip::sample_point, JointPose::interpolate and
+// anim::palette in src/anim/mod.rs.
+#include "common.glsl"
+
+layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
+
+layout(set = 0, binding = 0) readonly buffer Poses { Pose poses[]; };
+layout(set = 0, binding = 1) readonly buffer Clips { ClipInfo clips[]; };
+layout(set = 0, binding = 2) readonly buffer InverseBinds { mat4 inverse_binds[]; };
+layout(set = 0, binding = 3) readonly buffer Instances { Instance instances[]; };
+layout(set = 0, binding = 4) writeonly buffer Palettes { PaletteMatrix palettes[]; };
+
+layout(push_constant) uniform Push {
+    uint joint_count;
+    uint instance_count;
+} push;
+
+vec4 slerp_shortest(vec4 a, vec4 b, float t) {
+    float cos_theta = dot(a, b);
+    if (cos_theta < 0.0) {
+        b = -b;
+        cos_theta = -cos_theta;
+    }
+    vec4 blended;
+    if (cos_theta > 0.9995) {
+        blended = a + (b - a) * t;
+    } else {
+        float theta = acos(min(cos_theta, 1.0));
+        float sin_theta = sin(theta);
+        blended = a * (sin((1.0 - t) * theta) / sin_theta) + b * (sin(t * theta) / sin_theta);
+    }
+    return normalize(blended);
+}
+
+mat4 pose_matrix(vec4 q, vec3 t) {
+    float x2 = q.x + q.x, y2 = q.y + q.y, z2 = q.z + q.z;
+    float xx = q.x * x2, xy = q.x * y2, xz = q.x * z2;
+    float yy = q.y * y2, yz = q.y * z2, zz = q.z * z2;
+    float wx = q.w * x2, wy = q.w * y2, wz = q.w * z2;
+    return mat4(
+        vec4(1.0 - (yy + zz), xy + wz, xz - wy, 0.0),
+        vec4(xy - wz, 1.0 - (xx + zz), yz + wx, 0.0),
+        vec4(xz + wy, yz - wx, 1.0 - (xx + yy), 0.0),
+        vec4(t, 1.0));
+}
+
+void main() {
+    uint joint = gl_GlobalInvocationID.x;
+    uint instance_index = gl_GlobalInvocationID.y;
+    if (joint >= push.joint_count || instance_index >= push.instance_count) {
+        return;
+    }
+    Instance instance = instances[instance_index];
+    float c = cos(instance.position_yaw.w);
+    float s = sin(instance.position_yaw.w);
+    mat4 world = mat4(vec4(c, 0.0, -s, 0.0), vec4(0.0, 1.0, 0.0, 0.0), vec4(s, 0.0, c, 0.0), vec4(instance.position_yaw.xyz, 1.0));
+
+    mat4 skin = world;
+    if (instance.clip != NO_CLIP) {
+        ClipInfo clip = clips[instance.clip];
+        float position = max(instance.time * clip.frame_rate, 0.0);
+        float whole = floor(position);
+        uint frame0 = uint(whole) % clip.frame_count;
+        uint frame1 = (frame0 + 1u) % clip.frame_count;
+        float fraction = position - whole;
+        Pose a = poses[clip.first_pose + frame0 * push.joint_count + joint];
+        Pose b = poses[clip.first_pose + frame1 * push.joint_count + joint];
+        vec4 rotation = slerp_shortest(a.rotation, b.rotation, fraction);
+        vec3 translation = a.translation.xyz + (b.translation.xyz - a.translation.xyz) * fraction;
+        skin = world * pose_matrix(rotation, translation) * inverse_binds[joint];
+    }
+    uint index = instance_index * push.joint_count + joint;
+    palettes[index].rows[0] = vec4(skin[0][0], skin[1][0], skin[2][0], skin[3][0]);
+    palettes[index].rows[1] = vec4(skin[0][1], skin[1][1], skin[2][1], skin[3][1]);
+    palettes[index].rows[2] = vec4(skin[0][2], skin[1][2], skin[2][2], skin[3][2]);
+}

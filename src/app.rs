@@ -1,0 +1,115 @@
+//! What the binary and the tests share: a scene set up around a model, and headless rendering.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use glam::{Vec3, Vec4};
+
+use crate::anim::Aabb;
+use crate::model::Model;
+use crate::render::camera::OrbitCamera;
+use crate::render::offscreen::{OffscreenTarget, OFFSCREEN_FORMAT};
+use crate::render::scene::{grid_instances, world_bounds, InstanceState};
+use crate::render::{shadow, FrameScene, Output, Renderer};
+use crate::vk::device::DeviceRequest;
+use crate::vk::{self, Device, Instance, InstanceOptions};
+
+/// The bundled default model, made by `vkskin generate` (src/generate.rs).
+pub fn default_model_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/figure.md5mesh")
+}
+
+/// The animation that goes with a .md5mesh when none is given: the same stem with .md5anim, if present.
+pub fn default_animations(model: &Path, given: &[PathBuf]) -> Vec<PathBuf> {
+    if !given.is_empty() {
+        return given.to_vec();
+    }
+    let sibling = model.with_extension("md5anim");
+    if model.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("md5mesh")) && sibling.exists() {
+        vec![sibling]
+    } else {
+        Vec::new()
+    }
+}
+
+/// A model, its instances, the light and a camera that frames them.
+pub struct SceneSetup {
+    pub model: Model,
+    pub instances: Vec<InstanceState>,
+    /// Unit vector towards the light.
+    pub light_direction: Vec3,
+    pub camera: OrbitCamera,
+    /// World bounds of every instance over all of its animation.
+    pub bounds: Aabb,
+}
+
+impl SceneSetup {
+    pub fn new(model: Model, instance_count: usize) -> SceneSetup {
+        let instances = grid_instances(&model, instance_count.max(1));
+        let bounds = world_bounds(&model, &instances);
+        let camera = OrbitCamera::framing(bounds);
+        SceneSetup { model, instances, // From the camera's left and a little behind, so the shadow falls where the camera sees it.
+            light_direction: Vec3::new(-0.75, 0.9, -0.2).normalize(), camera, bounds }
+    }
+
+    /// The ground: a square at the lowest point of the scene, a few model sizes wide.
+    pub fn ground(&self) -> Vec4 {
+        let center = self.bounds.center();
+        Vec3::new(center.x, self.bounds.min.y, center.z).extend(self.bounds.extent().max(1e-3) * 3.0)
+    }
+
+    /// Everything the renderer needs for the frame at `seconds` on the shared clock.
+    pub fn frame(&self, seconds: f64, aspect: f32) -> FrameScene {
+        let ground = self.ground();
+        let receiver = Aabb { min: ground.truncate() - Vec3::new(ground.w, 0.0, ground.w), max: ground.truncate() + Vec3::new(ground.w, 0.0, ground.w) };
+        FrameScene {
+            instances: self.instances.iter().map(|instance| instance.gpu_data(&self.model.clips, seconds)).collect(),
+            view_projection: self.camera.view_projection(aspect),
+            camera_position: self.camera.position(),
+            light_view_projection: shadow::light_view_projection(self.light_direction, self.bounds, receiver),
+            light_direction: self.light_direction,
+            ground,
+        }
+    }
+}
+
+/// Instance and device without a window.
+pub fn headless_device(validation: bool) -> vk::Result<Arc<Device>> {
+    let instance = Instance::new(&InstanceOptions { validation, surface_extensions: Vec::new() })?;
+    Ok(Arc::new(Device::new(instance, DeviceRequest { surface: None })?))
+}
+
+/// A renderer drawing into an offscreen image that is read back after each frame.
+pub struct HeadlessRenderer {
+    // The target's image is used by the renderer's frames; both hold the device.
+    pub target: OffscreenTarget,
+    pub renderer: Renderer,
+}
+
+impl HeadlessRenderer {
+    pub fn new(device: &Arc<Device>, setup: &SceneSetup, width: u32, height: u32) -> vk::Result<HeadlessRenderer> {
+        if width == 0 || height == 0 {
+            return Err(vk::Error::Other(format!("image size {width}x{height}: both sides must be at least 1")));
+        }
+        let renderer = Renderer::new(device, &setup.model, setup.instances.len() as u32, OFFSCREEN_FORMAT)?;
+        let target = OffscreenTarget::new(device, width, height)?;
+        Ok(HeadlessRenderer { target, renderer })
+    }
+
+    pub fn aspect(&self) -> f32 {
+        let extent = self.target.color.extent();
+        extent.width as f32 / extent.height as f32
+    }
+
+    /// Submits one frame without waiting for it (soak runs and frame counts).
+    pub fn submit(&mut self, scene: &FrameScene) -> vk::Result<()> {
+        self.renderer.render(scene, Output::Offscreen(&self.target))
+    }
+
+    /// Renders one frame and returns its pixels.
+    pub fn render(&mut self, scene: &FrameScene) -> vk::Result<image::RgbaImage> {
+        self.submit(scene)?;
+        self.renderer.wait_all()?;
+        self.target.read_image()
+    }
+}

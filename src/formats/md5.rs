@@ -1,0 +1,1219 @@
+//! id Software's MD5 format (Doom 3): a `.md5mesh` holds the bind-pose skeleton and the skinned
+//! meshes, each `.md5anim` one clip for that skeleton.
+//!
+//! Two layers. The document types ([`Md5Mesh`], [`Md5Anim`]) mirror the text exactly, so
+//! `parse_*(write_*(document)) == document`. [`load`] turns a mesh and its animations into the one
+//! [`Model`] type: converted from MD5's Z-up to vkskin's Y-up, weights cut to [`MAX_INFLUENCES`],
+//! clips baked as model-space poses.
+//!
+//! The parser trusts nothing in the file: every count is checked against what is present, every
+//! index against what it points into, and no count read from the file sizes an allocation before
+//! the items it counts have been read.
+
+use std::fmt::{self, Write as _};
+use std::path::{Path, PathBuf};
+
+use glam::{Quat, Vec2, Vec3, Vec4};
+
+use super::FormatError;
+use crate::anim::{Aabb, Clip, Joint, JointPose, Skeleton};
+use crate::model::{compute_normals, LoadStats, Material, Mesh, Model, Texture, Vertex, MAX_INFLUENCES};
+
+/// The only version id's tools wrote, and the only one this loader reads.
+const VERSION: i64 = 10;
+
+/// What a hierarchy joint's `flags` bits replace, lowest bit first.
+const COMPONENT_NAMES: [&str; 6] = ["Tx", "Ty", "Tz", "Qx", "Qy", "Qz"];
+
+/// `flags` uses only the six bits of [`COMPONENT_NAMES`].
+const FLAG_MASK: u32 = 0b11_1111;
+
+/// Extensions tried when a shader names a texture that is not there as written: exporters often
+/// drop the extension, or name a `.tga` that was later converted.
+const TEXTURE_EXTENSIONS: [&str; 3] = ["png", "tga", "jpg"];
+
+/// The colour of a mesh part without a texture.
+const UNTEXTURED_COLOR: Vec4 = Vec4::new(0.8, 0.8, 0.8, 1.0);
+
+/// Z-up to Y-up: a -90° turn about X, which takes (x, y, z) to (x, z, -y).
+const Z_UP_TO_Y_UP: Quat = Quat::from_xyzw(-std::f32::consts::FRAC_1_SQRT_2, 0.0, 0.0, std::f32::consts::FRAC_1_SQRT_2);
+
+// ---------------------------------------------------------------------------------------------
+// Documents
+// ---------------------------------------------------------------------------------------------
+
+/// A `.md5mesh` file, field for field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Md5Mesh {
+    pub commandline: String,
+    pub joints: Vec<Md5Joint>,
+    pub meshes: Vec<Md5MeshPart>,
+}
+
+/// A bind-pose joint, in model space.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Md5Joint {
+    pub name: String,
+    /// -1 for a root; otherwise an earlier joint's index.
+    pub parent: i32,
+    pub position: Vec3,
+    /// x, y, z of a unit quaternion; w is implied (see [`orientation_from_xyz`]).
+    pub orientation: Vec3,
+}
+
+/// One `mesh { .. }` section: a shader and its own vertices, triangles and weights.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Md5MeshPart {
+    pub shader: String,
+    pub verts: Vec<Md5Vert>,
+    pub tris: Vec<[u32; 3]>,
+    pub weights: Vec<Md5Weight>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Md5Vert {
+    pub uv: Vec2,
+    /// The vertex's weights are `weights[start_weight..start_weight + weight_count]`.
+    pub start_weight: u32,
+    pub weight_count: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Md5Weight {
+    pub joint: u32,
+    pub bias: f32,
+    /// In the joint's space: the vertex is the bias-weighted sum of `joint.position + joint.orientation * position`.
+    pub position: Vec3,
+}
+
+/// A `.md5anim` file, field for field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Md5Anim {
+    pub commandline: String,
+    pub frame_rate: f32,
+    pub num_animated_components: u32,
+    pub hierarchy: Vec<Md5Hierarchy>,
+    /// Per frame, the model's box in MD5 (Z-up) model space: `[min, max]`.
+    pub bounds: Vec<[Vec3; 2]>,
+    /// Per joint, the parent-relative `[position, orientation xyz]` that frames patch.
+    pub baseframe: Vec<[Vec3; 2]>,
+    /// Per frame, `num_animated_components` values.
+    pub frames: Vec<Vec<f32>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Md5Hierarchy {
+    pub name: String,
+    pub parent: i32,
+    /// Which baseframe components a frame replaces: bits 1 Tx, 2 Ty, 4 Tz, 8 Qx, 16 Qy, 32 Qz.
+    pub flags: u32,
+    /// Where in a frame's values this joint's replacements start, in bit order.
+    pub start_index: u32,
+}
+
+/// The rotation an MD5 file means by the x, y, z it stores. id's tools keep w ≤ 0 and drop it;
+/// the radicand is clamped because rounded components can sum to slightly more than one.
+pub fn orientation_from_xyz(xyz: Vec3) -> Quat {
+    let radicand = 1.0 - xyz.x * xyz.x - xyz.y * xyz.y - xyz.z * xyz.z;
+    Quat::from_xyzw(xyz.x, xyz.y, xyz.z, -radicand.max(0.0).sqrt())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tokenizer
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum TokenKind<'a> {
+    /// A keyword or a number: anything up to whitespace, a bracket, a quote or a comment.
+    Word(&'a str),
+    /// The text between double quotes, which never spans lines.
+    Quoted(&'a str),
+    OpenParen,
+    CloseParen,
+    OpenBrace,
+    CloseBrace,
+    End,
+}
+
+impl fmt::Display for TokenKind<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TokenKind::Word(word) => write!(f, "'{word}'"),
+            TokenKind::Quoted(text) => write!(f, "\"{text}\""),
+            TokenKind::OpenParen => f.write_str("'('"),
+            TokenKind::CloseParen => f.write_str("')'"),
+            TokenKind::OpenBrace => f.write_str("'{'"),
+            TokenKind::CloseBrace => f.write_str("'}'"),
+            TokenKind::End => f.write_str("end of file"),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Token<'a> {
+    kind: TokenKind<'a>,
+    /// 1-based. For [`TokenKind::End`], the line of the last token, so a truncated file's error
+    /// points at where its text stops rather than past it.
+    line: usize,
+}
+
+struct Tokenizer<'a> {
+    rest: &'a str,
+    line: usize,
+    last_token_line: usize,
+    path: &'a Path,
+}
+
+impl<'a> Tokenizer<'a> {
+    fn new(text: &'a str, path: &'a Path) -> Tokenizer<'a> {
+        Tokenizer { rest: text, line: 1, last_token_line: 1, path }
+    }
+
+    fn advance(&mut self, bytes: usize) {
+        self.rest = self.rest.get(bytes..).unwrap_or_default();
+    }
+
+    fn token(&mut self, kind: TokenKind<'a>) -> Token<'a> {
+        self.last_token_line = self.line;
+        Token { kind, line: self.line }
+    }
+
+    fn next(&mut self) -> Result<Token<'a>, FormatError> {
+        loop {
+            let Some(first) = self.rest.chars().next() else {
+                return Ok(Token { kind: TokenKind::End, line: self.last_token_line });
+            };
+            let bracket = match first {
+                '(' => Some(TokenKind::OpenParen),
+                ')' => Some(TokenKind::CloseParen),
+                '{' => Some(TokenKind::OpenBrace),
+                '}' => Some(TokenKind::CloseBrace),
+                _ => None,
+            };
+            if let Some(kind) = bracket {
+                self.advance(1);
+                return Ok(self.token(kind));
+            }
+            if first == '\n' {
+                self.line += 1;
+                self.advance(1);
+                continue;
+            }
+            // Also takes the '\r' of CRLF line ends.
+            if first.is_whitespace() {
+                self.advance(first.len_utf8());
+                continue;
+            }
+            if self.rest.starts_with("//") {
+                let comment_length = self.rest.find('\n').unwrap_or(self.rest.len());
+                self.advance(comment_length);
+                continue;
+            }
+            if first == '"' {
+                let body = self.rest.get(1..).unwrap_or_default();
+                let end = body.find(['"', '\n']);
+                let closed = end.and_then(|end| body.get(end..)).is_some_and(|tail| tail.starts_with('"'));
+                return match end {
+                    Some(end) if closed => {
+                        let text = body.get(..end).unwrap_or_default();
+                        let token = self.token(TokenKind::Quoted(text));
+                        self.advance(end + 2);
+                        Ok(token)
+                    }
+                    _ => Err(FormatError::at_line(
+                        self.path,
+                        self.line,
+                        "expected a closing '\"' before the end of the line, found none",
+                    )),
+                };
+            }
+            let word_end = self
+                .rest
+                .find(|character: char| character.is_whitespace() || matches!(character, '(' | ')' | '{' | '}' | '"'))
+                .unwrap_or(self.rest.len());
+            let mut word = self.rest.get(..word_end).unwrap_or_default();
+            if let Some(comment) = word.find("//") {
+                word = word.get(..comment).unwrap_or_default();
+            }
+            if word.is_empty() {
+                // Unreachable by the checks above; guards against looping forever if they change.
+                self.advance(first.len_utf8());
+                continue;
+            }
+            self.advance(word.len());
+            return Ok(self.token(TokenKind::Word(word)));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parser
+// ---------------------------------------------------------------------------------------------
+
+/// Reads tokens with one of look-ahead. Every `expected` argument finishes the sentence
+/// "expected ..., found ..." of the error it raises.
+struct Parser<'a> {
+    tokenizer: Tokenizer<'a>,
+    peeked: Option<Token<'a>>,
+    path: &'a Path,
+}
+
+impl<'a> Parser<'a> {
+    fn new(text: &'a str, path: &'a Path) -> Parser<'a> {
+        Parser { tokenizer: Tokenizer::new(text, path), peeked: None, path }
+    }
+
+    fn peek(&mut self) -> Result<Token<'a>, FormatError> {
+        if let Some(token) = self.peeked {
+            return Ok(token);
+        }
+        let token = self.tokenizer.next()?;
+        self.peeked = Some(token);
+        Ok(token)
+    }
+
+    fn next(&mut self) -> Result<Token<'a>, FormatError> {
+        match self.peeked.take() {
+            Some(token) => Ok(token),
+            None => self.tokenizer.next(),
+        }
+    }
+
+    fn error(&self, line: usize, message: impl Into<String>) -> FormatError {
+        FormatError::at_line(self.path, line, message)
+    }
+
+    fn unexpected(&self, token: Token<'_>, expected: fmt::Arguments<'_>) -> FormatError {
+        self.error(token.line, format!("expected {expected}, found {}", token.kind))
+    }
+
+    /// Returns the keyword's line.
+    fn keyword(&mut self, keyword: &str, expected: fmt::Arguments<'_>) -> Result<usize, FormatError> {
+        let token = self.next()?;
+        if token.kind == TokenKind::Word(keyword) {
+            Ok(token.line)
+        } else {
+            Err(self.unexpected(token, expected))
+        }
+    }
+
+    fn symbol(&mut self, symbol: TokenKind<'static>, expected: fmt::Arguments<'_>) -> Result<usize, FormatError> {
+        let token = self.next()?;
+        if token.kind == symbol {
+            Ok(token.line)
+        } else {
+            Err(self.unexpected(token, expected))
+        }
+    }
+
+    fn end(&mut self, expected: fmt::Arguments<'_>) -> Result<(), FormatError> {
+        self.symbol(TokenKind::End, expected).map(|_| ())
+    }
+
+    fn string(&mut self, what: fmt::Arguments<'_>) -> Result<&'a str, FormatError> {
+        let token = self.next()?;
+        match token.kind {
+            TokenKind::Quoted(text) => Ok(text),
+            _ => Err(self.unexpected(token, format_args!("a quoted {what}"))),
+        }
+    }
+
+    fn float(&mut self, what: fmt::Arguments<'_>) -> Result<f32, FormatError> {
+        let token = self.next()?;
+        self.float_from(token, what)
+    }
+
+    fn float_from(&self, token: Token<'_>, what: fmt::Arguments<'_>) -> Result<f32, FormatError> {
+        let TokenKind::Word(word) = token.kind else {
+            return Err(self.unexpected(token, format_args!("a number for {what}")));
+        };
+        match word.parse::<f32>() {
+            Ok(value) if value.is_finite() => Ok(value),
+            Ok(_) => Err(self.unexpected(token, format_args!("a finite number for {what}"))),
+            Err(_) => Err(self.unexpected(token, format_args!("a number for {what}"))),
+        }
+    }
+
+    /// Returns the value and its line.
+    fn integer(&mut self, what: fmt::Arguments<'_>) -> Result<(i64, usize), FormatError> {
+        let token = self.next()?;
+        match token.kind {
+            TokenKind::Word(word) => match word.parse::<i64>() {
+                Ok(value) => Ok((value, token.line)),
+                Err(_) => Err(self.unexpected(token, format_args!("an integer for {what}"))),
+            },
+            _ => Err(self.unexpected(token, format_args!("an integer for {what}"))),
+        }
+    }
+
+    fn unsigned(&mut self, what: fmt::Arguments<'_>) -> Result<(u32, usize), FormatError> {
+        let (value, line) = self.integer(what)?;
+        match u32::try_from(value) {
+            Ok(value) => Ok((value, line)),
+            Err(_) => Err(self.error(line, format!("expected an integer from 0 to {} for {what}, found {value}", u32::MAX))),
+        }
+    }
+
+    /// `keyword N` in a header; returns N and the line.
+    fn count_field(&mut self, keyword: &str) -> Result<(u32, usize), FormatError> {
+        self.keyword(keyword, format_args!("'{keyword}'"))?;
+        self.unsigned(format_args!("{keyword}"))
+    }
+
+    /// `( x y )`.
+    fn vec2(&mut self, what: fmt::Arguments<'_>) -> Result<Vec2, FormatError> {
+        self.symbol(TokenKind::OpenParen, format_args!("'(' before {what}"))?;
+        let x = self.float(format_args!("{what} x"))?;
+        let y = self.float(format_args!("{what} y"))?;
+        self.symbol(TokenKind::CloseParen, format_args!("')' after {what}"))?;
+        Ok(Vec2::new(x, y))
+    }
+
+    /// `( x y z )`.
+    fn vec3(&mut self, what: fmt::Arguments<'_>) -> Result<Vec3, FormatError> {
+        self.symbol(TokenKind::OpenParen, format_args!("'(' before {what}"))?;
+        let x = self.float(format_args!("{what} x"))?;
+        let y = self.float(format_args!("{what} y"))?;
+        let z = self.float(format_args!("{what} z"))?;
+        self.symbol(TokenKind::CloseParen, format_args!("')' after {what}"))?;
+        Ok(Vec3::new(x, y, z))
+    }
+
+    /// `MD5Version 10` and `commandline "..."`; returns the command line.
+    fn header(&mut self) -> Result<String, FormatError> {
+        self.keyword("MD5Version", format_args!("'MD5Version'"))?;
+        let (version, line) = self.integer(format_args!("MD5Version"))?;
+        if version != VERSION {
+            return Err(self.error(line, format!("expected MD5Version {VERSION}, found {version}")));
+        }
+        self.keyword("commandline", format_args!("'commandline'"))?;
+        Ok(self.string(format_args!("commandline"))?.to_string())
+    }
+
+    /// A joint's parent: -1, or an earlier joint so that parents are always computed first.
+    fn parent(&mut self, index: u32, what: fmt::Arguments<'_>) -> Result<i32, FormatError> {
+        let (parent, line) = self.integer(format_args!("the parent of {what}"))?;
+        let valid = -1 <= parent && parent < i64::from(index);
+        match i32::try_from(parent) {
+            Ok(parent) if valid => Ok(parent),
+            _ => Err(self.error(
+                line,
+                format!(
+                    "expected the parent of {what} to be -1 or a joint before it (0 to {}), found {parent}",
+                    i64::from(index) - 1
+                ),
+            )),
+        }
+    }
+}
+
+/// Lines of the items that [`load`] checks after parsing, so its errors can point at them too.
+struct MeshLines {
+    /// Per mesh part, per vert.
+    verts: Vec<Vec<usize>>,
+}
+
+struct AnimLines {
+    num_joints: usize,
+    hierarchy: Vec<usize>,
+}
+
+/// Parses a `.md5mesh`. `path` only names the file in errors.
+pub fn parse_mesh(text: &str, path: &Path) -> Result<Md5Mesh, FormatError> {
+    parse_mesh_with_lines(text, path).map(|(mesh, _)| mesh)
+}
+
+/// Parses a `.md5anim`. `path` only names the file in errors.
+pub fn parse_anim(text: &str, path: &Path) -> Result<Md5Anim, FormatError> {
+    parse_anim_with_lines(text, path).map(|(anim, _)| anim)
+}
+
+fn parse_mesh_with_lines(text: &str, path: &Path) -> Result<(Md5Mesh, MeshLines), FormatError> {
+    let mut parser = Parser::new(text, path);
+    let commandline = parser.header()?;
+    let (joint_count, _) = parser.count_field("numJoints")?;
+    let (mesh_count, _) = parser.count_field("numMeshes")?;
+
+    parser.keyword("joints", format_args!("'joints'"))?;
+    parser.symbol(TokenKind::OpenBrace, format_args!("'{{' after 'joints'"))?;
+    let mut joints = Vec::new();
+    for index in 0..joint_count {
+        let name = parser.string(format_args!("name of joint {index} (numJoints is {joint_count})"))?.to_string();
+        let parent = parser.parent(index, format_args!("joint {index}"))?;
+        let position = parser.vec3(format_args!("joint {index} position"))?;
+        let orientation = parser.vec3(format_args!("joint {index} orientation"))?;
+        joints.push(Md5Joint { name, parent, position, orientation });
+    }
+    parser.symbol(TokenKind::CloseBrace, format_args!("'}}' after {joint_count} joints (numJoints)"))?;
+
+    let mut meshes = Vec::new();
+    let mut vert_lines = Vec::new();
+    for index in 0..mesh_count {
+        let (part, lines) = parse_mesh_part(&mut parser, index, mesh_count, joint_count)?;
+        meshes.push(part);
+        vert_lines.push(lines);
+    }
+    parser.end(format_args!("end of file after {mesh_count} meshes (numMeshes)"))?;
+    Ok((Md5Mesh { commandline, joints, meshes }, MeshLines { verts: vert_lines }))
+}
+
+/// One `mesh { .. }`; returns it and its vert lines.
+fn parse_mesh_part(
+    parser: &mut Parser<'_>,
+    index: u32,
+    mesh_count: u32,
+    joint_count: u32,
+) -> Result<(Md5MeshPart, Vec<usize>), FormatError> {
+    parser.keyword("mesh", format_args!("'mesh' {index} (numMeshes is {mesh_count})"))?;
+    parser.symbol(TokenKind::OpenBrace, format_args!("'{{' after 'mesh'"))?;
+    parser.keyword("shader", format_args!("'shader'"))?;
+    let shader = parser.string(format_args!("shader name"))?.to_string();
+
+    let (vert_count, _) = parser.count_field("numverts")?;
+    let mut verts = Vec::new();
+    let mut vert_lines = Vec::new();
+    for vert in 0..vert_count {
+        let line = parser.keyword("vert", format_args!("'vert' {vert} (numverts is {vert_count})"))?;
+        let (number, number_line) = parser.integer(format_args!("the index of vert {vert}"))?;
+        if number != i64::from(vert) {
+            return Err(parser.error(number_line, format!("expected vert index {vert}, found {number}")));
+        }
+        let uv = parser.vec2(format_args!("vert {vert} texture coordinates"))?;
+        let (start_weight, _) = parser.unsigned(format_args!("vert {vert} startWeight"))?;
+        let (weight_count, _) = parser.unsigned(format_args!("vert {vert} countWeight"))?;
+        verts.push(Md5Vert { uv, start_weight, weight_count });
+        vert_lines.push(line);
+    }
+
+    parser.keyword("numtris", format_args!("'numtris' after {vert_count} verts (numverts)"))?;
+    let (tri_count, _) = parser.unsigned(format_args!("numtris"))?;
+    let mut tris = Vec::new();
+    for tri in 0..tri_count {
+        parser.keyword("tri", format_args!("'tri' {tri} (numtris is {tri_count})"))?;
+        let (number, number_line) = parser.integer(format_args!("the index of tri {tri}"))?;
+        if number != i64::from(tri) {
+            return Err(parser.error(number_line, format!("expected tri index {tri}, found {number}")));
+        }
+        let mut corners = [0u32; 3];
+        for corner in &mut corners {
+            let (vert, line) = parser.unsigned(format_args!("a vert index of tri {tri}"))?;
+            if vert >= vert_count {
+                return Err(parser.error(
+                    line,
+                    format!("expected a vert index below {vert_count} (numverts) in tri {tri}, found {vert}"),
+                ));
+            }
+            *corner = vert;
+        }
+        tris.push(corners);
+    }
+
+    parser.keyword("numweights", format_args!("'numweights' after {tri_count} tris (numtris)"))?;
+    let (weight_count, _) = parser.unsigned(format_args!("numweights"))?;
+    let mut weights = Vec::new();
+    for weight in 0..weight_count {
+        parser.keyword("weight", format_args!("'weight' {weight} (numweights is {weight_count})"))?;
+        let (number, number_line) = parser.integer(format_args!("the index of weight {weight}"))?;
+        if number != i64::from(weight) {
+            return Err(parser.error(number_line, format!("expected weight index {weight}, found {number}")));
+        }
+        let (joint, joint_line) = parser.unsigned(format_args!("the joint of weight {weight}"))?;
+        if joint >= joint_count {
+            return Err(parser.error(
+                joint_line,
+                format!("expected a joint index below {joint_count} (numJoints) in weight {weight}, found {joint}"),
+            ));
+        }
+        let bias = parser.float(format_args!("weight {weight} bias"))?;
+        let position = parser.vec3(format_args!("weight {weight} position"))?;
+        weights.push(Md5Weight { joint, bias, position });
+    }
+    parser.symbol(TokenKind::CloseBrace, format_args!("'}}' after {weight_count} weights (numweights)"))?;
+
+    // Verts come before the weights they point into, so their ranges are checked now.
+    for (vert, (entry, &line)) in verts.iter().zip(&vert_lines).enumerate() {
+        let end = u64::from(entry.start_weight) + u64::from(entry.weight_count);
+        if end > u64::from(weight_count) {
+            return Err(parser.error(
+                line,
+                format!(
+                    "expected startWeight + countWeight of vert {vert} to be at most {weight_count} (numweights), found {} + {}",
+                    entry.start_weight, entry.weight_count
+                ),
+            ));
+        }
+    }
+    Ok((Md5MeshPart { shader, verts, tris, weights }, vert_lines))
+}
+
+fn parse_anim_with_lines(text: &str, path: &Path) -> Result<(Md5Anim, AnimLines), FormatError> {
+    let mut parser = Parser::new(text, path);
+    let commandline = parser.header()?;
+    let (frame_count, frame_count_line) = parser.count_field("numFrames")?;
+    if frame_count == 0 {
+        return Err(parser.error(frame_count_line, "expected at least 1 frame (numFrames), found 0"));
+    }
+    let (joint_count, joint_count_line) = parser.count_field("numJoints")?;
+    parser.keyword("frameRate", format_args!("'frameRate'"))?;
+    let frame_rate = parser.float(format_args!("frameRate"))?;
+    if frame_rate <= 0.0 {
+        return Err(parser.error(parser.tokenizer.last_token_line, format!("expected a positive frameRate, found {frame_rate}")));
+    }
+    let (component_count, _) = parser.count_field("numAnimatedComponents")?;
+
+    parser.keyword("hierarchy", format_args!("'hierarchy'"))?;
+    parser.symbol(TokenKind::OpenBrace, format_args!("'{{' after 'hierarchy'"))?;
+    let mut hierarchy = Vec::new();
+    let mut hierarchy_lines = Vec::new();
+    for index in 0..joint_count {
+        let name = parser.string(format_args!("name of joint {index} (numJoints is {joint_count})"))?.to_string();
+        let line = parser.tokenizer.last_token_line;
+        let parent = parser.parent(index, format_args!("joint {index}"))?;
+        let (flags, flags_line) = parser.unsigned(format_args!("joint {index} flags"))?;
+        if flags & !FLAG_MASK != 0 {
+            return Err(parser.error(flags_line, format!("expected flags of joint {index} below 64 (six bits), found {flags}")));
+        }
+        let (start_index, start_line) = parser.unsigned(format_args!("joint {index} startIndex"))?;
+        let end = u64::from(start_index) + u64::from(flags.count_ones());
+        if end > u64::from(component_count) {
+            return Err(parser.error(
+                start_line,
+                format!(
+                    "expected startIndex + animated components of joint {index} to be at most {component_count} \
+                     (numAnimatedComponents), found {start_index} + {}",
+                    flags.count_ones()
+                ),
+            ));
+        }
+        hierarchy.push(Md5Hierarchy { name, parent, flags, start_index });
+        hierarchy_lines.push(line);
+    }
+    parser.symbol(TokenKind::CloseBrace, format_args!("'}}' after {joint_count} joints (numJoints)"))?;
+
+    parser.keyword("bounds", format_args!("'bounds'"))?;
+    parser.symbol(TokenKind::OpenBrace, format_args!("'{{' after 'bounds'"))?;
+    let mut bounds = Vec::new();
+    for frame in 0..frame_count {
+        let min = parser.vec3(format_args!("bounds {frame} minimum (numFrames is {frame_count})"))?;
+        let max = parser.vec3(format_args!("bounds {frame} maximum"))?;
+        bounds.push([min, max]);
+    }
+    parser.symbol(TokenKind::CloseBrace, format_args!("'}}' after {frame_count} bounds (numFrames)"))?;
+
+    parser.keyword("baseframe", format_args!("'baseframe'"))?;
+    parser.symbol(TokenKind::OpenBrace, format_args!("'{{' after 'baseframe'"))?;
+    let mut baseframe = Vec::new();
+    for index in 0..joint_count {
+        let position = parser.vec3(format_args!("baseframe {index} position (numJoints is {joint_count})"))?;
+        let orientation = parser.vec3(format_args!("baseframe {index} orientation"))?;
+        baseframe.push([position, orientation]);
+    }
+    parser.symbol(TokenKind::CloseBrace, format_args!("'}}' after {joint_count} baseframe joints (numJoints)"))?;
+
+    let component_total = to_usize(component_count);
+    let mut frames = Vec::new();
+    for frame in 0..frame_count {
+        parser.keyword("frame", format_args!("'frame' {frame} (numFrames is {frame_count})"))?;
+        let (number, number_line) = parser.integer(format_args!("the number of frame {frame}"))?;
+        if number != i64::from(frame) {
+            return Err(parser.error(number_line, format!("expected frame number {frame}, found {number}")));
+        }
+        parser.symbol(TokenKind::OpenBrace, format_args!("'{{' after 'frame {frame}'"))?;
+        let mut values = Vec::new();
+        loop {
+            let token = parser.next()?;
+            match token.kind {
+                TokenKind::CloseBrace if values.len() == component_total => break,
+                TokenKind::CloseBrace => {
+                    return Err(parser.error(
+                        token.line,
+                        format!(
+                            "expected {component_count} values (numAnimatedComponents) in frame {frame}, found {} before '}}'",
+                            values.len()
+                        ),
+                    ));
+                }
+                _ if values.len() == component_total => {
+                    return Err(parser.unexpected(
+                        token,
+                        format_args!("'}}' after {component_count} values (numAnimatedComponents) in frame {frame}"),
+                    ));
+                }
+                _ => {
+                    let value = parser.float_from(token, format_args!("frame {frame} value {}", values.len()))?;
+                    values.push(value);
+                }
+            }
+        }
+        frames.push(values);
+    }
+    parser.end(format_args!("end of file after {frame_count} frames (numFrames)"))?;
+
+    let anim = Md5Anim { commandline, frame_rate, num_animated_components: component_count, hierarchy, bounds, baseframe, frames };
+    Ok((anim, AnimLines { num_joints: joint_count_line, hierarchy: hierarchy_lines }))
+}
+
+fn to_usize(value: u32) -> usize {
+    usize::try_from(value).unwrap_or(usize::MAX)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writer
+// ---------------------------------------------------------------------------------------------
+
+/// Writes the canonical layout: id's tabs and blank lines, floats in Rust's shortest form that
+/// reads back to the same `f32`.
+pub fn write_mesh(mesh: &Md5Mesh) -> String {
+    let mut text = String::new();
+    // Formatting into a String cannot fail.
+    let _ = write_mesh_into(&mut text, mesh);
+    text
+}
+
+/// Writes the canonical layout; see [`write_mesh`]. Frame values go one line per joint.
+pub fn write_anim(anim: &Md5Anim) -> String {
+    let mut text = String::new();
+    // Formatting into a String cannot fail.
+    let _ = write_anim_into(&mut text, anim);
+    text
+}
+
+/// `( x y z )`.
+struct Triple(Vec3);
+
+impl fmt::Display for Triple {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "( {} {} {} )", self.0.x, self.0.y, self.0.z)
+    }
+}
+
+fn parent_name<'a>(names: impl Fn(usize) -> Option<&'a str>, parent: i32) -> Option<&'a str> {
+    usize::try_from(parent).ok().and_then(names)
+}
+
+fn write_mesh_into(out: &mut String, mesh: &Md5Mesh) -> fmt::Result {
+    writeln!(out, "MD5Version {VERSION}")?;
+    writeln!(out, "commandline \"{}\"", mesh.commandline)?;
+    writeln!(out)?;
+    writeln!(out, "numJoints {}", mesh.joints.len())?;
+    writeln!(out, "numMeshes {}", mesh.meshes.len())?;
+    writeln!(out)?;
+    writeln!(out, "joints {{")?;
+    let joint_name = |index: usize| mesh.joints.get(index).map(|joint| joint.name.as_str());
+    for joint in &mesh.joints {
+        write!(out, "\t\"{}\"\t{} {} {}", joint.name, joint.parent, Triple(joint.position), Triple(joint.orientation))?;
+        match parent_name(joint_name, joint.parent) {
+            Some(parent) => writeln!(out, "\t\t// {parent}")?,
+            None => writeln!(out)?,
+        }
+    }
+    writeln!(out, "}}")?;
+    for part in &mesh.meshes {
+        writeln!(out)?;
+        writeln!(out, "mesh {{")?;
+        writeln!(out, "\tshader \"{}\"", part.shader)?;
+        writeln!(out)?;
+        writeln!(out, "\tnumverts {}", part.verts.len())?;
+        for (index, vert) in part.verts.iter().enumerate() {
+            writeln!(out, "\tvert {index} ( {} {} ) {} {}", vert.uv.x, vert.uv.y, vert.start_weight, vert.weight_count)?;
+        }
+        writeln!(out)?;
+        writeln!(out, "\tnumtris {}", part.tris.len())?;
+        for (index, [a, b, c]) in part.tris.iter().enumerate() {
+            writeln!(out, "\ttri {index} {a} {b} {c}")?;
+        }
+        writeln!(out)?;
+        writeln!(out, "\tnumweights {}", part.weights.len())?;
+        for (index, weight) in part.weights.iter().enumerate() {
+            writeln!(out, "\tweight {index} {} {} {}", weight.joint, weight.bias, Triple(weight.position))?;
+        }
+        writeln!(out, "}}")?;
+    }
+    Ok(())
+}
+
+fn write_anim_into(out: &mut String, anim: &Md5Anim) -> fmt::Result {
+    writeln!(out, "MD5Version {VERSION}")?;
+    writeln!(out, "commandline \"{}\"", anim.commandline)?;
+    writeln!(out)?;
+    writeln!(out, "numFrames {}", anim.frames.len())?;
+    writeln!(out, "numJoints {}", anim.hierarchy.len())?;
+    writeln!(out, "frameRate {}", anim.frame_rate)?;
+    writeln!(out, "numAnimatedComponents {}", anim.num_animated_components)?;
+    writeln!(out)?;
+    writeln!(out, "hierarchy {{")?;
+    let joint_name = |index: usize| anim.hierarchy.get(index).map(|joint| joint.name.as_str());
+    for joint in &anim.hierarchy {
+        write!(out, "\t\"{}\"\t{} {} {}", joint.name, joint.parent, joint.flags, joint.start_index)?;
+        let parent = parent_name(joint_name, joint.parent);
+        let components: Vec<&str> = COMPONENT_NAMES
+            .iter()
+            .enumerate()
+            .filter(|&(bit, _)| joint.flags & (1 << bit) != 0)
+            .map(|(_, name)| *name)
+            .collect();
+        match (parent, components.is_empty()) {
+            (None, true) => writeln!(out)?,
+            (parent, true) => writeln!(out, "\t// {}", parent.unwrap_or_default())?,
+            (parent, false) => writeln!(out, "\t// {} ( {} )", parent.unwrap_or_default(), components.join(" "))?,
+        }
+    }
+    writeln!(out, "}}")?;
+    writeln!(out)?;
+    writeln!(out, "bounds {{")?;
+    for [min, max] in &anim.bounds {
+        writeln!(out, "\t{} {}", Triple(*min), Triple(*max))?;
+    }
+    writeln!(out, "}}")?;
+    writeln!(out)?;
+    writeln!(out, "baseframe {{")?;
+    for [position, orientation] in &anim.baseframe {
+        writeln!(out, "\t{} {}", Triple(*position), Triple(*orientation))?;
+    }
+    writeln!(out, "}}")?;
+    // A line break before each animated joint's first value, as id's exporter wrote them.
+    let line_starts: Vec<usize> =
+        anim.hierarchy.iter().filter(|joint| joint.flags != 0).map(|joint| to_usize(joint.start_index)).collect();
+    for (number, values) in anim.frames.iter().enumerate() {
+        writeln!(out)?;
+        write!(out, "frame {number} {{")?;
+        let mut line_open = false;
+        for (index, value) in values.iter().enumerate() {
+            if !line_open || line_starts.contains(&index) {
+                write!(out, "\n\t{value}")?;
+                line_open = true;
+            } else {
+                write!(out, " {value}")?;
+            }
+        }
+        writeln!(out)?;
+        writeln!(out, "}}")?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loading into a Model
+// ---------------------------------------------------------------------------------------------
+
+fn to_y_up(point: Vec3) -> Vec3 {
+    Vec3::new(point.x, point.z, -point.y)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |name| name.to_string_lossy().into_owned())
+}
+
+fn file_stem(path: &Path) -> String {
+    path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+fn read_text(path: &Path) -> Result<String, FormatError> {
+    let bytes = std::fs::read(path).map_err(|error| FormatError::in_file(path, format!("cannot read the file: {error}")))?;
+    // Old exporters wrote Latin-1 into comments and names; those bytes never decide a parse.
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Loads a `.md5mesh` and any number of `.md5anim` clips for it into a Y-up [`Model`].
+pub fn load(mesh_path: &Path, anim_paths: &[PathBuf]) -> Result<Model, FormatError> {
+    let text = read_text(mesh_path)?;
+    let (document, lines) = parse_mesh_with_lines(&text, mesh_path)?;
+    let joint_limit = usize::from(u16::MAX) + 1;
+    if document.joints.len() > joint_limit {
+        return Err(FormatError::in_file(
+            mesh_path,
+            format!("expected at most {joint_limit} joints (vertex joint indices are 16-bit), found {}", document.joints.len()),
+        ));
+    }
+
+    let bind: Vec<JointPose> = document.joints.iter().map(bind_pose).collect();
+    let skeleton = Skeleton {
+        joints: document
+            .joints
+            .iter()
+            .zip(&bind)
+            .map(|(joint, pose)| Joint {
+                name: joint.name.clone(),
+                parent: usize::try_from(joint.parent).ok(),
+                inverse_bind: pose.to_mat4().inverse(),
+            })
+            .collect(),
+    };
+
+    let folder = mesh_path.parent().unwrap_or(Path::new(""));
+    let mut stats = LoadStats::default();
+    let mut vertices: Vec<Vertex> = Vec::new();
+    let mut indices: Vec<u32> = Vec::new();
+    let mut meshes = Vec::new();
+    let mut materials = Vec::new();
+    for (part_index, (part, vert_lines)) in document.meshes.iter().zip(&lines.verts).enumerate() {
+        if part.verts.is_empty() || part.tris.is_empty() {
+            continue;
+        }
+        let mut part_vertices = Vec::with_capacity(part.verts.len());
+        for (vert_index, (vert, &line)) in part.verts.iter().zip(vert_lines).enumerate() {
+            let place = VertPlace { path: mesh_path, line, index: vert_index };
+            part_vertices.push(bind_vertex(vert, &part.weights, &bind, place, &mut stats)?);
+        }
+        let part_indices: Vec<u32> = part.tris.iter().flatten().copied().collect();
+        // Per part: MD5 parts share no vertices, so normals never smooth across a part boundary.
+        compute_normals(&mut part_vertices, &part_indices);
+
+        let too_many = || FormatError::in_file(mesh_path, "expected at most 2^32 vertices and indices in all, found more");
+        let first_vertex = u32::try_from(vertices.len()).map_err(|_| too_many())?;
+        u32::try_from(vertices.len() + part_vertices.len()).map_err(|_| too_many())?;
+        let first_index = u32::try_from(indices.len()).map_err(|_| too_many())?;
+        let index_count = u32::try_from(part_indices.len()).map_err(|_| too_many())?;
+        indices.extend(part_indices.iter().map(|&index| first_vertex.saturating_add(index)));
+        vertices.extend(part_vertices);
+        meshes.push(Mesh { name: format!("mesh_{part_index}"), first_index, index_count, material: materials.len() });
+        materials.push(load_material(&part.shader, folder, part_index, &mut stats.warnings));
+    }
+
+    let clips = anim_paths.iter().map(|anim_path| load_clip(anim_path, mesh_path, &document)).collect::<Result<Vec<_>, _>>()?;
+
+    Ok(Model { name: file_stem(mesh_path), vertices, indices, meshes, materials, skeleton, clips, stats })
+}
+
+/// A mesh joint's bind pose, converted to Y-up.
+fn bind_pose(joint: &Md5Joint) -> JointPose {
+    JointPose {
+        rotation: (Z_UP_TO_Y_UP * orientation_from_xyz(joint.orientation)).normalize(),
+        translation: to_y_up(joint.position),
+    }
+}
+
+/// Where a vert is, for its errors.
+#[derive(Clone, Copy)]
+struct VertPlace<'a> {
+    path: &'a Path,
+    line: usize,
+    index: usize,
+}
+
+impl VertPlace<'_> {
+    fn error(&self, message: impl fmt::Display) -> FormatError {
+        FormatError::at_line(self.path, self.line, format!("vert {}: {message}", self.index))
+    }
+}
+
+/// The vertex MD5 defines: position from all weights, influences cut to the heaviest four.
+fn bind_vertex(
+    vert: &Md5Vert,
+    weights: &[Md5Weight],
+    bind: &[JointPose],
+    place: VertPlace<'_>,
+    stats: &mut LoadStats,
+) -> Result<Vertex, FormatError> {
+    let start = to_usize(vert.start_weight);
+    let end = start.saturating_add(to_usize(vert.weight_count));
+    let Some(vert_weights) = weights.get(start..end) else {
+        return Err(place.error(format_args!("expected weights {start}..{end} to exist, found {} weights", weights.len())));
+    };
+    if vert_weights.is_empty() {
+        return Err(place.error("expected at least one weight (countWeight), found 0"));
+    }
+
+    let mut position = Vec3::ZERO;
+    // (joint, summed bias): a joint named twice is still one influence.
+    let mut influences: Vec<(u32, f32)> = Vec::with_capacity(vert_weights.len());
+    for weight in vert_weights {
+        let Some(joint) = bind.get(to_usize(weight.joint)) else {
+            return Err(place.error(format_args!("expected a joint below {}, found {}", bind.len(), weight.joint)));
+        };
+        position += weight.bias * (joint.translation + joint.rotation * weight.position);
+        match influences.iter_mut().find(|(joint, _)| *joint == weight.joint) {
+            Some((_, bias)) => *bias += weight.bias,
+            None => influences.push((weight.joint, weight.bias)),
+        }
+    }
+    // Stable, so equal biases keep the file's order.
+    influences.sort_by(|a, b| b.1.total_cmp(&a.1));
+    stats.max_influences = stats.max_influences.max(influences.len());
+    if influences.len() > MAX_INFLUENCES {
+        stats.influences_cut += 1;
+    }
+    let kept = influences.get(..MAX_INFLUENCES).unwrap_or(&influences);
+    let total: f32 = kept.iter().map(|(_, bias)| bias).sum();
+    if !(total > 0.0 && total.is_finite()) {
+        return Err(place.error(format_args!("expected weight biases with a positive sum, found {total}")));
+    }
+
+    let mut vertex = Vertex {
+        position,
+        normal: Vec3::Y,
+        uv: vert.uv,
+        joints: [0; MAX_INFLUENCES],
+        weights: [0.0; MAX_INFLUENCES],
+    };
+    for ((joint_slot, weight_slot), &(joint, bias)) in vertex.joints.iter_mut().zip(vertex.weights.iter_mut()).zip(kept) {
+        *joint_slot = u16::try_from(joint).map_err(|_| place.error(format_args!("expected a 16-bit joint index, found {joint}")))?;
+        *weight_slot = bias / total;
+    }
+    Ok(vertex)
+}
+
+/// The material of one mesh part; a texture that cannot be had is a warning, not an error.
+fn load_material(shader: &str, folder: &Path, part_index: usize, warnings: &mut Vec<String>) -> Material {
+    let untextured = |name: String| Material { name, base_color: UNTEXTURED_COLOR, texture: None };
+    if shader.is_empty() {
+        return untextured(format!("mesh_{part_index}"));
+    }
+    let candidates = texture_candidates(shader, folder);
+    let mut failures = Vec::new();
+    for candidate in &candidates {
+        if !candidate.is_file() {
+            continue;
+        }
+        match decode_texture(candidate) {
+            // The texture carries the colour; a white base leaves it as painted.
+            Ok(texture) => return Material { name: shader.to_string(), base_color: Vec4::ONE, texture: Some(texture) },
+            Err(error) => failures.push(format!("{}: {error}", candidate.display())),
+        }
+    }
+    let tried = candidates.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ");
+    warnings.push(if failures.is_empty() {
+        format!("no texture found for shader \"{shader}\"; tried {tried}")
+    } else {
+        format!("no texture decoded for shader \"{shader}\" ({}); tried {tried}", failures.join("; "))
+    });
+    untextured(shader.to_string())
+}
+
+/// Where a shader's texture may be, in the order tried: relative to the mesh's folder, the path as
+/// written and then its file name alone, each as-is and with each known extension replacing or
+/// added to its own.
+fn texture_candidates(shader: &str, folder: &Path) -> Vec<PathBuf> {
+    let written = shader.replace('\\', "/");
+    // id's shaders are game-root paths ("/textures/.."): never look outside the model's folder.
+    let relative = Path::new(written.trim_start_matches('/'));
+    let mut bases = vec![folder.join(relative)];
+    if let Some(name) = relative.file_name() {
+        bases.push(folder.join(name));
+    }
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    for base in bases {
+        let mut forms = vec![base.clone()];
+        for extension in TEXTURE_EXTENSIONS {
+            forms.push(base.with_extension(extension));
+            let mut appended = base.clone().into_os_string();
+            appended.push(".");
+            appended.push(extension);
+            forms.push(PathBuf::from(appended));
+        }
+        for form in forms {
+            if !candidates.contains(&form) {
+                candidates.push(form);
+            }
+        }
+    }
+    candidates
+}
+
+fn decode_texture(path: &Path) -> Result<Texture, image::ImageError> {
+    // By content, not extension: a "figure_body" with no extension is still a PNG.
+    let image = image::ImageReader::open(path)?.with_guessed_format()?.decode()?.to_rgba8();
+    Ok(Texture { path: path.to_path_buf(), width: image.width(), height: image.height(), rgba8: image.into_raw() })
+}
+
+fn load_clip(anim_path: &Path, mesh_path: &Path, mesh: &Md5Mesh) -> Result<Clip, FormatError> {
+    let text = read_text(anim_path)?;
+    let (anim, lines) = parse_anim_with_lines(&text, anim_path)?;
+    let mesh_name = file_name(mesh_path);
+    if anim.hierarchy.len() != mesh.joints.len() {
+        return Err(FormatError::at_line(
+            anim_path,
+            lines.num_joints,
+            format!("expected numJoints {} as in {mesh_name}, found {}", mesh.joints.len(), anim.hierarchy.len()),
+        ));
+    }
+    let pairs = mesh.joints.iter().zip(&anim.hierarchy).zip(&lines.hierarchy).enumerate();
+    for (index, ((mesh_joint, anim_joint), &line)) in pairs {
+        if mesh_joint.name != anim_joint.name || mesh_joint.parent != anim_joint.parent {
+            return Err(FormatError::at_line(
+                anim_path,
+                line,
+                format!(
+                    "expected joint {index} to be \"{}\" with parent {} as in {mesh_name}, found \"{}\" with parent {}",
+                    mesh_joint.name, mesh_joint.parent, anim_joint.name, anim_joint.parent
+                ),
+            ));
+        }
+    }
+    Ok(bake_clip(&anim, &file_stem(anim_path)))
+}
+
+/// Bakes an animation into model-space, Y-up poses, frame-major, the way the format defines a
+/// frame: the baseframe with the flagged components replaced, w implied, each joint composed onto
+/// its parent. Assumes a parsed document (parents before children, indices in range); anything
+/// else falls back to the baseframe or to a root rather than failing.
+pub fn bake_clip(anim: &Md5Anim, name: &str) -> Clip {
+    let joint_count = anim.hierarchy.len();
+    let mut poses = Vec::with_capacity(anim.frames.len().saturating_mul(joint_count));
+    for frame in &anim.frames {
+        bake_frame(anim, frame, &mut poses);
+    }
+    let bounds = anim
+        .bounds
+        .iter()
+        .map(|&[min, max]| Aabb::from_points(Aabb { min, max }.corners().map(to_y_up)))
+        .collect();
+    Clip { name: name.to_string(), frame_rate: anim.frame_rate, joint_count, poses, bounds }
+}
+
+fn bake_frame(anim: &Md5Anim, frame: &[f32], poses: &mut Vec<JointPose>) {
+    let first = poses.len();
+    for (joint, &[base_position, base_orientation]) in anim.hierarchy.iter().zip(&anim.baseframe) {
+        let mut components = [
+            base_position.x,
+            base_position.y,
+            base_position.z,
+            base_orientation.x,
+            base_orientation.y,
+            base_orientation.z,
+        ];
+        let mut next = to_usize(joint.start_index);
+        for (bit, component) in components.iter_mut().enumerate() {
+            if joint.flags & (1 << bit) != 0 {
+                if let Some(&value) = frame.get(next) {
+                    *component = value;
+                }
+                next = next.saturating_add(1);
+            }
+        }
+        let [x, y, z, orientation_x, orientation_y, orientation_z] = components;
+        let position = Vec3::new(x, y, z);
+        let orientation = orientation_from_xyz(Vec3::new(orientation_x, orientation_y, orientation_z));
+        let parent = usize::try_from(joint.parent).ok().and_then(|parent| poses.get(first + parent)).copied();
+        let pose = match parent {
+            Some(parent) => JointPose {
+                translation: parent.translation + parent.rotation * position,
+                rotation: (parent.rotation * orientation).normalize(),
+            },
+            // Children inherit the conversion through their parents.
+            None => JointPose { translation: to_y_up(position), rotation: (Z_UP_TO_Y_UP * orientation).normalize() },
+        };
+        poses.push(pose);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens(text: &str) -> Vec<(TokenKind<'_>, usize)> {
+        let mut tokenizer = Tokenizer::new(text, Path::new("test.md5mesh"));
+        let mut out = Vec::new();
+        loop {
+            let token = tokenizer.next().expect("test text tokenizes");
+            out.push((token.kind, token.line));
+            if token.kind == TokenKind::End {
+                return out;
+            }
+        }
+    }
+
+    #[test]
+    fn tokenizer_splits_words_strings_brackets_and_counts_lines() {
+        use TokenKind::*;
+        let text = "joints {\r\n\t\"a b\"\t-1 ( 0 1.5 -2e-3 ) // parent\r\n}// done\n\n";
+        assert_eq!(
+            tokens(text),
+            vec![
+                (Word("joints"), 1),
+                (OpenBrace, 1),
+                (Quoted("a b"), 2),
+                (Word("-1"), 2),
+                (OpenParen, 2),
+                (Word("0"), 2),
+                (Word("1.5"), 2),
+                (Word("-2e-3"), 2),
+                (CloseParen, 2),
+                (CloseBrace, 3),
+                // The end reports the last line that had a token.
+                (End, 3),
+            ]
+        );
+    }
+
+    #[test]
+    fn tokenizer_ends_words_at_brackets_and_comments() {
+        use TokenKind::*;
+        assert_eq!(
+            tokens("(1)x//y\n{\"\"}"),
+            vec![(OpenParen, 1), (Word("1"), 1), (CloseParen, 1), (Word("x"), 1), (OpenBrace, 2), (Quoted(""), 2), (CloseBrace, 2), (End, 2)]
+        );
+        assert_eq!(tokens(""), vec![(End, 1)]);
+        assert_eq!(tokens("// only a comment"), vec![(End, 1)]);
+    }
+
+    #[test]
+    fn tokenizer_rejects_a_string_left_open() {
+        let mut tokenizer = Tokenizer::new("\n\"name\n\"", Path::new("open.md5mesh"));
+        let error = tokenizer.next().expect_err("an unterminated string is an error");
+        assert_eq!(error.location, crate::formats::Location::Line(2));
+        assert!(error.to_string().contains("open.md5mesh:2: expected a closing '\"'"), "{error}");
+    }
+
+    #[test]
+    fn parser_numbers_name_what_was_expected() {
+        let path = Path::new("numbers.md5anim");
+        let mut parser = Parser::new("1.2.3 nan inf 7 -3 2.5 1e39", path);
+        let message = |result: Result<f32, FormatError>| result.expect_err("not a finite number").to_string();
+        assert!(message(parser.float(format_args!("x"))).contains("expected a number for x, found '1.2.3'"));
+        assert!(message(parser.float(format_args!("x"))).contains("expected a finite number for x, found 'nan'"));
+        assert!(message(parser.float(format_args!("x"))).contains("finite"));
+        assert_eq!(parser.float(format_args!("x")).ok(), Some(7.0), "integers are floats too");
+        let error = parser.unsigned(format_args!("numverts")).expect_err("a negative count is an error");
+        assert!(error.to_string().contains("expected an integer from 0 to"), "{error}");
+        assert!(parser.unsigned(format_args!("numverts")).is_err(), "a count is not fractional");
+        assert!(message(parser.float(format_args!("x"))).contains("finite"), "overflow to infinity is rejected");
+    }
+
+    #[test]
+    fn quaternion_w_is_implied_non_positive_and_clamped() {
+        assert_eq!(orientation_from_xyz(Vec3::ZERO), Quat::from_xyzw(0.0, 0.0, 0.0, -1.0));
+        let half = orientation_from_xyz(Vec3::new(0.5, 0.5, 0.5));
+        assert!((half.w + 0.5).abs() < 1e-7);
+        assert!((half.length() - 1.0).abs() < 1e-6);
+        // Rounded components summing past one clamp w to 0 instead of producing NaN.
+        let over = orientation_from_xyz(Vec3::new(0.8, 0.6, 0.0001));
+        assert_eq!(over.w, 0.0);
+        // q and -q are the same rotation: the implied w changes nothing about where points go.
+        let rotation = Quat::from_axis_angle(Vec3::new(1.0, 2.0, 3.0).normalize(), 1.0);
+        let stored = -rotation; // w <= 0 as the file keeps it
+        let implied = orientation_from_xyz(Vec3::new(stored.x, stored.y, stored.z));
+        assert!((implied * Vec3::X).distance(rotation * Vec3::X) < 1e-6);
+    }
+
+    #[test]
+    fn z_up_conversion_is_the_documented_rotation() {
+        let point = Vec3::new(1.0, 2.0, 3.0);
+        assert!((Z_UP_TO_Y_UP * point).distance(to_y_up(point)) < 1e-6);
+        assert_eq!(to_y_up(point), Vec3::new(1.0, 3.0, -2.0));
+        assert!(Z_UP_TO_Y_UP.angle_between(Quat::from_rotation_x(-std::f32::consts::FRAC_PI_2)) < 1e-6);
+    }
+
+    #[test]
+    fn texture_candidates_follow_the_documented_order() {
+        let folder = Path::new("models");
+        let candidates = texture_candidates("/textures/body.tga", folder);
+        let expected = [
+            "models/textures/body.tga",
+            "models/textures/body.png",
+            "models/textures/body.tga.png",
+            "models/textures/body.tga.tga",
+            "models/textures/body.jpg",
+            "models/textures/body.tga.jpg",
+            "models/body.tga",
+            "models/body.png",
+        ];
+        for (candidate, expected) in candidates.iter().zip(expected) {
+            assert_eq!(candidate, Path::new(expected));
+        }
+        let plain = texture_candidates("skin", folder);
+        assert_eq!(plain.first().map(PathBuf::as_path), Some(Path::new("models/skin")));
+        assert!(plain.contains(&PathBuf::from("models/skin.png")));
+        assert_eq!(plain.len(), 4, "the file name alone is the same path here: {plain:?}");
+    }
+}

@@ -1,0 +1,9 @@
+//! vkskin: GPU skeletal animation with Vulkan. Skin once in compute, draw twice (shadow, forward).
+
+pub mod anim;
+pub mod formats;
+pub mod model;
+pub mod vk;
+pub mod render;
+pub mod app;
+pub mod viewer;

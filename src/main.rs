@@ -1,0 +1,166 @@
+//! vkskin's command line: parses arguments and hands over to the viewer, the headless renderer or
+//! the asset generator.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use vkskin::app::{default_animations, default_model_path, headless_device, HeadlessRenderer, SceneSetup};
+use vkskin::formats::load_model;
+use vkskin::model::Model;
+use vkskin::render::offscreen::save_png;
+use vkskin::vk::instance::validation_from_env;
+use vkskin::vk::MessageCounts;
+
+#[derive(Parser)]
+#[command(name = "vkskin", version, about = "GPU skeletal animation with Vulkan: skin once in compute, draw twice")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Open a window on a model (the default command). Drag to orbit, wheel to zoom, Space pauses,
+    /// N steps a frame while paused, R resets, Esc quits.
+    View {
+        #[command(flatten)]
+        scene: SceneArgs,
+        /// Window size, WxH.
+        #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+        size: (u32, u32),
+        /// Quit after this many frames.
+        #[arg(long)]
+        frames: Option<u64>,
+    },
+    /// Render one frame headless and write it as PNG.
+    Render {
+        #[command(flatten)]
+        scene: SceneArgs,
+        /// Seconds into the animation.
+        #[arg(long, default_value_t = 0.0)]
+        time: f64,
+        /// Image size, WxH.
+        #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+        size: (u32, u32),
+        /// Output PNG path.
+        #[arg(long, default_value = "vkskin.png")]
+        out: PathBuf,
+    },
+    /// Write the bundled default model (assets/figure.*) into a folder.
+    Generate {
+        #[arg(long, default_value = "assets")]
+        out: PathBuf,
+    },
+}
+
+#[derive(Args)]
+struct SceneArgs {
+    /// Model file (.md5mesh). Default: the bundled figure.
+    model: Option<PathBuf>,
+    /// Animation file(s) (.md5anim). Default: the model's sibling .md5anim, if any.
+    #[arg(long = "anim")]
+    animations: Vec<PathBuf>,
+    /// Number of animated instances, laid out in a grid.
+    #[arg(long, default_value_t = 1)]
+    instances: usize,
+    /// Turn on the Khronos validation layer with synchronization validation (also VKSKIN_VALIDATION=1).
+    #[arg(long)]
+    validate: bool,
+}
+
+impl SceneArgs {
+    fn validation(&self) -> bool {
+        self.validate || validation_from_env()
+    }
+
+    fn load(&self) -> Result<Model, String> {
+        let path = self.model.clone().unwrap_or_else(default_model_path);
+        let animations = default_animations(&path, &self.animations);
+        let model = load_model(&path, &animations).map_err(|error| error.to_string())?;
+        for warning in &model.stats.warnings {
+            log::warn!("{warning}");
+        }
+        if model.stats.influences_cut > 0 {
+            log::info!(
+                "{}: {} vertices had more than 4 weights (up to {}); kept the 4 heaviest, renormalized",
+                path.display(),
+                model.stats.influences_cut,
+                model.stats.max_influences
+            );
+        }
+        Ok(model)
+    }
+}
+
+fn parse_size(text: &str) -> Result<(u32, u32), String> {
+    let (width, height) = text.split_once(['x', 'X']).ok_or_else(|| format!("expected WxH, for example 1280x720, got '{text}'"))?;
+    let parse = |side: &str| side.trim().parse::<u32>().ok().filter(|&value| (1..=16384).contains(&value));
+    match (parse(width), parse(height)) {
+        (Some(width), Some(height)) => Ok((width, height)),
+        _ => Err(format!("expected WxH with sides from 1 to 16384, got '{text}'")),
+    }
+}
+
+/// With validation on, any warning or error the layer reported fails the run.
+fn check_messages(validation: bool, messages: MessageCounts) -> Result<(), String> {
+    if validation {
+        eprintln!("validation: {} errors, {} warnings", messages.errors, messages.warnings);
+        if messages.errors + messages.warnings > 0 {
+            return Err(format!("the validation layer reported {} errors and {} warnings", messages.errors, messages.warnings));
+        }
+    }
+    Ok(())
+}
+
+fn render(scene_args: &SceneArgs, time: f64, (width, height): (u32, u32), out: &PathBuf) -> Result<(), String> {
+    let setup = SceneSetup::new(scene_args.load()?, scene_args.instances);
+    let validation = scene_args.validation();
+    let device = headless_device(validation).map_err(|error| error.to_string())?;
+    let image = {
+        let mut headless = HeadlessRenderer::new(&device, &setup, width, height).map_err(|error| error.to_string())?;
+        let scene = setup.frame(time, headless.aspect());
+        headless.render(&scene).map_err(|error| error.to_string())?
+    };
+    save_png(&image, out)?;
+    println!("wrote {} ({width}x{height}, t = {time} s, {} on {})", out.display(), setup.model.name, device.name());
+    check_messages(validation, device.instance.message_counts())
+}
+
+fn run(cli: Cli) -> Result<(), String> {
+    let command = cli.command.unwrap_or(Command::View {
+        scene: SceneArgs { model: None, animations: Vec::new(), instances: 1, validate: false },
+        size: (1280, 720),
+        frames: None,
+    });
+    match command {
+        Command::View { scene, size, frames } => {
+            let setup = SceneSetup::new(scene.load()?, scene.instances);
+            let validation = scene.validation();
+            let report = vkskin::viewer::run(setup, vkskin::viewer::ViewerOptions { validation, frame_limit: frames, size })?;
+            println!("presented {} frames", report.frames);
+            check_messages(validation, report.messages)
+        }
+        Command::Render { scene, time, size, out } => render(&scene, time, size, &out),
+        Command::Generate { out } => {
+            std::fs::create_dir_all(&out).map_err(|error| format!("cannot create {}: {error}", out.display()))?;
+            let written = vkskin::generate::write_assets(&out).map_err(|error| format!("cannot write into {}: {error}", out.display()))?;
+            for path in written {
+                println!("wrote {}", path.display());
+            }
+            Ok(())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("vkskin: error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

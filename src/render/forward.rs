@@ -1,0 +1,200 @@
+//! Forward pass (graphics, 4× MSAA with resolve): the ground plane, then every mesh of every
+//! instance from `skinned_vertices`, lit by Lambert + ambient with a PCF shadow lookup.
+//!
+//! Reads: `skinned_vertices` (vertex input), `model.texcoords`, `model.indices`, `draws.indirect`,
+//! `frame.uniforms[slot]`, `shadow.depth` (sampled), material textures. Writes: `forward.color_msaa`,
+//! `forward.depth_msaa`, and resolves into the target (swapchain image or `offscreen.color`).
+//! Expects before it: skin write -> vertex-attribute read, shadow depth write -> sampled read, and the
+//! attachments in attachment layouts.
+
+use std::sync::Arc;
+
+use ash::vk as ash_vk;
+
+use super::shadow::{set_viewport, skinned_vertex_input};
+use crate::vk::descriptors::{DescriptorSetLayout, Resource};
+use crate::vk::pipeline::{GraphicsDesc, Pipeline};
+use crate::vk::{self, Buffer, Device, Image, ImageDesc};
+
+pub const SAMPLES: ash_vk::SampleCountFlags = ash_vk::SampleCountFlags::TYPE_4;
+pub const DEPTH_FORMAT: ash_vk::Format = ash_vk::Format::D32_SFLOAT;
+pub const CLEAR_COLOR: [f32; 4] = [0.32, 0.40, 0.50, 1.0];
+
+// Set 0: per frame.
+pub const BINDING_FRAME_UNIFORMS: u32 = 0;
+pub const BINDING_SHADOW_MAP: u32 = 1;
+pub const BINDING_TEXCOORDS: u32 = 2;
+// Set 1: per material.
+pub const BINDING_BASE_COLOR: u32 = 0;
+
+/// The multisampled attachments, sized to the target and rebuilt with it.
+pub struct ForwardTargets {
+    pub color: Image,
+    pub depth: Image,
+}
+
+impl ForwardTargets {
+    pub fn new(device: &Arc<Device>, format: ash_vk::Format, extent: ash_vk::Extent2D) -> vk::Result<ForwardTargets> {
+        // TRANSIENT: the multisampled contents never leave the pass (tile memory on mobile GPUs).
+        let transient = ash_vk::ImageUsageFlags::TRANSIENT_ATTACHMENT;
+        let color = Image::new(device, "forward.color_msaa", ImageDesc::color_attachment(format, extent, SAMPLES).with_usage(transient))?;
+        let depth =
+            Image::new(device, "forward.depth_msaa", ImageDesc::depth_attachment(DEPTH_FORMAT, extent, SAMPLES).with_usage(transient))?;
+        Ok(ForwardTargets { color, depth })
+    }
+}
+
+/// Where the resolved image goes this frame.
+pub struct ResolveTarget {
+    pub view: ash_vk::ImageView,
+    pub extent: ash_vk::Extent2D,
+}
+
+/// One mesh's draws: `instance_count` indirect commands starting at `first_command`.
+pub struct MeshDraw {
+    pub material_set: ash_vk::DescriptorSet,
+    pub base_color: [f32; 4],
+    pub first_command: u32,
+}
+
+pub struct ForwardPass {
+    pub model_pipeline: Pipeline,
+    pub ground_pipeline: Pipeline,
+    pub frame_set_layout: DescriptorSetLayout,
+    pub material_set_layout: DescriptorSetLayout,
+    device: Arc<Device>,
+}
+
+impl ForwardPass {
+    pub fn new(device: &Arc<Device>, color_format: ash_vk::Format) -> vk::Result<ForwardPass> {
+        let graphics = ash_vk::ShaderStageFlags::VERTEX | ash_vk::ShaderStageFlags::FRAGMENT;
+        let frame_set_layout = DescriptorSetLayout::new(
+            device,
+            "forward.frame_set_layout",
+            &[
+                (BINDING_FRAME_UNIFORMS, ash_vk::DescriptorType::UNIFORM_BUFFER, graphics),
+                (BINDING_SHADOW_MAP, ash_vk::DescriptorType::COMBINED_IMAGE_SAMPLER, ash_vk::ShaderStageFlags::FRAGMENT),
+                (BINDING_TEXCOORDS, ash_vk::DescriptorType::STORAGE_BUFFER, ash_vk::ShaderStageFlags::VERTEX),
+            ],
+        )?;
+        let material_set_layout = DescriptorSetLayout::new(
+            device,
+            "forward.material_set_layout",
+            &[(BINDING_BASE_COLOR, ash_vk::DescriptorType::COMBINED_IMAGE_SAMPLER, ash_vk::ShaderStageFlags::FRAGMENT)],
+        )?;
+        let (bindings, attributes) = skinned_vertex_input();
+        let base = GraphicsDesc {
+            vertex_shader: super::shaders::FORWARD_VERT,
+            fragment_shader: Some(super::shaders::FORWARD_FRAG),
+            vertex_bindings: &bindings,
+            vertex_attributes: &attributes,
+            topology: ash_vk::PrimitiveTopology::TRIANGLE_LIST,
+            polygon_mode: ash_vk::PolygonMode::FILL,
+            // Off: MD5 exporters disagree on winding; the fragment shader lights whichever side shows.
+            cull_mode: ash_vk::CullModeFlags::NONE,
+            depth_bias: None,
+            samples: SAMPLES,
+            color_format: Some(color_format),
+            depth_format: Some(DEPTH_FORMAT),
+            depth_write: true,
+            depth_compare: ash_vk::CompareOp::LESS,
+            set_layouts: &[&frame_set_layout, &material_set_layout],
+            push_constants: Some((ash_vk::ShaderStageFlags::FRAGMENT, 16)),
+        };
+        let model_pipeline = Pipeline::graphics(device, "forward.model", &base)?;
+        let ground_pipeline = Pipeline::graphics(
+            device,
+            "forward.ground",
+            &GraphicsDesc {
+                vertex_shader: super::shaders::GROUND_VERT,
+                fragment_shader: Some(super::shaders::GROUND_FRAG),
+                vertex_bindings: &[],
+                vertex_attributes: &[],
+                set_layouts: &[&frame_set_layout],
+                push_constants: None,
+                ..base
+            },
+        )?;
+        Ok(ForwardPass { model_pipeline, ground_pipeline, frame_set_layout, material_set_layout, device: device.clone() })
+    }
+
+    pub fn write_frame_set(&self, set: ash_vk::DescriptorSet, uniforms: &Buffer, shadow_map: &Image, shadow_sampler: ash_vk::Sampler, texcoords: &Buffer) {
+        crate::vk::descriptors::write_set(
+            &self.device,
+            set,
+            &[
+                (BINDING_FRAME_UNIFORMS, Resource::UniformBuffer(uniforms)),
+                (BINDING_SHADOW_MAP, Resource::SampledImage(shadow_map.view, shadow_sampler)),
+                (BINDING_TEXCOORDS, Resource::StorageBuffer(texcoords)),
+            ],
+        );
+    }
+
+    pub fn write_material_set(&self, set: ash_vk::DescriptorSet, texture: &Image, sampler: ash_vk::Sampler) {
+        crate::vk::descriptors::write_set(&self.device, set, &[(BINDING_BASE_COLOR, Resource::SampledImage(texture.view, sampler))]);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn record(
+        &self,
+        command_buffer: ash_vk::CommandBuffer,
+        targets: &ForwardTargets,
+        resolve: &ResolveTarget,
+        frame_set: ash_vk::DescriptorSet,
+        skinned: &Buffer,
+        indices: &Buffer,
+        indirect: &Buffer,
+        meshes: &[MeshDraw],
+        instance_count: u32,
+    ) {
+        let device = &self.device;
+        device.begin_label(command_buffer, c"forward");
+        let color_attachment = [ash_vk::RenderingAttachmentInfo::default()
+            .image_view(targets.color.view)
+            .image_layout(ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+            .resolve_mode(ash_vk::ResolveModeFlags::AVERAGE)
+            .resolve_image_view(resolve.view)
+            .resolve_image_layout(ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+            .load_op(ash_vk::AttachmentLoadOp::CLEAR)
+            .store_op(ash_vk::AttachmentStoreOp::DONT_CARE)
+            .clear_value(ash_vk::ClearValue { color: ash_vk::ClearColorValue { float32: CLEAR_COLOR } })];
+        let depth_attachment = ash_vk::RenderingAttachmentInfo::default()
+            .image_view(targets.depth.view)
+            .image_layout(ash_vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+            .load_op(ash_vk::AttachmentLoadOp::CLEAR)
+            .store_op(ash_vk::AttachmentStoreOp::DONT_CARE)
+            .clear_value(ash_vk::ClearValue { depth_stencil: ash_vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 } });
+        let rendering = ash_vk::RenderingInfo::default()
+            .render_area(ash_vk::Rect2D { offset: ash_vk::Offset2D::default(), extent: resolve.extent })
+            .layer_count(1)
+            .color_attachments(&color_attachment)
+            .depth_attachment(&depth_attachment);
+        device.cmd_begin_rendering(command_buffer, &rendering);
+        set_viewport(device, command_buffer, resolve.extent);
+
+        device.begin_label(command_buffer, c"ground");
+        self.ground_pipeline.bind(command_buffer);
+        self.ground_pipeline.bind_sets(command_buffer, 0, &[frame_set]);
+        unsafe { device.raw.cmd_draw(command_buffer, 6, 1, 0, 0) };
+        device.end_label(command_buffer);
+
+        device.begin_label(command_buffer, c"model");
+        self.model_pipeline.bind(command_buffer);
+        self.model_pipeline.bind_sets(command_buffer, 0, &[frame_set]);
+        unsafe {
+            device.raw.cmd_bind_vertex_buffers(command_buffer, 0, &[skinned.raw], &[0]);
+            device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, ash_vk::IndexType::UINT32);
+        }
+        let stride = std::mem::size_of::<ash_vk::DrawIndexedIndirectCommand>() as u32;
+        for mesh in meshes {
+            self.model_pipeline.bind_sets(command_buffer, 1, &[mesh.material_set]);
+            self.model_pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::FRAGMENT, &mesh.base_color);
+            let offset = u64::from(mesh.first_command) * u64::from(stride);
+            unsafe { device.raw.cmd_draw_indexed_indirect(command_buffer, indirect.raw, offset, instance_count, stride) };
+        }
+        device.end_label(command_buffer);
+
+        device.cmd_end_rendering(command_buffer);
+        device.end_label(command_buffer);
+    }
+}

@@ -1,0 +1,291 @@
+//! `#[repr(C)]` mirrors of the GLSL structures in shaders/common.glsl and shaders/frame.glsl.
+
+use bytemuck::{Pod, Zeroable};
+use glam::{Mat4, Vec3, Vec4};
+
+use crate::anim::JointPose;
+use crate::model::Vertex;
+
+/// `SourceVertex` in common.glsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct SourceVertex {
+    pub position: [f32; 3],
+    pub joints01: u32,
+    pub normal: [f32; 3],
+    pub joints23: u32,
+    pub weights: [f32; 4],
+}
+
+impl From<&Vertex> for SourceVertex {
+    fn from(vertex: &Vertex) -> SourceVertex {
+        let [j0, j1, j2, j3] = vertex.joints.map(u32::from);
+        SourceVertex {
+            position: vertex.position.to_array(),
+            joints01: j0 | (j1 << 16),
+            normal: vertex.normal.to_array(),
+            joints23: j2 | (j3 << 16),
+            weights: vertex.weights,
+        }
+    }
+}
+
+/// `Pose` in common.glsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct Pose {
+    pub rotation: [f32; 4],
+    pub translation: [f32; 4],
+}
+
+impl From<&JointPose> for Pose {
+    fn from(pose: &JointPose) -> Pose {
+        Pose { rotation: pose.rotation.to_array(), translation: pose.translation.extend(0.0).to_array() }
+    }
+}
+
+/// `ClipInfo` in common.glsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct ClipInfo {
+    pub first_pose: u32,
+    pub frame_count: u32,
+    pub frame_rate: f32,
+    pub unused: u32,
+}
+
+/// `NO_CLIP` in common.glsl: the instance shows the bind pose.
+pub const NO_CLIP: u32 = u32::MAX;
+
+/// `Instance` in common.glsl: all the CPU writes per instance per frame.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct InstanceData {
+    pub position_yaw: [f32; 4],
+    pub clip: u32,
+    pub time: f32,
+    pub unused: [u32; 2],
+}
+
+impl InstanceData {
+    /// The instance's world transform, as palette.comp builds it.
+    pub fn world(&self) -> Mat4 {
+        let [x, y, z, yaw] = self.position_yaw;
+        Mat4::from_rotation_translation(glam::Quat::from_rotation_y(yaw), Vec3::new(x, y, z))
+    }
+}
+
+/// `PaletteMatrix` in common.glsl: the top three rows of an affine matrix.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct PaletteMatrix {
+    pub rows: [[f32; 4]; 3],
+}
+
+impl PaletteMatrix {
+    pub fn to_mat4(self) -> Mat4 {
+        let [r0, r1, r2] = self.rows.map(Vec4::from_array);
+        Mat4::from_cols(r0, r1, r2, Vec4::W).transpose()
+    }
+}
+
+/// One skinned vertex as the skin pass writes it and the vertex stage reads it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct SkinnedVertex {
+    pub position: [f32; 3],
+    /// snorm16 x, y, z and a zero.
+    pub normal: [i16; 4],
+}
+
+impl SkinnedVertex {
+    pub fn normal(&self) -> Vec3 {
+        let unpack = |value: i16| (f32::from(value) / 32767.0).max(-1.0);
+        Vec3::new(unpack(self.normal[0]), unpack(self.normal[1]), unpack(self.normal[2]))
+    }
+}
+
+/// `FrameUniforms` in frame.glsl (std140).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct FrameUniforms {
+    pub view_projection: [[f32; 4]; 4],
+    pub light_view_projection: [[f32; 4]; 4],
+    pub camera_position: [f32; 4],
+    pub light_direction: [f32; 4],
+    pub light_color_ambient: [f32; 4],
+    pub ground: [f32; 4],
+    pub shadow_params: [f32; 4],
+}
+
+/// Push constants of palette.comp.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct PalettePush {
+    pub joint_count: u32,
+    pub instance_count: u32,
+}
+
+/// Push constants of skin.comp.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct SkinPush {
+    pub vertex_count: u32,
+    pub joint_count: u32,
+    pub instance_count: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::shaders;
+    use std::collections::HashMap;
+    use std::mem::{offset_of, size_of};
+
+    /// Struct layouts as the compiled shaders declare them: member offsets by name, and the array
+    /// stride of any array of the struct. Read from the SPIR-V's names and decorations.
+    #[derive(Default, Debug)]
+    struct Layouts {
+        members: HashMap<String, HashMap<String, u32>>,
+        strides: HashMap<String, u32>,
+    }
+
+    fn literal_string(words: &[u32]) -> String {
+        let bytes: Vec<u8> = words.iter().flat_map(|word| word.to_le_bytes()).take_while(|&byte| byte != 0).collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    fn reflect(spirv: &[u8]) -> Layouts {
+        const OP_NAME: u32 = 5;
+        const OP_MEMBER_NAME: u32 = 6;
+        const OP_TYPE_ARRAY: u32 = 28;
+        const OP_TYPE_RUNTIME_ARRAY: u32 = 29;
+        const OP_DECORATE: u32 = 71;
+        const OP_MEMBER_DECORATE: u32 = 72;
+        const DECORATION_ARRAY_STRIDE: u32 = 6;
+        const DECORATION_OFFSET: u32 = 35;
+        let words: Vec<u32> = spirv.chunks_exact(4).map(|chunk| u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])).collect();
+        let (mut names, mut member_names) = (HashMap::new(), HashMap::new());
+        let (mut offsets, mut strides, mut arrays) = (Vec::new(), HashMap::new(), Vec::new());
+        let mut at = 5;
+        while at < words.len() {
+            let (count, opcode) = ((words[at] >> 16) as usize, words[at] & 0xFFFF);
+            let operands = &words[at + 1..at + count.max(1)];
+            match opcode {
+                OP_NAME => {
+                    names.insert(operands[0], literal_string(&operands[1..]));
+                }
+                OP_MEMBER_NAME => {
+                    member_names.insert((operands[0], operands[1]), literal_string(&operands[2..]));
+                }
+                OP_MEMBER_DECORATE if operands[2] == DECORATION_OFFSET => offsets.push((operands[0], operands[1], operands[3])),
+                OP_DECORATE if operands[1] == DECORATION_ARRAY_STRIDE => {
+                    strides.insert(operands[0], operands[2]);
+                }
+                OP_TYPE_ARRAY | OP_TYPE_RUNTIME_ARRAY => arrays.push((operands[0], operands[1])),
+                _ => {}
+            }
+            at += count.max(1);
+        }
+        let mut layouts = Layouts::default();
+        for (structure, member, offset) in offsets {
+            let (Some(name), Some(member)) = (names.get(&structure), member_names.get(&(structure, member))) else { continue };
+            layouts.members.entry(name.clone()).or_default().insert(member.clone(), offset);
+        }
+        for (array, element) in arrays {
+            if let (Some(name), Some(&stride)) = (names.get(&element), strides.get(&array)) {
+                layouts.strides.insert(name.clone(), stride);
+            }
+        }
+        layouts
+    }
+
+    fn check(spirv: &[u8], structure: &str, size: Option<usize>, members: &[(&str, usize)]) {
+        let layouts = reflect(spirv);
+        let declared = layouts.members.get(structure).unwrap_or_else(|| panic!("{structure} not found in the shader"));
+        for &(member, rust_offset) in members {
+            assert_eq!(declared.get(member).copied(), Some(rust_offset as u32), "{structure}.{member}: shader offset vs Rust");
+        }
+        if let Some(size) = size {
+            assert_eq!(layouts.strides.get(structure).copied(), Some(size as u32), "{structure}: shader array stride vs Rust size");
+        }
+    }
+
+    #[test]
+    fn layouts_match_the_compiled_shaders() {
+        check(
+            shaders::SKIN_COMP,
+            "SourceVertex",
+            Some(size_of::<SourceVertex>()),
+            &[
+                ("position", offset_of!(SourceVertex, position)),
+                ("joints01", offset_of!(SourceVertex, joints01)),
+                ("normal", offset_of!(SourceVertex, normal)),
+                ("joints23", offset_of!(SourceVertex, joints23)),
+                ("weights", offset_of!(SourceVertex, weights)),
+            ],
+        );
+        check(shaders::SKIN_COMP, "PaletteMatrix", Some(size_of::<PaletteMatrix>()), &[("rows", 0)]);
+        check(
+            shaders::SKIN_COMP,
+            "Push",
+            None,
+            &[
+                ("vertex_count", offset_of!(SkinPush, vertex_count)),
+                ("joint_count", offset_of!(SkinPush, joint_count)),
+                ("instance_count", offset_of!(SkinPush, instance_count)),
+            ],
+        );
+        check(shaders::PALETTE_COMP, "Pose", Some(size_of::<Pose>()), &[("rotation", 0), ("translation", offset_of!(Pose, translation))]);
+        check(
+            shaders::PALETTE_COMP,
+            "ClipInfo",
+            Some(size_of::<ClipInfo>()),
+            &[
+                ("first_pose", offset_of!(ClipInfo, first_pose)),
+                ("frame_count", offset_of!(ClipInfo, frame_count)),
+                ("frame_rate", offset_of!(ClipInfo, frame_rate)),
+            ],
+        );
+        check(
+            shaders::PALETTE_COMP,
+            "Instance",
+            Some(size_of::<InstanceData>()),
+            &[
+                ("position_yaw", offset_of!(InstanceData, position_yaw)),
+                ("clip", offset_of!(InstanceData, clip)),
+                ("time", offset_of!(InstanceData, time)),
+            ],
+        );
+        check(
+            shaders::PALETTE_COMP,
+            "Push",
+            None,
+            &[("joint_count", offset_of!(PalettePush, joint_count)), ("instance_count", offset_of!(PalettePush, instance_count))],
+        );
+        check(
+            shaders::FORWARD_FRAG,
+            "FrameUniforms",
+            None,
+            &[
+                ("view_projection", offset_of!(FrameUniforms, view_projection)),
+                ("light_view_projection", offset_of!(FrameUniforms, light_view_projection)),
+                ("camera_position", offset_of!(FrameUniforms, camera_position)),
+                ("light_direction", offset_of!(FrameUniforms, light_direction)),
+                ("light_color_ambient", offset_of!(FrameUniforms, light_color_ambient)),
+                ("ground", offset_of!(FrameUniforms, ground)),
+                ("shadow_params", offset_of!(FrameUniforms, shadow_params)),
+            ],
+        );
+        // The skinned buffer is a uint array in the shader: 5 uints a vertex (SKINNED_VERTEX_UINTS).
+        assert_eq!(size_of::<SkinnedVertex>(), 5 * 4);
+        assert_eq!(offset_of!(SkinnedVertex, normal), 12);
+    }
+
+    #[test]
+    fn palette_rows_round_trip() {
+        let matrix = Mat4::from_rotation_translation(glam::Quat::from_rotation_x(0.7), Vec3::new(1.0, 2.0, 3.0));
+        let rows = [matrix.row(0), matrix.row(1), matrix.row(2)].map(|row| row.to_array());
+        assert!(PaletteMatrix { rows }.to_mat4().abs_diff_eq(matrix, 1e-6));
+    }
+}

@@ -1,0 +1,441 @@
+//! The renderer: the passes, the resources they share, and the frame's recipe (`record_frame`).
+//!
+//! ```text
+//!  palette (compute) -> skin (compute) -> shadow (depth) -> forward (4× MSAA, resolve) -> present | copy
+//!   joint_palettes      skinned_vertices   shadow.depth      target image
+//! ```
+//! Data the CPU writes (uniforms, instance parameters) is ring-buffered per frame in flight and
+//! written only after that slot's fence. Data the GPU produces (palettes, skinned vertices, the
+//! shadow map, MSAA attachments) exists once and is guarded by barriers, including the
+//! write-after-read from last frame's draws to this frame's skinning.
+
+pub mod camera;
+pub mod forward;
+pub mod gpu;
+pub mod offscreen;
+pub mod palette;
+pub mod scene;
+pub mod shadow;
+pub mod skin;
+
+/// SPIR-V compiled from shaders/ by build.rs.
+pub mod shaders {
+    include!(concat!(env!("OUT_DIR"), "/shaders.rs"));
+}
+
+use std::sync::Arc;
+
+use ash::vk as ash_vk;
+use ash_vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
+use glam::{Mat4, Vec3, Vec4};
+use gpu_allocator::MemoryLocation;
+
+use crate::model::Model;
+use crate::vk::commands::{self, CommandPool, Fence, Semaphore};
+use crate::vk::descriptors::DescriptorPool;
+use crate::vk::{self, barrier, Buffer, Check, Device, Sampler};
+use forward::{ForwardPass, ForwardTargets, MeshDraw, ResolveTarget};
+use gpu::{FrameUniforms, InstanceData, PaletteMatrix, SkinPush, SkinnedVertex};
+use offscreen::OffscreenTarget;
+use palette::{PaletteInputs, PalettePass};
+use scene::GpuModel;
+use shadow::ShadowPass;
+use skin::SkinPass;
+
+/// Frames the CPU may record ahead of the GPU.
+pub const FRAMES_IN_FLIGHT: usize = 2;
+
+/// What one frame shows: camera, light and every instance's parameters.
+#[derive(Clone, Debug)]
+pub struct FrameScene {
+    pub instances: Vec<InstanceData>,
+    pub view_projection: Mat4,
+    pub camera_position: Vec3,
+    pub light_view_projection: Mat4,
+    /// Unit vector towards the light.
+    pub light_direction: Vec3,
+    /// Centre of the ground plane (xyz) and its half size (w).
+    pub ground: Vec4,
+}
+
+/// Where the frame's resolved image goes.
+pub enum Output<'a> {
+    /// Headless: resolve into `offscreen.color`, then copy to its readback buffer.
+    Offscreen(&'a OffscreenTarget),
+    /// A swapchain image acquired with the slot's `image_available` semaphore.
+    Swapchain { image: ash_vk::Image, view: ash_vk::ImageView, extent: ash_vk::Extent2D, render_finished: ash_vk::Semaphore },
+}
+
+/// The per-frame-in-flight resources.
+struct FrameSlot {
+    uniforms: Buffer,
+    instances: Buffer,
+    command_buffer: ash_vk::CommandBuffer,
+    /// Signalled when this slot's last submission finished; its buffers may then be rewritten.
+    fence: Fence,
+    image_available: Semaphore,
+    palette_set: ash_vk::DescriptorSet,
+    frame_set: ash_vk::DescriptorSet,
+}
+
+pub struct Renderer {
+    // Field order is drop order. Descriptor sets die with the pool; the pool and every resource
+    // hold an Arc<Device>, so the device (last) outlives them all. `Drop` waits for the GPU first.
+    frames: Vec<FrameSlot>,
+    #[allow(dead_code)] // owns the sets below
+    descriptor_pool: DescriptorPool,
+    #[allow(dead_code)] // owns the frames' command buffers
+    command_pool: CommandPool,
+    skin_set: ash_vk::DescriptorSet,
+    material_sets: Vec<ash_vk::DescriptorSet>,
+    mesh_draws: Vec<(usize, u32)>,
+    targets: Option<ForwardTargets>,
+    pub indirect: Buffer,
+    pub skinned: Buffer,
+    pub palettes: Buffer,
+    #[allow(dead_code)] // referenced by the frame sets
+    shadow_sampler: Sampler,
+    #[allow(dead_code)] // referenced by the material sets
+    texture_sampler: Sampler,
+    pub forward: ForwardPass,
+    pub shadow: ShadowPass,
+    pub skin: SkinPass,
+    pub palette: PalettePass,
+    pub model: GpuModel,
+    pub instance_count: u32,
+    pub color_format: ash_vk::Format,
+    frame_index: usize,
+    pub frames_rendered: u64,
+    pub device: Arc<Device>,
+}
+
+impl Renderer {
+    /// Sets up every pass and buffer for `instance_count` instances of `model`, rendering into
+    /// images of `color_format`.
+    pub fn new(device: &Arc<Device>, model: &Model, instance_count: u32, color_format: ash_vk::Format) -> vk::Result<Renderer> {
+        use ash_vk::BufferUsageFlags as Usage;
+        let instance_count = instance_count.max(1);
+        let gpu_model = GpuModel::upload(device, model)?;
+        let vertex_count = u64::from(gpu_model.vertex_count);
+        let skinned_bytes = u64::from(instance_count) * vertex_count * std::mem::size_of::<SkinnedVertex>() as u64;
+        let palette_bytes = u64::from(instance_count) * u64::from(gpu_model.joint_count) * std::mem::size_of::<PaletteMatrix>() as u64;
+        let range_limit = u64::from(device.limits().max_storage_buffer_range);
+        if skinned_bytes > range_limit || palette_bytes > range_limit {
+            let per_instance = (vertex_count * std::mem::size_of::<SkinnedVertex>() as u64).max(1);
+            return Err(vk::Error::Other(format!(
+                "{instance_count} instances need {skinned_bytes} bytes of skinned vertices, over this device's \
+                 maxStorageBufferRange of {range_limit} bytes; at most {} instances of this model fit",
+                range_limit / per_instance
+            )));
+        }
+        if instance_count > device.limits().max_compute_work_group_count[1] {
+            return Err(vk::Error::Other(format!(
+                "{instance_count} instances exceed maxComputeWorkGroupCount[1] = {}",
+                device.limits().max_compute_work_group_count[1]
+            )));
+        }
+
+        let palette = PalettePass::new(device)?;
+        let skin = SkinPass::new(device)?;
+        let shadow = ShadowPass::new(device)?;
+        let forward = ForwardPass::new(device, color_format)?;
+
+        let skinned = Buffer::new(device, "skinned_vertices", skinned_bytes, Usage::STORAGE_BUFFER | Usage::VERTEX_BUFFER | Usage::TRANSFER_SRC, MemoryLocation::GpuOnly)?;
+        let palettes = Buffer::new(device, "joint_palettes", palette_bytes, Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC, MemoryLocation::GpuOnly)?;
+
+        // One indexed-indirect command per (mesh, instance), mesh-major: the shadow pass draws them
+        // all at once, the forward pass one mesh (material) at a time. Instance i's vertices start
+        // at i × vertex_count in the skinned buffer, hence vertex_offset.
+        let mut commands_data = Vec::new();
+        let mut mesh_draws = Vec::new();
+        for mesh in &model.meshes {
+            mesh_draws.push((mesh.material, commands_data.len() as u32));
+            for instance in 0..instance_count {
+                commands_data.push(ash_vk::DrawIndexedIndirectCommand {
+                    index_count: mesh.index_count,
+                    instance_count: 1,
+                    first_index: mesh.first_index,
+                    vertex_offset: (u64::from(instance) * vertex_count) as i32,
+                    first_instance: instance,
+                });
+            }
+        }
+        let command_bytes: Vec<u8> = commands_data
+            .iter()
+            .flat_map(|command| {
+                [command.index_count, command.instance_count, command.first_index, command.vertex_offset as u32, command.first_instance]
+                    .into_iter()
+                    .flat_map(u32::to_le_bytes)
+            })
+            .collect();
+        let indirect = Buffer::with_data(device, "draws.indirect", Usage::INDIRECT_BUFFER, &command_bytes)?;
+
+        let shadow_sampler = Sampler::shadow_compare(device, "shadow.sampler")?;
+        let texture_sampler = Sampler::linear_repeat(device, "material.sampler")?;
+        let material_count = gpu_model.materials.len() as u32;
+        let sets = 1 + FRAMES_IN_FLIGHT as u32 * 2 + material_count;
+        let descriptor_pool = DescriptorPool::new(
+            device,
+            "descriptor_pool",
+            sets,
+            &[
+                (ash_vk::DescriptorType::STORAGE_BUFFER, 3 + FRAMES_IN_FLIGHT as u32 * 6),
+                (ash_vk::DescriptorType::UNIFORM_BUFFER, FRAMES_IN_FLIGHT as u32),
+                (ash_vk::DescriptorType::COMBINED_IMAGE_SAMPLER, FRAMES_IN_FLIGHT as u32 + material_count),
+            ],
+        )?;
+        let skin_set = descriptor_pool.allocate(&skin.set_layout, "skin.set")?;
+        skin.write_set(skin_set, &gpu_model.source_vertices, &palettes, &skinned);
+        let mut material_sets = Vec::new();
+        for (index, material) in gpu_model.materials.iter().enumerate() {
+            let set = descriptor_pool.allocate(&forward.material_set_layout, &format!("material[{index}].set"))?;
+            forward.write_material_set(set, &material.texture, texture_sampler.raw);
+            material_sets.push(set);
+        }
+
+        let command_pool = CommandPool::new(device, "frame.command_pool", ash_vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER)?;
+        let command_buffers = command_pool.allocate("frame.command_buffer", FRAMES_IN_FLIGHT as u32)?;
+        let mut frames = Vec::new();
+        for (slot, &command_buffer) in command_buffers.iter().enumerate() {
+            let uniforms = Buffer::new(device, &format!("frame.uniforms[{slot}]"), std::mem::size_of::<FrameUniforms>() as u64, Usage::UNIFORM_BUFFER, MemoryLocation::CpuToGpu)?;
+            let instances = Buffer::new(
+                device,
+                &format!("frame.instances[{slot}]"),
+                u64::from(instance_count) * std::mem::size_of::<InstanceData>() as u64,
+                Usage::STORAGE_BUFFER,
+                MemoryLocation::CpuToGpu,
+            )?;
+            let palette_set = descriptor_pool.allocate(&palette.set_layout, &format!("palette.set[{slot}]"))?;
+            palette.write_set(
+                palette_set,
+                &PaletteInputs {
+                    poses: &gpu_model.poses,
+                    clips: &gpu_model.clips,
+                    inverse_binds: &gpu_model.inverse_binds,
+                    instances: &instances,
+                    palettes: &palettes,
+                },
+            );
+            let frame_set = descriptor_pool.allocate(&forward.frame_set_layout, &format!("forward.frame_set[{slot}]"))?;
+            forward.write_frame_set(frame_set, &uniforms, &shadow.depth, shadow_sampler.raw, &gpu_model.texcoords);
+            frames.push(FrameSlot {
+                uniforms,
+                instances,
+                command_buffer,
+                fence: Fence::new(device, &format!("frame.fence[{slot}]"), true)?,
+                image_available: Semaphore::new(device, &format!("frame.image_available[{slot}]"))?,
+                palette_set,
+                frame_set,
+            });
+        }
+
+        Ok(Renderer {
+            frames,
+            descriptor_pool,
+            command_pool,
+            skin_set,
+            material_sets,
+            mesh_draws,
+            targets: None,
+            indirect,
+            skinned,
+            palettes,
+            shadow_sampler,
+            texture_sampler,
+            forward,
+            shadow,
+            skin,
+            palette,
+            model: gpu_model,
+            instance_count,
+            color_format,
+            frame_index: 0,
+            frames_rendered: 0,
+            device: device.clone(),
+        })
+    }
+
+    /// Waits until the next slot's previous submission is done and returns the semaphore to
+    /// acquire a swapchain image with.
+    pub fn wait_for_slot(&mut self) -> vk::Result<ash_vk::Semaphore> {
+        let slot = &self.frames[self.frame_index];
+        slot.fence.wait()?;
+        Ok(slot.image_available.raw)
+    }
+
+    /// Writes the frame's data into the current slot, records the frame and submits it.
+    pub fn render(&mut self, scene: &FrameScene, output: Output<'_>) -> vk::Result<()> {
+        let extent = match &output {
+            Output::Offscreen(target) => target.color.extent(),
+            Output::Swapchain { extent, .. } => *extent,
+        };
+        let stale = self.targets.as_ref().is_none_or(|targets| targets.color.extent() != extent);
+        if stale {
+            // Only at start-up and on resize: no frame may still use the old attachments.
+            self.device.wait_idle()?;
+            self.targets = None;
+            self.targets = Some(ForwardTargets::new(&self.device, self.color_format, extent)?);
+        }
+        if scene.instances.len() != self.instance_count as usize {
+            return Err(vk::Error::Other(format!(
+                "the scene has {} instances, the renderer was built for {}",
+                scene.instances.len(),
+                self.instance_count
+            )));
+        }
+
+        let index = self.frame_index;
+        self.frames[index].fence.wait()?;
+        let uniforms = FrameUniforms {
+            view_projection: scene.view_projection.to_cols_array_2d(),
+            light_view_projection: scene.light_view_projection.to_cols_array_2d(),
+            camera_position: scene.camera_position.extend(1.0).to_array(),
+            light_direction: scene.light_direction.normalize().extend(0.0).to_array(),
+            light_color_ambient: [1.0, 0.96, 0.9, 0.28],
+            ground: scene.ground.to_array(),
+            shadow_params: [1.0 / shadow::SHADOW_MAP_SIZE as f32, 0.5, 0.0, 0.0],
+        };
+        let slot = &mut self.frames[index];
+        slot.uniforms.write(0, &[uniforms])?;
+        slot.instances.write(0, &scene.instances)?;
+
+        let command_buffer = slot.command_buffer;
+        unsafe { self.device.raw.reset_command_buffer(command_buffer, ash_vk::CommandBufferResetFlags::empty()) }
+            .check("vkResetCommandBuffer")?;
+        commands::begin(&self.device, command_buffer)?;
+        self.record_frame(command_buffer, index, scene, &output);
+        commands::end(&self.device, command_buffer)?;
+
+        let slot = &self.frames[index];
+        slot.fence.reset()?;
+        let command_buffers = [command_buffer];
+        let (wait, wait_stages, signal) = match &output {
+            Output::Swapchain { render_finished, .. } => {
+                (vec![slot.image_available.raw], vec![ash_vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT], vec![*render_finished])
+            }
+            Output::Offscreen(_) => (vec![], vec![], vec![]),
+        };
+        let submit = ash_vk::SubmitInfo::default()
+            .command_buffers(&command_buffers)
+            .wait_semaphores(&wait)
+            .wait_dst_stage_mask(&wait_stages)
+            .signal_semaphores(&signal);
+        unsafe { self.device.raw.queue_submit(self.device.queue, &[submit], slot.fence.raw) }.check("vkQueueSubmit")?;
+        self.frame_index = (self.frame_index + 1) % FRAMES_IN_FLIGHT;
+        self.frames_rendered += 1;
+        Ok(())
+    }
+
+    /// The frame's recipe, top-down. Each barrier names the resource and the hazard it resolves.
+    fn record_frame(&self, command_buffer: ash_vk::CommandBuffer, slot: usize, scene: &FrameScene, output: &Output<'_>) {
+        let device = &self.device;
+        let frame = &self.frames[slot];
+        let targets = self.targets.as_ref().expect("render() creates the targets before recording");
+        let model = &self.model;
+
+        // joint_palettes: last frame's skin-pass reads -> this frame's palette writes (write-after-read).
+        barrier::buffer(device, command_buffer, &self.palettes, (Stage::COMPUTE_SHADER, Access::NONE), (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE));
+        self.palette.record(command_buffer, frame.palette_set, model.joint_count, self.instance_count);
+
+        // joint_palettes: palette writes -> skin reads.
+        barrier::buffer(device, command_buffer, &self.palettes, (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE), (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ));
+        // skinned_vertices: last frame's shadow/forward vertex reads -> this frame's skin writes (write-after-read).
+        barrier::buffer(device, command_buffer, &self.skinned, (Stage::VERTEX_ATTRIBUTE_INPUT, Access::NONE), (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE));
+        let push = SkinPush { vertex_count: model.vertex_count, joint_count: model.joint_count, instance_count: self.instance_count };
+        self.skin.record(command_buffer, self.skin_set, push);
+
+        // skinned_vertices: skin writes -> shadow and forward vertex-attribute reads (skin once, use twice).
+        barrier::buffer(device, command_buffer, &self.skinned, (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE), (Stage::VERTEX_ATTRIBUTE_INPUT, Access::VERTEX_ATTRIBUTE_READ));
+        // shadow.depth: last frame's forward sampling -> this frame's depth writes; old contents discarded.
+        barrier::image(
+            device,
+            command_buffer,
+            &self.shadow.depth,
+            (Stage::FRAGMENT_SHADER, Access::NONE),
+            (Stage::EARLY_FRAGMENT_TESTS | Stage::LATE_FRAGMENT_TESTS, Access::DEPTH_STENCIL_ATTACHMENT_READ | Access::DEPTH_STENCIL_ATTACHMENT_WRITE),
+            ash_vk::ImageLayout::UNDEFINED,
+            ash_vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
+        );
+        let draw_count = self.mesh_draws.len() as u32 * self.instance_count;
+        self.shadow.record(command_buffer, &self.skinned, &model.indices, &self.indirect, draw_count, scene.light_view_projection);
+
+        // shadow.depth: depth writes -> forward's fragment-shader sampling.
+        barrier::image(
+            device,
+            command_buffer,
+            &self.shadow.depth,
+            (Stage::LATE_FRAGMENT_TESTS, Access::DEPTH_STENCIL_ATTACHMENT_WRITE),
+            (Stage::FRAGMENT_SHADER, Access::SHADER_SAMPLED_READ),
+            ash_vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
+            ash_vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+        );
+        // forward.color_msaa / depth_msaa: last frame's use -> this frame's clears; old contents discarded.
+        let color_output = (Stage::COLOR_ATTACHMENT_OUTPUT, Access::COLOR_ATTACHMENT_WRITE);
+        let depth_tests = (Stage::EARLY_FRAGMENT_TESTS | Stage::LATE_FRAGMENT_TESTS, Access::DEPTH_STENCIL_ATTACHMENT_READ | Access::DEPTH_STENCIL_ATTACHMENT_WRITE);
+        barrier::image(device, command_buffer, &targets.color, (Stage::COLOR_ATTACHMENT_OUTPUT, Access::COLOR_ATTACHMENT_WRITE), color_output, ash_vk::ImageLayout::UNDEFINED, ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
+        barrier::image(device, command_buffer, &targets.depth, depth_tests, depth_tests, ash_vk::ImageLayout::UNDEFINED, ash_vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL);
+        let resolve = match output {
+            Output::Offscreen(target) => {
+                // offscreen.color: last frame's copy-out -> this frame's resolve writes.
+                barrier::image(device, command_buffer, &target.color, (Stage::COPY, Access::NONE), color_output, ash_vk::ImageLayout::UNDEFINED, ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
+                ResolveTarget { view: target.color.view, extent: target.color.extent() }
+            }
+            Output::Swapchain { image, view, extent, .. } => {
+                // Swapchain image: acquired (the submit waits on COLOR_ATTACHMENT_OUTPUT) -> resolve writes.
+                barrier::image_raw(device, command_buffer, *image, vk::swapchain::color_range(), (Stage::COLOR_ATTACHMENT_OUTPUT, Access::NONE), color_output, ash_vk::ImageLayout::UNDEFINED, ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
+                ResolveTarget { view: *view, extent: *extent }
+            }
+        };
+        let meshes: Vec<MeshDraw> = self
+            .mesh_draws
+            .iter()
+            .map(|&(material, first_command)| MeshDraw {
+                material_set: self.material_sets[material],
+                base_color: model.materials[material].base_color,
+                first_command,
+            })
+            .collect();
+        self.forward.record(command_buffer, targets, &resolve, frame.frame_set, &self.skinned, &model.indices, &self.indirect, &meshes, self.instance_count);
+
+        match output {
+            Output::Offscreen(target) => target.record_copy_out(device, command_buffer),
+            Output::Swapchain { image, .. } => {
+                // Swapchain image: resolve writes -> presentation engine (the submit's semaphore orders present).
+                barrier::image_raw(device, command_buffer, *image, vk::swapchain::color_range(), color_output, barrier::NONE, ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, ash_vk::ImageLayout::PRESENT_SRC_KHR);
+            }
+        }
+    }
+
+    /// Waits for every submitted frame (headless read-back, shutdown, resize).
+    pub fn wait_all(&self) -> vk::Result<()> {
+        for frame in &self.frames {
+            frame.fence.wait()?;
+        }
+        Ok(())
+    }
+
+    /// Copies `skinned_vertices` and `joint_palettes` back to the CPU (tests; after `wait_all`).
+    pub fn read_back_skinning(&self) -> vk::Result<(Vec<SkinnedVertex>, Vec<PaletteMatrix>)> {
+        let read = |source: &Buffer, name: &str| -> vk::Result<Buffer> {
+            let readback = Buffer::new(&self.device, name, source.size, ash_vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+            commands::submit_once(&self.device, name, |command_buffer| {
+                // The last frame's writes are finished (fence) but a copy must still see them.
+                barrier::buffer(&self.device, command_buffer, source, (Stage::ALL_COMMANDS, Access::MEMORY_WRITE), (Stage::COPY, Access::TRANSFER_READ));
+                let region = ash_vk::BufferCopy::default().size(source.size);
+                unsafe { self.device.raw.cmd_copy_buffer(command_buffer, source.raw, readback.raw, &[region]) };
+                barrier::buffer(&self.device, command_buffer, &readback, (Stage::COPY, Access::TRANSFER_WRITE), (Stage::HOST, Access::HOST_READ));
+            })?;
+            Ok(readback)
+        };
+        let mut skinned = read(&self.skinned, "readback.skinned_vertices")?;
+        let mut palettes = read(&self.palettes, "readback.joint_palettes")?;
+        Ok((skinned.read()?, palettes.read()?))
+    }
+}
+
+impl Drop for Renderer {
+    fn drop(&mut self) {
+        // Nothing is destroyed while a frame may still use it.
+        let _ = self.device.wait_idle();
+    }
+}

@@ -1,0 +1,70 @@
+//! Headless output: the frame resolves into `offscreen.color`, which is copied into a host-visible
+//! buffer and saved as PNG.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use ash::vk as ash_vk;
+use ash_vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
+use gpu_allocator::MemoryLocation;
+
+use crate::vk::{self, barrier, Buffer, Device, Image, ImageDesc};
+
+/// 8-bit sRGB, so the PNG holds exactly what a swapchain would show.
+pub const OFFSCREEN_FORMAT: ash_vk::Format = ash_vk::Format::R8G8B8A8_SRGB;
+
+pub struct OffscreenTarget {
+    pub color: Image,
+    readback: std::cell::RefCell<Buffer>,
+}
+
+impl OffscreenTarget {
+    pub fn new(device: &Arc<Device>, width: u32, height: u32) -> vk::Result<OffscreenTarget> {
+        let extent = ash_vk::Extent2D { width, height };
+        let desc = ImageDesc::color_attachment(OFFSCREEN_FORMAT, extent, ash_vk::SampleCountFlags::TYPE_1)
+            .with_usage(ash_vk::ImageUsageFlags::TRANSFER_SRC);
+        let color = Image::new(device, "offscreen.color", desc)?;
+        let bytes = u64::from(width) * u64::from(height) * 4;
+        let readback = Buffer::new(device, "offscreen.readback", bytes, ash_vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+        Ok(OffscreenTarget { color, readback: std::cell::RefCell::new(readback) })
+    }
+
+    /// After the forward pass: the resolved image into the readback buffer.
+    pub fn record_copy_out(&self, device: &Device, command_buffer: ash_vk::CommandBuffer) {
+        // offscreen.color: resolve writes -> copy reads.
+        barrier::image(
+            device,
+            command_buffer,
+            &self.color,
+            (Stage::COLOR_ATTACHMENT_OUTPUT, Access::COLOR_ATTACHMENT_WRITE),
+            (Stage::COPY, Access::TRANSFER_READ),
+            ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+            ash_vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+        );
+        let extent = self.color.extent();
+        let region = ash_vk::BufferImageCopy::default()
+            .image_subresource(ash_vk::ImageSubresourceLayers::default().aspect_mask(ash_vk::ImageAspectFlags::COLOR).layer_count(1))
+            .image_extent(ash_vk::Extent3D { width: extent.width, height: extent.height, depth: 1 });
+        let readback = self.readback.borrow();
+        // offscreen.readback: last frame's copy writes -> this frame's (write-after-write).
+        barrier::buffer(device, command_buffer, &readback, (Stage::COPY, Access::TRANSFER_WRITE), (Stage::COPY, Access::TRANSFER_WRITE));
+        unsafe {
+            device.raw.cmd_copy_image_to_buffer(command_buffer, self.color.raw, ash_vk::ImageLayout::TRANSFER_SRC_OPTIMAL, readback.raw, &[region])
+        };
+        // offscreen.readback: copy writes -> host reads after the fence.
+        barrier::buffer(device, command_buffer, &readback, (Stage::COPY, Access::TRANSFER_WRITE), (Stage::HOST, Access::HOST_READ));
+    }
+
+    /// The last copied frame as an image. Call after the frame's fence (Renderer::wait_all).
+    pub fn read_image(&self) -> vk::Result<image::RgbaImage> {
+        let extent = self.color.extent();
+        let pixels: Vec<u8> = self.readback.borrow_mut().read()?;
+        image::RgbaImage::from_raw(extent.width, extent.height, pixels)
+            .ok_or_else(|| vk::Error::Other("readback buffer smaller than the image".into()))
+    }
+}
+
+/// Writes a PNG, naming the path in the error (for example a folder without write permission).
+pub fn save_png(image: &image::RgbaImage, path: &Path) -> Result<(), String> {
+    image.save_with_format(path, image::ImageFormat::Png).map_err(|error| format!("cannot write {}: {error}", path.display()))
+}

@@ -1,0 +1,90 @@
+//! Palette pass (compute): per instance and joint, sample the clip, interpolate the two baked frames
+//! and write `world × pose × inverse bind`.
+//!
+//! Reads: `model.poses`, `model.clips`, `model.inverse_binds`, `frame.instances[slot]`.
+//! Writes: `joint_palettes`. Expects: last frame's skin-pass reads of the palettes finished
+//! (write-after-read barrier before it). The skin pass needs a write -> read barrier after it.
+
+use std::sync::Arc;
+
+use ash::vk as ash_vk;
+
+use super::gpu::PalettePush;
+use crate::vk::descriptors::{DescriptorSetLayout, Resource};
+use crate::vk::pipeline::Pipeline;
+use crate::vk::{self, Buffer, Device};
+
+/// Joints per workgroup (the x size); the y dimension walks instances.
+pub const WORKGROUP_SIZE: u32 = 64;
+
+pub const BINDING_POSES: u32 = 0;
+pub const BINDING_CLIPS: u32 = 1;
+pub const BINDING_INVERSE_BINDS: u32 = 2;
+pub const BINDING_INSTANCES: u32 = 3;
+pub const BINDING_PALETTES: u32 = 4;
+
+pub struct PalettePass {
+    pub pipeline: Pipeline,
+    pub set_layout: DescriptorSetLayout,
+    device: Arc<Device>,
+}
+
+/// The buffers one palette dispatch binds.
+pub struct PaletteInputs<'a> {
+    pub poses: &'a Buffer,
+    pub clips: &'a Buffer,
+    pub inverse_binds: &'a Buffer,
+    pub instances: &'a Buffer,
+    pub palettes: &'a Buffer,
+}
+
+impl PalettePass {
+    pub fn new(device: &Arc<Device>) -> vk::Result<PalettePass> {
+        let storage = ash_vk::DescriptorType::STORAGE_BUFFER;
+        let compute = ash_vk::ShaderStageFlags::COMPUTE;
+        let set_layout = DescriptorSetLayout::new(
+            device,
+            "palette.set_layout",
+            &[
+                (BINDING_POSES, storage, compute),
+                (BINDING_CLIPS, storage, compute),
+                (BINDING_INVERSE_BINDS, storage, compute),
+                (BINDING_INSTANCES, storage, compute),
+                (BINDING_PALETTES, storage, compute),
+            ],
+        )?;
+        let pipeline = Pipeline::compute(
+            device,
+            "palette",
+            super::shaders::PALETTE_COMP,
+            &[&set_layout],
+            std::mem::size_of::<PalettePush>() as u32,
+            &[(0, WORKGROUP_SIZE)],
+        )?;
+        Ok(PalettePass { pipeline, set_layout, device: device.clone() })
+    }
+
+    pub fn write_set(&self, set: ash_vk::DescriptorSet, inputs: &PaletteInputs<'_>) {
+        crate::vk::descriptors::write_set(
+            &self.device,
+            set,
+            &[
+                (BINDING_POSES, Resource::StorageBuffer(inputs.poses)),
+                (BINDING_CLIPS, Resource::StorageBuffer(inputs.clips)),
+                (BINDING_INVERSE_BINDS, Resource::StorageBuffer(inputs.inverse_binds)),
+                (BINDING_INSTANCES, Resource::StorageBuffer(inputs.instances)),
+                (BINDING_PALETTES, Resource::StorageBuffer(inputs.palettes)),
+            ],
+        );
+    }
+
+    pub fn record(&self, command_buffer: ash_vk::CommandBuffer, set: ash_vk::DescriptorSet, joint_count: u32, instance_count: u32) {
+        self.device.begin_label(command_buffer, c"palette");
+        self.pipeline.bind(command_buffer);
+        self.pipeline.bind_sets(command_buffer, 0, &[set]);
+        let push = PalettePush { joint_count, instance_count };
+        self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::COMPUTE, &push);
+        unsafe { self.device.raw.cmd_dispatch(command_buffer, joint_count.div_ceil(WORKGROUP_SIZE), instance_count, 1) };
+        self.device.end_label(command_buffer);
+    }
+}

@@ -1,0 +1,167 @@
+//! Shadow pass (graphics, depth only): draws `skinned_vertices` from the directional light into
+//! `shadow.depth` with an orthographic projection fitted to the scene's animated bounds.
+//!
+//! Reads: `skinned_vertices` (vertex input), `model.indices`, `draws.indirect`. Writes: `shadow.depth`.
+//! Expects before it: skin write -> vertex-attribute read, and `shadow.depth` in
+//! DEPTH_ATTACHMENT_OPTIMAL after last frame's sampling. The forward pass needs depth write -> sampled
+//! read after it.
+
+use std::sync::Arc;
+
+use ash::vk as ash_vk;
+use glam::{Mat4, Vec3};
+
+use super::gpu::SkinnedVertex;
+use crate::anim::Aabb;
+use crate::vk::pipeline::{GraphicsDesc, Pipeline};
+use crate::vk::{self, Buffer, Device, Image, ImageDesc};
+
+pub const SHADOW_MAP_SIZE: u32 = 2048;
+pub const SHADOW_FORMAT: ash_vk::Format = ash_vk::Format::D32_SFLOAT;
+
+/// Vertex input shared by the passes that read the skinned buffer: position (location 0) and the
+/// snorm16 normal (location 1), 20 bytes a vertex.
+pub fn skinned_vertex_input() -> ([ash_vk::VertexInputBindingDescription; 1], [ash_vk::VertexInputAttributeDescription; 2]) {
+    let binding = ash_vk::VertexInputBindingDescription::default()
+        .binding(0)
+        .stride(std::mem::size_of::<SkinnedVertex>() as u32)
+        .input_rate(ash_vk::VertexInputRate::VERTEX);
+    let position = ash_vk::VertexInputAttributeDescription::default()
+        .location(0)
+        .binding(0)
+        .format(ash_vk::Format::R32G32B32_SFLOAT)
+        .offset(std::mem::offset_of!(SkinnedVertex, position) as u32);
+    let normal = ash_vk::VertexInputAttributeDescription::default()
+        .location(1)
+        .binding(0)
+        .format(ash_vk::Format::R16G16B16A16_SNORM)
+        .offset(std::mem::offset_of!(SkinnedVertex, normal) as u32);
+    ([binding], [position, normal])
+}
+
+/// The light's view-projection: orthographic, looking along `-towards_light`, just covering `bounds`
+/// sideways and reaching down to `receiver` (the ground) in depth, so shadows that fall on it land
+/// inside the map's depth range.
+pub fn light_view_projection(towards_light: Vec3, bounds: Aabb, receiver: Aabb) -> Mat4 {
+    let center = bounds.center();
+    let radius = bounds.size().length() * 0.5 + 1e-3;
+    let up = if towards_light.y.abs() > 0.99 { Vec3::Z } else { Vec3::Y };
+    let view = glam::camera::rh::view::look_at_mat4(center + towards_light * radius * 2.0, center, up);
+    let in_light = bounds.transformed(view);
+    let receiver_in_light = receiver.transformed(view);
+    // Right-handed view space looks down -z: near and far are negated z.
+    let near = -in_light.max.z - 1e-2;
+    let far = -receiver_in_light.min.z.min(in_light.min.z) + 1e-2;
+    let margin = radius * 0.02;
+    let projection = glam::camera::rh::proj::vulkan::orthographic(
+        in_light.min.x - margin,
+        in_light.max.x + margin,
+        in_light.min.y - margin,
+        in_light.max.y + margin,
+        near,
+        far,
+    );
+    projection * view
+}
+
+pub struct ShadowPass {
+    pub pipeline: Pipeline,
+    pub depth: Image,
+    device: Arc<Device>,
+}
+
+impl ShadowPass {
+    pub fn new(device: &Arc<Device>) -> vk::Result<ShadowPass> {
+        let extent = ash_vk::Extent2D { width: SHADOW_MAP_SIZE, height: SHADOW_MAP_SIZE };
+        let depth = Image::new(
+            device,
+            "shadow.depth",
+            ImageDesc::depth_attachment(SHADOW_FORMAT, extent, ash_vk::SampleCountFlags::TYPE_1)
+                .with_usage(ash_vk::ImageUsageFlags::SAMPLED),
+        )?;
+        let (bindings, attributes) = skinned_vertex_input();
+        let pipeline = Pipeline::graphics(
+            device,
+            "shadow",
+            &GraphicsDesc {
+                vertex_shader: super::shaders::SHADOW_VERT,
+                fragment_shader: None,
+                vertex_bindings: &bindings,
+                vertex_attributes: &attributes[..1],
+                topology: ash_vk::PrimitiveTopology::TRIANGLE_LIST,
+                polygon_mode: ash_vk::PolygonMode::FILL,
+                cull_mode: ash_vk::CullModeFlags::NONE,
+                // Slope-scaled bias against acne on surfaces lit at grazing angles.
+                depth_bias: Some((1.25, 1.75)),
+                samples: ash_vk::SampleCountFlags::TYPE_1,
+                color_format: None,
+                depth_format: Some(SHADOW_FORMAT),
+                depth_write: true,
+                depth_compare: ash_vk::CompareOp::LESS,
+                set_layouts: &[],
+                push_constants: Some((ash_vk::ShaderStageFlags::VERTEX, 64)),
+            },
+        )?;
+        Ok(ShadowPass { pipeline, depth, device: device.clone() })
+    }
+
+    /// Draws every mesh of every instance: `draw_count` indexed-indirect commands from `indirect`.
+    pub fn record(
+        &self,
+        command_buffer: ash_vk::CommandBuffer,
+        skinned: &Buffer,
+        indices: &Buffer,
+        indirect: &Buffer,
+        draw_count: u32,
+        light_view_projection: Mat4,
+    ) {
+        let device = &self.device;
+        device.begin_label(command_buffer, c"shadow");
+        let extent = self.depth.extent();
+        let depth_attachment = ash_vk::RenderingAttachmentInfo::default()
+            .image_view(self.depth.view)
+            .image_layout(ash_vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+            .load_op(ash_vk::AttachmentLoadOp::CLEAR)
+            .store_op(ash_vk::AttachmentStoreOp::STORE)
+            .clear_value(ash_vk::ClearValue { depth_stencil: ash_vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 } });
+        let rendering = ash_vk::RenderingInfo::default()
+            .render_area(ash_vk::Rect2D { offset: ash_vk::Offset2D::default(), extent })
+            .layer_count(1)
+            .depth_attachment(&depth_attachment);
+        device.cmd_begin_rendering(command_buffer, &rendering);
+        set_viewport(device, command_buffer, extent);
+        self.pipeline.bind(command_buffer);
+        self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::VERTEX, &light_view_projection.to_cols_array());
+        unsafe {
+            device.raw.cmd_bind_vertex_buffers(command_buffer, 0, &[skinned.raw], &[0]);
+            device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, ash_vk::IndexType::UINT32);
+            device.raw.cmd_draw_indexed_indirect(
+                command_buffer,
+                indirect.raw,
+                0,
+                draw_count,
+                std::mem::size_of::<ash_vk::DrawIndexedIndirectCommand>() as u32,
+            );
+        }
+        device.cmd_end_rendering(command_buffer);
+        device.end_label(command_buffer);
+    }
+}
+
+/// Full-target viewport and scissor. The projections are Vulkan's (y down), so the viewport is the
+/// plain one.
+pub fn set_viewport(device: &Device, command_buffer: ash_vk::CommandBuffer, extent: ash_vk::Extent2D) {
+    let viewport = ash_vk::Viewport {
+        x: 0.0,
+        y: 0.0,
+        width: extent.width as f32,
+        height: extent.height as f32,
+        min_depth: 0.0,
+        max_depth: 1.0,
+    };
+    let scissor = ash_vk::Rect2D { offset: ash_vk::Offset2D::default(), extent };
+    unsafe {
+        device.raw.cmd_set_viewport(command_buffer, 0, &[viewport]);
+        device.raw.cmd_set_scissor(command_buffer, 0, &[scissor]);
+    }
+}

@@ -1,0 +1,71 @@
+//! Skin pass (compute): every vertex of every instance, blended by up to four palette matrices,
+//! written once into `skinned_vertices` in world space.
+//!
+//! Reads: `model.source_vertices`, `joint_palettes`. Writes: `skinned_vertices`, which the shadow and
+//! forward passes then bind as their vertex buffer. Expects before it: palette write -> read, and
+//! last frame's vertex-attribute reads of `skinned_vertices` finished (write-after-read).
+
+use std::sync::Arc;
+
+use ash::vk as ash_vk;
+
+use super::gpu::SkinPush;
+use crate::vk::descriptors::{DescriptorSetLayout, Resource};
+use crate::vk::pipeline::Pipeline;
+use crate::vk::{self, Buffer, Device};
+
+/// Vertices per workgroup (x); the y dimension walks instances.
+pub const WORKGROUP_SIZE: u32 = 64;
+
+pub const BINDING_SOURCE_VERTICES: u32 = 0;
+pub const BINDING_PALETTES: u32 = 1;
+pub const BINDING_SKINNED: u32 = 2;
+
+pub struct SkinPass {
+    pub pipeline: Pipeline,
+    pub set_layout: DescriptorSetLayout,
+    device: Arc<Device>,
+}
+
+impl SkinPass {
+    pub fn new(device: &Arc<Device>) -> vk::Result<SkinPass> {
+        let storage = ash_vk::DescriptorType::STORAGE_BUFFER;
+        let compute = ash_vk::ShaderStageFlags::COMPUTE;
+        let set_layout = DescriptorSetLayout::new(
+            device,
+            "skin.set_layout",
+            &[(BINDING_SOURCE_VERTICES, storage, compute), (BINDING_PALETTES, storage, compute), (BINDING_SKINNED, storage, compute)],
+        )?;
+        let pipeline = Pipeline::compute(
+            device,
+            "skin",
+            super::shaders::SKIN_COMP,
+            &[&set_layout],
+            std::mem::size_of::<SkinPush>() as u32,
+            &[(0, WORKGROUP_SIZE)],
+        )?;
+        Ok(SkinPass { pipeline, set_layout, device: device.clone() })
+    }
+
+    pub fn write_set(&self, set: ash_vk::DescriptorSet, source_vertices: &Buffer, palettes: &Buffer, skinned: &Buffer) {
+        crate::vk::descriptors::write_set(
+            &self.device,
+            set,
+            &[
+                (BINDING_SOURCE_VERTICES, Resource::StorageBuffer(source_vertices)),
+                (BINDING_PALETTES, Resource::StorageBuffer(palettes)),
+                (BINDING_SKINNED, Resource::StorageBuffer(skinned)),
+            ],
+        );
+    }
+
+    pub fn record(&self, command_buffer: ash_vk::CommandBuffer, set: ash_vk::DescriptorSet, push: SkinPush) {
+        self.device.begin_label(command_buffer, c"skin");
+        self.pipeline.bind(command_buffer);
+        self.pipeline.bind_sets(command_buffer, 0, &[set]);
+        self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::COMPUTE, &push);
+        let groups = push.vertex_count.div_ceil(WORKGROUP_SIZE);
+        unsafe { self.device.raw.cmd_dispatch(command_buffer, groups, push.instance_count, 1) };
+        self.device.end_label(command_buffer);
+    }
+}

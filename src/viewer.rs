@@ -1,0 +1,281 @@
+//! The windowed viewer: winit's event loop, a swapchain, an orbit camera and a clock.
+//!
+//! Mouse drag orbits, the wheel zooms, Space pauses, N steps one frame while paused, R resets,
+//! Esc quits. The title shows FPS.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ash::vk as ash_vk;
+use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
+use winit::application::ApplicationHandler;
+use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
+use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
+use winit::keyboard::{Key, NamedKey};
+use winit::window::{Window, WindowId};
+
+use crate::app::SceneSetup;
+use crate::render::camera::OrbitCamera;
+use crate::render::{Output, Renderer};
+use crate::vk::device::DeviceRequest;
+use crate::vk::swapchain::{Acquired, Surface, Swapchain};
+use crate::vk::{self, Device, Instance, InstanceOptions, MessageCounts};
+
+pub struct ViewerOptions {
+    pub validation: bool,
+    /// Quit after this many presented frames (tests, captures); None runs until closed.
+    pub frame_limit: Option<u64>,
+    pub size: (u32, u32),
+}
+
+/// What the viewer reports when it closes.
+#[derive(Debug, Default)]
+pub struct ViewerReport {
+    pub frames: u64,
+    pub messages: MessageCounts,
+}
+
+/// Everything that exists once the window does. Field order is drop order: the renderer and the
+/// swapchain go before the surface, and the device (holding the instance) last.
+struct Graphics {
+    renderer: Renderer,
+    swapchain: Option<Swapchain>,
+    surface: Surface,
+    device: Arc<Device>,
+    window: Arc<Window>,
+}
+
+impl Drop for Graphics {
+    fn drop(&mut self) {
+        let _ = self.device.wait_idle();
+        self.swapchain = None;
+        self.surface.destroy();
+    }
+}
+
+struct Viewer {
+    setup: SceneSetup,
+    options: ViewerOptions,
+    graphics: Option<Graphics>,
+    error: Option<String>,
+    report: ViewerReport,
+    clock: f64,
+    paused: bool,
+    last_tick: Instant,
+    fps_window: (Instant, u64),
+    dragging: bool,
+    last_cursor: Option<(f64, f64)>,
+    swapchain_dirty: bool,
+    initial_camera: OrbitCamera,
+}
+
+/// Runs the viewer until the window closes. Fails cleanly when there is no display.
+pub fn run(setup: SceneSetup, options: ViewerOptions) -> Result<ViewerReport, String> {
+    let event_loop = EventLoop::new().map_err(|error| {
+        format!(
+            "cannot open a window ({error}). `vkskin view` needs a display: set DISPLAY, or run it under \
+             `xvfb-run -a`; for a headless image use `vkskin render --out frame.png`"
+        )
+    })?;
+    event_loop.set_control_flow(ControlFlow::Poll);
+    let initial_camera = setup.camera;
+    let mut viewer = Viewer {
+        setup,
+        options,
+        graphics: None,
+        error: None,
+        report: ViewerReport::default(),
+        clock: 0.0,
+        paused: false,
+        last_tick: Instant::now(),
+        fps_window: (Instant::now(), 0),
+        dragging: false,
+        last_cursor: None,
+        swapchain_dirty: false,
+        initial_camera,
+    };
+    event_loop.run_app(&mut viewer).map_err(|error| format!("event loop failed: {error}"))?;
+    if let Some(graphics) = &viewer.graphics {
+        viewer.report.messages = graphics.device.instance.message_counts();
+    }
+    viewer.graphics = None;
+    match viewer.error {
+        Some(error) => Err(error),
+        None => Ok(viewer.report),
+    }
+}
+
+impl Viewer {
+    fn create_graphics(&self, event_loop: &ActiveEventLoop) -> Result<Graphics, String> {
+        let (width, height) = self.options.size;
+        let attributes = Window::default_attributes()
+            .with_title("vkskin")
+            .with_inner_size(winit::dpi::PhysicalSize::new(width, height));
+        let window = Arc::new(event_loop.create_window(attributes).map_err(|error| format!("cannot create a window: {error}"))?);
+        let display = window.display_handle().map_err(|error| error.to_string())?.as_raw();
+        let window_handle = window.window_handle().map_err(|error| error.to_string())?.as_raw();
+        let extensions = ash_window::enumerate_required_extensions(display).map_err(|error| format!("no Vulkan surface support: {error}"))?;
+        // SAFETY: ash-window returns pointers to static, NUL-terminated extension names.
+        let surface_extensions = extensions.iter().map(|&name| unsafe { std::ffi::CStr::from_ptr(name) }).collect();
+        let instance = Instance::new(&InstanceOptions { validation: self.options.validation, surface_extensions }).map_err(|error| error.to_string())?;
+        let surface_raw = unsafe { ash_window::create_surface(&instance.entry, &instance.raw, display, window_handle, None) }
+            .map_err(|error| format!("vkCreate*SurfaceKHR failed: {error}"))?;
+        let surface = Surface { raw: surface_raw, loader: ash::khr::surface::Instance::new(&instance.entry, &instance.raw) };
+        let device = match Device::new(instance, DeviceRequest { surface: Some((&surface.loader, surface.raw)) }) {
+            Ok(device) => Arc::new(device),
+            Err(error) => {
+                // The instance went down with the failed device; the surface leaks with it, harmlessly, at exit.
+                return Err(error.to_string());
+            }
+        };
+        let size = window.inner_size();
+        let swapchain = Swapchain::new(&device, &surface, ash_vk::Extent2D { width: size.width, height: size.height }, None)
+            .map_err(|error| error.to_string())?;
+        let renderer = Renderer::new(&device, &self.setup.model, self.setup.instances.len() as u32, swapchain.format)
+            .map_err(|error| error.to_string())?;
+        Ok(Graphics { renderer, swapchain: Some(swapchain), surface, device, window })
+    }
+
+    fn recreate_swapchain(&mut self) -> vk::Result<()> {
+        let Some(graphics) = &mut self.graphics else { return Ok(()) };
+        let size = graphics.window.inner_size();
+        if size.width == 0 || size.height == 0 {
+            return Ok(()); // minimized: keep the old one until there is something to show
+        }
+        graphics.device.wait_idle()?;
+        let extent = ash_vk::Extent2D { width: size.width, height: size.height };
+        let new = Swapchain::new(&graphics.device, &graphics.surface, extent, graphics.swapchain.as_ref())?;
+        graphics.swapchain = Some(new);
+        self.swapchain_dirty = false;
+        Ok(())
+    }
+
+    fn frame(&mut self) -> vk::Result<()> {
+        let now = Instant::now();
+        let elapsed = now.duration_since(self.last_tick).as_secs_f64();
+        self.last_tick = now;
+        if !self.paused {
+            self.clock += elapsed;
+        }
+        if self.swapchain_dirty {
+            self.recreate_swapchain()?;
+        }
+        let Some(graphics) = &mut self.graphics else { return Ok(()) };
+        let size = graphics.window.inner_size();
+        if size.width == 0 || size.height == 0 {
+            return Ok(()); // minimized: nothing to draw into
+        }
+        let image_available = graphics.renderer.wait_for_slot()?;
+        let Some(swapchain) = &graphics.swapchain else { return Ok(()) };
+        let (index, suboptimal) = match swapchain.acquire(image_available)? {
+            Acquired::Image { index, suboptimal } => (index, suboptimal),
+            Acquired::OutOfDate => {
+                self.swapchain_dirty = true;
+                return Ok(());
+            }
+        };
+        let extent = swapchain.extent;
+        let scene = self.setup.frame(self.clock, extent.width as f32 / extent.height.max(1) as f32);
+        graphics.renderer.render(
+            &scene,
+            Output::Swapchain {
+                image: swapchain.images[index as usize],
+                view: swapchain.views[index as usize],
+                extent,
+                render_finished: swapchain.render_finished[index as usize].raw,
+            },
+        )?;
+        let needs_recreate = swapchain.present(index)?;
+        self.swapchain_dirty |= needs_recreate || suboptimal;
+        self.report.frames += 1;
+
+        let (since, frames) = &mut self.fps_window;
+        *frames += 1;
+        let window_elapsed = now.duration_since(*since);
+        if window_elapsed >= Duration::from_millis(500) {
+            let fps = *frames as f64 / window_elapsed.as_secs_f64();
+            let state = if self.paused { " (paused)" } else { "" };
+            graphics.window.set_title(&format!(
+                "vkskin: {} x{} | {fps:.1} fps | {:.1} ms{state}",
+                self.setup.model.name,
+                self.setup.instances.len(),
+                1000.0 / fps.max(1e-6)
+            ));
+            self.fps_window = (now, 0);
+        }
+        Ok(())
+    }
+
+    fn fail(&mut self, event_loop: &ActiveEventLoop, error: String) {
+        self.error = Some(error);
+        event_loop.exit();
+    }
+
+    fn frame_step(&self) -> f64 {
+        self.setup.model.clips.first().map_or(1.0 / 24.0, |clip| 1.0 / f64::from(clip.frame_rate))
+    }
+}
+
+impl ApplicationHandler for Viewer {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.graphics.is_some() {
+            return;
+        }
+        match self.create_graphics(event_loop) {
+            Ok(graphics) => {
+                self.graphics = Some(graphics);
+                self.last_tick = Instant::now();
+            }
+            Err(error) => self.fail(event_loop, error),
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, _window: WindowId, event: WindowEvent) {
+        match event {
+            WindowEvent::CloseRequested => event_loop.exit(),
+            WindowEvent::Resized(_) => self.swapchain_dirty = true,
+            WindowEvent::KeyboardInput { event, .. } if event.state == ElementState::Pressed => match event.logical_key {
+                Key::Named(NamedKey::Escape) => event_loop.exit(),
+                Key::Named(NamedKey::Space) => self.paused = !self.paused,
+                Key::Character(ref text) if text.eq_ignore_ascii_case("n") && self.paused => self.clock += self.frame_step(),
+                Key::Character(ref text) if text.eq_ignore_ascii_case("r") => {
+                    self.clock = 0.0;
+                    self.setup.camera = self.initial_camera;
+                }
+                _ => {}
+            },
+            WindowEvent::MouseInput { state, button: MouseButton::Left, .. } => {
+                self.dragging = state == ElementState::Pressed;
+            }
+            WindowEvent::CursorMoved { position, .. } => {
+                if let (true, Some((x, y))) = (self.dragging, self.last_cursor) {
+                    self.setup.camera.orbit((position.x - x) as f32, (position.y - y) as f32);
+                }
+                self.last_cursor = Some((position.x, position.y));
+            }
+            WindowEvent::MouseWheel { delta, .. } => {
+                let steps = match delta {
+                    MouseScrollDelta::LineDelta(_, y) => y,
+                    MouseScrollDelta::PixelDelta(position) => position.y as f32 / 40.0,
+                };
+                self.setup.camera.zoom(steps);
+            }
+            WindowEvent::RedrawRequested => {
+                if let Err(error) = self.frame() {
+                    self.fail(event_loop, error.to_string());
+                    return;
+                }
+                if self.options.frame_limit.is_some_and(|limit| self.report.frames >= limit) {
+                    event_loop.exit();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn about_to_wait(&mut self, _event_loop: &ActiveEventLoop) {
+        if let Some(graphics) = &self.graphics {
+            graphics.window.request_redraw();
+        }
+    }
+}

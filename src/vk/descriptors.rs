@@ -1,0 +1,121 @@
+//! Descriptor set layouts, a pool, and writes.
+
+use std::sync::Arc;
+
+use ash::vk;
+
+use super::{Buffer, Check, Device, Result};
+
+pub struct DescriptorSetLayout {
+    pub raw: vk::DescriptorSetLayout,
+    device: Arc<Device>,
+}
+
+impl DescriptorSetLayout {
+    /// `bindings`: (binding number, descriptor type, stages).
+    pub fn new(
+        device: &Arc<Device>,
+        name: &str,
+        bindings: &[(u32, vk::DescriptorType, vk::ShaderStageFlags)],
+    ) -> Result<DescriptorSetLayout> {
+        let bindings: Vec<_> = bindings
+            .iter()
+            .map(|&(binding, kind, stages)| {
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(binding)
+                    .descriptor_type(kind)
+                    .descriptor_count(1)
+                    .stage_flags(stages)
+            })
+            .collect();
+        let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
+        let raw = unsafe { device.raw.create_descriptor_set_layout(&info, None) }.check("vkCreateDescriptorSetLayout")?;
+        device.set_name(raw, name);
+        Ok(DescriptorSetLayout { raw, device: device.clone() })
+    }
+}
+
+impl Drop for DescriptorSetLayout {
+    fn drop(&mut self) {
+        unsafe { self.device.raw.destroy_descriptor_set_layout(self.raw, None) };
+    }
+}
+
+/// One pool for the renderer's sets; sets are freed with it.
+pub struct DescriptorPool {
+    pub raw: vk::DescriptorPool,
+    device: Arc<Device>,
+}
+
+impl DescriptorPool {
+    pub fn new(device: &Arc<Device>, name: &str, max_sets: u32, sizes: &[(vk::DescriptorType, u32)]) -> Result<DescriptorPool> {
+        let sizes: Vec<_> =
+            sizes.iter().map(|&(kind, count)| vk::DescriptorPoolSize::default().ty(kind).descriptor_count(count)).collect();
+        let info = vk::DescriptorPoolCreateInfo::default().max_sets(max_sets).pool_sizes(&sizes);
+        let raw = unsafe { device.raw.create_descriptor_pool(&info, None) }.check("vkCreateDescriptorPool")?;
+        device.set_name(raw, name);
+        Ok(DescriptorPool { raw, device: device.clone() })
+    }
+
+    pub fn allocate(&self, layout: &DescriptorSetLayout, name: &str) -> Result<vk::DescriptorSet> {
+        let layouts = [layout.raw];
+        let info = vk::DescriptorSetAllocateInfo::default().descriptor_pool(self.raw).set_layouts(&layouts);
+        let set = unsafe { self.device.raw.allocate_descriptor_sets(&info) }.check("vkAllocateDescriptorSets")?[0];
+        self.device.set_name(set, name);
+        Ok(set)
+    }
+}
+
+impl Drop for DescriptorPool {
+    fn drop(&mut self) {
+        unsafe { self.device.raw.destroy_descriptor_pool(self.raw, None) };
+    }
+}
+
+/// What goes into one binding of a set.
+pub enum Resource<'a> {
+    StorageBuffer(&'a Buffer),
+    UniformBuffer(&'a Buffer),
+    /// A combined image sampler in SHADER_READ_ONLY_OPTIMAL.
+    SampledImage(vk::ImageView, vk::Sampler),
+}
+
+/// Points the bindings of `set` at resources: `(binding number, resource)`.
+pub fn write_set(device: &Device, set: vk::DescriptorSet, bindings: &[(u32, Resource<'_>)]) {
+    let buffer_infos: Vec<[vk::DescriptorBufferInfo; 1]> = bindings
+        .iter()
+        .map(|(_, resource)| match resource {
+            Resource::StorageBuffer(buffer) | Resource::UniformBuffer(buffer) => [buffer.descriptor()],
+            Resource::SampledImage(..) => [vk::DescriptorBufferInfo::default()],
+        })
+        .collect();
+    let image_infos: Vec<[vk::DescriptorImageInfo; 1]> = bindings
+        .iter()
+        .map(|(_, resource)| match resource {
+            Resource::SampledImage(view, sampler) => [vk::DescriptorImageInfo::default()
+                .image_view(*view)
+                .sampler(*sampler)
+                .image_layout(vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)],
+            _ => [vk::DescriptorImageInfo::default()],
+        })
+        .collect();
+    let writes: Vec<vk::WriteDescriptorSet> = bindings
+        .iter()
+        .enumerate()
+        .map(|(index, (binding, resource))| {
+            let write = vk::WriteDescriptorSet::default().dst_set(set).dst_binding(*binding);
+            match resource {
+                Resource::StorageBuffer(_) => {
+                    write.descriptor_type(vk::DescriptorType::STORAGE_BUFFER).buffer_info(&buffer_infos[index])
+                }
+                Resource::UniformBuffer(_) => {
+                    write.descriptor_type(vk::DescriptorType::UNIFORM_BUFFER).buffer_info(&buffer_infos[index])
+                }
+                Resource::SampledImage(..) => {
+                    write.descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER).image_info(&image_infos[index])
+                }
+            }
+        })
+        .collect();
+    unsafe { device.raw.update_descriptor_sets(&writes, &[]) };
+}

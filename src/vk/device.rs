@@ -1,0 +1,280 @@
+//! Physical-device choice, the logical device with its one queue, the memory allocator, object names
+//! and the two Vulkan 1.3 features we build on (dynamic rendering, synchronization2), called through
+//! their KHR extensions where the device reports 1.2 (RenderDoc 1.24 makes lavapipe do that).
+
+use std::ffi::{CStr, CString};
+use std::mem::ManuallyDrop;
+use std::sync::{Mutex, MutexGuard};
+
+use ash::vk;
+use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
+
+use super::{Check, Error, Instance, Result};
+
+/// How the 1.3 commands are reached on this device.
+enum Dispatch {
+    Core,
+    Extensions { synchronization2: ash::khr::synchronization2::Device, dynamic_rendering: ash::khr::dynamic_rendering::Device },
+}
+
+pub struct Device {
+    // Drop order matters: the allocator frees its memory before the device goes, and the device goes
+    // before the instance (see Drop). Every other object holds an Arc<Device> and is gone by then.
+    allocator: ManuallyDrop<Mutex<Allocator>>,
+    dispatch: Dispatch,
+    debug_utils: Option<ash::ext::debug_utils::Device>,
+    pub raw: ash::Device,
+    pub physical: vk::PhysicalDevice,
+    pub properties: vk::PhysicalDeviceProperties,
+    pub driver_name: String,
+    pub queue: vk::Queue,
+    pub queue_family: u32,
+    /// Wireframe needs fillModeNonSolid.
+    pub fill_mode_non_solid: bool,
+    pub instance: Instance,
+}
+
+/// What a caller needs from the device beyond the basics.
+pub struct DeviceRequest<'a> {
+    /// The queue family must be able to present to this surface.
+    pub surface: Option<(&'a ash::khr::surface::Instance, vk::SurfaceKHR)>,
+}
+
+fn device_type_rank(kind: vk::PhysicalDeviceType) -> u32 {
+    match kind {
+        vk::PhysicalDeviceType::DISCRETE_GPU => 0,
+        vk::PhysicalDeviceType::INTEGRATED_GPU => 1,
+        vk::PhysicalDeviceType::VIRTUAL_GPU => 2,
+        vk::PhysicalDeviceType::CPU => 3,
+        _ => 4,
+    }
+}
+
+impl Device {
+    pub fn new(instance: Instance, request: DeviceRequest<'_>) -> Result<Device> {
+        let physical_devices = unsafe { instance.raw.enumerate_physical_devices() }.check("vkEnumeratePhysicalDevices")?;
+        if physical_devices.is_empty() {
+            return Err(Error::NoDevice("the loader found no physical device".into()));
+        }
+        let mut rejected = Vec::new();
+        let mut candidates = Vec::new();
+        for &physical in &physical_devices {
+            let properties = unsafe { instance.raw.get_physical_device_properties(physical) };
+            let name = properties.device_name_as_c_str().unwrap_or(c"?").to_string_lossy().into_owned();
+            match Self::suitability(&instance, physical, &properties, &request) {
+                Ok(queue_family) => candidates.push((device_type_rank(properties.device_type), physical, properties, queue_family)),
+                Err(reason) => rejected.push(format!("{name}: {reason}")),
+            }
+        }
+        // Prefer a discrete GPU; lavapipe (a CPU device) is fine when it is all there is.
+        candidates.sort_by_key(|candidate| candidate.0);
+        let Some(&(_, physical, properties, queue_family)) = candidates.first() else {
+            return Err(Error::NoDevice(rejected.join("; ")));
+        };
+        let api_version = properties.api_version;
+        let is_core_1_3 = vk::api_version_minor(api_version) >= 3 || vk::api_version_major(api_version) > 1;
+
+        let supported_features = unsafe { instance.raw.get_physical_device_features(physical) };
+        let features = vk::PhysicalDeviceFeatures::default()
+            .multi_draw_indirect(true)
+            .draw_indirect_first_instance(true)
+            .fill_mode_non_solid(supported_features.fill_mode_non_solid == vk::TRUE);
+        let mut features11 = vk::PhysicalDeviceVulkan11Features::default().shader_draw_parameters(true);
+        let mut features13 = vk::PhysicalDeviceVulkan13Features::default().synchronization2(true).dynamic_rendering(true);
+        let mut synchronization2 = vk::PhysicalDeviceSynchronization2Features::default().synchronization2(true);
+        let mut dynamic_rendering = vk::PhysicalDeviceDynamicRenderingFeatures::default().dynamic_rendering(true);
+
+        let mut extensions: Vec<*const i8> = Vec::new();
+        if request.surface.is_some() {
+            extensions.push(ash::khr::swapchain::NAME.as_ptr());
+        }
+        if !is_core_1_3 {
+            extensions.push(ash::khr::synchronization2::NAME.as_ptr());
+            extensions.push(ash::khr::dynamic_rendering::NAME.as_ptr());
+            extensions.push(ash::khr::create_renderpass2::NAME.as_ptr()); // required by dynamic_rendering
+            extensions.push(ash::khr::depth_stencil_resolve::NAME.as_ptr()); // likewise
+        }
+        let priorities = [1.0f32];
+        let queue_infos = [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family).queue_priorities(&priorities)];
+        let mut create_info = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queue_infos)
+            .enabled_extension_names(&extensions)
+            .enabled_features(&features)
+            .push_next(&mut features11);
+        create_info = if is_core_1_3 {
+            create_info.push_next(&mut features13)
+        } else {
+            create_info.push_next(&mut synchronization2).push_next(&mut dynamic_rendering)
+        };
+        let raw = unsafe { instance.raw.create_device(physical, &create_info, None) }.check("vkCreateDevice")?;
+        let queue = unsafe { raw.get_device_queue(queue_family, 0) };
+
+        let dispatch = if is_core_1_3 {
+            Dispatch::Core
+        } else {
+            Dispatch::Extensions {
+                synchronization2: ash::khr::synchronization2::Device::new(&instance.raw, &raw),
+                dynamic_rendering: ash::khr::dynamic_rendering::Device::new(&instance.raw, &raw),
+            }
+        };
+        let debug_utils = instance.debug_utils.then(|| ash::ext::debug_utils::Device::new(&instance.raw, &raw));
+        let allocator = Allocator::new(&AllocatorCreateDesc {
+            instance: instance.raw.clone(),
+            device: raw.clone(),
+            physical_device: physical,
+            debug_settings: Default::default(),
+            buffer_device_address: false,
+            allocation_sizes: Default::default(),
+        });
+        let allocator = match allocator {
+            Ok(allocator) => allocator,
+            Err(source) => {
+                unsafe { raw.destroy_device(None) };
+                return Err(Error::Allocation { name: "allocator".into(), source });
+            }
+        };
+
+        let mut driver_properties = vk::PhysicalDeviceDriverProperties::default();
+        let mut properties2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver_properties);
+        unsafe { instance.raw.get_physical_device_properties2(physical, &mut properties2) };
+        let driver_name = format!(
+            "{} {}",
+            driver_properties.driver_name_as_c_str().unwrap_or(c"?").to_string_lossy(),
+            driver_properties.driver_info_as_c_str().unwrap_or(c"").to_string_lossy()
+        );
+
+        let device = Device {
+            allocator: ManuallyDrop::new(Mutex::new(allocator)),
+            dispatch,
+            debug_utils,
+            raw,
+            physical,
+            properties,
+            driver_name,
+            queue,
+            queue_family,
+            fill_mode_non_solid: supported_features.fill_mode_non_solid == vk::TRUE,
+            instance,
+        };
+        device.set_name(device.queue, "queue.main");
+        log::info!("device: {} ({})", device.name(), device.driver_name);
+        Ok(device)
+    }
+
+    /// Why a physical device will not do, or the queue family to use on it.
+    fn suitability(
+        instance: &Instance,
+        physical: vk::PhysicalDevice,
+        properties: &vk::PhysicalDeviceProperties,
+        request: &DeviceRequest<'_>,
+    ) -> std::result::Result<u32, String> {
+        if vk::api_version_major(properties.api_version) == 1 && vk::api_version_minor(properties.api_version) < 2 {
+            return Err("needs Vulkan 1.2 or newer".into());
+        }
+        let features = unsafe { instance.raw.get_physical_device_features(physical) };
+        if features.multi_draw_indirect != vk::TRUE || features.draw_indirect_first_instance != vk::TRUE {
+            return Err("needs multiDrawIndirect and drawIndirectFirstInstance".into());
+        }
+        let is_core_1_3 = vk::api_version_minor(properties.api_version) >= 3;
+        if !is_core_1_3 {
+            let extensions = unsafe { instance.raw.enumerate_device_extension_properties(physical) }.map_err(|error| error.to_string())?;
+            for needed in [ash::khr::synchronization2::NAME, ash::khr::dynamic_rendering::NAME] {
+                if !extensions.iter().any(|extension| extension.extension_name_as_c_str() == Ok(needed)) {
+                    return Err(format!("needs {}", needed.to_string_lossy()));
+                }
+            }
+        }
+        let families = unsafe { instance.raw.get_physical_device_queue_family_properties(physical) };
+        let wanted = vk::QueueFlags::GRAPHICS | vk::QueueFlags::COMPUTE;
+        families
+            .iter()
+            .enumerate()
+            .filter(|(_, family)| family.queue_flags.contains(wanted))
+            .map(|(index, _)| index as u32)
+            .find(|&index| match request.surface {
+                Some((loader, surface)) => {
+                    unsafe { loader.get_physical_device_surface_support(physical, index, surface) }.unwrap_or(false)
+                }
+                None => true,
+            })
+            .ok_or_else(|| "no queue family with graphics + compute (and present)".into())
+    }
+
+    pub fn name(&self) -> String {
+        self.properties.device_name_as_c_str().unwrap_or(c"?").to_string_lossy().into_owned()
+    }
+
+    pub fn limits(&self) -> &vk::PhysicalDeviceLimits {
+        &self.properties.limits
+    }
+
+    pub fn allocator(&self) -> MutexGuard<'_, Allocator> {
+        // A poisoned lock only means another thread panicked mid-allocation; the allocator is still sound.
+        self.allocator.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Gives an object a name that RenderDoc and the validation layer show.
+    pub fn set_name<T: vk::Handle>(&self, object: T, name: &str) {
+        let Some(debug_utils) = &self.debug_utils else { return };
+        let Ok(name) = CString::new(name) else { return };
+        let info = vk::DebugUtilsObjectNameInfoEXT::default().object_handle(object).object_name(&name);
+        // Naming is best effort: a failure changes nothing about rendering.
+        let _ = unsafe { debug_utils.set_debug_utils_object_name(&info) };
+    }
+
+    /// Opens a command-buffer label: a named region in RenderDoc's event browser.
+    pub fn begin_label(&self, command_buffer: vk::CommandBuffer, name: &CStr) {
+        if let Some(debug_utils) = &self.debug_utils {
+            let label = vk::DebugUtilsLabelEXT::default().label_name(name);
+            unsafe { debug_utils.cmd_begin_debug_utils_label(command_buffer, &label) };
+        }
+    }
+
+    pub fn end_label(&self, command_buffer: vk::CommandBuffer) {
+        if let Some(debug_utils) = &self.debug_utils {
+            unsafe { debug_utils.cmd_end_debug_utils_label(command_buffer) };
+        }
+    }
+
+    pub fn cmd_pipeline_barrier2(&self, command_buffer: vk::CommandBuffer, dependency: &vk::DependencyInfo<'_>) {
+        match &self.dispatch {
+            Dispatch::Core => unsafe { self.raw.cmd_pipeline_barrier2(command_buffer, dependency) },
+            Dispatch::Extensions { synchronization2, .. } => unsafe {
+                synchronization2.cmd_pipeline_barrier2(command_buffer, dependency)
+            },
+        }
+    }
+
+    pub fn cmd_begin_rendering(&self, command_buffer: vk::CommandBuffer, rendering: &vk::RenderingInfo<'_>) {
+        match &self.dispatch {
+            Dispatch::Core => unsafe { self.raw.cmd_begin_rendering(command_buffer, rendering) },
+            Dispatch::Extensions { dynamic_rendering, .. } => unsafe {
+                dynamic_rendering.cmd_begin_rendering(command_buffer, rendering)
+            },
+        }
+    }
+
+    pub fn cmd_end_rendering(&self, command_buffer: vk::CommandBuffer) {
+        match &self.dispatch {
+            Dispatch::Core => unsafe { self.raw.cmd_end_rendering(command_buffer) },
+            Dispatch::Extensions { dynamic_rendering, .. } => unsafe { dynamic_rendering.cmd_end_rendering(command_buffer) },
+        }
+    }
+
+    /// Waits for the device to finish everything. Only at set-up, resize and shutdown.
+    pub fn wait_idle(&self) -> Result<()> {
+        unsafe { self.raw.device_wait_idle() }.check("vkDeviceWaitIdle")
+    }
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        unsafe {
+            // Errors here (a lost device) cannot be acted on during teardown.
+            let _ = self.raw.device_wait_idle();
+            ManuallyDrop::drop(&mut self.allocator);
+            self.raw.destroy_device(None);
+        }
+        // `instance` drops after this, as the last field.
+    }
+}

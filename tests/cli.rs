@@ -1,0 +1,103 @@
+//! The `vkskin` binary as a user runs it: headless render, errors on bad input and missing parts,
+//! and the viewer under Xvfb. Validation is on wherever Vulkan runs.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn vkskin() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_vkskin"));
+    command.env("RUST_LOG", "warn");
+    command
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let folder = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
+    std::fs::create_dir_all(&folder).expect("scratch folder");
+    folder.join(name)
+}
+
+fn text(output: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
+#[test]
+fn render_writes_a_png_of_the_asked_size() {
+    let out = scratch("render.png");
+    let _ = std::fs::remove_file(&out);
+    let output = vkskin()
+        .args(["render", "--time", "0.75", "--size", "200x150", "--validate", "--out"])
+        .arg(&out)
+        .output()
+        .expect("vkskin runs");
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(text(&output).contains("validation: 0 errors, 0 warnings"), "{}", text(&output));
+    let image = image::open(&out).expect("a PNG was written").to_rgba8();
+    assert_eq!(image.dimensions(), (200, 150));
+}
+
+#[test]
+fn a_missing_model_is_a_clear_error() {
+    let output = vkskin().args(["render", "no/such/model.md5mesh", "--out"]).arg(scratch("never.png")).output().expect("vkskin runs");
+    assert!(!output.status.success());
+    let message = text(&output);
+    assert!(message.contains("no/such/model.md5mesh"), "names the file: {message}");
+    assert!(!message.contains("panicked"), "{message}");
+}
+
+#[test]
+fn an_unknown_format_lists_the_supported_ones() {
+    let path = scratch("model.obj");
+    std::fs::write(&path, "v 0 0 0\n").expect("write");
+    let output = vkskin().arg("render").arg(&path).output().expect("vkskin runs");
+    assert!(!output.status.success());
+    assert!(text(&output).contains(".md5mesh"), "{}", text(&output));
+}
+
+#[test]
+fn an_unwritable_output_is_a_clear_error() {
+    let output = vkskin().args(["render", "--size", "32x32", "--out", "/proc/vkskin/denied.png"]).output().expect("vkskin runs");
+    assert!(!output.status.success());
+    let message = text(&output);
+    assert!(message.contains("cannot write /proc/vkskin/denied.png"), "{message}");
+    assert!(!message.contains("panicked"), "{message}");
+}
+
+#[test]
+fn a_bad_size_is_refused() {
+    let output = vkskin().args(["render", "--size", "0x10"]).output().expect("vkskin runs");
+    assert!(!output.status.success());
+    assert!(text(&output).contains("WxH"), "{}", text(&output));
+}
+
+#[test]
+fn view_without_a_display_points_at_render() {
+    let output = vkskin()
+        .args(["view", "--frames", "1"])
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .expect("vkskin runs");
+    assert!(!output.status.success());
+    let message = text(&output);
+    assert!(message.contains("vkskin render"), "{message}");
+    assert!(!message.contains("panicked"), "{message}");
+}
+
+#[test]
+fn view_runs_under_xvfb_with_validation_clean() {
+    if Command::new("xvfb-run").arg("--help").output().is_err() {
+        println!("skipped: xvfb-run is not installed (apt-get install xvfb xauth)");
+        return;
+    }
+    let output = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 800x600x24"])
+        .arg(env!("CARGO_BIN_EXE_vkskin"))
+        .args(["view", "--frames", "120", "--size", "320x240", "--instances", "2", "--validate"])
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("xvfb-run runs");
+    let message = text(&output);
+    assert!(output.status.success(), "{message}");
+    assert!(message.contains("presented 120 frames"), "{message}");
+    assert!(message.contains("validation: 0 errors, 0 warnings"), "{message}");
+}

@@ -1,0 +1,187 @@
+//! GPU tests on lavapipe with the validation layer (synchronization validation included) on: any
+//! warning or error message fails the test that caused it.
+//!
+//! The GPU's skinned vertices and palettes are checked against the CPU reference in src/anim.
+
+use std::sync::Arc;
+
+use glam::{Mat4, Vec3};
+use vkskin::anim::{self, JointPose};
+use vkskin::app::{default_animations, default_model_path, headless_device, HeadlessRenderer, SceneSetup};
+use vkskin::formats::load_model;
+use vkskin::model::Model;
+use vkskin::render::gpu::{InstanceData, PaletteMatrix, SkinnedVertex, NO_CLIP};
+use vkskin::render::FrameScene;
+use vkskin::vk::Device;
+
+fn default_model() -> Model {
+    let path = default_model_path();
+    load_model(&path, &default_animations(&path, &[])).expect("the bundled model loads")
+}
+
+fn validated_device() -> Arc<Device> {
+    let device = headless_device(true).expect("lavapipe with the validation layer (mesa-vulkan-drivers, vulkan-validationlayers)");
+    assert!(device.instance.validation);
+    device
+}
+
+fn assert_no_validation_messages(device: &Device) {
+    let counts = device.instance.message_counts();
+    assert_eq!((counts.errors, counts.warnings), (0, 0), "validation layer reported messages (see the log above)");
+}
+
+/// Three instances, out of phase, moved and turned: the CPU reference must follow all of it.
+fn varied_setup(model: Model) -> SceneSetup {
+    let mut setup = SceneSetup::new(model, 3);
+    setup.instances[0].phase = 0.0;
+    setup.instances[1].phase = 0.61;
+    setup.instances[1].yaw = 0.8;
+    setup.instances[2].phase = 1.37;
+    setup.instances[2].yaw = -2.1;
+    setup.instances[2].speed = 1.3;
+    setup.instances[2].position += Vec3::new(0.3, 0.2, -0.4);
+    setup
+}
+
+/// The CPU reference palette for one instance's parameters.
+fn cpu_palette(model: &Model, data: &InstanceData) -> Vec<Mat4> {
+    if data.clip == NO_CLIP {
+        return anim::bind_palette(&model.skeleton, data.world());
+    }
+    let clip = &model.clips[data.clip as usize];
+    let mut poses = vec![JointPose::IDENTITY; model.skeleton.len()];
+    clip.sample(data.time, &mut poses);
+    let mut palette = vec![Mat4::IDENTITY; model.skeleton.len()];
+    anim::palette(&model.skeleton, &poses, data.world(), &mut palette);
+    palette
+}
+
+/// Renders `scene` and returns what the GPU skinned, per instance.
+fn skin_on_gpu(headless: &mut HeadlessRenderer, scene: &FrameScene) -> (Vec<SkinnedVertex>, Vec<PaletteMatrix>) {
+    headless.render(scene).expect("frame renders");
+    headless.renderer.read_back_skinning().expect("read back")
+}
+
+fn check_skinning(model: &Model, scene: &FrameScene, skinned: &[SkinnedVertex]) -> (f32, f32) {
+    let extent = model.extent();
+    let tolerance = 1e-4 * extent;
+    let vertex_count = model.vertices.len();
+    let (mut worst_position, mut worst_normal) = (0.0f32, 0.0f32);
+    for (instance_index, data) in scene.instances.iter().enumerate() {
+        let palette = cpu_palette(model, data);
+        for (vertex_index, vertex) in model.vertices.iter().enumerate() {
+            let (position, normal) = anim::skin_vertex(&palette, vertex.position, vertex.normal, vertex.joints, vertex.weights);
+            let gpu = skinned[instance_index * vertex_count + vertex_index];
+            let position_error = Vec3::from_array(gpu.position).distance(position);
+            let normal_error = gpu.normal().distance(normal);
+            worst_position = worst_position.max(position_error);
+            worst_normal = worst_normal.max(normal_error);
+            assert!(
+                position_error <= tolerance && normal_error <= tolerance,
+                "instance {instance_index} vertex {vertex_index}: GPU position {:?} normal {:?}, CPU {position:?} {normal:?} \
+                 (errors {position_error:e}, {normal_error:e}; tolerance {tolerance:e})",
+                gpu.position,
+                gpu.normal()
+            );
+        }
+    }
+    (worst_position, worst_normal)
+}
+
+#[test]
+fn gpu_skinning_matches_the_cpu_reference() {
+    let model = default_model();
+    assert!(!model.clips.is_empty(), "the bundled model has a clip");
+    let setup = varied_setup(model);
+    let device = validated_device();
+    let mut headless = HeadlessRenderer::new(&device, &setup, 160, 120).expect("renderer");
+    for seconds in [0.0, 0.37, 1.234] {
+        let scene = setup.frame(seconds, headless.aspect());
+        let times: Vec<f32> = scene.instances.iter().map(|instance| instance.time).collect();
+        assert!(times[0] != times[1] && times[1] != times[2], "instances are out of phase: {times:?}");
+        let (skinned, _) = skin_on_gpu(&mut headless, &scene);
+        assert_eq!(skinned.len(), setup.model.vertices.len() * 3);
+        let (position, normal) = check_skinning(&setup.model, &scene, &skinned);
+        println!("t = {seconds}: worst position error {position:e}, worst normal error {normal:e}");
+    }
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn gpu_palettes_hit_keyframes_and_interpolate_halfway() {
+    let model = default_model();
+    let clip = model.clips[0].clone();
+    let mut setup = SceneSetup::new(model, 2);
+    for instance in &mut setup.instances {
+        instance.position = Vec3::ZERO;
+        instance.yaw = 0.0;
+        instance.phase = 0.0;
+    }
+    let device = validated_device();
+    let mut headless = HeadlessRenderer::new(&device, &setup, 64, 64).expect("renderer");
+    let joint_count = setup.model.skeleton.len();
+    let frame = 5;
+    let keyframe_time = frame as f32 / clip.frame_rate;
+    let halfway_time = (frame as f32 + 0.5) / clip.frame_rate;
+
+    let mut scene = setup.frame(0.0, 1.0);
+    scene.instances[0].time = keyframe_time;
+    scene.instances[1].time = halfway_time;
+    let (_, palettes) = skin_on_gpu(&mut headless, &scene);
+
+    let inverse_bind = |joint: usize| setup.model.skeleton.joints[joint].inverse_bind;
+    for joint in 0..joint_count {
+        let at_key = clip.frame(frame)[joint].to_mat4() * inverse_bind(joint);
+        let halfway_pose = JointPose::interpolate(clip.frame(frame)[joint], clip.frame(frame + 1)[joint], 0.5);
+        // The halfway pose is the lerp of translations and the slerp of rotations.
+        let a = clip.frame(frame)[joint];
+        let b = clip.frame(frame + 1)[joint];
+        assert!(halfway_pose.translation.distance((a.translation + b.translation) * 0.5) < 1e-5);
+        assert!(halfway_pose.rotation.angle_between(a.rotation.slerp(b.rotation, 0.5)) < 1e-3);
+        let halfway = halfway_pose.to_mat4() * inverse_bind(joint);
+        let tolerance = 1e-4 * setup.model.extent();
+        let gpu_key = palettes[joint].to_mat4();
+        let gpu_half = palettes[joint_count + joint].to_mat4();
+        assert!(gpu_key.abs_diff_eq(at_key, tolerance), "joint {joint} at keyframe {frame}: GPU {gpu_key} vs {at_key}");
+        assert!(gpu_half.abs_diff_eq(halfway, tolerance), "joint {joint} halfway: GPU {gpu_half} vs {halfway}");
+    }
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn without_animation_the_gpu_reproduces_the_bind_pose() {
+    let mut model = default_model();
+    model.clips.clear();
+    let mut setup = SceneSetup::new(model, 2);
+    setup.instances[1].yaw = 1.0;
+    let device = validated_device();
+    let mut headless = HeadlessRenderer::new(&device, &setup, 64, 64).expect("renderer");
+    let scene = setup.frame(0.5, 1.0);
+    assert!(scene.instances.iter().all(|instance| instance.clip == NO_CLIP));
+    let (skinned, _) = skin_on_gpu(&mut headless, &scene);
+    let tolerance = 1e-4 * setup.model.extent();
+    let vertex_count = setup.model.vertices.len();
+    for (instance_index, instance) in setup.instances.iter().enumerate() {
+        let world = instance.world();
+        for (vertex_index, vertex) in setup.model.vertices.iter().enumerate() {
+            let expected = world.transform_point3(vertex.position);
+            let gpu = Vec3::from_array(skinned[instance_index * vertex_count + vertex_index].position);
+            assert!(gpu.distance(expected) <= tolerance, "instance {instance_index} vertex {vertex_index}: {gpu} vs bind pose {expected}");
+        }
+    }
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn three_hundred_frames_without_a_validation_message() {
+    let setup = SceneSetup::new(default_model(), 4);
+    let device = validated_device();
+    let mut headless = HeadlessRenderer::new(&device, &setup, 96, 64).expect("renderer");
+    for frame in 0..300u32 {
+        let scene = setup.frame(f64::from(frame) / 60.0, headless.aspect());
+        headless.submit(&scene).expect("frame submits");
+    }
+    headless.renderer.wait_all().expect("frames finish");
+    assert_eq!(headless.renderer.frames_rendered, 300);
+    assert_no_validation_messages(&device);
+}
