@@ -2,6 +2,7 @@
 
 pub mod anim;
 pub mod formats;
+pub mod generate;
 pub mod model;
 pub mod vk;
 pub mod render;

@@ -250,33 +250,25 @@ impl<'a> Tokenizer<'a> {
 // Parser
 // ---------------------------------------------------------------------------------------------
 
-/// Reads tokens with one of look-ahead. Every `expected` argument finishes the sentence
-/// "expected ..., found ..." of the error it raises.
+/// Reads tokens in order. Every `expected` argument finishes the sentence "expected ..., found ..."
+/// of the error it raises.
 struct Parser<'a> {
     tokenizer: Tokenizer<'a>,
-    peeked: Option<Token<'a>>,
     path: &'a Path,
 }
 
 impl<'a> Parser<'a> {
     fn new(text: &'a str, path: &'a Path) -> Parser<'a> {
-        Parser { tokenizer: Tokenizer::new(text, path), peeked: None, path }
-    }
-
-    fn peek(&mut self) -> Result<Token<'a>, FormatError> {
-        if let Some(token) = self.peeked {
-            return Ok(token);
-        }
-        let token = self.tokenizer.next()?;
-        self.peeked = Some(token);
-        Ok(token)
+        Parser { tokenizer: Tokenizer::new(text, path), path }
     }
 
     fn next(&mut self) -> Result<Token<'a>, FormatError> {
-        match self.peeked.take() {
-            Some(token) => Ok(token),
-            None => self.tokenizer.next(),
-        }
+        self.tokenizer.next()
+    }
+
+    /// The line of the token read last.
+    fn last_line(&self) -> usize {
+        self.tokenizer.last_token_line
     }
 
     fn error(&self, line: usize, message: impl Into<String>) -> FormatError {
@@ -396,6 +388,10 @@ impl<'a> Parser<'a> {
         let valid = -1 <= parent && parent < i64::from(index);
         match i32::try_from(parent) {
             Ok(parent) if valid => Ok(parent),
+            _ if index == 0 => Err(self.error(
+                line,
+                format!("expected the parent of {what} to be -1 (the first joint is a root), found {parent}"),
+            )),
             _ => Err(self.error(
                 line,
                 format!(
@@ -557,7 +553,7 @@ fn parse_anim_with_lines(text: &str, path: &Path) -> Result<(Md5Anim, AnimLines)
     parser.keyword("frameRate", format_args!("'frameRate'"))?;
     let frame_rate = parser.float(format_args!("frameRate"))?;
     if frame_rate <= 0.0 {
-        return Err(parser.error(parser.tokenizer.last_token_line, format!("expected a positive frameRate, found {frame_rate}")));
+        return Err(parser.error(parser.last_line(), format!("expected a positive frameRate, found {frame_rate}")));
     }
     let (component_count, _) = parser.count_field("numAnimatedComponents")?;
 
@@ -567,7 +563,7 @@ fn parse_anim_with_lines(text: &str, path: &Path) -> Result<(Md5Anim, AnimLines)
     let mut hierarchy_lines = Vec::new();
     for index in 0..joint_count {
         let name = parser.string(format_args!("name of joint {index} (numJoints is {joint_count})"))?.to_string();
-        let line = parser.tokenizer.last_token_line;
+        let line = parser.last_line();
         let parent = parser.parent(index, format_args!("joint {index}"))?;
         let (flags, flags_line) = parser.unsigned(format_args!("joint {index} flags"))?;
         if flags & !FLAG_MASK != 0 {
@@ -752,10 +748,15 @@ fn write_anim_into(out: &mut String, anim: &Md5Anim) -> fmt::Result {
             .filter(|&(bit, _)| joint.flags & (1 << bit) != 0)
             .map(|(_, name)| *name)
             .collect();
-        match (parent, components.is_empty()) {
-            (None, true) => writeln!(out)?,
-            (parent, true) => writeln!(out, "\t// {}", parent.unwrap_or_default())?,
-            (parent, false) => writeln!(out, "\t// {} ( {} )", parent.unwrap_or_default(), components.join(" "))?,
+        // id's layout: "// parent ( Tx Ty .. )", each part only when there is one.
+        let mut comment: Vec<String> = parent.map(str::to_string).into_iter().collect();
+        if !components.is_empty() {
+            comment.push(format!("( {} )", components.join(" ")));
+        }
+        if comment.is_empty() {
+            writeln!(out)?;
+        } else {
+            writeln!(out, "\t// {}", comment.join(" "))?;
         }
     }
     writeln!(out, "}}")?;
@@ -1141,7 +1142,16 @@ mod tests {
         use TokenKind::*;
         assert_eq!(
             tokens("(1)x//y\n{\"\"}"),
-            vec![(OpenParen, 1), (Word("1"), 1), (CloseParen, 1), (Word("x"), 1), (OpenBrace, 2), (Quoted(""), 2), (CloseBrace, 2), (End, 2)]
+            vec![
+                (OpenParen, 1),
+                (Word("1"), 1),
+                (CloseParen, 1),
+                (Word("x"), 1),
+                (OpenBrace, 2),
+                (Quoted(""), 2),
+                (CloseBrace, 2),
+                (End, 2),
+            ]
         );
         assert_eq!(tokens(""), vec![(End, 1)]);
         assert_eq!(tokens("// only a comment"), vec![(End, 1)]);
@@ -1191,7 +1201,7 @@ mod tests {
         let point = Vec3::new(1.0, 2.0, 3.0);
         assert!((Z_UP_TO_Y_UP * point).distance(to_y_up(point)) < 1e-6);
         assert_eq!(to_y_up(point), Vec3::new(1.0, 3.0, -2.0));
-        assert!(Z_UP_TO_Y_UP.angle_between(Quat::from_rotation_x(-std::f32::consts::FRAC_PI_2)) < 1e-6);
+        assert!(Z_UP_TO_Y_UP.abs_diff_eq(Quat::from_rotation_x(-std::f32::consts::FRAC_PI_2), 1e-7));
     }
 
     #[test]

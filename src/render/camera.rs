@@ -20,7 +20,7 @@ impl OrbitCamera {
     pub fn framing(bounds: Aabb) -> OrbitCamera {
         let radius = bounds.size().length() * 0.5;
         let fov_y = 45f32.to_radians();
-        OrbitCamera { target: bounds.center(), distance: radius / (fov_y * 0.5).sin() * 1.05, yaw: 0.45, pitch: 0.25, fov_y }
+        OrbitCamera { target: bounds.center(), distance: radius / (fov_y * 0.5).sin() * 1.3, yaw: 0.45, pitch: 0.25, fov_y }
     }
 
     pub fn position(&self) -> Vec3 {
