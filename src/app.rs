@@ -48,8 +48,13 @@ impl SceneSetup {
         let instances = grid_instances(&model, instance_count.max(1));
         let bounds = world_bounds(&model, &instances);
         let camera = OrbitCamera::framing(bounds);
-        SceneSetup { model, instances, // From the camera's left and a little behind, so the shadow falls where the camera sees it.
-            light_direction: Vec3::new(-0.75, 0.9, -0.2).normalize(), camera, bounds }
+        SceneSetup {
+            model,
+            instances, // From the camera's left and a little behind, so the shadow falls where the camera sees it.
+            light_direction: Vec3::new(-0.75, 0.9, -0.2).normalize(),
+            camera,
+            bounds,
+        }
     }
 
     /// The ground: a square at the lowest point of the scene, a few model sizes wide.
@@ -61,7 +66,10 @@ impl SceneSetup {
     /// Everything the renderer needs for the frame at `seconds` on the shared clock.
     pub fn frame(&self, seconds: f64, aspect: f32) -> FrameScene {
         let ground = self.ground();
-        let receiver = Aabb { min: ground.truncate() - Vec3::new(ground.w, 0.0, ground.w), max: ground.truncate() + Vec3::new(ground.w, 0.0, ground.w) };
+        let receiver = Aabb {
+            min: ground.truncate() - Vec3::new(ground.w, 0.0, ground.w),
+            max: ground.truncate() + Vec3::new(ground.w, 0.0, ground.w),
+        };
         FrameScene {
             instances: self.instances.iter().map(|instance| instance.gpu_data(&self.model.clips, seconds)).collect(),
             view_projection: self.camera.view_projection(aspect),

@@ -831,7 +831,9 @@ fn motion(joint: usize, phase: f64) -> Motion {
         ORIGIN => Motion { rotation: DQuat::IDENTITY, translation: DVec3::new(0.015 * sin, 0.004 * sin2, 0.0) },
         // Lowest when both feet are down, level when one leg passes under the body.
         PELVIS => Motion {
-            rotation: degrees_about(DVec3::Z, -6.0 * sin) * degrees_about(DVec3::Y, 3.0 * cos2) * degrees_about(DVec3::X, 2.0 * sin2),
+            rotation: degrees_about(DVec3::Z, -6.0 * sin)
+                * degrees_about(DVec3::Y, 3.0 * cos2)
+                * degrees_about(DVec3::X, 2.0 * sin2),
             translation: DVec3::new(0.01 * sin, 0.005 * sin2, 0.02 * (cos2 - 1.0)),
         },
         // The shoulders turn against the hips.
@@ -873,7 +875,10 @@ fn stored_local_pose(skeleton: &[BindJoint], joint: usize, motion: &Motion) -> [
         Some(parent) => {
             let parent = &skeleton[parent];
             let to_parent = parent.rotation().inverse();
-            (to_parent * (bind.translation() - parent.translation()) + motion.translation, to_parent * motion.rotation * bind.rotation())
+            (
+                to_parent * (bind.translation() - parent.translation()) + motion.translation,
+                to_parent * motion.rotation * bind.rotation(),
+            )
         }
         None => (bind.translation() + motion.translation, motion.rotation * bind.rotation()),
     };
@@ -916,7 +921,11 @@ fn animation(skeleton: &[BindJoint], mesh: &Md5Mesh) -> Md5Anim {
                 .iter()
                 .zip(frame)
                 .flat_map(|(joint, components)| {
-                    components.iter().enumerate().filter(|&(component, _)| joint.flags & (1 << component) != 0).map(|(_, &value)| value)
+                    components
+                        .iter()
+                        .enumerate()
+                        .filter(|&(component, _)| joint.flags & (1 << component) != 0)
+                        .map(|(_, &value)| value)
                 })
                 .collect()
         })
@@ -981,9 +990,7 @@ fn skinned_bounds(mesh: &Md5Mesh, joints: &[(DVec3, DQuat)]) -> [Vec3; 2] {
             max = max.max(position);
         }
     }
-    let outward = |vector: DVec3, round: fn(f64) -> f64| {
-        vector.to_array().map(|value| (round(value * 1e6) / 1e6 + 0.0) as f32)
-    };
+    let outward = |vector: DVec3, round: fn(f64) -> f64| vector.to_array().map(|value| (round(value * 1e6) / 1e6 + 0.0) as f32);
     [Vec3::from_array(outward(min, f64::floor)), Vec3::from_array(outward(max, f64::ceil))]
 }
 

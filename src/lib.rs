@@ -1,10 +1,10 @@
 //! vkskin: GPU skeletal animation with Vulkan. Skin once in compute, draw twice (shadow, forward).
 
 pub mod anim;
+pub mod app;
 pub mod formats;
 pub mod generate;
 pub mod model;
-pub mod vk;
 pub mod render;
-pub mod app;
 pub mod viewer;
+pub mod vk;

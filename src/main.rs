@@ -1,7 +1,7 @@
 //! vkskin's command line: parses arguments and hands over to the viewer, the headless renderer or
 //! the asset generator.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
@@ -95,7 +95,8 @@ impl SceneArgs {
 }
 
 fn parse_size(text: &str) -> Result<(u32, u32), String> {
-    let (width, height) = text.split_once(['x', 'X']).ok_or_else(|| format!("expected WxH, for example 1280x720, got '{text}'"))?;
+    let (width, height) =
+        text.split_once(['x', 'X']).ok_or_else(|| format!("expected WxH, for example 1280x720, got '{text}'"))?;
     let parse = |side: &str| side.trim().parse::<u32>().ok().filter(|&value| (1..=16384).contains(&value));
     match (parse(width), parse(height)) {
         (Some(width), Some(height)) => Ok((width, height)),
@@ -114,7 +115,7 @@ fn check_messages(validation: bool, messages: MessageCounts) -> Result<(), Strin
     Ok(())
 }
 
-fn render(scene_args: &SceneArgs, time: f64, (width, height): (u32, u32), out: &PathBuf) -> Result<(), String> {
+fn render(scene_args: &SceneArgs, time: f64, (width, height): (u32, u32), out: &Path) -> Result<(), String> {
     let setup = SceneSetup::new(scene_args.load()?, scene_args.instances);
     let validation = scene_args.validation();
     let device = headless_device(validation).map_err(|error| error.to_string())?;
@@ -145,7 +146,8 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Render { scene, time, size, out } => render(&scene, time, size, &out),
         Command::Generate { out } => {
             std::fs::create_dir_all(&out).map_err(|error| format!("cannot create {}: {error}", out.display()))?;
-            let written = vkskin::generate::write_assets(&out).map_err(|error| format!("cannot write into {}: {error}", out.display()))?;
+            let written =
+                vkskin::generate::write_assets(&out).map_err(|error| format!("cannot write into {}: {error}", out.display()))?;
             for path in written {
                 println!("wrote {}", path.display());
             }

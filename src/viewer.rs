@@ -108,16 +108,17 @@ pub fn run(setup: SceneSetup, options: ViewerOptions) -> Result<ViewerReport, St
 impl Viewer {
     fn create_graphics(&self, event_loop: &ActiveEventLoop) -> Result<Graphics, String> {
         let (width, height) = self.options.size;
-        let attributes = Window::default_attributes()
-            .with_title("vkskin")
-            .with_inner_size(winit::dpi::PhysicalSize::new(width, height));
+        let attributes =
+            Window::default_attributes().with_title("vkskin").with_inner_size(winit::dpi::PhysicalSize::new(width, height));
         let window = Arc::new(event_loop.create_window(attributes).map_err(|error| format!("cannot create a window: {error}"))?);
         let display = window.display_handle().map_err(|error| error.to_string())?.as_raw();
         let window_handle = window.window_handle().map_err(|error| error.to_string())?.as_raw();
-        let extensions = ash_window::enumerate_required_extensions(display).map_err(|error| format!("no Vulkan surface support: {error}"))?;
+        let extensions =
+            ash_window::enumerate_required_extensions(display).map_err(|error| format!("no Vulkan surface support: {error}"))?;
         // SAFETY: ash-window returns pointers to static, NUL-terminated extension names.
         let surface_extensions = extensions.iter().map(|&name| unsafe { std::ffi::CStr::from_ptr(name) }).collect();
-        let instance = Instance::new(&InstanceOptions { validation: self.options.validation, surface_extensions }).map_err(|error| error.to_string())?;
+        let instance = Instance::new(&InstanceOptions { validation: self.options.validation, surface_extensions })
+            .map_err(|error| error.to_string())?;
         let surface_raw = unsafe { ash_window::create_surface(&instance.entry, &instance.raw, display, window_handle, None) }
             .map_err(|error| format!("vkCreate*SurfaceKHR failed: {error}"))?;
         let surface = Surface { raw: surface_raw, loader: ash::khr::surface::Instance::new(&instance.entry, &instance.raw) };

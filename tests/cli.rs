@@ -37,7 +37,8 @@ fn render_writes_a_png_of_the_asked_size() {
 
 #[test]
 fn a_missing_model_is_a_clear_error() {
-    let output = vkskin().args(["render", "no/such/model.md5mesh", "--out"]).arg(scratch("never.png")).output().expect("vkskin runs");
+    let output =
+        vkskin().args(["render", "no/such/model.md5mesh", "--out"]).arg(scratch("never.png")).output().expect("vkskin runs");
     assert!(!output.status.success());
     let message = text(&output);
     assert!(message.contains("no/such/model.md5mesh"), "names the file: {message}");

@@ -20,7 +20,8 @@ fn default_model() -> Model {
 }
 
 fn validated_device() -> Arc<Device> {
-    let device = headless_device(true).expect("lavapipe with the validation layer (mesa-vulkan-drivers, vulkan-validationlayers)");
+    let device =
+        headless_device(true).expect("lavapipe with the validation layer (mesa-vulkan-drivers, vulkan-validationlayers)");
     assert!(device.instance.validation);
     device
 }
@@ -166,7 +167,10 @@ fn without_animation_the_gpu_reproduces_the_bind_pose() {
         for (vertex_index, vertex) in setup.model.vertices.iter().enumerate() {
             let expected = world.transform_point3(vertex.position);
             let gpu = Vec3::from_array(skinned[instance_index * vertex_count + vertex_index].position);
-            assert!(gpu.distance(expected) <= tolerance, "instance {instance_index} vertex {vertex_index}: {gpu} vs bind pose {expected}");
+            assert!(
+                gpu.distance(expected) <= tolerance,
+                "instance {instance_index} vertex {vertex_index}: {gpu} vs bind pose {expected}"
+            );
         }
     }
     assert_no_validation_messages(&device);

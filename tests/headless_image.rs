@@ -71,9 +71,13 @@ fn the_character_is_drawn_and_casts_a_shadow_and_moves() {
         let (a, b) = (with_character.get_pixel(x, y), without_character.get_pixel(x, y));
         (0..3).any(|channel| a[channel].abs_diff(b[channel]) > 6)
     };
-    let covered = (min_y..=max_y).flat_map(|y| (min_x..=max_x).map(move |x| (x, y))).filter(|&(x, y)| changed(x, y)).count() as u32;
+    let covered =
+        (min_y..=max_y).flat_map(|y| (min_x..=max_x).map(move |x| (x, y))).filter(|&(x, y)| changed(x, y)).count() as u32;
     let image_area = WIDTH * HEIGHT;
-    println!("character box {box_area} px ({:.1}% of the image), {covered} px drawn", 100.0 * box_area as f32 / image_area as f32);
+    println!(
+        "character box {box_area} px ({:.1}% of the image), {covered} px drawn",
+        100.0 * box_area as f32 / image_area as f32
+    );
     assert!(box_area > image_area / 50 && box_area < image_area * 9 / 10, "the character's box is a plausible size");
     assert!(covered > box_area / 5 && covered <= box_area, "the character covers a plausible part of its box");
     // The projected vertices themselves are drawn (allowing for the odd one hidden on an edge).

@@ -64,11 +64,14 @@ fn committed_assets_are_what_the_generator_writes() {
         std::fs::read_to_string(assets().join(name)).unwrap_or_else(|error| panic!("assets/{name} is readable: {error}"))
     };
     // Compared as whole strings, but reported by first differing line to keep a failure readable.
-    for (name, expected) in [("figure.md5mesh", md5::write_mesh(&figure.mesh)), ("figure.md5anim", md5::write_anim(&figure.anim))] {
+    for (name, expected) in [("figure.md5mesh", md5::write_mesh(&figure.mesh)), ("figure.md5anim", md5::write_anim(&figure.anim))]
+    {
         let committed = read(name);
         if committed != expected {
             let line = committed.lines().zip(expected.lines()).position(|(a, b)| a != b).map_or(0, |index| index + 1);
-            panic!("assets/{name} differs from the generator (first at line {line}); regenerate with --ignored regenerate_assets");
+            panic!(
+                "assets/{name} differs from the generator (first at line {line}); regenerate with --ignored regenerate_assets"
+            );
         }
     }
     let texture = image::open(assets().join("figure_body.png")).expect("the body texture decodes").to_rgba8();
@@ -452,7 +455,8 @@ fn no_prefix_or_dropped_token_panics() {
         // Dropping any one token must not panic either (whether it errors depends on the token).
         let tokens: Vec<&str> = text.split_whitespace().collect();
         for skip in 0..tokens.len() {
-            let shorter: Vec<&str> = tokens.iter().enumerate().filter(|&(index, _)| index != skip).map(|(_, token)| *token).collect();
+            let shorter: Vec<&str> =
+                tokens.iter().enumerate().filter(|&(index, _)| index != skip).map(|(_, token)| *token).collect();
             let _ = parse(&shorter.join(" "));
         }
     }
@@ -525,11 +529,8 @@ fn mismatched_animations_name_the_anim_file_the_line_and_the_joint() {
     let reparented = load_error("reparented", SMALL_MESH, &edited(SMALL_ANIM, "\"child\"\t0", "\"child\"\t-1"));
     assert_names(&reparented, "small.md5anim", 11, &["parent 0", "parent -1"]);
 
-    let three_joints = edited(
-        &edited(SMALL_MESH, "numJoints 2", "numJoints 3"),
-        "}\n\nmesh",
-        "\t\"extra\"\t1 ( 0 0 2 ) ( 0 0 0 )\n}\n\nmesh",
-    );
+    let three_joints =
+        edited(&edited(SMALL_MESH, "numJoints 2", "numJoints 3"), "}\n\nmesh", "\t\"extra\"\t1 ( 0 0 2 ) ( 0 0 0 )\n}\n\nmesh");
     let counted = load_error("counted", &three_joints, SMALL_ANIM);
     assert_names(&counted, "small.md5anim", 5, &["numJoints 3", "found 2"]);
 
@@ -551,7 +552,9 @@ fn textures_are_found_by_the_documented_rules_or_warned_about() {
     );
     std::fs::write(dir.join("small.md5mesh"), two_parts).expect("the mesh is written");
     // Found by its file name alone with .png in place of .tga.
-    image::RgbaImage::from_pixel(2, 3, image::Rgba([10, 20, 30, 255])).save(dir.join("skin.png")).expect("the texture is written");
+    image::RgbaImage::from_pixel(2, 3, image::Rgba([10, 20, 30, 255]))
+        .save(dir.join("skin.png"))
+        .expect("the texture is written");
 
     let model = md5::load(&dir.join("small.md5mesh"), &[]).expect("the model loads without its second texture");
     assert_eq!(model.meshes.len(), 2);

@@ -265,9 +265,8 @@ mod tests {
 
     #[test]
     fn sampling_wraps_and_interpolates() {
-        let poses: Vec<JointPose> = (0..4)
-            .map(|i| JointPose { rotation: Quat::IDENTITY, translation: Vec3::new(i as f32, 0.0, 0.0) })
-            .collect();
+        let poses: Vec<JointPose> =
+            (0..4).map(|i| JointPose { rotation: Quat::IDENTITY, translation: Vec3::new(i as f32, 0.0, 0.0) }).collect();
         let clip = clip_with(&poses);
         assert!((clip.duration() - 4.0 / 24.0).abs() < 1e-7);
         let point = clip.sample_point(1.5 / 24.0);

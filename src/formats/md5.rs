@@ -388,10 +388,10 @@ impl<'a> Parser<'a> {
         let valid = -1 <= parent && parent < i64::from(index);
         match i32::try_from(parent) {
             Ok(parent) if valid => Ok(parent),
-            _ if index == 0 => Err(self.error(
-                line,
-                format!("expected the parent of {what} to be -1 (the first joint is a root), found {parent}"),
-            )),
+            _ if index == 0 => {
+                Err(self
+                    .error(line, format!("expected the parent of {what} to be -1 (the first joint is a root), found {parent}")))
+            }
             _ => Err(self.error(
                 line,
                 format!(
@@ -494,10 +494,9 @@ fn parse_mesh_part(
         for corner in &mut corners {
             let (vert, line) = parser.unsigned(format_args!("a vert index of tri {tri}"))?;
             if vert >= vert_count {
-                return Err(parser.error(
-                    line,
-                    format!("expected a vert index below {vert_count} (numverts) in tri {tri}, found {vert}"),
-                ));
+                return Err(
+                    parser.error(line, format!("expected a vert index below {vert_count} (numverts) in tri {tri}, found {vert}"))
+                );
             }
             *corner = vert;
         }
@@ -645,7 +644,8 @@ fn parse_anim_with_lines(text: &str, path: &Path) -> Result<(Md5Anim, AnimLines)
     }
     parser.end(format_args!("end of file after {frame_count} frames (numFrames)"))?;
 
-    let anim = Md5Anim { commandline, frame_rate, num_animated_components: component_count, hierarchy, bounds, baseframe, frames };
+    let anim =
+        Md5Anim { commandline, frame_rate, num_animated_components: component_count, hierarchy, bounds, baseframe, frames };
     Ok((anim, AnimLines { num_joints: joint_count_line, hierarchy: hierarchy_lines }))
 }
 
@@ -742,12 +742,8 @@ fn write_anim_into(out: &mut String, anim: &Md5Anim) -> fmt::Result {
     for joint in &anim.hierarchy {
         write!(out, "\t\"{}\"\t{} {} {}", joint.name, joint.parent, joint.flags, joint.start_index)?;
         let parent = parent_name(joint_name, joint.parent);
-        let components: Vec<&str> = COMPONENT_NAMES
-            .iter()
-            .enumerate()
-            .filter(|&(bit, _)| joint.flags & (1 << bit) != 0)
-            .map(|(_, name)| *name)
-            .collect();
+        let components: Vec<&str> =
+            COMPONENT_NAMES.iter().enumerate().filter(|&(bit, _)| joint.flags & (1 << bit) != 0).map(|(_, name)| *name).collect();
         // id's layout: "// parent ( Tx Ty .. )", each part only when there is one.
         let mut comment: Vec<String> = parent.map(str::to_string).into_iter().collect();
         if !components.is_empty() {
@@ -940,15 +936,11 @@ fn bind_vertex(
         return Err(place.error(format_args!("expected weight biases with a positive sum, found {total}")));
     }
 
-    let mut vertex = Vertex {
-        position,
-        normal: Vec3::Y,
-        uv: vert.uv,
-        joints: [0; MAX_INFLUENCES],
-        weights: [0.0; MAX_INFLUENCES],
-    };
+    let mut vertex =
+        Vertex { position, normal: Vec3::Y, uv: vert.uv, joints: [0; MAX_INFLUENCES], weights: [0.0; MAX_INFLUENCES] };
     for ((joint_slot, weight_slot), &(joint, bias)) in vertex.joints.iter_mut().zip(vertex.weights.iter_mut()).zip(kept) {
-        *joint_slot = u16::try_from(joint).map_err(|_| place.error(format_args!("expected a 16-bit joint index, found {joint}")))?;
+        *joint_slot =
+            u16::try_from(joint).map_err(|_| place.error(format_args!("expected a 16-bit joint index, found {joint}")))?;
         *weight_slot = bias / total;
     }
     Ok(vertex)
@@ -1054,25 +1046,15 @@ pub fn bake_clip(anim: &Md5Anim, name: &str) -> Clip {
     for frame in &anim.frames {
         bake_frame(anim, frame, &mut poses);
     }
-    let bounds = anim
-        .bounds
-        .iter()
-        .map(|&[min, max]| Aabb::from_points(Aabb { min, max }.corners().map(to_y_up)))
-        .collect();
+    let bounds = anim.bounds.iter().map(|&[min, max]| Aabb::from_points(Aabb { min, max }.corners().map(to_y_up))).collect();
     Clip { name: name.to_string(), frame_rate: anim.frame_rate, joint_count, poses, bounds }
 }
 
 fn bake_frame(anim: &Md5Anim, frame: &[f32], poses: &mut Vec<JointPose>) {
     let first = poses.len();
     for (joint, &[base_position, base_orientation]) in anim.hierarchy.iter().zip(&anim.baseframe) {
-        let mut components = [
-            base_position.x,
-            base_position.y,
-            base_position.z,
-            base_orientation.x,
-            base_orientation.y,
-            base_orientation.z,
-        ];
+        let mut components =
+            [base_position.x, base_position.y, base_position.z, base_orientation.x, base_orientation.y, base_orientation.z];
         let mut next = to_usize(joint.start_index);
         for (bit, component) in components.iter_mut().enumerate() {
             if joint.flags & (1 << bit) != 0 {

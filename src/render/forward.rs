@@ -37,9 +37,13 @@ impl ForwardTargets {
     pub fn new(device: &Arc<Device>, format: ash_vk::Format, extent: ash_vk::Extent2D) -> vk::Result<ForwardTargets> {
         // TRANSIENT: the multisampled contents never leave the pass (tile memory on mobile GPUs).
         let transient = ash_vk::ImageUsageFlags::TRANSIENT_ATTACHMENT;
-        let color = Image::new(device, "forward.color_msaa", ImageDesc::color_attachment(format, extent, SAMPLES).with_usage(transient))?;
-        let depth =
-            Image::new(device, "forward.depth_msaa", ImageDesc::depth_attachment(DEPTH_FORMAT, extent, SAMPLES).with_usage(transient))?;
+        let color =
+            Image::new(device, "forward.color_msaa", ImageDesc::color_attachment(format, extent, SAMPLES).with_usage(transient))?;
+        let depth = Image::new(
+            device,
+            "forward.depth_msaa",
+            ImageDesc::depth_attachment(DEPTH_FORMAT, extent, SAMPLES).with_usage(transient),
+        )?;
         Ok(ForwardTargets { color, depth })
     }
 }
@@ -118,7 +122,14 @@ impl ForwardPass {
         Ok(ForwardPass { model_pipeline, ground_pipeline, frame_set_layout, material_set_layout, device: device.clone() })
     }
 
-    pub fn write_frame_set(&self, set: ash_vk::DescriptorSet, uniforms: &Buffer, shadow_map: &Image, shadow_sampler: ash_vk::Sampler, texcoords: &Buffer) {
+    pub fn write_frame_set(
+        &self,
+        set: ash_vk::DescriptorSet,
+        uniforms: &Buffer,
+        shadow_map: &Image,
+        shadow_sampler: ash_vk::Sampler,
+        texcoords: &Buffer,
+    ) {
         crate::vk::descriptors::write_set(
             &self.device,
             set,
@@ -131,7 +142,11 @@ impl ForwardPass {
     }
 
     pub fn write_material_set(&self, set: ash_vk::DescriptorSet, texture: &Image, sampler: ash_vk::Sampler) {
-        crate::vk::descriptors::write_set(&self.device, set, &[(BINDING_BASE_COLOR, Resource::SampledImage(texture.view, sampler))]);
+        crate::vk::descriptors::write_set(
+            &self.device,
+            set,
+            &[(BINDING_BASE_COLOR, Resource::SampledImage(texture.view, sampler))],
+        );
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -164,7 +164,8 @@ mod tests {
         const OP_MEMBER_DECORATE: u32 = 72;
         const DECORATION_ARRAY_STRIDE: u32 = 6;
         const DECORATION_OFFSET: u32 = 35;
-        let words: Vec<u32> = spirv.chunks_exact(4).map(|chunk| u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])).collect();
+        let words: Vec<u32> =
+            spirv.chunks_exact(4).map(|chunk| u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])).collect();
         let (mut names, mut member_names) = (HashMap::new(), HashMap::new());
         let (mut offsets, mut strides, mut arrays) = (Vec::new(), HashMap::new(), Vec::new());
         let mut at = 5;
@@ -207,7 +208,11 @@ mod tests {
             assert_eq!(declared.get(member).copied(), Some(rust_offset as u32), "{structure}.{member}: shader offset vs Rust");
         }
         if let Some(size) = size {
-            assert_eq!(layouts.strides.get(structure).copied(), Some(size as u32), "{structure}: shader array stride vs Rust size");
+            assert_eq!(
+                layouts.strides.get(structure).copied(),
+                Some(size as u32),
+                "{structure}: shader array stride vs Rust size"
+            );
         }
     }
 
@@ -236,7 +241,12 @@ mod tests {
                 ("instance_count", offset_of!(SkinPush, instance_count)),
             ],
         );
-        check(shaders::PALETTE_COMP, "Pose", Some(size_of::<Pose>()), &[("rotation", 0), ("translation", offset_of!(Pose, translation))]);
+        check(
+            shaders::PALETTE_COMP,
+            "Pose",
+            Some(size_of::<Pose>()),
+            &[("rotation", 0), ("translation", offset_of!(Pose, translation))],
+        );
         check(
             shaders::PALETTE_COMP,
             "ClipInfo",

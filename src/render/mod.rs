@@ -118,7 +118,8 @@ impl Renderer {
         let gpu_model = GpuModel::upload(device, model)?;
         let vertex_count = u64::from(gpu_model.vertex_count);
         let skinned_bytes = u64::from(instance_count) * vertex_count * std::mem::size_of::<SkinnedVertex>() as u64;
-        let palette_bytes = u64::from(instance_count) * u64::from(gpu_model.joint_count) * std::mem::size_of::<PaletteMatrix>() as u64;
+        let palette_bytes =
+            u64::from(instance_count) * u64::from(gpu_model.joint_count) * std::mem::size_of::<PaletteMatrix>() as u64;
         let range_limit = u64::from(device.limits().max_storage_buffer_range);
         if skinned_bytes > range_limit || palette_bytes > range_limit {
             let per_instance = (vertex_count * std::mem::size_of::<SkinnedVertex>() as u64).max(1);
@@ -140,8 +141,20 @@ impl Renderer {
         let shadow = ShadowPass::new(device)?;
         let forward = ForwardPass::new(device, color_format)?;
 
-        let skinned = Buffer::new(device, "skinned_vertices", skinned_bytes, Usage::STORAGE_BUFFER | Usage::VERTEX_BUFFER | Usage::TRANSFER_SRC, MemoryLocation::GpuOnly)?;
-        let palettes = Buffer::new(device, "joint_palettes", palette_bytes, Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC, MemoryLocation::GpuOnly)?;
+        let skinned = Buffer::new(
+            device,
+            "skinned_vertices",
+            skinned_bytes,
+            Usage::STORAGE_BUFFER | Usage::VERTEX_BUFFER | Usage::TRANSFER_SRC,
+            MemoryLocation::GpuOnly,
+        )?;
+        let palettes = Buffer::new(
+            device,
+            "joint_palettes",
+            palette_bytes,
+            Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC,
+            MemoryLocation::GpuOnly,
+        )?;
 
         // One indexed-indirect command per (mesh, instance), mesh-major: the shadow pass draws them
         // all at once, the forward pass one mesh (material) at a time. Instance i's vertices start
@@ -163,9 +176,15 @@ impl Renderer {
         let command_bytes: Vec<u8> = commands_data
             .iter()
             .flat_map(|command| {
-                [command.index_count, command.instance_count, command.first_index, command.vertex_offset as u32, command.first_instance]
-                    .into_iter()
-                    .flat_map(u32::to_le_bytes)
+                [
+                    command.index_count,
+                    command.instance_count,
+                    command.first_index,
+                    command.vertex_offset as u32,
+                    command.first_instance,
+                ]
+                .into_iter()
+                .flat_map(u32::to_le_bytes)
             })
             .collect();
         let indirect = Buffer::with_data(device, "draws.indirect", Usage::INDIRECT_BUFFER, &command_bytes)?;
@@ -197,7 +216,13 @@ impl Renderer {
         let command_buffers = command_pool.allocate("frame.command_buffer", FRAMES_IN_FLIGHT as u32)?;
         let mut frames = Vec::new();
         for (slot, &command_buffer) in command_buffers.iter().enumerate() {
-            let uniforms = Buffer::new(device, &format!("frame.uniforms[{slot}]"), std::mem::size_of::<FrameUniforms>() as u64, Usage::UNIFORM_BUFFER, MemoryLocation::CpuToGpu)?;
+            let uniforms = Buffer::new(
+                device,
+                &format!("frame.uniforms[{slot}]"),
+                std::mem::size_of::<FrameUniforms>() as u64,
+                Usage::UNIFORM_BUFFER,
+                MemoryLocation::CpuToGpu,
+            )?;
             let instances = Buffer::new(
                 device,
                 &format!("frame.instances[{slot}]"),
@@ -310,9 +335,11 @@ impl Renderer {
         slot.fence.reset()?;
         let command_buffers = [command_buffer];
         let (wait, wait_stages, signal) = match &output {
-            Output::Swapchain { render_finished, .. } => {
-                (vec![slot.image_available.raw], vec![ash_vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT], vec![*render_finished])
-            }
+            Output::Swapchain { render_finished, .. } => (
+                vec![slot.image_available.raw],
+                vec![ash_vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT],
+                vec![*render_finished],
+            ),
             Output::Offscreen(_) => (vec![], vec![], vec![]),
         };
         let submit = ash_vk::SubmitInfo::default()
@@ -334,30 +361,65 @@ impl Renderer {
         let model = &self.model;
 
         // joint_palettes: last frame's skin-pass reads -> this frame's palette writes (write-after-read).
-        barrier::buffer(device, command_buffer, &self.palettes, (Stage::COMPUTE_SHADER, Access::NONE), (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE));
+        barrier::buffer(
+            device,
+            command_buffer,
+            &self.palettes,
+            (Stage::COMPUTE_SHADER, Access::NONE),
+            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+        );
         self.palette.record(command_buffer, frame.palette_set, model.joint_count, self.instance_count);
 
         // joint_palettes: palette writes -> skin reads.
-        barrier::buffer(device, command_buffer, &self.palettes, (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE), (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ));
+        barrier::buffer(
+            device,
+            command_buffer,
+            &self.palettes,
+            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ),
+        );
         // skinned_vertices: last frame's shadow/forward vertex reads -> this frame's skin writes (write-after-read).
-        barrier::buffer(device, command_buffer, &self.skinned, (Stage::VERTEX_ATTRIBUTE_INPUT, Access::NONE), (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE));
-        let push = SkinPush { vertex_count: model.vertex_count, joint_count: model.joint_count, instance_count: self.instance_count };
+        barrier::buffer(
+            device,
+            command_buffer,
+            &self.skinned,
+            (Stage::VERTEX_ATTRIBUTE_INPUT, Access::NONE),
+            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+        );
+        let push =
+            SkinPush { vertex_count: model.vertex_count, joint_count: model.joint_count, instance_count: self.instance_count };
         self.skin.record(command_buffer, self.skin_set, push);
 
         // skinned_vertices: skin writes -> shadow and forward vertex-attribute reads (skin once, use twice).
-        barrier::buffer(device, command_buffer, &self.skinned, (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE), (Stage::VERTEX_ATTRIBUTE_INPUT, Access::VERTEX_ATTRIBUTE_READ));
+        barrier::buffer(
+            device,
+            command_buffer,
+            &self.skinned,
+            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+            (Stage::VERTEX_ATTRIBUTE_INPUT, Access::VERTEX_ATTRIBUTE_READ),
+        );
         // shadow.depth: last frame's forward sampling -> this frame's depth writes; old contents discarded.
         barrier::image(
             device,
             command_buffer,
             &self.shadow.depth,
             (Stage::FRAGMENT_SHADER, Access::NONE),
-            (Stage::EARLY_FRAGMENT_TESTS | Stage::LATE_FRAGMENT_TESTS, Access::DEPTH_STENCIL_ATTACHMENT_READ | Access::DEPTH_STENCIL_ATTACHMENT_WRITE),
+            (
+                Stage::EARLY_FRAGMENT_TESTS | Stage::LATE_FRAGMENT_TESTS,
+                Access::DEPTH_STENCIL_ATTACHMENT_READ | Access::DEPTH_STENCIL_ATTACHMENT_WRITE,
+            ),
             ash_vk::ImageLayout::UNDEFINED,
             ash_vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
         );
         let draw_count = self.mesh_draws.len() as u32 * self.instance_count;
-        self.shadow.record(command_buffer, &self.skinned, &model.indices, &self.indirect, draw_count, scene.light_view_projection);
+        self.shadow.record(
+            command_buffer,
+            &self.skinned,
+            &model.indices,
+            &self.indirect,
+            draw_count,
+            scene.light_view_projection,
+        );
 
         // shadow.depth: depth writes -> forward's fragment-shader sampling.
         barrier::image(
@@ -371,18 +433,54 @@ impl Renderer {
         );
         // forward.color_msaa / depth_msaa: last frame's use -> this frame's clears; old contents discarded.
         let color_output = (Stage::COLOR_ATTACHMENT_OUTPUT, Access::COLOR_ATTACHMENT_WRITE);
-        let depth_tests = (Stage::EARLY_FRAGMENT_TESTS | Stage::LATE_FRAGMENT_TESTS, Access::DEPTH_STENCIL_ATTACHMENT_READ | Access::DEPTH_STENCIL_ATTACHMENT_WRITE);
-        barrier::image(device, command_buffer, &targets.color, (Stage::COLOR_ATTACHMENT_OUTPUT, Access::COLOR_ATTACHMENT_WRITE), color_output, ash_vk::ImageLayout::UNDEFINED, ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
-        barrier::image(device, command_buffer, &targets.depth, depth_tests, depth_tests, ash_vk::ImageLayout::UNDEFINED, ash_vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL);
+        let depth_tests = (
+            Stage::EARLY_FRAGMENT_TESTS | Stage::LATE_FRAGMENT_TESTS,
+            Access::DEPTH_STENCIL_ATTACHMENT_READ | Access::DEPTH_STENCIL_ATTACHMENT_WRITE,
+        );
+        barrier::image(
+            device,
+            command_buffer,
+            &targets.color,
+            (Stage::COLOR_ATTACHMENT_OUTPUT, Access::COLOR_ATTACHMENT_WRITE),
+            color_output,
+            ash_vk::ImageLayout::UNDEFINED,
+            ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+        );
+        barrier::image(
+            device,
+            command_buffer,
+            &targets.depth,
+            depth_tests,
+            depth_tests,
+            ash_vk::ImageLayout::UNDEFINED,
+            ash_vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
+        );
         let resolve = match output {
             Output::Offscreen(target) => {
                 // offscreen.color: last frame's copy-out -> this frame's resolve writes.
-                barrier::image(device, command_buffer, &target.color, (Stage::COPY, Access::NONE), color_output, ash_vk::ImageLayout::UNDEFINED, ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
+                barrier::image(
+                    device,
+                    command_buffer,
+                    &target.color,
+                    (Stage::COPY, Access::NONE),
+                    color_output,
+                    ash_vk::ImageLayout::UNDEFINED,
+                    ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+                );
                 ResolveTarget { view: target.color.view, extent: target.color.extent() }
             }
             Output::Swapchain { image, view, extent, .. } => {
                 // Swapchain image: acquired (the submit waits on COLOR_ATTACHMENT_OUTPUT) -> resolve writes.
-                barrier::image_raw(device, command_buffer, *image, vk::swapchain::color_range(), (Stage::COLOR_ATTACHMENT_OUTPUT, Access::NONE), color_output, ash_vk::ImageLayout::UNDEFINED, ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
+                barrier::image_raw(
+                    device,
+                    command_buffer,
+                    *image,
+                    vk::swapchain::color_range(),
+                    (Stage::COLOR_ATTACHMENT_OUTPUT, Access::NONE),
+                    color_output,
+                    ash_vk::ImageLayout::UNDEFINED,
+                    ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+                );
                 ResolveTarget { view: *view, extent: *extent }
             }
         };
@@ -395,13 +493,32 @@ impl Renderer {
                 first_command,
             })
             .collect();
-        self.forward.record(command_buffer, targets, &resolve, frame.frame_set, &self.skinned, &model.indices, &self.indirect, &meshes, self.instance_count);
+        self.forward.record(
+            command_buffer,
+            targets,
+            &resolve,
+            frame.frame_set,
+            &self.skinned,
+            &model.indices,
+            &self.indirect,
+            &meshes,
+            self.instance_count,
+        );
 
         match output {
             Output::Offscreen(target) => target.record_copy_out(device, command_buffer),
             Output::Swapchain { image, .. } => {
                 // Swapchain image: resolve writes -> presentation engine (the submit's semaphore orders present).
-                barrier::image_raw(device, command_buffer, *image, vk::swapchain::color_range(), color_output, barrier::NONE, ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, ash_vk::ImageLayout::PRESENT_SRC_KHR);
+                barrier::image_raw(
+                    device,
+                    command_buffer,
+                    *image,
+                    vk::swapchain::color_range(),
+                    color_output,
+                    barrier::NONE,
+                    ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+                    ash_vk::ImageLayout::PRESENT_SRC_KHR,
+                );
             }
         }
     }
@@ -417,13 +534,26 @@ impl Renderer {
     /// Copies `skinned_vertices` and `joint_palettes` back to the CPU (tests; after `wait_all`).
     pub fn read_back_skinning(&self) -> vk::Result<(Vec<SkinnedVertex>, Vec<PaletteMatrix>)> {
         let read = |source: &Buffer, name: &str| -> vk::Result<Buffer> {
-            let readback = Buffer::new(&self.device, name, source.size, ash_vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+            let readback =
+                Buffer::new(&self.device, name, source.size, ash_vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
             commands::submit_once(&self.device, name, |command_buffer| {
                 // The last frame's writes are finished (fence) but a copy must still see them.
-                barrier::buffer(&self.device, command_buffer, source, (Stage::ALL_COMMANDS, Access::MEMORY_WRITE), (Stage::COPY, Access::TRANSFER_READ));
+                barrier::buffer(
+                    &self.device,
+                    command_buffer,
+                    source,
+                    (Stage::ALL_COMMANDS, Access::MEMORY_WRITE),
+                    (Stage::COPY, Access::TRANSFER_READ),
+                );
                 let region = ash_vk::BufferCopy::default().size(source.size);
                 unsafe { self.device.raw.cmd_copy_buffer(command_buffer, source.raw, readback.raw, &[region]) };
-                barrier::buffer(&self.device, command_buffer, &readback, (Stage::COPY, Access::TRANSFER_WRITE), (Stage::HOST, Access::HOST_READ));
+                barrier::buffer(
+                    &self.device,
+                    command_buffer,
+                    &readback,
+                    (Stage::COPY, Access::TRANSFER_WRITE),
+                    (Stage::HOST, Access::HOST_READ),
+                );
             })?;
             Ok(readback)
         };

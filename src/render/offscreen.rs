@@ -25,7 +25,8 @@ impl OffscreenTarget {
             .with_usage(ash_vk::ImageUsageFlags::TRANSFER_SRC);
         let color = Image::new(device, "offscreen.color", desc)?;
         let bytes = u64::from(width) * u64::from(height) * 4;
-        let readback = Buffer::new(device, "offscreen.readback", bytes, ash_vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+        let readback =
+            Buffer::new(device, "offscreen.readback", bytes, ash_vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
         Ok(OffscreenTarget { color, readback: std::cell::RefCell::new(readback) })
     }
 
@@ -43,16 +44,36 @@ impl OffscreenTarget {
         );
         let extent = self.color.extent();
         let region = ash_vk::BufferImageCopy::default()
-            .image_subresource(ash_vk::ImageSubresourceLayers::default().aspect_mask(ash_vk::ImageAspectFlags::COLOR).layer_count(1))
+            .image_subresource(
+                ash_vk::ImageSubresourceLayers::default().aspect_mask(ash_vk::ImageAspectFlags::COLOR).layer_count(1),
+            )
             .image_extent(ash_vk::Extent3D { width: extent.width, height: extent.height, depth: 1 });
         let readback = self.readback.borrow();
         // offscreen.readback: last frame's copy writes -> this frame's (write-after-write).
-        barrier::buffer(device, command_buffer, &readback, (Stage::COPY, Access::TRANSFER_WRITE), (Stage::COPY, Access::TRANSFER_WRITE));
+        barrier::buffer(
+            device,
+            command_buffer,
+            &readback,
+            (Stage::COPY, Access::TRANSFER_WRITE),
+            (Stage::COPY, Access::TRANSFER_WRITE),
+        );
         unsafe {
-            device.raw.cmd_copy_image_to_buffer(command_buffer, self.color.raw, ash_vk::ImageLayout::TRANSFER_SRC_OPTIMAL, readback.raw, &[region])
+            device.raw.cmd_copy_image_to_buffer(
+                command_buffer,
+                self.color.raw,
+                ash_vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                readback.raw,
+                &[region],
+            )
         };
         // offscreen.readback: copy writes -> host reads after the fence.
-        barrier::buffer(device, command_buffer, &readback, (Stage::COPY, Access::TRANSFER_WRITE), (Stage::HOST, Access::HOST_READ));
+        barrier::buffer(
+            device,
+            command_buffer,
+            &readback,
+            (Stage::COPY, Access::TRANSFER_WRITE),
+            (Stage::HOST, Access::HOST_READ),
+        );
     }
 
     /// The last copied frame as an image. Call after the frame's fence (Renderer::wait_all).

@@ -78,7 +78,13 @@ impl PalettePass {
         );
     }
 
-    pub fn record(&self, command_buffer: ash_vk::CommandBuffer, set: ash_vk::DescriptorSet, joint_count: u32, instance_count: u32) {
+    pub fn record(
+        &self,
+        command_buffer: ash_vk::CommandBuffer,
+        set: ash_vk::DescriptorSet,
+        joint_count: u32,
+        instance_count: u32,
+    ) {
         self.device.begin_label(command_buffer, c"palette");
         self.pipeline.bind(command_buffer);
         self.pipeline.bind_sets(command_buffer, 0, &[set]);

@@ -34,7 +34,11 @@ impl SkinPass {
         let set_layout = DescriptorSetLayout::new(
             device,
             "skin.set_layout",
-            &[(BINDING_SOURCE_VERTICES, storage, compute), (BINDING_PALETTES, storage, compute), (BINDING_SKINNED, storage, compute)],
+            &[
+                (BINDING_SOURCE_VERTICES, storage, compute),
+                (BINDING_PALETTES, storage, compute),
+                (BINDING_SKINNED, storage, compute),
+            ],
         )?;
         let pipeline = Pipeline::compute(
             device,

@@ -51,7 +51,8 @@ impl Buffer {
     /// A device-local buffer filled from `bytes` through a staging buffer (a no-op detour on
     /// lavapipe, whose one memory type is both; the real path on a discrete GPU).
     pub fn with_data(device: &Arc<Device>, name: &str, usage: vk::BufferUsageFlags, bytes: &[u8]) -> Result<Buffer> {
-        let buffer = Buffer::new(device, name, bytes.len() as u64, usage | vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuOnly)?;
+        let buffer =
+            Buffer::new(device, name, bytes.len() as u64, usage | vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuOnly)?;
         if bytes.is_empty() {
             return Ok(buffer);
         }

@@ -47,7 +47,8 @@ pub struct Fence {
 impl Fence {
     pub fn new(device: &Arc<Device>, name: &str, signaled: bool) -> Result<Fence> {
         let flags = if signaled { vk::FenceCreateFlags::SIGNALED } else { vk::FenceCreateFlags::empty() };
-        let raw = unsafe { device.raw.create_fence(&vk::FenceCreateInfo::default().flags(flags), None) }.check("vkCreateFence")?;
+        let raw =
+            unsafe { device.raw.create_fence(&vk::FenceCreateInfo::default().flags(flags), None) }.check("vkCreateFence")?;
         device.set_name(raw, name);
         Ok(Fence { raw, device: device.clone() })
     }

@@ -62,7 +62,9 @@ impl Device {
             let properties = unsafe { instance.raw.get_physical_device_properties(physical) };
             let name = properties.device_name_as_c_str().unwrap_or(c"?").to_string_lossy().into_owned();
             match Self::suitability(&instance, physical, &properties, &request) {
-                Ok(queue_family) => candidates.push((device_type_rank(properties.device_type), physical, properties, queue_family)),
+                Ok(queue_family) => {
+                    candidates.push((device_type_rank(properties.device_type), physical, properties, queue_family))
+                }
                 Err(reason) => rejected.push(format!("{name}: {reason}")),
             }
         }
@@ -177,7 +179,8 @@ impl Device {
         }
         let is_core_1_3 = vk::api_version_minor(properties.api_version) >= 3;
         if !is_core_1_3 {
-            let extensions = unsafe { instance.raw.enumerate_device_extension_properties(physical) }.map_err(|error| error.to_string())?;
+            let extensions =
+                unsafe { instance.raw.enumerate_device_extension_properties(physical) }.map_err(|error| error.to_string())?;
             for needed in [ash::khr::synchronization2::NAME, ash::khr::dynamic_rendering::NAME] {
                 if !extensions.iter().any(|extension| extension.extension_name_as_c_str() == Ok(needed)) {
                     return Err(format!("needs {}", needed.to_string_lossy()));

@@ -87,14 +87,8 @@ impl Image {
                 return Err(Error::Allocation { name: name.to_string(), source });
             }
         };
-        let mut image = Image {
-            raw,
-            view: vk::ImageView::null(),
-            desc,
-            name: name.to_string(),
-            allocation: None,
-            device: device.clone(),
-        };
+        let mut image =
+            Image { raw, view: vk::ImageView::null(), desc, name: name.to_string(), allocation: None, device: device.clone() };
         let bound = unsafe { device.raw.bind_image_memory(raw, allocation.memory(), allocation.offset()) };
         image.allocation = Some(allocation);
         bound.check("vkBindImageMemory")?;

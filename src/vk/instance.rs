@@ -36,8 +36,9 @@ struct Counters {
 struct Messenger {
     loader: ash::ext::debug_utils::Instance,
     raw: vk::DebugUtilsMessengerEXT,
-    /// Read by the callback through a raw pointer; boxed so its address is stable.
-    _counters: Box<Arc<Counters>>,
+    /// Read by the callback through the raw pointer registered as user data; this clone keeps the
+    /// allocation (and so that pointer) alive as long as the messenger.
+    _counters: Arc<Counters>,
 }
 
 pub struct Instance {
@@ -58,7 +59,7 @@ unsafe extern "system" fn on_message(
     user_data: *mut c_void,
 ) -> vk::Bool32 {
     // SAFETY: the layer passes back the pointer we registered; it lives as long as the messenger.
-    let counters = unsafe { &*(user_data as *const Arc<Counters>) };
+    let counters = unsafe { &*(user_data as *const Counters) };
     let message = unsafe { data.as_ref() }
         .and_then(|data| unsafe { data.message_as_c_str() })
         .map(|message| message.to_string_lossy().into_owned())
@@ -86,7 +87,8 @@ impl Instance {
         // SAFETY: loading libvulkan runs its initialisers; nothing else is loaded concurrently here.
         let entry = unsafe { ash::Entry::load() }.map_err(|error| Error::Loader(error.to_string()))?;
 
-        let available_layers = unsafe { entry.enumerate_instance_layer_properties() }.check("vkEnumerateInstanceLayerProperties")?;
+        let available_layers =
+            unsafe { entry.enumerate_instance_layer_properties() }.check("vkEnumerateInstanceLayerProperties")?;
         let has_layer = |name: &CStr| available_layers.iter().any(|layer| layer.layer_name_as_c_str() == Ok(name));
         if options.validation && !has_layer(VALIDATION_LAYER) {
             return Err(Error::Other(
@@ -123,7 +125,6 @@ impl Instance {
             .api_version(vk::API_VERSION_1_3);
 
         let counters = Arc::new(Counters::default());
-        let boxed_counters = Box::new(counters.clone());
         let mut messenger_info = vk::DebugUtilsMessengerCreateInfoEXT::default()
             .message_severity(
                 vk::DebugUtilsMessageSeverityFlagsEXT::ERROR
@@ -136,7 +137,7 @@ impl Instance {
                     | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE,
             )
             .pfn_user_callback(Some(on_message))
-            .user_data(&*boxed_counters as *const Arc<Counters> as *mut c_void);
+            .user_data(Arc::as_ptr(&counters) as *mut c_void);
         // Synchronization validation finds missing barriers: the hazards this sample exists to show.
         let enabled_features = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
         let mut features = vk::ValidationFeaturesEXT::default().enabled_validation_features(&enabled_features);
@@ -153,7 +154,9 @@ impl Instance {
             create_info = create_info.push_next(&mut features);
         }
         let raw = unsafe { entry.create_instance(&create_info, None) }.map_err(|result| match result {
-            vk::Result::ERROR_INCOMPATIBLE_DRIVER => Error::NoDevice("no Vulkan driver answered (ERROR_INCOMPATIBLE_DRIVER)".into()),
+            vk::Result::ERROR_INCOMPATIBLE_DRIVER => {
+                Error::NoDevice("no Vulkan driver answered (ERROR_INCOMPATIBLE_DRIVER)".into())
+            }
             result => Error::Call { call: "vkCreateInstance", result },
         })?;
 
@@ -161,7 +164,7 @@ impl Instance {
             let loader = ash::ext::debug_utils::Instance::new(&entry, &raw);
             let created = unsafe { loader.create_debug_utils_messenger(&messenger_info, None) };
             match created {
-                Ok(messenger) => Some(Messenger { loader, raw: messenger, _counters: boxed_counters }),
+                Ok(messenger) => Some(Messenger { loader, raw: messenger, _counters: counters.clone() }),
                 Err(result) => {
                     unsafe { raw.destroy_instance(None) };
                     return Err(Error::Call { call: "vkCreateDebugUtilsMessengerEXT", result });

@@ -130,7 +130,10 @@ impl Pipeline {
             .name(c"main")];
         if let Some(fragment) = &fragment {
             stages.push(
-                vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(fragment.raw).name(c"main"),
+                vk::PipelineShaderStageCreateInfo::default()
+                    .stage(vk::ShaderStageFlags::FRAGMENT)
+                    .module(fragment.raw)
+                    .name(c"main"),
             );
         }
         let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
