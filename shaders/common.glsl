@@ -1,36 +1,44 @@
-// Structures shared by the passes. Mirrored by #[repr(C)] types in src/render/gpu.rs, whose tests
-// check sizes and offsets. std430: each vec3 shares its 16-byte slot with the uint after it.
+// Structures shared by the passes. Mirrored by #[repr(C)] types in src/render/gpu.rs, whose test
+// reads these offsets back out of the compiled SPIR-V. std430: each vec3 shares its 16-byte slot
+// with the uint after it.
 
 // A bind-pose vertex as the skin pass reads it: 48 bytes.
 struct SourceVertex {
     vec3 position;
-    uint joints01;   // joint indices 0 and 1, 16 bits each (low half first)
+    uint first_influence;  // index into influences[]
     vec3 normal;
-    uint joints23;   // joint indices 2 and 3
-    vec4 weights;    // sum to 1; unused slots are 0
+    uint influence_count;  // every weight the file gave it, no cap
+    vec4 tangent;          // xyz, w = bitangent sign
 };
 
-// A baked model-space joint pose: 32 bytes.
+// One joint's weight on a vertex: 8 bytes.
+struct Influence {
+    uint joint;
+    float weight;
+};
+
+// A baked model-space joint pose: 48 bytes.
 struct Pose {
     vec4 rotation;     // unit quaternion, xyzw
     vec4 translation;  // xyz, w unused
+    vec4 scale;        // xyz, w unused
 };
 
 // Where a clip's poses start and how it plays: 16 bytes.
 struct ClipInfo {
-    uint first_pose;   // index into poses[] of frame 0, joint 0
-    uint frame_count;
+    uint first_pose;    // index into poses[] of frame 0, joint 0
+    uint frame_count;   // frames stored
     float frame_rate;
-    uint unused;
+    uint period_frames; // frame intervals in one loop (frame_count, or frame_count - 1 with an end frame)
 };
 
 // Per-instance parameters the CPU writes each frame: 32 bytes.
 struct Instance {
     vec4 position_yaw; // world position xyz, rotation about +Y in radians
-    uint clip;         // NO_CLIP: the bind pose
-    float time;        // seconds, already wrapped into [0, duration) by the CPU
-    uint unused0;
-    uint unused1;
+    uint clips;        // clip a in the low 16 bits, clip b in the high 16; NO_CLIP: none
+    float time_a;      // seconds into clip a, already wrapped into [0, duration) by the CPU
+    float time_b;
+    float blend;       // 0: clip a alone; 1: clip b alone (a crossfade from a to b)
 };
 
 // world × pose × inverse bind as the top three rows of an affine matrix: 48 bytes.
@@ -38,8 +46,8 @@ struct PaletteMatrix {
     vec4 rows[3];
 };
 
-const uint NO_CLIP = 0xFFFFFFFFu;
+const uint NO_CLIP = 0xFFFFu;
 
-// Skinned vertices are 5 uints (20 bytes): position as 3 floats, then the normal as snorm16 x, y,
-// z and a zero, matching the vertex attributes R32G32B32_SFLOAT + R16G16B16A16_SNORM.
-const uint SKINNED_VERTEX_UINTS = 5u;
+// Skinned vertices are 7 uints (28 bytes): position as 3 floats, then the normal and the tangent as
+// snorm16 x, y, z, w, matching the vertex attributes R32G32B32_SFLOAT + 2 × R16G16B16A16_SNORM.
+const uint SKINNED_VERTEX_UINTS = 7u;

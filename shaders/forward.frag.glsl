@@ -3,6 +3,8 @@
 #include "lighting.glsl"
 
 layout(set = 1, binding = 0) uniform sampler2D base_color_texture;
+// Tangent-space normal map; a 1×1 (0.5, 0.5, 1) "flat" image when the material has none.
+layout(set = 1, binding = 1) uniform sampler2D normal_texture;
 
 layout(push_constant) uniform Material {
     vec4 base_color;
@@ -11,12 +13,20 @@ layout(push_constant) uniform Material {
 layout(location = 0) in vec3 normal;
 layout(location = 1) in vec2 uv;
 layout(location = 2) in vec4 light_clip;
+layout(location = 3) in vec4 tangent;
 
 layout(location = 0) out vec4 color;
 
 void main() {
     vec4 albedo = material.base_color * texture(base_color_texture, uv);
     vec3 n = normalize(normal);
+    vec3 t = tangent.xyz - n * dot(n, tangent.xyz);
+    if (dot(t, t) > 1e-8) {
+        t = normalize(t);
+        vec3 b = cross(n, t) * (tangent.w < 0.0 ? -1.0 : 1.0);
+        vec3 mapped = texture(normal_texture, uv).xyz * 2.0 - 1.0;
+        n = normalize(mat3(t, b, n) * mapped);
+    }
     // Culling is off (MD5 winding varies between exporters), so light the side we see.
     n = gl_FrontFacing ? n : -n;
     color = vec4(shade(albedo.rgb, n, light_clip), 1.0);

@@ -1,21 +1,25 @@
 #version 460
-// Forward pass, skinned model: positions and normals come from the skinned buffer (already in
-// world space); texture coordinates are per model vertex, so they are fetched by the index within
-// the instance (gl_VertexIndex - gl_BaseVertex, since each instance's draw offsets its vertices).
+// Forward pass, skinned model: positions, normals and tangents come from the skinned buffer
+// (already in world space); texture coordinates are per model vertex, so they are fetched by the
+// index within the instance (gl_VertexIndex - gl_BaseVertex, since each instance's draw offsets
+// its vertices).
 #include "frame.glsl"
 
 layout(location = 0) in vec3 position;
-layout(location = 1) in vec4 normal; // snorm16, xyz used
+layout(location = 1) in vec4 normal;  // snorm16, xyz used
+layout(location = 2) in vec4 tangent; // snorm16, xyz + bitangent sign
 
 layout(set = 0, binding = 2) readonly buffer TexCoords { vec2 texcoords[]; };
 
 layout(location = 0) out vec3 out_normal;
 layout(location = 1) out vec2 out_uv;
 layout(location = 2) out vec4 out_light_clip;
+layout(location = 3) out vec4 out_tangent;
 
 void main() {
     gl_Position = frame.view_projection * vec4(position, 1.0);
     out_normal = normal.xyz;
+    out_tangent = tangent;
     out_uv = texcoords[gl_VertexIndex - gl_BaseVertex];
     out_light_clip = frame.light_view_projection * vec4(position, 1.0);
 }

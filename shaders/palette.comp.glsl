@@ -1,8 +1,8 @@
 #version 460
 // Palette pass: one invocation per (joint, instance). Samples the instance's clip at its time,
-// interpolates the two baked frames (lerp + shortest-path slerp) and writes
-// world × pose × inverse bind. Mirrors Clip::sample_point, JointPose::interpolate and
-// anim::palette in src/anim/mod.rs.
+// interpolates the two baked frames (lerp + shortest-path slerp), crossfades with a second clip
+// when one is fading in, and writes world × pose × inverse bind. Mirrors Clip::sample_point,
+// JointPose::interpolate, anim::blend_poses and anim::palette in src/anim/mod.rs.
 #include "common.glsl"
 
 layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
@@ -35,16 +35,52 @@ vec4 slerp_shortest(vec4 a, vec4 b, float t) {
     return normalize(blended);
 }
 
-mat4 pose_matrix(vec4 q, vec3 t) {
+struct JointPose {
+    vec4 rotation;
+    vec3 translation;
+    vec3 scale;
+};
+
+JointPose interpolate_pose(JointPose a, JointPose b, float t) {
+    JointPose result;
+    result.rotation = slerp_shortest(a.rotation, b.rotation, t);
+    result.translation = a.translation + (b.translation - a.translation) * t;
+    result.scale = a.scale + (b.scale - a.scale) * t;
+    return result;
+}
+
+JointPose baked_pose(uint index) {
+    Pose pose = poses[index];
+    JointPose result;
+    result.rotation = pose.rotation;
+    result.translation = pose.translation.xyz;
+    result.scale = pose.scale.xyz;
+    return result;
+}
+
+// The clip's pose of `joint` at `time`: the two frames around it, interpolated.
+JointPose sample_pose(uint clip_index, float time, uint joint) {
+    ClipInfo clip = clips[clip_index];
+    float position = max(time * clip.frame_rate, 0.0);
+    float whole = floor(position);
+    uint frame0 = uint(whole) % clip.period_frames;
+    uint frame1 = (frame0 + 1u) % clip.frame_count;
+    JointPose a = baked_pose(clip.first_pose + frame0 * push.joint_count + joint);
+    JointPose b = baked_pose(clip.first_pose + frame1 * push.joint_count + joint);
+    return interpolate_pose(a, b, position - whole);
+}
+
+mat4 pose_matrix(JointPose pose) {
+    vec4 q = pose.rotation;
     float x2 = q.x + q.x, y2 = q.y + q.y, z2 = q.z + q.z;
     float xx = q.x * x2, xy = q.x * y2, xz = q.x * z2;
     float yy = q.y * y2, yz = q.y * z2, zz = q.z * z2;
     float wx = q.w * x2, wy = q.w * y2, wz = q.w * z2;
     return mat4(
-        vec4(1.0 - (yy + zz), xy + wz, xz - wy, 0.0),
-        vec4(xy - wz, 1.0 - (xx + zz), yz + wx, 0.0),
-        vec4(xz + wy, yz - wx, 1.0 - (xx + yy), 0.0),
-        vec4(t, 1.0));
+        vec4(1.0 - (yy + zz), xy + wz, xz - wy, 0.0) * pose.scale.x,
+        vec4(xy - wz, 1.0 - (xx + zz), yz + wx, 0.0) * pose.scale.y,
+        vec4(xz + wy, yz - wx, 1.0 - (xx + yy), 0.0) * pose.scale.z,
+        vec4(pose.translation, 1.0));
 }
 
 void main() {
@@ -58,19 +94,15 @@ void main() {
     float s = sin(instance.position_yaw.w);
     mat4 world = mat4(vec4(c, 0.0, -s, 0.0), vec4(0.0, 1.0, 0.0, 0.0), vec4(s, 0.0, c, 0.0), vec4(instance.position_yaw.xyz, 1.0));
 
+    uint clip_a = instance.clips & 0xFFFFu;
+    uint clip_b = instance.clips >> 16;
     mat4 skin = world;
-    if (instance.clip != NO_CLIP) {
-        ClipInfo clip = clips[instance.clip];
-        float position = max(instance.time * clip.frame_rate, 0.0);
-        float whole = floor(position);
-        uint frame0 = uint(whole) % clip.frame_count;
-        uint frame1 = (frame0 + 1u) % clip.frame_count;
-        float fraction = position - whole;
-        Pose a = poses[clip.first_pose + frame0 * push.joint_count + joint];
-        Pose b = poses[clip.first_pose + frame1 * push.joint_count + joint];
-        vec4 rotation = slerp_shortest(a.rotation, b.rotation, fraction);
-        vec3 translation = a.translation.xyz + (b.translation.xyz - a.translation.xyz) * fraction;
-        skin = world * pose_matrix(rotation, translation) * inverse_binds[joint];
+    if (clip_a != NO_CLIP) {
+        JointPose pose = sample_pose(clip_a, instance.time_a, joint);
+        if (clip_b != NO_CLIP && instance.blend > 0.0) {
+            pose = interpolate_pose(pose, sample_pose(clip_b, instance.time_b, joint), instance.blend);
+        }
+        skin = world * pose_matrix(pose) * inverse_binds[joint];
     }
     uint index = instance_index * push.joint_count + joint;
     palettes[index].rows[0] = vec4(skin[0][0], skin[1][0], skin[2][0], skin[3][0]);

@@ -32,6 +32,21 @@ pub fn default_animations(model: &Path, given: &[PathBuf]) -> Vec<PathBuf> {
     }
 }
 
+/// A clip by name (exact, then ignoring case) or by index; the error lists what there is.
+pub fn find_clip(model: &Model, selector: &str) -> Result<usize, String> {
+    let by_name = model.clips.iter().position(|clip| clip.name == selector);
+    let by_loose_name = || model.clips.iter().position(|clip| clip.name.eq_ignore_ascii_case(selector));
+    let by_index = || selector.parse::<usize>().ok().filter(|&index| index < model.clips.len());
+    by_name.or_else(by_loose_name).or_else(by_index).ok_or_else(|| {
+        let names: Vec<String> = model.clips.iter().enumerate().map(|(index, clip)| format!("[{index}] {}", clip.name)).collect();
+        if names.is_empty() {
+            format!("{} has no clips, so there is no clip '{selector}'", model.name)
+        } else {
+            format!("{} has no clip '{selector}'; it has {}", model.name, names.join(", "))
+        }
+    })
+}
+
 /// A model, its instances, the light and a camera that frames them.
 pub struct SceneSetup {
     pub model: Model,
@@ -54,6 +69,15 @@ impl SceneSetup {
             light_direction: Vec3::new(-0.75, 0.9, -0.2).normalize(),
             camera,
             bounds,
+        }
+    }
+
+    /// Every instance switches to `clip`, crossfading over `fade_seconds` from `now`.
+    pub fn play(&mut self, clip: usize, now: f64, fade_seconds: f32) {
+        if clip < self.model.clips.len() {
+            for instance in &mut self.instances {
+                instance.switch_clip(clip, now, fade_seconds);
+            }
         }
     }
 

@@ -3,6 +3,7 @@
 pub mod anim;
 pub mod app;
 pub mod formats;
+pub mod inspect;
 pub mod generate;
 pub mod model;
 pub mod render;

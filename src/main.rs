@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use vkskin::app::{default_animations, default_model_path, headless_device, HeadlessRenderer, SceneSetup};
+use vkskin::app::{default_animations, default_model_path, find_clip, headless_device, HeadlessRenderer, SceneSetup};
 use vkskin::formats::load_model;
 use vkskin::model::Model;
 use vkskin::render::offscreen::save_png;
@@ -48,6 +48,13 @@ enum Command {
         #[arg(long, default_value = "vkskin.png")]
         out: PathBuf,
     },
+    /// Describe a model: joint tree, meshes, influences, clips, bounds, textures. No Vulkan needed.
+    Inspect {
+        model: PathBuf,
+        /// Animation file(s) (.md5anim). Default: the model's sibling .md5anim, if any.
+        #[arg(long = "anim")]
+        animations: Vec<PathBuf>,
+    },
     /// Write the bundled default model (assets/figure.*) into a folder.
     Generate {
         #[arg(long, default_value = "assets")]
@@ -65,6 +72,12 @@ struct SceneArgs {
     /// Number of animated instances, laid out in a grid.
     #[arg(long, default_value_t = 1)]
     instances: usize,
+    /// The clip to play, by name or index (default: the first). In the viewer, keys 1-9 switch.
+    #[arg(long)]
+    clip: Option<String>,
+    /// Crossfade time in seconds when the viewer switches clips (0: cut).
+    #[arg(long, default_value_t = 0.3)]
+    fade: f32,
     /// Turn on the Khronos validation layer with synchronization validation (also VKSKIN_VALIDATION=1).
     #[arg(long)]
     validate: bool,
@@ -75,6 +88,17 @@ impl SceneArgs {
         self.validate || validation_from_env()
     }
 
+    /// The model with its instances, playing the chosen clip.
+    fn setup(&self) -> Result<SceneSetup, String> {
+        let model = self.load()?;
+        let clip = self.clip.as_deref().map(|selector| find_clip(&model, selector)).transpose()?;
+        let mut setup = SceneSetup::new(model, self.instances);
+        if let Some(clip) = clip {
+            setup.play(clip, 0.0, 0.0);
+        }
+        Ok(setup)
+    }
+
     fn load(&self) -> Result<Model, String> {
         let path = self.model.clone().unwrap_or_else(default_model_path);
         let animations = default_animations(&path, &self.animations);
@@ -82,14 +106,14 @@ impl SceneArgs {
         for warning in &model.stats.warnings {
             log::warn!("{warning}");
         }
-        if model.stats.influences_cut > 0 {
-            log::info!(
-                "{}: {} vertices had more than 4 weights (up to {}); kept the 4 heaviest, renormalized",
-                path.display(),
-                model.stats.influences_cut,
-                model.stats.max_influences
-            );
-        }
+        log::info!(
+            "{}: {} vertices, {} joints, up to {} influences a vertex, {} clips",
+            path.display(),
+            model.vertices.len(),
+            model.skeleton.len(),
+            model.stats.max_influences,
+            model.clips.len()
+        );
         Ok(model)
     }
 }
@@ -116,7 +140,7 @@ fn check_messages(validation: bool, messages: MessageCounts) -> Result<(), Strin
 }
 
 fn render(scene_args: &SceneArgs, time: f64, (width, height): (u32, u32), out: &Path) -> Result<(), String> {
-    let setup = SceneSetup::new(scene_args.load()?, scene_args.instances);
+    let setup = scene_args.setup()?;
     let validation = scene_args.validation();
     let device = headless_device(validation).map_err(|error| error.to_string())?;
     let image = {
@@ -131,19 +155,26 @@ fn render(scene_args: &SceneArgs, time: f64, (width, height): (u32, u32), out: &
 
 fn run(cli: Cli) -> Result<(), String> {
     let command = cli.command.unwrap_or(Command::View {
-        scene: SceneArgs { model: None, animations: Vec::new(), instances: 1, validate: false },
+        scene: SceneArgs { model: None, animations: Vec::new(), instances: 1, clip: None, fade: 0.3, validate: false },
         size: (1280, 720),
         frames: None,
     });
     match command {
         Command::View { scene, size, frames } => {
-            let setup = SceneSetup::new(scene.load()?, scene.instances);
+            let setup = scene.setup()?;
             let validation = scene.validation();
-            let report = vkskin::viewer::run(setup, vkskin::viewer::ViewerOptions { validation, frame_limit: frames, size })?;
+            let options = vkskin::viewer::ViewerOptions { validation, frame_limit: frames, size, fade_seconds: scene.fade };
+            let report = vkskin::viewer::run(setup, options)?;
             println!("presented {} frames", report.frames);
             check_messages(validation, report.messages)
         }
         Command::Render { scene, time, size, out } => render(&scene, time, size, &out),
+        Command::Inspect { model, animations } => {
+            let animations = default_animations(&model, &animations);
+            let model = load_model(&model, &animations).map_err(|error| error.to_string())?;
+            print!("{}", vkskin::inspect::describe(&model));
+            Ok(())
+        }
         Command::Generate { out } => {
             std::fs::create_dir_all(&out).map_err(|error| format!("cannot create {}: {error}", out.display()))?;
             let written =

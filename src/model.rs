@@ -8,9 +8,12 @@ use glam::{Vec2, Vec3, Vec4};
 
 use crate::anim::{Aabb, Clip, Skeleton};
 
-/// Influences per vertex the skin pass reads. MD5 vertices with more keep their heaviest four,
-/// renormalized, and the loader counts them in [`LoadStats::influences_cut`].
-pub const MAX_INFLUENCES: usize = 4;
+/// One joint's pull on a vertex.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Influence {
+    pub joint: u32,
+    pub weight: f32,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Vertex {
@@ -18,11 +21,13 @@ pub struct Vertex {
     pub position: Vec3,
     /// Bind-pose normal, model space, unit length.
     pub normal: Vec3,
+    /// Bind-pose tangent (xyz, unit) and bitangent sign (w = ±1), for normal maps.
+    pub tangent: Vec4,
     pub uv: Vec2,
-    /// Joint indices; unused slots have weight 0 (and joint 0).
-    pub joints: [u16; MAX_INFLUENCES],
-    /// Weights summing to 1, heaviest first.
-    pub weights: [f32; MAX_INFLUENCES],
+    /// This vertex's influences are `Model::influences[first_influence..][..influence_count]`: every
+    /// weight the file gave it, heaviest first, summing to 1. No cap: the skin pass walks the list.
+    pub first_influence: u32,
+    pub influence_count: u32,
 }
 
 /// A run of triangles drawn with one material.
@@ -50,14 +55,14 @@ pub struct Material {
     /// Multiplies the texture, or is the colour when there is none.
     pub base_color: Vec4,
     pub texture: Option<Texture>,
+    /// Tangent-space normal map (MD5's `_local`/`_normal` images, glTF's normalTexture).
+    pub normal_map: Option<Texture>,
 }
 
 /// What a loader noticed that the user may want to know.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LoadStats {
-    /// Vertices that had more than [`MAX_INFLUENCES`] weights and lost the lightest ones.
-    pub influences_cut: usize,
-    /// The largest influence count any vertex had in the file.
+    /// The largest influence count any vertex has.
     pub max_influences: usize,
     /// Non-fatal problems, for example a texture that could not be found.
     pub warnings: Vec<String>,
@@ -67,6 +72,8 @@ pub struct LoadStats {
 pub struct Model {
     pub name: String,
     pub vertices: Vec<Vertex>,
+    /// Every vertex's influence list, back to back (see [`Vertex::first_influence`]).
+    pub influences: Vec<Influence>,
     /// Triangle list, indices into `vertices`.
     pub indices: Vec<u32>,
     pub meshes: Vec<Mesh>,
@@ -89,6 +96,84 @@ impl Model {
     /// The model's size scale that test tolerances are relative to.
     pub fn extent(&self) -> f32 {
         self.animated_bounds().extent()
+    }
+
+    /// Fills every clip's per-frame bounds by skinning the mesh on the CPU (formats that store no
+    /// bounds: glTF, MS3D). MD5 clips keep the bounds their file gives.
+    pub fn compute_clip_bounds(&mut self) {
+        let joint_count = self.skeleton.len();
+        for clip_index in 0..self.clips.len() {
+            let mut bounds = Vec::with_capacity(self.clips[clip_index].frame_count());
+            let mut palette = vec![glam::Mat4::IDENTITY; joint_count];
+            for frame in 0..self.clips[clip_index].frame_count() {
+                crate::anim::palette(&self.skeleton, self.clips[clip_index].frame(frame), glam::Mat4::IDENTITY, &mut palette);
+                let points = self.vertices.iter().map(|vertex| {
+                    crate::anim::skin_vertex(&palette, vertex.position, vertex.normal, Vec3::X, self.influences_of(vertex)).position
+                });
+                bounds.push(Aabb::from_points(points));
+            }
+            self.clips[clip_index].bounds = bounds;
+        }
+    }
+
+    /// A vertex's influences (empty if its range is out of bounds, which loaders never produce).
+    pub fn influences_of(&self, vertex: &Vertex) -> &[Influence] {
+        let start = vertex.first_influence as usize;
+        self.influences.get(start..start.saturating_add(vertex.influence_count as usize)).unwrap_or(&[])
+    }
+}
+
+/// Merges repeated joints, drops non-positive weights, sorts heaviest first and scales the weights
+/// to sum to 1. `None` when nothing positive is left (the caller reports where).
+pub fn normalize_influences(influences: &[Influence]) -> Option<Vec<Influence>> {
+    let mut merged: Vec<Influence> = Vec::with_capacity(influences.len());
+    for influence in influences.iter().filter(|influence| influence.weight > 0.0 && influence.weight.is_finite()) {
+        match merged.iter_mut().find(|existing| existing.joint == influence.joint) {
+            Some(existing) => existing.weight += influence.weight,
+            None => merged.push(*influence),
+        }
+    }
+    let total: f32 = merged.iter().map(|influence| influence.weight).sum();
+    if !(total > 0.0 && total.is_finite()) {
+        return None;
+    }
+    // Stable: equal weights keep the file's order.
+    merged.sort_by(|a, b| b.weight.total_cmp(&a.weight));
+    for influence in &mut merged {
+        influence.weight /= total;
+    }
+    Some(merged)
+}
+
+/// Per-vertex tangents from UV gradients (Lengyel's method): accumulated per triangle,
+/// Gram-Schmidt-orthogonalized against the normal, w = handedness. Call after the normals are set.
+/// A vertex without usable UVs gets any unit vector perpendicular to its normal.
+pub fn compute_tangents(vertices: &mut [Vertex], indices: &[u32]) {
+    let mut tangents = vec![Vec3::ZERO; vertices.len()];
+    let mut bitangents = vec![Vec3::ZERO; vertices.len()];
+    for triangle in indices.chunks_exact(3) {
+        let [a, b, c] = [triangle[0], triangle[1], triangle[2]].map(|index| index as usize);
+        if a >= vertices.len() || b >= vertices.len() || c >= vertices.len() {
+            continue;
+        }
+        let (edge1, edge2) = (vertices[b].position - vertices[a].position, vertices[c].position - vertices[a].position);
+        let (uv1, uv2) = (vertices[b].uv - vertices[a].uv, vertices[c].uv - vertices[a].uv);
+        let determinant = uv1.x * uv2.y - uv2.x * uv1.y;
+        if determinant.abs() < 1e-12 {
+            continue;
+        }
+        let tangent = (edge1 * uv2.y - edge2 * uv1.y) / determinant;
+        let bitangent = (edge2 * uv1.x - edge1 * uv2.x) / determinant;
+        for index in [a, b, c] {
+            tangents[index] += tangent;
+            bitangents[index] += bitangent;
+        }
+    }
+    for ((vertex, tangent), bitangent) in vertices.iter_mut().zip(tangents).zip(bitangents) {
+        let normal = vertex.normal;
+        let orthogonal = (tangent - normal * normal.dot(tangent)).try_normalize().unwrap_or_else(|| normal.any_orthonormal_vector());
+        let handedness = if normal.cross(orthogonal).dot(bitangent) < 0.0 { -1.0 } else { 1.0 };
+        vertex.tangent = orthogonal.extend(handedness);
     }
 }
 

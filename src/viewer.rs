@@ -1,7 +1,7 @@
 //! The windowed viewer: winit's event loop, a swapchain, an orbit camera and a clock.
 //!
-//! Mouse drag orbits, the wheel zooms, Space pauses, N steps one frame while paused, R resets,
-//! Esc quits. The title shows FPS.
+//! Mouse drag orbits, the wheel zooms, Space pauses, N steps one frame while paused, 1-9 switch
+//! clips with a crossfade, R resets, Esc quits. The title shows the clip and FPS.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,6 +26,8 @@ pub struct ViewerOptions {
     /// Quit after this many presented frames (tests, captures); None runs until closed.
     pub frame_limit: Option<u64>,
     pub size: (u32, u32),
+    /// Crossfade time when keys 1-9 switch clips.
+    pub fade_seconds: f32,
 }
 
 /// What the viewer reports when it closes.
@@ -196,8 +198,10 @@ impl Viewer {
         if window_elapsed >= Duration::from_millis(500) {
             let fps = *frames as f64 / window_elapsed.as_secs_f64();
             let state = if self.paused { " (paused)" } else { "" };
+            let clip = self.setup.instances.first().and_then(|instance| instance.clip).and_then(|clip| self.setup.model.clips.get(clip));
+            let clip = clip.map_or_else(|| "bind pose".to_string(), |clip| clip.name.clone());
             graphics.window.set_title(&format!(
-                "vkskin: {} x{} | {fps:.1} fps | {:.1} ms{state}",
+                "vkskin: {} x{} [{clip}] | {fps:.1} fps | {:.1} ms{state}",
                 self.setup.model.name,
                 self.setup.instances.len(),
                 1000.0 / fps.max(1e-6)
@@ -239,6 +243,10 @@ impl ApplicationHandler for Viewer {
                 Key::Named(NamedKey::Escape) => event_loop.exit(),
                 Key::Named(NamedKey::Space) => self.paused = !self.paused,
                 Key::Character(ref text) if text.eq_ignore_ascii_case("n") && self.paused => self.clock += self.frame_step(),
+                Key::Character(ref text) if matches!(text.as_str(), "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9") => {
+                    let index = text.parse::<usize>().unwrap_or(1).saturating_sub(1);
+                    self.setup.play(index, self.clock, self.options.fade_seconds);
+                }
                 Key::Character(ref text) if text.eq_ignore_ascii_case("r") => {
                     self.clock = 0.0;
                     self.setup.camera = self.initial_camera;

@@ -5,12 +5,13 @@
 
 use std::sync::Arc;
 
-use glam::{Mat4, Vec3};
-use vkskin::anim::{self, JointPose};
+use glam::Vec3;
+use vkskin::anim::JointPose;
 use vkskin::app::{default_animations, default_model_path, headless_device, HeadlessRenderer, SceneSetup};
 use vkskin::formats::load_model;
 use vkskin::model::Model;
-use vkskin::render::gpu::{InstanceData, PaletteMatrix, SkinnedVertex, NO_CLIP};
+use vkskin::render::gpu::{PaletteMatrix, SkinnedVertex, NO_CLIP};
+use vkskin::render::scene::{reference_palette, reference_skinning};
 use vkskin::render::FrameScene;
 use vkskin::vk::Device;
 
@@ -44,34 +45,23 @@ fn varied_setup(model: Model) -> SceneSetup {
     setup
 }
 
-/// The CPU reference palette for one instance's parameters.
-fn cpu_palette(model: &Model, data: &InstanceData) -> Vec<Mat4> {
-    if data.clip == NO_CLIP {
-        return anim::bind_palette(&model.skeleton, data.world());
-    }
-    let clip = &model.clips[data.clip as usize];
-    let mut poses = vec![JointPose::IDENTITY; model.skeleton.len()];
-    clip.sample(data.time, &mut poses);
-    let mut palette = vec![Mat4::IDENTITY; model.skeleton.len()];
-    anim::palette(&model.skeleton, &poses, data.world(), &mut palette);
-    palette
-}
-
 /// Renders `scene` and returns what the GPU skinned, per instance.
 fn skin_on_gpu(headless: &mut HeadlessRenderer, scene: &FrameScene) -> (Vec<SkinnedVertex>, Vec<PaletteMatrix>) {
     headless.render(scene).expect("frame renders");
     headless.renderer.read_back_skinning().expect("read back")
 }
 
-fn check_skinning(model: &Model, scene: &FrameScene, skinned: &[SkinnedVertex]) -> (f32, f32) {
+/// Every skinned position, normal and tangent against the CPU reference; returns the worst errors.
+pub fn check_skinning(model: &Model, scene: &FrameScene, skinned: &[SkinnedVertex]) -> (f32, f32) {
     let extent = model.extent();
     let tolerance = 1e-4 * extent;
     let vertex_count = model.vertices.len();
     let (mut worst_position, mut worst_normal) = (0.0f32, 0.0f32);
     for (instance_index, data) in scene.instances.iter().enumerate() {
-        let palette = cpu_palette(model, data);
-        for (vertex_index, vertex) in model.vertices.iter().enumerate() {
-            let (position, normal) = anim::skin_vertex(&palette, vertex.position, vertex.normal, vertex.joints, vertex.weights);
+        for (vertex_index, reference) in reference_skinning(model, data).into_iter().enumerate() {
+            let (position, normal) = (reference.position, reference.normal);
+            let tangent_error = skinned[instance_index * vertex_count + vertex_index].tangent().distance(reference.tangent);
+            assert!(tangent_error <= tolerance, "instance {instance_index} vertex {vertex_index}: tangent error {tangent_error:e}");
             let gpu = skinned[instance_index * vertex_count + vertex_index];
             let position_error = Vec3::from_array(gpu.position).distance(position);
             let normal_error = gpu.normal().distance(normal);
@@ -98,7 +88,7 @@ fn gpu_skinning_matches_the_cpu_reference() {
     let mut headless = HeadlessRenderer::new(&device, &setup, 160, 120).expect("renderer");
     for seconds in [0.0, 0.37, 1.234] {
         let scene = setup.frame(seconds, headless.aspect());
-        let times: Vec<f32> = scene.instances.iter().map(|instance| instance.time).collect();
+        let times: Vec<f32> = scene.instances.iter().map(|instance| instance.time_a).collect();
         assert!(times[0] != times[1] && times[1] != times[2], "instances are out of phase: {times:?}");
         let (skinned, _) = skin_on_gpu(&mut headless, &scene);
         assert_eq!(skinned.len(), setup.model.vertices.len() * 3);
@@ -126,8 +116,8 @@ fn gpu_palettes_hit_keyframes_and_interpolate_halfway() {
     let halfway_time = (frame as f32 + 0.5) / clip.frame_rate;
 
     let mut scene = setup.frame(0.0, 1.0);
-    scene.instances[0].time = keyframe_time;
-    scene.instances[1].time = halfway_time;
+    scene.instances[0].time_a = keyframe_time;
+    scene.instances[1].time_a = halfway_time;
     let (_, palettes) = skin_on_gpu(&mut headless, &scene);
 
     let inverse_bind = |joint: usize| setup.model.skeleton.joints[joint].inverse_bind;
@@ -158,7 +148,7 @@ fn without_animation_the_gpu_reproduces_the_bind_pose() {
     let device = validated_device();
     let mut headless = HeadlessRenderer::new(&device, &setup, 64, 64).expect("renderer");
     let scene = setup.frame(0.5, 1.0);
-    assert!(scene.instances.iter().all(|instance| instance.clip == NO_CLIP));
+    assert!(scene.instances.iter().all(|instance| instance.clip_a() == NO_CLIP));
     let (skinned, _) = skin_on_gpu(&mut headless, &scene);
     let tolerance = 1e-4 * setup.model.extent();
     let vertex_count = setup.model.vertices.len();
@@ -171,6 +161,42 @@ fn without_animation_the_gpu_reproduces_the_bind_pose() {
                 gpu.distance(expected) <= tolerance,
                 "instance {instance_index} vertex {vertex_index}: {gpu} vs bind pose {expected}"
             );
+        }
+    }
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn a_crossfade_blends_two_clips_on_the_gpu_as_on_the_cpu() {
+    let mut model = default_model();
+    // A second clip: the walk played from a later frame, so every joint differs between the two.
+    let mut shifted = model.clips[0].clone();
+    shifted.name = "walk_shifted".into();
+    let frames = shifted.frame_count();
+    let joints = shifted.joint_count;
+    shifted.poses.rotate_left((frames / 3) * joints);
+    model.clips.push(shifted);
+    let mut setup = SceneSetup::new(model, 2);
+    let device = validated_device();
+    let mut headless = HeadlessRenderer::new(&device, &setup, 64, 64).expect("renderer");
+    for instance in &mut setup.instances {
+        instance.switch_clip(1, 1.0, 0.8);
+    }
+    for seconds in [1.0, 1.3, 1.79, 2.5] {
+        let scene = setup.frame(seconds, 1.0);
+        let data = scene.instances[0];
+        let expected_blend = (((seconds - 1.0) / 0.8) as f32).min(1.0);
+        if expected_blend < 1.0 {
+            assert_eq!((data.clip_a(), data.clip_b()), (0, 1), "fading from clip 0 to clip 1");
+            assert!((data.blend - expected_blend).abs() < 1e-6);
+        } else {
+            assert_eq!((data.clip_a(), data.clip_b()), (1, NO_CLIP), "the fade is over");
+        }
+        let (skinned, palettes) = skin_on_gpu(&mut headless, &scene);
+        check_skinning(&setup.model, &scene, &skinned);
+        let reference = reference_palette(&setup.model, &data);
+        for (joint, matrix) in reference.iter().enumerate() {
+            assert!(palettes[joint].to_mat4().abs_diff_eq(*matrix, 1e-4 * setup.model.extent()), "t = {seconds}, joint {joint}");
         }
     }
     assert_no_validation_messages(&device);

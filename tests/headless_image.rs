@@ -6,7 +6,6 @@
 //! the CPU reference predicts: its projected vertices, and those vertices cast along the light onto the ground.
 
 use glam::{Mat4, Vec3};
-use vkskin::anim::{self, JointPose};
 use vkskin::app::{default_animations, default_model_path, headless_device, HeadlessRenderer, SceneSetup};
 use vkskin::formats::load_model;
 use vkskin::render::FrameScene;
@@ -31,18 +30,7 @@ fn to_pixel(view_projection: Mat4, world: Vec3) -> Option<(u32, u32)> {
 
 /// World-space skinned positions of instance 0, from the CPU reference.
 fn cpu_skinned_positions(setup: &SceneSetup, scene: &FrameScene) -> Vec<Vec3> {
-    let model = &setup.model;
-    let data = scene.instances[0];
-    let clip = &model.clips[data.clip as usize];
-    let mut poses = vec![JointPose::IDENTITY; model.skeleton.len()];
-    clip.sample(data.time, &mut poses);
-    let mut palette = vec![Mat4::IDENTITY; model.skeleton.len()];
-    anim::palette(&model.skeleton, &poses, data.world(), &mut palette);
-    model
-        .vertices
-        .iter()
-        .map(|vertex| anim::skin_vertex(&palette, vertex.position, vertex.normal, vertex.joints, vertex.weights).0)
-        .collect()
+    vkskin::render::scene::reference_skinning(&setup.model, &scene.instances[0]).iter().map(|vertex| vertex.position).collect()
 }
 
 #[test]

@@ -6,6 +6,8 @@
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 
+use crate::model::Influence;
+
 /// One joint of a skeleton. Joints are stored parents-first: `parent < own index` always holds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Joint {
@@ -39,23 +41,35 @@ impl Skeleton {
     }
 }
 
-/// A joint's model-space pose: rotate, then translate. Uniform only: no scale in the baked form.
+/// A joint's model-space pose: scale, then rotate, then translate.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct JointPose {
     pub rotation: Quat,
     pub translation: Vec3,
+    /// 1 for MD5; glTF and MS3D may scale (a sheared model-space matrix keeps its closest scale).
+    pub scale: Vec3,
 }
 
 impl JointPose {
-    pub const IDENTITY: JointPose = JointPose { rotation: Quat::IDENTITY, translation: Vec3::ZERO };
+    pub const IDENTITY: JointPose = JointPose { rotation: Quat::IDENTITY, translation: Vec3::ZERO, scale: Vec3::ONE };
 
-    pub fn to_mat4(self) -> Mat4 {
-        Mat4::from_rotation_translation(self.rotation, self.translation)
+    /// A pose without scale.
+    pub fn new(rotation: Quat, translation: Vec3) -> JointPose {
+        JointPose { rotation, translation, scale: Vec3::ONE }
     }
 
-    /// Translation lerp, rotation shortest-path slerp. Mirrors `interpolate_pose` in palette.comp.glsl.
+    pub fn to_mat4(self) -> Mat4 {
+        Mat4::from_scale_rotation_translation(self.scale, self.rotation, self.translation)
+    }
+
+    /// Translation and scale lerp, rotation shortest-path slerp. Mirrors `interpolate_pose` in
+    /// palette.comp.glsl; used between baked frames and for crossfades between clips.
     pub fn interpolate(a: JointPose, b: JointPose, t: f32) -> JointPose {
-        JointPose { rotation: slerp_shortest(a.rotation, b.rotation, t), translation: a.translation.lerp(b.translation, t) }
+        JointPose {
+            rotation: slerp_shortest(a.rotation, b.rotation, t),
+            translation: a.translation.lerp(b.translation, t),
+            scale: a.scale.lerp(b.scale, t),
+        }
     }
 }
 
@@ -147,12 +161,16 @@ pub struct SamplePoint {
 }
 
 /// A clip baked as model-space joint poses, one set per frame, played looping at `frame_rate`.
-/// The last frame interpolates back into the first, so a clip of N frames lasts N / frame_rate s.
+///
+/// Two ways a loop closes, chosen by `wraps`: MD5's last frame interpolates back into the first, so
+/// N frames last N / frame_rate s; a clip baked from keyed curves (glTF, MS3D) stores its end state
+/// as an extra last frame, so N + 1 frames last N / frame_rate s and the end is reached exactly.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Clip {
     pub name: String,
     pub frame_rate: f32,
     pub joint_count: usize,
+    pub wraps: bool,
     /// `frame_count × joint_count` poses, frame-major.
     pub poses: Vec<JointPose>,
     /// Model-space bounds of the skinned mesh at each frame.
@@ -160,12 +178,23 @@ pub struct Clip {
 }
 
 impl Clip {
+    /// Frames stored.
     pub fn frame_count(&self) -> usize {
         self.poses.len().checked_div(self.joint_count).unwrap_or(0)
     }
 
+    /// Frame intervals in one loop: the stored frames, less the end frame of a non-wrapping clip.
+    pub fn period_frames(&self) -> usize {
+        let stored = self.frame_count();
+        if self.wraps {
+            stored.max(1)
+        } else {
+            stored.saturating_sub(1).max(1)
+        }
+    }
+
     pub fn duration(&self) -> f32 {
-        self.frame_count() as f32 / self.frame_rate
+        self.period_frames() as f32 / self.frame_rate
     }
 
     pub fn frame(&self, frame: usize) -> &[JointPose] {
@@ -188,13 +217,13 @@ impl Clip {
         }
     }
 
-    /// The frames around a wrapped time. Mirrors `sample_point` in palette.comp.glsl.
+    /// The frames around a wrapped time. Mirrors `sample_pose` in palette.comp.glsl.
     pub fn sample_point(&self, time: f32) -> SamplePoint {
-        let frame_count = self.frame_count().max(1);
+        let stored = self.frame_count().max(1);
         let position = (time * self.frame_rate).max(0.0);
         let whole = position.floor();
-        let frame0 = (whole as usize) % frame_count;
-        SamplePoint { frame0, frame1: (frame0 + 1) % frame_count, fraction: position - whole }
+        let frame0 = (whole as usize) % self.period_frames();
+        SamplePoint { frame0, frame1: (frame0 + 1) % stored, fraction: position - whole }
     }
 
     /// Model-space joint poses at a wrapped time.
@@ -218,6 +247,61 @@ impl Clip {
     }
 }
 
+/// Baking rate for clips defined by keyed curves (glTF, MS3D). The palette pass interpolates baked
+/// frames; `measure_bake_error` says how far that strays from evaluating the curves directly.
+pub const BAKE_RATE: f32 = 60.0;
+
+/// Bakes a clip from a function that evaluates model-space poses at a time in [0, duration]: frames
+/// at `k × duration / N` for k = 0..=N with N = ceil(duration × rate), so the last frame is the
+/// clip's end state and `wraps` is false. A clip of zero duration bakes one frame, played as a pose.
+/// Bounds are left empty for `Model::compute_clip_bounds`.
+pub fn bake_clip(
+    name: &str,
+    duration: f32,
+    rate: f32,
+    joint_count: usize,
+    mut evaluate: impl FnMut(f32, &mut [JointPose]),
+) -> Clip {
+    let intervals = if duration > 0.0 && duration.is_finite() { (duration * rate).ceil().max(1.0) as usize } else { 1 };
+    let frame_rate = if duration > 0.0 && duration.is_finite() { intervals as f32 / duration } else { rate };
+    let mut poses = vec![JointPose::IDENTITY; (intervals + 1) * joint_count];
+    for (frame, out) in poses.chunks_exact_mut(joint_count.max(1)).enumerate() {
+        let time = if duration > 0.0 { duration * frame as f32 / intervals as f32 } else { 0.0 };
+        evaluate(time, out);
+    }
+    Clip { name: name.to_string(), frame_rate, joint_count, wraps: false, poses, bounds: vec![Aabb::EMPTY; intervals + 1] }
+}
+
+/// The largest distance between a joint's baked-and-interpolated position and its directly
+/// evaluated one, checked halfway between every pair of baked frames (where the error peaks), in
+/// model units. Joint positions stand in for the vertices they carry.
+pub fn measure_bake_error(clip: &Clip, mut evaluate: impl FnMut(f32, &mut [JointPose])) -> f32 {
+    let mut baked = vec![JointPose::IDENTITY; clip.joint_count];
+    let mut exact = vec![JointPose::IDENTITY; clip.joint_count];
+    let mut worst = 0.0f32;
+    for frame in 0..clip.period_frames() {
+        let time = (frame as f32 + 0.5) / clip.frame_rate;
+        clip.sample(time, &mut baked);
+        evaluate(time, &mut exact);
+        for (a, b) in baked.iter().zip(&exact) {
+            // A point one unit out along each axis catches rotation and scale errors too.
+            for probe in [Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::Z] {
+                worst = worst.max(a.to_mat4().transform_point3(probe).distance(b.to_mat4().transform_point3(probe)));
+            }
+        }
+    }
+    worst
+}
+
+/// Crossfades two sets of poses (`t` = 0 gives `from`). Mirrors the blend in palette.comp.glsl.
+/// The poses are model-space, so this blends each joint's final placement, not its local motion:
+/// cheap and smooth for a short fade, though a long fade between very different clips can stretch limbs.
+pub fn blend_poses(from: &[JointPose], to: &[JointPose], t: f32, out: &mut [JointPose]) {
+    for ((out, &a), &b) in out.iter_mut().zip(from).zip(to) {
+        *out = JointPose::interpolate(a, b, t);
+    }
+}
+
 /// Joint palette: `world × pose × inverse bind` per joint, ready to multiply bind-pose vertices.
 pub fn palette(skeleton: &Skeleton, poses: &[JointPose], world: Mat4, out: &mut [Mat4]) {
     for ((out, joint), pose) in out.iter_mut().zip(&skeleton.joints).zip(poses) {
@@ -230,20 +314,28 @@ pub fn bind_palette(skeleton: &Skeleton, world: Mat4) -> Vec<Mat4> {
     vec![world; skeleton.len().max(1)]
 }
 
-/// Skins one vertex. Mirrors `main` in skin.comp.glsl: position by the weighted palette sum,
-/// normal by the same sum's linear part, then renormalized.
-pub fn skin_vertex(palette: &[Mat4], position: Vec3, normal: Vec3, joints: [u16; 4], weights: [f32; 4]) -> (Vec3, Vec3) {
-    let mut skinned_position = Vec3::ZERO;
-    let mut skinned_normal = Vec3::ZERO;
-    for (&joint, &weight) in joints.iter().zip(&weights) {
-        if weight == 0.0 {
-            continue;
-        }
-        let matrix = palette[usize::from(joint)];
-        skinned_position += weight * matrix.transform_point3(position);
-        skinned_normal += weight * matrix.transform_vector3(normal);
+/// A skinned vertex from the CPU reference.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Skinned {
+    pub position: Vec3,
+    pub normal: Vec3,
+    pub tangent: Vec3,
+}
+
+/// Skins one vertex with every influence it has. Mirrors `main` in skin.comp.glsl: position by the
+/// weighted palette sum, normal and tangent by the same sum's linear part, then renormalized.
+/// An influence naming a joint outside the palette is skipped (loaders never produce one).
+pub fn skin_vertex(palette: &[Mat4], position: Vec3, normal: Vec3, tangent: Vec3, influences: &[Influence]) -> Skinned {
+    let mut skinned = Skinned { position: Vec3::ZERO, normal: Vec3::ZERO, tangent: Vec3::ZERO };
+    for influence in influences {
+        let Some(matrix) = palette.get(influence.joint as usize) else { continue };
+        skinned.position += influence.weight * matrix.transform_point3(position);
+        skinned.normal += influence.weight * matrix.transform_vector3(normal);
+        skinned.tangent += influence.weight * matrix.transform_vector3(tangent);
     }
-    (skinned_position, skinned_normal.normalize_or_zero())
+    skinned.normal = skinned.normal.normalize_or_zero();
+    skinned.tangent = skinned.tangent.normalize_or_zero();
+    skinned
 }
 
 #[cfg(test)]
@@ -252,7 +344,7 @@ mod tests {
 
     fn clip_with(frames: &[JointPose]) -> Clip {
         let bounds = vec![Aabb { min: Vec3::ZERO, max: Vec3::ONE }; frames.len()];
-        Clip { name: "test".into(), frame_rate: 24.0, joint_count: 1, poses: frames.to_vec(), bounds }
+        Clip { name: "test".into(), frame_rate: 24.0, joint_count: 1, wraps: true, poses: frames.to_vec(), bounds }
     }
 
     #[test]
@@ -266,7 +358,7 @@ mod tests {
     #[test]
     fn sampling_wraps_and_interpolates() {
         let poses: Vec<JointPose> =
-            (0..4).map(|i| JointPose { rotation: Quat::IDENTITY, translation: Vec3::new(i as f32, 0.0, 0.0) }).collect();
+            (0..4).map(|i| JointPose::new(Quat::IDENTITY, Vec3::new(i as f32, 0.0, 0.0))).collect();
         let clip = clip_with(&poses);
         assert!((clip.duration() - 4.0 / 24.0).abs() < 1e-7);
         let point = clip.sample_point(1.5 / 24.0);
@@ -283,11 +375,25 @@ mod tests {
     }
 
     #[test]
+    fn a_clip_with_an_end_frame_reaches_it_and_does_not_wrap_into_the_first() {
+        let poses: Vec<JointPose> = (0..4).map(|i| JointPose::new(Quat::IDENTITY, Vec3::new(i as f32, 0.0, 0.0))).collect();
+        let clip = Clip { wraps: false, ..clip_with(&poses) };
+        assert_eq!(clip.period_frames(), 3);
+        assert!((clip.duration() - 3.0 / 24.0).abs() < 1e-7);
+        let point = clip.sample_point(2.75 / 24.0);
+        assert_eq!((point.frame0, point.frame1), (2, 3));
+        let mut out = [JointPose::IDENTITY];
+        clip.sample(2.75 / 24.0, &mut out);
+        assert!((out[0].translation.x - 2.75).abs() < 1e-4);
+    }
+
+    #[test]
     fn skinning_with_one_full_weight_is_the_matrix() {
         let matrix = Mat4::from_rotation_translation(Quat::from_rotation_z(1.0), Vec3::new(1.0, 2.0, 3.0));
-        let (p, n) = skin_vertex(&[matrix], Vec3::X, Vec3::Y, [0; 4], [1.0, 0.0, 0.0, 0.0]);
-        assert!(p.distance(matrix.transform_point3(Vec3::X)) < 1e-6);
-        assert!(n.distance(matrix.transform_vector3(Vec3::Y)) < 1e-6);
+        let skinned = skin_vertex(&[matrix], Vec3::X, Vec3::Y, Vec3::Z, &[Influence { joint: 0, weight: 1.0 }]);
+        assert!(skinned.position.distance(matrix.transform_point3(Vec3::X)) < 1e-6);
+        assert!(skinned.normal.distance(matrix.transform_vector3(Vec3::Y)) < 1e-6);
+        assert!(skinned.tangent.distance(matrix.transform_vector3(Vec3::Z)) < 1e-6);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //!
 //! Two layers. The document types ([`Md5Mesh`], [`Md5Anim`]) mirror the text exactly, so
 //! `parse_*(write_*(document)) == document`. [`load`] turns a mesh and its animations into the one
-//! [`Model`] type: converted from MD5's Z-up to vkskin's Y-up, weights cut to [`MAX_INFLUENCES`],
+//! [`Model`] type: converted from MD5's Z-up to vkskin's Y-up, every weight kept as an influence,
 //! clips baked as model-space poses.
 //!
 //! The parser trusts nothing in the file: every count is checked against what is present, every
@@ -17,7 +17,7 @@ use glam::{Quat, Vec2, Vec3, Vec4};
 
 use super::FormatError;
 use crate::anim::{Aabb, Clip, Joint, JointPose, Skeleton};
-use crate::model::{compute_normals, LoadStats, Material, Mesh, Model, Texture, Vertex, MAX_INFLUENCES};
+use crate::model::{compute_normals, compute_tangents, normalize_influences, Influence, LoadStats, Material, Mesh, Model, Texture, Vertex};
 
 /// The only version id's tools wrote, and the only one this loader reads.
 const VERSION: i64 = 10;
@@ -840,6 +840,7 @@ pub fn load(mesh_path: &Path, anim_paths: &[PathBuf]) -> Result<Model, FormatErr
     let folder = mesh_path.parent().unwrap_or(Path::new(""));
     let mut stats = LoadStats::default();
     let mut vertices: Vec<Vertex> = Vec::new();
+    let mut influences: Vec<Influence> = Vec::new();
     let mut indices: Vec<u32> = Vec::new();
     let mut meshes = Vec::new();
     let mut materials = Vec::new();
@@ -850,11 +851,12 @@ pub fn load(mesh_path: &Path, anim_paths: &[PathBuf]) -> Result<Model, FormatErr
         let mut part_vertices = Vec::with_capacity(part.verts.len());
         for (vert_index, (vert, &line)) in part.verts.iter().zip(vert_lines).enumerate() {
             let place = VertPlace { path: mesh_path, line, index: vert_index };
-            part_vertices.push(bind_vertex(vert, &part.weights, &bind, place, &mut stats)?);
+            part_vertices.push(bind_vertex(vert, &part.weights, &bind, place, &mut influences, &mut stats)?);
         }
         let part_indices: Vec<u32> = part.tris.iter().flatten().copied().collect();
         // Per part: MD5 parts share no vertices, so normals never smooth across a part boundary.
         compute_normals(&mut part_vertices, &part_indices);
+        compute_tangents(&mut part_vertices, &part_indices);
 
         let too_many = || FormatError::in_file(mesh_path, "expected at most 2^32 vertices and indices in all, found more");
         let first_vertex = u32::try_from(vertices.len()).map_err(|_| too_many())?;
@@ -869,15 +871,12 @@ pub fn load(mesh_path: &Path, anim_paths: &[PathBuf]) -> Result<Model, FormatErr
 
     let clips = anim_paths.iter().map(|anim_path| load_clip(anim_path, mesh_path, &document)).collect::<Result<Vec<_>, _>>()?;
 
-    Ok(Model { name: file_stem(mesh_path), vertices, indices, meshes, materials, skeleton, clips, stats })
+    Ok(Model { name: file_stem(mesh_path), vertices, influences, indices, meshes, materials, skeleton, clips, stats })
 }
 
 /// A mesh joint's bind pose, converted to Y-up.
 fn bind_pose(joint: &Md5Joint) -> JointPose {
-    JointPose {
-        rotation: (Z_UP_TO_Y_UP * orientation_from_xyz(joint.orientation)).normalize(),
-        translation: to_y_up(joint.position),
-    }
+    JointPose::new((Z_UP_TO_Y_UP * orientation_from_xyz(joint.orientation)).normalize(), to_y_up(joint.position))
 }
 
 /// Where a vert is, for its errors.
@@ -894,12 +893,14 @@ impl VertPlace<'_> {
     }
 }
 
-/// The vertex MD5 defines: position from all weights, influences cut to the heaviest four.
+/// The vertex MD5 defines: position from all weights, and every weight kept as an influence
+/// (appended to `influences`), normalized and heaviest first.
 fn bind_vertex(
     vert: &Md5Vert,
     weights: &[Md5Weight],
     bind: &[JointPose],
     place: VertPlace<'_>,
+    influences: &mut Vec<Influence>,
     stats: &mut LoadStats,
 ) -> Result<Vertex, FormatError> {
     let start = to_usize(vert.start_weight);
@@ -912,57 +913,45 @@ fn bind_vertex(
     }
 
     let mut position = Vec3::ZERO;
-    // (joint, summed bias): a joint named twice is still one influence.
-    let mut influences: Vec<(u32, f32)> = Vec::with_capacity(vert_weights.len());
+    let mut raw = Vec::with_capacity(vert_weights.len());
     for weight in vert_weights {
         let Some(joint) = bind.get(to_usize(weight.joint)) else {
             return Err(place.error(format_args!("expected a joint below {}, found {}", bind.len(), weight.joint)));
         };
         position += weight.bias * (joint.translation + joint.rotation * weight.position);
-        match influences.iter_mut().find(|(joint, _)| *joint == weight.joint) {
-            Some((_, bias)) => *bias += weight.bias,
-            None => influences.push((weight.joint, weight.bias)),
-        }
+        raw.push(Influence { joint: weight.joint, weight: weight.bias });
     }
-    // Stable, so equal biases keep the file's order.
-    influences.sort_by(|a, b| b.1.total_cmp(&a.1));
-    stats.max_influences = stats.max_influences.max(influences.len());
-    if influences.len() > MAX_INFLUENCES {
-        stats.influences_cut += 1;
-    }
-    let kept = influences.get(..MAX_INFLUENCES).unwrap_or(&influences);
-    let total: f32 = kept.iter().map(|(_, bias)| bias).sum();
-    if !(total > 0.0 && total.is_finite()) {
+    // A joint named twice is still one influence; the sum must be positive to normalize.
+    let Some(normalized) = normalize_influences(&raw) else {
+        let total: f32 = raw.iter().map(|influence| influence.weight).sum();
         return Err(place.error(format_args!("expected weight biases with a positive sum, found {total}")));
-    }
-
-    let mut vertex =
-        Vertex { position, normal: Vec3::Y, uv: vert.uv, joints: [0; MAX_INFLUENCES], weights: [0.0; MAX_INFLUENCES] };
-    for ((joint_slot, weight_slot), &(joint, bias)) in vertex.joints.iter_mut().zip(vertex.weights.iter_mut()).zip(kept) {
-        *joint_slot =
-            u16::try_from(joint).map_err(|_| place.error(format_args!("expected a 16-bit joint index, found {joint}")))?;
-        *weight_slot = bias / total;
-    }
-    Ok(vertex)
+    };
+    stats.max_influences = stats.max_influences.max(normalized.len());
+    let first_influence = u32::try_from(influences.len())
+        .map_err(|_| place.error("expected at most 2^32 influences in all, found more"))?;
+    let influence_count = normalized.len() as u32;
+    influences.extend(normalized);
+    Ok(Vertex { position, normal: Vec3::Y, tangent: Vec4::X, uv: vert.uv, first_influence, influence_count })
 }
 
-/// The material of one mesh part; a texture that cannot be had is a warning, not an error.
+/// The material of one mesh part; a texture that cannot be had is a warning, not an error. A normal
+/// map beside the colour texture (`<name>_local` as Doom 3 names it, or `<name>_normal`) is used
+/// when one is there; its absence is no warning, since most models have none.
 fn load_material(shader: &str, folder: &Path, part_index: usize, warnings: &mut Vec<String>) -> Material {
-    let untextured = |name: String| Material { name, base_color: UNTEXTURED_COLOR, texture: None };
+    let untextured = |name: String| Material { name, base_color: UNTEXTURED_COLOR, texture: None, normal_map: None };
     if shader.is_empty() {
         return untextured(format!("mesh_{part_index}"));
     }
     let candidates = texture_candidates(shader, folder);
     let mut failures = Vec::new();
-    for candidate in &candidates {
-        if !candidate.is_file() {
-            continue;
-        }
-        match decode_texture(candidate) {
-            // The texture carries the colour; a white base leaves it as painted.
-            Ok(texture) => return Material { name: shader.to_string(), base_color: Vec4::ONE, texture: Some(texture) },
-            Err(error) => failures.push(format!("{}: {error}", candidate.display())),
-        }
+    let texture = find_texture(&candidates, &mut failures);
+    let normal_map = ["_local", "_normal"].iter().find_map(|suffix| {
+        let mut ignored = Vec::new();
+        find_texture(&texture_candidates(&normal_map_name(shader, suffix), folder), &mut ignored)
+    });
+    if let Some(texture) = texture {
+        // The texture carries the colour; a white base leaves it as painted.
+        return Material { name: shader.to_string(), base_color: Vec4::ONE, texture: Some(texture), normal_map };
     }
     let tried = candidates.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ");
     warnings.push(if failures.is_empty() {
@@ -970,7 +959,30 @@ fn load_material(shader: &str, folder: &Path, part_index: usize, warnings: &mut 
     } else {
         format!("no texture decoded for shader \"{shader}\" ({}); tried {tried}", failures.join("; "))
     });
-    untextured(shader.to_string())
+    Material { normal_map, ..untextured(shader.to_string()) }
+}
+
+/// The first candidate that exists and decodes; decode failures are collected for the warning.
+fn find_texture(candidates: &[PathBuf], failures: &mut Vec<String>) -> Option<Texture> {
+    for candidate in candidates.iter().filter(|candidate| candidate.is_file()) {
+        match decode_texture(candidate) {
+            Ok(texture) => return Some(texture),
+            Err(error) => failures.push(format!("{}: {error}", candidate.display())),
+        }
+    }
+    None
+}
+
+/// `models/monsters/imp/imp.tga` with `_local` -> `models/monsters/imp/imp_local`: the suffix goes on
+/// the file stem, and the extension is left to the candidate search.
+fn normal_map_name(shader: &str, suffix: &str) -> String {
+    let written = shader.replace('\\', "/");
+    let path = Path::new(&written);
+    let stem = path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
+    match path.parent().map(|parent| parent.to_string_lossy().into_owned()).filter(|parent| !parent.is_empty()) {
+        Some(parent) => format!("{parent}/{stem}{suffix}"),
+        None => format!("{stem}{suffix}"),
+    }
 }
 
 /// Where a shader's texture may be, in the order tried: relative to the mesh's folder, the path as
@@ -1047,7 +1059,8 @@ pub fn bake_clip(anim: &Md5Anim, name: &str) -> Clip {
         bake_frame(anim, frame, &mut poses);
     }
     let bounds = anim.bounds.iter().map(|&[min, max]| Aabb::from_points(Aabb { min, max }.corners().map(to_y_up))).collect();
-    Clip { name: name.to_string(), frame_rate: anim.frame_rate, joint_count, poses, bounds }
+    // MD5's last frame runs back into the first: the loop closes by wrapping.
+    Clip { name: name.to_string(), frame_rate: anim.frame_rate, joint_count, wraps: true, poses, bounds }
 }
 
 fn bake_frame(anim: &Md5Anim, frame: &[f32], poses: &mut Vec<JointPose>) {
@@ -1069,12 +1082,11 @@ fn bake_frame(anim: &Md5Anim, frame: &[f32], poses: &mut Vec<JointPose>) {
         let orientation = orientation_from_xyz(Vec3::new(orientation_x, orientation_y, orientation_z));
         let parent = usize::try_from(joint.parent).ok().and_then(|parent| poses.get(first + parent)).copied();
         let pose = match parent {
-            Some(parent) => JointPose {
-                translation: parent.translation + parent.rotation * position,
-                rotation: (parent.rotation * orientation).normalize(),
-            },
+            Some(parent) => {
+                JointPose::new((parent.rotation * orientation).normalize(), parent.translation + parent.rotation * position)
+            }
             // Children inherit the conversion through their parents.
-            None => JointPose { translation: to_y_up(position), rotation: (Z_UP_TO_Y_UP * orientation).normalize() },
+            None => JointPose::new((Z_UP_TO_Y_UP * orientation).normalize(), to_y_up(position)),
         };
         poses.push(pose);
     }

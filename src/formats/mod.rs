@@ -1,6 +1,8 @@
 //! Model loaders. Each turns a file format into the one [`Model`](crate::model::Model) type.
 
+pub mod gltf;
 pub mod md5;
+pub mod ms3d;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -43,11 +45,70 @@ impl fmt::Display for FormatError {
     }
 }
 
-/// Loads a model by its extension, with optional separate animation files (MD5's .md5anim).
+/// The model formats vkskin reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Md5,
+    Gltf,
+    Ms3d,
+}
+
+/// What the error for an unknown format lists.
+pub const SUPPORTED: &str = "MD5 (.md5mesh with .md5anim), glTF 2.0 (.gltf, .glb), Milkshape 3D (.ms3d v3/v4)";
+
+impl Format {
+    /// By the file's first bytes; None when they say nothing (then the extension decides).
+    pub fn from_magic(head: &[u8]) -> Option<Format> {
+        if head.starts_with(b"MS3D000000") {
+            return Some(Format::Ms3d);
+        }
+        if head.starts_with(b"glTF") {
+            return Some(Format::Gltf);
+        }
+        let text = std::str::from_utf8(head).unwrap_or("").trim_start_matches('\u{feff}').trim_start();
+        if text.starts_with("MD5Version") {
+            return Some(Format::Md5);
+        }
+        None
+    }
+
+    pub fn from_extension(path: &Path) -> Option<Format> {
+        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+            "md5mesh" => Some(Format::Md5),
+            "gltf" | "glb" => Some(Format::Gltf),
+            "ms3d" => Some(Format::Ms3d),
+            _ => None,
+        }
+    }
+
+    /// Magic bytes first (a misnamed file still loads), then the extension.
+    pub fn detect(path: &Path) -> Result<Format, FormatError> {
+        use std::io::Read;
+        let mut head = [0u8; 64];
+        let read = std::fs::File::open(path)
+            .and_then(|mut file| file.read(&mut head))
+            .map_err(|error| FormatError::in_file(path, format!("cannot read: {error}")))?;
+        Format::from_magic(&head[..read]).or_else(|| Format::from_extension(path)).ok_or_else(|| {
+            FormatError::in_file(path, format!("unknown model format: expected one of {SUPPORTED}"))
+        })
+    }
+}
+
+/// Loads a model, choosing the format by magic bytes and extension. `animations` are MD5's
+/// separate .md5anim files; the other formats carry their clips inside.
 pub fn load_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatError> {
-    let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
-    match extension.as_deref() {
-        Some("md5mesh") => md5::load(path, animations),
-        _ => Err(FormatError::in_file(path, "unsupported model format: expected .md5mesh")),
+    let format = Format::detect(path)?;
+    if format != Format::Md5 {
+        if let Some(animation) = animations.first() {
+            return Err(FormatError::in_file(
+                animation,
+                format!("separate animation files go with .md5mesh models only; {} carries its own clips", path.display()),
+            ));
+        }
+    }
+    match format {
+        Format::Md5 => md5::load(path, animations),
+        Format::Gltf => gltf::load(path),
+        Format::Ms3d => ms3d::load(path),
     }
 }

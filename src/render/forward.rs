@@ -26,6 +26,7 @@ pub const BINDING_SHADOW_MAP: u32 = 1;
 pub const BINDING_TEXCOORDS: u32 = 2;
 // Set 1: per material.
 pub const BINDING_BASE_COLOR: u32 = 0;
+pub const BINDING_NORMAL_MAP: u32 = 1;
 
 /// The multisampled attachments, sized to the target and rebuilt with it.
 pub struct ForwardTargets {
@@ -84,7 +85,10 @@ impl ForwardPass {
         let material_set_layout = DescriptorSetLayout::new(
             device,
             "forward.material_set_layout",
-            &[(BINDING_BASE_COLOR, ash_vk::DescriptorType::COMBINED_IMAGE_SAMPLER, ash_vk::ShaderStageFlags::FRAGMENT)],
+            &[
+                (BINDING_BASE_COLOR, ash_vk::DescriptorType::COMBINED_IMAGE_SAMPLER, ash_vk::ShaderStageFlags::FRAGMENT),
+                (BINDING_NORMAL_MAP, ash_vk::DescriptorType::COMBINED_IMAGE_SAMPLER, ash_vk::ShaderStageFlags::FRAGMENT),
+            ],
         )?;
         let (bindings, attributes) = skinned_vertex_input();
         let base = GraphicsDesc {
@@ -141,11 +145,14 @@ impl ForwardPass {
         );
     }
 
-    pub fn write_material_set(&self, set: ash_vk::DescriptorSet, texture: &Image, sampler: ash_vk::Sampler) {
+    pub fn write_material_set(&self, set: ash_vk::DescriptorSet, base_color: &Image, normal_map: &Image, sampler: ash_vk::Sampler) {
         crate::vk::descriptors::write_set(
             &self.device,
             set,
-            &[(BINDING_BASE_COLOR, Resource::SampledImage(texture.view, sampler))],
+            &[
+                (BINDING_BASE_COLOR, Resource::SampledImage(base_color.view, sampler)),
+                (BINDING_NORMAL_MAP, Resource::SampledImage(normal_map.view, sampler)),
+            ],
         );
     }
 

@@ -4,29 +4,42 @@ use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec3, Vec4};
 
 use crate::anim::JointPose;
-use crate::model::Vertex;
+use crate::model::{Influence, Vertex};
 
 /// `SourceVertex` in common.glsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub struct SourceVertex {
     pub position: [f32; 3],
-    pub joints01: u32,
+    pub first_influence: u32,
     pub normal: [f32; 3],
-    pub joints23: u32,
-    pub weights: [f32; 4],
+    pub influence_count: u32,
+    pub tangent: [f32; 4],
 }
 
 impl From<&Vertex> for SourceVertex {
     fn from(vertex: &Vertex) -> SourceVertex {
-        let [j0, j1, j2, j3] = vertex.joints.map(u32::from);
         SourceVertex {
             position: vertex.position.to_array(),
-            joints01: j0 | (j1 << 16),
+            first_influence: vertex.first_influence,
             normal: vertex.normal.to_array(),
-            joints23: j2 | (j3 << 16),
-            weights: vertex.weights,
+            influence_count: vertex.influence_count,
+            tangent: vertex.tangent.to_array(),
         }
+    }
+}
+
+/// `Influence` in common.glsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct GpuInfluence {
+    pub joint: u32,
+    pub weight: f32,
+}
+
+impl From<&Influence> for GpuInfluence {
+    fn from(influence: &Influence) -> GpuInfluence {
+        GpuInfluence { joint: influence.joint, weight: influence.weight }
     }
 }
 
@@ -36,11 +49,16 @@ impl From<&Vertex> for SourceVertex {
 pub struct Pose {
     pub rotation: [f32; 4],
     pub translation: [f32; 4],
+    pub scale: [f32; 4],
 }
 
 impl From<&JointPose> for Pose {
     fn from(pose: &JointPose) -> Pose {
-        Pose { rotation: pose.rotation.to_array(), translation: pose.translation.extend(0.0).to_array() }
+        Pose {
+            rotation: pose.rotation.to_array(),
+            translation: pose.translation.extend(0.0).to_array(),
+            scale: pose.scale.extend(0.0).to_array(),
+        }
     }
 }
 
@@ -51,23 +69,37 @@ pub struct ClipInfo {
     pub first_pose: u32,
     pub frame_count: u32,
     pub frame_rate: f32,
-    pub unused: u32,
+    pub period_frames: u32,
 }
 
-/// `NO_CLIP` in common.glsl: the instance shows the bind pose.
-pub const NO_CLIP: u32 = u32::MAX;
+/// `NO_CLIP` in common.glsl: no clip in that slot (clip a: the bind pose).
+pub const NO_CLIP: u32 = 0xFFFF;
+
+/// Clips a model may have: indices travel as 16 bits, and NO_CLIP is taken.
+pub const MAX_CLIPS: usize = NO_CLIP as usize;
 
 /// `Instance` in common.glsl: all the CPU writes per instance per frame.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct InstanceData {
     pub position_yaw: [f32; 4],
-    pub clip: u32,
-    pub time: f32,
-    pub unused: [u32; 2],
+    /// Clip a in the low 16 bits, clip b in the high 16.
+    pub clips: u32,
+    pub time_a: f32,
+    pub time_b: f32,
+    /// 0: clip a alone; 1: clip b alone.
+    pub blend: f32,
 }
 
 impl InstanceData {
+    pub fn clip_a(&self) -> u32 {
+        self.clips & 0xFFFF
+    }
+
+    pub fn clip_b(&self) -> u32 {
+        self.clips >> 16
+    }
+
     /// The instance's world transform, as palette.comp builds it.
     pub fn world(&self) -> Mat4 {
         let [x, y, z, yaw] = self.position_yaw;
@@ -96,12 +128,21 @@ pub struct SkinnedVertex {
     pub position: [f32; 3],
     /// snorm16 x, y, z and a zero.
     pub normal: [i16; 4],
+    /// snorm16 x, y, z and the bitangent sign.
+    pub tangent: [i16; 4],
+}
+
+fn unpack_snorm16(value: i16) -> f32 {
+    (f32::from(value) / 32767.0).max(-1.0)
 }
 
 impl SkinnedVertex {
     pub fn normal(&self) -> Vec3 {
-        let unpack = |value: i16| (f32::from(value) / 32767.0).max(-1.0);
-        Vec3::new(unpack(self.normal[0]), unpack(self.normal[1]), unpack(self.normal[2]))
+        Vec3::new(unpack_snorm16(self.normal[0]), unpack_snorm16(self.normal[1]), unpack_snorm16(self.normal[2]))
+    }
+
+    pub fn tangent(&self) -> Vec3 {
+        Vec3::new(unpack_snorm16(self.tangent[0]), unpack_snorm16(self.tangent[1]), unpack_snorm16(self.tangent[2]))
     }
 }
 
@@ -224,11 +265,17 @@ mod tests {
             Some(size_of::<SourceVertex>()),
             &[
                 ("position", offset_of!(SourceVertex, position)),
-                ("joints01", offset_of!(SourceVertex, joints01)),
+                ("first_influence", offset_of!(SourceVertex, first_influence)),
                 ("normal", offset_of!(SourceVertex, normal)),
-                ("joints23", offset_of!(SourceVertex, joints23)),
-                ("weights", offset_of!(SourceVertex, weights)),
+                ("influence_count", offset_of!(SourceVertex, influence_count)),
+                ("tangent", offset_of!(SourceVertex, tangent)),
             ],
+        );
+        check(
+            shaders::SKIN_COMP,
+            "Influence",
+            Some(size_of::<GpuInfluence>()),
+            &[("joint", offset_of!(GpuInfluence, joint)), ("weight", offset_of!(GpuInfluence, weight))],
         );
         check(shaders::SKIN_COMP, "PaletteMatrix", Some(size_of::<PaletteMatrix>()), &[("rows", 0)]);
         check(
@@ -255,6 +302,7 @@ mod tests {
                 ("first_pose", offset_of!(ClipInfo, first_pose)),
                 ("frame_count", offset_of!(ClipInfo, frame_count)),
                 ("frame_rate", offset_of!(ClipInfo, frame_rate)),
+                ("period_frames", offset_of!(ClipInfo, period_frames)),
             ],
         );
         check(
@@ -263,8 +311,10 @@ mod tests {
             Some(size_of::<InstanceData>()),
             &[
                 ("position_yaw", offset_of!(InstanceData, position_yaw)),
-                ("clip", offset_of!(InstanceData, clip)),
-                ("time", offset_of!(InstanceData, time)),
+                ("clips", offset_of!(InstanceData, clips)),
+                ("time_a", offset_of!(InstanceData, time_a)),
+                ("time_b", offset_of!(InstanceData, time_b)),
+                ("blend", offset_of!(InstanceData, blend)),
             ],
         );
         check(
@@ -287,9 +337,10 @@ mod tests {
                 ("shadow_params", offset_of!(FrameUniforms, shadow_params)),
             ],
         );
-        // The skinned buffer is a uint array in the shader: 5 uints a vertex (SKINNED_VERTEX_UINTS).
-        assert_eq!(size_of::<SkinnedVertex>(), 5 * 4);
+        // The skinned buffer is a uint array in the shader: 7 uints a vertex (SKINNED_VERTEX_UINTS).
+        assert_eq!(size_of::<SkinnedVertex>(), 7 * 4);
         assert_eq!(offset_of!(SkinnedVertex, normal), 12);
+        assert_eq!(offset_of!(SkinnedVertex, tangent), 20);
     }
 
     #[test]

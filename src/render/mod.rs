@@ -198,17 +198,17 @@ impl Renderer {
             "descriptor_pool",
             sets,
             &[
-                (ash_vk::DescriptorType::STORAGE_BUFFER, 3 + FRAMES_IN_FLIGHT as u32 * 6),
+                (ash_vk::DescriptorType::STORAGE_BUFFER, 4 + FRAMES_IN_FLIGHT as u32 * 6),
                 (ash_vk::DescriptorType::UNIFORM_BUFFER, FRAMES_IN_FLIGHT as u32),
-                (ash_vk::DescriptorType::COMBINED_IMAGE_SAMPLER, FRAMES_IN_FLIGHT as u32 + material_count),
+                (ash_vk::DescriptorType::COMBINED_IMAGE_SAMPLER, FRAMES_IN_FLIGHT as u32 + 2 * material_count),
             ],
         )?;
         let skin_set = descriptor_pool.allocate(&skin.set_layout, "skin.set")?;
-        skin.write_set(skin_set, &gpu_model.source_vertices, &palettes, &skinned);
+        skin.write_set(skin_set, &gpu_model.source_vertices, &gpu_model.influences, &palettes, &skinned);
         let mut material_sets = Vec::new();
         for (index, material) in gpu_model.materials.iter().enumerate() {
             let set = descriptor_pool.allocate(&forward.material_set_layout, &format!("material[{index}].set"))?;
-            forward.write_material_set(set, &material.texture, texture_sampler.raw);
+            forward.write_material_set(set, &material.texture, &material.normal_map, texture_sampler.raw);
             material_sets.push(set);
         }
 

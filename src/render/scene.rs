@@ -5,20 +5,23 @@ use std::sync::Arc;
 use ash::vk as ash_vk;
 use glam::{Mat4, Vec3};
 
-use super::gpu::{ClipInfo, InstanceData, Pose, SourceVertex, NO_CLIP};
-use crate::anim::{Aabb, Clip};
+use super::gpu::{ClipInfo, GpuInfluence, InstanceData, Pose, SourceVertex, MAX_CLIPS, NO_CLIP};
+use crate::anim::{skin_vertex, Aabb, Clip, JointPose, Skinned};
 use crate::model::Model;
 use crate::vk::{self, Buffer, Device, Image};
 
-/// A material ready for the forward pass: its texture (a white pixel when the model has none).
+/// A material ready for the forward pass: its textures (a white pixel, or a flat normal, when the
+/// model has none).
 pub struct GpuMaterial {
     pub texture: Image,
+    pub normal_map: Image,
     pub base_color: [f32; 4],
 }
 
 /// The model's static data in GPU buffers. Field names are the buffers' RenderDoc names.
 pub struct GpuModel {
     pub source_vertices: Buffer,
+    pub influences: Buffer,
     pub texcoords: Buffer,
     pub indices: Buffer,
     pub poses: Buffer,
@@ -33,7 +36,11 @@ pub struct GpuModel {
 impl GpuModel {
     pub fn upload(device: &Arc<Device>, model: &Model) -> vk::Result<GpuModel> {
         use ash_vk::BufferUsageFlags as Usage;
+        if model.clips.len() > MAX_CLIPS {
+            return Err(vk::Error::Other(format!("{} has {} clips; at most {MAX_CLIPS} fit", model.name, model.clips.len())));
+        }
         let sources: Vec<SourceVertex> = model.vertices.iter().map(SourceVertex::from).collect();
+        let mut influences: Vec<GpuInfluence> = model.influences.iter().map(GpuInfluence::from).collect();
         let texcoords: Vec<[f32; 2]> = model.vertices.iter().map(|vertex| vertex.uv.to_array()).collect();
         let joint_count = model.skeleton.len().max(1);
         let mut inverse_binds: Vec<[f32; 16]> =
@@ -47,7 +54,7 @@ impl GpuModel {
                 first_pose: poses.len() as u32,
                 frame_count: clip.frame_count() as u32,
                 frame_rate: clip.frame_rate,
-                unused: 0,
+                period_frames: clip.period_frames() as u32,
             });
             poses.extend(clip.poses.iter().map(Pose::from));
         }
@@ -56,11 +63,15 @@ impl GpuModel {
             poses.push(Pose::from(&crate::anim::JointPose::IDENTITY));
         }
         if clip_infos.is_empty() {
-            clip_infos.push(ClipInfo { first_pose: 0, frame_count: 1, frame_rate: 1.0, unused: 0 });
+            clip_infos.push(ClipInfo { first_pose: 0, frame_count: 1, frame_rate: 1.0, period_frames: 1 });
+        }
+        if influences.is_empty() {
+            influences.push(GpuInfluence { joint: 0, weight: 0.0 });
         }
 
         let storage = Usage::STORAGE_BUFFER;
         let source_vertices = Buffer::with_data(device, "model.source_vertices", storage, bytemuck::cast_slice(&sources))?;
+        let influences = Buffer::with_data(device, "model.influences", storage, bytemuck::cast_slice(&influences))?;
         let texcoords = Buffer::with_data(device, "model.texcoords", storage, bytemuck::cast_slice(&texcoords))?;
         let indices = Buffer::with_data(device, "model.indices", Usage::INDEX_BUFFER, bytemuck::cast_slice(&model.indices))?;
         let poses = Buffer::with_data(device, "model.poses", storage, bytemuck::cast_slice(&poses))?;
@@ -70,14 +81,20 @@ impl GpuModel {
         let mut materials = Vec::new();
         for (index, material) in model.materials.iter().enumerate() {
             let name = format!("material[{index}].{}", material.name);
+            let (srgb, unorm) = (ash_vk::Format::R8G8B8A8_SRGB, ash_vk::Format::R8G8B8A8_UNORM);
             let texture = match &material.texture {
-                Some(texture) => Image::texture_rgba8(device, &name, texture.width, texture.height, &texture.rgba8)?,
-                None => Image::texture_rgba8(device, &format!("{name}.white"), 1, 1, &[255; 4])?,
+                Some(texture) => Image::texture_rgba8(device, &name, (texture.width, texture.height), srgb, &texture.rgba8)?,
+                None => Image::texture_rgba8(device, &format!("{name}.white"), (1, 1), srgb, &[255; 4])?,
             };
-            materials.push(GpuMaterial { texture, base_color: material.base_color.to_array() });
+            let normal_map = match &material.normal_map {
+                Some(map) => Image::texture_rgba8(device, &format!("{name}.normal"), (map.width, map.height), unorm, &map.rgba8)?,
+                None => Image::texture_rgba8(device, &format!("{name}.flat_normal"), (1, 1), unorm, &[128, 128, 255, 255])?,
+            };
+            materials.push(GpuMaterial { texture, normal_map, base_color: material.base_color.to_array() });
         }
         Ok(GpuModel {
             source_vertices,
+            influences,
             texcoords,
             indices,
             poses,
@@ -90,6 +107,15 @@ impl GpuModel {
     }
 }
 
+/// A crossfade in progress: the clip fading out, and when the fade began.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fade {
+    pub from_clip: usize,
+    pub started: f64,
+    /// Seconds; 0 switches at once.
+    pub duration: f32,
+}
+
 /// One animated copy of the model in the world.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct InstanceState {
@@ -97,19 +123,48 @@ pub struct InstanceState {
     pub yaw: f32,
     /// None: the bind pose.
     pub clip: Option<usize>,
+    /// Set while the previous clip fades out into `clip` (blended on the GPU, in the palette pass).
+    pub fade: Option<Fade>,
     /// Seconds added to the shared clock, so instances are out of step.
     pub phase: f32,
     pub speed: f32,
 }
 
 impl InstanceState {
-    /// What the CPU writes for this instance at `seconds` on the shared clock.
-    pub fn gpu_data(&self, clips: &[Clip], seconds: f64) -> InstanceData {
-        let (clip, time) = match self.clip.and_then(|index| clips.get(index).map(|clip| (index, clip))) {
-            Some((index, clip)) => (index as u32, clip.wrap_time(seconds * f64::from(self.speed) + f64::from(self.phase))),
-            None => (NO_CLIP, 0.0),
+    /// Switches to `clip`, crossfading from the current one over `fade_seconds` from `now`.
+    pub fn switch_clip(&mut self, clip: usize, now: f64, fade_seconds: f32) {
+        if self.clip == Some(clip) {
+            return;
+        }
+        self.fade = match self.clip {
+            Some(from_clip) if fade_seconds > 0.0 => Some(Fade { from_clip, started: now, duration: fade_seconds }),
+            _ => None,
         };
-        InstanceData { position_yaw: self.position.extend(self.yaw).to_array(), clip, time, unused: [0; 2] }
+        self.clip = Some(clip);
+    }
+
+    /// What the CPU writes for this instance at `seconds` on the shared clock: the clip fading out
+    /// as clip a and the clip fading in as clip b with the fade's progress, or the one clip as a.
+    pub fn gpu_data(&self, clips: &[Clip], seconds: f64) -> InstanceData {
+        let local = seconds * f64::from(self.speed) + f64::from(self.phase);
+        let clip_time = |index: usize| clips.get(index).map(|clip| (index as u32, clip.wrap_time(local)));
+        let current = self.clip.and_then(clip_time);
+        let fading = self.fade.and_then(|fade| {
+            let progress = ((seconds - fade.started) / f64::from(fade.duration)) as f32;
+            (progress < 1.0).then(|| clip_time(fade.from_clip).map(|from| (from, progress.max(0.0)))).flatten()
+        });
+        let ((clip_a, time_a), (clip_b, time_b), blend) = match (current, fading) {
+            (Some(current), Some((from, progress))) => (from, current, progress),
+            (Some(current), None) => (current, (NO_CLIP, 0.0), 0.0),
+            (None, _) => ((NO_CLIP, 0.0), (NO_CLIP, 0.0), 0.0),
+        };
+        InstanceData {
+            position_yaw: self.position.extend(self.yaw).to_array(),
+            clips: clip_a | (clip_b << 16),
+            time_a,
+            time_b,
+            blend,
+        }
     }
 
     pub fn world(&self) -> Mat4 {
@@ -135,6 +190,7 @@ pub fn grid_instances(model: &Model, count: usize) -> Vec<InstanceState> {
                 position: Vec3::new(x, 0.0, z) - Vec3::new(bounds.center().x, 0.0, bounds.center().z),
                 yaw: 0.0,
                 clip,
+                fade: None,
                 phase: duration * (index as f32 * 0.37).fract(),
                 speed: 1.0,
             }
@@ -142,13 +198,42 @@ pub fn grid_instances(model: &Model, count: usize) -> Vec<InstanceState> {
         .collect()
 }
 
-/// World bounds of all instances over everything their clips can do (the shadow map's fit).
+/// World bounds of all instances over everything any clip can do (the shadow map's fit), so a clip
+/// switch never walks out of the shadow volume.
 pub fn world_bounds(model: &Model, instances: &[InstanceState]) -> Aabb {
-    instances.iter().fold(Aabb::EMPTY, |acc, instance| {
-        let local = match instance.clip.and_then(|index| model.clips.get(index)) {
-            Some(clip) => clip.total_bounds().union(model.bind_bounds()),
-            None => model.bind_bounds(),
-        };
-        acc.union(local.transformed(instance.world()))
-    })
+    let local = model.animated_bounds();
+    instances.iter().fold(Aabb::EMPTY, |acc, instance| acc.union(local.transformed(instance.world())))
+}
+
+/// The CPU reference of the palette pass for one instance record: sample clip a (and clip b when
+/// it fades in), blend, and build `world × pose × inverse bind`.
+pub fn reference_palette(model: &Model, data: &InstanceData) -> Vec<Mat4> {
+    let joint_count = model.skeleton.len();
+    let clip_at = |index: u32| model.clips.get(index as usize).filter(|_| index != NO_CLIP);
+    let Some(clip_a) = clip_at(data.clip_a()) else {
+        return crate::anim::bind_palette(&model.skeleton, data.world());
+    };
+    let mut poses = vec![JointPose::IDENTITY; joint_count];
+    clip_a.sample(data.time_a, &mut poses);
+    if let (Some(clip_b), true) = (clip_at(data.clip_b()), data.blend > 0.0) {
+        let mut poses_b = vec![JointPose::IDENTITY; joint_count];
+        clip_b.sample(data.time_b, &mut poses_b);
+        let from = poses.clone();
+        crate::anim::blend_poses(&from, &poses_b, data.blend, &mut poses);
+    }
+    let mut palette = vec![Mat4::IDENTITY; joint_count];
+    crate::anim::palette(&model.skeleton, &poses, data.world(), &mut palette);
+    palette
+}
+
+/// The CPU reference of the skin pass for one instance record: every vertex, world space.
+pub fn reference_skinning(model: &Model, data: &InstanceData) -> Vec<Skinned> {
+    let palette = reference_palette(model, data);
+    model
+        .vertices
+        .iter()
+        .map(|vertex| {
+            skin_vertex(&palette, vertex.position, vertex.normal, vertex.tangent.truncate(), model.influences_of(vertex))
+        })
+        .collect()
 }

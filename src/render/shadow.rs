@@ -19,9 +19,9 @@ use crate::vk::{self, Buffer, Device, Image, ImageDesc};
 pub const SHADOW_MAP_SIZE: u32 = 2048;
 pub const SHADOW_FORMAT: ash_vk::Format = ash_vk::Format::D32_SFLOAT;
 
-/// Vertex input shared by the passes that read the skinned buffer: position (location 0) and the
-/// snorm16 normal (location 1), 20 bytes a vertex.
-pub fn skinned_vertex_input() -> ([ash_vk::VertexInputBindingDescription; 1], [ash_vk::VertexInputAttributeDescription; 2]) {
+/// Vertex input shared by the passes that read the skinned buffer: position (location 0), the
+/// snorm16 normal (location 1) and tangent (location 2), 28 bytes a vertex.
+pub fn skinned_vertex_input() -> ([ash_vk::VertexInputBindingDescription; 1], [ash_vk::VertexInputAttributeDescription; 3]) {
     let binding = ash_vk::VertexInputBindingDescription::default()
         .binding(0)
         .stride(std::mem::size_of::<SkinnedVertex>() as u32)
@@ -36,7 +36,12 @@ pub fn skinned_vertex_input() -> ([ash_vk::VertexInputBindingDescription; 1], [a
         .binding(0)
         .format(ash_vk::Format::R16G16B16A16_SNORM)
         .offset(std::mem::offset_of!(SkinnedVertex, normal) as u32);
-    ([binding], [position, normal])
+    let tangent = ash_vk::VertexInputAttributeDescription::default()
+        .location(2)
+        .binding(0)
+        .format(ash_vk::Format::R16G16B16A16_SNORM)
+        .offset(std::mem::offset_of!(SkinnedVertex, tangent) as u32);
+    ([binding], [position, normal, tangent])
 }
 
 /// The light's view-projection: orthographic, looking along `-towards_light`, just covering `bounds`

@@ -1,7 +1,7 @@
-//! Skin pass (compute): every vertex of every instance, blended by up to four palette matrices,
-//! written once into `skinned_vertices` in world space.
+//! Skin pass (compute): every vertex of every instance, blended by all of its influences (an offset
+//! and a count into `model.influences`), written once into `skinned_vertices` in world space.
 //!
-//! Reads: `model.source_vertices`, `joint_palettes`. Writes: `skinned_vertices`, which the shadow and
+//! Reads: `model.source_vertices`, `model.influences`, `joint_palettes`. Writes: `skinned_vertices`, which the shadow and
 //! forward passes then bind as their vertex buffer. Expects before it: palette write -> read, and
 //! last frame's vertex-attribute reads of `skinned_vertices` finished (write-after-read).
 
@@ -18,8 +18,9 @@ use crate::vk::{self, Buffer, Device};
 pub const WORKGROUP_SIZE: u32 = 64;
 
 pub const BINDING_SOURCE_VERTICES: u32 = 0;
-pub const BINDING_PALETTES: u32 = 1;
-pub const BINDING_SKINNED: u32 = 2;
+pub const BINDING_INFLUENCES: u32 = 1;
+pub const BINDING_PALETTES: u32 = 2;
+pub const BINDING_SKINNED: u32 = 3;
 
 pub struct SkinPass {
     pub pipeline: Pipeline,
@@ -36,6 +37,7 @@ impl SkinPass {
             "skin.set_layout",
             &[
                 (BINDING_SOURCE_VERTICES, storage, compute),
+                (BINDING_INFLUENCES, storage, compute),
                 (BINDING_PALETTES, storage, compute),
                 (BINDING_SKINNED, storage, compute),
             ],
@@ -51,12 +53,20 @@ impl SkinPass {
         Ok(SkinPass { pipeline, set_layout, device: device.clone() })
     }
 
-    pub fn write_set(&self, set: ash_vk::DescriptorSet, source_vertices: &Buffer, palettes: &Buffer, skinned: &Buffer) {
+    pub fn write_set(
+        &self,
+        set: ash_vk::DescriptorSet,
+        source_vertices: &Buffer,
+        influences: &Buffer,
+        palettes: &Buffer,
+        skinned: &Buffer,
+    ) {
         crate::vk::descriptors::write_set(
             &self.device,
             set,
             &[
                 (BINDING_SOURCE_VERTICES, Resource::StorageBuffer(source_vertices)),
+                (BINDING_INFLUENCES, Resource::StorageBuffer(influences)),
                 (BINDING_PALETTES, Resource::StorageBuffer(palettes)),
                 (BINDING_SKINNED, Resource::StorageBuffer(skinned)),
             ],

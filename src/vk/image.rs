@@ -103,10 +103,21 @@ impl Image {
         Ok(image)
     }
 
-    /// A sampled RGBA8 texture filled from pixels, left in SHADER_READ_ONLY_OPTIMAL.
-    pub fn texture_rgba8(device: &Arc<Device>, name: &str, width: u32, height: u32, rgba8: &[u8]) -> Result<Image> {
+    /// A sampled RGBA8 texture filled from pixels, left in SHADER_READ_ONLY_OPTIMAL. `format` is
+    /// R8G8B8A8_SRGB for colours, R8G8B8A8_UNORM for data such as normal maps.
+    pub fn texture_rgba8(
+        device: &Arc<Device>,
+        name: &str,
+        (width, height): (u32, u32),
+        format: vk::Format,
+        rgba8: &[u8],
+    ) -> Result<Image> {
+        let expected = width as usize * height as usize * 4;
+        if rgba8.len() != expected {
+            return Err(Error::Other(format!("texture {name}: {} bytes for {width}x{height} RGBA8, expected {expected}", rgba8.len())));
+        }
         let extent = vk::Extent2D { width, height };
-        let image = Image::new(device, name, ImageDesc::texture(vk::Format::R8G8B8A8_SRGB, extent))?;
+        let image = Image::new(device, name, ImageDesc::texture(format, extent))?;
         let mut staging = Buffer::new(
             device,
             &format!("{name}.staging"),

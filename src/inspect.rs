@@ -1,0 +1,79 @@
+//! `vkskin inspect`: what a model holds, as text. No Vulkan; as fast as the loader.
+
+use std::fmt::Write as _;
+
+use crate::model::Model;
+
+/// The report `vkskin inspect` prints.
+pub fn describe(model: &Model) -> String {
+    let mut out = String::new();
+    // Writing into a String cannot fail; the results are ignored on purpose.
+    let triangles = model.indices.len() / 3;
+    let _ = writeln!(out, "model {}", model.name);
+    let _ = writeln!(
+        out,
+        "  {} vertices, {} triangles, {} meshes, {} materials",
+        model.vertices.len(),
+        triangles,
+        model.meshes.len(),
+        model.materials.len()
+    );
+    let _ = writeln!(out, "  influences: up to {} a vertex, {} in all", model.stats.max_influences, model.influences.len());
+    let bind = model.bind_bounds();
+    let animated = model.animated_bounds();
+    let _ = writeln!(out, "  bind bounds {:.3?} .. {:.3?} (extent {:.3})", bind.min.to_array(), bind.max.to_array(), bind.extent());
+    let _ = writeln!(out, "  animated bounds {:.3?} .. {:.3?}", animated.min.to_array(), animated.max.to_array());
+
+    let _ = writeln!(out, "skeleton: {} joints, depth {}", model.skeleton.len(), model.skeleton.depth());
+    let mut children = vec![Vec::new(); model.skeleton.len()];
+    let mut roots = Vec::new();
+    for (index, joint) in model.skeleton.joints.iter().enumerate() {
+        match joint.parent.filter(|&parent| parent < children.len()) {
+            Some(parent) => children[parent].push(index),
+            None => roots.push(index),
+        }
+    }
+    // Depth-first, iteratively: a deep chain cannot overflow the stack.
+    let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&root| (root, 1)).collect();
+    while let Some((index, depth)) = stack.pop() {
+        let _ = writeln!(out, "{}{}", "  ".repeat(depth), model.skeleton.joints[index].name);
+        stack.extend(children[index].iter().rev().map(|&child| (child, depth + 1)));
+    }
+
+    let _ = writeln!(out, "meshes:");
+    for mesh in &model.meshes {
+        let material = model.materials.get(mesh.material).map_or("?", |material| material.name.as_str());
+        let _ = writeln!(out, "  {}: {} triangles, material {material}", mesh.name, mesh.index_count / 3);
+    }
+    let _ = writeln!(out, "materials:");
+    for material in &model.materials {
+        let texture = match &material.texture {
+            Some(texture) => format!("texture {} ({}x{})", texture.path.display(), texture.width, texture.height),
+            None => "no texture".to_string(),
+        };
+        let normal_map = material.normal_map.as_ref().map(|map| format!(", normal map {}", map.path.display())).unwrap_or_default();
+        let color = material.base_color.to_array();
+        let _ = writeln!(out, "  {}: base colour {color:.2?}, {texture}{normal_map}", material.name);
+    }
+    let _ = writeln!(out, "clips: {}", model.clips.len());
+    for (index, clip) in model.clips.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  [{index}] {}: {:.3} s, {} frames at {:.2} fps{}",
+            clip.name,
+            clip.duration(),
+            clip.frame_count(),
+            clip.frame_rate,
+            if clip.wraps { " (last frame wraps to the first)" } else { " (baked; last frame is the end)" }
+        );
+    }
+    if model.stats.warnings.is_empty() {
+        let _ = writeln!(out, "warnings: none");
+    } else {
+        let _ = writeln!(out, "warnings:");
+        for warning in &model.stats.warnings {
+            let _ = writeln!(out, "  {warning}");
+        }
+    }
+    out
+}
