@@ -19,17 +19,28 @@ pub fn default_model_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/figure.md5mesh")
 }
 
-/// The animation that goes with a .md5mesh when none is given: the same stem with .md5anim, if present.
+/// The animations that go with a .md5mesh when none are given: `<stem>.md5anim` and every
+/// `<stem>_*.md5anim` beside it, sorted by name. Other formats carry their clips inside.
 pub fn default_animations(model: &Path, given: &[PathBuf]) -> Vec<PathBuf> {
-    if !given.is_empty() {
+    if !given.is_empty() || !model.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("md5mesh")) {
         return given.to_vec();
     }
-    let sibling = model.with_extension("md5anim");
-    if model.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("md5mesh")) && sibling.exists() {
-        vec![sibling]
-    } else {
-        Vec::new()
-    }
+    let Some(stem) = model.file_stem().and_then(|stem| stem.to_str()) else { return Vec::new() };
+    let folder = model.parent().filter(|folder| !folder.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let prefix = format!("{stem}_");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(folder)
+        .map(|entries| {
+            entries
+                .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+                .filter(|path| path.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("md5anim")))
+                .filter(|path| {
+                    path.file_stem().and_then(|name| name.to_str()).is_some_and(|name| name == stem || name.starts_with(&prefix))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    found
 }
 
 /// A clip by name (exact, then ignoring case) or by index; the error lists what there is.

@@ -28,8 +28,16 @@ pub const FRAME_RATE: f32 = 24.0;
 #[derive(Clone, Debug)]
 pub struct GeneratedFigure {
     pub mesh: Md5Mesh,
+    /// The walk in place (`figure_walk.md5anim`, clip "walk").
     pub anim: Md5Anim,
+    /// Standing, swaying, waving the right hand (`figure_wave.md5anim`, clip "wave").
+    pub wave: Md5Anim,
     pub texture: RgbaImage,
+}
+
+/// The animation files `write_assets` writes, with the document each holds.
+pub fn animation_files(figure: &GeneratedFigure) -> [(&'static str, &Md5Anim); 2] {
+    [("figure_walk.md5anim", &figure.anim), ("figure_wave.md5anim", &figure.wave)]
 }
 
 /// Builds the figure. Deterministic: the same documents and pixels every call, on every platform.
@@ -37,22 +45,28 @@ pub fn figure() -> GeneratedFigure {
     let skeleton = skeleton();
     let pieces = pieces(&skeleton);
     let mesh = mesh(&skeleton, &pieces);
-    let anim = animation(&skeleton, &mesh);
-    GeneratedFigure { mesh, anim, texture: texture() }
+    let anim = animation(&skeleton, &mesh, motion, "vkskin generate: walk in place");
+    let wave = animation(&skeleton, &mesh, wave_motion, "vkskin generate: wave");
+    GeneratedFigure { mesh, anim, wave, texture: texture() }
 }
 
-/// Writes `figure.md5mesh`, `figure.md5anim` and `figure_body.png` into `dir` (created if needed)
-/// and returns their paths.
+/// Writes `figure.md5mesh`, `figure_walk.md5anim`, `figure_wave.md5anim` and `figure_body.png` into
+/// `dir` (created if needed) and returns their paths.
 pub fn write_assets(dir: &Path) -> io::Result<Vec<PathBuf>> {
     let figure = figure();
     std::fs::create_dir_all(dir)?;
     let mesh_path = dir.join("figure.md5mesh");
     std::fs::write(&mesh_path, md5::write_mesh(&figure.mesh))?;
-    let anim_path = dir.join("figure.md5anim");
-    std::fs::write(&anim_path, md5::write_anim(&figure.anim))?;
+    let mut written = vec![mesh_path];
+    for (name, anim) in animation_files(&figure) {
+        let anim_path = dir.join(name);
+        std::fs::write(&anim_path, md5::write_anim(anim))?;
+        written.push(anim_path);
+    }
     let texture_path = dir.join(format!("{BODY_SHADER}.png"));
     figure.texture.save_with_format(&texture_path, image::ImageFormat::Png).map_err(io::Error::other)?;
-    Ok(vec![mesh_path, anim_path, texture_path])
+    written.push(texture_path);
+    Ok(written)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -868,6 +882,24 @@ fn side_motion(side: Side, joint: usize, phase: f64) -> Option<Motion> {
     }
 }
 
+/// Standing and waving. The right arm is raised out to the side (a turn about the forward axis),
+/// the forearm and hand wave twice a cycle; the body sways gently. Periodic in `phase` like the walk.
+fn wave_motion(joint: usize, phase: f64) -> Motion {
+    let (sin, sin2, cos2) = (phase.sin(), (2.0 * phase).sin(), (2.0 * phase).cos());
+    match joint {
+        ORIGIN => Motion { rotation: DQuat::IDENTITY, translation: DVec3::new(0.012 * sin, 0.0, 0.0) },
+        PELVIS => Motion { rotation: degrees_about(DVec3::Z, 3.0 * sin), translation: DVec3::new(0.0, 0.0, 0.006 * (cos2 - 1.0)) },
+        CHEST => Motion::turn(degrees_about(DVec3::Y, -4.0 + 2.0 * sin)),
+        HEAD => Motion::turn(degrees_about(DVec3::Y, -6.0 * sin) * degrees_about(DVec3::X, 3.0 * sin2)),
+        _ if joint == RIGHT.upper_arm => Motion::turn(degrees_about(DVec3::Y, 135.0 + 5.0 * sin)),
+        _ if joint == RIGHT.forearm => Motion::turn(degrees_about(DVec3::Y, 20.0 + 28.0 * sin2)),
+        _ if joint == RIGHT.hand => Motion::turn(degrees_about(DVec3::Y, 15.0 * (2.0 * phase + 0.8).sin())),
+        _ if joint == LEFT.upper_arm => Motion::turn(degrees_about(DVec3::X, 4.0 * sin)),
+        _ if joint == LEFT.forearm => Motion::turn(degrees_about(DVec3::X, -12.0)),
+        _ => Motion::REST,
+    }
+}
+
 /// A joint's parent-relative pose as the file stores it: `[Tx, Ty, Tz, Qx, Qy, Qz]`.
 fn stored_local_pose(skeleton: &[BindJoint], joint: usize, motion: &Motion) -> [f32; 6] {
     let bind = &skeleton[joint];
@@ -887,7 +919,7 @@ fn stored_local_pose(skeleton: &[BindJoint], joint: usize, motion: &Motion) -> [
     [position.x, position.y, position.z, orientation.x, orientation.y, orientation.z]
 }
 
-fn animation(skeleton: &[BindJoint], mesh: &Md5Mesh) -> Md5Anim {
+fn animation(skeleton: &[BindJoint], mesh: &Md5Mesh, motion: fn(usize, f64) -> Motion, commandline: &str) -> Md5Anim {
     let baseframe: Vec<[f32; 6]> = (0..JOINT_COUNT).map(|joint| stored_local_pose(skeleton, joint, &Motion::REST)).collect();
     let poses: Vec<Vec<[f32; 6]>> = (0..FRAME_COUNT)
         .map(|frame| {
@@ -931,7 +963,7 @@ fn animation(skeleton: &[BindJoint], mesh: &Md5Mesh) -> Md5Anim {
         })
         .collect();
     let mut anim = Md5Anim {
-        commandline: "vkskin generate: walk in place".to_string(),
+        commandline: commandline.to_string(),
         frame_rate: FRAME_RATE,
         num_animated_components: start_index,
         hierarchy,

@@ -102,3 +102,31 @@ fn view_runs_under_xvfb_with_validation_clean() {
     assert!(message.contains("presented 120 frames"), "{message}");
     assert!(message.contains("validation: 0 errors, 0 warnings"), "{message}");
 }
+
+#[test]
+fn inspect_describes_the_bundled_model_without_vulkan() {
+    let output = vkskin()
+        .args(["inspect", "assets/figure.md5mesh"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("VK_DRIVER_FILES", "/nonexistent.json") // no Vulkan driver: inspect must not need one
+        .output()
+        .expect("vkskin runs");
+    let message = text(&output);
+    assert!(output.status.success(), "{message}");
+    for expected in ["skeleton: 23 joints", "clips: 2", "[0] walk: 2.000 s, 48 frames at 24.00 fps", "[1] wave", "up to 6 a vertex", "figure_body.png"] {
+        assert!(message.contains(expected), "missing '{expected}' in:\n{message}");
+    }
+}
+
+#[test]
+fn a_clip_is_chosen_by_name_or_index_and_an_unknown_one_is_listed() {
+    let output = vkskin().args(["render", "--clip", "jump", "--out"]).arg(scratch("never.png")).output().expect("vkskin runs");
+    assert!(!output.status.success());
+    let message = text(&output);
+    assert!(message.contains("no clip 'jump'") && message.contains("[0] walk") && message.contains("[1] wave"), "{message}");
+
+    let out = scratch("wave.png");
+    let output = vkskin().args(["render", "--clip", "1", "--size", "64x48", "--out"]).arg(&out).output().expect("vkskin runs");
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(out.exists());
+}

@@ -5,32 +5,15 @@
 
 use std::sync::Arc;
 
+mod common;
+
+use common::{assert_no_validation_messages, check_skinning, default_model, skin_on_gpu, validated_device};
 use glam::Vec3;
 use vkskin::anim::JointPose;
-use vkskin::app::{default_animations, default_model_path, headless_device, HeadlessRenderer, SceneSetup};
-use vkskin::formats::load_model;
+use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::model::Model;
-use vkskin::render::gpu::{PaletteMatrix, SkinnedVertex, NO_CLIP};
-use vkskin::render::scene::{reference_palette, reference_skinning};
-use vkskin::render::FrameScene;
-use vkskin::vk::Device;
-
-fn default_model() -> Model {
-    let path = default_model_path();
-    load_model(&path, &default_animations(&path, &[])).expect("the bundled model loads")
-}
-
-fn validated_device() -> Arc<Device> {
-    let device =
-        headless_device(true).expect("lavapipe with the validation layer (mesa-vulkan-drivers, vulkan-validationlayers)");
-    assert!(device.instance.validation);
-    device
-}
-
-fn assert_no_validation_messages(device: &Device) {
-    let counts = device.instance.message_counts();
-    assert_eq!((counts.errors, counts.warnings), (0, 0), "validation layer reported messages (see the log above)");
-}
+use vkskin::render::gpu::NO_CLIP;
+use vkskin::render::scene::reference_palette;
 
 /// Three instances, out of phase, moved and turned: the CPU reference must follow all of it.
 fn varied_setup(model: Model) -> SceneSetup {
@@ -43,40 +26,6 @@ fn varied_setup(model: Model) -> SceneSetup {
     setup.instances[2].speed = 1.3;
     setup.instances[2].position += Vec3::new(0.3, 0.2, -0.4);
     setup
-}
-
-/// Renders `scene` and returns what the GPU skinned, per instance.
-fn skin_on_gpu(headless: &mut HeadlessRenderer, scene: &FrameScene) -> (Vec<SkinnedVertex>, Vec<PaletteMatrix>) {
-    headless.render(scene).expect("frame renders");
-    headless.renderer.read_back_skinning().expect("read back")
-}
-
-/// Every skinned position, normal and tangent against the CPU reference; returns the worst errors.
-pub fn check_skinning(model: &Model, scene: &FrameScene, skinned: &[SkinnedVertex]) -> (f32, f32) {
-    let extent = model.extent();
-    let tolerance = 1e-4 * extent;
-    let vertex_count = model.vertices.len();
-    let (mut worst_position, mut worst_normal) = (0.0f32, 0.0f32);
-    for (instance_index, data) in scene.instances.iter().enumerate() {
-        for (vertex_index, reference) in reference_skinning(model, data).into_iter().enumerate() {
-            let (position, normal) = (reference.position, reference.normal);
-            let tangent_error = skinned[instance_index * vertex_count + vertex_index].tangent().distance(reference.tangent);
-            assert!(tangent_error <= tolerance, "instance {instance_index} vertex {vertex_index}: tangent error {tangent_error:e}");
-            let gpu = skinned[instance_index * vertex_count + vertex_index];
-            let position_error = Vec3::from_array(gpu.position).distance(position);
-            let normal_error = gpu.normal().distance(normal);
-            worst_position = worst_position.max(position_error);
-            worst_normal = worst_normal.max(normal_error);
-            assert!(
-                position_error <= tolerance && normal_error <= tolerance,
-                "instance {instance_index} vertex {vertex_index}: GPU position {:?} normal {:?}, CPU {position:?} {normal:?} \
-                 (errors {position_error:e}, {normal_error:e}; tolerance {tolerance:e})",
-                gpu.position,
-                gpu.normal()
-            );
-        }
-    }
-    (worst_position, worst_normal)
 }
 
 #[test]

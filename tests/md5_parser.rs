@@ -25,7 +25,8 @@ fn scratch(test: &str) -> PathBuf {
 }
 
 fn load_figure() -> Model {
-    md5::load(&assets().join("figure.md5mesh"), &[assets().join("figure.md5anim")]).expect("the bundled figure loads")
+    let anims = [assets().join("figure_walk.md5anim"), assets().join("figure_wave.md5anim")];
+    md5::load(&assets().join("figure.md5mesh"), &anims).expect("the bundled figure loads")
 }
 
 /// MD5 is Z-up; vkskin is Y-up: (x, y, z) -> (x, z, -y), a -90° turn about X.
@@ -53,7 +54,9 @@ fn generated_documents_round_trip() {
     let mesh_text = md5::write_mesh(&figure.mesh);
     let anim_text = md5::write_anim(&figure.anim);
     assert_eq!(md5::parse_mesh(&mesh_text, Path::new("figure.md5mesh")).expect("written mesh parses"), figure.mesh);
-    assert_eq!(md5::parse_anim(&anim_text, Path::new("figure.md5anim")).expect("written anim parses"), figure.anim);
+    assert_eq!(md5::parse_anim(&anim_text, Path::new("figure_walk.md5anim")).expect("written anim parses"), figure.anim);
+    let wave_text = md5::write_anim(&figure.wave);
+    assert_eq!(md5::parse_anim(&wave_text, Path::new("figure_wave.md5anim")).expect("written anim parses"), figure.wave);
     assert!(anim_text.len() < 1_500_000, "the animation stays small: {} bytes", anim_text.len());
 }
 
@@ -64,7 +67,11 @@ fn committed_assets_are_what_the_generator_writes() {
         std::fs::read_to_string(assets().join(name)).unwrap_or_else(|error| panic!("assets/{name} is readable: {error}"))
     };
     // Compared as whole strings, but reported by first differing line to keep a failure readable.
-    for (name, expected) in [("figure.md5mesh", md5::write_mesh(&figure.mesh)), ("figure.md5anim", md5::write_anim(&figure.anim))]
+    for (name, expected) in [
+        ("figure.md5mesh", md5::write_mesh(&figure.mesh)),
+        ("figure_walk.md5anim", md5::write_anim(&figure.anim)),
+        ("figure_wave.md5anim", md5::write_anim(&figure.wave)),
+    ]
     {
         let committed = read(name);
         if committed != expected {
@@ -82,7 +89,7 @@ fn committed_assets_are_what_the_generator_writes() {
 #[ignore = "writes assets/; run it after changing src/generate.rs"]
 fn regenerate_assets() {
     let written = generate::write_assets(&assets()).expect("the assets can be written");
-    assert_eq!(written.len(), 3);
+    assert_eq!(written.len(), 4);
 }
 
 #[test]
@@ -117,7 +124,9 @@ fn bundled_figure_meets_its_brief() {
     }
 
     let clip = &model.clips[0];
-    assert_eq!(clip.name, "figure");
+    assert_eq!(clip.name, "walk");
+    assert_eq!(model.clips.len(), 2);
+    assert_eq!(model.clips[1].name, "wave");
     assert_eq!(clip.frame_rate, 24.0);
     assert_eq!(clip.frame_count(), 48);
     assert!(clip.duration() >= 1.0);

@@ -805,6 +805,17 @@ fn file_stem(path: &Path) -> String {
     path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
+/// A clip is named after its file, less the mesh's name: `imp_walk.md5anim` for `imp.md5mesh` is
+/// "walk"; a file named otherwise keeps its whole stem.
+fn clip_name(anim_path: &Path, mesh_path: &Path) -> String {
+    let stem = file_stem(anim_path);
+    let prefix = format!("{}_", file_stem(mesh_path));
+    match stem.strip_prefix(&prefix) {
+        Some(rest) if !rest.is_empty() => rest.to_string(),
+        _ => stem,
+    }
+}
+
 fn read_text(path: &Path) -> Result<String, FormatError> {
     let bytes = std::fs::read(path).map_err(|error| FormatError::in_file(path, format!("cannot read the file: {error}")))?;
     // Old exporters wrote Latin-1 into comments and names; those bytes never decide a parse.
@@ -814,7 +825,14 @@ fn read_text(path: &Path) -> Result<String, FormatError> {
 /// Loads a `.md5mesh` and any number of `.md5anim` clips for it into a Y-up [`Model`].
 pub fn load(mesh_path: &Path, anim_paths: &[PathBuf]) -> Result<Model, FormatError> {
     let text = read_text(mesh_path)?;
-    let (document, lines) = parse_mesh_with_lines(&text, mesh_path)?;
+    let anims = anim_paths.iter().map(|path| Ok((read_text(path)?, path.clone()))).collect::<Result<Vec<_>, FormatError>>()?;
+    load_from_text(&text, mesh_path, &anims)
+}
+
+/// [`load`] on text already in memory: `anims` are (text, path) pairs, the paths naming the files
+/// in errors and clips. Textures are still looked up beside `mesh_path`. The fuzz target's entry.
+pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)]) -> Result<Model, FormatError> {
+    let (document, lines) = parse_mesh_with_lines(text, mesh_path)?;
     let joint_limit = usize::from(u16::MAX) + 1;
     if document.joints.len() > joint_limit {
         return Err(FormatError::in_file(
@@ -869,7 +887,8 @@ pub fn load(mesh_path: &Path, anim_paths: &[PathBuf]) -> Result<Model, FormatErr
         materials.push(load_material(&part.shader, folder, part_index, &mut stats.warnings));
     }
 
-    let clips = anim_paths.iter().map(|anim_path| load_clip(anim_path, mesh_path, &document)).collect::<Result<Vec<_>, _>>()?;
+    let clips =
+        anims.iter().map(|(text, anim_path)| load_clip(text, anim_path, mesh_path, &document)).collect::<Result<Vec<_>, _>>()?;
 
     Ok(Model { name: file_stem(mesh_path), vertices, influences, indices, meshes, materials, skeleton, clips, stats })
 }
@@ -1021,9 +1040,8 @@ fn decode_texture(path: &Path) -> Result<Texture, image::ImageError> {
     Ok(Texture { path: path.to_path_buf(), width: image.width(), height: image.height(), rgba8: image.into_raw() })
 }
 
-fn load_clip(anim_path: &Path, mesh_path: &Path, mesh: &Md5Mesh) -> Result<Clip, FormatError> {
-    let text = read_text(anim_path)?;
-    let (anim, lines) = parse_anim_with_lines(&text, anim_path)?;
+fn load_clip(text: &str, anim_path: &Path, mesh_path: &Path, mesh: &Md5Mesh) -> Result<Clip, FormatError> {
+    let (anim, lines) = parse_anim_with_lines(text, anim_path)?;
     let mesh_name = file_name(mesh_path);
     if anim.hierarchy.len() != mesh.joints.len() {
         return Err(FormatError::at_line(
@@ -1045,7 +1063,7 @@ fn load_clip(anim_path: &Path, mesh_path: &Path, mesh: &Md5Mesh) -> Result<Clip,
             ));
         }
     }
-    Ok(bake_clip(&anim, &file_stem(anim_path)))
+    Ok(bake_clip(&anim, &clip_name(anim_path, mesh_path)))
 }
 
 /// Bakes an animation into model-space, Y-up poses, frame-major, the way the format defines a

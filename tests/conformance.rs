@@ -1,0 +1,130 @@
+//! Real third-party models from ../shared/models (skipped, with a message, when that folder is
+//! absent): each loads, `inspect` describes it, it renders headless with the validation layer
+//! clean, and for animated ones the GPU skinning equals the CPU reference at three times.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{assert_no_validation_messages, check_skinning, skin_on_gpu, validated_device};
+use vkskin::app::{HeadlessRenderer, SceneSetup};
+use vkskin::formats::load_model;
+use vkskin::model::Model;
+
+fn shared_models() -> Option<PathBuf> {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models");
+    if folder.is_dir() {
+        Some(folder)
+    } else {
+        println!("skipped: {} is absent (the third-party conformance models live there)", folder.display());
+        None
+    }
+}
+
+/// Loads, describes, renders and, when animated, checks skinning at three times.
+fn conform(relative: &str, expect: impl FnOnce(&Model)) {
+    let Some(folder) = shared_models() else { return };
+    let path = folder.join(relative);
+    let model = load_model(&path, &[]).unwrap_or_else(|error| panic!("{relative} loads: {error}"));
+    expect(&model);
+
+    let description = vkskin::inspect::describe(&model);
+    assert!(description.contains(&format!("{} vertices", model.vertices.len())), "{description}");
+    assert!(description.contains(&format!("clips: {}", model.clips.len())), "{description}");
+    println!("{relative}: {} vertices, {} joints, {} clips, up to {} influences", model.vertices.len(), model.skeleton.len(), model.clips.len(), model.stats.max_influences);
+    for warning in &model.stats.warnings {
+        println!("  warning: {warning}");
+    }
+
+    let setup = SceneSetup::new(model, 2);
+    let device = validated_device();
+    let mut headless = HeadlessRenderer::new(&device, &setup, 96, 72).expect("renderer");
+    let duration = setup.model.clips.first().map_or(1.0, |clip| f64::from(clip.duration()));
+    for fraction in [0.0, 0.37, 0.81] {
+        let scene = setup.frame(duration * fraction, headless.aspect());
+        let (skinned, _) = skin_on_gpu(&mut headless, &scene);
+        let (position, normal) = check_skinning(&setup.model, &scene, &skinned);
+        println!("  t = {:.3} s: worst position error {position:e}, normal {normal:e} (extent {:.3})", duration * fraction, setup.model.extent());
+    }
+    let image = headless.render(&setup.frame(duration * 0.5, headless.aspect())).expect("frame");
+    let background = image.get_pixel(0, 0);
+    assert!(image.pixels().any(|pixel| pixel != background), "{relative}: something is drawn");
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn md5_boarman_many_meshes_some_empty() {
+    conform("md5/boarman/BoarMan.md5mesh", |model| {
+        // 14 mesh sections, 13 of them empty: those are skipped, not drawn or refused.
+        assert_eq!(model.meshes.len(), 1);
+        assert_eq!(model.vertices.len(), 1552);
+        assert!(model.clips.is_empty());
+    });
+}
+
+#[test]
+fn md5_simplecube_comments_integers_negative_uvs() {
+    conform("md5/simplecube/SimpleCube.md5mesh", |model| assert!(!model.vertices.is_empty()));
+}
+
+#[test]
+fn gltf_rigged_simple() {
+    conform("gltf/RiggedSimple/RiggedSimple.glb", |model| {
+        assert_eq!(model.clips.len(), 1);
+    });
+}
+
+#[test]
+fn gltf_rigged_figure() {
+    conform("gltf/RiggedFigure/RiggedFigure.glb", |model| {
+        assert!(model.skeleton.len() >= 19);
+        assert_eq!(model.clips.len(), 1);
+    });
+}
+
+#[test]
+fn gltf_cesium_man() {
+    conform("gltf/CesiumMan/CesiumMan.glb", |model| {
+        assert_eq!(model.vertices.len(), 3273);
+        assert!(model.materials.iter().any(|material| material.texture.is_some()), "the embedded JPEG is decoded");
+        assert!((model.clips[0].duration() - 2.0).abs() < 0.1);
+    });
+}
+
+#[test]
+fn gltf_fox_three_clips_without_normals() {
+    conform("gltf/Fox/Fox.glb", |model| {
+        let names: Vec<&str> = model.clips.iter().map(|clip| clip.name.as_str()).collect();
+        assert_eq!(names, ["Survey", "Walk", "Run"]);
+        assert!(model.vertices.iter().all(|vertex| (vertex.normal.length() - 1.0).abs() < 1e-3), "normals computed");
+    });
+}
+
+#[test]
+fn gltf_simple_skin_data_uris_interleaved() {
+    conform("gltf/SimpleSkin/SimpleSkin.gltf", |model| {
+        assert_eq!(model.clips.len(), 1);
+    });
+}
+
+#[test]
+fn ms3d_ninja() {
+    conform("ms3d/ninja/ninja.ms3d", |model| {
+        assert!(model.skeleton.len() >= 28, "{} joints", model.skeleton.len());
+        assert_eq!(model.clips.len(), 1);
+        assert!((model.clips[0].duration() - 10.0).abs() < 0.05, "300 frames at 30 fps");
+    });
+}
+
+#[test]
+fn ms3d_jeep_static_with_relative_texture() {
+    conform("ms3d/jeep1/jeep1.ms3d", |model| {
+        assert!(model.clips.is_empty());
+        assert!(model.materials.iter().any(|material| material.texture.is_some()), ".\\jeep1.jpg is found");
+    });
+}
+
+#[test]
+fn ms3d_wuson_static_without_materials() {
+    conform("ms3d/wuson/Wuson.ms3d", |model| assert!(model.clips.is_empty()));
+}

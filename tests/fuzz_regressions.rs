@@ -1,0 +1,52 @@
+//! Replays every input the fuzzers ever crashed on (tests/corpus/FORMAT/), plus hand-made nasty
+//! ones: each must load or fail with an error naming the file, and never panic.
+
+use std::path::{Path, PathBuf};
+
+use vkskin::formats::{gltf, md5, ms3d};
+
+fn corpus(format: &str) -> Vec<PathBuf> {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus").join(format);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&folder)
+        .map(|entries| entries.filter_map(|entry| entry.ok().map(|entry| entry.path())).filter(|path| path.is_file()).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+fn check<T>(path: &Path, result: Result<T, vkskin::formats::FormatError>) {
+    if let Err(error) = result {
+        let message = error.to_string();
+        assert!(message.contains("fuzz"), "{}: the error names the file: {message}", path.display());
+    }
+}
+
+#[test]
+fn md5_crash_inputs_fail_cleanly() {
+    for path in corpus("md5") {
+        let data = std::fs::read(&path).expect("corpus file");
+        let text = String::from_utf8_lossy(&data);
+        let (mesh, anim) = text.split_once('\0').unwrap_or((&text, ""));
+        let anims = if anim.is_empty() { Vec::new() } else { vec![(anim.to_string(), PathBuf::from("fuzz.md5anim"))] };
+        check(&path, md5::load_from_text(mesh, Path::new("fuzz.md5mesh"), &anims));
+    }
+}
+
+#[test]
+fn ms3d_crash_inputs_fail_cleanly() {
+    for path in corpus("ms3d") {
+        let data = std::fs::read(&path).expect("corpus file");
+        match ms3d::parse(&data, Path::new("fuzz.ms3d")) {
+            Ok(file) => check(&path, ms3d::to_model(&file, Path::new("fuzz.ms3d"))),
+            Err(error) => check(&path, Err::<(), _>(error)),
+        }
+    }
+}
+
+#[test]
+fn gltf_crash_inputs_fail_cleanly() {
+    for path in corpus("gltf") {
+        let data = std::fs::read(&path).expect("corpus file");
+        check(&path, gltf::load_from_slice(&data, Path::new("fuzz.glb"), None));
+    }
+}
