@@ -162,5 +162,11 @@ fn three_hundred_frames_without_a_validation_message() {
     }
     headless.renderer.wait_all().expect("frames finish");
     assert_eq!(headless.renderer.frames_rendered, 300);
+    // Timestamps came back for every pass, in order, and the frame took some time.
+    let timings = headless.renderer.last_timings.clone().expect("timestamp results");
+    let passes: Vec<&str> = timings.milliseconds.iter().map(|(pass, _)| *pass).collect();
+    assert_eq!(passes, vkskin::render::TIMED_PASSES);
+    assert!(timings.milliseconds.iter().all(|&(_, ms)| ms.is_finite() && ms >= 0.0) && timings.total() > 0.0, "{timings:?}");
+    println!("last frame's GPU timings: {timings:?}");
     assert_no_validation_messages(&device);
 }

@@ -71,8 +71,7 @@ fn committed_assets_are_what_the_generator_writes() {
         ("figure.md5mesh", md5::write_mesh(&figure.mesh)),
         ("figure_walk.md5anim", md5::write_anim(&figure.anim)),
         ("figure_wave.md5anim", md5::write_anim(&figure.wave)),
-    ]
-    {
+    ] {
         let committed = read(name);
         if committed != expected {
             let line = committed.lines().zip(expected.lines()).position(|(a, b)| a != b).map_or(0, |index| index + 1);
@@ -585,4 +584,19 @@ fn textures_are_found_by_the_documented_rules_or_warned_about() {
     std::fs::write(dir.join("nothing.png"), b"not a png").expect("the bad texture is written");
     let model = md5::load(&dir.join("small.md5mesh"), &[]).expect("the model still loads");
     assert!(model.stats.warnings[0].contains("decoded"), "{:?}", model.stats.warnings);
+    assert!(model.materials[0].normal_map.is_none(), "no normal map beside skin.png yet");
+
+    // Doom 3's `_local` normal map beside the colour texture is picked up, with no warning for the
+    // part that has none.
+    image::RgbaImage::from_pixel(2, 2, image::Rgba([128, 140, 250, 255])).save(dir.join("skin_local.png")).expect("written");
+    let model = md5::load(&dir.join("small.md5mesh"), &[]).expect("the model loads");
+    let normal_map = model.materials[0].normal_map.as_ref().expect("skin_local.png is used as the normal map");
+    assert_eq!(&normal_map.rgba8[..4], &[128, 140, 250, 255]);
+    assert!(model.materials[1].normal_map.is_none());
+    assert_eq!(model.stats.warnings.len(), 1, "{:?}", model.stats.warnings);
+    for vertex in &model.vertices {
+        assert!(
+            (vertex.tangent.truncate().length() - 1.0).abs() < 1e-4 && vertex.tangent.truncate().dot(vertex.normal).abs() < 1e-4
+        );
+    }
 }

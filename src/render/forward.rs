@@ -145,7 +145,13 @@ impl ForwardPass {
         );
     }
 
-    pub fn write_material_set(&self, set: ash_vk::DescriptorSet, base_color: &Image, normal_map: &Image, sampler: ash_vk::Sampler) {
+    pub fn write_material_set(
+        &self,
+        set: ash_vk::DescriptorSet,
+        base_color: &Image,
+        normal_map: &Image,
+        sampler: ash_vk::Sampler,
+    ) {
         crate::vk::descriptors::write_set(
             &self.device,
             set,

@@ -33,6 +33,7 @@ use gpu_allocator::MemoryLocation;
 use crate::model::Model;
 use crate::vk::commands::{self, CommandPool, Fence, Semaphore};
 use crate::vk::descriptors::DescriptorPool;
+use crate::vk::query::TimestampPool;
 use crate::vk::{self, barrier, Buffer, Check, Device, Sampler};
 use forward::{ForwardPass, ForwardTargets, MeshDraw, ResolveTarget};
 use gpu::{FrameUniforms, InstanceData, PaletteMatrix, SkinPush, SkinnedVertex};
@@ -44,6 +45,27 @@ use skin::SkinPass;
 
 /// Frames the CPU may record ahead of the GPU.
 pub const FRAMES_IN_FLIGHT: usize = 2;
+
+/// The passes timed with GPU timestamps, in recording order. "output" is the present transition or
+/// the copy of a headless frame into its readback buffer.
+pub const TIMED_PASSES: [&str; 5] = ["palette", "skin", "shadow", "forward", "output"];
+
+/// GPU time of each pass of one frame, in milliseconds, from timestamp queries. On lavapipe these
+/// are CPU clock readings around the software rasterizer's work.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PassTimings {
+    pub milliseconds: Vec<(&'static str, f64)>,
+}
+
+impl PassTimings {
+    pub fn total(&self) -> f64 {
+        self.milliseconds.iter().map(|(_, ms)| ms).sum()
+    }
+
+    pub fn get(&self, pass: &str) -> Option<f64> {
+        self.milliseconds.iter().find(|(name, _)| *name == pass).map(|&(_, ms)| ms)
+    }
+}
 
 /// What one frame shows: camera, light and every instance's parameters.
 #[derive(Clone, Debug)]
@@ -74,6 +96,7 @@ struct FrameSlot {
     /// Signalled when this slot's last submission finished; its buffers may then be rewritten.
     fence: Fence,
     image_available: Semaphore,
+    timestamps: TimestampPool,
     palette_set: ash_vk::DescriptorSet,
     frame_set: ash_vk::DescriptorSet,
 }
@@ -106,6 +129,8 @@ pub struct Renderer {
     pub color_format: ash_vk::Format,
     frame_index: usize,
     pub frames_rendered: u64,
+    /// Per-pass GPU times of the most recent frame whose results have come back.
+    pub last_timings: Option<PassTimings>,
     pub device: Arc<Device>,
 }
 
@@ -249,6 +274,7 @@ impl Renderer {
                 command_buffer,
                 fence: Fence::new(device, &format!("frame.fence[{slot}]"), true)?,
                 image_available: Semaphore::new(device, &format!("frame.image_available[{slot}]"))?,
+                timestamps: TimestampPool::new(device, &format!("frame.timestamps[{slot}]"), TIMED_PASSES.len() as u32 + 1)?,
                 palette_set,
                 frame_set,
             });
@@ -276,6 +302,7 @@ impl Renderer {
             color_format,
             frame_index: 0,
             frames_rendered: 0,
+            last_timings: None,
             device: device.clone(),
         })
     }
@@ -311,6 +338,7 @@ impl Renderer {
 
         let index = self.frame_index;
         self.frames[index].fence.wait()?;
+        self.collect_timings(index)?;
         let uniforms = FrameUniforms {
             view_projection: scene.view_projection.to_cols_array_2d(),
             light_view_projection: scene.light_view_projection.to_cols_array_2d(),
@@ -330,6 +358,7 @@ impl Renderer {
         commands::begin(&self.device, command_buffer)?;
         self.record_frame(command_buffer, index, scene, &output);
         commands::end(&self.device, command_buffer)?;
+        self.frames[index].timestamps.written = true;
 
         let slot = &self.frames[index];
         slot.fence.reset()?;
@@ -359,6 +388,11 @@ impl Renderer {
         let frame = &self.frames[slot];
         let targets = self.targets.as_ref().expect("render() creates the targets before recording");
         let model = &self.model;
+        // Timestamp i + 1 closes TIMED_PASSES[i]: written once all earlier work has finished.
+        let timestamps = &frame.timestamps;
+        let mark = |query: u32| timestamps.write(command_buffer, Stage::ALL_COMMANDS, query);
+        timestamps.reset(command_buffer);
+        mark(0);
 
         // joint_palettes: last frame's skin-pass reads -> this frame's palette writes (write-after-read).
         barrier::buffer(
@@ -369,6 +403,7 @@ impl Renderer {
             (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
         );
         self.palette.record(command_buffer, frame.palette_set, model.joint_count, self.instance_count);
+        mark(1);
 
         // joint_palettes: palette writes -> skin reads.
         barrier::buffer(
@@ -389,6 +424,7 @@ impl Renderer {
         let push =
             SkinPush { vertex_count: model.vertex_count, joint_count: model.joint_count, instance_count: self.instance_count };
         self.skin.record(command_buffer, self.skin_set, push);
+        mark(2);
 
         // skinned_vertices: skin writes -> shadow and forward vertex-attribute reads (skin once, use twice).
         barrier::buffer(
@@ -420,6 +456,7 @@ impl Renderer {
             draw_count,
             scene.light_view_projection,
         );
+        mark(3);
 
         // shadow.depth: depth writes -> forward's fragment-shader sampling.
         barrier::image(
@@ -504,6 +541,7 @@ impl Renderer {
             &meshes,
             self.instance_count,
         );
+        mark(4);
 
         match output {
             Output::Offscreen(target) => target.record_copy_out(device, command_buffer),
@@ -521,12 +559,30 @@ impl Renderer {
                 );
             }
         }
+        mark(5);
     }
 
-    /// Waits for every submitted frame (headless read-back, shutdown, resize).
-    pub fn wait_all(&self) -> vk::Result<()> {
-        for frame in &self.frames {
-            frame.fence.wait()?;
+    /// Reads a finished slot's timestamps into `last_timings`.
+    fn collect_timings(&mut self, slot: usize) -> vk::Result<()> {
+        let pool = &self.frames[slot].timestamps;
+        if let Some(ticks) = pool.read()? {
+            let milliseconds = TIMED_PASSES
+                .iter()
+                .zip(ticks.windows(2))
+                .map(|(&pass, pair)| (pass, pair[1].saturating_sub(pair[0]) as f64 * pool.period_ns / 1e6))
+                .collect();
+            self.last_timings = Some(PassTimings { milliseconds });
+        }
+        Ok(())
+    }
+
+    /// Waits for every submitted frame (headless read-back, shutdown, resize), oldest first, and
+    /// keeps the newest frame's timings.
+    pub fn wait_all(&mut self) -> vk::Result<()> {
+        for offset in 0..FRAMES_IN_FLIGHT {
+            let slot = (self.frame_index + offset) % FRAMES_IN_FLIGHT;
+            self.frames[slot].fence.wait()?;
+            self.collect_timings(slot)?;
         }
         Ok(())
     }

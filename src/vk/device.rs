@@ -248,6 +248,21 @@ impl Device {
         }
     }
 
+    pub fn cmd_write_timestamp2(
+        &self,
+        command_buffer: vk::CommandBuffer,
+        stage: vk::PipelineStageFlags2,
+        pool: vk::QueryPool,
+        query: u32,
+    ) {
+        match &self.dispatch {
+            Dispatch::Core => unsafe { self.raw.cmd_write_timestamp2(command_buffer, stage, pool, query) },
+            Dispatch::Extensions { synchronization2, .. } => unsafe {
+                synchronization2.cmd_write_timestamp2(command_buffer, stage, pool, query)
+            },
+        }
+    }
+
     pub fn cmd_begin_rendering(&self, command_buffer: vk::CommandBuffer, rendering: &vk::RenderingInfo<'_>) {
         match &self.dispatch {
             Dispatch::Core => unsafe { self.raw.cmd_begin_rendering(command_buffer, rendering) },

@@ -114,7 +114,10 @@ impl Image {
     ) -> Result<Image> {
         let expected = width as usize * height as usize * 4;
         if rgba8.len() != expected {
-            return Err(Error::Other(format!("texture {name}: {} bytes for {width}x{height} RGBA8, expected {expected}", rgba8.len())));
+            return Err(Error::Other(format!(
+                "texture {name}: {} bytes for {width}x{height} RGBA8, expected {expected}",
+                rgba8.len()
+            )));
         }
         let extent = vk::Extent2D { width, height };
         let image = Image::new(device, name, ImageDesc::texture(format, extent))?;

@@ -11,6 +11,7 @@ pub mod device;
 pub mod image;
 pub mod instance;
 pub mod pipeline;
+pub mod query;
 pub mod swapchain;
 
 pub use buffer::Buffer;
