@@ -1,0 +1,57 @@
+//! `cargo bench`: the CPU side of vkskin on the bundled figure. Parsing, clip sampling, palettes and
+//! CPU skinning (the reference the GPU is tested against, and the tutorials' software skinning).
+
+use std::hint::black_box;
+use std::path::Path;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use glam::Mat4;
+use vkskin::anim::{palette, skin_vertex, JointPose};
+use vkskin::formats::{load_model, md5};
+
+fn assets() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/assets"))
+}
+
+fn parsing(c: &mut Criterion) {
+    let mesh_text = std::fs::read_to_string(assets().join("figure.md5mesh")).expect("bundled mesh");
+    let anim_text = std::fs::read_to_string(assets().join("figure_walk.md5anim")).expect("bundled anim");
+    let mut group = c.benchmark_group("parse");
+    group.throughput(Throughput::Bytes(mesh_text.len() as u64));
+    group.bench_function("md5mesh 619 KB", |b| b.iter(|| md5::parse_mesh(black_box(&mesh_text), Path::new("figure.md5mesh"))));
+    group.throughput(Throughput::Bytes(anim_text.len() as u64));
+    group.bench_function("md5anim 27 KB", |b| b.iter(|| md5::parse_anim(black_box(&anim_text), Path::new("figure_walk.md5anim"))));
+    group.finish();
+}
+
+fn animation(c: &mut Criterion) {
+    let path = assets().join("figure.md5mesh");
+    let model = load_model(&path, &[assets().join("figure_walk.md5anim")]).expect("bundled model");
+    let clip = &model.clips[0];
+    let joints = model.skeleton.len();
+    let mut poses = vec![JointPose::IDENTITY; joints];
+    let mut matrices = vec![Mat4::IDENTITY; joints];
+
+    let mut group = c.benchmark_group("animate");
+    group.throughput(Throughput::Elements(joints as u64));
+    group.bench_function("sample clip (per joint)", |b| b.iter(|| clip.sample(black_box(0.73), &mut poses)));
+    group.bench_function("palette (per joint)", |b| b.iter(|| palette(&model.skeleton, black_box(&poses), Mat4::IDENTITY, &mut matrices)));
+    group.finish();
+
+    clip.sample(0.73, &mut poses);
+    palette(&model.skeleton, &poses, Mat4::IDENTITY, &mut matrices);
+    let mut group = c.benchmark_group("cpu skinning");
+    group.throughput(Throughput::Elements(model.vertices.len() as u64));
+    group.bench_function("all vertices of one instance (per vertex)", |b| {
+        b.iter(|| {
+            for vertex in &model.vertices {
+                let influences = model.influences_of(vertex);
+                black_box(skin_vertex(black_box(&matrices), vertex.position, vertex.normal, vertex.tangent.truncate(), influences));
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, parsing, animation);
+criterion_main!(benches);
