@@ -7,6 +7,7 @@ layout(set = 0, binding = 0, std140) uniform FrameUniforms {
     vec4 light_color_ambient;  // rgb: light colour, a: ambient strength
     vec4 ground;               // xyz: centre of the ground plane, w: half size
     vec4 shadow_params;        // x: shadow-map texel size in uv, y: ground checker size
+    uvec4 skinning;            // x: joints per instance (palette stride), for the `vertex` strategy
 } frame;
 
 layout(set = 0, binding = 1) uniform sampler2DShadow shadow_map;

@@ -18,10 +18,7 @@ layout(push_constant) uniform Push {
     uint instance_count;
 } push;
 
-vec3 safe_normalize(vec3 v) {
-    float length_squared = dot(v, v);
-    return length_squared > 0.0 ? v * inversesqrt(length_squared) : vec3(0.0);
-}
+#include "skinning.glsl"
 
 void main() {
     uint vertex = gl_GlobalInvocationID.x;
@@ -29,32 +26,14 @@ void main() {
     if (vertex >= push.vertex_count || instance_index >= push.instance_count) {
         return;
     }
-    SourceVertex source = sources[vertex];
-    vec4 position = vec4(source.position, 1.0);
-    vec3 skinned_position = vec3(0.0);
-    vec3 skinned_normal = vec3(0.0);
-    vec3 skinned_tangent = vec3(0.0);
-    uint palette_base = instance_index * push.joint_count;
-    for (uint i = 0u; i < source.influence_count; ++i) {
-        Influence influence = influences[source.first_influence + i];
-        if (influence.joint >= push.joint_count) {
-            continue; // loaders never produce this; the CPU reference skips it too
-        }
-        PaletteMatrix m = palettes[palette_base + influence.joint];
-        float w = influence.weight;
-        skinned_position += w * vec3(dot(m.rows[0], position), dot(m.rows[1], position), dot(m.rows[2], position));
-        skinned_normal += w * vec3(dot(m.rows[0].xyz, source.normal), dot(m.rows[1].xyz, source.normal), dot(m.rows[2].xyz, source.normal));
-        skinned_tangent += w * vec3(dot(m.rows[0].xyz, source.tangent.xyz), dot(m.rows[1].xyz, source.tangent.xyz), dot(m.rows[2].xyz, source.tangent.xyz));
-    }
-    vec3 normal = safe_normalize(skinned_normal);
-    vec3 tangent = safe_normalize(skinned_tangent);
+    SkinnedResult skinned_vertex = skin_vertex(vertex, instance_index * push.joint_count, push.joint_count);
 
     uint base = (instance_index * push.vertex_count + vertex) * SKINNED_VERTEX_UINTS;
-    skinned[base + 0u] = floatBitsToUint(skinned_position.x);
-    skinned[base + 1u] = floatBitsToUint(skinned_position.y);
-    skinned[base + 2u] = floatBitsToUint(skinned_position.z);
-    skinned[base + 3u] = packSnorm2x16(normal.xy);
-    skinned[base + 4u] = packSnorm2x16(vec2(normal.z, 0.0));
-    skinned[base + 5u] = packSnorm2x16(tangent.xy);
-    skinned[base + 6u] = packSnorm2x16(vec2(tangent.z, source.tangent.w));
+    skinned[base + 0u] = floatBitsToUint(skinned_vertex.position.x);
+    skinned[base + 1u] = floatBitsToUint(skinned_vertex.position.y);
+    skinned[base + 2u] = floatBitsToUint(skinned_vertex.position.z);
+    skinned[base + 3u] = packSnorm2x16(skinned_vertex.normal.xy);
+    skinned[base + 4u] = packSnorm2x16(vec2(skinned_vertex.normal.z, 0.0));
+    skinned[base + 5u] = packSnorm2x16(skinned_vertex.tangent.xy);
+    skinned[base + 6u] = packSnorm2x16(vec2(skinned_vertex.tangent.z, skinned_vertex.bitangent_sign));
 }

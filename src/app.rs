@@ -10,7 +10,7 @@ use crate::model::Model;
 use crate::render::camera::OrbitCamera;
 use crate::render::offscreen::{OffscreenTarget, OFFSCREEN_FORMAT};
 use crate::render::scene::{grid_instances, world_bounds, InstanceState};
-use crate::render::{shadow, FrameScene, Output, Renderer};
+use crate::render::{shadow, FrameScene, Output, Renderer, Strategy};
 use crate::vk::device::DeviceRequest;
 use crate::vk::{self, Device, Instance, InstanceOptions};
 
@@ -131,10 +131,19 @@ pub struct HeadlessRenderer {
 
 impl HeadlessRenderer {
     pub fn new(device: &Arc<Device>, setup: &SceneSetup, width: u32, height: u32) -> vk::Result<HeadlessRenderer> {
+        HeadlessRenderer::with_strategy(device, setup, (width, height), Strategy::Compute)
+    }
+
+    pub fn with_strategy(
+        device: &Arc<Device>,
+        setup: &SceneSetup,
+        (width, height): (u32, u32),
+        strategy: Strategy,
+    ) -> vk::Result<HeadlessRenderer> {
         if width == 0 || height == 0 {
             return Err(vk::Error::Other(format!("image size {width}x{height}: both sides must be at least 1")));
         }
-        let renderer = Renderer::new(device, &setup.model, setup.instances.len() as u32, OFFSCREEN_FORMAT)?;
+        let renderer = Renderer::new(device, &setup.model, setup.instances.len() as u32, OFFSCREEN_FORMAT, strategy)?;
         let target = OffscreenTarget::new(device, width, height)?;
         Ok(HeadlessRenderer { target, renderer })
     }

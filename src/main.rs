@@ -10,6 +10,7 @@ use vkskin::app::{default_animations, default_model_path, find_clip, headless_de
 use vkskin::formats::load_model;
 use vkskin::model::Model;
 use vkskin::render::offscreen::save_png;
+use vkskin::render::Strategy;
 use vkskin::vk::instance::validation_from_env;
 use vkskin::vk::MessageCounts;
 
@@ -78,6 +79,10 @@ struct SceneArgs {
     /// Crossfade time in seconds when the viewer switches clips (0: cut).
     #[arg(long, default_value_t = 0.3)]
     fade: f32,
+    /// How vertices are skinned: compute (skin once, draw twice), vertex (skin in each pass's vertex
+    /// shader, as the tutorials do) or cpu (software skinning on all cores).
+    #[arg(long, default_value = "compute", value_parser = parse_strategy)]
+    strategy: Strategy,
     /// Turn on the Khronos validation layer with synchronization validation (also VKSKIN_VALIDATION=1).
     #[arg(long)]
     validate: bool,
@@ -118,6 +123,10 @@ impl SceneArgs {
     }
 }
 
+fn parse_strategy(text: &str) -> Result<Strategy, String> {
+    Strategy::parse(text).ok_or_else(|| format!("expected compute, vertex or cpu, got '{text}'"))
+}
+
 fn parse_size(text: &str) -> Result<(u32, u32), String> {
     let (width, height) =
         text.split_once(['x', 'X']).ok_or_else(|| format!("expected WxH, for example 1280x720, got '{text}'"))?;
@@ -144,7 +153,8 @@ fn render(scene_args: &SceneArgs, time: f64, (width, height): (u32, u32), out: &
     let validation = scene_args.validation();
     let device = headless_device(validation).map_err(|error| error.to_string())?;
     let image = {
-        let mut headless = HeadlessRenderer::new(&device, &setup, width, height).map_err(|error| error.to_string())?;
+        let mut headless = HeadlessRenderer::with_strategy(&device, &setup, (width, height), scene_args.strategy)
+            .map_err(|error| error.to_string())?;
         let scene = setup.frame(time, headless.aspect());
         headless.render(&scene).map_err(|error| error.to_string())?
     };
@@ -155,7 +165,15 @@ fn render(scene_args: &SceneArgs, time: f64, (width, height): (u32, u32), out: &
 
 fn run(cli: Cli) -> Result<(), String> {
     let command = cli.command.unwrap_or(Command::View {
-        scene: SceneArgs { model: None, animations: Vec::new(), instances: 1, clip: None, fade: 0.3, validate: false },
+        scene: SceneArgs {
+            model: None,
+            animations: Vec::new(),
+            instances: 1,
+            clip: None,
+            fade: 0.3,
+            strategy: Strategy::Compute,
+            validate: false,
+        },
         size: (1280, 720),
         frames: None,
     });
@@ -163,7 +181,8 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::View { scene, size, frames } => {
             let setup = scene.setup()?;
             let validation = scene.validation();
-            let options = vkskin::viewer::ViewerOptions { validation, frame_limit: frames, size, fade_seconds: scene.fade };
+            let options =
+                vkskin::viewer::ViewerOptions { validation, frame_limit: frames, size, fade_seconds: scene.fade, strategy: scene.strategy };
             let report = vkskin::viewer::run(setup, options)?;
             println!("presented {} frames", report.frames);
             check_messages(validation, report.messages)

@@ -16,7 +16,7 @@ use winit::window::{Window, WindowId};
 
 use crate::app::SceneSetup;
 use crate::render::camera::OrbitCamera;
-use crate::render::{Output, Renderer};
+use crate::render::{Output, Renderer, Strategy};
 use crate::vk::device::DeviceRequest;
 use crate::vk::swapchain::{Acquired, Surface, Swapchain};
 use crate::vk::{self, Device, Instance, InstanceOptions, MessageCounts};
@@ -28,6 +28,7 @@ pub struct ViewerOptions {
     pub size: (u32, u32),
     /// Crossfade time when keys 1-9 switch clips.
     pub fade_seconds: f32,
+    pub strategy: Strategy,
 }
 
 /// What the viewer reports when it closes.
@@ -134,7 +135,8 @@ impl Viewer {
         let size = window.inner_size();
         let swapchain = Swapchain::new(&device, &surface, ash_vk::Extent2D { width: size.width, height: size.height }, None)
             .map_err(|error| error.to_string())?;
-        let renderer = Renderer::new(&device, &self.setup.model, self.setup.instances.len() as u32, swapchain.format)
+        let instances = self.setup.instances.len() as u32;
+        let renderer = Renderer::new(&device, &self.setup.model, instances, swapchain.format, self.options.strategy)
             .map_err(|error| error.to_string())?;
         Ok(Graphics { renderer, swapchain: Some(swapchain), surface, device, window })
     }
@@ -198,7 +200,8 @@ impl Viewer {
         if window_elapsed >= Duration::from_millis(500) {
             let fps = *frames as f64 / window_elapsed.as_secs_f64();
             let state = if self.paused { " (paused)" } else { "" };
-            let clip = self.setup.instances.first().and_then(|instance| instance.clip).and_then(|clip| self.setup.model.clips.get(clip));
+            let clip =
+                self.setup.instances.first().and_then(|instance| instance.clip).and_then(|clip| self.setup.model.clips.get(clip));
             let clip = clip.map_or_else(|| "bind pose".to_string(), |clip| clip.name.clone());
             graphics.window.set_title(&format!(
                 "vkskin: {} x{} [{clip}] | {fps:.1} fps | {:.1} ms{state}",

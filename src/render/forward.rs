@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use ash::vk as ash_vk;
 
-use super::shadow::{set_viewport, skinned_vertex_input};
+use super::shadow::{set_viewport, skinned_vertex_input, VertexSource};
 use crate::vk::descriptors::{DescriptorSetLayout, Resource};
 use crate::vk::pipeline::{GraphicsDesc, Pipeline};
 use crate::vk::{self, Buffer, Device, Image, ImageDesc};
@@ -71,7 +71,9 @@ pub struct ForwardPass {
 }
 
 impl ForwardPass {
-    pub fn new(device: &Arc<Device>, color_format: ash_vk::Format) -> vk::Result<ForwardPass> {
+    /// `skin_inputs`: the `vertex` strategy's set layout (set 2), whose vertex shader skins; None
+    /// reads a skinned vertex buffer.
+    pub fn new(device: &Arc<Device>, color_format: ash_vk::Format, skin_inputs: Option<&DescriptorSetLayout>) -> vk::Result<ForwardPass> {
         let graphics = ash_vk::ShaderStageFlags::VERTEX | ash_vk::ShaderStageFlags::FRAGMENT;
         let frame_set_layout = DescriptorSetLayout::new(
             device,
@@ -109,7 +111,20 @@ impl ForwardPass {
             set_layouts: &[&frame_set_layout, &material_set_layout],
             push_constants: Some((ash_vk::ShaderStageFlags::FRAGMENT, 16)),
         };
-        let model_pipeline = Pipeline::graphics(device, "forward.model", &base)?;
+        let model_pipeline = match skin_inputs {
+            None => Pipeline::graphics(device, "forward.model", &base)?,
+            Some(skin_inputs) => Pipeline::graphics(
+                device,
+                "forward.model.vertex_skinning",
+                &GraphicsDesc {
+                    vertex_shader: super::shaders::FORWARD_SKINNING_VERT,
+                    vertex_bindings: &[],
+                    vertex_attributes: &[],
+                    set_layouts: &[&frame_set_layout, &material_set_layout, skin_inputs],
+                    ..base
+                },
+            )?,
+        };
         let ground_pipeline = Pipeline::graphics(
             device,
             "forward.ground",
@@ -169,7 +184,7 @@ impl ForwardPass {
         targets: &ForwardTargets,
         resolve: &ResolveTarget,
         frame_set: ash_vk::DescriptorSet,
-        skinned: &Buffer,
+        vertices: VertexSource<'_>,
         indices: &Buffer,
         indirect: &Buffer,
         meshes: &[MeshDraw],
@@ -209,10 +224,11 @@ impl ForwardPass {
         device.begin_label(command_buffer, c"model");
         self.model_pipeline.bind(command_buffer);
         self.model_pipeline.bind_sets(command_buffer, 0, &[frame_set]);
-        unsafe {
-            device.raw.cmd_bind_vertex_buffers(command_buffer, 0, &[skinned.raw], &[0]);
-            device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, ash_vk::IndexType::UINT32);
+        match vertices {
+            VertexSource::Skinned(skinned) => unsafe { device.raw.cmd_bind_vertex_buffers(command_buffer, 0, &[skinned.raw], &[0]) },
+            VertexSource::SkinInVertexShader { skin_inputs, .. } => self.model_pipeline.bind_sets(command_buffer, 2, &[skin_inputs]),
         }
+        unsafe { device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, ash_vk::IndexType::UINT32) };
         let stride = std::mem::size_of::<ash_vk::DrawIndexedIndirectCommand>() as u32;
         for mesh in meshes {
             self.model_pipeline.bind_sets(command_buffer, 1, &[mesh.material_set]);

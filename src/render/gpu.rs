@@ -157,6 +157,8 @@ pub struct FrameUniforms {
     pub light_color_ambient: [f32; 4],
     pub ground: [f32; 4],
     pub shadow_params: [f32; 4],
+    /// x: joints per instance, for the `vertex` strategy's vertex shaders.
+    pub skinning: [u32; 4],
 }
 
 /// Push constants of palette.comp.
@@ -335,6 +337,7 @@ mod tests {
                 ("light_color_ambient", offset_of!(FrameUniforms, light_color_ambient)),
                 ("ground", offset_of!(FrameUniforms, ground)),
                 ("shadow_params", offset_of!(FrameUniforms, shadow_params)),
+                ("skinning", offset_of!(FrameUniforms, skinning)),
             ],
         );
         // The skinned buffer is a uint array in the shader: 7 uints a vertex (SKINNED_VERTEX_UINTS).

@@ -32,7 +32,7 @@ use gpu_allocator::MemoryLocation;
 
 use crate::model::Model;
 use crate::vk::commands::{self, CommandPool, Fence, Semaphore};
-use crate::vk::descriptors::DescriptorPool;
+use crate::vk::descriptors::{DescriptorPool, DescriptorSetLayout};
 use crate::vk::query::TimestampPool;
 use crate::vk::{self, barrier, Buffer, Check, Device, Sampler};
 use forward::{ForwardPass, ForwardTargets, MeshDraw, ResolveTarget};
@@ -40,7 +40,7 @@ use gpu::{FrameUniforms, InstanceData, PaletteMatrix, SkinPush, SkinnedVertex};
 use offscreen::OffscreenTarget;
 use palette::{PaletteInputs, PalettePass};
 use scene::GpuModel;
-use shadow::ShadowPass;
+use shadow::{ShadowPass, VertexSource};
 use skin::SkinPass;
 
 /// Frames the CPU may record ahead of the GPU.
@@ -64,6 +64,35 @@ impl PassTimings {
 
     pub fn get(&self, pass: &str) -> Option<f64> {
         self.milliseconds.iter().find(|(name, _)| *name == pass).map(|&(_, ms)| ms)
+    }
+}
+
+/// How vertices get skinned: the design, and the tutorials' two ways, kept side by side for the
+/// benchmark. All three draw the same image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    /// Palette and skin passes once per frame; shadow and forward read the skinned buffer.
+    Compute,
+    /// No skin pass: the shadow and the forward vertex shaders each skin from the palettes.
+    Vertex,
+    /// The CPU samples and skins every instance each frame (all cores) into a host-visible buffer
+    /// per frame in flight; shadow and forward read it.
+    Cpu,
+}
+
+impl Strategy {
+    pub const ALL: [Strategy; 3] = [Strategy::Compute, Strategy::Vertex, Strategy::Cpu];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Compute => "compute",
+            Strategy::Vertex => "vertex",
+            Strategy::Cpu => "cpu",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Strategy> {
+        Strategy::ALL.into_iter().find(|strategy| strategy.name().eq_ignore_ascii_case(text.trim()))
     }
 }
 
@@ -97,6 +126,8 @@ struct FrameSlot {
     fence: Fence,
     image_available: Semaphore,
     timestamps: TimestampPool,
+    /// The `cpu` strategy's skinned vertices for this slot, written by the CPU after the fence.
+    cpu_skinned: Option<Buffer>,
     palette_set: ash_vk::DescriptorSet,
     frame_set: ash_vk::DescriptorSet,
 }
@@ -127,6 +158,13 @@ pub struct Renderer {
     pub model: GpuModel,
     pub instance_count: u32,
     pub color_format: ash_vk::Format,
+    pub strategy: Strategy,
+    /// The `vertex` strategy's set: source vertices, influences and palettes for the vertex shaders.
+    skin_inputs: Option<(DescriptorSetLayout, ash_vk::DescriptorSet)>,
+    /// The `cpu` strategy skins from the model on the CPU.
+    cpu_model: Option<Box<Model>>,
+    /// Milliseconds the CPU spent skinning the last frame (`cpu` strategy), all threads together on the wall clock.
+    pub last_cpu_skinning_ms: f64,
     frame_index: usize,
     pub frames_rendered: u64,
     /// Per-pass GPU times of the most recent frame whose results have come back.
@@ -137,7 +175,13 @@ pub struct Renderer {
 impl Renderer {
     /// Sets up every pass and buffer for `instance_count` instances of `model`, rendering into
     /// images of `color_format`.
-    pub fn new(device: &Arc<Device>, model: &Model, instance_count: u32, color_format: ash_vk::Format) -> vk::Result<Renderer> {
+    pub fn new(
+        device: &Arc<Device>,
+        model: &Model,
+        instance_count: u32,
+        color_format: ash_vk::Format,
+        strategy: Strategy,
+    ) -> vk::Result<Renderer> {
         use ash_vk::BufferUsageFlags as Usage;
         let instance_count = instance_count.max(1);
         let gpu_model = GpuModel::upload(device, model)?;
@@ -161,10 +205,23 @@ impl Renderer {
             )));
         }
 
+        let vertex_stage = ash_vk::ShaderStageFlags::VERTEX;
+        let skin_inputs_layout = match strategy {
+            Strategy::Vertex => Some(DescriptorSetLayout::new(
+                device,
+                "vertex_skinning.set_layout",
+                &[
+                    (0, ash_vk::DescriptorType::STORAGE_BUFFER, vertex_stage),
+                    (1, ash_vk::DescriptorType::STORAGE_BUFFER, vertex_stage),
+                    (2, ash_vk::DescriptorType::STORAGE_BUFFER, vertex_stage),
+                ],
+            )?),
+            _ => None,
+        };
         let palette = PalettePass::new(device)?;
         let skin = SkinPass::new(device)?;
-        let shadow = ShadowPass::new(device)?;
-        let forward = ForwardPass::new(device, color_format)?;
+        let shadow = ShadowPass::new(device, skin_inputs_layout.as_ref())?;
+        let forward = ForwardPass::new(device, color_format, skin_inputs_layout.as_ref())?;
 
         let skinned = Buffer::new(
             device,
@@ -217,19 +274,35 @@ impl Renderer {
         let shadow_sampler = Sampler::shadow_compare(device, "shadow.sampler")?;
         let texture_sampler = Sampler::linear_repeat(device, "material.sampler")?;
         let material_count = gpu_model.materials.len() as u32;
-        let sets = 1 + FRAMES_IN_FLIGHT as u32 * 2 + material_count;
+        let sets = 2 + FRAMES_IN_FLIGHT as u32 * 2 + material_count;
         let descriptor_pool = DescriptorPool::new(
             device,
             "descriptor_pool",
             sets,
             &[
-                (ash_vk::DescriptorType::STORAGE_BUFFER, 4 + FRAMES_IN_FLIGHT as u32 * 6),
+                (ash_vk::DescriptorType::STORAGE_BUFFER, 7 + FRAMES_IN_FLIGHT as u32 * 6),
                 (ash_vk::DescriptorType::UNIFORM_BUFFER, FRAMES_IN_FLIGHT as u32),
                 (ash_vk::DescriptorType::COMBINED_IMAGE_SAMPLER, FRAMES_IN_FLIGHT as u32 + 2 * material_count),
             ],
         )?;
         let skin_set = descriptor_pool.allocate(&skin.set_layout, "skin.set")?;
         skin.write_set(skin_set, &gpu_model.source_vertices, &gpu_model.influences, &palettes, &skinned);
+        let skin_inputs = match skin_inputs_layout {
+            Some(layout) => {
+                let set = descriptor_pool.allocate(&layout, "vertex_skinning.set")?;
+                crate::vk::descriptors::write_set(
+                    device,
+                    set,
+                    &[
+                        (0, crate::vk::descriptors::Resource::StorageBuffer(&gpu_model.source_vertices)),
+                        (1, crate::vk::descriptors::Resource::StorageBuffer(&gpu_model.influences)),
+                        (2, crate::vk::descriptors::Resource::StorageBuffer(&palettes)),
+                    ],
+                );
+                Some((layout, set))
+            }
+            None => None,
+        };
         let mut material_sets = Vec::new();
         for (index, material) in gpu_model.materials.iter().enumerate() {
             let set = descriptor_pool.allocate(&forward.material_set_layout, &format!("material[{index}].set"))?;
@@ -268,7 +341,18 @@ impl Renderer {
             );
             let frame_set = descriptor_pool.allocate(&forward.frame_set_layout, &format!("forward.frame_set[{slot}]"))?;
             forward.write_frame_set(frame_set, &uniforms, &shadow.depth, shadow_sampler.raw, &gpu_model.texcoords);
+            let cpu_skinned = match strategy {
+                Strategy::Cpu => Some(Buffer::new(
+                    device,
+                    &format!("cpu_skinned_vertices[{slot}]"),
+                    skinned_bytes,
+                    Usage::VERTEX_BUFFER,
+                    MemoryLocation::CpuToGpu,
+                )?),
+                _ => None,
+            };
             frames.push(FrameSlot {
+                cpu_skinned,
                 uniforms,
                 instances,
                 command_buffer,
@@ -300,6 +384,10 @@ impl Renderer {
             model: gpu_model,
             instance_count,
             color_format,
+            strategy,
+            skin_inputs,
+            cpu_model: (strategy == Strategy::Cpu).then(|| Box::new(model.clone())),
+            last_cpu_skinning_ms: 0.0,
             frame_index: 0,
             frames_rendered: 0,
             last_timings: None,
@@ -347,10 +435,17 @@ impl Renderer {
             light_color_ambient: [1.0, 0.96, 0.9, 0.28],
             ground: scene.ground.to_array(),
             shadow_params: [1.0 / shadow::SHADOW_MAP_SIZE as f32, 0.5, 0.0, 0.0],
+            skinning: [self.model.joint_count, 0, 0, 0],
         };
         let slot = &mut self.frames[index];
         slot.uniforms.write(0, &[uniforms])?;
         slot.instances.write(0, &scene.instances)?;
+        if let (Some(model), Some(buffer)) = (&self.cpu_model, slot.cpu_skinned.as_mut()) {
+            let started = std::time::Instant::now();
+            let skinned = cpu_skin_instances(model, &scene.instances);
+            buffer.write(0, &skinned)?;
+            self.last_cpu_skinning_ms = started.elapsed().as_secs_f64() * 1e3;
+        }
 
         let command_buffer = slot.command_buffer;
         unsafe { self.device.raw.reset_command_buffer(command_buffer, ash_vk::CommandBufferResetFlags::empty()) }
@@ -394,46 +489,79 @@ impl Renderer {
         timestamps.reset(command_buffer);
         mark(0);
 
-        // joint_palettes: last frame's skin-pass reads -> this frame's palette writes (write-after-read).
-        barrier::buffer(
-            device,
-            command_buffer,
-            &self.palettes,
-            (Stage::COMPUTE_SHADER, Access::NONE),
-            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-        );
-        self.palette.record(command_buffer, frame.palette_set, model.joint_count, self.instance_count);
+        let strategy = self.strategy;
+        if strategy != Strategy::Cpu {
+            // joint_palettes: last frame's reads (skin pass, or the vertex shaders) -> this frame's
+            // palette writes (write-after-read).
+            let last_reader = if strategy == Strategy::Vertex { Stage::VERTEX_SHADER } else { Stage::COMPUTE_SHADER };
+            barrier::buffer(
+                device,
+                command_buffer,
+                &self.palettes,
+                (last_reader, Access::NONE),
+                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+            );
+            self.palette.record(command_buffer, frame.palette_set, model.joint_count, self.instance_count);
+        }
         mark(1);
 
-        // joint_palettes: palette writes -> skin reads.
-        barrier::buffer(
-            device,
-            command_buffer,
-            &self.palettes,
-            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ),
-        );
-        // skinned_vertices: last frame's shadow/forward vertex reads -> this frame's skin writes (write-after-read).
-        barrier::buffer(
-            device,
-            command_buffer,
-            &self.skinned,
-            (Stage::VERTEX_ATTRIBUTE_INPUT, Access::NONE),
-            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-        );
-        let push =
-            SkinPush { vertex_count: model.vertex_count, joint_count: model.joint_count, instance_count: self.instance_count };
-        self.skin.record(command_buffer, self.skin_set, push);
+        match strategy {
+            Strategy::Compute => {
+                // joint_palettes: palette writes -> skin reads.
+                barrier::buffer(
+                    device,
+                    command_buffer,
+                    &self.palettes,
+                    (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+                    (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ),
+                );
+                // skinned_vertices: last frame's shadow/forward vertex reads -> this frame's skin writes (write-after-read).
+                barrier::buffer(
+                    device,
+                    command_buffer,
+                    &self.skinned,
+                    (Stage::VERTEX_ATTRIBUTE_INPUT, Access::NONE),
+                    (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+                );
+                let push = SkinPush {
+                    vertex_count: model.vertex_count,
+                    joint_count: model.joint_count,
+                    instance_count: self.instance_count,
+                };
+                self.skin.record(command_buffer, self.skin_set, push);
+            }
+            Strategy::Vertex => {
+                // joint_palettes: palette writes -> the shadow and forward vertex shaders' reads.
+                barrier::buffer(
+                    device,
+                    command_buffer,
+                    &self.palettes,
+                    (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+                    (Stage::VERTEX_SHADER, Access::SHADER_STORAGE_READ),
+                );
+            }
+            // The CPU wrote this slot's vertices before the submit, which makes host writes visible.
+            Strategy::Cpu => {}
+        }
         mark(2);
 
-        // skinned_vertices: skin writes -> shadow and forward vertex-attribute reads (skin once, use twice).
-        barrier::buffer(
-            device,
-            command_buffer,
-            &self.skinned,
-            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-            (Stage::VERTEX_ATTRIBUTE_INPUT, Access::VERTEX_ATTRIBUTE_READ),
-        );
+        if strategy == Strategy::Compute {
+            // skinned_vertices: skin writes -> shadow and forward vertex-attribute reads (skin once, use twice).
+            barrier::buffer(
+                device,
+                command_buffer,
+                &self.skinned,
+                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+                (Stage::VERTEX_ATTRIBUTE_INPUT, Access::VERTEX_ATTRIBUTE_READ),
+            );
+        }
+        let vertices = match (strategy, &self.skin_inputs, &frame.cpu_skinned) {
+            (Strategy::Vertex, Some((_, skin_inputs)), _) => {
+                VertexSource::SkinInVertexShader { skin_inputs: *skin_inputs, joint_count: model.joint_count }
+            }
+            (Strategy::Cpu, _, Some(cpu_skinned)) => VertexSource::Skinned(cpu_skinned),
+            _ => VertexSource::Skinned(&self.skinned),
+        };
         // shadow.depth: last frame's forward sampling -> this frame's depth writes; old contents discarded.
         barrier::image(
             device,
@@ -450,7 +578,7 @@ impl Renderer {
         let draw_count = self.mesh_draws.len() as u32 * self.instance_count;
         self.shadow.record(
             command_buffer,
-            &self.skinned,
+            vertices,
             &model.indices,
             &self.indirect,
             draw_count,
@@ -535,7 +663,7 @@ impl Renderer {
             targets,
             &resolve,
             frame.frame_set,
-            &self.skinned,
+            vertices,
             &model.indices,
             &self.indirect,
             &meshes,
@@ -617,6 +745,40 @@ impl Renderer {
         let mut palettes = read(&self.palettes, "readback.joint_palettes")?;
         Ok((skinned.read()?, palettes.read()?))
     }
+}
+
+/// Packs a unit vector (and a fourth value) as snorm16, rounding as GLSL's packSnorm2x16 does.
+fn pack_snorm16(v: glam::Vec3, w: f32) -> [i16; 4] {
+    [v.x, v.y, v.z, w].map(|component| (component.clamp(-1.0, 1.0) * 32767.0).round() as i16)
+}
+
+/// The `cpu` strategy, the tutorials' software skinning: every instance sampled, blended and skinned
+/// on the CPU, split across all cores (whole instances per thread), packed as the skin pass packs.
+pub fn cpu_skin_instances(model: &Model, instances: &[InstanceData]) -> Vec<SkinnedVertex> {
+    let vertex_count = model.vertices.len();
+    let mut out = vec![SkinnedVertex { position: [0.0; 3], normal: [0; 4], tangent: [0; 4] }; vertex_count * instances.len()];
+    if vertex_count == 0 {
+        return out;
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |count| count.get()).min(instances.len().max(1));
+    let per_thread = instances.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        for (instances, out) in instances.chunks(per_thread.max(1)).zip(out.chunks_mut(per_thread.max(1) * vertex_count)) {
+            scope.spawn(move || {
+                for (data, out) in instances.iter().zip(out.chunks_mut(vertex_count)) {
+                    let skinned = scene::reference_skinning(model, data);
+                    for ((skinned, vertex), out) in skinned.into_iter().zip(&model.vertices).zip(out) {
+                        *out = SkinnedVertex {
+                            position: skinned.position.to_array(),
+                            normal: pack_snorm16(skinned.normal, 0.0),
+                            tangent: pack_snorm16(skinned.tangent, vertex.tangent.w),
+                        };
+                    }
+                }
+            });
+        }
+    });
+    out
 }
 
 impl Drop for Renderer {

@@ -13,8 +13,29 @@ use glam::{Mat4, Vec3};
 
 use super::gpu::SkinnedVertex;
 use crate::anim::Aabb;
+use crate::vk::descriptors::DescriptorSetLayout;
 use crate::vk::pipeline::{GraphicsDesc, Pipeline};
 use crate::vk::{self, Buffer, Device, Image, ImageDesc};
+
+/// Where the shadow and forward passes get skinned vertices from.
+#[derive(Clone, Copy)]
+pub enum VertexSource<'a> {
+    /// A buffer of skinned vertices bound as the vertex buffer: the skin pass's (`compute`), or the
+    /// frame slot's CPU-written one (`cpu`).
+    Skinned(&'a Buffer),
+    /// No vertex buffer: the vertex shader skins from the palettes (`vertex`), reading the
+    /// skin-inputs set.
+    SkinInVertexShader { skin_inputs: ash_vk::DescriptorSet, joint_count: u32 },
+}
+
+/// Push constants of the `vertex` strategy's shadow vertex shader.
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct SkinningShadowPush {
+    light_view_projection: [f32; 16],
+    joint_count: u32,
+    unused: [u32; 3],
+}
 
 pub const SHADOW_MAP_SIZE: u32 = 2048;
 pub const SHADOW_FORMAT: ash_vk::Format = ash_vk::Format::D32_SFLOAT;
@@ -76,7 +97,9 @@ pub struct ShadowPass {
 }
 
 impl ShadowPass {
-    pub fn new(device: &Arc<Device>) -> vk::Result<ShadowPass> {
+    /// `skin_inputs`: the `vertex` strategy's set layout, whose vertex shader skins; None reads a
+    /// skinned vertex buffer.
+    pub fn new(device: &Arc<Device>, skin_inputs: Option<&DescriptorSetLayout>) -> vk::Result<ShadowPass> {
         let extent = ash_vk::Extent2D { width: SHADOW_MAP_SIZE, height: SHADOW_MAP_SIZE };
         let depth = Image::new(
             device,
@@ -85,14 +108,23 @@ impl ShadowPass {
                 .with_usage(ash_vk::ImageUsageFlags::SAMPLED),
         )?;
         let (bindings, attributes) = skinned_vertex_input();
+        let skinning_layouts: Vec<&DescriptorSetLayout> = skin_inputs.into_iter().collect();
+        let (name, vertex_shader, push_size) = match skin_inputs {
+            None => ("shadow", super::shaders::SHADOW_VERT, 64),
+            Some(_) => ("shadow.vertex_skinning", super::shaders::SHADOW_SKINNING_VERT, std::mem::size_of::<SkinningShadowPush>() as u32),
+        };
+        let (vertex_bindings, vertex_attributes) = match skin_inputs {
+            None => (&bindings[..], &attributes[..1]),
+            Some(_) => (&[][..], &[][..]),
+        };
         let pipeline = Pipeline::graphics(
             device,
-            "shadow",
+            name,
             &GraphicsDesc {
-                vertex_shader: super::shaders::SHADOW_VERT,
+                vertex_shader,
                 fragment_shader: None,
-                vertex_bindings: &bindings,
-                vertex_attributes: &attributes[..1],
+                vertex_bindings,
+                vertex_attributes,
                 topology: ash_vk::PrimitiveTopology::TRIANGLE_LIST,
                 polygon_mode: ash_vk::PolygonMode::FILL,
                 cull_mode: ash_vk::CullModeFlags::NONE,
@@ -103,8 +135,8 @@ impl ShadowPass {
                 depth_format: Some(SHADOW_FORMAT),
                 depth_write: true,
                 depth_compare: ash_vk::CompareOp::LESS,
-                set_layouts: &[],
-                push_constants: Some((ash_vk::ShaderStageFlags::VERTEX, 64)),
+                set_layouts: &skinning_layouts,
+                push_constants: Some((ash_vk::ShaderStageFlags::VERTEX, push_size)),
             },
         )?;
         Ok(ShadowPass { pipeline, depth, device: device.clone() })
@@ -114,7 +146,7 @@ impl ShadowPass {
     pub fn record(
         &self,
         command_buffer: ash_vk::CommandBuffer,
-        skinned: &Buffer,
+        vertices: VertexSource<'_>,
         indices: &Buffer,
         indirect: &Buffer,
         draw_count: u32,
@@ -136,9 +168,19 @@ impl ShadowPass {
         device.cmd_begin_rendering(command_buffer, &rendering);
         set_viewport(device, command_buffer, extent);
         self.pipeline.bind(command_buffer);
-        self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::VERTEX, &light_view_projection.to_cols_array());
+        match vertices {
+            VertexSource::Skinned(skinned) => {
+                let matrix = light_view_projection.to_cols_array();
+                self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::VERTEX, &matrix);
+                unsafe { device.raw.cmd_bind_vertex_buffers(command_buffer, 0, &[skinned.raw], &[0]) };
+            }
+            VertexSource::SkinInVertexShader { skin_inputs, joint_count } => {
+                let push = SkinningShadowPush { light_view_projection: light_view_projection.to_cols_array(), joint_count, unused: [0; 3] };
+                self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::VERTEX, &push);
+                self.pipeline.bind_sets(command_buffer, 0, &[skin_inputs]);
+            }
+        }
         unsafe {
-            device.raw.cmd_bind_vertex_buffers(command_buffer, 0, &[skinned.raw], &[0]);
             device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, ash_vk::IndexType::UINT32);
             device.raw.cmd_draw_indexed_indirect(
                 command_buffer,

@@ -1,0 +1,27 @@
+#version 460
+// Forward pass, `vertex` strategy (the tutorials' way): skins every vertex here from the palettes,
+// a second time after the shadow pass did the same. Outputs match forward.vert.
+#include "frame.glsl"
+#include "common.glsl"
+#define SKIN_INPUTS_SET 2
+#include "skin_inputs.glsl"
+#include "skinning.glsl"
+
+layout(set = 0, binding = 2) readonly buffer TexCoords { vec2 texcoords[]; };
+
+layout(location = 0) out vec3 out_normal;
+layout(location = 1) out vec2 out_uv;
+layout(location = 2) out vec4 out_light_clip;
+layout(location = 3) out vec4 out_tangent;
+
+void main() {
+    uint vertex = uint(gl_VertexIndex - gl_BaseVertex);
+    uint joint_count = frame.skinning.x;
+    SkinnedResult skinned_vertex = skin_vertex(vertex, uint(gl_InstanceIndex) * joint_count, joint_count);
+    vec4 position = vec4(skinned_vertex.position, 1.0);
+    gl_Position = frame.view_projection * position;
+    out_normal = skinned_vertex.normal;
+    out_tangent = vec4(skinned_vertex.tangent, skinned_vertex.bitangent_sign);
+    out_uv = texcoords[vertex];
+    out_light_clip = frame.light_view_projection * position;
+}

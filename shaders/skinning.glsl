@@ -1,0 +1,39 @@
+// The skinning blend, shared by the skin pass (compute, once per frame) and the `vertex` strategy's
+// shadow and forward vertex shaders (the tutorials' way: once per pass). The includer declares
+// sources[], influences[] and palettes[] first. Mirrors anim::skin_vertex.
+
+struct SkinnedResult {
+    vec3 position;
+    vec3 normal;
+    vec3 tangent;
+    float bitangent_sign;
+};
+
+vec3 safe_normalize(vec3 v) {
+    float length_squared = dot(v, v);
+    return length_squared > 0.0 ? v * inversesqrt(length_squared) : vec3(0.0);
+}
+
+SkinnedResult skin_vertex(uint vertex, uint palette_base, uint joint_count) {
+    SourceVertex source = sources[vertex];
+    vec4 position = vec4(source.position, 1.0);
+    SkinnedResult result;
+    result.position = vec3(0.0);
+    result.normal = vec3(0.0);
+    result.tangent = vec3(0.0);
+    for (uint i = 0u; i < source.influence_count; ++i) {
+        Influence influence = influences[source.first_influence + i];
+        if (influence.joint >= joint_count) {
+            continue; // loaders never produce this; the CPU reference skips it too
+        }
+        PaletteMatrix m = palettes[palette_base + influence.joint];
+        float w = influence.weight;
+        result.position += w * vec3(dot(m.rows[0], position), dot(m.rows[1], position), dot(m.rows[2], position));
+        result.normal += w * vec3(dot(m.rows[0].xyz, source.normal), dot(m.rows[1].xyz, source.normal), dot(m.rows[2].xyz, source.normal));
+        result.tangent += w * vec3(dot(m.rows[0].xyz, source.tangent.xyz), dot(m.rows[1].xyz, source.tangent.xyz), dot(m.rows[2].xyz, source.tangent.xyz));
+    }
+    result.normal = safe_normalize(result.normal);
+    result.tangent = safe_normalize(result.tangent);
+    result.bitangent_sign = source.tangent.w;
+    return result;
+}
