@@ -21,7 +21,8 @@ pub fn describe(model: &Model) -> String {
     let _ = writeln!(out, "  influences: up to {} a vertex, {} in all", model.stats.max_influences, model.influences.len());
     let bind = model.bind_bounds();
     let animated = model.animated_bounds();
-    let _ = writeln!(out, "  bind bounds {:.3?} .. {:.3?} (extent {:.3})", bind.min.to_array(), bind.max.to_array(), bind.extent());
+    let _ =
+        writeln!(out, "  bind bounds {:.3?} .. {:.3?} (extent {:.3})", bind.min.to_array(), bind.max.to_array(), bind.extent());
     let _ = writeln!(out, "  animated bounds {:.3?} .. {:.3?}", animated.min.to_array(), animated.max.to_array());
 
     let _ = writeln!(out, "skeleton: {} joints, depth {}", model.skeleton.len(), model.skeleton.depth());
@@ -51,7 +52,8 @@ pub fn describe(model: &Model) -> String {
             Some(texture) => format!("texture {} ({}x{})", texture.path.display(), texture.width, texture.height),
             None => "no texture".to_string(),
         };
-        let normal_map = material.normal_map.as_ref().map(|map| format!(", normal map {}", map.path.display())).unwrap_or_default();
+        let normal_map =
+            material.normal_map.as_ref().map(|map| format!(", normal map {}", map.path.display())).unwrap_or_default();
         let color = material.base_color.to_array();
         let _ = writeln!(out, "  {}: base colour {color:.2?}, {texture}{normal_map}", material.name);
     }
@@ -66,6 +68,9 @@ pub fn describe(model: &Model) -> String {
             clip.frame_rate,
             if clip.wraps { " (last frame wraps to the first)" } else { " (baked; last frame is the end)" }
         );
+    }
+    for (clip, rate, error) in &model.stats.bake {
+        let _ = writeln!(out, "  {clip}: baked at {rate} Hz, error against the curves {error:.1e} of the extent");
     }
     if model.stats.warnings.is_empty() {
         let _ = writeln!(out, "warnings: none");

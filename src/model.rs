@@ -66,6 +66,8 @@ pub struct LoadStats {
     pub max_influences: usize,
     /// Non-fatal problems, for example a texture that could not be found.
     pub warnings: Vec<String>,
+    /// Clips baked from curves: (clip, rate in Hz, measured error relative to the model's extent).
+    pub bake: Vec<(String, f32, f32)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -108,7 +110,8 @@ impl Model {
             for frame in 0..self.clips[clip_index].frame_count() {
                 crate::anim::palette(&self.skeleton, self.clips[clip_index].frame(frame), glam::Mat4::IDENTITY, &mut palette);
                 let points = self.vertices.iter().map(|vertex| {
-                    crate::anim::skin_vertex(&palette, vertex.position, vertex.normal, Vec3::X, self.influences_of(vertex)).position
+                    crate::anim::skin_vertex(&palette, vertex.position, vertex.normal, Vec3::X, self.influences_of(vertex))
+                        .position
                 });
                 bounds.push(Aabb::from_points(points));
             }
@@ -171,7 +174,8 @@ pub fn compute_tangents(vertices: &mut [Vertex], indices: &[u32]) {
     }
     for ((vertex, tangent), bitangent) in vertices.iter_mut().zip(tangents).zip(bitangents) {
         let normal = vertex.normal;
-        let orthogonal = (tangent - normal * normal.dot(tangent)).try_normalize().unwrap_or_else(|| normal.any_orthonormal_vector());
+        let orthogonal =
+            (tangent - normal * normal.dot(tangent)).try_normalize().unwrap_or_else(|| normal.any_orthonormal_vector());
         let handedness = if normal.cross(orthogonal).dot(bitangent) < 0.0 { -1.0 } else { 1.0 };
         vertex.tangent = orthogonal.extend(handedness);
     }
