@@ -6,7 +6,7 @@ layout(set = 0, binding = 0, std140) uniform FrameUniforms {
     vec4 light_direction;      // xyz: unit vector towards the light
     vec4 light_color_ambient;  // rgb: light colour, a: ambient strength
     vec4 ground;               // xyz: centre of the ground plane, w: half size
-    vec4 shadow_params;        // x: shadow-map texel size in uv, y: ground checker size
+    vec4 shadow_params;        // x: shadow-map texel size in uv
     uvec4 skinning;            // x: joints per instance (palette stride), for the `vertex` strategy
 } frame;
 

@@ -8,7 +8,8 @@ layout(location = 1) in vec4 light_clip;
 layout(location = 0) out vec4 color;
 
 void main() {
-    vec2 cell = floor(world.xz / frame.shadow_params.y);
+    // Ten cells across the half-width: the checker scales with the model, whatever its units.
+    vec2 cell = floor(world.xz / (frame.ground.w * 0.1));
     float checker = mod(cell.x + cell.y, 2.0);
     vec3 albedo = mix(vec3(0.46, 0.48, 0.46), vec3(0.54, 0.56, 0.54), checker);
     color = vec4(shade(albedo, vec3(0.0, 1.0, 0.0), light_clip), 1.0);

@@ -888,7 +888,9 @@ fn wave_motion(joint: usize, phase: f64) -> Motion {
     let (sin, sin2, cos2) = (phase.sin(), (2.0 * phase).sin(), (2.0 * phase).cos());
     match joint {
         ORIGIN => Motion { rotation: DQuat::IDENTITY, translation: DVec3::new(0.012 * sin, 0.0, 0.0) },
-        PELVIS => Motion { rotation: degrees_about(DVec3::Z, 3.0 * sin), translation: DVec3::new(0.0, 0.0, 0.006 * (cos2 - 1.0)) },
+        PELVIS => {
+            Motion { rotation: degrees_about(DVec3::Z, 3.0 * sin), translation: DVec3::new(0.0, 0.0, 0.006 * (cos2 - 1.0)) }
+        }
         CHEST => Motion::turn(degrees_about(DVec3::Y, -4.0 + 2.0 * sin)),
         HEAD => Motion::turn(degrees_about(DVec3::Y, -6.0 * sin) * degrees_about(DVec3::X, 3.0 * sin2)),
         _ if joint == RIGHT.upper_arm => Motion::turn(degrees_about(DVec3::Y, 135.0 + 5.0 * sin)),

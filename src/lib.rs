@@ -3,8 +3,8 @@
 pub mod anim;
 pub mod app;
 pub mod formats;
-pub mod inspect;
 pub mod generate;
+pub mod inspect;
 pub mod model;
 pub mod render;
 pub mod viewer;

@@ -181,8 +181,13 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::View { scene, size, frames } => {
             let setup = scene.setup()?;
             let validation = scene.validation();
-            let options =
-                vkskin::viewer::ViewerOptions { validation, frame_limit: frames, size, fade_seconds: scene.fade, strategy: scene.strategy };
+            let options = vkskin::viewer::ViewerOptions {
+                validation,
+                frame_limit: frames,
+                size,
+                fade_seconds: scene.fade,
+                strategy: scene.strategy,
+            };
             let report = vkskin::viewer::run(setup, options)?;
             println!("presented {} frames", report.frames);
             check_messages(validation, report.messages)

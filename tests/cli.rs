@@ -113,7 +113,14 @@ fn inspect_describes_the_bundled_model_without_vulkan() {
         .expect("vkskin runs");
     let message = text(&output);
     assert!(output.status.success(), "{message}");
-    for expected in ["skeleton: 23 joints", "clips: 2", "[0] walk: 2.000 s, 48 frames at 24.00 fps", "[1] wave", "up to 6 a vertex", "figure_body.png"] {
+    for expected in [
+        "skeleton: 23 joints",
+        "clips: 2",
+        "[0] walk: 2.000 s, 48 frames at 24.00 fps",
+        "[1] wave",
+        "up to 6 a vertex",
+        "figure_body.png",
+    ] {
         assert!(message.contains(expected), "missing '{expected}' in:\n{message}");
     }
 }

@@ -31,7 +31,13 @@ fn conform(relative: &str, expect: impl FnOnce(&Model)) {
     let description = vkskin::inspect::describe(&model);
     assert!(description.contains(&format!("{} vertices", model.vertices.len())), "{description}");
     assert!(description.contains(&format!("clips: {}", model.clips.len())), "{description}");
-    println!("{relative}: {} vertices, {} joints, {} clips, up to {} influences", model.vertices.len(), model.skeleton.len(), model.clips.len(), model.stats.max_influences);
+    println!(
+        "{relative}: {} vertices, {} joints, {} clips, up to {} influences",
+        model.vertices.len(),
+        model.skeleton.len(),
+        model.clips.len(),
+        model.stats.max_influences
+    );
     for warning in &model.stats.warnings {
         println!("  warning: {warning}");
     }
@@ -44,7 +50,11 @@ fn conform(relative: &str, expect: impl FnOnce(&Model)) {
         let scene = setup.frame(duration * fraction, headless.aspect());
         let (skinned, _) = skin_on_gpu(&mut headless, &scene);
         let (position, normal) = check_skinning(&setup.model, &scene, &skinned);
-        println!("  t = {:.3} s: worst position error {position:e}, normal {normal:e} (extent {:.3})", duration * fraction, setup.model.extent());
+        println!(
+            "  t = {:.3} s: worst position error {position:e}, normal {normal:e} (extent {:.3})",
+            duration * fraction,
+            setup.model.extent()
+        );
     }
     let image = headless.render(&setup.frame(duration * 0.5, headless.aspect())).expect("frame");
     let background = image.get_pixel(0, 0);

@@ -714,7 +714,11 @@ fn ninja_loads_with_28_joints_and_a_ten_second_clip() {
     let extent = model.extent();
     // The loader bakes at the lowest rate whose error against the curves is within BAKE_TOLERANCE.
     let error = measure_bake_error(clip, |time, out| animation.evaluate(time, out));
-    println!("  loaded clip: {} Hz, bake error {error:e} model units, {:e} of the extent {extent:.3}", clip.frame_rate, error / extent);
+    println!(
+        "  loaded clip: {} Hz, bake error {error:e} model units, {:e} of the extent {extent:.3}",
+        clip.frame_rate,
+        error / extent
+    );
     assert!(error <= BAKE_TOLERANCE * extent, "bake error {error} against extent {extent}");
     assert_eq!(model.stats.bake.len(), 1);
     // The keys are 1/30 s apart and some intervals turn joints by up to 2 rad (the one-frame snaps
@@ -722,7 +726,8 @@ fn ninja_loads_with_28_joints_and_a_ten_second_clip() {
     // baked frames, model-space positions move on arcs that interpolation cuts as chords, so 60 Hz
     // is not enough here. The error falls as 1 / rate^2, which shows the bake and the direct
     // evaluation agree.
-    let sparse = bake_clip("sparse", animation.duration(), BAKE_RATE, animation.joint_count(), |time, out| animation.evaluate(time, out));
+    let sparse =
+        bake_clip("sparse", animation.duration(), BAKE_RATE, animation.joint_count(), |time, out| animation.evaluate(time, out));
     let sparse_error = measure_bake_error(&sparse, |time, out| animation.evaluate(time, out));
     println!("  bake error at {BAKE_RATE} Hz: {sparse_error:e} model units, {:e} of the extent", sparse_error / extent);
     assert!(sparse_error > BAKE_TOLERANCE * extent && sparse_error < 0.1 * extent);

@@ -17,7 +17,9 @@ use glam::{Quat, Vec2, Vec3, Vec4};
 
 use super::FormatError;
 use crate::anim::{Aabb, Clip, Joint, JointPose, Skeleton};
-use crate::model::{compute_normals, compute_tangents, normalize_influences, Influence, LoadStats, Material, Mesh, Model, Texture, Vertex};
+use crate::model::{
+    compute_normals, compute_tangents, normalize_influences, Influence, LoadStats, Material, Mesh, Model, Texture, Vertex,
+};
 
 /// The only version id's tools wrote, and the only one this loader reads.
 const VERSION: i64 = 10;
@@ -946,8 +948,8 @@ fn bind_vertex(
         return Err(place.error(format_args!("expected weight biases with a positive sum, found {total}")));
     };
     stats.max_influences = stats.max_influences.max(normalized.len());
-    let first_influence = u32::try_from(influences.len())
-        .map_err(|_| place.error("expected at most 2^32 influences in all, found more"))?;
+    let first_influence =
+        u32::try_from(influences.len()).map_err(|_| place.error("expected at most 2^32 influences in all, found more"))?;
     let influence_count = normalized.len() as u32;
     influences.extend(normalized);
     Ok(Vertex { position, normal: Vec3::Y, tangent: Vec4::X, uv: vert.uv, first_influence, influence_count })

@@ -88,9 +88,9 @@ impl Format {
         let read = std::fs::File::open(path)
             .and_then(|mut file| file.read(&mut head))
             .map_err(|error| FormatError::in_file(path, format!("cannot read: {error}")))?;
-        Format::from_magic(&head[..read]).or_else(|| Format::from_extension(path)).ok_or_else(|| {
-            FormatError::in_file(path, format!("unknown model format: expected one of {SUPPORTED}"))
-        })
+        Format::from_magic(&head[..read])
+            .or_else(|| Format::from_extension(path))
+            .ok_or_else(|| FormatError::in_file(path, format!("unknown model format: expected one of {SUPPORTED}")))
     }
 }
 

@@ -1563,7 +1563,9 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
         let extent = Aabb::from_points(geometry.vertices.iter().map(|vertex| vertex.position)).extent();
         let budget = max_bake_frames(skeleton.len(), geometry.vertices.len());
         let (clip, rate, error) =
-            bake_clip_within(&name, duration, skeleton.len(), BAKE_TOLERANCE * extent, budget, |time, out| animation.evaluate(time, out));
+            bake_clip_within(&name, duration, skeleton.len(), BAKE_TOLERANCE * extent, budget, |time, out| {
+                animation.evaluate(time, out)
+            });
         stats.bake.push((name.clone(), rate, error / extent.max(f32::MIN_POSITIVE)));
         clips.push(clip);
     }

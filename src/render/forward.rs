@@ -73,7 +73,11 @@ pub struct ForwardPass {
 impl ForwardPass {
     /// `skin_inputs`: the `vertex` strategy's set layout (set 2), whose vertex shader skins; None
     /// reads a skinned vertex buffer.
-    pub fn new(device: &Arc<Device>, color_format: ash_vk::Format, skin_inputs: Option<&DescriptorSetLayout>) -> vk::Result<ForwardPass> {
+    pub fn new(
+        device: &Arc<Device>,
+        color_format: ash_vk::Format,
+        skin_inputs: Option<&DescriptorSetLayout>,
+    ) -> vk::Result<ForwardPass> {
         let graphics = ash_vk::ShaderStageFlags::VERTEX | ash_vk::ShaderStageFlags::FRAGMENT;
         let frame_set_layout = DescriptorSetLayout::new(
             device,
@@ -225,8 +229,12 @@ impl ForwardPass {
         self.model_pipeline.bind(command_buffer);
         self.model_pipeline.bind_sets(command_buffer, 0, &[frame_set]);
         match vertices {
-            VertexSource::Skinned(skinned) => unsafe { device.raw.cmd_bind_vertex_buffers(command_buffer, 0, &[skinned.raw], &[0]) },
-            VertexSource::SkinInVertexShader { skin_inputs, .. } => self.model_pipeline.bind_sets(command_buffer, 2, &[skin_inputs]),
+            VertexSource::Skinned(skinned) => unsafe {
+                device.raw.cmd_bind_vertex_buffers(command_buffer, 0, &[skinned.raw], &[0])
+            },
+            VertexSource::SkinInVertexShader { skin_inputs, .. } => {
+                self.model_pipeline.bind_sets(command_buffer, 2, &[skin_inputs])
+            }
         }
         unsafe { device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, ash_vk::IndexType::UINT32) };
         let stride = std::mem::size_of::<ash_vk::DrawIndexedIndirectCommand>() as u32;

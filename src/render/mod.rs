@@ -434,7 +434,7 @@ impl Renderer {
             light_direction: scene.light_direction.normalize().extend(0.0).to_array(),
             light_color_ambient: [1.0, 0.96, 0.9, 0.28],
             ground: scene.ground.to_array(),
-            shadow_params: [1.0 / shadow::SHADOW_MAP_SIZE as f32, 0.5, 0.0, 0.0],
+            shadow_params: [1.0 / shadow::SHADOW_MAP_SIZE as f32, 0.0, 0.0, 0.0],
             skinning: [self.model.joint_count, 0, 0, 0],
         };
         let slot = &mut self.frames[index];
@@ -576,14 +576,7 @@ impl Renderer {
             ash_vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
         );
         let draw_count = self.mesh_draws.len() as u32 * self.instance_count;
-        self.shadow.record(
-            command_buffer,
-            vertices,
-            &model.indices,
-            &self.indirect,
-            draw_count,
-            scene.light_view_projection,
-        );
+        self.shadow.record(command_buffer, vertices, &model.indices, &self.indirect, draw_count, scene.light_view_projection);
         mark(3);
 
         // shadow.depth: depth writes -> forward's fragment-shader sampling.

@@ -111,7 +111,9 @@ impl ShadowPass {
         let skinning_layouts: Vec<&DescriptorSetLayout> = skin_inputs.into_iter().collect();
         let (name, vertex_shader, push_size) = match skin_inputs {
             None => ("shadow", super::shaders::SHADOW_VERT, 64),
-            Some(_) => ("shadow.vertex_skinning", super::shaders::SHADOW_SKINNING_VERT, std::mem::size_of::<SkinningShadowPush>() as u32),
+            Some(_) => {
+                ("shadow.vertex_skinning", super::shaders::SHADOW_SKINNING_VERT, std::mem::size_of::<SkinningShadowPush>() as u32)
+            }
         };
         let (vertex_bindings, vertex_attributes) = match skin_inputs {
             None => (&bindings[..], &attributes[..1]),
@@ -175,7 +177,11 @@ impl ShadowPass {
                 unsafe { device.raw.cmd_bind_vertex_buffers(command_buffer, 0, &[skinned.raw], &[0]) };
             }
             VertexSource::SkinInVertexShader { skin_inputs, joint_count } => {
-                let push = SkinningShadowPush { light_view_projection: light_view_projection.to_cols_array(), joint_count, unused: [0; 3] };
+                let push = SkinningShadowPush {
+                    light_view_projection: light_view_projection.to_cols_array(),
+                    joint_count,
+                    unused: [0; 3],
+                };
                 self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::VERTEX, &push);
                 self.pipeline.bind_sets(command_buffer, 0, &[skin_inputs]);
             }

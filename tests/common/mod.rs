@@ -46,7 +46,10 @@ pub fn check_skinning(model: &Model, scene: &FrameScene, skinned: &[SkinnedVerte
         for (vertex_index, reference) in reference_skinning(model, data).into_iter().enumerate() {
             let (position, normal) = (reference.position, reference.normal);
             let tangent_error = skinned[instance_index * vertex_count + vertex_index].tangent().distance(reference.tangent);
-            assert!(tangent_error <= tolerance, "instance {instance_index} vertex {vertex_index}: tangent error {tangent_error:e}");
+            assert!(
+                tangent_error <= tolerance,
+                "instance {instance_index} vertex {vertex_index}: tangent error {tangent_error:e}"
+            );
             let gpu = skinned[instance_index * vertex_count + vertex_index];
             let position_error = Vec3::from_array(gpu.position).distance(position);
             let normal_error = gpu.normal().distance(normal);
@@ -63,4 +66,3 @@ pub fn check_skinning(model: &Model, scene: &FrameScene, skinned: &[SkinnedVerte
     }
     (worst_position, worst_normal)
 }
-
