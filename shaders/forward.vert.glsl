@@ -9,12 +9,7 @@ layout(location = 0) in vec3 position;
 layout(location = 1) in vec4 normal;  // snorm16, xyz used
 layout(location = 2) in vec4 tangent; // snorm16, xyz + bitangent sign
 
-layout(set = 0, binding = 2) readonly buffer TexCoords { vec2 texcoords[]; };
-
-layout(location = 0) out vec3 out_normal;
-layout(location = 1) out vec2 out_uv;
-layout(location = 2) out vec4 out_light_clip;
-layout(location = 3) out vec4 out_tangent;
+#include "forward_vertex_outputs.glsl"
 
 void main() {
     gl_Position = frame.view_projection * vec4(position, 1.0);

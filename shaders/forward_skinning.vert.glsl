@@ -7,12 +7,7 @@
 #include "skin_inputs.glsl"
 #include "skinning.glsl"
 
-layout(set = 0, binding = 2) readonly buffer TexCoords { vec2 texcoords[]; };
-
-layout(location = 0) out vec3 out_normal;
-layout(location = 1) out vec2 out_uv;
-layout(location = 2) out vec4 out_light_clip;
-layout(location = 3) out vec4 out_tangent;
+#include "forward_vertex_outputs.glsl"
 
 void main() {
     uint vertex = uint(gl_VertexIndex - gl_BaseVertex);

@@ -4,6 +4,9 @@
 //! palette and skin passes (`shaders/palette.comp.glsl`, `shaders/skin.comp.glsl`) compute the same
 //! formulas in the same order; the GPU-vs-CPU tests hold them to it.
 
+// Input-dependent code: no unwrap, expect or panic! outside tests (`cargo clippy` enforces it).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 use glam::{Mat4, Quat, Vec3, Vec4};
 
 use crate::model::Influence;

@@ -1,5 +1,8 @@
 //! Model loaders. Each turns a file format into the one [`Model`](crate::model::Model) type.
 
+// Input-dependent code: no unwrap, expect or panic! outside tests (`cargo clippy` enforces it).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 pub mod gltf;
 pub mod md5;
 pub mod ms3d;
