@@ -2,10 +2,12 @@
 
 pub mod anim;
 pub mod app;
+pub mod bench;
 pub mod formats;
 pub mod generate;
 pub mod inspect;
 pub mod model;
+pub mod plot;
 pub mod render;
 pub mod viewer;
 pub mod vk;

@@ -56,6 +56,34 @@ enum Command {
         #[arg(long = "anim")]
         animations: Vec<PathBuf>,
     },
+    /// Benchmark the skinning strategies side by side, headless: a table on stdout, JSON, CSV and
+    /// PNG plots in --out.
+    Bench {
+        /// Model file. Default: the bundled figure.
+        model: Option<PathBuf>,
+        #[arg(long = "anim")]
+        animations: Vec<PathBuf>,
+        /// Instance counts, comma separated.
+        #[arg(long, default_value = "1,10,100,1000,10000", value_delimiter = ',')]
+        counts: Vec<usize>,
+        /// Strategies, comma separated: compute, vertex, cpu.
+        #[arg(long, default_value = "compute,vertex,cpu", value_delimiter = ',', value_parser = parse_strategy)]
+        strategies: Vec<Strategy>,
+        /// Measured frames per strategy and count.
+        #[arg(long, default_value_t = 60)]
+        frames: u32,
+        /// Frames run before measuring.
+        #[arg(long, default_value_t = 10)]
+        warmup: u32,
+        #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+        size: (u32, u32),
+        /// Folder for bench.json, bench.csv and the plots.
+        #[arg(long, default_value = "bench-results")]
+        out: PathBuf,
+        /// Turn on the validation layer (slower; for checking, not for figures).
+        #[arg(long)]
+        validate: bool,
+    },
     /// Write the bundled default model (assets/figure.*) into a folder.
     Generate {
         #[arg(long, default_value = "assets")]
@@ -193,6 +221,29 @@ fn run(cli: Cli) -> Result<(), String> {
             check_messages(validation, report.messages)
         }
         Command::Render { scene, time, size, out } => render(&scene, time, size, &out),
+        Command::Bench { model, animations, counts, strategies, frames, warmup, size, out, validate } => {
+            let path = model.unwrap_or_else(default_model_path);
+            let animations = default_animations(&path, &animations);
+            let model = load_model(&path, &animations).map_err(|error| error.to_string())?;
+            let options = vkskin::bench::BenchOptions {
+                counts,
+                strategies,
+                warmup,
+                frames: frames.max(1),
+                size,
+                out: out.clone(),
+                validation: validate || validation_from_env(),
+            };
+            let report = vkskin::bench::run(&model, &options, |done, total, what| {
+                eprint!("{}", vkskin::bench::progress_bar(done, total, what));
+            })?;
+            eprintln!();
+            print!("{}", report.table());
+            for path in report.write(&out)? {
+                println!("wrote {}", path.display());
+            }
+            Ok(())
+        }
         Command::Inspect { model, animations } => {
             let animations = default_animations(&model, &animations);
             let model = load_model(&model, &animations).map_err(|error| error.to_string())?;

@@ -137,3 +137,49 @@ fn a_clip_is_chosen_by_name_or_index_and_an_unknown_one_is_listed() {
     assert!(output.status.success(), "{}", text(&output));
     assert!(out.exists());
 }
+
+#[test]
+fn bench_writes_complete_json_csv_and_plots() {
+    let out = scratch("bench");
+    let _ = std::fs::remove_dir_all(&out);
+    let output = vkskin()
+        .args(["bench", "--counts", "1,10", "--frames", "3", "--warmup", "2", "--size", "96x64", "--validate", "--out"])
+        .arg(&out)
+        .output()
+        .expect("vkskin runs");
+    let message = text(&output);
+    assert!(output.status.success(), "{message}");
+    assert!(message.contains("device: ") && message.contains("96x64"), "prints the device and resolution: {message}");
+
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("bench.json")).expect("bench.json")).expect("valid JSON");
+    assert!(json["device"].as_str().is_some_and(|device| !device.is_empty()));
+    let rows = json["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 6, "3 strategies × 2 counts");
+    for row in rows {
+        let strategy = row["strategy"].as_str().expect("strategy");
+        assert_eq!(row["status"], "ok", "{row}");
+        for field in ["frame_wall_ms", "frame_gpu_ms", "copy_reference_ms", "copy_reference_wall_ms"] {
+            assert!(row[field]["median"].as_f64().is_some_and(|value| value > 0.0), "{strategy}: {field} in {row}");
+            assert!(row[field]["p95"].as_f64().is_some(), "{strategy}: {field} p95 in {row}");
+        }
+        for pass in vkskin::render::TIMED_PASSES {
+            assert!(row["pass_ms"][pass]["median"].as_f64().is_some(), "{strategy}: pass {pass} in {row}");
+        }
+        assert!(row["vertices_per_second"].as_f64().is_some_and(|value| value > 0.0));
+        assert!(row["bytes_per_instance"].as_u64().is_some_and(|value| value > 0));
+        // Fields that belong to one strategy are filled there and null elsewhere.
+        assert_eq!(row["skin_copy_ratio"].as_f64().is_some(), strategy == "compute", "{row}");
+        assert_eq!(row["cpu_skinning_ms"]["median"].as_f64().is_some(), strategy == "cpu", "{row}");
+    }
+
+    let csv = std::fs::read_to_string(out.join("bench.csv")).expect("bench.csv");
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 7, "a header and 6 rows");
+    let columns = lines[0].split(',').count();
+    assert!(lines.iter().all(|line| line.split(',').count() == columns), "every row has every column");
+    for name in ["frame_time.png", "skin_pass.png", "vertices_per_second.png", "skin_copy_ratio.png"] {
+        let plot = image::open(out.join(name)).unwrap_or_else(|error| panic!("{name}: {error}"));
+        assert_eq!((plot.width(), plot.height()), (900, 560));
+    }
+}

@@ -1084,3 +1084,12 @@ fn single_byte_mutations_never_panic() {
     }
     println!("4000 single-byte mutations: {loaded} loaded, {refused} refused cleanly");
 }
+
+#[test]
+#[ignore = "writes fuzz/seeds/ms3d/; run it after changing the sample documents"]
+fn write_fuzz_seeds() {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/ms3d");
+    std::fs::create_dir_all(&folder).expect("seed folder");
+    std::fs::write(folder.join("sample.ms3d"), ms3d::write(&sample_file())).expect("seed written");
+    std::fs::write(folder.join("empty.ms3d"), ms3d::write(&empty_file())).expect("seed written");
+}

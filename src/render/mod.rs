@@ -10,6 +10,7 @@
 //! write-after-read from last frame's draws to this frame's skinning.
 
 pub mod camera;
+pub mod copy;
 pub mod forward;
 pub mod gpu;
 pub mod offscreen;

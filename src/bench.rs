@@ -1,0 +1,523 @@
+//! `vkskin bench`: every skinning strategy at every instance count, headless, in one run, on one
+//! device, with a bandwidth reference. Figures are medians and 95th percentiles over the measured
+//! frames; compare them as ratios within one run (the machine is shared and noisy).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+use crate::app::{headless_device, HeadlessRenderer, SceneSetup};
+use crate::model::Model;
+use crate::plot::{LineChart, Series};
+use crate::render::copy::CopyPass;
+use crate::render::gpu::{InstanceData, PaletteMatrix, SkinnedVertex, SourceVertex};
+use crate::render::{Strategy, TIMED_PASSES};
+
+pub struct BenchOptions {
+    pub counts: Vec<usize>,
+    pub strategies: Vec<Strategy>,
+    pub warmup: u32,
+    pub frames: u32,
+    pub size: (u32, u32),
+    pub out: PathBuf,
+    pub validation: bool,
+}
+
+/// Median and 95th percentile of a set of samples, in milliseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Stats {
+    pub median: f64,
+    pub p95: f64,
+}
+
+impl Stats {
+    pub fn of(samples: &[f64]) -> Stats {
+        let mut sorted: Vec<f64> = samples.iter().copied().filter(|value| value.is_finite()).collect();
+        if sorted.is_empty() {
+            return Stats { median: f64::NAN, p95: f64::NAN };
+        }
+        sorted.sort_by(f64::total_cmp);
+        let at = |quantile: f64| sorted[((sorted.len() - 1) as f64 * quantile).round() as usize];
+        Stats { median: at(0.5), p95: at(0.95) }
+    }
+
+    fn to_json(self) -> Value {
+        json!({ "median": finite(self.median), "p95": finite(self.p95) })
+    }
+}
+
+fn finite(value: f64) -> Value {
+    if value.is_finite() {
+        json!(value)
+    } else {
+        Value::Null
+    }
+}
+
+/// One strategy at one instance count.
+#[derive(Clone, Debug)]
+pub struct BenchRow {
+    pub strategy: Strategy,
+    pub instances: usize,
+    /// Why the count was not run (limits, memory); None when it ran.
+    pub skipped: Option<String>,
+    /// Wall time per frame on the CPU, submit to submit, with frames in flight (the frame rate).
+    pub frame_wall: Stats,
+    /// Sum of the passes' GPU times per frame.
+    pub frame_gpu: Stats,
+    pub passes: Vec<(&'static str, Stats)>,
+    /// The `cpu` strategy's skinning time per frame.
+    pub cpu_skinning: Stats,
+    /// The bandwidth reference: a copy moving the bytes the skin pass streams at this count (GPU
+    /// timestamps), and the same copies' wall time, submit to fence.
+    pub copy: Stats,
+    pub copy_wall: Stats,
+    pub bytes_per_instance: u64,
+}
+
+impl BenchRow {
+    pub fn pass(&self, name: &str) -> Stats {
+        self.passes.iter().find(|(pass, _)| *pass == name).map_or(Stats { median: f64::NAN, p95: f64::NAN }, |&(_, stats)| stats)
+    }
+
+    /// Skin pass ÷ copy reference (compute strategy).
+    pub fn skin_copy_ratio(&self) -> f64 {
+        match self.strategy {
+            Strategy::Compute => self.pass("skin").median / self.copy.median,
+            _ => f64::NAN,
+        }
+    }
+
+    /// Vertices animated per second of frame (wall) time: comparable across strategies.
+    pub fn vertices_per_second(&self, vertex_count: usize) -> f64 {
+        (self.instances * vertex_count) as f64 / (self.frame_wall.median / 1e3)
+    }
+
+    /// Vertices per second of skinning work alone: the skin pass (compute) or the CPU's (cpu).
+    pub fn skinned_vertices_per_second(&self, vertex_count: usize) -> f64 {
+        let milliseconds = match self.strategy {
+            Strategy::Compute => self.pass("skin").median,
+            Strategy::Cpu => self.cpu_skinning.median,
+            Strategy::Vertex => f64::NAN,
+        };
+        (self.instances * vertex_count) as f64 / (milliseconds / 1e3)
+    }
+}
+
+pub struct BenchReport {
+    pub device: String,
+    pub driver: String,
+    pub resolution: (u32, u32),
+    pub model: String,
+    pub vertex_count: usize,
+    pub joint_count: usize,
+    pub frames: u32,
+    pub warmup: u32,
+    pub rows: Vec<BenchRow>,
+}
+
+/// Bytes the skin pass streams per instance: source vertices and influences read, skinned
+/// vertices written. Palette reads are left out: a few kilobytes per instance that stay in cache.
+fn skin_stream_bytes(model: &Model) -> u64 {
+    let sources = model.vertices.len() * std::mem::size_of::<SourceVertex>();
+    let influences = model.influences.len() * 8;
+    let written = model.vertices.len() * std::mem::size_of::<SkinnedVertex>();
+    (sources + influences + written) as u64
+}
+
+/// GPU memory one instance costs: its skinned vertices, its palettes and its parameters (the cpu
+/// strategy holds a host-visible copy of the skinned vertices per frame in flight instead).
+fn bytes_per_instance(model: &Model, strategy: Strategy) -> u64 {
+    let skinned = (model.vertices.len() * std::mem::size_of::<SkinnedVertex>()) as u64;
+    let palettes = (model.skeleton.len().max(1) * std::mem::size_of::<PaletteMatrix>()) as u64;
+    let parameters = std::mem::size_of::<InstanceData>() as u64 * crate::render::FRAMES_IN_FLIGHT as u64;
+    match strategy {
+        Strategy::Compute => skinned + palettes + parameters,
+        Strategy::Vertex => palettes + parameters,
+        Strategy::Cpu => skinned * (1 + crate::render::FRAMES_IN_FLIGHT as u64) + palettes + parameters,
+    }
+}
+
+/// Runs the whole campaign. `progress` gets (done, total, what is running now).
+pub fn run(model: &Model, options: &BenchOptions, mut progress: impl FnMut(usize, usize, &str)) -> Result<BenchReport, String> {
+    let device = headless_device(options.validation).map_err(|error| error.to_string())?;
+    let total = options.counts.len() * options.strategies.len();
+    // The copy references first, while the device is fresh (see CopyPass::measure). A copy that
+    // does not fit in memory leaves its count without a reference.
+    let mut copies: BTreeMap<usize, (Stats, Stats)> = BTreeMap::new();
+    {
+        let copy_pass = CopyPass::new(&device).map_err(|error| error.to_string())?;
+        for &instances in &options.counts {
+            progress(0, total, &format!("copy reference × {instances}"));
+            // Reads and writes X bytes each: as many bytes moved as the skin pass streams.
+            let bytes = skin_stream_bytes(model) * instances as u64 / 2;
+            if let Ok(samples) = copy_pass.measure(bytes, options.frames.max(3)) {
+                let gpu: Vec<f64> = samples.iter().map(|sample| sample.0).collect();
+                let wall: Vec<f64> = samples.iter().map(|sample| sample.1).collect();
+                copies.insert(instances, (Stats::of(&gpu), Stats::of(&wall)));
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    for &instances in &options.counts {
+        for &strategy in &options.strategies {
+            progress(rows.len(), total, &format!("{} × {instances}", strategy.name()));
+            let mut row = BenchRow {
+                strategy,
+                instances,
+                skipped: None,
+                frame_wall: Stats::default(),
+                frame_gpu: Stats::default(),
+                passes: Vec::new(),
+                cpu_skinning: Stats::default(),
+                copy: copies.get(&instances).map_or_else(Stats::default, |copy| copy.0),
+                copy_wall: copies.get(&instances).map_or_else(Stats::default, |copy| copy.1),
+                bytes_per_instance: bytes_per_instance(model, strategy),
+            };
+            let setup = SceneSetup::new(model.clone(), instances);
+            let mut headless = match HeadlessRenderer::with_strategy(&device, &setup, options.size, strategy) {
+                Ok(headless) => headless,
+                Err(error) => {
+                    row.skipped = Some(error.to_string());
+                    rows.push(row);
+                    continue;
+                }
+            };
+            let aspect = headless.aspect();
+            let mut frame_walls = Vec::new();
+            let mut timings = Vec::new();
+            let mut cpu_skinning = Vec::new();
+            let mut last = Instant::now();
+            for frame in 0..options.warmup + options.frames {
+                let scene = setup.frame(f64::from(frame) / 60.0, aspect);
+                if let Err(error) = headless.submit(&scene) {
+                    row.skipped = Some(error.to_string());
+                    break;
+                }
+                let now = Instant::now();
+                if frame >= options.warmup {
+                    frame_walls.push(now.duration_since(last).as_secs_f64() * 1e3);
+                    cpu_skinning.push(headless.renderer.last_cpu_skinning_ms);
+                    // The timings of the frame whose slot this one reused (two frames ago).
+                    timings.extend(headless.renderer.last_timings.clone());
+                }
+                last = now;
+            }
+            headless.renderer.wait_all().map_err(|error| error.to_string())?;
+            timings.extend(headless.renderer.last_timings.clone());
+            drop(headless);
+            if row.skipped.is_some() {
+                rows.push(row);
+                continue;
+            }
+            row.frame_wall = Stats::of(&frame_walls);
+            row.frame_gpu = Stats::of(&timings.iter().map(|timing| timing.total()).collect::<Vec<_>>());
+            row.passes = TIMED_PASSES
+                .iter()
+                .map(|&pass| (pass, Stats::of(&timings.iter().filter_map(|timing| timing.get(pass)).collect::<Vec<_>>())))
+                .collect();
+            row.cpu_skinning = if strategy == Strategy::Cpu { Stats::of(&cpu_skinning) } else { Stats::of(&[]) };
+            rows.push(row);
+        }
+    }
+    progress(total, total, "done");
+    let counts = device.instance.message_counts();
+    if options.validation && counts.errors + counts.warnings > 0 {
+        return Err(format!("the validation layer reported {} errors and {} warnings", counts.errors, counts.warnings));
+    }
+    Ok(BenchReport {
+        device: device.name(),
+        driver: device.driver_name.trim().to_string(),
+        resolution: options.size,
+        model: model.name.clone(),
+        vertex_count: model.vertices.len(),
+        joint_count: model.skeleton.len(),
+        frames: options.frames,
+        warmup: options.warmup,
+        rows,
+    })
+}
+
+fn milliseconds(value: f64) -> String {
+    if value.is_finite() {
+        format!("{value:.3}")
+    } else {
+        "-".into()
+    }
+}
+
+fn rate(value: f64) -> String {
+    if value.is_finite() {
+        format!("{:.1}M", value / 1e6)
+    } else {
+        "-".into()
+    }
+}
+
+impl BenchReport {
+    /// The table printed on stdout.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "device: {} ({}), {}x{}, model {} ({} vertices, {} joints), {} frames after {} warm-up",
+            self.device,
+            self.driver,
+            self.resolution.0,
+            self.resolution.1,
+            self.model,
+            self.vertex_count,
+            self.joint_count,
+            self.frames,
+            self.warmup
+        );
+        let _ = writeln!(
+            out,
+            "{:<8} {:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>10}",
+            "strategy",
+            "instances",
+            "frame ms",
+            "p95",
+            "gpu ms",
+            "palette",
+            "skin",
+            "shadow",
+            "forward",
+            "cpu skin",
+            "copy ms",
+            "skin/copy",
+            "Mvert/s"
+        );
+        for row in &self.rows {
+            if let Some(reason) = &row.skipped {
+                let _ = writeln!(out, "{:<8} {:>9}  skipped: {reason}", row.strategy.name(), row.instances);
+                continue;
+            }
+            let ratio = row.skin_copy_ratio();
+            let _ = writeln!(
+                out,
+                "{:<8} {:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>10}",
+                row.strategy.name(),
+                row.instances,
+                milliseconds(row.frame_wall.median),
+                milliseconds(row.frame_wall.p95),
+                milliseconds(row.frame_gpu.median),
+                milliseconds(row.pass("palette").median),
+                milliseconds(row.pass("skin").median),
+                milliseconds(row.pass("shadow").median),
+                milliseconds(row.pass("forward").median),
+                milliseconds(row.cpu_skinning.median),
+                milliseconds(row.copy.median),
+                if ratio.is_finite() { format!("{ratio:.2}") } else { "-".into() },
+                rate(row.vertices_per_second(self.vertex_count)),
+            );
+        }
+        out
+    }
+
+    pub fn to_json(&self) -> Value {
+        let rows: Vec<Value> = self
+            .rows
+            .iter()
+            .map(|row| {
+                let passes: serde_json::Map<String, Value> =
+                    row.passes.iter().map(|(pass, stats)| (pass.to_string(), stats.to_json())).collect();
+                json!({
+                    "strategy": row.strategy.name(),
+                    "instances": row.instances,
+                    "status": if row.skipped.is_some() { "skipped" } else { "ok" },
+                    "skipped_reason": row.skipped,
+                    "frame_wall_ms": row.frame_wall.to_json(),
+                    "frame_gpu_ms": row.frame_gpu.to_json(),
+                    "pass_ms": passes,
+                    "cpu_skinning_ms": row.cpu_skinning.to_json(),
+                    "copy_reference_ms": row.copy.to_json(),
+                    "copy_reference_wall_ms": row.copy_wall.to_json(),
+                    "skin_copy_ratio": finite(row.skin_copy_ratio()),
+                    "vertices_per_second": finite(row.vertices_per_second(self.vertex_count)),
+                    "skinned_vertices_per_second": finite(row.skinned_vertices_per_second(self.vertex_count)),
+                    "bytes_per_instance": row.bytes_per_instance,
+                })
+            })
+            .collect();
+        json!({
+            "device": self.device,
+            "driver": self.driver,
+            "resolution": [self.resolution.0, self.resolution.1],
+            "model": self.model,
+            "vertices": self.vertex_count,
+            "joints": self.joint_count,
+            "frames": self.frames,
+            "warmup": self.warmup,
+            "rows": rows,
+        })
+    }
+
+    pub fn to_csv(&self) -> String {
+        let mut out = String::from(
+            "strategy,instances,status,frame_wall_ms_median,frame_wall_ms_p95,frame_gpu_ms_median,frame_gpu_ms_p95,\
+             palette_ms,skin_ms,shadow_ms,forward_ms,output_ms,cpu_skinning_ms,copy_reference_ms,copy_reference_wall_ms,skin_copy_ratio,\
+             vertices_per_second,skinned_vertices_per_second,bytes_per_instance\n",
+        );
+        let number = |value: f64| if value.is_finite() { format!("{value}") } else { String::new() };
+        for row in &self.rows {
+            let status = if row.skipped.is_some() { "skipped" } else { "ok" };
+            let _ = writeln!(
+                out,
+                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                row.strategy.name(),
+                row.instances,
+                number(row.frame_wall.median),
+                number(row.frame_wall.p95),
+                number(row.frame_gpu.median),
+                number(row.frame_gpu.p95),
+                number(row.pass("palette").median),
+                number(row.pass("skin").median),
+                number(row.pass("shadow").median),
+                number(row.pass("forward").median),
+                number(row.pass("output").median),
+                number(row.cpu_skinning.median),
+                number(row.copy.median),
+                number(row.copy_wall.median),
+                number(row.skin_copy_ratio()),
+                number(row.vertices_per_second(self.vertex_count)),
+                number(row.skinned_vertices_per_second(self.vertex_count)),
+                row.bytes_per_instance,
+            );
+        }
+        out
+    }
+
+    fn series(&self, value: impl Fn(&BenchRow) -> f64) -> Vec<Series> {
+        let mut strategies: Vec<Strategy> = Vec::new();
+        for row in &self.rows {
+            if !strategies.contains(&row.strategy) {
+                strategies.push(row.strategy);
+            }
+        }
+        strategies
+            .into_iter()
+            .map(|strategy| Series {
+                name: strategy.name().to_string(),
+                points: self
+                    .rows
+                    .iter()
+                    .filter(|row| row.strategy == strategy && row.skipped.is_none())
+                    .map(|row| (row.instances as f64, value(row)))
+                    .filter(|(_, y)| y.is_finite())
+                    .collect(),
+            })
+            .filter(|series| !series.points.is_empty())
+            .collect()
+    }
+
+    /// Writes bench.json, bench.csv and the PNG plots into `folder`; returns the paths.
+    pub fn write(&self, folder: &Path) -> Result<Vec<PathBuf>, String> {
+        std::fs::create_dir_all(folder).map_err(|error| format!("cannot create {}: {error}", folder.display()))?;
+        let mut written = Vec::new();
+        let mut save = |name: &str, bytes: &[u8]| -> Result<(), String> {
+            let path = folder.join(name);
+            std::fs::write(&path, bytes).map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+            written.push(path);
+            Ok(())
+        };
+        let json = serde_json::to_string_pretty(&self.to_json()).map_err(|error| error.to_string())?;
+        save("bench.json", json.as_bytes())?;
+        save("bench.csv", self.to_csv().as_bytes())?;
+
+        let title_suffix = format!("{}, {}x{}", self.device, self.resolution.0, self.resolution.1);
+        let vertex_count = self.vertex_count;
+        let mut skin_vs_copy = self.series(|row| row.pass("skin").median);
+        skin_vs_copy.retain(|series| series.name == "compute");
+        for series in &mut skin_vs_copy {
+            series.name = "skin pass".into();
+        }
+        let copy_points: Vec<(f64, f64)> = self
+            .rows
+            .iter()
+            .filter(|row| row.strategy == Strategy::Compute && row.skipped.is_none())
+            .map(|row| (row.instances as f64, row.copy.median))
+            .collect();
+        skin_vs_copy.push(Series { name: "copy reference".into(), points: copy_points });
+        let charts = [
+            (
+                "frame_time.png",
+                LineChart {
+                    title: format!("Frame time ({title_suffix})"),
+                    x_label: "instances".into(),
+                    y_label: "ms per frame (median, wall)".into(),
+                    log_x: true,
+                    log_y: true,
+                    series: self.series(|row| row.frame_wall.median),
+                },
+            ),
+            (
+                "skin_pass.png",
+                LineChart {
+                    title: format!("Skin pass vs copy reference ({title_suffix})"),
+                    x_label: "instances".into(),
+                    y_label: "GPU ms (median)".into(),
+                    log_x: true,
+                    log_y: true,
+                    series: skin_vs_copy,
+                },
+            ),
+            (
+                "vertices_per_second.png",
+                LineChart {
+                    title: format!("Animated vertices per second of frame time ({title_suffix})"),
+                    x_label: "instances".into(),
+                    y_label: "vertices / s".into(),
+                    log_x: true,
+                    log_y: true,
+                    series: self.series(|row| row.vertices_per_second(vertex_count)),
+                },
+            ),
+            (
+                "skin_copy_ratio.png",
+                LineChart {
+                    title: format!("Skin pass ÷ copy of the same bytes ({title_suffix})"),
+                    x_label: "instances".into(),
+                    y_label: "ratio (1 = bandwidth-bound)".into(),
+                    log_x: true,
+                    log_y: false,
+                    series: self.series(|row| row.skin_copy_ratio()),
+                },
+            ),
+        ];
+        for (name, chart) in charts {
+            let image = chart.render(900, 560)?;
+            let path = folder.join(name);
+            image
+                .save_with_format(&path, image::ImageFormat::Png)
+                .map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+            written.push(path);
+        }
+        Ok(written)
+    }
+}
+
+/// A one-line text progress bar for stderr.
+pub fn progress_bar(done: usize, total: usize, what: &str) -> String {
+    let width = 24;
+    let filled = if total == 0 { width } else { done * width / total };
+    format!("\r[{}{}] {done}/{total} {what:<24}", "#".repeat(filled), "-".repeat(width - filled))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_are_median_and_95th_percentile() {
+        let samples: Vec<f64> = (1..=100).map(f64::from).collect();
+        let stats = Stats::of(&samples);
+        assert_eq!(stats.median, 51.0);
+        assert_eq!(stats.p95, 95.0);
+        assert!(Stats::of(&[]).median.is_nan());
+        assert_eq!(progress_bar(1, 4, "x").matches('#').count(), 6);
+    }
+}

@@ -1,0 +1,140 @@
+//! The benchmark's bandwidth reference (compute): copies a buffer into another, as many bytes as the
+//! skin pass streams, timed with timestamps. Buffers past maxStorageBufferRange are copied in chunks,
+//! one descriptor set each.
+
+use std::sync::Arc;
+
+use ash::vk as ash_vk;
+use ash_vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
+use gpu_allocator::MemoryLocation;
+
+use crate::vk::commands::{self, CommandPool, Fence};
+use crate::vk::descriptors::{DescriptorPool, DescriptorSetLayout};
+use crate::vk::pipeline::Pipeline;
+use crate::vk::query::TimestampPool;
+use crate::vk::{self, barrier, Buffer, Check, Device};
+
+pub const WORKGROUP_SIZE: u32 = 64;
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct CopyPush {
+    count: u32,
+    row_length: u32,
+}
+
+pub struct CopyPass {
+    pipeline: Pipeline,
+    set_layout: DescriptorSetLayout,
+    device: Arc<Device>,
+}
+
+impl CopyPass {
+    pub fn new(device: &Arc<Device>) -> vk::Result<CopyPass> {
+        let storage = ash_vk::DescriptorType::STORAGE_BUFFER;
+        let compute = ash_vk::ShaderStageFlags::COMPUTE;
+        let set_layout = DescriptorSetLayout::new(device, "copy.set_layout", &[(0, storage, compute), (1, storage, compute)])?;
+        let pipeline = Pipeline::compute(
+            device,
+            "copy",
+            super::shaders::COPY_COMP,
+            &[&set_layout],
+            std::mem::size_of::<CopyPush>() as u32,
+            &[(0, WORKGROUP_SIZE)],
+        )?;
+        Ok(CopyPass { pipeline, set_layout, device: device.clone() })
+    }
+
+    /// Copies `bytes` (read `bytes`, written `bytes`) `repetitions` times, each its own submission,
+    /// and returns each one's (GPU milliseconds from timestamps, wall milliseconds from submit to
+    /// fence). On lavapipe the two agree on a fresh device; once graphics work has run on it, its
+    /// timestamps around a lone dispatch read near zero while the wall clock does not, so the
+    /// benchmark measures its copies first.
+    pub fn measure(&self, bytes: u64, repetitions: u32) -> vk::Result<Vec<(f64, f64)>> {
+        let device = &self.device;
+        let bytes = bytes.max(16).next_multiple_of(16);
+        let alignment = device.limits().min_storage_buffer_offset_alignment.max(16);
+        let chunk = (u64::from(device.limits().max_storage_buffer_range) / alignment * alignment).max(alignment);
+        let usage = ash_vk::BufferUsageFlags::STORAGE_BUFFER;
+        let source = Buffer::new(device, "copy.source", bytes, usage, MemoryLocation::GpuOnly)?;
+        let destination = Buffer::new(device, "copy.destination", bytes, usage, MemoryLocation::GpuOnly)?;
+        let chunks: Vec<(u64, u64)> =
+            (0..bytes.div_ceil(chunk)).map(|index| (index * chunk, (bytes - index * chunk).min(chunk))).collect();
+        let pool = DescriptorPool::new(
+            device,
+            "copy.descriptor_pool",
+            chunks.len() as u32,
+            &[(ash_vk::DescriptorType::STORAGE_BUFFER, 2 * chunks.len() as u32)],
+        )?;
+        let mut sets = Vec::new();
+        for (index, &(offset, range)) in chunks.iter().enumerate() {
+            let set = pool.allocate(&self.set_layout, &format!("copy.set[{index}]"))?;
+            let infos = [
+                [ash_vk::DescriptorBufferInfo::default().buffer(source.raw).offset(offset).range(range)],
+                [ash_vk::DescriptorBufferInfo::default().buffer(destination.raw).offset(offset).range(range)],
+            ];
+            let writes: Vec<_> = infos
+                .iter()
+                .enumerate()
+                .map(|(binding, info)| {
+                    ash_vk::WriteDescriptorSet::default()
+                        .dst_set(set)
+                        .dst_binding(binding as u32)
+                        .descriptor_type(ash_vk::DescriptorType::STORAGE_BUFFER)
+                        .buffer_info(info)
+                })
+                .collect();
+            unsafe { device.raw.update_descriptor_sets(&writes, &[]) };
+            sets.push((set, range));
+        }
+
+        let timestamps = TimestampPool::new(device, "copy.timestamps", 2)?;
+        let command_pool = CommandPool::new(device, "copy.command_pool", ash_vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER)?;
+        let command_buffer = command_pool.allocate("copy.command_buffer", 1)?[0];
+        let fence = Fence::new(device, "copy.fence", false)?;
+        let max_groups_x = device.limits().max_compute_work_group_count[0].max(1);
+        let mut milliseconds = Vec::with_capacity(repetitions as usize);
+        for _ in 0..repetitions {
+            unsafe { device.raw.reset_command_buffer(command_buffer, ash_vk::CommandBufferResetFlags::empty()) }
+                .check("vkResetCommandBuffer")?;
+            commands::begin(device, command_buffer)?;
+            timestamps.reset(command_buffer);
+            // copy.destination: the previous repetition's writes -> these writes (write-after-write).
+            barrier::buffer(
+                device,
+                command_buffer,
+                &destination,
+                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+            );
+            timestamps.write(command_buffer, Stage::ALL_COMMANDS, 0);
+            device.begin_label(command_buffer, c"copy");
+            self.pipeline.bind(command_buffer);
+            for &(set, range) in &sets {
+                let count = (range / 16) as u32;
+                let groups = count.div_ceil(WORKGROUP_SIZE);
+                let groups_x = groups.min(max_groups_x);
+                let rows = groups.div_ceil(groups_x);
+                self.pipeline.bind_sets(command_buffer, 0, &[set]);
+                let push = CopyPush { count, row_length: groups_x * WORKGROUP_SIZE };
+                self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::COMPUTE, &push);
+                unsafe { device.raw.cmd_dispatch(command_buffer, groups_x, rows, 1) };
+            }
+            device.end_label(command_buffer);
+            timestamps.write(command_buffer, Stage::ALL_COMMANDS, 1);
+            commands::end(device, command_buffer)?;
+            let command_buffers = [command_buffer];
+            let submit = ash_vk::SubmitInfo::default().command_buffers(&command_buffers);
+            let submitted = std::time::Instant::now();
+            unsafe { device.raw.queue_submit(device.queue, &[submit], fence.raw) }.check("vkQueueSubmit")?;
+            fence.wait()?;
+            let wall = submitted.elapsed().as_secs_f64() * 1e3;
+            fence.reset()?;
+            let mut ticks = [0u64; 2];
+            unsafe { device.raw.get_query_pool_results(timestamps.raw, 0, &mut ticks, ash_vk::QueryResultFlags::TYPE_64) }
+                .check("vkGetQueryPoolResults")?;
+            milliseconds.push((ticks[1].saturating_sub(ticks[0]) as f64 * timestamps.period_ns / 1e6, wall));
+        }
+        Ok(milliseconds)
+    }
+}
