@@ -20,7 +20,8 @@ fn parsing(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(mesh_text.len() as u64));
     group.bench_function("md5mesh 619 KB", |b| b.iter(|| md5::parse_mesh(black_box(&mesh_text), Path::new("figure.md5mesh"))));
     group.throughput(Throughput::Bytes(anim_text.len() as u64));
-    group.bench_function("md5anim 27 KB", |b| b.iter(|| md5::parse_anim(black_box(&anim_text), Path::new("figure_walk.md5anim"))));
+    group
+        .bench_function("md5anim 27 KB", |b| b.iter(|| md5::parse_anim(black_box(&anim_text), Path::new("figure_walk.md5anim"))));
     group.finish();
 }
 
@@ -35,7 +36,9 @@ fn animation(c: &mut Criterion) {
     let mut group = c.benchmark_group("animate");
     group.throughput(Throughput::Elements(joints as u64));
     group.bench_function("sample clip (per joint)", |b| b.iter(|| clip.sample(black_box(0.73), &mut poses)));
-    group.bench_function("palette (per joint)", |b| b.iter(|| palette(&model.skeleton, black_box(&poses), Mat4::IDENTITY, &mut matrices)));
+    group.bench_function("palette (per joint)", |b| {
+        b.iter(|| palette(&model.skeleton, black_box(&poses), Mat4::IDENTITY, &mut matrices))
+    });
     group.finish();
 
     clip.sample(0.73, &mut poses);
@@ -46,7 +49,13 @@ fn animation(c: &mut Criterion) {
         b.iter(|| {
             for vertex in &model.vertices {
                 let influences = model.influences_of(vertex);
-                black_box(skin_vertex(black_box(&matrices), vertex.position, vertex.normal, vertex.tangent.truncate(), influences));
+                black_box(skin_vertex(
+                    black_box(&matrices),
+                    vertex.position,
+                    vertex.normal,
+                    vertex.tangent.truncate(),
+                    influences,
+                ));
             }
         })
     });
