@@ -1,7 +1,8 @@
 //! The windowed viewer: winit's event loop, a swapchain, an orbit camera and a clock.
 //!
 //! Mouse drag orbits, the wheel zooms, Space pauses, N steps one frame while paused, 1-9 switch
-//! clips with a crossfade, R resets, Esc quits. The title shows the clip and FPS.
+//! clips with a crossfade, + and - double and halve the instances, R resets, Esc quits. The title
+//! shows the instance and vertex counts, the clip, the strategy, FPS and per-pass GPU times.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -141,6 +142,36 @@ impl Viewer {
         Ok(Graphics { renderer, swapchain: Some(swapchain), surface, device, window })
     }
 
+    /// `+`/`-`: doubles or halves the instance count and rebuilds the renderer for it (the one
+    /// place the viewer waits for the GPU outside a resize).
+    fn change_instances(&mut self, count: usize) -> vk::Result<()> {
+        let Some(graphics) = &mut self.graphics else { return Ok(()) };
+        let count = count.clamp(1, 1 << 16);
+        if count == self.setup.instances.len() {
+            return Ok(());
+        }
+        let clip = self.setup.instances.first().and_then(|instance| instance.clip);
+        let mut resized = SceneSetup::new(self.setup.model.clone(), count);
+        resized.camera = self.setup.camera;
+        if let Some(clip) = clip {
+            resized.play(clip, self.clock, 0.0);
+        }
+        let format = graphics.renderer.color_format;
+        graphics.device.wait_idle()?;
+        // A count past the device's limits is refused by Renderer::new: keep the old renderer then.
+        match Renderer::new(&graphics.device, &resized.model, count as u32, format, self.options.strategy) {
+            Ok(renderer) => {
+                graphics.renderer = renderer;
+                self.setup = resized;
+                Ok(())
+            }
+            Err(error) => {
+                log::warn!("{count} instances: {error}");
+                Ok(())
+            }
+        }
+    }
+
     fn recreate_swapchain(&mut self) -> vk::Result<()> {
         let Some(graphics) = &mut self.graphics else { return Ok(()) };
         let size = graphics.window.inner_size();
@@ -203,10 +234,17 @@ impl Viewer {
             let clip =
                 self.setup.instances.first().and_then(|instance| instance.clip).and_then(|clip| self.setup.model.clips.get(clip));
             let clip = clip.map_or_else(|| "bind pose".to_string(), |clip| clip.name.clone());
+            // Per-pass GPU milliseconds from the timestamps (on lavapipe: the software rasterizer's time).
+            let passes = graphics.renderer.last_timings.as_ref().map_or_else(String::new, |timings| {
+                let list: Vec<String> = timings.milliseconds.iter().map(|(pass, ms)| format!("{pass} {ms:.2}")).collect();
+                format!(" | gpu ms: {}", list.join(", "))
+            });
+            let vertices = self.setup.instances.len() * self.setup.model.vertices.len();
             graphics.window.set_title(&format!(
-                "vkskin: {} x{} [{clip}] | {fps:.1} fps | {:.1} ms{state}",
+                "vkskin: {} x{} ({vertices} vertices) [{clip}] {} | {fps:.1} fps, {:.1} ms{passes}{state}",
                 self.setup.model.name,
                 self.setup.instances.len(),
+                self.options.strategy.name(),
                 1000.0 / fps.max(1e-6)
             ));
             self.fps_window = (now, 0);
@@ -244,6 +282,18 @@ impl ApplicationHandler for Viewer {
             WindowEvent::Resized(_) => self.swapchain_dirty = true,
             WindowEvent::KeyboardInput { event, .. } if event.state == ElementState::Pressed => match event.logical_key {
                 Key::Named(NamedKey::Escape) => event_loop.exit(),
+                Key::Character(ref text) if text == "+" || text == "=" => {
+                    let count = self.setup.instances.len() * 2;
+                    if let Err(error) = self.change_instances(count) {
+                        self.fail(event_loop, error.to_string());
+                    }
+                }
+                Key::Character(ref text) if text == "-" => {
+                    let count = self.setup.instances.len() / 2;
+                    if let Err(error) = self.change_instances(count) {
+                        self.fail(event_loop, error.to_string());
+                    }
+                }
                 Key::Named(NamedKey::Space) => self.paused = !self.paused,
                 Key::Character(ref text) if text.eq_ignore_ascii_case("n") && self.paused => self.clock += self.frame_step(),
                 Key::Character(ref text) if matches!(text.as_str(), "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9") => {
