@@ -48,6 +48,40 @@ struct PaletteMatrix {
 
 const uint NO_CLIP = 0xFFFFu;
 
+// The cull pass grows each animated box by this fraction of its size on every side (cull.rs: BOUNDS_PAD).
+const float BOUNDS_PAD = 0.05;
+
+// An axis-aligned box: 32 bytes.
+struct Bounds {
+    vec4 min_corner;  // xyz, w unused
+    vec4 max_corner;
+};
+
+// What the cull pass produces each frame, read as indirect arguments: 48 bytes.
+struct CullCounters {
+    uvec4 palette_dispatch;  // x: joint groups, y: instances to skin (the count), z: 1
+    uvec4 skin_dispatch;     // x: vertex groups, y: instances to skin, z: 1
+    uint camera_draws;       // instances the camera sees (draw count per mesh)
+    uint light_draws;        // instances the light sees
+    uint unused0;
+    uint unused1;
+};
+
+// One mesh's triangles for the cull pass's draw commands: 8 bytes.
+struct MeshRange {
+    uint index_count;
+    uint first_index;
+};
+
+// VkDrawIndexedIndirectCommand: 20 bytes.
+struct DrawCommand {
+    uint index_count;
+    uint instance_count;
+    uint first_index;
+    int vertex_offset;
+    uint first_instance;
+};
+
 // Skinned vertices are 7 uints (28 bytes): position as 3 floats, then the normal and the tangent as
 // snorm16 x, y, z, w, matching the vertex attributes R32G32B32_SFLOAT + 2 × R16G16B16A16_SNORM.
 const uint SKINNED_VERTEX_UINTS = 7u;

@@ -12,6 +12,8 @@ layout(set = 0, binding = 1) readonly buffer Clips { ClipInfo clips[]; };
 layout(set = 0, binding = 2) readonly buffer InverseBinds { mat4 inverse_binds[]; };
 layout(set = 0, binding = 3) readonly buffer Instances { Instance instances[]; };
 layout(set = 0, binding = 4) writeonly buffer Palettes { PaletteMatrix palettes[]; };
+// The instances the cull pass kept; the dispatch's y size is their count (indirect).
+layout(set = 0, binding = 5) readonly buffer SkinList { uint skin_list[]; };
 
 layout(push_constant) uniform Push {
     uint joint_count;
@@ -85,10 +87,10 @@ mat4 pose_matrix(JointPose pose) {
 
 void main() {
     uint joint = gl_GlobalInvocationID.x;
-    uint instance_index = gl_GlobalInvocationID.y;
-    if (joint >= push.joint_count || instance_index >= push.instance_count) {
+    if (joint >= push.joint_count || gl_GlobalInvocationID.y >= push.instance_count) {
         return;
     }
+    uint instance_index = skin_list[gl_GlobalInvocationID.y];
     Instance instance = instances[instance_index];
     float c = cos(instance.position_yaw.w);
     float s = sin(instance.position_yaw.w);

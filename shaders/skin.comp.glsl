@@ -11,6 +11,8 @@ layout(set = 0, binding = 0) readonly buffer Sources { SourceVertex sources[]; }
 layout(set = 0, binding = 1) readonly buffer Influences { Influence influences[]; };
 layout(set = 0, binding = 2) readonly buffer Palettes { PaletteMatrix palettes[]; };
 layout(set = 0, binding = 3) writeonly buffer Skinned { uint skinned[]; };
+// The instances the cull pass kept; the dispatch's y size is their count (indirect).
+layout(set = 0, binding = 4) readonly buffer SkinList { uint skin_list[]; };
 
 layout(push_constant) uniform Push {
     uint vertex_count;
@@ -22,10 +24,10 @@ layout(push_constant) uniform Push {
 
 void main() {
     uint vertex = gl_GlobalInvocationID.x;
-    uint instance_index = gl_GlobalInvocationID.y;
-    if (vertex >= push.vertex_count || instance_index >= push.instance_count) {
+    if (vertex >= push.vertex_count || gl_GlobalInvocationID.y >= push.instance_count) {
         return;
     }
+    uint instance_index = skin_list[gl_GlobalInvocationID.y];
     SkinnedResult skinned_vertex = skin_vertex(vertex, instance_index * push.joint_count, push.joint_count);
 
     uint base = (instance_index * push.vertex_count + vertex) * SKINNED_VERTEX_UINTS;

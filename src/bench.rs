@@ -14,7 +14,7 @@ use crate::model::Model;
 use crate::plot::{LineChart, Series};
 use crate::render::copy::CopyPass;
 use crate::render::gpu::{InstanceData, PaletteMatrix, SkinnedVertex, SourceVertex};
-use crate::render::{Strategy, TIMED_PASSES};
+use crate::render::{Strategy, VisibleCounts, TIMED_PASSES};
 
 pub struct BenchOptions {
     pub counts: Vec<usize>,
@@ -76,6 +76,8 @@ pub struct BenchRow {
     pub copy: Stats,
     pub copy_wall: Stats,
     pub bytes_per_instance: u64,
+    /// What the cull pass kept in the last measured frame.
+    pub visible: Option<VisibleCounts>,
 }
 
 impl BenchRow {
@@ -176,6 +178,7 @@ pub fn run(model: &Model, options: &BenchOptions, mut progress: impl FnMut(usize
                 copy: copies.get(&instances).map_or_else(Stats::default, |copy| copy.0),
                 copy_wall: copies.get(&instances).map_or_else(Stats::default, |copy| copy.1),
                 bytes_per_instance: bytes_per_instance(model, strategy),
+                visible: None,
             };
             let setup = SceneSetup::new(model.clone(), instances);
             let mut headless = match HeadlessRenderer::with_strategy(&device, &setup, options.size, strategy) {
@@ -208,6 +211,7 @@ pub fn run(model: &Model, options: &BenchOptions, mut progress: impl FnMut(usize
             }
             headless.renderer.wait_all().map_err(|error| error.to_string())?;
             timings.extend(headless.renderer.last_timings.clone());
+            row.visible = headless.renderer.last_visible;
             drop(headless);
             if row.skipped.is_some() {
                 rows.push(row);
@@ -276,12 +280,13 @@ impl BenchReport {
         );
         let _ = writeln!(
             out,
-            "{:<8} {:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>10}",
+            "{:<8} {:>9} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>10}",
             "strategy",
             "instances",
             "frame ms",
             "p95",
             "gpu ms",
+            "cull",
             "palette",
             "skin",
             "shadow",
@@ -299,12 +304,13 @@ impl BenchReport {
             let ratio = row.skin_copy_ratio();
             let _ = writeln!(
                 out,
-                "{:<8} {:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>10}",
+                "{:<8} {:>9} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>10}",
                 row.strategy.name(),
                 row.instances,
                 milliseconds(row.frame_wall.median),
                 milliseconds(row.frame_wall.p95),
                 milliseconds(row.frame_gpu.median),
+                milliseconds(row.pass("cull").median),
                 milliseconds(row.pass("palette").median),
                 milliseconds(row.pass("skin").median),
                 milliseconds(row.pass("shadow").median),
@@ -340,6 +346,11 @@ impl BenchReport {
                     "vertices_per_second": finite(row.vertices_per_second(self.vertex_count)),
                     "skinned_vertices_per_second": finite(row.skinned_vertices_per_second(self.vertex_count)),
                     "bytes_per_instance": row.bytes_per_instance,
+                    "visible": row.visible.map(|visible| json!({
+                        "skinned": visible.skinned,
+                        "camera": visible.camera,
+                        "light": visible.light,
+                    })),
                 })
             })
             .collect();
@@ -359,21 +370,23 @@ impl BenchReport {
     pub fn to_csv(&self) -> String {
         let mut out = String::from(
             "strategy,instances,status,frame_wall_ms_median,frame_wall_ms_p95,frame_gpu_ms_median,frame_gpu_ms_p95,\
-             palette_ms,skin_ms,shadow_ms,forward_ms,output_ms,cpu_skinning_ms,copy_reference_ms,copy_reference_wall_ms,skin_copy_ratio,\
-             vertices_per_second,skinned_vertices_per_second,bytes_per_instance\n",
+             cull_ms,palette_ms,skin_ms,shadow_ms,forward_ms,output_ms,cpu_skinning_ms,copy_reference_ms,copy_reference_wall_ms,skin_copy_ratio,\
+             vertices_per_second,skinned_vertices_per_second,bytes_per_instance,visible_skinned,visible_camera,visible_light\n",
         );
         let number = |value: f64| if value.is_finite() { format!("{value}") } else { String::new() };
         for row in &self.rows {
             let status = if row.skipped.is_some() { "skipped" } else { "ok" };
+            let visible = row.visible;
             let _ = writeln!(
                 out,
-                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 row.strategy.name(),
                 row.instances,
                 number(row.frame_wall.median),
                 number(row.frame_wall.p95),
                 number(row.frame_gpu.median),
                 number(row.frame_gpu.p95),
+                number(row.pass("cull").median),
                 number(row.pass("palette").median),
                 number(row.pass("skin").median),
                 number(row.pass("shadow").median),
@@ -386,6 +399,9 @@ impl BenchReport {
                 number(row.vertices_per_second(self.vertex_count)),
                 number(row.skinned_vertices_per_second(self.vertex_count)),
                 row.bytes_per_instance,
+                visible.map_or(String::new(), |visible| visible.skinned.to_string()),
+                visible.map_or(String::new(), |visible| visible.camera.to_string()),
+                visible.map_or(String::new(), |visible| visible.light.to_string()),
             );
         }
         out

@@ -240,8 +240,11 @@ impl Viewer {
                 format!(" | gpu ms: {}", list.join(", "))
             });
             let vertices = self.setup.instances.len() * self.setup.model.vertices.len();
+            let visible = graphics.renderer.last_visible.map_or(String::new(), |visible| {
+                format!(" | visible: {} skinned, {} camera, {} light", visible.skinned, visible.camera, visible.light)
+            });
             graphics.window.set_title(&format!(
-                "vkskin: {} x{} ({vertices} vertices) [{clip}] {} | {fps:.1} fps, {:.1} ms{passes}{state}",
+                "vkskin: {} x{} ({vertices} vertices) [{clip}] {} | {fps:.1} fps, {:.1} ms{passes}{visible}{state}",
                 self.setup.model.name,
                 self.setup.instances.len(),
                 self.options.strategy.name(),

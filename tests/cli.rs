@@ -168,6 +168,11 @@ fn bench_writes_complete_json_csv_and_plots() {
         }
         assert!(row["vertices_per_second"].as_f64().is_some_and(|value| value > 0.0));
         assert!(row["bytes_per_instance"].as_u64().is_some_and(|value| value > 0));
+        // The default scene is framed whole: the cull pass keeps every instance.
+        let instances = row["instances"].as_u64().expect("instances");
+        for seen_by in ["skinned", "camera", "light"] {
+            assert_eq!(row["visible"][seen_by].as_u64(), Some(instances), "{strategy}: visible {seen_by} in {row}");
+        }
         // Fields that belong to one strategy are filled there and null elsewhere.
         assert_eq!(row["skin_copy_ratio"].as_f64().is_some(), strategy == "compute", "{row}");
         assert_eq!(row["cpu_skinning_ms"]["median"].as_f64().is_some(), strategy == "cpu", "{row}");

@@ -1,7 +1,8 @@
 //! Forward pass (graphics, 4× MSAA with resolve): the ground plane, then every mesh of every
 //! instance from `skinned_vertices`, lit by Lambert + ambient with a PCF shadow lookup.
 //!
-//! Reads: `skinned_vertices` (vertex input), `model.texcoords`, `model.indices`, `draws.indirect`,
+//! Reads: `skinned_vertices` (vertex input), `model.texcoords`, `model.indices`, `cull.camera_draws`
+//! and its count in `cull.counters`,
 //! `frame.uniforms[slot]`, `shadow.depth` (sampled), material textures. Writes: `forward.color_msaa`,
 //! `forward.depth_msaa`, and resolves into the target (swapchain image or `offscreen.color`).
 //! Expects before it: skin write -> vertex-attribute read, shadow depth write -> sampled read, and the
@@ -11,7 +12,7 @@ use std::sync::Arc;
 
 use ash::vk as ash_vk;
 
-use super::shadow::{set_viewport, skinned_vertex_input, VertexSource};
+use super::shadow::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
 use crate::vk::descriptors::{DescriptorSetLayout, Resource};
 use crate::vk::pipeline::{GraphicsDesc, Pipeline};
 use crate::vk::{self, Buffer, Device, Image, ImageDesc};
@@ -55,11 +56,11 @@ pub struct ResolveTarget {
     pub extent: ash_vk::Extent2D,
 }
 
-/// One mesh's draws: `instance_count` indirect commands starting at `first_command`.
+/// One mesh's material, for its culled draws.
 pub struct MeshDraw {
     pub material_set: ash_vk::DescriptorSet,
     pub base_color: [f32; 4],
-    pub first_command: u32,
+    pub mesh: u32,
 }
 
 pub struct ForwardPass {
@@ -190,9 +191,8 @@ impl ForwardPass {
         frame_set: ash_vk::DescriptorSet,
         vertices: VertexSource<'_>,
         indices: &Buffer,
-        indirect: &Buffer,
+        draws: DrawList<'_>,
         meshes: &[MeshDraw],
-        instance_count: u32,
     ) {
         let device = &self.device;
         device.begin_label(command_buffer, c"forward");
@@ -237,12 +237,10 @@ impl ForwardPass {
             }
         }
         unsafe { device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, ash_vk::IndexType::UINT32) };
-        let stride = std::mem::size_of::<ash_vk::DrawIndexedIndirectCommand>() as u32;
         for mesh in meshes {
             self.model_pipeline.bind_sets(command_buffer, 1, &[mesh.material_set]);
             self.model_pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::FRAGMENT, &mesh.base_color);
-            let offset = u64::from(mesh.first_command) * u64::from(stride);
-            unsafe { device.raw.cmd_draw_indexed_indirect(command_buffer, indirect.raw, offset, instance_count, stride) };
+            draws.draw_mesh(device, command_buffer, mesh.mesh);
         }
         device.end_label(command_buffer);
 

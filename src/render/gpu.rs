@@ -159,6 +159,70 @@ pub struct FrameUniforms {
     pub shadow_params: [f32; 4],
     /// x: joints per instance, for the `vertex` strategy's vertex shaders.
     pub skinning: [u32; 4],
+    /// The camera frustum's planes (normal pointing in, distance), for the cull pass.
+    pub camera_planes: [[f32; 4]; 6],
+    /// The shadow map's volume, likewise.
+    pub light_planes: [[f32; 4]; 6],
+}
+
+/// The six planes of a view-projection's clip volume (Vulkan: depth 0..1), normals pointing in
+/// and normalized, as (nx, ny, nz, d) with a point inside when n·p + d ≥ 0 (Gribb and Hartmann).
+pub fn frustum_planes(view_projection: Mat4) -> [[f32; 4]; 6] {
+    let [r0, r1, r2, r3] = [0, 1, 2, 3].map(|row| view_projection.row(row));
+    [r3 + r0, r3 - r0, r3 + r1, r3 - r1, r2, r3 - r2].map(|plane| {
+        let length = plane.truncate().length();
+        (if length > 0.0 { plane / length } else { plane }).to_array()
+    })
+}
+
+/// `Bounds` in common.glsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct GpuBounds {
+    pub min_corner: [f32; 4],
+    pub max_corner: [f32; 4],
+}
+
+/// `CullCounters` in common.glsl: the cull pass's counts, laid out as indirect arguments.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct CullCounters {
+    pub palette_dispatch: [u32; 4],
+    pub skin_dispatch: [u32; 4],
+    pub camera_draws: u32,
+    pub light_draws: u32,
+    pub unused: [u32; 2],
+}
+
+/// `DrawCommand` in common.glsl: a VkDrawIndexedIndirectCommand.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct DrawCommand {
+    pub index_count: u32,
+    pub instance_count: u32,
+    pub first_index: u32,
+    pub vertex_offset: i32,
+    pub first_instance: u32,
+}
+
+/// `MeshRange` in common.glsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct MeshRange {
+    pub index_count: u32,
+    pub first_index: u32,
+}
+
+/// Push constants of cull.comp.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct CullPush {
+    pub bind_min: [f32; 4],
+    pub bind_max: [f32; 4],
+    pub instance_count: u32,
+    pub joint_count: u32,
+    pub vertex_count: u32,
+    pub mesh_count: u32,
 }
 
 /// Push constants of palette.comp.
@@ -338,12 +402,59 @@ mod tests {
                 ("ground", offset_of!(FrameUniforms, ground)),
                 ("shadow_params", offset_of!(FrameUniforms, shadow_params)),
                 ("skinning", offset_of!(FrameUniforms, skinning)),
+                ("camera_planes", offset_of!(FrameUniforms, camera_planes)),
+                ("light_planes", offset_of!(FrameUniforms, light_planes)),
+            ],
+        );
+        check(shaders::CULL_COMP, "Bounds", Some(size_of::<GpuBounds>()), &[("min_corner", 0), ("max_corner", 16)]);
+        check(
+            shaders::CULL_COMP,
+            "DrawCommand",
+            Some(size_of::<DrawCommand>()),
+            &[("index_count", 0), ("instance_count", 4), ("first_index", 8), ("vertex_offset", 12), ("first_instance", 16)],
+        );
+        assert_eq!(size_of::<DrawCommand>(), size_of::<ash::vk::DrawIndexedIndirectCommand>());
+        check(shaders::CULL_COMP, "MeshRange", Some(size_of::<MeshRange>()), &[("index_count", 0), ("first_index", 4)]);
+        check(
+            shaders::CULL_COMP,
+            "CullCounters",
+            None,
+            &[
+                ("palette_dispatch", offset_of!(CullCounters, palette_dispatch)),
+                ("skin_dispatch", offset_of!(CullCounters, skin_dispatch)),
+                ("camera_draws", offset_of!(CullCounters, camera_draws)),
+                ("light_draws", offset_of!(CullCounters, light_draws)),
+            ],
+        );
+        check(
+            shaders::CULL_COMP,
+            "Push",
+            None,
+            &[
+                ("bind_min", offset_of!(CullPush, bind_min)),
+                ("bind_max", offset_of!(CullPush, bind_max)),
+                ("instance_count", offset_of!(CullPush, instance_count)),
+                ("joint_count", offset_of!(CullPush, joint_count)),
+                ("vertex_count", offset_of!(CullPush, vertex_count)),
+                ("mesh_count", offset_of!(CullPush, mesh_count)),
             ],
         );
         // The skinned buffer is a uint array in the shader: 7 uints a vertex (SKINNED_VERTEX_UINTS).
         assert_eq!(size_of::<SkinnedVertex>(), 7 * 4);
         assert_eq!(offset_of!(SkinnedVertex, normal), 12);
         assert_eq!(offset_of!(SkinnedVertex, tangent), 20);
+    }
+
+    #[test]
+    fn frustum_planes_contain_what_the_projection_shows() {
+        let view_projection = glam::camera::rh::proj::vulkan::perspective(1.0, 1.5, 0.1, 100.0)
+            * glam::camera::rh::view::look_at_mat4(Vec3::new(0.0, 0.0, 5.0), Vec3::ZERO, Vec3::Y);
+        let planes = frustum_planes(view_projection);
+        let inside = |point: Vec3| planes.iter().all(|plane| Vec4::from_array(*plane).truncate().dot(point) + plane[3] >= 0.0);
+        assert!(inside(Vec3::ZERO));
+        assert!(!inside(Vec3::new(0.0, 0.0, 6.0)), "behind the camera");
+        assert!(!inside(Vec3::new(50.0, 0.0, 0.0)), "far to the side");
+        assert!(!inside(Vec3::new(0.0, 0.0, -200.0)), "beyond the far plane");
     }
 
     #[test]

@@ -11,6 +11,7 @@
 
 pub mod camera;
 pub mod copy;
+pub mod cull;
 pub mod forward;
 pub mod gpu;
 pub mod offscreen;
@@ -36,12 +37,15 @@ use crate::vk::commands::{self, CommandPool, Fence, Semaphore};
 use crate::vk::descriptors::{DescriptorPool, DescriptorSetLayout};
 use crate::vk::query::TimestampPool;
 use crate::vk::{self, barrier, Buffer, Check, Device, Sampler};
+use cull::{CullInputs, CullPass};
 use forward::{ForwardPass, ForwardTargets, MeshDraw, ResolveTarget};
-use gpu::{FrameUniforms, InstanceData, PaletteMatrix, SkinPush, SkinnedVertex};
+use gpu::{
+    frustum_planes, CullCounters, CullPush, DrawCommand, FrameUniforms, InstanceData, PaletteMatrix, SkinPush, SkinnedVertex,
+};
 use offscreen::OffscreenTarget;
 use palette::{PaletteInputs, PalettePass};
 use scene::GpuModel;
-use shadow::{ShadowPass, VertexSource};
+use shadow::{DrawList, ShadowPass, VertexSource};
 use skin::SkinPass;
 
 /// Frames the CPU may record ahead of the GPU.
@@ -49,7 +53,27 @@ pub const FRAMES_IN_FLIGHT: usize = 2;
 
 /// The passes timed with GPU timestamps, in recording order. "output" is the present transition or
 /// the copy of a headless frame into its readback buffer.
-pub const TIMED_PASSES: [&str; 5] = ["palette", "skin", "shadow", "forward", "output"];
+pub const TIMED_PASSES: [&str; 6] = ["cull", "palette", "skin", "shadow", "forward", "output"];
+
+/// The cull pass's output as `Renderer::read_back_culling` returns it.
+pub struct CullReadback {
+    pub counters: CullCounters,
+    /// The instances kept for skinning, in the order the pass found them.
+    pub skin_list: Vec<u32>,
+    pub camera_draws: Vec<DrawCommand>,
+    pub light_draws: Vec<DrawCommand>,
+}
+
+/// What the cull pass kept in one frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VisibleCounts {
+    /// Instances animated and skinned: seen by the camera or the light.
+    pub skinned: u32,
+    /// Instances drawn by the forward pass.
+    pub camera: u32,
+    /// Instances drawn into the shadow map.
+    pub light: u32,
+}
 
 /// GPU time of each pass of one frame, in milliseconds, from timestamp queries. On lavapipe these
 /// are CPU clock readings around the software rasterizer's work.
@@ -129,6 +153,9 @@ struct FrameSlot {
     timestamps: TimestampPool,
     /// The `cpu` strategy's skinned vertices for this slot, written by the CPU after the fence.
     cpu_skinned: Option<Buffer>,
+    cull_set: ash_vk::DescriptorSet,
+    /// `cull.counters` copied out at the end of this slot's frame, read after its fence.
+    counts_readback: Buffer,
     palette_set: ash_vk::DescriptorSet,
     frame_set: ash_vk::DescriptorSet,
 }
@@ -143,9 +170,14 @@ pub struct Renderer {
     command_pool: CommandPool,
     skin_set: ash_vk::DescriptorSet,
     material_sets: Vec<ash_vk::DescriptorSet>,
-    mesh_draws: Vec<(usize, u32)>,
+    /// Each mesh's material index.
+    mesh_draws: Vec<usize>,
     targets: Option<ForwardTargets>,
-    pub indirect: Buffer,
+    pub counters: Buffer,
+    pub skin_list: Buffer,
+    pub camera_draws: Buffer,
+    pub light_draws: Buffer,
+    pub cull: CullPass,
     pub skinned: Buffer,
     pub palettes: Buffer,
     #[allow(dead_code)] // referenced by the frame sets
@@ -160,6 +192,8 @@ pub struct Renderer {
     pub instance_count: u32,
     pub color_format: ash_vk::Format,
     pub strategy: Strategy,
+    /// Bounds of the bind pose: the cull pass's box for instances without a clip.
+    bind_bounds: crate::anim::Aabb,
     /// The `vertex` strategy's set: source vertices, influences and palettes for the vertex shaders.
     skin_inputs: Option<(DescriptorSetLayout, ash_vk::DescriptorSet)>,
     /// The `cpu` strategy skins from the model on the CPU.
@@ -170,6 +204,8 @@ pub struct Renderer {
     pub frames_rendered: u64,
     /// Per-pass GPU times of the most recent frame whose results have come back.
     pub last_timings: Option<PassTimings>,
+    /// What the cull pass kept in that frame.
+    pub last_visible: Option<VisibleCounts>,
     pub device: Arc<Device>,
 }
 
@@ -239,55 +275,49 @@ impl Renderer {
             MemoryLocation::GpuOnly,
         )?;
 
-        // One indexed-indirect command per (mesh, instance), mesh-major: the shadow pass draws them
-        // all at once, the forward pass one mesh (material) at a time. Instance i's vertices start
-        // at i × vertex_count in the skinned buffer, hence vertex_offset.
-        let mut commands_data = Vec::new();
-        let mut mesh_draws = Vec::new();
-        for mesh in &model.meshes {
-            mesh_draws.push((mesh.material, commands_data.len() as u32));
-            for instance in 0..instance_count {
-                commands_data.push(ash_vk::DrawIndexedIndirectCommand {
-                    index_count: mesh.index_count,
-                    instance_count: 1,
-                    first_index: mesh.first_index,
-                    vertex_offset: (u64::from(instance) * vertex_count) as i32,
-                    first_instance: instance,
-                });
-            }
-        }
-        let command_bytes: Vec<u8> = commands_data
-            .iter()
-            .flat_map(|command| {
-                [
-                    command.index_count,
-                    command.instance_count,
-                    command.first_index,
-                    command.vertex_offset as u32,
-                    command.first_instance,
-                ]
-                .into_iter()
-                .flat_map(u32::to_le_bytes)
-            })
-            .collect();
-        let indirect = Buffer::with_data(device, "draws.indirect", Usage::INDIRECT_BUFFER, &command_bytes)?;
+        // What the cull pass writes each frame (GPU-produced, so one copy guarded by barriers): the
+        // counts as indirect arguments, the list of instances to skin, and per-mesh draw commands
+        // (mesh-major, room for every instance) for the camera and the light.
+        let mesh_draws: Vec<usize> = model.meshes.iter().map(|mesh| mesh.material).collect();
+        let command_bytes = (mesh_draws.len().max(1) as u64)
+            * u64::from(instance_count)
+            * std::mem::size_of::<ash_vk::DrawIndexedIndirectCommand>() as u64;
+        // TRANSFER_SRC: tests and debugging read them back.
+        let indirect_storage = Usage::STORAGE_BUFFER | Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC;
+        let counters = Buffer::new(
+            device,
+            "cull.counters",
+            std::mem::size_of::<CullCounters>() as u64,
+            indirect_storage | Usage::TRANSFER_DST | Usage::TRANSFER_SRC,
+            MemoryLocation::GpuOnly,
+        )?;
+        let skin_list = Buffer::new(
+            device,
+            "cull.skin_list",
+            4 * u64::from(instance_count),
+            Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC,
+            MemoryLocation::GpuOnly,
+        )?;
+        let camera_draws = Buffer::new(device, "cull.camera_draws", command_bytes, indirect_storage, MemoryLocation::GpuOnly)?;
+        let light_draws = Buffer::new(device, "cull.light_draws", command_bytes, indirect_storage, MemoryLocation::GpuOnly)?;
+        let cull = CullPass::new(device)?;
 
         let shadow_sampler = Sampler::shadow_compare(device, "shadow.sampler")?;
         let texture_sampler = Sampler::linear_repeat(device, "material.sampler")?;
         let material_count = gpu_model.materials.len() as u32;
-        let sets = 2 + FRAMES_IN_FLIGHT as u32 * 2 + material_count;
+        let sets = 2 + FRAMES_IN_FLIGHT as u32 * 3 + material_count;
         let descriptor_pool = DescriptorPool::new(
             device,
             "descriptor_pool",
             sets,
             &[
-                (ash_vk::DescriptorType::STORAGE_BUFFER, 7 + FRAMES_IN_FLIGHT as u32 * 6),
-                (ash_vk::DescriptorType::UNIFORM_BUFFER, FRAMES_IN_FLIGHT as u32),
+                (ash_vk::DescriptorType::STORAGE_BUFFER, 8 + FRAMES_IN_FLIGHT as u32 * 16),
+                (ash_vk::DescriptorType::UNIFORM_BUFFER, FRAMES_IN_FLIGHT as u32 * 2),
                 (ash_vk::DescriptorType::COMBINED_IMAGE_SAMPLER, FRAMES_IN_FLIGHT as u32 + 2 * material_count),
             ],
         )?;
         let skin_set = descriptor_pool.allocate(&skin.set_layout, "skin.set")?;
-        skin.write_set(skin_set, &gpu_model.source_vertices, &gpu_model.influences, &palettes, &skinned);
+        skin.write_set(skin_set, &gpu_model.source_vertices, &gpu_model.influences, &palettes, &skinned, &skin_list);
         let skin_inputs = match skin_inputs_layout {
             Some(layout) => {
                 let set = descriptor_pool.allocate(&layout, "vertex_skinning.set")?;
@@ -338,6 +368,22 @@ impl Renderer {
                     inverse_binds: &gpu_model.inverse_binds,
                     instances: &instances,
                     palettes: &palettes,
+                    skin_list: &skin_list,
+                },
+            );
+            let cull_set = descriptor_pool.allocate(&cull.set_layout, &format!("cull.set[{slot}]"))?;
+            cull.write_set(
+                cull_set,
+                &CullInputs {
+                    frame_uniforms: &uniforms,
+                    instances: &instances,
+                    clips: &gpu_model.clips,
+                    clip_bounds: &gpu_model.clip_bounds,
+                    mesh_ranges: &gpu_model.mesh_ranges,
+                    counters: &counters,
+                    skin_list: &skin_list,
+                    camera_draws: &camera_draws,
+                    light_draws: &light_draws,
                 },
             );
             let frame_set = descriptor_pool.allocate(&forward.frame_set_layout, &format!("forward.frame_set[{slot}]"))?;
@@ -352,8 +398,17 @@ impl Renderer {
                 )?),
                 _ => None,
             };
+            let counts_readback = Buffer::new(
+                device,
+                &format!("cull.counters_readback[{slot}]"),
+                std::mem::size_of::<CullCounters>() as u64,
+                Usage::TRANSFER_DST,
+                MemoryLocation::GpuToCpu,
+            )?;
             frames.push(FrameSlot {
                 cpu_skinned,
+                cull_set,
+                counts_readback,
                 uniforms,
                 instances,
                 command_buffer,
@@ -373,7 +428,11 @@ impl Renderer {
             material_sets,
             mesh_draws,
             targets: None,
-            indirect,
+            counters,
+            skin_list,
+            camera_draws,
+            light_draws,
+            cull,
             skinned,
             palettes,
             shadow_sampler,
@@ -386,12 +445,14 @@ impl Renderer {
             instance_count,
             color_format,
             strategy,
+            bind_bounds: model.bind_bounds(),
             skin_inputs,
             cpu_model: (strategy == Strategy::Cpu).then(|| Box::new(model.clone())),
             last_cpu_skinning_ms: 0.0,
             frame_index: 0,
             frames_rendered: 0,
             last_timings: None,
+            last_visible: None,
             device: device.clone(),
         })
     }
@@ -437,6 +498,8 @@ impl Renderer {
             ground: scene.ground.to_array(),
             shadow_params: [1.0 / shadow::SHADOW_MAP_SIZE as f32, 0.0, 0.0, 0.0],
             skinning: [self.model.joint_count, 0, 0, 0],
+            camera_planes: frustum_planes(scene.view_projection),
+            light_planes: frustum_planes(scene.light_view_projection),
         };
         let slot = &mut self.frames[index];
         slot.uniforms.write(0, &[uniforms])?;
@@ -490,6 +553,78 @@ impl Renderer {
         timestamps.reset(command_buffer);
         mark(0);
 
+        // cull.counters: last frame's indirect reads and copy-out -> this frame's reset (write-after-read).
+        barrier::buffer(
+            device,
+            command_buffer,
+            &self.counters,
+            (Stage::DRAW_INDIRECT | Stage::COPY, Access::NONE),
+            (Stage::COPY, Access::TRANSFER_WRITE),
+        );
+        let joint_groups = model.joint_count.div_ceil(palette::WORKGROUP_SIZE);
+        let vertex_groups = model.vertex_count.div_ceil(skin::WORKGROUP_SIZE);
+        let reset = CullCounters {
+            palette_dispatch: [joint_groups, 0, 1, 0],
+            skin_dispatch: [vertex_groups, 0, 1, 0],
+            ..Default::default()
+        };
+        unsafe { device.raw.cmd_update_buffer(command_buffer, self.counters.raw, 0, bytemuck::bytes_of(&reset)) };
+        // cull.counters: the reset -> the cull pass's atomic counting.
+        barrier::buffer(
+            device,
+            command_buffer,
+            &self.counters,
+            (Stage::COPY, Access::TRANSFER_WRITE),
+            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ | Access::SHADER_STORAGE_WRITE),
+        );
+        // cull.skin_list, cull.camera_draws, cull.light_draws: last frame's reads -> this frame's writes (write-after-read).
+        for list in [&self.skin_list, &self.camera_draws, &self.light_draws] {
+            barrier::buffer(
+                device,
+                command_buffer,
+                list,
+                (Stage::COMPUTE_SHADER | Stage::DRAW_INDIRECT, Access::NONE),
+                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+            );
+        }
+        let bind = self.bind_bounds;
+        let push = CullPush {
+            bind_min: bind.min.extend(0.0).to_array(),
+            bind_max: bind.max.extend(0.0).to_array(),
+            instance_count: self.instance_count,
+            joint_count: model.joint_count,
+            vertex_count: model.vertex_count,
+            mesh_count: self.mesh_draws.len() as u32,
+        };
+        self.cull.record(command_buffer, frame.cull_set, push);
+        // cull.counters: cull writes -> indirect dispatch and draw arguments (palette, skin, shadow, forward).
+        barrier::buffer(
+            device,
+            command_buffer,
+            &self.counters,
+            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+            (Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ),
+        );
+        // cull.skin_list: cull writes -> the palette and skin passes' reads.
+        barrier::buffer(
+            device,
+            command_buffer,
+            &self.skin_list,
+            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ),
+        );
+        // cull.camera_draws, cull.light_draws: cull writes -> the forward and shadow passes' indirect draws.
+        for list in [&self.camera_draws, &self.light_draws] {
+            barrier::buffer(
+                device,
+                command_buffer,
+                list,
+                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+                (Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ),
+            );
+        }
+        mark(1);
+
         let strategy = self.strategy;
         if strategy != Strategy::Cpu {
             // joint_palettes: last frame's reads (skin pass, or the vertex shaders) -> this frame's
@@ -502,9 +637,10 @@ impl Renderer {
                 (last_reader, Access::NONE),
                 (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
             );
-            self.palette.record(command_buffer, frame.palette_set, model.joint_count, self.instance_count);
+            let arguments = (&self.counters, std::mem::offset_of!(CullCounters, palette_dispatch) as u64);
+            self.palette.record(command_buffer, frame.palette_set, model.joint_count, self.instance_count, arguments);
         }
-        mark(1);
+        mark(2);
 
         match strategy {
             Strategy::Compute => {
@@ -529,7 +665,8 @@ impl Renderer {
                     joint_count: model.joint_count,
                     instance_count: self.instance_count,
                 };
-                self.skin.record(command_buffer, self.skin_set, push);
+                let arguments = (&self.counters, std::mem::offset_of!(CullCounters, skin_dispatch) as u64);
+                self.skin.record(command_buffer, self.skin_set, push, arguments);
             }
             Strategy::Vertex => {
                 // joint_palettes: palette writes -> the shadow and forward vertex shaders' reads.
@@ -544,7 +681,7 @@ impl Renderer {
             // The CPU wrote this slot's vertices before the submit, which makes host writes visible.
             Strategy::Cpu => {}
         }
-        mark(2);
+        mark(3);
 
         if strategy == Strategy::Compute {
             // skinned_vertices: skin writes -> shadow and forward vertex-attribute reads (skin once, use twice).
@@ -576,9 +713,15 @@ impl Renderer {
             ash_vk::ImageLayout::UNDEFINED,
             ash_vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
         );
-        let draw_count = self.mesh_draws.len() as u32 * self.instance_count;
-        self.shadow.record(command_buffer, vertices, &model.indices, &self.indirect, draw_count, scene.light_view_projection);
-        mark(3);
+        let light_draws = DrawList {
+            commands: &self.light_draws,
+            counts: &self.counters,
+            count_offset: std::mem::offset_of!(CullCounters, light_draws) as u64,
+            capacity: self.instance_count,
+        };
+        let mesh_count = self.mesh_draws.len() as u32;
+        self.shadow.record(command_buffer, vertices, &model.indices, light_draws, mesh_count, scene.light_view_projection);
+        mark(4);
 
         // shadow.depth: depth writes -> forward's fragment-shader sampling.
         barrier::image(
@@ -646,24 +789,21 @@ impl Renderer {
         let meshes: Vec<MeshDraw> = self
             .mesh_draws
             .iter()
-            .map(|&(material, first_command)| MeshDraw {
+            .enumerate()
+            .map(|(mesh, &material)| MeshDraw {
                 material_set: self.material_sets[material],
                 base_color: model.materials[material].base_color,
-                first_command,
+                mesh: mesh as u32,
             })
             .collect();
-        self.forward.record(
-            command_buffer,
-            targets,
-            &resolve,
-            frame.frame_set,
-            vertices,
-            &model.indices,
-            &self.indirect,
-            &meshes,
-            self.instance_count,
-        );
-        mark(4);
+        let camera_draws = DrawList {
+            commands: &self.camera_draws,
+            counts: &self.counters,
+            count_offset: std::mem::offset_of!(CullCounters, camera_draws) as u64,
+            capacity: self.instance_count,
+        };
+        self.forward.record(command_buffer, targets, &resolve, frame.frame_set, vertices, &model.indices, camera_draws, &meshes);
+        mark(5);
 
         match output {
             Output::Offscreen(target) => target.record_copy_out(device, command_buffer),
@@ -681,11 +821,39 @@ impl Renderer {
                 );
             }
         }
-        mark(5);
+        // cull.counters: the draws' indirect reads -> the copy of this frame's counts for the CPU.
+        barrier::buffer(
+            device,
+            command_buffer,
+            &self.counters,
+            (Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ),
+            (Stage::COPY, Access::TRANSFER_READ),
+        );
+        let region = ash_vk::BufferCopy::default().size(std::mem::size_of::<CullCounters>() as u64);
+        unsafe { device.raw.cmd_copy_buffer(command_buffer, self.counters.raw, frame.counts_readback.raw, &[region]) };
+        // cull.counters_readback: copy writes -> host reads after the fence.
+        barrier::buffer(
+            device,
+            command_buffer,
+            &frame.counts_readback,
+            (Stage::COPY, Access::TRANSFER_WRITE),
+            (Stage::HOST, Access::HOST_READ),
+        );
+        mark(6);
     }
 
-    /// Reads a finished slot's timestamps into `last_timings`.
+    /// Reads a finished slot's timestamps into `last_timings` and its cull counts into `last_visible`.
     fn collect_timings(&mut self, slot: usize) -> vk::Result<()> {
+        if self.frames[slot].timestamps.written {
+            let counts: Vec<CullCounters> = self.frames[slot].counts_readback.read()?;
+            if let Some(counts) = counts.first() {
+                self.last_visible = Some(VisibleCounts {
+                    skinned: counts.skin_dispatch[1],
+                    camera: counts.camera_draws,
+                    light: counts.light_draws,
+                });
+            }
+        }
         let pool = &self.frames[slot].timestamps;
         if let Some(ticks) = pool.read()? {
             let milliseconds = TIMED_PASSES
@@ -709,35 +877,51 @@ impl Renderer {
         Ok(())
     }
 
+    /// Copies a GPU buffer of the renderer back to the CPU (tests and debugging; after `wait_all`).
+    pub fn read_back<T: bytemuck::Pod>(&self, source: &Buffer) -> vk::Result<Vec<T>> {
+        let name = format!("readback.{}", source.name);
+        let mut readback =
+            Buffer::new(&self.device, &name, source.size, ash_vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+        commands::submit_once(&self.device, &name, |command_buffer| {
+            // The last frame's writes are finished (fence) but a copy must still see them.
+            barrier::buffer(
+                &self.device,
+                command_buffer,
+                source,
+                (Stage::ALL_COMMANDS, Access::MEMORY_WRITE),
+                (Stage::COPY, Access::TRANSFER_READ),
+            );
+            let region = ash_vk::BufferCopy::default().size(source.size);
+            unsafe { self.device.raw.cmd_copy_buffer(command_buffer, source.raw, readback.raw, &[region]) };
+            barrier::buffer(
+                &self.device,
+                command_buffer,
+                &readback,
+                (Stage::COPY, Access::TRANSFER_WRITE),
+                (Stage::HOST, Access::HOST_READ),
+            );
+        })?;
+        readback.read()
+    }
+
     /// Copies `skinned_vertices` and `joint_palettes` back to the CPU (tests; after `wait_all`).
     pub fn read_back_skinning(&self) -> vk::Result<(Vec<SkinnedVertex>, Vec<PaletteMatrix>)> {
-        let read = |source: &Buffer, name: &str| -> vk::Result<Buffer> {
-            let readback =
-                Buffer::new(&self.device, name, source.size, ash_vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
-            commands::submit_once(&self.device, name, |command_buffer| {
-                // The last frame's writes are finished (fence) but a copy must still see them.
-                barrier::buffer(
-                    &self.device,
-                    command_buffer,
-                    source,
-                    (Stage::ALL_COMMANDS, Access::MEMORY_WRITE),
-                    (Stage::COPY, Access::TRANSFER_READ),
-                );
-                let region = ash_vk::BufferCopy::default().size(source.size);
-                unsafe { self.device.raw.cmd_copy_buffer(command_buffer, source.raw, readback.raw, &[region]) };
-                barrier::buffer(
-                    &self.device,
-                    command_buffer,
-                    &readback,
-                    (Stage::COPY, Access::TRANSFER_WRITE),
-                    (Stage::HOST, Access::HOST_READ),
-                );
-            })?;
-            Ok(readback)
-        };
-        let mut skinned = read(&self.skinned, "readback.skinned_vertices")?;
-        let mut palettes = read(&self.palettes, "readback.joint_palettes")?;
-        Ok((skinned.read()?, palettes.read()?))
+        Ok((self.read_back(&self.skinned)?, self.read_back(&self.palettes)?))
+    }
+
+    /// What the last cull pass wrote (tests; after `wait_all`): its counters, the instances it kept
+    /// for skinning, and the camera's and the light's draw commands (mesh-major, `instance_count`
+    /// slots a mesh, the first `counters.camera_draws` / `light_draws` of each filled).
+    pub fn read_back_culling(&self) -> vk::Result<CullReadback> {
+        let counters: Vec<CullCounters> = self.read_back(&self.counters)?;
+        let counters = counters.first().copied().unwrap_or_default();
+        let skin_list: Vec<u32> = self.read_back(&self.skin_list)?;
+        Ok(CullReadback {
+            skin_list: skin_list[..(counters.skin_dispatch[1] as usize).min(skin_list.len())].to_vec(),
+            camera_draws: self.read_back(&self.camera_draws)?,
+            light_draws: self.read_back(&self.light_draws)?,
+            counters,
+        })
     }
 }
 

@@ -1,7 +1,8 @@
 //! Palette pass (compute): per instance and joint, sample the clip, interpolate the two baked frames
 //! and write `world × pose × inverse bind`.
 //!
-//! Reads: `model.poses`, `model.clips`, `model.inverse_binds`, `frame.instances[slot]`.
+//! Reads: `model.poses`, `model.clips`, `model.inverse_binds`, `frame.instances[slot]`, and the
+//! instances to animate from `cull.skin_list` (the dispatch's y size is their count, from `cull.counters`).
 //! Writes: `joint_palettes`. Expects: last frame's skin-pass reads of the palettes finished
 //! (write-after-read barrier before it). The skin pass needs a write -> read barrier after it.
 
@@ -22,6 +23,7 @@ pub const BINDING_CLIPS: u32 = 1;
 pub const BINDING_INVERSE_BINDS: u32 = 2;
 pub const BINDING_INSTANCES: u32 = 3;
 pub const BINDING_PALETTES: u32 = 4;
+pub const BINDING_SKIN_LIST: u32 = 5;
 
 pub struct PalettePass {
     pub pipeline: Pipeline,
@@ -36,6 +38,7 @@ pub struct PaletteInputs<'a> {
     pub inverse_binds: &'a Buffer,
     pub instances: &'a Buffer,
     pub palettes: &'a Buffer,
+    pub skin_list: &'a Buffer,
 }
 
 impl PalettePass {
@@ -51,6 +54,7 @@ impl PalettePass {
                 (BINDING_INVERSE_BINDS, storage, compute),
                 (BINDING_INSTANCES, storage, compute),
                 (BINDING_PALETTES, storage, compute),
+                (BINDING_SKIN_LIST, storage, compute),
             ],
         )?;
         let pipeline = Pipeline::compute(
@@ -74,23 +78,27 @@ impl PalettePass {
                 (BINDING_INVERSE_BINDS, Resource::StorageBuffer(inputs.inverse_binds)),
                 (BINDING_INSTANCES, Resource::StorageBuffer(inputs.instances)),
                 (BINDING_PALETTES, Resource::StorageBuffer(inputs.palettes)),
+                (BINDING_SKIN_LIST, Resource::StorageBuffer(inputs.skin_list)),
             ],
         );
     }
 
+    /// Dispatches indirectly: `arguments` at `offset` holds (joint groups, instances kept by the cull
+    /// pass, 1).
     pub fn record(
         &self,
         command_buffer: ash_vk::CommandBuffer,
         set: ash_vk::DescriptorSet,
         joint_count: u32,
         instance_count: u32,
+        (arguments, offset): (&Buffer, u64),
     ) {
         self.device.begin_label(command_buffer, c"palette");
         self.pipeline.bind(command_buffer);
         self.pipeline.bind_sets(command_buffer, 0, &[set]);
         let push = PalettePush { joint_count, instance_count };
         self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::COMPUTE, &push);
-        unsafe { self.device.raw.cmd_dispatch(command_buffer, joint_count.div_ceil(WORKGROUP_SIZE), instance_count, 1) };
+        unsafe { self.device.raw.cmd_dispatch_indirect(command_buffer, arguments.raw, offset) };
         self.device.end_label(command_buffer);
     }
 }

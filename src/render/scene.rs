@@ -5,7 +5,7 @@ use std::sync::Arc;
 use ash::vk as ash_vk;
 use glam::{Mat4, Vec3};
 
-use super::gpu::{ClipInfo, GpuInfluence, InstanceData, Pose, SourceVertex, MAX_CLIPS, NO_CLIP};
+use super::gpu::{ClipInfo, GpuBounds, GpuInfluence, InstanceData, MeshRange, Pose, SourceVertex, MAX_CLIPS, NO_CLIP};
 use crate::anim::{skin_vertex, Aabb, Clip, JointPose, Skinned};
 use crate::model::Model;
 use crate::vk::{self, Buffer, Device, Image};
@@ -26,6 +26,11 @@ pub struct GpuModel {
     pub indices: Buffer,
     pub poses: Buffer,
     pub clips: Buffer,
+    /// Every clip's per-frame bounds, frame-major in clip order (frame f of a clip whose poses start
+    /// at `first_pose` is element `first_pose / joint_count + f`), for the cull pass.
+    pub clip_bounds: Buffer,
+    /// Each mesh's index range, for the cull pass's draw commands.
+    pub mesh_ranges: Buffer,
     pub inverse_binds: Buffer,
     pub materials: Vec<GpuMaterial>,
     pub vertex_count: u32,
@@ -47,6 +52,12 @@ impl GpuModel {
             model.skeleton.joints.iter().map(|joint| joint.inverse_bind.to_cols_array()).collect();
         inverse_binds.resize(joint_count, Mat4::IDENTITY.to_cols_array());
 
+        let bind_bounds = model.bind_bounds();
+        let to_gpu = |bounds: Aabb| {
+            let bounds = if bounds.is_empty() { bind_bounds } else { bounds };
+            GpuBounds { min_corner: bounds.min.extend(0.0).to_array(), max_corner: bounds.max.extend(0.0).to_array() }
+        };
+        let mut clip_bounds: Vec<GpuBounds> = Vec::new();
         let mut poses = Vec::new();
         let mut clip_infos = Vec::new();
         for clip in &model.clips {
@@ -57,6 +68,16 @@ impl GpuModel {
                 period_frames: clip.period_frames() as u32,
             });
             poses.extend(clip.poses.iter().map(Pose::from));
+            clip_bounds
+                .extend((0..clip.frame_count()).map(|frame| to_gpu(clip.bounds.get(frame).copied().unwrap_or(Aabb::EMPTY))));
+        }
+        if clip_bounds.is_empty() {
+            clip_bounds.push(to_gpu(bind_bounds));
+        }
+        let mut mesh_ranges: Vec<MeshRange> =
+            model.meshes.iter().map(|mesh| MeshRange { index_count: mesh.index_count, first_index: mesh.first_index }).collect();
+        if mesh_ranges.is_empty() {
+            mesh_ranges.push(MeshRange { index_count: 0, first_index: 0 });
         }
         // Storage buffers may not be empty: keep one placeholder element.
         if poses.is_empty() {
@@ -76,6 +97,8 @@ impl GpuModel {
         let indices = Buffer::with_data(device, "model.indices", Usage::INDEX_BUFFER, bytemuck::cast_slice(&model.indices))?;
         let poses = Buffer::with_data(device, "model.poses", storage, bytemuck::cast_slice(&poses))?;
         let clips = Buffer::with_data(device, "model.clips", storage, bytemuck::cast_slice(&clip_infos))?;
+        let clip_bounds = Buffer::with_data(device, "model.clip_bounds", storage, bytemuck::cast_slice(&clip_bounds))?;
+        let mesh_ranges = Buffer::with_data(device, "model.mesh_ranges", storage, bytemuck::cast_slice(&mesh_ranges))?;
         let inverse_binds = Buffer::with_data(device, "model.inverse_binds", storage, bytemuck::cast_slice(&inverse_binds))?;
 
         let mut materials = Vec::new();
@@ -99,6 +122,8 @@ impl GpuModel {
             indices,
             poses,
             clips,
+            clip_bounds,
+            mesh_ranges,
             inverse_binds,
             materials,
             vertex_count: model.vertices.len() as u32,

@@ -1,7 +1,8 @@
 //! Shadow pass (graphics, depth only): draws `skinned_vertices` from the directional light into
 //! `shadow.depth` with an orthographic projection fitted to the scene's animated bounds.
 //!
-//! Reads: `skinned_vertices` (vertex input), `model.indices`, `draws.indirect`. Writes: `shadow.depth`.
+//! Reads: `skinned_vertices` (vertex input), `model.indices`, `cull.light_draws` and its count in
+//! `cull.counters`. Writes: `shadow.depth`.
 //! Expects before it: skin write -> vertex-attribute read, and `shadow.depth` in
 //! DEPTH_ATTACHMENT_OPTIMAL after last frame's sampling. The forward pass needs depth write -> sampled
 //! read after it.
@@ -26,6 +27,34 @@ pub enum VertexSource<'a> {
     /// No vertex buffer: the vertex shader skins from the palettes (`vertex`), reading the
     /// skin-inputs set.
     SkinInVertexShader { skin_inputs: ash_vk::DescriptorSet, joint_count: u32 },
+}
+
+/// Culled draws: per mesh, room for `capacity` indexed-indirect commands (mesh-major in
+/// `commands`), of which the count at `count_offset` in `counts` are live this frame.
+#[derive(Clone, Copy)]
+pub struct DrawList<'a> {
+    pub commands: &'a Buffer,
+    pub counts: &'a Buffer,
+    pub count_offset: u64,
+    pub capacity: u32,
+}
+
+impl DrawList<'_> {
+    pub fn draw_mesh(&self, device: &Device, command_buffer: ash_vk::CommandBuffer, mesh: u32) {
+        let stride = std::mem::size_of::<ash_vk::DrawIndexedIndirectCommand>() as u32;
+        let offset = u64::from(mesh) * u64::from(self.capacity) * u64::from(stride);
+        unsafe {
+            device.raw.cmd_draw_indexed_indirect_count(
+                command_buffer,
+                self.commands.raw,
+                offset,
+                self.counts.raw,
+                self.count_offset,
+                self.capacity,
+                stride,
+            )
+        };
+    }
 }
 
 /// Push constants of the `vertex` strategy's shadow vertex shader.
@@ -144,14 +173,14 @@ impl ShadowPass {
         Ok(ShadowPass { pipeline, depth, device: device.clone() })
     }
 
-    /// Draws every mesh of every instance: `draw_count` indexed-indirect commands from `indirect`.
+    /// Draws every mesh of every instance the light sees (the cull pass's light list).
     pub fn record(
         &self,
         command_buffer: ash_vk::CommandBuffer,
         vertices: VertexSource<'_>,
         indices: &Buffer,
-        indirect: &Buffer,
-        draw_count: u32,
+        draws: DrawList<'_>,
+        mesh_count: u32,
         light_view_projection: Mat4,
     ) {
         let device = &self.device;
@@ -186,15 +215,9 @@ impl ShadowPass {
                 self.pipeline.bind_sets(command_buffer, 0, &[skin_inputs]);
             }
         }
-        unsafe {
-            device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, ash_vk::IndexType::UINT32);
-            device.raw.cmd_draw_indexed_indirect(
-                command_buffer,
-                indirect.raw,
-                0,
-                draw_count,
-                std::mem::size_of::<ash_vk::DrawIndexedIndirectCommand>() as u32,
-            );
+        unsafe { device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, ash_vk::IndexType::UINT32) };
+        for mesh in 0..mesh_count {
+            draws.draw_mesh(device, command_buffer, mesh);
         }
         device.cmd_end_rendering(command_buffer);
         device.end_label(command_buffer);

@@ -1,7 +1,8 @@
 //! Skin pass (compute): every vertex of every instance, blended by all of its influences (an offset
 //! and a count into `model.influences`), written once into `skinned_vertices` in world space.
 //!
-//! Reads: `model.source_vertices`, `model.influences`, `joint_palettes`. Writes: `skinned_vertices`, which the shadow and
+//! Reads: `model.source_vertices`, `model.influences`, `joint_palettes`, and the instances to skin
+//! from `cull.skin_list` (the dispatch's y size is their count, from `cull.counters`). Writes: `skinned_vertices`, which the shadow and
 //! forward passes then bind as their vertex buffer. Expects before it: palette write -> read, and
 //! last frame's vertex-attribute reads of `skinned_vertices` finished (write-after-read).
 
@@ -21,6 +22,7 @@ pub const BINDING_SOURCE_VERTICES: u32 = 0;
 pub const BINDING_INFLUENCES: u32 = 1;
 pub const BINDING_PALETTES: u32 = 2;
 pub const BINDING_SKINNED: u32 = 3;
+pub const BINDING_SKIN_LIST: u32 = 4;
 
 pub struct SkinPass {
     pub pipeline: Pipeline,
@@ -40,6 +42,7 @@ impl SkinPass {
                 (BINDING_INFLUENCES, storage, compute),
                 (BINDING_PALETTES, storage, compute),
                 (BINDING_SKINNED, storage, compute),
+                (BINDING_SKIN_LIST, storage, compute),
             ],
         )?;
         let pipeline = Pipeline::compute(
@@ -60,6 +63,7 @@ impl SkinPass {
         influences: &Buffer,
         palettes: &Buffer,
         skinned: &Buffer,
+        skin_list: &Buffer,
     ) {
         crate::vk::descriptors::write_set(
             &self.device,
@@ -69,17 +73,25 @@ impl SkinPass {
                 (BINDING_INFLUENCES, Resource::StorageBuffer(influences)),
                 (BINDING_PALETTES, Resource::StorageBuffer(palettes)),
                 (BINDING_SKINNED, Resource::StorageBuffer(skinned)),
+                (BINDING_SKIN_LIST, Resource::StorageBuffer(skin_list)),
             ],
         );
     }
 
-    pub fn record(&self, command_buffer: ash_vk::CommandBuffer, set: ash_vk::DescriptorSet, push: SkinPush) {
+    /// Dispatches indirectly: `arguments` at `offset` holds (vertex groups, instances kept by the cull
+    /// pass, 1).
+    pub fn record(
+        &self,
+        command_buffer: ash_vk::CommandBuffer,
+        set: ash_vk::DescriptorSet,
+        push: SkinPush,
+        (arguments, offset): (&Buffer, u64),
+    ) {
         self.device.begin_label(command_buffer, c"skin");
         self.pipeline.bind(command_buffer);
         self.pipeline.bind_sets(command_buffer, 0, &[set]);
         self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::COMPUTE, &push);
-        let groups = push.vertex_count.div_ceil(WORKGROUP_SIZE);
-        unsafe { self.device.raw.cmd_dispatch(command_buffer, groups, push.instance_count, 1) };
+        unsafe { self.device.raw.cmd_dispatch_indirect(command_buffer, arguments.raw, offset) };
         self.device.end_label(command_buffer);
     }
 }

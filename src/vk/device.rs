@@ -82,6 +82,8 @@ impl Device {
             .draw_indirect_first_instance(true)
             .fill_mode_non_solid(supported_features.fill_mode_non_solid == vk::TRUE);
         let mut features11 = vk::PhysicalDeviceVulkan11Features::default().shader_draw_parameters(true);
+        // The cull pass decides how many instances each indirect draw covers.
+        let mut features12 = vk::PhysicalDeviceVulkan12Features::default().draw_indirect_count(true);
         let mut features13 = vk::PhysicalDeviceVulkan13Features::default().synchronization2(true).dynamic_rendering(true);
         let mut synchronization2 = vk::PhysicalDeviceSynchronization2Features::default().synchronization2(true);
         let mut dynamic_rendering = vk::PhysicalDeviceDynamicRenderingFeatures::default().dynamic_rendering(true);
@@ -102,7 +104,8 @@ impl Device {
             .queue_create_infos(&queue_infos)
             .enabled_extension_names(&extensions)
             .enabled_features(&features)
-            .push_next(&mut features11);
+            .push_next(&mut features11)
+            .push_next(&mut features12);
         create_info = if is_core_1_3 {
             create_info.push_next(&mut features13)
         } else {
@@ -176,6 +179,12 @@ impl Device {
         let features = unsafe { instance.raw.get_physical_device_features(physical) };
         if features.multi_draw_indirect != vk::TRUE || features.draw_indirect_first_instance != vk::TRUE {
             return Err("needs multiDrawIndirect and drawIndirectFirstInstance".into());
+        }
+        let mut features12 = vk::PhysicalDeviceVulkan12Features::default();
+        let mut features2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut features12);
+        unsafe { instance.raw.get_physical_device_features2(physical, &mut features2) };
+        if features12.draw_indirect_count != vk::TRUE {
+            return Err("needs drawIndirectCount".into());
         }
         let is_core_1_3 = vk::api_version_minor(properties.api_version) >= 3;
         if !is_core_1_3 {

@@ -19,6 +19,8 @@ pub fn default_model() -> Model {
 }
 
 pub fn validated_device() -> Arc<Device> {
+    // Validation messages go to the log: show them (warn and up) in the failing test's output.
+    let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).is_test(true).try_init();
     let device =
         headless_device(true).expect("lavapipe with the validation layer (mesa-vulkan-drivers, vulkan-validationlayers)");
     assert!(device.instance.validation);

@@ -1,0 +1,117 @@
+#version 460
+// Cull pass: one invocation per instance. Its animated bounds at this frame (the two baked frames
+// around its time, and the clip fading in) are moved into the world and tested against the camera
+// frustum and the light's shadow volume. An instance neither sees is not skinned or drawn; one only
+// the light sees is skinned and drawn into the shadow map only. Writes the skin list and its count
+// straight into the palette and skin passes' indirect dispatch arguments, and per-mesh draw
+// commands with their counts for the shadow (light) and forward (camera) passes.
+#include "common.glsl"
+#include "frame.glsl"
+
+layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
+
+layout(set = 0, binding = 3) readonly buffer Instances { Instance instances[]; };
+layout(set = 0, binding = 4) readonly buffer Clips { ClipInfo clips[]; };
+layout(set = 0, binding = 5) readonly buffer ClipBounds { Bounds clip_bounds[]; };
+layout(set = 0, binding = 6) readonly buffer Meshes { MeshRange meshes[]; };
+layout(set = 0, binding = 7) buffer Counters { CullCounters counters; };
+layout(set = 0, binding = 8) writeonly buffer SkinList { uint skin_list[]; };
+layout(set = 0, binding = 9) writeonly buffer CameraDraws { DrawCommand camera_draws[]; };
+layout(set = 0, binding = 10) writeonly buffer LightDraws { DrawCommand light_draws[]; };
+
+layout(push_constant) uniform Push {
+    vec4 bind_min;        // bounds of the bind pose (instances without a clip)
+    vec4 bind_max;
+    uint instance_count;
+    uint joint_count;
+    uint vertex_count;
+    uint mesh_count;
+} push;
+
+// The union of the two frames' boxes around `time` in the clip: never under-covers.
+void grow_by_clip(uint clip_index, float time, inout vec3 lo, inout vec3 hi) {
+    ClipInfo clip = clips[clip_index];
+    uint first_frame = clip.first_pose / push.joint_count;
+    float position = max(time * clip.frame_rate, 0.0);
+    uint frame0 = uint(floor(position)) % clip.period_frames;
+    uint frame1 = (frame0 + 1u) % clip.frame_count;
+    Bounds a = clip_bounds[first_frame + frame0];
+    Bounds b = clip_bounds[first_frame + frame1];
+    lo = min(lo, min(a.min_corner.xyz, b.min_corner.xyz));
+    hi = max(hi, max(a.max_corner.xyz, b.max_corner.xyz));
+}
+
+// Outside when the box lies wholly behind any plane.
+bool box_in_volume(vec3 center, vec3 extent, vec4 planes[6]) {
+    for (int i = 0; i < 6; ++i) {
+        vec3 normal = planes[i].xyz;
+        if (dot(normal, center) + dot(abs(normal), extent) + planes[i].w < 0.0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void emit(uint slot, uint instance_index, bool camera) {
+    for (uint mesh = 0u; mesh < push.mesh_count; ++mesh) {
+        DrawCommand command;
+        command.index_count = meshes[mesh].index_count;
+        command.instance_count = 1u;
+        command.first_index = meshes[mesh].first_index;
+        command.vertex_offset = int(instance_index * push.vertex_count);
+        command.first_instance = instance_index;
+        uint index = mesh * push.instance_count + slot;
+        if (camera) {
+            camera_draws[index] = command;
+        } else {
+            light_draws[index] = command;
+        }
+    }
+}
+
+void main() {
+    uint instance_index = gl_GlobalInvocationID.x;
+    if (instance_index >= push.instance_count) {
+        return;
+    }
+    Instance instance = instances[instance_index];
+    vec3 lo = vec3(3.0e38);
+    vec3 hi = vec3(-3.0e38);
+    uint clip_a = instance.clips & 0xFFFFu;
+    uint clip_b = instance.clips >> 16;
+    if (clip_a == NO_CLIP) {
+        lo = push.bind_min.xyz;
+        hi = push.bind_max.xyz;
+    } else {
+        grow_by_clip(clip_a, instance.time_a, lo, hi);
+        if (clip_b != NO_CLIP && instance.blend > 0.0) {
+            grow_by_clip(clip_b, instance.time_b, lo, hi);
+        }
+    }
+    // Between two baked frames a limb swings on an arc that can leave both frames' boxes a little.
+    vec3 pad = (hi - lo) * BOUNDS_PAD;
+    lo -= pad;
+    hi += pad;
+    // Into the world: rotate the box's centre and extent about +Y, then move it.
+    float c = cos(instance.position_yaw.w);
+    float s = sin(instance.position_yaw.w);
+    mat3 rotation = mat3(vec3(c, 0.0, -s), vec3(0.0, 1.0, 0.0), vec3(s, 0.0, c));
+    vec3 center = rotation * ((lo + hi) * 0.5) + instance.position_yaw.xyz;
+    vec3 extent = abs(rotation[0]) * ((hi.x - lo.x) * 0.5) + abs(rotation[1]) * ((hi.y - lo.y) * 0.5)
+                + abs(rotation[2]) * ((hi.z - lo.z) * 0.5);
+
+    bool camera_sees = box_in_volume(center, extent, frame.camera_planes);
+    bool light_sees = box_in_volume(center, extent, frame.light_planes);
+    if (!camera_sees && !light_sees) {
+        return;
+    }
+    uint slot = atomicAdd(counters.skin_dispatch.y, 1u);
+    atomicAdd(counters.palette_dispatch.y, 1u);
+    skin_list[slot] = instance_index;
+    if (camera_sees) {
+        emit(atomicAdd(counters.camera_draws, 1u), instance_index, true);
+    }
+    if (light_sees) {
+        emit(atomicAdd(counters.light_draws, 1u), instance_index, false);
+    }
+}
