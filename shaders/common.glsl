@@ -57,14 +57,21 @@ struct Bounds {
     vec4 max_corner;
 };
 
-// What the cull pass produces each frame, read as indirect arguments: 48 bytes.
+// One storage-buffer binding holds at most maxStorageBufferRange bytes (128 MiB on lavapipe), so the
+// skinned vertices and the palettes live in chunks of `chunk_instances` instances each: instance i
+// is element i % chunk_instances of chunk i / chunk_instances. The shaders see the chunks as arrays
+// of buffers, indexed by a value that is uniform across a workgroup (one instance per workgroup
+// row) or a draw (one instance per draw): dynamic indexing, a core feature. Twelve, because a stage
+// may see only maxPerStageDescriptorStorageBuffers (32 on lavapipe) and the skin pass binds two arrays
+// and three more buffers: 2 × 12 + 3 = 27.
+const uint MAX_CHUNKS = 12u;
+
+// What the cull pass produces each frame, read as indirect arguments: 32 + 8 × MAX_CHUNKS bytes.
 struct CullCounters {
-    uvec4 palette_dispatch;  // x: joint groups, y: instances to skin (the count), z: 1
-    uvec4 skin_dispatch;     // x: vertex groups, y: instances to skin, z: 1
-    uint camera_draws;       // instances the camera sees (draw count per mesh)
-    uint light_draws;        // instances the light sees
-    uint unused0;
-    uint unused1;
+    uvec4 palette_dispatch;         // x: joint groups, y: instances to skin (the count), z: 1
+    uvec4 skin_dispatch;            // x: vertex groups, y: instances to skin, z: 1
+    uint camera_draws[MAX_CHUNKS];  // per chunk: instances the camera sees (draws per mesh)
+    uint light_draws[MAX_CHUNKS];   // per chunk: instances the light sees
 };
 
 // One mesh's triangles for the cull pass's draw commands: 8 bytes.

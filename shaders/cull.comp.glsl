@@ -26,6 +26,7 @@ layout(push_constant) uniform Push {
     uint joint_count;
     uint vertex_count;
     uint mesh_count;
+    uint chunk_instances;  // instances per chunk of skinned vertices
 } push;
 
 // The union of the two frames' boxes around `time` in the clip: never under-covers.
@@ -52,15 +53,18 @@ bool box_in_volume(vec3 center, vec3 extent, vec4 planes[6]) {
     return true;
 }
 
+// Draw commands are grouped by chunk (each chunk is its own vertex buffer), then by mesh: chunk c's
+// commands for mesh m start at (c × mesh_count + m) × chunk_instances.
 void emit(uint slot, uint instance_index, bool camera) {
+    uint chunk = instance_index / push.chunk_instances;
     for (uint mesh = 0u; mesh < push.mesh_count; ++mesh) {
         DrawCommand command;
         command.index_count = meshes[mesh].index_count;
         command.instance_count = 1u;
         command.first_index = meshes[mesh].first_index;
-        command.vertex_offset = int(instance_index * push.vertex_count);
+        command.vertex_offset = int((instance_index % push.chunk_instances) * push.vertex_count);
         command.first_instance = instance_index;
-        uint index = mesh * push.instance_count + slot;
+        uint index = (chunk * push.mesh_count + mesh) * push.chunk_instances + slot;
         if (camera) {
             camera_draws[index] = command;
         } else {
@@ -108,10 +112,11 @@ void main() {
     uint slot = atomicAdd(counters.skin_dispatch.y, 1u);
     atomicAdd(counters.palette_dispatch.y, 1u);
     skin_list[slot] = instance_index;
+    uint chunk = instance_index / push.chunk_instances;
     if (camera_sees) {
-        emit(atomicAdd(counters.camera_draws, 1u), instance_index, true);
+        emit(atomicAdd(counters.camera_draws[chunk], 1u), instance_index, true);
     }
     if (light_sees) {
-        emit(atomicAdd(counters.light_draws, 1u), instance_index, false);
+        emit(atomicAdd(counters.light_draws[chunk], 1u), instance_index, false);
     }
 }

@@ -11,13 +11,14 @@ layout(set = 0, binding = 0) readonly buffer Poses { Pose poses[]; };
 layout(set = 0, binding = 1) readonly buffer Clips { ClipInfo clips[]; };
 layout(set = 0, binding = 2) readonly buffer InverseBinds { mat4 inverse_binds[]; };
 layout(set = 0, binding = 3) readonly buffer Instances { Instance instances[]; };
-layout(set = 0, binding = 4) writeonly buffer Palettes { PaletteMatrix palettes[]; };
+layout(set = 0, binding = 4) writeonly buffer Palettes { PaletteMatrix palettes[]; } palette_chunks[MAX_CHUNKS];
 // The instances the cull pass kept; the dispatch's y size is their count (indirect).
 layout(set = 0, binding = 5) readonly buffer SkinList { uint skin_list[]; };
 
 layout(push_constant) uniform Push {
     uint joint_count;
     uint instance_count;
+    uint chunk_instances;  // instances per chunk of palettes
 } push;
 
 vec4 slerp_shortest(vec4 a, vec4 b, float t) {
@@ -106,8 +107,9 @@ void main() {
         }
         skin = world * pose_matrix(pose) * inverse_binds[joint];
     }
-    uint index = instance_index * push.joint_count + joint;
-    palettes[index].rows[0] = vec4(skin[0][0], skin[1][0], skin[2][0], skin[3][0]);
-    palettes[index].rows[1] = vec4(skin[0][1], skin[1][1], skin[2][1], skin[3][1]);
-    palettes[index].rows[2] = vec4(skin[0][2], skin[1][2], skin[2][2], skin[3][2]);
+    uint chunk = instance_index / push.chunk_instances;
+    uint index = (instance_index % push.chunk_instances) * push.joint_count + joint;
+    palette_chunks[chunk].palettes[index].rows[0] = vec4(skin[0][0], skin[1][0], skin[2][0], skin[3][0]);
+    palette_chunks[chunk].palettes[index].rows[1] = vec4(skin[0][1], skin[1][1], skin[2][1], skin[3][1]);
+    palette_chunks[chunk].palettes[index].rows[2] = vec4(skin[0][2], skin[1][2], skin[2][2], skin[3][2]);
 }

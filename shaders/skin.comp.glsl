@@ -9,8 +9,8 @@ layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
 
 layout(set = 0, binding = 0) readonly buffer Sources { SourceVertex sources[]; };
 layout(set = 0, binding = 1) readonly buffer Influences { Influence influences[]; };
-layout(set = 0, binding = 2) readonly buffer Palettes { PaletteMatrix palettes[]; };
-layout(set = 0, binding = 3) writeonly buffer Skinned { uint skinned[]; };
+layout(set = 0, binding = 2) readonly buffer Palettes { PaletteMatrix palettes[]; } palette_chunks[MAX_CHUNKS];
+layout(set = 0, binding = 3) writeonly buffer Skinned { uint skinned[]; } skinned_chunks[MAX_CHUNKS];
 // The instances the cull pass kept; the dispatch's y size is their count (indirect).
 layout(set = 0, binding = 4) readonly buffer SkinList { uint skin_list[]; };
 
@@ -18,6 +18,7 @@ layout(push_constant) uniform Push {
     uint vertex_count;
     uint joint_count;
     uint instance_count;
+    uint chunk_instances;  // instances per chunk of palettes and skinned vertices
 } push;
 
 #include "skinning.glsl"
@@ -28,14 +29,15 @@ void main() {
         return;
     }
     uint instance_index = skin_list[gl_GlobalInvocationID.y];
-    SkinnedResult skinned_vertex = skin_vertex(vertex, instance_index * push.joint_count, push.joint_count);
+    SkinnedResult skinned_vertex = skin_vertex(vertex, instance_index, push.chunk_instances, push.joint_count);
 
-    uint base = (instance_index * push.vertex_count + vertex) * SKINNED_VERTEX_UINTS;
-    skinned[base + 0u] = floatBitsToUint(skinned_vertex.position.x);
-    skinned[base + 1u] = floatBitsToUint(skinned_vertex.position.y);
-    skinned[base + 2u] = floatBitsToUint(skinned_vertex.position.z);
-    skinned[base + 3u] = packSnorm2x16(skinned_vertex.normal.xy);
-    skinned[base + 4u] = packSnorm2x16(vec2(skinned_vertex.normal.z, 0.0));
-    skinned[base + 5u] = packSnorm2x16(skinned_vertex.tangent.xy);
-    skinned[base + 6u] = packSnorm2x16(vec2(skinned_vertex.tangent.z, skinned_vertex.bitangent_sign));
+    uint chunk = instance_index / push.chunk_instances;
+    uint base = ((instance_index % push.chunk_instances) * push.vertex_count + vertex) * SKINNED_VERTEX_UINTS;
+    skinned_chunks[chunk].skinned[base + 0u] = floatBitsToUint(skinned_vertex.position.x);
+    skinned_chunks[chunk].skinned[base + 1u] = floatBitsToUint(skinned_vertex.position.y);
+    skinned_chunks[chunk].skinned[base + 2u] = floatBitsToUint(skinned_vertex.position.z);
+    skinned_chunks[chunk].skinned[base + 3u] = packSnorm2x16(skinned_vertex.normal.xy);
+    skinned_chunks[chunk].skinned[base + 4u] = packSnorm2x16(vec2(skinned_vertex.normal.z, 0.0));
+    skinned_chunks[chunk].skinned[base + 5u] = packSnorm2x16(skinned_vertex.tangent.xy);
+    skinned_chunks[chunk].skinned[base + 6u] = packSnorm2x16(vec2(skinned_vertex.tangent.z, skinned_vertex.bitangent_sign));
 }

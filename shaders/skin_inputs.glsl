@@ -2,4 +2,4 @@
 // which the includer defines). Matches render::strategy's skin-inputs set layout.
 layout(set = SKIN_INPUTS_SET, binding = 0) readonly buffer Sources { SourceVertex sources[]; };
 layout(set = SKIN_INPUTS_SET, binding = 1) readonly buffer Influences { Influence influences[]; };
-layout(set = SKIN_INPUTS_SET, binding = 2) readonly buffer Palettes { PaletteMatrix palettes[]; };
+layout(set = SKIN_INPUTS_SET, binding = 2) readonly buffer Palettes { PaletteMatrix palettes[]; } palette_chunks[MAX_CHUNKS];

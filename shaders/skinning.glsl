@@ -1,6 +1,6 @@
 // The skinning blend, shared by the skin pass (compute, once per frame) and the `vertex` strategy's
 // shadow and forward vertex shaders (the tutorials' way: once per pass). The includer declares
-// sources[], influences[] and palettes[] first. Mirrors anim::skin_vertex.
+// sources[], influences[] and palette_chunks[] first. Mirrors anim::skin_vertex.
 
 struct SkinnedResult {
     vec3 position;
@@ -14,7 +14,10 @@ vec3 safe_normalize(vec3 v) {
     return length_squared > 0.0 ? v * inversesqrt(length_squared) : vec3(0.0);
 }
 
-SkinnedResult skin_vertex(uint vertex, uint palette_base, uint joint_count) {
+// `instance` in chunks of `chunk_instances` (common.glsl: MAX_CHUNKS).
+SkinnedResult skin_vertex(uint vertex, uint instance, uint chunk_instances, uint joint_count) {
+    uint chunk = instance / chunk_instances;
+    uint palette_base = (instance % chunk_instances) * joint_count;
     SourceVertex source = sources[vertex];
     vec4 position = vec4(source.position, 1.0);
     SkinnedResult result;
@@ -26,7 +29,7 @@ SkinnedResult skin_vertex(uint vertex, uint palette_base, uint joint_count) {
         if (influence.joint >= joint_count) {
             continue; // loaders never produce this; the CPU reference skips it too
         }
-        PaletteMatrix m = palettes[palette_base + influence.joint];
+        PaletteMatrix m = palette_chunks[chunk].palettes[palette_base + influence.joint];
         float w = influence.weight;
         result.position += w * vec3(dot(m.rows[0], position), dot(m.rows[1], position), dot(m.rows[2], position));
         result.normal += w * vec3(dot(m.rows[0].xyz, source.normal), dot(m.rows[1].xyz, source.normal), dot(m.rows[2].xyz, source.normal));

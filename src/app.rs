@@ -137,13 +137,26 @@ impl HeadlessRenderer {
     pub fn with_strategy(
         device: &Arc<Device>,
         setup: &SceneSetup,
+        size: (u32, u32),
+        strategy: Strategy,
+    ) -> vk::Result<HeadlessRenderer> {
+        HeadlessRenderer::with_binding_limit(device, setup, size, strategy, None)
+    }
+
+    /// `with_strategy`, with storage-buffer bindings held below `binding_limit` bytes, so the
+    /// skinned vertices and palettes split into chunks at small counts (tests).
+    pub fn with_binding_limit(
+        device: &Arc<Device>,
+        setup: &SceneSetup,
         (width, height): (u32, u32),
         strategy: Strategy,
+        binding_limit: Option<u64>,
     ) -> vk::Result<HeadlessRenderer> {
         if width == 0 || height == 0 {
             return Err(vk::Error::Other(format!("image size {width}x{height}: both sides must be at least 1")));
         }
-        let renderer = Renderer::new(device, &setup.model, setup.instances.len() as u32, OFFSCREEN_FORMAT, strategy)?;
+        let count = setup.instances.len() as u32;
+        let renderer = Renderer::with_binding_limit(device, &setup.model, count, OFFSCREEN_FORMAT, strategy, binding_limit)?;
         let target = OffscreenTarget::new(device, width, height)?;
         Ok(HeadlessRenderer { target, renderer })
     }

@@ -13,7 +13,7 @@ use crate::app::{headless_device, HeadlessRenderer, SceneSetup};
 use crate::model::Model;
 use crate::plot::{LineChart, Series};
 use crate::render::copy::CopyPass;
-use crate::render::gpu::{InstanceData, PaletteMatrix, SkinnedVertex, SourceVertex};
+use crate::render::gpu::{SkinnedVertex, SourceVertex};
 use crate::render::{Strategy, VisibleCounts, TIMED_PASSES};
 
 pub struct BenchOptions {
@@ -130,17 +130,18 @@ fn skin_stream_bytes(model: &Model) -> u64 {
     (sources + influences + written) as u64
 }
 
-/// GPU memory one instance costs: its skinned vertices, its palettes and its parameters (the cpu
+/// GPU memory one instance costs (`MemoryPlan`): skinned vertices, palettes, parameters, draws (the cpu
 /// strategy holds a host-visible copy of the skinned vertices per frame in flight instead).
 fn bytes_per_instance(model: &Model, strategy: Strategy) -> u64 {
-    let skinned = (model.vertices.len() * std::mem::size_of::<SkinnedVertex>()) as u64;
-    let palettes = (model.skeleton.len().max(1) * std::mem::size_of::<PaletteMatrix>()) as u64;
-    let parameters = std::mem::size_of::<InstanceData>() as u64 * crate::render::FRAMES_IN_FLIGHT as u64;
-    match strategy {
-        Strategy::Compute => skinned + palettes + parameters,
-        Strategy::Vertex => palettes + parameters,
-        Strategy::Cpu => skinned * (1 + crate::render::FRAMES_IN_FLIGHT as u64) + palettes + parameters,
-    }
+    crate::render::MemoryPlan::for_limits(
+        crate::render::memory::Shape::of(model),
+        strategy,
+        1,
+        u64::MAX >> 1,
+        u64::MAX >> 1,
+        u32::MAX,
+    )
+    .bytes_per_instance
 }
 
 /// Runs the whole campaign. `progress` gets (done, total, what is running now).
@@ -519,7 +520,7 @@ impl BenchReport {
 /// A one-line text progress bar for stderr.
 pub fn progress_bar(done: usize, total: usize, what: &str) -> String {
     let width = 24;
-    let filled = if total == 0 { width } else { done * width / total };
+    let filled = (done * width).checked_div(total).unwrap_or(width);
     format!("\r[{}{}] {done}/{total} {what:<24}", "#".repeat(filled), "-".repeat(width - filled))
 }
 

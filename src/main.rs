@@ -10,7 +10,7 @@ use vkskin::app::{default_animations, default_model_path, find_clip, headless_de
 use vkskin::formats::load_model;
 use vkskin::model::Model;
 use vkskin::render::offscreen::save_png;
-use vkskin::render::Strategy;
+use vkskin::render::{MemoryPlan, Strategy};
 use vkskin::vk::instance::validation_from_env;
 use vkskin::vk::MessageCounts;
 
@@ -99,8 +99,8 @@ struct SceneArgs {
     #[arg(long = "anim")]
     animations: Vec<PathBuf>,
     /// Number of animated instances, laid out in a grid.
-    #[arg(long, default_value_t = 1)]
-    instances: usize,
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    instances: u32,
     /// The clip to play, by name or index (default: the first). In the viewer, keys 1-9 switch.
     #[arg(long)]
     clip: Option<String>,
@@ -123,9 +123,18 @@ impl SceneArgs {
 
     /// The model with its instances, playing the chosen clip.
     fn setup(&self) -> Result<SceneSetup, String> {
+        self.setup_within(None)
+    }
+
+    /// `setup`, refusing up front (before laying out a single instance) a count past what
+    /// `device` can hold, with the limit and the largest count that fits.
+    fn setup_within(&self, device: Option<&vkskin::vk::Device>) -> Result<SceneSetup, String> {
         let model = self.load()?;
+        if let Some(device) = device {
+            MemoryPlan::new(device, &model, self.strategy, self.instances, None).map_err(|error| error.to_string())?;
+        }
         let clip = self.clip.as_deref().map(|selector| find_clip(&model, selector)).transpose()?;
-        let mut setup = SceneSetup::new(model, self.instances);
+        let mut setup = SceneSetup::new(model, self.instances as usize);
         if let Some(clip) = clip {
             setup.play(clip, 0.0, 0.0);
         }
@@ -177,9 +186,9 @@ fn check_messages(validation: bool, messages: MessageCounts) -> Result<(), Strin
 }
 
 fn render(scene_args: &SceneArgs, time: f64, (width, height): (u32, u32), out: &Path) -> Result<(), String> {
-    let setup = scene_args.setup()?;
     let validation = scene_args.validation();
     let device = headless_device(validation).map_err(|error| error.to_string())?;
+    let setup = scene_args.setup_within(Some(&device))?;
     let image = {
         let mut headless = HeadlessRenderer::with_strategy(&device, &setup, (width, height), scene_args.strategy)
             .map_err(|error| error.to_string())?;

@@ -36,6 +36,27 @@ fn render_writes_a_png_of_the_asked_size() {
 }
 
 #[test]
+fn a_count_past_the_device_is_refused_up_front() {
+    let output = vkskin()
+        .args(["render", "--instances", "100000000", "--size", "64x48", "--out"])
+        .arg(scratch("never-crowd.png"))
+        .output()
+        .expect("vkskin runs");
+    assert!(!output.status.success());
+    let message = text(&output);
+    // The limit named, and the largest count that fits.
+    assert!(message.contains("100000000 instances") && message.contains("exceed"), "{message}");
+    let fits: u64 = message
+        .split("at most ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|count| count.parse().ok())
+        .unwrap_or_else(|| panic!("names the largest count that fits: {message}"));
+    assert!((1000..100_000_000).contains(&fits), "{message}");
+    assert!(!message.contains("panicked"), "{message}");
+}
+
+#[test]
 fn a_missing_model_is_a_clear_error() {
     let output =
         vkskin().args(["render", "no/such/model.md5mesh", "--out"]).arg(scratch("never.png")).output().expect("vkskin runs");

@@ -13,27 +13,32 @@ use common::{assert_no_validation_messages, default_model, validated_device};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::render::camera::OrbitCamera;
 use vkskin::render::cull::{reference_visibility, Seen};
-use vkskin::render::gpu::DrawCommand;
+use vkskin::render::gpu::{DrawCommand, SkinnedVertex};
 use vkskin::render::scene::reference_skinning;
-use vkskin::render::{palette, skin, Strategy, VisibleCounts};
+use vkskin::render::{palette, skin, Chunking, Strategy, VisibleCounts};
 
-/// The instances named in the first `count` commands of each mesh's run of `capacity` slots; every
-/// command must be a well-formed draw of that mesh for one instance.
-fn drawn_instances(setup: &SceneSetup, commands: &[DrawCommand], count: u32, capacity: usize) -> BTreeSet<u32> {
+/// The instances named in the live commands: per chunk c and mesh m, the first `counts[c]` of the
+/// run of `instances_per_chunk` slots at (c × meshes + m) × instances_per_chunk. Every command must
+/// be a well-formed draw of that mesh for one instance of that chunk.
+fn drawn_instances(setup: &SceneSetup, chunking: Chunking, commands: &[DrawCommand], counts: &[u32]) -> BTreeSet<u32> {
     let model = &setup.model;
-    let vertex_count = model.vertices.len() as i32;
-    let mut per_mesh = Vec::new();
-    for (mesh_index, mesh) in model.meshes.iter().enumerate() {
-        let run = &commands[mesh_index * capacity..mesh_index * capacity + count as usize];
-        for command in run {
-            assert_eq!(command.index_count, mesh.index_count, "mesh {mesh_index}: {command:?}");
-            assert_eq!(command.first_index, mesh.first_index, "mesh {mesh_index}: {command:?}");
-            assert_eq!(command.instance_count, 1, "{command:?}");
-            assert_eq!(command.vertex_offset, command.first_instance as i32 * vertex_count, "{command:?}");
+    let vertex_count = model.vertices.len() as u32;
+    let per_chunk = chunking.instances_per_chunk;
+    let mesh_count = model.meshes.len() as u32;
+    let mut per_mesh = vec![BTreeSet::new(); model.meshes.len()];
+    for chunk in 0..chunking.chunk_count {
+        for (mesh_index, mesh) in model.meshes.iter().enumerate() {
+            let start = ((chunk * mesh_count + mesh_index as u32) * per_chunk) as usize;
+            let run = &commands[start..start + counts[chunk as usize] as usize];
+            for command in run {
+                assert_eq!(command.index_count, mesh.index_count, "mesh {mesh_index}: {command:?}");
+                assert_eq!(command.first_index, mesh.first_index, "mesh {mesh_index}: {command:?}");
+                assert_eq!(command.instance_count, 1, "{command:?}");
+                assert_eq!(command.first_instance / per_chunk, chunk, "{command:?} in chunk {chunk}");
+                assert_eq!(command.vertex_offset as u32, (command.first_instance % per_chunk) * vertex_count, "{command:?}");
+                assert!(per_mesh[mesh_index].insert(command.first_instance), "{command:?}: an instance drawn twice");
+            }
         }
-        let instances: BTreeSet<u32> = run.iter().map(|command| command.first_instance).collect();
-        assert_eq!(instances.len(), count as usize, "mesh {mesh_index}: an instance drawn twice");
-        per_mesh.push(instances);
     }
     let first = per_mesh[0].clone();
     assert!(per_mesh.iter().all(|instances| *instances == first), "every mesh draws the same instances");
@@ -53,8 +58,14 @@ fn culling_keeps_what_the_camera_or_the_light_sees() {
     let middle = &setup.instances[12];
     setup.camera = OrbitCamera::framing(setup.model.animated_bounds().transformed(middle.world()));
     let device = validated_device();
-    for strategy in [Strategy::Compute, Strategy::Vertex] {
-        let mut headless = HeadlessRenderer::with_strategy(&device, &setup, (160, 120), strategy).expect("renderer");
+    // Whole, and split into chunks of 4 instances (7 chunks).
+    let chunk_of_four = 4 * (setup.model.vertices.len() * size_of::<SkinnedVertex>()) as u64;
+    for (strategy, binding_limit) in
+        [(Strategy::Compute, None), (Strategy::Vertex, None), (Strategy::Compute, Some(chunk_of_four))]
+    {
+        let mut headless =
+            HeadlessRenderer::with_binding_limit(&device, &setup, (160, 120), strategy, binding_limit).expect("renderer");
+        let chunking = headless.renderer.chunking;
         let mut scene = setup.frame(0.6, headless.aspect());
         // Two instances far out of both volumes: culled entirely.
         scene.instances[0].position_yaw[0] += 1.0e4;
@@ -64,7 +75,7 @@ fn culling_keeps_what_the_camera_or_the_light_sees() {
         let light = indices_where(&seen, |seen| seen.light);
         let skinned = indices_where(&seen, |seen| seen.camera || seen.light);
         let light_only = indices_where(&seen, |seen| seen.light && !seen.camera);
-        println!("{}: camera {camera:?}, light {light:?}", strategy.name());
+        println!("{} in {} chunks: camera {camera:?}, light {light:?}", strategy.name(), chunking.chunk_count);
         // The scene holds every case.
         assert!(camera.contains(&12), "the framed instance is in view");
         assert!(!light_only.is_empty(), "some instances only the light sees");
@@ -82,12 +93,12 @@ fn culling_keeps_what_the_camera_or_the_light_sees() {
         assert_eq!(counters.skin_dispatch[0], (model.vertices.len() as u32).div_ceil(skin::WORKGROUP_SIZE));
         assert_eq!(counters.palette_dispatch[0], (model.skeleton.len() as u32).div_ceil(palette::WORKGROUP_SIZE));
         assert_eq!((counters.skin_dispatch[2], counters.palette_dispatch[2]), (1, 1));
-        assert_eq!(counters.camera_draws as usize, camera.len());
-        assert_eq!(counters.light_draws as usize, light.len());
+        assert_eq!(counters.camera_draws.iter().sum::<u32>() as usize, camera.len());
+        assert_eq!(counters.light_draws.iter().sum::<u32>() as usize, light.len());
         assert_eq!(culled.skin_list.iter().copied().collect::<BTreeSet<u32>>(), skinned);
         assert_eq!(culled.skin_list.len(), skinned.len(), "an instance listed twice");
-        assert_eq!(drawn_instances(&setup, &culled.camera_draws, counters.camera_draws, count), camera);
-        assert_eq!(drawn_instances(&setup, &culled.light_draws, counters.light_draws, count), light);
+        assert_eq!(drawn_instances(&setup, chunking, &culled.camera_draws, &counters.camera_draws), camera);
+        assert_eq!(drawn_instances(&setup, chunking, &culled.light_draws, &counters.light_draws), light);
         let visible = headless.renderer.last_visible.expect("visible counts");
         assert_eq!(
             visible,
@@ -125,7 +136,7 @@ fn nothing_in_view_draws_nothing() {
     headless.render(&scene).expect("frame");
     let culled = headless.renderer.read_back_culling().expect("read back");
     assert_eq!(culled.counters.skin_dispatch[1], 0);
-    assert_eq!((culled.counters.camera_draws, culled.counters.light_draws), (0, 0));
+    assert!(culled.counters.camera_draws.iter().chain(&culled.counters.light_draws).all(|&count| count == 0));
     assert!(culled.skin_list.is_empty());
     assert_eq!(headless.renderer.last_visible, Some(VisibleCounts { skinned: 0, camera: 0, light: 0 }));
     assert_no_validation_messages(&device);

@@ -3,8 +3,6 @@
 //!
 //! The GPU's skinned vertices and palettes are checked against the CPU reference in src/anim.
 
-use std::sync::Arc;
-
 mod common;
 
 use common::{assert_no_validation_messages, check_skinning, default_model, skin_on_gpu, validated_device};

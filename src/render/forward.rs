@@ -228,19 +228,18 @@ impl ForwardPass {
         device.begin_label(command_buffer, c"model");
         self.model_pipeline.bind(command_buffer);
         self.model_pipeline.bind_sets(command_buffer, 0, &[frame_set]);
-        match vertices {
-            VertexSource::Skinned(skinned) => unsafe {
-                device.raw.cmd_bind_vertex_buffers(command_buffer, 0, &[skinned.raw], &[0])
-            },
-            VertexSource::SkinInVertexShader { skin_inputs, .. } => {
-                self.model_pipeline.bind_sets(command_buffer, 2, &[skin_inputs])
-            }
+        if let VertexSource::SkinInVertexShader { skin_inputs, .. } = vertices {
+            self.model_pipeline.bind_sets(command_buffer, 2, &[skin_inputs]);
         }
         unsafe { device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, ash_vk::IndexType::UINT32) };
+        // Material by material; within one, chunk by chunk (a vertex buffer each).
         for mesh in meshes {
             self.model_pipeline.bind_sets(command_buffer, 1, &[mesh.material_set]);
             self.model_pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::FRAGMENT, &mesh.base_color);
-            draws.draw_mesh(device, command_buffer, mesh.mesh);
+            for chunk in 0..draws.chunk_count {
+                vertices.bind_chunk(device, command_buffer, chunk);
+                draws.draw(device, command_buffer, chunk, mesh.mesh);
+            }
         }
         device.end_label(command_buffer);
 

@@ -183,15 +183,20 @@ pub struct GpuBounds {
     pub max_corner: [f32; 4],
 }
 
+/// `MAX_CHUNKS` in common.glsl: the most chunks (storage-buffer bindings) the skinned vertices and
+/// the palettes may be split into (the skin pass binds 2 × 12 + 3 storage buffers; lavapipe allows
+/// 32 a stage).
+pub const MAX_CHUNKS: u32 = 12;
+
 /// `CullCounters` in common.glsl: the cull pass's counts, laid out as indirect arguments.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct CullCounters {
     pub palette_dispatch: [u32; 4],
     pub skin_dispatch: [u32; 4],
-    pub camera_draws: u32,
-    pub light_draws: u32,
-    pub unused: [u32; 2],
+    /// Per chunk of instances.
+    pub camera_draws: [u32; MAX_CHUNKS as usize],
+    pub light_draws: [u32; MAX_CHUNKS as usize],
 }
 
 /// `DrawCommand` in common.glsl: a VkDrawIndexedIndirectCommand.
@@ -223,6 +228,7 @@ pub struct CullPush {
     pub joint_count: u32,
     pub vertex_count: u32,
     pub mesh_count: u32,
+    pub chunk_instances: u32,
 }
 
 /// Push constants of palette.comp.
@@ -231,6 +237,7 @@ pub struct CullPush {
 pub struct PalettePush {
     pub joint_count: u32,
     pub instance_count: u32,
+    pub chunk_instances: u32,
 }
 
 /// Push constants of skin.comp.
@@ -240,6 +247,7 @@ pub struct SkinPush {
     pub vertex_count: u32,
     pub joint_count: u32,
     pub instance_count: u32,
+    pub chunk_instances: u32,
 }
 
 #[cfg(test)]
@@ -352,6 +360,7 @@ mod tests {
                 ("vertex_count", offset_of!(SkinPush, vertex_count)),
                 ("joint_count", offset_of!(SkinPush, joint_count)),
                 ("instance_count", offset_of!(SkinPush, instance_count)),
+                ("chunk_instances", offset_of!(SkinPush, chunk_instances)),
             ],
         );
         check(
@@ -387,7 +396,11 @@ mod tests {
             shaders::PALETTE_COMP,
             "Push",
             None,
-            &[("joint_count", offset_of!(PalettePush, joint_count)), ("instance_count", offset_of!(PalettePush, instance_count))],
+            &[
+                ("joint_count", offset_of!(PalettePush, joint_count)),
+                ("instance_count", offset_of!(PalettePush, instance_count)),
+                ("chunk_instances", offset_of!(PalettePush, chunk_instances)),
+            ],
         );
         check(
             shaders::FORWARD_FRAG,
@@ -437,6 +450,7 @@ mod tests {
                 ("joint_count", offset_of!(CullPush, joint_count)),
                 ("vertex_count", offset_of!(CullPush, vertex_count)),
                 ("mesh_count", offset_of!(CullPush, mesh_count)),
+                ("chunk_instances", offset_of!(CullPush, chunk_instances)),
             ],
         );
         // The skinned buffer is a uint array in the shader: 7 uints a vertex (SKINNED_VERTEX_UINTS).

@@ -14,6 +14,7 @@ pub mod copy;
 pub mod cull;
 pub mod forward;
 pub mod gpu;
+pub mod memory;
 pub mod offscreen;
 pub mod palette;
 pub mod scene;
@@ -39,9 +40,12 @@ use crate::vk::query::TimestampPool;
 use crate::vk::{self, barrier, Buffer, Check, Device, Sampler};
 use cull::{CullInputs, CullPass};
 use forward::{ForwardPass, ForwardTargets, MeshDraw, ResolveTarget};
+pub use gpu::MAX_CHUNKS;
 use gpu::{
-    frustum_planes, CullCounters, CullPush, DrawCommand, FrameUniforms, InstanceData, PaletteMatrix, SkinPush, SkinnedVertex,
+    frustum_planes, CullCounters, CullPush, DrawCommand, FrameUniforms, InstanceData, PaletteMatrix, PalettePush, SkinPush,
+    SkinnedVertex,
 };
+pub use memory::{padded_chunks, Chunking, MemoryPlan};
 use offscreen::OffscreenTarget;
 use palette::{PaletteInputs, PalettePass};
 use scene::GpuModel;
@@ -178,8 +182,13 @@ pub struct Renderer {
     pub camera_draws: Buffer,
     pub light_draws: Buffer,
     pub cull: CullPass,
-    pub skinned: Buffer,
-    pub palettes: Buffer,
+    /// The skin pass's output, one buffer per chunk of instances (`chunking`).
+    pub skinned: Vec<Buffer>,
+    /// The palette pass's output, likewise.
+    pub palettes: Vec<Buffer>,
+    pub chunking: Chunking,
+    /// What this renderer's instances cost and the most that would fit.
+    pub memory: MemoryPlan,
     #[allow(dead_code)] // referenced by the frame sets
     shadow_sampler: Sampler,
     #[allow(dead_code)] // referenced by the material sets
@@ -219,38 +228,36 @@ impl Renderer {
         color_format: ash_vk::Format,
         strategy: Strategy,
     ) -> vk::Result<Renderer> {
+        Renderer::with_binding_limit(device, model, instance_count, color_format, strategy, None)
+    }
+
+    /// `new`, with the bytes one storage-buffer binding may hold lowered below the device's
+    /// maxStorageBufferRange (tests: many chunks with few instances).
+    pub fn with_binding_limit(
+        device: &Arc<Device>,
+        model: &Model,
+        instance_count: u32,
+        color_format: ash_vk::Format,
+        strategy: Strategy,
+        binding_limit: Option<u64>,
+    ) -> vk::Result<Renderer> {
         use ash_vk::BufferUsageFlags as Usage;
         let instance_count = instance_count.max(1);
         let gpu_model = GpuModel::upload(device, model)?;
-        let vertex_count = u64::from(gpu_model.vertex_count);
-        let skinned_bytes = u64::from(instance_count) * vertex_count * std::mem::size_of::<SkinnedVertex>() as u64;
-        let palette_bytes =
-            u64::from(instance_count) * u64::from(gpu_model.joint_count) * std::mem::size_of::<PaletteMatrix>() as u64;
-        let range_limit = u64::from(device.limits().max_storage_buffer_range);
-        if skinned_bytes > range_limit || palette_bytes > range_limit {
-            let per_instance = (vertex_count * std::mem::size_of::<SkinnedVertex>() as u64).max(1);
-            return Err(vk::Error::Other(format!(
-                "{instance_count} instances need {skinned_bytes} bytes of skinned vertices, over this device's \
-                 maxStorageBufferRange of {range_limit} bytes; at most {} instances of this model fit",
-                range_limit / per_instance
-            )));
-        }
-        if instance_count > device.limits().max_compute_work_group_count[1] {
-            return Err(vk::Error::Other(format!(
-                "{instance_count} instances exceed maxComputeWorkGroupCount[1] = {}",
-                device.limits().max_compute_work_group_count[1]
-            )));
-        }
+        let plan = MemoryPlan::new(device, model, strategy, instance_count, binding_limit)?;
+        let chunking = plan.chunking;
+        let vertex_bytes = u64::from(gpu_model.vertex_count) * std::mem::size_of::<SkinnedVertex>() as u64;
+        let palette_bytes = u64::from(gpu_model.joint_count) * std::mem::size_of::<PaletteMatrix>() as u64;
 
         let vertex_stage = ash_vk::ShaderStageFlags::VERTEX;
         let skin_inputs_layout = match strategy {
-            Strategy::Vertex => Some(DescriptorSetLayout::new(
+            Strategy::Vertex => Some(DescriptorSetLayout::with_counts(
                 device,
                 "vertex_skinning.set_layout",
                 &[
-                    (0, ash_vk::DescriptorType::STORAGE_BUFFER, vertex_stage),
-                    (1, ash_vk::DescriptorType::STORAGE_BUFFER, vertex_stage),
-                    (2, ash_vk::DescriptorType::STORAGE_BUFFER, vertex_stage),
+                    (0, ash_vk::DescriptorType::STORAGE_BUFFER, vertex_stage, 1),
+                    (1, ash_vk::DescriptorType::STORAGE_BUFFER, vertex_stage, 1),
+                    (2, ash_vk::DescriptorType::STORAGE_BUFFER, vertex_stage, MAX_CHUNKS),
                 ],
             )?),
             _ => None,
@@ -260,27 +267,36 @@ impl Renderer {
         let shadow = ShadowPass::new(device, skin_inputs_layout.as_ref())?;
         let forward = ForwardPass::new(device, color_format, skin_inputs_layout.as_ref())?;
 
-        let skinned = Buffer::new(
-            device,
-            "skinned_vertices",
-            skinned_bytes,
-            Usage::STORAGE_BUFFER | Usage::VERTEX_BUFFER | Usage::TRANSFER_SRC,
-            MemoryLocation::GpuOnly,
-        )?;
-        let palettes = Buffer::new(
-            device,
-            "joint_palettes",
-            palette_bytes,
-            Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC,
-            MemoryLocation::GpuOnly,
-        )?;
+        // Chunks of instances, each small enough for one storage-buffer binding. The `vertex` and
+        // `cpu` strategies never bind the skin pass's output: one placeholder vertex keeps its set valid.
+        let mut skinned = Vec::new();
+        let mut palettes = Vec::new();
+        for chunk in 0..chunking.chunk_count {
+            let (_, count) = chunking.range(chunk, instance_count);
+            let skinned_size = if strategy == Strategy::Compute { u64::from(count) * vertex_bytes } else { 28 };
+            skinned.push(Buffer::new(
+                device,
+                &format!("skinned_vertices[{chunk}]"),
+                skinned_size.max(28),
+                Usage::STORAGE_BUFFER | Usage::VERTEX_BUFFER | Usage::TRANSFER_SRC,
+                MemoryLocation::GpuOnly,
+            )?);
+            palettes.push(Buffer::new(
+                device,
+                &format!("joint_palettes[{chunk}]"),
+                (u64::from(count) * palette_bytes).max(48),
+                Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC,
+                MemoryLocation::GpuOnly,
+            )?);
+        }
 
         // What the cull pass writes each frame (GPU-produced, so one copy guarded by barriers): the
         // counts as indirect arguments, the list of instances to skin, and per-mesh draw commands
-        // (mesh-major, room for every instance) for the camera and the light.
+        // (chunk-major, then mesh-major, room for every instance) for the camera and the light.
         let mesh_draws: Vec<usize> = model.meshes.iter().map(|mesh| mesh.material).collect();
-        let command_bytes = (mesh_draws.len().max(1) as u64)
-            * u64::from(instance_count)
+        let command_bytes = u64::from(chunking.chunk_count)
+            * (mesh_draws.len().max(1) as u64)
+            * u64::from(chunking.instances_per_chunk)
             * std::mem::size_of::<ash_vk::DrawIndexedIndirectCommand>() as u64;
         // TRANSFER_SRC: tests and debugging read them back.
         let indirect_storage = Usage::STORAGE_BUFFER | Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC;
@@ -311,7 +327,7 @@ impl Renderer {
             "descriptor_pool",
             sets,
             &[
-                (ash_vk::DescriptorType::STORAGE_BUFFER, 8 + FRAMES_IN_FLIGHT as u32 * 16),
+                (ash_vk::DescriptorType::STORAGE_BUFFER, 8 + 3 * MAX_CHUNKS + FRAMES_IN_FLIGHT as u32 * (16 + MAX_CHUNKS)),
                 (ash_vk::DescriptorType::UNIFORM_BUFFER, FRAMES_IN_FLIGHT as u32 * 2),
                 (ash_vk::DescriptorType::COMBINED_IMAGE_SAMPLER, FRAMES_IN_FLIGHT as u32 + 2 * material_count),
             ],
@@ -327,7 +343,7 @@ impl Renderer {
                     &[
                         (0, crate::vk::descriptors::Resource::StorageBuffer(&gpu_model.source_vertices)),
                         (1, crate::vk::descriptors::Resource::StorageBuffer(&gpu_model.influences)),
-                        (2, crate::vk::descriptors::Resource::StorageBuffer(&palettes)),
+                        (2, crate::vk::descriptors::Resource::StorageBuffers(padded_chunks(&palettes))),
                     ],
                 );
                 Some((layout, set))
@@ -392,7 +408,7 @@ impl Renderer {
                 Strategy::Cpu => Some(Buffer::new(
                     device,
                     &format!("cpu_skinned_vertices[{slot}]"),
-                    skinned_bytes,
+                    u64::from(instance_count) * vertex_bytes,
                     Usage::VERTEX_BUFFER,
                     MemoryLocation::CpuToGpu,
                 )?),
@@ -446,6 +462,8 @@ impl Renderer {
             color_format,
             strategy,
             bind_bounds: model.bind_bounds(),
+            chunking,
+            memory: plan,
             skin_inputs,
             cpu_model: (strategy == Strategy::Cpu).then(|| Box::new(model.clone())),
             last_cpu_skinning_ms: 0.0,
@@ -497,7 +515,7 @@ impl Renderer {
             light_color_ambient: [1.0, 0.96, 0.9, 0.28],
             ground: scene.ground.to_array(),
             shadow_params: [1.0 / shadow::SHADOW_MAP_SIZE as f32, 0.0, 0.0, 0.0],
-            skinning: [self.model.joint_count, 0, 0, 0],
+            skinning: [self.model.joint_count, self.chunking.instances_per_chunk, 0, 0],
             camera_planes: frustum_planes(scene.view_projection),
             light_planes: frustum_planes(scene.light_view_projection),
         };
@@ -547,6 +565,8 @@ impl Renderer {
         let frame = &self.frames[slot];
         let targets = self.targets.as_ref().expect("render() creates the targets before recording");
         let model = &self.model;
+        let skinned: Vec<&Buffer> = self.skinned.iter().collect();
+        let palettes: Vec<&Buffer> = self.palettes.iter().collect();
         // Timestamp i + 1 closes TIMED_PASSES[i]: written once all earlier work has finished.
         let timestamps = &frame.timestamps;
         let mark = |query: u32| timestamps.write(command_buffer, Stage::ALL_COMMANDS, query);
@@ -595,6 +615,7 @@ impl Renderer {
             joint_count: model.joint_count,
             vertex_count: model.vertex_count,
             mesh_count: self.mesh_draws.len() as u32,
+            chunk_instances: self.chunking.instances_per_chunk,
         };
         self.cull.record(command_buffer, frame.cull_set, push);
         // cull.counters: cull writes -> indirect dispatch and draw arguments (palette, skin, shadow, forward).
@@ -630,33 +651,38 @@ impl Renderer {
             // joint_palettes: last frame's reads (skin pass, or the vertex shaders) -> this frame's
             // palette writes (write-after-read).
             let last_reader = if strategy == Strategy::Vertex { Stage::VERTEX_SHADER } else { Stage::COMPUTE_SHADER };
-            barrier::buffer(
+            barrier::buffers(
                 device,
                 command_buffer,
-                &self.palettes,
+                &palettes,
                 (last_reader, Access::NONE),
                 (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
             );
             let arguments = (&self.counters, std::mem::offset_of!(CullCounters, palette_dispatch) as u64);
-            self.palette.record(command_buffer, frame.palette_set, model.joint_count, self.instance_count, arguments);
+            let push = PalettePush {
+                joint_count: model.joint_count,
+                instance_count: self.instance_count,
+                chunk_instances: self.chunking.instances_per_chunk,
+            };
+            self.palette.record(command_buffer, frame.palette_set, push, arguments);
         }
         mark(2);
 
         match strategy {
             Strategy::Compute => {
                 // joint_palettes: palette writes -> skin reads.
-                barrier::buffer(
+                barrier::buffers(
                     device,
                     command_buffer,
-                    &self.palettes,
+                    &palettes,
                     (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
                     (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ),
                 );
                 // skinned_vertices: last frame's shadow/forward vertex reads -> this frame's skin writes (write-after-read).
-                barrier::buffer(
+                barrier::buffers(
                     device,
                     command_buffer,
-                    &self.skinned,
+                    &skinned,
                     (Stage::VERTEX_ATTRIBUTE_INPUT, Access::NONE),
                     (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
                 );
@@ -664,16 +690,17 @@ impl Renderer {
                     vertex_count: model.vertex_count,
                     joint_count: model.joint_count,
                     instance_count: self.instance_count,
+                    chunk_instances: self.chunking.instances_per_chunk,
                 };
                 let arguments = (&self.counters, std::mem::offset_of!(CullCounters, skin_dispatch) as u64);
                 self.skin.record(command_buffer, self.skin_set, push, arguments);
             }
             Strategy::Vertex => {
                 // joint_palettes: palette writes -> the shadow and forward vertex shaders' reads.
-                barrier::buffer(
+                barrier::buffers(
                     device,
                     command_buffer,
-                    &self.palettes,
+                    &palettes,
                     (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
                     (Stage::VERTEX_SHADER, Access::SHADER_STORAGE_READ),
                 );
@@ -685,20 +712,29 @@ impl Renderer {
 
         if strategy == Strategy::Compute {
             // skinned_vertices: skin writes -> shadow and forward vertex-attribute reads (skin once, use twice).
-            barrier::buffer(
+            barrier::buffers(
                 device,
                 command_buffer,
-                &self.skinned,
+                &skinned,
                 (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
                 (Stage::VERTEX_ATTRIBUTE_INPUT, Access::VERTEX_ATTRIBUTE_READ),
             );
         }
-        let vertices = match (strategy, &self.skin_inputs, &frame.cpu_skinned) {
-            (Strategy::Vertex, Some((_, skin_inputs)), _) => {
-                VertexSource::SkinInVertexShader { skin_inputs: *skin_inputs, joint_count: model.joint_count }
-            }
-            (Strategy::Cpu, _, Some(cpu_skinned)) => VertexSource::Skinned(cpu_skinned),
-            _ => VertexSource::Skinned(&self.skinned),
+        // Each chunk's vertices: its own buffer (`compute`), or its range of the CPU's (`cpu`).
+        let vertex_bytes = u64::from(model.vertex_count) * std::mem::size_of::<SkinnedVertex>() as u64;
+        let chunk_vertices: Vec<(&Buffer, u64)> = match &frame.cpu_skinned {
+            Some(cpu_skinned) => (0..self.chunking.chunk_count)
+                .map(|chunk| (cpu_skinned, u64::from(self.chunking.range(chunk, self.instance_count).0) * vertex_bytes))
+                .collect(),
+            None => self.skinned.iter().map(|buffer| (buffer, 0)).collect(),
+        };
+        let vertices = match (strategy, &self.skin_inputs) {
+            (Strategy::Vertex, Some((_, skin_inputs))) => VertexSource::SkinInVertexShader {
+                skin_inputs: *skin_inputs,
+                joint_count: model.joint_count,
+                chunk_instances: self.chunking.instances_per_chunk,
+            },
+            _ => VertexSource::Skinned(&chunk_vertices),
         };
         // shadow.depth: last frame's forward sampling -> this frame's depth writes; old contents discarded.
         barrier::image(
@@ -717,10 +753,11 @@ impl Renderer {
             commands: &self.light_draws,
             counts: &self.counters,
             count_offset: std::mem::offset_of!(CullCounters, light_draws) as u64,
-            capacity: self.instance_count,
+            capacity: self.chunking.instances_per_chunk,
+            mesh_count: self.mesh_draws.len() as u32,
+            chunk_count: self.chunking.chunk_count,
         };
-        let mesh_count = self.mesh_draws.len() as u32;
-        self.shadow.record(command_buffer, vertices, &model.indices, light_draws, mesh_count, scene.light_view_projection);
+        self.shadow.record(command_buffer, vertices, &model.indices, light_draws, scene.light_view_projection);
         mark(4);
 
         // shadow.depth: depth writes -> forward's fragment-shader sampling.
@@ -800,7 +837,9 @@ impl Renderer {
             commands: &self.camera_draws,
             counts: &self.counters,
             count_offset: std::mem::offset_of!(CullCounters, camera_draws) as u64,
-            capacity: self.instance_count,
+            capacity: self.chunking.instances_per_chunk,
+            mesh_count: self.mesh_draws.len() as u32,
+            chunk_count: self.chunking.chunk_count,
         };
         self.forward.record(command_buffer, targets, &resolve, frame.frame_set, vertices, &model.indices, camera_draws, &meshes);
         mark(5);
@@ -849,8 +888,8 @@ impl Renderer {
             if let Some(counts) = counts.first() {
                 self.last_visible = Some(VisibleCounts {
                     skinned: counts.skin_dispatch[1],
-                    camera: counts.camera_draws,
-                    light: counts.light_draws,
+                    camera: counts.camera_draws.iter().sum(),
+                    light: counts.light_draws.iter().sum(),
                 });
             }
         }
@@ -906,7 +945,13 @@ impl Renderer {
 
     /// Copies `skinned_vertices` and `joint_palettes` back to the CPU (tests; after `wait_all`).
     pub fn read_back_skinning(&self) -> vk::Result<(Vec<SkinnedVertex>, Vec<PaletteMatrix>)> {
-        Ok((self.read_back(&self.skinned)?, self.read_back(&self.palettes)?))
+        let mut skinned = Vec::new();
+        let mut palettes = Vec::new();
+        for chunk in 0..self.chunking.chunk_count as usize {
+            skinned.extend(self.read_back::<SkinnedVertex>(&self.skinned[chunk])?);
+            palettes.extend(self.read_back::<PaletteMatrix>(&self.palettes[chunk])?);
+        }
+        Ok((skinned, palettes))
     }
 
     /// What the last cull pass wrote (tests; after `wait_all`): its counters, the instances it kept

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use ash::vk as ash_vk;
 
 use super::gpu::PalettePush;
+use super::{padded_chunks, MAX_CHUNKS};
 use crate::vk::descriptors::{DescriptorSetLayout, Resource};
 use crate::vk::pipeline::Pipeline;
 use crate::vk::{self, Buffer, Device};
@@ -37,7 +38,8 @@ pub struct PaletteInputs<'a> {
     pub clips: &'a Buffer,
     pub inverse_binds: &'a Buffer,
     pub instances: &'a Buffer,
-    pub palettes: &'a Buffer,
+    /// The palette chunks (see `Chunking`).
+    pub palettes: &'a [Buffer],
     pub skin_list: &'a Buffer,
 }
 
@@ -45,16 +47,16 @@ impl PalettePass {
     pub fn new(device: &Arc<Device>) -> vk::Result<PalettePass> {
         let storage = ash_vk::DescriptorType::STORAGE_BUFFER;
         let compute = ash_vk::ShaderStageFlags::COMPUTE;
-        let set_layout = DescriptorSetLayout::new(
+        let set_layout = DescriptorSetLayout::with_counts(
             device,
             "palette.set_layout",
             &[
-                (BINDING_POSES, storage, compute),
-                (BINDING_CLIPS, storage, compute),
-                (BINDING_INVERSE_BINDS, storage, compute),
-                (BINDING_INSTANCES, storage, compute),
-                (BINDING_PALETTES, storage, compute),
-                (BINDING_SKIN_LIST, storage, compute),
+                (BINDING_POSES, storage, compute, 1),
+                (BINDING_CLIPS, storage, compute, 1),
+                (BINDING_INVERSE_BINDS, storage, compute, 1),
+                (BINDING_INSTANCES, storage, compute, 1),
+                (BINDING_PALETTES, storage, compute, MAX_CHUNKS),
+                (BINDING_SKIN_LIST, storage, compute, 1),
             ],
         )?;
         let pipeline = Pipeline::compute(
@@ -77,7 +79,7 @@ impl PalettePass {
                 (BINDING_CLIPS, Resource::StorageBuffer(inputs.clips)),
                 (BINDING_INVERSE_BINDS, Resource::StorageBuffer(inputs.inverse_binds)),
                 (BINDING_INSTANCES, Resource::StorageBuffer(inputs.instances)),
-                (BINDING_PALETTES, Resource::StorageBuffer(inputs.palettes)),
+                (BINDING_PALETTES, Resource::StorageBuffers(padded_chunks(inputs.palettes))),
                 (BINDING_SKIN_LIST, Resource::StorageBuffer(inputs.skin_list)),
             ],
         );
@@ -89,14 +91,12 @@ impl PalettePass {
         &self,
         command_buffer: ash_vk::CommandBuffer,
         set: ash_vk::DescriptorSet,
-        joint_count: u32,
-        instance_count: u32,
+        push: PalettePush,
         (arguments, offset): (&Buffer, u64),
     ) {
         self.device.begin_label(command_buffer, c"palette");
         self.pipeline.bind(command_buffer);
         self.pipeline.bind_sets(command_buffer, 0, &[set]);
-        let push = PalettePush { joint_count, instance_count };
         self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::COMPUTE, &push);
         unsafe { self.device.raw.cmd_dispatch_indirect(command_buffer, arguments.raw, offset) };
         self.device.end_label(command_buffer);

@@ -21,35 +21,50 @@ use crate::vk::{self, Buffer, Device, Image, ImageDesc};
 /// Where the shadow and forward passes get skinned vertices from.
 #[derive(Clone, Copy)]
 pub enum VertexSource<'a> {
-    /// A buffer of skinned vertices bound as the vertex buffer: the skin pass's (`compute`), or the
-    /// frame slot's CPU-written one (`cpu`).
-    Skinned(&'a Buffer),
+    /// Skinned vertices bound as the vertex buffer, one (buffer, byte offset) per chunk of
+    /// instances: the skin pass's chunk buffers (`compute`), or ranges of the frame slot's
+    /// CPU-written buffer (`cpu`).
+    Skinned(&'a [(&'a Buffer, u64)]),
     /// No vertex buffer: the vertex shader skins from the palettes (`vertex`), reading the
     /// skin-inputs set.
-    SkinInVertexShader { skin_inputs: ash_vk::DescriptorSet, joint_count: u32 },
+    SkinInVertexShader { skin_inputs: ash_vk::DescriptorSet, joint_count: u32, chunk_instances: u32 },
 }
 
-/// Culled draws: per mesh, room for `capacity` indexed-indirect commands (mesh-major in
-/// `commands`), of which the count at `count_offset` in `counts` are live this frame.
+impl VertexSource<'_> {
+    /// Binds chunk `chunk`'s vertices (nothing to bind when the vertex shader skins).
+    pub fn bind_chunk(&self, device: &Device, command_buffer: ash_vk::CommandBuffer, chunk: u32) {
+        if let VertexSource::Skinned(chunks) = self {
+            if let Some(&(buffer, offset)) = chunks.get(chunk as usize) {
+                unsafe { device.raw.cmd_bind_vertex_buffers(command_buffer, 0, &[buffer.raw], &[offset]) };
+            }
+        }
+    }
+}
+
+/// Culled draws, grouped by chunk (one vertex buffer each) and then by mesh: room for `capacity`
+/// (the chunk's instances) indexed-indirect commands per (chunk, mesh), of which the count at
+/// `count_offset + 4 × chunk` in `counts` are live this frame.
 #[derive(Clone, Copy)]
 pub struct DrawList<'a> {
     pub commands: &'a Buffer,
     pub counts: &'a Buffer,
     pub count_offset: u64,
     pub capacity: u32,
+    pub mesh_count: u32,
+    pub chunk_count: u32,
 }
 
 impl DrawList<'_> {
-    pub fn draw_mesh(&self, device: &Device, command_buffer: ash_vk::CommandBuffer, mesh: u32) {
+    pub fn draw(&self, device: &Device, command_buffer: ash_vk::CommandBuffer, chunk: u32, mesh: u32) {
         let stride = std::mem::size_of::<ash_vk::DrawIndexedIndirectCommand>() as u32;
-        let offset = u64::from(mesh) * u64::from(self.capacity) * u64::from(stride);
+        let first = (u64::from(chunk) * u64::from(self.mesh_count) + u64::from(mesh)) * u64::from(self.capacity);
         unsafe {
             device.raw.cmd_draw_indexed_indirect_count(
                 command_buffer,
                 self.commands.raw,
-                offset,
+                first * u64::from(stride),
                 self.counts.raw,
-                self.count_offset,
+                self.count_offset + 4 * u64::from(chunk),
                 self.capacity,
                 stride,
             )
@@ -63,7 +78,8 @@ impl DrawList<'_> {
 struct SkinningShadowPush {
     light_view_projection: [f32; 16],
     joint_count: u32,
-    unused: [u32; 3],
+    chunk_instances: u32,
+    unused: [u32; 2],
 }
 
 pub const SHADOW_MAP_SIZE: u32 = 2048;
@@ -180,7 +196,6 @@ impl ShadowPass {
         vertices: VertexSource<'_>,
         indices: &Buffer,
         draws: DrawList<'_>,
-        mesh_count: u32,
         light_view_projection: Mat4,
     ) {
         let device = &self.device;
@@ -200,24 +215,27 @@ impl ShadowPass {
         set_viewport(device, command_buffer, extent);
         self.pipeline.bind(command_buffer);
         match vertices {
-            VertexSource::Skinned(skinned) => {
+            VertexSource::Skinned(_) => {
                 let matrix = light_view_projection.to_cols_array();
                 self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::VERTEX, &matrix);
-                unsafe { device.raw.cmd_bind_vertex_buffers(command_buffer, 0, &[skinned.raw], &[0]) };
             }
-            VertexSource::SkinInVertexShader { skin_inputs, joint_count } => {
+            VertexSource::SkinInVertexShader { skin_inputs, joint_count, chunk_instances } => {
                 let push = SkinningShadowPush {
                     light_view_projection: light_view_projection.to_cols_array(),
                     joint_count,
-                    unused: [0; 3],
+                    chunk_instances,
+                    unused: [0; 2],
                 };
                 self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::VERTEX, &push);
                 self.pipeline.bind_sets(command_buffer, 0, &[skin_inputs]);
             }
         }
         unsafe { device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, ash_vk::IndexType::UINT32) };
-        for mesh in 0..mesh_count {
-            draws.draw_mesh(device, command_buffer, mesh);
+        for chunk in 0..draws.chunk_count {
+            vertices.bind_chunk(device, command_buffer, chunk);
+            for mesh in 0..draws.mesh_count {
+                draws.draw(device, command_buffer, chunk, mesh);
+            }
         }
         device.cmd_end_rendering(command_buffer);
         device.end_label(command_buffer);

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use ash::vk as ash_vk;
 
 use super::gpu::SkinPush;
+use super::{padded_chunks, MAX_CHUNKS};
 use crate::vk::descriptors::{DescriptorSetLayout, Resource};
 use crate::vk::pipeline::Pipeline;
 use crate::vk::{self, Buffer, Device};
@@ -34,15 +35,15 @@ impl SkinPass {
     pub fn new(device: &Arc<Device>) -> vk::Result<SkinPass> {
         let storage = ash_vk::DescriptorType::STORAGE_BUFFER;
         let compute = ash_vk::ShaderStageFlags::COMPUTE;
-        let set_layout = DescriptorSetLayout::new(
+        let set_layout = DescriptorSetLayout::with_counts(
             device,
             "skin.set_layout",
             &[
-                (BINDING_SOURCE_VERTICES, storage, compute),
-                (BINDING_INFLUENCES, storage, compute),
-                (BINDING_PALETTES, storage, compute),
-                (BINDING_SKINNED, storage, compute),
-                (BINDING_SKIN_LIST, storage, compute),
+                (BINDING_SOURCE_VERTICES, storage, compute, 1),
+                (BINDING_INFLUENCES, storage, compute, 1),
+                (BINDING_PALETTES, storage, compute, MAX_CHUNKS),
+                (BINDING_SKINNED, storage, compute, MAX_CHUNKS),
+                (BINDING_SKIN_LIST, storage, compute, 1),
             ],
         )?;
         let pipeline = Pipeline::compute(
@@ -61,8 +62,8 @@ impl SkinPass {
         set: ash_vk::DescriptorSet,
         source_vertices: &Buffer,
         influences: &Buffer,
-        palettes: &Buffer,
-        skinned: &Buffer,
+        palettes: &[Buffer],
+        skinned: &[Buffer],
         skin_list: &Buffer,
     ) {
         crate::vk::descriptors::write_set(
@@ -71,8 +72,8 @@ impl SkinPass {
             &[
                 (BINDING_SOURCE_VERTICES, Resource::StorageBuffer(source_vertices)),
                 (BINDING_INFLUENCES, Resource::StorageBuffer(influences)),
-                (BINDING_PALETTES, Resource::StorageBuffer(palettes)),
-                (BINDING_SKINNED, Resource::StorageBuffer(skinned)),
+                (BINDING_PALETTES, Resource::StorageBuffers(padded_chunks(palettes))),
+                (BINDING_SKINNED, Resource::StorageBuffers(padded_chunks(skinned))),
                 (BINDING_SKIN_LIST, Resource::StorageBuffer(skin_list)),
             ],
         );

@@ -13,16 +13,26 @@ pub type Scope = (vk::PipelineStageFlags2, vk::AccessFlags2);
 pub const NONE: Scope = (vk::PipelineStageFlags2::NONE, vk::AccessFlags2::NONE);
 
 pub fn buffer(device: &Device, command_buffer: vk::CommandBuffer, buffer: &Buffer, source: Scope, destination: Scope) {
-    let barriers = [vk::BufferMemoryBarrier2::default()
-        .src_stage_mask(source.0)
-        .src_access_mask(source.1)
-        .dst_stage_mask(destination.0)
-        .dst_access_mask(destination.1)
-        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-        .buffer(buffer.raw)
-        .offset(0)
-        .size(vk::WHOLE_SIZE)];
+    buffers(device, command_buffer, &[buffer], source, destination);
+}
+
+/// One hazard over several buffers (the chunks of one logical buffer), in one barrier call.
+pub fn buffers(device: &Device, command_buffer: vk::CommandBuffer, buffers: &[&Buffer], source: Scope, destination: Scope) {
+    let barriers: Vec<_> = buffers
+        .iter()
+        .map(|buffer| {
+            vk::BufferMemoryBarrier2::default()
+                .src_stage_mask(source.0)
+                .src_access_mask(source.1)
+                .dst_stage_mask(destination.0)
+                .dst_access_mask(destination.1)
+                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .buffer(buffer.raw)
+                .offset(0)
+                .size(vk::WHOLE_SIZE)
+        })
+        .collect();
     device.cmd_pipeline_barrier2(command_buffer, &vk::DependencyInfo::default().buffer_memory_barriers(&barriers));
 }
 

@@ -18,13 +18,23 @@ impl DescriptorSetLayout {
         name: &str,
         bindings: &[(u32, vk::DescriptorType, vk::ShaderStageFlags)],
     ) -> Result<DescriptorSetLayout> {
+        let counted: Vec<_> = bindings.iter().map(|&(binding, kind, stages)| (binding, kind, stages, 1)).collect();
+        DescriptorSetLayout::with_counts(device, name, &counted)
+    }
+
+    /// Like `new`, with a descriptor count per binding (arrays of buffers: `(binding, type, stages, count)`).
+    pub fn with_counts(
+        device: &Arc<Device>,
+        name: &str,
+        bindings: &[(u32, vk::DescriptorType, vk::ShaderStageFlags, u32)],
+    ) -> Result<DescriptorSetLayout> {
         let bindings: Vec<_> = bindings
             .iter()
-            .map(|&(binding, kind, stages)| {
+            .map(|&(binding, kind, stages, count)| {
                 vk::DescriptorSetLayoutBinding::default()
                     .binding(binding)
                     .descriptor_type(kind)
-                    .descriptor_count(1)
+                    .descriptor_count(count)
                     .stage_flags(stages)
             })
             .collect();
@@ -75,6 +85,8 @@ impl Drop for DescriptorPool {
 /// What goes into one binding of a set.
 pub enum Resource<'a> {
     StorageBuffer(&'a Buffer),
+    /// An array binding: element i is buffer i.
+    StorageBuffers(Vec<&'a Buffer>),
     UniformBuffer(&'a Buffer),
     /// A combined image sampler in SHADER_READ_ONLY_OPTIMAL.
     SampledImage(vk::ImageView, vk::Sampler),
@@ -82,11 +94,12 @@ pub enum Resource<'a> {
 
 /// Points the bindings of `set` at resources: `(binding number, resource)`.
 pub fn write_set(device: &Device, set: vk::DescriptorSet, bindings: &[(u32, Resource<'_>)]) {
-    let buffer_infos: Vec<[vk::DescriptorBufferInfo; 1]> = bindings
+    let buffer_infos: Vec<Vec<vk::DescriptorBufferInfo>> = bindings
         .iter()
         .map(|(_, resource)| match resource {
-            Resource::StorageBuffer(buffer) | Resource::UniformBuffer(buffer) => [buffer.descriptor()],
-            Resource::SampledImage(..) => [vk::DescriptorBufferInfo::default()],
+            Resource::StorageBuffer(buffer) | Resource::UniformBuffer(buffer) => vec![buffer.descriptor()],
+            Resource::StorageBuffers(buffers) => buffers.iter().map(|buffer| buffer.descriptor()).collect(),
+            Resource::SampledImage(..) => vec![vk::DescriptorBufferInfo::default()],
         })
         .collect();
     let image_infos: Vec<[vk::DescriptorImageInfo; 1]> = bindings
@@ -105,7 +118,7 @@ pub fn write_set(device: &Device, set: vk::DescriptorSet, bindings: &[(u32, Reso
         .map(|(index, (binding, resource))| {
             let write = vk::WriteDescriptorSet::default().dst_set(set).dst_binding(*binding);
             match resource {
-                Resource::StorageBuffer(_) => {
+                Resource::StorageBuffer(_) | Resource::StorageBuffers(_) => {
                     write.descriptor_type(vk::DescriptorType::STORAGE_BUFFER).buffer_info(&buffer_infos[index])
                 }
                 Resource::UniformBuffer(_) => {

@@ -80,6 +80,7 @@ impl Device {
         let features = vk::PhysicalDeviceFeatures::default()
             .multi_draw_indirect(true)
             .draw_indirect_first_instance(true)
+            .shader_storage_buffer_array_dynamic_indexing(true)
             .fill_mode_non_solid(supported_features.fill_mode_non_solid == vk::TRUE);
         let mut features11 = vk::PhysicalDeviceVulkan11Features::default().shader_draw_parameters(true);
         // The cull pass decides how many instances each indirect draw covers.
@@ -179,6 +180,17 @@ impl Device {
         let features = unsafe { instance.raw.get_physical_device_features(physical) };
         if features.multi_draw_indirect != vk::TRUE || features.draw_indirect_first_instance != vk::TRUE {
             return Err("needs multiDrawIndirect and drawIndirectFirstInstance".into());
+        }
+        // The chunked skinned vertices and palettes are arrays of storage buffers (render::memory).
+        if features.shader_storage_buffer_array_dynamic_indexing != vk::TRUE {
+            return Err("needs shaderStorageBufferArrayDynamicIndexing".into());
+        }
+        let needed = 2 * crate::render::MAX_CHUNKS + 3;
+        if properties.limits.max_per_stage_descriptor_storage_buffers < needed {
+            return Err(format!(
+                "maxPerStageDescriptorStorageBuffers is {}, the skin pass binds {needed}",
+                properties.limits.max_per_stage_descriptor_storage_buffers
+            ));
         }
         let mut features12 = vk::PhysicalDeviceVulkan12Features::default();
         let mut features2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut features12);

@@ -1,0 +1,216 @@
+//! What N instances cost in GPU memory, how they are split into chunks that each fit one
+//! storage-buffer binding, and the largest N a device can take.
+//!
+//! One storage-buffer binding reaches at most `maxStorageBufferRange` bytes (128 MiB on lavapipe:
+//! about 4.8 M skinned vertices of 28 bytes), so the skinned vertices and the palettes are split
+//! into chunks of `instances_per_chunk` instances, each its own buffer, bound as an array
+//! (`MAX_CHUNKS` in common.glsl). The instance count is then bounded by memory and by the number
+//! of chunks, not by one binding; a count past either is refused before anything is allocated.
+
+use ash::vk as ash_vk;
+
+use super::gpu::{DrawCommand, InstanceData, PaletteMatrix, SkinnedVertex, MAX_CHUNKS};
+use super::{Strategy, FRAMES_IN_FLIGHT};
+use crate::model::Model;
+use crate::vk::{self, Buffer, Device};
+
+/// Of the largest memory heap, what the per-instance buffers may take: the rest is left for the
+/// model, the shadow map, the render targets and the driver.
+const HEAP_SHARE: f64 = 0.8;
+
+/// How instances are split into chunks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chunking {
+    pub instances_per_chunk: u32,
+    pub chunk_count: u32,
+}
+
+impl Chunking {
+    /// The first instance of chunk `chunk` and how many instances it holds.
+    pub fn range(&self, chunk: u32, instance_count: u32) -> (u32, u32) {
+        let first = chunk * self.instances_per_chunk;
+        (first, self.instances_per_chunk.min(instance_count.saturating_sub(first)))
+    }
+}
+
+/// The sizes of a model that its instances' memory depends on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub vertices: u64,
+    pub joints: u64,
+    pub meshes: u64,
+}
+
+impl Shape {
+    pub fn of(model: &Model) -> Shape {
+        Shape { vertices: model.vertices.len() as u64, joints: model.skeleton.len() as u64, meshes: model.meshes.len() as u64 }
+    }
+}
+
+/// What `instance_count` instances of a model cost with a strategy, and the most that would fit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryPlan {
+    pub chunking: Chunking,
+    /// GPU-visible bytes one instance adds: skinned vertices (`compute`: one copy; `cpu`: a
+    /// host-visible copy per frame in flight), palettes, per-frame parameters, its skin-list slot
+    /// and its draw commands.
+    pub bytes_per_instance: u64,
+    /// `bytes_per_instance × instance_count`.
+    pub instance_bytes: u64,
+    /// The largest instance count this device takes, and the limit that sets it.
+    pub max_instances: u32,
+    pub limiting: String,
+}
+
+impl MemoryPlan {
+    /// The plan for `instance_count` instances, or an error naming the limit they exceed and the
+    /// largest count that fits. `binding_limit` lowers maxStorageBufferRange (tests).
+    pub fn new(
+        device: &Device,
+        model: &Model,
+        strategy: Strategy,
+        instance_count: u32,
+        binding_limit: Option<u64>,
+    ) -> vk::Result<MemoryPlan> {
+        let limits = device.limits();
+        let range = u64::from(limits.max_storage_buffer_range).min(binding_limit.unwrap_or(u64::MAX));
+        let heap = largest_heap(device);
+        let rows = limits.max_compute_work_group_count[1];
+        let plan = MemoryPlan::for_limits(Shape::of(model), strategy, instance_count, range, heap, rows);
+        if instance_count > plan.max_instances {
+            return Err(vk::Error::Other(format!(
+                "{instance_count} instances of {} ({} vertices, {} joints) with the {} strategy exceed {}: at most \
+                 {} instances fit (each needs {} bytes)",
+                model.name,
+                model.vertices.len(),
+                model.skeleton.len(),
+                strategy.name(),
+                plan.limiting,
+                plan.max_instances,
+                plan.bytes_per_instance
+            )));
+        }
+        Ok(plan)
+    }
+
+    /// The plan from the numbers alone: binding range, heap size, dispatch rows.
+    pub fn for_limits(
+        shape: Shape,
+        strategy: Strategy,
+        instance_count: u32,
+        range: u64,
+        heap: u64,
+        max_dispatch_rows: u32,
+    ) -> MemoryPlan {
+        let vertices = shape.vertices.max(1);
+        let joints = shape.joints.max(1);
+        let meshes = shape.meshes.max(1);
+        let skinned = vertices * size_of::<SkinnedVertex>() as u64;
+        let palettes = joints * size_of::<PaletteMatrix>() as u64;
+        let frames = FRAMES_IN_FLIGHT as u64;
+        let fixed = size_of::<InstanceData>() as u64 * frames + 4 + 2 * meshes * size_of::<DrawCommand>() as u64;
+        let bytes_per_instance = fixed
+            + match strategy {
+                Strategy::Compute => skinned + palettes,
+                Strategy::Vertex => palettes,
+                Strategy::Cpu => skinned * frames,
+            };
+
+        // Instances per chunk: as many as one binding holds of both the skinned vertices and the
+        // palettes, and no more than there are.
+        let per_chunk = (range / skinned).min(range / palettes).min(u64::from(u32::MAX)) as u32;
+        let instances_per_chunk = per_chunk.clamp(1, instance_count.max(1));
+
+        let candidates: Vec<(u64, String)> = vec![
+            (
+                u64::from(per_chunk) * u64::from(MAX_CHUNKS),
+                format!(
+                    "{MAX_CHUNKS} chunks of {per_chunk} instances (maxStorageBufferRange {range} bytes per chunk; \
+                     {skinned} bytes of skinned vertices and {palettes} of palettes per instance)"
+                ),
+            ),
+            (
+                (heap as f64 * HEAP_SHARE) as u64 / bytes_per_instance,
+                format!("{:.0}% of the largest memory heap ({} MiB)", HEAP_SHARE * 100.0, heap >> 20),
+            ),
+            (u64::from(max_dispatch_rows), format!("maxComputeWorkGroupCount[1] = {max_dispatch_rows} (one row per instance)")),
+            (
+                range / (meshes * size_of::<DrawCommand>() as u64),
+                format!("maxStorageBufferRange {range} bytes for the draw commands ({meshes} meshes per instance)"),
+            ),
+        ];
+        let (max_instances, limiting) = candidates
+            .into_iter()
+            .min_by_key(|(count, _)| *count)
+            .map(|(count, why)| (count.min(u64::from(u32::MAX)) as u32, why))
+            .unwrap_or((0, String::new()));
+        let chunk_count = instance_count.max(1).div_ceil(instances_per_chunk);
+        MemoryPlan {
+            chunking: Chunking { instances_per_chunk, chunk_count },
+            bytes_per_instance,
+            instance_bytes: bytes_per_instance * u64::from(instance_count),
+            max_instances,
+            limiting,
+        }
+    }
+}
+
+/// The size of the device's largest memory heap (device-local on a GPU; system memory on lavapipe).
+fn largest_heap(device: &Device) -> u64 {
+    let properties = unsafe { device.instance.raw.get_physical_device_memory_properties(device.physical) };
+    properties.memory_heaps[..properties.memory_heap_count as usize]
+        .iter()
+        .filter(|heap| heap.flags.contains(ash_vk::MemoryHeapFlags::DEVICE_LOCAL))
+        .map(|heap| heap.size)
+        .max()
+        .unwrap_or(0)
+}
+
+/// A binding's array of chunk buffers, MAX_CHUNKS long: the chunks, then the first one again
+/// (every element of an array binding must point at a valid buffer; the shaders never index past
+/// the real chunks).
+pub fn padded_chunks(chunks: &[Buffer]) -> Vec<&Buffer> {
+    (0..MAX_CHUNKS as usize).filter_map(|index| chunks.get(index).or(chunks.first())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figure_like() -> Shape {
+        Shape { vertices: 2000, joints: 24, meshes: 1 }
+    }
+
+    #[test]
+    fn chunks_fit_one_binding_and_cover_every_instance() {
+        let model = figure_like();
+        let range = 128 << 20;
+        let plan = MemoryPlan::for_limits(model, Strategy::Compute, 10_000, range, 2 << 30, 65_535);
+        let chunking = plan.chunking;
+        // 2,000 vertices × 28 bytes = 56,000 bytes an instance: 2,396 instances in 128 MiB.
+        assert_eq!(chunking.instances_per_chunk, 2396);
+        assert_eq!(chunking.chunk_count, 5);
+        assert!(u64::from(chunking.instances_per_chunk) * 56_000 <= range);
+        let covered: u32 = (0..chunking.chunk_count).map(|chunk| chunking.range(chunk, 10_000).1).sum();
+        assert_eq!(covered, 10_000);
+        assert_eq!(chunking.range(4, 10_000), (4 * 2396, 10_000 - 4 * 2396));
+        assert!(plan.max_instances >= 10_000);
+    }
+
+    #[test]
+    fn the_smallest_limit_names_itself() {
+        let model = figure_like();
+        // A 256 MiB heap: 80 % of it at about 57 KB an instance is the limit.
+        let plan = MemoryPlan::for_limits(model, Strategy::Compute, 100_000, 128 << 20, 256 << 20, 65_535);
+        assert!(plan.limiting.contains("memory heap"), "{}", plan.limiting);
+        assert_eq!(u64::from(plan.max_instances), ((256u64 << 20) as f64 * 0.8) as u64 / plan.bytes_per_instance);
+        // A tiny binding range: the chunk count is the limit.
+        let plan = MemoryPlan::for_limits(model, Strategy::Compute, 100, 56_000 * 2, 1 << 40, 65_535);
+        assert_eq!((plan.chunking.instances_per_chunk, plan.max_instances), (2, 2 * MAX_CHUNKS));
+        assert!(plan.limiting.contains("chunks"), "{}", plan.limiting);
+        // The vertex strategy keeps no skinned vertices.
+        let vertex = MemoryPlan::for_limits(model, Strategy::Vertex, 1, 128 << 20, 1 << 40, 65_535);
+        let compute = MemoryPlan::for_limits(model, Strategy::Compute, 1, 128 << 20, 1 << 40, 65_535);
+        assert_eq!(compute.bytes_per_instance - vertex.bytes_per_instance, 56_000);
+    }
+}
