@@ -15,6 +15,7 @@ fn stage_of(file_name: &str) -> Option<(String, shaderc::ShaderKind)> {
         "comp" => shaderc::ShaderKind::Compute,
         "vert" => shaderc::ShaderKind::Vertex,
         "frag" => shaderc::ShaderKind::Fragment,
+        "geom" => shaderc::ShaderKind::Geometry,
         _ => return None,
     };
     Some((format!("{pass}.{stage}"), kind))

@@ -66,10 +66,12 @@ struct Bounds {
 // and three more buffers: 2 × 12 + 3 = 27.
 const uint MAX_CHUNKS = 12u;
 
-// What the cull pass produces each frame, read as indirect arguments: 32 + 8 × MAX_CHUNKS bytes.
+// What the cull pass produces each frame, read as indirect arguments: 64 + 8 × MAX_CHUNKS bytes.
 struct CullCounters {
     uvec4 palette_dispatch;         // x: joint groups, y: instances to skin (the count), z: 1
     uvec4 skin_dispatch;            // x: vertex groups, y: instances to skin, z: 1
+    uvec4 skeleton_draw;            // VkDrawIndirectCommand: 2 × joints, instances kept, 0, 0 (debug view)
+    uvec4 box_draw;                 // VkDrawIndirectCommand: 24, instances kept, 0, 0 (debug view)
     uint camera_draws[MAX_CHUNKS];  // per chunk: instances the camera sees (draws per mesh)
     uint light_draws[MAX_CHUNKS];   // per chunk: instances the light sees
 };

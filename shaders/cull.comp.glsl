@@ -18,6 +18,8 @@ layout(set = 0, binding = 7) buffer Counters { CullCounters counters; };
 layout(set = 0, binding = 8) writeonly buffer SkinList { uint skin_list[]; };
 layout(set = 0, binding = 9) writeonly buffer CameraDraws { DrawCommand camera_draws[]; };
 layout(set = 0, binding = 10) writeonly buffer LightDraws { DrawCommand light_draws[]; };
+// Each kept instance's world box (min.w: 1 when the camera sees it), for the `bounds` debug view.
+layout(set = 0, binding = 11) writeonly buffer DebugBoxes { Bounds debug_boxes[]; };
 
 layout(push_constant) uniform Push {
     vec4 bind_min;        // bounds of the bind pose (instances without a clip)
@@ -111,7 +113,11 @@ void main() {
     }
     uint slot = atomicAdd(counters.skin_dispatch.y, 1u);
     atomicAdd(counters.palette_dispatch.y, 1u);
+    atomicAdd(counters.skeleton_draw.y, 1u);
+    atomicAdd(counters.box_draw.y, 1u);
     skin_list[slot] = instance_index;
+    debug_boxes[instance_index].min_corner = vec4(center - extent, camera_sees ? 1.0 : 0.0);
+    debug_boxes[instance_index].max_corner = vec4(center + extent, 0.0);
     uint chunk = instance_index / push.chunk_instances;
     if (camera_sees) {
         emit(atomicAdd(counters.camera_draws[chunk], 1u), instance_index, true);

@@ -14,6 +14,8 @@ layout(set = 0, binding = 3) readonly buffer Instances { Instance instances[]; }
 layout(set = 0, binding = 4) writeonly buffer Palettes { PaletteMatrix palettes[]; } palette_chunks[MAX_CHUNKS];
 // The instances the cull pass kept; the dispatch's y size is their count (indirect).
 layout(set = 0, binding = 5) readonly buffer SkinList { uint skin_list[]; };
+// World position of every joint of every instance, for the `skeleton` debug view (instance × joint).
+layout(set = 0, binding = 6) writeonly buffer JointPositions { vec4 joint_positions[]; };
 
 layout(push_constant) uniform Push {
     uint joint_count;
@@ -100,13 +102,18 @@ void main() {
     uint clip_a = instance.clips & 0xFFFFu;
     uint clip_b = instance.clips >> 16;
     mat4 skin = world;
+    // Without a clip the joint stands where the bind pose put it: the inverse bind's inverse.
+    vec3 joint_position = (world * inverse(inverse_binds[joint]))[3].xyz;
     if (clip_a != NO_CLIP) {
         JointPose pose = sample_pose(clip_a, instance.time_a, joint);
         if (clip_b != NO_CLIP && instance.blend > 0.0) {
             pose = interpolate_pose(pose, sample_pose(clip_b, instance.time_b, joint), instance.blend);
         }
-        skin = world * pose_matrix(pose) * inverse_binds[joint];
+        mat4 posed = world * pose_matrix(pose);
+        skin = posed * inverse_binds[joint];
+        joint_position = posed[3].xyz;
     }
+    joint_positions[instance_index * push.joint_count + joint] = vec4(joint_position, 1.0);
     uint chunk = instance_index / push.chunk_instances;
     uint index = (instance_index % push.chunk_instances) * push.joint_count + joint;
     palette_chunks[chunk].palettes[index].rows[0] = vec4(skin[0][0], skin[1][0], skin[2][0], skin[3][0]);

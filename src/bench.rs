@@ -145,7 +145,15 @@ fn bytes_per_instance(model: &Model, strategy: Strategy) -> u64 {
 }
 
 /// Runs the whole campaign. `progress` gets (done, total, what is running now).
-pub fn run(model: &Model, options: &BenchOptions, mut progress: impl FnMut(usize, usize, &str)) -> Result<BenchReport, String> {
+/// `capture`: RenderDoc, to capture one frame of the run (counted over every strategy and count,
+/// warm-up frames included).
+pub fn run(
+    model: &Model,
+    options: &BenchOptions,
+    mut capture: Option<&mut crate::capture::FrameCapture>,
+    mut progress: impl FnMut(usize, usize, &str),
+) -> Result<BenchReport, String> {
+    let mut frames_submitted = 0u64;
     let device = headless_device(options.validation).map_err(|error| error.to_string())?;
     let total = options.counts.len() * options.strategies.len();
     // The copy references first, while the device is fresh (see CopyPass::measure). A copy that
@@ -197,8 +205,11 @@ pub fn run(model: &Model, options: &BenchOptions, mut progress: impl FnMut(usize
             let mut last = Instant::now();
             for frame in 0..options.warmup + options.frames {
                 let scene = setup.frame(f64::from(frame) / 60.0, aspect);
-                if let Err(error) = headless.submit(&scene) {
-                    row.skipped = Some(error.to_string());
+                let submitted =
+                    crate::capture::around_frame(capture.as_deref_mut(), frames_submitted, || headless.submit(&scene));
+                frames_submitted += 1;
+                if let Err(error) = submitted {
+                    row.skipped = Some(error);
                     break;
                 }
                 let now = Instant::now();
@@ -371,7 +382,7 @@ impl BenchReport {
     pub fn to_csv(&self) -> String {
         let mut out = String::from(
             "strategy,instances,status,frame_wall_ms_median,frame_wall_ms_p95,frame_gpu_ms_median,frame_gpu_ms_p95,\
-             cull_ms,palette_ms,skin_ms,shadow_ms,forward_ms,output_ms,cpu_skinning_ms,copy_reference_ms,copy_reference_wall_ms,skin_copy_ratio,\
+             cull_ms,palette_ms,skin_ms,shadow_ms,forward_ms,resolve_ms,cpu_skinning_ms,copy_reference_ms,copy_reference_wall_ms,skin_copy_ratio,\
              vertices_per_second,skinned_vertices_per_second,bytes_per_instance,visible_skinned,visible_camera,visible_light\n",
         );
         let number = |value: f64| if value.is_finite() { format!("{value}") } else { String::new() };
@@ -392,7 +403,7 @@ impl BenchReport {
                 number(row.pass("skin").median),
                 number(row.pass("shadow").median),
                 number(row.pass("forward").median),
-                number(row.pass("output").median),
+                number(row.pass("resolve").median),
                 number(row.cpu_skinning.median),
                 number(row.copy.median),
                 number(row.copy_wall.median),

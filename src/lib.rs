@@ -3,6 +3,7 @@
 pub mod anim;
 pub mod app;
 pub mod bench;
+pub mod capture;
 pub mod formats;
 pub mod generate;
 pub mod inspect;

@@ -7,8 +7,10 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use vkskin::app::{default_animations, default_model_path, find_clip, headless_device, HeadlessRenderer, SceneSetup};
+use vkskin::capture::FrameCapture;
 use vkskin::formats::load_model;
 use vkskin::model::Model;
+use vkskin::render::debug::DebugViews;
 use vkskin::render::offscreen::save_png;
 use vkskin::render::{MemoryPlan, Strategy};
 use vkskin::vk::instance::validation_from_env;
@@ -48,6 +50,10 @@ enum Command {
         /// Output PNG path.
         #[arg(long, default_value = "vkskin.png")]
         out: PathBuf,
+        /// Render this many frames, a 60th of a second apart, ending at --time (soak and
+        /// validation runs); the last is written.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+        frames: u64,
     },
     /// Describe a model: joint tree, meshes, influences, clips, bounds, textures. No Vulkan needed.
     Inspect {
@@ -83,6 +89,29 @@ enum Command {
         /// Turn on the validation layer (slower; for checking, not for figures).
         #[arg(long)]
         validate: bool,
+        /// Capture frame N (counted over the whole run, warm-up included) with RenderDoc.
+        #[arg(long, value_name = "N")]
+        capture_frame: Option<u64>,
+    },
+    /// Soak: render many headless frames, switching clips, and log process RSS and GPU memory
+    /// (gpu-allocator) to a CSV so leaks show as a rising line.
+    Soak {
+        #[command(flatten)]
+        scene: SceneArgs,
+        /// Frames to render.
+        #[arg(long, default_value_t = 10_000)]
+        frames: u64,
+        /// Switch every instance to the next clip (crossfading) every this many frames.
+        #[arg(long, default_value_t = 120)]
+        switch_every: u64,
+        /// Log a row every this many frames.
+        #[arg(long, default_value_t = 100)]
+        every: u64,
+        #[arg(long, default_value = "160x120", value_parser = parse_size)]
+        size: (u32, u32),
+        /// CSV: frame, seconds, rss_kib, gpu_allocated_bytes, gpu_capacity_bytes.
+        #[arg(long, default_value = "soak.csv")]
+        report: PathBuf,
     },
     /// Write the bundled default model (assets/figure.*) into a folder.
     Generate {
@@ -98,6 +127,13 @@ struct SceneArgs {
     /// Animation file(s) (.md5anim). Default: the model's sibling .md5anim, if any.
     #[arg(long = "anim")]
     animations: Vec<PathBuf>,
+    /// Capture frame N (from 0) with RenderDoc and print the .rdc path: under `renderdoccmd capture`,
+    /// or with librenderdoc.so loadable (Debian package renderdoc).
+    #[arg(long, value_name = "N")]
+    capture_frame: Option<u64>,
+    /// Debug views, comma separated: skeleton, normals, shadowmap, wireframe, bounds.
+    #[arg(long, default_value = "", value_parser = DebugViews::parse)]
+    debug: DebugViews,
     /// Number of animated instances, laid out in a grid.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     instances: u32,
@@ -185,18 +221,75 @@ fn check_messages(validation: bool, messages: MessageCounts) -> Result<(), Strin
     Ok(())
 }
 
-fn render(scene_args: &SceneArgs, time: f64, (width, height): (u32, u32), out: &Path) -> Result<(), String> {
+/// Renders `frames` frames a 60th of a second apart ending at `time` (at least up to the one
+/// `--capture-frame` asks for) and writes the last.
+fn render(scene_args: &SceneArgs, time: f64, (width, height): (u32, u32), out: &Path, frames: u64) -> Result<(), String> {
     let validation = scene_args.validation();
+    // Before any work: an output that cannot be written fails now, not after the frames.
+    std::fs::File::create(out).map_err(|error| format!("cannot write {}: {error}", out.display()))?;
+    // RenderDoc first: its layer must see the Vulkan instance being created.
+    let mut capture = scene_args.capture_frame.map(FrameCapture::attach).transpose()?;
     let device = headless_device(validation).map_err(|error| error.to_string())?;
     let setup = scene_args.setup_within(Some(&device))?;
     let image = {
         let mut headless = HeadlessRenderer::with_strategy(&device, &setup, (width, height), scene_args.strategy)
             .map_err(|error| error.to_string())?;
-        let scene = setup.frame(time, headless.aspect());
-        headless.render(&scene).map_err(|error| error.to_string())?
+        headless.renderer.set_debug(scene_args.debug)?;
+        let last = scene_args.capture_frame.unwrap_or(0).max(frames - 1);
+        for frame in 0..=last {
+            let scene = setup.frame(time - (last - frame) as f64 / 60.0, headless.aspect());
+            vkskin::capture::around_frame(capture.as_mut(), frame, || headless.submit(&scene))?;
+        }
+        headless.renderer.wait_all().map_err(|error| error.to_string())?;
+        headless.target.read_image().map_err(|error| error.to_string())?
     };
     save_png(&image, out)?;
     println!("wrote {} ({width}x{height}, t = {time} s, {} on {})", out.display(), setup.model.name, device.name());
+    check_messages(validation, device.instance.message_counts())
+}
+
+/// Resident set size of this process, KiB (Linux /proc; 0 elsewhere).
+fn rss_kib() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm.split_whitespace().nth(1).and_then(|field| field.parse().ok()).unwrap_or(0);
+    pages * 4
+}
+
+fn soak(
+    scene_args: &SceneArgs,
+    frames: u64,
+    switch_every: u64,
+    every: u64,
+    size: (u32, u32),
+    report: &Path,
+) -> Result<(), String> {
+    let validation = scene_args.validation();
+    let mut log = std::fs::File::create(report).map_err(|error| format!("cannot write {}: {error}", report.display()))?;
+    let device = headless_device(validation).map_err(|error| error.to_string())?;
+    let mut setup = scene_args.setup_within(Some(&device))?;
+    let mut headless =
+        HeadlessRenderer::with_strategy(&device, &setup, size, scene_args.strategy).map_err(|error| error.to_string())?;
+    headless.renderer.set_debug(scene_args.debug)?;
+    use std::io::Write as _;
+    let write_error = |error: std::io::Error| format!("cannot write {}: {error}", report.display());
+    writeln!(log, "frame,seconds,rss_kib,gpu_allocated_bytes,gpu_capacity_bytes").map_err(write_error)?;
+    let clips = setup.model.clips.len().max(1);
+    let started = std::time::Instant::now();
+    for frame in 0..frames {
+        let time = frame as f64 / 60.0;
+        if frame > 0 && frame % switch_every == 0 {
+            setup.play((frame / switch_every) as usize % clips, time, 0.25);
+        }
+        headless.submit(&setup.frame(time, headless.aspect())).map_err(|error| error.to_string())?;
+        if frame % every == 0 || frame + 1 == frames {
+            let (allocated, capacity) = device.allocated_bytes();
+            let seconds = started.elapsed().as_secs_f64();
+            writeln!(log, "{frame},{seconds:.2},{},{allocated},{capacity}", rss_kib()).map_err(write_error)?;
+            log.flush().map_err(write_error)?;
+        }
+    }
+    headless.renderer.wait_all().map_err(|error| error.to_string())?;
+    println!("soaked {frames} frames of {} instances; log in {}", setup.instances.len(), report.display());
     check_messages(validation, device.instance.message_counts())
 }
 
@@ -210,12 +303,16 @@ fn run(cli: Cli) -> Result<(), String> {
             fade: 0.3,
             strategy: Strategy::Compute,
             validate: false,
+            capture_frame: None,
+            debug: DebugViews::default(),
         },
         size: (1280, 720),
         frames: None,
     });
     match command {
         Command::View { scene, size, frames } => {
+            // RenderDoc first: its layer must see the Vulkan instance being created.
+            let capture = scene.capture_frame.map(FrameCapture::attach).transpose()?;
             let setup = scene.setup()?;
             let validation = scene.validation();
             let options = vkskin::viewer::ViewerOptions {
@@ -224,13 +321,16 @@ fn run(cli: Cli) -> Result<(), String> {
                 size,
                 fade_seconds: scene.fade,
                 strategy: scene.strategy,
+                capture,
+                debug: scene.debug,
             };
             let report = vkskin::viewer::run(setup, options)?;
             println!("presented {} frames", report.frames);
             check_messages(validation, report.messages)
         }
-        Command::Render { scene, time, size, out } => render(&scene, time, size, &out),
-        Command::Bench { model, animations, counts, strategies, frames, warmup, size, out, validate } => {
+        Command::Render { scene, time, size, out, frames } => render(&scene, time, size, &out, frames),
+        Command::Bench { model, animations, counts, strategies, frames, warmup, size, out, validate, capture_frame } => {
+            let mut capture = capture_frame.map(FrameCapture::attach).transpose()?;
             let path = model.unwrap_or_else(default_model_path);
             let animations = default_animations(&path, &animations);
             let model = load_model(&path, &animations).map_err(|error| error.to_string())?;
@@ -243,7 +343,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 out: out.clone(),
                 validation: validate || validation_from_env(),
             };
-            let report = vkskin::bench::run(&model, &options, |done, total, what| {
+            let report = vkskin::bench::run(&model, &options, capture.as_mut(), |done, total, what| {
                 eprint!("{}", vkskin::bench::progress_bar(done, total, what));
             })?;
             eprintln!();
@@ -252,6 +352,9 @@ fn run(cli: Cli) -> Result<(), String> {
                 println!("wrote {}", path.display());
             }
             Ok(())
+        }
+        Command::Soak { scene, frames, switch_every, every, size, report } => {
+            soak(&scene, frames, switch_every.max(1), every.max(1), size, &report)
         }
         Command::Inspect { model, animations } => {
             let animations = default_animations(&model, &animations);

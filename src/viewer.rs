@@ -16,7 +16,9 @@ use winit::keyboard::{Key, NamedKey};
 use winit::window::{Window, WindowId};
 
 use crate::app::SceneSetup;
+use crate::capture::FrameCapture;
 use crate::render::camera::OrbitCamera;
+use crate::render::debug::DebugViews;
 use crate::render::{Output, Renderer, Strategy};
 use crate::vk::device::DeviceRequest;
 use crate::vk::swapchain::{Acquired, Surface, Swapchain};
@@ -30,6 +32,10 @@ pub struct ViewerOptions {
     /// Crossfade time when keys 1-9 switch clips.
     pub fade_seconds: f32,
     pub strategy: Strategy,
+    /// `--capture-frame N`: RenderDoc, attached before the window's Vulkan instance.
+    pub capture: Option<FrameCapture>,
+    /// Debug views on at start (F1-F5 toggle them).
+    pub debug: DebugViews,
 }
 
 /// What the viewer reports when it closes.
@@ -37,6 +43,8 @@ pub struct ViewerOptions {
 pub struct ViewerReport {
     pub frames: u64,
     pub messages: MessageCounts,
+    /// RenderDoc captures written (`--capture-frame`).
+    pub captures: Vec<std::path::PathBuf>,
 }
 
 /// Everything that exists once the window does. Field order is drop order: the renderer and the
@@ -137,8 +145,9 @@ impl Viewer {
         let swapchain = Swapchain::new(&device, &surface, ash_vk::Extent2D { width: size.width, height: size.height }, None)
             .map_err(|error| error.to_string())?;
         let instances = self.setup.instances.len() as u32;
-        let renderer = Renderer::new(&device, &self.setup.model, instances, swapchain.format, self.options.strategy)
+        let mut renderer = Renderer::new(&device, &self.setup.model, instances, swapchain.format, self.options.strategy)
             .map_err(|error| error.to_string())?;
+        renderer.set_debug(self.options.debug)?;
         Ok(Graphics { renderer, swapchain: Some(swapchain), surface, device, window })
     }
 
@@ -160,7 +169,9 @@ impl Viewer {
         graphics.device.wait_idle()?;
         // A count past the device's limits is refused by Renderer::new: keep the old renderer then.
         match Renderer::new(&graphics.device, &resized.model, count as u32, format, self.options.strategy) {
-            Ok(renderer) => {
+            Ok(mut renderer) => {
+                // The views were checked when they were turned on.
+                let _ = renderer.set_debug(graphics.renderer.debug);
                 graphics.renderer = renderer;
                 self.setup = resized;
                 Ok(())
@@ -212,6 +223,12 @@ impl Viewer {
         };
         let extent = swapchain.extent;
         let scene = self.setup.frame(self.clock, extent.width as f32 / extent.height.max(1) as f32);
+        let frame_number = self.report.frames;
+        let capture = self.options.capture.as_mut().filter(|capture| capture.frame == frame_number);
+        let capturing = capture.is_some();
+        if let Some(capture) = capture {
+            capture.begin();
+        }
         graphics.renderer.render(
             &scene,
             Output::Swapchain {
@@ -222,6 +239,11 @@ impl Viewer {
             },
         )?;
         let needs_recreate = swapchain.present(index)?;
+        if let (true, Some(capture)) = (capturing, self.options.capture.as_mut()) {
+            let path = capture.finish().map_err(vk::Error::Other)?;
+            println!("captured frame {frame_number}: {}", path.display());
+            self.report.captures.push(path);
+        }
         self.swapchain_dirty |= needs_recreate || suboptimal;
         self.report.frames += 1;
 
@@ -306,6 +328,19 @@ impl ApplicationHandler for Viewer {
                 Key::Character(ref text) if text.eq_ignore_ascii_case("r") => {
                     self.clock = 0.0;
                     self.setup.camera = self.initial_camera;
+                }
+                Key::Named(named @ (NamedKey::F1 | NamedKey::F2 | NamedKey::F3 | NamedKey::F4 | NamedKey::F5)) => {
+                    let index = [NamedKey::F1, NamedKey::F2, NamedKey::F3, NamedKey::F4, NamedKey::F5]
+                        .iter()
+                        .position(|key| *key == named)
+                        .unwrap_or(0);
+                    if let Some(graphics) = &mut self.graphics {
+                        let mut views = graphics.renderer.debug;
+                        views.toggle(DebugViews::NAMES[index]);
+                        if let Err(error) = graphics.renderer.set_debug(views) {
+                            log::warn!("{error}");
+                        }
+                    }
                 }
                 _ => {}
             },

@@ -34,6 +34,7 @@ pub const BINDING_COUNTERS: u32 = 7;
 pub const BINDING_SKIN_LIST: u32 = 8;
 pub const BINDING_CAMERA_DRAWS: u32 = 9;
 pub const BINDING_LIGHT_DRAWS: u32 = 10;
+pub const BINDING_DEBUG_BOXES: u32 = 11;
 
 pub struct CullPass {
     pub pipeline: Pipeline,
@@ -52,6 +53,7 @@ pub struct CullInputs<'a> {
     pub skin_list: &'a Buffer,
     pub camera_draws: &'a Buffer,
     pub light_draws: &'a Buffer,
+    pub debug_boxes: &'a Buffer,
 }
 
 impl CullPass {
@@ -59,7 +61,7 @@ impl CullPass {
         let storage = ash_vk::DescriptorType::STORAGE_BUFFER;
         let compute = ash_vk::ShaderStageFlags::COMPUTE;
         let mut bindings = vec![(BINDING_FRAME_UNIFORMS, ash_vk::DescriptorType::UNIFORM_BUFFER, compute)];
-        for binding in BINDING_INSTANCES..=BINDING_LIGHT_DRAWS {
+        for binding in BINDING_INSTANCES..=BINDING_DEBUG_BOXES {
             bindings.push((binding, storage, compute));
         }
         let set_layout = DescriptorSetLayout::new(device, "cull.set_layout", &bindings)?;
@@ -88,6 +90,7 @@ impl CullPass {
                 (BINDING_SKIN_LIST, Resource::StorageBuffer(inputs.skin_list)),
                 (BINDING_CAMERA_DRAWS, Resource::StorageBuffer(inputs.camera_draws)),
                 (BINDING_LIGHT_DRAWS, Resource::StorageBuffer(inputs.light_draws)),
+                (BINDING_DEBUG_BOXES, Resource::StorageBuffer(inputs.debug_boxes)),
             ],
         );
     }

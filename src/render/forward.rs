@@ -100,6 +100,7 @@ impl ForwardPass {
         let (bindings, attributes) = skinned_vertex_input();
         let base = GraphicsDesc {
             vertex_shader: super::shaders::FORWARD_VERT,
+            geometry_shader: None,
             fragment_shader: Some(super::shaders::FORWARD_FRAG),
             vertex_bindings: &bindings,
             vertex_attributes: &attributes,
@@ -193,6 +194,8 @@ impl ForwardPass {
         indices: &Buffer,
         draws: DrawList<'_>,
         meshes: &[MeshDraw],
+        // Drawn after the model, into the same multisampled targets (the debug views).
+        overlay: &dyn Fn(ash_vk::CommandBuffer),
     ) {
         let device = &self.device;
         device.begin_label(command_buffer, c"forward");
@@ -242,6 +245,7 @@ impl ForwardPass {
             }
         }
         device.end_label(command_buffer);
+        overlay(command_buffer);
 
         device.cmd_end_rendering(command_buffer);
         device.end_label(command_buffer);

@@ -194,6 +194,9 @@ pub const MAX_CHUNKS: u32 = 12;
 pub struct CullCounters {
     pub palette_dispatch: [u32; 4],
     pub skin_dispatch: [u32; 4],
+    /// The debug views' VkDrawIndirectCommands: (2 × joints | 24, instances kept, 0, 0).
+    pub skeleton_draw: [u32; 4],
+    pub box_draw: [u32; 4],
     /// Per chunk of instances.
     pub camera_draws: [u32; MAX_CHUNKS as usize],
     pub light_draws: [u32; MAX_CHUNKS as usize],
@@ -435,6 +438,8 @@ mod tests {
             &[
                 ("palette_dispatch", offset_of!(CullCounters, palette_dispatch)),
                 ("skin_dispatch", offset_of!(CullCounters, skin_dispatch)),
+                ("skeleton_draw", offset_of!(CullCounters, skeleton_draw)),
+                ("box_draw", offset_of!(CullCounters, box_draw)),
                 ("camera_draws", offset_of!(CullCounters, camera_draws)),
                 ("light_draws", offset_of!(CullCounters, light_draws)),
             ],

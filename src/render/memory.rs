@@ -108,12 +108,15 @@ impl MemoryPlan {
         let skinned = vertices * size_of::<SkinnedVertex>() as u64;
         let palettes = joints * size_of::<PaletteMatrix>() as u64;
         let frames = FRAMES_IN_FLIGHT as u64;
-        let fixed = size_of::<InstanceData>() as u64 * frames + 4 + 2 * meshes * size_of::<DrawCommand>() as u64;
+        // Parameters per frame in flight, a skin-list slot, a debug box, draw commands.
+        let fixed = size_of::<InstanceData>() as u64 * frames + 4 + 32 + 2 * meshes * size_of::<DrawCommand>() as u64;
+        // The palette pass's joint positions (the skeleton debug view), with the palettes.
+        let joint_positions = joints * 16;
         let bytes_per_instance = fixed
             + match strategy {
-                Strategy::Compute => skinned + palettes,
-                Strategy::Vertex => palettes,
-                Strategy::Cpu => skinned * frames,
+                Strategy::Compute => skinned + palettes + joint_positions,
+                Strategy::Vertex => palettes + joint_positions,
+                Strategy::Cpu => skinned * frames + joint_positions,
             };
 
         // Instances per chunk: as many as one binding holds of both the skinned vertices and the
@@ -133,6 +136,7 @@ impl MemoryPlan {
                 (heap as f64 * HEAP_SHARE) as u64 / bytes_per_instance,
                 format!("{:.0}% of the largest memory heap ({} MiB)", HEAP_SHARE * 100.0, heap >> 20),
             ),
+            (range / joint_positions, format!("maxStorageBufferRange {range} bytes for the joint positions ({joints} joints)")),
             (u64::from(max_dispatch_rows), format!("maxComputeWorkGroupCount[1] = {max_dispatch_rows} (one row per instance)")),
             (
                 range / (meshes * size_of::<DrawCommand>() as u64),

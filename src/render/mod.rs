@@ -12,6 +12,7 @@
 pub mod camera;
 pub mod copy;
 pub mod cull;
+pub mod debug;
 pub mod forward;
 pub mod gpu;
 pub mod memory;
@@ -39,6 +40,7 @@ use crate::vk::descriptors::{DescriptorPool, DescriptorSetLayout};
 use crate::vk::query::TimestampPool;
 use crate::vk::{self, barrier, Buffer, Check, Device, Sampler};
 use cull::{CullInputs, CullPass};
+use debug::{DebugFrame, DebugInputs, DebugPass, DebugViews};
 use forward::{ForwardPass, ForwardTargets, MeshDraw, ResolveTarget};
 pub use gpu::MAX_CHUNKS;
 use gpu::{
@@ -55,9 +57,10 @@ use skin::SkinPass;
 /// Frames the CPU may record ahead of the GPU.
 pub const FRAMES_IN_FLIGHT: usize = 2;
 
-/// The passes timed with GPU timestamps, in recording order. "output" is the present transition or
-/// the copy of a headless frame into its readback buffer.
-pub const TIMED_PASSES: [&str; 6] = ["cull", "palette", "skin", "shadow", "forward", "output"];
+/// The passes timed with GPU timestamps, in recording order. "resolve" is what follows the forward
+/// pass's MSAA resolve: the present transition or the copy of a headless frame into its readback
+/// buffer, and the copy of the cull counts for the CPU.
+pub const TIMED_PASSES: [&str; 6] = ["cull", "palette", "skin", "shadow", "forward", "resolve"];
 
 /// The cull pass's output as `Renderer::read_back_culling` returns it.
 pub struct CullReadback {
@@ -186,6 +189,14 @@ pub struct Renderer {
     pub skinned: Vec<Buffer>,
     /// The palette pass's output, likewise.
     pub palettes: Vec<Buffer>,
+    /// Which debug views the next frames draw (`debug::DebugViews::check` says which can).
+    pub debug: DebugViews,
+    pub debug_pass: DebugPass,
+    debug_set: ash_vk::DescriptorSet,
+    pub debug_boxes: Buffer,
+    pub joint_positions: Buffer,
+    #[allow(dead_code)] // referenced by the debug set
+    depth_sampler: Sampler,
     pub chunking: Chunking,
     /// What this renderer's instances cost and the most that would fit.
     pub memory: MemoryPlan,
@@ -317,22 +328,51 @@ impl Renderer {
         let camera_draws = Buffer::new(device, "cull.camera_draws", command_bytes, indirect_storage, MemoryLocation::GpuOnly)?;
         let light_draws = Buffer::new(device, "cull.light_draws", command_bytes, indirect_storage, MemoryLocation::GpuOnly)?;
         let cull = CullPass::new(device)?;
+        // For the debug views: each kept instance's world box (cull) and joint positions (palette).
+        let debug_boxes = Buffer::new(
+            device,
+            "cull.debug_boxes",
+            32 * u64::from(instance_count),
+            Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC,
+            MemoryLocation::GpuOnly,
+        )?;
+        let joint_positions = Buffer::new(
+            device,
+            "joint_positions",
+            16 * u64::from(instance_count) * u64::from(gpu_model.joint_count.max(1)),
+            Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC,
+            MemoryLocation::GpuOnly,
+        )?;
+        let debug = DebugPass::new(device, color_format, &forward.frame_set_layout)?;
 
         let shadow_sampler = Sampler::shadow_compare(device, "shadow.sampler")?;
         let texture_sampler = Sampler::linear_repeat(device, "material.sampler")?;
+        let depth_sampler = Sampler::nearest_clamp(device, "debug.shadow_sampler")?;
         let material_count = gpu_model.materials.len() as u32;
-        let sets = 2 + FRAMES_IN_FLIGHT as u32 * 3 + material_count;
+        let sets = 3 + FRAMES_IN_FLIGHT as u32 * 3 + material_count;
         let descriptor_pool = DescriptorPool::new(
             device,
             "descriptor_pool",
             sets,
             &[
-                (ash_vk::DescriptorType::STORAGE_BUFFER, 8 + 3 * MAX_CHUNKS + FRAMES_IN_FLIGHT as u32 * (16 + MAX_CHUNKS)),
+                (ash_vk::DescriptorType::STORAGE_BUFFER, 12 + 3 * MAX_CHUNKS + FRAMES_IN_FLIGHT as u32 * (18 + MAX_CHUNKS)),
                 (ash_vk::DescriptorType::UNIFORM_BUFFER, FRAMES_IN_FLIGHT as u32 * 2),
-                (ash_vk::DescriptorType::COMBINED_IMAGE_SAMPLER, FRAMES_IN_FLIGHT as u32 + 2 * material_count),
+                (ash_vk::DescriptorType::COMBINED_IMAGE_SAMPLER, 1 + FRAMES_IN_FLIGHT as u32 + 2 * material_count),
             ],
         )?;
         let skin_set = descriptor_pool.allocate(&skin.set_layout, "skin.set")?;
+        let debug_set = descriptor_pool.allocate(&debug.set_layout, "debug.set")?;
+        debug.write_set(
+            debug_set,
+            &DebugInputs {
+                joint_positions: &joint_positions,
+                joint_parents: &gpu_model.joint_parents,
+                skin_list: &skin_list,
+                boxes: &debug_boxes,
+                shadow_view: shadow.depth.view,
+                shadow_sampler: depth_sampler.raw,
+            },
+        );
         skin.write_set(skin_set, &gpu_model.source_vertices, &gpu_model.influences, &palettes, &skinned, &skin_list);
         let skin_inputs = match skin_inputs_layout {
             Some(layout) => {
@@ -385,6 +425,7 @@ impl Renderer {
                     instances: &instances,
                     palettes: &palettes,
                     skin_list: &skin_list,
+                    joint_positions: &joint_positions,
                 },
             );
             let cull_set = descriptor_pool.allocate(&cull.set_layout, &format!("cull.set[{slot}]"))?;
@@ -400,6 +441,7 @@ impl Renderer {
                     skin_list: &skin_list,
                     camera_draws: &camera_draws,
                     light_draws: &light_draws,
+                    debug_boxes: &debug_boxes,
                 },
             );
             let frame_set = descriptor_pool.allocate(&forward.frame_set_layout, &format!("forward.frame_set[{slot}]"))?;
@@ -462,6 +504,12 @@ impl Renderer {
             color_format,
             strategy,
             bind_bounds: model.bind_bounds(),
+            debug_pass: debug,
+            debug_set,
+            debug_boxes,
+            joint_positions,
+            depth_sampler,
+            debug: DebugViews::default(),
             chunking,
             memory: plan,
             skin_inputs,
@@ -584,6 +632,8 @@ impl Renderer {
         let joint_groups = model.joint_count.div_ceil(palette::WORKGROUP_SIZE);
         let vertex_groups = model.vertex_count.div_ceil(skin::WORKGROUP_SIZE);
         let reset = CullCounters {
+            skeleton_draw: [2 * model.joint_count, 0, 0, 0],
+            box_draw: [24, 0, 0, 0],
             palette_dispatch: [joint_groups, 0, 1, 0],
             skin_dispatch: [vertex_groups, 0, 1, 0],
             ..Default::default()
@@ -597,16 +647,15 @@ impl Renderer {
             (Stage::COPY, Access::TRANSFER_WRITE),
             (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ | Access::SHADER_STORAGE_WRITE),
         );
-        // cull.skin_list, cull.camera_draws, cull.light_draws: last frame's reads -> this frame's writes (write-after-read).
-        for list in [&self.skin_list, &self.camera_draws, &self.light_draws] {
-            barrier::buffer(
-                device,
-                command_buffer,
-                list,
-                (Stage::COMPUTE_SHADER | Stage::DRAW_INDIRECT, Access::NONE),
-                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-            );
-        }
+        // cull.skin_list, cull.camera_draws, cull.light_draws, cull.debug_boxes: last frame's reads
+        // (compute, indirect, the debug views' vertex shaders) -> this frame's writes (write-after-read).
+        barrier::buffers(
+            device,
+            command_buffer,
+            &[&self.skin_list, &self.camera_draws, &self.light_draws, &self.debug_boxes],
+            (Stage::COMPUTE_SHADER | Stage::DRAW_INDIRECT | Stage::VERTEX_SHADER, Access::NONE),
+            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+        );
         let bind = self.bind_bounds;
         let push = CullPush {
             bind_min: bind.min.extend(0.0).to_array(),
@@ -626,24 +675,23 @@ impl Renderer {
             (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
             (Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ),
         );
-        // cull.skin_list: cull writes -> the palette and skin passes' reads.
-        barrier::buffer(
+        // cull.skin_list, cull.debug_boxes: cull writes -> the palette and skin passes' reads and
+        // the debug views' vertex shaders.
+        barrier::buffers(
             device,
             command_buffer,
-            &self.skin_list,
+            &[&self.skin_list, &self.debug_boxes],
             (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ),
+            (Stage::COMPUTE_SHADER | Stage::VERTEX_SHADER, Access::SHADER_STORAGE_READ),
         );
         // cull.camera_draws, cull.light_draws: cull writes -> the forward and shadow passes' indirect draws.
-        for list in [&self.camera_draws, &self.light_draws] {
-            barrier::buffer(
-                device,
-                command_buffer,
-                list,
-                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-                (Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ),
-            );
-        }
+        barrier::buffers(
+            device,
+            command_buffer,
+            &[&self.camera_draws, &self.light_draws],
+            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+            (Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ),
+        );
         mark(1);
 
         let strategy = self.strategy;
@@ -651,11 +699,14 @@ impl Renderer {
             // joint_palettes: last frame's reads (skin pass, or the vertex shaders) -> this frame's
             // palette writes (write-after-read).
             let last_reader = if strategy == Strategy::Vertex { Stage::VERTEX_SHADER } else { Stage::COMPUTE_SHADER };
+            // joint_positions likewise, after the skeleton view's vertex shader.
+            let mut written = palettes.clone();
+            written.push(&self.joint_positions);
             barrier::buffers(
                 device,
                 command_buffer,
-                &palettes,
-                (last_reader, Access::NONE),
+                &written,
+                (last_reader | Stage::VERTEX_SHADER, Access::NONE),
                 (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
             );
             let arguments = (&self.counters, std::mem::offset_of!(CullCounters, palette_dispatch) as u64);
@@ -665,6 +716,14 @@ impl Renderer {
                 chunk_instances: self.chunking.instances_per_chunk,
             };
             self.palette.record(command_buffer, frame.palette_set, push, arguments);
+            // joint_positions: palette writes -> the skeleton view's vertex shader.
+            barrier::buffer(
+                device,
+                command_buffer,
+                &self.joint_positions,
+                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+                (Stage::VERTEX_SHADER, Access::SHADER_STORAGE_READ),
+            );
         }
         mark(2);
 
@@ -841,9 +900,35 @@ impl Renderer {
             mesh_count: self.mesh_draws.len() as u32,
             chunk_count: self.chunking.chunk_count,
         };
-        self.forward.record(command_buffer, targets, &resolve, frame.frame_set, vertices, &model.indices, camera_draws, &meshes);
+        let debug_frame = DebugFrame {
+            views: self.debug,
+            frame_set: frame.frame_set,
+            vertices,
+            indices: &model.indices,
+            camera_draws,
+            counters: &self.counters,
+            skeleton_offset: std::mem::offset_of!(CullCounters, skeleton_draw) as u64,
+            box_offset: std::mem::offset_of!(CullCounters, box_draw) as u64,
+            view_projection: scene.view_projection,
+            joint_count: model.joint_count,
+            normal_length: self.bind_bounds.size().length() * 0.02,
+            extent: resolve.extent,
+        };
+        let overlay = |command_buffer| self.debug_pass.record(command_buffer, self.debug_set, &debug_frame);
+        self.forward.record(
+            command_buffer,
+            targets,
+            &resolve,
+            frame.frame_set,
+            vertices,
+            &model.indices,
+            camera_draws,
+            &meshes,
+            &overlay,
+        );
         mark(5);
 
+        device.begin_label(command_buffer, c"resolve");
         match output {
             Output::Offscreen(target) => target.record_copy_out(device, command_buffer),
             Output::Swapchain { image, .. } => {
@@ -878,6 +963,7 @@ impl Renderer {
             (Stage::COPY, Access::TRANSFER_WRITE),
             (Stage::HOST, Access::HOST_READ),
         );
+        device.end_label(command_buffer);
         mark(6);
     }
 
@@ -913,6 +999,15 @@ impl Renderer {
             self.frames[slot].fence.wait()?;
             self.collect_timings(slot)?;
         }
+        Ok(())
+    }
+
+    /// Turns debug views on or off; an error (and no change) for a view this strategy or device
+    /// cannot draw.
+    pub fn set_debug(&mut self, views: DebugViews) -> Result<(), String> {
+        views.check(self.strategy)?;
+        self.debug_pass.check(views)?;
+        self.debug = views;
         Ok(())
     }
 

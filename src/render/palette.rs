@@ -25,6 +25,7 @@ pub const BINDING_INVERSE_BINDS: u32 = 2;
 pub const BINDING_INSTANCES: u32 = 3;
 pub const BINDING_PALETTES: u32 = 4;
 pub const BINDING_SKIN_LIST: u32 = 5;
+pub const BINDING_JOINT_POSITIONS: u32 = 6;
 
 pub struct PalettePass {
     pub pipeline: Pipeline,
@@ -41,6 +42,7 @@ pub struct PaletteInputs<'a> {
     /// The palette chunks (see `Chunking`).
     pub palettes: &'a [Buffer],
     pub skin_list: &'a Buffer,
+    pub joint_positions: &'a Buffer,
 }
 
 impl PalettePass {
@@ -57,6 +59,7 @@ impl PalettePass {
                 (BINDING_INSTANCES, storage, compute, 1),
                 (BINDING_PALETTES, storage, compute, MAX_CHUNKS),
                 (BINDING_SKIN_LIST, storage, compute, 1),
+                (BINDING_JOINT_POSITIONS, storage, compute, 1),
             ],
         )?;
         let pipeline = Pipeline::compute(
@@ -81,6 +84,7 @@ impl PalettePass {
                 (BINDING_INSTANCES, Resource::StorageBuffer(inputs.instances)),
                 (BINDING_PALETTES, Resource::StorageBuffers(padded_chunks(inputs.palettes))),
                 (BINDING_SKIN_LIST, Resource::StorageBuffer(inputs.skin_list)),
+                (BINDING_JOINT_POSITIONS, Resource::StorageBuffer(inputs.joint_positions)),
             ],
         );
     }

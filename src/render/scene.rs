@@ -32,6 +32,7 @@ pub struct GpuModel {
     /// Each mesh's index range, for the cull pass's draw commands.
     pub mesh_ranges: Buffer,
     pub inverse_binds: Buffer,
+    pub joint_parents: Buffer,
     pub materials: Vec<GpuMaterial>,
     pub vertex_count: u32,
     /// At least 1: a model without a skeleton is skinned by one identity joint.
@@ -100,6 +101,11 @@ impl GpuModel {
         let clip_bounds = Buffer::with_data(device, "model.clip_bounds", storage, bytemuck::cast_slice(&clip_bounds))?;
         let mesh_ranges = Buffer::with_data(device, "model.mesh_ranges", storage, bytemuck::cast_slice(&mesh_ranges))?;
         let inverse_binds = Buffer::with_data(device, "model.inverse_binds", storage, bytemuck::cast_slice(&inverse_binds))?;
+        // Each joint's parent (u32::MAX for a root), for the skeleton debug view.
+        let mut parents: Vec<u32> =
+            model.skeleton.joints.iter().map(|joint| joint.parent.map_or(u32::MAX, |parent| parent as u32)).collect();
+        parents.resize(joint_count.max(1), u32::MAX);
+        let joint_parents = Buffer::with_data(device, "model.joint_parents", storage, bytemuck::cast_slice(&parents))?;
 
         let mut materials = Vec::new();
         for (index, material) in model.materials.iter().enumerate() {
@@ -125,6 +131,7 @@ impl GpuModel {
             clip_bounds,
             mesh_ranges,
             inverse_binds,
+            joint_parents,
             materials,
             vertex_count: model.vertices.len() as u32,
             joint_count: joint_count as u32,

@@ -169,6 +169,7 @@ impl ShadowPass {
             name,
             &GraphicsDesc {
                 vertex_shader,
+                geometry_shader: None,
                 fragment_shader: None,
                 vertex_bindings,
                 vertex_attributes,

@@ -31,6 +31,8 @@ pub struct Device {
     pub queue_family: u32,
     /// Wireframe needs fillModeNonSolid.
     pub fill_mode_non_solid: bool,
+    /// The normals debug view needs geometry shaders.
+    pub geometry_shader: bool,
     pub instance: Instance,
 }
 
@@ -81,7 +83,8 @@ impl Device {
             .multi_draw_indirect(true)
             .draw_indirect_first_instance(true)
             .shader_storage_buffer_array_dynamic_indexing(true)
-            .fill_mode_non_solid(supported_features.fill_mode_non_solid == vk::TRUE);
+            .fill_mode_non_solid(supported_features.fill_mode_non_solid == vk::TRUE)
+            .geometry_shader(supported_features.geometry_shader == vk::TRUE);
         let mut features11 = vk::PhysicalDeviceVulkan11Features::default().shader_draw_parameters(true);
         // The cull pass decides how many instances each indirect draw covers.
         let mut features12 = vk::PhysicalDeviceVulkan12Features::default().draw_indirect_count(true);
@@ -160,6 +163,7 @@ impl Device {
             queue,
             queue_family,
             fill_mode_non_solid: supported_features.fill_mode_non_solid == vk::TRUE,
+            geometry_shader: supported_features.geometry_shader == vk::TRUE,
             instance,
         };
         device.set_name(device.queue, "queue.main");
@@ -230,6 +234,12 @@ impl Device {
 
     pub fn limits(&self) -> &vk::PhysicalDeviceLimits {
         &self.properties.limits
+    }
+
+    /// gpu-allocator's live allocations and its memory blocks' capacity, in bytes (soak reports).
+    pub fn allocated_bytes(&self) -> (u64, u64) {
+        let report = self.allocator().generate_report();
+        (report.total_allocated_bytes, report.total_capacity_bytes)
     }
 
     pub fn allocator(&self) -> MutexGuard<'_, Allocator> {

@@ -210,6 +210,20 @@ impl Sampler {
         Sampler::new(device, name, &info)
     }
 
+    /// Plain nearest sampling, clamped at the edges (the shadow-map debug view reads depth as a
+    /// value; depth formats need not support linear filtering).
+    pub fn nearest_clamp(device: &Arc<Device>, name: &str) -> Result<Sampler> {
+        let info = vk::SamplerCreateInfo::default()
+            .mag_filter(vk::Filter::NEAREST)
+            .min_filter(vk::Filter::NEAREST)
+            .mipmap_mode(vk::SamplerMipmapMode::NEAREST)
+            .address_mode_u(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+            .address_mode_v(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+            .address_mode_w(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+            .max_lod(0.0);
+        Sampler::new(device, name, &info)
+    }
+
     /// Depth-compare sampler for shadow maps: linear filtering gives 2×2 PCF per tap, and outside the
     /// map the white border reads as "lit".
     pub fn shadow_compare(device: &Arc<Device>, name: &str) -> Result<Sampler> {

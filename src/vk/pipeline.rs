@@ -124,10 +124,19 @@ impl Pipeline {
         let layout = create_layout(device, name, desc.set_layouts, desc.push_constants)?;
         let vertex = ShaderModule::new(device, &format!("{name}.vert"), desc.vertex_shader)?;
         let fragment = desc.fragment_shader.map(|spirv| ShaderModule::new(device, &format!("{name}.frag"), spirv)).transpose()?;
+        let geometry = desc.geometry_shader.map(|spirv| ShaderModule::new(device, &format!("{name}.geom"), spirv)).transpose()?;
         let mut stages = vec![vk::PipelineShaderStageCreateInfo::default()
             .stage(vk::ShaderStageFlags::VERTEX)
             .module(vertex.raw)
             .name(c"main")];
+        if let Some(geometry) = &geometry {
+            stages.push(
+                vk::PipelineShaderStageCreateInfo::default()
+                    .stage(vk::ShaderStageFlags::GEOMETRY)
+                    .module(geometry.raw)
+                    .name(c"main"),
+            );
+        }
         if let Some(fragment) = &fragment {
             stages.push(
                 vk::PipelineShaderStageCreateInfo::default()
@@ -206,6 +215,8 @@ impl Drop for Pipeline {
 /// Everything a graphics pipeline varies by in this renderer. Viewport and scissor are dynamic.
 pub struct GraphicsDesc<'a> {
     pub vertex_shader: &'a [u8],
+    /// Needs the geometryShader feature (`Device::geometry_shader`).
+    pub geometry_shader: Option<&'a [u8]>,
     pub fragment_shader: Option<&'a [u8]>,
     pub vertex_bindings: &'a [vk::VertexInputBindingDescription],
     pub vertex_attributes: &'a [vk::VertexInputAttributeDescription],

@@ -1,0 +1,337 @@
+//! Debug views (`--debug skeleton,normals,shadowmap,wireframe,bounds`): what the skinning and the
+//! culling did, drawn into the forward pass's multisampled target after the model, before its
+//! resolve, under the label "debug".
+//!
+//! - `wireframe`: the camera's culled draws again from the skinned buffer, polygon mode LINE.
+//! - `normals`: the same draws through a geometry shader that draws each skinned normal as a line.
+//! - `skeleton`: per kept instance, joint-to-parent lines at the world joint positions the palette
+//!   pass wrote; no depth test, so on top.
+//! - `bounds`: per kept instance, the world box the cull pass tested (green: the camera sees it;
+//!   orange: only the light).
+//! - `shadowmap`: the light's depth map in the bottom-left corner.
+//!
+//! Reads: `skinned_vertices[c]` (vertex input), `joint_positions`, `model.joint_parents`,
+//! `cull.skin_list`, `cull.debug_boxes`, `cull.counters` (indirect), `shadow.depth` (sampled).
+//! All are written before the forward pass and already guarded for it by the frame's barriers,
+//! plus `joint_positions` (palette write -> vertex read) and `cull.debug_boxes` (cull write ->
+//! vertex read), which `Renderer::record_frame` adds when a view needs them.
+
+use std::sync::Arc;
+
+use ash::vk as ash_vk;
+use glam::Mat4;
+
+use super::forward::{DEPTH_FORMAT, SAMPLES};
+use super::shadow::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
+use super::Strategy;
+use crate::vk::descriptors::{DescriptorSetLayout, Resource};
+use crate::vk::pipeline::{GraphicsDesc, Pipeline};
+use crate::vk::{self, Buffer, Device};
+
+/// Which debug views are on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DebugViews {
+    pub skeleton: bool,
+    pub normals: bool,
+    pub shadowmap: bool,
+    pub wireframe: bool,
+    pub bounds: bool,
+}
+
+impl DebugViews {
+    pub const NAMES: [&'static str; 5] = ["skeleton", "normals", "shadowmap", "wireframe", "bounds"];
+
+    /// A comma-separated list of view names.
+    pub fn parse(text: &str) -> Result<DebugViews, String> {
+        let mut views = DebugViews::default();
+        for name in text.split(',').map(str::trim).filter(|name| !name.is_empty()) {
+            *views
+                .flag_mut(name)
+                .ok_or_else(|| format!("unknown debug view '{name}': expected some of {}", DebugViews::NAMES.join(", ")))? = true;
+        }
+        Ok(views)
+    }
+
+    fn flag_mut(&mut self, name: &str) -> Option<&mut bool> {
+        match name {
+            "skeleton" => Some(&mut self.skeleton),
+            "normals" => Some(&mut self.normals),
+            "shadowmap" => Some(&mut self.shadowmap),
+            "wireframe" => Some(&mut self.wireframe),
+            "bounds" => Some(&mut self.bounds),
+            _ => None,
+        }
+    }
+
+    /// Flips one view (the viewer's F1-F5).
+    pub fn toggle(&mut self, name: &str) {
+        if let Some(flag) = self.flag_mut(name) {
+            *flag = !*flag;
+        }
+    }
+
+    pub fn any(&self) -> bool {
+        self.skeleton || self.normals || self.shadowmap || self.wireframe || self.bounds
+    }
+
+    /// The names of the views that are on.
+    pub fn names(&self) -> Vec<&'static str> {
+        let flags = [self.skeleton, self.normals, self.shadowmap, self.wireframe, self.bounds];
+        DebugViews::NAMES.iter().zip(flags).filter(|(_, on)| *on).map(|(name, _)| *name).collect()
+    }
+
+    /// The views a strategy can show: normals and wireframe read a skinned buffer (not `vertex`),
+    /// the skeleton reads the palette pass's joints (not `cpu`).
+    pub fn check(&self, strategy: Strategy) -> Result<(), String> {
+        if strategy == Strategy::Vertex && (self.normals || self.wireframe) {
+            return Err("the normals and wireframe views read the skinned buffer, which the vertex strategy has not".into());
+        }
+        if strategy == Strategy::Cpu && self.skeleton {
+            return Err("the skeleton view reads the palette pass's joints, which the cpu strategy does not run".into());
+        }
+        Ok(())
+    }
+}
+
+pub const BINDING_JOINT_POSITIONS: u32 = 0;
+pub const BINDING_JOINT_PARENTS: u32 = 1;
+pub const BINDING_SKIN_LIST: u32 = 2;
+pub const BINDING_BOXES: u32 = 3;
+pub const BINDING_SHADOW_DEPTH: u32 = 4;
+
+/// The buffers and image the debug set binds.
+pub struct DebugInputs<'a> {
+    pub joint_positions: &'a Buffer,
+    pub joint_parents: &'a Buffer,
+    pub skin_list: &'a Buffer,
+    pub boxes: &'a Buffer,
+    pub shadow_view: ash_vk::ImageView,
+    pub shadow_sampler: ash_vk::Sampler,
+}
+
+/// What one frame's debug drawing needs.
+pub struct DebugFrame<'a> {
+    pub views: DebugViews,
+    pub frame_set: ash_vk::DescriptorSet,
+    pub vertices: VertexSource<'a>,
+    pub indices: &'a Buffer,
+    pub camera_draws: DrawList<'a>,
+    pub counters: &'a Buffer,
+    pub skeleton_offset: u64,
+    pub box_offset: u64,
+    pub view_projection: Mat4,
+    pub joint_count: u32,
+    /// Length of a normal line, world units.
+    pub normal_length: f32,
+    pub extent: ash_vk::Extent2D,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct LinePush {
+    view_projection: [f32; 16],
+    value: u32,
+    unused: [u32; 3],
+}
+
+pub struct DebugPass {
+    wireframe: Pipeline,
+    normals: Option<Pipeline>,
+    skeleton: Pipeline,
+    bounds: Pipeline,
+    shadowmap: Pipeline,
+    pub set_layout: DescriptorSetLayout,
+    device: Arc<Device>,
+}
+
+impl DebugPass {
+    /// `frame_set_layout`: the forward pass's frame set (set 0 of every debug pipeline).
+    pub fn new(
+        device: &Arc<Device>,
+        color_format: ash_vk::Format,
+        frame_set_layout: &DescriptorSetLayout,
+    ) -> vk::Result<DebugPass> {
+        let storage = ash_vk::DescriptorType::STORAGE_BUFFER;
+        let vertex = ash_vk::ShaderStageFlags::VERTEX;
+        let set_layout = DescriptorSetLayout::new(
+            device,
+            "debug.set_layout",
+            &[
+                (BINDING_JOINT_POSITIONS, storage, vertex),
+                (BINDING_JOINT_PARENTS, storage, vertex),
+                (BINDING_SKIN_LIST, storage, vertex),
+                (BINDING_BOXES, storage, vertex),
+                (BINDING_SHADOW_DEPTH, ash_vk::DescriptorType::COMBINED_IMAGE_SAMPLER, ash_vk::ShaderStageFlags::FRAGMENT),
+            ],
+        )?;
+        let (bindings, attributes) = skinned_vertex_input();
+        let lines_only = GraphicsDesc {
+            vertex_shader: super::shaders::DEBUG_SKELETON_VERT,
+            geometry_shader: None,
+            fragment_shader: Some(super::shaders::DEBUG_LINES_FRAG),
+            vertex_bindings: &[],
+            vertex_attributes: &[],
+            topology: ash_vk::PrimitiveTopology::LINE_LIST,
+            polygon_mode: ash_vk::PolygonMode::FILL,
+            cull_mode: ash_vk::CullModeFlags::NONE,
+            depth_bias: None,
+            samples: SAMPLES,
+            color_format: Some(color_format),
+            depth_format: Some(DEPTH_FORMAT),
+            depth_write: false,
+            depth_compare: ash_vk::CompareOp::ALWAYS,
+            set_layouts: &[frame_set_layout, &set_layout],
+            push_constants: Some((ash_vk::ShaderStageFlags::VERTEX, std::mem::size_of::<LinePush>() as u32)),
+        };
+        let skeleton = Pipeline::graphics(device, "debug.skeleton", &lines_only)?;
+        let bounds = Pipeline::graphics(
+            device,
+            "debug.bounds",
+            &GraphicsDesc {
+                vertex_shader: super::shaders::DEBUG_BOUNDS_VERT,
+                depth_compare: ash_vk::CompareOp::LESS_OR_EQUAL,
+                ..lines_only
+            },
+        )?;
+        let wireframe = Pipeline::graphics(
+            device,
+            "debug.wireframe",
+            &GraphicsDesc {
+                vertex_shader: super::shaders::DEBUG_WIREFRAME_VERT,
+                vertex_bindings: &bindings,
+                vertex_attributes: &attributes[..1],
+                topology: ash_vk::PrimitiveTopology::TRIANGLE_LIST,
+                // Lines over their own triangles: pulled towards the camera so they win the depth test.
+                polygon_mode: if device.fill_mode_non_solid { ash_vk::PolygonMode::LINE } else { ash_vk::PolygonMode::FILL },
+                depth_bias: Some((-2.0, -1.0)),
+                depth_compare: ash_vk::CompareOp::LESS_OR_EQUAL,
+                push_constants: None,
+                ..lines_only
+            },
+        )?;
+        let normals = if device.geometry_shader {
+            Some(Pipeline::graphics(
+                device,
+                "debug.normals",
+                &GraphicsDesc {
+                    vertex_shader: super::shaders::DEBUG_NORMALS_VERT,
+                    geometry_shader: Some(super::shaders::DEBUG_NORMALS_GEOM),
+                    vertex_bindings: &bindings,
+                    vertex_attributes: &attributes[..2],
+                    topology: ash_vk::PrimitiveTopology::TRIANGLE_LIST,
+                    depth_compare: ash_vk::CompareOp::LESS_OR_EQUAL,
+                    push_constants: Some((ash_vk::ShaderStageFlags::GEOMETRY, std::mem::size_of::<LinePush>() as u32)),
+                    ..lines_only
+                },
+            )?)
+        } else {
+            None
+        };
+        let shadowmap = Pipeline::graphics(
+            device,
+            "debug.shadowmap",
+            &GraphicsDesc {
+                vertex_shader: super::shaders::DEBUG_SHADOWMAP_VERT,
+                fragment_shader: Some(super::shaders::DEBUG_SHADOWMAP_FRAG),
+                topology: ash_vk::PrimitiveTopology::TRIANGLE_LIST,
+                push_constants: None,
+                ..lines_only
+            },
+        )?;
+        Ok(DebugPass { wireframe, normals, skeleton, bounds, shadowmap, set_layout, device: device.clone() })
+    }
+
+    /// Why a view cannot be drawn on this device, if one cannot.
+    pub fn check(&self, views: DebugViews) -> Result<(), String> {
+        if views.normals && self.normals.is_none() {
+            return Err("the normals view needs geometry shaders, which this device lacks".into());
+        }
+        Ok(())
+    }
+
+    pub fn write_set(&self, set: ash_vk::DescriptorSet, inputs: &DebugInputs<'_>) {
+        crate::vk::descriptors::write_set(
+            &self.device,
+            set,
+            &[
+                (BINDING_JOINT_POSITIONS, Resource::StorageBuffer(inputs.joint_positions)),
+                (BINDING_JOINT_PARENTS, Resource::StorageBuffer(inputs.joint_parents)),
+                (BINDING_SKIN_LIST, Resource::StorageBuffer(inputs.skin_list)),
+                (BINDING_BOXES, Resource::StorageBuffer(inputs.boxes)),
+                (BINDING_SHADOW_DEPTH, Resource::SampledImage(inputs.shadow_view, inputs.shadow_sampler)),
+            ],
+        );
+    }
+
+    /// Records the views that are on, inside the forward pass's rendering (its targets bound).
+    pub fn record(&self, command_buffer: ash_vk::CommandBuffer, set: ash_vk::DescriptorSet, frame: &DebugFrame<'_>) {
+        let device = &self.device;
+        let views = frame.views;
+        if !views.any() {
+            return;
+        }
+        device.begin_label(command_buffer, c"debug");
+        let push = |value: u32| LinePush { view_projection: frame.view_projection.to_cols_array(), value, unused: [0; 3] };
+        let sets = [frame.frame_set, set];
+        let skinned_draws = |pipeline: &Pipeline| {
+            pipeline.bind(command_buffer);
+            pipeline.bind_sets(command_buffer, 0, &sets);
+            unsafe { device.raw.cmd_bind_index_buffer(command_buffer, frame.indices.raw, 0, ash_vk::IndexType::UINT32) };
+            for chunk in 0..frame.camera_draws.chunk_count {
+                frame.vertices.bind_chunk(device, command_buffer, chunk);
+                for mesh in 0..frame.camera_draws.mesh_count {
+                    frame.camera_draws.draw(device, command_buffer, chunk, mesh);
+                }
+            }
+        };
+        if views.wireframe {
+            device.begin_label(command_buffer, c"wireframe");
+            skinned_draws(&self.wireframe);
+            device.end_label(command_buffer);
+        }
+        if let (true, Some(normals)) = (views.normals, &self.normals) {
+            device.begin_label(command_buffer, c"normals");
+            let push = LinePush { value: frame.normal_length.to_bits(), ..push(0) };
+            normals.bind(command_buffer);
+            normals.push_constants(command_buffer, ash_vk::ShaderStageFlags::GEOMETRY, &push);
+            skinned_draws(normals);
+            device.end_label(command_buffer);
+        }
+        if views.bounds {
+            device.begin_label(command_buffer, c"bounds");
+            self.bounds.bind(command_buffer);
+            self.bounds.bind_sets(command_buffer, 0, &sets);
+            self.bounds.push_constants(command_buffer, ash_vk::ShaderStageFlags::VERTEX, &push(0));
+            unsafe { device.raw.cmd_draw_indirect(command_buffer, frame.counters.raw, frame.box_offset, 1, 16) };
+            device.end_label(command_buffer);
+        }
+        if views.skeleton {
+            device.begin_label(command_buffer, c"skeleton");
+            self.skeleton.bind(command_buffer);
+            self.skeleton.bind_sets(command_buffer, 0, &sets);
+            self.skeleton.push_constants(command_buffer, ash_vk::ShaderStageFlags::VERTEX, &push(frame.joint_count));
+            unsafe { device.raw.cmd_draw_indirect(command_buffer, frame.counters.raw, frame.skeleton_offset, 1, 16) };
+            device.end_label(command_buffer);
+        }
+        if views.shadowmap {
+            device.begin_label(command_buffer, c"shadowmap");
+            // A square in the bottom-left corner, a third of the target's height.
+            let side = (frame.extent.height / 3).max(1) as f32;
+            let viewport = ash_vk::Viewport {
+                x: 8.0,
+                y: frame.extent.height as f32 - side - 8.0,
+                width: side,
+                height: side,
+                min_depth: 0.0,
+                max_depth: 1.0,
+            };
+            unsafe { device.raw.cmd_set_viewport(command_buffer, 0, &[viewport]) };
+            self.shadowmap.bind(command_buffer);
+            self.shadowmap.bind_sets(command_buffer, 0, &sets);
+            unsafe { device.raw.cmd_draw(command_buffer, 6, 1, 0, 0) };
+            set_viewport(device, command_buffer, frame.extent);
+            device.end_label(command_buffer);
+        }
+        device.end_label(command_buffer);
+    }
+}

@@ -1,0 +1,99 @@
+//! The debug views (validation on): each one drawn over the same frame changes the image the way it
+//! should, and views a strategy cannot draw are refused with a reason.
+
+mod common;
+
+use common::{assert_no_validation_messages, default_model, validated_device};
+use image::{Rgba, RgbaImage};
+use vkskin::app::{HeadlessRenderer, SceneSetup};
+use vkskin::render::debug::DebugViews;
+use vkskin::render::Strategy;
+
+fn count(image: &RgbaImage, test: impl Fn(&Rgba<u8>) -> bool) -> usize {
+    image.pixels().filter(|pixel| test(pixel)).count()
+}
+
+#[test]
+fn each_debug_view_draws_what_it_shows() {
+    let setup = SceneSetup::new(default_model(), 2);
+    let device = validated_device();
+    let (width, height) = (240, 180);
+    let mut headless = HeadlessRenderer::with_strategy(&device, &setup, (width, height), Strategy::Compute).expect("renderer");
+    let scene = setup.frame(0.6, headless.aspect());
+    let mut render = |views: &str| {
+        headless.renderer.set_debug(DebugViews::parse(views).expect("views")).expect("drawable");
+        headless.submit(&scene).expect("frame");
+        headless.render(&scene).expect("frame")
+    };
+    let plain = render("");
+    let changed = |image: &RgbaImage| plain.pixels().zip(image.pixels()).filter(|(a, b)| a != b).count();
+
+    // Skeleton: yellow and orange lines on top.
+    let skeleton = render("skeleton");
+    let yellow = |pixel: &Rgba<u8>| pixel[0] > 200 && pixel[1] > 100 && pixel[2] < 90;
+    println!("skeleton: {} yellow pixels (plain: {})", count(&skeleton, yellow), count(&plain, yellow));
+    assert!(count(&skeleton, yellow) > count(&plain, yellow) + 40);
+
+    // Bounds: green boxes (both instances are in view).
+    let bounds = render("bounds");
+    // Thin lines come out of the 4× MSAA resolve blended with what is behind them.
+    let green = |pixel: &Rgba<u8>| pixel[1] > 140 && pixel[1] > pixel[0] + 50 && pixel[1] > pixel[2] + 30;
+    println!("bounds: {} green pixels (plain: {})", count(&bounds, green), count(&plain, green));
+    assert!(count(&bounds, green) > count(&plain, green) + 60);
+
+    // Wireframe: dark edges over the model.
+    let wireframe = render("wireframe");
+    let brightness = |pixel: &Rgba<u8>| u32::from(pixel[0]) + u32::from(pixel[1]) + u32::from(pixel[2]);
+    let darkened = plain.pixels().zip(wireframe.pixels()).filter(|(a, b)| brightness(b) + 60 < brightness(a)).count();
+    let brightened = plain.pixels().zip(wireframe.pixels()).filter(|(a, b)| brightness(b) > brightness(a) + 60).count();
+    println!("wireframe: {darkened} pixels darkened, {brightened} brightened");
+    assert!(darkened > 200 && brightened < darkened / 10);
+
+    // Normals: blue lines.
+    if device.geometry_shader {
+        let normals = render("normals");
+        let blue = |pixel: &Rgba<u8>| pixel[2] > 180 && pixel[0] < 140;
+        println!("normals: {} blue pixels (plain: {})", count(&normals, blue), count(&plain, blue));
+        assert!(count(&normals, blue) > count(&plain, blue) + 100);
+    } else {
+        println!("normals: skipped, no geometry shaders on this device");
+    }
+
+    // Shadow map: the bottom-left third-of-height square changes, nothing outside it.
+    let shadowmap = render("shadowmap");
+    let side = height / 3;
+    let (mut inside, mut outside) = (0, 0);
+    for (x, y, pixel) in shadowmap.enumerate_pixels() {
+        if pixel != plain.get_pixel(x, y) {
+            if x < side + 10 && y + side + 10 >= height {
+                inside += 1;
+            } else {
+                outside += 1;
+            }
+        }
+    }
+    println!("shadowmap: {inside} pixels changed in the corner, {outside} outside");
+    assert!(inside > (side * side / 2) as usize && outside == 0);
+
+    // All at once still draws, and turning them off gives the plain image back.
+    let all = render("skeleton,normals,shadowmap,wireframe,bounds");
+    assert!(changed(&all) > changed(&skeleton));
+    assert_eq!(changed(&render("")), 0);
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn views_a_strategy_cannot_draw_are_refused() {
+    let setup = SceneSetup::new(default_model(), 1);
+    let device = validated_device();
+    let mut vertex = HeadlessRenderer::with_strategy(&device, &setup, (32, 24), Strategy::Vertex).expect("renderer");
+    let error = vertex.renderer.set_debug(DebugViews::parse("wireframe").expect("views")).expect_err("no skinned buffer");
+    assert!(error.contains("vertex strategy"), "{error}");
+    assert!(vertex.renderer.set_debug(DebugViews::parse("skeleton,bounds,shadowmap").expect("views")).is_ok());
+    let mut cpu = HeadlessRenderer::with_strategy(&device, &setup, (32, 24), Strategy::Cpu).expect("renderer");
+    let error = cpu.renderer.set_debug(DebugViews::parse("skeleton").expect("views")).expect_err("no palette pass");
+    assert!(error.contains("cpu strategy"), "{error}");
+    let error = DebugViews::parse("skeleton,bones").expect_err("unknown view");
+    assert!(error.contains("bones") && error.contains("wireframe"), "{error}");
+    assert_no_validation_messages(&device);
+}

@@ -1,0 +1,94 @@
+//! A headless frame captured with RenderDoc on lavapipe reads like the code: every pass labelled
+//! with its file's name, and the skinned-vertex buffer named. The capture is taken the way the
+//! README shows (`renderdoccmd capture` around `vkskin render --capture-frame N`) and converted to
+//! XML with `renderdoccmd convert`. Needs the Debian package `renderdoc` (scripts/install-deps
+//! installs it).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn scratch(name: &str) -> PathBuf {
+    let folder = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("renderdoc");
+    std::fs::create_dir_all(&folder).expect("scratch folder");
+    folder.join(name)
+}
+
+fn text(output: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
+fn renderdoccmd() -> Command {
+    let found = Command::new("renderdoccmd").arg("version").output();
+    assert!(
+        found.is_ok_and(|output| output.status.success()),
+        "renderdoccmd not found: install the Debian package 'renderdoc' (scripts/install-deps does)"
+    );
+    Command::new("renderdoccmd")
+}
+
+/// The .rdc path vkskin printed as "captured frame N: PATH".
+fn captured_path(output: &str, frame: u64) -> PathBuf {
+    let prefix = format!("captured frame {frame}: ");
+    let line = output.lines().find_map(|line| line.strip_prefix(prefix.as_str()));
+    PathBuf::from(line.unwrap_or_else(|| panic!("vkskin printed no capture path: {output}")).trim())
+}
+
+#[test]
+fn a_headless_capture_holds_the_pass_labels_and_the_named_skinned_buffer() {
+    let folder = scratch("frame");
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).expect("capture folder");
+    let output = renderdoccmd()
+        .args(["capture", "-w", "-c"])
+        .arg(folder.join("vkskin"))
+        .arg(env!("CARGO_BIN_EXE_vkskin"))
+        .args(["render", "--instances", "2", "--size", "160x120", "--capture-frame", "2", "--out"])
+        .arg(folder.join("frame.png"))
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("renderdoccmd runs");
+    let message = text(&output);
+    assert!(output.status.success(), "{message}");
+    let capture = captured_path(&message, 2);
+    assert!(capture.extension().is_some_and(|extension| extension == "rdc"), "{}", capture.display());
+    assert!(std::fs::metadata(&capture).is_ok_and(|metadata| metadata.len() > 10_000), "{} written", capture.display());
+
+    let xml = folder.join("capture.xml");
+    let output = renderdoccmd()
+        .args(["convert", "-f"])
+        .arg(&capture)
+        .arg("-o")
+        .arg(&xml)
+        .args(["-c", "xml"])
+        .output()
+        .expect("renderdoccmd convert runs");
+    assert!(output.status.success(), "{}", text(&output));
+    let xml = std::fs::read_to_string(&xml).expect("the XML");
+    // Each pass's label, as a string of the capture's label calls.
+    for label in ["cull", "palette", "skin", "shadow", "forward", "resolve", "ground", "model"] {
+        assert!(xml.contains(&format!(">{label}<")), "label '{label}' in the capture");
+    }
+    assert!(xml.contains("vkCmdBeginDebugUtilsLabelEXT"), "labels recorded as debug-utils labels");
+    // The skinned buffer, named, and bound as the vertex input of the shadow and forward draws.
+    for name in ["skinned_vertices[0]", "joint_palettes[0]", "cull.counters", "shadow.depth", "model.indices"] {
+        assert!(xml.contains(&format!(">{name}<")), "object name '{name}' in the capture");
+    }
+    assert!(xml.contains("vkCmdBindVertexBuffers"), "vertex buffers bound in the frame");
+    assert!(xml.contains("vkCmdDrawIndexedIndirectCount"), "the culled indirect draws");
+}
+
+#[test]
+fn capture_without_renderdoc_says_so_plainly() {
+    // Not started by RenderDoc, and the library to load pointed at nothing: as on a machine without
+    // the renderdoc package.
+    let output = Command::new(env!("CARGO_BIN_EXE_vkskin"))
+        .args(["render", "--size", "32x24", "--capture-frame", "0", "--out"])
+        .arg(scratch("plain.png"))
+        .env("VKSKIN_RENDERDOC_LIBRARY", "/nonexistent/librenderdoc.so")
+        .output()
+        .expect("vkskin runs");
+    let message = text(&output);
+    assert!(!output.status.success(), "{message}");
+    assert!(message.contains("renderdoc") && message.contains("install"), "{message}");
+    assert!(!message.contains("panicked"), "{message}");
+}
