@@ -36,6 +36,12 @@ enum Command {
         /// Quit after this many frames.
         #[arg(long)]
         frames: Option<u64>,
+        /// Drive N window events at the window (resizes, 0×0, minimize, focus, hide): a test.
+        #[arg(long, default_value_t = 0)]
+        storm: u32,
+        /// On exit, write the last frame (rendered offscreen by the same renderer) as PNG.
+        #[arg(long)]
+        screenshot: Option<PathBuf>,
     },
     /// Render one frame headless and write it as PNG.
     Render {
@@ -308,9 +314,11 @@ fn run(cli: Cli) -> Result<(), String> {
         },
         size: (1280, 720),
         frames: None,
+        storm: 0,
+        screenshot: None,
     });
     match command {
-        Command::View { scene, size, frames } => {
+        Command::View { scene, size, frames, storm, screenshot } => {
             // RenderDoc first: its layer must see the Vulkan instance being created.
             let capture = scene.capture_frame.map(FrameCapture::attach).transpose()?;
             let setup = scene.setup()?;
@@ -323,9 +331,14 @@ fn run(cli: Cli) -> Result<(), String> {
                 strategy: scene.strategy,
                 capture,
                 debug: scene.debug,
+                storm,
+                screenshot,
             };
             let report = vkskin::viewer::run(setup, options)?;
             println!("presented {} frames", report.frames);
+            if storm > 0 {
+                println!("storm: {} window events, {} swapchains", report.storm_events, report.swapchains);
+            }
             check_messages(validation, report.messages)
         }
         Command::Render { scene, time, size, out, frames } => render(&scene, time, size, &out, frames),

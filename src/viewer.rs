@@ -36,6 +36,12 @@ pub struct ViewerOptions {
     pub capture: Option<FrameCapture>,
     /// Debug views on at start (F1-F5 toggle them).
     pub debug: DebugViews,
+    /// `--storm N`: the viewer drives N window events at itself, one a frame (resizes to odd and
+    /// tiny sizes, 0×0 as a minimized window reports it, minimize and restore, focus, hide and
+    /// show), then settles back at its size. A test of the swapchain's life cycle.
+    pub storm: u32,
+    /// Write the final frame, rendered offscreen by the same renderer, as PNG on exit.
+    pub screenshot: Option<std::path::PathBuf>,
 }
 
 /// What the viewer reports when it closes.
@@ -45,6 +51,9 @@ pub struct ViewerReport {
     pub messages: MessageCounts,
     /// RenderDoc captures written (`--capture-frame`).
     pub captures: Vec<std::path::PathBuf>,
+    /// Window events the storm drove, and swapchains created (the first included).
+    pub storm_events: u32,
+    pub swapchains: u32,
 }
 
 /// Everything that exists once the window does. Field order is drop order: the renderer and the
@@ -78,6 +87,8 @@ struct Viewer {
     dragging: bool,
     last_cursor: Option<(f64, f64)>,
     swapchain_dirty: bool,
+    /// Frames left to treat the window as 0×0 (the storm's stand-in for a minimized window).
+    zero_size_frames: u32,
     initial_camera: OrbitCamera,
 }
 
@@ -105,8 +116,21 @@ pub fn run(setup: SceneSetup, options: ViewerOptions) -> Result<ViewerReport, St
         last_cursor: None,
         swapchain_dirty: false,
         initial_camera,
+        zero_size_frames: 0,
     };
     event_loop.run_app(&mut viewer).map_err(|error| format!("event loop failed: {error}"))?;
+    if let (Some(path), Some(graphics), None) = (&viewer.options.screenshot, &mut viewer.graphics, &viewer.error) {
+        let size = graphics.window.inner_size();
+        let (width, height) = if size.width == 0 || size.height == 0 { viewer.options.size } else { (size.width, size.height) };
+        let scene = viewer.setup.frame(viewer.clock, width as f32 / height.max(1) as f32);
+        let format = graphics.renderer.color_format;
+        let target = crate::render::offscreen::OffscreenTarget::with_format(&graphics.device, width, height, format)
+            .map_err(|error| error.to_string())?;
+        graphics.renderer.render(&scene, Output::Offscreen(&target)).map_err(|error| error.to_string())?;
+        graphics.renderer.wait_all().map_err(|error| error.to_string())?;
+        let image = target.read_image().map_err(|error| error.to_string())?;
+        crate::render::offscreen::save_png(&image, path)?;
+    }
     if let Some(graphics) = &viewer.graphics {
         viewer.report.messages = graphics.device.instance.message_counts();
     }
@@ -118,6 +142,41 @@ pub fn run(setup: SceneSetup, options: ViewerOptions) -> Result<ViewerReport, St
 }
 
 impl Viewer {
+    /// One event of `--storm`, at the window itself.
+    fn storm_step(&mut self) {
+        let Some(graphics) = &self.graphics else { return };
+        let step = self.report.storm_events;
+        self.report.storm_events += 1;
+        let window = &graphics.window;
+        const SIZES: [(u32, u32); 6] = [(1, 1), (37, 19), (640, 480), (123, 457), (2, 300), (301, 2)];
+        match step % 10 {
+            0 | 5 => {
+                let (width, height) = SIZES[(step as usize / 5) % SIZES.len()];
+                let _ = window.request_inner_size(winit::dpi::PhysicalSize::new(width, height));
+            }
+            1 => window.set_minimized(true),
+            2 => window.set_minimized(false),
+            3 => window.focus_window(),
+            // What a minimized window reports on some platforms: a 0×0 size, for a few frames.
+            4 => {
+                self.zero_size_frames = 3;
+                self.swapchain_dirty = true;
+            }
+            6 => window.set_visible(false),
+            7 => window.set_visible(true),
+            8 => self.swapchain_dirty = true,
+            _ => {
+                let (width, height) = self.options.size;
+                let _ = window.request_inner_size(winit::dpi::PhysicalSize::new(width, height));
+            }
+        }
+        if self.report.storm_events == self.options.storm {
+            let (width, height) = self.options.size;
+            let _ = window.request_inner_size(winit::dpi::PhysicalSize::new(width, height));
+            window.focus_window();
+        }
+    }
+
     fn create_graphics(&self, event_loop: &ActiveEventLoop) -> Result<Graphics, String> {
         let (width, height) = self.options.size;
         let attributes =
@@ -194,6 +253,7 @@ impl Viewer {
         let new = Swapchain::new(&graphics.device, &graphics.surface, extent, graphics.swapchain.as_ref())?;
         graphics.swapchain = Some(new);
         self.swapchain_dirty = false;
+        self.report.swapchains += 1;
         Ok(())
     }
 
@@ -209,7 +269,8 @@ impl Viewer {
         }
         let Some(graphics) = &mut self.graphics else { return Ok(()) };
         let size = graphics.window.inner_size();
-        if size.width == 0 || size.height == 0 {
+        if size.width == 0 || size.height == 0 || self.zero_size_frames > 0 {
+            self.zero_size_frames = self.zero_size_frames.saturating_sub(1);
             return Ok(()); // minimized: nothing to draw into
         }
         let image_available = graphics.renderer.wait_for_slot()?;
@@ -295,6 +356,7 @@ impl ApplicationHandler for Viewer {
         match self.create_graphics(event_loop) {
             Ok(graphics) => {
                 self.graphics = Some(graphics);
+                self.report.swapchains += 1;
                 self.last_tick = Instant::now();
             }
             Err(error) => self.fail(event_loop, error),
@@ -374,6 +436,9 @@ impl ApplicationHandler for Viewer {
     }
 
     fn about_to_wait(&mut self, _event_loop: &ActiveEventLoop) {
+        if self.report.storm_events < self.options.storm && self.report.frames > 0 {
+            self.storm_step();
+        }
         if let Some(graphics) = &self.graphics {
             graphics.window.request_redraw();
         }

@@ -59,3 +59,44 @@ fn bench_runs_300_frames_a_strategy() {
         .expect("vkskin runs");
     assert_clean(&output);
 }
+
+#[test]
+fn a_window_storm_leaves_the_viewer_drawing_correctly() {
+    if Command::new("xvfb-run").arg("--help").output().is_err() {
+        println!("skipped: xvfb-run is not installed (apt-get install xvfb xauth)");
+        return;
+    }
+    let screenshot = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("after-storm.png");
+    let _ = std::fs::remove_file(&screenshot);
+    // 300 events at the window, one a frame: resizes down to 1×1 and to thin strips, 0×0 as a
+    // minimized window reports it, minimize and restore, focus, hide and show, forced
+    // recreations; then 100 more frames, and the last one offscreen through the same renderer.
+    let output = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1024x768x24"])
+        .arg(env!("CARGO_BIN_EXE_vkskin"))
+        .args(["view", "--storm", "300", "--frames", "400", "--size", "200x150", "--instances", "2", "--validate"])
+        .arg("--screenshot")
+        .arg(&screenshot)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("xvfb-run runs");
+    assert_clean(&output);
+    let message = text(&output);
+    assert!(message.contains("storm: 300 window events"), "{message}");
+    let swapchains: u32 = message
+        .split("window events, ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|count| count.parse().ok())
+        .unwrap_or(0);
+    assert!(swapchains >= 50, "the swapchain was recreated through the storm: {message}");
+    assert!(message.contains("validation: 0 errors, 0 warnings"), "{message}");
+    // The image afterwards: sky at the top, and the figures (dark clothes) where they stand.
+    let image = image::open(&screenshot).expect("screenshot written").to_rgba8();
+    let sky = *image.get_pixel(image.width() / 2, 2);
+    assert!(sky[2] > sky[0], "sky above: {sky:?}");
+    let dark = image.pixels().filter(|pixel| u32::from(pixel[0]) + u32::from(pixel[1]) + u32::from(pixel[2]) < 200).count();
+    let pixels = (image.width() * image.height()) as usize;
+    println!("after the storm: {}x{}, {dark} dark pixels", image.width(), image.height());
+    assert!(dark > pixels / 400 && dark < pixels / 4, "the figures are drawn: {dark} of {pixels}");
+}

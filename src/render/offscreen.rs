@@ -20,8 +20,14 @@ pub struct OffscreenTarget {
 
 impl OffscreenTarget {
     pub fn new(device: &Arc<Device>, width: u32, height: u32) -> vk::Result<OffscreenTarget> {
+        OffscreenTarget::with_format(device, width, height, OFFSCREEN_FORMAT)
+    }
+
+    /// An offscreen target in another 8-bit RGBA or BGRA format (the viewer's screenshot matches
+    /// its swapchain's, which its renderer's pipelines were built for).
+    pub fn with_format(device: &Arc<Device>, width: u32, height: u32, format: ash_vk::Format) -> vk::Result<OffscreenTarget> {
         let extent = ash_vk::Extent2D { width, height };
-        let desc = ImageDesc::color_attachment(OFFSCREEN_FORMAT, extent, ash_vk::SampleCountFlags::TYPE_1)
+        let desc = ImageDesc::color_attachment(format, extent, ash_vk::SampleCountFlags::TYPE_1)
             .with_usage(ash_vk::ImageUsageFlags::TRANSFER_SRC);
         let color = Image::new(device, "offscreen.color", desc)?;
         let bytes = u64::from(width) * u64::from(height) * 4;
@@ -79,7 +85,10 @@ impl OffscreenTarget {
     /// The last copied frame as an image. Call after the frame's fence (Renderer::wait_all).
     pub fn read_image(&self) -> vk::Result<image::RgbaImage> {
         let extent = self.color.extent();
-        let pixels: Vec<u8> = self.readback.borrow_mut().read()?;
+        let mut pixels: Vec<u8> = self.readback.borrow_mut().read()?;
+        if matches!(self.color.desc.format, ash_vk::Format::B8G8R8A8_SRGB | ash_vk::Format::B8G8R8A8_UNORM) {
+            pixels.chunks_exact_mut(4).for_each(|pixel| pixel.swap(0, 2));
+        }
         image::RgbaImage::from_raw(extent.width, extent.height, pixels)
             .ok_or_else(|| vk::Error::Other("readback buffer smaller than the image".into()))
     }
