@@ -284,27 +284,23 @@ impl Viewer {
         };
         let extent = swapchain.extent;
         let scene = self.setup.frame(self.clock, extent.width as f32 / extent.height.max(1) as f32);
-        let frame_number = self.report.frames;
-        let capture = self.options.capture.as_mut().filter(|capture| capture.frame == frame_number);
-        let capturing = capture.is_some();
-        if let Some(capture) = capture {
-            capture.begin();
-        }
-        graphics.renderer.render(
-            &scene,
-            Output::Swapchain {
-                image: swapchain.images[index as usize],
-                view: swapchain.views[index as usize],
-                extent,
-                render_finished: swapchain.render_finished[index as usize].raw,
-            },
-        )?;
-        let needs_recreate = swapchain.present(index)?;
-        if let (true, Some(capture)) = (capturing, self.options.capture.as_mut()) {
-            let path = capture.finish().map_err(vk::Error::Other)?;
-            println!("captured frame {frame_number}: {}", path.display());
-            self.report.captures.push(path);
-        }
+        // Render and present, inside a RenderDoc capture when this is the frame to capture.
+        let mut needs_recreate = false;
+        let captured = crate::capture::around_frame(self.options.capture.as_mut(), self.report.frames, || {
+            graphics.renderer.render(
+                &scene,
+                Output::Swapchain {
+                    image: swapchain.images[index as usize],
+                    view: swapchain.views[index as usize],
+                    extent,
+                    render_finished: swapchain.render_finished[index as usize].raw,
+                },
+            )?;
+            needs_recreate = swapchain.present(index)?;
+            Ok(())
+        })
+        .map_err(vk::Error::Other)?;
+        self.report.captures.extend(captured);
         self.swapchain_dirty |= needs_recreate || suboptimal;
         self.report.frames += 1;
 

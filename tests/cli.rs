@@ -1,8 +1,11 @@
 //! The `vkskin` binary as a user runs it: headless render, errors on bad input and missing parts,
 //! and the viewer under Xvfb. Validation is on wherever Vulkan runs.
 
+mod common;
+
+use common::{scratch_in, text, xvfb_available};
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Command;
 
 fn vkskin() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_vkskin"));
@@ -11,13 +14,7 @@ fn vkskin() -> Command {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let folder = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
-    std::fs::create_dir_all(&folder).expect("scratch folder");
-    folder.join(name)
-}
-
-fn text(output: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+    scratch_in("cli", name)
 }
 
 #[test]
@@ -107,8 +104,7 @@ fn view_without_a_display_points_at_render() {
 
 #[test]
 fn view_runs_under_xvfb_with_validation_clean() {
-    if Command::new("xvfb-run").arg("--help").output().is_err() {
-        println!("skipped: xvfb-run is not installed (apt-get install xvfb xauth)");
+    if !xvfb_available() {
         return;
     }
     let output = Command::new("xvfb-run")

@@ -2,11 +2,10 @@
 //! included) and zero messages of warning or error severity: the viewer under Xvfb with the debug
 //! views on, `render --frames`, and `bench` with few instances.
 
-use std::process::{Command, Output};
+mod common;
 
-fn text(output: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
-}
+use common::{text, xvfb_available};
+use std::process::{Command, Output};
 
 /// Success (with --validate any message fails the run) and no message in the log.
 fn assert_clean(output: &Output) {
@@ -17,8 +16,7 @@ fn assert_clean(output: &Output) {
 
 #[test]
 fn view_runs_300_frames_with_debug_views_under_xvfb() {
-    if Command::new("xvfb-run").arg("--help").output().is_err() {
-        println!("skipped: xvfb-run is not installed (apt-get install xvfb xauth)");
+    if !xvfb_available() {
         return;
     }
     let output = Command::new("xvfb-run")
@@ -62,8 +60,7 @@ fn bench_runs_300_frames_a_strategy() {
 
 #[test]
 fn a_window_storm_leaves_the_viewer_drawing_correctly() {
-    if Command::new("xvfb-run").arg("--help").output().is_err() {
-        println!("skipped: xvfb-run is not installed (apt-get install xvfb xauth)");
+    if !xvfb_available() {
         return;
     }
     let screenshot = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("after-storm.png");

@@ -4,6 +4,9 @@
 //! panic or a hang. (No display: tests/cli.rs. No loader library: libvulkan1 is a dependency of
 //! the window system here and cannot be hidden from a test; the message is `vk::Error::Loader`.)
 
+mod common;
+
+use common::{scratch_in, text};
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -14,13 +17,7 @@ fn vkskin() -> Command {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let folder = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("missing");
-    std::fs::create_dir_all(&folder).expect("scratch folder");
-    folder.join(name)
-}
-
-fn text(output: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+    scratch_in("missing", name)
 }
 
 fn assert_clear_failure(output: &Output, expected: &[&str]) {

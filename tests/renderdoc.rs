@@ -4,17 +4,14 @@
 //! XML with `renderdoccmd convert`. Needs the Debian package `renderdoc` (scripts/install-deps
 //! installs it).
 
+mod common;
+
+use common::{scratch_in, text};
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Command;
 
 fn scratch(name: &str) -> PathBuf {
-    let folder = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("renderdoc");
-    std::fs::create_dir_all(&folder).expect("scratch folder");
-    folder.join(name)
-}
-
-fn text(output: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+    scratch_in("renderdoc", name)
 }
 
 fn renderdoccmd() -> Command {

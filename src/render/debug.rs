@@ -277,12 +277,7 @@ impl DebugPass {
             pipeline.bind(command_buffer);
             pipeline.bind_sets(command_buffer, 0, &sets);
             unsafe { device.raw.cmd_bind_index_buffer(command_buffer, frame.indices.raw, 0, ash_vk::IndexType::UINT32) };
-            for chunk in 0..frame.camera_draws.chunk_count {
-                frame.vertices.bind_chunk(device, command_buffer, chunk);
-                for mesh in 0..frame.camera_draws.mesh_count {
-                    frame.camera_draws.draw(device, command_buffer, chunk, mesh);
-                }
-            }
+            frame.camera_draws.draw_all(device, command_buffer, &frame.vertices);
         };
         if views.wireframe {
             device.begin_label(command_buffer, c"wireframe");

@@ -70,6 +70,17 @@ impl DrawList<'_> {
             )
         };
     }
+
+    /// Every chunk's draws of every mesh, binding each chunk's vertices first (the index buffer
+    /// and the pipeline are the caller's).
+    pub fn draw_all(&self, device: &Device, command_buffer: ash_vk::CommandBuffer, vertices: &VertexSource<'_>) {
+        for chunk in 0..self.chunk_count {
+            vertices.bind_chunk(device, command_buffer, chunk);
+            for mesh in 0..self.mesh_count {
+                self.draw(device, command_buffer, chunk, mesh);
+            }
+        }
+    }
 }
 
 /// Push constants of the `vertex` strategy's shadow vertex shader.
@@ -232,12 +243,7 @@ impl ShadowPass {
             }
         }
         unsafe { device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, ash_vk::IndexType::UINT32) };
-        for chunk in 0..draws.chunk_count {
-            vertices.bind_chunk(device, command_buffer, chunk);
-            for mesh in 0..draws.mesh_count {
-                draws.draw(device, command_buffer, chunk, mesh);
-            }
-        }
+        draws.draw_all(device, command_buffer, &vertices);
         device.cmd_end_rendering(command_buffer);
         device.end_label(command_buffer);
     }

@@ -1,6 +1,8 @@
 //! Helpers shared by the GPU test suites (each `mod common;`).
 #![allow(dead_code)] // each suite uses its own subset
 
+use std::path::PathBuf;
+use std::process::{Command, Output};
 use std::sync::Arc;
 
 use glam::Vec3;
@@ -67,4 +69,25 @@ pub fn check_skinning(model: &Model, scene: &FrameScene, skinned: &[SkinnedVerte
         }
     }
     (worst_position, worst_normal)
+}
+
+/// A process's stdout and stderr together (the CLI suites' messages).
+pub fn text(output: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
+/// `name` in the suite's scratch folder under the target's tmp dir (the folder is created).
+pub fn scratch_in(suite: &str, name: &str) -> PathBuf {
+    let folder = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(suite);
+    std::fs::create_dir_all(&folder).expect("scratch folder");
+    folder.join(name)
+}
+
+/// Whether `xvfb-run` is installed; says why the caller skips when it is not.
+pub fn xvfb_available() -> bool {
+    let found = Command::new("xvfb-run").arg("--help").output().is_ok();
+    if !found {
+        println!("skipped: xvfb-run is not installed (apt-get install xvfb xauth)");
+    }
+    found
 }
