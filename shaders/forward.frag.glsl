@@ -27,7 +27,7 @@ void main() {
         vec3 mapped = texture(normal_texture, uv).xyz * 2.0 - 1.0;
         n = normalize(mat3(t, b, n) * mapped);
     }
-    // Culling is off (MD5 winding varies between exporters), so light the side we see.
+    // A two-sided model (open, or wound both ways: Model::facing) shows either side: light the one we see.
     n = gl_FrontFacing ? n : -n;
     color = vec4(shade(albedo.rgb, n, light_clip), 1.0);
 }

@@ -18,6 +18,7 @@ pub fn describe(model: &Model) -> String {
         model.meshes.len(),
         model.materials.len()
     );
+    let _ = writeln!(out, "  faces: {}", model.facing().describe());
     let _ = writeln!(out, "  influences: up to {} a vertex, {} in all", model.stats.max_influences, model.influences.len());
     let bind = model.bind_bounds();
     let animated = model.animated_bounds();

@@ -2,6 +2,7 @@
 //!
 //! Y-up, right-handed, metres-ish. Vertices are in the bind pose; clips are baked model-space poses.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use glam::{Vec2, Vec3, Vec4};
@@ -119,10 +120,114 @@ impl Model {
         }
     }
 
+    /// Which side of the triangles can ever be seen, so the shadow and forward passes may skip the
+    /// other before rasterizing it (half the triangles that reach setup, on a software rasterizer
+    /// most of the frame). Only a surface that is closed, with every edge shared by exactly two
+    /// triangles running it in opposite directions, hides one side; vertices split at UV or normal
+    /// seams are welded by position first. Each connected piece's signed volume says whether its
+    /// counter-clockwise side faces out.
+    pub fn facing(&self) -> Facing {
+        let mut welded: HashMap<[u32; 3], u32> = HashMap::new();
+        let ids: Vec<u32> = self
+            .vertices
+            .iter()
+            .map(|vertex| {
+                // +0.0 and -0.0 are one place.
+                let key = (vertex.position + Vec3::ZERO).to_array().map(f32::to_bits);
+                let next = welded.len() as u32;
+                *welded.entry(key).or_insert(next)
+            })
+            .collect();
+        let mut edges: HashMap<(u32, u32), u32> = HashMap::new();
+        let mut pieces = Pieces::new(welded.len());
+        let mut triangles = Vec::with_capacity(self.indices.len() / 3);
+        for triangle in self.indices.chunks_exact(3) {
+            let corner = |index: u32| ids.get(index as usize).copied();
+            let (Some(a), Some(b), Some(c)) = (corner(triangle[0]), corner(triangle[1]), corner(triangle[2])) else {
+                return Facing::TwoSided; // an index past the vertices: loaders never produce one
+            };
+            if a == b || b == c || c == a {
+                continue; // welded to a line: covers nothing, bounds nothing
+            }
+            for (from, to) in [(a, b), (b, c), (c, a)] {
+                *edges.entry((from, to)).or_default() += 1;
+            }
+            pieces.join(a, b);
+            pieces.join(a, c);
+            triangles.push((a, [triangle[0], triangle[1], triangle[2]]));
+        }
+        if triangles.is_empty() {
+            return Facing::TwoSided;
+        }
+        let closed = edges.iter().all(|(&(from, to), &count)| count == 1 && edges.get(&(to, from)) == Some(&1));
+        if !closed {
+            return Facing::TwoSided;
+        }
+        // Six times each piece's signed volume, in f64: thin pieces sum many small terms.
+        let mut volumes: HashMap<u32, f64> = HashMap::new();
+        for (corner, triangle) in triangles {
+            let [p, q, r] = triangle.map(|index| self.vertices[index as usize].position.as_dvec3());
+            *volumes.entry(pieces.root(corner)).or_default() += p.dot(q.cross(r));
+        }
+        if volumes.values().all(|&volume| volume > 0.0) {
+            Facing::Outward
+        } else if volumes.values().all(|&volume| volume < 0.0) {
+            Facing::Inward
+        } else {
+            Facing::TwoSided
+        }
+    }
+
     /// A vertex's influences (empty if its range is out of bounds, which loaders never produce).
     pub fn influences_of(&self, vertex: &Vertex) -> &[Influence] {
         let start = vertex.first_influence as usize;
         self.influences.get(start..start.saturating_add(vertex.influence_count as usize)).unwrap_or(&[])
+    }
+}
+
+/// Which side of a model's triangles faces the viewer wherever it can be seen ([`Model::facing`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Facing {
+    /// Closed, counter-clockwise side out: back faces are always hidden behind front ones.
+    Outward,
+    /// Closed, clockwise side out (a mirrored export): the counter-clockwise side is the hidden one.
+    Inward,
+    /// Open, non-manifold, or with pieces wound both ways: either side may show.
+    TwoSided,
+}
+
+impl Facing {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Facing::Outward => "closed, counter-clockwise side out: back faces culled",
+            Facing::Inward => "closed, clockwise side out: front faces culled",
+            Facing::TwoSided => "open or mixed winding: both sides drawn",
+        }
+    }
+}
+
+/// Connected pieces of a mesh: union-find over welded vertices.
+struct Pieces {
+    parents: Vec<u32>,
+}
+
+impl Pieces {
+    fn new(count: usize) -> Pieces {
+        Pieces { parents: (0..count as u32).collect() }
+    }
+
+    fn root(&mut self, mut at: u32) -> u32 {
+        while self.parents[at as usize] != at {
+            let grandparent = self.parents[self.parents[at as usize] as usize];
+            self.parents[at as usize] = grandparent;
+            at = grandparent;
+        }
+        at
+    }
+
+    fn join(&mut self, a: u32, b: u32) {
+        let (a, b) = (self.root(a), self.root(b));
+        self.parents[a as usize] = b;
     }
 }
 
@@ -197,5 +302,96 @@ pub fn compute_normals(vertices: &mut [Vertex], indices: &[u32]) {
     }
     for (vertex, sum) in vertices.iter_mut().zip(sums) {
         vertex.normal = sum.try_normalize().unwrap_or(Vec3::Y);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A unit cube, counter-clockwise side out, with every corner split per face (as UV seams split
+    /// vertices), moved by `offset`.
+    fn cube(offset: Vec3) -> (Vec<Vec3>, Vec<u32>) {
+        let corner = |bits: u32| offset + Vec3::new((bits & 1) as f32, ((bits >> 1) & 1) as f32, ((bits >> 2) & 1) as f32);
+        // Each face's corners, counter-clockwise seen from outside.
+        let faces = [[0, 2, 3, 1], [4, 5, 7, 6], [0, 1, 5, 4], [2, 6, 7, 3], [0, 4, 6, 2], [1, 3, 7, 5]];
+        let mut positions = Vec::new();
+        let mut indices = Vec::new();
+        for face in faces {
+            let base = positions.len() as u32;
+            positions.extend(face.map(corner));
+            indices.extend([base, base + 1, base + 2, base, base + 2, base + 3]);
+        }
+        (positions, indices)
+    }
+
+    fn model_of(positions: Vec<Vec3>, indices: Vec<u32>) -> Model {
+        let vertices = positions
+            .into_iter()
+            .map(|position| Vertex {
+                position,
+                normal: Vec3::Y,
+                tangent: Vec4::X,
+                uv: Vec2::ZERO,
+                first_influence: 0,
+                influence_count: 0,
+            })
+            .collect();
+        Model {
+            name: "test".into(),
+            vertices,
+            influences: Vec::new(),
+            indices,
+            meshes: Vec::new(),
+            materials: Vec::new(),
+            skeleton: Skeleton::default(),
+            clips: Vec::new(),
+            stats: LoadStats::default(),
+        }
+    }
+
+    fn reversed(indices: &[u32]) -> Vec<u32> {
+        indices.chunks_exact(3).flat_map(|triangle| [triangle[0], triangle[2], triangle[1]]).collect()
+    }
+
+    #[test]
+    fn a_closed_box_faces_out_or_in_by_its_winding() {
+        let (positions, indices) = cube(Vec3::ZERO);
+        assert_eq!(model_of(positions.clone(), indices.clone()).facing(), Facing::Outward);
+        assert_eq!(model_of(positions, reversed(&indices)).facing(), Facing::Inward);
+    }
+
+    #[test]
+    fn a_hole_a_flipped_triangle_or_mixed_pieces_draw_both_sides() {
+        let (positions, indices) = cube(Vec3::ZERO);
+        let open = indices[3..].to_vec();
+        assert_eq!(model_of(positions.clone(), open).facing(), Facing::TwoSided);
+        let mut one_flipped = indices.clone();
+        one_flipped.swap(1, 2);
+        assert_eq!(model_of(positions.clone(), one_flipped).facing(), Facing::TwoSided);
+
+        // Two closed boxes: both out is outward; one in, one out is neither.
+        let (far_positions, far_indices) = cube(Vec3::new(3.0, 0.0, 0.0));
+        let shift = positions.len() as u32;
+        let mut both_positions = positions.clone();
+        both_positions.extend(far_positions);
+        let both_out: Vec<u32> = indices.iter().copied().chain(far_indices.iter().map(|index| index + shift)).collect();
+        assert_eq!(model_of(both_positions.clone(), both_out).facing(), Facing::Outward);
+        let mixed: Vec<u32> = indices.iter().copied().chain(reversed(&far_indices).iter().map(|index| index + shift)).collect();
+        assert_eq!(model_of(both_positions, mixed).facing(), Facing::TwoSided);
+    }
+
+    #[test]
+    fn the_bundled_figure_is_closed_and_faces_out() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/figure.md5mesh");
+        let model = crate::formats::load_model(&path, &[]).expect("the bundled figure loads");
+        assert_eq!(model.facing(), Facing::Outward);
+    }
+
+    #[test]
+    fn nothing_to_close_draws_both_sides() {
+        assert_eq!(model_of(Vec::new(), Vec::new()).facing(), Facing::TwoSided);
+        assert_eq!(model_of(vec![Vec3::ZERO; 3], vec![0, 1, 2]).facing(), Facing::TwoSided);
+        assert_eq!(model_of(vec![Vec3::ZERO; 3], vec![0, 1, 7]).facing(), Facing::TwoSided);
     }
 }

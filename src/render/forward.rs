@@ -73,11 +73,13 @@ pub struct ForwardPass {
 
 impl ForwardPass {
     /// `skin_inputs`: the `vertex` strategy's set layout (set 2), whose vertex shader skins; None
-    /// reads a skinned vertex buffer.
+    /// reads a skinned vertex buffer. `cull_mode`: the side of the model's triangles that is never
+    /// seen ([`super::hidden_side`]).
     pub fn new(
         device: &Arc<Device>,
         color_format: ash_vk::Format,
         skin_inputs: Option<&DescriptorSetLayout>,
+        cull_mode: ash_vk::CullModeFlags,
     ) -> vk::Result<ForwardPass> {
         let graphics = ash_vk::ShaderStageFlags::VERTEX | ash_vk::ShaderStageFlags::FRAGMENT;
         let frame_set_layout = DescriptorSetLayout::new(
@@ -106,8 +108,9 @@ impl ForwardPass {
             vertex_attributes: &attributes,
             topology: ash_vk::PrimitiveTopology::TRIANGLE_LIST,
             polygon_mode: ash_vk::PolygonMode::FILL,
-            // Off: MD5 exporters disagree on winding; the fragment shader lights whichever side shows.
-            cull_mode: ash_vk::CullModeFlags::NONE,
+            // Exporters disagree on winding: only a closed model hides a side (`Model::facing`); when
+            // both may show, the fragment shader lights whichever side it sees.
+            cull_mode,
             depth_bias: None,
             samples: SAMPLES,
             color_format: Some(color_format),
@@ -141,6 +144,8 @@ impl ForwardPass {
                 vertex_attributes: &[],
                 set_layouts: &[&frame_set_layout],
                 push_constants: None,
+                // Seen from above and below alike (the camera orbits).
+                cull_mode: ash_vk::CullModeFlags::NONE,
                 ..base
             },
         )?;

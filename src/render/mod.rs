@@ -34,7 +34,7 @@ use ash_vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 use glam::{Mat4, Vec3, Vec4};
 use gpu_allocator::MemoryLocation;
 
-use crate::model::Model;
+use crate::model::{Facing, Model};
 use crate::vk::commands::{self, CommandPool, Fence, Semaphore};
 use crate::vk::descriptors::{DescriptorPool, DescriptorSetLayout};
 use crate::vk::query::TimestampPool;
@@ -275,8 +275,9 @@ impl Renderer {
         };
         let palette = PalettePass::new(device)?;
         let skin = SkinPass::new(device)?;
-        let shadow = ShadowPass::new(device, skin_inputs_layout.as_ref())?;
-        let forward = ForwardPass::new(device, color_format, skin_inputs_layout.as_ref())?;
+        let cull_mode = hidden_side(model.facing());
+        let shadow = ShadowPass::new(device, skin_inputs_layout.as_ref(), cull_mode)?;
+        let forward = ForwardPass::new(device, color_format, skin_inputs_layout.as_ref(), cull_mode)?;
 
         // Chunks of instances, each small enough for one storage-buffer binding. The `vertex` and
         // `cpu` strategies never bind the skin pass's output: one placeholder vertex keeps its set valid.
@@ -1068,6 +1069,16 @@ impl Renderer {
 /// Packs a unit vector (and a fourth value) as snorm16, rounding as GLSL's packSnorm2x16 does.
 fn pack_snorm16(v: glam::Vec3, w: f32) -> [i16; 4] {
     [v.x, v.y, v.z, w].map(|component| (component.clamp(-1.0, 1.0) * 32767.0).round() as i16)
+}
+
+/// The cull mode of the model's shadow and forward pipelines: the side of its triangles that is never
+/// seen, or none. The pipelines' front face is counter-clockwise.
+pub fn hidden_side(facing: Facing) -> ash_vk::CullModeFlags {
+    match facing {
+        Facing::Outward => ash_vk::CullModeFlags::BACK,
+        Facing::Inward => ash_vk::CullModeFlags::FRONT,
+        Facing::TwoSided => ash_vk::CullModeFlags::NONE,
+    }
 }
 
 /// The `cpu` strategy, the tutorials' software skinning: every instance sampled, blended and skinned

@@ -155,7 +155,12 @@ pub struct ShadowPass {
 impl ShadowPass {
     /// `skin_inputs`: the `vertex` strategy's set layout, whose vertex shader skins; None reads a
     /// skinned vertex buffer.
-    pub fn new(device: &Arc<Device>, skin_inputs: Option<&DescriptorSetLayout>) -> vk::Result<ShadowPass> {
+    /// `cull_mode`: the side of the model's triangles that is never seen ([`super::hidden_side`]).
+    pub fn new(
+        device: &Arc<Device>,
+        skin_inputs: Option<&DescriptorSetLayout>,
+        cull_mode: ash_vk::CullModeFlags,
+    ) -> vk::Result<ShadowPass> {
         let extent = ash_vk::Extent2D { width: SHADOW_MAP_SIZE, height: SHADOW_MAP_SIZE };
         let depth = Image::new(
             device,
@@ -186,7 +191,9 @@ impl ShadowPass {
                 vertex_attributes,
                 topology: ash_vk::PrimitiveTopology::TRIANGLE_LIST,
                 polygon_mode: ash_vk::PolygonMode::FILL,
-                cull_mode: ash_vk::CullModeFlags::NONE,
+                // The depth test keeps the nearest surface, a front face of a closed model, so skipping
+                // the hidden side leaves the same shadow map.
+                cull_mode,
                 // Slope-scaled bias against acne on surfaces lit at grazing angles.
                 depth_bias: Some((1.25, 1.75)),
                 samples: ash_vk::SampleCountFlags::TYPE_1,
