@@ -19,11 +19,12 @@ SkinnedResult skin_vertex(uint vertex, uint instance, uint chunk_instances, uint
     uint chunk = instance / chunk_instances;
     uint palette_base = (instance % chunk_instances) * joint_count;
     SourceVertex source = sources[vertex];
-    vec4 position = vec4(source.position, 1.0);
-    SkinnedResult result;
-    result.position = vec3(0.0);
-    result.normal = vec3(0.0);
-    result.tangent = vec3(0.0);
+    // Linear blend skinning is linear in the matrix: blend the influences' rows first (12
+    // multiply-adds an influence), then transform the position, normal and tangent once, rather
+    // than transforming all three by every influence (30).
+    vec4 row0 = vec4(0.0);
+    vec4 row1 = vec4(0.0);
+    vec4 row2 = vec4(0.0);
     for (uint i = 0u; i < source.influence_count; ++i) {
         Influence influence = influences[source.first_influence + i];
         if (influence.joint >= joint_count) {
@@ -31,10 +32,15 @@ SkinnedResult skin_vertex(uint vertex, uint instance, uint chunk_instances, uint
         }
         PaletteMatrix m = palette_chunks[chunk].palettes[palette_base + influence.joint];
         float w = influence.weight;
-        result.position += w * vec3(dot(m.rows[0], position), dot(m.rows[1], position), dot(m.rows[2], position));
-        result.normal += w * vec3(dot(m.rows[0].xyz, source.normal), dot(m.rows[1].xyz, source.normal), dot(m.rows[2].xyz, source.normal));
-        result.tangent += w * vec3(dot(m.rows[0].xyz, source.tangent.xyz), dot(m.rows[1].xyz, source.tangent.xyz), dot(m.rows[2].xyz, source.tangent.xyz));
+        row0 += w * m.rows[0];
+        row1 += w * m.rows[1];
+        row2 += w * m.rows[2];
     }
+    vec4 position = vec4(source.position, 1.0);
+    SkinnedResult result;
+    result.position = vec3(dot(row0, position), dot(row1, position), dot(row2, position));
+    result.normal = vec3(dot(row0.xyz, source.normal), dot(row1.xyz, source.normal), dot(row2.xyz, source.normal));
+    result.tangent = vec3(dot(row0.xyz, source.tangent.xyz), dot(row1.xyz, source.tangent.xyz), dot(row2.xyz, source.tangent.xyz));
     result.normal = safe_normalize(result.normal);
     result.tangent = safe_normalize(result.tangent);
     result.bitangent_sign = source.tangent.w;

@@ -361,16 +361,17 @@ pub struct Skinned {
 /// weighted palette sum, normal and tangent by the same sum's linear part, then renormalized.
 /// An influence naming a joint outside the palette is skipped (loaders never produce one).
 pub fn skin_vertex(palette: &[Mat4], position: Vec3, normal: Vec3, tangent: Vec3, influences: &[Influence]) -> Skinned {
-    let mut skinned = Skinned { position: Vec3::ZERO, normal: Vec3::ZERO, tangent: Vec3::ZERO };
+    // The blend is linear in the matrix: blend once, transform once (as shaders/skinning.glsl does).
+    let mut blended = Mat4::ZERO;
     for influence in influences {
         let Some(matrix) = palette.get(influence.joint as usize) else { continue };
-        skinned.position += influence.weight * matrix.transform_point3(position);
-        skinned.normal += influence.weight * matrix.transform_vector3(normal);
-        skinned.tangent += influence.weight * matrix.transform_vector3(tangent);
+        blended += *matrix * influence.weight;
     }
-    skinned.normal = skinned.normal.normalize_or_zero();
-    skinned.tangent = skinned.tangent.normalize_or_zero();
-    skinned
+    Skinned {
+        position: (blended * position.extend(1.0)).truncate(),
+        normal: (blended * normal.extend(0.0)).truncate().normalize_or_zero(),
+        tangent: (blended * tangent.extend(0.0)).truncate().normalize_or_zero(),
+    }
 }
 
 #[cfg(test)]
