@@ -27,7 +27,9 @@ void main() {
         vec3 mapped = texture(normal_texture, uv).xyz * 2.0 - 1.0;
         n = normalize(mat3(t, b, n) * mapped);
     }
-    // A two-sided model (open, or wound both ways: Model::facing) shows either side: light the one we see.
+    // The side we see may be a back face: either side of a two-sided model (open, or wound both ways:
+    // Model::facing), and every visible face of an inward-wound one. Normals computed from the
+    // winding point away from such a face, so light the side we see.
     n = gl_FrontFacing ? n : -n;
     color = vec4(shade(albedo.rgb, n, light_clip), 1.0);
 }

@@ -1,8 +1,8 @@
 #version 460
 // Forward pass, skinned model: positions, normals and tangents come from the skinned buffer
 // (already in world space); texture coordinates are per model vertex, so they are fetched by the
-// index within the instance (gl_VertexIndex - gl_BaseVertex, since each instance's draw offsets
-// its vertices).
+// index within the instance: a draw's vertex offset is its first instance's, and one draw may
+// cover several instances (the triangle pass's groups), so modulo the vertices per instance.
 #include "frame.glsl"
 
 layout(location = 0) in vec3 position;
@@ -15,6 +15,6 @@ void main() {
     gl_Position = frame.view_projection * vec4(position, 1.0);
     out_normal = normal.xyz;
     out_tangent = tangent;
-    out_uv = texcoords[gl_VertexIndex - gl_BaseVertex];
+    out_uv = texcoords[uint(gl_VertexIndex - gl_BaseVertex) % frame.skinning.z];
     out_light_clip = frame.light_view_projection * vec4(position, 1.0);
 }

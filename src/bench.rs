@@ -292,7 +292,7 @@ impl BenchReport {
         );
         let _ = writeln!(
             out,
-            "{:<8} {:>9} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>10}",
+            "{:<8} {:>9} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>10}",
             "strategy",
             "instances",
             "frame ms",
@@ -301,6 +301,7 @@ impl BenchReport {
             "cull",
             "palette",
             "skin",
+            "triangles",
             "shadow",
             "forward",
             "cpu skin",
@@ -316,7 +317,7 @@ impl BenchReport {
             let ratio = row.skin_copy_ratio();
             let _ = writeln!(
                 out,
-                "{:<8} {:>9} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>10}",
+                "{:<8} {:>9} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>10}",
                 row.strategy.name(),
                 row.instances,
                 milliseconds(row.frame_wall.median),
@@ -325,6 +326,7 @@ impl BenchReport {
                 milliseconds(row.pass("cull").median),
                 milliseconds(row.pass("palette").median),
                 milliseconds(row.pass("skin").median),
+                milliseconds(row.pass("triangles").median),
                 milliseconds(row.pass("shadow").median),
                 milliseconds(row.pass("forward").median),
                 milliseconds(row.cpu_skinning.median),
@@ -382,7 +384,7 @@ impl BenchReport {
     pub fn to_csv(&self) -> String {
         let mut out = String::from(
             "strategy,instances,status,frame_wall_ms_median,frame_wall_ms_p95,frame_gpu_ms_median,frame_gpu_ms_p95,\
-             cull_ms,palette_ms,skin_ms,shadow_ms,forward_ms,resolve_ms,cpu_skinning_ms,copy_reference_ms,copy_reference_wall_ms,skin_copy_ratio,\
+             cull_ms,palette_ms,skin_ms,triangles_ms,shadow_ms,forward_ms,resolve_ms,cpu_skinning_ms,copy_reference_ms,copy_reference_wall_ms,skin_copy_ratio,\
              vertices_per_second,skinned_vertices_per_second,bytes_per_instance,visible_skinned,visible_camera,visible_light\n",
         );
         let number = |value: f64| if value.is_finite() { format!("{value}") } else { String::new() };
@@ -391,7 +393,7 @@ impl BenchReport {
             let visible = row.visible;
             let _ = writeln!(
                 out,
-                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 row.strategy.name(),
                 row.instances,
                 number(row.frame_wall.median),
@@ -401,6 +403,7 @@ impl BenchReport {
                 number(row.pass("cull").median),
                 number(row.pass("palette").median),
                 number(row.pass("skin").median),
+                number(row.pass("triangles").median),
                 number(row.pass("shadow").median),
                 number(row.pass("forward").median),
                 number(row.pass("resolve").median),

@@ -127,20 +127,34 @@ impl Model {
     /// seams are welded by position first. Each connected piece's signed volume says whether its
     /// counter-clockwise side faces out.
     pub fn facing(&self) -> Facing {
-        let mut welded: HashMap<[u32; 3], u32> = HashMap::new();
+        // A pose that mirrors a joint against its bind pose turns the triangles it moves inside out.
+        let mirrored = self.clips.iter().any(|clip| {
+            clip.poses.chunks(clip.joint_count.max(1)).any(|frame| {
+                frame.iter().zip(&self.skeleton.joints).any(|(pose, joint)| {
+                    pose.scale.x * pose.scale.y * pose.scale.z * joint.inverse_bind.determinant() < 0.0
+                })
+            })
+        });
+        if mirrored {
+            return Facing::TwoSided;
+        }
+        // Seam copies share a place and, to stay together when skinned, their influences.
+        let mut welded: HashMap<([u32; 3], Vec<(u32, u32)>), u32> = HashMap::new();
         let ids: Vec<u32> = self
             .vertices
             .iter()
             .map(|vertex| {
                 // +0.0 and -0.0 are one place.
-                let key = (vertex.position + Vec3::ZERO).to_array().map(f32::to_bits);
+                let place = (vertex.position + Vec3::ZERO).to_array().map(f32::to_bits);
+                let influences =
+                    self.influences_of(vertex).iter().map(|influence| (influence.joint, influence.weight.to_bits())).collect();
                 let next = welded.len() as u32;
-                *welded.entry(key).or_insert(next)
+                *welded.entry((place, influences)).or_insert(next)
             })
             .collect();
-        let mut edges: HashMap<(u32, u32), u32> = HashMap::new();
-        let mut pieces = Pieces::new(welded.len());
-        let mut triangles = Vec::with_capacity(self.indices.len() / 3);
+        // Each directed edge and the one triangle that runs it; a second one means not closed.
+        let mut edges: HashMap<(u32, u32), usize> = HashMap::new();
+        let mut triangles: Vec<[u32; 3]> = Vec::with_capacity(self.indices.len() / 3);
         for triangle in self.indices.chunks_exact(3) {
             let corner = |index: u32| ids.get(index as usize).copied();
             let (Some(a), Some(b), Some(c)) = (corner(triangle[0]), corner(triangle[1]), corner(triangle[2])) else {
@@ -149,25 +163,30 @@ impl Model {
             if a == b || b == c || c == a {
                 continue; // welded to a line: covers nothing, bounds nothing
             }
-            for (from, to) in [(a, b), (b, c), (c, a)] {
-                *edges.entry((from, to)).or_default() += 1;
+            for edge in [(a, b), (b, c), (c, a)] {
+                if edges.insert(edge, triangles.len()).is_some() {
+                    return Facing::TwoSided;
+                }
             }
-            pieces.join(a, b);
-            pieces.join(a, c);
-            triangles.push((a, [triangle[0], triangle[1], triangle[2]]));
+            triangles.push([triangle[0], triangle[1], triangle[2]]);
         }
         if triangles.is_empty() {
             return Facing::TwoSided;
         }
-        let closed = edges.iter().all(|(&(from, to), &count)| count == 1 && edges.get(&(to, from)) == Some(&1));
-        if !closed {
-            return Facing::TwoSided;
+        // Closed: every edge has its twin. Triangles sharing an edge are one piece (sharing only a
+        // corner is not enough: two pieces may touch at a point and face opposite ways).
+        let mut pieces = Pieces::new(triangles.len());
+        for (&(from, to), &triangle) in &edges {
+            match edges.get(&(to, from)) {
+                Some(&twin) => pieces.join(triangle as u32, twin as u32),
+                None => return Facing::TwoSided,
+            }
         }
         // Six times each piece's signed volume, in f64: thin pieces sum many small terms.
         let mut volumes: HashMap<u32, f64> = HashMap::new();
-        for (corner, triangle) in triangles {
-            let [p, q, r] = triangle.map(|index| self.vertices[index as usize].position.as_dvec3());
-            *volumes.entry(pieces.root(corner)).or_default() += p.dot(q.cross(r));
+        for (index, triangle) in triangles.iter().enumerate() {
+            let [p, q, r] = triangle.map(|corner| self.vertices[corner as usize].position.as_dvec3());
+            *volumes.entry(pieces.root(index as u32)).or_default() += p.dot(q.cross(r));
         }
         if volumes.values().all(|&volume| volume > 0.0) {
             Facing::Outward
@@ -197,6 +216,7 @@ pub enum Facing {
 }
 
 impl Facing {
+    /// One line for `vkskin inspect`.
     pub fn describe(self) -> &'static str {
         match self {
             Facing::Outward => "closed, counter-clockwise side out: back faces culled",
@@ -206,7 +226,7 @@ impl Facing {
     }
 }
 
-/// Connected pieces of a mesh: union-find over welded vertices.
+/// Connected pieces of a closed mesh: union-find over triangles joined by their shared edges.
 struct Pieces {
     parents: Vec<u32>,
 }
@@ -385,6 +405,42 @@ mod tests {
     fn the_bundled_figure_is_closed_and_faces_out() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/figure.md5mesh");
         let model = crate::formats::load_model(&path, &[]).expect("the bundled figure loads");
+        assert_eq!(model.facing(), Facing::Outward);
+    }
+
+    #[test]
+    fn pieces_touching_at_a_corner_are_judged_apart() {
+        // An outward box of side 2 and a reversed unit box sharing only the corner (2, 2, 2): their
+        // volumes (+8, -1) must not be summed into one "outward" piece.
+        let (big_positions, big_indices) = cube(Vec3::ZERO);
+        let big_positions: Vec<Vec3> = big_positions.into_iter().map(|position| position * 2.0).collect();
+        let (small_positions, small_indices) = cube(Vec3::splat(2.0));
+        let shift = big_positions.len() as u32;
+        let positions: Vec<Vec3> = big_positions.into_iter().chain(small_positions).collect();
+        let indices: Vec<u32> = big_indices.iter().copied().chain(reversed(&small_indices).iter().map(|index| index + shift)).collect();
+        assert_eq!(model_of(positions, indices).facing(), Facing::TwoSided);
+    }
+
+    #[test]
+    fn a_mirroring_clip_draws_both_sides() {
+        let (positions, indices) = cube(Vec3::ZERO);
+        let mut model = model_of(positions, indices);
+        model.skeleton.joints.push(crate::anim::Joint {
+            name: "root".into(),
+            parent: None,
+            inverse_bind: glam::Mat4::IDENTITY,
+        });
+        let mirrored = crate::anim::JointPose { scale: Vec3::new(-1.0, 1.0, 1.0), ..crate::anim::JointPose::IDENTITY };
+        model.clips.push(Clip {
+            name: "mirror".into(),
+            frame_rate: 24.0,
+            joint_count: 1,
+            wraps: true,
+            poses: vec![crate::anim::JointPose::IDENTITY, mirrored],
+            bounds: Vec::new(),
+        });
+        assert_eq!(model.facing(), Facing::TwoSided);
+        model.clips[0].poses[1] = crate::anim::JointPose::IDENTITY;
         assert_eq!(model.facing(), Facing::Outward);
     }
 

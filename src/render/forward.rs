@@ -13,6 +13,7 @@ use std::sync::Arc;
 use ash::vk as ash_vk;
 
 use super::shadow::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
+use super::triangles::CulledDraws;
 use crate::vk::descriptors::{DescriptorSetLayout, Resource};
 use crate::vk::pipeline::{GraphicsDesc, Pipeline};
 use crate::vk::{self, Buffer, Device, Image, ImageDesc};
@@ -198,6 +199,8 @@ impl ForwardPass {
         vertices: VertexSource<'_>,
         indices: &Buffer,
         draws: DrawList<'_>,
+        // The triangle pass's survivors (`compute`), drawn instead of `draws` when present.
+        culled: Option<&CulledDraws<'_>>,
         meshes: &[MeshDraw],
         // Drawn after the model, into the same multisampled targets (the debug views).
         overlay: &dyn Fn(ash_vk::CommandBuffer),
@@ -246,7 +249,10 @@ impl ForwardPass {
             self.model_pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::FRAGMENT, &mesh.base_color);
             for chunk in 0..draws.chunk_count {
                 vertices.bind_chunk(device, command_buffer, chunk);
-                draws.draw(device, command_buffer, chunk, mesh.mesh);
+                match culled {
+                    Some(culled) => culled.draw(device, command_buffer, chunk, mesh.mesh),
+                    None => draws.draw(device, command_buffer, chunk, mesh.mesh),
+                }
             }
         }
         device.end_label(command_buffer);

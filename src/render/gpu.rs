@@ -253,6 +253,23 @@ pub struct SkinPush {
     pub chunk_instances: u32,
 }
 
+/// Push constants of triangles.comp.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct TrianglesPush {
+    pub view_projection: [f32; 16],
+    pub viewport: [f32; 2],
+    pub mesh_count: u32,
+    pub vertex_count: u32,
+    pub index_count: u32,
+    pub chunk_instances: u32,
+    pub instance_count: u32,
+    pub group_size: u32,
+    pub groups_per_chunk: u32,
+    pub facing_sign: f32,
+    pub sample_test: u32,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -456,6 +473,24 @@ mod tests {
                 ("vertex_count", offset_of!(CullPush, vertex_count)),
                 ("mesh_count", offset_of!(CullPush, mesh_count)),
                 ("chunk_instances", offset_of!(CullPush, chunk_instances)),
+            ],
+        );
+        check(
+            shaders::TRIANGLES_COMP,
+            "Push",
+            None,
+            &[
+                ("view_projection", offset_of!(TrianglesPush, view_projection)),
+                ("viewport", offset_of!(TrianglesPush, viewport)),
+                ("mesh_count", offset_of!(TrianglesPush, mesh_count)),
+                ("vertex_count", offset_of!(TrianglesPush, vertex_count)),
+                ("index_count", offset_of!(TrianglesPush, index_count)),
+                ("chunk_instances", offset_of!(TrianglesPush, chunk_instances)),
+                ("instance_count", offset_of!(TrianglesPush, instance_count)),
+                ("group_size", offset_of!(TrianglesPush, group_size)),
+                ("groups_per_chunk", offset_of!(TrianglesPush, groups_per_chunk)),
+                ("facing_sign", offset_of!(TrianglesPush, facing_sign)),
+                ("sample_test", offset_of!(TrianglesPush, sample_test)),
             ],
         );
         // The skinned buffer is a uint array in the shader: 7 uints a vertex (SKINNED_VERTEX_UINTS).

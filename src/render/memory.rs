@@ -39,11 +39,17 @@ pub struct Shape {
     pub vertices: u64,
     pub joints: u64,
     pub meshes: u64,
+    pub indices: u64,
 }
 
 impl Shape {
     pub fn of(model: &Model) -> Shape {
-        Shape { vertices: model.vertices.len() as u64, joints: model.skeleton.len() as u64, meshes: model.meshes.len() as u64 }
+        Shape {
+            vertices: model.vertices.len() as u64,
+            joints: model.skeleton.len() as u64,
+            meshes: model.meshes.len() as u64,
+            indices: model.indices.len() as u64,
+        }
     }
 }
 
@@ -112,16 +118,31 @@ impl MemoryPlan {
         let fixed = size_of::<InstanceData>() as u64 * frames + 4 + 32 + 2 * meshes * size_of::<DrawCommand>() as u64;
         // The palette pass's joint positions (the skeleton debug view), with the palettes.
         let joint_positions = joints * 16;
+        // The triangle pass's output (`compute`): a copy of the index buffer in 16-bit indices and a
+        // command per mesh, for models whose instance-relative indices fit 16 bits.
+        let culled_indices = match strategy {
+            Strategy::Compute if culls_triangles(shape) => shape.indices * 2,
+            _ => 0,
+        };
+        let culled_commands = if culled_indices > 0 { meshes * size_of::<DrawCommand>() as u64 } else { 0 };
         let bytes_per_instance = fixed
             + match strategy {
-                Strategy::Compute => skinned + palettes + joint_positions,
+                Strategy::Compute => skinned + palettes + joint_positions + culled_indices + culled_commands,
                 Strategy::Vertex => palettes + joint_positions,
                 Strategy::Cpu => skinned * frames + joint_positions,
             };
 
-        // Instances per chunk: as many as one binding holds of both the skinned vertices and the
-        // palettes, and no more than there are.
-        let per_chunk = (range / skinned).min(range / palettes).min(u64::from(u32::MAX)) as u32;
+        // Instances per chunk: as many as one binding holds of the skinned vertices, the palettes and
+        // the culled indices, and no more than there are.
+        // The culled indices come in whole groups (triangles::group_size).
+        let culled_limit = match culled_indices {
+            0 => u64::MAX,
+            bytes => {
+                let group = u64::from(super::triangles::group_size(vertices.min(u64::from(u32::MAX)) as u32));
+                ((range / (bytes * group)) * group).max(1)
+            }
+        };
+        let per_chunk = (range / skinned).min(range / palettes).min(culled_limit).min(u64::from(u32::MAX)) as u32;
         let instances_per_chunk = per_chunk.clamp(1, instance_count.max(1));
 
         let candidates: Vec<(u64, String)> = vec![
@@ -159,6 +180,12 @@ impl MemoryPlan {
     }
 }
 
+/// Whether the `compute` strategy's triangle pass serves this model: its culled indices are
+/// instance-relative 16-bit values.
+pub fn culls_triangles(shape: Shape) -> bool {
+    shape.vertices <= u64::from(super::triangles::MAX_VERTICES)
+}
+
 /// The size of the device's largest memory heap (device-local on a GPU; system memory on lavapipe).
 fn largest_heap(device: &Device) -> u64 {
     let properties = unsafe { device.instance.raw.get_physical_device_memory_properties(device.physical) };
@@ -182,7 +209,8 @@ mod tests {
     use super::*;
 
     fn figure_like() -> Shape {
-        Shape { vertices: 2000, joints: 24, meshes: 1 }
+        // No triangles: the triangle pass adds nothing, so the figures below are the skinned ones.
+        Shape { vertices: 2000, joints: 24, meshes: 1, indices: 0 }
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod palette;
 pub mod scene;
 pub mod shadow;
 pub mod skin;
+pub mod triangles;
 
 /// SPIR-V compiled from shaders/ by build.rs.
 pub mod shaders {
@@ -45,7 +46,7 @@ use forward::{ForwardPass, ForwardTargets, MeshDraw, ResolveTarget};
 pub use gpu::MAX_CHUNKS;
 use gpu::{
     frustum_planes, CullCounters, CullPush, DrawCommand, FrameUniforms, InstanceData, PaletteMatrix, PalettePush, SkinPush,
-    SkinnedVertex,
+    SkinnedVertex, TrianglesPush,
 };
 pub use memory::{padded_chunks, Chunking, MemoryPlan};
 use offscreen::OffscreenTarget;
@@ -53,6 +54,7 @@ use palette::{PaletteInputs, PalettePass};
 use scene::GpuModel;
 use shadow::{DrawList, ShadowPass, VertexSource};
 use skin::SkinPass;
+use triangles::{CulledDraws, TriangleCulling, TrianglePass};
 
 /// Frames the CPU may record ahead of the GPU.
 pub const FRAMES_IN_FLIGHT: usize = 2;
@@ -60,7 +62,7 @@ pub const FRAMES_IN_FLIGHT: usize = 2;
 /// The passes timed with GPU timestamps, in recording order. "resolve" is what follows the forward
 /// pass's MSAA resolve: the present transition or the copy of a headless frame into its readback
 /// buffer, and the copy of the cull counts for the CPU.
-pub const TIMED_PASSES: [&str; 6] = ["cull", "palette", "skin", "shadow", "forward", "resolve"];
+pub const TIMED_PASSES: [&str; 7] = ["cull", "palette", "skin", "triangles", "shadow", "forward", "resolve"];
 
 /// The cull pass's output as `Renderer::read_back_culling` returns it.
 pub struct CullReadback {
@@ -176,6 +178,11 @@ pub struct Renderer {
     #[allow(dead_code)] // owns the frames' command buffers
     command_pool: CommandPool,
     skin_set: ash_vk::DescriptorSet,
+    /// The `compute` strategy's triangle pass (None for the others, and for models whose vertices
+    /// overflow 16-bit indices: the forward pass then draws whole instances).
+    pub triangles: Option<TriangleCulling>,
+    /// The side of the model's triangles the shadow and forward passes cull (`hidden_side`).
+    pub cull_mode: ash_vk::CullModeFlags,
     material_sets: Vec<ash_vk::DescriptorSet>,
     /// Each mesh's material index.
     mesh_draws: Vec<usize>,
@@ -350,13 +357,13 @@ impl Renderer {
         let texture_sampler = Sampler::linear_repeat(device, "material.sampler")?;
         let depth_sampler = Sampler::nearest_clamp(device, "debug.shadow_sampler")?;
         let material_count = gpu_model.materials.len() as u32;
-        let sets = 3 + FRAMES_IN_FLIGHT as u32 * 3 + material_count;
+        let sets = 4 + FRAMES_IN_FLIGHT as u32 * 3 + material_count;
         let descriptor_pool = DescriptorPool::new(
             device,
             "descriptor_pool",
             sets,
             &[
-                (ash_vk::DescriptorType::STORAGE_BUFFER, 12 + 3 * MAX_CHUNKS + FRAMES_IN_FLIGHT as u32 * (18 + MAX_CHUNKS)),
+                (ash_vk::DescriptorType::STORAGE_BUFFER, 16 + 5 * MAX_CHUNKS + FRAMES_IN_FLIGHT as u32 * (18 + MAX_CHUNKS)),
                 (ash_vk::DescriptorType::UNIFORM_BUFFER, FRAMES_IN_FLIGHT as u32 * 2),
                 (ash_vk::DescriptorType::COMBINED_IMAGE_SAMPLER, 1 + FRAMES_IN_FLIGHT as u32 + 2 * material_count),
             ],
@@ -375,6 +382,72 @@ impl Renderer {
             },
         );
         skin.write_set(skin_set, &gpu_model.source_vertices, &gpu_model.influences, &palettes, &skinned, &skin_list);
+        let triangles = match strategy {
+            Strategy::Compute if memory::culls_triangles(memory::Shape::of(model)) => {
+                let pass = TrianglePass::new(device)?;
+                let group_size = triangles::group_size(gpu_model.vertex_count);
+                let groups_per_chunk = chunking.instances_per_chunk.div_ceil(group_size);
+                let ranges: Vec<(u32, u32)> =
+                    model.meshes.iter().map(|mesh| (mesh.first_index, mesh.index_count)).collect();
+                let template = triangles::draw_template(
+                    &ranges,
+                    gpu_model.vertex_count,
+                    gpu_model.index_count,
+                    chunking.instances_per_chunk,
+                    chunking.chunk_count,
+                    instance_count,
+                );
+                let draw_template = Buffer::with_data(
+                    device,
+                    "triangles.draw_template",
+                    Usage::TRANSFER_SRC,
+                    bytemuck::cast_slice(&template),
+                )?;
+                // TRANSFER_DST: the template is copied over it each frame.
+                let camera_draws = Buffer::new(
+                    device,
+                    "triangles.camera_draws",
+                    draw_template.size.max(20),
+                    indirect_storage | Usage::TRANSFER_DST,
+                    MemoryLocation::GpuOnly,
+                )?;
+                let mut camera_indices = Vec::new();
+                for chunk in 0..chunking.chunk_count {
+                    let (_, count) = chunking.range(chunk, instance_count);
+                    let instances = u64::from(count.div_ceil(group_size) * group_size);
+                    camera_indices.push(Buffer::new(
+                        device,
+                        &format!("triangles.camera_indices[{chunk}]"),
+                        (instances * u64::from(gpu_model.index_count) * 2).max(4).next_multiple_of(4),
+                        Usage::STORAGE_BUFFER | Usage::INDEX_BUFFER | Usage::TRANSFER_SRC,
+                        MemoryLocation::GpuOnly,
+                    )?);
+                }
+                let set = descriptor_pool.allocate(&pass.set_layout, "triangles.set")?;
+                pass.write_set(
+                    set,
+                    &gpu_model.indices,
+                    &gpu_model.mesh_ranges,
+                    &skinned,
+                    &skin_list,
+                    &camera_draws,
+                    &camera_indices,
+                );
+                let sample_test = device.limits().standard_sample_locations == ash_vk::TRUE;
+                Some(TriangleCulling {
+                    draw_template,
+                    camera_draws,
+                    camera_indices,
+                    pass,
+                    set,
+                    facing_sign: triangles::facing_sign(cull_mode),
+                    group_size,
+                    groups_per_chunk,
+                    sample_test,
+                })
+            }
+            _ => None,
+        };
         let skin_inputs = match skin_inputs_layout {
             Some(layout) => {
                 let set = descriptor_pool.allocate(&layout, "vertex_skinning.set")?;
@@ -484,6 +557,8 @@ impl Renderer {
             descriptor_pool,
             command_pool,
             skin_set,
+            triangles,
+            cull_mode,
             material_sets,
             mesh_draws,
             targets: None,
@@ -564,7 +639,7 @@ impl Renderer {
             light_color_ambient: [1.0, 0.96, 0.9, 0.28],
             ground: scene.ground.to_array(),
             shadow_params: [1.0 / shadow::SHADOW_MAP_SIZE as f32, 0.0, 0.0, 0.0],
-            skinning: [self.model.joint_count, self.chunking.instances_per_chunk, 0, 0],
+            skinning: [self.model.joint_count, self.chunking.instances_per_chunk, self.model.vertex_count, 0],
             camera_planes: frustum_planes(scene.view_projection),
             light_planes: frustum_planes(scene.light_view_projection),
         };
@@ -738,12 +813,13 @@ impl Renderer {
                     (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
                     (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ),
                 );
-                // skinned_vertices: last frame's shadow/forward vertex reads -> this frame's skin writes (write-after-read).
+                // skinned_vertices: last frame's shadow/forward vertex reads and triangle-pass reads ->
+                // this frame's skin writes (write-after-read).
                 barrier::buffers(
                     device,
                     command_buffer,
                     &skinned,
-                    (Stage::VERTEX_ATTRIBUTE_INPUT, Access::NONE),
+                    (Stage::VERTEX_ATTRIBUTE_INPUT | Stage::COMPUTE_SHADER, Access::NONE),
                     (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
                 );
                 let push = SkinPush {
@@ -771,15 +847,83 @@ impl Renderer {
         mark(3);
 
         if strategy == Strategy::Compute {
-            // skinned_vertices: skin writes -> shadow and forward vertex-attribute reads (skin once, use twice).
+            // skinned_vertices: skin writes -> the triangle pass's reads and the shadow and forward
+            // vertex-attribute reads (skin once, use twice).
             barrier::buffers(
                 device,
                 command_buffer,
                 &skinned,
                 (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-                (Stage::VERTEX_ATTRIBUTE_INPUT, Access::VERTEX_ATTRIBUTE_READ),
+                (
+                    Stage::COMPUTE_SHADER | Stage::VERTEX_ATTRIBUTE_INPUT,
+                    Access::SHADER_STORAGE_READ | Access::VERTEX_ATTRIBUTE_READ,
+                ),
             );
         }
+        if let Some(triangles) = &self.triangles {
+            let culled_indices: Vec<&Buffer> = triangles.camera_indices.iter().collect();
+            // triangles.camera_draws, triangles.camera_indices: last frame's indirect and index reads
+            // -> this frame's template copy and writes (write-after-read).
+            barrier::buffer(
+                device,
+                command_buffer,
+                &triangles.camera_draws,
+                (Stage::DRAW_INDIRECT, Access::NONE),
+                (Stage::COPY, Access::TRANSFER_WRITE),
+            );
+            barrier::buffers(
+                device,
+                command_buffer,
+                &culled_indices,
+                (Stage::INDEX_INPUT, Access::NONE),
+                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+            );
+            let region = ash_vk::BufferCopy::default().size(triangles.draw_template.size);
+            unsafe {
+                device.raw.cmd_copy_buffer(command_buffer, triangles.draw_template.raw, triangles.camera_draws.raw, &[region])
+            };
+            // triangles.camera_draws: the template's copy -> the triangle pass's counting.
+            barrier::buffer(
+                device,
+                command_buffer,
+                &triangles.camera_draws,
+                (Stage::COPY, Access::TRANSFER_WRITE),
+                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ | Access::SHADER_STORAGE_WRITE),
+            );
+            let extent = targets.color.extent();
+            let push = TrianglesPush {
+                view_projection: scene.view_projection.to_cols_array(),
+                viewport: [extent.width as f32, extent.height as f32],
+                mesh_count: self.mesh_draws.len() as u32,
+                vertex_count: model.vertex_count,
+                index_count: model.index_count,
+                chunk_instances: self.chunking.instances_per_chunk,
+                instance_count: self.instance_count,
+                group_size: triangles.group_size,
+                groups_per_chunk: triangles.groups_per_chunk,
+                facing_sign: triangles.facing_sign,
+                sample_test: u32::from(triangles.sample_test),
+            };
+            let arguments = (&self.counters, std::mem::offset_of!(CullCounters, skin_dispatch) as u64);
+            triangles.pass.record(command_buffer, triangles.set, push, arguments);
+            // triangles.camera_draws, triangles.camera_indices: triangle-pass writes -> the forward
+            // pass's indirect draws and index reads.
+            barrier::buffer(
+                device,
+                command_buffer,
+                &triangles.camera_draws,
+                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+                (Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ),
+            );
+            barrier::buffers(
+                device,
+                command_buffer,
+                &culled_indices,
+                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+                (Stage::INDEX_INPUT, Access::INDEX_READ),
+            );
+        }
+        mark(4);
         // Each chunk's vertices: its own buffer (`compute`), or its range of the CPU's (`cpu`).
         let vertex_bytes = u64::from(model.vertex_count) * std::mem::size_of::<SkinnedVertex>() as u64;
         let chunk_vertices: Vec<(&Buffer, u64)> = match &frame.cpu_skinned {
@@ -818,7 +962,7 @@ impl Renderer {
             chunk_count: self.chunking.chunk_count,
         };
         self.shadow.record(command_buffer, vertices, &model.indices, light_draws, scene.light_view_projection);
-        mark(4);
+        mark(5);
 
         // shadow.depth: depth writes -> forward's fragment-shader sampling.
         barrier::image(
@@ -916,6 +1060,15 @@ impl Renderer {
             extent: resolve.extent,
         };
         let overlay = |command_buffer| self.debug_pass.record(command_buffer, self.debug_set, &debug_frame);
+        let culled = self.triangles.as_ref().map(|triangles| CulledDraws {
+            commands: &triangles.camera_draws,
+            indices: &triangles.camera_indices,
+            mesh_count: self.mesh_draws.len() as u32,
+            instances_per_chunk: self.chunking.instances_per_chunk,
+            instance_count: self.instance_count,
+            group_size: triangles.group_size,
+            groups_per_chunk: triangles.groups_per_chunk,
+        });
         self.forward.record(
             command_buffer,
             targets,
@@ -924,10 +1077,11 @@ impl Renderer {
             vertices,
             &model.indices,
             camera_draws,
+            culled.as_ref(),
             &meshes,
             &overlay,
         );
-        mark(5);
+        mark(6);
 
         device.begin_label(command_buffer, c"resolve");
         match output {
@@ -965,7 +1119,7 @@ impl Renderer {
             (Stage::HOST, Access::HOST_READ),
         );
         device.end_label(command_buffer);
-        mark(6);
+        mark(7);
     }
 
     /// Reads a finished slot's timestamps into `last_timings` and its cull counts into `last_visible`.

@@ -35,6 +35,7 @@ pub struct GpuModel {
     pub joint_parents: Buffer,
     pub materials: Vec<GpuMaterial>,
     pub vertex_count: u32,
+    pub index_count: u32,
     /// At least 1: a model without a skeleton is skinned by one identity joint.
     pub joint_count: u32,
 }
@@ -95,7 +96,13 @@ impl GpuModel {
         let source_vertices = Buffer::with_data(device, "model.source_vertices", storage, bytemuck::cast_slice(&sources))?;
         let influences = Buffer::with_data(device, "model.influences", storage, bytemuck::cast_slice(&influences))?;
         let texcoords = Buffer::with_data(device, "model.texcoords", storage, bytemuck::cast_slice(&texcoords))?;
-        let indices = Buffer::with_data(device, "model.indices", Usage::INDEX_BUFFER, bytemuck::cast_slice(&model.indices))?;
+        // STORAGE: the triangle pass reads them too.
+        let indices = Buffer::with_data(
+            device,
+            "model.indices",
+            Usage::INDEX_BUFFER | Usage::STORAGE_BUFFER,
+            bytemuck::cast_slice(&model.indices),
+        )?;
         let poses = Buffer::with_data(device, "model.poses", storage, bytemuck::cast_slice(&poses))?;
         let clips = Buffer::with_data(device, "model.clips", storage, bytemuck::cast_slice(&clip_infos))?;
         let clip_bounds = Buffer::with_data(device, "model.clip_bounds", storage, bytemuck::cast_slice(&clip_bounds))?;
@@ -134,6 +141,7 @@ impl GpuModel {
             joint_parents,
             materials,
             vertex_count: model.vertices.len() as u32,
+            index_count: model.indices.len() as u32,
             joint_count: joint_count as u32,
         })
     }

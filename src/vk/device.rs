@@ -85,7 +85,9 @@ impl Device {
             .shader_storage_buffer_array_dynamic_indexing(true)
             .fill_mode_non_solid(supported_features.fill_mode_non_solid == vk::TRUE)
             .geometry_shader(supported_features.geometry_shader == vk::TRUE);
-        let mut features11 = vk::PhysicalDeviceVulkan11Features::default().shader_draw_parameters(true);
+        // 16-bit storage: the triangle pass writes 16-bit culled indices.
+        let mut features11 =
+            vk::PhysicalDeviceVulkan11Features::default().shader_draw_parameters(true).storage_buffer16_bit_access(true);
         // The cull pass decides how many instances each indirect draw covers.
         let mut features12 = vk::PhysicalDeviceVulkan12Features::default().draw_indirect_count(true);
         let mut features13 = vk::PhysicalDeviceVulkan13Features::default().synchronization2(true).dynamic_rendering(true);
@@ -189,18 +191,22 @@ impl Device {
         if features.shader_storage_buffer_array_dynamic_indexing != vk::TRUE {
             return Err("needs shaderStorageBufferArrayDynamicIndexing".into());
         }
-        let needed = 2 * crate::render::MAX_CHUNKS + 3;
+        let needed = 2 * crate::render::MAX_CHUNKS + 4;
         if properties.limits.max_per_stage_descriptor_storage_buffers < needed {
             return Err(format!(
-                "maxPerStageDescriptorStorageBuffers is {}, the skin pass binds {needed}",
+                "maxPerStageDescriptorStorageBuffers is {}, the triangle pass binds {needed}",
                 properties.limits.max_per_stage_descriptor_storage_buffers
             ));
         }
+        let mut features11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut features12 = vk::PhysicalDeviceVulkan12Features::default();
-        let mut features2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut features12);
+        let mut features2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut features11).push_next(&mut features12);
         unsafe { instance.raw.get_physical_device_features2(physical, &mut features2) };
         if features12.draw_indirect_count != vk::TRUE {
             return Err("needs drawIndirectCount".into());
+        }
+        if features11.storage_buffer16_bit_access != vk::TRUE {
+            return Err("needs storageBuffer16BitAccess".into());
         }
         let is_core_1_3 = vk::api_version_minor(properties.api_version) >= 3;
         if !is_core_1_3 {

@@ -1,0 +1,123 @@
+#version 460
+// Triangle pass (`compute` strategy): after the skin pass, every triangle of every kept instance is
+// tested against the camera with its skinned, world-space corners, and the survivors' indices are
+// compacted into `triangles.camera_indices`, which the forward pass draws. Instances go in groups
+// of `group_size` (as many as 16-bit indices reach: 17 of the bundled figure), one draw command
+// per (group, mesh): a few draws a chunk rather than one per instance. Only a pass that sees skinned vertices before the rasterizer can do this: with `vertex`
+// skinning every triangle reaches setup. A triangle is dropped when it is
+//   - behind the camera or outside one side of the view frustum (all three corners),
+//   - facing away on a closed model (the side the pipeline culls anyway, Model::facing), or
+//   - so small that its screen box holds no sample position (4× MSAA: the quarter-pixel lattice
+//     at 1/8, 3/8, 5/8, 7/8 that holds the standard sample positions),
+// each decided conservatively, so the image is the one drawing every triangle gives.
+//
+// Dispatched with the skin pass's arguments (vertex groups × kept instances): for each mesh of
+// instance skin_list[y], each invocation walks the mesh's triangles x, x + stride, ...
+#extension GL_EXT_shader_16bit_storage : require
+#include "common.glsl"
+
+layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
+
+layout(set = 0, binding = 0) readonly buffer Indices { uint indices[]; };
+layout(set = 0, binding = 1) readonly buffer MeshRanges { MeshRange mesh_ranges[]; };
+layout(set = 0, binding = 2) readonly buffer Skinned { float skinned[]; } skinned_chunks[MAX_CHUNKS];
+layout(set = 0, binding = 3) readonly buffer SkinList { uint skin_list[]; };
+// One command per (group, mesh), chunk-major, copied from its template before this pass with
+// index_count 0: the survivors are counted into it.
+layout(set = 0, binding = 4) buffer Draws { DrawCommand draws[]; };
+// Per chunk, group after group, each group's block holding group_size × the model's index count:
+// mesh m's survivors packed from group_size × its first index, as group-relative 16-bit indices.
+layout(set = 0, binding = 5) writeonly buffer CulledIndices { uint16_t culled[]; } culled_chunks[MAX_CHUNKS];
+
+layout(push_constant) uniform Push {
+    mat4 view_projection;
+    vec2 viewport;          // pixels
+    uint mesh_count;
+    uint vertex_count;
+    uint index_count;       // the model's
+    uint chunk_instances;
+    uint instance_count;    // kept by the cull pass (the dispatch's y)
+    uint group_size;        // instances drawn by one command
+    uint groups_per_chunk;
+    float facing_sign;      // the sign of a hidden triangle's screen area (triangles::facing_sign); 0: none hidden
+    uint sample_test;       // 1: the device uses the standard sample positions, so the small-triangle test holds
+} push;
+
+// How far the screen box is grown before the sample test, in pixels: more than the rasterizer's
+// 1/256-pixel snapping and the float error of the transform, so a kept triangle is never lost.
+const float SAMPLE_MARGIN = 1.0 / 64.0;
+
+// Whether [low, high] (pixels, growing by the margin) holds a point of the lattice k/4 + 1/8.
+bool holds_sample_row(float low, float high) {
+    return floor((high + SAMPLE_MARGIN) * 4.0 - 0.5) >= ceil((low - SAMPLE_MARGIN) * 4.0 - 0.5);
+}
+
+bool visible(vec4 a, vec4 b, vec4 c) {
+    // Outside one clip plane with all three corners (Vulkan clip space: -w <= x, y <= w, 0 <= z <= w).
+    if ((a.x < -a.w && b.x < -b.w && c.x < -c.w) || (a.x > a.w && b.x > b.w && c.x > c.w) ||
+        (a.y < -a.w && b.y < -b.w && c.y < -c.w) || (a.y > a.w && b.y > b.w && c.y > c.w) ||
+        (a.z < 0.0 && b.z < 0.0 && c.z < 0.0) || (a.z > a.w && b.z > b.w && c.z > c.w)) {
+        return false;
+    }
+    // A corner at or behind the eye plane: its projection means nothing; the clipper decides.
+    if (a.w <= 1e-6 || b.w <= 1e-6 || c.w <= 1e-6) {
+        return true;
+    }
+    vec2 pa = (a.xy / a.w * 0.5 + 0.5) * push.viewport;
+    vec2 pb = (b.xy / b.w * 0.5 + 0.5) * push.viewport;
+    vec2 pc = (c.xy / c.w * 0.5 + 0.5) * push.viewport;
+    // Twice the signed area in framebuffer pixels; a sliver too thin to tell keeps its triangle.
+    float area = (pb.x - pa.x) * (pc.y - pa.y) - (pc.x - pa.x) * (pb.y - pa.y);
+    float scale = max(max(abs(pb.x - pa.x), abs(pc.x - pa.x)), max(abs(pb.y - pa.y), abs(pc.y - pa.y)));
+    if (push.facing_sign * area > 1e-5 * scale * scale) {
+        return false;
+    }
+    if (push.sample_test == 0u) {
+        return true;
+    }
+    vec2 low = min(pa, min(pb, pc));
+    vec2 high = max(pa, max(pb, pc));
+    return holds_sample_row(low.x, high.x) && holds_sample_row(low.y, high.y);
+}
+
+vec4 corner(uint chunk, uint first_vertex, uint index) {
+    uint at = (first_vertex + index) * SKINNED_VERTEX_UINTS;
+    vec3 position = vec3(skinned_chunks[chunk].skinned[at], skinned_chunks[chunk].skinned[at + 1u],
+                         skinned_chunks[chunk].skinned[at + 2u]);
+    return push.view_projection * vec4(position, 1.0);
+}
+
+void main() {
+    if (gl_GlobalInvocationID.y >= push.instance_count) {
+        return;
+    }
+    uint instance_index = skin_list[gl_GlobalInvocationID.y];
+    uint chunk = instance_index / push.chunk_instances;
+    uint slot = instance_index % push.chunk_instances;
+    uint group = slot / push.group_size;
+    uint group_first_slot = group * push.group_size;
+    uint first_vertex = slot * push.vertex_count;
+    uint group_vertex = (slot - group_first_slot) * push.vertex_count;  // where this instance starts in its group
+    uint block = group_first_slot * push.index_count;
+    uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    // Mesh by mesh (uniform across the dispatch), each invocation taking every stride-th triangle.
+    for (uint mesh = 0u; mesh < push.mesh_count; ++mesh) {
+        uint mesh_first = mesh_ranges[mesh].first_index;
+        uint mesh_end = mesh_first + mesh_ranges[mesh].index_count;
+        uint command = (chunk * push.groups_per_chunk + group) * push.mesh_count + mesh;
+        uint region = block + push.group_size * mesh_first;
+        for (uint first = mesh_first + gl_GlobalInvocationID.x * 3u; first + 2u < mesh_end; first += stride * 3u) {
+            uint i0 = indices[first];
+            uint i1 = indices[first + 1u];
+            uint i2 = indices[first + 2u];
+            if (max(i0, max(i1, i2)) >= push.vertex_count ||
+                !visible(corner(chunk, first_vertex, i0), corner(chunk, first_vertex, i1), corner(chunk, first_vertex, i2))) {
+                continue;
+            }
+            uint at = region + atomicAdd(draws[command].index_count, 3u);
+            culled_chunks[chunk].culled[at] = uint16_t(group_vertex + i0);
+            culled_chunks[chunk].culled[at + 1u] = uint16_t(group_vertex + i1);
+            culled_chunks[chunk].culled[at + 2u] = uint16_t(group_vertex + i2);
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! Triangle pass (compute, `compute` strategy only): the skinned triangles the camera can see.
+//!
+//! Skinning once into a buffer means the skinned triangles exist before any rasterizer sees them.
+//! This pass tests every triangle of every kept instance against the camera (outside the frustum,
+//! facing away on a closed model, or too small to cover a sample) and compacts the survivors'
+//! indices into `triangles.camera_indices[c]`. Instances go in groups of [`group_size`] (as many as
+//! 16-bit indices reach), with one draw command per (group, mesh) in `triangles.camera_draws` whose
+//! index count is the survivors': a few draws a chunk, where drawing whole instances takes one per
+//! instance. The forward pass draws those; the shadow pass and the debug views still draw whole
+//! instances.
+//!
+//! Reads: `model.indices`, `model.mesh_ranges`, `skinned_vertices[c]`, `cull.skin_list`; dispatched
+//! with the skin pass's indirect arguments. Writes: `triangles.camera_draws` (copied from
+//! `triangles.draw_template` first, every index count 0) and `triangles.camera_indices[c]`. Expects before it: skin writes -> reads, and last
+//! frame's indirect and index reads of its outputs finished (write-after-read).
+
+use std::sync::Arc;
+
+use ash::vk as ash_vk;
+
+use super::gpu::{DrawCommand, TrianglesPush};
+use super::{padded_chunks, MAX_CHUNKS};
+use crate::vk::descriptors::{DescriptorSetLayout, Resource};
+use crate::vk::pipeline::Pipeline;
+use crate::vk::{self, Buffer, Device};
+
+/// Invocations per workgroup (x); each walks triangles x, x + stride, ...
+pub const WORKGROUP_SIZE: u32 = 64;
+
+pub const BINDING_INDICES: u32 = 0;
+pub const BINDING_MESH_RANGES: u32 = 1;
+pub const BINDING_SKINNED: u32 = 2;
+pub const BINDING_SKIN_LIST: u32 = 3;
+pub const BINDING_DRAWS: u32 = 4;
+pub const BINDING_CULLED_INDICES: u32 = 5;
+
+/// The culled indices are group-relative and 16-bit: models with more vertices than this draw
+/// whole instances instead.
+pub const MAX_VERTICES: u32 = 1 << 16;
+
+/// Instances one draw command covers: as many as 16-bit indices reach (`vertex_count` at most
+/// [`MAX_VERTICES`]).
+pub fn group_size(vertex_count: u32) -> u32 {
+    (MAX_VERTICES / vertex_count.max(1)).max(1)
+}
+
+/// The sign of a hidden triangle's doubled screen-space area, as triangles.comp computes it (x right,
+/// y down in framebuffer pixels), for the forward pipeline's cull mode; 0 when nothing is culled.
+/// With a counter-clockwise front face, front-facing triangles have a negative area there.
+pub fn facing_sign(cull_mode: ash_vk::CullModeFlags) -> f32 {
+    match cull_mode {
+        ash_vk::CullModeFlags::BACK => 1.0,
+        ash_vk::CullModeFlags::FRONT => -1.0,
+        _ => 0.0,
+    }
+}
+
+/// The triangle pass and what it writes, which the forward pass draws.
+pub struct TriangleCulling {
+    /// Every (group, mesh) command with its index count 0: copied over `camera_draws` each frame.
+    pub draw_template: Buffer,
+    pub camera_draws: Buffer,
+    pub camera_indices: Vec<Buffer>,
+    pub pass: TrianglePass,
+    pub set: ash_vk::DescriptorSet,
+    pub facing_sign: f32,
+    pub group_size: u32,
+    /// Command groups per chunk (the last chunk may use fewer).
+    pub groups_per_chunk: u32,
+    /// The device places 4× MSAA samples at the standard positions, so the small-triangle test holds.
+    pub sample_test: bool,
+}
+
+pub struct TrianglePass {
+    pub pipeline: Pipeline,
+    pub set_layout: DescriptorSetLayout,
+    device: Arc<Device>,
+}
+
+impl TrianglePass {
+    pub fn new(device: &Arc<Device>) -> vk::Result<TrianglePass> {
+        let storage = ash_vk::DescriptorType::STORAGE_BUFFER;
+        let compute = ash_vk::ShaderStageFlags::COMPUTE;
+        let set_layout = DescriptorSetLayout::with_counts(
+            device,
+            "triangles.set_layout",
+            &[
+                (BINDING_INDICES, storage, compute, 1),
+                (BINDING_MESH_RANGES, storage, compute, 1),
+                (BINDING_SKINNED, storage, compute, MAX_CHUNKS),
+                (BINDING_SKIN_LIST, storage, compute, 1),
+                (BINDING_DRAWS, storage, compute, 1),
+                (BINDING_CULLED_INDICES, storage, compute, MAX_CHUNKS),
+            ],
+        )?;
+        let pipeline = Pipeline::compute(
+            device,
+            "triangles",
+            super::shaders::TRIANGLES_COMP,
+            &[&set_layout],
+            std::mem::size_of::<TrianglesPush>() as u32,
+            &[(0, WORKGROUP_SIZE)],
+        )?;
+        Ok(TrianglePass { pipeline, set_layout, device: device.clone() })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn write_set(
+        &self,
+        set: ash_vk::DescriptorSet,
+        indices: &Buffer,
+        mesh_ranges: &Buffer,
+        skinned: &[Buffer],
+        skin_list: &Buffer,
+        draws: &Buffer,
+        culled_indices: &[Buffer],
+    ) {
+        crate::vk::descriptors::write_set(
+            &self.device,
+            set,
+            &[
+                (BINDING_INDICES, Resource::StorageBuffer(indices)),
+                (BINDING_MESH_RANGES, Resource::StorageBuffer(mesh_ranges)),
+                (BINDING_SKINNED, Resource::StorageBuffers(padded_chunks(skinned))),
+                (BINDING_SKIN_LIST, Resource::StorageBuffer(skin_list)),
+                (BINDING_DRAWS, Resource::StorageBuffer(draws)),
+                (BINDING_CULLED_INDICES, Resource::StorageBuffers(padded_chunks(culled_indices))),
+            ],
+        );
+    }
+
+    /// Dispatches indirectly: `arguments` at `offset` holds (skin-pass vertex groups, kept instances,
+    /// 1). `triangles.camera_draws` must be zeroed first (an instance the cull pass dropped keeps an
+    /// empty command).
+    pub fn record(
+        &self,
+        command_buffer: ash_vk::CommandBuffer,
+        set: ash_vk::DescriptorSet,
+        push: TrianglesPush,
+        (arguments, offset): (&Buffer, u64),
+    ) {
+        self.device.begin_label(command_buffer, c"triangles");
+        self.pipeline.bind(command_buffer);
+        self.pipeline.bind_sets(command_buffer, 0, &[set]);
+        self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::COMPUTE, &push);
+        unsafe { self.device.raw.cmd_dispatch_indirect(command_buffer, arguments.raw, offset) };
+        self.device.end_label(command_buffer);
+    }
+}
+
+/// What the forward pass draws with the `compute` strategy: per chunk, the culled index buffer,
+/// and one command per (group, mesh), group-major.
+pub struct CulledDraws<'a> {
+    pub commands: &'a Buffer,
+    pub indices: &'a [Buffer],
+    pub mesh_count: u32,
+    pub instances_per_chunk: u32,
+    pub instance_count: u32,
+    pub group_size: u32,
+    pub groups_per_chunk: u32,
+}
+
+impl CulledDraws<'_> {
+    /// Binds `chunk`'s culled indices and draws `mesh` for each of its groups (a group whose
+    /// instances the cull pass dropped, or whose triangles all failed, draws nothing).
+    pub fn draw(&self, device: &Device, command_buffer: ash_vk::CommandBuffer, chunk: u32, mesh: u32) {
+        let Some(indices) = self.indices.get(chunk as usize) else { return };
+        let instances = self.instances_per_chunk.min(self.instance_count.saturating_sub(chunk * self.instances_per_chunk));
+        let groups = instances.div_ceil(self.group_size);
+        let command_size = std::mem::size_of::<ash_vk::DrawIndexedIndirectCommand>() as u64;
+        let first = u64::from(chunk) * u64::from(self.groups_per_chunk) * u64::from(self.mesh_count) + u64::from(mesh);
+        unsafe {
+            device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, ash_vk::IndexType::UINT16);
+            device.raw.cmd_draw_indexed_indirect(
+                command_buffer,
+                self.commands.raw,
+                first * command_size,
+                groups,
+                self.mesh_count * command_size as u32,
+            );
+        }
+    }
+}
+
+/// The commands of every (group, mesh), chunk-major, each with its index count 0: where each
+/// group's survivors of each mesh start (its block of `group_size` × the model's indices, mesh m
+/// from `group_size` × its first index), its first vertex and first instance.
+pub fn draw_template(
+    mesh_ranges: &[(u32, u32)],
+    vertex_count: u32,
+    index_count: u32,
+    instances_per_chunk: u32,
+    chunk_count: u32,
+    instance_count: u32,
+) -> Vec<DrawCommand> {
+    let group = group_size(vertex_count);
+    let groups_per_chunk = instances_per_chunk.div_ceil(group);
+    let mut commands = Vec::new();
+    for chunk in 0..chunk_count {
+        for group_index in 0..groups_per_chunk {
+            let first_slot = group_index * group;
+            for &(first_index, _) in mesh_ranges {
+                commands.push(DrawCommand {
+                    index_count: 0,
+                    instance_count: u32::from(chunk * instances_per_chunk + first_slot < instance_count),
+                    first_index: first_slot * index_count + group * first_index,
+                    vertex_offset: (first_slot * vertex_count) as i32,
+                    first_instance: chunk * instances_per_chunk + first_slot,
+                });
+            }
+        }
+    }
+    commands
+}
