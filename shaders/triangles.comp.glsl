@@ -99,25 +99,25 @@ void main() {
     uint first_vertex = slot * push.vertex_count;
     uint group_vertex = (slot - group_first_slot) * push.vertex_count;  // where this instance starts in its group
     uint block = group_first_slot * push.index_count;
-    uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    // Mesh by mesh (uniform across the dispatch), each invocation taking every stride-th triangle.
-    for (uint mesh = 0u; mesh < push.mesh_count; ++mesh) {
-        uint mesh_first = mesh_ranges[mesh].first_index;
-        uint mesh_end = mesh_first + mesh_ranges[mesh].index_count;
-        uint command = (chunk * push.groups_per_chunk + group) * push.mesh_count + mesh;
-        uint region = block + push.group_size * mesh_first;
-        for (uint first = mesh_first + gl_GlobalInvocationID.x * 3u; first + 2u < mesh_end; first += stride * 3u) {
-            uint i0 = indices[first];
-            uint i1 = indices[first + 1u];
-            uint i2 = indices[first + 2u];
-            if (max(i0, max(i1, i2)) >= push.vertex_count ||
-                !visible(corner(chunk, first_vertex, i0), corner(chunk, first_vertex, i1), corner(chunk, first_vertex, i2))) {
-                continue;
-            }
-            uint at = region + atomicAdd(draws[command].index_count, 3u);
-            culled_chunks[chunk].culled[at] = uint16_t(group_vertex + i0);
-            culled_chunks[chunk].culled[at + 1u] = uint16_t(group_vertex + i1);
-            culled_chunks[chunk].culled[at + 2u] = uint16_t(group_vertex + i2);
-        }
+    uint first = gl_GlobalInvocationID.x * 3u;
+    uint mesh = 0u;
+    while (mesh < push.mesh_count &&
+           (first < mesh_ranges[mesh].first_index || first + 2u >= mesh_ranges[mesh].first_index + mesh_ranges[mesh].index_count)) {
+        mesh += 1u;
     }
+    if (mesh == push.mesh_count) {
+        return; // past the last triangle, or in no mesh: never drawn
+    }
+    uint i0 = indices[first];
+    uint i1 = indices[first + 1u];
+    uint i2 = indices[first + 2u];
+    if (max(i0, max(i1, i2)) >= push.vertex_count ||
+        !visible(corner(chunk, first_vertex, i0), corner(chunk, first_vertex, i1), corner(chunk, first_vertex, i2))) {
+        return;
+    }
+    uint command = (chunk * push.groups_per_chunk + group) * push.mesh_count + mesh;
+    uint at = block + push.group_size * mesh_ranges[mesh].first_index + atomicAdd(draws[command].index_count, 3u);
+    culled_chunks[chunk].culled[at] = uint16_t(group_vertex + i0);
+    culled_chunks[chunk].culled[at + 1u] = uint16_t(group_vertex + i1);
+    culled_chunks[chunk].culled[at + 2u] = uint16_t(group_vertex + i2);
 }

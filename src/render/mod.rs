@@ -397,6 +397,14 @@ impl Renderer {
                     chunking.chunk_count,
                     instance_count,
                 );
+                // (triangle groups, kept instances: copied from cull.counters each frame, 1)
+                let triangle_groups = (gpu_model.index_count / 3).div_ceil(triangles::WORKGROUP_SIZE).max(1);
+                let dispatch = Buffer::with_data(
+                    device,
+                    "triangles.dispatch",
+                    Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC,
+                    bytemuck::cast_slice(&[triangle_groups, 0, 1, 0]),
+                )?;
                 let draw_template = Buffer::with_data(
                     device,
                     "triangles.draw_template",
@@ -435,6 +443,7 @@ impl Renderer {
                 );
                 let sample_test = device.limits().standard_sample_locations == ash_vk::TRUE;
                 Some(TriangleCulling {
+                    dispatch,
                     draw_template,
                     camera_draws,
                     camera_indices,
@@ -862,6 +871,35 @@ impl Renderer {
         }
         if let Some(triangles) = &self.triangles {
             let culled_indices: Vec<&Buffer> = triangles.camera_indices.iter().collect();
+            // triangles.dispatch: last frame's indirect read -> this frame's copy of the kept count
+            // (write-after-read); cull.counters: cull writes -> that copy's read.
+            barrier::buffer(
+                device,
+                command_buffer,
+                &triangles.dispatch,
+                (Stage::DRAW_INDIRECT, Access::NONE),
+                (Stage::COPY, Access::TRANSFER_WRITE),
+            );
+            barrier::buffer(
+                device,
+                command_buffer,
+                &self.counters,
+                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+                (Stage::COPY, Access::TRANSFER_READ),
+            );
+            let kept = ash_vk::BufferCopy::default()
+                .src_offset(std::mem::offset_of!(CullCounters, skin_dispatch) as u64 + 4)
+                .dst_offset(4)
+                .size(4);
+            unsafe { device.raw.cmd_copy_buffer(command_buffer, self.counters.raw, triangles.dispatch.raw, &[kept]) };
+            // triangles.dispatch: the copy -> the triangle pass's indirect dispatch.
+            barrier::buffer(
+                device,
+                command_buffer,
+                &triangles.dispatch,
+                (Stage::COPY, Access::TRANSFER_WRITE),
+                (Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ),
+            );
             // triangles.camera_draws, triangles.camera_indices: last frame's indirect and index reads
             // -> this frame's template copy and writes (write-after-read).
             barrier::buffer(
@@ -904,7 +942,7 @@ impl Renderer {
                 facing_sign: triangles.facing_sign,
                 sample_test: u32::from(triangles.sample_test),
             };
-            let arguments = (&self.counters, std::mem::offset_of!(CullCounters, skin_dispatch) as u64);
+            let arguments = (&triangles.dispatch, 0);
             triangles.pass.record(command_buffer, triangles.set, push, arguments);
             // triangles.camera_draws, triangles.camera_indices: triangle-pass writes -> the forward
             // pass's indirect draws and index reads.

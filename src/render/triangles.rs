@@ -24,7 +24,7 @@ use crate::vk::descriptors::{DescriptorSetLayout, Resource};
 use crate::vk::pipeline::Pipeline;
 use crate::vk::{self, Buffer, Device};
 
-/// Invocations per workgroup (x); each walks triangles x, x + stride, ...
+/// Triangles per workgroup (x); the y dimension walks the kept instances.
 pub const WORKGROUP_SIZE: u32 = 64;
 
 pub const BINDING_INDICES: u32 = 0;
@@ -57,6 +57,8 @@ pub fn facing_sign(cull_mode: ash_vk::CullModeFlags) -> f32 {
 
 /// The triangle pass and what it writes, which the forward pass draws.
 pub struct TriangleCulling {
+    /// (triangle groups, kept instances, 1): the count copied from `cull.counters` each frame.
+    pub dispatch: Buffer,
     /// Every (group, mesh) command with its index count 0: copied over `camera_draws` each frame.
     pub draw_template: Buffer,
     pub camera_draws: Buffer,
