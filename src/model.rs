@@ -130,9 +130,10 @@ impl Model {
         // A pose that mirrors a joint against its bind pose turns the triangles it moves inside out.
         let mirrored = self.clips.iter().any(|clip| {
             clip.poses.chunks(clip.joint_count.max(1)).any(|frame| {
-                frame.iter().zip(&self.skeleton.joints).any(|(pose, joint)| {
-                    pose.scale.x * pose.scale.y * pose.scale.z * joint.inverse_bind.determinant() < 0.0
-                })
+                frame
+                    .iter()
+                    .zip(&self.skeleton.joints)
+                    .any(|(pose, joint)| pose.scale.x * pose.scale.y * pose.scale.z * joint.inverse_bind.determinant() < 0.0)
             })
         });
         if mirrored {
@@ -417,7 +418,8 @@ mod tests {
         let (small_positions, small_indices) = cube(Vec3::splat(2.0));
         let shift = big_positions.len() as u32;
         let positions: Vec<Vec3> = big_positions.into_iter().chain(small_positions).collect();
-        let indices: Vec<u32> = big_indices.iter().copied().chain(reversed(&small_indices).iter().map(|index| index + shift)).collect();
+        let indices: Vec<u32> =
+            big_indices.iter().copied().chain(reversed(&small_indices).iter().map(|index| index + shift)).collect();
         assert_eq!(model_of(positions, indices).facing(), Facing::TwoSided);
     }
 
@@ -425,11 +427,7 @@ mod tests {
     fn a_mirroring_clip_draws_both_sides() {
         let (positions, indices) = cube(Vec3::ZERO);
         let mut model = model_of(positions, indices);
-        model.skeleton.joints.push(crate::anim::Joint {
-            name: "root".into(),
-            parent: None,
-            inverse_bind: glam::Mat4::IDENTITY,
-        });
+        model.skeleton.joints.push(crate::anim::Joint { name: "root".into(), parent: None, inverse_bind: glam::Mat4::IDENTITY });
         let mirrored = crate::anim::JointPose { scale: Vec3::new(-1.0, 1.0, 1.0), ..crate::anim::JointPose::IDENTITY };
         model.clips.push(Clip {
             name: "mirror".into(),

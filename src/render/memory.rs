@@ -134,15 +134,16 @@ impl MemoryPlan {
 
         // Instances per chunk: as many as one binding holds of the skinned vertices, the palettes and
         // the culled indices, and no more than there are.
-        // The culled indices come in whole groups (triangles::group_size).
-        let culled_limit = match culled_indices {
-            0 => u64::MAX,
-            bytes => {
-                let group = u64::from(super::triangles::group_size(vertices.min(u64::from(u32::MAX)) as u32));
-                ((range / (bytes * group)) * group).max(1)
+        let mut per_chunk =
+            (range / skinned).min(range / palettes).min(range / culled_indices.max(1)).min(u64::from(u32::MAX)) as u32;
+        // The culled indices are laid out in whole groups (triangles::group_size): where rounding a
+        // chunk up to whole groups would overflow the binding, the chunk holds whole groups only.
+        if culled_indices > 0 && per_chunk > 0 {
+            let group = super::triangles::group_size(vertices.min(u64::from(u32::MAX)) as u32, per_chunk);
+            if u64::from(per_chunk.div_ceil(group) * group) * culled_indices > range {
+                per_chunk = per_chunk / group * group;
             }
-        };
-        let per_chunk = (range / skinned).min(range / palettes).min(culled_limit).min(u64::from(u32::MAX)) as u32;
+        }
         let instances_per_chunk = per_chunk.clamp(1, instance_count.max(1));
 
         let candidates: Vec<(u64, String)> = vec![

@@ -385,10 +385,9 @@ impl Renderer {
         let triangles = match strategy {
             Strategy::Compute if memory::culls_triangles(memory::Shape::of(model)) => {
                 let pass = TrianglePass::new(device)?;
-                let group_size = triangles::group_size(gpu_model.vertex_count);
+                let group_size = triangles::group_size(gpu_model.vertex_count, chunking.instances_per_chunk);
                 let groups_per_chunk = chunking.instances_per_chunk.div_ceil(group_size);
-                let ranges: Vec<(u32, u32)> =
-                    model.meshes.iter().map(|mesh| (mesh.first_index, mesh.index_count)).collect();
+                let ranges: Vec<(u32, u32)> = model.meshes.iter().map(|mesh| (mesh.first_index, mesh.index_count)).collect();
                 let template = triangles::draw_template(
                     &ranges,
                     gpu_model.vertex_count,
@@ -405,12 +404,8 @@ impl Renderer {
                     Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC,
                     bytemuck::cast_slice(&[triangle_groups, 0, 1, 0]),
                 )?;
-                let draw_template = Buffer::with_data(
-                    device,
-                    "triangles.draw_template",
-                    Usage::TRANSFER_SRC,
-                    bytemuck::cast_slice(&template),
-                )?;
+                let draw_template =
+                    Buffer::with_data(device, "triangles.draw_template", Usage::TRANSFER_SRC, bytemuck::cast_slice(&template))?;
                 // TRANSFER_DST: the template is copied over it each frame.
                 let camera_draws = Buffer::new(
                     device,

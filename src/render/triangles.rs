@@ -39,9 +39,9 @@ pub const BINDING_CULLED_INDICES: u32 = 5;
 pub const MAX_VERTICES: u32 = 1 << 16;
 
 /// Instances one draw command covers: as many as 16-bit indices reach (`vertex_count` at most
-/// [`MAX_VERTICES`]).
-pub fn group_size(vertex_count: u32) -> u32 {
-    (MAX_VERTICES / vertex_count.max(1)).max(1)
+/// [`MAX_VERTICES`]), and no more than a chunk holds.
+pub fn group_size(vertex_count: u32, instances_per_chunk: u32) -> u32 {
+    (MAX_VERTICES / vertex_count.max(1)).min(instances_per_chunk).max(1)
 }
 
 /// The sign of a hidden triangle's doubled screen-space area, as triangles.comp computes it (x right,
@@ -195,7 +195,7 @@ pub fn draw_template(
     chunk_count: u32,
     instance_count: u32,
 ) -> Vec<DrawCommand> {
-    let group = group_size(vertex_count);
+    let group = group_size(vertex_count, instances_per_chunk);
     let groups_per_chunk = instances_per_chunk.div_ceil(group);
     let mut commands = Vec::new();
     for chunk in 0..chunk_count {
