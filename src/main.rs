@@ -231,8 +231,31 @@ fn check_messages(validation: bool, messages: MessageCounts) -> Result<(), Strin
 /// `--capture-frame` asks for) and writes the last.
 fn render(scene_args: &SceneArgs, time: f64, (width, height): (u32, u32), out: &Path, frames: u64) -> Result<(), String> {
     let validation = scene_args.validation();
-    // Before any work: an output that cannot be written fails now, not after the frames.
-    std::fs::File::create(out).map_err(|error| format!("cannot write {}: {error}", out.display()))?;
+    // Before any work: an output that cannot be written fails now, not after the frames. Opened
+    // without truncating (an existing image stays until the new one replaces it), and removed again
+    // if this run created it and then fails, so a failed render leaves no empty file behind.
+    let existed = out.exists();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(out)
+        .map_err(|error| format!("cannot write {}: {error}", out.display()))?;
+    let result = render_into(scene_args, time, (width, height), out, frames, validation);
+    if result.is_err() && !existed {
+        let _ = std::fs::remove_file(out);
+    }
+    result
+}
+
+fn render_into(
+    scene_args: &SceneArgs,
+    time: f64,
+    (width, height): (u32, u32),
+    out: &Path,
+    frames: u64,
+    validation: bool,
+) -> Result<(), String> {
     // RenderDoc first: its layer must see the Vulkan instance being created.
     let mut capture = scene_args.capture_frame.map(FrameCapture::attach).transpose()?;
     let device = headless_device(validation).map_err(|error| error.to_string())?;

@@ -67,9 +67,12 @@ fn a_missing_model_is_a_clear_error() {
 fn an_unknown_format_lists_the_supported_ones() {
     let path = scratch("model.obj");
     std::fs::write(&path, "v 0 0 0\n").expect("write");
-    let output = vkskin().arg("render").arg(&path).output().expect("vkskin runs");
+    let out = scratch("unknown-format.png");
+    let output = vkskin().arg("render").arg(&path).arg("--out").arg(&out).output().expect("vkskin runs");
     assert!(!output.status.success());
     assert!(text(&output).contains(".md5mesh"), "{}", text(&output));
+    // The output was opened early (to fail fast when unwritable) but nothing was rendered into it.
+    assert!(!out.exists(), "a failed render left {} behind", out.display());
 }
 
 #[test]
