@@ -11,8 +11,8 @@
 //     at 1/8, 3/8, 5/8, 7/8 that holds the standard sample positions),
 // each decided conservatively, so the image is the one drawing every triangle gives.
 //
-// Dispatched with the skin pass's arguments (vertex groups × kept instances): for each mesh of
-// instance skin_list[y], each invocation walks the mesh's triangles x, x + stride, ...
+// One invocation per (triangle, kept instance): x walks the model's triangles, y the cull pass's
+// skin list (the dispatch's y is the kept count, copied from cull.counters).
 #extension GL_EXT_shader_16bit_storage : require
 #include "common.glsl"
 
@@ -40,16 +40,15 @@ layout(push_constant) uniform Push {
     uint group_size;        // instances drawn by one command
     uint groups_per_chunk;
     float facing_sign;      // the sign of a hidden triangle's screen area (triangles::facing_sign); 0: none hidden
-    uint sample_test;       // 1: the device uses the standard sample positions, so the small-triangle test holds
+    uint sample_test;       // 1: 4× MSAA at the standard sample positions, so the small-triangle test holds
+    float snap;             // the rasterizer's sub-pixel grid, 2^-subPixelPrecisionBits pixels
 } push;
 
-// How far the screen box is grown before the sample test, in pixels: more than the rasterizer's
-// 1/256-pixel snapping and the float error of the transform, so a kept triangle is never lost.
-const float SAMPLE_MARGIN = 1.0 / 64.0;
-
-// Whether [low, high] (pixels, growing by the margin) holds a point of the lattice k/4 + 1/8.
-bool holds_sample_row(float low, float high) {
-    return floor((high + SAMPLE_MARGIN) * 4.0 - 0.5) >= ceil((low - SAMPLE_MARGIN) * 4.0 - 0.5);
+// Whether [low, high] (pixels) holds a point of the lattice k/4 + 1/8, once grown by `margin`:
+// more than the rasterizer's snapping and the float error of the transform, so that a triangle
+// covering a sample is never dropped.
+bool holds_sample_row(float low, float high, float margin) {
+    return floor((high + margin) * 4.0 - 0.5) >= ceil((low - margin) * 4.0 - 0.5);
 }
 
 bool visible(vec4 a, vec4 b, vec4 c) {
@@ -66,10 +65,11 @@ bool visible(vec4 a, vec4 b, vec4 c) {
     vec2 pa = (a.xy / a.w * 0.5 + 0.5) * push.viewport;
     vec2 pb = (b.xy / b.w * 0.5 + 0.5) * push.viewport;
     vec2 pc = (c.xy / c.w * 0.5 + 0.5) * push.viewport;
-    // Twice the signed area in framebuffer pixels; a sliver too thin to tell keeps its triangle.
+    // Twice the signed area in framebuffer pixels. Snapping the corners to the sub-pixel grid moves
+    // it by up to about 4 × scale × snap, so a sliver whose sign that could flip keeps its triangle.
     float area = (pb.x - pa.x) * (pc.y - pa.y) - (pc.x - pa.x) * (pb.y - pa.y);
     float scale = max(max(abs(pb.x - pa.x), abs(pc.x - pa.x)), max(abs(pb.y - pa.y), abs(pc.y - pa.y)));
-    if (push.facing_sign * area > 1e-5 * scale * scale) {
+    if (push.facing_sign * area > 4.0 * scale * push.snap + 1e-5 * scale * scale) {
         return false;
     }
     if (push.sample_test == 0u) {
@@ -77,7 +77,8 @@ bool visible(vec4 a, vec4 b, vec4 c) {
     }
     vec2 low = min(pa, min(pb, pc));
     vec2 high = max(pa, max(pb, pc));
-    return holds_sample_row(low.x, high.x) && holds_sample_row(low.y, high.y);
+    float margin = max(1.0 / 64.0, 2.0 * push.snap);
+    return holds_sample_row(low.x, high.x, margin) && holds_sample_row(low.y, high.y, margin);
 }
 
 vec4 corner(uint chunk, uint first_vertex, uint index) {

@@ -268,6 +268,7 @@ pub struct TrianglesPush {
     pub groups_per_chunk: u32,
     pub facing_sign: f32,
     pub sample_test: u32,
+    pub snap: f32,
 }
 
 #[cfg(test)]
@@ -491,6 +492,7 @@ mod tests {
                 ("groups_per_chunk", offset_of!(TrianglesPush, groups_per_chunk)),
                 ("facing_sign", offset_of!(TrianglesPush, facing_sign)),
                 ("sample_test", offset_of!(TrianglesPush, sample_test)),
+                ("snap", offset_of!(TrianglesPush, snap)),
             ],
         );
         // The skinned buffer is a uint array in the shader: 7 uints a vertex (SKINNED_VERTEX_UINTS).

@@ -184,7 +184,7 @@ impl MemoryPlan {
 /// Whether the `compute` strategy's triangle pass serves this model: its culled indices are
 /// instance-relative 16-bit values.
 pub fn culls_triangles(shape: Shape) -> bool {
-    shape.vertices <= u64::from(super::triangles::MAX_VERTICES)
+    shape.meshes > 0 && shape.indices > 0 && shape.vertices <= u64::from(super::triangles::MAX_VERTICES)
 }
 
 /// The size of the device's largest memory heap (device-local on a GPU; system memory on lavapipe).
@@ -228,6 +228,22 @@ mod tests {
         assert_eq!(covered, 10_000);
         assert_eq!(chunking.range(4, 10_000), (4 * 2396, 10_000 - 4 * 2396));
         assert!(plan.max_instances >= 10_000);
+    }
+
+    #[test]
+    fn culled_indices_fill_a_chunk_in_whole_groups() {
+        // 60,000 indices: 120,000 bytes of culled indices an instance, more than the 56,000 of
+        // skinned vertices, so they bound the chunk: 1,118 instances, not a whole number of the
+        // 32-instance groups (65,536 / 2,000 vertices), whose last would overflow the binding.
+        let shape = Shape { vertices: 2000, joints: 24, meshes: 1, indices: 60_000 };
+        let range = 128 << 20;
+        let plan = MemoryPlan::for_limits(shape, Strategy::Compute, 5_000, range, 1 << 40, 65_535);
+        assert_eq!(plan.chunking.instances_per_chunk, 1_088);
+        assert_eq!(plan.chunking.instances_per_chunk % 32, 0);
+        assert!(u64::from(plan.chunking.instances_per_chunk) * 120_000 <= range);
+        // Other strategies keep no culled indices.
+        let vertex = MemoryPlan::for_limits(shape, Strategy::Vertex, 5_000, range, 1 << 40, 65_535);
+        assert_eq!(plan.bytes_per_instance - vertex.bytes_per_instance, 56_000 + 120_000 + 20);
     }
 
     #[test]

@@ -383,7 +383,7 @@ impl Renderer {
         );
         skin.write_set(skin_set, &gpu_model.source_vertices, &gpu_model.influences, &palettes, &skinned, &skin_list);
         let triangles = match strategy {
-            Strategy::Compute if memory::culls_triangles(memory::Shape::of(model)) => {
+            Strategy::Compute if triangles::serves(device, model) => {
                 let pass = TrianglePass::new(device)?;
                 let group_size = triangles::group_size(gpu_model.vertex_count, chunking.instances_per_chunk);
                 let groups_per_chunk = chunking.instances_per_chunk.div_ceil(group_size);
@@ -436,7 +436,9 @@ impl Renderer {
                     &camera_draws,
                     &camera_indices,
                 );
-                let sample_test = device.limits().standard_sample_locations == ash_vk::TRUE;
+                let sample_test = device.limits().standard_sample_locations == ash_vk::TRUE
+                    && forward::SAMPLES == ash_vk::SampleCountFlags::TYPE_4;
+                let snap = 0.5f32.powi(device.limits().sub_pixel_precision_bits as i32);
                 Some(TriangleCulling {
                     dispatch,
                     draw_template,
@@ -448,6 +450,7 @@ impl Renderer {
                     group_size,
                     groups_per_chunk,
                     sample_test,
+                    snap,
                 })
             }
             _ => None,
@@ -936,6 +939,7 @@ impl Renderer {
                 groups_per_chunk: triangles.groups_per_chunk,
                 facing_sign: triangles.facing_sign,
                 sample_test: u32::from(triangles.sample_test),
+                snap: triangles.snap,
             };
             let arguments = (&triangles.dispatch, 0);
             triangles.pass.record(command_buffer, triangles.set, push, arguments);

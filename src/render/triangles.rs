@@ -10,7 +10,8 @@
 //! instances.
 //!
 //! Reads: `model.indices`, `model.mesh_ranges`, `skinned_vertices[c]`, `cull.skin_list`; dispatched
-//! with the skin pass's indirect arguments. Writes: `triangles.camera_draws` (copied from
+//! indirectly from `triangles.dispatch` (triangle groups × the kept count, which `record_frame`
+//! copies from `cull.counters`). Writes: `triangles.camera_draws` (copied from
 //! `triangles.draw_template` first, every index count 0) and `triangles.camera_indices[c]`. Expects before it: skin writes -> reads, and last
 //! frame's indirect and index reads of its outputs finished (write-after-read).
 
@@ -37,6 +38,14 @@ pub const BINDING_CULLED_INDICES: u32 = 5;
 /// The culled indices are group-relative and 16-bit: models with more vertices than this draw
 /// whole instances instead.
 pub const MAX_VERTICES: u32 = 1 << 16;
+
+/// Whether the triangle pass can serve `model` on `device`: 16-bit storage, room for its 2 × 12 + 4
+/// storage-buffer bindings, and a model whose group-relative indices fit 16 bits.
+pub fn serves(device: &Device, model: &crate::model::Model) -> bool {
+    device.storage_buffer_16bit
+        && device.limits().max_per_stage_descriptor_storage_buffers >= 2 * MAX_CHUNKS + 4
+        && super::memory::culls_triangles(super::memory::Shape::of(model))
+}
 
 /// Instances one draw command covers: as many as 16-bit indices reach (`vertex_count` at most
 /// [`MAX_VERTICES`]), and no more than a chunk holds.
@@ -69,8 +78,11 @@ pub struct TriangleCulling {
     pub group_size: u32,
     /// Command groups per chunk (the last chunk may use fewer).
     pub groups_per_chunk: u32,
-    /// The device places 4× MSAA samples at the standard positions, so the small-triangle test holds.
+    /// The forward pass's 4× MSAA samples sit at the standard positions, so the small-triangle
+    /// test holds (tests turn it off to check it drops nothing visible).
     pub sample_test: bool,
+    /// The rasterizer's sub-pixel grid in pixels (2^-subPixelPrecisionBits).
+    pub snap: f32,
 }
 
 pub struct TrianglePass {
@@ -131,9 +143,8 @@ impl TrianglePass {
         );
     }
 
-    /// Dispatches indirectly: `arguments` at `offset` holds (skin-pass vertex groups, kept instances,
-    /// 1). `triangles.camera_draws` must be zeroed first (an instance the cull pass dropped keeps an
-    /// empty command).
+    /// Dispatches indirectly: `arguments` at `offset` holds (triangle groups, kept instances, 1).
+    /// `triangles.camera_draws` must hold the template first (every index count 0).
     pub fn record(
         &self,
         command_buffer: ash_vk::CommandBuffer,
@@ -151,7 +162,7 @@ impl TrianglePass {
 }
 
 /// What the forward pass draws with the `compute` strategy: per chunk, the culled index buffer,
-/// and one command per (group, mesh), group-major.
+/// and one command per (group, mesh), chunk-major, then group, then mesh.
 pub struct CulledDraws<'a> {
     pub commands: &'a Buffer,
     pub indices: &'a [Buffer],

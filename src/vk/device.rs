@@ -33,6 +33,8 @@ pub struct Device {
     pub fill_mode_non_solid: bool,
     /// The normals debug view needs geometry shaders.
     pub geometry_shader: bool,
+    /// storageBuffer16BitAccess: the `compute` strategy's triangle pass writes 16-bit indices.
+    pub storage_buffer_16bit: bool,
     pub instance: Instance,
 }
 
@@ -85,9 +87,14 @@ impl Device {
             .shader_storage_buffer_array_dynamic_indexing(true)
             .fill_mode_non_solid(supported_features.fill_mode_non_solid == vk::TRUE)
             .geometry_shader(supported_features.geometry_shader == vk::TRUE);
-        // 16-bit storage: the triangle pass writes 16-bit culled indices.
-        let mut features11 =
-            vk::PhysicalDeviceVulkan11Features::default().shader_draw_parameters(true).storage_buffer16_bit_access(true);
+        // 16-bit storage, where there is some: the triangle pass writes 16-bit culled indices.
+        let mut supported11 = vk::PhysicalDeviceVulkan11Features::default();
+        let mut supported2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut supported11);
+        unsafe { instance.raw.get_physical_device_features2(physical, &mut supported2) };
+        let storage_buffer_16bit = supported11.storage_buffer16_bit_access == vk::TRUE;
+        let mut features11 = vk::PhysicalDeviceVulkan11Features::default()
+            .shader_draw_parameters(true)
+            .storage_buffer16_bit_access(storage_buffer_16bit);
         // The cull pass decides how many instances each indirect draw covers.
         let mut features12 = vk::PhysicalDeviceVulkan12Features::default().draw_indirect_count(true);
         let mut features13 = vk::PhysicalDeviceVulkan13Features::default().synchronization2(true).dynamic_rendering(true);
@@ -166,6 +173,7 @@ impl Device {
             queue_family,
             fill_mode_non_solid: supported_features.fill_mode_non_solid == vk::TRUE,
             geometry_shader: supported_features.geometry_shader == vk::TRUE,
+            storage_buffer_16bit,
             instance,
         };
         device.set_name(device.queue, "queue.main");
@@ -191,22 +199,18 @@ impl Device {
         if features.shader_storage_buffer_array_dynamic_indexing != vk::TRUE {
             return Err("needs shaderStorageBufferArrayDynamicIndexing".into());
         }
-        let needed = 2 * crate::render::MAX_CHUNKS + 4;
+        let needed = 2 * crate::render::MAX_CHUNKS + 3;
         if properties.limits.max_per_stage_descriptor_storage_buffers < needed {
             return Err(format!(
-                "maxPerStageDescriptorStorageBuffers is {}, the triangle pass binds {needed}",
+                "maxPerStageDescriptorStorageBuffers is {}, the skin pass binds {needed}",
                 properties.limits.max_per_stage_descriptor_storage_buffers
             ));
         }
-        let mut features11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut features12 = vk::PhysicalDeviceVulkan12Features::default();
-        let mut features2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut features11).push_next(&mut features12);
+        let mut features2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut features12);
         unsafe { instance.raw.get_physical_device_features2(physical, &mut features2) };
         if features12.draw_indirect_count != vk::TRUE {
             return Err("needs drawIndirectCount".into());
-        }
-        if features11.storage_buffer16_bit_access != vk::TRUE {
-            return Err("needs storageBuffer16BitAccess".into());
         }
         let is_core_1_3 = vk::api_version_minor(properties.api_version) >= 3;
         if !is_core_1_3 {
