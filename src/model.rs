@@ -140,7 +140,7 @@ impl Model {
             return Facing::TwoSided;
         }
         // Seam copies share a place and, to stay together when skinned, their influences.
-        let mut welded: HashMap<([u32; 3], Vec<(u32, u32)>), u32> = HashMap::new();
+        let mut welded: HashMap<WeldKey, u32> = HashMap::new();
         let ids: Vec<u32> = self
             .vertices
             .iter()
@@ -226,6 +226,9 @@ impl Facing {
         }
     }
 }
+
+/// A vertex's place (position bits) and influences (joint, weight bits): seam copies share both.
+type WeldKey = ([u32; 3], Vec<(u32, u32)>);
 
 /// Connected pieces of a closed mesh: union-find over triangles joined by their shared edges.
 struct Pieces {
