@@ -3,8 +3,9 @@
 // tested against the camera with its skinned, world-space corners, and the survivors' indices are
 // compacted into `triangles.camera_indices`, which the forward pass draws. Instances go in groups
 // of `group_size` (as many as 16-bit indices reach: 17 of the bundled figure), one draw command
-// per (group, mesh): a few draws a chunk rather than one per instance. Only a pass that sees skinned vertices before the rasterizer can do this: with `vertex`
-// skinning every triangle reaches setup. A triangle is dropped when it is
+// per (group, mesh): a few draws a chunk rather than one per instance. Only a pass that sees
+// skinned vertices before the rasterizer can do this: with `vertex` skinning every triangle
+// reaches setup. A triangle is dropped when it is
 //   - behind the camera or outside one side of the view frustum (all three corners),
 //   - facing away on a closed model (the side the pipeline culls anyway, Model::facing), or
 //   - so small that its screen box holds no sample position (4× MSAA: the quarter-pixel lattice

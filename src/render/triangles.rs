@@ -12,8 +12,9 @@
 //! Reads: `model.indices`, `model.mesh_ranges`, `skinned_vertices[c]`, `cull.skin_list`; dispatched
 //! indirectly from `triangles.dispatch` (triangle groups × the kept count, which `record_frame`
 //! copies from `cull.counters`). Writes: `triangles.camera_draws` (copied from
-//! `triangles.draw_template` first, every index count 0) and `triangles.camera_indices[c]`. Expects before it: skin writes -> reads, and last
-//! frame's indirect and index reads of its outputs finished (write-after-read).
+//! `triangles.draw_template` first, every index count 0) and `triangles.camera_indices[c]`.
+//! Expects before it: skin writes -> reads, and last frame's indirect and index reads of its
+//! outputs finished (write-after-read).
 
 use std::sync::Arc;
 
