@@ -178,8 +178,8 @@ pub struct Renderer {
     #[allow(dead_code)] // owns the frames' command buffers
     command_pool: CommandPool,
     skin_set: ash_vk::DescriptorSet,
-    /// The `compute` strategy's triangle pass (None for the others, and for models whose vertices
-    /// overflow 16-bit indices: the forward pass then draws whole instances).
+    /// The `compute` strategy's triangle pass (None for the others, and where `triangles::serves`
+    /// says no: the forward pass then draws whole instances).
     pub triangles: Option<TriangleCulling>,
     /// The side of the model's triangles the shadow and forward passes cull (`hidden_side`).
     pub cull_mode: ash_vk::CullModeFlags,
@@ -392,6 +392,7 @@ impl Renderer {
                     &ranges,
                     gpu_model.vertex_count,
                     gpu_model.index_count,
+                    (group_size, groups_per_chunk),
                     chunking.instances_per_chunk,
                     chunking.chunk_count,
                     instance_count,

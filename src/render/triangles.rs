@@ -196,19 +196,19 @@ impl CulledDraws<'_> {
     }
 }
 
-/// The commands of every (group, mesh), chunk-major, each with its index count 0: where each
-/// group's survivors of each mesh start (its block of `group_size` × the model's indices, mesh m
-/// from `group_size` × its first index), its first vertex and first instance.
+/// The commands of every (group, mesh), chunk-major, each with its index count 0 (`group`
+/// instances a group, `groups_per_chunk` groups a chunk): where each group's survivors of each
+/// mesh start (its block of `group` × the model's indices, mesh m from `group` × its first index),
+/// its first vertex and first instance.
 pub fn draw_template(
     mesh_ranges: &[(u32, u32)],
     vertex_count: u32,
     index_count: u32,
+    (group, groups_per_chunk): (u32, u32),
     instances_per_chunk: u32,
     chunk_count: u32,
     instance_count: u32,
 ) -> Vec<DrawCommand> {
-    let group = group_size(vertex_count, instances_per_chunk);
-    let groups_per_chunk = instances_per_chunk.div_ceil(group);
     let mut commands = Vec::new();
     for chunk in 0..chunk_count {
         for group_index in 0..groups_per_chunk {
