@@ -12,8 +12,10 @@ mod common;
 
 use ash::vk as ash_vk;
 use common::{assert_no_validation_messages, default_model, validated_device};
+use glam::Vec3;
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::model::{Facing, Model};
+use vkskin::render::debug::DebugViews;
 use vkskin::render::{hidden_side, Strategy};
 
 fn render(model: Model, strategy: Strategy) -> image::RgbaImage {
@@ -31,19 +33,26 @@ fn render(model: Model, strategy: Strategy) -> image::RgbaImage {
     image
 }
 
-#[test]
-fn culling_the_hidden_side_keeps_the_image() {
-    let closed = default_model();
-    assert_eq!(closed.facing(), Facing::Outward);
-    assert_eq!(hidden_side(closed.facing()), ash_vk::CullModeFlags::BACK);
-
-    let mut two_sided = closed.clone();
+/// The figure with one triangle doubled in reverse on top of itself: the same picture, but the
+/// surface is no longer closed, so nothing is culled.
+fn two_sided_figure() -> Model {
+    let mut two_sided = default_model();
     let last = two_sided.meshes.len() - 1;
     let end = (two_sided.meshes[last].first_index + two_sided.meshes[last].index_count) as usize;
     let first = two_sided.meshes[last].first_index as usize;
     let [a, b, c] = [two_sided.indices[first], two_sided.indices[first + 1], two_sided.indices[first + 2]];
     two_sided.indices.splice(end..end, [a, c, b]);
     two_sided.meshes[last].index_count += 3;
+    two_sided
+}
+
+#[test]
+fn culling_the_hidden_side_keeps_the_image() {
+    let closed = default_model();
+    assert_eq!(closed.facing(), Facing::Outward);
+    assert_eq!(hidden_side(closed.facing()), ash_vk::CullModeFlags::BACK);
+
+    let two_sided = two_sided_figure();
     assert_eq!(two_sided.facing(), Facing::TwoSided);
     assert_eq!(hidden_side(two_sided.facing()), ash_vk::CullModeFlags::NONE);
 
@@ -64,4 +73,40 @@ fn culling_the_hidden_side_keeps_the_image() {
         let background = culled.get_pixel(0, 0);
         assert!(culled.pixels().filter(|pixel| *pixel != background).count() > 1000, "nothing was drawn");
     }
+}
+
+/// The wireframe view hides the side the forward pass hides. The camera sits inside the figure's
+/// chest, where every triangle in sight turns its back: over the closed figure (back faces culled)
+/// the forward pass shows the scene through the chest and the wireframe must add almost nothing;
+/// over the same figure drawn two-sided, both show the chest's inside. Both in the cpu strategy,
+/// whose forward pass draws whole instances (no triangle pass), so only the pipelines' cull mode
+/// differs.
+#[test]
+fn the_wireframe_hides_what_the_forward_pass_hides() {
+    let darkened = |model: Model| {
+        let mut setup = SceneSetup::new(model, 1);
+        // The bind pose at the origin, the camera in the middle of its chest, looking at its back.
+        (setup.instances[0].clip, setup.instances[0].position) = (None, Vec3::ZERO);
+        let body = setup.model.bind_bounds();
+        setup.camera.target = Vec3::new(body.center().x, body.min.y + 0.72 * body.size().y, body.center().z);
+        (setup.camera.distance, setup.camera.yaw, setup.camera.pitch) = (0.03, 0.0, 0.0);
+        let device = validated_device();
+        let mut headless = HeadlessRenderer::with_strategy(&device, &setup, (320, 240), Strategy::Cpu).expect("renderer");
+        let scene = setup.frame(0.6, headless.aspect());
+        let mut render = |views: &str| {
+            headless.renderer.set_debug(DebugViews::parse(views).expect("views")).expect("drawable");
+            headless.submit(&scene).expect("frame");
+            headless.render(&scene).expect("frame")
+        };
+        let plain = render("");
+        let wireframe = render("wireframe");
+        assert_no_validation_messages(&device);
+        let brightness = |pixel: &image::Rgba<u8>| u32::from(pixel[0]) + u32::from(pixel[1]) + u32::from(pixel[2]);
+        plain.pixels().zip(wireframe.pixels()).filter(|(a, b)| brightness(b) + 60 < brightness(a)).count()
+    };
+    let closed = darkened(default_model());
+    let two_sided = darkened(two_sided_figure());
+    println!("wireframe: {closed} pixels darkened over the closed figure, {two_sided} over the two-sided one");
+    assert!(two_sided > 300, "the two-sided wireframe drew almost nothing: {two_sided} pixels");
+    assert!(closed * 10 < two_sided, "back edges were drawn: {closed} vs {two_sided} pixels");
 }

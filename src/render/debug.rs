@@ -2,7 +2,8 @@
 //! culling did, drawn into the forward pass's multisampled target after the model, before its
 //! resolve, under the label "debug".
 //!
-//! - `wireframe`: the camera's culled draws again from the skinned buffer, polygon mode LINE.
+//! - `wireframe`: the camera's culled draws again from the skinned buffer, polygon mode LINE, hiding
+//!   the side of the triangles the forward pass hides (`hidden_side`).
 //! - `normals`: the same draws through a geometry shader that draws each skinned normal as a line.
 //! - `skeleton`: per kept instance, joint-to-parent lines at the world joint positions the palette
 //!   pass wrote; no depth test, so on top.
@@ -146,10 +147,13 @@ pub struct DebugPass {
 
 impl DebugPass {
     /// `frame_set_layout`: the forward pass's frame set (set 0 of every debug pipeline).
+    /// `cull_mode`: the side of the model's triangles the forward pass hides (`hidden_side`); the
+    /// wireframe hides it too, so it outlines what the image shows.
     pub fn new(
         device: &Arc<Device>,
         color_format: ash_vk::Format,
         frame_set_layout: &DescriptorSetLayout,
+        cull_mode: ash_vk::CullModeFlags,
     ) -> vk::Result<DebugPass> {
         let storage = ash_vk::DescriptorType::STORAGE_BUFFER;
         let vertex = ash_vk::ShaderStageFlags::VERTEX;
@@ -203,6 +207,7 @@ impl DebugPass {
                 topology: ash_vk::PrimitiveTopology::TRIANGLE_LIST,
                 // Lines over their own triangles: pulled towards the camera so they win the depth test.
                 polygon_mode: if device.fill_mode_non_solid { ash_vk::PolygonMode::LINE } else { ash_vk::PolygonMode::FILL },
+                cull_mode,
                 depth_bias: Some((-2.0, -1.0)),
                 depth_compare: ash_vk::CompareOp::LESS_OR_EQUAL,
                 push_constants: None,

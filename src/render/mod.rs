@@ -351,7 +351,7 @@ impl Renderer {
             Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC,
             MemoryLocation::GpuOnly,
         )?;
-        let debug = DebugPass::new(device, color_format, &forward.frame_set_layout)?;
+        let debug = DebugPass::new(device, color_format, &forward.frame_set_layout, cull_mode)?;
 
         let shadow_sampler = Sampler::shadow_compare(device, "shadow.sampler")?;
         let texture_sampler = Sampler::linear_repeat(device, "material.sampler")?;
