@@ -75,6 +75,9 @@ pub struct BenchRow {
     /// timestamps), and the same copies' wall time, submit to fence.
     pub copy: Stats,
     pub copy_wall: Stats,
+    /// A second reference: a copy of every byte the skin pass loads and stores, the palette rows it
+    /// gathers (from cache) and the kept-instance index included (GPU timestamps).
+    pub copy_touched: Stats,
     pub bytes_per_instance: u64,
     /// What the cull pass kept in the last measured frame.
     pub visible: Option<VisibleCounts>,
@@ -89,6 +92,15 @@ impl BenchRow {
     pub fn skin_copy_ratio(&self) -> f64 {
         match self.strategy {
             Strategy::Compute => self.pass("skin").median / self.copy.median,
+            _ => f64::NAN,
+        }
+    }
+
+    /// Skin pass ÷ the copy of every byte it touches (compute strategy): near 1 when the skin pass
+    /// costs what its loads and stores cost, whichever memory they hit.
+    pub fn skin_copy_touched_ratio(&self) -> f64 {
+        match self.strategy {
+            Strategy::Compute => self.pass("skin").median / self.copy_touched.median,
             _ => f64::NAN,
         }
     }
@@ -130,6 +142,14 @@ fn skin_stream_bytes(model: &Model) -> u64 {
     (sources + influences + written) as u64
 }
 
+/// Bytes the skin pass loads and stores per instance: what it streams (`skin_stream_bytes`), plus
+/// the palette rows it gathers for every influence (48 bytes) and the kept-instance index each
+/// invocation reads (4 bytes a vertex).
+fn skin_touched_bytes(model: &Model) -> u64 {
+    let palette_reads = model.influences.len() * std::mem::size_of::<crate::render::gpu::PaletteMatrix>();
+    skin_stream_bytes(model) + (palette_reads + model.vertices.len() * 4) as u64
+}
+
 /// GPU memory one instance costs (`MemoryPlan`): skinned vertices, palettes, parameters, draws (the cpu
 /// strategy holds a host-visible copy of the skinned vertices per frame in flight instead).
 fn bytes_per_instance(model: &Model, strategy: Strategy) -> u64 {
@@ -159,6 +179,7 @@ pub fn run(
     // The copy references first, while the device is fresh (see CopyPass::measure). A copy that
     // does not fit in memory leaves its count without a reference.
     let mut copies: BTreeMap<usize, (Stats, Stats)> = BTreeMap::new();
+    let mut touched_copies: BTreeMap<usize, Stats> = BTreeMap::new();
     {
         let copy_pass = CopyPass::new(&device).map_err(|error| error.to_string())?;
         for &instances in &options.counts {
@@ -169,6 +190,11 @@ pub fn run(
                 let gpu: Vec<f64> = samples.iter().map(|sample| sample.0).collect();
                 let wall: Vec<f64> = samples.iter().map(|sample| sample.1).collect();
                 copies.insert(instances, (Stats::of(&gpu), Stats::of(&wall)));
+            }
+            let bytes = skin_touched_bytes(model) * instances as u64 / 2;
+            if let Ok(samples) = copy_pass.measure(bytes, options.frames.max(3)) {
+                let gpu: Vec<f64> = samples.iter().map(|sample| sample.0).collect();
+                touched_copies.insert(instances, Stats::of(&gpu));
             }
         }
     }
@@ -186,6 +212,7 @@ pub fn run(
                 cpu_skinning: Stats::default(),
                 copy: copies.get(&instances).map_or_else(Stats::default, |copy| copy.0),
                 copy_wall: copies.get(&instances).map_or_else(Stats::default, |copy| copy.1),
+                copy_touched: touched_copies.get(&instances).copied().unwrap_or_default(),
                 bytes_per_instance: bytes_per_instance(model, strategy),
                 visible: None,
             };
@@ -292,7 +319,7 @@ impl BenchReport {
         );
         let _ = writeln!(
             out,
-            "{:<8} {:>9} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>10}",
+            "{:<8} {:>9} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10}",
             "strategy",
             "instances",
             "frame ms",
@@ -307,6 +334,7 @@ impl BenchReport {
             "cpu skin",
             "copy ms",
             "skin/copy",
+            "skin/all",
             "Mvert/s"
         );
         for row in &self.rows {
@@ -314,10 +342,10 @@ impl BenchReport {
                 let _ = writeln!(out, "{:<8} {:>9}  skipped: {reason}", row.strategy.name(), row.instances);
                 continue;
             }
-            let ratio = row.skin_copy_ratio();
+            let ratio = |ratio: f64| if ratio.is_finite() { format!("{ratio:.2}") } else { "-".into() };
             let _ = writeln!(
                 out,
-                "{:<8} {:>9} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>10}",
+                "{:<8} {:>9} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10}",
                 row.strategy.name(),
                 row.instances,
                 milliseconds(row.frame_wall.median),
@@ -331,7 +359,8 @@ impl BenchReport {
                 milliseconds(row.pass("forward").median),
                 milliseconds(row.cpu_skinning.median),
                 milliseconds(row.copy.median),
-                if ratio.is_finite() { format!("{ratio:.2}") } else { "-".into() },
+                ratio(row.skin_copy_ratio()),
+                ratio(row.skin_copy_touched_ratio()),
                 rate(row.vertices_per_second(self.vertex_count)),
             );
         }
@@ -357,6 +386,8 @@ impl BenchReport {
                     "copy_reference_ms": row.copy.to_json(),
                     "copy_reference_wall_ms": row.copy_wall.to_json(),
                     "skin_copy_ratio": finite(row.skin_copy_ratio()),
+                    "copy_touched_reference_ms": row.copy_touched.to_json(),
+                    "skin_copy_touched_ratio": finite(row.skin_copy_touched_ratio()),
                     "vertices_per_second": finite(row.vertices_per_second(self.vertex_count)),
                     "skinned_vertices_per_second": finite(row.skinned_vertices_per_second(self.vertex_count)),
                     "bytes_per_instance": row.bytes_per_instance,
@@ -385,6 +416,7 @@ impl BenchReport {
         let mut out = String::from(
             "strategy,instances,status,frame_wall_ms_median,frame_wall_ms_p95,frame_gpu_ms_median,frame_gpu_ms_p95,\
              cull_ms,palette_ms,skin_ms,triangles_ms,shadow_ms,forward_ms,resolve_ms,cpu_skinning_ms,copy_reference_ms,copy_reference_wall_ms,skin_copy_ratio,\
+             copy_touched_reference_ms,skin_copy_touched_ratio,\
              vertices_per_second,skinned_vertices_per_second,bytes_per_instance,visible_skinned,visible_camera,visible_light\n",
         );
         let number = |value: f64| if value.is_finite() { format!("{value}") } else { String::new() };
@@ -393,7 +425,7 @@ impl BenchReport {
             let visible = row.visible;
             let _ = writeln!(
                 out,
-                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 row.strategy.name(),
                 row.instances,
                 number(row.frame_wall.median),
@@ -411,6 +443,8 @@ impl BenchReport {
                 number(row.copy.median),
                 number(row.copy_wall.median),
                 number(row.skin_copy_ratio()),
+                number(row.copy_touched.median),
+                number(row.skin_copy_touched_ratio()),
                 number(row.vertices_per_second(self.vertex_count)),
                 number(row.skinned_vertices_per_second(self.vertex_count)),
                 row.bytes_per_instance,
@@ -471,8 +505,28 @@ impl BenchReport {
             .iter()
             .filter(|row| row.strategy == Strategy::Compute && row.skipped.is_none())
             .map(|row| (row.instances as f64, row.copy.median))
+            .filter(|(_, y)| y.is_finite() && *y > 0.0)
             .collect();
         skin_vs_copy.push(Series { name: "copy reference".into(), points: copy_points });
+        let touched_points: Vec<(f64, f64)> = self
+            .rows
+            .iter()
+            .filter(|row| row.strategy == Strategy::Compute && row.skipped.is_none())
+            .map(|row| (row.instances as f64, row.copy_touched.median))
+            .filter(|(_, y)| y.is_finite() && *y > 0.0)
+            .collect();
+        skin_vs_copy.push(Series { name: "copy of every byte touched".into(), points: touched_points });
+        let mut ratios = self.series(|row| row.skin_copy_ratio());
+        ratios.retain(|series| series.name == "compute");
+        for series in &mut ratios {
+            series.name = "skin ÷ copy of the streamed bytes".into();
+        }
+        let mut touched_ratios = self.series(|row| row.skin_copy_touched_ratio());
+        touched_ratios.retain(|series| series.name == "compute");
+        for series in &mut touched_ratios {
+            series.name = "skin ÷ copy of every byte touched".into();
+        }
+        ratios.extend(touched_ratios);
         let charts = [
             (
                 "frame_time.png",
@@ -510,12 +564,12 @@ impl BenchReport {
             (
                 "skin_copy_ratio.png",
                 LineChart {
-                    title: format!("Skin pass ÷ copy of the same bytes ({title_suffix})"),
+                    title: format!("Skin pass ÷ copy references ({title_suffix})"),
                     x_label: "instances".into(),
                     y_label: "ratio (1 = bandwidth-bound)".into(),
                     log_x: true,
                     log_y: false,
-                    series: self.series(|row| row.skin_copy_ratio()),
+                    series: ratios,
                 },
             ),
         ];

@@ -115,7 +115,7 @@ enum Command {
         every: u64,
         #[arg(long, default_value = "160x120", value_parser = parse_size)]
         size: (u32, u32),
-        /// CSV: frame, seconds, rss_kib, gpu_allocated_bytes, gpu_capacity_bytes.
+        /// CSV: frame, seconds, rss_kib, gpu_allocated_bytes, gpu_capacity_bytes, rss_anon_kib.
         #[arg(long, default_value = "soak.csv")]
         report: PathBuf,
     },
@@ -277,11 +277,14 @@ fn render_into(
     check_messages(validation, device.instance.message_counts())
 }
 
-/// Resident set size of this process, KiB (Linux /proc; 0 elsewhere).
-fn rss_kib() -> u64 {
+/// Resident set size of this process and its anonymous part (heap, stacks, driver memory), KiB
+/// (Linux /proc; 0 elsewhere). The rest is file pages (libraries), which the kernel drops and
+/// faults back in under memory pressure: a leak shows in the anonymous part.
+fn rss_kib() -> (u64, u64) {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm.split_whitespace().nth(1).and_then(|field| field.parse().ok()).unwrap_or(0);
-    pages * 4
+    let field = |index: usize| -> u64 { statm.split_whitespace().nth(index).and_then(|field| field.parse().ok()).unwrap_or(0) };
+    let (resident, shared) = (field(1), field(2));
+    (resident * 4, resident.saturating_sub(shared) * 4)
 }
 
 fn soak(
@@ -301,7 +304,7 @@ fn soak(
     headless.renderer.set_debug(scene_args.debug)?;
     use std::io::Write as _;
     let write_error = |error: std::io::Error| format!("cannot write {}: {error}", report.display());
-    writeln!(log, "frame,seconds,rss_kib,gpu_allocated_bytes,gpu_capacity_bytes").map_err(write_error)?;
+    writeln!(log, "frame,seconds,rss_kib,gpu_allocated_bytes,gpu_capacity_bytes,rss_anon_kib").map_err(write_error)?;
     let clips = setup.model.clips.len().max(1);
     let started = std::time::Instant::now();
     for frame in 0..frames {
@@ -313,7 +316,8 @@ fn soak(
         if frame % every == 0 || frame + 1 == frames {
             let (allocated, capacity) = device.allocated_bytes();
             let seconds = started.elapsed().as_secs_f64();
-            writeln!(log, "{frame},{seconds:.2},{},{allocated},{capacity}", rss_kib()).map_err(write_error)?;
+            let (rss, anonymous) = rss_kib();
+            writeln!(log, "{frame},{seconds:.2},{rss},{allocated},{capacity},{anonymous}").map_err(write_error)?;
             log.flush().map_err(write_error)?;
         }
     }

@@ -179,7 +179,8 @@ fn bench_writes_complete_json_csv_and_plots() {
     for row in rows {
         let strategy = row["strategy"].as_str().expect("strategy");
         assert_eq!(row["status"], "ok", "{row}");
-        for field in ["frame_wall_ms", "frame_gpu_ms", "copy_reference_ms", "copy_reference_wall_ms"] {
+        for field in ["frame_wall_ms", "frame_gpu_ms", "copy_reference_ms", "copy_reference_wall_ms", "copy_touched_reference_ms"]
+        {
             assert!(row[field]["median"].as_f64().is_some_and(|value| value > 0.0), "{strategy}: {field} in {row}");
             assert!(row[field]["p95"].as_f64().is_some(), "{strategy}: {field} p95 in {row}");
         }
@@ -195,6 +196,7 @@ fn bench_writes_complete_json_csv_and_plots() {
         }
         // Fields that belong to one strategy are filled there and null elsewhere.
         assert_eq!(row["skin_copy_ratio"].as_f64().is_some(), strategy == "compute", "{row}");
+        assert_eq!(row["skin_copy_touched_ratio"].as_f64().is_some(), strategy == "compute", "{row}");
         assert_eq!(row["cpu_skinning_ms"]["median"].as_f64().is_some(), strategy == "cpu", "{row}");
     }
 
@@ -206,5 +208,35 @@ fn bench_writes_complete_json_csv_and_plots() {
     for name in ["frame_time.png", "skin_pass.png", "vertices_per_second.png", "skin_copy_ratio.png"] {
         let plot = image::open(out.join(name)).unwrap_or_else(|error| panic!("{name}: {error}"));
         assert_eq!((plot.width(), plot.height()), (900, 560));
+    }
+}
+
+/// `vkskin soak` logs a row every `--every` frames and the last one, each with every column filled:
+/// RSS (and its anonymous part, at most the whole) and gpu-allocator's bytes, which stay the same
+/// from the first frame on, since the renderer allocates everything up front.
+#[test]
+fn soak_logs_memory_every_few_frames() {
+    let report = scratch("soak.csv");
+    let output = vkskin()
+        .args(["soak", "--instances", "3", "--frames", "25", "--every", "10", "--switch-every", "7", "--size", "64x48"])
+        .args(["--validate", "--report"])
+        .arg(&report)
+        .output()
+        .expect("vkskin runs");
+    let message = text(&output);
+    assert!(output.status.success(), "{message}");
+    assert!(message.contains("validation: 0 errors, 0 warnings"), "{message}");
+    let csv = std::fs::read_to_string(&report).expect("soak.csv");
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("frame,seconds,rss_kib,gpu_allocated_bytes,gpu_capacity_bytes,rss_anon_kib"));
+    let rows: Vec<Vec<f64>> =
+        lines.map(|line| line.split(',').map(|field| field.parse::<f64>().expect("a number")).collect()).collect();
+    assert_eq!(rows.iter().map(|row| row[0]).collect::<Vec<_>>(), [0.0, 10.0, 20.0, 24.0]);
+    for row in &rows {
+        assert_eq!(row.len(), 6, "{row:?}");
+        let [_, _, rss, allocated, capacity, anonymous] = row[..] else { unreachable!() };
+        assert!(rss > 0.0 && anonymous > 0.0 && anonymous <= rss, "{row:?}");
+        assert!(allocated > 0.0 && allocated <= capacity, "{row:?}");
+        assert_eq!(allocated, rows[0][3], "gpu-allocator's bytes moved: {rows:?}");
     }
 }
