@@ -189,6 +189,8 @@ impl LineChart {
         let x_label_width = canvas.text_width(&self.x_label, 13.0);
         canvas.text(&self.x_label, (((left + right) / 2.0) as f32 - x_label_width / 2.0, (bottom + 26.0) as f32), 13.0, INK);
 
+        // The legend's column fits its longest name: a line sample, a gap, the name, a margin.
+        let legend_width = self.series.iter().map(|series| canvas.text_width(&series.name, 13.0) + 34.0).fold(150.0, f32::max);
         for (index, series) in self.series.iter().enumerate() {
             let [r, g, b] = PALETTE[index % PALETTE.len()];
             let color = Rgba([r, g, b, 255]);
@@ -206,7 +208,7 @@ impl LineChart {
             }
             // Legend, top right, one row per series.
             let legend_y = top as f32 + 6.0 + index as f32 * 18.0;
-            let legend_x = right as f32 - 150.0;
+            let legend_x = right as f32 - legend_width;
             canvas.line(
                 (f64::from(legend_x), f64::from(legend_y) + 8.0),
                 (f64::from(legend_x) + 18.0, f64::from(legend_y) + 8.0),

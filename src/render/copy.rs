@@ -1,6 +1,6 @@
 //! The benchmark's bandwidth reference (compute): copies a buffer into another, as many bytes as the
-//! skin pass streams, timed with timestamps. Buffers past maxStorageBufferRange are copied in chunks,
-//! one descriptor set each.
+//! skin pass streams (or touches), timed with timestamps. Copies past maxStorageBufferRange are split
+//! into chunks, a source, a destination and a descriptor set each.
 
 use std::sync::Arc;
 
@@ -56,10 +56,15 @@ impl CopyPass {
         let alignment = device.limits().min_storage_buffer_offset_alignment.max(16);
         let chunk = (u64::from(device.limits().max_storage_buffer_range) / alignment * alignment).max(alignment);
         let usage = ash_vk::BufferUsageFlags::STORAGE_BUFFER;
-        let source = Buffer::new(device, "copy.source", bytes, usage, MemoryLocation::GpuOnly)?;
-        let destination = Buffer::new(device, "copy.destination", bytes, usage, MemoryLocation::GpuOnly)?;
-        let chunks: Vec<(u64, u64)> =
-            (0..bytes.div_ceil(chunk)).map(|index| (index * chunk, (bytes - index * chunk).min(chunk))).collect();
+        // One source and one destination buffer per chunk: one binding's range each, and well under
+        // maxMemoryAllocationSize (2 GiB on lavapipe), which a copy at 10,000 instances passes.
+        let chunks: Vec<u64> = (0..bytes.div_ceil(chunk)).map(|index| (bytes - index * chunk).min(chunk)).collect();
+        let mut sources = Vec::with_capacity(chunks.len());
+        let mut destinations = Vec::with_capacity(chunks.len());
+        for (index, &range) in chunks.iter().enumerate() {
+            sources.push(Buffer::new(device, &format!("copy.source[{index}]"), range, usage, MemoryLocation::GpuOnly)?);
+            destinations.push(Buffer::new(device, &format!("copy.destination[{index}]"), range, usage, MemoryLocation::GpuOnly)?);
+        }
         let pool = DescriptorPool::new(
             device,
             "copy.descriptor_pool",
@@ -67,12 +72,9 @@ impl CopyPass {
             &[(ash_vk::DescriptorType::STORAGE_BUFFER, 2 * chunks.len() as u32)],
         )?;
         let mut sets = Vec::new();
-        for (index, &(offset, range)) in chunks.iter().enumerate() {
+        for (index, &range) in chunks.iter().enumerate() {
             let set = pool.allocate(&self.set_layout, &format!("copy.set[{index}]"))?;
-            let infos = [
-                [ash_vk::DescriptorBufferInfo::default().buffer(source.raw).offset(offset).range(range)],
-                [ash_vk::DescriptorBufferInfo::default().buffer(destination.raw).offset(offset).range(range)],
-            ];
+            let infos = [[sources[index].descriptor()], [destinations[index].descriptor()]];
             let writes: Vec<_> = infos
                 .iter()
                 .enumerate()
@@ -100,10 +102,11 @@ impl CopyPass {
             commands::begin(device, command_buffer)?;
             timestamps.reset(command_buffer);
             // copy.destination: the previous repetition's writes -> these writes (write-after-write).
-            barrier::buffer(
+            let destinations: Vec<&Buffer> = destinations.iter().collect();
+            barrier::buffers(
                 device,
                 command_buffer,
-                &destination,
+                &destinations,
                 (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
                 (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
             );
