@@ -456,6 +456,16 @@ impl BenchReport {
         out
     }
 
+    /// The `compute` rows' values as one series named `name` (the skin pass and its references).
+    fn compute_series(&self, name: &str, value: impl Fn(&BenchRow) -> f64) -> Vec<Series> {
+        let mut series = self.series(value);
+        series.retain(|series| series.name == Strategy::Compute.name());
+        for series in &mut series {
+            series.name = name.into();
+        }
+        series
+    }
+
     fn series(&self, value: impl Fn(&BenchRow) -> f64) -> Vec<Series> {
         let mut strategies: Vec<Strategy> = Vec::new();
         for row in &self.rows {
@@ -495,38 +505,11 @@ impl BenchReport {
 
         let title_suffix = format!("{}, {}x{}", self.device, self.resolution.0, self.resolution.1);
         let vertex_count = self.vertex_count;
-        let mut skin_vs_copy = self.series(|row| row.pass("skin").median);
-        skin_vs_copy.retain(|series| series.name == "compute");
-        for series in &mut skin_vs_copy {
-            series.name = "skin pass".into();
-        }
-        let copy_points: Vec<(f64, f64)> = self
-            .rows
-            .iter()
-            .filter(|row| row.strategy == Strategy::Compute && row.skipped.is_none())
-            .map(|row| (row.instances as f64, row.copy.median))
-            .filter(|(_, y)| y.is_finite() && *y > 0.0)
-            .collect();
-        skin_vs_copy.push(Series { name: "copy reference".into(), points: copy_points });
-        let touched_points: Vec<(f64, f64)> = self
-            .rows
-            .iter()
-            .filter(|row| row.strategy == Strategy::Compute && row.skipped.is_none())
-            .map(|row| (row.instances as f64, row.copy_touched.median))
-            .filter(|(_, y)| y.is_finite() && *y > 0.0)
-            .collect();
-        skin_vs_copy.push(Series { name: "copy of every byte touched".into(), points: touched_points });
-        let mut ratios = self.series(|row| row.skin_copy_ratio());
-        ratios.retain(|series| series.name == "compute");
-        for series in &mut ratios {
-            series.name = "skin ÷ copy of the streamed bytes".into();
-        }
-        let mut touched_ratios = self.series(|row| row.skin_copy_touched_ratio());
-        touched_ratios.retain(|series| series.name == "compute");
-        for series in &mut touched_ratios {
-            series.name = "skin ÷ copy of every byte touched".into();
-        }
-        ratios.extend(touched_ratios);
+        let mut skin_vs_copy = self.compute_series("skin pass", |row| row.pass("skin").median);
+        skin_vs_copy.extend(self.compute_series("copy reference", |row| row.copy.median));
+        skin_vs_copy.extend(self.compute_series("copy of every byte touched", |row| row.copy_touched.median));
+        let mut ratios = self.compute_series("skin ÷ copy of the streamed bytes", |row| row.skin_copy_ratio());
+        ratios.extend(self.compute_series("skin ÷ copy of every byte touched", |row| row.skin_copy_touched_ratio()));
         let charts = [
             (
                 "frame_time.png",

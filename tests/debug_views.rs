@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{assert_no_validation_messages, default_model, validated_device};
+use common::{assert_no_validation_messages, default_model, render_with_views, validated_device};
 use image::{Rgba, RgbaImage};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::render::debug::DebugViews;
@@ -20,11 +20,7 @@ fn each_debug_view_draws_what_it_shows() {
     let (width, height) = (240, 180);
     let mut headless = HeadlessRenderer::with_strategy(&device, &setup, (width, height), Strategy::Compute).expect("renderer");
     let scene = setup.frame(0.6, headless.aspect());
-    let mut render = |views: &str| {
-        headless.renderer.set_debug(DebugViews::parse(views).expect("views")).expect("drawable");
-        headless.submit(&scene).expect("frame");
-        headless.render(&scene).expect("frame")
-    };
+    let mut render = |views: &str| render_with_views(&mut headless, &scene, views);
     let plain = render("");
     let changed = |image: &RgbaImage| plain.pixels().zip(image.pixels()).filter(|(a, b)| a != b).count();
 

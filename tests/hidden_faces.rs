@@ -11,11 +11,10 @@
 mod common;
 
 use ash::vk as ash_vk;
-use common::{assert_no_validation_messages, default_model, validated_device};
+use common::{assert_no_validation_messages, default_model, render_with_views, validated_device};
 use glam::Vec3;
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::model::{Facing, Model};
-use vkskin::render::debug::DebugViews;
 use vkskin::render::{hidden_side, Strategy};
 
 fn render(model: Model, strategy: Strategy) -> image::RgbaImage {
@@ -93,13 +92,8 @@ fn the_wireframe_hides_what_the_forward_pass_hides() {
         let device = validated_device();
         let mut headless = HeadlessRenderer::with_strategy(&device, &setup, (320, 240), Strategy::Cpu).expect("renderer");
         let scene = setup.frame(0.6, headless.aspect());
-        let mut render = |views: &str| {
-            headless.renderer.set_debug(DebugViews::parse(views).expect("views")).expect("drawable");
-            headless.submit(&scene).expect("frame");
-            headless.render(&scene).expect("frame")
-        };
-        let plain = render("");
-        let wireframe = render("wireframe");
+        let plain = render_with_views(&mut headless, &scene, "");
+        let wireframe = render_with_views(&mut headless, &scene, "wireframe");
         assert_no_validation_messages(&device);
         let brightness = |pixel: &image::Rgba<u8>| u32::from(pixel[0]) + u32::from(pixel[1]) + u32::from(pixel[2]);
         plain.pixels().zip(wireframe.pixels()).filter(|(a, b)| brightness(b) + 60 < brightness(a)).count()

@@ -10,6 +10,7 @@ use glam::Vec3;
 use vkskin::app::{default_animations, default_model_path, headless_device, HeadlessRenderer};
 use vkskin::formats::load_model;
 use vkskin::model::Model;
+use vkskin::render::debug::DebugViews;
 use vkskin::render::gpu::{PaletteMatrix, SkinnedVertex};
 use vkskin::render::scene::reference_skinning;
 use vkskin::render::FrameScene;
@@ -32,6 +33,14 @@ pub fn validated_device() -> Arc<Device> {
 pub fn assert_no_validation_messages(device: &Device) {
     let counts = device.instance.message_counts();
     assert_eq!((counts.errors, counts.warnings), (0, 0), "validation layer reported messages (see the log above)");
+}
+
+/// Turns on the debug `views` (comma separated; "" for none), then renders `scene` twice (the second
+/// frame reuses the first one's slot state) and returns the image.
+pub fn render_with_views(headless: &mut HeadlessRenderer, scene: &FrameScene, views: &str) -> image::RgbaImage {
+    headless.renderer.set_debug(DebugViews::parse(views).expect("views")).expect("drawable");
+    headless.submit(scene).expect("frame");
+    headless.render(scene).expect("frame")
 }
 
 /// Renders `scene` and returns what the GPU skinned, per instance.
