@@ -95,6 +95,7 @@ impl CopyPass {
         let command_buffer = command_pool.allocate("copy.command_buffer", 1)?[0];
         let fence = Fence::new(device, "copy.fence", false)?;
         let max_groups_x = device.limits().max_compute_work_group_count[0].max(1);
+        let destinations: Vec<&Buffer> = destinations.iter().collect();
         let mut milliseconds = Vec::with_capacity(repetitions as usize);
         for _ in 0..repetitions {
             unsafe { device.raw.reset_command_buffer(command_buffer, ash_vk::CommandBufferResetFlags::empty()) }
@@ -102,7 +103,6 @@ impl CopyPass {
             commands::begin(device, command_buffer)?;
             timestamps.reset(command_buffer);
             // copy.destination: the previous repetition's writes -> these writes (write-after-write).
-            let destinations: Vec<&Buffer> = destinations.iter().collect();
             barrier::buffers(
                 device,
                 command_buffer,
