@@ -182,19 +182,21 @@ pub fn run(
     let mut touched_copies: BTreeMap<usize, Stats> = BTreeMap::new();
     {
         let copy_pass = CopyPass::new(&device).map_err(|error| error.to_string())?;
+        // Reads and writes `bytes` each: (GPU, wall) statistics over the repetitions.
+        let measure = |bytes: u64| -> Option<(Stats, Stats)> {
+            let samples = copy_pass.measure(bytes, options.frames.max(3)).ok()?;
+            let gpu: Vec<f64> = samples.iter().map(|sample| sample.0).collect();
+            let wall: Vec<f64> = samples.iter().map(|sample| sample.1).collect();
+            Some((Stats::of(&gpu), Stats::of(&wall)))
+        };
         for &instances in &options.counts {
             progress(0, total, &format!("copy reference × {instances}"));
-            // Reads and writes X bytes each: as many bytes moved as the skin pass streams.
-            let bytes = skin_stream_bytes(model) * instances as u64 / 2;
-            if let Ok(samples) = copy_pass.measure(bytes, options.frames.max(3)) {
-                let gpu: Vec<f64> = samples.iter().map(|sample| sample.0).collect();
-                let wall: Vec<f64> = samples.iter().map(|sample| sample.1).collect();
-                copies.insert(instances, (Stats::of(&gpu), Stats::of(&wall)));
+            // As many bytes moved as the skin pass streams; then as many as it touches.
+            if let Some(copy) = measure(skin_stream_bytes(model) * instances as u64 / 2) {
+                copies.insert(instances, copy);
             }
-            let bytes = skin_touched_bytes(model) * instances as u64 / 2;
-            if let Ok(samples) = copy_pass.measure(bytes, options.frames.max(3)) {
-                let gpu: Vec<f64> = samples.iter().map(|sample| sample.0).collect();
-                touched_copies.insert(instances, Stats::of(&gpu));
+            if let Some((gpu, _)) = measure(skin_touched_bytes(model) * instances as u64 / 2) {
+                touched_copies.insert(instances, gpu);
             }
         }
     }
