@@ -6,7 +6,7 @@ use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use glam::Mat4;
-use vkskin::anim::{palette, skin_vertex, JointPose};
+use vkskin::anim::{local_to_model, palette, skin_vertex, JointPose};
 use vkskin::formats::{load_model, md5};
 
 fn assets() -> &'static Path {
@@ -28,21 +28,28 @@ fn parsing(c: &mut Criterion) {
 fn animation(c: &mut Criterion) {
     let path = assets().join("figure.md5mesh");
     let model = load_model(&path, &[assets().join("figure_walk.md5anim")]).expect("bundled model");
-    let clip = &model.clips[0];
+    let animation = &model.animations[0];
     let joints = model.skeleton.len();
     let mut poses = vec![JointPose::IDENTITY; joints];
+    let mut models = vec![Mat4::IDENTITY; joints];
     let mut matrices = vec![Mat4::IDENTITY; joints];
 
     let mut group = c.benchmark_group("animate");
     group.throughput(Throughput::Elements(joints as u64));
-    group.bench_function("sample clip (per joint)", |b| b.iter(|| clip.sample(black_box(0.73), &mut poses)));
-    group.bench_function("palette (per joint)", |b| {
-        b.iter(|| palette(&model.skeleton, black_box(&poses), Mat4::IDENTITY, &mut matrices))
+    group.bench_function("sample the keys (per joint)", |b| {
+        b.iter(|| animation.sample(&model.skeleton, black_box(0.73), &mut poses))
+    });
+    group.bench_function("compose and palette (per joint)", |b| {
+        b.iter(|| {
+            local_to_model(&model.skeleton, black_box(&poses), Mat4::IDENTITY, &mut models);
+            palette(&model.skeleton, &models, &mut matrices)
+        })
     });
     group.finish();
 
-    clip.sample(0.73, &mut poses);
-    palette(&model.skeleton, &poses, Mat4::IDENTITY, &mut matrices);
+    animation.sample(&model.skeleton, 0.73, &mut poses);
+    local_to_model(&model.skeleton, &poses, Mat4::IDENTITY, &mut models);
+    palette(&model.skeleton, &models, &mut matrices);
     let mut group = c.benchmark_group("cpu skinning");
     group.throughput(Throughput::Elements(model.vertices.len() as u64));
     group.bench_function("all vertices of one instance (per vertex)", |b| {

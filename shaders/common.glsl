@@ -17,39 +17,68 @@ struct Influence {
     float weight;
 };
 
-// A baked model-space joint pose: 48 bytes.
-struct Pose {
-    vec4 rotation;     // unit quaternion, xyzw
-    vec4 translation;  // xyz, w unused
-    vec4 scale;        // xyz, w unused
+// One joint property's keys (src/anim/clip.rs: Channel): 16 bytes. The model stores one per
+// (animation, joint, property), at (animation × joint_count + joint) × 3 + property; key_count 0
+// means the animation leaves that property at rest.
+struct Channel {
+    uint packed;       // CHANNEL_* fields below
+    uint key_count;
+    uint first_time;   // into key_times[]: the times, or (start, step) when CHANNEL_UNIFORM
+    uint first_value;  // into key_values[]: the base xyzw first when CHANNEL_HAS_BASE, then the keys
 };
 
-// Where a clip's poses start and how it plays: 16 bytes.
-struct ClipInfo {
-    uint first_pose;    // index into poses[] of frame 0, joint 0
-    uint frame_count;   // frames stored
-    float frame_rate;
-    uint period_frames; // frame intervals in one loop (frame_count, or frame_count - 1 with an end frame)
+const uint CHANNEL_PROPERTY_MASK = 3u;        // bits 0-1: 0 translation, 1 rotation, 2 scale
+const uint CHANNEL_INTERPOLATION_SHIFT = 2u;  // bits 2-3: INTERPOLATION_*
+const uint CHANNEL_COMPONENTS_SHIFT = 4u;     // bits 4-7: which of x, y, z, w the keys store
+const uint CHANNEL_IMPLIED_W = 1u << 8;       // the rotation's w is implied, <= 0 (MD5)
+const uint CHANNEL_UNIFORM = 1u << 9;         // evenly spaced keys: found by index
+const uint CHANNEL_WRAPS = 1u << 10;          // after the last key, back to the first (MD5's loop)
+const uint CHANNEL_HAS_BASE = 1u << 11;       // unstored components come from a stored base
+
+const uint INTERPOLATION_STEP = 0u;
+const uint INTERPOLATION_LINEAR = 1u;
+const uint INTERPOLATION_CUBIC_SPLINE = 2u;   // glTF: tangents per second, scaled by the interval
+const uint INTERPOLATION_HERMITE = 3u;        // Milkshape: tangents per interval
+
+// A joint's rest pose and fixed frame (src/anim/mod.rs: Joint): 112 bytes.
+struct JointInfo {
+    vec4 rest_rotation;     // unit quaternion, xyzw
+    vec4 rest_translation;  // xyz, w unused
+    vec4 rest_scale;        // xyz, w unused
+    vec4 pre_rows[3];       // parent space -> this joint's rest frame, top three rows
+    uvec4 links;            // x: parent (NO_PARENT for a root), y, z: its subtree's depth-first span
 };
 
-// Per-instance parameters the CPU writes each frame: 32 bytes.
+const uint NO_PARENT = 0xFFFFFFFFu;
+
+// Where an animation's culling cells start (src/anim/bounds.rs): 16 bytes.
+struct AnimationCells {
+    uint first_cell;
+    uint cell_count;
+    float cell_duration;  // seconds a cell covers
+    uint unused;
+};
+
+// Per-instance parameters the CPU writes each frame: 48 bytes. Animations by index, times already
+// mapped from the clip's into the animation's (wrapped into the clip's span) by the CPU.
 struct Instance {
-    vec4 position_yaw; // world position xyz, rotation about +Y in radians
-    uint clips;        // clip a in the low 16 bits, clip b in the high 16; NO_CLIP: none
-    float time_a;      // seconds into clip a, already wrapped into [0, duration) by the CPU
+    vec4 position_yaw;  // world position xyz, rotation about +Y in radians
+    uint animations;    // animation a in the low 16 bits, b in the high 16; NO_CLIP: none
+    float time_a;       // seconds into animation a
     float time_b;
-    float blend;       // 0: clip a alone; 1: clip b alone (a crossfade from a to b)
+    float blend;        // 0: a alone; 1: b alone (a crossfade from a to b)
+    uint layer;         // layer animation in the low 16 bits (NO_CLIP: none), its root joint in the high 16
+    float time_layer;
+    float layer_weight; // how far the layer's subtree blends toward the layer animation
+    uint unused;
 };
 
-// world × pose × inverse bind as the top three rows of an affine matrix: 48 bytes.
+// world × model pose × inverse bind as the top three rows of an affine matrix: 48 bytes.
 struct PaletteMatrix {
     vec4 rows[3];
 };
 
 const uint NO_CLIP = 0xFFFFu;
-
-// The cull pass grows each animated box by this fraction of its size on every side (cull.rs: BOUNDS_PAD).
-const float BOUNDS_PAD = 0.05;
 
 // An axis-aligned box: 32 bytes.
 struct Bounds {
@@ -68,7 +97,7 @@ const uint MAX_CHUNKS = 12u;
 
 // What the cull pass produces each frame, read as indirect arguments: 64 + 8 × MAX_CHUNKS bytes.
 struct CullCounters {
-    uvec4 palette_dispatch;         // x: joint groups, y: instances to skin (the count), z: 1
+    uvec4 palette_dispatch;         // x: 1 (a workgroup an instance), y: instances to skin (the count), z: 1
     uvec4 skin_dispatch;            // x: vertex groups, y: instances to skin, z: 1
     uvec4 skeleton_draw;            // VkDrawIndirectCommand: 2 × joints, instances kept, 0, 0 (debug view)
     uvec4 box_draw;                 // VkDrawIndirectCommand: 24, instances kept, 0, 0 (debug view)

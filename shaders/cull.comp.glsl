@@ -1,6 +1,7 @@
 #version 460
-// Cull pass: one invocation per instance. Its animated bounds at this frame (the two baked frames
-// around its time, and the clip fading in) are moved into the world and tested against the camera
+// Cull pass: one invocation per instance. Its animated bounds at this frame (the cell of its
+// animation's time, see src/anim/bounds.rs; during a crossfade or with a layer, the union of the
+// animations' cells grown by the blend reach) are moved into the world and tested against the camera
 // frustum and the light's shadow volume. An instance neither sees is not skinned or drawn; one only
 // the light sees is skinned and drawn into the shadow map only. Writes the skin list and its count
 // straight into the palette and skin passes' indirect dispatch arguments, and per-mesh draw
@@ -11,8 +12,8 @@
 layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
 
 layout(set = 0, binding = 3) readonly buffer Instances { Instance instances[]; };
-layout(set = 0, binding = 4) readonly buffer Clips { ClipInfo clips[]; };
-layout(set = 0, binding = 5) readonly buffer ClipBounds { Bounds clip_bounds[]; };
+layout(set = 0, binding = 4) readonly buffer Animations { AnimationCells animations[]; };
+layout(set = 0, binding = 5) readonly buffer Cells { Bounds cells[]; };
 layout(set = 0, binding = 6) readonly buffer Meshes { MeshRange meshes[]; };
 layout(set = 0, binding = 7) buffer Counters { CullCounters counters; };
 layout(set = 0, binding = 8) writeonly buffer SkinList { uint skin_list[]; };
@@ -25,23 +26,21 @@ layout(push_constant) uniform Push {
     vec4 bind_min;        // bounds of the bind pose (instances without a clip)
     vec4 bind_max;
     uint instance_count;
+    float blend_reach;    // how far a crossfade or a layer can carry a vertex past the animations' cells
     uint joint_count;
     uint vertex_count;
     uint mesh_count;
     uint chunk_instances;  // instances per chunk of skinned vertices
 } push;
 
-// The union of the two frames' boxes around `time` in the clip: never under-covers.
-void grow_by_clip(uint clip_index, float time, inout vec3 lo, inout vec3 hi) {
-    ClipInfo clip = clips[clip_index];
-    uint first_frame = clip.first_pose / push.joint_count;
-    float position = max(time * clip.frame_rate, 0.0);
-    uint frame0 = uint(floor(position)) % clip.period_frames;
-    uint frame1 = (frame0 + 1u) % clip.frame_count;
-    Bounds a = clip_bounds[first_frame + frame0];
-    Bounds b = clip_bounds[first_frame + frame1];
-    lo = min(lo, min(a.min_corner.xyz, b.min_corner.xyz));
-    hi = max(hi, max(a.max_corner.xyz, b.max_corner.xyz));
+// The animation's cell around `time`, added to the box (AnimationBounds::at in src/anim/bounds.rs).
+void grow_by_cell(uint animation, float time, inout vec3 lo, inout vec3 hi) {
+    AnimationCells info = animations[animation];
+    float position = info.cell_duration > 0.0 ? max(time / info.cell_duration, 0.0) : 0.0;
+    uint cell = position < float(info.cell_count) ? min(uint(position), info.cell_count - 1u) : info.cell_count - 1u;
+    Bounds bounds = cells[info.first_cell + cell];
+    lo = min(lo, bounds.min_corner.xyz);
+    hi = max(hi, bounds.max_corner.xyz);
 }
 
 // Outside when the box lies wholly behind any plane.
@@ -83,21 +82,28 @@ void main() {
     Instance instance = instances[instance_index];
     vec3 lo = vec3(3.0e38);
     vec3 hi = vec3(-3.0e38);
-    uint clip_a = instance.clips & 0xFFFFu;
-    uint clip_b = instance.clips >> 16;
-    if (clip_a == NO_CLIP) {
+    uint animation_a = instance.animations & 0xFFFFu;
+    uint animation_b = instance.animations >> 16;
+    uint layer_animation = instance.layer & 0xFFFFu;
+    if (animation_a == NO_CLIP) {
         lo = push.bind_min.xyz;
         hi = push.bind_max.xyz;
     } else {
-        grow_by_clip(clip_a, instance.time_a, lo, hi);
-        if (clip_b != NO_CLIP && instance.blend > 0.0) {
-            grow_by_clip(clip_b, instance.time_b, lo, hi);
+        grow_by_cell(animation_a, instance.time_a, lo, hi);
+        bool fading = animation_b != NO_CLIP && instance.blend > 0.0;
+        bool layered = layer_animation != NO_CLIP && instance.layer_weight > 0.0;
+        if (fading) {
+            grow_by_cell(animation_b, instance.time_b, lo, hi);
+        }
+        if (layered) {
+            grow_by_cell(layer_animation, instance.time_layer, lo, hi);
+        }
+        // A local-space blend makes poses neither animation has: anything within reach of the roots.
+        if (fading || layered) {
+            lo -= vec3(push.blend_reach);
+            hi += vec3(push.blend_reach);
         }
     }
-    // Between two baked frames a limb swings on an arc that can leave both frames' boxes a little.
-    vec3 pad = (hi - lo) * BOUNDS_PAD;
-    lo -= pad;
-    hi += pad;
     // Into the world: rotate the box's centre and extent about +Y, then move it.
     float c = cos(instance.position_yaw.w);
     float s = sin(instance.position_yaw.w);

@@ -58,20 +58,37 @@ pub fn describe(model: &Model) -> String {
         let color = material.base_color.to_array();
         let _ = writeln!(out, "  {}: base colour {color:.2?}, {texture}{normal_map}", material.name);
     }
+    let joint_count = model.skeleton.len();
+    let _ = writeln!(out, "animations: {} (keys as the file stores them; nothing baked)", model.animations.len());
+    for (index, animation) in model.animations.iter().enumerate() {
+        let [translation, rotation, scale] = animation.key_counts();
+        let gpu_bytes = animation.gpu_bytes(joint_count);
+        let joint_seconds = joint_count as f64 * f64::from(animation.duration);
+        let per_joint_second =
+            if joint_seconds > 0.0 { format!("{:.0} B per joint-second", gpu_bytes as f64 / joint_seconds) } else { "-".to_string() };
+        let ratio = if animation.file_key_bytes > 0 {
+            format!("{:.2}x the file's {} B of keys", gpu_bytes as f64 / animation.file_key_bytes as f64, animation.file_key_bytes)
+        } else {
+            "the file stores no keys".to_string()
+        };
+        let rate = animation.frame_rate.map(|rate| format!(", {rate} fps")).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  [{index}] {}: {:.3} s{rate}, {} channels; keys: {translation} translation, {rotation} rotation, {scale} scale",
+            animation.name,
+            animation.duration,
+            animation.channels.len()
+        );
+        let cells = model.bounds.animations.get(index).map_or(0, |bounds| bounds.cells.len());
+        let _ = writeln!(out, "      GPU {gpu_bytes} B ({ratio}), {per_joint_second}; {cells} culling cells ({} B)", cells * 32);
+    }
     let _ = writeln!(out, "clips: {}", model.clips.len());
     for (index, clip) in model.clips.iter().enumerate() {
         let _ = writeln!(
             out,
-            "  [{index}] {}: {:.3} s, {} frames at {:.2} fps{}",
-            clip.name,
-            clip.duration(),
-            clip.frame_count(),
-            clip.frame_rate,
-            if clip.wraps { " (last frame wraps to the first)" } else { " (baked; last frame is the end)" }
+            "  [{index}] {}: {:.3} s from {:.3} s of animation {}",
+            clip.name, clip.duration, clip.start, clip.animation
         );
-    }
-    for (clip, rate, error) in &model.stats.bake {
-        let _ = writeln!(out, "  {clip}: baked at {rate} Hz, error against the curves {error:.1e} of the extent");
     }
     if model.stats.warnings.is_empty() {
         let _ = writeln!(out, "warnings: none");

@@ -1,13 +1,14 @@
 //! The one model type every loader produces and the renderer consumes.
 //!
-//! Y-up, right-handed, metres-ish. Vertices are in the bind pose; clips are baked model-space poses.
+//! Y-up, right-handed, metres-ish. Vertices are in the bind pose; animations keep the file's keys.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use glam::{Vec2, Vec3, Vec4};
 
-use crate::anim::{Aabb, Clip, Skeleton};
+use crate::anim::bounds::ModelBounds;
+use crate::anim::{Aabb, Animation, Clip, Skeleton};
 
 /// One joint's pull on a vertex.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -67,8 +68,6 @@ pub struct LoadStats {
     pub max_influences: usize,
     /// Non-fatal problems, for example a texture that could not be found.
     pub warnings: Vec<String>,
-    /// Clips baked from curves: (clip, rate in Hz, measured error relative to the model's extent).
-    pub bake: Vec<(String, f32, f32)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -82,7 +81,12 @@ pub struct Model {
     pub meshes: Vec<Mesh>,
     pub materials: Vec<Material>,
     pub skeleton: Skeleton,
+    /// The file's animations, keys as stored.
+    pub animations: Vec<Animation>,
+    /// What can be played: each animation whole, and any ranges cut from them.
     pub clips: Vec<Clip>,
+    /// Culling bounds per animation ([`Model::compute_bounds`] fills them).
+    pub bounds: ModelBounds,
     pub stats: LoadStats,
 }
 
@@ -91,33 +95,46 @@ impl Model {
         Aabb::from_points(self.vertices.iter().map(|vertex| vertex.position))
     }
 
-    /// Bounds over the bind pose and every frame of every clip.
+    /// Bounds over the bind pose and every cell of every animation (conservative: see
+    /// [`crate::anim::bounds`]).
     pub fn animated_bounds(&self) -> Aabb {
-        self.clips.iter().fold(self.bind_bounds(), |acc, clip| acc.union(clip.total_bounds()))
+        self.bounds.animations.iter().fold(self.bind_bounds(), |acc, animation| acc.union(animation.total()))
     }
 
-    /// The model's size scale that test tolerances are relative to.
-    pub fn extent(&self) -> f32 {
-        self.animated_bounds().extent()
-    }
-
-    /// Fills every clip's per-frame bounds by skinning the mesh on the CPU (formats that store no
-    /// bounds: glTF, MS3D). MD5 clips keep the bounds their file gives.
-    pub fn compute_clip_bounds(&mut self) {
-        let joint_count = self.skeleton.len();
-        for clip_index in 0..self.clips.len() {
-            let mut bounds = Vec::with_capacity(self.clips[clip_index].frame_count());
-            let mut palette = vec![glam::Mat4::IDENTITY; joint_count];
-            for frame in 0..self.clips[clip_index].frame_count() {
-                crate::anim::palette(&self.skeleton, self.clips[clip_index].frame(frame), glam::Mat4::IDENTITY, &mut palette);
-                let points = self.vertices.iter().map(|vertex| {
-                    crate::anim::skin_vertex(&palette, vertex.position, vertex.normal, Vec3::X, self.influences_of(vertex))
-                        .position
-                });
-                bounds.push(Aabb::from_points(points));
-            }
-            self.clips[clip_index].bounds = bounds;
+    /// Every joint's model-space matrix in an animation at a time (no blending, no world): what the
+    /// palette pass composes before the inverse binds. An unknown animation gives the rest pose.
+    pub fn joint_matrices(&self, animation: usize, time: f32) -> Vec<glam::Mat4> {
+        let mut poses: Vec<crate::anim::JointPose> = self.skeleton.joints.iter().map(|joint| joint.rest).collect();
+        if let Some(animation) = self.animations.get(animation) {
+            animation.sample(&self.skeleton, time, &mut poses);
         }
+        let mut matrices = vec![glam::Mat4::IDENTITY; self.skeleton.len()];
+        crate::anim::local_to_model(&self.skeleton, &poses, glam::Mat4::IDENTITY, &mut matrices);
+        matrices
+    }
+
+    /// The model's size scale that test tolerances are relative to: the bind pose's.
+    pub fn extent(&self) -> f32 {
+        self.bind_bounds().extent()
+    }
+
+    /// Fills [`Model::bounds`] from the skeleton, animations and vertices, and gives every
+    /// animation a clip of its own when the loader made none. Loaders call it last.
+    pub fn compute_bounds(&mut self) {
+        if self.clips.is_empty() {
+            self.clips = self
+                .animations
+                .iter()
+                .enumerate()
+                .map(|(index, animation)| Clip {
+                    name: animation.name.clone(),
+                    animation: index,
+                    start: 0.0,
+                    duration: animation.duration,
+                })
+                .collect();
+        }
+        self.bounds = crate::anim::bounds::model_bounds(&self.skeleton, &self.animations, &self.vertices, &self.influences);
     }
 
     /// Which side of the triangles can ever be seen, so the shadow and forward passes may skip the
@@ -128,15 +145,7 @@ impl Model {
     /// counter-clockwise side faces out.
     pub fn facing(&self) -> Facing {
         // A pose that mirrors a joint against its bind pose turns the triangles it moves inside out.
-        let mirrored = self.clips.iter().any(|clip| {
-            clip.poses.chunks(clip.joint_count.max(1)).any(|frame| {
-                frame
-                    .iter()
-                    .zip(&self.skeleton.joints)
-                    .any(|(pose, joint)| pose.scale.x * pose.scale.y * pose.scale.z * joint.inverse_bind.determinant() < 0.0)
-            })
-        });
-        if mirrored {
+        if self.bounds.mirrors {
             return Facing::TwoSided;
         }
         // Seam copies share a place and, to stay together when skinned, their influences.
@@ -369,7 +378,9 @@ mod tests {
             meshes: Vec::new(),
             materials: Vec::new(),
             skeleton: Skeleton::default(),
+            animations: Vec::new(),
             clips: Vec::new(),
+            bounds: ModelBounds::default(),
             stats: LoadStats::default(),
         }
     }
@@ -430,18 +441,29 @@ mod tests {
     fn a_mirroring_clip_draws_both_sides() {
         let (positions, indices) = cube(Vec3::ZERO);
         let mut model = model_of(positions, indices);
-        model.skeleton.joints.push(crate::anim::Joint { name: "root".into(), parent: None, inverse_bind: glam::Mat4::IDENTITY });
-        let mirrored = crate::anim::JointPose { scale: Vec3::new(-1.0, 1.0, 1.0), ..crate::anim::JointPose::IDENTITY };
-        model.clips.push(Clip {
+        model.skeleton.joints.push(crate::anim::Joint::new("root", None, glam::Mat4::IDENTITY, crate::anim::JointPose::IDENTITY));
+        let scale = |x: f32| crate::anim::Channel {
+            joint: 0,
+            property: crate::anim::Property::Scale,
+            interpolation: crate::anim::Interpolation::Linear,
+            times: crate::anim::KeyTimes::from_list(vec![0.0, 1.0]),
+            mask: 0b0111,
+            base: Vec4::ZERO,
+            implied_w: false,
+            wraps: false,
+            values: vec![1.0, 1.0, 1.0, x, 1.0, 1.0],
+        };
+        model.animations.push(crate::anim::Animation {
             name: "mirror".into(),
-            frame_rate: 24.0,
-            joint_count: 1,
-            wraps: true,
-            poses: vec![crate::anim::JointPose::IDENTITY, mirrored],
-            bounds: Vec::new(),
+            duration: 1.0,
+            frame_rate: None,
+            channels: vec![scale(-1.0)],
+            file_key_bytes: 32,
         });
+        model.compute_bounds();
         assert_eq!(model.facing(), Facing::TwoSided);
-        model.clips[0].poses[1] = crate::anim::JointPose::IDENTITY;
+        model.animations[0].channels[0] = scale(0.5);
+        model.compute_bounds();
         assert_eq!(model.facing(), Facing::Outward);
     }
 

@@ -340,7 +340,8 @@ impl Viewer {
     }
 
     fn frame_step(&self) -> f64 {
-        self.setup.model.clips.first().map_or(1.0 / 24.0, |clip| 1.0 / f64::from(clip.frame_rate))
+        let rate = self.setup.model.animations.first().and_then(|animation| animation.frame_rate).unwrap_or(30.0);
+        1.0 / f64::from(rate)
     }
 }
 

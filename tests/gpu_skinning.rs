@@ -7,7 +7,7 @@ mod common;
 
 use common::{assert_no_validation_messages, check_skinning, default_model, skin_on_gpu, validated_device};
 use glam::Vec3;
-use vkskin::anim::JointPose;
+use vkskin::anim::{JointPose, Layer, Property};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::model::Model;
 use vkskin::render::gpu::NO_CLIP;
@@ -48,7 +48,7 @@ fn gpu_skinning_matches_the_cpu_reference() {
 #[test]
 fn gpu_palettes_hit_keyframes_and_interpolate_halfway() {
     let model = default_model();
-    let clip = model.clips[0].clone();
+    let frame_rate = model.animations[0].frame_rate.expect("MD5 counts frames");
     let mut setup = SceneSetup::new(model, 2);
     for instance in &mut setup.instances {
         instance.position = Vec3::ZERO;
@@ -59,29 +59,37 @@ fn gpu_palettes_hit_keyframes_and_interpolate_halfway() {
     let mut headless = HeadlessRenderer::new(&device, &setup, 64, 64).expect("renderer");
     let joint_count = setup.model.skeleton.len();
     let frame = 5;
-    let keyframe_time = frame as f32 / clip.frame_rate;
-    let halfway_time = (frame as f32 + 0.5) / clip.frame_rate;
+    let keyframe_time = frame as f32 / frame_rate;
+    let halfway_time = (frame as f32 + 0.5) / frame_rate;
 
     let mut scene = setup.frame(0.0, 1.0);
     scene.instances[0].time_a = keyframe_time;
     scene.instances[1].time_a = halfway_time;
     let (_, palettes) = skin_on_gpu(&mut headless, &scene);
 
-    let inverse_bind = |joint: usize| setup.model.skeleton.joints[joint].inverse_bind;
+    // Halfway between two frames every local pose is the lerp of translations and the slerp of
+    // rotations of the frames' local poses (MD5 frames are local values).
+    let animation = &setup.model.animations[0];
+    let local = |time: f32| {
+        let mut poses = vec![JointPose::IDENTITY; joint_count];
+        animation.sample(&setup.model.skeleton, time, &mut poses);
+        poses
+    };
+    let (at_key, halfway, next_key) = (local(keyframe_time), local(halfway_time), local((frame + 1) as f32 / frame_rate));
     for joint in 0..joint_count {
-        let at_key = clip.frame(frame)[joint].to_mat4() * inverse_bind(joint);
-        let halfway_pose = JointPose::interpolate(clip.frame(frame)[joint], clip.frame(frame + 1)[joint], 0.5);
-        // The halfway pose is the lerp of translations and the slerp of rotations.
-        let a = clip.frame(frame)[joint];
-        let b = clip.frame(frame + 1)[joint];
-        assert!(halfway_pose.translation.distance((a.translation + b.translation) * 0.5) < 1e-5);
-        assert!(halfway_pose.rotation.angle_between(a.rotation.slerp(b.rotation, 0.5)) < 1e-3);
-        let halfway = halfway_pose.to_mat4() * inverse_bind(joint);
-        let tolerance = 1e-4 * setup.model.extent();
-        let gpu_key = palettes[joint].to_mat4();
-        let gpu_half = palettes[joint_count + joint].to_mat4();
-        assert!(gpu_key.abs_diff_eq(at_key, tolerance), "joint {joint} at keyframe {frame}: GPU {gpu_key} vs {at_key}");
-        assert!(gpu_half.abs_diff_eq(halfway, tolerance), "joint {joint} halfway: GPU {gpu_half} vs {halfway}");
+        let (a, b) = (at_key[joint], next_key[joint]);
+        assert!(halfway[joint].translation.distance((a.translation + b.translation) * 0.5) < 1e-5);
+        assert!(halfway[joint].rotation.angle_between(a.rotation.slerp(b.rotation, 0.5)) < 1e-3);
+    }
+    let tolerance = 1e-4 * setup.model.extent();
+    for (instance, expected) in [reference_palette(&setup.model, &scene.instances[0]), reference_palette(&setup.model, &scene.instances[1])]
+        .iter()
+        .enumerate()
+    {
+        for joint in 0..joint_count {
+            let gpu = palettes[instance * joint_count + joint].to_mat4();
+            assert!(gpu.abs_diff_eq(expected[joint], tolerance), "instance {instance} joint {joint}: GPU {gpu} vs {}", expected[joint]);
+        }
     }
     assert_no_validation_messages(&device);
 }
@@ -95,7 +103,7 @@ fn without_animation_the_gpu_reproduces_the_bind_pose() {
     let device = validated_device();
     let mut headless = HeadlessRenderer::new(&device, &setup, 64, 64).expect("renderer");
     let scene = setup.frame(0.5, 1.0);
-    assert!(scene.instances.iter().all(|instance| instance.clip_a() == NO_CLIP));
+    assert!(scene.instances.iter().all(|instance| instance.animation_a() == NO_CLIP));
     let (skinned, _) = skin_on_gpu(&mut headless, &scene);
     let tolerance = 1e-4 * setup.model.extent();
     let vertex_count = setup.model.vertices.len();
@@ -113,31 +121,56 @@ fn without_animation_the_gpu_reproduces_the_bind_pose() {
     assert_no_validation_messages(&device);
 }
 
-#[test]
-fn a_crossfade_blends_two_clips_on_the_gpu_as_on_the_cpu() {
+/// The bundled walk with every joint but the root only turning (bone lengths fixed at rest), and
+/// the same played a third of the way on: two clips whose every joint differs.
+fn turning_model() -> Model {
     let mut model = default_model();
-    // A second clip: the walk played from a later frame, so every joint differs between the two.
-    let mut shifted = model.clips[0].clone();
+    model.animations.truncate(1);
+    let walk = &mut model.animations[0];
+    walk.channels.retain(|channel| channel.joint == 0 || channel.property != Property::Translation);
+    let mut shifted = walk.clone();
     shifted.name = "walk_shifted".into();
-    let frames = shifted.frame_count();
-    let joints = shifted.joint_count;
-    shifted.poses.rotate_left((frames / 3) * joints);
-    model.clips.push(shifted);
-    let mut setup = SceneSetup::new(model, 2);
+    for channel in &mut shifted.channels {
+        let keys = channel.times.count();
+        let stride = channel.values.len() / keys.max(1);
+        channel.values.rotate_left((keys / 3) * stride);
+    }
+    model.animations.push(shifted);
+    model.clips.clear();
+    model.compute_bounds();
+    model
+}
+
+/// Each joint's distance from its parent, from palettes (`world × model × inverse bind`).
+fn bone_lengths(model: &Model, palettes: &[vkskin::render::gpu::PaletteMatrix]) -> Vec<f32> {
+    let place = |joint: usize| (palettes[joint].to_mat4() * model.skeleton.joints[joint].inverse_bind.inverse()).w_axis.truncate();
+    model.skeleton.joints.iter().enumerate().map(|(joint, info)| info.parent.map_or(0.0, |parent| place(joint).distance(place(parent)))).collect()
+}
+
+#[test]
+fn a_crossfade_blends_local_poses_on_the_gpu_as_on_the_cpu_and_keeps_bone_lengths() {
+    let mut setup = SceneSetup::new(turning_model(), 2);
     let device = validated_device();
     let mut headless = HeadlessRenderer::new(&device, &setup, 64, 64).expect("renderer");
     for instance in &mut setup.instances {
         instance.switch_clip(1, 1.0, 0.8);
     }
-    for seconds in [1.0, 1.3, 1.79, 2.5] {
+    let rest: Vec<f32> = setup
+        .model
+        .skeleton
+        .joints
+        .iter()
+        .map(|joint| if joint.parent.is_some() { joint.rest.translation.length() } else { 0.0 })
+        .collect();
+    for seconds in [1.0, 1.3, 1.4, 1.79, 2.5] {
         let scene = setup.frame(seconds, 1.0);
         let data = scene.instances[0];
         let expected_blend = (((seconds - 1.0) / 0.8) as f32).min(1.0);
         if expected_blend < 1.0 {
-            assert_eq!((data.clip_a(), data.clip_b()), (0, 1), "fading from clip 0 to clip 1");
+            assert_eq!((data.animation_a(), data.animation_b()), (0, 1), "fading from clip 0 to clip 1");
             assert!((data.blend - expected_blend).abs() < 1e-6);
         } else {
-            assert_eq!((data.clip_a(), data.clip_b()), (1, NO_CLIP), "the fade is over");
+            assert_eq!((data.animation_a(), data.animation_b()), (1, NO_CLIP), "the fade is over");
         }
         let (skinned, palettes) = skin_on_gpu(&mut headless, &scene);
         check_skinning(&setup.model, &scene, &skinned);
@@ -145,7 +178,49 @@ fn a_crossfade_blends_two_clips_on_the_gpu_as_on_the_cpu() {
         for (joint, matrix) in reference.iter().enumerate() {
             assert!(palettes[joint].to_mat4().abs_diff_eq(*matrix, 1e-4 * setup.model.extent()), "t = {seconds}, joint {joint}");
         }
+        // Local blending never shortens a limb (blending model-space poses did, mid-fade).
+        let lengths = bone_lengths(&setup.model, &palettes);
+        for (joint, (&found, &expected)) in lengths.iter().zip(&rest).enumerate() {
+            assert!((found - expected).abs() <= 1e-4 * setup.model.extent(), "t = {seconds}, joint {joint}: bone {found} vs {expected}");
+        }
     }
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn a_layer_changes_only_its_subtree() {
+    let mut setup = SceneSetup::new(turning_model(), 2);
+    let skeleton = &setup.model.skeleton;
+    let arm = skeleton.joints.iter().position(|joint| joint.name == "upper_arm_left").expect("a left upper arm");
+    let spans = skeleton.subtree_spans();
+    let under_arm: Vec<bool> = spans.iter().map(|&(enter, _)| spans[arm].0 <= enter && enter < spans[arm].1).collect();
+    assert!(under_arm.iter().filter(|&&under| under).count() >= 2, "the arm carries a forearm");
+    setup.instances[1].layer = Some(Layer { clip: 1, joint: arm, weight: 0.7 });
+    for instance in &mut setup.instances {
+        instance.position = Vec3::ZERO;
+        instance.yaw = 0.0;
+        instance.phase = 0.0;
+    }
+    let device = validated_device();
+    let mut headless = HeadlessRenderer::new(&device, &setup, 64, 64).expect("renderer");
+    let scene = setup.frame(0.4, 1.0);
+    assert!(scene.instances[1].layered() && !scene.instances[0].layered());
+    let (skinned, palettes) = skin_on_gpu(&mut headless, &scene);
+    check_skinning(&setup.model, &scene, &skinned);
+    let joint_count = skeleton.len();
+    let tolerance = 1e-4 * setup.model.extent();
+    let reference = reference_palette(&setup.model, &scene.instances[1]);
+    let mut moved = 0;
+    for joint in 0..joint_count {
+        let (plain, layered) = (palettes[joint].to_mat4(), palettes[joint_count + joint].to_mat4());
+        assert!(layered.abs_diff_eq(reference[joint], tolerance), "joint {joint}: GPU {layered} vs {}", reference[joint]);
+        if under_arm[joint] {
+            moved += usize::from(!layered.abs_diff_eq(plain, tolerance));
+        } else {
+            assert!(layered.abs_diff_eq(plain, tolerance), "joint {joint} is outside the layer's subtree but moved");
+        }
+    }
+    assert!(moved > 0, "the layer moved its subtree");
     assert_no_validation_messages(&device);
 }
 

@@ -126,16 +126,18 @@ fn bundled_figure_meets_its_brief() {
     assert_eq!(clip.name, "walk");
     assert_eq!(model.clips.len(), 2);
     assert_eq!(model.clips[1].name, "wave");
-    assert_eq!(clip.frame_rate, 24.0);
-    assert_eq!(clip.frame_count(), 48);
-    assert!(clip.duration() >= 1.0);
-    assert_eq!(clip.bounds.len(), clip.frame_count());
-    let root = |frame: usize| clip.frame(frame)[0].translation;
+    let walk = &model.animations[0];
+    assert_eq!(walk.frame_rate, Some(24.0));
+    let frames = walk.channels[0].times.count();
+    assert_eq!(frames, 48);
+    assert!(walk.channels.iter().all(|channel| channel.times.is_uniform() && channel.wraps), "MD5 frames are uniform and loop");
+    assert!(clip.duration >= 1.0);
+    let frame = |frame: usize| model.joint_matrices(0, frame as f32 / 24.0);
+    let root = |index: usize| frame(index)[0].w_axis.truncate();
     assert!(root(0).distance(root(12)) > 0.005, "the root moves: {} vs {}", root(0), root(12));
     let thigh = model.skeleton.joints.iter().position(|joint| joint.name == "thigh_left").expect("a left thigh");
-    let swing = (0..clip.frame_count())
-        .map(|frame| clip.frame(0)[thigh].rotation.angle_between(clip.frame(frame)[thigh].rotation))
-        .fold(0.0f32, f32::max);
+    let turn = |index: usize| Quat::from_mat4(&frame(index)[thigh]);
+    let swing = (0..frames).map(|index| turn(0).angle_between(turn(index))).fold(0.0f32, f32::max);
     assert!(swing > 20f32.to_radians(), "the thigh swings {}°", swing.to_degrees());
 }
 
@@ -210,19 +212,23 @@ fn bundled_figure_bind_pose_is_the_weighted_sum() {
 #[test]
 fn bundled_figure_bounds_hold_the_skinned_mesh() {
     let model = load_figure();
-    let clip = &model.clips[0];
     let mut matrices = vec![Mat4::IDENTITY; model.skeleton.len()];
-    // Every weight is skinned, as the file's bounds were made: they must hold to rounding.
-    let tolerance = 1e-4 * model.extent();
-    for frame in 0..clip.frame_count() {
-        palette(&model.skeleton, clip.frame(frame), Mat4::IDENTITY, &mut matrices);
-        let bounds = clip.bounds[frame];
-        for vertex in &model.vertices {
-            let position = skin_vertex(&matrices, vertex.position, vertex.normal, Vec3::X, model.influences_of(vertex)).position;
-            assert!(
-                position.cmpge(bounds.min - tolerance).all() && position.cmple(bounds.max + tolerance).all(),
-                "frame {frame}: {position} outside {bounds:?}"
-            );
+    // The culling cells are computed from the keys, not the file's per-frame boxes: they must hold
+    // every vertex at any time, between frames too (a thousand times a clip, frames included).
+    for (index, animation) in model.animations.iter().enumerate() {
+        let cells = &model.bounds.animations[index];
+        for step in 0..1000 {
+            let time = animation.duration * step as f32 / 1000.0;
+            palette(&model.skeleton, &model.joint_matrices(index, time), &mut matrices);
+            let bounds = cells.at(time);
+            for vertex in &model.vertices {
+                let position = skin_vertex(&matrices, vertex.position, vertex.normal, Vec3::X, model.influences_of(vertex)).position;
+                assert!(
+                    position.cmpge(bounds.min - 1e-4).all() && position.cmple(bounds.max + 1e-4).all(),
+                    "{} at {time} s: {position} outside {bounds:?}",
+                    animation.name
+                );
+            }
         }
     }
 }
@@ -505,7 +511,11 @@ fn anim_frames_compose_as_the_format_defines() {
     let model = md5::load(&mesh_path, &[anim_path]).expect("the small pair loads");
     assert_eq!(model.stats.max_influences, 2);
     let clip = &model.clips[0];
-    assert_eq!((clip.name.as_str(), clip.frame_count(), clip.joint_count), ("small", 2, 2));
+    assert_eq!((clip.name.as_str(), model.animations[0].channels[0].times.count(), model.skeleton.len()), ("small", 2, 2));
+    let frame_rate = model.animations[0].frame_rate.expect("MD5 counts frames");
+    let pose = |frame: usize| -> Vec<(Vec3, Quat)> {
+        model.joint_matrices(0, frame as f32 / frame_rate).iter().map(|matrix| (matrix.w_axis.truncate(), Quat::from_mat4(matrix))).collect()
+    };
 
     // By hand, in MD5 space. Root: baseframe orientation (0, 0, 0.6) so w = -0.8, a turn of
     // -73.74° about Z taking X to (0.28, -0.96, 0); its Tx comes from the frame. Child: Qx and Qz
@@ -515,21 +525,19 @@ fn anim_frames_compose_as_the_format_defines() {
     let expected_child = [Vec3::new(2.28, -0.96, 5.0), Vec3::new(3.28, -0.96, 5.0)];
     let child_rotation = [Quat::from_xyzw(0.0, 0.5, 0.0, -0.75f32.sqrt()), Quat::from_xyzw(0.6, 0.5, 0.0, -0.39f32.sqrt())];
     for frame in 0..2 {
-        let [root, child] = [clip.frame(frame)[0], clip.frame(frame)[1]];
-        assert!(root.translation.distance(y_up(expected_root[frame])) < 1e-5, "frame {frame}: root at {}", root.translation);
-        assert!(child.translation.distance(y_up(expected_child[frame])) < 1e-5, "frame {frame}: child at {}", child.translation);
-        assert!(same_rotation(root.rotation, y_up_rotation() * root_rotation), "frame {frame}: root turned {}", root.rotation);
+        let joints = pose(frame);
+        let [(root_at, root_turn), (child_at, child_turn)] = [joints[0], joints[1]];
+        assert!(root_at.distance(y_up(expected_root[frame])) < 1e-5, "frame {frame}: root at {root_at}");
+        assert!(child_at.distance(y_up(expected_child[frame])) < 1e-5, "frame {frame}: child at {child_at}");
+        assert!(same_rotation(root_turn, y_up_rotation() * root_rotation), "frame {frame}: root turned {root_turn}");
         let expected = y_up_rotation() * root_rotation * child_rotation[frame];
-        assert!(same_rotation(child.rotation, expected), "frame {frame}: child turned {}", child.rotation);
+        assert!(same_rotation(child_turn, expected), "frame {frame}: child turned {child_turn}");
     }
     // Where the frame-0 rotations send X, worked out by hand: the root's (0.28, -0.96, 0) and the
     // child's -60° about Y then the root's turn, (0.14, -0.48, 0.866), each then taken to Y-up.
-    let frame0 = clip.frame(0);
-    assert!((frame0[0].rotation * Vec3::X).distance(Vec3::new(0.28, 0.0, 0.96)) < 1e-5);
-    assert!((frame0[1].rotation * Vec3::X).distance(Vec3::new(0.14, 0.75f32.sqrt(), 0.48)) < 1e-5);
-    // Bounds: the file's corners taken to Y-up.
-    assert_eq!(clip.bounds[1].min, Vec3::new(-1.0, -1.0, -1.0));
-    assert_eq!(clip.bounds[1].max, Vec3::new(1.0, 2.0, 1.0));
+    let frame0 = pose(0);
+    assert!((frame0[0].1 * Vec3::X).distance(Vec3::new(0.28, 0.0, 0.96)) < 1e-5);
+    assert!((frame0[1].1 * Vec3::X).distance(Vec3::new(0.14, 0.75f32.sqrt(), 0.48)) < 1e-5);
 }
 
 #[test]

@@ -3,9 +3,11 @@
 //! glTF is Y-up, right-handed and in metres like vkskin, so nothing is converted. Every mesh
 //! primitive of triangles becomes a [`Mesh`]. Every skin's joints become joints of one
 //! [`Skeleton`], parents first; a mesh on a node without a skin gets a joint of its own, so rigid
-//! parts follow their node. Every animation is evaluated from its curves (STEP, LINEAR,
-//! CUBICSPLINE) and baked (60 Hz, doubled up to 960 Hz until within `anim::BAKE_TOLERANCE`) into a clip of model-space poses; [`Rig`] keeps the
-//! curves, so tests can hold the baked clips against direct evaluation.
+//! parts follow their node. Every animation keeps its curves (STEP, LINEAR, CUBICSPLINE) as
+//! channels of the joints' local translation, rotation and scale; the non-joint nodes between two
+//! joints become the lower joint's fixed `pre` transform, and a non-joint ancestor that is animated
+//! becomes a joint itself. [`Rig`] evaluates the curves directly on the node tree, by the spec's
+//! formulas: the reference the fidelity tests hold the GPU to.
 //!
 //! The skinned mesh node's own transform is ignored, as the spec says: a skinned vertex goes
 //! through `global(joint) × inverse bind` alone. Exporters often fold one transform common to all
@@ -21,7 +23,7 @@
 //! debug builds, which fuzzers run), and `import_buffers` unwraps the percent-decoding of a URI
 //! such as `%FF.bin`. So the container, the URIs and every accessor are handled here: every index
 //! is looked up with `get`, every accessor's byte range is checked against its bufferView and
-//! buffer before a byte is read, and decoded data, vertices and baked poses are capped, so a small
+//! buffer before a byte is read, and decoded data and vertices are capped, so a small
 //! file cannot ask for gigabytes by pointing many primitives at one large accessor.
 
 use std::borrow::Cow;
@@ -37,7 +39,7 @@ use gltf::json::validation::Checked;
 use gltf::json::Root;
 
 use super::{FormatError, Location};
-use crate::anim::{bake_clip_within, measure_bake_error, slerp_shortest, Aabb, Joint, JointPose, Skeleton, BAKE_TOLERANCE};
+use crate::anim::{self, slerp_shortest, Joint, JointPose, KeyTimes, Skeleton};
 use crate::model::{
     compute_normals, compute_tangents, normalize_influences, Influence, LoadStats, Material, Mesh, Model, Texture, Vertex,
 };
@@ -53,9 +55,6 @@ const MAX_INDICES: usize = 1 << 24;
 
 /// Skeleton joints in all, skins and rigid nodes together; the MD5 loader has the same limit.
 const MAX_JOINTS: usize = 1 << 16;
-
-/// Baked poses over all clips (40 bytes each): 23 minutes of a 100-joint clip at `anim::BAKE_RATE`.
-const MAX_BAKED_POSES: usize = 1 << 23;
 
 /// Textures larger than this on a side are refused (an 8192² RGBA8 texture is already 256 MiB).
 const MAX_TEXTURE_SIDE: u32 = 8192;
@@ -117,19 +116,33 @@ pub fn load_from_slice_with_rig(bytes: &[u8], path: &Path, base_dir: Option<&Pat
     let hierarchy = Hierarchy::build(&root, path)?;
 
     let mut builder = Builder::new(&data, &hierarchy, base_dir, warnings);
+    let animations = read_animations(&data, &hierarchy, &mut builder.warnings)?;
     builder.add_skins()?;
     builder.add_meshes()?;
-    let animations = read_animations(&data, &hierarchy, &mut builder.warnings)?;
-    let Builder { skeleton, joint_nodes, vertices, influences, indices, meshes, materials, warnings, max_influences, .. } =
+    let animated = animated_nodes(&animations, hierarchy.parents.len());
+    builder.promote_animated_ancestors(&animated)?;
+    let Builder { mut skeleton, joint_nodes, vertices, influences, indices, meshes, materials, warnings, max_influences, .. } =
         builder;
+    set_local_frames(&mut skeleton, &joint_nodes, &hierarchy, &animated);
+    let model_animations = animations.iter().map(|animation| animation.channels_for(&joint_nodes)).collect();
 
     let rig = Rig::new(&hierarchy, joint_nodes, animations);
-    let extent = Aabb::from_points(vertices.iter().map(|vertex| vertex.position)).extent();
-    let (clips, bake) = bake_clips(&rig, skeleton.len(), extent, path)?;
-    let stats = LoadStats { max_influences, warnings, bake };
+    let stats = LoadStats { max_influences, warnings };
     let name = path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut model = Model { name, vertices, influences, indices, meshes, materials, skeleton, clips, stats };
-    model.compute_clip_bounds();
+    let mut model = Model {
+        name,
+        vertices,
+        influences,
+        indices,
+        meshes,
+        materials,
+        skeleton,
+        animations: model_animations,
+        clips: Vec::new(),
+        bounds: Default::default(),
+        stats,
+    };
+    model.compute_bounds();
     Ok((model, rig))
 }
 
@@ -1132,7 +1145,7 @@ impl<'a> Builder<'a> {
                     ancestor = hierarchy.parents.get(candidate).copied().flatten();
                 }
                 let inverse_bind = inverse_binds.get(position).copied().unwrap_or(Mat4::IDENTITY) * undo_shape;
-                let joint = self.push_joint(Joint { name: hierarchy.name(node).to_string(), parent, inverse_bind }, node)?;
+                let joint = self.push_joint(Joint::new(hierarchy.name(node), parent, inverse_bind, JointPose::IDENTITY), node)?;
                 if let Some(slot) = skeleton_joints.get_mut(position) {
                     *slot = joint;
                 }
@@ -1458,7 +1471,7 @@ impl<'a> Builder<'a> {
                     (Mat4::IDENTITY, Mat4::IDENTITY)
                 };
                 let name = self.hierarchy.name(node).to_string();
-                let joint = self.push_joint(Joint { name, parent: None, inverse_bind }, node)?;
+                let joint = self.push_joint(Joint::new(name, None, inverse_bind, JointPose::IDENTITY), node)?;
                 self.rigid_joints.insert(node, (joint, transform));
                 (joint, transform)
             }
@@ -1725,6 +1738,8 @@ impl Channel {
 #[derive(Clone, Debug)]
 struct Animation {
     name: String,
+    /// The animation's input and output accessors as f32, each accessor counted once.
+    file_key_bytes: usize,
     /// The last key time over all channels (0 when there are none).
     duration: f32,
     channels: Vec<Channel>,
@@ -1739,6 +1754,8 @@ fn read_animations(data: &Data<'_>, hierarchy: &Hierarchy, warnings: &mut Vec<St
         let name =
             animation.name.clone().filter(|name| !name.is_empty()).unwrap_or_else(|| format!("animation_{animation_index}"));
         let mut channels = Vec::with_capacity(animation.channels.len());
+        let mut accessors_counted: Vec<usize> = Vec::new();
+        let mut file_key_bytes = 0;
         let mut skipped_weights = false;
         for (channel_index, channel) in animation.channels.iter().enumerate() {
             let label = format!("animation {animation_index} (\"{name}\") channel {channel_index}");
@@ -1771,6 +1788,12 @@ fn read_animations(data: &Data<'_>, hierarchy: &Hierarchy, warnings: &mut Vec<St
             };
             let sampler_label = format!("animation {animation_index} (\"{name}\") sampler {sampler_index}");
             let curve = read_curve(data, sampler, property, &sampler_label)?;
+            for (accessor, floats) in [(sampler.input.value(), curve.times.len()), (sampler.output.value(), curve.values.len() * if property == Property::Rotation { 4 } else { 3 })] {
+                if !accessors_counted.contains(&accessor) {
+                    accessors_counted.push(accessor);
+                    file_key_bytes += floats * 4;
+                }
+            }
             if hierarchy.has_matrix.get(node).copied().unwrap_or(false) && !animated_matrices.contains(&node) {
                 animated_matrices.push(node);
                 warnings.push(format!(
@@ -1786,7 +1809,7 @@ fn read_animations(data: &Data<'_>, hierarchy: &Hierarchy, warnings: &mut Vec<St
             ));
         }
         let duration = channels.iter().filter_map(|channel| channel.curve.times.last().copied()).fold(0.0f32, f32::max);
-        animations.push(Animation { name, duration, channels });
+        animations.push(Animation { name, file_key_bytes, duration, channels });
     }
     Ok(animations)
 }
@@ -1868,8 +1891,9 @@ fn read_curve(
 // Rig: direct evaluation, and baking
 // ---------------------------------------------------------------------------------------------
 
-/// The node hierarchy and animation curves behind a loaded model's skeleton and clips: what the
-/// clips were baked from. Animation `i` is the model's clip `i`.
+/// The node hierarchy and animation curves behind a loaded model's skeleton and animations,
+/// evaluated directly on the node tree by the spec's formulas. Animation `i` is the model's
+/// animation `i`.
 #[derive(Clone, Debug)]
 pub struct Rig {
     parents: Vec<Option<usize>>,
@@ -1879,17 +1903,6 @@ pub struct Rig {
     relevant: Vec<usize>,
     joint_nodes: Vec<usize>,
     animations: Vec<Animation>,
-}
-
-/// How far a baked clip strays from its curves (see [`crate::anim::measure_bake_error`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct BakeError {
-    pub clip: String,
-    pub duration: f32,
-    /// Model units.
-    pub error: f32,
-    /// `error` over the model's extent.
-    pub relative: f32,
 }
 
 impl Rig {
@@ -1942,9 +1955,9 @@ impl Rig {
         pose
     }
 
-    /// Every skeleton joint's model-space pose at `time`, evaluated from the curves: what a clip's
-    /// frames are baked from. An unknown animation gives the rest pose.
-    pub fn evaluate(&self, animation: usize, time: f32, out: &mut [JointPose]) {
+    /// Every skeleton joint's model-space matrix at `time`, evaluated from the curves on the node
+    /// tree. An unknown animation gives the rest pose.
+    pub fn evaluate(&self, animation: usize, time: f32, out: &mut [Mat4]) {
         let mut animated: Vec<Option<JointPose>> = vec![None; self.parents.len()];
         for channel in self.animations.get(animation).into_iter().flat_map(|animation| &animation.channels) {
             let rest = self.rest_trs.get(channel.node).copied().unwrap_or(JointPose::IDENTITY);
@@ -1963,80 +1976,178 @@ impl Rig {
                 *slot = parent.map_or(local, |parent| parent * local);
             }
         }
-        for (pose, &node) in out.iter_mut().zip(&self.joint_nodes) {
-            *pose = pose_from_matrix(global.get(node).copied().unwrap_or(Mat4::IDENTITY));
+        for (matrix, &node) in out.iter_mut().zip(&self.joint_nodes) {
+            *matrix = global.get(node).copied().unwrap_or(Mat4::IDENTITY);
         }
     }
 
-    /// Every joint's model-space pose with no animation: the file's rest pose. With the file's
+    /// Every joint's model-space matrix with no animation: the file's rest pose. With the file's
     /// inverse bind matrices this places the mesh where the spec says it is at rest.
-    pub fn rest_pose(&self, out: &mut [JointPose]) {
+    pub fn rest_pose(&self, out: &mut [Mat4]) {
         self.evaluate(usize::MAX, 0.0, out);
     }
 
-    /// Per clip of `model` (loaded with this rig), the largest distance between baked-and-
-    /// interpolated and directly evaluated joints, absolute and relative to the model's extent.
-    pub fn bake_errors(&self, model: &Model) -> Vec<BakeError> {
-        let extent = model.extent();
-        model
-            .clips
-            .iter()
-            .enumerate()
-            .map(|(index, clip)| {
-                let error = measure_bake_error(clip, |time, out| self.evaluate(index, time, out));
-                let relative = if extent > 0.0 { error / extent } else { error };
-                BakeError { clip: clip.name.clone(), duration: clip.duration(), error, relative }
-            })
-            .collect()
-    }
 }
 
-/// Bakes every animation at the lowest rate (60 Hz doubling up to 960 Hz) whose error against the
-/// curves is within BAKE_TOLERANCE of the model's extent, inside the overall pose budget. Returns
-/// the clips and, per clip, (name, rate, error relative to the extent).
-#[allow(clippy::type_complexity)]
-fn bake_clips(
-    rig: &Rig,
-    joint_count: usize,
-    extent: f32,
-    path: &Path,
-) -> Result<(Vec<crate::anim::Clip>, Vec<(String, f32, f32)>), FormatError> {
-    let mut poses_left = MAX_BAKED_POSES as f64;
-    let mut clips = Vec::with_capacity(rig.animations.len());
-    let mut report = Vec::with_capacity(rig.animations.len());
-    for (index, animation) in rig.animations.iter().enumerate() {
-        let intervals = (f64::from(animation.duration) * f64::from(crate::anim::BAKE_RATE)).ceil().max(1.0);
-        // One spare frame covers f32 rounding in bake_clip's own count.
-        let poses = (intervals + 2.0) * joint_count as f64;
-        if poses > poses_left {
-            return Err(error(
-                path,
-                format!(
-                    "animation {index} (\"{}\"): expected at most {MAX_BAKED_POSES} baked poses in all, found {} s at {} \
-                     frames/s for {joint_count} joints would pass it",
-                    animation.name,
-                    animation.duration,
-                    crate::anim::BAKE_RATE
-                ),
-            ));
+/// Which nodes some animation drives.
+fn animated_nodes(animations: &[Animation], node_count: usize) -> Vec<bool> {
+    let mut animated = vec![false; node_count];
+    for channel in animations.iter().flat_map(|animation| &animation.channels) {
+        if let Some(slot) = animated.get_mut(channel.node) {
+            *slot = true;
         }
-        // Higher rates only while they fit in what is left of the budget.
-        let max_frames = (poses_left / joint_count.max(1) as f64 - 2.0).max(1.0) as usize;
-        let (clip, rate, measured) = bake_clip_within(
-            &animation.name,
-            animation.duration,
-            joint_count,
-            BAKE_TOLERANCE * extent,
-            max_frames,
-            |time, out| rig.evaluate(index, time, out),
-        );
-        poses_left -= (clip.frame_count() * joint_count) as f64;
-        report.push((animation.name.clone(), rate, if extent > 0.0 { measured / extent } else { measured }));
-        clips.push(clip);
     }
-    Ok((clips, report))
+    animated
 }
 
+impl Animation {
+    /// The curves as channels of the skeleton joints on their nodes (a node in two skins drives
+    /// both joints); curves on other nodes move nothing a joint carries and are left out.
+    fn channels_for(&self, joint_nodes: &[usize]) -> anim::Animation {
+        let mut joints_of: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (joint, &node) in joint_nodes.iter().enumerate() {
+            joints_of.entry(node).or_default().push(joint);
+        }
+        let mut channels = Vec::new();
+        for channel in &self.channels {
+            for &joint in joints_of.get(&channel.node).into_iter().flatten() {
+                let (property, mask, width) = match channel.property {
+                    Property::Translation => (anim::Property::Translation, 0b0111, 3),
+                    Property::Rotation => (anim::Property::Rotation, 0b1111, 4),
+                    Property::Scale => (anim::Property::Scale, 0b0111, 3),
+                };
+                let interpolation = match channel.curve.interpolation {
+                    Interpolation::Step => anim::Interpolation::Step,
+                    Interpolation::Linear => anim::Interpolation::Linear,
+                    Interpolation::CubicSpline => anim::Interpolation::CubicSpline,
+                };
+                channels.push(anim::Channel {
+                    joint,
+                    property,
+                    interpolation,
+                    times: KeyTimes::from_list(channel.curve.times.clone()),
+                    mask,
+                    base: Vec4::ZERO,
+                    implied_w: false,
+                    wraps: false,
+                    values: channel.curve.values.iter().flat_map(|value| value.to_array()[..width].to_vec()).collect(),
+                });
+            }
+        }
+        anim::Animation {
+            name: self.name.clone(),
+            duration: self.duration,
+            frame_rate: None,
+            channels,
+            file_key_bytes: self.file_key_bytes,
+        }
+    }
+}
+
+/// Gives every joint its local frame: `rest` is its node's translation, rotation and scale (a
+/// node given by a matrix that no curve drives goes whole into `pre` instead, shear and all), and
+/// `pre` the rest transforms of the nodes between its parent joint's node and its own (every
+/// ancestor, for a root). Those nodes are not animated: animated ones were made joints first.
+fn set_local_frames(skeleton: &mut Skeleton, joint_nodes: &[usize], hierarchy: &Hierarchy, animated: &[bool]) {
+    let parent_nodes: Vec<Option<usize>> =
+        skeleton.joints.iter().map(|joint| joint.parent.and_then(|parent| joint_nodes.get(parent).copied())).collect();
+    for ((joint, &node), stop) in skeleton.joints.iter_mut().zip(joint_nodes).zip(parent_nodes) {
+        let mut pre = Mat4::IDENTITY;
+        let mut ancestor = hierarchy.parents.get(node).copied().flatten();
+        while let Some(current) = ancestor.filter(|&current| Some(current) != stop) {
+            pre = hierarchy.rest_local.get(current).copied().unwrap_or(Mat4::IDENTITY) * pre;
+            ancestor = hierarchy.parents.get(current).copied().flatten();
+        }
+        let fixed_matrix = hierarchy.has_matrix.get(node).copied().unwrap_or(false) && !animated.get(node).copied().unwrap_or(false);
+        if fixed_matrix {
+            joint.pre = pre * hierarchy.rest_local.get(node).copied().unwrap_or(Mat4::IDENTITY);
+            joint.rest = JointPose::IDENTITY;
+        } else {
+            joint.pre = pre;
+            joint.rest = hierarchy.rest_trs.get(node).copied().unwrap_or(JointPose::IDENTITY);
+        }
+    }
+}
+
+impl Builder<'_> {
+    /// Makes every animated node between a joint and its parent joint (or above a root joint) a
+    /// joint of its own, so its motion reaches the joints below: a fixed `pre` cannot carry it.
+    /// Joints stay parents first; influences are renumbered. Joints under the same parent joint
+    /// share the promoted joint of a node they both hang from.
+    fn promote_animated_ancestors(&mut self, animated: &[bool]) -> Result<(), FormatError> {
+        let hierarchy = self.hierarchy;
+        let count = self.skeleton.len();
+        // Per joint, its animated in-between nodes, nearest first.
+        let mut chains: Vec<Vec<usize>> = vec![Vec::new(); count];
+        for (index, joint) in self.skeleton.joints.iter().enumerate() {
+            let stop = joint.parent.and_then(|parent| self.joint_nodes.get(parent).copied());
+            let mut ancestor = self.joint_nodes.get(index).and_then(|&node| hierarchy.parents.get(node).copied().flatten());
+            while let Some(current) = ancestor.filter(|&current| Some(current) != stop) {
+                if animated.get(current).copied().unwrap_or(false) {
+                    chains[index].push(current);
+                }
+                ancestor = hierarchy.parents.get(current).copied().flatten();
+            }
+        }
+        if chains.iter().all(Vec::is_empty) {
+            return Ok(());
+        }
+        // New joints (after the old ones, for now): one per (parent joint, node).
+        let mut joints = self.skeleton.joints.clone();
+        let mut nodes = self.joint_nodes.clone();
+        let mut promoted: HashMap<(Option<usize>, usize), usize> = HashMap::new();
+        for index in 0..count {
+            let top_parent = self.skeleton.joints[index].parent;
+            let mut parent = top_parent;
+            for &node in chains[index].iter().rev() {
+                let next = *promoted.entry((top_parent, node)).or_insert_with(|| {
+                    let global = hierarchy.rest_global.get(node).copied().unwrap_or(Mat4::IDENTITY);
+                    let inverse = global.inverse();
+                    let inverse_bind = if inverse.is_finite() { inverse } else { Mat4::IDENTITY };
+                    joints.push(Joint::new(hierarchy.name(node), parent, inverse_bind, JointPose::IDENTITY));
+                    nodes.push(node);
+                    joints.len() - 1
+                });
+                parent = Some(next);
+            }
+            joints[index].parent = parent;
+        }
+        if joints.len() > MAX_JOINTS {
+            return Err(error(self.path(), format!("expected at most {MAX_JOINTS} joints in all (skins, rigid meshes and animated nodes above them), found more")));
+        }
+        // Parents first again: a pre-order walk from the roots.
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); joints.len()];
+        let mut order = Vec::with_capacity(joints.len());
+        let mut stack = Vec::new();
+        for (index, joint) in joints.iter().enumerate().rev() {
+            match joint.parent {
+                Some(parent) => children[parent].push(index),
+                None => stack.push(index),
+            }
+        }
+        while let Some(index) = stack.pop() {
+            order.push(index);
+            stack.extend(children[index].iter().copied());
+        }
+        let mut new_index = vec![0u32; joints.len()];
+        for (position, &old) in order.iter().enumerate() {
+            new_index[old] = position as u32;
+        }
+        self.skeleton.joints = order
+            .iter()
+            .map(|&old| {
+                let mut joint = joints[old].clone();
+                joint.parent = joint.parent.map(|parent| new_index[parent] as usize);
+                joint
+            })
+            .collect();
+        self.joint_nodes = order.iter().map(|&old| nodes[old]).collect();
+        for influence in &mut self.influences {
+            influence.joint = new_index.get(influence.joint as usize).copied().unwrap_or(influence.joint);
+        }
+        Ok(())
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use glam::{Quat, Vec2, Vec3, Vec4};
 
 use super::FormatError;
-use crate::anim::{Aabb, Clip, Joint, JointPose, Skeleton};
+use crate::anim::{Animation, Channel, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
 use crate::model::{
     compute_normals, compute_tangents, normalize_influences, Influence, LoadStats, Material, Mesh, Model, Texture, Vertex,
 };
@@ -849,10 +849,16 @@ pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)])
             .joints
             .iter()
             .zip(&bind)
-            .map(|(joint, pose)| Joint {
-                name: joint.name.clone(),
-                parent: usize::try_from(joint.parent).ok(),
-                inverse_bind: pose.to_mat4().inverse(),
+            .map(|(joint, pose)| {
+                let parent = usize::try_from(joint.parent).ok();
+                let mut skeleton_joint = Joint::new(joint.name.clone(), parent, pose.to_mat4().inverse(), local_rest(joint));
+                if parent.is_none() {
+                    // Roots turn from MD5's Z-up into Y-up; children inherit it through them.
+                    skeleton_joint.pre = glam::Mat4::from_quat(Z_UP_TO_Y_UP);
+                } else if let Some(parent_pose) = parent.and_then(|parent| bind.get(parent)) {
+                    skeleton_joint.rest = relative_to(*parent_pose, *pose);
+                }
+                skeleton_joint
             })
             .collect(),
     };
@@ -889,10 +895,37 @@ pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)])
         materials.push(load_material(&part.shader, folder, part_index, &mut stats.warnings));
     }
 
-    let clips =
-        anims.iter().map(|(text, anim_path)| load_clip(text, anim_path, mesh_path, &document)).collect::<Result<Vec<_>, _>>()?;
+    let animations = anims
+        .iter()
+        .map(|(text, anim_path)| load_animation(text, anim_path, mesh_path, &document))
+        .collect::<Result<Vec<_>, _>>()?;
 
-    Ok(Model { name: file_stem(mesh_path), vertices, influences, indices, meshes, materials, skeleton, clips, stats })
+    let mut model = Model {
+        name: file_stem(mesh_path),
+        vertices,
+        influences,
+        indices,
+        meshes,
+        materials,
+        skeleton,
+        animations,
+        clips: Vec::new(),
+        bounds: Default::default(),
+        stats,
+    };
+    model.compute_bounds();
+    Ok(model)
+}
+
+/// A root joint's pose as the file states it, in MD5's Z-up model space (its `pre` turns it).
+fn local_rest(joint: &Md5Joint) -> JointPose {
+    JointPose::new(orientation_from_xyz(joint.orientation), joint.position)
+}
+
+/// `pose` in the space of `parent` (both model space, unscaled).
+fn relative_to(parent: JointPose, pose: JointPose) -> JointPose {
+    let inverse = parent.rotation.inverse();
+    JointPose::new((inverse * pose.rotation).normalize(), inverse * (pose.translation - parent.translation))
 }
 
 /// A mesh joint's bind pose, converted to Y-up.
@@ -1042,7 +1075,7 @@ fn decode_texture(path: &Path) -> Result<Texture, image::ImageError> {
     Ok(Texture { path: path.to_path_buf(), width: image.width(), height: image.height(), rgba8: image.into_raw() })
 }
 
-fn load_clip(text: &str, anim_path: &Path, mesh_path: &Path, mesh: &Md5Mesh) -> Result<Clip, FormatError> {
+fn load_animation(text: &str, anim_path: &Path, mesh_path: &Path, mesh: &Md5Mesh) -> Result<Animation, FormatError> {
     let (anim, lines) = parse_anim_with_lines(text, anim_path)?;
     let mesh_name = file_name(mesh_path);
     if anim.hierarchy.len() != mesh.joints.len() {
@@ -1065,51 +1098,56 @@ fn load_clip(text: &str, anim_path: &Path, mesh_path: &Path, mesh: &Md5Mesh) -> 
             ));
         }
     }
-    Ok(bake_clip(&anim, &clip_name(anim_path, mesh_path)))
+    Ok(animation_channels(&anim, &clip_name(anim_path, mesh_path)))
 }
 
-/// Bakes an animation into model-space, Y-up poses, frame-major, the way the format defines a
-/// frame: the baseframe with the flagged components replaced, w implied, each joint composed onto
-/// its parent. Assumes a parsed document (parents before children, indices in range); anything
-/// else falls back to the baseframe or to a root rather than failing.
-pub fn bake_clip(anim: &Md5Anim, name: &str) -> Clip {
-    let joint_count = anim.hierarchy.len();
-    let mut poses = Vec::with_capacity(anim.frames.len().saturating_mul(joint_count));
-    for frame in &anim.frames {
-        bake_frame(anim, frame, &mut poses);
-    }
-    let bounds = anim.bounds.iter().map(|&[min, max]| Aabb::from_points(Aabb { min, max }.corners().map(to_y_up))).collect();
-    // MD5's last frame runs back into the first: the loop closes by wrapping.
-    Clip { name: name.to_string(), frame_rate: anim.frame_rate, joint_count, wraps: true, poses, bounds }
-}
-
-fn bake_frame(anim: &Md5Anim, frame: &[f32], poses: &mut Vec<JointPose>) {
-    let first = poses.len();
-    for (joint, &[base_position, base_orientation]) in anim.hierarchy.iter().zip(&anim.baseframe) {
-        let mut components =
-            [base_position.x, base_position.y, base_position.z, base_orientation.x, base_orientation.y, base_orientation.z];
-        let mut next = to_usize(joint.start_index);
-        for (bit, component) in components.iter_mut().enumerate() {
-            if joint.flags & (1 << bit) != 0 {
-                if let Some(&value) = frame.get(next) {
-                    *component = value;
+/// An animation as the format defines it: per joint a translation and a rotation channel, one key
+/// a frame at the frame rate, each storing only the components the joint's flags animate (the
+/// baseframe gives the rest, the rotation's w is implied), the last frame running back into the
+/// first. Assumes a parsed document (indices in range); a missing value keeps the baseframe's.
+pub fn animation_channels(anim: &Md5Anim, name: &str) -> Animation {
+    let frame_count = anim.frames.len();
+    let step = 1.0 / anim.frame_rate;
+    let mut channels = Vec::with_capacity(anim.hierarchy.len() * 2);
+    for (joint, (hierarchy, &[base_position, base_orientation])) in anim.hierarchy.iter().zip(&anim.baseframe).enumerate() {
+        let start = to_usize(hierarchy.start_index);
+        for (property, bits, base) in [(Property::Translation, hierarchy.flags & 7, base_position), (Property::Rotation, (hierarchy.flags >> 3) & 7, base_orientation)] {
+            // Values before this channel's in the frame: the translation's, for the rotation.
+            let skip = if property == Property::Rotation { (hierarchy.flags & 7).count_ones() as usize } else { 0 };
+            let stored = bits.count_ones() as usize;
+            let keys = if stored == 0 { 1 } else { frame_count.max(1) };
+            let mut values = Vec::with_capacity(keys * stored);
+            if stored > 0 {
+                for frame in &anim.frames {
+                    for component in 0..stored {
+                        let at = start.saturating_add(skip + component);
+                        values.push(frame.get(at).copied().unwrap_or(base[component_of(bits, component)]));
+                    }
                 }
-                next = next.saturating_add(1);
+                if anim.frames.is_empty() {
+                    values.extend((0..stored).map(|component| base[component_of(bits, component)]));
+                }
             }
+            channels.push(Channel {
+                joint,
+                property,
+                interpolation: Interpolation::Linear,
+                times: KeyTimes::Uniform { start: 0.0, step, count: keys },
+                mask: bits as u8,
+                base: base.extend(0.0),
+                implied_w: property == Property::Rotation,
+                wraps: true,
+                values,
+            });
         }
-        let [x, y, z, orientation_x, orientation_y, orientation_z] = components;
-        let position = Vec3::new(x, y, z);
-        let orientation = orientation_from_xyz(Vec3::new(orientation_x, orientation_y, orientation_z));
-        let parent = usize::try_from(joint.parent).ok().and_then(|parent| poses.get(first + parent)).copied();
-        let pose = match parent {
-            Some(parent) => {
-                JointPose::new((parent.rotation * orientation).normalize(), parent.translation + parent.rotation * position)
-            }
-            // Children inherit the conversion through their parents.
-            None => JointPose::new((Z_UP_TO_Y_UP * orientation).normalize(), to_y_up(position)),
-        };
-        poses.push(pose);
     }
+    let file_key_bytes = anim.frames.iter().map(Vec::len).sum::<usize>() * 4;
+    Animation { name: name.to_string(), duration: frame_count as f32 * step, frame_rate: Some(anim.frame_rate), channels, file_key_bytes }
+}
+
+/// The component (0 x, 1 y, 2 z) of the `stored`-th set bit of `bits`.
+fn component_of(bits: u32, stored: usize) -> usize {
+    (0..3).filter(|&bit| bits & (1 << bit) != 0).nth(stored).unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 pub mod gltf;
 pub mod md5;
 pub mod ms3d;
+pub mod ranges;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

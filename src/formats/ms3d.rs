@@ -4,7 +4,8 @@
 //! Two layers, as for MD5. [`Ms3dFile`] mirrors the bytes field for field (fixed-size names keep
 //! their whole buffers, left-over bytes after the NUL included), so `parse(write(file)) == file` and
 //! a real file writes back byte for byte. [`to_model`] turns a document into the one [`Model`]
-//! type; [`Ms3dAnimation`] evaluates the keyed joints directly, which is what the baked clip samples.
+//! type, its keys kept as local-space channels; [`Ms3dAnimation`] evaluates the keyed joints
+//! directly by the SDK's formulas, the reference the fidelity tests hold the GPU to.
 //!
 //! The parser trusts nothing: every read is bounds-checked and an error names the file, the byte
 //! offset and what was expected there; every count is checked against the bytes left before
@@ -76,7 +77,7 @@ use std::path::{Component, Path, PathBuf};
 use glam::{Mat4, Quat, Vec2, Vec3, Vec4};
 
 use super::{FormatError, Location};
-use crate::anim::{bake_clip_within, slerp_shortest, Aabb, Joint, JointPose, Skeleton, BAKE_TOLERANCE, MAX_BAKE_RATE};
+use crate::anim::{slerp_shortest, Animation, Channel, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
 use crate::model::{compute_tangents, normalize_influences, Influence, LoadStats, Material, Mesh, Model, Texture, Vertex};
 
 const MAGIC: &[u8; 10] = b"MS3D000000";
@@ -102,15 +103,6 @@ const JOINT_PARENT_NAME_OFFSET: u64 = 33;
 
 /// The colour of a group without a material, and of a material's missing texture.
 const UNTEXTURED_COLOR: Vec4 = Vec4::new(0.8, 0.8, 0.8, 1.0);
-
-/// Limits on the baked clip, so a frame rate or frame count from a broken file cannot ask for
-/// unbounded memory or time. Generous for real files: 2^18 frames is 73 minutes at 60 Hz.
-const MAX_BAKED_FRAMES: f32 = (1u32 << 18) as f32;
-/// 2^22 poses are 160 MiB.
-const MAX_BAKED_POSES: u64 = 1 << 22;
-/// Frames × vertices that `Model::compute_clip_bounds` skins on the CPU: a few seconds' work
-/// (30,000 vertices over 2.5 minutes at 60 Hz).
-const MAX_SKINNED_VERTEX_FRAMES: u64 = 1 << 28;
 
 // ---------------------------------------------------------------------------------------------
 // Documents
@@ -1364,7 +1356,7 @@ impl AnimatedJoint {
 }
 
 /// A file's joints and keys, evaluated directly: model-space poses at any time, in skeleton order.
-/// The baked clip of [`to_model`] samples this; [`crate::anim::measure_bake_error`] compares them.
+/// The fidelity tests hold the model's channels (sampled on the GPU) to this.
 #[derive(Clone, Debug)]
 pub struct Ms3dAnimation {
     joints: Vec<AnimatedJoint>,
@@ -1508,8 +1500,8 @@ pub fn load(path: &Path) -> Result<Model, FormatError> {
 /// One mesh per non-empty group; a vertex is split where its triangle corners differ in normal or
 /// texture coordinates. The skeleton is the file's joints, parents first; vertices without a joint
 /// (and every vertex of a model without joints) follow one extra root joint named after the model,
-/// with an identity bind. A model with joints gets one clip covering the whole timeline, baked at
-/// [`BAKE_RATE`].
+/// with an identity bind. A model with joints gets one animation covering the whole timeline, its
+/// keys kept (see [`joint_channels`]).
 pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
     let layout = Layout::of(file);
     let order = validate(file, &layout, path)?;
@@ -1522,10 +1514,10 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
             .order
             .iter()
             .zip(joints.iter().zip(&bind))
-            .map(|(&file_index, (joint, pose))| Joint {
-                name: file.joints.get(file_index).map(|joint| joint.name.text().into_owned()).unwrap_or_default(),
-                parent: joint.parent,
-                inverse_bind: pose.to_mat4().inverse(),
+            .map(|(&file_index, (joint, pose))| {
+                let name = file.joints.get(file_index).map(|joint| joint.name.text().into_owned()).unwrap_or_default();
+                let rest = JointPose::new(joint.bind_rotation, joint.bind_translation);
+                Joint::new(name, joint.parent, pose.to_mat4().inverse(), rest)
             })
             .collect(),
     };
@@ -1543,7 +1535,7 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
     let mut stats = LoadStats::default();
     let geometry = build_geometry(file, &file_influences, root_joint, path, &layout)?;
     if file.joints.is_empty() || geometry.uses_root {
-        skeleton.joints.push(Joint { name: name.clone(), parent: None, inverse_bind: Mat4::IDENTITY });
+        skeleton.joints.push(Joint::new(name.clone(), None, Mat4::IDENTITY, JointPose::IDENTITY));
     }
     stats.max_influences = geometry.max_influences;
 
@@ -1554,20 +1546,13 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
         materials.push(Material { name: "default".to_string(), base_color: UNTEXTURED_COLOR, texture: None, normal_map: None });
     }
 
-    let mut clips = Vec::new();
+    let mut animations = Vec::new();
     if !file.joints.is_empty() {
         let duration = timeline(file, &layout, path)?;
-        let animation = Ms3dAnimation { joints, duration };
-        check_bake_size(duration, skeleton.len(), geometry.vertices.len(), file, &layout, path)?;
-        // The lowest rate whose error against the curves is within BAKE_TOLERANCE of the model's size.
-        let extent = Aabb::from_points(geometry.vertices.iter().map(|vertex| vertex.position)).extent();
-        let budget = max_bake_frames(skeleton.len(), geometry.vertices.len());
-        let (clip, rate, error) =
-            bake_clip_within(&name, duration, skeleton.len(), BAKE_TOLERANCE * extent, budget, |time, out| {
-                animation.evaluate(time, out)
-            });
-        stats.bake.push((name.clone(), rate, error / extent.max(f32::MIN_POSITIVE)));
-        clips.push(clip);
+        let channels = joints.iter().enumerate().flat_map(|(index, joint)| joint_channels(index, joint)).collect();
+        // Each key: a time and three floats.
+        let file_key_bytes = file.joints.iter().map(|joint| joint.rotation_keys.len() + joint.position_keys.len()).sum::<usize>() * 16;
+        animations.push(Animation { name: name.clone(), duration, frame_rate: Some(file.animation_fps), channels, file_key_bytes });
     }
 
     let mut model = Model {
@@ -1578,51 +1563,57 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
         meshes: geometry.meshes,
         materials,
         skeleton,
-        clips,
+        animations,
+        clips: Vec::new(),
+        bounds: Default::default(),
         stats,
     };
-    model.compute_clip_bounds();
+    model.compute_bounds();
     Ok(model)
 }
 
-/// Refuses a timeline whose bake would take unreasonable memory or time (see [`MAX_BAKED_FRAMES`]
-/// and the limits after it).
-fn check_bake_size(
-    duration: f32,
-    joint_count: usize,
-    vertex_count: usize,
-    file: &Ms3dFile,
-    layout: &Layout,
-    path: &Path,
-) -> Result<(), FormatError> {
-    // The interval count bake_clip computes at the highest rate bake_clip_within may choose.
-    let intervals = if duration > 0.0 { (duration * MAX_BAKE_RATE).ceil().max(1.0) } else { 1.0 };
-    let fits = intervals <= MAX_BAKED_FRAMES && {
-        // Below 2^18 + 1 after the check above, so the conversion is exact.
-        let frames = intervals as u64 + 1;
-        frames.saturating_mul(to_u64(joint_count)) <= MAX_BAKED_POSES
-            && frames.saturating_mul(to_u64(vertex_count)) <= MAX_SKINNED_VERTEX_FRAMES
-    };
-    if fits {
-        return Ok(());
+/// A joint's keys as local-space channels. The SDK's animated local transform is
+/// `T(bind position)·R(bind rotation)·T(key position)·R(key rotation)`, so the rotation keys become
+/// `bind rotation × key` (slerp commutes with a fixed left factor) and the position keys
+/// `bind position + bind rotation × key`, tangents turned alike (a Hermite curve commutes with an
+/// affine map): the model's channels then replace the rest pose's parts, as glTF's do.
+fn joint_channels(index: usize, joint: &AnimatedJoint) -> Vec<Channel> {
+    let mut channels = Vec::new();
+    let times = |times: Vec<f32>| KeyTimes::from_list(times);
+    if !joint.rotation_keys.is_empty() {
+        let values = joint.rotation_keys.iter().flat_map(|&(_, key)| (joint.bind_rotation * key).normalize().to_array()).collect();
+        channels.push(Channel {
+            joint: index,
+            property: Property::Rotation,
+            interpolation: Interpolation::Linear,
+            times: times(joint.rotation_keys.iter().map(|key| key.0).collect()),
+            mask: 0b1111,
+            base: Vec4::ZERO,
+            implied_w: false,
+            wraps: false,
+            values,
+        });
     }
-    Err(byte_error(
-        path,
-        layout.animation.saturating_add(8),
-        format!(
-            "expected a timeline that bakes to at most {MAX_BAKED_FRAMES} frames, {MAX_BAKED_POSES} joint poses and \
-             {MAX_SKINNED_VERTEX_FRAMES} skinned vertices, found {} frames at {} fps ({duration} s: {intervals} frames at {MAX_BAKE_RATE} Hz, \
-             {joint_count} joints, {vertex_count} vertices)",
-            file.total_frames, file.animation_fps
-        ),
-    ))
-}
-
-/// The most frames a clip may bake to within the limits above.
-fn max_bake_frames(joint_count: usize, vertex_count: usize) -> usize {
-    let by_poses = MAX_BAKED_POSES / to_u64(joint_count.max(1));
-    let by_vertices = MAX_SKINNED_VERTEX_FRAMES / to_u64(vertex_count.max(1));
-    usize::try_from(by_poses.min(by_vertices).min(MAX_BAKED_FRAMES as u64 + 1)).unwrap_or(usize::MAX)
+    if !joint.position_keys.is_empty() {
+        let mut values = Vec::with_capacity(joint.position_keys.len() * 9);
+        for (key, tangent) in joint.position_keys.iter().zip(&joint.tangents) {
+            values.extend((joint.bind_rotation * tangent.incoming).to_array());
+            values.extend((joint.bind_translation + joint.bind_rotation * key.value).to_array());
+            values.extend((joint.bind_rotation * tangent.outgoing).to_array());
+        }
+        channels.push(Channel {
+            joint: index,
+            property: Property::Translation,
+            interpolation: Interpolation::Hermite,
+            times: times(joint.position_keys.iter().map(|key| key.time).collect()),
+            mask: 0b0111,
+            base: Vec4::ZERO,
+            implied_w: false,
+            wraps: false,
+            values,
+        });
+    }
+    channels
 }
 
 /// A vertex's influences by the SDK's rule (see the module notes), in skeleton indices; `None`

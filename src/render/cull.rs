@@ -1,7 +1,7 @@
 //! Cull pass (compute): per instance, its animated bounds at this frame against the camera frustum
 //! and the light's shadow volume.
 //!
-//! Reads: `frame.uniforms[slot]` (planes), `frame.instances[slot]`, `model.clips`, `model.clip_bounds`,
+//! Reads: `frame.uniforms[slot]` (planes), `frame.instances[slot]`, `model.animation_cells`, `model.cells`,
 //! `model.mesh_ranges`. Writes: `cull.counters` (reset by the frame beforehand; then the palette and
 //! skin passes' indirect dispatch arguments and the draw counts), `cull.skin_list`,
 //! `cull.camera_draws`, `cull.light_draws`. Expects before it: the counters reset (transfer write ->
@@ -27,8 +27,8 @@ pub const WORKGROUP_SIZE: u32 = 64;
 
 pub const BINDING_FRAME_UNIFORMS: u32 = 0;
 pub const BINDING_INSTANCES: u32 = 3;
-pub const BINDING_CLIPS: u32 = 4;
-pub const BINDING_CLIP_BOUNDS: u32 = 5;
+pub const BINDING_ANIMATION_CELLS: u32 = 4;
+pub const BINDING_CELLS: u32 = 5;
 pub const BINDING_MESH_RANGES: u32 = 6;
 pub const BINDING_COUNTERS: u32 = 7;
 pub const BINDING_SKIN_LIST: u32 = 8;
@@ -46,8 +46,8 @@ pub struct CullPass {
 pub struct CullInputs<'a> {
     pub frame_uniforms: &'a Buffer,
     pub instances: &'a Buffer,
-    pub clips: &'a Buffer,
-    pub clip_bounds: &'a Buffer,
+    pub animation_cells: &'a Buffer,
+    pub cells: &'a Buffer,
     pub mesh_ranges: &'a Buffer,
     pub counters: &'a Buffer,
     pub skin_list: &'a Buffer,
@@ -83,8 +83,8 @@ impl CullPass {
             &[
                 (BINDING_FRAME_UNIFORMS, Resource::UniformBuffer(inputs.frame_uniforms)),
                 (BINDING_INSTANCES, Resource::StorageBuffer(inputs.instances)),
-                (BINDING_CLIPS, Resource::StorageBuffer(inputs.clips)),
-                (BINDING_CLIP_BOUNDS, Resource::StorageBuffer(inputs.clip_bounds)),
+                (BINDING_ANIMATION_CELLS, Resource::StorageBuffer(inputs.animation_cells)),
+                (BINDING_CELLS, Resource::StorageBuffer(inputs.cells)),
                 (BINDING_MESH_RANGES, Resource::StorageBuffer(inputs.mesh_ranges)),
                 (BINDING_COUNTERS, Resource::StorageBuffer(inputs.counters)),
                 (BINDING_SKIN_LIST, Resource::StorageBuffer(inputs.skin_list)),
@@ -105,11 +105,6 @@ impl CullPass {
     }
 }
 
-/// The cull pass grows each animated box by this fraction of its size on every side: between two
-/// baked frames a limb swings on an arc that can leave both frames' boxes a little. `BOUNDS_PAD` in
-/// common.glsl.
-pub const BOUNDS_PAD: f32 = 0.05;
-
 /// What the camera and the light see of one instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Seen {
@@ -117,28 +112,32 @@ pub struct Seen {
     pub light: bool,
 }
 
-/// The box cull.comp tests for an instance: the two baked frames around its time in clip a (and
-/// clip b while it fades in), padded, in model space; the bind pose without a clip.
+/// The box cull.comp tests for an instance, in model space: its animation's cell at its time (and
+/// during a crossfade or with a layer, the other animations' cells too, grown by the blend reach);
+/// the bind pose without an animation.
 pub fn animated_box(model: &Model, data: &InstanceData) -> Aabb {
     let bind = model.bind_bounds();
-    let clip_box = |clip: u32, time: f32| {
-        let bounds = model.clips.get(clip as usize).map_or(Aabb::EMPTY, |clip| {
-            let point = clip.sample_point(time);
-            let frame = |index: usize| clip.bounds.get(index).copied().filter(|bounds| !bounds.is_empty()).unwrap_or(bind);
-            frame(point.frame0).union(frame(point.frame1))
-        });
-        if bounds.is_empty() {
-            bind
-        } else {
-            bounds
-        }
+    let cell = |animation: u32, time: f32| {
+        model.bounds.animations.get(animation as usize).map_or(Aabb::EMPTY, |bounds| bounds.at(time))
     };
-    let mut bounds = if data.clip_a() == NO_CLIP { bind } else { clip_box(data.clip_a(), data.time_a) };
-    if data.clip_a() != NO_CLIP && data.clip_b() != NO_CLIP && data.blend > 0.0 {
-        bounds = bounds.union(clip_box(data.clip_b(), data.time_b));
+    if data.animation_a() == NO_CLIP {
+        return bind;
     }
-    let pad = bounds.size() * BOUNDS_PAD;
-    Aabb { min: bounds.min - pad, max: bounds.max + pad }
+    let mut bounds = cell(data.animation_a(), data.time_a);
+    if data.fading() {
+        bounds = bounds.union(cell(data.animation_b(), data.time_b));
+    }
+    if data.layered() {
+        bounds = bounds.union(cell(data.layer_animation(), data.time_layer));
+    }
+    if bounds.is_empty() {
+        return bind;
+    }
+    if data.fading() || data.layered() {
+        let reach = Vec3::splat(model.bounds.blend_reach);
+        bounds = Aabb { min: bounds.min - reach, max: bounds.max + reach };
+    }
+    bounds
 }
 
 /// The CPU reference of cull.comp: which instances of `scene` the camera and the light see.

@@ -3,7 +3,6 @@
 use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec3, Vec4};
 
-use crate::anim::JointPose;
 use crate::model::{Influence, Vertex};
 
 /// `SourceVertex` in common.glsl.
@@ -43,61 +42,98 @@ impl From<&Influence> for GpuInfluence {
     }
 }
 
-/// `Pose` in common.glsl.
+/// `Channel` in common.glsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct GpuChannel {
+    pub packed: u32,
+    pub key_count: u32,
+    pub first_time: u32,
+    pub first_value: u32,
+}
+
+/// The `CHANNEL_*` bits of `Channel::packed` in common.glsl.
+pub const CHANNEL_INTERPOLATION_SHIFT: u32 = 2;
+pub const CHANNEL_COMPONENTS_SHIFT: u32 = 4;
+pub const CHANNEL_IMPLIED_W: u32 = 1 << 8;
+pub const CHANNEL_UNIFORM: u32 = 1 << 9;
+pub const CHANNEL_WRAPS: u32 = 1 << 10;
+pub const CHANNEL_HAS_BASE: u32 = 1 << 11;
+
+/// `JointInfo` in common.glsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
-pub struct Pose {
-    pub rotation: [f32; 4],
-    pub translation: [f32; 4],
-    pub scale: [f32; 4],
+pub struct GpuJoint {
+    pub rest_rotation: [f32; 4],
+    pub rest_translation: [f32; 4],
+    pub rest_scale: [f32; 4],
+    pub pre_rows: [[f32; 4]; 3],
+    /// Parent (`NO_PARENT` for a root), and the subtree's depth-first span.
+    pub links: [u32; 4],
 }
 
-impl From<&JointPose> for Pose {
-    fn from(pose: &JointPose) -> Pose {
-        Pose {
-            rotation: pose.rotation.to_array(),
-            translation: pose.translation.extend(0.0).to_array(),
-            scale: pose.scale.extend(0.0).to_array(),
-        }
-    }
-}
+/// `NO_PARENT` in common.glsl.
+pub const NO_PARENT: u32 = u32::MAX;
 
-/// `ClipInfo` in common.glsl.
+/// `AnimationCells` in common.glsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
-pub struct ClipInfo {
-    pub first_pose: u32,
-    pub frame_count: u32,
-    pub frame_rate: f32,
-    pub period_frames: u32,
+pub struct AnimationCells {
+    pub first_cell: u32,
+    pub cell_count: u32,
+    pub cell_duration: f32,
+    pub unused: u32,
 }
 
-/// `NO_CLIP` in common.glsl: no clip in that slot (clip a: the bind pose).
+/// `NO_CLIP` in common.glsl: no animation in that slot (animation a: the bind pose).
 pub const NO_CLIP: u32 = 0xFFFF;
 
-/// Clips a model may have: indices travel as 16 bits, and NO_CLIP is taken.
-pub const MAX_CLIPS: usize = NO_CLIP as usize;
+/// Animations a model may have: indices travel as 16 bits, and NO_CLIP is taken.
+pub const MAX_ANIMATIONS: usize = NO_CLIP as usize;
 
 /// `Instance` in common.glsl: all the CPU writes per instance per frame.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct InstanceData {
     pub position_yaw: [f32; 4],
-    /// Clip a in the low 16 bits, clip b in the high 16.
-    pub clips: u32,
+    /// Animation a in the low 16 bits, animation b in the high 16.
+    pub animations: u32,
     pub time_a: f32,
     pub time_b: f32,
-    /// 0: clip a alone; 1: clip b alone.
+    /// 0: animation a alone; 1: animation b alone.
     pub blend: f32,
+    /// Layer animation in the low 16 bits (NO_CLIP: none), its root joint in the high 16.
+    pub layer: u32,
+    pub time_layer: f32,
+    pub layer_weight: f32,
+    pub unused: u32,
 }
 
 impl InstanceData {
-    pub fn clip_a(&self) -> u32 {
-        self.clips & 0xFFFF
+    pub fn animation_a(&self) -> u32 {
+        self.animations & 0xFFFF
     }
 
-    pub fn clip_b(&self) -> u32 {
-        self.clips >> 16
+    pub fn animation_b(&self) -> u32 {
+        self.animations >> 16
+    }
+
+    pub fn layer_animation(&self) -> u32 {
+        self.layer & 0xFFFF
+    }
+
+    pub fn layer_joint(&self) -> u32 {
+        self.layer >> 16
+    }
+
+    /// Fading from a to b (b is blended in).
+    pub fn fading(&self) -> bool {
+        self.animation_a() != NO_CLIP && self.animation_b() != NO_CLIP && self.blend > 0.0
+    }
+
+    /// A layer is blended over the subtree.
+    pub fn layered(&self) -> bool {
+        self.animation_a() != NO_CLIP && self.layer_animation() != NO_CLIP && self.layer_weight > 0.0
     }
 
     /// The instance's world transform, as palette.comp builds it.
@@ -228,6 +264,8 @@ pub struct CullPush {
     pub bind_min: [f32; 4],
     pub bind_max: [f32; 4],
     pub instance_count: u32,
+    /// How far past the clips' boxes a crossfade or a layer can carry a vertex (`ModelBounds::blend_reach`).
+    pub blend_reach: f32,
     pub joint_count: u32,
     pub vertex_count: u32,
     pub mesh_count: u32,
@@ -241,6 +279,8 @@ pub struct PalettePush {
     pub joint_count: u32,
     pub instance_count: u32,
     pub chunk_instances: u32,
+    /// Joint depth levels; `model.joint_levels` holds their starts, then the joints by level.
+    pub level_count: u32,
 }
 
 /// Push constants of skin.comp.
@@ -386,19 +426,35 @@ mod tests {
         );
         check(
             shaders::PALETTE_COMP,
-            "Pose",
-            Some(size_of::<Pose>()),
-            &[("rotation", 0), ("translation", offset_of!(Pose, translation))],
+            "Channel",
+            Some(size_of::<GpuChannel>()),
+            &[
+                ("packed", offset_of!(GpuChannel, packed)),
+                ("key_count", offset_of!(GpuChannel, key_count)),
+                ("first_time", offset_of!(GpuChannel, first_time)),
+                ("first_value", offset_of!(GpuChannel, first_value)),
+            ],
         );
         check(
             shaders::PALETTE_COMP,
-            "ClipInfo",
-            Some(size_of::<ClipInfo>()),
+            "JointInfo",
+            Some(size_of::<GpuJoint>()),
             &[
-                ("first_pose", offset_of!(ClipInfo, first_pose)),
-                ("frame_count", offset_of!(ClipInfo, frame_count)),
-                ("frame_rate", offset_of!(ClipInfo, frame_rate)),
-                ("period_frames", offset_of!(ClipInfo, period_frames)),
+                ("rest_rotation", offset_of!(GpuJoint, rest_rotation)),
+                ("rest_translation", offset_of!(GpuJoint, rest_translation)),
+                ("rest_scale", offset_of!(GpuJoint, rest_scale)),
+                ("pre_rows", offset_of!(GpuJoint, pre_rows)),
+                ("links", offset_of!(GpuJoint, links)),
+            ],
+        );
+        check(
+            shaders::CULL_COMP,
+            "AnimationCells",
+            Some(size_of::<AnimationCells>()),
+            &[
+                ("first_cell", offset_of!(AnimationCells, first_cell)),
+                ("cell_count", offset_of!(AnimationCells, cell_count)),
+                ("cell_duration", offset_of!(AnimationCells, cell_duration)),
             ],
         );
         check(
@@ -407,10 +463,13 @@ mod tests {
             Some(size_of::<InstanceData>()),
             &[
                 ("position_yaw", offset_of!(InstanceData, position_yaw)),
-                ("clips", offset_of!(InstanceData, clips)),
+                ("animations", offset_of!(InstanceData, animations)),
                 ("time_a", offset_of!(InstanceData, time_a)),
                 ("time_b", offset_of!(InstanceData, time_b)),
                 ("blend", offset_of!(InstanceData, blend)),
+                ("layer", offset_of!(InstanceData, layer)),
+                ("time_layer", offset_of!(InstanceData, time_layer)),
+                ("layer_weight", offset_of!(InstanceData, layer_weight)),
             ],
         );
         check(
@@ -421,6 +480,7 @@ mod tests {
                 ("joint_count", offset_of!(PalettePush, joint_count)),
                 ("instance_count", offset_of!(PalettePush, instance_count)),
                 ("chunk_instances", offset_of!(PalettePush, chunk_instances)),
+                ("level_count", offset_of!(PalettePush, level_count)),
             ],
         );
         check(
@@ -470,6 +530,7 @@ mod tests {
                 ("bind_min", offset_of!(CullPush, bind_min)),
                 ("bind_max", offset_of!(CullPush, bind_max)),
                 ("instance_count", offset_of!(CullPush, instance_count)),
+                ("blend_reach", offset_of!(CullPush, blend_reach)),
                 ("joint_count", offset_of!(CullPush, joint_count)),
                 ("vertex_count", offset_of!(CullPush, vertex_count)),
                 ("mesh_count", offset_of!(CullPush, mesh_count)),

@@ -221,6 +221,8 @@ pub struct Renderer {
     pub strategy: Strategy,
     /// Bounds of the bind pose: the cull pass's box for instances without a clip.
     bind_bounds: crate::anim::Aabb,
+    /// `ModelBounds::blend_reach`, for the cull pass.
+    blend_reach: f32,
     /// The `vertex` strategy's set: source vertices, influences and palettes for the vertex shaders.
     skin_inputs: Option<(DescriptorSetLayout, ash_vk::DescriptorSet)>,
     /// The `cpu` strategy skins from the model on the CPU.
@@ -501,9 +503,12 @@ impl Renderer {
             palette.write_set(
                 palette_set,
                 &PaletteInputs {
-                    poses: &gpu_model.poses,
-                    clips: &gpu_model.clips,
+                    channels: &gpu_model.channels,
+                    key_times: &gpu_model.key_times,
+                    key_values: &gpu_model.key_values,
+                    joints: &gpu_model.joints,
                     inverse_binds: &gpu_model.inverse_binds,
+                    joint_levels: &gpu_model.joint_levels,
                     instances: &instances,
                     palettes: &palettes,
                     skin_list: &skin_list,
@@ -516,8 +521,8 @@ impl Renderer {
                 &CullInputs {
                     frame_uniforms: &uniforms,
                     instances: &instances,
-                    clips: &gpu_model.clips,
-                    clip_bounds: &gpu_model.clip_bounds,
+                    animation_cells: &gpu_model.animation_cells,
+                    cells: &gpu_model.cells,
                     mesh_ranges: &gpu_model.mesh_ranges,
                     counters: &counters,
                     skin_list: &skin_list,
@@ -588,6 +593,7 @@ impl Renderer {
             color_format,
             strategy,
             bind_bounds: model.bind_bounds(),
+            blend_reach: model.bounds.blend_reach,
             debug_pass: debug,
             debug_set,
             debug_boxes,
@@ -713,12 +719,11 @@ impl Renderer {
             (Stage::DRAW_INDIRECT | Stage::COPY, Access::NONE),
             (Stage::COPY, Access::TRANSFER_WRITE),
         );
-        let joint_groups = model.joint_count.div_ceil(palette::WORKGROUP_SIZE);
         let vertex_groups = model.vertex_count.div_ceil(skin::WORKGROUP_SIZE);
         let reset = CullCounters {
             skeleton_draw: [2 * model.joint_count, 0, 0, 0],
             box_draw: [24, 0, 0, 0],
-            palette_dispatch: [joint_groups, 0, 1, 0],
+            palette_dispatch: [1, 0, 1, 0],
             skin_dispatch: [vertex_groups, 0, 1, 0],
             ..Default::default()
         };
@@ -745,6 +750,7 @@ impl Renderer {
             bind_min: bind.min.extend(0.0).to_array(),
             bind_max: bind.max.extend(0.0).to_array(),
             instance_count: self.instance_count,
+            blend_reach: self.blend_reach,
             joint_count: model.joint_count,
             vertex_count: model.vertex_count,
             mesh_count: self.mesh_draws.len() as u32,
@@ -798,6 +804,7 @@ impl Renderer {
                 joint_count: model.joint_count,
                 instance_count: self.instance_count,
                 chunk_instances: self.chunking.instances_per_chunk,
+                level_count: model.level_count,
             };
             self.palette.record(command_buffer, frame.palette_set, push, arguments);
             // joint_positions: palette writes -> the skeleton view's vertex shader.

@@ -1,8 +1,10 @@
-//! Palette pass (compute): per instance and joint, sample the clip, interpolate the two baked frames
-//! and write `world × pose × inverse bind`.
+//! Palette pass (compute): one workgroup per kept instance samples every joint's channels at the
+//! instance's time, blends a crossfade and a layer in local space, composes the skeleton parents
+//! first (a barrier per depth level) and writes `world × model pose × inverse bind`.
 //!
-//! Reads: `model.poses`, `model.clips`, `model.inverse_binds`, `frame.instances[slot]`, and the
-//! instances to animate from `cull.skin_list` (the dispatch's y size is their count, from `cull.counters`).
+//! Reads: `model.channels`, `model.key_times`, `model.key_values`, `model.joints`,
+//! `model.inverse_binds`, `model.joint_levels`, `frame.instances[slot]`, and the instances to
+//! animate from `cull.skin_list` (the dispatch's y size is their count, from `cull.counters`).
 //! Writes: `joint_palettes`. Expects: last frame's skin-pass reads of the palettes finished
 //! (write-after-read barrier before it). The skin pass needs a write -> read barrier after it.
 
@@ -16,16 +18,20 @@ use crate::vk::descriptors::{DescriptorSetLayout, Resource};
 use crate::vk::pipeline::Pipeline;
 use crate::vk::{self, Buffer, Device};
 
-/// Joints per workgroup (the x size); the y dimension walks instances.
-pub const WORKGROUP_SIZE: u32 = 64;
+/// Invocations in one instance's workgroup (the x size); each takes every 32nd joint. A warp on
+/// NVIDIA; four 8-wide rows on lavapipe.
+pub const WORKGROUP_SIZE: u32 = 32;
 
-pub const BINDING_POSES: u32 = 0;
-pub const BINDING_CLIPS: u32 = 1;
-pub const BINDING_INVERSE_BINDS: u32 = 2;
-pub const BINDING_INSTANCES: u32 = 3;
-pub const BINDING_PALETTES: u32 = 4;
-pub const BINDING_SKIN_LIST: u32 = 5;
-pub const BINDING_JOINT_POSITIONS: u32 = 6;
+pub const BINDING_CHANNELS: u32 = 0;
+pub const BINDING_KEY_TIMES: u32 = 1;
+pub const BINDING_KEY_VALUES: u32 = 2;
+pub const BINDING_JOINTS: u32 = 3;
+pub const BINDING_INVERSE_BINDS: u32 = 4;
+pub const BINDING_JOINT_LEVELS: u32 = 5;
+pub const BINDING_INSTANCES: u32 = 6;
+pub const BINDING_PALETTES: u32 = 7;
+pub const BINDING_SKIN_LIST: u32 = 8;
+pub const BINDING_JOINT_POSITIONS: u32 = 9;
 
 pub struct PalettePass {
     pub pipeline: Pipeline,
@@ -35,9 +41,12 @@ pub struct PalettePass {
 
 /// The buffers one palette dispatch binds.
 pub struct PaletteInputs<'a> {
-    pub poses: &'a Buffer,
-    pub clips: &'a Buffer,
+    pub channels: &'a Buffer,
+    pub key_times: &'a Buffer,
+    pub key_values: &'a Buffer,
+    pub joints: &'a Buffer,
     pub inverse_binds: &'a Buffer,
+    pub joint_levels: &'a Buffer,
     pub instances: &'a Buffer,
     /// The palette chunks (see `Chunking`).
     pub palettes: &'a [Buffer],
@@ -53,9 +62,12 @@ impl PalettePass {
             device,
             "palette.set_layout",
             &[
-                (BINDING_POSES, storage, compute, 1),
-                (BINDING_CLIPS, storage, compute, 1),
+                (BINDING_CHANNELS, storage, compute, 1),
+                (BINDING_KEY_TIMES, storage, compute, 1),
+                (BINDING_KEY_VALUES, storage, compute, 1),
+                (BINDING_JOINTS, storage, compute, 1),
                 (BINDING_INVERSE_BINDS, storage, compute, 1),
+                (BINDING_JOINT_LEVELS, storage, compute, 1),
                 (BINDING_INSTANCES, storage, compute, 1),
                 (BINDING_PALETTES, storage, compute, MAX_CHUNKS),
                 (BINDING_SKIN_LIST, storage, compute, 1),
@@ -78,9 +90,12 @@ impl PalettePass {
             &self.device,
             set,
             &[
-                (BINDING_POSES, Resource::StorageBuffer(inputs.poses)),
-                (BINDING_CLIPS, Resource::StorageBuffer(inputs.clips)),
+                (BINDING_CHANNELS, Resource::StorageBuffer(inputs.channels)),
+                (BINDING_KEY_TIMES, Resource::StorageBuffer(inputs.key_times)),
+                (BINDING_KEY_VALUES, Resource::StorageBuffer(inputs.key_values)),
+                (BINDING_JOINTS, Resource::StorageBuffer(inputs.joints)),
                 (BINDING_INVERSE_BINDS, Resource::StorageBuffer(inputs.inverse_binds)),
+                (BINDING_JOINT_LEVELS, Resource::StorageBuffer(inputs.joint_levels)),
                 (BINDING_INSTANCES, Resource::StorageBuffer(inputs.instances)),
                 (BINDING_PALETTES, Resource::StorageBuffers(padded_chunks(inputs.palettes))),
                 (BINDING_SKIN_LIST, Resource::StorageBuffer(inputs.skin_list)),
@@ -89,8 +104,7 @@ impl PalettePass {
         );
     }
 
-    /// Dispatches indirectly: `arguments` at `offset` holds (joint groups, instances kept by the cull
-    /// pass, 1).
+    /// Dispatches indirectly: `arguments` at `offset` holds (1, instances kept by the cull pass, 1).
     pub fn record(
         &self,
         command_buffer: ash_vk::CommandBuffer,

@@ -5,8 +5,11 @@ use std::sync::Arc;
 use ash::vk as ash_vk;
 use glam::{Mat4, Vec3};
 
-use super::gpu::{ClipInfo, GpuBounds, GpuInfluence, InstanceData, MeshRange, Pose, SourceVertex, MAX_CLIPS, NO_CLIP};
-use crate::anim::{skin_vertex, Aabb, Clip, JointPose, Skinned};
+use super::gpu::{
+    AnimationCells, GpuBounds, GpuChannel, GpuInfluence, GpuJoint, InstanceData, MeshRange, SourceVertex, CHANNEL_COMPONENTS_SHIFT,
+    CHANNEL_HAS_BASE, CHANNEL_IMPLIED_W, CHANNEL_INTERPOLATION_SHIFT, CHANNEL_UNIFORM, CHANNEL_WRAPS, MAX_ANIMATIONS, NO_CLIP, NO_PARENT,
+};
+use crate::anim::{skin_vertex, Aabb, Channel, Clip, JointPose, KeyTimes, Layer, Property, Skinned};
 use crate::model::Model;
 use crate::vk::{self, Buffer, Device, Image};
 
@@ -24,11 +27,18 @@ pub struct GpuModel {
     pub influences: Buffer,
     pub texcoords: Buffer,
     pub indices: Buffer,
-    pub poses: Buffer,
-    pub clips: Buffer,
-    /// Every clip's per-frame bounds, frame-major in clip order (frame f of a clip whose poses start
-    /// at `first_pose` is element `first_pose / joint_count + f`), for the cull pass.
-    pub clip_bounds: Buffer,
+    /// One channel per (animation, joint, property); see `Channel` in common.glsl.
+    pub channels: Buffer,
+    pub key_times: Buffer,
+    pub key_values: Buffer,
+    /// Each joint's rest pose, `pre` transform, parent and subtree span.
+    pub joints: Buffer,
+    /// The skeleton's depth levels (see `anim::Levels`): starts, then joints by level.
+    pub joint_levels: Buffer,
+    pub level_count: u32,
+    /// Where each animation's culling cells start, and the cells (see `anim::bounds`).
+    pub animation_cells: Buffer,
+    pub cells: Buffer,
     /// Each mesh's index range, for the cull pass's draw commands.
     pub mesh_ranges: Buffer,
     pub inverse_binds: Buffer,
@@ -43,8 +53,12 @@ pub struct GpuModel {
 impl GpuModel {
     pub fn upload(device: &Arc<Device>, model: &Model) -> vk::Result<GpuModel> {
         use ash_vk::BufferUsageFlags as Usage;
-        if model.clips.len() > MAX_CLIPS {
-            return Err(vk::Error::Other(format!("{} has {} clips; at most {MAX_CLIPS} fit", model.name, model.clips.len())));
+        if model.animations.len() > MAX_ANIMATIONS {
+            return Err(vk::Error::Other(format!(
+                "{} has {} animations; at most {MAX_ANIMATIONS} fit",
+                model.name,
+                model.animations.len()
+            )));
         }
         let sources: Vec<SourceVertex> = model.vertices.iter().map(SourceVertex::from).collect();
         let mut influences: Vec<GpuInfluence> = model.influences.iter().map(GpuInfluence::from).collect();
@@ -53,28 +67,31 @@ impl GpuModel {
         let mut inverse_binds: Vec<[f32; 16]> =
             model.skeleton.joints.iter().map(|joint| joint.inverse_bind.to_cols_array()).collect();
         inverse_binds.resize(joint_count, Mat4::IDENTITY.to_cols_array());
+        let keys = AnimationData::new(model);
+        let joints = joint_infos(model);
+        let levels = model.skeleton.levels();
+        let level_count = levels.starts.len().saturating_sub(1).max(1) as u32;
+        let mut joint_levels = if model.skeleton.is_empty() { vec![0, 1] } else { levels.starts };
+        joint_levels.extend(if model.skeleton.is_empty() { vec![0] } else { levels.order });
 
         let bind_bounds = model.bind_bounds();
         let to_gpu = |bounds: Aabb| {
             let bounds = if bounds.is_empty() { bind_bounds } else { bounds };
             GpuBounds { min_corner: bounds.min.extend(0.0).to_array(), max_corner: bounds.max.extend(0.0).to_array() }
         };
-        let mut clip_bounds: Vec<GpuBounds> = Vec::new();
-        let mut poses = Vec::new();
-        let mut clip_infos = Vec::new();
-        for clip in &model.clips {
-            clip_infos.push(ClipInfo {
-                first_pose: poses.len() as u32,
-                frame_count: clip.frame_count() as u32,
-                frame_rate: clip.frame_rate,
-                period_frames: clip.period_frames() as u32,
+        let mut cells: Vec<GpuBounds> = Vec::new();
+        let mut animation_cells = Vec::new();
+        for bounds in &model.bounds.animations {
+            animation_cells.push(AnimationCells {
+                first_cell: cells.len() as u32,
+                cell_count: bounds.cells.len().max(1) as u32,
+                cell_duration: bounds.cell_duration,
+                unused: 0,
             });
-            poses.extend(clip.poses.iter().map(Pose::from));
-            clip_bounds
-                .extend((0..clip.frame_count()).map(|frame| to_gpu(clip.bounds.get(frame).copied().unwrap_or(Aabb::EMPTY))));
-        }
-        if clip_bounds.is_empty() {
-            clip_bounds.push(to_gpu(bind_bounds));
+            cells.extend(bounds.cells.iter().map(|&cell| to_gpu(cell)));
+            if bounds.cells.is_empty() {
+                cells.push(to_gpu(bind_bounds));
+            }
         }
         let mut mesh_ranges: Vec<MeshRange> =
             model.meshes.iter().map(|mesh| MeshRange { index_count: mesh.index_count, first_index: mesh.first_index }).collect();
@@ -82,11 +99,11 @@ impl GpuModel {
             mesh_ranges.push(MeshRange { index_count: 0, first_index: 0 });
         }
         // Storage buffers may not be empty: keep one placeholder element.
-        if poses.is_empty() {
-            poses.push(Pose::from(&crate::anim::JointPose::IDENTITY));
+        if cells.is_empty() {
+            cells.push(to_gpu(bind_bounds));
         }
-        if clip_infos.is_empty() {
-            clip_infos.push(ClipInfo { first_pose: 0, frame_count: 1, frame_rate: 1.0, period_frames: 1 });
+        if animation_cells.is_empty() {
+            animation_cells.push(AnimationCells { first_cell: 0, cell_count: 1, cell_duration: 0.0, unused: 0 });
         }
         if influences.is_empty() {
             influences.push(GpuInfluence { joint: 0, weight: 0.0 });
@@ -103,9 +120,14 @@ impl GpuModel {
             Usage::INDEX_BUFFER | Usage::STORAGE_BUFFER,
             bytemuck::cast_slice(&model.indices),
         )?;
-        let poses = Buffer::with_data(device, "model.poses", storage, bytemuck::cast_slice(&poses))?;
-        let clips = Buffer::with_data(device, "model.clips", storage, bytemuck::cast_slice(&clip_infos))?;
-        let clip_bounds = Buffer::with_data(device, "model.clip_bounds", storage, bytemuck::cast_slice(&clip_bounds))?;
+        let channels = Buffer::with_data(device, "model.channels", storage, bytemuck::cast_slice(&keys.channels))?;
+        let key_times = Buffer::with_data(device, "model.key_times", storage, bytemuck::cast_slice(&keys.times))?;
+        let key_values = Buffer::with_data(device, "model.key_values", storage, bytemuck::cast_slice(&keys.values))?;
+        let joints = Buffer::with_data(device, "model.joints", storage, bytemuck::cast_slice(&joints))?;
+        let joint_levels = Buffer::with_data(device, "model.joint_levels", storage, bytemuck::cast_slice(&joint_levels))?;
+        let animation_cells =
+            Buffer::with_data(device, "model.animation_cells", storage, bytemuck::cast_slice(&animation_cells))?;
+        let cells = Buffer::with_data(device, "model.cells", storage, bytemuck::cast_slice(&cells))?;
         let mesh_ranges = Buffer::with_data(device, "model.mesh_ranges", storage, bytemuck::cast_slice(&mesh_ranges))?;
         let inverse_binds = Buffer::with_data(device, "model.inverse_binds", storage, bytemuck::cast_slice(&inverse_binds))?;
         // Each joint's parent (u32::MAX for a root), for the skeleton debug view.
@@ -133,9 +155,14 @@ impl GpuModel {
             influences,
             texcoords,
             indices,
-            poses,
-            clips,
-            clip_bounds,
+            channels,
+            key_times,
+            key_values,
+            joints,
+            joint_levels,
+            level_count,
+            animation_cells,
+            cells,
             mesh_ranges,
             inverse_binds,
             joint_parents,
@@ -145,6 +172,112 @@ impl GpuModel {
             joint_count: joint_count as u32,
         })
     }
+}
+
+/// The animations' keys as the palette pass reads them: one channel record per (animation, joint,
+/// property), the key times (evenly spaced ones as start and step; equal lists stored once) and the
+/// values, f32 as the files give them.
+pub struct AnimationData {
+    pub channels: Vec<GpuChannel>,
+    pub times: Vec<f32>,
+    pub values: Vec<f32>,
+}
+
+impl AnimationData {
+    pub fn new(model: &Model) -> AnimationData {
+        let joint_count = model.skeleton.len().max(1);
+        let mut data = AnimationData {
+            channels: vec![GpuChannel::default(); (model.animations.len() * joint_count * 3).max(1)],
+            times: Vec::new(),
+            values: Vec::new(),
+        };
+        let mut shared_times: std::collections::HashMap<Vec<u32>, u32> = std::collections::HashMap::new();
+        for (index, animation) in model.animations.iter().enumerate() {
+            for channel in &animation.channels {
+                if channel.joint >= joint_count {
+                    continue;
+                }
+                let record = data.channel_record(channel, &mut shared_times);
+                data.channels[(index * joint_count + channel.joint) * 3 + channel.property as usize] = record;
+            }
+        }
+        if data.times.is_empty() {
+            data.times.push(0.0);
+        }
+        if data.values.is_empty() {
+            data.values.push(0.0);
+        }
+        data
+    }
+
+    fn channel_record(&mut self, channel: &Channel, shared_times: &mut std::collections::HashMap<Vec<u32>, u32>) -> GpuChannel {
+        let stored_times: Vec<f32> = match &channel.times {
+            KeyTimes::Uniform { start, step, .. } => vec![*start, *step],
+            KeyTimes::Listed(times) => times.clone(),
+        };
+        let next = self.times.len() as u32;
+        let first_time = *shared_times.entry(stored_times.iter().map(|time| time.to_bits()).collect()).or_insert_with(|| {
+            self.times.extend(&stored_times);
+            next
+        });
+        let needed: u8 = if channel.property == Property::Rotation && !channel.implied_w { 0b1111 } else { 0b0111 };
+        let has_base = channel.mask & needed != needed;
+        let first_value = self.values.len() as u32;
+        if has_base {
+            self.values.extend(channel.base.to_array());
+        }
+        self.values.extend(&channel.values);
+        let flag = |on: bool, bit: u32| if on { bit } else { 0 };
+        GpuChannel {
+            packed: channel.property as u32
+                | (channel.interpolation as u32) << CHANNEL_INTERPOLATION_SHIFT
+                | u32::from(channel.mask & 0b1111) << CHANNEL_COMPONENTS_SHIFT
+                | flag(channel.implied_w, CHANNEL_IMPLIED_W)
+                | flag(channel.times.is_uniform(), CHANNEL_UNIFORM)
+                | flag(channel.wraps, CHANNEL_WRAPS)
+                | flag(has_base, CHANNEL_HAS_BASE),
+            key_count: channel.times.count() as u32,
+            first_time,
+            first_value,
+        }
+    }
+
+    /// What the animations take on the GPU: channel records, times and values.
+    pub fn bytes(&self) -> usize {
+        std::mem::size_of_val(self.channels.as_slice()) + std::mem::size_of_val(self.times.as_slice()) + std::mem::size_of_val(self.values.as_slice())
+    }
+}
+
+/// Each joint's rest pose, `pre`, parent and subtree span; one identity joint for a model without
+/// a skeleton.
+fn joint_infos(model: &Model) -> Vec<GpuJoint> {
+    let spans = model.skeleton.subtree_spans();
+    let mut joints: Vec<GpuJoint> = model
+        .skeleton
+        .joints
+        .iter()
+        .zip(&spans)
+        .map(|(joint, &(enter, exit))| {
+            let pre = joint.pre.transpose();
+            GpuJoint {
+                rest_rotation: joint.rest.rotation.to_array(),
+                rest_translation: joint.rest.translation.extend(0.0).to_array(),
+                rest_scale: joint.rest.scale.extend(0.0).to_array(),
+                pre_rows: [pre.x_axis.to_array(), pre.y_axis.to_array(), pre.z_axis.to_array()],
+                links: [joint.parent.map_or(NO_PARENT, |parent| parent as u32), enter, exit, 0],
+            }
+        })
+        .collect();
+    if joints.is_empty() {
+        joints.push(GpuJoint {
+            rest_rotation: [0.0, 0.0, 0.0, 1.0],
+            rest_translation: [0.0; 4],
+            rest_scale: [1.0, 1.0, 1.0, 0.0],
+            pre_rows: [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]],
+            links: [NO_PARENT, 0, 1, 0],
+        });
+    }
+    joints
 }
 
 /// A crossfade in progress: the clip fading out, and when the fade began.
@@ -165,6 +298,8 @@ pub struct InstanceState {
     pub clip: Option<usize>,
     /// Set while the previous clip fades out into `clip` (blended on the GPU, in the palette pass).
     pub fade: Option<Fade>,
+    /// A second clip over a subtree, e.g. a wave over a walk.
+    pub layer: Option<Layer>,
     /// Seconds added to the shared clock, so instances are out of step.
     pub phase: f32,
     pub speed: f32,
@@ -184,26 +319,36 @@ impl InstanceState {
     }
 
     /// What the CPU writes for this instance at `seconds` on the shared clock: the clip fading out
-    /// as clip a and the clip fading in as clip b with the fade's progress, or the one clip as a.
+    /// as animation a and the clip fading in as b with the fade's progress, or the one clip as a,
+    /// each as its animation and the animation's time; and the layer.
     pub fn gpu_data(&self, clips: &[Clip], seconds: f64) -> InstanceData {
         let local = seconds * f64::from(self.speed) + f64::from(self.phase);
-        let clip_time = |index: usize| clips.get(index).map(|clip| (index as u32, clip.wrap_time(local)));
+        let clip_time = |index: usize| clips.get(index).map(|clip| (clip.animation as u32, clip.animation_time(local)));
         let current = self.clip.and_then(clip_time);
         let fading = self.fade.and_then(|fade| {
             let progress = ((seconds - fade.started) / f64::from(fade.duration)) as f32;
             (progress < 1.0).then(|| clip_time(fade.from_clip).map(|from| (from, progress.max(0.0)))).flatten()
         });
-        let ((clip_a, time_a), (clip_b, time_b), blend) = match (current, fading) {
+        let ((animation_a, time_a), (animation_b, time_b), blend) = match (current, fading) {
             (Some(current), Some((from, progress))) => (from, current, progress),
             (Some(current), None) => (current, (NO_CLIP, 0.0), 0.0),
             (None, _) => ((NO_CLIP, 0.0), (NO_CLIP, 0.0), 0.0),
         };
+        let layer = self.layer.and_then(|layer| clip_time(layer.clip).map(|(animation, time)| (layer, animation, time)));
+        let (layer, time_layer, layer_weight) = match layer {
+            Some((layer, animation, time)) => (animation | (layer.joint.min(0xFFFF) as u32) << 16, time, layer.weight),
+            None => (NO_CLIP, 0.0, 0.0),
+        };
         InstanceData {
             position_yaw: self.position.extend(self.yaw).to_array(),
-            clips: clip_a | (clip_b << 16),
+            animations: animation_a | (animation_b << 16),
             time_a,
             time_b,
             blend,
+            layer,
+            time_layer,
+            layer_weight,
+            unused: 0,
         }
     }
 
@@ -220,7 +365,7 @@ pub fn grid_instances(model: &Model, count: usize) -> Vec<InstanceState> {
     let columns = (count as f32).sqrt().ceil().max(1.0) as usize;
     let rows = count.div_ceil(columns);
     let clip = (!model.clips.is_empty()).then_some(0);
-    let duration = model.clips.first().map_or(1.0, |clip| clip.duration());
+    let duration = model.clips.first().map_or(1.0, |clip| clip.duration);
     (0..count)
         .map(|index| {
             let (row, column) = (index / columns, index % columns);
@@ -231,6 +376,7 @@ pub fn grid_instances(model: &Model, count: usize) -> Vec<InstanceState> {
                 yaw: 0.0,
                 clip,
                 fade: None,
+                layer: None,
                 phase: duration * (index as f32 * 0.37).fract(),
                 speed: 1.0,
             }
@@ -245,24 +391,32 @@ pub fn world_bounds(model: &Model, instances: &[InstanceState]) -> Aabb {
     instances.iter().fold(Aabb::EMPTY, |acc, instance| acc.union(local.transformed(instance.world())))
 }
 
-/// The CPU reference of the palette pass for one instance record: sample clip a (and clip b when
-/// it fades in), blend, and build `world × pose × inverse bind`.
+/// The CPU reference of the palette pass for one instance record: sample animation a (and b
+/// while it fades in, and the layer), blend in local space, compose, and multiply by the inverse
+/// binds: `world × model pose × inverse bind`.
 pub fn reference_palette(model: &Model, data: &InstanceData) -> Vec<Mat4> {
     let joint_count = model.skeleton.len();
-    let clip_at = |index: u32| model.clips.get(index as usize).filter(|_| index != NO_CLIP);
-    let Some(clip_a) = clip_at(data.clip_a()) else {
+    let animation_at = |index: u32| model.animations.get(index as usize).filter(|_| index != NO_CLIP);
+    let Some(animation_a) = animation_at(data.animation_a()) else {
         return crate::anim::bind_palette(&model.skeleton, data.world());
     };
     let mut poses = vec![JointPose::IDENTITY; joint_count];
-    clip_a.sample(data.time_a, &mut poses);
-    if let (Some(clip_b), true) = (clip_at(data.clip_b()), data.blend > 0.0) {
-        let mut poses_b = vec![JointPose::IDENTITY; joint_count];
-        clip_b.sample(data.time_b, &mut poses_b);
-        let from = poses.clone();
-        crate::anim::blend_poses(&from, &poses_b, data.blend, &mut poses);
+    animation_a.sample(&model.skeleton, data.time_a, &mut poses);
+    let mut other = vec![JointPose::IDENTITY; joint_count];
+    if let (Some(animation_b), true) = (animation_at(data.animation_b()), data.fading()) {
+        animation_b.sample(&model.skeleton, data.time_b, &mut other);
+        crate::anim::blend_local(&mut poses, &other, data.blend, None);
     }
+    if let (Some(layer), true) = (animation_at(data.layer_animation()), data.layered()) {
+        layer.sample(&model.skeleton, data.time_layer, &mut other);
+        let spans = model.skeleton.subtree_spans();
+        let root = (data.layer_joint() as usize).min(joint_count.saturating_sub(1));
+        crate::anim::blend_local(&mut poses, &other, data.layer_weight, Some((&spans, root)));
+    }
+    let mut models = vec![Mat4::IDENTITY; joint_count];
+    crate::anim::local_to_model(&model.skeleton, &poses, data.world(), &mut models);
     let mut palette = vec![Mat4::IDENTITY; joint_count];
-    crate::anim::palette(&model.skeleton, &poses, data.world(), &mut palette);
+    crate::anim::palette(&model.skeleton, &models, &mut palette);
     palette
 }
 

@@ -1,0 +1,396 @@
+//! Animated bounds for culling, computed at load from the keys, with no baking.
+//!
+//! Each animation's timeline is cut into cells of at most 1 / CELL_RATE s. For a cell starting at
+//! `t0` the pose at `t0` is composed, and every joint gets a sphere around its position there that
+//! holds its vertices at any time in the cell:
+//!
+//! - `r_j`: the farthest vertex joint j moves, in joint space (`|inverse_bind × v|`, at load);
+//! - how far each channel strays from its value at `t0` within the cell: along linear segments the
+//!   path it covers (lerp and slerp move at a constant rate), for step and cubic segments the hull
+//!   of the keys and the Bézier control points it passes (rotations: the largest angle from `q0`);
+//! - carried down the hierarchy parents first: joint j's position drifts by at most its parent's
+//!   drift, plus the parent's change of linear part times the bone, plus its own translation's
+//!   change times the parent's largest scale (`drift_j = D_p + ΔL_p |x_j| + L_p |P_j| τ_j`).
+//!
+//! A skinned vertex is a convex blend of what each of its joints would make of it, so it lies in
+//! the box around those spheres: the cell's box never misses a pose in the cell. Crossfades and
+//! layers blend local poses into poses no clip has; for them the cull pass grows the union of the
+//! clips' boxes by [`ModelBounds::blend_reach`], the farthest any vertex can be from its root joint
+//! in any pose the keys allow.
+
+use glam::{Mat3, Mat4, Vec3, Vec4};
+
+use super::{Aabb, Animation, Channel, Interpolation, JointPose, Property, Skeleton};
+use crate::model::{Influence, Vertex};
+
+/// Cells per second of animation: at walking speed a limb moves a few centimetres in 1/30 s.
+pub const CELL_RATE: f32 = 30.0;
+
+/// Cells one animation may have, so a long timeline's bounds stay small (32 bytes a cell).
+pub const MAX_CELLS: usize = 1 << 16;
+
+/// One animation's boxes: cell `c` covers animation time `[c, c + 1) × cell_duration`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnimationBounds {
+    pub cell_duration: f32,
+    pub cells: Vec<Aabb>,
+}
+
+impl AnimationBounds {
+    /// The box for an animation time. Mirrors `cell_box` in cull.comp.glsl.
+    pub fn at(&self, time: f32) -> Aabb {
+        let last = self.cells.len().saturating_sub(1);
+        let cell = if self.cell_duration > 0.0 { (time / self.cell_duration).max(0.0) as usize } else { 0 };
+        self.cells.get(cell.min(last)).copied().unwrap_or(Aabb::EMPTY)
+    }
+
+    pub fn total(&self) -> Aabb {
+        self.cells.iter().fold(Aabb::EMPTY, |acc, cell| acc.union(*cell))
+    }
+}
+
+/// Everything the cull pass needs to bound a model's instances.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ModelBounds {
+    pub animations: Vec<AnimationBounds>,
+    /// How far a vertex can be from its root joint in any pose the keys and rest poses allow.
+    pub blend_reach: f32,
+    /// Some key turns a joint's space inside out (a negative scale product or a mirroring pre).
+    pub mirrors: bool,
+}
+
+/// Largest singular value bound of a 3×3 matrix: Gershgorin on AᵀA (exact for a rotation times a
+/// uniform scale, an upper bound always).
+fn norm(matrix: Mat3) -> f32 {
+    let gram = matrix.transpose() * matrix;
+    let rows = [gram.row(0), gram.row(1), gram.row(2)];
+    rows.iter().map(|row| row.abs().element_sum()).fold(0.0, f32::max).sqrt()
+}
+
+/// The rotation angle between two unit quaternions (radians, 0..π).
+fn angle(a: Vec4, b: Vec4) -> f32 {
+    2.0 * a.dot(b).abs().min(1.0).acos()
+}
+
+/// How a channel moves within `[t0, t1]`, against its value at `t0`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Motion {
+    /// Translation or scale: the farthest value from the one at t0. Rotation: the largest angle.
+    deviation: f32,
+    /// Scale: the largest absolute component reached.
+    largest: f32,
+}
+
+/// The control points the channel's value stays within while on key segment `key -> next`.
+fn segment_points(channel: &Channel, key: usize, next: usize, out: &mut Vec<Vec4>) {
+    let (a, b) = (channel.key_value(key), channel.key_value(next));
+    out.push(a);
+    out.push(b);
+    if matches!(channel.interpolation, Interpolation::CubicSpline | Interpolation::Hermite) {
+        let span = if channel.interpolation == Interpolation::CubicSpline {
+            (channel.times.time(next) - channel.times.time(key)).abs().max(channel_step(channel))
+        } else {
+            1.0
+        };
+        out.push(a + channel.entry(key * 3 + 2, true) * (span / 3.0));
+        out.push(b - channel.entry(next * 3, true) * (span / 3.0));
+    }
+}
+
+/// The wrapping segment's length (uniform channels only wrap).
+fn channel_step(channel: &Channel) -> f32 {
+    match channel.times {
+        super::KeyTimes::Uniform { step, .. } => step,
+        super::KeyTimes::Listed(_) => 0.0,
+    }
+}
+
+fn motion(channel: &Channel, t0: f32, t1: f32, points: &mut Vec<Vec4>) -> Motion {
+    let start = channel.locate(t0);
+    let end = channel.locate(t1);
+    let v0 = channel.sample(t0);
+    let count = channel.times.count();
+    // The key segments the cell touches: from t0's key up to t1's, and the wrap back to key 0.
+    let mut segments: Vec<(usize, usize)> = Vec::new();
+    let last_key = if end.key >= start.key { end.key } else { count.saturating_sub(1) };
+    for key in start.key..=last_key {
+        let next = if key + 1 < count { key + 1 } else if channel.wraps { 0 } else { key };
+        segments.push((key, next));
+    }
+    if end.key < start.key {
+        segments.push((end.key, end.next)); // wrapped around within the cell
+    }
+    let mut result = Motion::default();
+    let rotation = channel.property == Property::Rotation;
+    for (key, next) in segments {
+        points.clear();
+        segment_points(channel, key, next, points);
+        if channel.interpolation == Interpolation::Linear {
+            // Constant speed along the segment: the distance covered within the cell is the
+            // segment's length times the part of it the cell overlaps (slerp turns at a constant
+            // rate; its normalized-lerp fallback for nearly equal keys is counted whole).
+            let (a, b) = (channel.key_value(key), channel.key_value(next));
+            let start = channel.times.time(key);
+            let end = if next > key { channel.times.time(next) } else { start + channel_step(channel) };
+            let overlap = if end > start { ((t1.min(end) - t0.max(start)).max(0.0) / (end - start)).min(1.0) } else { 0.0 };
+            let (length, whole) = if rotation {
+                let a = a.normalize_or_zero();
+                let b = b.normalize_or_zero();
+                (angle(a, b), a.dot(b).abs() > 0.9995)
+            } else {
+                (a.truncate().distance(b.truncate()), false)
+            };
+            result.deviation += length * if whole && overlap > 0.0 { 1.0 } else { overlap };
+            if !rotation {
+                result.largest = points.iter().fold(result.largest, |largest, point| largest.max(point.truncate().abs().max_element()));
+            }
+            continue;
+        }
+        if rotation {
+            let q0 = v0.normalize_or_zero();
+            let qk = channel.key_value(key).normalize_or_zero();
+            let within = match channel.interpolation {
+                // The Bézier hull lies in the cone around q_k when every control point leans its way.
+                Interpolation::CubicSpline | Interpolation::Hermite if points.iter().all(|point| point.dot(qk) > 0.0) => {
+                    points.iter().map(|point| angle(qk, point.normalize_or_zero())).fold(0.0, f32::max)
+                }
+                Interpolation::CubicSpline | Interpolation::Hermite => std::f32::consts::PI,
+                // Step: the keys themselves.
+                _ => angle(qk, channel.key_value(next).normalize_or_zero()),
+            };
+            result.deviation = result.deviation.max((angle(q0, qk) + within).min(std::f32::consts::PI));
+        } else {
+            for point in points.iter() {
+                result.deviation = result.deviation.max(point.truncate().distance(v0.truncate()));
+                result.largest = result.largest.max(point.truncate().abs().max_element());
+            }
+        }
+    }
+    if rotation {
+        result.deviation = result.deviation.min(std::f32::consts::PI);
+    }
+    result.largest = result.largest.max(v0.truncate().abs().max_element());
+    result
+}
+
+/// The farthest each joint moves a vertex, in joint space.
+pub fn vertex_radii(skeleton: &Skeleton, vertices: &[Vertex], influences: &[Influence]) -> Vec<f32> {
+    let mut radii = vec![0.0f32; skeleton.len()];
+    for vertex in vertices {
+        let first = vertex.first_influence as usize;
+        let list = influences.get(first..first + vertex.influence_count as usize).unwrap_or(&[]);
+        for influence in list.iter().filter(|influence| influence.weight > 0.0) {
+            let joint = influence.joint as usize;
+            if let (Some(radius), Some(joint)) = (radii.get_mut(joint), skeleton.joints.get(joint)) {
+                *radius = radius.max(joint.inverse_bind.transform_point3(vertex.position).length());
+            }
+        }
+    }
+    radii
+}
+
+/// Per joint and property, the animation's channel.
+fn channel_table<'a>(animation: &'a Animation, joint_count: usize) -> Vec<[Option<&'a Channel>; 3]> {
+    let mut table = vec![[None; 3]; joint_count];
+    for channel in &animation.channels {
+        if let Some(slot) = table.get_mut(channel.joint) {
+            slot[channel.property as usize] = Some(channel);
+        }
+    }
+    table
+}
+
+/// One animation's cells (see the module notes).
+pub fn animation_bounds(skeleton: &Skeleton, animation: &Animation, radii: &[f32]) -> AnimationBounds {
+    let joint_count = skeleton.len();
+    let duration = if animation.duration.is_finite() { animation.duration.max(0.0) } else { 0.0 };
+    let cell_count = ((duration * CELL_RATE).ceil() as usize).clamp(1, MAX_CELLS);
+    let cell_duration = duration / cell_count as f32;
+    let table = channel_table(animation, joint_count);
+    let pre: Vec<(Mat3, f32)> = skeleton.joints.iter().map(|joint| (Mat3::from_mat4(joint.pre), norm(Mat3::from_mat4(joint.pre)))).collect();
+
+    let mut poses = vec![JointPose::IDENTITY; joint_count];
+    let mut models = vec![Mat4::IDENTITY; joint_count];
+    let mut drift = vec![0.0f32; joint_count];
+    let mut linear_change = vec![0.0f32; joint_count];
+    let mut linear_max = vec![0.0f32; joint_count];
+    let mut points = Vec::new();
+    let mut cells = Vec::with_capacity(cell_count);
+    for cell in 0..cell_count {
+        let t0 = cell as f32 * cell_duration;
+        let t1 = if cell + 1 == cell_count { duration } else { (cell + 1) as f32 * cell_duration };
+        animation.sample(skeleton, t0, &mut poses);
+        super::local_to_model(skeleton, &poses, Mat4::IDENTITY, &mut models);
+        let mut bounds = Aabb::EMPTY;
+        for index in 0..joint_count {
+            let joint = &skeleton.joints[index];
+            let [translation, rotation, scale] = table[index].map(|channel| channel.map(|channel| motion(channel, t0, t1, &mut points)));
+            let tau = translation.map_or(0.0, |motion| motion.deviation);
+            let phi = rotation.map_or(0.0, |motion| motion.deviation);
+            let sigma = scale.map_or(0.0, |motion| motion.deviation);
+            let scale_now = poses[index].scale.abs().max_element();
+            let scale_max = scale.map_or(scale_now, |motion| motion.largest.max(scale_now));
+            let (pre_linear, pre_norm) = pre[index];
+            let (parent_drift, parent_change, parent_max) = match joint.parent.filter(|&parent| parent < index) {
+                Some(parent) => (drift[parent], linear_change[parent], linear_max[parent]),
+                None => (0.0, 0.0, 1.0),
+            };
+            let bone = (pre_linear * poses[index].translation + joint.pre.w_axis.truncate()).length();
+            let turn_and_scale = phi.min(2.0) * scale_max + sigma;
+            drift[index] = parent_drift + parent_change * bone + parent_max * pre_norm * tau;
+            linear_change[index] = parent_change * pre_norm * scale_now + parent_max * pre_norm * turn_and_scale;
+            linear_max[index] = parent_max * pre_norm * scale_max;
+            let radius = drift[index] + linear_max[index] * radii.get(index).copied().unwrap_or(0.0);
+            let center = models[index].w_axis.truncate();
+            bounds = bounds.including(center - Vec3::splat(radius)).including(center + Vec3::splat(radius));
+        }
+        cells.push(bounds);
+    }
+    AnimationBounds { cell_duration, cells }
+}
+
+/// The farthest a vertex can be from its root joint in any pose: bones at their longest (over
+/// rest and keys), scales at their largest, rotations anything.
+fn blend_reach(skeleton: &Skeleton, animations: &[Animation], radii: &[f32]) -> f32 {
+    let joint_count = skeleton.len();
+    let mut longest = vec![0.0f32; joint_count];
+    let mut largest_scale = vec![0.0f32; joint_count];
+    for (index, joint) in skeleton.joints.iter().enumerate() {
+        longest[index] = joint.rest.translation.length();
+        largest_scale[index] = joint.rest.scale.abs().max_element();
+    }
+    let mut points = Vec::new();
+    for channel in animations.iter().flat_map(|animation| &animation.channels) {
+        if channel.property == Property::Rotation || channel.joint >= joint_count {
+            continue;
+        }
+        for key in 0..channel.times.count() {
+            points.clear();
+            segment_points(channel, key, (key + 1).min(channel.times.count() - 1), &mut points);
+            for point in &points {
+                match channel.property {
+                    Property::Translation => longest[channel.joint] = longest[channel.joint].max(point.truncate().length()),
+                    _ => largest_scale[channel.joint] = largest_scale[channel.joint].max(point.truncate().abs().max_element()),
+                }
+            }
+        }
+    }
+    let mut reach = vec![0.0f32; joint_count];
+    let mut linear = vec![0.0f32; joint_count];
+    let mut farthest = 0.0f32;
+    for (index, joint) in skeleton.joints.iter().enumerate() {
+        let pre_norm = norm(Mat3::from_mat4(joint.pre));
+        let (parent_reach, parent_linear) = match joint.parent.filter(|&parent| parent < index) {
+            Some(parent) => {
+                let bone = pre_norm * longest[index] + joint.pre.w_axis.truncate().length();
+                (reach[parent] + linear[parent] * bone, linear[parent])
+            }
+            // A root's own place is in the clips' boxes; only what hangs from it is reached here.
+            None => (0.0, 1.0),
+        };
+        reach[index] = parent_reach;
+        linear[index] = parent_linear * pre_norm * largest_scale[index];
+        farthest = farthest.max(reach[index] + linear[index] * radii.get(index).copied().unwrap_or(0.0));
+    }
+    farthest
+}
+
+/// Whether some pose may turn a joint's palette inside out: a negative scale product in a rest pose
+/// or key, or a joint whose composed `pre` transforms mirror differently from its inverse bind.
+fn mirrors(skeleton: &Skeleton, animations: &[Animation]) -> bool {
+    let negative = |scale: Vec3| scale.x * scale.y * scale.z < 0.0;
+    let scaled = skeleton.joints.iter().any(|joint| negative(joint.rest.scale))
+        || animations.iter().flat_map(|animation| &animation.channels).any(|channel| {
+            channel.property == Property::Scale && (0..channel.times.count()).any(|key| negative(channel.key_value(key).truncate()))
+        });
+    if scaled {
+        return true;
+    }
+    // With every scale positive, a joint's handedness is fixed by the pre transforms above it.
+    let mut flipped = vec![false; skeleton.len()];
+    for (index, joint) in skeleton.joints.iter().enumerate() {
+        let parent = joint.parent.filter(|&parent| parent < index).is_some_and(|parent| flipped[parent]);
+        flipped[index] = parent != (Mat3::from_mat4(joint.pre).determinant() < 0.0);
+        let bind = joint.inverse_bind.determinant();
+        if bind != 0.0 && (bind < 0.0) != flipped[index] {
+            return true;
+        }
+    }
+    false
+}
+
+/// Bounds for every animation of a model.
+pub fn model_bounds(skeleton: &Skeleton, animations: &[Animation], vertices: &[Vertex], influences: &[Influence]) -> ModelBounds {
+    let radii = vertex_radii(skeleton, vertices, influences);
+    ModelBounds {
+        animations: animations.iter().map(|animation| animation_bounds(skeleton, animation, &radii)).collect(),
+        blend_reach: blend_reach(skeleton, animations, &radii),
+        mirrors: mirrors(skeleton, animations),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anim::{Joint, KeyTimes};
+    use glam::Quat;
+
+    /// An arm: a root and a 1-unit bone whose tip vertex the second joint carries, swinging
+    /// through 170° in 0.5 s with only two keys (the arc bulges far from both key poses).
+    fn swinging_arm() -> (Skeleton, Animation, Vec<Vertex>, Vec<Influence>) {
+        let rest = JointPose::new(Quat::IDENTITY, Vec3::X);
+        let skeleton = Skeleton {
+            joints: vec![
+                Joint::new("root", None, Mat4::IDENTITY, JointPose::IDENTITY),
+                Joint::new("arm", Some(0), Mat4::from_translation(-Vec3::X), rest),
+            ],
+        };
+        let turn = |angle: f32| Vec4::from(Quat::from_rotation_z(angle)).to_array();
+        let values: Vec<f32> = [turn(-1.48), turn(1.48)].concat();
+        let channel = Channel {
+            joint: 0,
+            property: Property::Rotation,
+            interpolation: Interpolation::Linear,
+            times: KeyTimes::from_list(vec![0.0, 0.5]),
+            mask: 0b1111,
+            base: Vec4::ZERO,
+            implied_w: false,
+            wraps: false,
+            values,
+        };
+        let animation = Animation { name: "swing".into(), duration: 0.5, frame_rate: None, channels: vec![channel], file_key_bytes: 40 };
+        let vertex = Vertex {
+            position: Vec3::new(2.0, 0.0, 0.0),
+            normal: Vec3::Y,
+            tangent: Vec4::X,
+            uv: glam::Vec2::ZERO,
+            first_influence: 0,
+            influence_count: 1,
+        };
+        (skeleton, animation, vec![vertex], vec![Influence { joint: 1, weight: 1.0 }])
+    }
+
+    #[test]
+    fn cells_hold_every_sampled_pose() {
+        let (skeleton, animation, vertices, influences) = swinging_arm();
+        let bounds = model_bounds(&skeleton, std::slice::from_ref(&animation), &vertices, &influences);
+        let cells = &bounds.animations[0];
+        assert_eq!(cells.cells.len(), 15);
+        let mut poses = vec![JointPose::IDENTITY; 2];
+        let mut models = vec![Mat4::IDENTITY; 2];
+        for step in 0..=1000 {
+            let time = 0.5 * step as f32 / 1000.0;
+            animation.sample(&skeleton, time, &mut poses);
+            crate::anim::local_to_model(&skeleton, &poses, Mat4::IDENTITY, &mut models);
+            let tip = (models[1] * skeleton.joints[1].inverse_bind).transform_point3(vertices[0].position);
+            let cell = cells.at(time);
+            assert!(cell.min.cmple(tip + 1e-5).all() && cell.max.cmpge(tip - 1e-5).all(), "t = {time}: {tip} outside {cell:?}");
+        }
+        // A cell follows the motion: the middle one (arm level) spans well under the whole swing's
+        // height, though each sphere is as wide as the farthest vertex its joint carries (1 here).
+        let (middle, whole) = (cells.at(0.25).size(), cells.total().size());
+        assert!(middle.y < 0.5 * whole.y, "middle cell {middle} against the whole clip's {whole}");
+        assert!((bounds.blend_reach - 2.0).abs() < 1e-5);
+        assert!(!bounds.mirrors);
+    }
+}

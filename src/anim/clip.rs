@@ -1,0 +1,426 @@
+//! Animations as the files give them: per joint and property, the key times and values as stored,
+//! and the interpolation between them, in the joint's local space. Nothing is baked: sampling finds
+//! the keys around a time and interpolates (`sample_channel` in shaders/palette.comp.glsl mirrors
+//! [`Channel::sample`]).
+
+use glam::{Quat, Vec4};
+
+use super::{slerp_shortest, JointPose, Skeleton};
+
+/// Which part of a joint's local transform a channel drives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Property {
+    Translation = 0,
+    Rotation = 1,
+    Scale = 2,
+}
+
+impl Property {
+    pub const ALL: [Property; 3] = [Property::Translation, Property::Rotation, Property::Scale];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Property::Translation => "translation",
+            Property::Rotation => "rotation",
+            Property::Scale => "scale",
+        }
+    }
+}
+
+/// How values between two keys are found. The GPU codes are `INTERPOLATION_*` in common.glsl.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Interpolation {
+    /// The earlier key's value until the next key.
+    Step = 0,
+    /// Lerp; rotations slerp along the shorter arc.
+    Linear = 1,
+    /// glTF's cubic Hermite spline: per key an in-tangent, a value and an out-tangent, tangents in
+    /// units per second (scaled by the key interval when used). Rotations are normalized after.
+    CubicSpline = 2,
+    /// Milkshape's cubic Hermite: the same layout, tangents already per key interval (not scaled).
+    Hermite = 3,
+}
+
+impl Interpolation {
+    /// Values stored per key: in-tangent, value, out-tangent for the cubic kinds.
+    pub fn values_per_key(self) -> usize {
+        match self {
+            Interpolation::CubicSpline | Interpolation::Hermite => 3,
+            Interpolation::Step | Interpolation::Linear => 1,
+        }
+    }
+}
+
+/// When the keys are. Evenly spaced keys are found by index; others by binary search.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KeyTimes {
+    Uniform { start: f32, step: f32, count: usize },
+    Listed(Vec<f32>),
+}
+
+impl KeyTimes {
+    /// Non-decreasing times as given; marked uniform when every key sits within a millionth of a
+    /// step of `start + k × step` (then the index lookup finds the same keys the search would).
+    pub fn from_list(times: Vec<f32>) -> KeyTimes {
+        let count = times.len();
+        if let (Some(&start), Some(&end)) = (times.first(), times.last()) {
+            let step = if count > 1 { (end - start) / (count - 1) as f32 } else { 0.0 };
+            let even = count == 1
+                || (step > 0.0
+                    && times
+                        .iter()
+                        .enumerate()
+                        .all(|(index, &time)| (time - (start + index as f32 * step)).abs() <= step * 1e-6 + f32::EPSILON * time.abs()));
+            if even {
+                return KeyTimes::Uniform { start, step: if count > 1 { step } else { 1.0 }, count };
+            }
+        }
+        KeyTimes::Listed(times)
+    }
+
+    pub fn count(&self) -> usize {
+        match self {
+            KeyTimes::Uniform { count, .. } => *count,
+            KeyTimes::Listed(times) => times.len(),
+        }
+    }
+
+    pub fn time(&self, key: usize) -> f32 {
+        match self {
+            KeyTimes::Uniform { start, step, .. } => start + key as f32 * step,
+            KeyTimes::Listed(times) => times.get(key).copied().unwrap_or(0.0),
+        }
+    }
+
+    pub fn is_uniform(&self) -> bool {
+        matches!(self, KeyTimes::Uniform { .. })
+    }
+}
+
+/// Where a time falls among a channel's keys: interpolate from `key` to `next` by `fraction`;
+/// `span` is the interval in seconds (the cubic tangents' scale).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KeySpan {
+    pub key: usize,
+    pub next: usize,
+    pub fraction: f32,
+    pub span: f32,
+}
+
+/// One property of one joint over time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Channel {
+    pub joint: usize,
+    pub property: Property,
+    pub interpolation: Interpolation,
+    pub times: KeyTimes,
+    /// Which of x, y, z, w the keys store (bit i: component i); the others come from `base`.
+    /// All four for glTF and Milkshape rotations, x y z for their translations and scales; MD5
+    /// stores only the components its flags animate.
+    pub mask: u8,
+    /// The unstored components (MD5's baseframe); unused where the mask covers them all.
+    pub base: Vec4,
+    /// The rotation's w is not stored but implied, ≤ 0, from unit length (MD5).
+    pub implied_w: bool,
+    /// After the last key the value runs back to the first over one more step (MD5's loop);
+    /// only with uniform times.
+    pub wraps: bool,
+    /// `mask.count_ones()` floats per stored value, `interpolation.values_per_key()` values a key.
+    pub values: Vec<f32>,
+}
+
+impl Channel {
+    pub fn components(&self) -> usize {
+        self.mask.count_ones() as usize
+    }
+
+    /// The full value at stored slot `slot` (a key's value, or a cubic key's tangent).
+    pub fn entry(&self, slot: usize, tangent: bool) -> Vec4 {
+        let stride = self.components();
+        let stored = self.values.get(slot * stride..(slot + 1) * stride).unwrap_or(&[]);
+        // Tangents have no base: unstored components of a tangent do not move.
+        let mut value = if tangent { Vec4::ZERO } else { self.base };
+        let mut next = stored.iter();
+        for component in 0..4 {
+            if self.mask & (1 << component) != 0 {
+                if let Some(&stored) = next.next() {
+                    value[component] = stored;
+                }
+            }
+        }
+        if self.implied_w && !tangent {
+            value.w = -(1.0 - value.truncate().length_squared()).max(0.0).sqrt();
+        }
+        value
+    }
+
+    /// The value of key `key`.
+    pub fn key_value(&self, key: usize) -> Vec4 {
+        self.entry(key * self.interpolation.values_per_key() + usize::from(self.interpolation.values_per_key() == 3), false)
+    }
+
+    /// The keys around `time`, clamped to the first and last (or wrapping, see [`Channel::wraps`]).
+    /// Mirrors `locate_key` in palette.comp.glsl.
+    pub fn locate(&self, time: f32) -> KeySpan {
+        let count = self.times.count();
+        let hold = |key: usize| KeySpan { key, next: key, fraction: 0.0, span: 1.0 };
+        if count <= 1 {
+            return hold(0);
+        }
+        match &self.times {
+            KeyTimes::Uniform { start, step, .. } => {
+                let position = (time - start) / step;
+                if !(position > 0.0) {
+                    return hold(0);
+                }
+                let whole = position.floor();
+                let key = whole as usize;
+                if key + 1 < count {
+                    KeySpan { key, next: key + 1, fraction: position - whole, span: *step }
+                } else if self.wraps && key + 1 == count {
+                    KeySpan { key, next: 0, fraction: position - whole, span: *step }
+                } else {
+                    hold(count - 1)
+                }
+            }
+            KeyTimes::Listed(times) => {
+                let (first, last) = (times[0], times[count - 1]);
+                if !(time > first) {
+                    return hold(0);
+                }
+                if time >= last {
+                    return hold(count - 1);
+                }
+                // first < time < last: times[key] <= time < times[key + 1].
+                let key = times.partition_point(|&key_time| key_time <= time) - 1;
+                let span = times[key + 1] - times[key];
+                KeySpan { key, next: key + 1, fraction: (time - times[key]) / span, span }
+            }
+        }
+    }
+
+    /// The channel's value at `time`: a translation or scale in xyz, or a unit rotation.
+    pub fn sample(&self, time: f32) -> Vec4 {
+        let at = self.locate(time);
+        let rotation = self.property == Property::Rotation;
+        let (a, b) = (self.key_value(at.key), self.key_value(at.next));
+        let value = match self.interpolation {
+            Interpolation::Step => a,
+            Interpolation::Linear if rotation => Vec4::from(slerp_shortest(Quat::from_vec4(a), Quat::from_vec4(b), at.fraction)),
+            Interpolation::Linear => a.lerp(b, at.fraction),
+            Interpolation::CubicSpline | Interpolation::Hermite => {
+                let scale = if self.interpolation == Interpolation::CubicSpline { at.span } else { 1.0 };
+                let out_tangent = self.entry(at.key * 3 + 2, true) * scale;
+                let in_tangent = self.entry(at.next * 3, true) * scale;
+                hermite(a, out_tangent, b, in_tangent, at.fraction)
+            }
+        };
+        if rotation {
+            value.try_normalize().unwrap_or(Vec4::W)
+        } else {
+            value
+        }
+    }
+
+    /// Writes the sampled value into the pose's property.
+    pub fn apply(&self, time: f32, pose: &mut JointPose) {
+        let value = self.sample(time);
+        match self.property {
+            Property::Translation => pose.translation = value.truncate(),
+            Property::Rotation => pose.rotation = Quat::from_vec4(value),
+            Property::Scale => pose.scale = value.truncate(),
+        }
+    }
+}
+
+/// The cubic Hermite form shared by glTF's CUBICSPLINE and Milkshape's position keys.
+pub fn hermite(p0: Vec4, m0: Vec4, p1: Vec4, m1: Vec4, s: f32) -> Vec4 {
+    let (s2, s3) = (s * s, s * s * s);
+    p0 * (2.0 * s3 - 3.0 * s2 + 1.0) + m0 * (s3 - 2.0 * s2 + s) + p1 * (-2.0 * s3 + 3.0 * s2) + m1 * (s3 - s2)
+}
+
+/// One animation of a file: its channels, at most one per joint and property.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Animation {
+    pub name: String,
+    /// The loop's length in seconds: the last key time (glTF), the timeline (Milkshape), frame
+    /// count over frame rate (MD5, whose last frame runs back into the first).
+    pub duration: f32,
+    /// Frames per second where the file counts in frames (MD5, Milkshape): what clip ranges count.
+    pub frame_rate: Option<f32>,
+    pub channels: Vec<Channel>,
+    /// The bytes of keys the file stores, as f32 (times and values; MD5: its animated
+    /// components), for comparing with what the GPU holds.
+    pub file_key_bytes: usize,
+}
+
+impl Animation {
+    /// The channel driving `property` of `joint`, if any.
+    pub fn channel(&self, joint: usize, property: Property) -> Option<&Channel> {
+        self.channels.iter().find(|channel| channel.joint == joint && channel.property == property)
+    }
+
+    /// Every joint's local pose at `time`: its rest pose with the animated properties replaced.
+    /// Mirrors `sample_local` in palette.comp.glsl.
+    pub fn sample(&self, skeleton: &Skeleton, time: f32, out: &mut [JointPose]) {
+        for (out, joint) in out.iter_mut().zip(&skeleton.joints) {
+            *out = joint.rest;
+        }
+        for channel in &self.channels {
+            if let Some(pose) = out.get_mut(channel.joint) {
+                channel.apply(time, pose);
+            }
+        }
+    }
+
+    /// What the palette pass's buffers hold for this animation (`AnimationData` in
+    /// src/render/scene.rs): a 16-byte record per joint and property, the key times (evenly spaced
+    /// ones as start and step, a list shared by channels stored once), the values and MD5's bases.
+    pub fn gpu_bytes(&self, joint_count: usize) -> usize {
+        let mut time_lists: Vec<&[f32]> = Vec::new();
+        let mut floats = 0;
+        for channel in &self.channels {
+            match &channel.times {
+                KeyTimes::Uniform { .. } => floats += 2,
+                KeyTimes::Listed(times) => {
+                    if !time_lists.contains(&times.as_slice()) {
+                        time_lists.push(times);
+                        floats += times.len();
+                    }
+                }
+            }
+            let needed: u8 = if channel.property == Property::Rotation && !channel.implied_w { 0b1111 } else { 0b0111 };
+            floats += channel.values.len() + if channel.mask & needed != needed { 4 } else { 0 };
+        }
+        joint_count.max(1) * 3 * 16 + floats * 4
+    }
+
+    /// Keys over all channels, by property.
+    pub fn key_counts(&self) -> [usize; 3] {
+        let mut counts = [0; 3];
+        for channel in &self.channels {
+            counts[channel.property as usize] += channel.times.count();
+        }
+        counts
+    }
+}
+
+/// What a user plays: a span of one animation, looping. A whole animation is one clip; clip ranges
+/// (`--clips`, or a Psionic "animation ranges" file) cut more from it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Clip {
+    pub name: String,
+    /// Index into `Model::animations`.
+    pub animation: usize,
+    /// Where in the animation the clip starts, seconds.
+    pub start: f32,
+    /// Loop length, seconds.
+    pub duration: f32,
+}
+
+impl Clip {
+    /// The animation's time for any clip time (negative too), wrapped into the clip's span. The
+    /// CPU wraps in f64 before a time reaches the GPU, so f32 keeps its precision however long the
+    /// program runs.
+    pub fn animation_time(&self, seconds: f64) -> f32 {
+        let duration = f64::from(self.duration);
+        if !(duration > 0.0) {
+            return self.start;
+        }
+        let wrapped = seconds.rem_euclid(duration) as f32;
+        // rem_euclid can round up to exactly `duration` in f32.
+        let wrapped = if wrapped >= self.duration { 0.0 } else { wrapped };
+        self.start + wrapped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::Vec3;
+
+    fn channel(interpolation: Interpolation, times: &[f32], values: &[f32], property: Property) -> Channel {
+        let mask = if property == Property::Rotation { 0b1111 } else { 0b0111 };
+        Channel {
+            joint: 0,
+            property,
+            interpolation,
+            times: KeyTimes::from_list(times.to_vec()),
+            mask,
+            base: Vec4::ZERO,
+            implied_w: false,
+            wraps: false,
+            values: values.to_vec(),
+        }
+    }
+
+    #[test]
+    fn key_times_are_marked_uniform_only_when_even() {
+        assert!(KeyTimes::from_list(vec![0.0, 1.0 / 30.0, 2.0 / 30.0, 0.1]).is_uniform());
+        assert!(!KeyTimes::from_list(vec![0.0, 0.1, 0.3]).is_uniform());
+        assert!(KeyTimes::from_list(vec![0.7]).is_uniform());
+        assert!(!KeyTimes::from_list(vec![0.2, 0.2, 0.4]).is_uniform());
+    }
+
+    #[test]
+    fn step_and_linear_clamp_outside_the_keys() {
+        let values = [0.0, 0.0, 0.0, 2.0, 4.0, 6.0];
+        let linear = channel(Interpolation::Linear, &[1.0, 3.0], &values, Property::Translation);
+        assert_eq!(linear.sample(0.0), Vec4::ZERO);
+        assert_eq!(linear.sample(2.0), Vec4::new(1.0, 2.0, 3.0, 0.0));
+        assert_eq!(linear.sample(9.0), Vec4::new(2.0, 4.0, 6.0, 0.0));
+        let step = channel(Interpolation::Step, &[1.0, 3.0], &values, Property::Translation);
+        assert_eq!(step.sample(2.9), Vec4::ZERO);
+        assert_eq!(step.sample(3.0), Vec4::new(2.0, 4.0, 6.0, 0.0));
+    }
+
+    #[test]
+    fn uneven_keys_are_searched() {
+        let times = [0.5, 0.6, 2.0];
+        let values = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 2.0, 0.0, 0.0];
+        let linear = channel(Interpolation::Linear, &times, &values, Property::Translation);
+        assert!((linear.sample(0.55).x - 0.5).abs() < 1e-6);
+        assert!((linear.sample(1.3).x - 1.5).abs() < 1e-6);
+    }
+
+    #[test]
+    fn cubic_spline_scales_tangents_by_the_interval_and_hermite_does_not() {
+        // One key pair, value 0 -> 1 over 2 s, out-tangent 1 per second.
+        let values = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+        let cubic = channel(Interpolation::CubicSpline, &[0.0, 2.0], &values, Property::Translation);
+        let hermite_channel = Channel { interpolation: Interpolation::Hermite, ..cubic.clone() };
+        let s = 0.25f32;
+        let expected = |scale: f32| (s * s * s - 2.0 * s * s + s) * scale + (-2.0 * s * s * s + 3.0 * s * s);
+        assert!((cubic.sample(0.5).x - expected(2.0)).abs() < 1e-6);
+        assert!((hermite_channel.sample(0.5).x - expected(1.0)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn masked_keys_fill_from_the_base_and_imply_w() {
+        let mut rotation = channel(Interpolation::Linear, &[0.0, 1.0], &[0.0, 0.6], Property::Rotation);
+        rotation.mask = 0b0010; // y only
+        rotation.base = Vec4::new(0.0, 0.0, 0.0, 0.0);
+        rotation.implied_w = true;
+        let end = rotation.key_value(1);
+        assert!((end - Vec4::new(0.0, 0.6, 0.0, -0.8)).length() < 1e-6);
+        assert!((rotation.sample(1.0).length() - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn wrapping_channels_run_back_to_the_first_key() {
+        let mut translation = channel(Interpolation::Linear, &[0.0, 1.0, 2.0], &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 2.0, 0.0, 0.0], Property::Translation);
+        translation.wraps = true;
+        assert!((translation.sample(2.5).x - 1.0).abs() < 1e-6);
+        translation.wraps = false;
+        assert_eq!(translation.sample(2.5).x, 2.0);
+    }
+
+    #[test]
+    fn clip_time_wraps_into_its_span() {
+        let clip = Clip { name: "c".into(), animation: 0, start: 1.0, duration: 0.5 };
+        assert!((clip.animation_time(0.25) - 1.25).abs() < 1e-6);
+        assert!((clip.animation_time(-0.25) - 1.25).abs() < 1e-6);
+        assert!(clip.animation_time(1e9) < 1.5);
+        let _ = Vec3::ZERO;
+    }
+}
