@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use glam::{DMat4, DQuat, DVec3, Mat4, Quat, Vec3, Vec4};
-use vkskin::anim::{bake_clip, measure_bake_error, palette, skin_vertex, JointPose, BAKE_TOLERANCE};
+use vkskin::anim::{palette, skin_vertex};
 use vkskin::formats::gltf::{load, load_from_slice, load_from_slice_with_rig, load_with_rig, Rig};
 use vkskin::formats::{FormatError, Location};
 use vkskin::model::Model;
@@ -347,7 +347,7 @@ fn quat_distance(found: Quat, expected: DQuat) -> f64 {
 }
 
 #[test]
-fn interpolation_matches_the_spec_directly_and_within_the_bake_error() {
+fn interpolation_matches_the_spec_directly_and_in_the_model() {
     let animations = interpolation_animations();
     let (asset, body) = interpolation_file(&animations);
     for (container, bytes) in [("gltf", asset.gltf(&body).into_bytes()), ("glb", asset.glb(&body))] {
@@ -355,14 +355,11 @@ fn interpolation_matches_the_spec_directly_and_within_the_bake_error() {
         let (model, rig) = load_from_slice_with_rig(&bytes, &path, None).unwrap_or_else(|error| panic!("{error}"));
         assert_eq!(model.clips.len(), 3);
         assert_eq!(model.skeleton.len(), 1, "one rigid node, one joint");
-        let bake_errors = rig.bake_errors(&model);
-        let mut worst_baked = 0.0f64;
+        let mut worst = 0.0f64;
         for (index, (name, channels)) in animations.iter().enumerate() {
             let clip = &model.clips[index];
             assert_eq!(clip.name, *name);
-            assert!((clip.duration() - 2.0).abs() < 1e-6, "duration is the last key time over all channels");
-            let bake_error = bake_errors[index].error;
-            println!("{container} {name}: bake error {bake_error:e} ({:e} of extent)", bake_errors[index].relative);
+            assert!((clip.duration - 2.0).abs() < 1e-6, "duration is the last key time over all channels");
             for time in check_times(channels) {
                 let (translation, rotation, scale) = expected_pose(channels, f64::from(time));
                 let what = format!("{container} {name} at {time} s");
@@ -375,34 +372,22 @@ fn interpolation_matches_the_spec_directly_and_within_the_bake_error() {
                     "{what}: rotation {:?}, expected {rotation:?}",
                     local.rotation
                 );
-                let mut evaluated = [JointPose::IDENTITY];
+                let mut evaluated = [Mat4::IDENTITY];
                 rig.evaluate(index, time, &mut evaluated);
-                assert_close(evaluated[0].translation, translation, 1e-5, &format!("{what}: evaluated translation"));
-                assert!(quat_distance(evaluated[0].rotation, rotation) < 1e-5, "{what}: evaluated rotation");
-                assert_close(evaluated[0].scale, scale, 1e-5, &format!("{what}: evaluated scale"));
-
-                // The baked clip, within the bake error (the clip wraps at its end, so the end is its last frame).
-                let baked = if time < clip.duration() {
-                    let mut baked = [JointPose::IDENTITY];
-                    clip.sample(time, &mut baked);
-                    baked[0]
-                } else {
-                    clip.frame(clip.frame_count() - 1)[0]
-                };
+                // The model's channels (what the GPU samples), against the spec's formulas: no bake
+                // error any more, at keys and between them alike.
+                let sampled = model.joint_matrices(index, time)[0];
                 let expected = DMat4::from_scale_rotation_translation(scale, rotation, translation);
                 for probe in [Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::Z] {
-                    let found = baked.to_mat4().transform_point3(probe);
                     let expected = expected.transform_point3(probe.as_dvec3());
-                    assert_close(found, expected, f64::from(bake_error) + 1e-5, &format!("{what}: baked"));
-                    // Keys are on frames and no check time is within a frame of another key, so
-                    // only the curves' bend between two frames is lost (the bake error above is
-                    // half a STEP's jump, at the half frame before it).
-                    worst_baked = worst_baked.max((found.as_dvec3() - expected).length());
+                    assert_close(evaluated[0].transform_point3(probe), expected, 1e-5, &format!("{what}: evaluated"));
+                    let found = sampled.transform_point3(probe);
+                    assert_close(found, expected, 2e-5, &format!("{what}: the model's channels"));
+                    worst = worst.max((found.as_dvec3() - expected).length());
                 }
             }
         }
-        println!("{container}: baked clips sampled at keys and midpoints are at most {worst_baked:e} off the spec");
-        assert!(worst_baked < 1e-2, "{container}: baked clips {worst_baked:e} off the spec at keys and midpoints");
+        println!("{container}: the model's channels are at most {worst:e} off the spec at keys and midpoints");
         // The rigid node's vertices were moved by its rest transform, and its clip moves them from there.
         let rest = Mat4::from_translation(Vec3::splat(5.0));
         assert_eq!(model.vertices[1].position, rest.transform_point3(Vec3::X));
@@ -495,10 +480,10 @@ fn skin_file(joints_json: &str, inverse_binds: Option<[DMat4; 2]>) -> (Asset, St
     (asset, body)
 }
 
-/// Skins every vertex with the given joint poses.
-fn skinned_positions(model: &Model, poses: &[JointPose]) -> Vec<Vec3> {
+/// Skins every vertex with the given model-space joint matrices.
+fn skinned_positions(model: &Model, poses: &[Mat4]) -> Vec<Vec3> {
     let mut matrices = vec![Mat4::IDENTITY; model.skeleton.len()];
-    palette(&model.skeleton, poses, Mat4::IDENTITY, &mut matrices);
+    palette(&model.skeleton, poses, &mut matrices);
     model
         .vertices
         .iter()
@@ -546,7 +531,9 @@ fn skins_follow_the_spec_in_bind_pose_and_when_animated() {
     let names: Vec<&str> = model.skeleton.joints.iter().map(|joint| joint.name.as_str()).collect();
     assert_eq!(names, ["hip", "knee", "prop", "spinner"], "skin joints parents first, then one joint per rigid mesh node");
     let parents: Vec<Option<usize>> = model.skeleton.joints.iter().map(|joint| joint.parent).collect();
-    assert_eq!(parents, [None, Some(0), None, None]);
+    // The spinner's node hangs below the animated knee: its joint hangs from the knee's joint, so
+    // the bend reaches it (the nodes between go into its fixed `pre`).
+    assert_eq!(parents, [None, Some(0), None, Some(1)]);
     assert_eq!(model.skeleton.joints[0].inverse_bind, Mat4::IDENTITY, "no inverseBindMatrices: identity");
     assert_eq!(rig.joint_nodes(), [1, 2, 4, 5]);
     assert_eq!(model.vertices.len(), 4 + 3 + 3);
@@ -562,7 +549,7 @@ fn skins_follow_the_spec_in_bind_pose_and_when_animated() {
     assert_eq!((influences[0].joint, influences[0].weight), (0, 0.75), "heaviest first, skin joint 1 (hip) is skeleton joint 0");
 
     // Bind pose: the rest pose through the palette puts every vertex where the spec says.
-    let mut rest = vec![JointPose::IDENTITY; model.skeleton.len()];
+    let mut rest = vec![Mat4::IDENTITY; model.skeleton.len()];
     rig.rest_pose(&mut rest);
     let expected = spec_positions(KNEE_REST_ANGLE, None);
     for (index, (found, expected)) in skinned_positions(&model, &rest).iter().zip(&expected).enumerate() {
@@ -578,15 +565,12 @@ fn skins_follow_the_spec_in_bind_pose_and_when_animated() {
     }
 
     // Animated: halfway through the bend, the knee is at the mid angle; the prop stays put.
-    let clip = &model.clips[0];
-    let error = rig.bake_errors(&model)[0].error;
-    let mut poses = vec![JointPose::IDENTITY; model.skeleton.len()];
-    clip.sample(0.5, &mut poses);
+    let poses = model.joint_matrices(0, 0.5);
     let expected = spec_positions((KNEE_REST_ANGLE + KNEE_BENT_ANGLE) * 0.5, None);
     for (index, (found, expected)) in skinned_positions(&model, &poses).iter().zip(&expected).enumerate() {
-        assert_close(*found, *expected, f64::from(error) * 4.0 + 1e-5, &format!("vertex {index} at 0.5 s"));
+        assert_close(*found, *expected, 1e-5, &format!("vertex {index} at 0.5 s"));
     }
-    assert!(!model.clips[0].bounds.is_empty() && !model.clips[0].bounds[0].is_empty(), "clip bounds computed");
+    assert!(model.bounds.animations[0].cells.iter().all(|cell| !cell.is_empty()), "culling cells computed");
 }
 
 #[test]
@@ -604,19 +588,23 @@ fn a_bind_shape_in_the_inverse_binds_is_moved_into_the_vertices() {
         let turned = bind_shape().transform_point3(Vec3::from_array(SKINNED_POSITIONS[index]).as_dvec3());
         assert_close(model.vertices[index].position, turned, 1e-5, &format!("vertex {index} turned by the bind shape"));
     }
-    let mut rest = vec![JointPose::IDENTITY; model.skeleton.len()];
+    let mut rest = vec![Mat4::IDENTITY; model.skeleton.len()];
     rig.rest_pose(&mut rest);
     for (joint, pose) in model.skeleton.joints.iter().zip(&rest) {
         assert!(
-            (pose.to_mat4() * joint.inverse_bind).abs_diff_eq(Mat4::IDENTITY, 1e-5),
+            (*pose * joint.inverse_bind).abs_diff_eq(Mat4::IDENTITY, 1e-5),
             "{}: rest palette is the identity",
             joint.name
         );
     }
     // ... and every pose skins them exactly where the file's own matrices would.
-    let mut poses = vec![JointPose::IDENTITY; model.skeleton.len()];
+    let mut poses = vec![Mat4::IDENTITY; model.skeleton.len()];
     let angle = KNEE_REST_ANGLE + (KNEE_BENT_ANGLE - KNEE_REST_ANGLE) * 0.75;
     rig.evaluate(0, 0.75, &mut poses);
+    // The model's own channels agree with the rig.
+    for (found, expected) in model.joint_matrices(0, 0.75).iter().zip(&poses) {
+        assert!(found.abs_diff_eq(*expected, 1e-5), "{found} vs {expected}");
+    }
     let expected = spec_positions(angle, Some(inverse_binds));
     for (index, (found, expected)) in skinned_positions(&model, &poses).iter().zip(&expected).enumerate() {
         assert_close(*found, *expected, 1e-5, &format!("vertex {index} at 0.75 s"));
@@ -725,8 +713,8 @@ fn eight_interleaved_influences_sparse_positions_and_a_single_key() {
     assert_eq!(model.vertices[1].position, Vec3::X);
     // One key at 0 s: a clip of no length that holds the key's pose.
     assert_eq!(model.clips[0].name, "animation_0");
-    assert!(model.clips[0].frame_count() >= 1);
-    assert_eq!(model.clips[0].frame(0)[7].translation, Vec3::new(0.0, 2.0, 0.0));
+    assert_eq!(model.clips[0].duration, 0.0);
+    assert_eq!(model.joint_matrices(0, 0.0)[7].w_axis.truncate(), Vec3::new(0.0, 2.0, 0.0));
 }
 
 #[test]
@@ -812,7 +800,7 @@ fn sample(folder: &Path, relative: &str) -> (Model, Rig) {
         assert!(influences.iter().all(|influence| (influence.joint as usize) < model.skeleton.len()));
     }
     // How far the file's inverse bind matrices are from inverting its rest pose.
-    let mut rest = vec![JointPose::IDENTITY; model.skeleton.len()];
+    let mut rest = vec![Mat4::IDENTITY; model.skeleton.len()];
     rig.rest_pose(&mut rest);
     let rest_palette_error = model
         .skeleton
@@ -820,7 +808,7 @@ fn sample(folder: &Path, relative: &str) -> (Model, Rig) {
         .iter()
         .zip(&rest)
         .map(|(joint, pose)| {
-            (pose.to_mat4() * joint.inverse_bind - Mat4::IDENTITY).to_cols_array().iter().fold(0.0f32, |a, b| a.max(b.abs()))
+            (*pose * joint.inverse_bind - Mat4::IDENTITY).to_cols_array().iter().fold(0.0f32, |a, b| a.max(b.abs()))
         })
         .fold(0.0f32, f32::max);
 
@@ -833,23 +821,30 @@ fn sample(folder: &Path, relative: &str) -> (Model, Rig) {
         model.stats.max_influences,
     );
     assert!(rest_palette_error < 1e-4, "{relative}: stored vertices are the rest pose");
-    for (index, error) in rig.bake_errors(&model).iter().enumerate() {
-        // The same curves baked at a rate that is a multiple of their 24 fps keys.
-        let aligned = bake_clip(&error.clip, error.duration, KEY_ALIGNED_RATE, model.skeleton.len(), |time, out| {
-            rig.evaluate(index, time, out)
-        });
-        let aligned_error = measure_bake_error(&aligned, |time, out| rig.evaluate(index, time, out)) / extent;
+    // The model's channels (what the GPU samples) against the rig's direct evaluation of the
+    // curves on the node tree, at 500 times a clip: no baking, so no error but rounding.
+    let mut expected = vec![Mat4::IDENTITY; model.skeleton.len()];
+    for (index, animation) in model.animations.iter().enumerate() {
+        let mut worst = 0.0f32;
+        for step in 0..=500 {
+            let time = animation.duration * step as f32 / 500.0;
+            rig.evaluate(index, time, &mut expected);
+            for (found, expected) in model.joint_matrices(index, time).iter().zip(&expected) {
+                for probe in [Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::Z] {
+                    worst = worst.max(found.transform_point3(probe).distance(expected.transform_point3(probe)));
+                }
+            }
+        }
         let _ = write!(
             report,
-            "\n  clip \"{}\": {:.4} s, baked at {} Hz: bake error {:.3e} = {:.3e} of extent; at {KEY_ALIGNED_RATE} fps {aligned_error:.3e} of extent",
-            error.clip, error.duration, model.clips[index].frame_rate, error.error, error.relative
+            "\n  clip \"{}\": {:.4} s, {} B on the GPU ({} B of keys in the file): channels off the curves by {:.3e} of extent",
+            animation.name,
+            animation.duration,
+            animation.gpu_bytes(model.skeleton.len()),
+            animation.file_key_bytes,
+            worst / extent
         );
-        assert!(error.relative < bake_limit(), "{relative} clip {}: bake error {:e} of extent", error.clip, error.relative);
-        assert!(
-            aligned_error < 1e-3,
-            "{relative} clip {}: bake error {aligned_error:e} of extent at {KEY_ALIGNED_RATE} fps",
-            error.clip
-        );
+        assert!(worst <= 1e-5 * extent, "{relative} clip {}: {worst:e} off the curves, extent {extent}", animation.name);
     }
     for material in &model.materials {
         let texture = material
@@ -865,17 +860,6 @@ fn sample(folder: &Path, relative: &str) -> (Model, Rig) {
     (model, rig)
 }
 
-/// A bake rate that puts a frame on every key of a 24 fps (or 30 or 60 fps) clip.
-const KEY_ALIGNED_RATE: f32 = 120.0;
-
-/// The largest bake error (over the model's extent) a loaded clip may have: the loader raises the
-/// bake rate until it is met. (At 60 Hz alone, linear interpolation between baked frames cuts the
-/// corner a LINEAR curve turns at each 24 fps key that falls between frames: CesiumMan 9.6e-3,
-/// Fox Walk 5.1e-3, Run 4.8e-3; the loader bakes those at 120 Hz.)
-fn bake_limit() -> f32 {
-    BAKE_TOLERANCE
-}
-
 #[test]
 fn sample_models_load_with_the_documented_counts() {
     let Some(folder) = shared_models() else { return };
@@ -888,7 +872,7 @@ fn sample_models_load_with_the_documented_counts() {
 
     let (model, _) = sample(&folder, "CesiumMan/CesiumMan.glb");
     assert_eq!((model.vertices.len(), model.skeleton.len(), model.clips.len()), (3273, 19, 1));
-    assert!((model.clips[0].duration() - 2.0).abs() < 0.1, "a 2 s walk: {}", model.clips[0].duration());
+    assert!((model.clips[0].duration - 2.0).abs() < 0.1, "a 2 s walk: {}", model.clips[0].duration);
     assert!(model.materials.iter().any(|material| material.texture.is_some()), "the embedded JPEG is decoded");
 
     let (model, _) = sample(&folder, "Fox/Fox.glb");

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use glam::{EulerRot, Mat4, Quat, Vec3, Vec4};
-use vkskin::anim::{bake_clip, measure_bake_error, palette, skin_vertex, JointPose, BAKE_RATE, BAKE_TOLERANCE};
+use vkskin::anim::{palette, skin_vertex, JointPose};
 use vkskin::formats::ms3d::{
     self, FixedText, Ms3dAnimation, Ms3dComment, Ms3dComments, Ms3dFile, Ms3dGroup, Ms3dJoint, Ms3dJointExtras, Ms3dKey,
     Ms3dMaterial, Ms3dModelExtra, Ms3dTriangle, Ms3dVertex, Ms3dVertexExtra, Ms3dVertexExtras,
@@ -453,8 +453,7 @@ fn extra_weights_are_percentages_for_the_first_three_slots() {
         assert_eq!(model.skeleton.len(), 5);
         let root = &model.skeleton.joints[4];
         assert_eq!((root.name.as_str(), root.parent, root.inverse_bind), ("weights", None, Mat4::IDENTITY));
-        let clip = &model.clips[0];
-        assert!((0..clip.frame_count()).all(|frame| clip.frame(frame)[4] == JointPose::IDENTITY));
+        assert!([0.0, 0.5, 1.9].iter().all(|&time| model.joint_matrices(0, time)[4] == Mat4::IDENTITY));
         assert_eq!(model.materials.len(), 1, "the default material");
         assert_eq!(model.materials[0].base_color, Vec4::new(0.8, 0.8, 0.8, 1.0));
     }
@@ -524,10 +523,9 @@ fn the_bind_pose_keeps_vertices_where_the_file_puts_them() {
         ..empty_file()
     };
     let model = ms3d::to_model(&file, Path::new("leg.ms3d")).expect("valid");
-    let clip = &model.clips[0];
     let mut matrices = vec![Mat4::IDENTITY; model.skeleton.len()];
-    for frame in [0, clip.frame_count() / 2, clip.frame_count() - 1] {
-        palette(&model.skeleton, clip.frame(frame), Mat4::IDENTITY, &mut matrices);
+    for frame in [0.0, 0.7, 1.0, 2.0] {
+        palette(&model.skeleton, &model.joint_matrices(0, frame), &mut matrices);
         for (index, vertex) in model.vertices.iter().enumerate() {
             let skinned = skin_vertex(&matrices, vertex.position, vertex.normal, Vec3::X, model.influences_of(vertex));
             assert!(skinned.position.distance(vertex.position) < 1e-5, "frame {frame} vertex {index}: {}", skinned.position);
@@ -659,8 +657,9 @@ fn textures_are_found_beside_the_model_from_windows_paths() {
 // ---------------------------------------------------------------------------------------------
 
 fn describe(relative: &str, file: &Ms3dFile, model: &Model) {
-    let clip = model.clips.first().map_or("no clip".to_string(), |clip| {
-        format!("clip \"{}\" {:.3} s ({} baked frames at {} Hz)", clip.name, clip.duration(), clip.frame_count(), clip.frame_rate)
+    let clip = model.animations.first().map_or("no animation".to_string(), |animation| {
+        let [translation, rotation, _] = animation.key_counts();
+        format!("animation \"{}\" {:.3} s ({translation} position and {rotation} rotation keys)", animation.name, animation.duration)
     });
     println!(
         "{relative}: {} file vertices -> {} after splitting, {} triangles, {} joints in the file -> {} in the skeleton, \
@@ -702,57 +701,33 @@ fn ninja_loads_with_28_joints_and_a_ten_second_clip() {
     assert_eq!(model.clips.len(), 1);
     let clip = &model.clips[0];
     assert_eq!(clip.name, "ninja");
-    assert!((clip.duration() - 10.0).abs() < 1e-4, "{}", clip.duration());
-    assert!(!clip.wraps);
+    assert!((clip.duration - 10.0).abs() < 1e-4, "{}", clip.duration);
     assert_eq!(model.stats.max_influences, 1);
     assert!(model.materials[0].texture.is_some(), "nskinbl.jpg is found");
     assert!(file.joints[0].rotation_keys[0].time > 0.03, "keys start at 1/fps");
     assert_eq!(file.vertex_extras.as_ref().map(|extras| extras.subversion), Some(2));
 
+    // The model keeps the file's keys: 1/30 s apart, some turning a joint by up to 2 rad in one
+    // interval (the one-frame snaps between the .txt's ranges). Sampling them must give the SDK's
+    // curves at any time, keys and the points between them alike (no bake error any more).
     let animation = Ms3dAnimation::new(&file, &folder.join("ninja/ninja.ms3d")).expect("valid");
     assert_eq!(animation.joint_count(), model.skeleton.len());
+    let keys: usize = file.joints.iter().map(|joint| joint.rotation_keys.len() + joint.position_keys.len()).sum();
+    let [positions, rotations, scales] = model.animations[0].key_counts();
+    assert_eq!((positions + rotations, scales), (keys, 0), "every key kept, none added");
     let extent = model.extent();
-    // The loader bakes at the lowest rate whose error against the curves is within BAKE_TOLERANCE.
-    let error = measure_bake_error(clip, |time, out| animation.evaluate(time, out));
-    println!(
-        "  loaded clip: {} Hz, bake error {error:e} model units, {:e} of the extent {extent:.3}",
-        clip.frame_rate,
-        error / extent
-    );
-    assert!(error <= BAKE_TOLERANCE * extent, "bake error {error} against extent {extent}");
-    assert_eq!(model.stats.bake.len(), 1);
-    // The keys are 1/30 s apart and some intervals turn joints by up to 2 rad (the one-frame snaps
-    // between the .txt's ranges, 173 -> 174 and 182 -> 183, and the spinning attack): between
-    // baked frames, model-space positions move on arcs that interpolation cuts as chords, so 60 Hz
-    // is not enough here. The error falls as 1 / rate^2, which shows the bake and the direct
-    // evaluation agree.
-    let sparse =
-        bake_clip("sparse", animation.duration(), BAKE_RATE, animation.joint_count(), |time, out| animation.evaluate(time, out));
-    let sparse_error = measure_bake_error(&sparse, |time, out| animation.evaluate(time, out));
-    println!("  bake error at {BAKE_RATE} Hz: {sparse_error:e} model units, {:e} of the extent", sparse_error / extent);
-    assert!(sparse_error > BAKE_TOLERANCE * extent && sparse_error < 0.1 * extent);
-    let dense_rate = 16.0 * BAKE_RATE;
-    let dense =
-        bake_clip("dense", animation.duration(), dense_rate, animation.joint_count(), |time, out| animation.evaluate(time, out));
-    let dense_error = measure_bake_error(&dense, |time, out| animation.evaluate(time, out));
-    println!("  bake error at {dense_rate} Hz: {dense_error:e} model units, {:e} of the extent", dense_error / extent);
-    assert!(dense_error < sparse_error / 100.0, "the error falls as 1 / rate^2: {sparse_error} -> {dense_error}");
-    // The baked frames are the direct evaluation at their times.
-    let mut direct = vec![JointPose::IDENTITY; animation.joint_count()];
-    for frame in [0, 1, 300, clip.frame_count() - 1] {
-        animation.evaluate(frame as f32 / clip.frame_rate, &mut direct);
-        for (baked, exact) in clip.frame(frame).iter().zip(&direct) {
-            assert!(
-                baked.translation.distance(exact.translation) < 1e-4 && rotation_distance(baked.rotation, exact.rotation) < 1e-5
-            );
+    let mut worst = 0.0f32;
+    for step in 0..=3000 {
+        let time = animation.duration() * step as f32 / 3000.0;
+        let sdk = evaluate(&animation, time);
+        for (found, expected) in model.joint_matrices(0, time).iter().zip(&sdk) {
+            for probe in [Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::Z] {
+                worst = worst.max(found.transform_point3(probe).distance(expected.to_mat4().transform_point3(probe)));
+            }
         }
     }
-    // Skinned bounds were computed for every frame.
-    assert!(clip.bounds.iter().all(|bounds| !bounds.is_empty()));
-    println!(
-        "  clip ranges in \"ninja animation ranges.txt\" (1-based frames, e.g. 1-14 walk, 15-30 stealth walk): \
-         frame n is at n / 30 s of this clip"
-    );
+    println!("  channels against the SDK's formulas at 3,001 times: worst {worst:e} model units, {:e} of the extent", worst / extent);
+    assert!(worst <= 1e-5 * extent, "{worst} against extent {extent}");
 }
 
 #[test]
@@ -965,9 +940,12 @@ fn float_and_timeline_errors_name_the_offset() {
         fps_offset + 8,
         "expected a total frame count (iTotalFrames) of 0 or more",
     );
-    // A timeline too long to bake is refused, not allocated.
+    // Nothing is baked, so any timeline loads: keys are kept as they are, and the culling cells
+    // stop at their cap (2^31 frames at 24 fps: 2.8 years).
     let endless = patched(&bytes, fps_offset + 8, &i32::MAX.to_le_bytes());
-    expect_error(load_bytes(&endless, BROKEN), fps_offset + 8, "expected a timeline that bakes to at most");
+    let model = load_bytes(&endless, BROKEN).expect("a long timeline loads");
+    assert!(model.clips[0].duration > 8.9e7, "{}", model.clips[0].duration);
+    assert_eq!(model.bounds.animations[0].cells.len(), vkskin::anim::bounds::MAX_CELLS);
 }
 
 #[test]
@@ -1070,7 +1048,10 @@ fn single_byte_mutations_never_panic() {
             Ok(model) => {
                 loaded += 1;
                 assert!(model.vertices.iter().all(|vertex| !model.influences_of(vertex).is_empty()), "round {round}");
-                assert!(model.clips.iter().all(|clip| clip.joint_count == model.skeleton.len()), "round {round}");
+                assert!(
+                    model.animations.iter().flat_map(|animation| &animation.channels).all(|channel| channel.joint < model.skeleton.len()),
+                    "round {round}"
+                );
             }
             Err(error) => {
                 refused += 1;

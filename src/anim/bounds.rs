@@ -386,10 +386,13 @@ mod tests {
             let cell = cells.at(time);
             assert!(cell.min.cmple(tip + 1e-5).all() && cell.max.cmpge(tip - 1e-5).all(), "t = {time}: {tip} outside {cell:?}");
         }
-        // A cell follows the motion: the middle one (arm level) spans well under the whole swing's
-        // height, though each sphere is as wide as the farthest vertex its joint carries (1 here).
+        // A cell follows the motion: the middle one is the arm joint's sphere (radius 1, the tip's
+        // distance) grown by the most a 1-unit bone turning 2.96 rad in 0.5 s moves in one cell,
+        // not the whole swing.
         let (middle, whole) = (cells.at(0.25).size(), cells.total().size());
-        assert!(middle.y < 0.5 * whole.y, "middle cell {middle} against the whole clip's {whole}");
+        let drift = 2.96 / 0.5 / CELL_RATE;
+        assert!(middle.max_element() <= 2.0 * (1.0 + drift) + 1e-3, "middle cell {middle}");
+        assert!(whole.y > 4.0, "the whole swing {whole}");
         assert!((bounds.blend_reach - 2.0).abs() < 1e-5);
         assert!(!bounds.mirrors);
     }

@@ -174,11 +174,12 @@ impl Channel {
                     return hold(0);
                 }
                 let whole = position.floor();
-                let key = whole as usize;
-                if key + 1 < count {
+                // Compared as floats: a time far past the keys must not overflow the index.
+                if whole < (count - 1) as f32 {
+                    let key = whole as usize;
                     KeySpan { key, next: key + 1, fraction: position - whole, span: *step }
-                } else if self.wraps && key + 1 == count {
-                    KeySpan { key, next: 0, fraction: position - whole, span: *step }
+                } else if self.wraps && whole < count as f32 {
+                    KeySpan { key: count - 1, next: 0, fraction: position - whole, span: *step }
                 } else {
                     hold(count - 1)
                 }
@@ -413,6 +414,8 @@ mod tests {
         assert!((translation.sample(2.5).x - 1.0).abs() < 1e-6);
         translation.wraps = false;
         assert_eq!(translation.sample(2.5).x, 2.0);
+        // Far past the keys (uniform keys are found by index): the last key, no overflow.
+        assert_eq!(translation.locate(1e30).key, 2);
     }
 
     #[test]

@@ -2077,30 +2077,40 @@ impl Builder<'_> {
     fn promote_animated_ancestors(&mut self, animated: &[bool]) -> Result<(), FormatError> {
         let hierarchy = self.hierarchy;
         let count = self.skeleton.len();
-        // Per joint, its animated in-between nodes, nearest first.
-        let mut chains: Vec<Vec<usize>> = vec![Vec::new(); count];
+        // The first joint on each node: an animated ancestor that is one already is reused.
+        let mut joint_of: HashMap<usize, usize> = HashMap::new();
+        for (index, &node) in self.joint_nodes.iter().enumerate() {
+            joint_of.entry(node).or_insert(index);
+        }
+        // Per joint, its animated in-between nodes (nearest first) and the joint it hangs from.
+        let mut chains: Vec<(Vec<usize>, Option<usize>)> = Vec::with_capacity(count);
         for (index, joint) in self.skeleton.joints.iter().enumerate() {
             let stop = joint.parent.and_then(|parent| self.joint_nodes.get(parent).copied());
             let mut ancestor = self.joint_nodes.get(index).and_then(|&node| hierarchy.parents.get(node).copied().flatten());
+            let (mut chain, mut top) = (Vec::new(), joint.parent);
             while let Some(current) = ancestor.filter(|&current| Some(current) != stop) {
                 if animated.get(current).copied().unwrap_or(false) {
-                    chains[index].push(current);
+                    if let Some(&existing) = joint_of.get(&current) {
+                        top = Some(existing);
+                        break;
+                    }
+                    chain.push(current);
                 }
                 ancestor = hierarchy.parents.get(current).copied().flatten();
             }
+            chains.push((chain, top));
         }
-        if chains.iter().all(Vec::is_empty) {
+        if chains.iter().zip(&self.skeleton.joints).all(|((chain, top), joint)| chain.is_empty() && *top == joint.parent) {
             return Ok(());
         }
         // New joints (after the old ones, for now): one per (parent joint, node).
         let mut joints = self.skeleton.joints.clone();
         let mut nodes = self.joint_nodes.clone();
         let mut promoted: HashMap<(Option<usize>, usize), usize> = HashMap::new();
-        for index in 0..count {
-            let top_parent = self.skeleton.joints[index].parent;
-            let mut parent = top_parent;
-            for &node in chains[index].iter().rev() {
-                let next = *promoted.entry((top_parent, node)).or_insert_with(|| {
+        for (index, (chain, top_parent)) in chains.iter().enumerate() {
+            let mut parent = *top_parent;
+            for &node in chain.iter().rev() {
+                let next = *promoted.entry((*top_parent, node)).or_insert_with(|| {
                     let global = hierarchy.rest_global.get(node).copied().unwrap_or(Mat4::IDENTITY);
                     let inverse = global.inverse();
                     let inverse_bind = if inverse.is_finite() { inverse } else { Mat4::IDENTITY };
@@ -2111,6 +2121,10 @@ impl Builder<'_> {
                 parent = Some(next);
             }
             joints[index].parent = parent;
+        }
+        if joints.len() == count && joints.iter().enumerate().all(|(index, joint)| joint.parent.is_none_or(|parent| parent < index)) {
+            self.skeleton.joints = joints; // still parents first: nothing to renumber
+            return Ok(());
         }
         if joints.len() > MAX_JOINTS {
             return Err(error(self.path(), format!("expected at most {MAX_JOINTS} joints in all (skins, rigid meshes and animated nodes above them), found more")));
