@@ -8,7 +8,9 @@ use clap::{Args, Parser, Subcommand};
 
 use vkskin::app::{default_animations, default_model_path, find_clip, headless_device, HeadlessRenderer, SceneSetup};
 use vkskin::capture::FrameCapture;
+use vkskin::anim::Layer;
 use vkskin::formats::load_model;
+use vkskin::formats::ranges::parse_clips_argument;
 use vkskin::model::Model;
 use vkskin::render::debug::DebugViews;
 use vkskin::render::offscreen::save_png;
@@ -67,6 +69,9 @@ enum Command {
         /// Animation file(s) (.md5anim). Default: the model's sibling .md5anim, if any.
         #[arg(long = "anim")]
         animations: Vec<PathBuf>,
+        /// Cut named clips from the first animation: NAME=FIRST-LAST,... (frames, or seconds as 0.5s-1.2s).
+        #[arg(long)]
+        clips: Option<String>,
     },
     /// Benchmark the skinning strategies side by side, headless: a table on stdout, JSON, CSV and
     /// PNG plots in --out.
@@ -126,6 +131,24 @@ enum Command {
     },
 }
 
+/// `--layer CLIP@JOINT[:WEIGHT]`: a clip by name or index over a joint (by name) and its subtree.
+fn parse_layer(model: &Model, text: &str) -> Result<Layer, String> {
+    let expected = || format!("--layer \"{text}\": expected CLIP@JOINT or CLIP@JOINT:WEIGHT");
+    let (clip, rest) = text.split_once('@').ok_or_else(expected)?;
+    let (joint, weight) = match rest.rsplit_once(':') {
+        Some((joint, weight)) => (joint, weight.trim().parse::<f32>().map_err(|_| expected())?),
+        None => (rest, 1.0),
+    };
+    if !(0.0..=1.0).contains(&weight) {
+        return Err(format!("--layer \"{text}\": expected a weight from 0 to 1, found {weight}"));
+    }
+    let clip = find_clip(model, clip.trim())?;
+    let joint = model.skeleton.joints.iter().position(|candidate| candidate.name == joint.trim()).ok_or_else(|| {
+        format!("--layer \"{text}\": {} has no joint \"{}\" (`vkskin inspect` lists them)", model.name, joint.trim())
+    })?;
+    Ok(Layer { clip, joint, weight })
+}
+
 #[derive(Args)]
 struct SceneArgs {
     /// Model file (.md5mesh). Default: the bundled figure.
@@ -146,6 +169,14 @@ struct SceneArgs {
     /// The clip to play, by name or index (default: the first). In the viewer, keys 1-9 switch.
     #[arg(long)]
     clip: Option<String>,
+    /// Cut named clips from the first animation: NAME=FIRST-LAST,... in frames (12-30) or seconds
+    /// (0.5s-1.2s). They come first; a "<model> animation ranges.txt" beside the model is read too.
+    #[arg(long)]
+    clips: Option<String>,
+    /// Play a second clip over one joint's subtree on every instance: CLIP@JOINT or
+    /// CLIP@JOINT:WEIGHT (default weight 1), e.g. wave@upper_arm_left:0.8.
+    #[arg(long)]
+    layer: Option<String>,
     /// Crossfade time in seconds when the viewer switches clips (0: cut).
     #[arg(long, default_value_t = 0.3)]
     fade: f32,
@@ -176,9 +207,13 @@ impl SceneArgs {
             MemoryPlan::new(device, &model, self.strategy, self.instances, None).map_err(|error| error.to_string())?;
         }
         let clip = self.clip.as_deref().map(|selector| find_clip(&model, selector)).transpose()?;
+        let layer = self.layer.as_deref().map(|text| parse_layer(&model, text)).transpose()?;
         let mut setup = SceneSetup::new(model, self.instances as usize);
         if let Some(clip) = clip {
             setup.play(clip, 0.0, 0.0);
+        }
+        for instance in &mut setup.instances {
+            instance.layer = layer;
         }
         Ok(setup)
     }
@@ -186,7 +221,10 @@ impl SceneArgs {
     fn load(&self) -> Result<Model, String> {
         let path = self.model.clone().unwrap_or_else(default_model_path);
         let animations = default_animations(&path, &self.animations);
-        let model = load_model(&path, &animations).map_err(|error| error.to_string())?;
+        let mut model = load_model(&path, &animations).map_err(|error| error.to_string())?;
+        if let Some(text) = &self.clips {
+            model.cut_clips(&parse_clips_argument(text)?)?;
+        }
         for warning in &model.stats.warnings {
             log::warn!("{warning}");
         }
@@ -333,6 +371,8 @@ fn run(cli: Cli) -> Result<(), String> {
             animations: Vec::new(),
             instances: 1,
             clip: None,
+            clips: None,
+            layer: None,
             fade: 0.3,
             strategy: Strategy::Compute,
             validate: false,
@@ -396,9 +436,12 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Soak { scene, frames, switch_every, every, size, report } => {
             soak(&scene, frames, switch_every.max(1), every.max(1), size, &report)
         }
-        Command::Inspect { model, animations } => {
+        Command::Inspect { model, animations, clips } => {
             let animations = default_animations(&model, &animations);
-            let model = load_model(&model, &animations).map_err(|error| error.to_string())?;
+            let mut model = load_model(&model, &animations).map_err(|error| error.to_string())?;
+            if let Some(text) = &clips {
+                model.cut_clips(&parse_clips_argument(text)?)?;
+            }
             print!("{}", vkskin::inspect::describe(&model));
             Ok(())
         }

@@ -101,6 +101,44 @@ impl Model {
         self.bounds.animations.iter().fold(self.bind_bounds(), |acc, animation| acc.union(animation.total()))
     }
 
+    /// Adds named clips cut from the first animation, before the whole animations' clips: frames
+    /// count as the file does (frame f at f / frame rate, so Milkshape's 1-based frames and MD5's
+    /// 0-based ones both land on their keys), seconds as they are. A clip plays from its first
+    /// bound to its last and loops back.
+    pub fn cut_clips(&mut self, ranges: &[crate::formats::ranges::ClipRange]) -> Result<(), String> {
+        use crate::formats::ranges::RangeUnit;
+        let Some(animation) = self.animations.first() else {
+            return Err(format!("{} has no animation to cut clips from", self.name));
+        };
+        let mut cut = Vec::with_capacity(ranges.len());
+        for range in ranges {
+            let scale = match range.unit {
+                RangeUnit::Seconds => 1.0,
+                RangeUnit::Frames => match animation.frame_rate {
+                    Some(rate) => 1.0 / f64::from(rate),
+                    None => {
+                        return Err(format!(
+                            "clip \"{}\": {} counts time, not frames: give seconds, like {}s-{}s",
+                            range.name, self.name, range.first, range.last
+                        ))
+                    }
+                },
+            };
+            let (start, end) = (range.first * scale, range.last * scale);
+            // A thousandth of a frame of slack for the last key's rounding.
+            if end > f64::from(animation.duration) + scale * 1e-3 {
+                return Err(format!(
+                    "clip \"{}\" ends at {end:.3} s, past the end of \"{}\" ({:.3} s)",
+                    range.name, animation.name, animation.duration
+                ));
+            }
+            cut.push(Clip { name: range.name.clone(), animation: 0, start: start as f32, duration: (end - start) as f32 });
+        }
+        cut.append(&mut self.clips);
+        self.clips = cut;
+        Ok(())
+    }
+
     /// Every joint's model-space matrix in an animation at a time (no blending, no world): what the
     /// palette pass composes before the inverse binds. An unknown animation gives the rest pose.
     pub fn joint_matrices(&self, animation: usize, time: f32) -> Vec<glam::Mat4> {

@@ -136,7 +136,9 @@ fn inspect_describes_the_bundled_model_without_vulkan() {
     for expected in [
         "skeleton: 23 joints",
         "clips: 2",
-        "[0] walk: 2.000 s, 48 frames at 24.00 fps",
+        "[0] walk: 2.000 s, 24 fps",
+        "nothing baked",
+        "culling cells",
         "[1] wave",
         "up to 6 a vertex",
         "figure_body.png",

@@ -110,9 +110,19 @@ pub fn load_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatEr
             ));
         }
     }
-    match format {
+    let mut model = match format {
         Format::Md5 => md5::load(path, animations),
         Format::Gltf => gltf::load(path),
         Format::Ms3d => ms3d::load(path),
+    }?;
+    // The free Psionic models ship their clips' frame ranges beside them.
+    if let Some(ranges_path) = ranges::ranges_file_beside(path) {
+        if !model.animations.is_empty() {
+            let text = std::fs::read_to_string(&ranges_path)
+                .map_err(|error| FormatError::in_file(&ranges_path, format!("cannot read: {error}")))?;
+            let ranges = ranges::parse_ranges_file(&text, &ranges_path)?;
+            model.cut_clips(&ranges).map_err(|message| FormatError::in_file(&ranges_path, message))?;
+        }
     }
+    Ok(model)
 }
