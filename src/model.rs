@@ -91,7 +91,12 @@ pub struct Model {
 }
 
 impl Model {
+    /// Bounds of the bind-pose vertices; for a skeleton-only model (no vertices), of the joints'
+    /// bind positions, so it can still be framed and culled.
     pub fn bind_bounds(&self) -> Aabb {
+        if self.vertices.is_empty() {
+            return Aabb::from_points(self.skeleton.joints.iter().map(|joint| joint.inverse_bind.inverse().w_axis.truncate()));
+        }
         Aabb::from_points(self.vertices.iter().map(|vertex| vertex.position))
     }
 

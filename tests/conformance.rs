@@ -121,8 +121,12 @@ fn gltf_simple_skin_data_uris_interleaved() {
 fn ms3d_ninja() {
     conform("ms3d/ninja/ninja.ms3d", |model| {
         assert!(model.skeleton.len() >= 28, "{} joints", model.skeleton.len());
-        assert_eq!(model.clips.len(), 1);
-        assert!((model.clips[0].duration - 10.0).abs() < 0.05, "300 frames at 30 fps");
+        // The 20 ranges of "ninja animation ranges.txt" first, then the whole timeline.
+        assert_eq!(model.clips.len(), 21);
+        assert_eq!(model.clips[0].name, "Walk (normal)");
+        assert!((model.clips[0].start - 1.0 / 30.0).abs() < 1e-6 && (model.clips[0].duration - 13.0 / 30.0).abs() < 1e-6);
+        assert_eq!(model.clips[19].name, "Idle 3");
+        assert!((model.clips[20].duration - 10.0).abs() < 0.05, "300 frames at 30 fps");
     });
 }
 

@@ -198,6 +198,8 @@ pub struct Renderer {
     pub palettes: Vec<Buffer>,
     /// Which debug views the next frames draw (`debug::DebugViews::check` says which can).
     pub debug: DebugViews,
+    /// The model has joints but no vertices: the skeleton view is always on.
+    skeleton_only: bool,
     pub debug_pass: DebugPass,
     debug_set: ash_vk::DescriptorSet,
     pub debug_boxes: Buffer,
@@ -565,6 +567,7 @@ impl Renderer {
             });
         }
 
+        let skeleton_only = model.vertices.is_empty() && !model.skeleton.is_empty();
         Ok(Renderer {
             frames,
             descriptor_pool,
@@ -599,7 +602,8 @@ impl Renderer {
             debug_boxes,
             joint_positions,
             depth_sampler,
-            debug: DebugViews::default(),
+            debug: DebugViews { skeleton: skeleton_only, ..DebugViews::default() },
+            skeleton_only,
             chunking,
             memory: plan,
             skin_inputs,
@@ -1204,7 +1208,9 @@ impl Renderer {
 
     /// Turns debug views on or off; an error (and no change) for a view this strategy or device
     /// cannot draw.
-    pub fn set_debug(&mut self, views: DebugViews) -> Result<(), String> {
+    pub fn set_debug(&mut self, mut views: DebugViews) -> Result<(), String> {
+        // A skeleton-only file (joints and keys, no vertices) shows its animated skeleton.
+        views.skeleton |= self.skeleton_only;
         views.check(self.strategy)?;
         self.debug_pass.check(views)?;
         self.debug = views;
