@@ -64,10 +64,17 @@ pub fn describe(model: &Model) -> String {
         let [translation, rotation, scale] = animation.key_counts();
         let gpu_bytes = animation.gpu_bytes(joint_count);
         let joint_seconds = joint_count as f64 * f64::from(animation.duration);
-        let per_joint_second =
-            if joint_seconds > 0.0 { format!("{:.0} B per joint-second", gpu_bytes as f64 / joint_seconds) } else { "-".to_string() };
+        let per_joint_second = if joint_seconds > 0.0 {
+            format!("{:.0} B per joint-second", gpu_bytes as f64 / joint_seconds)
+        } else {
+            "-".to_string()
+        };
         let ratio = if animation.file_key_bytes > 0 {
-            format!("{:.2}x the file's {} B of keys", gpu_bytes as f64 / animation.file_key_bytes as f64, animation.file_key_bytes)
+            format!(
+                "{:.2}x the file's {} B of keys",
+                gpu_bytes as f64 / animation.file_key_bytes as f64,
+                animation.file_key_bytes
+            )
         } else {
             "the file stores no keys".to_string()
         };

@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use vkskin::anim::Layer;
 use vkskin::app::{default_animations, default_model_path, find_clip, headless_device, HeadlessRenderer, SceneSetup};
 use vkskin::capture::FrameCapture;
-use vkskin::anim::Layer;
 use vkskin::formats::load_model;
 use vkskin::formats::ranges::parse_clips_argument;
 use vkskin::model::Model;

@@ -107,7 +107,8 @@ fn md5_reference(anim: &md5::Md5Anim, time: f32) -> Vec<Mat4> {
     let local = |frame: usize, joint: usize| {
         let hierarchy = &anim.hierarchy[joint];
         let [base_position, base_orientation] = anim.baseframe[joint];
-        let mut components = [base_position.x, base_position.y, base_position.z, base_orientation.x, base_orientation.y, base_orientation.z];
+        let mut components =
+            [base_position.x, base_position.y, base_position.z, base_orientation.x, base_orientation.y, base_orientation.z];
         let mut next = hierarchy.start_index as usize;
         for (bit, component) in components.iter_mut().enumerate() {
             if hierarchy.flags & (1 << bit) != 0 {
@@ -115,7 +116,10 @@ fn md5_reference(anim: &md5::Md5Anim, time: f32) -> Vec<Mat4> {
                 next += 1;
             }
         }
-        (Vec3::new(components[0], components[1], components[2]), md5::orientation_from_xyz(Vec3::new(components[3], components[4], components[5])))
+        (
+            Vec3::new(components[0], components[1], components[2]),
+            md5::orientation_from_xyz(Vec3::new(components[3], components[4], components[5])),
+        )
     };
     let z_up_to_y_up = Quat::from_rotation_x(-std::f32::consts::FRAC_PI_2);
     let mut out: Vec<Mat4> = Vec::with_capacity(anim.hierarchy.len());

@@ -591,11 +591,7 @@ fn a_bind_shape_in_the_inverse_binds_is_moved_into_the_vertices() {
     let mut rest = vec![Mat4::IDENTITY; model.skeleton.len()];
     rig.rest_pose(&mut rest);
     for (joint, pose) in model.skeleton.joints.iter().zip(&rest) {
-        assert!(
-            (*pose * joint.inverse_bind).abs_diff_eq(Mat4::IDENTITY, 1e-5),
-            "{}: rest palette is the identity",
-            joint.name
-        );
+        assert!((*pose * joint.inverse_bind).abs_diff_eq(Mat4::IDENTITY, 1e-5), "{}: rest palette is the identity", joint.name);
     }
     // ... and every pose skins them exactly where the file's own matrices would.
     let mut poses = vec![Mat4::IDENTITY; model.skeleton.len()];

@@ -82,13 +82,18 @@ fn gpu_palettes_hit_keyframes_and_interpolate_halfway() {
         assert!(halfway[joint].rotation.angle_between(a.rotation.slerp(b.rotation, 0.5)) < 1e-3);
     }
     let tolerance = 1e-4 * setup.model.extent();
-    for (instance, expected) in [reference_palette(&setup.model, &scene.instances[0]), reference_palette(&setup.model, &scene.instances[1])]
-        .iter()
-        .enumerate()
+    for (instance, expected) in
+        [reference_palette(&setup.model, &scene.instances[0]), reference_palette(&setup.model, &scene.instances[1])]
+            .iter()
+            .enumerate()
     {
         for joint in 0..joint_count {
             let gpu = palettes[instance * joint_count + joint].to_mat4();
-            assert!(gpu.abs_diff_eq(expected[joint], tolerance), "instance {instance} joint {joint}: GPU {gpu} vs {}", expected[joint]);
+            assert!(
+                gpu.abs_diff_eq(expected[joint], tolerance),
+                "instance {instance} joint {joint}: GPU {gpu} vs {}",
+                expected[joint]
+            );
         }
     }
     assert_no_validation_messages(&device);
@@ -143,8 +148,15 @@ fn turning_model() -> Model {
 
 /// Each joint's distance from its parent, from palettes (`world × model × inverse bind`).
 fn bone_lengths(model: &Model, palettes: &[vkskin::render::gpu::PaletteMatrix]) -> Vec<f32> {
-    let place = |joint: usize| (palettes[joint].to_mat4() * model.skeleton.joints[joint].inverse_bind.inverse()).w_axis.truncate();
-    model.skeleton.joints.iter().enumerate().map(|(joint, info)| info.parent.map_or(0.0, |parent| place(joint).distance(place(parent)))).collect()
+    let place =
+        |joint: usize| (palettes[joint].to_mat4() * model.skeleton.joints[joint].inverse_bind.inverse()).w_axis.truncate();
+    model
+        .skeleton
+        .joints
+        .iter()
+        .enumerate()
+        .map(|(joint, info)| info.parent.map_or(0.0, |parent| place(joint).distance(place(parent))))
+        .collect()
 }
 
 #[test]
@@ -181,7 +193,10 @@ fn a_crossfade_blends_local_poses_on_the_gpu_as_on_the_cpu_and_keeps_bone_length
         // Local blending never shortens a limb (blending model-space poses did, mid-fade).
         let lengths = bone_lengths(&setup.model, &palettes);
         for (joint, (&found, &expected)) in lengths.iter().zip(&rest).enumerate() {
-            assert!((found - expected).abs() <= 1e-4 * setup.model.extent(), "t = {seconds}, joint {joint}: bone {found} vs {expected}");
+            assert!(
+                (found - expected).abs() <= 1e-4 * setup.model.extent(),
+                "t = {seconds}, joint {joint}: bone {found} vs {expected}"
+            );
         }
     }
     assert_no_validation_messages(&device);

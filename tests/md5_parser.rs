@@ -222,7 +222,8 @@ fn bundled_figure_bounds_hold_the_skinned_mesh() {
             palette(&model.skeleton, &model.joint_matrices(index, time), &mut matrices);
             let bounds = cells.at(time);
             for vertex in &model.vertices {
-                let position = skin_vertex(&matrices, vertex.position, vertex.normal, Vec3::X, model.influences_of(vertex)).position;
+                let position =
+                    skin_vertex(&matrices, vertex.position, vertex.normal, Vec3::X, model.influences_of(vertex)).position;
                 assert!(
                     position.cmpge(bounds.min - 1e-4).all() && position.cmple(bounds.max + 1e-4).all(),
                     "{} at {time} s: {position} outside {bounds:?}",
@@ -514,7 +515,11 @@ fn anim_frames_compose_as_the_format_defines() {
     assert_eq!((clip.name.as_str(), model.animations[0].channels[0].times.count(), model.skeleton.len()), ("small", 2, 2));
     let frame_rate = model.animations[0].frame_rate.expect("MD5 counts frames");
     let pose = |frame: usize| -> Vec<(Vec3, Quat)> {
-        model.joint_matrices(0, frame as f32 / frame_rate).iter().map(|matrix| (matrix.w_axis.truncate(), Quat::from_mat4(matrix))).collect()
+        model
+            .joint_matrices(0, frame as f32 / frame_rate)
+            .iter()
+            .map(|matrix| (matrix.w_axis.truncate(), Quat::from_mat4(matrix)))
+            .collect()
     };
 
     // By hand, in MD5 space. Root: baseframe orientation (0, 0, 0.6) so w = -0.8, a turn of

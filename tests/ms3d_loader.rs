@@ -659,7 +659,10 @@ fn textures_are_found_beside_the_model_from_windows_paths() {
 fn describe(relative: &str, file: &Ms3dFile, model: &Model) {
     let clip = model.animations.first().map_or("no animation".to_string(), |animation| {
         let [translation, rotation, _] = animation.key_counts();
-        format!("animation \"{}\" {:.3} s ({translation} position and {rotation} rotation keys)", animation.name, animation.duration)
+        format!(
+            "animation \"{}\" {:.3} s ({translation} position and {rotation} rotation keys)",
+            animation.name, animation.duration
+        )
     });
     println!(
         "{relative}: {} file vertices -> {} after splitting, {} triangles, {} joints in the file -> {} in the skeleton, \
@@ -726,7 +729,10 @@ fn ninja_loads_with_28_joints_and_a_ten_second_clip() {
             }
         }
     }
-    println!("  channels against the SDK's formulas at 3,001 times: worst {worst:e} model units, {:e} of the extent", worst / extent);
+    println!(
+        "  channels against the SDK's formulas at 3,001 times: worst {worst:e} model units, {:e} of the extent",
+        worst / extent
+    );
     assert!(worst <= 1e-5 * extent, "{worst} against extent {extent}");
 }
 
@@ -1049,7 +1055,11 @@ fn single_byte_mutations_never_panic() {
                 loaded += 1;
                 assert!(model.vertices.iter().all(|vertex| !model.influences_of(vertex).is_empty()), "round {round}");
                 assert!(
-                    model.animations.iter().flat_map(|animation| &animation.channels).all(|channel| channel.joint < model.skeleton.len()),
+                    model
+                        .animations
+                        .iter()
+                        .flat_map(|animation| &animation.channels)
+                        .all(|channel| channel.joint < model.skeleton.len()),
                     "round {round}"
                 );
             }

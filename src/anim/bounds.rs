@@ -114,7 +114,13 @@ fn motion(channel: &Channel, t0: f32, t1: f32, points: &mut Vec<Vec4>) -> Motion
     let mut segments: Vec<(usize, usize)> = Vec::new();
     let last_key = if end.key >= start.key { end.key } else { count.saturating_sub(1) };
     for key in start.key..=last_key {
-        let next = if key + 1 < count { key + 1 } else if channel.wraps { 0 } else { key };
+        let next = if key + 1 < count {
+            key + 1
+        } else if channel.wraps {
+            0
+        } else {
+            key
+        };
         segments.push((key, next));
     }
     if end.key < start.key {
@@ -142,7 +148,8 @@ fn motion(channel: &Channel, t0: f32, t1: f32, points: &mut Vec<Vec4>) -> Motion
             };
             result.deviation += length * if whole && overlap > 0.0 { 1.0 } else { overlap };
             if !rotation {
-                result.largest = points.iter().fold(result.largest, |largest, point| largest.max(point.truncate().abs().max_element()));
+                result.largest =
+                    points.iter().fold(result.largest, |largest, point| largest.max(point.truncate().abs().max_element()));
             }
             continue;
         }
@@ -190,7 +197,7 @@ pub fn vertex_radii(skeleton: &Skeleton, vertices: &[Vertex], influences: &[Infl
 }
 
 /// Per joint and property, the animation's channel.
-fn channel_table<'a>(animation: &'a Animation, joint_count: usize) -> Vec<[Option<&'a Channel>; 3]> {
+fn channel_table(animation: &Animation, joint_count: usize) -> Vec<[Option<&Channel>; 3]> {
     let mut table = vec![[None; 3]; joint_count];
     for channel in &animation.channels {
         if let Some(slot) = table.get_mut(channel.joint) {
@@ -207,7 +214,8 @@ pub fn animation_bounds(skeleton: &Skeleton, animation: &Animation, radii: &[f32
     let cell_count = ((duration * CELL_RATE).ceil() as usize).clamp(1, MAX_CELLS);
     let cell_duration = duration / cell_count as f32;
     let table = channel_table(animation, joint_count);
-    let pre: Vec<(Mat3, f32)> = skeleton.joints.iter().map(|joint| (Mat3::from_mat4(joint.pre), norm(Mat3::from_mat4(joint.pre)))).collect();
+    let pre: Vec<(Mat3, f32)> =
+        skeleton.joints.iter().map(|joint| (Mat3::from_mat4(joint.pre), norm(Mat3::from_mat4(joint.pre)))).collect();
 
     let mut poses = vec![JointPose::IDENTITY; joint_count];
     let mut models = vec![Mat4::IDENTITY; joint_count];
@@ -224,7 +232,8 @@ pub fn animation_bounds(skeleton: &Skeleton, animation: &Animation, radii: &[f32
         let mut bounds = Aabb::EMPTY;
         for index in 0..joint_count {
             let joint = &skeleton.joints[index];
-            let [translation, rotation, scale] = table[index].map(|channel| channel.map(|channel| motion(channel, t0, t1, &mut points)));
+            let [translation, rotation, scale] =
+                table[index].map(|channel| channel.map(|channel| motion(channel, t0, t1, &mut points)));
             let tau = translation.map_or(0.0, |motion| motion.deviation);
             let phi = rotation.map_or(0.0, |motion| motion.deviation);
             let sigma = scale.map_or(0.0, |motion| motion.deviation);
@@ -301,7 +310,8 @@ fn mirrors(skeleton: &Skeleton, animations: &[Animation]) -> bool {
     let negative = |scale: Vec3| scale.x * scale.y * scale.z < 0.0;
     let scaled = skeleton.joints.iter().any(|joint| negative(joint.rest.scale))
         || animations.iter().flat_map(|animation| &animation.channels).any(|channel| {
-            channel.property == Property::Scale && (0..channel.times.count()).any(|key| negative(channel.key_value(key).truncate()))
+            channel.property == Property::Scale
+                && (0..channel.times.count()).any(|key| negative(channel.key_value(key).truncate()))
         });
     if scaled {
         return true;
@@ -358,7 +368,8 @@ mod tests {
             wraps: false,
             values,
         };
-        let animation = Animation { name: "swing".into(), duration: 0.5, frame_rate: None, channels: vec![channel], file_key_bytes: 40 };
+        let animation =
+            Animation { name: "swing".into(), duration: 0.5, frame_rate: None, channels: vec![channel], file_key_bytes: 40 };
         let vertex = Vertex {
             position: Vec3::new(2.0, 0.0, 0.0),
             normal: Vec3::Y,

@@ -67,10 +67,9 @@ impl KeyTimes {
             let step = if count > 1 { (end - start) / (count - 1) as f32 } else { 0.0 };
             let even = count == 1
                 || (step > 0.0
-                    && times
-                        .iter()
-                        .enumerate()
-                        .all(|(index, &time)| (time - (start + index as f32 * step)).abs() <= step * 1e-6 + f32::EPSILON * time.abs()));
+                    && times.iter().enumerate().all(|(index, &time)| {
+                        (time - (start + index as f32 * step)).abs() <= step * 1e-6 + f32::EPSILON * time.abs()
+                    }));
             if even {
                 return KeyTimes::Uniform { start, step: if count > 1 { step } else { 1.0 }, count };
             }
@@ -170,7 +169,7 @@ impl Channel {
         match &self.times {
             KeyTimes::Uniform { start, step, .. } => {
                 let position = (time - start) / step;
-                if !(position > 0.0) {
+                if position.is_nan() || position <= 0.0 {
                     return hold(0);
                 }
                 let whole = position.floor();
@@ -186,7 +185,7 @@ impl Channel {
             }
             KeyTimes::Listed(times) => {
                 let (first, last) = (times[0], times[count - 1]);
-                if !(time > first) {
+                if time.is_nan() || time <= first {
                     return hold(0);
                 }
                 if time >= last {
@@ -325,7 +324,7 @@ impl Clip {
     /// program runs.
     pub fn animation_time(&self, seconds: f64) -> f32 {
         let duration = f64::from(self.duration);
-        if !(duration > 0.0) {
+        if duration.is_nan() || duration <= 0.0 {
             return self.start;
         }
         let wrapped = seconds.rem_euclid(duration) as f32;
@@ -409,7 +408,12 @@ mod tests {
 
     #[test]
     fn wrapping_channels_run_back_to_the_first_key() {
-        let mut translation = channel(Interpolation::Linear, &[0.0, 1.0, 2.0], &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 2.0, 0.0, 0.0], Property::Translation);
+        let mut translation = channel(
+            Interpolation::Linear,
+            &[0.0, 1.0, 2.0],
+            &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 2.0, 0.0, 0.0],
+            Property::Translation,
+        );
         translation.wraps = true;
         assert!((translation.sample(2.5).x - 1.0).abs() < 1e-6);
         translation.wraps = false;

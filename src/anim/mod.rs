@@ -346,9 +346,8 @@ mod tests {
 
     #[test]
     fn a_layer_moves_only_its_subtree_and_composition_keeps_bone_lengths() {
-        let joint = |parent, x: f32| {
-            Joint::new("", parent, Mat4::IDENTITY, JointPose::new(Quat::IDENTITY, Vec3::new(x, 0.0, 0.0)))
-        };
+        let joint =
+            |parent, x: f32| Joint::new("", parent, Mat4::IDENTITY, JointPose::new(Quat::IDENTITY, Vec3::new(x, 0.0, 0.0)));
         // 0 -> 1 -> 2, and 0 -> 3.
         let skeleton = Skeleton { joints: vec![joint(None, 0.0), joint(Some(0), 1.0), joint(Some(1), 1.0), joint(Some(0), 1.0)] };
         let rest: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();

@@ -1788,7 +1788,10 @@ fn read_animations(data: &Data<'_>, hierarchy: &Hierarchy, warnings: &mut Vec<St
             };
             let sampler_label = format!("animation {animation_index} (\"{name}\") sampler {sampler_index}");
             let curve = read_curve(data, sampler, property, &sampler_label)?;
-            for (accessor, floats) in [(sampler.input.value(), curve.times.len()), (sampler.output.value(), curve.values.len() * if property == Property::Rotation { 4 } else { 3 })] {
+            for (accessor, floats) in [
+                (sampler.input.value(), curve.times.len()),
+                (sampler.output.value(), curve.values.len() * if property == Property::Rotation { 4 } else { 3 }),
+            ] {
                 if !accessors_counted.contains(&accessor) {
                     accessors_counted.push(accessor);
                     file_key_bytes += floats * 4;
@@ -1986,7 +1989,6 @@ impl Rig {
     pub fn rest_pose(&self, out: &mut [Mat4]) {
         self.evaluate(usize::MAX, 0.0, out);
     }
-
 }
 
 /// Which nodes some animation drives.
@@ -2058,7 +2060,8 @@ fn set_local_frames(skeleton: &mut Skeleton, joint_nodes: &[usize], hierarchy: &
             pre = hierarchy.rest_local.get(current).copied().unwrap_or(Mat4::IDENTITY) * pre;
             ancestor = hierarchy.parents.get(current).copied().flatten();
         }
-        let fixed_matrix = hierarchy.has_matrix.get(node).copied().unwrap_or(false) && !animated.get(node).copied().unwrap_or(false);
+        let fixed_matrix =
+            hierarchy.has_matrix.get(node).copied().unwrap_or(false) && !animated.get(node).copied().unwrap_or(false);
         if fixed_matrix {
             joint.pre = pre * hierarchy.rest_local.get(node).copied().unwrap_or(Mat4::IDENTITY);
             joint.rest = JointPose::IDENTITY;
@@ -2122,12 +2125,19 @@ impl Builder<'_> {
             }
             joints[index].parent = parent;
         }
-        if joints.len() == count && joints.iter().enumerate().all(|(index, joint)| joint.parent.is_none_or(|parent| parent < index)) {
+        if joints.len() == count
+            && joints.iter().enumerate().all(|(index, joint)| joint.parent.is_none_or(|parent| parent < index))
+        {
             self.skeleton.joints = joints; // still parents first: nothing to renumber
             return Ok(());
         }
         if joints.len() > MAX_JOINTS {
-            return Err(error(self.path(), format!("expected at most {MAX_JOINTS} joints in all (skins, rigid meshes and animated nodes above them), found more")));
+            return Err(error(
+                self.path(),
+                format!(
+                    "expected at most {MAX_JOINTS} joints in all (skins, rigid meshes and animated nodes above them), found more"
+                ),
+            ));
         }
         // Parents first again: a pre-order walk from the roots.
         let mut children: Vec<Vec<usize>> = vec![Vec::new(); joints.len()];

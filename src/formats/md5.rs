@@ -1111,7 +1111,10 @@ pub fn animation_channels(anim: &Md5Anim, name: &str) -> Animation {
     let mut channels = Vec::with_capacity(anim.hierarchy.len() * 2);
     for (joint, (hierarchy, &[base_position, base_orientation])) in anim.hierarchy.iter().zip(&anim.baseframe).enumerate() {
         let start = to_usize(hierarchy.start_index);
-        for (property, bits, base) in [(Property::Translation, hierarchy.flags & 7, base_position), (Property::Rotation, (hierarchy.flags >> 3) & 7, base_orientation)] {
+        for (property, bits, base) in [
+            (Property::Translation, hierarchy.flags & 7, base_position),
+            (Property::Rotation, (hierarchy.flags >> 3) & 7, base_orientation),
+        ] {
             // Values before this channel's in the frame: the translation's, for the rotation.
             let skip = if property == Property::Rotation { (hierarchy.flags & 7).count_ones() as usize } else { 0 };
             let stored = bits.count_ones() as usize;
@@ -1142,7 +1145,13 @@ pub fn animation_channels(anim: &Md5Anim, name: &str) -> Animation {
         }
     }
     let file_key_bytes = anim.frames.iter().map(Vec::len).sum::<usize>() * 4;
-    Animation { name: name.to_string(), duration: frame_count as f32 * step, frame_rate: Some(anim.frame_rate), channels, file_key_bytes }
+    Animation {
+        name: name.to_string(),
+        duration: frame_count as f32 * step,
+        frame_rate: Some(anim.frame_rate),
+        channels,
+        file_key_bytes,
+    }
 }
 
 /// The component (0 x, 1 y, 2 z) of the `stored`-th set bit of `bits`.

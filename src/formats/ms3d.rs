@@ -1551,8 +1551,15 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
         let duration = timeline(file, &layout, path)?;
         let channels = joints.iter().enumerate().flat_map(|(index, joint)| joint_channels(index, joint)).collect();
         // Each key: a time and three floats.
-        let file_key_bytes = file.joints.iter().map(|joint| joint.rotation_keys.len() + joint.position_keys.len()).sum::<usize>() * 16;
-        animations.push(Animation { name: name.clone(), duration, frame_rate: Some(file.animation_fps), channels, file_key_bytes });
+        let file_key_bytes =
+            file.joints.iter().map(|joint| joint.rotation_keys.len() + joint.position_keys.len()).sum::<usize>() * 16;
+        animations.push(Animation {
+            name: name.clone(),
+            duration,
+            frame_rate: Some(file.animation_fps),
+            channels,
+            file_key_bytes,
+        });
     }
 
     let mut model = Model {
@@ -1581,7 +1588,8 @@ fn joint_channels(index: usize, joint: &AnimatedJoint) -> Vec<Channel> {
     let mut channels = Vec::new();
     let times = |times: Vec<f32>| KeyTimes::from_list(times);
     if !joint.rotation_keys.is_empty() {
-        let values = joint.rotation_keys.iter().flat_map(|&(_, key)| (joint.bind_rotation * key).normalize().to_array()).collect();
+        let values =
+            joint.rotation_keys.iter().flat_map(|&(_, key)| (joint.bind_rotation * key).normalize().to_array()).collect();
         channels.push(Channel {
             joint: index,
             property: Property::Rotation,

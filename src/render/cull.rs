@@ -117,9 +117,8 @@ pub struct Seen {
 /// the bind pose without an animation.
 pub fn animated_box(model: &Model, data: &InstanceData) -> Aabb {
     let bind = model.bind_bounds();
-    let cell = |animation: u32, time: f32| {
-        model.bounds.animations.get(animation as usize).map_or(Aabb::EMPTY, |bounds| bounds.at(time))
-    };
+    let cell =
+        |animation: u32, time: f32| model.bounds.animations.get(animation as usize).map_or(Aabb::EMPTY, |bounds| bounds.at(time));
     if data.animation_a() == NO_CLIP {
         return bind;
     }

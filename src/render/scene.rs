@@ -6,8 +6,9 @@ use ash::vk as ash_vk;
 use glam::{Mat4, Vec3};
 
 use super::gpu::{
-    AnimationCells, GpuBounds, GpuChannel, GpuInfluence, GpuJoint, InstanceData, MeshRange, SourceVertex, CHANNEL_COMPONENTS_SHIFT,
-    CHANNEL_HAS_BASE, CHANNEL_IMPLIED_W, CHANNEL_INTERPOLATION_SHIFT, CHANNEL_UNIFORM, CHANNEL_WRAPS, MAX_ANIMATIONS, NO_CLIP, NO_PARENT,
+    AnimationCells, GpuBounds, GpuChannel, GpuInfluence, GpuJoint, InstanceData, MeshRange, SourceVertex,
+    CHANNEL_COMPONENTS_SHIFT, CHANNEL_HAS_BASE, CHANNEL_IMPLIED_W, CHANNEL_INTERPOLATION_SHIFT, CHANNEL_UNIFORM, CHANNEL_WRAPS,
+    MAX_ANIMATIONS, NO_CLIP, NO_PARENT,
 };
 use crate::anim::{skin_vertex, Aabb, Channel, Clip, JointPose, KeyTimes, Layer, Property, Skinned};
 use crate::model::Model;
@@ -244,7 +245,9 @@ impl AnimationData {
 
     /// What the animations take on the GPU: channel records, times and values.
     pub fn bytes(&self) -> usize {
-        std::mem::size_of_val(self.channels.as_slice()) + std::mem::size_of_val(self.times.as_slice()) + std::mem::size_of_val(self.values.as_slice())
+        std::mem::size_of_val(self.channels.as_slice())
+            + std::mem::size_of_val(self.times.as_slice())
+            + std::mem::size_of_val(self.values.as_slice())
     }
 }
 
