@@ -6,6 +6,7 @@ pub mod bench;
 pub mod capture;
 pub mod formats;
 pub mod generate;
+pub mod generate_long;
 pub mod inspect;
 pub mod model;
 pub mod plot;

@@ -128,6 +128,9 @@ enum Command {
     Generate {
         #[arg(long, default_value = "assets")]
         out: PathBuf,
+        /// Write long_clip.ms3d instead: 60 joints, 3 minutes of keys at 30 fps (a load-time check).
+        #[arg(long)]
+        long_clip: bool,
     },
 }
 
@@ -445,10 +448,17 @@ fn run(cli: Cli) -> Result<(), String> {
             print!("{}", vkskin::inspect::describe(&model));
             Ok(())
         }
-        Command::Generate { out } => {
+        Command::Generate { out, long_clip } => {
             std::fs::create_dir_all(&out).map_err(|error| format!("cannot create {}: {error}", out.display()))?;
-            let written =
-                vkskin::generate::write_assets(&out).map_err(|error| format!("cannot write into {}: {error}", out.display()))?;
+            let written = if long_clip {
+                use vkskin::generate_long::{FRAME_RATE, JOINTS, SECONDS};
+                let path = out.join("long_clip.ms3d");
+                let bytes = vkskin::formats::ms3d::write(&vkskin::generate_long::long_clip(JOINTS, SECONDS, FRAME_RATE));
+                std::fs::write(&path, bytes).map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+                vec![path]
+            } else {
+                vkskin::generate::write_assets(&out).map_err(|error| format!("cannot write into {}: {error}", out.display()))?
+            };
             for path in written {
                 println!("wrote {}", path.display());
             }

@@ -35,6 +35,11 @@ fn models() -> Vec<PathBuf> {
     } else {
         println!("skipped the shared models: {} is absent", shared.display());
     }
+    // The generated long clip: 60 joints, a key per joint per frame for 3 minutes.
+    let long = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fidelity_long_clip.ms3d");
+    let file = vkskin::generate_long::long_clip(vkskin::generate_long::JOINTS, vkskin::generate_long::SECONDS, 30.0);
+    std::fs::write(&long, vkskin::formats::ms3d::write(&file)).expect("scratch file");
+    paths.push(long);
     paths
 }
 
