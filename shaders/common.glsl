@@ -46,7 +46,8 @@ struct JointInfo {
     vec4 rest_translation;  // xyz, w unused
     vec4 rest_scale;        // xyz, w unused
     vec4 pre_rows[3];       // parent space -> this joint's rest frame, top three rows
-    uvec4 links;            // x: parent (NO_PARENT for a root), y, z: its subtree's depth-first span
+    uvec4 links;            // x: parent (NO_PARENT for a root), y, z: its subtree's depth-first span,
+                            // w: 1 when pre is not the identity (else its multiply is skipped)
 };
 
 const uint NO_PARENT = 0xFFFFFFFFu;

@@ -7,7 +7,8 @@
 // finally multiplied by the joint's inverse bind. Mirrors Channel::sample, Animation::sample,
 // blend_local, local_to_model and palette in src/anim/.
 //
-// Why one workgroup per instance and levels: a joint needs every ancestor composed first. Walking
+// The workgroup is the device's subgroup (palette.rs: workgroup_size). Why one workgroup per
+// instance and levels: a joint needs every ancestor composed first. Walking
 // each joint's parent chain alone would sample every ancestor again (depth × the work); composing
 // in one invocation per instance would leave the lanes of a wide GPU idle. Levels compose each joint
 // once, all joints of a level in parallel, at the cost of one barrier per level (6-10 for a figure).
@@ -82,11 +83,21 @@ vec4 channel_entry(Channel channel, uint slot, bool tangent) {
         first += 4u;
     }
     uint at = first + slot * stride;
-    for (uint component = 0u; component < 4u; ++component) {
-        if ((mask & (1u << component)) != 0u) {
-            value[component] = key_values[at];
-            at += 1u;
-        }
+    // Component by component, no dynamic vector index (which would spill to memory per lane).
+    if ((mask & 1u) != 0u) {
+        value.x = key_values[at];
+        at += 1u;
+    }
+    if ((mask & 2u) != 0u) {
+        value.y = key_values[at];
+        at += 1u;
+    }
+    if ((mask & 4u) != 0u) {
+        value.z = key_values[at];
+        at += 1u;
+    }
+    if ((mask & 8u) != 0u) {
+        value.w = key_values[at];
     }
     if ((channel.packed & CHANNEL_IMPLIED_W) != 0u && !tangent) {
         value.w = -sqrt(max(1.0 - dot(value.xyz, value.xyz), 0.0));
@@ -191,11 +202,10 @@ vec4 sample_channel(Channel channel, float time) {
 // A joint's local pose in an animation at a time: rest with the animated properties replaced
 // (Animation::sample).
 JointPose sample_local(uint animation, float time, uint joint) {
-    JointInfo info = joints[joint];
     JointPose pose;
-    pose.rotation = info.rest_rotation;
-    pose.translation = info.rest_translation.xyz;
-    pose.scale = info.rest_scale.xyz;
+    pose.rotation = joints[joint].rest_rotation;
+    pose.translation = joints[joint].rest_translation.xyz;
+    pose.scale = joints[joint].rest_scale.xyz;
     uint first = (animation * push.joint_count + joint) * 3u;
     for (uint property = 0u; property < 3u; ++property) {
         Channel channel = channels[first + property];
@@ -278,12 +288,15 @@ void main() {
         if (fading) {
             pose = blend_pose(pose, sample_local(animation_b, instance.time_b, joint), instance.blend);
         }
-        JointInfo info = joints[joint];
-        if (layered && layer_span.x <= info.links.y && info.links.y < layer_span.y) {
+        uvec2 links = joints[joint].links.xy;  // parent, depth-first entry
+        if (layered && layer_span.x <= links.y && links.y < layer_span.y) {
             pose = blend_pose(pose, sample_local(layer_animation, instance.time_layer, joint), instance.layer_weight);
         }
-        mat4 local = from_rows(info.pre_rows[0], info.pre_rows[1], info.pre_rows[2]) * pose_matrix(pose);
-        store_slot(chunk, first_slot + joint, info.links.x == NO_PARENT ? world * local : local);
+        mat4 local = pose_matrix(pose);
+        if (joints[joint].links.w != 0u) {
+            local = from_rows(joints[joint].pre_rows[0], joints[joint].pre_rows[1], joints[joint].pre_rows[2]) * local;
+        }
+        store_slot(chunk, first_slot + joint, links.x == NO_PARENT ? world * local : local);
     }
     memoryBarrierBuffer();
     barrier();

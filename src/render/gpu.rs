@@ -68,7 +68,8 @@ pub struct GpuJoint {
     pub rest_translation: [f32; 4],
     pub rest_scale: [f32; 4],
     pub pre_rows: [[f32; 4]; 3],
-    /// Parent (`NO_PARENT` for a root), and the subtree's depth-first span.
+    /// Parent (`NO_PARENT` for a root), the subtree's depth-first span, and 1 when `pre` is not the
+    /// identity.
     pub links: [u32; 4],
 }
 

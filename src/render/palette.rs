@@ -18,9 +18,13 @@ use crate::vk::descriptors::{DescriptorSetLayout, Resource};
 use crate::vk::pipeline::Pipeline;
 use crate::vk::{self, Buffer, Device};
 
-/// Invocations in one instance's workgroup (the x size); each takes every 32nd joint. A warp on
-/// NVIDIA; four 8-wide rows on lavapipe.
-pub const WORKGROUP_SIZE: u32 = 32;
+/// Invocations in one instance's workgroup (the x size): the device's subgroup, so the barriers
+/// between depth levels stay inside one lockstep group (a warp of 32 on NVIDIA; one 8-wide row on
+/// lavapipe, where a barrier across rows switches coroutines), within these bounds. Each invocation
+/// takes every n-th joint.
+pub fn workgroup_size(device: &Device) -> u32 {
+    device.subgroup_size.clamp(8, 64)
+}
 
 pub const BINDING_CHANNELS: u32 = 0;
 pub const BINDING_KEY_TIMES: u32 = 1;
@@ -80,7 +84,7 @@ impl PalettePass {
             super::shaders::PALETTE_COMP,
             &[&set_layout],
             std::mem::size_of::<PalettePush>() as u32,
-            &[(0, WORKGROUP_SIZE)],
+            &[(0, workgroup_size(device))],
         )?;
         Ok(PalettePass { pipeline, set_layout, device: device.clone() })
     }

@@ -267,7 +267,12 @@ fn joint_infos(model: &Model) -> Vec<GpuJoint> {
                 rest_translation: joint.rest.translation.extend(0.0).to_array(),
                 rest_scale: joint.rest.scale.extend(0.0).to_array(),
                 pre_rows: [pre.x_axis.to_array(), pre.y_axis.to_array(), pre.z_axis.to_array()],
-                links: [joint.parent.map_or(NO_PARENT, |parent| parent as u32), enter, exit, 0],
+                links: [
+                    joint.parent.map_or(NO_PARENT, |parent| parent as u32),
+                    enter,
+                    exit,
+                    u32::from(joint.pre != Mat4::IDENTITY),
+                ],
             }
         })
         .collect();
