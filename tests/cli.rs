@@ -242,3 +242,28 @@ fn soak_logs_memory_every_few_frames() {
         assert_eq!(allocated, rows[0][3], "gpu-allocator's bytes moved: {rows:?}");
     }
 }
+
+#[test]
+fn a_skeleton_only_file_shows_its_animated_skeleton() {
+    // The bundled mesh with its meshes cut away: joints and keys, no vertices.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let mesh = std::fs::read_to_string(root.join("figure.md5mesh")).expect("bundled mesh");
+    let joints_only = mesh[..mesh.find("mesh {").expect("a mesh block")].replace("numMeshes 2", "numMeshes 0");
+    assert!(joints_only.contains("numMeshes 0"), "the header counts no meshes");
+    let mesh_path = scratch("bones.md5mesh");
+    std::fs::write(&mesh_path, joints_only).expect("scratch mesh");
+    std::fs::copy(root.join("figure_walk.md5anim"), scratch("bones_walk.md5anim")).expect("scratch anim");
+    let out = scratch("bones.png");
+    let output = vkskin()
+        .arg("render")
+        .arg(&mesh_path)
+        .args(["--time", "0.5", "--size", "160x120", "--validate", "--out"])
+        .arg(&out)
+        .output()
+        .expect("vkskin runs");
+    assert!(output.status.success(), "{}", text(&output));
+    // The skeleton view's joint lines are yellow and orange; ground and sky have no such pixels.
+    let image = image::open(&out).expect("a PNG").to_rgba8();
+    let bones = image.pixels().filter(|pixel| pixel[0] > 200 && pixel[1] > 100 && pixel[2] < 120).count();
+    assert!(bones > 20, "{bones} skeleton pixels");
+}

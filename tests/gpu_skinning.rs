@@ -45,16 +45,22 @@ fn gpu_skinning_matches_the_cpu_reference() {
     assert_no_validation_messages(&device);
 }
 
-#[test]
-fn gpu_palettes_hit_keyframes_and_interpolate_halfway() {
-    let model = default_model();
-    let frame_rate = model.animations[0].frame_rate.expect("MD5 counts frames");
-    let mut setup = SceneSetup::new(model, 2);
+/// Every instance at the origin, unturned and in step: their palettes then differ only by what
+/// the test changes.
+fn stand_together(setup: &mut SceneSetup) {
     for instance in &mut setup.instances {
         instance.position = Vec3::ZERO;
         instance.yaw = 0.0;
         instance.phase = 0.0;
     }
+}
+
+#[test]
+fn gpu_palettes_hit_keyframes_and_interpolate_halfway() {
+    let model = default_model();
+    let frame_rate = model.animations[0].frame_rate.expect("MD5 counts frames");
+    let mut setup = SceneSetup::new(model, 2);
+    stand_together(&mut setup);
     let device = validated_device();
     let mut headless = HeadlessRenderer::new(&device, &setup, 64, 64).expect("renderer");
     let joint_count = setup.model.skeleton.len();
@@ -205,17 +211,13 @@ fn a_crossfade_blends_local_poses_on_the_gpu_as_on_the_cpu_and_keeps_bone_length
 #[test]
 fn a_layer_changes_only_its_subtree() {
     let mut setup = SceneSetup::new(turning_model(), 2);
+    stand_together(&mut setup);
     let skeleton = &setup.model.skeleton;
     let arm = skeleton.joints.iter().position(|joint| joint.name == "upper_arm_left").expect("a left upper arm");
     let spans = skeleton.subtree_spans();
     let under_arm: Vec<bool> = spans.iter().map(|&(enter, _)| spans[arm].0 <= enter && enter < spans[arm].1).collect();
     assert!(under_arm.iter().filter(|&&under| under).count() >= 2, "the arm carries a forearm");
     setup.instances[1].layer = Some(Layer { clip: 1, joint: arm, weight: 0.7 });
-    for instance in &mut setup.instances {
-        instance.position = Vec3::ZERO;
-        instance.yaw = 0.0;
-        instance.phase = 0.0;
-    }
     let device = validated_device();
     let mut headless = HeadlessRenderer::new(&device, &setup, 64, 64).expect("renderer");
     let scene = setup.frame(0.4, 1.0);

@@ -91,7 +91,7 @@ pub fn load(path: &Path) -> Result<Model, FormatError> {
     load_with_rig(path).map(|(model, _)| model)
 }
 
-/// [`load`], also returning the curves the clips were baked from.
+/// [`load`], also returning the rig: the curves evaluated directly on the node tree.
 pub fn load_with_rig(path: &Path) -> Result<(Model, Rig), FormatError> {
     let bytes = std::fs::read(path).map_err(|error| FormatError::in_file(path, format!("cannot read the file: {error}")))?;
     let folder = path.parent().unwrap_or(Path::new(""));
@@ -105,7 +105,7 @@ pub fn load_from_slice(bytes: &[u8], path: &Path, base_dir: Option<&Path>) -> Re
     load_from_slice_with_rig(bytes, path, base_dir).map(|(model, _)| model)
 }
 
-/// [`load_from_slice`], also returning the curves the clips were baked from.
+/// [`load_from_slice`], also returning the rig: the curves evaluated directly on the node tree.
 pub fn load_from_slice_with_rig(bytes: &[u8], path: &Path, base_dir: Option<&Path>) -> Result<(Model, Rig), FormatError> {
     let container = split_container(bytes, path)?;
     let root = parse_json(&container, path)?;

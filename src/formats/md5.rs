@@ -4,7 +4,7 @@
 //! Two layers. The document types ([`Md5Mesh`], [`Md5Anim`]) mirror the text exactly, so
 //! `parse_*(write_*(document)) == document`. [`load`] turns a mesh and its animations into the one
 //! [`Model`] type: converted from MD5's Z-up to vkskin's Y-up, every weight kept as an influence,
-//! clips baked as model-space poses.
+//! each animation's frames kept as uniform-rate channels of the joints' local values.
 //!
 //! The parser trusts nothing in the file: every count is checked against what is present, every
 //! index against what it points into, and no count read from the file sizes an allocation before
