@@ -32,6 +32,15 @@ pub struct Vertex {
     pub influence_count: u32,
 }
 
+impl Vertex {
+    /// This vertex's influences within a model's list (empty if its range is out of bounds, which
+    /// loaders never produce).
+    pub fn influences<'a>(&self, all: &'a [Influence]) -> &'a [Influence] {
+        let start = self.first_influence as usize;
+        all.get(start..start.saturating_add(self.influence_count as usize)).unwrap_or(&[])
+    }
+}
+
 /// A run of triangles drawn with one material.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mesh {
@@ -250,10 +259,9 @@ impl Model {
         }
     }
 
-    /// A vertex's influences (empty if its range is out of bounds, which loaders never produce).
+    /// A vertex's influences (see [`Vertex::influences`]).
     pub fn influences_of(&self, vertex: &Vertex) -> &[Influence] {
-        let start = vertex.first_influence as usize;
-        self.influences.get(start..start.saturating_add(vertex.influence_count as usize)).unwrap_or(&[])
+        vertex.influences(&self.influences)
     }
 }
 

@@ -87,18 +87,18 @@ fn segment_points(channel: &Channel, key: usize, next: usize, out: &mut Vec<Vec4
     out.push(a);
     out.push(b);
     if matches!(channel.interpolation, Interpolation::CubicSpline | Interpolation::Hermite) {
-        let span = if channel.interpolation == Interpolation::CubicSpline {
-            (channel.times.time(next) - channel.times.time(key)).abs().max(channel_step(channel))
-        } else {
-            1.0
-        };
+        let span = if channel.interpolation == Interpolation::CubicSpline { segment_span(channel, key, next) } else { 1.0 };
         out.push(a + channel.entry(key * 3 + 2, true) * (span / 3.0));
         out.push(b - channel.entry(next * 3, true) * (span / 3.0));
     }
 }
 
-/// The wrapping segment's length (uniform channels only wrap).
-fn channel_step(channel: &Channel) -> f32 {
+/// Seconds from key `key` to key `next`; the wrap back to key 0 (only uniform channels wrap) and a
+/// held last key take one step.
+fn segment_span(channel: &Channel, key: usize, next: usize) -> f32 {
+    if next > key {
+        return channel.times.time(next) - channel.times.time(key);
+    }
     match channel.times {
         super::KeyTimes::Uniform { step, .. } => step,
         super::KeyTimes::Listed(_) => 0.0,
@@ -137,7 +137,7 @@ fn motion(channel: &Channel, t0: f32, t1: f32, points: &mut Vec<Vec4>) -> Motion
             // rate; its normalized-lerp fallback for nearly equal keys is counted whole).
             let (a, b) = (channel.key_value(key), channel.key_value(next));
             let start = channel.times.time(key);
-            let end = if next > key { channel.times.time(next) } else { start + channel_step(channel) };
+            let end = start + segment_span(channel, key, next);
             let overlap = if end > start { ((t1.min(end) - t0.max(start)).max(0.0) / (end - start)).min(1.0) } else { 0.0 };
             let (length, whole) = if rotation {
                 let a = a.normalize_or_zero();
@@ -184,9 +184,7 @@ fn motion(channel: &Channel, t0: f32, t1: f32, points: &mut Vec<Vec4>) -> Motion
 pub fn vertex_radii(skeleton: &Skeleton, vertices: &[Vertex], influences: &[Influence]) -> Vec<f32> {
     let mut radii = vec![0.0f32; skeleton.len()];
     for vertex in vertices {
-        let first = vertex.first_influence as usize;
-        let list = influences.get(first..first + vertex.influence_count as usize).unwrap_or(&[]);
-        for influence in list.iter().filter(|influence| influence.weight > 0.0) {
+        for influence in vertex.influences(influences).iter().filter(|influence| influence.weight > 0.0) {
             let joint = influence.joint as usize;
             if let (Some(radius), Some(joint)) = (radii.get_mut(joint), skeleton.joints.get(joint)) {
                 *radius = radius.max(joint.inverse_bind.transform_point3(vertex.position).length());

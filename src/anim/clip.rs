@@ -133,6 +133,13 @@ impl Channel {
         self.mask.count_ones() as usize
     }
 
+    /// Whether the stored keys leave components to `base` (MD5's unanimated ones), so the base
+    /// must be stored too: the GPU layout (`AnimationData`) and its byte count share this rule.
+    pub fn stores_base(&self) -> bool {
+        let needed: u8 = if self.property == Property::Rotation && !self.implied_w { 0b1111 } else { 0b0111 };
+        self.mask & needed != needed
+    }
+
     /// The full value at stored slot `slot` (a key's value, or a cubic key's tangent).
     pub fn entry(&self, slot: usize, tangent: bool) -> Vec4 {
         let stride = self.components();
@@ -255,11 +262,6 @@ pub struct Animation {
 }
 
 impl Animation {
-    /// The channel driving `property` of `joint`, if any.
-    pub fn channel(&self, joint: usize, property: Property) -> Option<&Channel> {
-        self.channels.iter().find(|channel| channel.joint == joint && channel.property == property)
-    }
-
     /// Every joint's local pose at `time`: its rest pose with the animated properties replaced.
     /// Mirrors `sample_local` in palette.comp.glsl.
     pub fn sample(&self, skeleton: &Skeleton, time: f32, out: &mut [JointPose]) {
@@ -289,8 +291,7 @@ impl Animation {
                     }
                 }
             }
-            let needed: u8 = if channel.property == Property::Rotation && !channel.implied_w { 0b1111 } else { 0b0111 };
-            floats += channel.values.len() + if channel.mask & needed != needed { 4 } else { 0 };
+            floats += channel.values.len() + if channel.stores_base() { 4 } else { 0 };
         }
         joint_count.max(1) * 3 * 16 + floats * 4
     }

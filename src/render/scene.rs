@@ -10,7 +10,7 @@ use super::gpu::{
     CHANNEL_COMPONENTS_SHIFT, CHANNEL_HAS_BASE, CHANNEL_IMPLIED_W, CHANNEL_INTERPOLATION_SHIFT, CHANNEL_UNIFORM, CHANNEL_WRAPS,
     MAX_ANIMATIONS, NO_CLIP, NO_PARENT,
 };
-use crate::anim::{skin_vertex, Aabb, Channel, Clip, JointPose, KeyTimes, Layer, Property, Skinned};
+use crate::anim::{skin_vertex, Aabb, Channel, Clip, JointPose, KeyTimes, Layer, Skinned};
 use crate::model::Model;
 use crate::vk::{self, Buffer, Device, Image};
 
@@ -221,8 +221,7 @@ impl AnimationData {
             self.times.extend(&stored_times);
             next
         });
-        let needed: u8 = if channel.property == Property::Rotation && !channel.implied_w { 0b1111 } else { 0b0111 };
-        let has_base = channel.mask & needed != needed;
+        let has_base = channel.stores_base();
         let first_value = self.values.len() as u32;
         if has_base {
             self.values.extend(channel.base.to_array());
