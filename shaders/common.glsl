@@ -40,14 +40,16 @@ const uint INTERPOLATION_LINEAR = 1u;
 const uint INTERPOLATION_CUBIC_SPLINE = 2u;   // glTF: tangents per second, scaled by the interval
 const uint INTERPOLATION_HERMITE = 3u;        // Milkshape: tangents per interval
 
-// A joint's rest pose and fixed frame (src/anim/mod.rs: Joint): 112 bytes.
+// A joint's rest pose and fixed frame (src/anim/mod.rs: Joint; src/render/scene.rs: joint_infos):
+// 112 bytes.
 struct JointInfo {
     vec4 rest_rotation;     // unit quaternion, xyzw
     vec4 rest_translation;  // xyz, w unused
     vec4 rest_scale;        // xyz, w unused
-    vec4 pre_rows[3];       // parent space -> this joint's rest frame, top three rows
+    vec4 fixed_rows[3];     // the parent's bind matrix × pre (a root: pre), top three rows: from
+                            // the parent's palette entry into this joint's frame
     uvec4 links;            // x: parent (NO_PARENT for a root), y, z: its subtree's depth-first span,
-                            // w: 1 when pre is not the identity (else its multiply is skipped)
+                            // w: 1 when fixed is not the identity (else its multiply is skipped)
 };
 
 const uint NO_PARENT = 0xFFFFFFFFu;
@@ -98,7 +100,7 @@ const uint MAX_CHUNKS = 12u;
 
 // What the cull pass produces each frame, read as indirect arguments: 64 + 8 × MAX_CHUNKS bytes.
 struct CullCounters {
-    uvec4 palette_dispatch;         // x: 1 (a workgroup an instance), y: instances to skin (the count), z: 1
+    uvec4 palette_dispatch;         // x: workgroups of kept instances (palette.rs), y: 1, z: 1
     uvec4 skin_dispatch;            // x: vertex groups, y: instances to skin, z: 1
     uvec4 skeleton_draw;            // VkDrawIndirectCommand: 2 × joints, instances kept, 0, 0 (debug view)
     uvec4 box_draw;                 // VkDrawIndirectCommand: 24, instances kept, 0, 0 (debug view)

@@ -10,6 +10,9 @@
 #include "frame.glsl"
 
 layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
+// Kept instances per palette workgroup (palette.rs: WORKGROUP_SIZE): a kept instance whose slot is
+// a multiple of it adds a workgroup to the palette dispatch.
+layout(constant_id = 1) const uint PALETTE_WORKGROUP_SIZE = 64u;
 
 layout(set = 0, binding = 3) readonly buffer Instances { Instance instances[]; };
 layout(set = 0, binding = 4) readonly buffer Animations { AnimationCells animations[]; };
@@ -118,7 +121,9 @@ void main() {
         return;
     }
     uint slot = atomicAdd(counters.skin_dispatch.y, 1u);
-    atomicAdd(counters.palette_dispatch.y, 1u);
+    if (slot % PALETTE_WORKGROUP_SIZE == 0u) {
+        atomicAdd(counters.palette_dispatch.x, 1u);
+    }
     atomicAdd(counters.skeleton_draw.y, 1u);
     atomicAdd(counters.box_draw.y, 1u);
     skin_list[slot] = instance_index;

@@ -1,17 +1,24 @@
 #version 460
-// Palette pass: one workgroup per kept instance. Each invocation samples its joints' channels at
-// the instance's time (the file's own keys: STEP, LINEAR with slerp, CUBICSPLINE, Hermite), blends
-// a crossfade and a layer in local space, and writes world × pre × local into the instance's
-// palette slots; then the skeleton is composed parents first, one depth level at a time with a
-// workgroup barrier between levels (each joint reads its parent's finished slot), and every slot is
-// finally multiplied by the joint's inverse bind. Mirrors Channel::sample, Animation::sample,
-// blend_local, local_to_model and palette in src/anim/.
+// Palette pass: one invocation per kept instance walks the skeleton parents first (joints are
+// stored that way: a parent's index is below its children's). For each joint it samples the
+// channels at the instance's time (the file's own keys: STEP, LINEAR with slerp, CUBICSPLINE,
+// Hermite), blends a crossfade and a layer in local space, and writes the joint's palette entry
+//     world × model pose × inverse bind  =  parent's entry × fixed × local × inverse bind,
+// where `fixed` is the parent's bind matrix × the joint's pre transform (scene.rs: joint_infos):
+// the parent's bind undoes its inverse bind, so a child reads its parent's finished entry and
+// each slot is written once. Mirrors Channel::sample, Animation::sample, blend_local,
+// local_to_model and palette in src/anim/.
 //
-// The workgroup is the device's subgroup (palette.rs: workgroup_size). Why one workgroup per
-// instance and levels: a joint needs every ancestor composed first. Walking
-// each joint's parent chain alone would sample every ancestor again (depth × the work); composing
-// in one invocation per instance would leave the lanes of a wide GPU idle. Levels compose each joint
-// once, all joints of a level in parallel, at the cost of one barrier per level (6-10 for a figure).
+// Why an invocation per instance, not a workgroup per instance composing one depth level at a time
+// (the previous design; docs/animation.md has both measured): the 64 lanes of a workgroup are 64
+// instances on the same skeleton, so they walk the same joints in lockstep (joint data is read at
+// one address for all of them) and never wait at a barrier. The level-by-level workgroup left most
+// lanes idle on levels narrower than the workgroup, paid a barrier per level, and on lavapipe a
+// fixed cost per workgroup, and wrote and re-read every slot three times.
+//
+// Every storage-buffer word costs on lavapipe: the pass reads a property's channel record only
+// when the animation keys it, the rest pose only for the properties it does not, and a channel's
+// base once.
 #include "common.glsl"
 
 layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
@@ -21,21 +28,20 @@ layout(set = 0, binding = 1) readonly buffer KeyTimes { float key_times[]; };
 layout(set = 0, binding = 2) readonly buffer KeyValues { float key_values[]; };
 layout(set = 0, binding = 3) readonly buffer Joints { JointInfo joints[]; };
 layout(set = 0, binding = 4) readonly buffer InverseBinds { mat4 inverse_binds[]; };
-// Level starts (level_count + 1 of them), then the joints ordered by level.
-layout(set = 0, binding = 5) readonly buffer JointLevels { uint joint_levels[]; };
-layout(set = 0, binding = 6) readonly buffer Instances { Instance instances[]; };
-// Read back within the workgroup between levels: coherent, with a memory barrier before each barrier().
-layout(set = 0, binding = 7) coherent buffer Palettes { PaletteMatrix palettes[]; } palette_chunks[MAX_CHUNKS];
-// The instances the cull pass kept; the dispatch's y size is their count (indirect).
-layout(set = 0, binding = 8) readonly buffer SkinList { uint skin_list[]; };
+layout(set = 0, binding = 5) readonly buffer Instances { Instance instances[]; };
+// Written parents first; a joint's children read its entry back.
+layout(set = 0, binding = 6) buffer Palettes { PaletteMatrix palettes[]; } palette_chunks[MAX_CHUNKS];
+// The instances the cull pass kept; the dispatch covers their count in workgroups (indirect).
+layout(set = 0, binding = 7) readonly buffer SkinList { uint skin_list[]; };
 // World position of every joint of every instance, for the `skeleton` debug view (instance × joint).
-layout(set = 0, binding = 9) writeonly buffer JointPositions { vec4 joint_positions[]; };
+layout(set = 0, binding = 8) writeonly buffer JointPositions { vec4 joint_positions[]; };
+// What the cull pass counted: skin_dispatch.y is the number of kept instances.
+layout(set = 0, binding = 9) readonly buffer Counters { CullCounters counters; };
 
 layout(push_constant) uniform Push {
     uint joint_count;
-    uint instance_count;
-    uint chunk_instances;  // instances per chunk of palettes
-    uint level_count;
+    uint chunk_instances;        // instances per chunk of palettes
+    uint write_joint_positions;  // 1: the skeleton view reads joint_positions this frame
 } push;
 
 struct JointPose {
@@ -69,20 +75,24 @@ JointPose blend_pose(JointPose a, JointPose b, float t) {
     return result;
 }
 
-// Stored slot `slot` of a channel as a full value (Channel::entry): the stored components over the
-// base (zero for a tangent), w implied for MD5 rotations.
-vec4 channel_entry(Channel channel, uint slot, bool tangent) {
-    uint mask = (channel.packed >> CHANNEL_COMPONENTS_SHIFT) & 15u;
-    uint stride = uint(bitCount(mask));
+// The first key value of a channel (past its base, when it stores one) and the base: xyzw where
+// the channel stores none of the components, zero otherwise.
+uint channel_values(Channel channel, out vec4 base) {
+    base = vec4(0.0);
     uint first = channel.first_value;
-    vec4 value = vec4(0.0);
     if ((channel.packed & CHANNEL_HAS_BASE) != 0u) {
-        if (!tangent) {
-            value = vec4(key_values[first], key_values[first + 1u], key_values[first + 2u], key_values[first + 3u]);
-        }
+        base = vec4(key_values[first], key_values[first + 1u], key_values[first + 2u], key_values[first + 3u]);
         first += 4u;
     }
-    uint at = first + slot * stride;
+    return first;
+}
+
+// Stored slot `slot` of a channel as a full value (Channel::entry): the stored components over
+// `base` (zero for a tangent), w implied for MD5 rotations.
+vec4 channel_entry(Channel channel, uint first, vec4 base, uint slot, bool tangent) {
+    uint mask = (channel.packed >> CHANNEL_COMPONENTS_SHIFT) & 15u;
+    uint at = first + slot * uint(bitCount(mask));
+    vec4 value = tangent ? vec4(0.0) : base;
     // Component by component, no dynamic vector index (which would spill to memory per lane).
     if ((mask & 1u) != 0u) {
         value.x = key_values[at];
@@ -175,8 +185,10 @@ vec4 sample_channel(Channel channel, float time) {
     bool rotation = (channel.packed & CHANNEL_PROPERTY_MASK) == 1u;
     uint per_key = interpolation >= INTERPOLATION_CUBIC_SPLINE ? 3u : 1u;
     uint value_slot = interpolation >= INTERPOLATION_CUBIC_SPLINE ? 1u : 0u;
-    vec4 a = channel_entry(channel, key * per_key + value_slot, false);
-    vec4 b = channel_entry(channel, next * per_key + value_slot, false);
+    vec4 base;
+    uint first = channel_values(channel, base);
+    vec4 a = channel_entry(channel, first, base, key * per_key + value_slot, false);
+    vec4 b = channel_entry(channel, first, base, next * per_key + value_slot, false);
     vec4 value;
     if (interpolation == INTERPOLATION_STEP) {
         value = a;
@@ -184,8 +196,8 @@ vec4 sample_channel(Channel channel, float time) {
         value = rotation ? slerp_shortest(a, b, fraction) : a + (b - a) * fraction;
     } else {
         float scale = interpolation == INTERPOLATION_CUBIC_SPLINE ? span : 1.0;
-        vec4 out_tangent = channel_entry(channel, key * 3u + 2u, true) * scale;
-        vec4 in_tangent = channel_entry(channel, next * 3u, true) * scale;
+        vec4 out_tangent = channel_entry(channel, first, base, key * 3u + 2u, true) * scale;
+        vec4 in_tangent = channel_entry(channel, first, base, next * 3u, true) * scale;
         float s = fraction;
         float s2 = s * s;
         float s3 = s2 * s;
@@ -200,19 +212,24 @@ vec4 sample_channel(Channel channel, float time) {
 }
 
 // A joint's local pose in an animation at a time: rest with the animated properties replaced
-// (Animation::sample).
+// (Animation::sample). A channel record is read whole only when the animation keys the property,
+// the rest pose only for the properties it does not.
 JointPose sample_local(uint animation, float time, uint joint) {
-    JointPose pose;
-    pose.rotation = joints[joint].rest_rotation;
-    pose.translation = joints[joint].rest_translation.xyz;
-    pose.scale = joints[joint].rest_scale.xyz;
     uint first = (animation * push.joint_count + joint) * 3u;
+    JointPose pose;
+    // One loop, not three copies of sample_channel: the shader stays small (llvmpipe compiles
+    // every inlined copy, and a larger loop body costs time on every lane).
     for (uint property = 0u; property < 3u; ++property) {
-        Channel channel = channels[first + property];
-        if (channel.key_count == 0u) {
-            continue;
+        vec4 value;
+        if (channels[first + property].key_count != 0u) {
+            value = sample_channel(channels[first + property], time);
+        } else if (property == 0u) {
+            value = joints[joint].rest_translation;
+        } else if (property == 1u) {
+            value = joints[joint].rest_rotation;
+        } else {
+            value = joints[joint].rest_scale;
         }
-        vec4 value = sample_channel(channel, time);
         if (property == 0u) {
             pose.translation = value.xyz;
         } else if (property == 1u) {
@@ -241,39 +258,40 @@ mat4 from_rows(vec4 row0, vec4 row1, vec4 row2) {
     return transpose(mat4(row0, row1, row2, vec4(0.0, 0.0, 0.0, 1.0)));
 }
 
-mat4 load_slot(uint chunk, uint index) {
-    return from_rows(palette_chunks[chunk].palettes[index].rows[0], palette_chunks[chunk].palettes[index].rows[1],
-                     palette_chunks[chunk].palettes[index].rows[2]);
+mat4 load_slot(uint chunk, uint slot) {
+    return from_rows(palette_chunks[chunk].palettes[slot].rows[0], palette_chunks[chunk].palettes[slot].rows[1],
+                     palette_chunks[chunk].palettes[slot].rows[2]);
 }
 
-void store_slot(uint chunk, uint index, mat4 matrix) {
-    palette_chunks[chunk].palettes[index].rows[0] = vec4(matrix[0][0], matrix[1][0], matrix[2][0], matrix[3][0]);
-    palette_chunks[chunk].palettes[index].rows[1] = vec4(matrix[0][1], matrix[1][1], matrix[2][1], matrix[3][1]);
-    palette_chunks[chunk].palettes[index].rows[2] = vec4(matrix[0][2], matrix[1][2], matrix[2][2], matrix[3][2]);
+void store_slot(uint chunk, uint slot, mat4 matrix) {
+    palette_chunks[chunk].palettes[slot].rows[0] = vec4(matrix[0][0], matrix[1][0], matrix[2][0], matrix[3][0]);
+    palette_chunks[chunk].palettes[slot].rows[1] = vec4(matrix[0][1], matrix[1][1], matrix[2][1], matrix[3][1]);
+    palette_chunks[chunk].palettes[slot].rows[2] = vec4(matrix[0][2], matrix[1][2], matrix[2][2], matrix[3][2]);
 }
 
 void main() {
-    // gl_WorkGroupID.y is uniform over the workgroup, so every invocation reaches every barrier.
-    if (gl_WorkGroupID.y >= push.instance_count) {
+    uint kept = gl_GlobalInvocationID.x;
+    if (kept >= counters.skin_dispatch.y) {
         return;
     }
-    uint instance_index = skin_list[gl_WorkGroupID.y];
+    uint instance_index = skin_list[kept];
     Instance instance = instances[instance_index];
     float c = cos(instance.position_yaw.w);
     float s = sin(instance.position_yaw.w);
     mat4 world = mat4(vec4(c, 0.0, -s, 0.0), vec4(0.0, 1.0, 0.0, 0.0), vec4(s, 0.0, c, 0.0), vec4(instance.position_yaw.xyz, 1.0));
     uint chunk = instance_index / push.chunk_instances;
     uint first_slot = (instance_index % push.chunk_instances) * push.joint_count;
-    uint stride = gl_WorkGroupSize.x;
-    uint lane = gl_LocalInvocationID.x;
 
     uint animation_a = instance.animations & 0xFFFFu;
     uint animation_b = instance.animations >> 16;
     uint layer_animation = instance.layer & 0xFFFFu;
+    bool write_positions = push.write_joint_positions != 0u;
     if (animation_a == NO_CLIP) {
         // Without an animation every joint stands where the bind pose put it: world × bind × inverse bind.
-        for (uint joint = lane; joint < push.joint_count; joint += stride) {
-            joint_positions[instance_index * push.joint_count + joint] = vec4((world * inverse(inverse_binds[joint]))[3].xyz, 1.0);
+        for (uint joint = 0u; joint < push.joint_count; ++joint) {
+            if (write_positions) {
+                joint_positions[instance_index * push.joint_count + joint] = vec4((world * inverse(inverse_binds[joint]))[3].xyz, 1.0);
+            }
             store_slot(chunk, first_slot + joint, world);
         }
         return;
@@ -282,40 +300,25 @@ void main() {
     bool layered = layer_animation != NO_CLIP && instance.layer_weight > 0.0;
     uvec2 layer_span = joints[min(instance.layer >> 16, push.joint_count - 1u)].links.yz;
 
-    // Local poses, blended, as world-or-parent-relative matrices in the slots.
-    for (uint joint = lane; joint < push.joint_count; joint += stride) {
+    // Parents first: each joint's entry from its parent's, finished before it.
+    for (uint joint = 0u; joint < push.joint_count; ++joint) {
         JointPose pose = sample_local(animation_a, instance.time_a, joint);
         if (fading) {
             pose = blend_pose(pose, sample_local(animation_b, instance.time_b, joint), instance.blend);
         }
-        uvec2 links = joints[joint].links.xy;  // parent, depth-first entry
+        uvec4 links = joints[joint].links;  // parent, depth-first span, fixed not the identity
         if (layered && layer_span.x <= links.y && links.y < layer_span.y) {
             pose = blend_pose(pose, sample_local(layer_animation, instance.time_layer, joint), instance.layer_weight);
         }
         mat4 local = pose_matrix(pose);
-        if (joints[joint].links.w != 0u) {
-            local = from_rows(joints[joint].pre_rows[0], joints[joint].pre_rows[1], joints[joint].pre_rows[2]) * local;
+        if (links.w != 0u) {
+            local = from_rows(joints[joint].fixed_rows[0], joints[joint].fixed_rows[1], joints[joint].fixed_rows[2]) * local;
         }
-        store_slot(chunk, first_slot + joint, links.x == NO_PARENT ? world * local : local);
-    }
-    memoryBarrierBuffer();
-    barrier();
-
-    // Parents first: level 0 (the roots) is done; each later level multiplies in its parents' slots.
-    for (uint level = 1u; level < push.level_count; ++level) {
-        uint level_end = joint_levels[level + 1u];
-        for (uint at = joint_levels[level] + lane; at < level_end; at += stride) {
-            uint joint = joint_levels[push.level_count + 1u + at];
-            uint parent = joints[joint].links.x;
-            store_slot(chunk, first_slot + joint, load_slot(chunk, first_slot + parent) * load_slot(chunk, first_slot + joint));
+        // world × model pose: the parent's entry × its bind (folded into fixed) × pre × local.
+        mat4 posed = (links.x == NO_PARENT ? world : load_slot(chunk, first_slot + links.x)) * local;
+        if (write_positions) {
+            joint_positions[instance_index * push.joint_count + joint] = vec4(posed[3].xyz, 1.0);
         }
-        memoryBarrierBuffer();
-        barrier();
-    }
-
-    for (uint joint = lane; joint < push.joint_count; joint += stride) {
-        mat4 posed = load_slot(chunk, first_slot + joint);
-        joint_positions[instance_index * push.joint_count + joint] = vec4(posed[3].xyz, 1.0);
         store_slot(chunk, first_slot + joint, posed * inverse_binds[joint]);
     }
 }

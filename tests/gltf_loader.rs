@@ -1018,6 +1018,12 @@ fn malformed_files_fail_with_one_clear_error() {
     cycle_glb[start..start + 14].copy_from_slice(br#""children":[0]"#);
     let error = refuse("cycle.glb", &cycle_glb);
     assert!(error.message.contains("expected a tree"), "{error}");
+
+    // A singular inverse bind matrix: the palette pass needs its inverse.
+    let [hip, _] = skin_inverse_binds();
+    let (asset, body) = skin_file("[2,1]", Some([DMat4::ZERO, hip]));
+    let error = refuse("singular_inverse_bind.glb", &asset.glb(&body));
+    assert!(error.message.contains("matrix 0 has determinant 0") && error.message.contains("invertible"), "{error}");
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> usize {

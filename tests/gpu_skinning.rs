@@ -55,6 +55,33 @@ fn stand_together(setup: &mut SceneSetup) {
     }
 }
 
+/// The palette pass runs one invocation per kept instance in workgroups of 64, counted by the
+/// cull pass: 150 instances at different times make three workgroups, the last one partly full,
+/// and every instance's palette must still be its own.
+#[test]
+fn more_instances_than_one_palette_workgroup_each_get_their_own_palette() {
+    let count = 150;
+    assert!(count > 2 * vkskin::render::palette::WORKGROUP_SIZE as usize);
+    let mut setup = SceneSetup::new(default_model(), count);
+    stand_together(&mut setup);
+    let device = validated_device();
+    let mut headless = HeadlessRenderer::new(&device, &setup, 64, 64).expect("renderer");
+    let mut scene = setup.frame(0.0, 1.0);
+    for (index, instance) in scene.instances.iter_mut().enumerate() {
+        instance.time_a = index as f32 * 0.013;
+    }
+    let (_, palettes) = skin_on_gpu(&mut headless, &scene);
+    let joint_count = setup.model.skeleton.len();
+    let tolerance = 1e-4 * setup.model.extent();
+    for (instance, data) in scene.instances.iter().enumerate() {
+        for (joint, expected) in reference_palette(&setup.model, data).iter().enumerate() {
+            let gpu = palettes[instance * joint_count + joint].to_mat4();
+            assert!(gpu.abs_diff_eq(*expected, tolerance), "instance {instance} joint {joint}: GPU {gpu} vs {expected}");
+        }
+    }
+    assert_no_validation_messages(&device);
+}
+
 #[test]
 fn gpu_palettes_hit_keyframes_and_interpolate_halfway() {
     let model = default_model();

@@ -46,16 +46,6 @@ pub struct Skeleton {
     pub joints: Vec<Joint>,
 }
 
-/// The skeleton's joints grouped by depth, for composing parents first one level at a time (the
-/// palette pass puts a workgroup barrier between levels).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Levels {
-    /// Joint indices, roots first, then their children, and so on.
-    pub order: Vec<u32>,
-    /// Level `d` is `order[starts[d]..starts[d + 1]]`.
-    pub starts: Vec<u32>,
-}
-
 impl Skeleton {
     pub fn len(&self) -> usize {
         self.joints.len()
@@ -76,26 +66,6 @@ impl Skeleton {
     /// Length of the longest root-to-leaf chain, counting joints (a lone root has depth 1).
     pub fn depth(&self) -> usize {
         self.depths().into_iter().max().unwrap_or(0)
-    }
-
-    /// Joints by depth, in linear time (a counting sort on the depths).
-    pub fn levels(&self) -> Levels {
-        let depths = self.depths();
-        let level_count = depths.iter().copied().max().unwrap_or(0);
-        let mut starts = vec![0u32; level_count + 1];
-        for &depth in &depths {
-            starts[depth] += 1; // depth >= 1: counts land one slot up, ready for the prefix sum
-        }
-        for level in 1..starts.len() {
-            starts[level] += starts[level - 1];
-        }
-        let mut next = starts.clone();
-        let mut order = vec![0u32; depths.len()];
-        for (joint, &depth) in depths.iter().enumerate() {
-            order[next[depth - 1] as usize] = joint as u32;
-            next[depth - 1] += 1;
-        }
-        Levels { order, starts }
     }
 
     /// Per joint, the half-open range of depth-first entry numbers its subtree covers: joint `j`
@@ -337,9 +307,6 @@ mod tests {
         let joint = |parent| Joint::new("", parent, Mat4::IDENTITY, JointPose::IDENTITY);
         let skeleton = Skeleton { joints: vec![joint(None), joint(Some(0)), joint(Some(1)), joint(Some(0))] };
         assert_eq!(skeleton.depth(), 3);
-        let levels = skeleton.levels();
-        assert_eq!(levels.order, vec![0, 1, 3, 2]);
-        assert_eq!(levels.starts, vec![0, 1, 3, 4]);
         let spans = skeleton.subtree_spans();
         assert_eq!(spans, vec![(0, 4), (1, 3), (2, 3), (3, 4)]);
     }

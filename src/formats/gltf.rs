@@ -1106,7 +1106,22 @@ impl<'a> Builder<'a> {
                             ),
                         ));
                     }
-                    matrices.iter().map(Mat4::from_cols_array).collect()
+                    let matrices: Vec<Mat4> = matrices.iter().map(Mat4::from_cols_array).collect();
+                    // The palette pass undoes a parent's inverse bind (scene.rs: joint_infos).
+                    if let Some((index, matrix)) =
+                        matrices.iter().enumerate().take(nodes.len()).find(|(_, matrix)| !invertible(matrix))
+                    {
+                        return Err(error(
+                            path,
+                            format!(
+                                "accessor {} ({what}): matrix {index} has determinant {}; expected an invertible matrix \
+                                 (the inverse of a joint's bind transform)",
+                                accessor.value(),
+                                matrix.determinant()
+                            ),
+                        ));
+                    }
+                    matrices
                 }
                 None => vec![Mat4::IDENTITY; nodes.len()],
             };
@@ -2172,6 +2187,12 @@ impl Builder<'_> {
         Ok(())
     }
 }
+
+/// Whether a matrix has a finite inverse (an inverse bind matrix must).
+fn invertible(matrix: &Mat4) -> bool {
+    matrix.is_finite() && matrix.determinant().is_normal() && matrix.inverse().is_finite()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -71,7 +71,7 @@ impl CullPass {
             super::shaders::CULL_COMP,
             &[&set_layout],
             std::mem::size_of::<CullPush>() as u32,
-            &[(0, WORKGROUP_SIZE)],
+            &[(0, WORKGROUP_SIZE), (1, super::palette::WORKGROUP_SIZE)],
         )?;
         Ok(CullPass { pipeline, set_layout, device: device.clone() })
     }

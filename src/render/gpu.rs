@@ -67,7 +67,7 @@ pub struct GpuJoint {
     pub rest_rotation: [f32; 4],
     pub rest_translation: [f32; 4],
     pub rest_scale: [f32; 4],
-    pub pre_rows: [[f32; 4]; 3],
+    pub fixed_rows: [[f32; 4]; 3],
     /// Parent (`NO_PARENT` for a root), the subtree's depth-first span, and 1 when `pre` is not the
     /// identity.
     pub links: [u32; 4],
@@ -278,10 +278,9 @@ pub struct CullPush {
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub struct PalettePush {
     pub joint_count: u32,
-    pub instance_count: u32,
     pub chunk_instances: u32,
-    /// Joint depth levels; `model.joint_levels` holds their starts, then the joints by level.
-    pub level_count: u32,
+    /// 1: write `joint_positions` (the skeleton view is on).
+    pub write_joint_positions: u32,
 }
 
 /// Push constants of skin.comp.
@@ -444,7 +443,7 @@ mod tests {
                 ("rest_rotation", offset_of!(GpuJoint, rest_rotation)),
                 ("rest_translation", offset_of!(GpuJoint, rest_translation)),
                 ("rest_scale", offset_of!(GpuJoint, rest_scale)),
-                ("pre_rows", offset_of!(GpuJoint, pre_rows)),
+                ("fixed_rows", offset_of!(GpuJoint, fixed_rows)),
                 ("links", offset_of!(GpuJoint, links)),
             ],
         );
@@ -479,9 +478,8 @@ mod tests {
             None,
             &[
                 ("joint_count", offset_of!(PalettePush, joint_count)),
-                ("instance_count", offset_of!(PalettePush, instance_count)),
                 ("chunk_instances", offset_of!(PalettePush, chunk_instances)),
-                ("level_count", offset_of!(PalettePush, level_count)),
+                ("write_joint_positions", offset_of!(PalettePush, write_joint_positions)),
             ],
         );
         check(

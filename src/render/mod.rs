@@ -510,11 +510,11 @@ impl Renderer {
                     key_values: &gpu_model.key_values,
                     joints: &gpu_model.joints,
                     inverse_binds: &gpu_model.inverse_binds,
-                    joint_levels: &gpu_model.joint_levels,
                     instances: &instances,
                     palettes: &palettes,
                     skin_list: &skin_list,
                     joint_positions: &joint_positions,
+                    counters: &counters,
                 },
             );
             let cull_set = descriptor_pool.allocate(&cull.set_layout, &format!("cull.set[{slot}]"))?;
@@ -727,7 +727,7 @@ impl Renderer {
         let reset = CullCounters {
             skeleton_draw: [2 * model.joint_count, 0, 0, 0],
             box_draw: [24, 0, 0, 0],
-            palette_dispatch: [1, 0, 1, 0],
+            palette_dispatch: [0, 1, 1, 0],
             skin_dispatch: [vertex_groups, 0, 1, 0],
             ..Default::default()
         };
@@ -767,7 +767,7 @@ impl Renderer {
             command_buffer,
             &self.counters,
             (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-            (Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ),
+            (Stage::DRAW_INDIRECT | Stage::COMPUTE_SHADER, Access::INDIRECT_COMMAND_READ | Access::SHADER_STORAGE_READ),
         );
         // cull.skin_list, cull.debug_boxes: cull writes -> the palette and skin passes' reads and
         // the debug views' vertex shaders.
@@ -806,9 +806,8 @@ impl Renderer {
             let arguments = (&self.counters, std::mem::offset_of!(CullCounters, palette_dispatch) as u64);
             let push = PalettePush {
                 joint_count: model.joint_count,
-                instance_count: self.instance_count,
                 chunk_instances: self.chunking.instances_per_chunk,
-                level_count: model.level_count,
+                write_joint_positions: u32::from(self.debug.skeleton),
             };
             self.palette.record(command_buffer, frame.palette_set, push, arguments);
             // joint_positions: palette writes -> the skeleton view's vertex shader.

@@ -1,10 +1,12 @@
-//! Palette pass (compute): one workgroup per kept instance samples every joint's channels at the
-//! instance's time, blends a crossfade and a layer in local space, composes the skeleton parents
-//! first (a barrier per depth level) and writes `world × model pose × inverse bind`.
+//! Palette pass (compute): one invocation per kept instance walks the skeleton parents first,
+//! samples every joint's channels at the instance's time, blends a crossfade and a layer in local
+//! space, composes each joint onto its parent's pose and writes `world × model pose × inverse bind`
+//! (why this shape: the shader's header).
 //!
 //! Reads: `model.channels`, `model.key_times`, `model.key_values`, `model.joints`,
-//! `model.inverse_binds`, `model.joint_levels`, `frame.instances[slot]`, and the instances to
-//! animate from `cull.skin_list` (the dispatch's y size is their count, from `cull.counters`).
+//! `model.inverse_binds`, `frame.instances[slot]`, and the instances to animate from
+//! `cull.skin_list`, as many as `cull.counters` counted (the indirect dispatch covers them in
+//! workgroups of 64, counted by the cull pass too).
 //! Writes: `joint_palettes`. Expects: last frame's skin-pass reads of the palettes finished
 //! (write-after-read barrier before it). The skin pass needs a write -> read barrier after it.
 
@@ -18,24 +20,19 @@ use crate::vk::descriptors::{DescriptorSetLayout, Resource};
 use crate::vk::pipeline::Pipeline;
 use crate::vk::{self, Buffer, Device};
 
-/// Invocations in one instance's workgroup (the x size): the device's subgroup, so the barriers
-/// between depth levels stay inside one lockstep group (a warp of 32 on NVIDIA; one 8-wide row on
-/// lavapipe, where a barrier across rows switches coroutines), within these bounds. Each invocation
-/// takes every n-th joint.
-pub fn workgroup_size(device: &Device) -> u32 {
-    device.subgroup_size.clamp(8, 64)
-}
+/// Kept instances per workgroup, one invocation each (the cull pass counts the workgroups).
+pub const WORKGROUP_SIZE: u32 = 64;
 
 pub const BINDING_CHANNELS: u32 = 0;
 pub const BINDING_KEY_TIMES: u32 = 1;
 pub const BINDING_KEY_VALUES: u32 = 2;
 pub const BINDING_JOINTS: u32 = 3;
 pub const BINDING_INVERSE_BINDS: u32 = 4;
-pub const BINDING_JOINT_LEVELS: u32 = 5;
-pub const BINDING_INSTANCES: u32 = 6;
-pub const BINDING_PALETTES: u32 = 7;
-pub const BINDING_SKIN_LIST: u32 = 8;
-pub const BINDING_JOINT_POSITIONS: u32 = 9;
+pub const BINDING_INSTANCES: u32 = 5;
+pub const BINDING_PALETTES: u32 = 6;
+pub const BINDING_SKIN_LIST: u32 = 7;
+pub const BINDING_JOINT_POSITIONS: u32 = 8;
+pub const BINDING_COUNTERS: u32 = 9;
 
 pub struct PalettePass {
     pub pipeline: Pipeline,
@@ -50,12 +47,12 @@ pub struct PaletteInputs<'a> {
     pub key_values: &'a Buffer,
     pub joints: &'a Buffer,
     pub inverse_binds: &'a Buffer,
-    pub joint_levels: &'a Buffer,
     pub instances: &'a Buffer,
     /// The palette chunks (see `Chunking`).
     pub palettes: &'a [Buffer],
     pub skin_list: &'a Buffer,
     pub joint_positions: &'a Buffer,
+    pub counters: &'a Buffer,
 }
 
 impl PalettePass {
@@ -71,11 +68,11 @@ impl PalettePass {
                 (BINDING_KEY_VALUES, storage, compute, 1),
                 (BINDING_JOINTS, storage, compute, 1),
                 (BINDING_INVERSE_BINDS, storage, compute, 1),
-                (BINDING_JOINT_LEVELS, storage, compute, 1),
                 (BINDING_INSTANCES, storage, compute, 1),
                 (BINDING_PALETTES, storage, compute, MAX_CHUNKS),
                 (BINDING_SKIN_LIST, storage, compute, 1),
                 (BINDING_JOINT_POSITIONS, storage, compute, 1),
+                (BINDING_COUNTERS, storage, compute, 1),
             ],
         )?;
         let pipeline = Pipeline::compute(
@@ -84,7 +81,7 @@ impl PalettePass {
             super::shaders::PALETTE_COMP,
             &[&set_layout],
             std::mem::size_of::<PalettePush>() as u32,
-            &[(0, workgroup_size(device))],
+            &[(0, WORKGROUP_SIZE)],
         )?;
         Ok(PalettePass { pipeline, set_layout, device: device.clone() })
     }
@@ -99,16 +96,16 @@ impl PalettePass {
                 (BINDING_KEY_VALUES, Resource::StorageBuffer(inputs.key_values)),
                 (BINDING_JOINTS, Resource::StorageBuffer(inputs.joints)),
                 (BINDING_INVERSE_BINDS, Resource::StorageBuffer(inputs.inverse_binds)),
-                (BINDING_JOINT_LEVELS, Resource::StorageBuffer(inputs.joint_levels)),
                 (BINDING_INSTANCES, Resource::StorageBuffer(inputs.instances)),
                 (BINDING_PALETTES, Resource::StorageBuffers(padded_chunks(inputs.palettes))),
                 (BINDING_SKIN_LIST, Resource::StorageBuffer(inputs.skin_list)),
                 (BINDING_JOINT_POSITIONS, Resource::StorageBuffer(inputs.joint_positions)),
+                (BINDING_COUNTERS, Resource::StorageBuffer(inputs.counters)),
             ],
         );
     }
 
-    /// Dispatches indirectly: `arguments` at `offset` holds (1, instances kept by the cull pass, 1).
+    /// Dispatches indirectly: `arguments` at `offset` holds (workgroups of kept instances, 1, 1).
     pub fn record(
         &self,
         command_buffer: ash_vk::CommandBuffer,

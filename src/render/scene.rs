@@ -34,9 +34,6 @@ pub struct GpuModel {
     pub key_values: Buffer,
     /// Each joint's rest pose, `pre` transform, parent and subtree span.
     pub joints: Buffer,
-    /// The skeleton's depth levels (see `anim::Levels`): starts, then joints by level.
-    pub joint_levels: Buffer,
-    pub level_count: u32,
     /// Where each animation's culling cells start, and the cells (see `anim::bounds`).
     pub animation_cells: Buffer,
     pub cells: Buffer,
@@ -69,11 +66,13 @@ impl GpuModel {
             model.skeleton.joints.iter().map(|joint| joint.inverse_bind.to_cols_array()).collect();
         inverse_binds.resize(joint_count, Mat4::IDENTITY.to_cols_array());
         let keys = AnimationData::new(model);
+        if let Some(index) = model.skeleton.joints.iter().position(|joint| !joint.inverse_bind.inverse().is_finite()) {
+            return Err(vk::Error::Other(format!(
+                "{}: joint {index}'s inverse bind matrix is not invertible; the palette pass needs its inverse",
+                model.name
+            )));
+        }
         let joints = joint_infos(model);
-        let levels = model.skeleton.levels();
-        let level_count = levels.starts.len().saturating_sub(1).max(1) as u32;
-        let mut joint_levels = if model.skeleton.is_empty() { vec![0, 1] } else { levels.starts };
-        joint_levels.extend(if model.skeleton.is_empty() { vec![0] } else { levels.order });
 
         let bind_bounds = model.bind_bounds();
         let to_gpu = |bounds: Aabb| {
@@ -125,7 +124,6 @@ impl GpuModel {
         let key_times = Buffer::with_data(device, "model.key_times", storage, bytemuck::cast_slice(&keys.times))?;
         let key_values = Buffer::with_data(device, "model.key_values", storage, bytemuck::cast_slice(&keys.values))?;
         let joints = Buffer::with_data(device, "model.joints", storage, bytemuck::cast_slice(&joints))?;
-        let joint_levels = Buffer::with_data(device, "model.joint_levels", storage, bytemuck::cast_slice(&joint_levels))?;
         let animation_cells =
             Buffer::with_data(device, "model.animation_cells", storage, bytemuck::cast_slice(&animation_cells))?;
         let cells = Buffer::with_data(device, "model.cells", storage, bytemuck::cast_slice(&cells))?;
@@ -160,8 +158,6 @@ impl GpuModel {
             key_times,
             key_values,
             joints,
-            joint_levels,
-            level_count,
             animation_cells,
             cells,
             mesh_ranges,
@@ -260,18 +256,20 @@ fn joint_infos(model: &Model) -> Vec<GpuJoint> {
         .iter()
         .zip(&spans)
         .map(|(joint, &(enter, exit))| {
-            let pre = joint.pre.transpose();
+            // The palette pass composes a joint onto its parent's palette entry (model pose ×
+            // inverse bind): the parent's bind matrix undoes the inverse bind. In f64, so the
+            // round trip adds no error of its own beyond the final rounding.
+            let fixed = match joint.parent.and_then(|parent| model.skeleton.joints.get(parent)) {
+                Some(parent) => (parent.inverse_bind.as_dmat4().inverse() * joint.pre.as_dmat4()).as_mat4(),
+                None => joint.pre,
+            };
+            let rows = fixed.transpose();
             GpuJoint {
                 rest_rotation: joint.rest.rotation.to_array(),
                 rest_translation: joint.rest.translation.extend(0.0).to_array(),
                 rest_scale: joint.rest.scale.extend(0.0).to_array(),
-                pre_rows: [pre.x_axis.to_array(), pre.y_axis.to_array(), pre.z_axis.to_array()],
-                links: [
-                    joint.parent.map_or(NO_PARENT, |parent| parent as u32),
-                    enter,
-                    exit,
-                    u32::from(joint.pre != Mat4::IDENTITY),
-                ],
+                fixed_rows: [rows.x_axis.to_array(), rows.y_axis.to_array(), rows.z_axis.to_array()],
+                links: [joint.parent.map_or(NO_PARENT, |parent| parent as u32), enter, exit, u32::from(fixed != Mat4::IDENTITY)],
             }
         })
         .collect();
@@ -280,7 +278,7 @@ fn joint_infos(model: &Model) -> Vec<GpuJoint> {
             rest_rotation: [0.0, 0.0, 0.0, 1.0],
             rest_translation: [0.0; 4],
             rest_scale: [1.0, 1.0, 1.0, 0.0],
-            pre_rows: [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]],
+            fixed_rows: [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]],
             links: [NO_PARENT, 0, 1, 0],
         });
     }

@@ -27,9 +27,6 @@ pub struct Device {
     pub physical: vk::PhysicalDevice,
     pub properties: vk::PhysicalDeviceProperties,
     pub driver_name: String,
-    /// Invocations that run in lockstep (8 on llvmpipe, 32 on NVIDIA): work sized to it needs no
-    /// costly barrier between subgroups.
-    pub subgroup_size: u32,
     pub queue: vk::Queue,
     pub queue_family: u32,
     /// Wireframe needs fillModeNonSolid.
@@ -156,9 +153,7 @@ impl Device {
         };
 
         let mut driver_properties = vk::PhysicalDeviceDriverProperties::default();
-        let mut subgroup_properties = vk::PhysicalDeviceSubgroupProperties::default();
-        let mut properties2 =
-            vk::PhysicalDeviceProperties2::default().push_next(&mut driver_properties).push_next(&mut subgroup_properties);
+        let mut properties2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver_properties);
         unsafe { instance.raw.get_physical_device_properties2(physical, &mut properties2) };
         let driver_name = format!(
             "{} {}",
@@ -174,7 +169,6 @@ impl Device {
             physical,
             properties,
             driver_name,
-            subgroup_size: subgroup_properties.subgroup_size.max(1),
             queue,
             queue_family,
             fill_mode_non_solid: supported_features.fill_mode_non_solid == vk::TRUE,
