@@ -51,13 +51,14 @@ pub struct Mesh {
     pub material: usize,
 }
 
-/// Decoded RGBA8 pixels, rows top to bottom.
+/// A texture as its file encodes it (PNG, JPEG, TGA), its size read from the header; the renderer
+/// decodes the pixels when it uploads them (`formats::texture`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Texture {
     pub path: PathBuf,
     pub width: u32,
     pub height: u32,
-    pub rgba8: Vec<u8>,
+    pub encoded: std::sync::Arc<[u8]>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -742,7 +742,7 @@ fn external_buffers_and_textures_resolve_beside_the_file() {
     let texture = model.materials[0].texture.as_ref().expect("the texture beside the file is decoded");
     assert_eq!((texture.width, texture.height), (2, 3));
     assert_eq!(texture.path, folder.join("skin_texture"));
-    assert_eq!(&texture.rgba8[(2 * 2 + 1) * 4..][..4], &[10, 20, 30, 255]);
+    assert_eq!(&texture.decode().expect("decodes")[(2 * 2 + 1) * 4..][..4], &[10, 20, 30, 255]);
     assert_eq!(model.materials[0].base_color, Vec4::new(1.0, 0.5, 1.0, 1.0));
     assert!(model.materials[0].normal_map.is_none());
     assert!(model.stats.warnings.iter().any(|warning| warning.contains("missing.png")), "{:?}", model.stats.warnings);

@@ -107,7 +107,7 @@ fn bundled_figure_meets_its_brief() {
     assert_eq!(model.meshes.len(), 2);
     let body = &model.materials[model.meshes[0].material];
     let texture = body.texture.as_ref().expect("the body's texture is found next to the mesh");
-    assert_eq!((texture.width, texture.height, texture.rgba8.len()), (256, 256, 256 * 256 * 4));
+    assert_eq!((texture.width, texture.height, texture.decode().expect("decodes").len()), (256, 256, 256 * 256 * 4));
     let head = &model.materials[model.meshes[1].material];
     assert!(head.texture.is_none());
     assert_eq!(head.base_color.to_array(), [0.8, 0.8, 0.8, 1.0]);
@@ -585,7 +585,7 @@ fn textures_are_found_by_the_documented_rules_or_warned_about() {
     assert!(model.clips.is_empty());
     let skin = model.materials[0].texture.as_ref().expect("skin.png is found for textures/skin.tga");
     assert_eq!((skin.width, skin.height), (2, 3));
-    assert_eq!(&skin.rgba8[..4], &[10, 20, 30, 255]);
+    assert_eq!(&skin.decode().expect("decodes")[..4], &[10, 20, 30, 255]);
     assert!(model.materials[1].texture.is_none());
     assert_eq!(model.stats.warnings.len(), 1);
     let warning = &model.stats.warnings[0];
@@ -604,7 +604,7 @@ fn textures_are_found_by_the_documented_rules_or_warned_about() {
     image::RgbaImage::from_pixel(2, 2, image::Rgba([128, 140, 250, 255])).save(dir.join("skin_local.png")).expect("written");
     let model = md5::load(&dir.join("small.md5mesh"), &[]).expect("the model loads");
     let normal_map = model.materials[0].normal_map.as_ref().expect("skin_local.png is used as the normal map");
-    assert_eq!(&normal_map.rgba8[..4], &[128, 140, 250, 255]);
+    assert_eq!(&normal_map.decode().expect("decodes")[..4], &[128, 140, 250, 255]);
     assert!(model.materials[1].normal_map.is_none());
     assert_eq!(model.stats.warnings.len(), 1, "{:?}", model.stats.warnings);
     for vertex in &model.vertices {

@@ -640,7 +640,7 @@ fn textures_are_found_beside_the_model_from_windows_paths() {
     let relative = model.materials[0].texture.as_ref().expect("found from .\\maps\\skin.png");
     assert_eq!((relative.width, relative.height), (2, 3));
     assert_eq!(relative.path, folder.join("maps/skin.png"));
-    assert_eq!(&relative.rgba8[..4], &[10, 20, 30, 255]);
+    assert_eq!(&relative.decode().expect("decodes")[..4], &[10, 20, 30, 255]);
     let absolute = model.materials[1].texture.as_ref().expect("found by file name, ignoring case");
     assert_eq!(absolute.path, folder.join("skin.png"));
     assert_eq!(model.materials[2].texture.as_ref().map(|texture| texture.width), Some(4));

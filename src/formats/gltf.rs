@@ -56,9 +56,6 @@ const MAX_INDICES: usize = 1 << 24;
 /// Skeleton joints in all, skins and rigid nodes together; the MD5 loader has the same limit.
 const MAX_JOINTS: usize = 1 << 16;
 
-/// Textures larger than this on a side are refused (an 8192² RGBA8 texture is already 256 MiB).
-const MAX_TEXTURE_SIDE: u32 = 8192;
-
 /// How close (relative to the matrix's largest element) a skin's rest palettes must be to count as
 /// one common bind-shape transform; exporters' float noise is around 1e-6.
 const BIND_SHAPE_TOLERANCE: f32 = 1e-4;
@@ -1558,8 +1555,8 @@ impl<'a> Builder<'a> {
             }
         };
         if !self.images.contains_key(&image_index) {
-            let decoded = self.decode_image(image_index);
-            self.images.insert(image_index, decoded);
+            let described = self.read_image(image_index);
+            self.images.insert(image_index, described);
         }
         match self.images.get(&image_index) {
             Some(Ok(texture)) => Some(texture.clone()),
@@ -1577,7 +1574,8 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn decode_image(&self, image_index: usize) -> Result<Texture, String> {
+    /// An image's bytes, described (its pixels are decoded at upload: `formats::texture`).
+    fn read_image(&self, image_index: usize) -> Result<Texture, String> {
         let root = self.data.root;
         let image = root
             .images
@@ -1596,7 +1594,7 @@ impl<'a> Builder<'a> {
             }
             (None, None) => return Err("expected a bufferView or a uri, found neither".to_string()),
         };
-        decode_texture(&bytes, path)
+        super::texture::describe(bytes.into_owned(), path)
     }
 }
 
@@ -1639,18 +1637,6 @@ fn common_bind_shape(rest_palettes: &[Mat4]) -> Result<Option<Mat4>, ()> {
         return Ok(None);
     }
     Ok(Some(first))
-}
-
-/// Decodes by content (PNG, JPEG, TGA), whatever the MIME type or extension says.
-fn decode_texture(bytes: &[u8], path: PathBuf) -> Result<Texture, String> {
-    let mut reader =
-        image::ImageReader::new(std::io::Cursor::new(bytes)).with_guessed_format().map_err(|io_error| io_error.to_string())?;
-    let mut limits = image::Limits::default();
-    limits.max_image_width = Some(MAX_TEXTURE_SIDE);
-    limits.max_image_height = Some(MAX_TEXTURE_SIDE);
-    reader.limits(limits);
-    let pixels = reader.decode().map_err(|decode_error| decode_error.to_string())?.to_rgba8();
-    Ok(Texture { path, width: pixels.width(), height: pixels.height(), rgba8: pixels.into_raw() })
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1016,10 +1016,10 @@ fn load_material(shader: &str, folder: &Path, part_index: usize, warnings: &mut 
     Material { normal_map, ..untextured(shader.to_string()) }
 }
 
-/// The first candidate that exists and decodes; decode failures are collected for the warning.
+/// The first candidate that exists and reads as an image; failures are collected for the warning.
 fn find_texture(candidates: &[PathBuf], failures: &mut Vec<String>) -> Option<Texture> {
     for candidate in candidates.iter().filter(|candidate| candidate.is_file()) {
-        match decode_texture(candidate) {
+        match super::texture::describe_file(candidate) {
             Ok(texture) => return Some(texture),
             Err(error) => failures.push(format!("{}: {error}", candidate.display())),
         }
@@ -1067,12 +1067,6 @@ fn texture_candidates(shader: &str, folder: &Path) -> Vec<PathBuf> {
         }
     }
     candidates
-}
-
-fn decode_texture(path: &Path) -> Result<Texture, image::ImageError> {
-    // By content, not extension: a "figure_body" with no extension is still a PNG.
-    let image = image::ImageReader::open(path)?.with_guessed_format()?.decode()?.to_rgba8();
-    Ok(Texture { path: path.to_path_buf(), width: image.width(), height: image.height(), rgba8: image.into_raw() })
 }
 
 fn load_animation(text: &str, anim_path: &Path, mesh_path: &Path, mesh: &Md5Mesh) -> Result<Animation, FormatError> {

@@ -7,6 +7,7 @@ pub mod gltf;
 pub mod md5;
 pub mod ms3d;
 pub mod ranges;
+pub mod texture;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

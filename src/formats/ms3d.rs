@@ -78,7 +78,7 @@ use glam::{Mat4, Quat, Vec2, Vec3, Vec4};
 
 use super::{FormatError, Location};
 use crate::anim::{slerp_shortest, Animation, Channel, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
-use crate::model::{compute_tangents, normalize_influences, Influence, LoadStats, Material, Mesh, Model, Texture, Vertex};
+use crate::model::{compute_tangents, normalize_influences, Influence, LoadStats, Material, Mesh, Model, Vertex};
 
 const MAGIC: &[u8; 10] = b"MS3D000000";
 
@@ -1758,14 +1758,15 @@ fn load_material(material: &Ms3dMaterial, folder: &Path, warnings: &mut Vec<Stri
     }
     let candidates = texture_candidates(&written, folder);
     let mut failures = Vec::new();
-    let texture =
-        candidates.iter().filter(|candidate| candidate.is_file()).find_map(|candidate| match decode_texture(candidate) {
+    let texture = candidates.iter().filter(|candidate| candidate.is_file()).find_map(|candidate| {
+        match super::texture::describe_file(candidate) {
             Ok(texture) => Some(texture),
             Err(error) => {
                 failures.push(format!("{}: {error}", candidate.display()));
                 None
             }
-        });
+        }
+    });
     if texture.is_none() {
         let tried = candidates.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ");
         warnings.push(if failures.is_empty() {
@@ -1809,12 +1810,6 @@ fn texture_candidates(written: &str, folder: &Path) -> Vec<PathBuf> {
         }
     }
     candidates
-}
-
-fn decode_texture(path: &Path) -> Result<Texture, image::ImageError> {
-    // By content, not extension: MilkShape files often name a .bmp that was converted later.
-    let image = image::ImageReader::open(path)?.with_guessed_format()?.decode()?.to_rgba8();
-    Ok(Texture { path: path.to_path_buf(), width: image.width(), height: image.height(), rgba8: image.into_raw() })
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use super::gpu::{
     MAX_ANIMATIONS, NO_CLIP, NO_PARENT,
 };
 use crate::anim::{skin_vertex, Aabb, Channel, Clip, JointPose, KeyTimes, Layer, Skinned};
-use crate::model::Model;
+use crate::model::{Model, Texture};
 use crate::vk::{self, Buffer, Device, Image};
 
 /// A material ready for the forward pass: its textures (a white pixel, or a flat normal, when the
@@ -140,11 +140,13 @@ impl GpuModel {
             let name = format!("material[{index}].{}", material.name);
             let (srgb, unorm) = (ash_vk::Format::R8G8B8A8_SRGB, ash_vk::Format::R8G8B8A8_UNORM);
             let texture = match &material.texture {
-                Some(texture) => Image::texture_rgba8(device, &name, (texture.width, texture.height), srgb, &texture.rgba8)?,
+                Some(texture) => Image::texture_rgba8(device, &name, (texture.width, texture.height), srgb, &decode(texture)?)?,
                 None => Image::texture_rgba8(device, &format!("{name}.white"), (1, 1), srgb, &[255; 4])?,
             };
             let normal_map = match &material.normal_map {
-                Some(map) => Image::texture_rgba8(device, &format!("{name}.normal"), (map.width, map.height), unorm, &map.rgba8)?,
+                Some(map) => {
+                    Image::texture_rgba8(device, &format!("{name}.normal"), (map.width, map.height), unorm, &decode(map)?)?
+                }
                 None => Image::texture_rgba8(device, &format!("{name}.flat_normal"), (1, 1), unorm, &[128, 128, 255, 255])?,
             };
             materials.push(GpuMaterial { texture, normal_map, base_color: material.base_color.to_array() });
@@ -248,6 +250,11 @@ impl AnimationData {
 
 /// Each joint's rest pose, `pre`, parent and subtree span; one identity joint for a model without
 /// a skeleton.
+/// A texture's pixels, decoded now that they are uploaded (the loaders read only headers).
+fn decode(texture: &Texture) -> vk::Result<Vec<u8>> {
+    texture.decode().map_err(|error| vk::Error::Other(format!("{}: cannot decode the texture: {error}", texture.path.display())))
+}
+
 fn joint_infos(model: &Model) -> Vec<GpuJoint> {
     let spans = model.skeleton.subtree_spans();
     let mut joints: Vec<GpuJoint> = model

@@ -1,0 +1,113 @@
+//! Textures, for every loader: one reader, one decoder, one set of limits.
+//!
+//! A loader hands over a texture's encoded bytes (a file beside the model, or bytes inside it).
+//! Loading reads only the header: the format (by content, with the file's extension as a hint for
+//! TGA, which has no signature) and the size, refused past [`MAX_SIDE`]. The pixels are decoded
+//! when the renderer uploads the texture ([`Texture::decode`]), so `inspect`, load times and a
+//! model's memory never pay for pixels no one draws (a 1024 × 1024 PNG costs 4 MiB and about
+//! 10 ms to decode; its header costs microseconds).
+
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use image::{ImageFormat, ImageReader, Limits};
+
+use crate::model::Texture;
+
+/// The widest and tallest texture accepted (Vulkan guarantees 4096; lavapipe and desktop GPUs
+/// take 16384): 8192 × 8192 RGBA8 is 256 MiB decoded.
+pub const MAX_SIDE: u32 = 8192;
+
+/// The decoder may allocate the decoded image and no more.
+const MAX_DECODED_BYTES: u64 = MAX_SIDE as u64 * MAX_SIDE as u64 * 4;
+
+fn limits() -> Limits {
+    let mut limits = Limits::default();
+    limits.max_image_width = Some(MAX_SIDE);
+    limits.max_image_height = Some(MAX_SIDE);
+    limits.max_alloc = Some(MAX_DECODED_BYTES);
+    limits
+}
+
+fn reader<'a>(bytes: &'a [u8], path: &Path) -> Result<ImageReader<Cursor<&'a [u8]>>, String> {
+    let mut reader = ImageReader::new(Cursor::new(bytes));
+    if let Ok(format) = ImageFormat::from_path(path) {
+        reader.set_format(format);
+    }
+    let mut reader = reader.with_guessed_format().map_err(|error| error.to_string())?;
+    if reader.format().is_none() {
+        return Err("expected a PNG, JPEG or TGA image, found none of them".to_string());
+    }
+    reader.limits(limits());
+    Ok(reader)
+}
+
+/// A texture from its encoded bytes: the header is read and checked, the pixels are not decoded.
+pub fn describe(encoded: Vec<u8>, path: PathBuf) -> Result<Texture, String> {
+    let (width, height) = reader(&encoded, &path)?.into_dimensions().map_err(|error| error.to_string())?;
+    if width == 0 || height == 0 || width > MAX_SIDE || height > MAX_SIDE {
+        return Err(format!("expected a texture of 1 to {MAX_SIDE} pixels a side, found {width} x {height}"));
+    }
+    Ok(Texture { path, width, height, encoded: Arc::from(encoded) })
+}
+
+/// A texture file, described (see [`describe`]).
+pub fn describe_file(path: &Path) -> Result<Texture, String> {
+    let encoded = std::fs::read(path).map_err(|error| format!("cannot read: {error}"))?;
+    describe(encoded, path.to_path_buf())
+}
+
+impl Texture {
+    /// The pixels as RGBA8, rows top to bottom: `width × height × 4` bytes.
+    pub fn decode(&self) -> Result<Vec<u8>, String> {
+        let image = reader(&self.encoded, &self.path)?.decode().map_err(|error| error.to_string())?;
+        if (image.width(), image.height()) != (self.width, self.height) {
+            return Err(format!(
+                "the header says {} x {}, the pixels are {} x {}",
+                self.width,
+                self.height,
+                image.width(),
+                image.height()
+            ));
+        }
+        Ok(image.into_rgba8().into_raw())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn png(width: u32, height: u32) -> Vec<u8> {
+        let image = image::RgbaImage::from_fn(width, height, |x, y| image::Rgba([x as u8, y as u8, 7, 255]));
+        let mut bytes = Vec::new();
+        image.write_to(&mut Cursor::new(&mut bytes), ImageFormat::Png).unwrap();
+        bytes
+    }
+
+    #[test]
+    fn describing_reads_the_size_and_decoding_gives_the_pixels() {
+        let texture = describe(png(3, 2), PathBuf::from("t.png")).unwrap();
+        assert_eq!((texture.width, texture.height), (3, 2));
+        let pixels = texture.decode().unwrap();
+        assert_eq!(pixels.len(), 3 * 2 * 4);
+        assert_eq!(&pixels[(3 + 2) * 4..][..4], &[2, 1, 7, 255]);
+    }
+
+    #[test]
+    fn bad_bytes_and_huge_sizes_are_refused_before_decoding() {
+        let error = describe(b"not an image at all".to_vec(), PathBuf::from("t.bin")).unwrap_err();
+        assert!(error.contains("expected a PNG, JPEG or TGA"), "{error}");
+        // A PNG header claiming 100000 × 1 pixels: refused from the header alone.
+        let mut huge = png(1, 1);
+        huge[16..20].copy_from_slice(&100_000u32.to_be_bytes());
+        let error = describe(huge, PathBuf::from("huge.png")).unwrap_err();
+        println!("huge: {error}");
+        // A truncated body passes the header but not the decoder.
+        let mut truncated = png(64, 64);
+        truncated.truncate(60);
+        let texture = describe(truncated, PathBuf::from("cut.png")).unwrap();
+        assert!(texture.decode().is_err());
+    }
+}
