@@ -102,7 +102,7 @@ pub fn describe(model: &Model) -> String {
     } else {
         let _ = writeln!(out, "warnings:");
         for warning in &model.stats.warnings {
-            let _ = writeln!(out, "  {warning}");
+            let _ = writeln!(out, "  {}", crate::formats::files::one_line(warning));
         }
     }
     out

@@ -229,7 +229,7 @@ impl SceneArgs {
             model.cut_clips(&parse_clips_argument(text)?)?;
         }
         for warning in &model.stats.warnings {
-            log::warn!("{warning}");
+            log::warn!("{}", vkskin::formats::files::one_line(warning));
         }
         log::info!(
             "{}: {} vertices, {} joints, up to {} influences a vertex, {} clips",
@@ -472,7 +472,8 @@ fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("vkskin: error: {error}");
+            // One line, whatever text from a file the error carries.
+            eprintln!("vkskin: error: {}", vkskin::formats::files::one_line(&error.to_string()));
             ExitCode::FAILURE
         }
     }

@@ -38,7 +38,7 @@ use gltf::json::mesh::{Mode, Primitive, Semantic};
 use gltf::json::validation::Checked;
 use gltf::json::Root;
 
-use super::{FormatError, Location};
+use super::{files, FormatError, Location};
 use crate::anim::{self, slerp_shortest, Joint, JointPose, KeyTimes, Skeleton};
 use crate::model::{
     compute_normals, compute_tangents, normalize_influences, Influence, LoadStats, Material, Mesh, Model, Texture, Vertex,
@@ -90,7 +90,7 @@ pub fn load(path: &Path) -> Result<Model, FormatError> {
 
 /// [`load`], also returning the rig: the curves evaluated directly on the node tree.
 pub fn load_with_rig(path: &Path) -> Result<(Model, Rig), FormatError> {
-    let bytes = std::fs::read(path).map_err(|error| FormatError::in_file(path, format!("cannot read the file: {error}")))?;
+    let bytes = files::read(path, files::MAX_MODEL_BYTES).map_err(|message| FormatError::in_file(path, message))?;
     let folder = path.parent().unwrap_or(Path::new(""));
     load_from_slice_with_rig(&bytes, path, Some(folder))
 }
@@ -324,12 +324,26 @@ fn load_buffers(
     base_dir: Option<&Path>,
     path: &Path,
 ) -> Result<Vec<BufferData>, FormatError> {
+    // The budget for everything outside the file, checked before a byte is read: a small JSON
+    // must not read gigabytes by naming a large file many times.
+    let external = external_buffer_bytes(root);
+    if external > files::MAX_EXTERNAL_BYTES {
+        return Err(error(
+            path,
+            format!(
+                "its buffers declare {external} bytes in external files; expected at most {} in all",
+                files::MAX_EXTERNAL_BYTES
+            ),
+        ));
+    }
     let mut buffers = Vec::with_capacity(root.buffers.len());
     for (index, buffer) in root.buffers.iter().enumerate() {
         let declared = buffer.byte_length.0;
         let (bytes, file_offset) = match (&buffer.uri, container.bin) {
             (Some(uri), _) => {
-                let (bytes, _) = read_uri(uri, base_dir).map_err(|reason| error(path, format!("buffer {index}: {reason}")))?;
+                // Only the declared bytes are read; a shorter file is the error below.
+                let (bytes, _) = read_uri(uri, base_dir, declared, false)
+                    .map_err(|reason| error(path, format!("buffer {index}: {reason}")))?;
                 (bytes, None)
             }
             (None, Some((bin, offset))) if index == 0 => (bin.to_vec(), Some(offset)),
@@ -358,9 +372,16 @@ fn load_buffers(
     Ok(buffers)
 }
 
+/// The bytes the buffers with a URI declare (data: URIs count too: they are decoded).
+fn external_buffer_bytes(root: &Root) -> u64 {
+    root.buffers.iter().filter(|buffer| buffer.uri.is_some()).map(|buffer| buffer.byte_length.0).sum()
+}
+
 /// A URI's bytes, and the file they came from when they came from one. A relative path is read
-/// from `base_dir`; with no `base_dir` the file system is never touched.
-fn read_uri(uri: &str, base_dir: Option<&Path>) -> Result<(Vec<u8>, Option<PathBuf>), String> {
+/// from `base_dir` (never outside it: `files::inside`), at most `limit` bytes of it: the first
+/// `limit` when `whole` is false, else a longer file is refused. With no `base_dir` the file
+/// system is never touched.
+fn read_uri(uri: &str, base_dir: Option<&Path>, limit: u64, whole: bool) -> Result<(Vec<u8>, Option<PathBuf>), String> {
     if let Some(rest) = uri.strip_prefix("data:") {
         let Some((header, payload)) = rest.split_once(',') else {
             return Err("expected a data URI with a ',' before its data, found none".to_string());
@@ -373,14 +394,15 @@ fn read_uri(uri: &str, base_dir: Option<&Path>) -> Result<(Vec<u8>, Option<PathB
         scheme.len() > 1 && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
     });
     if let Some(scheme) = scheme {
-        return Err(format!("expected a relative path or a data: URI, found the {scheme}: URI \"{uri}\""));
+        return Err(format!("expected a relative path or a data: URI, found the {scheme}: URI {}", files::quoted(uri)));
     }
     let Some(base_dir) = base_dir else {
-        return Err(format!("it names the external file \"{uri}\", and no folder was given to read it from"));
+        return Err(format!("it names the external file {}, and no folder was given to read it from", files::quoted(uri)));
     };
-    let relative = String::from_utf8(percent_decode(uri)?).map_err(|_| format!("expected a UTF-8 path in \"{uri}\""))?;
-    let file = base_dir.join(relative);
-    let bytes = std::fs::read(&file).map_err(|read_error| format!("cannot read \"{}\": {read_error}", file.display()))?;
+    let relative =
+        String::from_utf8(percent_decode(uri)?).map_err(|_| format!("expected a UTF-8 path in {}", files::quoted(uri)))?;
+    let file = files::inside(base_dir, &relative)?;
+    let bytes = files::read_prefix(&file, limit, whole).map_err(|reason| format!("{}: {reason}", file.display()))?;
     Ok((bytes, Some(file)))
 }
 
@@ -1016,8 +1038,10 @@ struct Builder<'a> {
     materials: Vec<Material>,
     /// The model material of each glTF material used so far; `None` the default's.
     material_map: HashMap<Option<usize>, usize>,
-    /// Decoded images, or why they could not be had.
+    /// Described images (decoded at upload), or why they could not be had.
     images: HashMap<usize, Result<Texture, String>>,
+    /// What external image files may still read: `files::MAX_EXTERNAL_BYTES` less the buffers.
+    external_left: u64,
     warnings: Vec<String>,
     max_influences: usize,
 }
@@ -1039,6 +1063,7 @@ impl<'a> Builder<'a> {
             materials: Vec::new(),
             material_map: HashMap::new(),
             images: HashMap::new(),
+            external_left: files::MAX_EXTERNAL_BYTES.saturating_sub(external_buffer_bytes(data.root)),
             warnings,
             max_influences: 0,
         }
@@ -1575,22 +1600,24 @@ impl<'a> Builder<'a> {
     }
 
     /// An image's bytes, described (its pixels are decoded at upload: `formats::texture`).
-    fn read_image(&self, image_index: usize) -> Result<Texture, String> {
+    fn read_image(&mut self, image_index: usize) -> Result<Texture, String> {
         let root = self.data.root;
         let image = root
             .images
             .get(image_index)
             .ok_or_else(|| format!("expected image {image_index} to exist, found {} images", root.images.len()))?;
-        let embedded = || PathBuf::from(format!("{}#images[{image_index}]", self.path().display()));
+        let embedded = PathBuf::from(format!("{}#images[{image_index}]", self.path().display()));
         let (bytes, path): (Cow<'_, [u8]>, PathBuf) = match (&image.buffer_view, &image.uri) {
             (Some(view), _) => {
                 let view =
                     self.data.view(view.value(), &format!("image {image_index}")).map_err(|view_error| view_error.message)?;
-                (Cow::Borrowed(view.bytes), embedded())
+                (Cow::Borrowed(view.bytes), embedded)
             }
             (None, Some(uri)) => {
-                let (bytes, file) = read_uri(uri, self.base_dir)?;
-                (Cow::Owned(bytes), file.unwrap_or_else(embedded))
+                let limit = files::MAX_TEXTURE_BYTES.min(self.external_left);
+                let (bytes, file) = read_uri(uri, self.base_dir, limit, true)?;
+                self.external_left -= bytes.len() as u64;
+                (Cow::Owned(bytes), file.unwrap_or(embedded))
             }
             (None, None) => return Err("expected a bufferView or a uri, found neither".to_string()),
         };
@@ -2238,11 +2265,13 @@ mod tests {
 
     #[test]
     fn uris_without_a_folder_never_reach_the_file_system() {
-        let error = read_uri("model.bin", None).expect_err("no folder");
+        let error = read_uri("model.bin", None, 1 << 20, true).expect_err("no folder");
         assert!(error.contains("model.bin"), "{error}");
-        assert!(read_uri("https://example.com/a.bin", Some(Path::new("."))).expect_err("a scheme").contains("https"));
-        assert!(read_uri("%FF.bin", Some(Path::new("."))).expect_err("not UTF-8").contains("UTF-8"));
-        assert_eq!(read_uri("data:application/octet-stream;base64,AAEC", None), Ok((vec![0, 1, 2], None)));
+        assert!(read_uri("https://example.com/a.bin", Some(Path::new(".")), 1 << 20, true)
+            .expect_err("a scheme")
+            .contains("https"));
+        assert!(read_uri("%FF.bin", Some(Path::new(".")), 1 << 20, true).expect_err("not UTF-8").contains("UTF-8"));
+        assert_eq!(read_uri("data:application/octet-stream;base64,AAEC", None, 1 << 20, true), Ok((vec![0, 1, 2], None)));
     }
 
     #[test]

@@ -819,9 +819,8 @@ fn clip_name(anim_path: &Path, mesh_path: &Path) -> String {
 }
 
 fn read_text(path: &Path) -> Result<String, FormatError> {
-    let bytes = std::fs::read(path).map_err(|error| FormatError::in_file(path, format!("cannot read the file: {error}")))?;
     // Old exporters wrote Latin-1 into comments and names; those bytes never decide a parse.
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    super::files::read_text(path, super::files::MAX_MODEL_BYTES).map_err(|message| FormatError::in_file(path, message))
 }
 
 /// Loads a `.md5mesh` and any number of `.md5anim` clips for it into a Y-up [`Model`].

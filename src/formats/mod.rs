@@ -3,6 +3,7 @@
 // Input-dependent code: no unwrap, expect or panic! outside tests (`cargo clippy` enforces it).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod files;
 pub mod gltf;
 pub mod md5;
 pub mod ms3d;
@@ -42,10 +43,13 @@ impl FormatError {
 
 impl fmt::Display for FormatError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Paths and messages carry text from files: one line, whatever they hold.
+        let file = files::one_line(&self.file.display().to_string());
+        let message = files::one_line(&self.message);
         match self.location {
-            Location::Line(line) => write!(f, "{}:{}: {}", self.file.display(), line, self.message),
-            Location::Byte(offset) => write!(f, "{} (byte {}): {}", self.file.display(), offset, self.message),
-            Location::File => write!(f, "{}: {}", self.file.display(), self.message),
+            Location::Line(line) => write!(f, "{file}:{line}: {message}"),
+            Location::Byte(offset) => write!(f, "{file} (byte {offset}): {message}"),
+            Location::File => write!(f, "{file}: {message}"),
         }
     }
 }
@@ -88,12 +92,8 @@ impl Format {
 
     /// Magic bytes first (a misnamed file still loads), then the extension.
     pub fn detect(path: &Path) -> Result<Format, FormatError> {
-        use std::io::Read;
-        let mut head = [0u8; 64];
-        let read = std::fs::File::open(path)
-            .and_then(|mut file| file.read(&mut head))
-            .map_err(|error| FormatError::in_file(path, format!("cannot read: {error}")))?;
-        Format::from_magic(&head[..read])
+        let head = files::read_prefix(path, 64, false).map_err(|message| FormatError::in_file(path, message))?;
+        Format::from_magic(&head)
             .or_else(|| Format::from_extension(path))
             .ok_or_else(|| FormatError::in_file(path, format!("unknown model format: expected one of {SUPPORTED}")))
     }
@@ -119,8 +119,8 @@ pub fn load_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatEr
     // The free Psionic models ship their clips' frame ranges beside them.
     if let Some(ranges_path) = ranges::ranges_file_beside(path) {
         if !model.animations.is_empty() {
-            let text = std::fs::read_to_string(&ranges_path)
-                .map_err(|error| FormatError::in_file(&ranges_path, format!("cannot read: {error}")))?;
+            let text = files::read_text(&ranges_path, files::MAX_MODEL_BYTES)
+                .map_err(|message| FormatError::in_file(&ranges_path, message))?;
             let ranges = ranges::parse_ranges_file(&text, &ranges_path)?;
             model.cut_clips(&ranges).map_err(|message| FormatError::in_file(&ranges_path, message))?;
         }

@@ -1489,7 +1489,7 @@ fn file_stem(path: &Path) -> String {
 
 /// Reads, parses and converts a `.ms3d` file.
 pub fn load(path: &Path) -> Result<Model, FormatError> {
-    let bytes = std::fs::read(path).map_err(|error| FormatError::in_file(path, format!("cannot read the file: {error}")))?;
+    let bytes = super::files::read(path, super::files::MAX_MODEL_BYTES).map_err(|message| FormatError::in_file(path, message))?;
     let file = parse(&bytes, path)?;
     to_model(&file, path)
 }

@@ -54,7 +54,7 @@ pub fn describe(encoded: Vec<u8>, path: PathBuf) -> Result<Texture, String> {
 
 /// A texture file, described (see [`describe`]).
 pub fn describe_file(path: &Path) -> Result<Texture, String> {
-    let encoded = std::fs::read(path).map_err(|error| format!("cannot read: {error}"))?;
+    let encoded = super::files::read(path, super::files::MAX_TEXTURE_BYTES)?;
     describe(encoded, path.to_path_buf())
 }
 

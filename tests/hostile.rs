@@ -1,0 +1,117 @@
+//! Hostile files (issue 12): small files that would cost minutes or gigabytes, and paths that are
+//! not model files. Each is generated here at the size where the old code broke and must end in
+//! one clean error (or a correct load) without reading what it should not. No wall-clock asserts:
+//! what is checked is what was read and what was said.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{scratch_in, text};
+use vkskin::formats::{self, files};
+
+fn scratch(name: &str) -> PathBuf {
+    scratch_in("hostile", name)
+}
+
+fn vkskin() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_vkskin"));
+    command.env("RUST_LOG", "warn").current_dir(env!("CARGO_MANIFEST_DIR"));
+    command
+}
+
+fn mkfifo(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let status = Command::new("mkfifo").arg(path).status().expect("mkfifo runs");
+    assert!(status.success());
+}
+
+/// A glTF (JSON) with one triangle whose buffer is `uri` declaring `byte_length` bytes, repeated
+/// `buffers` times.
+fn gltf_with_buffers(uri: &str, byte_length: u64, buffers: usize) -> String {
+    let buffer = format!(r#"{{"uri":"{uri}","byteLength":{byte_length}}}"#);
+    let list = vec![buffer; buffers].join(",");
+    format!(
+        r#"{{"asset":{{"version":"2.0"}},"buffers":[{list}],
+"bufferViews":[{{"buffer":0,"byteLength":36}}],
+"accessors":[{{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}}],
+"meshes":[{{"primitives":[{{"attributes":{{"POSITION":0}}}}]}}],"nodes":[{{"mesh":0}}],"scenes":[{{"nodes":[0]}}],"scene":0}}"#
+    )
+}
+
+#[test]
+fn devices_fifos_and_directories_are_refused_as_models_without_reading() {
+    for (path, kind) in [(PathBuf::from("/dev/zero"), "a device"), (PathBuf::from("/dev/urandom"), "a device")] {
+        let error = formats::load_model(&path, &[]).expect_err("not a model");
+        assert!(error.to_string().contains(kind), "{error}");
+    }
+    let folder = scratch("not_regular");
+    std::fs::create_dir_all(&folder).expect("folder");
+    // Opening a FIFO blocks until a writer comes: format detection must not open it.
+    let fifo = folder.join("x.glb");
+    mkfifo(&fifo);
+    let error = formats::load_model(&fifo, &[]).expect_err("a FIFO");
+    assert!(error.to_string().contains("a FIFO"), "{error}");
+    let directory = folder.join("dir.md5mesh");
+    std::fs::create_dir_all(&directory).expect("dir");
+    let error = formats::load_model(&directory, &[]).expect_err("a directory");
+    assert!(error.to_string().contains("a directory"), "{error}");
+
+    // An --anim that is a device, through the command line: one line, no hang.
+    let output = vkskin().args(["inspect", "assets/figure.md5mesh", "--anim", "/dev/zero"]).output().expect("vkskin runs");
+    let message = text(&output);
+    assert!(!output.status.success() && message.contains("/dev/zero") && message.contains("a device"), "{message}");
+    assert_eq!(message.lines().filter(|line| line.contains("error")).count(), 1, "{message}");
+    // `inspect` of a FIFO ends at once with the same verdict.
+    let output = vkskin().arg("inspect").arg(&fifo).output().expect("vkskin runs");
+    assert!(!output.status.success() && text(&output).contains("a FIFO"), "{}", text(&output));
+}
+
+#[test]
+fn gltf_buffers_read_at_most_what_they_declare_and_only_inside_the_folder() {
+    let folder = scratch("buffers");
+    std::fs::create_dir_all(&folder).expect("folder");
+    // A buffer naming a device, an absolute path, a path out of the folder, a FIFO inside it.
+    let fifo = folder.join("pipe.bin");
+    mkfifo(&fifo);
+    for (uri, expected) in
+        [("/dev/zero", "absolute path"), ("../../../../../../dev/zero", "inside the model's folder"), ("pipe.bin", "a FIFO")]
+    {
+        let path = folder.join("model.gltf");
+        std::fs::write(&path, gltf_with_buffers(uri, 36, 1)).expect("written");
+        let error = formats::load_model(&path, &[]).expect_err(uri);
+        assert!(error.to_string().contains(expected), "{uri}: {error}");
+    }
+    // A buffer file longer than declared: only the declared bytes are read, and the model loads.
+    let mut bytes: Vec<u8> =
+        [[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]].iter().flatten().flat_map(|value| value.to_le_bytes()).collect();
+    bytes.resize(1 << 20, 0xAB);
+    std::fs::write(folder.join("long.bin"), &bytes).expect("written");
+    let path = folder.join("long.gltf");
+    std::fs::write(&path, gltf_with_buffers("long.bin", 36, 1)).expect("written");
+    let model = formats::load_model(&path, &[]).unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(model.vertices.len(), 3);
+    // 100 buffers of 117 MB each in a small JSON: refused from the declarations, before any read.
+    let path = folder.join("many.gltf");
+    let json = gltf_with_buffers("long.bin", 117 << 20, 100);
+    assert!(json.len() < 8 << 10, "a small file: {} bytes", json.len());
+    std::fs::write(&path, json).expect("written");
+    let error = formats::load_model(&path, &[]).expect_err("over the budget");
+    assert!(error.to_string().contains(&format!("at most {}", files::MAX_EXTERNAL_BYTES)), "{error}");
+}
+
+#[test]
+fn text_from_a_file_cannot_forge_a_line_or_drive_the_terminal() {
+    let folder = scratch("forged");
+    std::fs::create_dir_all(&folder).expect("folder");
+    let path = folder.join("forged.gltf");
+    // A URI holding a newline, a forged "error:" and a clear-screen escape (JSON escapes).
+    std::fs::write(&path, gltf_with_buffers(r"x\nvkskin: error: forged\u001b[2J.bin", 36, 1)).expect("written");
+    let output = vkskin().arg("inspect").arg(&path).output().expect("vkskin runs");
+    let message = text(&output);
+    assert!(!output.status.success());
+    assert_eq!(message.matches("vkskin: error:").count(), 2, "the real one and the quoted one, on one line: {message}");
+    assert_eq!(message.trim_end().lines().count(), 1, "{message}");
+    assert!(!message.contains('\u{1b}'), "{message:?}");
+}
