@@ -14,6 +14,7 @@ use crate::model::Model;
 use crate::plot::{LineChart, Series};
 use crate::render::copy::CopyPass;
 use crate::render::gpu::{SkinnedVertex, SourceVertex};
+use crate::render::MemoryPlan;
 use crate::render::{Strategy, VisibleCounts, TIMED_PASSES};
 
 pub struct BenchOptions {
@@ -190,6 +191,13 @@ pub fn run(
             Some((Stats::of(&gpu), Stats::of(&wall)))
         };
         for &instances in &options.counts {
+            // A count no strategy can hold gets no reference (its rows are skipped below).
+            let fits = |strategy| {
+                u32::try_from(instances).is_ok_and(|count| MemoryPlan::new(&device, model, strategy, count, None).is_ok())
+            };
+            if !options.strategies.iter().copied().any(fits) {
+                continue;
+            }
             progress(0, total, &format!("copy reference × {instances}"));
             // As many bytes moved as the skin pass streams; then as many as it touches.
             if let Some(copy) = measure(skin_stream_bytes(model) * instances as u64 / 2) {
@@ -218,6 +226,15 @@ pub fn run(
                 bytes_per_instance: bytes_per_instance(model, strategy),
                 visible: None,
             };
+            // The memory plan first: a count past the device is skipped before anything is laid out.
+            let planned = u32::try_from(instances)
+                .map_err(|_| format!("{instances} instances: expected at most {}", u32::MAX))
+                .and_then(|count| MemoryPlan::new(&device, model, strategy, count, None).map_err(|error| error.to_string()));
+            if let Err(reason) = planned {
+                row.skipped = Some(reason);
+                rows.push(row);
+                continue;
+            }
             let setup = SceneSetup::new(model.clone(), instances);
             let mut headless = match HeadlessRenderer::with_strategy(&device, &setup, options.size, strategy) {
                 Ok(headless) => headless,

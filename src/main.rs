@@ -50,7 +50,7 @@ enum Command {
         #[command(flatten)]
         scene: SceneArgs,
         /// Seconds into the animation.
-        #[arg(long, default_value_t = 0.0)]
+        #[arg(long, default_value_t = 0.0, value_parser = parse_seconds)]
         time: f64,
         /// Image size, WxH.
         #[arg(long, default_value = "1280x720", value_parser = parse_size)]
@@ -181,7 +181,7 @@ struct SceneArgs {
     #[arg(long)]
     layer: Option<String>,
     /// Crossfade time in seconds when the viewer switches clips (0: cut).
-    #[arg(long, default_value_t = 0.3)]
+    #[arg(long, default_value_t = 0.3, value_parser = parse_fade)]
     fade: f32,
     /// How vertices are skinned: compute (skin once, draw twice), vertex (skin in each pass's vertex
     /// shader, as the tutorials do) or cpu (software skinning on all cores).
@@ -206,8 +206,11 @@ impl SceneArgs {
     /// `device` can hold, with the limit and the largest count that fits.
     fn setup_within(&self, device: Option<&vkskin::vk::Device>) -> Result<SceneSetup, String> {
         let model = self.load()?;
-        if let Some(device) = device {
-            MemoryPlan::new(device, &model, self.strategy, self.instances, None).map_err(|error| error.to_string())?;
+        match device {
+            Some(device) => {
+                MemoryPlan::new(device, &model, self.strategy, self.instances, None).map_err(|error| error.to_string())?;
+            }
+            None => MemoryPlan::check_any_device(&model, self.strategy, self.instances)?,
         }
         let clip = self.clip.as_deref().map(|selector| find_clip(&model, selector)).transpose()?;
         let layer = self.layer.as_deref().map(|text| parse_layer(&model, text)).transpose()?;
@@ -245,6 +248,24 @@ impl SceneArgs {
 
 fn parse_strategy(text: &str) -> Result<Strategy, String> {
     Strategy::parse(text).ok_or_else(|| format!("expected compute, vertex or cpu, got '{text}'"))
+}
+
+/// A finite number of seconds (NaN and infinities have no frame).
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|seconds| seconds.is_finite())
+        .ok_or_else(|| format!("expected a finite number of seconds, got '{text}'"))
+}
+
+/// A crossfade's length: finite, not negative.
+fn parse_fade(text: &str) -> Result<f32, String> {
+    parse_seconds(text)
+        .map(|seconds| seconds as f32)
+        .ok()
+        .filter(|seconds| *seconds >= 0.0 && seconds.is_finite())
+        .ok_or_else(|| format!("expected a crossfade of 0 or more seconds, got '{text}'"))
 }
 
 fn parse_size(text: &str) -> Result<(u32, u32), String> {

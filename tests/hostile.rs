@@ -115,3 +115,34 @@ fn text_from_a_file_cannot_forge_a_line_or_drive_the_terminal() {
     assert_eq!(message.trim_end().lines().count(), 1, "{message}");
     assert!(!message.contains('\u{1b}'), "{message:?}");
 }
+
+#[test]
+fn counts_times_and_outputs_from_the_command_line_get_one_clean_line() {
+    let one_error = |args: &[&str], expected: &str| {
+        let output = vkskin().args(args).output().expect("vkskin runs");
+        let message = text(&output);
+        assert!(!output.status.success(), "{args:?} must fail: {message}");
+        assert!(message.contains(expected), "{args:?}: '{expected}' in {message}");
+        // Ours start "vkskin: error:", clap's (a bad value) "error:": one either way.
+        assert_eq!(message.matches("error:").count(), 1, "{message}");
+        assert!(!message.contains("panicked") && !message.contains("memory allocation"), "{message}");
+    };
+    // Refused before a single instance is laid out (and before the viewer looks for a display).
+    one_error(&["view", "--instances", "4294967295"], "exceed what any Vulkan device can bind");
+    one_error(&["render", "--instances", "4294967295", "--out", "target/never.png"], "instances");
+    one_error(&["render", "--time", "NaN", "--out", "target/never.png"], "finite number of seconds");
+    one_error(&["render", "--fade", "inf", "--out", "target/never.png"], "crossfade");
+    // A write error is reported, not lost when a buffered writer drops.
+    one_error(&["render", "--size", "64x64", "--out", "/dev/full"], "/dev/full");
+    // The bench skips a count no device holds, row by row, with the reason.
+    let out = scratch("bench_counts");
+    let output = vkskin()
+        .args(["bench", "--counts", "4294967295", "--strategies", "compute", "--frames", "1", "--warmup", "0", "--size", "32x24"])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("vkskin runs");
+    let message = text(&output);
+    assert!(output.status.success(), "{message}");
+    assert!(message.contains("skipped: 4294967295 instances"), "{message}");
+}

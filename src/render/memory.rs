@@ -99,6 +99,25 @@ impl MemoryPlan {
         Ok(plan)
     }
 
+    /// Refuses, before any device exists, a count that no Vulkan device could hold: the plan with
+    /// the widest limits the API's types allow (a 4 GiB binding range, an unbounded heap, 2³²
+    /// dispatch rows). The viewer and the bench check this before laying out a single instance;
+    /// `new` then checks the device's own limits.
+    pub fn check_any_device(model: &Model, strategy: Strategy, instance_count: u32) -> Result<(), String> {
+        let plan = MemoryPlan::for_limits(Shape::of(model), strategy, instance_count, u64::from(u32::MAX), u64::MAX, u32::MAX);
+        if instance_count > plan.max_instances {
+            return Err(format!(
+                "{instance_count} instances of {} with the {} strategy exceed what any Vulkan device can bind: at most {} \
+                 ({})",
+                model.name,
+                strategy.name(),
+                plan.max_instances,
+                plan.limiting
+            ));
+        }
+        Ok(())
+    }
+
     /// The plan from the numbers alone: binding range, heap size, dispatch rows.
     pub fn for_limits(
         shape: Shape,

@@ -94,7 +94,13 @@ impl OffscreenTarget {
     }
 }
 
-/// Writes a PNG, naming the path in the error (for example a folder without write permission).
+/// Writes a PNG, naming the path in the error (for example a folder without write permission, or
+/// a full disk). Encoded in memory first and written with one checked write: a buffered writer
+/// would lose the error of its last flush when dropped, and report success.
 pub fn save_png(image: &image::RgbaImage, path: &Path) -> Result<(), String> {
-    image.save_with_format(path, image::ImageFormat::Png).map_err(|error| format!("cannot write {}: {error}", path.display()))
+    let mut encoded = Vec::new();
+    image
+        .write_to(&mut std::io::Cursor::new(&mut encoded), image::ImageFormat::Png)
+        .map_err(|error| format!("cannot encode {}: {error}", path.display()))?;
+    std::fs::write(path, encoded).map_err(|error| format!("cannot write {}: {error}", path.display()))
 }
