@@ -146,3 +146,29 @@ fn counts_times_and_outputs_from_the_command_line_get_one_clean_line() {
     assert!(output.status.success(), "{message}");
     assert!(message.contains("skipped: 4294967295 instances"), "{message}");
 }
+
+#[test]
+fn verdicts_follow_the_formats() {
+    let folder = scratch("verdicts");
+    std::fs::create_dir_all(&folder).expect("folder");
+    let figure = std::fs::read_to_string("assets/figure.md5mesh").expect("bundled model");
+    // A weight that overflows to infinity: refused, not a vertex at infinity.
+    let huge = figure.replacen("weight 0 1 1 ( 0 -0.010463 -0.149635 )", "weight 0 1 3e38 ( 3e38 3e38 3e38 )", 1);
+    assert_ne!(huge, figure, "the first weight is where the test expects it");
+    let path = folder.join("huge_weight.md5mesh");
+    std::fs::write(&path, huge).expect("written");
+    let error = formats::load_model(&path, &[]).expect_err("a vertex at infinity");
+    assert!(error.to_string().contains("expected a finite bind-pose position"), "{error}");
+    // A UTF-8 byte-order mark before "MD5Version" is not part of the token.
+    let path = folder.join("bom.md5mesh");
+    std::fs::write(&path, format!("\u{feff}{figure}")).expect("written");
+    let model = formats::load_model(&path, &[]).unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(model.vertices.len(), 3724);
+    // glTF `extras` may be any JSON value.
+    let path = folder.join("extras.gltf");
+    let json = gltf_with_buffers("data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA", 36, 1)
+        .replacen(r#""asset":{"version":"2.0"}"#, r#""asset":{"version":"2.0","extras":"a string"},"extras":[1,"two"]"#, 1);
+    std::fs::write(&path, json).expect("written");
+    let model = formats::load_model(&path, &[]).unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(model.vertices.len(), 3);
+}

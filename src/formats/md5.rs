@@ -168,7 +168,9 @@ struct Tokenizer<'a> {
 
 impl<'a> Tokenizer<'a> {
     fn new(text: &'a str, path: &'a Path) -> Tokenizer<'a> {
-        Tokenizer { rest: text, line: 1, last_token_line: 1, path }
+        // A UTF-8 byte-order mark (some Windows editors write one) is not part of the first token.
+        let rest = text.strip_prefix('\u{feff}').unwrap_or(text);
+        Tokenizer { rest, line: 1, last_token_line: 1, path }
     }
 
     fn advance(&mut self, bytes: usize) {

@@ -99,6 +99,23 @@ impl Format {
     }
 }
 
+/// Every format's numbers may overflow to infinity on the way to a model (an MD5 weight of 3e38
+/// times an offset): such a model would load and draw nothing, or NaN, without a word.
+fn check_finite(model: &Model) -> Result<(), String> {
+    if let Some((index, vertex)) = model.vertices.iter().enumerate().find(|(_, vertex)| !vertex.position.is_finite()) {
+        return Err(format!(
+            "vertex {index}: expected a finite bind-pose position, found {} (weights or offsets too large)",
+            vertex.position
+        ));
+    }
+    if let Some((index, joint)) = model.skeleton.joints.iter().enumerate().find(|(_, joint)| {
+        !joint.inverse_bind.is_finite() || !joint.rest.translation.is_finite() || !joint.rest.rotation.is_finite()
+    }) {
+        return Err(format!("joint {index} ({}): expected a finite bind pose", files::quoted(&joint.name)));
+    }
+    Ok(())
+}
+
 /// Loads a model, choosing the format by magic bytes and extension. `animations` are MD5's
 /// separate .md5anim files; the other formats carry their clips inside.
 pub fn load_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatError> {
@@ -116,6 +133,7 @@ pub fn load_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatEr
         Format::Gltf => gltf::load(path),
         Format::Ms3d => ms3d::load(path),
     }?;
+    check_finite(&model).map_err(|message| FormatError::in_file(path, message))?;
     // The free Psionic models ship their clips' frame ranges beside them.
     if let Some(ranges_path) = ranges::ranges_file_beside(path) {
         if !model.animations.is_empty() {
