@@ -26,6 +26,7 @@ pub fn describe(model: &Model) -> String {
         writeln!(out, "  bind bounds {:.3?} .. {:.3?} (extent {:.3})", bind.min.to_array(), bind.max.to_array(), bind.extent());
     let _ = writeln!(out, "  animated bounds {:.3?} .. {:.3?}", animated.min.to_array(), animated.max.to_array());
 
+    const MAX_INDENT: usize = 32;
     let _ = writeln!(out, "skeleton: {} joints, depth {}", model.skeleton.len(), model.skeleton.depth());
     let mut children = vec![Vec::new(); model.skeleton.len()];
     let mut roots = Vec::new();
@@ -38,7 +39,11 @@ pub fn describe(model: &Model) -> String {
     // Depth-first, iteratively: a deep chain cannot overflow the stack.
     let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&root| (root, 1)).collect();
     while let Some((index, depth)) = stack.pop() {
-        let _ = writeln!(out, "{}{}", "  ".repeat(depth), model.skeleton.joints[index].name);
+        // Indented up to MAX_INDENT levels, then numbered: a 65,536-deep chain must not print
+        // gigabytes of spaces (output in proportion to the joints, not to joints × depth).
+        let indent = "  ".repeat(depth.min(MAX_INDENT));
+        let level = if depth > MAX_INDENT { format!("[depth {depth}] ") } else { String::new() };
+        let _ = writeln!(out, "{indent}{level}{}", crate::formats::files::one_line(&model.skeleton.joints[index].name));
         stack.extend(children[index].iter().rev().map(|&child| (child, depth + 1)));
     }
 

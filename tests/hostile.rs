@@ -172,3 +172,43 @@ fn verdicts_follow_the_formats() {
     let model = formats::load_model(&path, &[]).unwrap_or_else(|error| panic!("{error}"));
     assert_eq!(model.vertices.len(), 3);
 }
+
+/// An MD5 mesh: `joints` joints in a chain (each the previous one's child), and one triangle whose
+/// first vertex has `weights` weights on joint 0 (the others one each).
+fn md5_bomb(joints: usize, weights: usize) -> String {
+    let mut text = format!("MD5Version 10\ncommandline \"\"\n\nnumJoints {joints}\nnumMeshes 1\n\njoints {{\n");
+    for joint in 0..joints {
+        text += &format!("\t\"j{joint}\" {} ( 0 0 0.01 ) ( 0 0 0 )\n", joint as i64 - 1);
+    }
+    text += &format!("}}\n\nmesh {{\n\tshader \"\"\n\n\tnumverts 3\n\tvert 0 ( 0 0 ) 0 {weights}\n");
+    text += &format!("\tvert 1 ( 0 0 ) {weights} 1\n\tvert 2 ( 0 0 ) {} 1\n", weights + 1);
+    text += "\n\tnumtris 1\n\ttri 0 0 1 2\n\n";
+    text += &format!("\tnumweights {}\n", weights + 2);
+    for weight in 0..weights {
+        text += &format!("\tweight {weight} 0 1 ( 0 0 0 )\n");
+    }
+    text += &format!("\tweight {weights} 0 1 ( 1 0 0 )\n\tweight {} 0 1 ( 0 1 0 )\n}}\n", weights + 1);
+    text
+}
+
+#[test]
+fn work_and_output_stay_in_proportion_to_the_file() {
+    let folder = scratch("proportion");
+    std::fs::create_dir_all(&folder).expect("folder");
+    // 65,536 weights on one vertex: merged in O(n log n) (a linear search per weight took minutes).
+    let path = folder.join("weights.md5mesh");
+    std::fs::write(&path, md5_bomb(1, 65_536)).expect("written");
+    let model = formats::load_model(&path, &[]).unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(model.influences_of(&model.vertices[0]).len(), 1, "every weight is on joint 0: one influence");
+    // A 65,536-deep chain: inspect's tree is indented up to a point, then numbered, so its output
+    // grows with the joints, not with joints × depth (4.3 GB before).
+    let path = folder.join("chain.md5mesh");
+    let text = md5_bomb(65_536, 1);
+    std::fs::write(&path, &text).expect("written");
+    let model = formats::load_model(&path, &[]).unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(model.skeleton.depth(), 65_536);
+    let described = vkskin::inspect::describe(&model);
+    println!("chain: {} bytes of file, {} bytes of inspect output", text.len(), described.len());
+    assert!(described.len() < 4 * text.len(), "{} bytes of output for a {}-byte file", described.len(), text.len());
+    assert!(described.contains("[depth 65536] j65535"));
+}
