@@ -212,3 +212,65 @@ fn work_and_output_stay_in_proportion_to_the_file() {
     assert!(described.len() < 4 * text.len(), "{} bytes of output for a {}-byte file", described.len(), text.len());
     assert!(described.contains("[depth 65536] j65535"));
 }
+
+/// CRC-32 (PNG's), for patching a chunk.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = 0xFFFF_FFFFu32;
+    for &byte in bytes {
+        crc ^= u32::from(byte);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
+/// A 1×1 PNG whose header (CRC fixed up) claims `width` × `height`.
+fn png_claiming(width: u32, height: u32) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    image::RgbaImage::from_pixel(1, 1, image::Rgba([9, 9, 9, 255]))
+        .write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)
+        .expect("encoded");
+    // Signature (8), IHDR length (4), "IHDR" (4), width, height, ..., CRC over type and data.
+    bytes[16..20].copy_from_slice(&width.to_be_bytes());
+    bytes[20..24].copy_from_slice(&height.to_be_bytes());
+    let crc = crc32(&bytes[12..29]);
+    bytes[29..33].copy_from_slice(&crc.to_be_bytes());
+    bytes
+}
+
+/// An MD5 mesh of one joint and `parts` one-triangle parts, all with the shader `shader`.
+fn md5_parts(parts: usize, shader: &str) -> String {
+    let mut text = format!(
+        "MD5Version 10\ncommandline \"\"\n\nnumJoints 1\nnumMeshes {parts}\n\njoints {{\n\t\"root\" -1 ( 0 0 0 ) ( 0 0 0 )\n}}\n"
+    );
+    for _ in 0..parts {
+        text += &format!("\nmesh {{\n\tshader \"{shader}\"\n\tnumverts 3\n");
+        text += "\tvert 0 ( 0 0 ) 0 1\n\tvert 1 ( 1 0 ) 1 1\n\tvert 2 ( 0 1 ) 2 1\n\tnumtris 1\n\ttri 0 0 1 2\n\tnumweights 3\n";
+        text += "\tweight 0 0 1 ( 0 0 0 )\n\tweight 1 0 1 ( 1 0 0 )\n\tweight 2 0 1 ( 0 1 0 )\n}\n";
+    }
+    text
+}
+
+#[test]
+fn textures_are_read_once_per_file_and_a_huge_one_is_a_warning() {
+    let folder = scratch("textures");
+    std::fs::create_dir_all(&folder).expect("folder");
+    // Eight parts on one texture: one read, the bytes shared, not eight decoded copies.
+    image::RgbaImage::from_pixel(4, 4, image::Rgba([10, 20, 30, 255])).save(folder.join("skin.png")).expect("written");
+    let path = folder.join("eight.md5mesh");
+    std::fs::write(&path, md5_parts(8, "skin")).expect("written");
+    let model = formats::load_model(&path, &[]).unwrap_or_else(|error| panic!("{error}"));
+    let textures: Vec<_> = model.materials.iter().map(|material| material.texture.as_ref().expect("textured")).collect();
+    assert_eq!(textures.len(), 8);
+    assert!(textures.iter().all(|texture| std::sync::Arc::ptr_eq(&texture.encoded, &textures[0].encoded)));
+    // A 22000 × 22000 PNG in a few hundred bytes: refused from its header (no decode, no
+    // reservation), with a warning naming the limit, and the default colour.
+    std::fs::write(folder.join("huge.png"), png_claiming(22_000, 22_000)).expect("written");
+    let path = folder.join("huge.md5mesh");
+    std::fs::write(&path, md5_parts(2, "huge")).expect("written");
+    let model = formats::load_model(&path, &[]).unwrap_or_else(|error| panic!("{error}"));
+    assert!(model.materials.iter().all(|material| material.texture.is_none()));
+    let warnings = model.stats.warnings.join("\n");
+    assert!(warnings.contains("huge.png") && warnings.contains("8192"), "{warnings}");
+}

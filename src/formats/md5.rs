@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use glam::{Quat, Vec2, Vec3, Vec4};
 
-use super::FormatError;
+use super::{texture, FormatError};
 use crate::anim::{Animation, Channel, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
 use crate::model::{
     compute_normals, compute_tangents, normalize_influences, Influence, LoadStats, Material, Mesh, Model, Texture, Vertex,
@@ -871,6 +871,7 @@ pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)])
     let mut indices: Vec<u32> = Vec::new();
     let mut meshes = Vec::new();
     let mut materials = Vec::new();
+    let mut textures = texture::Library::default();
     for (part_index, (part, vert_lines)) in document.meshes.iter().zip(&lines.verts).enumerate() {
         if part.verts.is_empty() || part.tris.is_empty() {
             continue;
@@ -893,7 +894,7 @@ pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)])
         indices.extend(part_indices.iter().map(|&index| first_vertex.saturating_add(index)));
         vertices.extend(part_vertices);
         meshes.push(Mesh { name: format!("mesh_{part_index}"), first_index, index_count, material: materials.len() });
-        materials.push(load_material(&part.shader, folder, part_index, &mut stats.warnings));
+        materials.push(load_material(&part.shader, folder, part_index, &mut textures, &mut stats.warnings));
     }
 
     let animations = anims
@@ -992,17 +993,23 @@ fn bind_vertex(
 /// The material of one mesh part; a texture that cannot be had is a warning, not an error. A normal
 /// map beside the colour texture (`<name>_local` as Doom 3 names it, or `<name>_normal`) is used
 /// when one is there; its absence is no warning, since most models have none.
-fn load_material(shader: &str, folder: &Path, part_index: usize, warnings: &mut Vec<String>) -> Material {
+fn load_material(
+    shader: &str,
+    folder: &Path,
+    part_index: usize,
+    textures: &mut texture::Library,
+    warnings: &mut Vec<String>,
+) -> Material {
     let untextured = |name: String| Material { name, base_color: UNTEXTURED_COLOR, texture: None, normal_map: None };
     if shader.is_empty() {
         return untextured(format!("mesh_{part_index}"));
     }
     let candidates = texture_candidates(shader, folder);
     let mut failures = Vec::new();
-    let texture = find_texture(&candidates, &mut failures);
+    let texture = find_texture(&candidates, textures, &mut failures);
     let normal_map = ["_local", "_normal"].iter().find_map(|suffix| {
         let mut ignored = Vec::new();
-        find_texture(&texture_candidates(&normal_map_name(shader, suffix), folder), &mut ignored)
+        find_texture(&texture_candidates(&normal_map_name(shader, suffix), folder), textures, &mut ignored)
     });
     if let Some(texture) = texture {
         // The texture carries the colour; a white base leaves it as painted.
@@ -1018,9 +1025,9 @@ fn load_material(shader: &str, folder: &Path, part_index: usize, warnings: &mut 
 }
 
 /// The first candidate that exists and reads as an image; failures are collected for the warning.
-fn find_texture(candidates: &[PathBuf], failures: &mut Vec<String>) -> Option<Texture> {
+fn find_texture(candidates: &[PathBuf], textures: &mut texture::Library, failures: &mut Vec<String>) -> Option<Texture> {
     for candidate in candidates.iter().filter(|candidate| candidate.is_file()) {
-        match super::texture::describe_file(candidate) {
+        match textures.describe_file(candidate) {
             Ok(texture) => return Some(texture),
             Err(error) => failures.push(format!("{}: {error}", candidate.display())),
         }

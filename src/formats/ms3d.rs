@@ -76,7 +76,7 @@ use std::path::{Component, Path, PathBuf};
 
 use glam::{Mat4, Quat, Vec2, Vec3, Vec4};
 
-use super::{FormatError, Location};
+use super::{texture, FormatError, Location};
 use crate::anim::{slerp_shortest, Animation, Channel, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
 use crate::model::{compute_tangents, normalize_influences, Influence, LoadStats, Material, Mesh, Model, Vertex};
 
@@ -1540,8 +1540,9 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
     stats.max_influences = geometry.max_influences;
 
     let folder = path.parent().unwrap_or(Path::new(""));
+    let mut textures = texture::Library::default();
     let mut materials: Vec<Material> =
-        file.materials.iter().map(|material| load_material(material, folder, &mut stats.warnings)).collect();
+        file.materials.iter().map(|material| load_material(material, folder, &mut textures, &mut stats.warnings)).collect();
     if geometry.uses_default_material {
         materials.push(Material { name: "default".to_string(), base_color: UNTEXTURED_COLOR, texture: None, normal_map: None });
     }
@@ -1748,7 +1749,12 @@ fn build_geometry(
 // ---------------------------------------------------------------------------------------------
 
 /// A material; a texture that cannot be had is a warning naming it and the paths tried.
-fn load_material(material: &Ms3dMaterial, folder: &Path, warnings: &mut Vec<String>) -> Material {
+fn load_material(
+    material: &Ms3dMaterial,
+    folder: &Path,
+    textures: &mut texture::Library,
+    warnings: &mut Vec<String>,
+) -> Material {
     let name = material.name.text().into_owned();
     // The SDK gives every colour the material's transparency as alpha.
     let base_color = material.diffuse.truncate().extend(material.transparency.clamp(0.0, 1.0));
@@ -1758,15 +1764,14 @@ fn load_material(material: &Ms3dMaterial, folder: &Path, warnings: &mut Vec<Stri
     }
     let candidates = texture_candidates(&written, folder);
     let mut failures = Vec::new();
-    let texture = candidates.iter().filter(|candidate| candidate.is_file()).find_map(|candidate| {
-        match super::texture::describe_file(candidate) {
+    let texture =
+        candidates.iter().filter(|candidate| candidate.is_file()).find_map(|candidate| match textures.describe_file(candidate) {
             Ok(texture) => Some(texture),
             Err(error) => {
                 failures.push(format!("{}: {error}", candidate.display()));
                 None
             }
-        }
-    });
+        });
     if texture.is_none() {
         let tried = candidates.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ");
         warnings.push(if failures.is_empty() {

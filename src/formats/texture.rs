@@ -7,6 +7,7 @@
 //! model's memory never pay for pixels no one draws (a 1024 × 1024 PNG costs 4 MiB and about
 //! 10 ms to decode; its header costs microseconds).
 
+use std::collections::HashMap;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -30,7 +31,9 @@ fn limits() -> Limits {
     limits
 }
 
-fn reader<'a>(bytes: &'a [u8], path: &Path) -> Result<ImageReader<Cursor<&'a [u8]>>, String> {
+/// A reader by content; with the decoder's limits when it will decode (reading the header alone,
+/// the size is checked here, so the message can say what it found).
+fn reader<'a>(bytes: &'a [u8], path: &Path, limited: bool) -> Result<ImageReader<Cursor<&'a [u8]>>, String> {
     let mut reader = ImageReader::new(Cursor::new(bytes));
     if let Ok(format) = ImageFormat::from_path(path) {
         reader.set_format(format);
@@ -39,29 +42,49 @@ fn reader<'a>(bytes: &'a [u8], path: &Path) -> Result<ImageReader<Cursor<&'a [u8
     if reader.format().is_none() {
         return Err("expected a PNG, JPEG or TGA image, found none of them".to_string());
     }
-    reader.limits(limits());
+    if limited {
+        reader.limits(limits());
+    }
     Ok(reader)
 }
 
 /// A texture from its encoded bytes: the header is read and checked, the pixels are not decoded.
 pub fn describe(encoded: Vec<u8>, path: PathBuf) -> Result<Texture, String> {
-    let (width, height) = reader(&encoded, &path)?.into_dimensions().map_err(|error| error.to_string())?;
+    let (width, height) = reader(&encoded, &path, false)?.into_dimensions().map_err(|error| error.to_string())?;
     if width == 0 || height == 0 || width > MAX_SIDE || height > MAX_SIDE {
         return Err(format!("expected a texture of 1 to {MAX_SIDE} pixels a side, found {width} x {height}"));
     }
     Ok(Texture { path, width, height, encoded: Arc::from(encoded) })
 }
 
-/// A texture file, described (see [`describe`]).
-pub fn describe_file(path: &Path) -> Result<Texture, String> {
-    let encoded = super::files::read(path, super::files::MAX_TEXTURE_BYTES)?;
-    describe(encoded, path.to_path_buf())
+/// The texture files one model has read: each file is read once however many parts name it
+/// (clones share the bytes), and all of them together stay within `files::MAX_EXTERNAL_BYTES`.
+#[derive(Default)]
+pub struct Library {
+    read: HashMap<PathBuf, Result<Texture, String>>,
+    bytes: u64,
+}
+
+impl Library {
+    /// A texture file, described (see [`describe`]).
+    pub fn describe_file(&mut self, path: &Path) -> Result<Texture, String> {
+        if let Some(known) = self.read.get(path) {
+            return known.clone();
+        }
+        let left = super::files::MAX_EXTERNAL_BYTES.saturating_sub(self.bytes);
+        let described = super::files::read(path, super::files::MAX_TEXTURE_BYTES.min(left)).and_then(|encoded| {
+            self.bytes += encoded.len() as u64;
+            describe(encoded, path.to_path_buf())
+        });
+        self.read.insert(path.to_path_buf(), described.clone());
+        described
+    }
 }
 
 impl Texture {
     /// The pixels as RGBA8, rows top to bottom: `width × height × 4` bytes.
     pub fn decode(&self) -> Result<Vec<u8>, String> {
-        let image = reader(&self.encoded, &self.path)?.decode().map_err(|error| error.to_string())?;
+        let image = reader(&self.encoded, &self.path, true)?.decode().map_err(|error| error.to_string())?;
         if (image.width(), image.height()) != (self.width, self.height) {
             return Err(format!(
                 "the header says {} x {}, the pixels are {} x {}",

@@ -1,5 +1,7 @@
 //! The model's GPU-side data (uploaded once) and the instances that play it (written every frame).
 
+use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 
 use ash::vk as ash_vk;
@@ -136,17 +138,25 @@ impl GpuModel {
         let joint_parents = Buffer::with_data(device, "model.joint_parents", storage, bytemuck::cast_slice(&parents))?;
 
         let mut materials = Vec::new();
+        // Each texture file is decoded once, however many materials use it.
+        let mut decoded: HashMap<&Path, Vec<u8>> = HashMap::new();
         for (index, material) in model.materials.iter().enumerate() {
             let name = format!("material[{index}].{}", material.name);
             let (srgb, unorm) = (ash_vk::Format::R8G8B8A8_SRGB, ash_vk::Format::R8G8B8A8_UNORM);
             let texture = match &material.texture {
-                Some(texture) => Image::texture_rgba8(device, &name, (texture.width, texture.height), srgb, &decode(texture)?)?,
+                Some(texture) => {
+                    Image::texture_rgba8(device, &name, (texture.width, texture.height), srgb, pixels(&mut decoded, texture)?)?
+                }
                 None => Image::texture_rgba8(device, &format!("{name}.white"), (1, 1), srgb, &[255; 4])?,
             };
             let normal_map = match &material.normal_map {
-                Some(map) => {
-                    Image::texture_rgba8(device, &format!("{name}.normal"), (map.width, map.height), unorm, &decode(map)?)?
-                }
+                Some(map) => Image::texture_rgba8(
+                    device,
+                    &format!("{name}.normal"),
+                    (map.width, map.height),
+                    unorm,
+                    pixels(&mut decoded, map)?,
+                )?,
                 None => Image::texture_rgba8(device, &format!("{name}.flat_normal"), (1, 1), unorm, &[128, 128, 255, 255])?,
             };
             materials.push(GpuMaterial { texture, normal_map, base_color: material.base_color.to_array() });
@@ -250,9 +260,16 @@ impl AnimationData {
 
 /// Each joint's rest pose, `pre`, parent and subtree span; one identity joint for a model without
 /// a skeleton.
-/// A texture's pixels, decoded now that they are uploaded (the loaders read only headers).
-fn decode(texture: &Texture) -> vk::Result<Vec<u8>> {
-    texture.decode().map_err(|error| vk::Error::Other(format!("{}: cannot decode the texture: {error}", texture.path.display())))
+/// A texture's pixels, decoded now that they are uploaded (the loaders read only headers), once
+/// per file.
+fn pixels<'a, 'm>(decoded: &'a mut HashMap<&'m Path, Vec<u8>>, texture: &'m Texture) -> vk::Result<&'a [u8]> {
+    if !decoded.contains_key(texture.path.as_path()) {
+        let pixels = texture
+            .decode()
+            .map_err(|error| vk::Error::Other(format!("{}: cannot decode the texture: {error}", texture.path.display())))?;
+        decoded.insert(&texture.path, pixels);
+    }
+    Ok(decoded.get(texture.path.as_path()).map(Vec::as_slice).unwrap_or_default())
 }
 
 fn joint_infos(model: &Model) -> Vec<GpuJoint> {
