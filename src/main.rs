@@ -466,8 +466,14 @@ fn run(cli: Cli) -> Result<(), String> {
             if let Some(text) = &clips {
                 model.cut_clips(&parse_clips_argument(text)?)?;
             }
-            print!("{}", vkskin::inspect::describe(&model));
-            Ok(())
+            // A reader that stops early (`| head`) is not an error; print! would panic on it.
+            use std::io::Write as _;
+            match std::io::stdout().lock().write_all(vkskin::inspect::describe(&model).as_bytes()) {
+                Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
+                    Err(format!("cannot write the description: {error}"))
+                }
+                _ => Ok(()),
+            }
         }
         Command::Generate { out, long_clip } => {
             std::fs::create_dir_all(&out).map_err(|error| format!("cannot create {}: {error}", out.display()))?;

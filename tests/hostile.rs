@@ -274,3 +274,60 @@ fn textures_are_read_once_per_file_and_a_huge_one_is_a_warning() {
     let warnings = model.stats.warnings.join("\n");
     assert!(warnings.contains("huge.png") && warnings.contains("8192"), "{warnings}");
 }
+
+/// A skinned glTF whose `joints` sibling joints hang under a chain of `depth` plain nodes.
+fn joints_under_a_chain(depth: usize, joints: usize) -> String {
+    let nodes: Vec<String> = (0..depth - 1)
+        .map(|node| format!(r#"{{"children":[{}]}}"#, node + 1))
+        .chain([format!(r#"{{"children":[{}]}}"#, (depth..depth + joints).map(|j| j.to_string()).collect::<Vec<_>>().join(","))])
+        .chain((0..joints).map(|joint| format!(r#"{{"name":"j{joint}"}}"#)))
+        .chain([r#"{"mesh":0,"skin":0}"#.to_string()])
+        .collect();
+    // Positions (36 bytes), JOINTS_0 as u8 VEC4 (12), WEIGHTS_0 (48): all on joint 0.
+    let mut bytes: Vec<u8> = [0.0f32, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    bytes.extend([0u8; 12]);
+    bytes.extend([1.0f32, 0.0, 0.0, 0.0].repeat(3).iter().flat_map(|v| v.to_le_bytes()));
+    let data = format!("data:application/octet-stream;base64,{}", base64(&bytes));
+    let skin_joints: Vec<String> = (depth..depth + joints).map(|j| j.to_string()).collect();
+    format!(
+        r#"{{"asset":{{"version":"2.0"}},"buffers":[{{"uri":"{data}","byteLength":{}}}],
+"bufferViews":[{{"buffer":0,"byteLength":36}},{{"buffer":0,"byteOffset":36,"byteLength":12}},{{"buffer":0,"byteOffset":48,"byteLength":48}}],
+"accessors":[{{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}},
+{{"bufferView":1,"componentType":5121,"count":3,"type":"VEC4"}},{{"bufferView":2,"componentType":5126,"count":3,"type":"VEC4"}}],
+"meshes":[{{"primitives":[{{"attributes":{{"POSITION":0,"JOINTS_0":1,"WEIGHTS_0":2}}}}]}}],
+"skins":[{{"joints":[{}]}}],"nodes":[{}],"scenes":[{{"nodes":[0,{}]}}],"scene":0}}"#,
+        bytes.len(),
+        skin_joints.join(","),
+        nodes.join(","),
+        depth + joints
+    )
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut text = String::new();
+    for chunk in bytes.chunks(3) {
+        let value = chunk.iter().enumerate().fold(0u32, |value, (index, &byte)| value | u32::from(byte) << (16 - 8 * index));
+        for index in 0..4 {
+            text.push(if index <= chunk.len() { ALPHABET[(value >> (18 - 6 * index)) as usize & 63] as char } else { '=' });
+        }
+    }
+    text
+}
+
+#[test]
+fn walks_from_joints_to_their_parents_have_a_budget() {
+    let folder = scratch("climb");
+    std::fs::create_dir_all(&folder).expect("folder");
+    // A few nodes between joints, as real rigs have: loads.
+    let path = folder.join("shallow.gltf");
+    std::fs::write(&path, joints_under_a_chain(8, 64)).expect("written");
+    let model = formats::load_model(&path, &[]).unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(model.skeleton.len(), 64);
+    // 4,096 joints under 4,097 nodes: 16.8 million steps up, past the budget (at 32,768 × 32,768
+    // the walks took 16.7 s): refused at once with the reason.
+    let path = folder.join("deep.gltf");
+    std::fs::write(&path, joints_under_a_chain(4097, 4096)).expect("written");
+    let error = formats::load_model(&path, &[]).expect_err("past the budget");
+    assert!(error.to_string().contains("walking up from the joints took more than 16777216 steps"), "{error}");
+}

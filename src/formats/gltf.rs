@@ -120,7 +120,7 @@ pub fn load_from_slice_with_rig(bytes: &[u8], path: &Path, base_dir: Option<&Pat
     builder.promote_animated_ancestors(&animated)?;
     let Builder { mut skeleton, joint_nodes, vertices, influences, indices, meshes, materials, warnings, max_influences, .. } =
         builder;
-    set_local_frames(&mut skeleton, &joint_nodes, &hierarchy, &animated);
+    set_local_frames(&mut skeleton, &joint_nodes, &hierarchy, &animated).map_err(|reason| error(path, reason))?;
     let model_animations = animations.iter().map(|animation| animation.channels_for(&joint_nodes)).collect();
 
     let rig = Rig::new(&hierarchy, joint_nodes, animations);
@@ -870,9 +870,32 @@ struct Hierarchy {
     rest_global: Vec<Mat4>,
     has_matrix: Vec<bool>,
     names: Vec<String>,
+    /// Steps left for the walks from a joint up to its parent joint (see `climb`).
+    climb_budget: Cell<u64>,
 }
 
+/// Steps that the walks from each joint up through non-joint nodes to its parent joint may take in
+/// all, in one load. Real rigs have a few nodes between joints (a few steps a joint); a file that
+/// hangs 32,768 joints under a 32,768-node chain would take 10⁹ steps (each a matrix product in
+/// `set_local_frames`): 16.7 s on this machine for a 1.8 MB file. The budget (about a second of
+/// work) keeps a load's time in proportion to the file, and the error says why.
+const CLIMB_STEPS: u64 = 1 << 24;
+
 impl Hierarchy {
+    /// One step up from `node`: its parent, or an error once the load's walks have taken
+    /// `CLIMB_STEPS` steps.
+    fn climb(&self, node: usize) -> Result<Option<usize>, String> {
+        let left = self.climb_budget.get();
+        if left == 0 {
+            return Err(format!(
+                "expected joints at most a few nodes below their parent joints: walking up from the joints took \
+                 more than {CLIMB_STEPS} steps (nodes between joints × joints)"
+            ));
+        }
+        self.climb_budget.set(left - 1);
+        Ok(self.parents.get(node).copied().flatten())
+    }
+
     fn build(root: &Root, path: &Path) -> Result<Hierarchy, FormatError> {
         let count = root.nodes.len();
         let mut parents: Vec<Option<usize>> = vec![None; count];
@@ -944,7 +967,18 @@ impl Hierarchy {
                 *slot = parent * *slot;
             }
         }
-        Ok(Hierarchy { parents, children, order, depth, rest_local, rest_trs, rest_global, has_matrix, names })
+        Ok(Hierarchy {
+            parents,
+            children,
+            order,
+            depth,
+            rest_local,
+            rest_trs,
+            rest_global,
+            has_matrix,
+            names,
+            climb_budget: Cell::new(CLIMB_STEPS),
+        })
     }
 
     fn name(&self, node: usize) -> &str {
@@ -1172,14 +1206,15 @@ impl<'a> Builder<'a> {
             let mut skeleton_joints = vec![0u32; nodes.len()];
             for position in positions {
                 let Some(&node) = nodes.get(position) else { continue };
-                let mut ancestor = hierarchy.parents.get(node).copied().flatten();
+                let climbed = |node| hierarchy.climb(node).map_err(|reason| error(path, format!("skin {skin_index}: {reason}")));
+                let mut ancestor = climbed(node)?;
                 let mut parent = None;
                 while let Some(candidate) = ancestor {
                     if let Some(&ancestor_position) = position_of.get(&candidate) {
                         parent = skeleton_joints.get(ancestor_position).map(|&joint| joint as usize);
                         break;
                     }
-                    ancestor = hierarchy.parents.get(candidate).copied().flatten();
+                    ancestor = climbed(candidate)?;
                 }
                 let inverse_bind = inverse_binds.get(position).copied().unwrap_or(Mat4::IDENTITY) * undo_shape;
                 let joint = self.push_joint(Joint::new(hierarchy.name(node), parent, inverse_bind, JointPose::IDENTITY), node)?;
@@ -2078,15 +2113,20 @@ impl Animation {
 /// node given by a matrix that no curve drives goes whole into `pre` instead, shear and all), and
 /// `pre` the rest transforms of the nodes between its parent joint's node and its own (every
 /// ancestor, for a root). Those nodes are not animated: animated ones were made joints first.
-fn set_local_frames(skeleton: &mut Skeleton, joint_nodes: &[usize], hierarchy: &Hierarchy, animated: &[bool]) {
+fn set_local_frames(
+    skeleton: &mut Skeleton,
+    joint_nodes: &[usize],
+    hierarchy: &Hierarchy,
+    animated: &[bool],
+) -> Result<(), String> {
     let parent_nodes: Vec<Option<usize>> =
         skeleton.joints.iter().map(|joint| joint.parent.and_then(|parent| joint_nodes.get(parent).copied())).collect();
     for ((joint, &node), stop) in skeleton.joints.iter_mut().zip(joint_nodes).zip(parent_nodes) {
         let mut pre = Mat4::IDENTITY;
-        let mut ancestor = hierarchy.parents.get(node).copied().flatten();
+        let mut ancestor = hierarchy.climb(node)?;
         while let Some(current) = ancestor.filter(|&current| Some(current) != stop) {
             pre = hierarchy.rest_local.get(current).copied().unwrap_or(Mat4::IDENTITY) * pre;
-            ancestor = hierarchy.parents.get(current).copied().flatten();
+            ancestor = hierarchy.climb(current)?;
         }
         let fixed_matrix =
             hierarchy.has_matrix.get(node).copied().unwrap_or(false) && !animated.get(node).copied().unwrap_or(false);
@@ -2098,6 +2138,7 @@ fn set_local_frames(skeleton: &mut Skeleton, joint_nodes: &[usize], hierarchy: &
             joint.rest = hierarchy.rest_trs.get(node).copied().unwrap_or(JointPose::IDENTITY);
         }
     }
+    Ok(())
 }
 
 impl Builder<'_> {
@@ -2117,7 +2158,11 @@ impl Builder<'_> {
         let mut chains: Vec<(Vec<usize>, Option<usize>)> = Vec::with_capacity(count);
         for (index, joint) in self.skeleton.joints.iter().enumerate() {
             let stop = joint.parent.and_then(|parent| self.joint_nodes.get(parent).copied());
-            let mut ancestor = self.joint_nodes.get(index).and_then(|&node| hierarchy.parents.get(node).copied().flatten());
+            let climbed = |node| hierarchy.climb(node).map_err(|reason| error(self.data.path, reason));
+            let mut ancestor = match self.joint_nodes.get(index) {
+                Some(&node) => climbed(node)?,
+                None => None,
+            };
             let (mut chain, mut top) = (Vec::new(), joint.parent);
             while let Some(current) = ancestor.filter(|&current| Some(current) != stop) {
                 if animated.get(current).copied().unwrap_or(false) {
@@ -2127,7 +2172,7 @@ impl Builder<'_> {
                     }
                     chain.push(current);
                 }
-                ancestor = hierarchy.parents.get(current).copied().flatten();
+                ancestor = climbed(current)?;
             }
             chains.push((chain, top));
         }
