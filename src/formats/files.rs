@@ -37,7 +37,7 @@ fn kind(file_type: std::fs::FileType) -> &'static str {
 }
 
 /// The file's size, when `path` is a regular file (symbolic links followed).
-pub fn regular_file_size(path: &Path) -> Result<u64, String> {
+fn regular_file_size(path: &Path) -> Result<u64, String> {
     let metadata = std::fs::metadata(path).map_err(|error| format!("cannot read: {error}"))?;
     if !metadata.is_file() {
         return Err(format!("expected a regular file, found {}", kind(metadata.file_type())));
