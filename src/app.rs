@@ -119,7 +119,10 @@ impl SceneSetup {
 /// Instance and device without a window.
 pub fn headless_device(validation: bool) -> vk::Result<Arc<Device>> {
     let instance = Instance::new(&InstanceOptions { validation, surface_extensions: Vec::new() })?;
-    Ok(Arc::new(Device::new(instance, DeviceRequest { surface: None })?))
+    Ok(Arc::new(Device::new(
+        instance,
+        DeviceRequest { surface: None, storage_buffers_per_stage: crate::render::gpu::STORAGE_BUFFERS_PER_STAGE },
+    )?))
 }
 
 /// A renderer drawing into an offscreen image that is read back after each frame.

@@ -193,7 +193,13 @@ impl Viewer {
         let surface_raw = unsafe { ash_window::create_surface(&instance.entry, &instance.raw, display, window_handle, None) }
             .map_err(|error| format!("vkCreate*SurfaceKHR failed: {error}"))?;
         let surface = Surface { raw: surface_raw, loader: ash::khr::surface::Instance::new(&instance.entry, &instance.raw) };
-        let device = match Device::new(instance, DeviceRequest { surface: Some((&surface.loader, surface.raw)) }) {
+        let device = match Device::new(
+            instance,
+            DeviceRequest {
+                surface: Some((&surface.loader, surface.raw)),
+                storage_buffers_per_stage: crate::render::gpu::STORAGE_BUFFERS_PER_STAGE,
+            },
+        ) {
             Ok(device) => Arc::new(device),
             Err(error) => {
                 // The instance went down with the failed device; the surface leaks with it, harmlessly, at exit.

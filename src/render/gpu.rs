@@ -225,6 +225,10 @@ pub struct GpuBounds {
 /// 32 a stage).
 pub const MAX_CHUNKS: u32 = 12;
 
+/// Storage buffers the widest pass binds in one stage: the skin pass's two chunk arrays and three
+/// buffers (the device must allow as many: `vk::DeviceRequest`).
+pub const STORAGE_BUFFERS_PER_STAGE: u32 = 2 * MAX_CHUNKS + 3;
+
 /// `CullCounters` in common.glsl: the cull pass's counts, laid out as indirect arguments.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]

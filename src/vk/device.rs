@@ -42,6 +42,9 @@ pub struct Device {
 pub struct DeviceRequest<'a> {
     /// The queue family must be able to present to this surface.
     pub surface: Option<(&'a ash::khr::surface::Instance, vk::SurfaceKHR)>,
+    /// Storage buffers one shader stage must be able to bind (the renderer's widest pass says how
+    /// many: `render::STORAGE_BUFFERS_PER_STAGE`).
+    pub storage_buffers_per_stage: u32,
 }
 
 fn device_type_rank(kind: vk::PhysicalDeviceType) -> u32 {
@@ -199,10 +202,10 @@ impl Device {
         if features.shader_storage_buffer_array_dynamic_indexing != vk::TRUE {
             return Err("needs shaderStorageBufferArrayDynamicIndexing".into());
         }
-        let needed = 2 * crate::render::MAX_CHUNKS + 3;
+        let needed = request.storage_buffers_per_stage;
         if properties.limits.max_per_stage_descriptor_storage_buffers < needed {
             return Err(format!(
-                "maxPerStageDescriptorStorageBuffers is {}, the skin pass binds {needed}",
+                "maxPerStageDescriptorStorageBuffers is {}, the renderer binds {needed} in one stage",
                 properties.limits.max_per_stage_descriptor_storage_buffers
             ));
         }
