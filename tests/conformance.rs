@@ -142,3 +142,17 @@ fn ms3d_jeep_static_with_relative_texture() {
 fn ms3d_wuson_static_without_materials() {
     conform("ms3d/wuson/Wuson.ms3d", |model| assert!(model.clips.is_empty()));
 }
+
+#[test]
+fn collada_rigged_simple() {
+    conform("collada/RiggedSimple/riggedSimple.dae", |model| {
+        assert_eq!((model.vertices.len(), model.skeleton.len(), model.clips.len()), (96, 2, 1));
+    });
+}
+
+#[test]
+fn collada_rigged_figure_every_influence_kept() {
+    conform("collada/RiggedFigure/RiggedFigure.dae", |model| {
+        assert_eq!((model.skeleton.len(), model.stats.max_influences, model.clips.len()), (19, 8, 1));
+    });
+}

@@ -3,6 +3,7 @@
 // Input-dependent code: no unwrap, expect or panic! outside tests (`cargo clippy` enforces it).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod collada;
 pub mod files;
 pub mod gltf;
 pub mod md5;
@@ -60,10 +61,12 @@ pub enum Format {
     Md5,
     Gltf,
     Ms3d,
+    Collada,
 }
 
 /// What the error for an unknown format lists.
-pub const SUPPORTED: &str = "MD5 (.md5mesh with .md5anim), glTF 2.0 (.gltf, .glb), Milkshape 3D (.ms3d v3/v4)";
+pub const SUPPORTED: &str =
+    "MD5 (.md5mesh with .md5anim), glTF 2.0 (.gltf, .glb), Milkshape 3D (.ms3d v3/v4), COLLADA (.dae 1.4.1/1.5)";
 
 impl Format {
     /// By the file's first bytes; None when they say nothing (then the extension decides).
@@ -78,6 +81,9 @@ impl Format {
         if text.starts_with("MD5Version") {
             return Some(Format::Md5);
         }
+        if text.starts_with('<') && text.contains("<COLLADA") {
+            return Some(Format::Collada);
+        }
         None
     }
 
@@ -86,13 +92,14 @@ impl Format {
             "md5mesh" => Some(Format::Md5),
             "gltf" | "glb" => Some(Format::Gltf),
             "ms3d" => Some(Format::Ms3d),
+            "dae" => Some(Format::Collada),
             _ => None,
         }
     }
 
     /// Magic bytes first (a misnamed file still loads), then the extension.
     pub fn detect(path: &Path) -> Result<Format, FormatError> {
-        let head = files::read_prefix(path, 64, false).map_err(|message| FormatError::in_file(path, message))?;
+        let head = files::read_prefix(path, 256, false).map_err(|message| FormatError::in_file(path, message))?;
         Format::from_magic(&head)
             .or_else(|| Format::from_extension(path))
             .ok_or_else(|| FormatError::in_file(path, format!("unknown model format: expected one of {SUPPORTED}")))
@@ -132,6 +139,7 @@ pub fn load_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatEr
         Format::Md5 => md5::load(path, animations),
         Format::Gltf => gltf::load(path),
         Format::Ms3d => ms3d::load(path),
+        Format::Collada => collada::load(path),
     }?;
     check_finite(&model).map_err(|message| FormatError::in_file(path, message))?;
     // The free Psionic models ship their clips' frame ranges beside them.

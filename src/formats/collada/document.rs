@@ -1,0 +1,185 @@
+//! The parsed XML and what every part of the loader asks of it: elements by `id`, errors that name
+//! the line and column of an element, number and name arrays read through their `<accessor>`.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use glam::Mat4;
+use roxmltree::Node;
+
+use crate::formats::{files, FormatError};
+
+/// Numbers in all arrays of one file, decoded: a small file cannot claim more than it holds
+/// (every number is at least two bytes of text), so this only bounds what a huge file costs.
+const MAX_NUMBERS: usize = 1 << 27;
+
+pub struct Document<'a, 'input> {
+    pub xml: &'a roxmltree::Document<'input>,
+    pub path: &'a Path,
+    ids: HashMap<&'a str, Node<'a, 'input>>,
+}
+
+/// Values from a `<source>`: `count` items of `stride` values each.
+pub struct Source<T> {
+    pub values: Vec<T>,
+    pub stride: usize,
+    pub count: usize,
+}
+
+impl<T: Copy> Source<T> {
+    /// Item `index` (its `stride` values), or None past the end.
+    pub fn item(&self, index: usize) -> Option<&[T]> {
+        let start = index.checked_mul(self.stride)?;
+        self.values.get(start..start.checked_add(self.stride)?)
+    }
+}
+
+impl<'a, 'input> Document<'a, 'input> {
+    pub fn new(xml: &'a roxmltree::Document<'input>, path: &'a Path) -> Result<Document<'a, 'input>, FormatError> {
+        let mut ids = HashMap::new();
+        for node in xml.descendants().filter(Node::is_element) {
+            if let Some(id) = node.attribute("id") {
+                ids.entry(id).or_insert(node);
+            }
+        }
+        Ok(Document { xml, path, ids })
+    }
+
+    /// An error at `node`'s line (and column, in the message).
+    pub fn error(&self, node: Node<'_, '_>, message: impl Into<String>) -> FormatError {
+        let position = self.xml.text_pos_at(node.range().start);
+        FormatError::at_line(
+            self.path,
+            position.row as usize,
+            format!("<{}> (column {}): {}", node.tag_name().name(), position.col, message.into()),
+        )
+    }
+
+    /// The element a `#id` URL (or a bare id) names.
+    pub fn lookup(&self, from: Node<'_, '_>, url: &str) -> Result<Node<'a, 'input>, FormatError> {
+        let id = url.strip_prefix('#').unwrap_or(url);
+        self.ids
+            .get(id)
+            .copied()
+            .ok_or_else(|| self.error(from, format!("expected an element with id {}, found none", files::quoted(id))))
+    }
+
+    /// A required attribute.
+    pub fn attribute<'n>(&self, node: Node<'n, 'input>, name: &str) -> Result<&'n str, FormatError> {
+        node.attribute(name).ok_or_else(|| self.error(node, format!("expected a {name} attribute")))
+    }
+
+    /// An optional unsigned attribute (`default` when absent).
+    pub fn count_attribute(&self, node: Node<'_, '_>, name: &str, default: usize) -> Result<usize, FormatError> {
+        match node.attribute(name) {
+            None => Ok(default),
+            Some(text) => text
+                .trim()
+                .parse()
+                .map_err(|_| self.error(node, format!("expected {name} to be a count, found {}", files::quoted(text)))),
+        }
+    }
+
+    /// The floats in an element's text.
+    pub fn floats(&self, node: Node<'_, '_>) -> Result<Vec<f32>, FormatError> {
+        let text = node.text().unwrap_or("");
+        let mut values = Vec::with_capacity((text.len() / 2).min(MAX_NUMBERS));
+        for (index, word) in text.split_ascii_whitespace().enumerate() {
+            if index >= MAX_NUMBERS {
+                return Err(self.error(node, format!("expected at most {MAX_NUMBERS} numbers")));
+            }
+            let value: f32 = word
+                .parse()
+                .map_err(|_| self.error(node, format!("expected a number at item {index}, found {}", files::quoted(word))))?;
+            if !value.is_finite() {
+                return Err(self.error(node, format!("expected a finite number at item {index}, found {word}")));
+            }
+            values.push(value);
+        }
+        Ok(values)
+    }
+
+    /// The unsigned integers in an element's text (`<p>`, `<v>`, `<vcount>`).
+    pub fn indices(&self, node: Node<'_, '_>) -> Result<Vec<u32>, FormatError> {
+        let text = node.text().unwrap_or("");
+        let mut values = Vec::with_capacity((text.len() / 2).min(MAX_NUMBERS));
+        for (index, word) in text.split_ascii_whitespace().enumerate() {
+            if index >= MAX_NUMBERS {
+                return Err(self.error(node, format!("expected at most {MAX_NUMBERS} numbers")));
+            }
+            values
+                .push(word.parse().map_err(|_| {
+                    self.error(node, format!("expected an index at item {index}, found {}", files::quoted(word)))
+                })?);
+        }
+        Ok(values)
+    }
+
+    /// A 4×4 matrix written row by row (COLLADA's order).
+    pub fn matrix(&self, node: Node<'_, '_>) -> Result<Mat4, FormatError> {
+        let values = self.floats(node)?;
+        let rows: [f32; 16] =
+            values.as_slice().try_into().map_err(|_| self.error(node, format!("expected 16 numbers, found {}", values.len())))?;
+        Ok(Mat4::from_cols_array(&rows).transpose())
+    }
+
+    /// The first child element named `name`.
+    pub fn child<'n>(&self, node: Node<'n, 'input>, name: &str) -> Option<Node<'n, 'input>> {
+        node.children().find(|child| child.has_tag_name(name))
+    }
+
+    pub fn required_child<'n>(&self, node: Node<'n, 'input>, name: &str) -> Result<Node<'n, 'input>, FormatError> {
+        self.child(node, name).ok_or_else(|| self.error(node, format!("expected a <{name}> element")))
+    }
+
+    /// The `<accessor>` of a `<source>` and the array element it reads.
+    fn accessor(&self, source: Node<'a, 'input>) -> Result<(Node<'a, 'input>, Node<'a, 'input>), FormatError> {
+        let technique = self.required_child(source, "technique_common")?;
+        let accessor = self.required_child(technique, "accessor")?;
+        let array = self.lookup(accessor, self.attribute(accessor, "source")?)?;
+        Ok((accessor, array))
+    }
+
+    /// Checks an array's `count` and the accessor's reach; returns (count, stride, offset).
+    fn reach(&self, accessor: Node<'_, '_>, array: Node<'_, '_>, length: usize) -> Result<(usize, usize, usize), FormatError> {
+        let declared = self.count_attribute(array, "count", length)?;
+        if declared != length {
+            return Err(self.error(array, format!("expected {declared} values (its count), found {length}")));
+        }
+        let count = self.count_attribute(accessor, "count", 0)?;
+        let stride = self.count_attribute(accessor, "stride", 1)?.max(1);
+        let offset = self.count_attribute(accessor, "offset", 0)?;
+        let needed = count.checked_mul(stride).and_then(|values| values.checked_add(offset));
+        if needed.is_none_or(|needed| needed > length) {
+            return Err(self.error(
+                accessor,
+                format!("expected {count} items of {stride} values from {offset} to fit the array's {length} values"),
+            ));
+        }
+        Ok((count, stride, offset))
+    }
+
+    /// A `<source>` of numbers, `width` values an item (the first `width` of each stride).
+    pub fn float_source(&self, source: Node<'a, 'input>, width: usize) -> Result<Source<f32>, FormatError> {
+        let (accessor, array) = self.accessor(source)?;
+        let values = self.floats(array)?;
+        let (count, stride, offset) = self.reach(accessor, array, values.len())?;
+        if stride < width {
+            return Err(self.error(accessor, format!("expected a stride of at least {width}, found {stride}")));
+        }
+        let mut items = Vec::with_capacity(count * width);
+        for item in 0..count {
+            let start = offset + item * stride;
+            items.extend_from_slice(&values[start..start + width]);
+        }
+        Ok(Source { values: items, stride: width, count })
+    }
+
+    /// A `<source>` of names (`Name_array` or `IDREF_array`), one an item.
+    pub fn name_source(&self, source: Node<'a, 'input>) -> Result<Vec<&'a str>, FormatError> {
+        let (accessor, array) = self.accessor(source)?;
+        let names: Vec<&str> = array.text().unwrap_or("").split_ascii_whitespace().collect();
+        let (count, stride, offset) = self.reach(accessor, array, names.len())?;
+        Ok((0..count).map(|item| names[offset + item * stride]).collect())
+    }
+}

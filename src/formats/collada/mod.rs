@@ -1,0 +1,336 @@
+//! COLLADA 1.4.1 / 1.5 (`.dae`) into the one [`Model`], on `roxmltree` (a maintained XML reader
+//! that keeps every element's position, for errors that name the line and column).
+//!
+//! - `document`: ids, errors, number arrays through their accessors.
+//! - `scene`: the `<visual_scene>` node tree and its rest transforms.
+//! - `geometry`: meshes (`<triangles>`, `<polylist>`, `<polygons>`).
+//! - `skin`: controllers (bind shape, joints, inverse binds, every influence).
+//! - `material`: diffuse colours and textures.
+//! - `animation`: matrix channels and clips.
+//!
+//! The skeleton is every node a skin names as a joint, and every node that instances a rigid
+//! geometry (a joint of its own, like glTF's rigid meshes). A joint's parent is its nearest joint
+//! ancestor; the nodes between go into its fixed `pre` transform, and for a root joint every
+//! ancestor, with the up-axis and unit conversion (`<asset>`: Z_UP or X_UP to vkskin's Y-up,
+//! `<unit meter>` to metres) in front. A skin's bind shape matrix is moved into its vertices.
+
+mod animation;
+mod document;
+mod geometry;
+mod material;
+mod scene;
+mod skin;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use glam::{Mat3, Mat4, Vec3};
+
+use super::{files, texture, FormatError};
+use crate::anim::{Animation, Clip, Joint, JointPose, Skeleton};
+use crate::model::{compute_normals, compute_tangents, normalize_influences, Influence, LoadStats, Mesh, Model, Vertex};
+use document::Document;
+
+/// Elements in one file (roxmltree's own cap; a file holds at most this many nodes).
+const MAX_XML_NODES: u32 = 1 << 26;
+
+/// Loads a `.dae` file, with its textures from the same folder.
+pub fn load(path: &Path) -> Result<Model, FormatError> {
+    let text = files::read_text(path, files::MAX_MODEL_BYTES).map_err(|message| FormatError::in_file(path, message))?;
+    load_from_str(&text, path, path.parent().unwrap_or(Path::new("")))
+}
+
+/// Loads COLLADA text; textures are looked for in `folder`. The fuzz target's entry.
+pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, FormatError> {
+    let options = roxmltree::ParsingOptions { allow_dtd: false, nodes_limit: MAX_XML_NODES };
+    let xml = roxmltree::Document::parse_with_options(text, options).map_err(|error| {
+        let position = error.pos();
+        FormatError::at_line(path, position.row as usize, format!("expected well-formed XML (column {}): {error}", position.col))
+    })?;
+    let root = xml.root_element();
+    if !root.has_tag_name("COLLADA") {
+        return Err(FormatError::at_line(
+            path,
+            1,
+            format!("expected a <COLLADA> root element, found <{}>", root.tag_name().name()),
+        ));
+    }
+    let document = Document::new(&xml, path)?;
+    let mut warnings = Vec::new();
+    let convert = asset_conversion(&document)?;
+    let scene = scene::read(&document, &mut warnings)?;
+
+    // Instances: skinned meshes (controllers) and rigid ones (geometries), with their materials.
+    struct Instance<'a, 'input> {
+        node: usize,
+        skin: Option<usize>,
+        geometry: roxmltree::Node<'a, 'input>,
+        bindings: HashMap<&'a str, roxmltree::Node<'a, 'input>>,
+    }
+    let mut skins: Vec<skin::Skin> = Vec::new();
+    let mut skin_of: HashMap<roxmltree::NodeId, usize> = HashMap::new();
+    let mut instances = Vec::new();
+    for (index, node) in scene.nodes.iter().enumerate() {
+        for instance in node
+            .element
+            .children()
+            .filter(|child| child.has_tag_name("instance_controller") || child.has_tag_name("instance_geometry"))
+        {
+            let target = document.lookup(instance, document.attribute(instance, "url")?)?;
+            let mut bindings = HashMap::new();
+            for binding in instance.descendants().filter(|child| child.has_tag_name("instance_material")) {
+                bindings.insert(
+                    document.attribute(binding, "symbol")?,
+                    document.lookup(binding, document.attribute(binding, "target")?)?,
+                );
+            }
+            if instance.has_tag_name("instance_controller") {
+                let skin = match skin_of.get(&target.id()) {
+                    Some(&skin) => skin,
+                    None => {
+                        skins.push(skin::read(&document, target)?);
+                        skin_of.insert(target.id(), skins.len() - 1);
+                        skins.len() - 1
+                    }
+                };
+                instances.push(Instance { node: index, skin: Some(skin), geometry: skins[skin].geometry, bindings });
+            } else {
+                instances.push(Instance { node: index, skin: None, geometry: target, bindings });
+            }
+        }
+    }
+    if instances.is_empty() {
+        return Err(document.error(root, "expected an <instance_controller> or <instance_geometry> in the scene, found none"));
+    }
+
+    // The joints: skin joints by sid, id or name, and each rigid instance's node.
+    let mut is_joint = vec![false; scene.nodes.len()];
+    let mut skin_joint_nodes: Vec<Vec<usize>> = Vec::with_capacity(skins.len());
+    for skin in &skins {
+        let mut nodes = Vec::with_capacity(skin.joints.len());
+        for name in &skin.joints {
+            let node = scene.find(name).ok_or_else(|| {
+                FormatError::in_file(
+                    path,
+                    format!("a skin names the joint {}, and no node has that sid, id or name", files::quoted(name)),
+                )
+            })?;
+            is_joint[node] = true;
+            nodes.push(node);
+        }
+        skin_joint_nodes.push(nodes);
+    }
+    for instance in instances.iter().filter(|instance| instance.skin.is_none()) {
+        is_joint[instance.node] = true;
+    }
+    // Parents first (the scene's order), each joint's nearest joint ancestor and the transform of
+    // the nodes between, in one pass down the tree.
+    let mut joint_of_node = vec![None; scene.nodes.len()];
+    let mut above: Vec<(Option<usize>, Mat4)> = Vec::with_capacity(scene.nodes.len());
+    let mut skeleton = Skeleton::default();
+    let mut joint_nodes = Vec::new();
+    for (index, node) in scene.nodes.iter().enumerate() {
+        let (parent_joint, between) = match node.parent {
+            None => (None, convert),
+            Some(parent) => match joint_of_node[parent] {
+                Some(joint) => (Some(joint), Mat4::IDENTITY),
+                None => (above[parent].0, above[parent].1 * scene.nodes[parent].local),
+            },
+        };
+        above.push((parent_joint, between));
+        if is_joint[index] {
+            let bind = convert * scene.global[index];
+            let mut joint = Joint::new(node.name.clone(), parent_joint, bind.inverse(), JointPose::IDENTITY);
+            let (scale, rotation, translation) = node.local.to_scale_rotation_translation();
+            joint.rest = JointPose { rotation, translation, scale };
+            joint.pre = between;
+            joint_of_node[index] = Some(skeleton.joints.len());
+            skeleton.joints.push(joint);
+            joint_nodes.push(index);
+        }
+    }
+    // A skin's inverse bind matrices replace the rest-pose ones (they define the bind pose).
+    let inverse_convert = convert.inverse();
+    for (skin, nodes) in skins.iter().zip(&skin_joint_nodes) {
+        for (&node, inverse_bind) in nodes.iter().zip(&skin.inverse_binds) {
+            if let Some(joint) = joint_of_node[node] {
+                skeleton.joints[joint].inverse_bind = *inverse_bind * inverse_convert;
+            }
+        }
+    }
+
+    // Vertices and parts.
+    let mut textures = texture::Library::default();
+    let mut vertices = Vec::new();
+    let mut influences = Vec::new();
+    let mut indices = Vec::new();
+    let mut meshes = Vec::new();
+    let mut materials = Vec::new();
+    let mut material_index: HashMap<Option<roxmltree::NodeId>, usize> = HashMap::new();
+    let mut max_influences = 0;
+    let mut needs_normals = false;
+    for instance in &instances {
+        let data = geometry::read(&document, instance.geometry)?;
+        let (to_model, joints_of_skin) = match instance.skin {
+            Some(skin) => (convert * skins[skin].bind_shape, Some(&skin_joint_nodes[skin])),
+            None => (convert * scene.global[instance.node], None),
+        };
+        let normal_matrix = Mat3::from_mat4(to_model).inverse().transpose();
+        let first_vertex = vertices.len() as u32;
+        let normals_complete = data.normals.as_ref().is_some_and(|normals| normals.len() == data.positions.len());
+        needs_normals |= !normals_complete;
+        for (vertex, position) in data.positions.iter().enumerate() {
+            let list: Vec<Influence> = match (instance.skin, joints_of_skin) {
+                (Some(skin), Some(nodes)) => {
+                    let given = skins[skin].weights.get(data.position_index[vertex] as usize).cloned().unwrap_or_default();
+                    let mapped: Vec<Influence> = given
+                        .iter()
+                        .filter_map(|influence| {
+                            let node = nodes.get(influence.joint as usize)?;
+                            Some(Influence { joint: joint_of_node[*node]? as u32, weight: influence.weight })
+                        })
+                        .collect();
+                    normalize_influences(&mapped).unwrap_or_default()
+                }
+                _ => joint_of_node[instance.node]
+                    .map(|joint| vec![Influence { joint: joint as u32, weight: 1.0 }])
+                    .unwrap_or_default(),
+            };
+            if list.is_empty() {
+                return Err(FormatError::in_file(
+                    path,
+                    format!("vertex {vertex} of {}: expected a weight above 0 on a joint", scene.nodes[instance.node].name),
+                ));
+            }
+            max_influences = max_influences.max(list.len());
+            let normal =
+                if normals_complete { data.normals.as_ref().map_or(Vec3::Y, |normals| normals[vertex]) } else { Vec3::Y };
+            vertices.push(Vertex {
+                position: to_model.transform_point3(*position),
+                normal: (normal_matrix * normal).normalize_or(Vec3::Y),
+                tangent: glam::Vec4::X,
+                uv: data.uvs[vertex],
+                first_influence: influences.len() as u32,
+                influence_count: list.len() as u32,
+            });
+            influences.extend(list);
+        }
+        for part in &data.parts {
+            let bound = part.material.as_deref().and_then(|symbol| instance.bindings.get(symbol)).copied();
+            let material = match material_index.get(&bound.map(|node| node.id())) {
+                Some(&material) => material,
+                None => {
+                    let made = match bound {
+                        Some(node) => material::read(&document, node, folder, &mut textures, &mut warnings)?,
+                        None => crate::model::Material {
+                            name: "default".into(),
+                            base_color: material::UNTEXTURED_COLOR,
+                            texture: None,
+                            normal_map: None,
+                        },
+                    };
+                    materials.push(made);
+                    material_index.insert(bound.map(|node| node.id()), materials.len() - 1);
+                    materials.len() - 1
+                }
+            };
+            meshes.push(Mesh {
+                name: scene.nodes[instance.node].name.clone(),
+                first_index: indices.len() as u32,
+                index_count: part.indices.len() as u32,
+                material,
+            });
+            indices.extend(part.indices.iter().map(|&index| first_vertex + index));
+        }
+    }
+    if needs_normals {
+        compute_normals(&mut vertices, &indices);
+    }
+    compute_tangents(&mut vertices, &indices);
+
+    // Animations: one per clip, or one of everything.
+    let keys = animation::read(&document, &scene, &mut warnings)?;
+    let clips = animation::clips(&document)?;
+    let mut animations = Vec::new();
+    let mut model_clips = Vec::new();
+    let stem = path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
+    for (name, start, end, members) in animation::group(&keys, &clips) {
+        let mut channels = Vec::new();
+        let mut duration = 0.0f32;
+        let mut key_bytes = 0;
+        for &member in &members {
+            let node_keys = &keys[member];
+            let Some(joint) = joint_of_node[node_keys.node] else {
+                warnings.push(format!(
+                    "node {}: animated but not a joint; its animation is left out",
+                    files::quoted(&scene.nodes[node_keys.node].name)
+                ));
+                continue;
+            };
+            duration = duration.max(node_keys.times.last().copied().unwrap_or(0.0));
+            key_bytes += node_keys.times.len() * 17 * 4;
+            channels.extend(animation::joint_channels(joint, node_keys, &mut warnings, &skeleton.joints[joint].name));
+        }
+        if channels.is_empty() {
+            continue;
+        }
+        let name = if name.is_empty() { stem.clone() } else { name };
+        let animation_index = animations.len();
+        let end = end.unwrap_or(duration).max(start);
+        animations.push(Animation {
+            name: name.clone(),
+            duration: end.max(duration),
+            frame_rate: None,
+            channels,
+            file_key_bytes: key_bytes,
+        });
+        if !clips.is_empty() {
+            model_clips.push(Clip { name, animation: animation_index, start, duration: end - start });
+        }
+    }
+
+    let mut model = Model {
+        name: stem,
+        vertices,
+        influences,
+        indices,
+        meshes,
+        materials,
+        skeleton,
+        animations,
+        clips: model_clips,
+        bounds: Default::default(),
+        stats: LoadStats { max_influences, warnings },
+    };
+    model.compute_bounds();
+    Ok(model)
+}
+
+/// `<asset>`: the up axis to Y-up and the unit to metres, as one transform in front of everything.
+fn asset_conversion(document: &Document<'_, '_>) -> Result<Mat4, FormatError> {
+    let root = document.xml.root_element();
+    let Some(asset) = document.child(root, "asset") else { return Ok(Mat4::IDENTITY) };
+    let scale = match document.child(asset, "unit").and_then(|unit| unit.attribute("meter").map(|meter| (unit, meter))) {
+        Some((unit, meter)) => match meter.trim().parse::<f32>() {
+            Ok(meter) if meter.is_finite() && meter > 0.0 => meter,
+            _ => {
+                return Err(
+                    document.error(unit, format!("expected meter to be a positive number, found {}", files::quoted(meter)))
+                )
+            }
+        },
+        None => 1.0,
+    };
+    let axis = match document.child(asset, "up_axis").and_then(|axis| axis.text()).map(str::trim) {
+        None | Some("Y_UP") => Mat4::IDENTITY,
+        // Z up: +Z becomes +Y, +Y becomes -Z.
+        Some("Z_UP") => Mat4::from_cols(glam::Vec4::X, glam::Vec4::NEG_Z, glam::Vec4::Y, glam::Vec4::W),
+        // X up: +X becomes +Y, +Y becomes -X.
+        Some("X_UP") => Mat4::from_cols(glam::Vec4::Y, glam::Vec4::NEG_X, glam::Vec4::Z, glam::Vec4::W),
+        Some(other) => {
+            let node = document.child(asset, "up_axis").unwrap_or(asset);
+            return Err(document.error(node, format!("expected X_UP, Y_UP or Z_UP, found {}", files::quoted(other))));
+        }
+    };
+    Ok(Mat4::from_scale(Vec3::splat(scale)) * axis)
+}

@@ -1,0 +1,111 @@
+//! `<controller><skin>`: the mesh it deforms, its bind shape matrix, its joints (by sid or id) with
+//! their inverse bind matrices, and every influence of every position (`<vertex_weights>`).
+
+use glam::Mat4;
+use roxmltree::Node;
+
+use super::document::Document;
+use crate::formats::{files, FormatError};
+use crate::model::Influence;
+
+/// Influences in one skin: far beyond any character, bounded for a hostile `vcount`.
+const MAX_INFLUENCES: usize = 1 << 26;
+
+pub struct Skin<'a, 'input> {
+    pub geometry: Node<'a, 'input>,
+    pub bind_shape: Mat4,
+    /// Joint names as the skin gives them (sids, or ids for IDREF_array).
+    pub joints: Vec<&'a str>,
+    pub inverse_binds: Vec<Mat4>,
+    /// Per position of the mesh: its influences, `joint` indexing `joints`.
+    pub weights: Vec<Vec<Influence>>,
+}
+
+pub fn read<'a, 'input>(document: &Document<'a, 'input>, controller: Node<'a, 'input>) -> Result<Skin<'a, 'input>, FormatError> {
+    let Some(skin) = document.child(controller, "skin") else {
+        return Err(document.error(controller, "expected a <skin> (morph controllers are not read)"));
+    };
+    let geometry = document.lookup(skin, document.attribute(skin, "source")?)?;
+    if !geometry.has_tag_name("geometry") {
+        return Err(document.error(skin, "expected its source to be a <geometry> (skins of morphs are not read)"));
+    }
+    let bind_shape = match document.child(skin, "bind_shape_matrix") {
+        Some(matrix) => document.matrix(matrix)?,
+        None => Mat4::IDENTITY,
+    };
+    let joints_element = document.required_child(skin, "joints")?;
+    let input = |parent: Node<'a, 'input>, semantic: &str| {
+        parent
+            .children()
+            .find(|child| child.has_tag_name("input") && child.attribute("semantic") == Some(semantic))
+            .ok_or_else(|| document.error(parent, format!("expected an input with semantic {semantic}")))
+    };
+    let joint_input = input(joints_element, "JOINT")?;
+    let joints = document.name_source(document.lookup(joint_input, document.attribute(joint_input, "source")?)?)?;
+    let matrices_input = input(joints_element, "INV_BIND_MATRIX")?;
+    let matrices = document.float_source(document.lookup(matrices_input, document.attribute(matrices_input, "source")?)?, 16)?;
+    if matrices.count != joints.len() {
+        return Err(document.error(
+            matrices_input,
+            format!("expected {} inverse bind matrices, one per joint, found {}", joints.len(), matrices.count),
+        ));
+    }
+    let inverse_binds: Vec<Mat4> = (0..matrices.count)
+        .filter_map(|index| matrices.item(index))
+        .map(|rows| {
+            let mut array = [0.0f32; 16];
+            array.copy_from_slice(rows);
+            Mat4::from_cols_array(&array).transpose()
+        })
+        .collect();
+
+    let vertex_weights = document.required_child(skin, "vertex_weights")?;
+    let count = document.count_attribute(vertex_weights, "count", 0)?;
+    let joint_offset = document.count_attribute(input(vertex_weights, "JOINT")?, "offset", 0)?;
+    let weight_input = input(vertex_weights, "WEIGHT")?;
+    let weight_offset = document.count_attribute(weight_input, "offset", 0)?;
+    let weight_values = document.float_source(document.lookup(weight_input, document.attribute(weight_input, "source")?)?, 1)?;
+    let stride = vertex_weights
+        .children()
+        .filter(|child| child.has_tag_name("input"))
+        .map(|input| document.count_attribute(input, "offset", 0).map(|offset| offset + 1))
+        .try_fold(0, |stride, offset| offset.map(|offset| stride.max(offset)))?;
+    let vcount_element = document.required_child(vertex_weights, "vcount")?;
+    let vcount = document.indices(vcount_element)?;
+    if vcount.len() != count {
+        return Err(
+            document.error(vcount_element, format!("expected {count} counts (the vertex_weights count), found {}", vcount.len()))
+        );
+    }
+    let v_element = document.required_child(vertex_weights, "v")?;
+    let v = document.indices(v_element)?;
+    let total: usize = vcount.iter().map(|&count| count as usize).sum();
+    if total > MAX_INFLUENCES || total.checked_mul(stride) != Some(v.len()) {
+        return Err(document.error(
+            v_element,
+            format!("expected {total} influences of {stride} indices (from vcount), found {} indices", v.len()),
+        ));
+    }
+    let mut weights = Vec::with_capacity(count);
+    let mut at = 0usize;
+    for &influences in &vcount {
+        let mut list = Vec::with_capacity(influences as usize);
+        for _ in 0..influences {
+            let (joint, weight) = (v[at + joint_offset], v[at + weight_offset]);
+            at += stride;
+            if joint as usize >= joints.len() {
+                // -1 (as u32 parse fails) or past the joints: the bind shape itself is not supported.
+                return Err(document.error(v_element, format!("expected joint indices below {}, found {joint}", joints.len())));
+            }
+            let weight = weight_values.item(weight as usize).map(|item| item[0]).ok_or_else(|| {
+                document.error(v_element, format!("expected weight indices below {}, found {weight}", weight_values.count))
+            })?;
+            list.push(Influence { joint, weight });
+        }
+        weights.push(list);
+    }
+    if let Some(name) = joints.iter().find(|name| name.is_empty()) {
+        return Err(document.error(joint_input, format!("expected joint names, found {}", files::quoted(name))));
+    }
+    Ok(Skin { geometry, bind_shape, joints, inverse_binds, weights })
+}
