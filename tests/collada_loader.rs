@@ -228,3 +228,47 @@ fn single_character_mutations_never_panic() {
     }
     println!("{loaded} mutations still load");
 }
+
+/// `small()` with its joint given by a translate and a rotate, both animated by one value each, in
+/// one named clip.
+fn small_with_element_channels() -> String {
+    let animation = r##"<library_animations><animation id="spin">
+    <animation id="turn">
+      <source id="t1"><float_array id="t1a" count="2">0 1</float_array><technique_common><accessor source="#t1a" count="2" stride="1"/></technique_common></source>
+      <source id="a1"><float_array id="a1a" count="2">0 90</float_array><technique_common><accessor source="#a1a" count="2" stride="1"/></technique_common></source>
+      <source id="i1"><Name_array id="i1a" count="2">LINEAR LINEAR</Name_array><technique_common><accessor source="#i1a" count="2" stride="1"/></technique_common></source>
+      <sampler id="s1"><input semantic="INPUT" source="#t1"/><input semantic="OUTPUT" source="#a1"/><input semantic="INTERPOLATION" source="#i1"/></sampler>
+      <channel source="#s1" target="root/rotationZ.ANGLE"/>
+    </animation>
+    <animation id="slide">
+      <source id="t2"><float_array id="t2a" count="3">0 0.5 1</float_array><technique_common><accessor source="#t2a" count="3" stride="1"/></technique_common></source>
+      <source id="a2"><float_array id="a2a" count="3">1 2 3</float_array><technique_common><accessor source="#a2a" count="3" stride="1"/></technique_common></source>
+      <sampler id="s2"><input semantic="INPUT" source="#t2"/><input semantic="OUTPUT" source="#a2"/></sampler>
+      <channel source="#s2" target="root/location.X"/>
+    </animation>
+  </animation></library_animations>
+  <library_animation_clips><animation_clip id="c1" name="spin" start="0" end="1"><instance_animation url="#spin"/></animation_clip></library_animation_clips>
+  <library_visual_scenes>"##;
+    small()
+        .replace(
+            r#"<matrix sid="transform">1 0 0 0 0 1 0 0 0 0 1 0 0 0 0 1</matrix>"#,
+            r#"<translate sid="location">1 0 0</translate><rotate sid="rotationZ">0 0 1 0</rotate>"#,
+        )
+        .replace("<library_visual_scenes>", animation)
+}
+
+#[test]
+fn channels_on_single_values_of_a_transform_stack_play() {
+    let model = collada::load_from_str(&small_with_element_channels(), Path::new("stack.dae"), Path::new("/nonexistent"))
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert!(model.stats.warnings.is_empty(), "{:?}", model.stats.warnings);
+    assert_eq!(model.clips.len(), 1);
+    assert_eq!(model.clips[0].name, "spin");
+    // Z up: the file's frame turned into vkskin's Y-up (x, z, -y).
+    let up = Mat4::from_cols(glam::Vec4::X, glam::Vec4::NEG_Z, glam::Vec4::Y, glam::Vec4::W);
+    for (time, x, degrees) in [(0.0f32, 1.0f32, 0.0f32), (0.5, 2.0, 45.0), (0.75, 2.5, 67.5), (1.0, 3.0, 90.0)] {
+        let expected = up * Mat4::from_translation(Vec3::new(x, 0.0, 0.0)) * Mat4::from_rotation_z(degrees.to_radians());
+        let got = model.joint_matrices(0, time)[0];
+        assert!(got.abs_diff_eq(expected, 1e-5), "t = {time}: {got} against {expected}");
+    }
+}

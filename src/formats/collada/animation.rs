@@ -1,10 +1,11 @@
 //! `<library_animations>` (nested `<animation>`s included) and `<library_animation_clips>`.
 //!
-//! A channel that drives a node's whole `<matrix>` has one matrix a key: each key is decomposed
-//! into translation, rotation and scale, which feed the same key-based channels as the other
-//! formats (LINEAR between keys with slerp; STEP). A sheared key is a warning. Channels that drive
-//! one element of a transform stack (`rotateZ.ANGLE`, `translate.X`, `transform(3)(0)`) are not
-//! read yet: a warning names them.
+//! Channels drive a node's transform elements: a whole `<matrix>` (one matrix a key), or one
+//! element or one value of it (`rotateZ.ANGLE`, `translate.X`, `transform(3)(0)`). A node's
+//! channels in one `<animation>` are evaluated together at each of their key times: the stack
+//! with the driven values replaced, composed into the node's matrix. Each such matrix is
+//! decomposed into translation, rotation and scale, which feed the same key-based channels as the
+//! other formats (LINEAR between keys with slerp; STEP). A sheared key is a warning.
 
 use std::collections::HashMap;
 
@@ -12,7 +13,7 @@ use glam::{Mat4, Vec4};
 use roxmltree::Node;
 
 use super::document::Document;
-use super::scene::Scene;
+use super::scene::{compose, Scene};
 use crate::anim::{Channel, Interpolation, KeyTimes, Property};
 use crate::formats::{files, FormatError};
 
@@ -35,13 +36,52 @@ pub struct ClipRange<'a, 'input> {
     pub animations: Vec<Node<'a, 'input>>,
 }
 
+/// One channel's keys on one transform element (or one value of it).
+struct ElementKeys<'a, 'input> {
+    node: usize,
+    element: usize,
+    /// The value it drives within the element; None: all of them.
+    member: Option<usize>,
+    times: Vec<f32>,
+    /// `width` values a key.
+    values: Vec<f32>,
+    width: usize,
+    step: bool,
+    animation: Node<'a, 'input>,
+}
+
+impl ElementKeys<'_, '_> {
+    /// The channel's values at `time`: held before the first key and after the last, STEP or
+    /// LINEAR between.
+    fn sample(&self, time: f32) -> &[f32] {
+        let last = self.times.len().saturating_sub(1);
+        let key = self.times.partition_point(|&key| key <= time).saturating_sub(1).min(last);
+        &self.values[key * self.width..(key + 1) * self.width]
+    }
+
+    fn sample_linear(&self, time: f32, out: &mut [f32]) {
+        let key = self.times.partition_point(|&key| key <= time);
+        if self.step || key == 0 || key >= self.times.len() {
+            out.copy_from_slice(self.sample(time));
+            return;
+        }
+        let (t0, t1) = (self.times[key - 1], self.times[key]);
+        let fraction = if t1 > t0 { (time - t0) / (t1 - t0) } else { 0.0 };
+        let (a, b) =
+            (&self.values[(key - 1) * self.width..key * self.width], &self.values[key * self.width..(key + 1) * self.width]);
+        for ((out, a), b) in out.iter_mut().zip(a).zip(b) {
+            *out = a + (b - a) * fraction;
+        }
+    }
+}
+
 pub fn read<'a, 'input>(
     document: &Document<'a, 'input>,
     scene: &Scene<'a, 'input>,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<NodeKeys<'a, 'input>>, FormatError> {
     let root = document.xml.root_element();
-    let mut keys = Vec::new();
+    let mut channels: Vec<ElementKeys> = Vec::new();
     for library in root.children().filter(|child| child.has_tag_name("library_animations")) {
         for channel in library.descendants().filter(|node| node.has_tag_name("channel")) {
             let target = document.attribute(channel, "target")?;
@@ -56,13 +96,28 @@ pub fn read<'a, 'input>(
                 ));
                 continue;
             };
-            if scene.nodes[node].matrix_sid != Some(address) {
+            let split = address.find(['.', '(']).unwrap_or(address.len());
+            let (sid, member) = address.split_at(split);
+            let Some(element) = scene.nodes[node].elements.iter().position(|element| element.sid == Some(sid)) else {
                 warnings.push(format!(
-                    "animation channel {}: only channels that drive a node's whole <matrix> are read; left out",
-                    files::quoted(target)
+                    "animation channel {}: the node has no transform with sid {}; left out",
+                    files::quoted(target),
+                    files::quoted(sid)
                 ));
                 continue;
-            }
+            };
+            let kind = scene.nodes[node].elements[element].kind;
+            let member = if member.is_empty() {
+                None
+            } else {
+                Some(kind.member(member).ok_or_else(|| {
+                    document.error(
+                        channel,
+                        format!("expected a member of {sid} (.X, .Y, .Z, .ANGLE or (i)(j)), found {}", files::quoted(member)),
+                    )
+                })?)
+            };
+            let width = if member.is_some() { 1 } else { kind.width() };
             let sampler = document.lookup(channel, document.attribute(channel, "source")?)?;
             let source_of = |semantic: &str| -> Result<Option<Node<'a, 'input>>, FormatError> {
                 match sampler
@@ -79,21 +134,15 @@ pub fn read<'a, 'input>(
             if times.windows(2).any(|pair| pair[1] < pair[0]) {
                 return Err(document.error(input, "expected key times in increasing order"));
             }
-            let output_values = document.float_source(output, 16)?;
-            if output_values.count != times.len() {
-                return Err(document.error(
-                    output,
-                    format!("expected {} matrices, one per key time, found {}", times.len(), output_values.count),
-                ));
+            let values = document.float_source(output, width)?;
+            if values.count != times.len() {
+                return Err(
+                    document.error(output, format!("expected {} values, one per key time, found {}", times.len(), values.count))
+                );
             }
-            let matrices = (0..output_values.count)
-                .filter_map(|key| output_values.item(key))
-                .map(|rows| {
-                    let mut array = [0.0f32; 16];
-                    array.copy_from_slice(rows);
-                    Mat4::from_cols_array(&array).transpose()
-                })
-                .collect();
+            if times.is_empty() {
+                continue;
+            }
             let interpolations = match source_of("INTERPOLATION")? {
                 Some(source) => document.name_source(source)?,
                 None => Vec::new(),
@@ -101,13 +150,59 @@ pub fn read<'a, 'input>(
             let step = !interpolations.is_empty() && interpolations.iter().all(|name| *name == "STEP");
             if interpolations.iter().any(|name| !matches!(*name, "LINEAR" | "STEP")) {
                 warnings.push(format!(
-                    "animation channel {}: BEZIER and HERMITE matrix keys are played as LINEAR (their tangents are not read)",
+                    "animation channel {}: BEZIER and HERMITE keys are played as LINEAR (their tangents are not read)",
                     files::quoted(target)
                 ));
             }
             let animation = channel.parent().unwrap_or(library);
-            keys.push(NodeKeys { node, times, matrices, step, animation });
+            channels.push(ElementKeys { node, element, member, times, values: values.values, width, step, animation });
         }
+    }
+    // Per node (and, where the file has clips, per top-level <animation>, what clips instance): the
+    // stack evaluated at every key time of its channels. Exporters often write one <animation> a
+    // channel (rotateX, rotateY, ... of one node): without clips they all play together.
+    let with_clips = root.descendants().any(|node| node.has_tag_name("animation_clip"));
+    let top_level = |animation: Node<'a, 'input>| {
+        animation.ancestors().filter(|ancestor| ancestor.has_tag_name("animation")).last().unwrap_or(animation)
+    };
+    // (node, its top-level <animation> where clips need it) and the channels on it.
+    type Group = ((usize, Option<roxmltree::NodeId>), Vec<usize>);
+    let mut groups: Vec<Group> = Vec::new();
+    for (index, channel) in channels.iter().enumerate() {
+        let key = (channel.node, with_clips.then(|| top_level(channel.animation).id()));
+        match groups.iter_mut().find(|(group, _)| *group == key) {
+            Some((_, members)) => members.push(index),
+            None => groups.push((key, vec![index])),
+        }
+    }
+    let mut keys = Vec::with_capacity(groups.len());
+    for ((node, _), members) in groups {
+        let mut times: Vec<f32> = members.iter().flat_map(|&member| channels[member].times.iter().copied()).collect();
+        times.sort_by(f32::total_cmp);
+        times.dedup_by(|a, b| (*a - *b).abs() <= 1e-6);
+        let mut elements = scene.nodes[node].elements.clone();
+        let mut matrices = Vec::with_capacity(times.len());
+        for &time in &times {
+            for &member in &members {
+                let channel = &channels[member];
+                let Some(element) = elements.get_mut(channel.element) else { continue };
+                match channel.member {
+                    Some(index) => {
+                        let mut value = [0.0f32];
+                        channel.sample_linear(time, &mut value);
+                        if let Some(slot) = element.values.get_mut(index) {
+                            *slot = value[0];
+                        }
+                    }
+                    None if element.values.len() == channel.width => channel.sample_linear(time, &mut element.values),
+                    None => {}
+                }
+            }
+            matrices.push(compose(&elements));
+        }
+        let step = members.iter().all(|&member| channels[member].step);
+        let animation = channels[members[0]].animation;
+        keys.push(NodeKeys { node, times, matrices, step, animation });
     }
     Ok(keys)
 }

@@ -17,12 +17,11 @@ pub struct SceneNode<'a, 'input> {
     pub parent: Option<usize>,
     /// The rest transform, relative to the parent.
     pub local: Mat4,
+    /// The transform stack it is made of, in document order.
+    pub elements: Vec<Element<'a>>,
     pub id: Option<&'a str>,
     pub sid: Option<&'a str>,
     pub name: String,
-    /// The sid of the node's `<matrix>` when its transform is one matrix (what whole-transform
-    /// animation channels target).
-    pub matrix_sid: Option<&'a str>,
 }
 
 pub struct Scene<'a, 'input> {
@@ -67,16 +66,17 @@ pub fn read<'a, 'input>(document: &Document<'a, 'input>, warnings: &mut Vec<Stri
         if nodes.len() >= MAX_NODES {
             return Err(document.error(element, format!("expected at most {MAX_NODES} nodes in the scene")));
         }
-        let (local, matrix_sid) = transform(document, element, warnings)?;
+        let elements = transform(document, element, warnings)?;
+        let local = compose(&elements);
         let index = nodes.len();
         nodes.push(SceneNode {
             element,
             parent,
             local,
+            elements,
             id: element.attribute("id"),
             sid: element.attribute("sid"),
             name: element.attribute("name").or(element.attribute("id")).unwrap_or("").to_string(),
-            matrix_sid,
         });
         if element.children().any(|child| child.has_tag_name("instance_node")) {
             warnings.push(format!("node {}: <instance_node> is not read; its instance is left out", nodes[index].name));
@@ -107,54 +107,111 @@ pub fn read<'a, 'input>(document: &Document<'a, 'input>, warnings: &mut Vec<Stri
     Ok(Scene { nodes, global, by_sid, by_id, by_name })
 }
 
-/// A node's transform elements multiplied in document order, and the sid of its matrix when it
-/// is a single `<matrix>`.
+/// One element of a node's transform stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// 16 values, row by row.
+    Matrix,
+    Translate,
+    /// Axis x, y, z and the angle in degrees.
+    Rotate,
+    Scale,
+}
+
+impl Kind {
+    pub fn width(self) -> usize {
+        match self {
+            Kind::Matrix => 16,
+            Kind::Rotate => 4,
+            Kind::Translate | Kind::Scale => 3,
+        }
+    }
+
+    /// The value a member names: `X`, `Y`, `Z`, `ANGLE` or an index `(i)`, `(i)(j)` (row, column).
+    pub fn member(self, member: &str) -> Option<usize> {
+        let index = match member {
+            ".X" => 0,
+            ".Y" => 1,
+            ".Z" => 2,
+            ".ANGLE" if self == Kind::Rotate => 3,
+            _ => {
+                let numbers: Vec<usize> = member
+                    .split(['(', ')'])
+                    .filter(|part| !part.is_empty())
+                    .map(|part| part.parse().ok())
+                    .collect::<Option<_>>()?;
+                match numbers[..] {
+                    [index] => index,
+                    [row, column] if self == Kind::Matrix && row < 4 && column < 4 => row * 4 + column,
+                    _ => return None,
+                }
+            }
+        };
+        (index < self.width()).then_some(index)
+    }
+}
+
+/// A transform element: its kind, sid and values as written.
+#[derive(Clone, Debug)]
+pub struct Element<'a> {
+    pub kind: Kind,
+    pub sid: Option<&'a str>,
+    pub values: Vec<f32>,
+}
+
+/// The matrix of one element's values.
+pub fn element_matrix(kind: Kind, values: &[f32]) -> Mat4 {
+    let at = |index: usize| values.get(index).copied().unwrap_or(0.0);
+    match kind {
+        Kind::Matrix => {
+            let mut array = [0.0f32; 16];
+            for (index, value) in array.iter_mut().enumerate() {
+                *value = at(index);
+            }
+            Mat4::from_cols_array(&array).transpose()
+        }
+        Kind::Translate => Mat4::from_translation(Vec3::new(at(0), at(1), at(2))),
+        Kind::Scale => Mat4::from_scale(Vec3::new(at(0), at(1), at(2))),
+        Kind::Rotate => {
+            let axis = Vec3::new(at(0), at(1), at(2));
+            if axis.length_squared() == 0.0 {
+                Mat4::IDENTITY
+            } else {
+                Mat4::from_quat(Quat::from_axis_angle(axis.normalize(), at(3).to_radians()))
+            }
+        }
+    }
+}
+
+/// The stack's matrix: its elements multiplied in document order.
+pub fn compose(elements: &[Element<'_>]) -> Mat4 {
+    elements.iter().fold(Mat4::IDENTITY, |local, element| local * element_matrix(element.kind, &element.values))
+}
+
+/// A node's transform elements in document order.
 fn transform<'a>(
     document: &Document<'_, '_>,
     node: Node<'a, '_>,
     warnings: &mut Vec<String>,
-) -> Result<(Mat4, Option<&'a str>), FormatError> {
-    let mut local = Mat4::IDENTITY;
-    let mut elements = 0;
-    let mut matrix_sid = None;
+) -> Result<Vec<Element<'a>>, FormatError> {
+    let mut elements = Vec::new();
     for child in node.children().filter(Node::is_element) {
-        let values = || document.floats(child);
-        let part = match child.tag_name().name() {
-            "matrix" => {
-                matrix_sid = child.attribute("sid");
-                document.matrix(child)?
-            }
-            "translate" => Mat4::from_translation(vec3(document, child, &values()?)?),
-            "scale" => Mat4::from_scale(vec3(document, child, &values()?)?),
-            "rotate" => {
-                let values = values()?;
-                let [x, y, z, angle] = values[..] else {
-                    return Err(
-                        document.error(child, format!("expected an axis and an angle (4 numbers), found {}", values.len()))
-                    );
-                };
-                let axis = Vec3::new(x, y, z);
-                if axis.length_squared() == 0.0 {
-                    Mat4::IDENTITY
-                } else {
-                    Mat4::from_quat(Quat::from_axis_angle(axis.normalize(), angle.to_radians()))
-                }
-            }
+        let kind = match child.tag_name().name() {
+            "matrix" => Kind::Matrix,
+            "translate" => Kind::Translate,
+            "rotate" => Kind::Rotate,
+            "scale" => Kind::Scale,
             "lookat" | "skew" => {
                 warnings.push(format!("a <{}> transform is not read: left out", child.tag_name().name()));
-                Mat4::IDENTITY
+                continue;
             }
             _ => continue,
         };
-        elements += 1;
-        local *= part;
+        let values = document.floats(child)?;
+        if values.len() != kind.width() {
+            return Err(document.error(child, format!("expected {} numbers, found {}", kind.width(), values.len())));
+        }
+        elements.push(Element { kind, sid: child.attribute("sid"), values });
     }
-    Ok((local, if elements == 1 { matrix_sid } else { None }))
-}
-
-fn vec3(document: &Document<'_, '_>, node: Node<'_, '_>, values: &[f32]) -> Result<Vec3, FormatError> {
-    match values {
-        [x, y, z] => Ok(Vec3::new(*x, *y, *z)),
-        _ => Err(document.error(node, format!("expected 3 numbers, found {}", values.len()))),
-    }
+    Ok(elements)
 }
