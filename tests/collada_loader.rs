@@ -272,3 +272,57 @@ fn channels_on_single_values_of_a_transform_stack_play() {
         assert!(got.abs_diff_eq(expected, 1e-5), "t = {time}: {got} against {expected}");
     }
 }
+
+#[test]
+fn deep_nesting_and_self_references_end_in_one_error() {
+    // 20,000 nested nodes overflowed the stack inside the XML reader: refused before parsing.
+    let depth = 20_000;
+    let deep = small()
+        .replace(r#"<node id="mesh">"#, &format!("{}{}<node id=\"mesh\">", "<node>".repeat(depth), "</node>".repeat(depth)));
+    let error = refuse("deep", &deep);
+    assert!(error.message.contains("nested at most 1024 deep"), "{error}");
+    // A skin whose source is itself: one error, no loop.
+    let looped = small().replace(r##"<skin source="#g">"##, r##"<skin source="#c">"##);
+    let error = refuse("skin_of_itself", &looped);
+    assert!(error.message.contains("expected its source to be a <geometry>"), "{error}");
+}
+
+#[test]
+fn an_animated_node_above_the_joints_becomes_a_joint() {
+    // The joint hangs from a plain node whose rotation is animated.
+    let text = small_with_element_channels()
+        .replace(
+            r#"<node id="root" sid="root" type="JOINT"><translate sid="location">1 0 0</translate><rotate sid="rotationZ">0 0 1 0</rotate></node>"#,
+            r#"<node id="holder"><translate sid="location">1 0 0</translate><rotate sid="rotationZ">0 0 1 0</rotate><node id="root" sid="root" type="JOINT"><translate>0 0 1</translate></node></node>"#,
+        )
+        .replace("root/rotationZ.ANGLE", "holder/rotationZ.ANGLE")
+        .replace("root/location.X", "holder/location.X");
+    let model = collada::load_from_str(&text, Path::new("holder.dae"), Path::new("/nonexistent"))
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert!(model.stats.warnings.is_empty(), "{:?}", model.stats.warnings);
+    assert_eq!(model.skeleton.len(), 2, "the holder is a joint");
+    let up = Mat4::from_cols(glam::Vec4::X, glam::Vec4::NEG_Z, glam::Vec4::Y, glam::Vec4::W);
+    let expected = up
+        * Mat4::from_translation(Vec3::new(2.0, 0.0, 0.0))
+        * Mat4::from_rotation_z(45f32.to_radians())
+        * Mat4::from_translation(Vec3::Z);
+    let joint = model.skeleton.joints.iter().position(|joint| joint.name == "root").expect("root");
+    let got = model.joint_matrices(0, 0.5)[joint];
+    assert!(got.abs_diff_eq(expected, 1e-5), "{got} against {expected}");
+}
+
+#[test]
+fn two_characters_sharing_sids_bind_to_their_own_skeletons() {
+    let text = small().replace(
+        r##"<node id="mesh"><instance_controller url="#c"><skeleton>#root</skeleton></instance_controller></node>"##,
+        r##"<node id="root2" sid="root" type="JOINT"><translate>5 0 0</translate></node>
+    <node id="mesh"><instance_controller url="#c"><skeleton>#root</skeleton></instance_controller></node>
+    <node id="mesh2"><instance_controller url="#c"><skeleton>#root2</skeleton></instance_controller></node>"##,
+    );
+    let model =
+        collada::load_from_str(&text, Path::new("two.dae"), Path::new("/nonexistent")).unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(model.skeleton.len(), 2);
+    let joint_of =
+        |vertex: usize| model.skeleton.joints[model.influences_of(&model.vertices[vertex])[0].joint as usize].name.clone();
+    assert_eq!((joint_of(0), joint_of(3)), ("root".to_string(), "root2".to_string()));
+}

@@ -31,6 +31,9 @@ use crate::anim::{Animation, Clip, Joint, JointPose, Skeleton};
 use crate::model::{compute_normals, compute_tangents, normalize_influences, Influence, LoadStats, Mesh, Model, Vertex};
 use document::Document;
 
+/// Candidate nodes tried for skin joint names in one load (see `Scene::find_under`).
+const LOOKUP_STEPS: usize = 1 << 24;
+
 /// Elements in one file (roxmltree's own cap; a file holds at most this many nodes).
 const MAX_XML_NODES: u32 = 1 << 26;
 
@@ -42,6 +45,7 @@ pub fn load(path: &Path) -> Result<Model, FormatError> {
 
 /// Loads COLLADA text; textures are looked for in `folder`. The fuzz target's entry.
 pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, FormatError> {
+    check_nesting(text, path)?;
     let options = roxmltree::ParsingOptions { allow_dtd: false, nodes_limit: MAX_XML_NODES };
     let xml = roxmltree::Document::parse_with_options(text, options).map_err(|error| {
         let position = error.pos();
@@ -66,6 +70,10 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
         skin: Option<usize>,
         geometry: roxmltree::Node<'a, 'input>,
         bindings: HashMap<&'a str, roxmltree::Node<'a, 'input>>,
+        /// A skinned instance's `<skeleton>` roots: where its joint names are looked up first.
+        roots: Vec<usize>,
+        /// The node of each of its skin's joints.
+        joint_nodes: Vec<usize>,
     }
     let mut skins: Vec<skin::Skin> = Vec::new();
     let mut skin_of: HashMap<roxmltree::NodeId, usize> = HashMap::new();
@@ -93,9 +101,24 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
                         skins.len() - 1
                     }
                 };
-                instances.push(Instance { node: index, skin: Some(skin), geometry: skins[skin].geometry, bindings });
+                let mut roots = Vec::new();
+                for root in instance.children().filter(|child| child.has_tag_name("skeleton")) {
+                    let id = root.text().unwrap_or("").trim().trim_start_matches('#');
+                    roots.push(scene.by_id(id).ok_or_else(|| {
+                        document.error(root, format!("expected a node with id {} in the scene, found none", files::quoted(id)))
+                    })?);
+                }
+                let geometry = skins[skin].geometry;
+                instances.push(Instance { node: index, skin: Some(skin), geometry, bindings, roots, joint_nodes: Vec::new() });
             } else {
-                instances.push(Instance { node: index, skin: None, geometry: target, bindings });
+                instances.push(Instance {
+                    node: index,
+                    skin: None,
+                    geometry: target,
+                    bindings,
+                    roots: Vec::new(),
+                    joint_nodes: Vec::new(),
+                });
             }
         }
     }
@@ -105,23 +128,37 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
 
     // The joints: skin joints by sid, id or name, and each rigid instance's node.
     let mut is_joint = vec![false; scene.nodes.len()];
-    let mut skin_joint_nodes: Vec<Vec<usize>> = Vec::with_capacity(skins.len());
-    for skin in &skins {
-        let mut nodes = Vec::with_capacity(skin.joints.len());
-        for name in &skin.joints {
-            let node = scene.find(name).ok_or_else(|| {
-                FormatError::in_file(
-                    path,
-                    format!("a skin names the joint {}, and no node has that sid, id or name", files::quoted(name)),
-                )
+    let mut steps = LOOKUP_STEPS;
+    for instance in instances.iter_mut() {
+        let Some(skin) = instance.skin else { continue };
+        for name in &skins[skin].joints {
+            let node = scene.find_under(name, &instance.roots, &mut steps).ok_or_else(|| {
+                let reason =
+                    if steps == 0 { "the joint lookups took too many steps" } else { "no node has that sid, id or name" };
+                FormatError::in_file(path, format!("a skin names the joint {}: {reason}", files::quoted(name)))
             })?;
             is_joint[node] = true;
-            nodes.push(node);
+            instance.joint_nodes.push(node);
         }
-        skin_joint_nodes.push(nodes);
     }
     for instance in instances.iter().filter(|instance| instance.skin.is_none()) {
         is_joint[instance.node] = true;
+    }
+    // An animated node above a joint becomes a joint too, so its motion reaches the joints below
+    // (a fixed `pre` cannot carry it). Children come after their parents in the scene's order.
+    let keys = animation::read(&document, &scene, &mut warnings)?;
+    let mut animated = vec![false; scene.nodes.len()];
+    for node_keys in &keys {
+        animated[node_keys.node] = true;
+    }
+    let mut joint_below = vec![false; scene.nodes.len()];
+    for index in (0..scene.nodes.len()).rev() {
+        if animated[index] && joint_below[index] {
+            is_joint[index] = true;
+        }
+        if let Some(parent) = scene.nodes[index].parent {
+            joint_below[parent] |= is_joint[index] || joint_below[index];
+        }
     }
     // Parents first (the scene's order), each joint's nearest joint ancestor and the transform of
     // the nodes between, in one pass down the tree.
@@ -151,8 +188,9 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
     }
     // A skin's inverse bind matrices replace the rest-pose ones (they define the bind pose).
     let inverse_convert = convert.inverse();
-    for (skin, nodes) in skins.iter().zip(&skin_joint_nodes) {
-        for (&node, inverse_bind) in nodes.iter().zip(&skin.inverse_binds) {
+    for instance in &instances {
+        let Some(skin) = instance.skin.and_then(|skin| skins.get(skin)) else { continue };
+        for (&node, inverse_bind) in instance.joint_nodes.iter().zip(&skin.inverse_binds) {
             if let Some(joint) = joint_of_node[node] {
                 skeleton.joints[joint].inverse_bind = *inverse_bind * inverse_convert;
             }
@@ -172,7 +210,7 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
     for instance in &instances {
         let data = geometry::read(&document, instance.geometry)?;
         let (to_model, joints_of_skin) = match instance.skin {
-            Some(skin) => (convert * skins[skin].bind_shape, Some(&skin_joint_nodes[skin])),
+            Some(skin) => (convert * skins[skin].bind_shape, Some(&instance.joint_nodes)),
             None => (convert * scene.global[instance.node], None),
         };
         let normal_matrix = Mat3::from_mat4(to_model).inverse().transpose();
@@ -249,7 +287,6 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
     compute_tangents(&mut vertices, &indices);
 
     // Animations: one per clip, or one of everything.
-    let keys = animation::read(&document, &scene, &mut warnings)?;
     let clips = animation::clips(&document)?;
     let mut animations = Vec::new();
     let mut model_clips = Vec::new();
@@ -304,6 +341,58 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
     };
     model.compute_bounds();
     Ok(model)
+}
+
+/// Elements nested deeper than this are refused before parsing: the XML reader recurses per level
+/// (20,000 levels overflowed the main thread's stack); real COLLADA files nest a few dozen deep.
+const MAX_NESTING: usize = 1024;
+
+/// A linear scan for the nesting depth of the elements (comments, CDATA, processing instructions
+/// and declarations skipped; an upper bound is all that is needed).
+fn check_nesting(text: &str, path: &Path) -> Result<(), FormatError> {
+    let bytes = text.as_bytes();
+    let (mut depth, mut line, mut at) = (0usize, 1usize, 0usize);
+    let skip_to = |from: usize, end: &str| text[from..].find(end).map_or(bytes.len(), |found| from + found + end.len());
+    while at < bytes.len() {
+        match bytes[at] {
+            b'\n' => {
+                line += 1;
+                at += 1;
+            }
+            b'<' => {
+                let rest = &text[at..];
+                let next = if rest.starts_with("<!--") {
+                    skip_to(at, "-->")
+                } else if rest.starts_with("<![CDATA[") {
+                    skip_to(at, "]]>")
+                } else if rest.starts_with("<?") {
+                    skip_to(at, "?>")
+                } else if rest.starts_with("<!") {
+                    skip_to(at, ">")
+                } else {
+                    let end = skip_to(at, ">");
+                    let tag = &text[at..end];
+                    if tag.starts_with("</") {
+                        depth = depth.saturating_sub(1);
+                    } else if !tag.ends_with("/>") {
+                        depth += 1;
+                        if depth > MAX_NESTING {
+                            return Err(FormatError::at_line(
+                                path,
+                                line,
+                                format!("expected elements nested at most {MAX_NESTING} deep, found deeper"),
+                            ));
+                        }
+                    }
+                    end
+                };
+                line += text[at..next].matches('\n').count();
+                at = next;
+            }
+            _ => at += 1,
+        }
+    }
+    Ok(())
 }
 
 /// `<asset>`: the up axis to Y-up and the unit to metres, as one transform in front of everything.

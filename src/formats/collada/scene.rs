@@ -33,12 +33,35 @@ pub struct Scene<'a, 'input> {
     by_sid: HashMap<&'a str, usize>,
     by_id: HashMap<&'a str, usize>,
     by_name: HashMap<String, usize>,
+    /// Every node of each sid (two characters may share a rig's sids).
+    all_by_sid: HashMap<&'a str, Vec<usize>>,
+    /// Each node's subtree is `index..subtree_end[index]` (the order is depth first).
+    subtree_end: Vec<usize>,
 }
 
 impl Scene<'_, '_> {
     /// The node whose sid, id or name is `name`, in that order (skins name joints by sid or id).
     pub fn find(&self, name: &str) -> Option<usize> {
         self.by_sid.get(name).or_else(|| self.by_id.get(name)).or_else(|| self.by_name.get(name)).copied()
+    }
+
+    /// The node a skin's joint name means under its `<skeleton>` roots: a node of that sid inside
+    /// one of their subtrees, else (no roots, or none there) as `find`. `steps` bounds the
+    /// candidates tried in one load (many nodes sharing a sid cannot make this quadratic).
+    pub fn find_under(&self, name: &str, roots: &[usize], steps: &mut usize) -> Option<usize> {
+        if !roots.is_empty() {
+            for &candidate in self.all_by_sid.get(name).map_or(&[][..], Vec::as_slice) {
+                *steps = steps.saturating_sub(roots.len());
+                if *steps == 0 {
+                    return None;
+                }
+                if roots.iter().any(|&root| root <= candidate && candidate < self.subtree_end.get(root).copied().unwrap_or(root))
+                {
+                    return Some(candidate);
+                }
+            }
+        }
+        self.find(name)
     }
 
     /// The node whose id is `id` (animation targets).
@@ -93,18 +116,26 @@ pub fn read<'a, 'input>(document: &Document<'a, 'input>, warnings: &mut Vec<Stri
     }
     let mut global = Vec::with_capacity(nodes.len());
     let (mut by_sid, mut by_id, mut by_name) = (HashMap::new(), HashMap::new(), HashMap::new());
+    let mut all_by_sid: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut subtree_end: Vec<usize> = (1..=nodes.len()).collect();
+    for index in (0..nodes.len()).rev() {
+        if let Some(parent) = nodes[index].parent {
+            subtree_end[parent] = subtree_end[parent].max(subtree_end[index]);
+        }
+    }
     for (index, node) in nodes.iter().enumerate() {
         let parent = node.parent.and_then(|parent| global.get(parent).copied()).unwrap_or(Mat4::IDENTITY);
         global.push(parent * node.local);
         if let Some(sid) = node.sid {
             by_sid.entry(sid).or_insert(index);
+            all_by_sid.entry(sid).or_default().push(index);
         }
         if let Some(id) = node.id {
             by_id.entry(id).or_insert(index);
         }
         by_name.entry(node.name.clone()).or_insert(index);
     }
-    Ok(Scene { nodes, global, by_sid, by_id, by_name })
+    Ok(Scene { nodes, global, by_sid, by_id, by_name, all_by_sid, subtree_end })
 }
 
 /// One element of a node's transform stack.
