@@ -326,3 +326,66 @@ fn two_characters_sharing_sids_bind_to_their_own_skeletons() {
         |vertex: usize| model.skeleton.joints[model.influences_of(&model.vertices[vertex])[0].joint as usize].name.clone();
     assert_eq!((joint_of(0), joint_of(3)), ("root".to_string(), "root2".to_string()));
 }
+
+/// A Mixamo-like export: centimetres, `mixamorig:` joint names, two skinned meshes (two
+/// controllers) sharing one skeleton, a texture named URL-escaped through sampler2D → surface →
+/// image.
+fn mixamo_like() -> String {
+    let material = r##"<library_images><image id="skin_png"><init_from>textures/my%20skin.png</init_from></image></library_images>
+  <library_effects><effect id="fx"><profile_COMMON>
+    <newparam sid="surface"><surface type="2D"><init_from>skin_png</init_from></surface></newparam>
+    <newparam sid="sampler"><sampler2D><source>surface</source></sampler2D></newparam>
+    <technique sid="common"><lambert><diffuse><texture texture="sampler" texcoord="UVMap"/></diffuse></lambert></technique>
+  </profile_COMMON></effect></library_effects>
+  <library_materials><material id="skin" name="skin"><instance_effect url="#fx"/></material></library_materials>
+  <library_geometries>"##;
+    small()
+        .replace(r#"<unit meter="1"/><up_axis>Z_UP</up_axis>"#, r#"<unit meter="0.01" name="centimeter"/><up_axis>Y_UP</up_axis>"#)
+        .replace("<library_geometries>", material)
+        .replace(r#"<triangles count="1">"#, r#"<triangles count="1" material="skin_symbol">"#)
+        .replace(r#"count="1">root<"#, r#"count="1">mixamorig_Hips<"#)
+        .replace(r#"<node id="root" sid="root" type="JOINT">"#, r#"<node id="mixamorig_Hips" name="mixamorig:Hips" sid="mixamorig_Hips" type="JOINT">"#)
+        .replace(
+            r##"<node id="mesh"><instance_controller url="#c"><skeleton>#root</skeleton></instance_controller></node>"##,
+            r##"<node id="body"><instance_controller url="#c"><skeleton>#mixamorig_Hips</skeleton>
+      <bind_material><technique_common><instance_material symbol="skin_symbol" target="#skin"/></technique_common></bind_material></instance_controller></node>
+    <node id="eyes"><instance_controller url="#c2"><skeleton>#mixamorig_Hips</skeleton></instance_controller></node>"##,
+        )
+        .replace("</library_controllers>", &small_controller_copy())
+}
+
+/// A second controller on the same mesh and joints (`c2`), as Mixamo writes one per mesh.
+fn small_controller_copy() -> String {
+    let text = small();
+    let start = text.find("<controller").expect("controller");
+    let end = text.find("</controller>").expect("controller end") + "</controller>".len();
+    let copy = text[start..end]
+        .replace(r#"id="c""#, r#"id="c2""#)
+        .replace(r#"id="j""#, r#"id="j2""#)
+        .replace(r#"id="ja""#, r#"id="ja2""#)
+        .replace("#ja", "#ja2")
+        .replace(r##"source="#j""##, r##"source="#j2""##)
+        .replace(r#"count="1">root<"#, r#"count="1">mixamorig_Hips<"#);
+    format!("{copy}</library_controllers>")
+}
+
+#[test]
+fn mixamo_conventions_load() {
+    let folder = std::env::temp_dir().join(format!("vkskin_mixamo_{}", std::process::id()));
+    std::fs::create_dir_all(folder.join("textures")).expect("folder");
+    image::RgbaImage::from_pixel(2, 2, image::Rgba([10, 20, 30, 255]))
+        .save(folder.join("textures/my skin.png"))
+        .expect("written");
+    let model =
+        collada::load_from_str(&mixamo_like(), &folder.join("mixamo.dae"), &folder).unwrap_or_else(|error| panic!("{error}"));
+    assert!(model.stats.warnings.is_empty(), "{:?}", model.stats.warnings);
+    assert_eq!(model.skeleton.len(), 1, "both meshes share the skeleton");
+    assert_eq!(model.skeleton.joints[0].name, "mixamorig:Hips");
+    assert_eq!((model.vertices.len(), model.meshes.len()), (6, 2));
+    // Centimetres to metres; Y up stays.
+    assert!(model.vertices[1].position.distance(Vec3::new(0.01, 0.0, 0.0)) < 1e-7, "{}", model.vertices[1].position);
+    let textured = &model.materials[model.meshes[0].material];
+    let texture = textured.texture.as_ref().expect("the escaped texture name is found");
+    assert_eq!((texture.width, texture.height), (2, 2));
+    std::fs::remove_dir_all(&folder).expect("removed");
+}
