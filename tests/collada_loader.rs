@@ -389,3 +389,41 @@ fn mixamo_conventions_load() {
     assert_eq!((texture.width, texture.height), (2, 2));
     std::fs::remove_dir_all(&folder).expect("removed");
 }
+
+#[test]
+fn polylists_and_polygons_are_fanned_into_triangles() {
+    // A quad as a <polylist> and as <polygons>, with normals and texture coordinates by offset.
+    let quad = |primitive: &str| {
+        let body = match primitive {
+            "polylist" => "<vcount>4</vcount><p>0 0 0 1 0 1 2 0 2 3 0 3</p>",
+            _ => "<p>0 0 0 1 0 1 2 0 2 3 0 3</p>",
+        };
+        small()
+            .replace(r#"<float_array id="pa" count="9">0 0 0 1 0 0 0 1 0</float_array>"#, r#"<float_array id="pa" count="12">0 0 0 1 0 0 1 1 0 0 1 0</float_array>"#)
+            .replace(r##"<accessor source="#pa" count="3" stride="3"/>"##, r##"<accessor source="#pa" count="4" stride="3"/>"##)
+            .replace(
+                r##"<vertices id="v">"##,
+                r##"<source id="n"><float_array id="na" count="3">0 0 1</float_array><technique_common><accessor source="#na" count="1" stride="3"/></technique_common></source>
+    <source id="uv"><float_array id="uva" count="8">0 0 1 0 1 1 0 1</float_array><technique_common><accessor source="#uva" count="4" stride="2"/></technique_common></source>
+    <vertices id="v">"##,
+            )
+            .replace(
+                r##"<triangles count="1"><input semantic="VERTEX" source="#v" offset="0"/><p>0 1 2</p></triangles>"##,
+                &format!(
+                    r##"<{primitive} count="1"><input semantic="VERTEX" source="#v" offset="0"/><input semantic="NORMAL" source="#n" offset="1"/><input semantic="TEXCOORD" source="#uv" offset="2" set="0"/>{body}</{primitive}>"##
+                ),
+            )
+            .replace("<vcount>1 1 1</vcount><v>0 0 0 0 0 0</v>", "<vcount>1 1 1 1</vcount><v>0 0 0 0 0 0 0 0</v>")
+            .replace(r#"<vertex_weights count="3">"#, r#"<vertex_weights count="4">"#)
+    };
+    for primitive in ["polylist", "polygons"] {
+        let model = collada::load_from_str(&quad(primitive), Path::new("quad.dae"), Path::new("/nonexistent"))
+            .unwrap_or_else(|error| panic!("{primitive}: {error}"));
+        assert_eq!((model.vertices.len(), model.indices.len()), (4, 6), "{primitive}");
+        assert_eq!(model.indices, vec![0, 1, 2, 0, 2, 3], "{primitive}: a fan from the first corner");
+        // v runs up in COLLADA, down in vkskin: (1, 1) becomes (1, 0).
+        assert_eq!(model.vertices[2].uv, glam::Vec2::new(1.0, 0.0), "{primitive}");
+        // The file's +Z normal, turned Z-up to Y-up.
+        assert!(model.vertices[0].normal.distance(Vec3::Y) < 1e-6, "{primitive}: {}", model.vertices[0].normal);
+    }
+}

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use vkskin::formats::{gltf, md5, ms3d};
+use vkskin::formats::{collada, gltf, md5, ms3d};
 
 fn corpus(format: &str) -> Vec<PathBuf> {
     let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus").join(format);
@@ -40,6 +40,17 @@ fn ms3d_crash_inputs_fail_cleanly() {
             Ok(file) => check(&path, ms3d::to_model(&file, Path::new("fuzz.ms3d"))),
             Err(error) => check(&path, Err::<(), _>(error)),
         }
+    }
+}
+
+#[test]
+fn collada_crash_inputs_fail_cleanly() {
+    let corpus = corpus("collada");
+    assert!(!corpus.is_empty(), "the hand-made COLLADA inputs are there");
+    for path in corpus {
+        let data = std::fs::read(&path).expect("corpus file");
+        let text = String::from_utf8_lossy(&data);
+        check(&path, collada::load_from_str(&text, Path::new("fuzz.dae"), Path::new("/nonexistent")));
     }
 }
 
