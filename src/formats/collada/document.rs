@@ -80,39 +80,36 @@ impl<'a, 'input> Document<'a, 'input> {
         }
     }
 
-    /// The floats in an element's text.
-    pub fn floats(&self, node: Node<'_, '_>) -> Result<Vec<f32>, FormatError> {
+    /// The words of an element's text, each parsed (`what` names one in errors) and accepted by
+    /// `valid`, at most `MAX_NUMBERS` of them.
+    fn numbers<T: std::str::FromStr>(
+        &self,
+        node: Node<'_, '_>,
+        what: &str,
+        valid: impl Fn(&T) -> bool,
+    ) -> Result<Vec<T>, FormatError> {
         let text = node.text().unwrap_or("");
         let mut values = Vec::with_capacity((text.len() / 2).min(MAX_NUMBERS));
         for (index, word) in text.split_ascii_whitespace().enumerate() {
             if index >= MAX_NUMBERS {
                 return Err(self.error(node, format!("expected at most {MAX_NUMBERS} numbers")));
             }
-            let value: f32 = word
-                .parse()
-                .map_err(|_| self.error(node, format!("expected a number at item {index}, found {}", files::quoted(word))))?;
-            if !value.is_finite() {
-                return Err(self.error(node, format!("expected a finite number at item {index}, found {word}")));
+            match word.parse::<T>() {
+                Ok(value) if valid(&value) => values.push(value),
+                _ => return Err(self.error(node, format!("expected {what} at item {index}, found {}", files::quoted(word)))),
             }
-            values.push(value);
         }
         Ok(values)
     }
 
+    /// The floats in an element's text (finite ones).
+    pub fn floats(&self, node: Node<'_, '_>) -> Result<Vec<f32>, FormatError> {
+        self.numbers(node, "a finite number", |value: &f32| value.is_finite())
+    }
+
     /// The unsigned integers in an element's text (`<p>`, `<v>`, `<vcount>`).
     pub fn indices(&self, node: Node<'_, '_>) -> Result<Vec<u32>, FormatError> {
-        let text = node.text().unwrap_or("");
-        let mut values = Vec::with_capacity((text.len() / 2).min(MAX_NUMBERS));
-        for (index, word) in text.split_ascii_whitespace().enumerate() {
-            if index >= MAX_NUMBERS {
-                return Err(self.error(node, format!("expected at most {MAX_NUMBERS} numbers")));
-            }
-            values
-                .push(word.parse().map_err(|_| {
-                    self.error(node, format!("expected an index at item {index}, found {}", files::quoted(word)))
-                })?);
-        }
-        Ok(values)
+        self.numbers(node, "an index", |_: &u32| true)
     }
 
     /// A 4×4 matrix written row by row (COLLADA's order).
