@@ -427,3 +427,27 @@ fn polylists_and_polygons_are_fanned_into_triangles() {
         assert!(model.vertices[0].normal.distance(Vec3::Y) < 1e-6, "{primitive}: {}", model.vertices[0].normal);
     }
 }
+
+#[test]
+fn instanced_nodes_are_placed_and_loops_refused() {
+    // A rigid "hat" in <library_nodes>, instanced twice at different places.
+    let library = r##"<library_nodes><node id="hat" name="hat"><instance_geometry url="#g"/></node></library_nodes>
+  <library_visual_scenes>"##;
+    let text = small().replace("<library_visual_scenes>", library).replace(
+        r##"<node id="mesh">"##,
+        r##"<node id="left"><translate>-2 0 0</translate><instance_node url="#hat"/></node>
+    <node id="right"><translate>2 0 0</translate><instance_node url="#hat"/></node>
+    <node id="mesh">"##,
+    );
+    let model =
+        collada::load_from_str(&text, Path::new("hats.dae"), Path::new("/nonexistent")).unwrap_or_else(|error| panic!("{error}"));
+    assert!(model.stats.warnings.is_empty(), "{:?}", model.stats.warnings);
+    assert_eq!(model.meshes.len(), 3, "the skinned mesh and two hats");
+    let xs: Vec<f32> = model.vertices.iter().map(|vertex| vertex.position.x).collect();
+    assert!(xs.contains(&-2.0) && xs.contains(&2.0), "{xs:?}");
+    // A node that instances itself through another.
+    let looped = small().replace("<library_visual_scenes>", r##"<library_nodes><node id="a"><instance_node url="#b"/></node><node id="b"><instance_node url="#a"/></node></library_nodes>
+  <library_visual_scenes>"##).replace(r##"<node id="mesh">"##, r##"<node id="start"><instance_node url="#a"/></node><node id="mesh">"##);
+    let error = refuse("instance_loop", &looped);
+    assert!(error.message.contains("instance itself"), "{error}");
+}

@@ -82,10 +82,13 @@ pub fn read<'a, 'input>(document: &Document<'a, 'input>, warnings: &mut Vec<Stri
         },
     };
     let mut nodes: Vec<SceneNode> = Vec::new();
+    // The `<instance_node>`s a node was reached through, as a linked list (element, the entry
+    // before it): a node that instances itself, directly or not, is an error, not a hang.
+    let mut instanced: Vec<(roxmltree::NodeId, Option<usize>)> = Vec::new();
     // Depth first without recursion: a deep tree cannot overflow the stack.
-    let mut stack: Vec<(Node, Option<usize>)> =
-        visual_scene.children().filter(|child| child.has_tag_name("node")).rev().map(|node| (node, None)).collect();
-    while let Some((element, parent)) = stack.pop() {
+    let mut stack: Vec<(Node, Option<usize>, Option<usize>)> =
+        visual_scene.children().filter(|child| child.has_tag_name("node")).rev().map(|node| (node, None, None)).collect();
+    while let Some((element, parent, through)) = stack.pop() {
         if nodes.len() >= MAX_NODES {
             return Err(document.error(element, format!("expected at most {MAX_NODES} nodes in the scene")));
         }
@@ -101,18 +104,29 @@ pub fn read<'a, 'input>(document: &Document<'a, 'input>, warnings: &mut Vec<Stri
             sid: element.attribute("sid"),
             name: element.attribute("name").or(element.attribute("id")).unwrap_or("").to_string(),
         });
-        if element.children().any(|child| child.has_tag_name("instance_node")) {
-            warnings.push(format!("node {}: <instance_node> is not read; its instance is left out", nodes[index].name));
+        // Children in document order: <node>s, and the nodes <instance_node>s name.
+        let mut children = Vec::new();
+        for child in element.children() {
+            if child.has_tag_name("node") {
+                children.push((child, Some(index), through));
+            } else if child.has_tag_name("instance_node") {
+                let target = document.lookup(child, document.attribute(child, "url")?)?;
+                if !target.has_tag_name("node") {
+                    return Err(document.error(child, "expected its url to name a <node>"));
+                }
+                let mut link = through;
+                while let Some(entry) = link {
+                    let (node, before) = instanced[entry];
+                    if node == target.id() {
+                        return Err(document.error(child, "expected a node that does not instance itself, found a loop"));
+                    }
+                    link = before;
+                }
+                instanced.push((target.id(), through));
+                children.push((target, Some(index), Some(instanced.len() - 1)));
+            }
         }
-        stack.extend(
-            element
-                .children()
-                .filter(|child| child.has_tag_name("node"))
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .map(|child| (child, Some(index))),
-        );
+        stack.extend(children.into_iter().rev());
     }
     let mut global = Vec::with_capacity(nodes.len());
     let (mut by_sid, mut by_id, mut by_name) = (HashMap::new(), HashMap::new(), HashMap::new());
