@@ -451,3 +451,25 @@ fn instanced_nodes_are_placed_and_loops_refused() {
     let error = refuse("instance_loop", &looped);
     assert!(error.message.contains("instance itself"), "{error}");
 }
+
+#[test]
+fn morphs_are_drawn_in_their_base_shape_with_a_warning() {
+    let morph = r##"<controller id="morph" name="smile"><morph source="#g" method="NORMALIZED">
+    <source id="mt"><IDREF_array id="mta" count="1">g</IDREF_array><technique_common><accessor source="#mta" count="1" stride="1"/></technique_common></source>
+    <targets><input semantic="MORPH_TARGET" source="#mt"/></targets></morph></controller>
+  <controller id="c">"##;
+    // The skin deforms the morph (the usual order), and the morph is also instanced on its own.
+    let text = small()
+        .replace(r#"<controller id="c">"#, morph)
+        .replace(r##"<skin source="#g">"##, r##"<skin source="#morph">"##)
+        .replace(r##"<node id="mesh">"##, r##"<node id="face"><instance_controller url="#morph"/></node><node id="mesh">"##);
+    let model = collada::load_from_str(&text, Path::new("morph.dae"), Path::new("/nonexistent"))
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(model.meshes.len(), 2);
+    assert_eq!(model.vertices.len(), 6);
+    assert!(
+        model.stats.warnings.iter().any(|warning| warning.contains("morph targets are not read")),
+        "{:?}",
+        model.stats.warnings
+    );
+}

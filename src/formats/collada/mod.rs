@@ -93,10 +93,21 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
                 );
             }
             if instance.has_tag_name("instance_controller") {
+                if let Some(base) = skin::morph_base(&document, target, &mut warnings)? {
+                    instances.push(Instance {
+                        node: index,
+                        skin: None,
+                        geometry: base,
+                        bindings,
+                        roots: Vec::new(),
+                        joint_nodes: Vec::new(),
+                    });
+                    continue;
+                }
                 let skin = match skin_of.get(&target.id()) {
                     Some(&skin) => skin,
                     None => {
-                        skins.push(skin::read(&document, target)?);
+                        skins.push(skin::read(&document, target, &mut warnings)?);
                         skin_of.insert(target.id(), skins.len() - 1);
                         skins.len() - 1
                     }

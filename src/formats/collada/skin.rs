@@ -21,13 +21,39 @@ pub struct Skin<'a, 'input> {
     pub weights: Vec<Vec<Influence>>,
 }
 
-pub fn read<'a, 'input>(document: &Document<'a, 'input>, controller: Node<'a, 'input>) -> Result<Skin<'a, 'input>, FormatError> {
+/// The geometry a `<morph>` controller starts from: its targets are not read (a warning says so),
+/// so it is drawn in its base shape.
+pub fn morph_base<'a, 'input>(
+    document: &Document<'a, 'input>,
+    controller: Node<'a, 'input>,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Node<'a, 'input>>, FormatError> {
+    let Some(morph) = document.child(controller, "morph") else { return Ok(None) };
+    let base = document.lookup(morph, document.attribute(morph, "source")?)?;
+    if !base.has_tag_name("geometry") {
+        return Err(document.error(morph, "expected its source to be a <geometry>"));
+    }
+    let name = controller.attribute("name").or(controller.attribute("id")).unwrap_or("");
+    warnings.push(format!("controller {}: morph targets are not read; drawn in its base shape", files::quoted(name)));
+    Ok(Some(base))
+}
+
+pub fn read<'a, 'input>(
+    document: &Document<'a, 'input>,
+    controller: Node<'a, 'input>,
+    warnings: &mut Vec<String>,
+) -> Result<Skin<'a, 'input>, FormatError> {
     let Some(skin) = document.child(controller, "skin") else {
-        return Err(document.error(controller, "expected a <skin> (morph controllers are not read)"));
+        return Err(document.error(controller, "expected a <skin> or a <morph>"));
     };
-    let geometry = document.lookup(skin, document.attribute(skin, "source")?)?;
+    let source = document.lookup(skin, document.attribute(skin, "source")?)?;
+    // A skin of a morph deforms the morph's base shape.
+    let geometry = match source.has_tag_name("controller") {
+        true => morph_base(document, source, warnings)?.unwrap_or(source),
+        false => source,
+    };
     if !geometry.has_tag_name("geometry") {
-        return Err(document.error(skin, "expected its source to be a <geometry> (skins of morphs are not read)"));
+        return Err(document.error(skin, "expected its source to be a <geometry> or a <morph> of one"));
     }
     let bind_shape = match document.child(skin, "bind_shape_matrix") {
         Some(matrix) => document.matrix(matrix)?,
