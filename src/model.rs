@@ -71,6 +71,14 @@ pub struct Material {
     pub normal_map: Option<Texture>,
 }
 
+impl Material {
+    /// What a part is drawn with when its file gives it no colour or texture (every loader's
+    /// default, and a missing texture's fallback).
+    pub fn untextured(name: impl Into<String>) -> Material {
+        Material { name: name.into(), base_color: Vec4::new(0.8, 0.8, 0.8, 1.0), texture: None, normal_map: None }
+    }
+}
+
 /// What a loader noticed that the user may want to know.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LoadStats {

@@ -60,9 +60,6 @@ const MAX_JOINTS: usize = 1 << 16;
 /// one common bind-shape transform; exporters' float noise is around 1e-6.
 const BIND_SHAPE_TOLERANCE: f32 = 1e-4;
 
-/// The colour of primitives without a material, as in the other loaders.
-const DEFAULT_COLOR: Vec4 = Vec4::new(0.8, 0.8, 0.8, 1.0);
-
 const GLB_MAGIC: &[u8; 4] = b"glTF";
 const GLB_HEADER_BYTES: usize = 12;
 const CHUNK_HEADER_BYTES: usize = 8;
@@ -386,7 +383,7 @@ fn read_uri(uri: &str, base_dir: Option<&Path>, limit: u64, whole: bool) -> Resu
         let Some((header, payload)) = rest.split_once(',') else {
             return Err("expected a data URI with a ',' before its data, found none".to_string());
         };
-        let bytes = if header.ends_with(";base64") { decode_base64(payload)? } else { percent_decode(payload)? };
+        let bytes = if header.ends_with(";base64") { decode_base64(payload)? } else { files::percent_decode(payload)? };
         return Ok((bytes, None));
     }
     let scheme = uri.split_once(':').map(|(scheme, _)| scheme).filter(|scheme| {
@@ -400,7 +397,7 @@ fn read_uri(uri: &str, base_dir: Option<&Path>, limit: u64, whole: bool) -> Resu
         return Err(format!("it names the external file {}, and no folder was given to read it from", files::quoted(uri)));
     };
     let relative =
-        String::from_utf8(percent_decode(uri)?).map_err(|_| format!("expected a UTF-8 path in {}", files::quoted(uri)))?;
+        String::from_utf8(files::percent_decode(uri)?).map_err(|_| format!("expected a UTF-8 path in {}", files::quoted(uri)))?;
     let file = files::inside(base_dir, &relative)?;
     let bytes = files::read_prefix(&file, limit, whole).map_err(|reason| format!("{}: {reason}", file.display()))?;
     Ok((bytes, Some(file)))
@@ -444,28 +441,6 @@ fn decode_base64(text: &str) -> Result<Vec<u8>, String> {
     // A lone sixth character carries fewer than 8 bits: no whole byte.
     if bit_count >= 6 {
         return Err("expected base64 data of a whole number of bytes, found a dangling character".to_string());
-    }
-    Ok(bytes)
-}
-
-fn percent_decode(text: &str) -> Result<Vec<u8>, String> {
-    let mut bytes = Vec::with_capacity(text.len());
-    let mut rest = text.as_bytes();
-    while let Some((&first, tail)) = rest.split_first() {
-        if first != b'%' {
-            bytes.push(first);
-            rest = tail;
-            continue;
-        }
-        let hex = tail
-            .get(..2)
-            .and_then(|digits| std::str::from_utf8(digits).ok())
-            .and_then(|digits| u8::from_str_radix(digits, 16).ok());
-        let Some(byte) = hex else {
-            return Err(format!("expected two hex digits after '%' in \"{text}\""));
-        };
-        bytes.push(byte);
-        rest = tail.get(2..).unwrap_or_default();
     }
     Ok(bytes)
 }
@@ -1571,7 +1546,7 @@ impl<'a> Builder<'a> {
             return Ok(known);
         }
         let material = match index {
-            None => Material { name: "default".to_string(), base_color: DEFAULT_COLOR, texture: None, normal_map: None },
+            None => Material::untextured("default"),
             Some(index) => {
                 let materials = &self.data.root.materials;
                 let Some(json) = materials.get(index) else {
@@ -2303,9 +2278,13 @@ mod tests {
         assert!(decode_base64("aGV*").is_err());
         assert!(decode_base64("aGVsbG8=x").is_err());
         assert!(decode_base64("a").is_err());
-        assert_eq!(percent_decode("a%20b.bin").as_deref(), Ok(b"a b.bin".as_slice()));
-        assert!(percent_decode("bad%2").is_err());
-        assert_eq!(percent_decode("%FF").as_deref(), Ok([0xFFu8].as_slice()), "decodes bytes; UTF-8 is checked by the caller");
+        assert_eq!(files::percent_decode("a%20b.bin").as_deref(), Ok(b"a b.bin".as_slice()));
+        assert!(files::percent_decode("bad%2").is_err());
+        assert_eq!(
+            files::percent_decode("%FF").as_deref(),
+            Ok([0xFFu8].as_slice()),
+            "decodes bytes; UTF-8 is checked by the caller"
+        );
     }
 
     #[test]

@@ -34,9 +34,6 @@ const FLAG_MASK: u32 = 0b11_1111;
 /// drop the extension, or name a `.tga` that was later converted.
 const TEXTURE_EXTENSIONS: [&str; 3] = ["png", "tga", "jpg"];
 
-/// The colour of a mesh part without a texture.
-const UNTEXTURED_COLOR: Vec4 = Vec4::new(0.8, 0.8, 0.8, 1.0);
-
 /// Z-up to Y-up: a -90° turn about X, which takes (x, y, z) to (x, z, -y).
 const Z_UP_TO_Y_UP: Quat = Quat::from_xyzw(-std::f32::consts::FRAC_1_SQRT_2, 0.0, 0.0, std::f32::consts::FRAC_1_SQRT_2);
 
@@ -1000,9 +997,8 @@ fn load_material(
     textures: &mut texture::Library,
     warnings: &mut Vec<String>,
 ) -> Material {
-    let untextured = |name: String| Material { name, base_color: UNTEXTURED_COLOR, texture: None, normal_map: None };
     if shader.is_empty() {
-        return untextured(format!("mesh_{part_index}"));
+        return Material::untextured(format!("mesh_{part_index}"));
     }
     let candidates = texture_candidates(shader, folder);
     let mut failures = Vec::new();
@@ -1021,7 +1017,7 @@ fn load_material(
     } else {
         format!("no texture decoded for shader \"{shader}\" ({}); tried {tried}", failures.join("; "))
     });
-    Material { normal_map, ..untextured(shader.to_string()) }
+    Material { normal_map, ..Material::untextured(shader) }
 }
 
 /// The first candidate that exists and reads as an image; failures are collected for the warning.

@@ -101,9 +101,6 @@ const MODEL_EXTRA_SIZE: usize = 12;
 /// Where in a joint record its parent name starts: after the flags byte and the 32-byte name.
 const JOINT_PARENT_NAME_OFFSET: u64 = 33;
 
-/// The colour of a group without a material, and of a material's missing texture.
-const UNTEXTURED_COLOR: Vec4 = Vec4::new(0.8, 0.8, 0.8, 1.0);
-
 // ---------------------------------------------------------------------------------------------
 // Documents
 // ---------------------------------------------------------------------------------------------
@@ -1544,7 +1541,7 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
     let mut materials: Vec<Material> =
         file.materials.iter().map(|material| load_material(material, folder, &mut textures, &mut stats.warnings)).collect();
     if geometry.uses_default_material {
-        materials.push(Material { name: "default".to_string(), base_color: UNTEXTURED_COLOR, texture: None, normal_map: None });
+        materials.push(Material::untextured("default"));
     }
 
     let mut animations = Vec::new();

@@ -7,8 +7,6 @@
 //! decomposed into translation, rotation and scale, which feed the same key-based channels as the
 //! other formats (LINEAR between keys with slerp; STEP). A sheared key is a warning.
 
-use std::collections::HashMap;
-
 use glam::{Mat4, Vec4};
 use roxmltree::Node;
 
@@ -291,14 +289,9 @@ pub fn group<'a, 'input>(
     // An animation counts for a clip when it, or an <animation> above it, is instanced.
     let mut groups = Vec::new();
     for clip in clips {
-        let mut members: HashMap<usize, ()> = HashMap::new();
-        for (index, key) in keys.iter().enumerate() {
-            if key.animation.ancestors().any(|ancestor| clip.animations.contains(&ancestor)) {
-                members.insert(index, ());
-            }
-        }
-        let mut members: Vec<usize> = members.into_keys().collect();
-        members.sort_unstable();
+        let members: Vec<usize> = (0..keys.len())
+            .filter(|&index| keys[index].animation.ancestors().any(|ancestor| clip.animations.contains(&ancestor)))
+            .collect();
         groups.push((clip.name.clone(), clip.start, clip.end, members));
     }
     groups

@@ -12,9 +12,6 @@ use super::document::Document;
 use crate::formats::{files, texture, FormatError};
 use crate::model::Material;
 
-/// The colour of a part without a material.
-pub const UNTEXTURED_COLOR: Vec4 = Vec4::new(0.8, 0.8, 0.8, 1.0);
-
 pub fn read(
     document: &Document<'_, '_>,
     material: Node<'_, '_>,
@@ -23,7 +20,7 @@ pub fn read(
     warnings: &mut Vec<String>,
 ) -> Result<Material, FormatError> {
     let name = material.attribute("name").or(material.attribute("id")).unwrap_or("material").to_string();
-    let mut result = Material { name: name.clone(), base_color: UNTEXTURED_COLOR, texture: None, normal_map: None };
+    let mut result = Material::untextured(name.clone());
     let Some(instance) = document.child(material, "instance_effect") else { return Ok(result) };
     let effect = document.lookup(instance, document.attribute(instance, "url")?)?;
     let Some(diffuse) = effect.descendants().find(|node| node.has_tag_name("diffuse")) else { return Ok(result) };
@@ -85,31 +82,13 @@ fn image_path(
     // 1.5 puts the path in <init_from><ref>.
     let written =
         init.children().find(|node| node.has_tag_name("ref")).and_then(|node| node.text()).or(init.text()).unwrap_or("").trim();
-    let decoded = percent_decode(written.strip_prefix("file://").unwrap_or(written));
+    let written = written.strip_prefix("file://").unwrap_or(written);
+    // Exporters write malformed escapes into file names: those are kept as written.
+    let decoded =
+        files::percent_decode(written).map_or_else(|_| written.to_string(), |bytes| String::from_utf8_lossy(&bytes).into_owned());
     files::inside(folder, decoded.trim_start_matches("./")).or_else(|_| {
         // Exporters write absolute paths from the artist's machine: the file name beside the model.
         let name = Path::new(&decoded).file_name().ok_or(format!("no file name in {}", files::quoted(written)))?;
         Ok(folder.join(name))
     })
-}
-
-/// `%20` and friends; anything malformed is kept as written.
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut index = 0;
-    while index < bytes.len() {
-        let hex = |at: usize| bytes.get(at).and_then(|&byte| (byte as char).to_digit(16));
-        match (bytes[index], hex(index + 1), hex(index + 2)) {
-            (b'%', Some(high), Some(low)) => {
-                out.push((high * 16 + low) as u8);
-                index += 3;
-            }
-            (byte, _, _) => {
-                out.push(byte);
-                index += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }

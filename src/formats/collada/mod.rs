@@ -271,12 +271,7 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
                 None => {
                     let made = match bound {
                         Some(node) => material::read(&document, node, folder, &mut textures, &mut warnings)?,
-                        None => crate::model::Material {
-                            name: "default".into(),
-                            base_color: material::UNTEXTURED_COLOR,
-                            texture: None,
-                            normal_map: None,
-                        },
+                        None => crate::model::Material::untextured("default"),
                     };
                     materials.push(made);
                     material_index.insert(bound.map(|node| node.id()), materials.len() - 1);

@@ -29,8 +29,7 @@ pub struct Scene<'a, 'input> {
     pub nodes: Vec<SceneNode<'a, 'input>>,
     /// Each node's rest transform in the scene.
     pub global: Vec<Mat4>,
-    /// The first node of each sid, id and name.
-    by_sid: HashMap<&'a str, usize>,
+    /// The first node of each id and name.
     by_id: HashMap<&'a str, usize>,
     by_name: HashMap<String, usize>,
     /// Every node of each sid (two characters may share a rig's sids).
@@ -42,7 +41,8 @@ pub struct Scene<'a, 'input> {
 impl Scene<'_, '_> {
     /// The node whose sid, id or name is `name`, in that order (skins name joints by sid or id).
     pub fn find(&self, name: &str) -> Option<usize> {
-        self.by_sid.get(name).or_else(|| self.by_id.get(name)).or_else(|| self.by_name.get(name)).copied()
+        let first_of_sid = self.all_by_sid.get(name).and_then(|nodes| nodes.first());
+        first_of_sid.or_else(|| self.by_id.get(name)).or_else(|| self.by_name.get(name)).copied()
     }
 
     /// The node a skin's joint name means under its `<skeleton>` roots: a node of that sid inside
@@ -129,7 +129,7 @@ pub fn read<'a, 'input>(document: &Document<'a, 'input>, warnings: &mut Vec<Stri
         stack.extend(children.into_iter().rev());
     }
     let mut global = Vec::with_capacity(nodes.len());
-    let (mut by_sid, mut by_id, mut by_name) = (HashMap::new(), HashMap::new(), HashMap::new());
+    let (mut by_id, mut by_name) = (HashMap::new(), HashMap::new());
     let mut all_by_sid: HashMap<&str, Vec<usize>> = HashMap::new();
     let mut subtree_end: Vec<usize> = (1..=nodes.len()).collect();
     for index in (0..nodes.len()).rev() {
@@ -141,7 +141,6 @@ pub fn read<'a, 'input>(document: &Document<'a, 'input>, warnings: &mut Vec<Stri
         let parent = node.parent.and_then(|parent| global.get(parent).copied()).unwrap_or(Mat4::IDENTITY);
         global.push(parent * node.local);
         if let Some(sid) = node.sid {
-            by_sid.entry(sid).or_insert(index);
             all_by_sid.entry(sid).or_default().push(index);
         }
         if let Some(id) = node.id {
@@ -149,7 +148,7 @@ pub fn read<'a, 'input>(document: &Document<'a, 'input>, warnings: &mut Vec<Stri
         }
         by_name.entry(node.name.clone()).or_insert(index);
     }
-    Ok(Scene { nodes, global, by_sid, by_id, by_name, all_by_sid, subtree_end })
+    Ok(Scene { nodes, global, by_id, by_name, all_by_sid, subtree_end })
 }
 
 /// One element of a node's transform stack.
