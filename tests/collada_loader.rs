@@ -473,3 +473,178 @@ fn morphs_are_drawn_in_their_base_shape_with_a_warning() {
         model.stats.warnings
     );
 }
+
+/// A tangent source: its accessor's stride and its values.
+type Tangents<'a> = (usize, &'a [f32]);
+
+/// `small()` with its joint turned about Z by one channel on `rotationZ.ANGLE`: key `times`,
+/// angle `values`, one interpolation name a key, and the tangent sources' (stride, values) where
+/// given.
+fn turning(times: &[f32], values: &[f32], names: &[&str], tangents: Option<(Tangents, Tangents)>) -> String {
+    let list = |numbers: &[f32]| numbers.iter().map(f32::to_string).collect::<Vec<_>>().join(" ");
+    let source = |id: &str, numbers: &[f32], stride: usize| {
+        format!(
+            r##"<source id="{id}"><float_array id="{id}a" count="{}">{}</float_array><technique_common><accessor source="#{id}a" count="{}" stride="{stride}"/></technique_common></source>"##,
+            numbers.len(),
+            list(numbers),
+            numbers.len() / stride
+        )
+    };
+    let mut sources = source("key_t", times, 1) + &source("key_a", values, 1);
+    sources += &format!(
+        r##"<source id="key_i"><Name_array id="key_ia" count="{0}">{1}</Name_array><technique_common><accessor source="#key_ia" count="{0}" stride="1"/></technique_common></source>"##,
+        names.len(),
+        names.join(" ")
+    );
+    let mut inputs =
+        r##"<input semantic="INPUT" source="#key_t"/><input semantic="OUTPUT" source="#key_a"/><input semantic="INTERPOLATION" source="#key_i"/>"##
+            .to_string();
+    if let Some(((in_stride, incoming), (out_stride, outgoing))) = tangents {
+        sources += &(source("key_in", incoming, in_stride) + &source("key_out", outgoing, out_stride));
+        inputs += r##"<input semantic="IN_TANGENT" source="#key_in"/><input semantic="OUT_TANGENT" source="#key_out"/>"##;
+    }
+    let animation = format!(
+        r##"<library_animations><animation id="turn">{sources}<sampler id="key_s">{inputs}</sampler><channel source="#key_s" target="root/rotationZ.ANGLE"/></animation></library_animations>
+  <library_visual_scenes>"##
+    );
+    small()
+        .replace(
+            r#"<matrix sid="transform">1 0 0 0 0 1 0 0 0 0 1 0 0 0 0 1</matrix>"#,
+            r#"<translate sid="location">1 0 0</translate><rotate sid="rotationZ">0 0 1 0</rotate>"#,
+        )
+        .replace("<library_visual_scenes>", &animation)
+}
+
+/// The joint's turn about the file's Z at `time`, in degrees, from its model-space matrix.
+fn turn_at(model: &Model, time: f32) -> f32 {
+    // Z up: the file's X stays vkskin's X, its Y becomes -Z.
+    let x_axis = model.joint_matrices(0, time)[0].x_axis;
+    (-x_axis.z).atan2(x_axis.x).to_degrees()
+}
+
+fn load_str(text: &str, name: &str) -> Model {
+    collada::load_from_str(text, Path::new(name), Path::new("/nonexistent")).unwrap_or_else(|error| panic!("{error}"))
+}
+
+#[test]
+fn bezier_and_hermite_keys_follow_their_curves() {
+    // Controls a third along in time: the curve is linear in time, its value 90 (3t² - 2t³).
+    let smooth = |t: f32| 90.0 * (3.0 * t * t - 2.0 * t * t * t);
+    let bezier_2d = turning(
+        &[0.0, 1.0],
+        &[0.0, 90.0],
+        &["BEZIER", "BEZIER"],
+        Some(((2, &[-1.0 / 3.0, 0.0, 2.0 / 3.0, 90.0]), (2, &[1.0 / 3.0, 0.0, 4.0 / 3.0, 90.0]))),
+    );
+    // The same curve from 1D controls (times implied a third along), and from flat HERMITE tangents.
+    let bezier_1d = turning(&[0.0, 1.0], &[0.0, 90.0], &["BEZIER", "BEZIER"], Some(((1, &[0.0, 90.0]), (1, &[0.0, 90.0]))));
+    let hermite = turning(&[0.0, 1.0], &[0.0, 90.0], &["HERMITE", "HERMITE"], Some(((1, &[0.0, 0.0]), (1, &[0.0, 0.0]))));
+    for (name, text) in [("bezier_2d", bezier_2d), ("bezier_1d", bezier_1d), ("hermite", hermite)] {
+        let model = load_str(&text, name);
+        assert!(model.stats.warnings.is_empty(), "{name}: {:?}", model.stats.warnings);
+        let worst = (0..=20).map(|step| step as f32 / 20.0).map(|t| (turn_at(&model, t) - smooth(t)).abs()).fold(0.0, f32::max);
+        let keys = model.animations[0].channels[1].times.count();
+        println!("{name}: {keys} keys, worst {worst:e} degrees from the curve");
+        assert!(worst < 2e-3, "{name}: {worst} degrees from the curve");
+        assert!(keys > 2, "{name}: the curve needs keys between the file's two");
+    }
+    // Eased in time (controls at the middle): a 2D curve whose value at a time is found along x.
+    let eased = turning(
+        &[0.0, 1.0],
+        &[0.0, 90.0],
+        &["BEZIER", "BEZIER"],
+        Some(((2, &[0.0, 0.0, 0.5, 90.0]), (2, &[0.5, 0.0, 1.0, 90.0]))),
+    );
+    let model = load_str(&eased, "eased");
+    let cubic = |p: [f32; 4], s: f32| {
+        let r = 1.0 - s;
+        p[0] * r * r * r + 3.0 * p[1] * s * r * r + 3.0 * p[2] * s * s * r + p[3] * s * s * s
+    };
+    for t in [0.05f32, 0.2, 0.4, 0.5, 0.7, 0.95] {
+        // The curve's point nearest x = t, found by brute force.
+        let s = (0..=200_000)
+            .map(|k| k as f32 / 200_000.0)
+            .min_by(|a, b| (cubic([0.0, 0.5, 0.5, 1.0], *a) - t).abs().total_cmp(&(cubic([0.0, 0.5, 0.5, 1.0], *b) - t).abs()))
+            .unwrap();
+        let expected = cubic([0.0, 0.0, 90.0, 90.0], s);
+        let got = turn_at(&model, t);
+        assert!((got - expected).abs() < 5e-3, "t = {t}: {got} degrees, the curve has {expected}");
+    }
+}
+
+#[test]
+fn an_angle_past_half_a_turn_in_one_step_turns_all_the_way() {
+    // 0 to 360 degrees in one LINEAR step: decomposed, both keys are the identity.
+    let model = load_str(&turning(&[0.0, 1.0], &[0.0, 360.0], &["LINEAR", "LINEAR"], None), "full_turn.dae");
+    for t in [0.25f32, 0.5, 0.75] {
+        let expected = 360.0 * t;
+        let got = turn_at(&model, t).rem_euclid(360.0);
+        assert!((got - expected).abs() < 1e-2, "t = {t}: {got} degrees, expected {expected}");
+    }
+    // One axis, under half a turn: the decomposed keys already follow it, nothing is added.
+    let model = load_str(&turning(&[0.0, 1.0], &[0.0, 90.0], &["LINEAR", "LINEAR"], None), "quarter_turn.dae");
+    assert_eq!(model.animations[0].channels[1].times.count(), 2);
+}
+
+#[test]
+fn curves_too_fine_for_the_key_budget_load_coarsely_with_a_warning() {
+    // A million degrees over a million seconds would want 2^29 keys: the budget stops it.
+    let started = std::time::Instant::now();
+    let model = load_str(&turning(&[0.0, 1e6], &[0.0, 1e6], &["LINEAR", "LINEAR"], None), "endless.dae");
+    let keys = model.animations[0].channels[1].times.count();
+    println!("{keys} keys in {:?}", started.elapsed());
+    assert!(keys <= 2 + 2 * 64 + (1 << 16), "{keys} keys");
+    assert!(model.stats.warnings.iter().any(|warning| warning.contains("followed coarsely")), "{:?}", model.stats.warnings);
+}
+
+#[test]
+fn malformed_curves_fail_with_one_clear_error() {
+    let no_tangents = turning(&[0.0, 1.0], &[0.0, 90.0], &["BEZIER", "LINEAR"], None);
+    let error = refuse("bezier_without_tangents", &no_tangents);
+    assert!(error.message.contains("expected an IN_TANGENT input"), "{error}");
+    let few_names = turning(&[0.0, 1.0], &[0.0, 90.0], &["LINEAR"], None);
+    let error = refuse("interpolation_count", &few_names);
+    assert!(error.message.contains("expected 2 interpolations"), "{error}");
+    let short = turning(&[0.0, 1.0], &[0.0, 90.0], &["BEZIER", "BEZIER"], Some(((1, &[0.0]), (1, &[0.0, 90.0]))));
+    let error = refuse("tangent_count", &short);
+    assert!(error.message.contains("expected 2 tangents"), "{error}");
+}
+
+#[test]
+#[ignore = "writes fuzz/seeds/collada/; run it after changing the sample documents"]
+fn write_fuzz_seeds() {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/collada");
+    std::fs::create_dir_all(&folder).expect("seed folder");
+    let tangents: (Tangents, Tangents) = ((2, &[-0.3, 0.0, 0.5, 90.0]), (2, &[0.5, 0.0, 1.3, 90.0]));
+    let seeds = [
+        ("small.dae", small()),
+        ("element_channels.dae", small_with_element_channels()),
+        ("bezier.dae", turning(&[0.0, 1.0], &[0.0, 90.0], &["BEZIER", "BEZIER"], Some(tangents))),
+        ("hermite.dae", turning(&[0.0, 1.0], &[0.0, 90.0], &["HERMITE", "STEP"], Some(((1, &[0.0, 9.0]), (1, &[9.0, 0.0]))))),
+        ("mixamo_like.dae", mixamo_like()),
+    ];
+    for (name, text) in seeds {
+        std::fs::write(folder.join(name), text).expect("seed written");
+    }
+}
+
+#[test]
+fn a_step_channel_beside_a_moving_one_holds_until_its_next_key() {
+    let stepped = small_with_element_channels().replace(
+        r##"<sampler id="s2"><input semantic="INPUT" source="#t2"/><input semantic="OUTPUT" source="#a2"/></sampler>"##,
+        r##"<source id="i2"><Name_array id="i2a" count="3">STEP STEP STEP</Name_array><technique_common><accessor source="#i2a" count="3" stride="1"/></technique_common></source>
+      <sampler id="s2"><input semantic="INPUT" source="#t2"/><input semantic="OUTPUT" source="#a2"/><input semantic="INTERPOLATION" source="#i2"/></sampler>"##,
+    );
+    let model = load_str(&stepped, "stepped.dae");
+    for (time, x, degrees) in
+        [(0.25f32, 1.0f32, 22.5f32), (0.499, 1.0, 44.91), (0.5, 2.0, 45.0), (0.9, 2.0, 81.0), (1.0, 3.0, 90.0)]
+    {
+        let got = model.joint_matrices(0, time)[0];
+        assert!((got.w_axis.x - x).abs() < 1e-4, "t = {time}: x {} against {x}", got.w_axis.x);
+        assert!(
+            (turn_at(&model, time) - degrees).abs() < 1e-3,
+            "t = {time}: {} degrees against {degrees}",
+            turn_at(&model, time)
+        );
+    }
+}

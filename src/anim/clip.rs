@@ -5,7 +5,7 @@
 
 use glam::{Quat, Vec4};
 
-use super::{slerp_shortest, JointPose, Skeleton};
+use super::{hermite, slerp_shortest, JointPose, Skeleton};
 
 /// Which part of a joint's local transform a channel drives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -238,12 +238,6 @@ impl Channel {
             Property::Scale => pose.scale = value.truncate(),
         }
     }
-}
-
-/// The cubic Hermite form shared by glTF's CUBICSPLINE and Milkshape's position keys.
-pub fn hermite(p0: Vec4, m0: Vec4, p1: Vec4, m1: Vec4, s: f32) -> Vec4 {
-    let (s2, s3) = (s * s, s * s * s);
-    p0 * (2.0 * s3 - 3.0 * s2 + 1.0) + m0 * (s3 - 2.0 * s2 + s) + p1 * (-2.0 * s3 + 3.0 * s2) + m1 * (s3 - s2)
 }
 
 /// One animation of a file: its channels, at most one per joint and property.

@@ -12,10 +12,12 @@
 
 pub mod bounds;
 pub mod clip;
+pub mod curve;
 
 pub use clip::{Animation, Channel, Clip, Interpolation, KeyTimes, Property};
+pub use curve::{hermite, slerp_shortest};
 
-use glam::{Mat4, Quat, Vec3, Vec4};
+use glam::{Mat4, Quat, Vec3};
 
 use crate::model::Influence;
 
@@ -132,26 +134,6 @@ impl JointPose {
             scale: a.scale.lerp(b.scale, t),
         }
     }
-}
-
-/// Spherical interpolation along the shorter arc, written out so the shader can copy it exactly.
-/// Falls back to a normalized lerp when the two rotations are nearly equal (sin θ ≈ 0).
-pub fn slerp_shortest(a: Quat, b: Quat, t: f32) -> Quat {
-    let a = Vec4::from(a);
-    let mut b = Vec4::from(b);
-    let mut cos_theta = a.dot(b);
-    if cos_theta < 0.0 {
-        b = -b;
-        cos_theta = -cos_theta;
-    }
-    let blended = if cos_theta > 0.9995 {
-        a.lerp(b, t)
-    } else {
-        let theta = cos_theta.min(1.0).acos();
-        let sin_theta = theta.sin();
-        a * (((1.0 - t) * theta).sin() / sin_theta) + b * ((t * theta).sin() / sin_theta)
-    };
-    Quat::from_vec4(blended.normalize())
 }
 
 /// An axis-aligned box.

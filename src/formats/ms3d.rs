@@ -77,7 +77,7 @@ use std::path::{Component, Path, PathBuf};
 use glam::{Mat4, Quat, Vec2, Vec3, Vec4};
 
 use super::{texture, FormatError, Location};
-use crate::anim::{slerp_shortest, Animation, Channel, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
+use crate::anim::{hermite, slerp_shortest, Animation, Channel, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
 use crate::model::{compute_tangents, normalize_influences, Influence, LoadStats, Material, Mesh, Model, Vertex};
 
 const MAGIC: &[u8; 10] = b"MS3D000000";
@@ -1301,12 +1301,6 @@ fn bracket<T>(keys: &[T], time_of: impl Fn(&T) -> f32, time: f32) -> Option<Resu
     let interval = time_of(end) - time_of(start);
     let fraction = if interval > 0.0 { ((time - time_of(start)) / interval).clamp(0.0, 1.0) } else { 0.0 };
     Some(Ok((index, fraction)))
-}
-
-fn hermite(p0: Vec3, m0: Vec3, p1: Vec3, m1: Vec3, u: f32) -> Vec3 {
-    let u2 = u * u;
-    let u3 = u2 * u;
-    p0 * (2.0 * u3 - 3.0 * u2 + 1.0) + m0 * (u3 - 2.0 * u2 + u) + p1 * (-2.0 * u3 + 3.0 * u2) + m1 * (u3 - u2)
 }
 
 /// One joint, ready to evaluate.

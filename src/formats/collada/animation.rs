@@ -1,21 +1,40 @@
 //! `<library_animations>` (nested `<animation>`s included) and `<library_animation_clips>`.
 //!
 //! Channels drive a node's transform elements: a whole `<matrix>` (one matrix a key), or one
-//! element or one value of it (`rotateZ.ANGLE`, `translate.X`, `transform(3)(0)`). A node's
-//! channels in one `<animation>` are evaluated together at each of their key times: the stack
-//! with the driven values replaced, composed into the node's matrix. Each such matrix is
-//! decomposed into translation, rotation and scale, which feed the same key-based channels as the
-//! other formats (LINEAR between keys with slerp; STEP). A sheared key is a warning.
+//! element or one value of it (`rotateZ.ANGLE`, `translate.X`, `transform(3)(0)`). Each key says
+//! how its values go on to the next: STEP, LINEAR, BEZIER or HERMITE (both cubic Béziers over
+//! time, [`curve::bezier_at_time`]; HERMITE's tangents become Bézier controls a third along them).
+//!
+//! vkskin's clips hold translation, rotation and scale keys, lerped and slerped between. So a
+//! node's channels in one `<animation>` are evaluated together at each of their key times (the
+//! stack with the driven values replaced, composed into the node's matrix) and each matrix is
+//! decomposed. Where that is not what the file means, keys are added: between two keys, where
+//! the decomposed pair interpolated strays from the file's curves (Bézier keys; angles driven one
+//! axis at a time, or more than half a turn in one step), the interval is halved until they
+//! agree within [`TOLERANCE`]. A whole matrix's LINEAR keys are decomposed and slerped, as every
+//! importer reads them: lerping its 16 values would shrink the mesh between keys. A sheared key
+//! is a warning.
 
-use glam::{Mat4, Vec4};
+use glam::{Mat4, Quat, Vec3, Vec4};
 use roxmltree::Node;
 
 use super::document::Document;
-use super::scene::{compose, Scene};
-use crate::anim::{Channel, Interpolation, KeyTimes, Property};
+use super::scene::{compose, Element, Kind, Scene};
+use crate::anim::{curve, slerp_shortest, Channel, Interpolation, KeyTimes, Property};
 use crate::formats::{files, FormatError};
 
-/// A node's matrix keys, from one channel.
+/// Resampling stops where the interpolated keys are this close to the file's curves: per entry of
+/// the rotation-and-scale columns (relative to the column's length, at least 1), and in
+/// translation relative to the scene's largest node offset.
+const TOLERANCE: f32 = 2e-5;
+/// Key intervals this short (seconds) are not halved further: no display shows the difference.
+const SHORTEST_INTERVAL: f32 = 2e-3;
+/// Keys resampling may add: this many per key the file holds, plus [`ADDED_ALLOWANCE`], so time
+/// and memory stay proportional to the file.
+const ADDED_PER_KEY: usize = 64;
+const ADDED_ALLOWANCE: usize = 1 << 16;
+
+/// A node's matrix keys, from its channels in one `<animation>`.
 pub struct NodeKeys<'a, 'input> {
     pub node: usize,
     pub times: Vec<f32>,
@@ -24,6 +43,8 @@ pub struct NodeKeys<'a, 'input> {
     pub step: bool,
     /// The `<animation>` that holds the channel (what clips name).
     pub animation: Node<'a, 'input>,
+    /// The bytes of its channels' keys in the file (times, values and tangents, as f32).
+    pub file_bytes: usize,
 }
 
 /// A named clip: the animations it instances and its time range.
@@ -32,6 +53,23 @@ pub struct ClipRange<'a, 'input> {
     pub start: f32,
     pub end: Option<f32>,
     pub animations: Vec<Node<'a, 'input>>,
+}
+
+/// How a channel goes from one key to the next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Segment {
+    Step,
+    Linear,
+    /// BEZIER, or HERMITE turned into Bézier controls.
+    Bezier,
+}
+
+/// A key's Bézier control points (time, value), one a value: the one before the key (ending the
+/// segment that arrives) and the one after it (starting the segment that leaves).
+#[derive(Clone, Copy, Debug, Default)]
+struct Controls {
+    before: [f32; 2],
+    after: [f32; 2],
 }
 
 /// One channel's keys on one transform element (or one value of it).
@@ -44,33 +82,123 @@ struct ElementKeys<'a, 'input> {
     /// `width` values a key.
     values: Vec<f32>,
     width: usize,
-    step: bool,
+    /// One a key: how the values go on to the next key.
+    segments: Vec<Segment>,
+    /// `width` a key where any segment is a Bézier; empty otherwise.
+    controls: Vec<Controls>,
+    /// Drives a whole `<matrix>`, whose LINEAR keys are decomposed, not followed entry by entry.
+    whole_matrix: bool,
     animation: Node<'a, 'input>,
+    file_bytes: usize,
 }
 
 impl ElementKeys<'_, '_> {
-    /// The channel's values at `time`: held before the first key and after the last, STEP or
-    /// LINEAR between.
-    fn sample(&self, time: f32) -> &[f32] {
-        let last = self.times.len().saturating_sub(1);
-        let key = self.times.partition_point(|&key| key <= time).saturating_sub(1).min(last);
-        &self.values[key * self.width..(key + 1) * self.width]
-    }
-
-    fn sample_linear(&self, time: f32, out: &mut [f32]) {
-        let key = self.times.partition_point(|&key| key <= time);
-        if self.step || key == 0 || key >= self.times.len() {
-            out.copy_from_slice(self.sample(time));
+    /// The channel's values at `time`: held before the first key and after the last.
+    fn sample(&self, time: f32, out: &mut [f32]) {
+        let width = self.width;
+        let value = |key: usize| &self.values[key * width..(key + 1) * width];
+        let next = self.times.partition_point(|&key| key <= time);
+        if next == 0 {
+            out.copy_from_slice(value(0));
             return;
         }
-        let (t0, t1) = (self.times[key - 1], self.times[key]);
-        let fraction = if t1 > t0 { (time - t0) / (t1 - t0) } else { 0.0 };
-        let (a, b) =
-            (&self.values[(key - 1) * self.width..key * self.width], &self.values[key * self.width..(key + 1) * self.width]);
-        for ((out, a), b) in out.iter_mut().zip(a).zip(b) {
-            *out = a + (b - a) * fraction;
+        if next >= self.times.len() {
+            out.copy_from_slice(value(self.times.len() - 1));
+            return;
+        }
+        let key = next - 1;
+        let (t0, t1) = (self.times[key], self.times[next]);
+        match self.segments[key] {
+            Segment::Step => out.copy_from_slice(value(key)),
+            Segment::Linear => {
+                let fraction = if t1 > t0 { (time - t0) / (t1 - t0) } else { 0.0 };
+                for ((out, a), b) in out.iter_mut().zip(value(key)).zip(value(next)) {
+                    *out = a + (b - a) * fraction;
+                }
+            }
+            Segment::Bezier => {
+                for (component, out) in out.iter_mut().enumerate() {
+                    let after = self.controls[key * width + component].after;
+                    let before = self.controls[next * width + component].before;
+                    *out = curve::bezier_at_time(
+                        [t0, after[0], before[0], t1],
+                        [value(key)[component], after[1], before[1], value(next)[component]],
+                        time,
+                    );
+                }
+            }
         }
     }
+
+    /// Whether, from `time` to the next key, the decomposed keys may stray from this channel's
+    /// curve (and the interval is checked).
+    fn curved_after(&self, time: f32) -> bool {
+        let next = self.times.partition_point(|&key| key <= time);
+        if next == 0 || next >= self.times.len() {
+            return false;
+        }
+        match self.segments[next - 1] {
+            Segment::Step => false,
+            Segment::Linear => !self.whole_matrix,
+            Segment::Bezier => true,
+        }
+    }
+
+    fn is_step(&self) -> bool {
+        self.segments.iter().all(|segment| *segment == Segment::Step)
+    }
+}
+
+/// The Bézier controls of a sampler's keys from its IN_TANGENT and OUT_TANGENT sources. Tangents
+/// are 2D (time, value) pairs where the accessor's stride holds two values a value, else values
+/// alone, placed a third of the way along the interval in time. HERMITE tangents are slopes over
+/// the interval: the control sits a third along them.
+fn controls<'a, 'input>(
+    document: &Document<'a, 'input>,
+    sources: [Node<'a, 'input>; 2],
+    names: &[&str],
+    times: &[f32],
+    values: &[f32],
+    width: usize,
+) -> Result<(Vec<Controls>, usize), FormatError> {
+    let mut tangents = Vec::with_capacity(2);
+    for source in sources {
+        let pairs = document.stride(source)? >= 2 * width;
+        let read = document.float_source(source, if pairs { 2 * width } else { width })?;
+        if read.count != times.len() {
+            return Err(
+                document.error(source, format!("expected {} tangents, one per key time, found {}", times.len(), read.count))
+            );
+        }
+        tangents.push((read.values, pairs));
+    }
+    let mut controls = vec![Controls::default(); times.len() * width];
+    let last = times.len() - 1;
+    for (key, &time) in times.iter().enumerate() {
+        // The segment arriving at the key is the previous key's, the one leaving it the key's own.
+        let arriving_hermite = key > 0 && names.get(key - 1) == Some(&"HERMITE");
+        let leaving_hermite = names.get(key) == Some(&"HERMITE");
+        let implied_before = if key > 0 { time - (time - times[key - 1]) / 3.0 } else { time };
+        let implied_after = if key < last { time + (times[key + 1] - time) / 3.0 } else { time };
+        for component in 0..width {
+            let value = values[key * width + component];
+            let slot = key * width + component;
+            let point = |(tangents, pairs): &(Vec<f32>, bool), hermite: bool, sign: f32, implied: f32| -> [f32; 2] {
+                match (*pairs, hermite) {
+                    (true, false) => [tangents[slot * 2], tangents[slot * 2 + 1]],
+                    (true, true) => [time + sign * tangents[slot * 2] / 3.0, value + sign * tangents[slot * 2 + 1] / 3.0],
+                    (false, false) => [implied, tangents[slot]],
+                    (false, true) => [implied, value + sign * tangents[slot] / 3.0],
+                }
+            };
+            controls[slot] = Controls {
+                before: point(&tangents[0], arriving_hermite, -1.0, implied_before),
+                after: point(&tangents[1], leaving_hermite, 1.0, implied_after),
+            };
+        }
+    }
+    let bytes = tangents.iter().map(|(values, _)| values.len() * 4).sum();
+    Ok((controls, bytes))
 }
 
 pub fn read<'a, 'input>(
@@ -141,19 +269,69 @@ pub fn read<'a, 'input>(
             if times.is_empty() {
                 continue;
             }
-            let interpolations = match source_of("INTERPOLATION")? {
-                Some(source) => document.name_source(source)?,
+            let names = match source_of("INTERPOLATION")? {
+                Some(source) => {
+                    let names = document.name_source(source)?;
+                    if names.len() != times.len() {
+                        return Err(document.error(
+                            source,
+                            format!("expected {} interpolations, one per key time, found {}", times.len(), names.len()),
+                        ));
+                    }
+                    names
+                }
                 None => Vec::new(),
             };
-            let step = !interpolations.is_empty() && interpolations.iter().all(|name| *name == "STEP");
-            if interpolations.iter().any(|name| !matches!(*name, "LINEAR" | "STEP")) {
+            let mut others = Vec::new();
+            let segments: Vec<Segment> = (0..times.len())
+                .map(|key| match names.get(key).copied().unwrap_or("LINEAR") {
+                    "STEP" => Segment::Step,
+                    "BEZIER" | "HERMITE" => Segment::Bezier,
+                    "LINEAR" => Segment::Linear,
+                    other => {
+                        if !others.contains(&other) {
+                            others.push(other);
+                        }
+                        Segment::Linear
+                    }
+                })
+                .collect();
+            if !others.is_empty() {
+                let others: Vec<String> = others.iter().map(|name| files::quoted(name)).collect();
                 warnings.push(format!(
-                    "animation channel {}: BEZIER and HERMITE keys are played as LINEAR (their tangents are not read)",
-                    files::quoted(target)
+                    "animation channel {}: {} keys are played as LINEAR",
+                    files::quoted(target),
+                    others.join(", ")
                 ));
             }
+            let mut file_bytes = (times.len() + values.values.len()) * 4;
+            let controls = if segments.contains(&Segment::Bezier) {
+                let tangent = |semantic: &str| {
+                    source_of(semantic)?.ok_or_else(|| {
+                        document.error(sampler, format!("expected an {semantic} input for the BEZIER and HERMITE keys"))
+                    })
+                };
+                let sources = [tangent("IN_TANGENT")?, tangent("OUT_TANGENT")?];
+                let (controls, bytes) = controls(document, sources, &names, &times, &values.values, width)?;
+                file_bytes += bytes;
+                controls
+            } else {
+                Vec::new()
+            };
             let animation = channel.parent().unwrap_or(library);
-            channels.push(ElementKeys { node, element, member, times, values: values.values, width, step, animation });
+            channels.push(ElementKeys {
+                node,
+                element,
+                member,
+                times,
+                values: values.values,
+                width,
+                segments,
+                controls,
+                whole_matrix: member.is_none() && kind == Kind::Matrix,
+                animation,
+                file_bytes,
+            });
         }
     }
     // Per node (and, where the file has clips, per top-level <animation>, what clips instance): the
@@ -173,36 +351,172 @@ pub fn read<'a, 'input>(
             None => groups.push((key, vec![index])),
         }
     }
+    let size = scene.nodes.iter().map(|node| node.local.w_axis.truncate().length()).fold(0.0f32, f32::max);
+    let file_keys: usize = channels.iter().map(|channel| channel.times.len()).sum();
+    let mut resampler = Resampler {
+        translation_tolerance: TOLERANCE * if size > 0.0 { size } else { 1.0 },
+        budget: file_keys.saturating_mul(ADDED_PER_KEY).saturating_add(ADDED_ALLOWANCE),
+        exhausted: false,
+    };
     let mut keys = Vec::with_capacity(groups.len());
     for ((node, _), members) in groups {
-        let mut times: Vec<f32> = members.iter().flat_map(|&member| channels[member].times.iter().copied()).collect();
-        times.sort_by(f32::total_cmp);
-        times.dedup_by(|a, b| (*a - *b).abs() <= 1e-6);
-        let mut elements = scene.nodes[node].elements.clone();
-        let mut matrices = Vec::with_capacity(times.len());
-        for &time in &times {
-            for &member in &members {
-                let channel = &channels[member];
-                let Some(element) = elements.get_mut(channel.element) else { continue };
-                match channel.member {
-                    Some(index) => {
-                        let mut value = [0.0f32];
-                        channel.sample_linear(time, &mut value);
-                        if let Some(slot) = element.values.get_mut(index) {
-                            *slot = value[0];
-                        }
+        let members: Vec<&ElementKeys> = members.iter().map(|&member| &channels[member]).collect();
+        let step = members.iter().all(|channel| channel.is_step());
+        let mut times: Vec<f32> = members.iter().flat_map(|channel| channel.times.iter().copied()).collect();
+        if !step {
+            // A STEP key among moving channels: its value is held until just before the next key.
+            for channel in &members {
+                for (key, pair) in channel.times.windows(2).enumerate() {
+                    let before = pair[1] - ((pair[1] - pair[0]) * 1e-4).min(1e-4);
+                    if channel.segments[key] == Segment::Step && before > pair[0] {
+                        times.push(before);
                     }
-                    None if element.values.len() == channel.width => channel.sample_linear(time, &mut element.values),
-                    None => {}
                 }
             }
-            matrices.push(compose(&elements));
         }
-        let step = members.iter().all(|&member| channels[member].step);
-        let animation = channels[members[0]].animation;
-        keys.push(NodeKeys { node, times, matrices, step, animation });
+        times.sort_by(f32::total_cmp);
+        times.dedup_by(|a, b| (*a - *b).abs() <= 1e-6);
+        let stack = Stack { elements: &scene.nodes[node].elements, members: &members };
+        let (times, matrices) = if step {
+            let matrices = times.iter().map(|&time| stack.evaluate(time)).collect();
+            (times, matrices)
+        } else {
+            resampler.resample(&stack, &times)
+        };
+        keys.push(NodeKeys {
+            node,
+            times,
+            matrices,
+            step,
+            animation: members[0].animation,
+            file_bytes: members.iter().map(|channel| channel.file_bytes).sum(),
+        });
+    }
+    if resampler.exhausted {
+        warnings.push(format!(
+            "the animation's curves need more than {} added keys to follow within {TOLERANCE:e}; past that they are followed coarsely",
+            file_keys.saturating_mul(ADDED_PER_KEY).saturating_add(ADDED_ALLOWANCE)
+        ));
     }
     Ok(keys)
+}
+
+/// A node's transform stack and the channels that drive it.
+struct Stack<'s, 'a, 'input> {
+    elements: &'s [Element<'a>],
+    members: &'s [&'s ElementKeys<'a, 'input>],
+}
+
+impl Stack<'_, '_, '_> {
+    /// The node's matrix at `time`: the stack with each driven value replaced by its channel's.
+    fn evaluate(&self, time: f32) -> Mat4 {
+        let mut elements = self.elements.to_vec();
+        for channel in self.members {
+            let Some(element) = elements.get_mut(channel.element) else { continue };
+            match channel.member {
+                Some(index) => {
+                    let mut value = [0.0f32];
+                    channel.sample(time, &mut value);
+                    if let Some(slot) = element.values.get_mut(index) {
+                        *slot = value[0];
+                    }
+                }
+                None if element.values.len() == channel.width => channel.sample(time, &mut element.values),
+                None => {}
+            }
+        }
+        compose(&elements)
+    }
+
+    fn curved_after(&self, time: f32) -> bool {
+        self.members.iter().any(|channel| channel.curved_after(time))
+    }
+}
+
+/// A key as the clip will interpolate it: translation, rotation, scale.
+#[derive(Clone, Copy)]
+struct Decomposed {
+    translation: Vec3,
+    rotation: Quat,
+    scale: Vec3,
+}
+
+impl Decomposed {
+    fn of(matrix: Mat4) -> Decomposed {
+        let (scale, rotation, translation) = matrix.to_scale_rotation_translation();
+        Decomposed { translation, rotation, scale }
+    }
+
+    fn interpolate(self, other: Decomposed, fraction: f32) -> Mat4 {
+        Mat4::from_scale_rotation_translation(
+            self.scale.lerp(other.scale, fraction),
+            slerp_shortest(self.rotation, other.rotation, fraction),
+            self.translation.lerp(other.translation, fraction),
+        )
+    }
+}
+
+/// Adds keys where interpolating the decomposed keys strays from the file's curves.
+struct Resampler {
+    translation_tolerance: f32,
+    /// Keys it may still add.
+    budget: usize,
+    /// Whether the budget ran out.
+    exhausted: bool,
+}
+
+impl Resampler {
+    fn resample(&mut self, stack: &Stack, times: &[f32]) -> (Vec<f32>, Vec<Mat4>) {
+        let mut out = (Vec::with_capacity(times.len()), Vec::with_capacity(times.len()));
+        let mut previous: Option<(f32, Mat4)> = None;
+        for &time in times {
+            let matrix = stack.evaluate(time);
+            if let Some((start, start_matrix)) = previous {
+                if stack.curved_after(start) {
+                    self.refine(stack, (start, start_matrix), (time, matrix), &mut out);
+                }
+            }
+            out.0.push(time);
+            out.1.push(matrix);
+            previous = Some((time, matrix));
+        }
+        out
+    }
+
+    /// Pushes the keys strictly between `start` and `end` that keep the interpolation within
+    /// tolerance of the stack, halving the interval while it strays.
+    fn refine(&mut self, stack: &Stack, start: (f32, Mat4), end: (f32, Mat4), out: &mut (Vec<f32>, Vec<Mat4>)) {
+        let middle = 0.5 * (start.0 + end.0);
+        if end.0 - start.0 < SHORTEST_INTERVAL || middle <= start.0 || middle >= end.0 {
+            return;
+        }
+        let (from, to) = (Decomposed::of(start.1), Decomposed::of(end.1));
+        let strays = [0.25f32, 0.5, 0.75].into_iter().any(|fraction| {
+            let exact = stack.evaluate(start.0 + (end.0 - start.0) * fraction);
+            !self.close(exact, from.interpolate(to, fraction))
+        });
+        if !strays {
+            return;
+        }
+        if self.budget == 0 {
+            self.exhausted = true;
+            return;
+        }
+        self.budget -= 1;
+        let halfway = (middle, stack.evaluate(middle));
+        self.refine(stack, start, halfway, out);
+        out.0.push(halfway.0);
+        out.1.push(halfway.1);
+        self.refine(stack, halfway, end, out);
+    }
+
+    fn close(&self, exact: Mat4, interpolated: Mat4) -> bool {
+        let columns_close = (0..3).all(|column| {
+            let (a, b) = (exact.col(column).truncate(), interpolated.col(column).truncate());
+            (a - b).abs().max_element() <= TOLERANCE * a.length().max(1.0)
+        });
+        columns_close && (exact.w_axis - interpolated.w_axis).truncate().abs().max_element() <= self.translation_tolerance
+    }
 }
 
 /// The file's clips (`<animation_clip>`), each over the animations it instances.

@@ -172,6 +172,12 @@ impl<'a, 'input> Document<'a, 'input> {
         Ok(Source { values: items, stride: width, count })
     }
 
+    /// The values per item of a `<source>`'s accessor.
+    pub fn stride(&self, source: Node<'a, 'input>) -> Result<usize, FormatError> {
+        let (accessor, _) = self.accessor(source)?;
+        Ok(self.count_attribute(accessor, "stride", 1)?.max(1))
+    }
+
     /// A `<source>` of names (`Name_array` or `IDREF_array`), one an item.
     pub fn name_source(&self, source: Node<'a, 'input>) -> Result<Vec<&'a str>, FormatError> {
         let (accessor, array) = self.accessor(source)?;

@@ -311,7 +311,7 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
                 continue;
             };
             duration = duration.max(node_keys.times.last().copied().unwrap_or(0.0));
-            key_bytes += node_keys.times.len() * 17 * 4;
+            key_bytes += node_keys.file_bytes;
             channels.extend(animation::joint_channels(joint, node_keys, &mut warnings, &skeleton.joints[joint].name));
         }
         if channels.is_empty() {

@@ -1,0 +1,117 @@
+//! The curves between keys, in one place: shortest-arc slerp, the cubic Hermite form (glTF's
+//! CUBICSPLINE, Milkshape's position keys) and the cubic Bézier over time (COLLADA's BEZIER and
+//! HERMITE keys, which the COLLADA loader follows when it resamples them).
+
+use std::ops::{Add, Mul};
+
+use glam::{Quat, Vec4};
+
+/// Spherical interpolation along the shorter arc, written out so the shader can copy it exactly.
+/// Falls back to a normalized lerp when the two rotations are nearly equal (sin θ ≈ 0).
+pub fn slerp_shortest(a: Quat, b: Quat, t: f32) -> Quat {
+    let a = Vec4::from(a);
+    let mut b = Vec4::from(b);
+    let mut cos_theta = a.dot(b);
+    if cos_theta < 0.0 {
+        b = -b;
+        cos_theta = -cos_theta;
+    }
+    let blended = if cos_theta > 0.9995 {
+        a.lerp(b, t)
+    } else {
+        let theta = cos_theta.min(1.0).acos();
+        let sin_theta = theta.sin();
+        a * (((1.0 - t) * theta).sin() / sin_theta) + b * ((t * theta).sin() / sin_theta)
+    };
+    Quat::from_vec4(blended.normalize())
+}
+
+/// The cubic Hermite form: from `p0` leaving with tangent `m0` to `p1` arriving with `m1`, at
+/// `s` in [0, 1] (tangents per unit of `s`).
+pub fn hermite<V>(p0: V, m0: V, p1: V, m1: V, s: f32) -> V
+where
+    V: Copy + Add<Output = V> + Mul<f32, Output = V>,
+{
+    let (s2, s3) = (s * s, s * s * s);
+    p0 * (2.0 * s3 - 3.0 * s2 + 1.0) + m0 * (s3 - 2.0 * s2 + s) + p1 * (-2.0 * s3 + 3.0 * s2) + m1 * (s3 - s2)
+}
+
+/// The cubic Bézier through `points` (start, two controls, end) at `s` in [0, 1].
+pub fn bezier(points: [f32; 4], s: f32) -> f32 {
+    let r = 1.0 - s;
+    points[0] * r * r * r + 3.0 * points[1] * s * r * r + 3.0 * points[2] * s * s * r + points[3] * s * s * s
+}
+
+/// A value curve over time given as a 2D cubic Bézier: `times` are the x of its start, controls
+/// and end, `values` their y. The value where the curve's x is `time`. The control times are
+/// clamped into the segment so x grows with `s` (a curve that turns back in time has no single
+/// value), and `s` is found by bisection: x is monotone, and 40 halvings reach f32 precision in any
+/// segment.
+pub fn bezier_at_time(times: [f32; 4], values: [f32; 4], time: f32) -> f32 {
+    let (start, end) = (times[0], times[3]);
+    if end <= start {
+        return values[0];
+    }
+    let times = [start, times[1].clamp(start, end), times[2].clamp(start, end), end];
+    let (mut low, mut high) = (0.0f32, 1.0f32);
+    for _ in 0..40 {
+        let middle = 0.5 * (low + high);
+        if bezier(times, middle) < time {
+            low = middle;
+        } else {
+            high = middle;
+        }
+    }
+    bezier(values, 0.5 * (low + high))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bezier_with_controls_at_thirds_is_linear_in_time_and_meets_its_ends() {
+        let times = [1.0, 4.0 / 3.0, 5.0 / 3.0, 2.0];
+        let values = [0.0, 1.0, 1.0, 0.0];
+        for step in 0..=10 {
+            let time = 1.0 + step as f32 / 10.0;
+            let s = time - 1.0;
+            assert!((bezier_at_time(times, values, time) - bezier(values, s)).abs() < 1e-6);
+        }
+        assert_eq!(bezier_at_time(times, values, 1.0), 0.0);
+        assert!(bezier_at_time(times, values, 2.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn an_eased_bezier_follows_its_time_curve() {
+        // Controls pulled toward the ends in time: slow start and end, the middle at half.
+        let times = [0.0, 0.5, 0.5, 1.0];
+        let values = [0.0, 0.0, 1.0, 1.0];
+        assert!((bezier_at_time(times, values, 0.5) - 0.5).abs() < 1e-6);
+        let early = bezier_at_time(times, values, 0.1);
+        assert!(early > 0.0 && early < 0.1, "eased in: {early}");
+        // The point on the curve with x = 0.1 has that y.
+        let s = (0..=100_000)
+            .map(|k| k as f32 / 100_000.0)
+            .min_by(|a, b| (bezier(times, *a) - 0.1).abs().total_cmp(&(bezier(times, *b) - 0.1).abs()));
+        assert!((bezier(values, s.unwrap()) - early).abs() < 1e-4);
+    }
+
+    #[test]
+    fn control_times_outside_the_segment_are_clamped() {
+        let values = [0.0, 1.0, 2.0, 3.0];
+        let wild = bezier_at_time([0.0, -5.0, 9.0, 1.0], values, 0.25);
+        let clamped = bezier_at_time([0.0, 0.0, 1.0, 1.0], values, 0.25);
+        assert_eq!(wild, clamped);
+    }
+
+    #[test]
+    fn hermite_meets_its_ends_with_its_tangents() {
+        let at = |s| hermite(1.0f32, 2.0, 3.0, -1.0, s);
+        assert_eq!(at(0.0), 1.0);
+        assert_eq!(at(1.0), 3.0);
+        let h = 1e-3;
+        assert!(((at(h) - at(0.0)) / h - 2.0).abs() < 1e-2);
+        assert!(((at(1.0) - at(1.0 - h)) / h + 1.0).abs() < 1e-2);
+    }
+}
