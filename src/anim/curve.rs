@@ -49,8 +49,11 @@ pub fn bezier(points: [f32; 4], s: f32) -> f32 {
 /// segment.
 pub fn bezier_at_time(times: [f32; 4], values: [f32; 4], time: f32) -> f32 {
     let (start, end) = (times[0], times[3]);
-    if end <= start {
+    if end <= start || time <= start {
         return values[0];
+    }
+    if time >= end {
+        return values[3];
     }
     let times = [start, times[1].clamp(start, end), times[2].clamp(start, end), end];
     let (mut low, mut high) = (0.0f32, 1.0f32);
@@ -79,7 +82,7 @@ mod tests {
             assert!((bezier_at_time(times, values, time) - bezier(values, s)).abs() < 1e-6);
         }
         assert_eq!(bezier_at_time(times, values, 1.0), 0.0);
-        assert!(bezier_at_time(times, values, 2.0).abs() < 1e-6);
+        assert_eq!(bezier_at_time(times, values, 2.0), 0.0);
     }
 
     #[test]

@@ -8,11 +8,12 @@ use ash::vk as ash_vk;
 use ash_vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 use gpu_allocator::MemoryLocation;
 
+use crate::vk::barrier::{self, side, Hazard};
 use crate::vk::commands::{self, CommandPool, Fence};
 use crate::vk::descriptors::{DescriptorPool, DescriptorSetLayout};
 use crate::vk::pipeline::Pipeline;
 use crate::vk::query::TimestampPool;
-use crate::vk::{self, barrier, Buffer, Check, Device};
+use crate::vk::{self, Buffer, Check, Device};
 
 pub const WORKGROUP_SIZE: u32 = 64;
 
@@ -95,21 +96,16 @@ impl CopyPass {
         let command_buffer = command_pool.allocate("copy.command_buffer", 1)?[0];
         let fence = Fence::new(device, "copy.fence", false)?;
         let max_groups_x = device.limits().max_compute_work_group_count[0].max(1);
-        let destinations: Vec<&Buffer> = destinations.iter().collect();
+        // copy.destination: the previous repetition's writes -> these writes (write-after-write).
+        let writes = side("the copy's storage writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
+        let reuse = [Hazard::buffers("copy.destination", &destinations, writes, writes)];
         let mut milliseconds = Vec::with_capacity(repetitions as usize);
         for _ in 0..repetitions {
             unsafe { device.raw.reset_command_buffer(command_buffer, ash_vk::CommandBufferResetFlags::empty()) }
                 .check("vkResetCommandBuffer")?;
             commands::begin(device, command_buffer)?;
             timestamps.reset(command_buffer);
-            // copy.destination: the previous repetition's writes -> these writes (write-after-write).
-            barrier::buffers(
-                device,
-                command_buffer,
-                &destinations,
-                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-            );
+            barrier::issue(device, command_buffer, &reuse);
             timestamps.write(command_buffer, Stage::ALL_COMMANDS, 0);
             device.begin_label(command_buffer, c"copy");
             self.pipeline.bind(command_buffer);

@@ -2,11 +2,10 @@
 //! and the light's shadow volume.
 //!
 //! Reads: `frame.uniforms[slot]` (planes), `frame.instances[slot]`, `model.animation_cells`, `model.cells`,
-//! `model.mesh_ranges`. Writes: `cull.counters` (reset by the frame beforehand; then the palette and
-//! skin passes' indirect dispatch arguments and the draw counts), `cull.skin_list`,
-//! `cull.camera_draws`, `cull.light_draws`. Expects before it: the counters reset (transfer write ->
-//! compute), and last frame's readers of all four finished (write-after-read). The palette, skin,
-//! shadow and forward passes need compute write -> indirect/storage read after it.
+//! `model.mesh_ranges`. Writes (and owns): `cull.counters` (reset first; then the palette and skin
+//! passes' indirect dispatch arguments and the draw counts), `cull.skin_list`, `cull.camera_draws`,
+//! `cull.light_draws`, `cull.debug_boxes`. Its hazards: [`CullPass::reset_hazards`],
+//! [`CullPass::hazards_before`], [`CullPass::hazards_after`].
 
 use std::sync::Arc;
 
@@ -14,13 +13,16 @@ use ash::vk as ash_vk;
 
 use glam::Vec3;
 
-use super::gpu::{frustum_planes, CullPush, InstanceData, NO_CLIP};
+use super::gpu::{frustum_planes, CullCounters, CullPush, InstanceData, NO_CLIP};
 use super::FrameScene;
 use crate::anim::Aabb;
 use crate::model::Model;
+use crate::vk::barrier::{side, Hazard, Side};
 use crate::vk::descriptors::{DescriptorSetLayout, Resource};
 use crate::vk::pipeline::Pipeline;
 use crate::vk::{self, Buffer, Device};
+use ash_vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
+use gpu_allocator::MemoryLocation;
 
 /// Instances per workgroup.
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -39,25 +41,45 @@ pub const BINDING_DEBUG_BOXES: u32 = 11;
 pub struct CullPass {
     pub pipeline: Pipeline,
     pub set_layout: DescriptorSetLayout,
+    /// The counts as indirect arguments: palette and skin dispatches, per-chunk draw counts.
+    pub counters: Buffer,
+    /// The instances to animate and skin, in the order found.
+    pub skin_list: Buffer,
+    /// Per-mesh draw commands (chunk-major, then mesh-major, room for every instance).
+    pub camera_draws: Buffer,
+    pub light_draws: Buffer,
+    /// Each kept instance's world box, for the debug views.
+    pub debug_boxes: Buffer,
     device: Arc<Device>,
 }
 
-/// The buffers one cull dispatch binds.
+/// The per-frame buffers one cull dispatch binds besides its own.
 pub struct CullInputs<'a> {
     pub frame_uniforms: &'a Buffer,
     pub instances: &'a Buffer,
     pub animation_cells: &'a Buffer,
     pub cells: &'a Buffer,
     pub mesh_ranges: &'a Buffer,
-    pub counters: &'a Buffer,
-    pub skin_list: &'a Buffer,
-    pub camera_draws: &'a Buffer,
-    pub light_draws: &'a Buffer,
-    pub debug_boxes: &'a Buffer,
 }
 
+/// Cull writes, the earlier side of every hazard on its outputs.
+const CULL_WRITES: Side = side("cull writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
+
 impl CullPass {
-    pub fn new(device: &Arc<Device>) -> vk::Result<CullPass> {
+    /// The pass and its outputs, for `instance_count` instances whose draw commands take
+    /// `command_bytes` per list.
+    pub fn new(device: &Arc<Device>, instance_count: u32, command_bytes: u64) -> vk::Result<CullPass> {
+        // TRANSFER_SRC: tests and debugging read them back.
+        let indirect_storage = Usage::STORAGE_BUFFER | Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC;
+        let storage = Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC;
+        let buffer = |name: &str, size: u64, usage| Buffer::new(device, name, size, usage, MemoryLocation::GpuOnly);
+        let counters =
+            buffer("cull.counters", std::mem::size_of::<CullCounters>() as u64, indirect_storage | Usage::TRANSFER_DST)?;
+        let skin_list = buffer("cull.skin_list", 4 * u64::from(instance_count), storage)?;
+        let camera_draws = buffer("cull.camera_draws", command_bytes, indirect_storage)?;
+        let light_draws = buffer("cull.light_draws", command_bytes, indirect_storage)?;
+        let debug_boxes = buffer("cull.debug_boxes", 32 * u64::from(instance_count), storage)?;
+
         let storage = ash_vk::DescriptorType::STORAGE_BUFFER;
         let compute = ash_vk::ShaderStageFlags::COMPUTE;
         let mut bindings = vec![(BINDING_FRAME_UNIFORMS, ash_vk::DescriptorType::UNIFORM_BUFFER, compute)];
@@ -73,7 +95,7 @@ impl CullPass {
             std::mem::size_of::<CullPush>() as u32,
             &[(0, WORKGROUP_SIZE), (1, super::palette::WORKGROUP_SIZE)],
         )?;
-        Ok(CullPass { pipeline, set_layout, device: device.clone() })
+        Ok(CullPass { pipeline, set_layout, counters, skin_list, camera_draws, light_draws, debug_boxes, device: device.clone() })
     }
 
     pub fn write_set(&self, set: ash_vk::DescriptorSet, inputs: &CullInputs<'_>) {
@@ -86,13 +108,71 @@ impl CullPass {
                 (BINDING_ANIMATION_CELLS, Resource::StorageBuffer(inputs.animation_cells)),
                 (BINDING_CELLS, Resource::StorageBuffer(inputs.cells)),
                 (BINDING_MESH_RANGES, Resource::StorageBuffer(inputs.mesh_ranges)),
-                (BINDING_COUNTERS, Resource::StorageBuffer(inputs.counters)),
-                (BINDING_SKIN_LIST, Resource::StorageBuffer(inputs.skin_list)),
-                (BINDING_CAMERA_DRAWS, Resource::StorageBuffer(inputs.camera_draws)),
-                (BINDING_LIGHT_DRAWS, Resource::StorageBuffer(inputs.light_draws)),
-                (BINDING_DEBUG_BOXES, Resource::StorageBuffer(inputs.debug_boxes)),
+                (BINDING_COUNTERS, Resource::StorageBuffer(&self.counters)),
+                (BINDING_SKIN_LIST, Resource::StorageBuffer(&self.skin_list)),
+                (BINDING_CAMERA_DRAWS, Resource::StorageBuffer(&self.camera_draws)),
+                (BINDING_LIGHT_DRAWS, Resource::StorageBuffer(&self.light_draws)),
+                (BINDING_DEBUG_BOXES, Resource::StorageBuffer(&self.debug_boxes)),
             ],
         );
+    }
+
+    /// Before the counters' reset: last frame's readers are done with them.
+    pub fn reset_hazards(&self) -> Vec<Hazard> {
+        let readers = side("last frame's indirect reads and copy-out", Stage::DRAW_INDIRECT | Stage::COPY, Access::NONE);
+        vec![Hazard::buffer("cull.counters", &self.counters, readers, side("the reset", Stage::COPY, Access::TRANSFER_WRITE))]
+    }
+
+    /// Zeroes the counts and writes the constant parts of the indirect arguments.
+    pub fn record_reset(&self, command_buffer: ash_vk::CommandBuffer, reset: &CullCounters) {
+        unsafe { self.device.raw.cmd_update_buffer(command_buffer, self.counters.raw, 0, bytemuck::bytes_of(reset)) };
+    }
+
+    /// Before the pass: the reset landed, and last frame's readers of the outputs are done.
+    pub fn hazards_before(&self) -> Vec<Hazard> {
+        let counting =
+            side("cull's atomic counting", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ | Access::SHADER_STORAGE_WRITE);
+        let readers = side(
+            "last frame's compute, indirect and debug-view reads",
+            Stage::COMPUTE_SHADER | Stage::DRAW_INDIRECT | Stage::VERTEX_SHADER,
+            Access::NONE,
+        );
+        let writes = side("cull writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
+        vec![
+            Hazard::buffer("cull.counters", &self.counters, side("the reset", Stage::COPY, Access::TRANSFER_WRITE), counting),
+            Hazard::buffers(
+                "cull.skin_list, camera_draws, light_draws, debug_boxes",
+                [&self.skin_list, &self.camera_draws, &self.light_draws, &self.debug_boxes],
+                readers,
+                writes,
+            ),
+        ]
+    }
+
+    /// After the pass: its outputs to every reader this frame.
+    pub fn hazards_after(&self) -> Vec<Hazard> {
+        let arguments = side(
+            "indirect arguments, the palette pass's count, copies",
+            Stage::DRAW_INDIRECT | Stage::COMPUTE_SHADER | Stage::COPY,
+            Access::INDIRECT_COMMAND_READ | Access::SHADER_STORAGE_READ | Access::TRANSFER_READ,
+        );
+        let lists = side(
+            "palette, skin and triangle reads; debug views",
+            Stage::COMPUTE_SHADER | Stage::VERTEX_SHADER,
+            Access::SHADER_STORAGE_READ,
+        );
+        let draws = side("indirect draws", Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ);
+        vec![
+            Hazard::buffer("cull.counters", &self.counters, CULL_WRITES, arguments),
+            Hazard::buffers("cull.skin_list, debug_boxes", [&self.skin_list, &self.debug_boxes], CULL_WRITES, lists),
+            Hazard::buffers("cull.camera_draws, light_draws", [&self.camera_draws, &self.light_draws], CULL_WRITES, draws),
+        ]
+    }
+
+    /// Copies the counts into a slot's host-visible buffer (read after its fence).
+    pub fn record_counts_copy(&self, command_buffer: ash_vk::CommandBuffer, readback: &Buffer) {
+        let region = ash_vk::BufferCopy::default().size(std::mem::size_of::<CullCounters>() as u64);
+        unsafe { self.device.raw.cmd_copy_buffer(command_buffer, self.counters.raw, readback.raw, &[region]) };
     }
 
     pub fn record(&self, command_buffer: ash_vk::CommandBuffer, set: ash_vk::DescriptorSet, push: CullPush) {

@@ -14,6 +14,7 @@ use ash::vk as ash_vk;
 
 use super::shadow::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
 use super::triangles::CulledDraws;
+use crate::vk::barrier::{side, Hazard};
 use crate::vk::descriptors::{DescriptorSetLayout, Resource};
 use crate::vk::pipeline::{GraphicsDesc, Pipeline};
 use crate::vk::{self, Buffer, Device, Image, ImageDesc};
@@ -37,6 +38,34 @@ pub struct ForwardTargets {
 }
 
 impl ForwardTargets {
+    /// Before the pass: last frame's use of the attachments is done; their contents are
+    /// discarded (the pass clears them).
+    pub fn hazards_before(&self) -> Vec<Hazard> {
+        use ash_vk::{AccessFlags2 as Access, ImageLayout, PipelineStageFlags2 as Stage};
+        let color = side("colour output", Stage::COLOR_ATTACHMENT_OUTPUT, Access::COLOR_ATTACHMENT_WRITE);
+        let depth = side(
+            "depth tests and writes",
+            Stage::EARLY_FRAGMENT_TESTS | Stage::LATE_FRAGMENT_TESTS,
+            Access::DEPTH_STENCIL_ATTACHMENT_READ | Access::DEPTH_STENCIL_ATTACHMENT_WRITE,
+        );
+        vec![
+            Hazard::image(
+                "forward.color_msaa",
+                &self.color,
+                color,
+                color,
+                (ImageLayout::UNDEFINED, ImageLayout::COLOR_ATTACHMENT_OPTIMAL),
+            ),
+            Hazard::image(
+                "forward.depth_msaa",
+                &self.depth,
+                depth,
+                depth,
+                (ImageLayout::UNDEFINED, ImageLayout::DEPTH_ATTACHMENT_OPTIMAL),
+            ),
+        ]
+    }
+
     pub fn new(device: &Arc<Device>, format: ash_vk::Format, extent: ash_vk::Extent2D) -> vk::Result<ForwardTargets> {
         // TRANSIENT: the multisampled contents never leave the pass (tile memory on mobile GPUs).
         let transient = ash_vk::ImageUsageFlags::TRANSIENT_ATTACHMENT;

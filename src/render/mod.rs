@@ -14,6 +14,7 @@ pub mod copy;
 pub mod cull;
 pub mod debug;
 pub mod forward;
+pub mod frame;
 pub mod gpu;
 pub mod memory;
 pub mod offscreen;
@@ -36,25 +37,23 @@ use glam::{Mat4, Vec3, Vec4};
 use gpu_allocator::MemoryLocation;
 
 use crate::model::{Facing, Model};
+use crate::vk::barrier::{self, side, Hazard};
 use crate::vk::commands::{self, CommandPool, Fence, Semaphore};
 use crate::vk::descriptors::{DescriptorPool, DescriptorSetLayout};
 use crate::vk::query::TimestampPool;
-use crate::vk::{self, barrier, Buffer, Check, Device, Sampler};
+use crate::vk::{self, Buffer, Check, Device, Sampler};
 use cull::{CullInputs, CullPass};
-use debug::{DebugFrame, DebugInputs, DebugPass, DebugViews};
-use forward::{ForwardPass, ForwardTargets, MeshDraw, ResolveTarget};
+use debug::{DebugInputs, DebugPass, DebugViews};
+use forward::{ForwardPass, ForwardTargets};
 pub use gpu::MAX_CHUNKS;
-use gpu::{
-    frustum_planes, CullCounters, CullPush, DrawCommand, FrameUniforms, InstanceData, PaletteMatrix, PalettePush, SkinPush,
-    SkinnedVertex, TrianglesPush,
-};
+use gpu::{frustum_planes, CullCounters, DrawCommand, FrameUniforms, InstanceData, PaletteMatrix, SkinnedVertex};
 pub use memory::{padded_chunks, Chunking, MemoryPlan};
 use offscreen::OffscreenTarget;
 use palette::{PaletteInputs, PalettePass};
 use scene::GpuModel;
-use shadow::{DrawList, ShadowPass, VertexSource};
+use shadow::ShadowPass;
 use skin::SkinPass;
-use triangles::{CulledDraws, TriangleCulling, TrianglePass};
+use triangles::{TriangleCulling, TrianglePass};
 
 /// Frames the CPU may record ahead of the GPU.
 pub const FRAMES_IN_FLIGHT: usize = 2;
@@ -187,23 +186,13 @@ pub struct Renderer {
     /// Each mesh's material index.
     mesh_draws: Vec<usize>,
     targets: Option<ForwardTargets>,
-    pub counters: Buffer,
-    pub skin_list: Buffer,
-    pub camera_draws: Buffer,
-    pub light_draws: Buffer,
     pub cull: CullPass,
-    /// The skin pass's output, one buffer per chunk of instances (`chunking`).
-    pub skinned: Vec<Buffer>,
-    /// The palette pass's output, likewise.
-    pub palettes: Vec<Buffer>,
     /// Which debug views the next frames draw (`debug::DebugViews::check` says which can).
     pub debug: DebugViews,
     /// The model has joints but no vertices: the skeleton view is always on.
     skeleton_only: bool,
     pub debug_pass: DebugPass,
     debug_set: ash_vk::DescriptorSet,
-    pub debug_boxes: Buffer,
-    pub joint_positions: Buffer,
     #[allow(dead_code)] // referenced by the debug set
     depth_sampler: Sampler,
     pub chunking: Chunking,
@@ -237,6 +226,8 @@ pub struct Renderer {
     pub last_timings: Option<PassTimings>,
     /// What the cull pass kept in that frame.
     pub last_visible: Option<VisibleCounts>,
+    /// The barrier calls the last recorded frame made, in words (`frame::barrier_table`).
+    pub last_barriers: Vec<frame::BarrierCall>,
     pub device: Arc<Device>,
 }
 
@@ -269,7 +260,6 @@ impl Renderer {
         let plan = MemoryPlan::new(device, model, strategy, instance_count, binding_limit)?;
         let chunking = plan.chunking;
         let vertex_bytes = u64::from(gpu_model.vertex_count) * std::mem::size_of::<SkinnedVertex>() as u64;
-        let palette_bytes = u64::from(gpu_model.joint_count) * std::mem::size_of::<PaletteMatrix>() as u64;
 
         let vertex_stage = ash_vk::ShaderStageFlags::VERTEX;
         let skin_inputs_layout = match strategy {
@@ -284,34 +274,11 @@ impl Renderer {
             )?),
             _ => None,
         };
-        let palette = PalettePass::new(device)?;
-        let skin = SkinPass::new(device)?;
+        let palette = PalettePass::new(device, chunking, instance_count, gpu_model.joint_count)?;
+        let skin = SkinPass::new(device, chunking, instance_count, gpu_model.vertex_count, strategy == Strategy::Compute)?;
         let cull_mode = hidden_side(model.facing());
         let shadow = ShadowPass::new(device, skin_inputs_layout.as_ref(), cull_mode)?;
         let forward = ForwardPass::new(device, color_format, skin_inputs_layout.as_ref(), cull_mode)?;
-
-        // Chunks of instances, each small enough for one storage-buffer binding. The `vertex` and
-        // `cpu` strategies never bind the skin pass's output: one placeholder vertex keeps its set valid.
-        let mut skinned = Vec::new();
-        let mut palettes = Vec::new();
-        for chunk in 0..chunking.chunk_count {
-            let (_, count) = chunking.range(chunk, instance_count);
-            let skinned_size = if strategy == Strategy::Compute { u64::from(count) * vertex_bytes } else { 28 };
-            skinned.push(Buffer::new(
-                device,
-                &format!("skinned_vertices[{chunk}]"),
-                skinned_size.max(28),
-                Usage::STORAGE_BUFFER | Usage::VERTEX_BUFFER | Usage::TRANSFER_SRC,
-                MemoryLocation::GpuOnly,
-            )?);
-            palettes.push(Buffer::new(
-                device,
-                &format!("joint_palettes[{chunk}]"),
-                (u64::from(count) * palette_bytes).max(48),
-                Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC,
-                MemoryLocation::GpuOnly,
-            )?);
-        }
 
         // What the cull pass writes each frame (GPU-produced, so one copy guarded by barriers): the
         // counts as indirect arguments, the list of instances to skin, and per-mesh draw commands
@@ -321,40 +288,7 @@ impl Renderer {
             * (mesh_draws.len().max(1) as u64)
             * u64::from(chunking.instances_per_chunk)
             * std::mem::size_of::<ash_vk::DrawIndexedIndirectCommand>() as u64;
-        // TRANSFER_SRC: tests and debugging read them back.
-        let indirect_storage = Usage::STORAGE_BUFFER | Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC;
-        let counters = Buffer::new(
-            device,
-            "cull.counters",
-            std::mem::size_of::<CullCounters>() as u64,
-            indirect_storage | Usage::TRANSFER_DST | Usage::TRANSFER_SRC,
-            MemoryLocation::GpuOnly,
-        )?;
-        let skin_list = Buffer::new(
-            device,
-            "cull.skin_list",
-            4 * u64::from(instance_count),
-            Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC,
-            MemoryLocation::GpuOnly,
-        )?;
-        let camera_draws = Buffer::new(device, "cull.camera_draws", command_bytes, indirect_storage, MemoryLocation::GpuOnly)?;
-        let light_draws = Buffer::new(device, "cull.light_draws", command_bytes, indirect_storage, MemoryLocation::GpuOnly)?;
-        let cull = CullPass::new(device)?;
-        // For the debug views: each kept instance's world box (cull) and joint positions (palette).
-        let debug_boxes = Buffer::new(
-            device,
-            "cull.debug_boxes",
-            32 * u64::from(instance_count),
-            Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC,
-            MemoryLocation::GpuOnly,
-        )?;
-        let joint_positions = Buffer::new(
-            device,
-            "joint_positions",
-            16 * u64::from(instance_count) * u64::from(gpu_model.joint_count.max(1)),
-            Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC,
-            MemoryLocation::GpuOnly,
-        )?;
+        let cull = CullPass::new(device, instance_count, command_bytes)?;
         let debug = DebugPass::new(device, color_format, &forward.frame_set_layout, cull_mode)?;
 
         let shadow_sampler = Sampler::shadow_compare(device, "shadow.sampler")?;
@@ -377,15 +311,15 @@ impl Renderer {
         debug.write_set(
             debug_set,
             &DebugInputs {
-                joint_positions: &joint_positions,
+                joint_positions: &palette.joint_positions,
                 joint_parents: &gpu_model.joint_parents,
-                skin_list: &skin_list,
-                boxes: &debug_boxes,
+                skin_list: &cull.skin_list,
+                boxes: &cull.debug_boxes,
                 shadow_view: shadow.depth.view,
                 shadow_sampler: depth_sampler.raw,
             },
         );
-        skin.write_set(skin_set, &gpu_model.source_vertices, &gpu_model.influences, &palettes, &skinned, &skin_list);
+        skin.write_set(skin_set, &gpu_model.source_vertices, &gpu_model.influences, &palette.palettes, &cull.skin_list);
         let triangles = match strategy {
             Strategy::Compute if triangles::serves(device, model) => {
                 let pass = TrianglePass::new(device)?;
@@ -416,7 +350,7 @@ impl Renderer {
                     device,
                     "triangles.camera_draws",
                     draw_template.size.max(20),
-                    indirect_storage | Usage::TRANSFER_DST,
+                    Usage::STORAGE_BUFFER | Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC | Usage::TRANSFER_DST,
                     MemoryLocation::GpuOnly,
                 )?;
                 let mut camera_indices = Vec::new();
@@ -436,8 +370,8 @@ impl Renderer {
                     set,
                     &gpu_model.indices,
                     &gpu_model.mesh_ranges,
-                    &skinned,
-                    &skin_list,
+                    &skin.skinned,
+                    &cull.skin_list,
                     &camera_draws,
                     &camera_indices,
                 );
@@ -469,7 +403,7 @@ impl Renderer {
                     &[
                         (0, crate::vk::descriptors::Resource::StorageBuffer(&gpu_model.source_vertices)),
                         (1, crate::vk::descriptors::Resource::StorageBuffer(&gpu_model.influences)),
-                        (2, crate::vk::descriptors::Resource::StorageBuffers(padded_chunks(&palettes))),
+                        (2, crate::vk::descriptors::Resource::StorageBuffers(padded_chunks(&palette.palettes))),
                     ],
                 );
                 Some((layout, set))
@@ -511,10 +445,8 @@ impl Renderer {
                     joints: &gpu_model.joints,
                     inverse_binds: &gpu_model.inverse_binds,
                     instances: &instances,
-                    palettes: &palettes,
-                    skin_list: &skin_list,
-                    joint_positions: &joint_positions,
-                    counters: &counters,
+                    skin_list: &cull.skin_list,
+                    counters: &cull.counters,
                 },
             );
             let cull_set = descriptor_pool.allocate(&cull.set_layout, &format!("cull.set[{slot}]"))?;
@@ -526,11 +458,6 @@ impl Renderer {
                     animation_cells: &gpu_model.animation_cells,
                     cells: &gpu_model.cells,
                     mesh_ranges: &gpu_model.mesh_ranges,
-                    counters: &counters,
-                    skin_list: &skin_list,
-                    camera_draws: &camera_draws,
-                    light_draws: &light_draws,
-                    debug_boxes: &debug_boxes,
                 },
             );
             let frame_set = descriptor_pool.allocate(&forward.frame_set_layout, &format!("forward.frame_set[{slot}]"))?;
@@ -578,13 +505,7 @@ impl Renderer {
             material_sets,
             mesh_draws,
             targets: None,
-            counters,
-            skin_list,
-            camera_draws,
-            light_draws,
             cull,
-            skinned,
-            palettes,
             shadow_sampler,
             texture_sampler,
             forward,
@@ -599,8 +520,6 @@ impl Renderer {
             blend_reach: model.bounds.blend_reach,
             debug_pass: debug,
             debug_set,
-            debug_boxes,
-            joint_positions,
             depth_sampler,
             debug: DebugViews { skeleton: skeleton_only, ..DebugViews::default() },
             skeleton_only,
@@ -613,6 +532,7 @@ impl Renderer {
             frames_rendered: 0,
             last_timings: None,
             last_visible: None,
+            last_barriers: Vec::new(),
             device: device.clone(),
         })
     }
@@ -675,7 +595,7 @@ impl Renderer {
         unsafe { self.device.raw.reset_command_buffer(command_buffer, ash_vk::CommandBufferResetFlags::empty()) }
             .check("vkResetCommandBuffer")?;
         commands::begin(&self.device, command_buffer)?;
-        self.record_frame(command_buffer, index, scene, &output);
+        self.last_barriers = self.record_frame(command_buffer, index, scene, &output);
         commands::end(&self.device, command_buffer)?;
         self.frames[index].timestamps.written = true;
 
@@ -699,475 +619,6 @@ impl Renderer {
         self.frame_index = (self.frame_index + 1) % FRAMES_IN_FLIGHT;
         self.frames_rendered += 1;
         Ok(())
-    }
-
-    /// The frame's recipe, top-down. Each barrier names the resource and the hazard it resolves.
-    fn record_frame(&self, command_buffer: ash_vk::CommandBuffer, slot: usize, scene: &FrameScene, output: &Output<'_>) {
-        let device = &self.device;
-        let frame = &self.frames[slot];
-        let targets = self.targets.as_ref().expect("render() creates the targets before recording");
-        let model = &self.model;
-        let skinned: Vec<&Buffer> = self.skinned.iter().collect();
-        let palettes: Vec<&Buffer> = self.palettes.iter().collect();
-        // Timestamp i + 1 closes TIMED_PASSES[i]: written once all earlier work has finished.
-        let timestamps = &frame.timestamps;
-        let mark = |query: u32| timestamps.write(command_buffer, Stage::ALL_COMMANDS, query);
-        timestamps.reset(command_buffer);
-        mark(0);
-
-        // cull.counters: last frame's indirect reads and copy-out -> this frame's reset (write-after-read).
-        barrier::buffer(
-            device,
-            command_buffer,
-            &self.counters,
-            (Stage::DRAW_INDIRECT | Stage::COPY, Access::NONE),
-            (Stage::COPY, Access::TRANSFER_WRITE),
-        );
-        let vertex_groups = model.vertex_count.div_ceil(skin::WORKGROUP_SIZE);
-        let reset = CullCounters {
-            skeleton_draw: [2 * model.joint_count, 0, 0, 0],
-            box_draw: [24, 0, 0, 0],
-            palette_dispatch: [0, 1, 1, 0],
-            skin_dispatch: [vertex_groups, 0, 1, 0],
-            ..Default::default()
-        };
-        unsafe { device.raw.cmd_update_buffer(command_buffer, self.counters.raw, 0, bytemuck::bytes_of(&reset)) };
-        // cull.counters: the reset -> the cull pass's atomic counting.
-        barrier::buffer(
-            device,
-            command_buffer,
-            &self.counters,
-            (Stage::COPY, Access::TRANSFER_WRITE),
-            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ | Access::SHADER_STORAGE_WRITE),
-        );
-        // cull.skin_list, cull.camera_draws, cull.light_draws, cull.debug_boxes: last frame's reads
-        // (compute, indirect, the debug views' vertex shaders) -> this frame's writes (write-after-read).
-        barrier::buffers(
-            device,
-            command_buffer,
-            &[&self.skin_list, &self.camera_draws, &self.light_draws, &self.debug_boxes],
-            (Stage::COMPUTE_SHADER | Stage::DRAW_INDIRECT | Stage::VERTEX_SHADER, Access::NONE),
-            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-        );
-        let bind = self.bind_bounds;
-        let push = CullPush {
-            bind_min: bind.min.extend(0.0).to_array(),
-            bind_max: bind.max.extend(0.0).to_array(),
-            instance_count: self.instance_count,
-            blend_reach: self.blend_reach,
-            joint_count: model.joint_count,
-            vertex_count: model.vertex_count,
-            mesh_count: self.mesh_draws.len() as u32,
-            chunk_instances: self.chunking.instances_per_chunk,
-        };
-        self.cull.record(command_buffer, frame.cull_set, push);
-        // cull.counters: cull writes -> indirect dispatch and draw arguments (palette, skin, shadow, forward).
-        barrier::buffer(
-            device,
-            command_buffer,
-            &self.counters,
-            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-            (Stage::DRAW_INDIRECT | Stage::COMPUTE_SHADER, Access::INDIRECT_COMMAND_READ | Access::SHADER_STORAGE_READ),
-        );
-        // cull.skin_list, cull.debug_boxes: cull writes -> the palette and skin passes' reads and
-        // the debug views' vertex shaders.
-        barrier::buffers(
-            device,
-            command_buffer,
-            &[&self.skin_list, &self.debug_boxes],
-            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-            (Stage::COMPUTE_SHADER | Stage::VERTEX_SHADER, Access::SHADER_STORAGE_READ),
-        );
-        // cull.camera_draws, cull.light_draws: cull writes -> the forward and shadow passes' indirect draws.
-        barrier::buffers(
-            device,
-            command_buffer,
-            &[&self.camera_draws, &self.light_draws],
-            (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-            (Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ),
-        );
-        mark(1);
-
-        let strategy = self.strategy;
-        if strategy != Strategy::Cpu {
-            // joint_palettes: last frame's reads (skin pass, or the vertex shaders) -> this frame's
-            // palette writes (write-after-read).
-            let last_reader = if strategy == Strategy::Vertex { Stage::VERTEX_SHADER } else { Stage::COMPUTE_SHADER };
-            // joint_positions likewise, after the skeleton view's vertex shader.
-            let mut written = palettes.clone();
-            written.push(&self.joint_positions);
-            barrier::buffers(
-                device,
-                command_buffer,
-                &written,
-                (last_reader | Stage::VERTEX_SHADER, Access::NONE),
-                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-            );
-            let arguments = (&self.counters, std::mem::offset_of!(CullCounters, palette_dispatch) as u64);
-            let push = PalettePush {
-                joint_count: model.joint_count,
-                chunk_instances: self.chunking.instances_per_chunk,
-                write_joint_positions: u32::from(self.debug.skeleton),
-            };
-            self.palette.record(command_buffer, frame.palette_set, push, arguments);
-            // joint_positions: palette writes -> the skeleton view's vertex shader.
-            barrier::buffer(
-                device,
-                command_buffer,
-                &self.joint_positions,
-                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-                (Stage::VERTEX_SHADER, Access::SHADER_STORAGE_READ),
-            );
-        }
-        mark(2);
-
-        match strategy {
-            Strategy::Compute => {
-                // joint_palettes: palette writes -> skin reads.
-                barrier::buffers(
-                    device,
-                    command_buffer,
-                    &palettes,
-                    (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-                    (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ),
-                );
-                // skinned_vertices: last frame's shadow/forward vertex reads and triangle-pass reads ->
-                // this frame's skin writes (write-after-read).
-                barrier::buffers(
-                    device,
-                    command_buffer,
-                    &skinned,
-                    (Stage::VERTEX_ATTRIBUTE_INPUT | Stage::COMPUTE_SHADER, Access::NONE),
-                    (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-                );
-                let push = SkinPush {
-                    vertex_count: model.vertex_count,
-                    joint_count: model.joint_count,
-                    instance_count: self.instance_count,
-                    chunk_instances: self.chunking.instances_per_chunk,
-                };
-                let arguments = (&self.counters, std::mem::offset_of!(CullCounters, skin_dispatch) as u64);
-                self.skin.record(command_buffer, self.skin_set, push, arguments);
-            }
-            Strategy::Vertex => {
-                // joint_palettes: palette writes -> the shadow and forward vertex shaders' reads.
-                barrier::buffers(
-                    device,
-                    command_buffer,
-                    &palettes,
-                    (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-                    (Stage::VERTEX_SHADER, Access::SHADER_STORAGE_READ),
-                );
-            }
-            // The CPU wrote this slot's vertices before the submit, which makes host writes visible.
-            Strategy::Cpu => {}
-        }
-        mark(3);
-
-        if strategy == Strategy::Compute {
-            // skinned_vertices: skin writes -> the triangle pass's reads and the shadow and forward
-            // vertex-attribute reads (skin once, use twice).
-            barrier::buffers(
-                device,
-                command_buffer,
-                &skinned,
-                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-                (
-                    Stage::COMPUTE_SHADER | Stage::VERTEX_ATTRIBUTE_INPUT,
-                    Access::SHADER_STORAGE_READ | Access::VERTEX_ATTRIBUTE_READ,
-                ),
-            );
-        }
-        if let Some(triangles) = &self.triangles {
-            let culled_indices: Vec<&Buffer> = triangles.camera_indices.iter().collect();
-            // triangles.dispatch: last frame's indirect read -> this frame's copy of the kept count
-            // (write-after-read); cull.counters: cull writes -> that copy's read.
-            barrier::buffer(
-                device,
-                command_buffer,
-                &triangles.dispatch,
-                (Stage::DRAW_INDIRECT, Access::NONE),
-                (Stage::COPY, Access::TRANSFER_WRITE),
-            );
-            barrier::buffer(
-                device,
-                command_buffer,
-                &self.counters,
-                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-                (Stage::COPY, Access::TRANSFER_READ),
-            );
-            let kept = ash_vk::BufferCopy::default()
-                .src_offset(std::mem::offset_of!(CullCounters, skin_dispatch) as u64 + 4)
-                .dst_offset(4)
-                .size(4);
-            unsafe { device.raw.cmd_copy_buffer(command_buffer, self.counters.raw, triangles.dispatch.raw, &[kept]) };
-            // triangles.dispatch: the copy -> the triangle pass's indirect dispatch.
-            barrier::buffer(
-                device,
-                command_buffer,
-                &triangles.dispatch,
-                (Stage::COPY, Access::TRANSFER_WRITE),
-                (Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ),
-            );
-            // triangles.camera_draws, triangles.camera_indices: last frame's indirect and index reads
-            // -> this frame's template copy and writes (write-after-read).
-            barrier::buffer(
-                device,
-                command_buffer,
-                &triangles.camera_draws,
-                (Stage::DRAW_INDIRECT, Access::NONE),
-                (Stage::COPY, Access::TRANSFER_WRITE),
-            );
-            barrier::buffers(
-                device,
-                command_buffer,
-                &culled_indices,
-                (Stage::INDEX_INPUT, Access::NONE),
-                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-            );
-            let region = ash_vk::BufferCopy::default().size(triangles.draw_template.size);
-            unsafe {
-                device.raw.cmd_copy_buffer(command_buffer, triangles.draw_template.raw, triangles.camera_draws.raw, &[region])
-            };
-            // triangles.camera_draws: the template's copy -> the triangle pass's counting.
-            barrier::buffer(
-                device,
-                command_buffer,
-                &triangles.camera_draws,
-                (Stage::COPY, Access::TRANSFER_WRITE),
-                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ | Access::SHADER_STORAGE_WRITE),
-            );
-            let extent = targets.color.extent();
-            let push = TrianglesPush {
-                view_projection: scene.view_projection.to_cols_array(),
-                viewport: [extent.width as f32, extent.height as f32],
-                mesh_count: self.mesh_draws.len() as u32,
-                vertex_count: model.vertex_count,
-                index_count: model.index_count,
-                chunk_instances: self.chunking.instances_per_chunk,
-                instance_count: self.instance_count,
-                group_size: triangles.group_size,
-                groups_per_chunk: triangles.groups_per_chunk,
-                facing_sign: triangles.facing_sign,
-                sample_test: u32::from(triangles.sample_test),
-                snap: triangles.snap,
-            };
-            let arguments = (&triangles.dispatch, 0);
-            triangles.pass.record(command_buffer, triangles.set, push, arguments);
-            // triangles.camera_draws, triangles.camera_indices: triangle-pass writes -> the forward
-            // pass's indirect draws and index reads.
-            barrier::buffer(
-                device,
-                command_buffer,
-                &triangles.camera_draws,
-                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-                (Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ),
-            );
-            barrier::buffers(
-                device,
-                command_buffer,
-                &culled_indices,
-                (Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
-                (Stage::INDEX_INPUT, Access::INDEX_READ),
-            );
-        }
-        mark(4);
-        // Each chunk's vertices: its own buffer (`compute`), or its range of the CPU's (`cpu`).
-        let vertex_bytes = u64::from(model.vertex_count) * std::mem::size_of::<SkinnedVertex>() as u64;
-        let chunk_vertices: Vec<(&Buffer, u64)> = match &frame.cpu_skinned {
-            Some(cpu_skinned) => (0..self.chunking.chunk_count)
-                .map(|chunk| (cpu_skinned, u64::from(self.chunking.range(chunk, self.instance_count).0) * vertex_bytes))
-                .collect(),
-            None => self.skinned.iter().map(|buffer| (buffer, 0)).collect(),
-        };
-        let vertices = match (strategy, &self.skin_inputs) {
-            (Strategy::Vertex, Some((_, skin_inputs))) => VertexSource::SkinInVertexShader {
-                skin_inputs: *skin_inputs,
-                joint_count: model.joint_count,
-                chunk_instances: self.chunking.instances_per_chunk,
-            },
-            _ => VertexSource::Skinned(&chunk_vertices),
-        };
-        // shadow.depth: last frame's forward sampling -> this frame's depth writes; old contents discarded.
-        barrier::image(
-            device,
-            command_buffer,
-            &self.shadow.depth,
-            (Stage::FRAGMENT_SHADER, Access::NONE),
-            (
-                Stage::EARLY_FRAGMENT_TESTS | Stage::LATE_FRAGMENT_TESTS,
-                Access::DEPTH_STENCIL_ATTACHMENT_READ | Access::DEPTH_STENCIL_ATTACHMENT_WRITE,
-            ),
-            ash_vk::ImageLayout::UNDEFINED,
-            ash_vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
-        );
-        let light_draws = DrawList {
-            commands: &self.light_draws,
-            counts: &self.counters,
-            count_offset: std::mem::offset_of!(CullCounters, light_draws) as u64,
-            capacity: self.chunking.instances_per_chunk,
-            mesh_count: self.mesh_draws.len() as u32,
-            chunk_count: self.chunking.chunk_count,
-        };
-        self.shadow.record(command_buffer, vertices, &model.indices, light_draws, scene.light_view_projection);
-        mark(5);
-
-        // shadow.depth: depth writes -> forward's fragment-shader sampling.
-        barrier::image(
-            device,
-            command_buffer,
-            &self.shadow.depth,
-            (Stage::LATE_FRAGMENT_TESTS, Access::DEPTH_STENCIL_ATTACHMENT_WRITE),
-            (Stage::FRAGMENT_SHADER, Access::SHADER_SAMPLED_READ),
-            ash_vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
-            ash_vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-        );
-        // forward.color_msaa / depth_msaa: last frame's use -> this frame's clears; old contents discarded.
-        let color_output = (Stage::COLOR_ATTACHMENT_OUTPUT, Access::COLOR_ATTACHMENT_WRITE);
-        let depth_tests = (
-            Stage::EARLY_FRAGMENT_TESTS | Stage::LATE_FRAGMENT_TESTS,
-            Access::DEPTH_STENCIL_ATTACHMENT_READ | Access::DEPTH_STENCIL_ATTACHMENT_WRITE,
-        );
-        barrier::image(
-            device,
-            command_buffer,
-            &targets.color,
-            (Stage::COLOR_ATTACHMENT_OUTPUT, Access::COLOR_ATTACHMENT_WRITE),
-            color_output,
-            ash_vk::ImageLayout::UNDEFINED,
-            ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-        );
-        barrier::image(
-            device,
-            command_buffer,
-            &targets.depth,
-            depth_tests,
-            depth_tests,
-            ash_vk::ImageLayout::UNDEFINED,
-            ash_vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
-        );
-        let resolve = match output {
-            Output::Offscreen(target) => {
-                // offscreen.color: last frame's copy-out -> this frame's resolve writes.
-                barrier::image(
-                    device,
-                    command_buffer,
-                    &target.color,
-                    (Stage::COPY, Access::NONE),
-                    color_output,
-                    ash_vk::ImageLayout::UNDEFINED,
-                    ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-                );
-                ResolveTarget { view: target.color.view, extent: target.color.extent() }
-            }
-            Output::Swapchain { image, view, extent, .. } => {
-                // Swapchain image: acquired (the submit waits on COLOR_ATTACHMENT_OUTPUT) -> resolve writes.
-                barrier::image_raw(
-                    device,
-                    command_buffer,
-                    *image,
-                    vk::swapchain::color_range(),
-                    (Stage::COLOR_ATTACHMENT_OUTPUT, Access::NONE),
-                    color_output,
-                    ash_vk::ImageLayout::UNDEFINED,
-                    ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-                );
-                ResolveTarget { view: *view, extent: *extent }
-            }
-        };
-        let meshes: Vec<MeshDraw> = self
-            .mesh_draws
-            .iter()
-            .enumerate()
-            .map(|(mesh, &material)| MeshDraw {
-                material_set: self.material_sets[material],
-                base_color: model.materials[material].base_color,
-                mesh: mesh as u32,
-            })
-            .collect();
-        let camera_draws = DrawList {
-            commands: &self.camera_draws,
-            counts: &self.counters,
-            count_offset: std::mem::offset_of!(CullCounters, camera_draws) as u64,
-            capacity: self.chunking.instances_per_chunk,
-            mesh_count: self.mesh_draws.len() as u32,
-            chunk_count: self.chunking.chunk_count,
-        };
-        let debug_frame = DebugFrame {
-            views: self.debug,
-            frame_set: frame.frame_set,
-            vertices,
-            indices: &model.indices,
-            camera_draws,
-            counters: &self.counters,
-            skeleton_offset: std::mem::offset_of!(CullCounters, skeleton_draw) as u64,
-            box_offset: std::mem::offset_of!(CullCounters, box_draw) as u64,
-            view_projection: scene.view_projection,
-            joint_count: model.joint_count,
-            normal_length: self.bind_bounds.size().length() * 0.02,
-            extent: resolve.extent,
-        };
-        let overlay = |command_buffer| self.debug_pass.record(command_buffer, self.debug_set, &debug_frame);
-        let culled = self.triangles.as_ref().map(|triangles| CulledDraws {
-            commands: &triangles.camera_draws,
-            indices: &triangles.camera_indices,
-            mesh_count: self.mesh_draws.len() as u32,
-            instances_per_chunk: self.chunking.instances_per_chunk,
-            instance_count: self.instance_count,
-            group_size: triangles.group_size,
-            groups_per_chunk: triangles.groups_per_chunk,
-        });
-        self.forward.record(
-            command_buffer,
-            targets,
-            &resolve,
-            frame.frame_set,
-            vertices,
-            &model.indices,
-            camera_draws,
-            culled.as_ref(),
-            &meshes,
-            &overlay,
-        );
-        mark(6);
-
-        device.begin_label(command_buffer, c"resolve");
-        match output {
-            Output::Offscreen(target) => target.record_copy_out(device, command_buffer),
-            Output::Swapchain { image, .. } => {
-                // Swapchain image: resolve writes -> presentation engine (the submit's semaphore orders present).
-                barrier::image_raw(
-                    device,
-                    command_buffer,
-                    *image,
-                    vk::swapchain::color_range(),
-                    color_output,
-                    barrier::NONE,
-                    ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-                    ash_vk::ImageLayout::PRESENT_SRC_KHR,
-                );
-            }
-        }
-        // cull.counters: the draws' indirect reads -> the copy of this frame's counts for the CPU.
-        barrier::buffer(
-            device,
-            command_buffer,
-            &self.counters,
-            (Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ),
-            (Stage::COPY, Access::TRANSFER_READ),
-        );
-        let region = ash_vk::BufferCopy::default().size(std::mem::size_of::<CullCounters>() as u64);
-        unsafe { device.raw.cmd_copy_buffer(command_buffer, self.counters.raw, frame.counts_readback.raw, &[region]) };
-        // cull.counters_readback: copy writes -> host reads after the fence.
-        barrier::buffer(
-            device,
-            command_buffer,
-            &frame.counts_readback,
-            (Stage::COPY, Access::TRANSFER_WRITE),
-            (Stage::HOST, Access::HOST_READ),
-        );
-        device.end_label(command_buffer);
-        mark(7);
     }
 
     /// Reads a finished slot's timestamps into `last_timings` and its cull counts into `last_visible`.
@@ -1222,23 +673,15 @@ impl Renderer {
         let mut readback =
             Buffer::new(&self.device, &name, source.size, ash_vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
         commands::submit_once(&self.device, &name, |command_buffer| {
-            // The last frame's writes are finished (fence) but a copy must still see them.
-            barrier::buffer(
-                &self.device,
-                command_buffer,
-                source,
-                (Stage::ALL_COMMANDS, Access::MEMORY_WRITE),
-                (Stage::COPY, Access::TRANSFER_READ),
-            );
+            // The last frame's writes are finished (fence), but the copy must still see them.
+            let any_write = side("the frames' writes", Stage::ALL_COMMANDS, Access::MEMORY_WRITE);
+            let copy_read = side("the copy", Stage::COPY, Access::TRANSFER_READ);
+            barrier::issue(&self.device, command_buffer, &[Hazard::buffer("read-back source", source, any_write, copy_read)]);
             let region = ash_vk::BufferCopy::default().size(source.size);
             unsafe { self.device.raw.cmd_copy_buffer(command_buffer, source.raw, readback.raw, &[region]) };
-            barrier::buffer(
-                &self.device,
-                command_buffer,
-                &readback,
-                (Stage::COPY, Access::TRANSFER_WRITE),
-                (Stage::HOST, Access::HOST_READ),
-            );
+            let copy_write = side("the copy", Stage::COPY, Access::TRANSFER_WRITE);
+            let host = side("host reads", Stage::HOST, Access::HOST_READ);
+            barrier::issue(&self.device, command_buffer, &[Hazard::buffer("read-back", &readback, copy_write, host)]);
         })?;
         readback.read()
     }
@@ -1248,8 +691,8 @@ impl Renderer {
         let mut skinned = Vec::new();
         let mut palettes = Vec::new();
         for chunk in 0..self.chunking.chunk_count as usize {
-            skinned.extend(self.read_back::<SkinnedVertex>(&self.skinned[chunk])?);
-            palettes.extend(self.read_back::<PaletteMatrix>(&self.palettes[chunk])?);
+            skinned.extend(self.read_back::<SkinnedVertex>(&self.skin.skinned[chunk])?);
+            palettes.extend(self.read_back::<PaletteMatrix>(&self.palette.palettes[chunk])?);
         }
         Ok((skinned, palettes))
     }
@@ -1258,13 +701,13 @@ impl Renderer {
     /// for skinning, and the camera's and the light's draw commands (mesh-major, `instance_count`
     /// slots a mesh, the first `counters.camera_draws` / `light_draws` of each filled).
     pub fn read_back_culling(&self) -> vk::Result<CullReadback> {
-        let counters: Vec<CullCounters> = self.read_back(&self.counters)?;
+        let counters: Vec<CullCounters> = self.read_back(&self.cull.counters)?;
         let counters = counters.first().copied().unwrap_or_default();
-        let skin_list: Vec<u32> = self.read_back(&self.skin_list)?;
+        let skin_list: Vec<u32> = self.read_back(&self.cull.skin_list)?;
         Ok(CullReadback {
             skin_list: skin_list[..(counters.skin_dispatch[1] as usize).min(skin_list.len())].to_vec(),
-            camera_draws: self.read_back(&self.camera_draws)?,
-            light_draws: self.read_back(&self.light_draws)?,
+            camera_draws: self.read_back(&self.cull.camera_draws)?,
+            light_draws: self.read_back(&self.cull.light_draws)?,
             counters,
         })
     }

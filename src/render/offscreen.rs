@@ -8,7 +8,8 @@ use ash::vk as ash_vk;
 use ash_vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 use gpu_allocator::MemoryLocation;
 
-use crate::vk::{self, barrier, Buffer, Device, Image, ImageDesc};
+use crate::vk::barrier::{side, Hazard, Side};
+use crate::vk::{self, Buffer, Device, Image, ImageDesc};
 
 /// 8-bit sRGB, so the PNG holds exactly what a swapchain would show.
 pub const OFFSCREEN_FORMAT: ash_vk::Format = ash_vk::Format::R8G8B8A8_SRGB;
@@ -36,18 +37,30 @@ impl OffscreenTarget {
         Ok(OffscreenTarget { color, readback: std::cell::RefCell::new(readback) })
     }
 
-    /// After the forward pass: the resolved image into the readback buffer.
+    /// Before the forward pass resolves into it: last frame's copy-out is done.
+    pub fn resolve_hazard(&self, resolve: Side) -> Hazard {
+        let layouts = (ash_vk::ImageLayout::UNDEFINED, ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
+        Hazard::image("offscreen.color", &self.color, side("last frame's copy-out", Stage::COPY, Access::NONE), resolve, layouts)
+    }
+
+    /// Before the copy-out: the resolve landed, and last frame's copy into the readback is done.
+    pub fn copy_hazards(&self, resolve: Side) -> Vec<Hazard> {
+        let copy_read = side("the copy into offscreen.readback", Stage::COPY, Access::TRANSFER_READ);
+        let copy_write = side("the copy", Stage::COPY, Access::TRANSFER_WRITE);
+        let layouts = (ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, ash_vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
+        vec![
+            Hazard::image("offscreen.color", &self.color, resolve, copy_read, layouts),
+            Hazard::buffer(
+                "offscreen.readback",
+                &self.readback.borrow(),
+                side("last frame's copy", Stage::COPY, Access::TRANSFER_WRITE),
+                copy_write,
+            ),
+        ]
+    }
+
+    /// The resolved image into the readback buffer.
     pub fn record_copy_out(&self, device: &Device, command_buffer: ash_vk::CommandBuffer) {
-        // offscreen.color: resolve writes -> copy reads.
-        barrier::image(
-            device,
-            command_buffer,
-            &self.color,
-            (Stage::COLOR_ATTACHMENT_OUTPUT, Access::COLOR_ATTACHMENT_WRITE),
-            (Stage::COPY, Access::TRANSFER_READ),
-            ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-            ash_vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-        );
         let extent = self.color.extent();
         let region = ash_vk::BufferImageCopy::default()
             .image_subresource(
@@ -55,14 +68,6 @@ impl OffscreenTarget {
             )
             .image_extent(ash_vk::Extent3D { width: extent.width, height: extent.height, depth: 1 });
         let readback = self.readback.borrow();
-        // offscreen.readback: last frame's copy writes -> this frame's (write-after-write).
-        barrier::buffer(
-            device,
-            command_buffer,
-            &readback,
-            (Stage::COPY, Access::TRANSFER_WRITE),
-            (Stage::COPY, Access::TRANSFER_WRITE),
-        );
         unsafe {
             device.raw.cmd_copy_image_to_buffer(
                 command_buffer,
@@ -72,14 +77,12 @@ impl OffscreenTarget {
                 &[region],
             )
         };
-        // offscreen.readback: copy writes -> host reads after the fence.
-        barrier::buffer(
-            device,
-            command_buffer,
-            &readback,
-            (Stage::COPY, Access::TRANSFER_WRITE),
-            (Stage::HOST, Access::HOST_READ),
-        );
+    }
+
+    /// After the copy-out: the host reads the pixels after the fence.
+    pub fn host_hazard(&self) -> Hazard {
+        let host = side("host reads after the fence", Stage::HOST, Access::HOST_READ);
+        Hazard::buffer("offscreen.readback", &self.readback.borrow(), side("the copy", Stage::COPY, Access::TRANSFER_WRITE), host)
     }
 
     /// The last copied frame as an image. Call after the frame's fence (Renderer::wait_all).

@@ -7,15 +7,19 @@
 //! `model.inverse_binds`, `frame.instances[slot]`, and the instances to animate from
 //! `cull.skin_list`, as many as `cull.counters` counted (the indirect dispatch covers them in
 //! workgroups of 64, counted by the cull pass too).
-//! Writes: `joint_palettes`. Expects: last frame's skin-pass reads of the palettes finished
-//! (write-after-read barrier before it). The skin pass needs a write -> read barrier after it.
+//! Writes (and owns): `joint_palettes[c]` and, for the skeleton view, `joint_positions`. Its
+//! hazards: [`PalettePass::hazards_before`], [`PalettePass::hazards_after`].
 
 use std::sync::Arc;
 
 use ash::vk as ash_vk;
 
-use super::gpu::PalettePush;
-use super::{padded_chunks, MAX_CHUNKS};
+use ash_vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
+use gpu_allocator::MemoryLocation;
+
+use super::gpu::{PaletteMatrix, PalettePush};
+use super::{padded_chunks, Chunking, MAX_CHUNKS};
+use crate::vk::barrier::{side, Hazard, Side};
 use crate::vk::descriptors::{DescriptorSetLayout, Resource};
 use crate::vk::pipeline::Pipeline;
 use crate::vk::{self, Buffer, Device};
@@ -37,8 +41,15 @@ pub const BINDING_COUNTERS: u32 = 9;
 pub struct PalettePass {
     pub pipeline: Pipeline,
     pub set_layout: DescriptorSetLayout,
+    /// One palette per kept instance, in chunks of instances (see `Chunking`).
+    pub palettes: Vec<Buffer>,
+    /// Each instance's joint positions (the skeleton view), written only when asked.
+    pub joint_positions: Buffer,
     device: Arc<Device>,
 }
+
+/// Palette writes, the earlier side of the hazards on its outputs.
+const PALETTE_WRITES: Side = side("palette writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
 
 /// The buffers one palette dispatch binds.
 pub struct PaletteInputs<'a> {
@@ -48,15 +59,22 @@ pub struct PaletteInputs<'a> {
     pub joints: &'a Buffer,
     pub inverse_binds: &'a Buffer,
     pub instances: &'a Buffer,
-    /// The palette chunks (see `Chunking`).
-    pub palettes: &'a [Buffer],
     pub skin_list: &'a Buffer,
-    pub joint_positions: &'a Buffer,
     pub counters: &'a Buffer,
 }
 
 impl PalettePass {
-    pub fn new(device: &Arc<Device>) -> vk::Result<PalettePass> {
+    pub fn new(device: &Arc<Device>, chunking: Chunking, instance_count: u32, joint_count: u32) -> vk::Result<PalettePass> {
+        let palette_bytes = u64::from(joint_count) * std::mem::size_of::<PaletteMatrix>() as u64;
+        let usage = Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC;
+        let mut palettes = Vec::new();
+        for chunk in 0..chunking.chunk_count {
+            let (_, count) = chunking.range(chunk, instance_count);
+            let size = (u64::from(count) * palette_bytes).max(48);
+            palettes.push(Buffer::new(device, &format!("joint_palettes[{chunk}]"), size, usage, MemoryLocation::GpuOnly)?);
+        }
+        let positions_size = 16 * u64::from(instance_count) * u64::from(joint_count.max(1));
+        let joint_positions = Buffer::new(device, "joint_positions", positions_size, usage, MemoryLocation::GpuOnly)?;
         let storage = ash_vk::DescriptorType::STORAGE_BUFFER;
         let compute = ash_vk::ShaderStageFlags::COMPUTE;
         let set_layout = DescriptorSetLayout::with_counts(
@@ -83,7 +101,7 @@ impl PalettePass {
             std::mem::size_of::<PalettePush>() as u32,
             &[(0, WORKGROUP_SIZE)],
         )?;
-        Ok(PalettePass { pipeline, set_layout, device: device.clone() })
+        Ok(PalettePass { pipeline, set_layout, palettes, joint_positions, device: device.clone() })
     }
 
     pub fn write_set(&self, set: ash_vk::DescriptorSet, inputs: &PaletteInputs<'_>) {
@@ -97,12 +115,36 @@ impl PalettePass {
                 (BINDING_JOINTS, Resource::StorageBuffer(inputs.joints)),
                 (BINDING_INVERSE_BINDS, Resource::StorageBuffer(inputs.inverse_binds)),
                 (BINDING_INSTANCES, Resource::StorageBuffer(inputs.instances)),
-                (BINDING_PALETTES, Resource::StorageBuffers(padded_chunks(inputs.palettes))),
+                (BINDING_PALETTES, Resource::StorageBuffers(padded_chunks(&self.palettes))),
                 (BINDING_SKIN_LIST, Resource::StorageBuffer(inputs.skin_list)),
-                (BINDING_JOINT_POSITIONS, Resource::StorageBuffer(inputs.joint_positions)),
+                (BINDING_JOINT_POSITIONS, Resource::StorageBuffer(&self.joint_positions)),
                 (BINDING_COUNTERS, Resource::StorageBuffer(inputs.counters)),
             ],
         );
+    }
+
+    /// Before the pass: last frame's readers of the palettes (the skin pass, or the vertex
+    /// shaders with the `vertex` strategy) and of the joint positions are done.
+    pub fn hazards_before(&self) -> Vec<Hazard> {
+        let readers =
+            side("last frame's skin or vertex-shader reads", Stage::COMPUTE_SHADER | Stage::VERTEX_SHADER, Access::NONE);
+        let joint_positions = Some(&self.joint_positions);
+        vec![Hazard::buffers(
+            "joint_palettes[c], joint_positions",
+            self.palettes.iter().chain(joint_positions),
+            readers,
+            PALETTE_WRITES,
+        )]
+    }
+
+    /// After the pass: the palettes to `reader` (the skin pass, or the shadow and forward vertex
+    /// shaders), the joint positions to the skeleton view.
+    pub fn hazards_after(&self, reader: Side) -> Vec<Hazard> {
+        let skeleton_view = side("the skeleton view's vertex shader", Stage::VERTEX_SHADER, Access::SHADER_STORAGE_READ);
+        vec![
+            Hazard::buffers("joint_palettes[c]", &self.palettes, PALETTE_WRITES, reader),
+            Hazard::buffer("joint_positions", &self.joint_positions, PALETTE_WRITES, skeleton_view),
+        ]
     }
 
     /// Dispatches indirectly: `arguments` at `offset` holds (workgroups of kept instances, 1, 1).

@@ -14,6 +14,7 @@ use glam::{Mat4, Vec3};
 
 use super::gpu::SkinnedVertex;
 use crate::anim::Aabb;
+use crate::vk::barrier::{side, Hazard};
 use crate::vk::descriptors::DescriptorSetLayout;
 use crate::vk::pipeline::{GraphicsDesc, Pipeline};
 use crate::vk::{self, Buffer, Device, Image, ImageDesc};
@@ -153,6 +154,28 @@ pub struct ShadowPass {
 }
 
 impl ShadowPass {
+    /// Before the pass: last frame's forward sampling is done; the old contents are discarded.
+    pub fn hazards_before(&self) -> Vec<Hazard> {
+        use ash_vk::{AccessFlags2 as Access, ImageLayout, PipelineStageFlags2 as Stage};
+        let sampling = side("last frame's fragment sampling", Stage::FRAGMENT_SHADER, Access::NONE);
+        let depth_writes = side(
+            "depth tests and writes",
+            Stage::EARLY_FRAGMENT_TESTS | Stage::LATE_FRAGMENT_TESTS,
+            Access::DEPTH_STENCIL_ATTACHMENT_READ | Access::DEPTH_STENCIL_ATTACHMENT_WRITE,
+        );
+        let layouts = (ImageLayout::UNDEFINED, ImageLayout::DEPTH_ATTACHMENT_OPTIMAL);
+        vec![Hazard::image("shadow.depth", &self.depth, sampling, depth_writes, layouts)]
+    }
+
+    /// After the pass: the forward pass samples the map.
+    pub fn hazards_after(&self) -> Vec<Hazard> {
+        use ash_vk::{AccessFlags2 as Access, ImageLayout, PipelineStageFlags2 as Stage};
+        let depth_writes = side("depth writes", Stage::LATE_FRAGMENT_TESTS, Access::DEPTH_STENCIL_ATTACHMENT_WRITE);
+        let sampling = side("forward's fragment sampling", Stage::FRAGMENT_SHADER, Access::SHADER_SAMPLED_READ);
+        let layouts = (ImageLayout::DEPTH_ATTACHMENT_OPTIMAL, ImageLayout::SHADER_READ_ONLY_OPTIMAL);
+        vec![Hazard::image("shadow.depth", &self.depth, depth_writes, sampling, layouts)]
+    }
+
     /// `skin_inputs`: the `vertex` strategy's set layout, whose vertex shader skins; None reads a
     /// skinned vertex buffer.
     /// `cull_mode`: the side of the model's triangles that is never seen ([`super::hidden_side`]).

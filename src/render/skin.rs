@@ -2,16 +2,20 @@
 //! and a count into `model.influences`), written once into `skinned_vertices` in world space.
 //!
 //! Reads: `model.source_vertices`, `model.influences`, `joint_palettes`, and the instances to skin
-//! from `cull.skin_list` (the dispatch's y size is their count, from `cull.counters`). Writes: `skinned_vertices`, which the shadow and
-//! forward passes then bind as their vertex buffer. Expects before it: palette write -> read, and
-//! last frame's vertex-attribute reads of `skinned_vertices` finished (write-after-read).
+//! from `cull.skin_list` (the dispatch's y size is their count, from `cull.counters`). Writes (and
+//! owns): `skinned_vertices[c]`, which the triangle, shadow and forward passes then read. Its
+//! hazards: [`SkinPass::hazards_before`], [`SkinPass::hazards_after`].
 
 use std::sync::Arc;
 
 use ash::vk as ash_vk;
 
-use super::gpu::SkinPush;
-use super::{padded_chunks, MAX_CHUNKS};
+use ash_vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
+use gpu_allocator::MemoryLocation;
+
+use super::gpu::{SkinPush, SkinnedVertex};
+use super::{padded_chunks, Chunking, MAX_CHUNKS};
+use crate::vk::barrier::{side, Hazard, Side};
 use crate::vk::descriptors::{DescriptorSetLayout, Resource};
 use crate::vk::pipeline::Pipeline;
 use crate::vk::{self, Buffer, Device};
@@ -28,11 +32,32 @@ pub const BINDING_SKIN_LIST: u32 = 4;
 pub struct SkinPass {
     pub pipeline: Pipeline,
     pub set_layout: DescriptorSetLayout,
+    /// Every kept instance's skinned vertices, in chunks of instances (see `Chunking`).
+    pub skinned: Vec<Buffer>,
     device: Arc<Device>,
 }
 
+/// Skin writes, the earlier side of the hazard on its output.
+const SKIN_WRITES: Side = side("skin writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
+
 impl SkinPass {
-    pub fn new(device: &Arc<Device>) -> vk::Result<SkinPass> {
+    /// The pass and its output for `vertex_count` vertices an instance. Only the `compute` strategy
+    /// runs it (`runs`); the others keep one placeholder vertex a chunk so its set stays valid.
+    pub fn new(
+        device: &Arc<Device>,
+        chunking: Chunking,
+        instance_count: u32,
+        vertex_count: u32,
+        runs: bool,
+    ) -> vk::Result<SkinPass> {
+        let vertex_bytes = u64::from(vertex_count) * std::mem::size_of::<SkinnedVertex>() as u64;
+        let usage = Usage::STORAGE_BUFFER | Usage::VERTEX_BUFFER | Usage::TRANSFER_SRC;
+        let mut skinned = Vec::new();
+        for chunk in 0..chunking.chunk_count {
+            let (_, count) = chunking.range(chunk, instance_count);
+            let size = if runs { u64::from(count) * vertex_bytes } else { 0 }.max(28);
+            skinned.push(Buffer::new(device, &format!("skinned_vertices[{chunk}]"), size, usage, MemoryLocation::GpuOnly)?);
+        }
         let storage = ash_vk::DescriptorType::STORAGE_BUFFER;
         let compute = ash_vk::ShaderStageFlags::COMPUTE;
         let set_layout = DescriptorSetLayout::with_counts(
@@ -54,7 +79,7 @@ impl SkinPass {
             std::mem::size_of::<SkinPush>() as u32,
             &[(0, WORKGROUP_SIZE)],
         )?;
-        Ok(SkinPass { pipeline, set_layout, device: device.clone() })
+        Ok(SkinPass { pipeline, set_layout, skinned, device: device.clone() })
     }
 
     pub fn write_set(
@@ -63,7 +88,6 @@ impl SkinPass {
         source_vertices: &Buffer,
         influences: &Buffer,
         palettes: &[Buffer],
-        skinned: &[Buffer],
         skin_list: &Buffer,
     ) {
         crate::vk::descriptors::write_set(
@@ -73,10 +97,30 @@ impl SkinPass {
                 (BINDING_SOURCE_VERTICES, Resource::StorageBuffer(source_vertices)),
                 (BINDING_INFLUENCES, Resource::StorageBuffer(influences)),
                 (BINDING_PALETTES, Resource::StorageBuffers(padded_chunks(palettes))),
-                (BINDING_SKINNED, Resource::StorageBuffers(padded_chunks(skinned))),
+                (BINDING_SKINNED, Resource::StorageBuffers(padded_chunks(&self.skinned))),
                 (BINDING_SKIN_LIST, Resource::StorageBuffer(skin_list)),
             ],
         );
+    }
+
+    /// Before the pass: last frame's readers of the skinned vertices are done.
+    pub fn hazards_before(&self) -> Vec<Hazard> {
+        let readers = side(
+            "last frame's vertex-attribute and triangle-pass reads",
+            Stage::VERTEX_ATTRIBUTE_INPUT | Stage::COMPUTE_SHADER,
+            Access::NONE,
+        );
+        vec![Hazard::buffers("skinned_vertices[c]", &self.skinned, readers, SKIN_WRITES)]
+    }
+
+    /// After the pass: skin once, use twice (the triangle pass, then shadow and forward).
+    pub fn hazards_after(&self) -> Vec<Hazard> {
+        let readers = side(
+            "triangle-pass reads; shadow and forward vertex input",
+            Stage::COMPUTE_SHADER | Stage::VERTEX_ATTRIBUTE_INPUT,
+            Access::SHADER_STORAGE_READ | Access::VERTEX_ATTRIBUTE_READ,
+        );
+        vec![Hazard::buffers("skinned_vertices[c]", &self.skinned, SKIN_WRITES, readers)]
     }
 
     /// Dispatches indirectly: `arguments` at `offset` holds (vertex groups, instances kept by the cull

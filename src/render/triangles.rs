@@ -10,18 +10,21 @@
 //! instances.
 //!
 //! Reads: `model.indices`, `model.mesh_ranges`, `skinned_vertices[c]`, `cull.skin_list`; dispatched
-//! indirectly from `triangles.dispatch` (triangle groups × the kept count, which `record_frame`
-//! copies from `cull.counters`). Writes: `triangles.camera_draws` (copied from
-//! `triangles.draw_template` first, every index count 0) and `triangles.camera_indices[c]`.
-//! Expects before it: skin writes -> reads, and last frame's indirect and index reads of its
-//! outputs finished (write-after-read).
+//! indirectly from `triangles.dispatch` (triangle groups × the kept count, which
+//! [`TriangleCulling::record_arguments`] copies from `cull.counters`). Writes:
+//! `triangles.camera_draws` (copied from `triangles.draw_template` first, every index count 0)
+//! and `triangles.camera_indices[c]`. Its hazards: [`TriangleCulling::argument_hazards`],
+//! [`TriangleCulling::hazards_before`], [`TriangleCulling::hazards_after`].
 
 use std::sync::Arc;
 
 use ash::vk as ash_vk;
 
-use super::gpu::{DrawCommand, TrianglesPush};
+use ash_vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
+
+use super::gpu::{CullCounters, DrawCommand, TrianglesPush};
 use super::{padded_chunks, MAX_CHUNKS};
+use crate::vk::barrier::{side, Hazard, Side};
 use crate::vk::descriptors::{DescriptorSetLayout, Resource};
 use crate::vk::pipeline::Pipeline;
 use crate::vk::{self, Buffer, Device};
@@ -84,6 +87,59 @@ pub struct TriangleCulling {
     pub sample_test: bool,
     /// The rasterizer's sub-pixel grid in pixels (2^-subPixelPrecisionBits).
     pub snap: f32,
+}
+
+/// The copies into the pass's arguments, the earlier side of their hazards.
+const COPY_WRITES: Side = side("the copies", Stage::COPY, Access::TRANSFER_WRITE);
+/// The pass's writes, the earlier side of the hazards on its outputs.
+const TRIANGLE_WRITES: Side = side("triangle-pass writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
+
+impl TriangleCulling {
+    /// Before the argument copies: last frame's readers of the dispatch arguments, the draw
+    /// commands and the indices are done.
+    pub fn argument_hazards(&self) -> Vec<Hazard> {
+        let indirect = side("last frame's indirect reads", Stage::DRAW_INDIRECT, Access::NONE);
+        let index_reads = side("last frame's index reads", Stage::INDEX_INPUT, Access::NONE);
+        vec![
+            Hazard::buffers("triangles.dispatch, camera_draws", [&self.dispatch, &self.camera_draws], indirect, COPY_WRITES),
+            Hazard::buffers("triangles.camera_indices[c]", &self.camera_indices, index_reads, TRIANGLE_WRITES),
+        ]
+    }
+
+    /// The kept count from the cull pass's counters into the dispatch arguments, and the draw
+    /// template (every index count 0) over this frame's commands.
+    pub fn record_arguments(&self, device: &Device, command_buffer: ash_vk::CommandBuffer, counters: &Buffer) {
+        let kept = ash_vk::BufferCopy::default()
+            .src_offset(std::mem::offset_of!(CullCounters, skin_dispatch) as u64 + 4)
+            .dst_offset(4)
+            .size(4);
+        let template = ash_vk::BufferCopy::default().size(self.draw_template.size);
+        unsafe {
+            device.raw.cmd_copy_buffer(command_buffer, counters.raw, self.dispatch.raw, &[kept]);
+            device.raw.cmd_copy_buffer(command_buffer, self.draw_template.raw, self.camera_draws.raw, &[template]);
+        }
+    }
+
+    /// Before the pass: the copies landed.
+    pub fn hazards_before(&self) -> Vec<Hazard> {
+        let dispatch = side("the indirect dispatch", Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ);
+        let counting =
+            side("the pass's atomic counting", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ | Access::SHADER_STORAGE_WRITE);
+        vec![
+            Hazard::buffer("triangles.dispatch", &self.dispatch, COPY_WRITES, dispatch),
+            Hazard::buffer("triangles.camera_draws", &self.camera_draws, COPY_WRITES, counting),
+        ]
+    }
+
+    /// After the pass: the forward pass's indirect draws and index reads.
+    pub fn hazards_after(&self) -> Vec<Hazard> {
+        let draws = side("forward's indirect draws", Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ);
+        let index_reads = side("forward's index reads", Stage::INDEX_INPUT, Access::INDEX_READ);
+        vec![
+            Hazard::buffer("triangles.camera_draws", &self.camera_draws, TRIANGLE_WRITES, draws),
+            Hazard::buffers("triangles.camera_indices[c]", &self.camera_indices, TRIANGLE_WRITES, index_reads),
+        ]
+    }
 }
 
 pub struct TrianglePass {

@@ -6,7 +6,8 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
 
-use super::{barrier, commands, Buffer, Check, Device, Error, Result};
+use super::barrier::{self, side, Hazard};
+use super::{commands, Buffer, Check, Device, Error, Result};
 
 /// A small `Copy` description of an image, with named constructors for the kinds we make.
 #[derive(Clone, Copy, Debug)]
@@ -130,16 +131,9 @@ impl Image {
         )?;
         staging.write_bytes(0, rgba8)?;
         commands::submit_once(device, "texture upload", |command_buffer| {
-            // Fresh image -> copy destination.
-            barrier::image(
-                device,
-                command_buffer,
-                &image,
-                barrier::NONE,
-                (vk::PipelineStageFlags2::COPY, vk::AccessFlags2::TRANSFER_WRITE),
-                vk::ImageLayout::UNDEFINED,
-                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-            );
+            let copy_write = side("the upload copy", vk::PipelineStageFlags2::COPY, vk::AccessFlags2::TRANSFER_WRITE);
+            let layouts = (vk::ImageLayout::UNDEFINED, vk::ImageLayout::TRANSFER_DST_OPTIMAL);
+            barrier::issue(device, command_buffer, &[Hazard::image("texture", &image, barrier::FRESH, copy_write, layouts)]);
             let region = vk::BufferImageCopy::default()
                 .image_subresource(vk::ImageSubresourceLayers::default().aspect_mask(vk::ImageAspectFlags::COLOR).layer_count(1))
                 .image_extent(vk::Extent3D { width, height, depth: 1 });
@@ -152,16 +146,10 @@ impl Image {
                     &[region],
                 )
             };
-            // Texture pixels: copy write -> fragment shader sampling.
-            barrier::image(
-                device,
-                command_buffer,
-                &image,
-                (vk::PipelineStageFlags2::COPY, vk::AccessFlags2::TRANSFER_WRITE),
-                (vk::PipelineStageFlags2::FRAGMENT_SHADER, vk::AccessFlags2::SHADER_SAMPLED_READ),
-                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-            );
+            let sampling =
+                side("fragment-shader sampling", vk::PipelineStageFlags2::FRAGMENT_SHADER, vk::AccessFlags2::SHADER_SAMPLED_READ);
+            let layouts = (vk::ImageLayout::TRANSFER_DST_OPTIMAL, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL);
+            barrier::issue(device, command_buffer, &[Hazard::image("texture", &image, copy_write, sampling, layouts)]);
         })?;
         Ok(image)
     }

@@ -1,0 +1,448 @@
+//! The frame's recipe (`Renderer::record_frame`) and the recorder it runs on.
+//!
+//! Each pass declares the hazards before it and after it (`hazards_before`, `hazards_after` in
+//! its file): the resource, the earlier and the later work, in words and as stages and accesses.
+//! The [`Recorder`] gathers them and issues everything due at one boundary as **one**
+//! `vkCmdPipelineBarrier2`, then records the pass and its closing timestamp by name. What it
+//! issued is kept ([`BarrierCall`]); `barrier_table` makes the README's table from it, and a test
+//! holds the README to it.
+
+use ash::vk as ash_vk;
+use ash_vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
+
+use super::debug::DebugFrame;
+use super::forward::{MeshDraw, ResolveTarget};
+use super::gpu::{CullCounters, CullPush, PalettePush, SkinPush, SkinnedVertex, TrianglesPush};
+use super::shadow::{DrawList, VertexSource};
+use super::triangles::{CulledDraws, TriangleCulling};
+use super::{skin, FrameScene, FrameSlot, Output, Renderer, Strategy, TIMED_PASSES};
+use crate::vk::barrier::{self, side, Hazard};
+use crate::vk::query::TimestampPool;
+use crate::vk::{self, Buffer, Device};
+
+/// One barrier call as recorded: the work it comes before and its hazards, in words.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BarrierCall {
+    pub before: &'static str,
+    pub hazards: Vec<HazardWords>,
+}
+
+/// A hazard as the README's table shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HazardWords {
+    pub resource: &'static str,
+    pub from: &'static str,
+    pub to: &'static str,
+    /// `OLD → NEW` where an image changes layout.
+    pub layouts: Option<String>,
+    pub kind: &'static str,
+}
+
+/// Records one frame: barriers batched per boundary, passes timed by name.
+pub struct Recorder<'a> {
+    device: &'a Device,
+    command_buffer: ash_vk::CommandBuffer,
+    timestamps: &'a TimestampPool,
+    /// Hazards declared since the last barrier.
+    pending: Vec<Hazard>,
+    /// Timestamps written so far: timestamp i + 1 closes `TIMED_PASSES[i]`.
+    marks: u32,
+    calls: Vec<BarrierCall>,
+}
+
+impl<'a> Recorder<'a> {
+    pub fn new(device: &'a Device, command_buffer: ash_vk::CommandBuffer, timestamps: &'a TimestampPool) -> Recorder<'a> {
+        timestamps.reset(command_buffer);
+        timestamps.write(command_buffer, Stage::ALL_COMMANDS, 0);
+        Recorder { device, command_buffer, timestamps, pending: Vec::new(), marks: 1, calls: Vec::new() }
+    }
+
+    /// Declares hazards for the next barrier.
+    pub fn wait(&mut self, hazards: impl IntoIterator<Item = Hazard>) {
+        self.pending.extend(hazards);
+    }
+
+    /// Work outside the timed passes (a reset, copies): one barrier for what is due, then `record`.
+    pub fn step(&mut self, name: &'static str, record: impl FnOnce(ash_vk::CommandBuffer)) {
+        self.barrier(name);
+        record(self.command_buffer);
+    }
+
+    /// A timed pass: `before` joins what is due as one barrier, `record` records the pass, its
+    /// timestamp closes it, and `after` waits for the next boundary.
+    pub fn pass(
+        &mut self,
+        name: &'static str,
+        before: Vec<Hazard>,
+        record: impl FnOnce(ash_vk::CommandBuffer),
+        after: Vec<Hazard>,
+    ) {
+        self.wait(before);
+        self.barrier(name);
+        record(self.command_buffer);
+        self.close(name);
+        self.wait(after);
+    }
+
+    /// The last barrier and the timestamps of passes that did not run (zero long); returns the
+    /// barrier calls made.
+    pub fn finish(mut self) -> Vec<BarrierCall> {
+        self.barrier("the end of the frame");
+        self.close(TIMED_PASSES[TIMED_PASSES.len() - 1]);
+        self.calls
+    }
+
+    fn barrier(&mut self, before: &'static str) {
+        if self.pending.is_empty() {
+            return;
+        }
+        barrier::issue(self.device, self.command_buffer, &self.pending);
+        let hazards = self
+            .pending
+            .drain(..)
+            .map(|hazard| HazardWords {
+                resource: hazard.resource,
+                from: hazard.from.words,
+                to: hazard.to.words,
+                layouts: hazard.layouts().map(|(old, new)| format!("{old:?} → {new:?}")),
+                kind: hazard.kind(),
+            })
+            .collect();
+        self.calls.push(BarrierCall { before, hazards });
+    }
+
+    /// Writes the timestamps up to the one that closes `pass` (skipped passes take zero time).
+    fn close(&mut self, pass: &str) {
+        let Some(index) = TIMED_PASSES.iter().position(|&name| name == pass) else { return };
+        while self.marks <= index as u32 + 1 {
+            self.timestamps.write(self.command_buffer, Stage::ALL_COMMANDS, self.marks);
+            self.marks += 1;
+        }
+    }
+}
+
+impl Renderer {
+    /// The frame's recipe: the passes in order, each with the hazards it declares before and after
+    /// it. What is due at one boundary goes out as one barrier.
+    pub(super) fn record_frame(
+        &self,
+        command_buffer: ash_vk::CommandBuffer,
+        slot: usize,
+        scene: &FrameScene,
+        output: &Output<'_>,
+    ) -> Vec<BarrierCall> {
+        let (frame, strategy) = (&self.frames[slot], self.strategy);
+        let mut recorder = Recorder::new(&self.device, command_buffer, &frame.timestamps);
+
+        // cull: which instances the camera and the light see; counts, skin list and draw lists.
+        let cull = &self.cull;
+        recorder.wait(cull.reset_hazards());
+        recorder.step("the counters' reset", |command_buffer| cull.record_reset(command_buffer, &self.counter_reset()));
+        let record = |command_buffer| cull.record(command_buffer, frame.cull_set, self.cull_push());
+        recorder.pass("cull", cull.hazards_before(), record, cull.hazards_after());
+
+        // palette: each kept instance's joint palette, sampled from the file's keys. Read by the
+        // skin pass (`compute`) or by the shadow and forward vertex shaders (`vertex`).
+        if strategy != Strategy::Cpu {
+            let palette = &self.palette;
+            let readers = palette_readers(strategy);
+            let record = |command_buffer| self.record_palette(command_buffer, frame);
+            recorder.pass("palette", palette.hazards_before(), record, palette.hazards_after(readers));
+        }
+
+        // skin: every kept instance's vertices, once, for the triangle, shadow and forward passes.
+        if strategy == Strategy::Compute {
+            let skin = &self.skin;
+            recorder.pass("skin", skin.hazards_before(), |command_buffer| self.record_skin(command_buffer), skin.hazards_after());
+        }
+
+        // triangles: the skinned triangles the camera can see, compacted for the forward pass.
+        if let Some(triangles) = &self.triangles {
+            recorder.wait(triangles.argument_hazards());
+            let arguments = |command_buffer| triangles.record_arguments(&self.device, command_buffer, &cull.counters);
+            recorder.step("the triangle pass's arguments", arguments);
+            let record = |command_buffer| self.record_triangles(command_buffer, triangles, scene);
+            recorder.pass("triangles", triangles.hazards_before(), record, triangles.hazards_after());
+        }
+
+        // shadow, then forward: both draw the skinned vertices (or skin in their vertex shaders).
+        let chunk_vertices = self.chunk_vertices(frame);
+        let vertices = self.vertex_source(&chunk_vertices);
+        let shadow = &self.shadow;
+        let record = |command_buffer| self.record_shadow(command_buffer, vertices, scene);
+        recorder.pass("shadow", shadow.hazards_before(), record, shadow.hazards_after());
+        let record = |command_buffer| self.record_forward(command_buffer, frame, vertices, output, scene);
+        recorder.pass("forward", self.forward_hazards(output), record, Vec::new());
+
+        // resolve: present or copy the image out; the cull counts for the CPU.
+        let record = |command_buffer| self.record_resolve(command_buffer, frame, output);
+        recorder.pass("resolve", output.after_resolve_hazards(RESOLVE_WRITES), record, self.host_hazards(frame, output));
+        recorder.finish()
+    }
+}
+
+/// The forward pass's MSAA resolve, the earlier side of the hazards on the frame's image.
+const RESOLVE_WRITES: barrier::Side = side("resolve writes", Stage::COLOR_ATTACHMENT_OUTPUT, Access::COLOR_ATTACHMENT_WRITE);
+
+/// Who reads the palettes: the skin pass, or the shadow and forward vertex shaders.
+fn palette_readers(strategy: Strategy) -> barrier::Side {
+    match strategy {
+        Strategy::Vertex => side("shadow and forward vertex shaders", Stage::VERTEX_SHADER, Access::SHADER_STORAGE_READ),
+        _ => side("skin reads", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ),
+    }
+}
+
+/// The frame's barrier calls as the README's markdown table: one row per hazard, numbered by call.
+pub fn barrier_table(calls: &[BarrierCall]) -> String {
+    let mut table = String::from("| call | before | resource | from | to | hazard |\n|---|---|---|---|---|---|\n");
+    for (number, call) in calls.iter().enumerate() {
+        for (index, hazard) in call.hazards.iter().enumerate() {
+            let (number, before) = if index == 0 { ((number + 1).to_string(), call.before) } else { (String::new(), "") };
+            let to = match &hazard.layouts {
+                Some(layouts) => format!("{}; `{layouts}`", hazard.to),
+                None => hazard.to.to_string(),
+            };
+            table += &format!("| {number} | {before} | `{}` | {} | {to} | {} |\n", hazard.resource, hazard.from, hazard.kind);
+        }
+    }
+    table
+}
+
+impl Output<'_> {
+    /// Before the forward pass resolves into the target: its previous use is done.
+    fn resolve_hazard(&self, resolve: barrier::Side) -> Hazard {
+        match self {
+            Output::Offscreen(target) => target.resolve_hazard(resolve),
+            Output::Swapchain { image, .. } => {
+                // The submit waits for the acquire at colour output: the same stage orders this.
+                let acquired =
+                    side("the acquire (semaphore wait at colour output)", Stage::COLOR_ATTACHMENT_OUTPUT, Access::NONE);
+                let layouts = (ash_vk::ImageLayout::UNDEFINED, ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
+                Hazard::raw_image("swapchain image", *image, vk::swapchain::color_range(), acquired, resolve, layouts)
+            }
+        }
+    }
+
+    /// After the resolve: the copy-out, or presentation (the submit's semaphore orders it).
+    fn after_resolve_hazards(&self, resolve: barrier::Side) -> Vec<Hazard> {
+        match self {
+            Output::Offscreen(target) => target.copy_hazards(resolve),
+            Output::Swapchain { image, .. } => {
+                let present = side("presentation", Stage::NONE, Access::NONE);
+                let layouts = (ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, ash_vk::ImageLayout::PRESENT_SRC_KHR);
+                vec![Hazard::raw_image("swapchain image", *image, vk::swapchain::color_range(), resolve, present, layouts)]
+            }
+        }
+    }
+
+    fn record_copy_out(&self, device: &Device, command_buffer: ash_vk::CommandBuffer) {
+        if let Output::Offscreen(target) = self {
+            target.record_copy_out(device, command_buffer);
+        }
+    }
+
+    fn host_hazard(&self) -> Option<Hazard> {
+        match self {
+            Output::Offscreen(target) => Some(target.host_hazard()),
+            Output::Swapchain { .. } => None,
+        }
+    }
+}
+
+impl Renderer {
+    /// What the counters hold before the cull pass counts: zero counts, and the constant parts of
+    /// the indirect arguments.
+    fn counter_reset(&self) -> CullCounters {
+        CullCounters {
+            skeleton_draw: [2 * self.model.joint_count, 0, 0, 0],
+            box_draw: [24, 0, 0, 0],
+            palette_dispatch: [0, 1, 1, 0],
+            skin_dispatch: [self.model.vertex_count.div_ceil(skin::WORKGROUP_SIZE), 0, 1, 0],
+            ..Default::default()
+        }
+    }
+
+    fn record_palette(&self, command_buffer: ash_vk::CommandBuffer, frame: &FrameSlot) {
+        let push = PalettePush {
+            joint_count: self.model.joint_count,
+            chunk_instances: self.chunking.instances_per_chunk,
+            write_joint_positions: u32::from(self.debug.skeleton),
+        };
+        let arguments = (&self.cull.counters, std::mem::offset_of!(CullCounters, palette_dispatch) as u64);
+        self.palette.record(command_buffer, frame.palette_set, push, arguments);
+    }
+
+    fn record_skin(&self, command_buffer: ash_vk::CommandBuffer) {
+        let push = SkinPush {
+            vertex_count: self.model.vertex_count,
+            joint_count: self.model.joint_count,
+            instance_count: self.instance_count,
+            chunk_instances: self.chunking.instances_per_chunk,
+        };
+        let arguments = (&self.cull.counters, std::mem::offset_of!(CullCounters, skin_dispatch) as u64);
+        self.skin.record(command_buffer, self.skin_set, push, arguments);
+    }
+
+    /// Before the forward pass: its attachments, and the image it resolves into.
+    fn forward_hazards(&self, output: &Output<'_>) -> Vec<Hazard> {
+        let targets = self.targets.as_ref().expect("render() creates the targets before recording");
+        let mut hazards = targets.hazards_before();
+        hazards.push(output.resolve_hazard(RESOLVE_WRITES));
+        hazards
+    }
+
+    fn record_resolve(&self, command_buffer: ash_vk::CommandBuffer, frame: &FrameSlot, output: &Output<'_>) {
+        self.device.begin_label(command_buffer, c"resolve");
+        output.record_copy_out(&self.device, command_buffer);
+        self.cull.record_counts_copy(command_buffer, &frame.counts_readback);
+        self.device.end_label(command_buffer);
+    }
+
+    /// At the end: what the CPU reads after the fence (the counts, a headless frame's pixels).
+    fn host_hazards(&self, frame: &FrameSlot, output: &Output<'_>) -> Vec<Hazard> {
+        let host = side("host reads after the fence", Stage::HOST, Access::HOST_READ);
+        let copy = side("the copy", Stage::COPY, Access::TRANSFER_WRITE);
+        let mut hazards = vec![Hazard::buffer("cull.counters_readback[slot]", &frame.counts_readback, copy, host)];
+        hazards.extend(output.host_hazard());
+        hazards
+    }
+
+    fn cull_push(&self) -> CullPush {
+        let bind = self.bind_bounds;
+        CullPush {
+            bind_min: bind.min.extend(0.0).to_array(),
+            bind_max: bind.max.extend(0.0).to_array(),
+            instance_count: self.instance_count,
+            blend_reach: self.blend_reach,
+            joint_count: self.model.joint_count,
+            vertex_count: self.model.vertex_count,
+            mesh_count: self.mesh_draws.len() as u32,
+            chunk_instances: self.chunking.instances_per_chunk,
+        }
+    }
+}
+
+/// The draws' inputs, gathered for the recipe.
+impl Renderer {
+    fn record_triangles(&self, command_buffer: ash_vk::CommandBuffer, triangles: &TriangleCulling, scene: &FrameScene) {
+        let extent = self.targets.as_ref().expect("render() creates the targets before recording").color.extent();
+        let push = TrianglesPush {
+            view_projection: scene.view_projection.to_cols_array(),
+            viewport: [extent.width as f32, extent.height as f32],
+            mesh_count: self.mesh_draws.len() as u32,
+            vertex_count: self.model.vertex_count,
+            index_count: self.model.index_count,
+            chunk_instances: self.chunking.instances_per_chunk,
+            instance_count: self.instance_count,
+            group_size: triangles.group_size,
+            groups_per_chunk: triangles.groups_per_chunk,
+            facing_sign: triangles.facing_sign,
+            sample_test: u32::from(triangles.sample_test),
+            snap: triangles.snap,
+        };
+        triangles.pass.record(command_buffer, triangles.set, push, (&triangles.dispatch, 0));
+    }
+
+    /// Each chunk's skinned vertices: its own buffer (`compute`), or its range of the slot's
+    /// CPU-written one (`cpu`).
+    fn chunk_vertices<'s>(&'s self, frame: &'s FrameSlot) -> Vec<(&'s Buffer, u64)> {
+        let vertex_bytes = u64::from(self.model.vertex_count) * std::mem::size_of::<SkinnedVertex>() as u64;
+        match &frame.cpu_skinned {
+            Some(cpu_skinned) => (0..self.chunking.chunk_count)
+                .map(|chunk| (cpu_skinned, u64::from(self.chunking.range(chunk, self.instance_count).0) * vertex_bytes))
+                .collect(),
+            None => self.skin.skinned.iter().map(|buffer| (buffer, 0)).collect(),
+        }
+    }
+
+    fn vertex_source<'s>(&self, chunk_vertices: &'s [(&'s Buffer, u64)]) -> VertexSource<'s> {
+        match (self.strategy, &self.skin_inputs) {
+            (Strategy::Vertex, Some((_, skin_inputs))) => VertexSource::SkinInVertexShader {
+                skin_inputs: *skin_inputs,
+                joint_count: self.model.joint_count,
+                chunk_instances: self.chunking.instances_per_chunk,
+            },
+            _ => VertexSource::Skinned(chunk_vertices),
+        }
+    }
+
+    /// One draw list of the cull pass: the light's or the camera's, with its counts.
+    fn draw_list<'s>(&'s self, commands: &'s Buffer, count_offset: usize) -> DrawList<'s> {
+        DrawList {
+            commands,
+            counts: &self.cull.counters,
+            count_offset: count_offset as u64,
+            capacity: self.chunking.instances_per_chunk,
+            mesh_count: self.mesh_draws.len() as u32,
+            chunk_count: self.chunking.chunk_count,
+        }
+    }
+
+    fn record_shadow(&self, command_buffer: ash_vk::CommandBuffer, vertices: VertexSource<'_>, scene: &FrameScene) {
+        let draws = self.draw_list(&self.cull.light_draws, std::mem::offset_of!(CullCounters, light_draws));
+        self.shadow.record(command_buffer, vertices, &self.model.indices, draws, scene.light_view_projection);
+    }
+
+    fn record_forward(
+        &self,
+        command_buffer: ash_vk::CommandBuffer,
+        frame: &FrameSlot,
+        vertices: VertexSource<'_>,
+        output: &Output<'_>,
+        scene: &FrameScene,
+    ) {
+        let targets = self.targets.as_ref().expect("render() creates the targets before recording");
+        let resolve = match output {
+            Output::Offscreen(target) => ResolveTarget { view: target.color.view, extent: target.color.extent() },
+            Output::Swapchain { view, extent, .. } => ResolveTarget { view: *view, extent: *extent },
+        };
+        let meshes: Vec<MeshDraw> = self
+            .mesh_draws
+            .iter()
+            .enumerate()
+            .map(|(mesh, &material)| MeshDraw {
+                material_set: self.material_sets[material],
+                base_color: self.model.materials[material].base_color,
+                mesh: mesh as u32,
+            })
+            .collect();
+        let camera_draws = self.draw_list(&self.cull.camera_draws, std::mem::offset_of!(CullCounters, camera_draws));
+        let debug_frame = DebugFrame {
+            views: self.debug,
+            frame_set: frame.frame_set,
+            vertices,
+            indices: &self.model.indices,
+            camera_draws,
+            counters: &self.cull.counters,
+            skeleton_offset: std::mem::offset_of!(CullCounters, skeleton_draw) as u64,
+            box_offset: std::mem::offset_of!(CullCounters, box_draw) as u64,
+            view_projection: scene.view_projection,
+            joint_count: self.model.joint_count,
+            normal_length: self.bind_bounds.size().length() * 0.02,
+            extent: resolve.extent,
+        };
+        let overlay = |command_buffer| self.debug_pass.record(command_buffer, self.debug_set, &debug_frame);
+        let culled = self.triangles.as_ref().map(|triangles| CulledDraws {
+            commands: &triangles.camera_draws,
+            indices: &triangles.camera_indices,
+            mesh_count: self.mesh_draws.len() as u32,
+            instances_per_chunk: self.chunking.instances_per_chunk,
+            instance_count: self.instance_count,
+            group_size: triangles.group_size,
+            groups_per_chunk: triangles.groups_per_chunk,
+        });
+        let indices = &self.model.indices;
+        self.forward.record(
+            command_buffer,
+            targets,
+            &resolve,
+            frame.frame_set,
+            vertices,
+            indices,
+            camera_draws,
+            culled.as_ref(),
+            &meshes,
+            &overlay,
+        );
+    }
+}
