@@ -447,10 +447,18 @@ fn run(cli: Cli) -> Result<(), String> {
                 out: out.clone(),
                 validation: validate || validation_from_env(),
             };
+            // A bar redrawn in place on a terminal; in a log, a plain line a step.
+            let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
             let report = vkskin::bench::run(&model, &options, capture.as_mut(), |done, total, what| {
-                eprint!("{}", vkskin::bench::progress_bar(done, total, what));
+                if terminal {
+                    eprint!("{}", vkskin::bench::progress_bar(done, total, what));
+                } else {
+                    eprintln!("bench: {done}/{total} {what}");
+                }
             })?;
-            eprintln!();
+            if terminal {
+                eprintln!();
+            }
             print!("{}", report.table());
             for path in report.write(&out)? {
                 println!("wrote {}", path.display());

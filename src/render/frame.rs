@@ -77,10 +77,12 @@ impl<'a> Recorder<'a> {
         record: impl FnOnce(ash_vk::CommandBuffer),
         after: Vec<Hazard>,
     ) {
+        let index = TIMED_PASSES.iter().position(|&pass| pass == name).map_or(0, |index| index as u32);
+        self.mark_through(index); // passes skipped before this one end here, taking no time
         self.wait(before);
         self.barrier(name);
         record(self.command_buffer);
-        self.close(name);
+        self.mark_through(index + 1);
         self.wait(after);
     }
 
@@ -88,7 +90,7 @@ impl<'a> Recorder<'a> {
     /// barrier calls made.
     pub fn finish(mut self) -> Vec<BarrierCall> {
         self.barrier("the end of the frame");
-        self.close(TIMED_PASSES[TIMED_PASSES.len() - 1]);
+        self.mark_through(TIMED_PASSES.len() as u32);
         self.calls
     }
 
@@ -111,10 +113,9 @@ impl<'a> Recorder<'a> {
         self.calls.push(BarrierCall { before, hazards });
     }
 
-    /// Writes the timestamps up to the one that closes `pass` (skipped passes take zero time).
-    fn close(&mut self, pass: &str) {
-        let Some(index) = TIMED_PASSES.iter().position(|&name| name == pass) else { return };
-        while self.marks <= index as u32 + 1 {
+    /// Writes the timestamps up to `last` (timestamp i + 1 closes `TIMED_PASSES[i]`).
+    fn mark_through(&mut self, last: u32) {
+        while self.marks <= last {
             self.timestamps.write(self.command_buffer, Stage::ALL_COMMANDS, self.marks);
             self.marks += 1;
         }

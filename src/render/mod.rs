@@ -1,13 +1,17 @@
-//! The renderer: the passes, the resources they share, and the frame's recipe (`record_frame`).
+//! The renderer: frame slots, the passes, and the frame's recipe (`frame.rs`).
 //!
 //! ```text
-//!  palette (compute) -> skin (compute) -> shadow (depth) -> forward (4× MSAA, resolve) -> present | copy
-//!   joint_palettes      skinned_vertices   shadow.depth      target image
+//!  cull ──▶ palette ──▶ skin ──▶ triangles ──▶ shadow ──▶ forward ──▶ resolve
+//!  cull.rs  palette.rs  skin.rs  triangles.rs shadow.rs  forward.rs  frame.rs (present | copy-out)
+//!  kept     joint       skinned  culled       shadow     4× MSAA,    offscreen.rs
+//!  list,    palettes    vertices indices,     .depth     resolved,
+//!  draws                         draws                   debug.rs views
 //! ```
-//! Data the CPU writes (uniforms, instance parameters) is ring-buffered per frame in flight and
-//! written only after that slot's fence. Data the GPU produces (palettes, skinned vertices, the
-//! shadow map, MSAA attachments) exists once and is guarded by barriers, including the
-//! write-after-read from last frame's draws to this frame's skinning.
+//! Each pass owns what it writes and declares the hazards before and after it; `frame.rs`
+//! records them in order, one barrier per boundary. Data the CPU writes (uniforms, instance
+//! parameters) is ring-buffered per frame in flight and written only after that slot's fence.
+//! Data the GPU produces exists once and is guarded by those barriers, including the
+//! write-after-read from last frame's draws to this frame's writes.
 
 pub mod camera;
 pub mod copy;
