@@ -11,8 +11,8 @@ use crate::render::camera::OrbitCamera;
 use crate::render::offscreen::{OffscreenTarget, OFFSCREEN_FORMAT};
 use crate::render::scene::{grid_instances, world_bounds, InstanceState};
 use crate::render::{shadow, FrameScene, Output, Renderer, Strategy};
-use crate::vk::device::DeviceRequest;
-use crate::vk::{self, Device, Instance, InstanceOptions};
+use crate::gpu::device::DeviceRequest;
+use crate::gpu::{self, Device, Instance, InstanceOptions};
 
 /// The bundled default model, made by `vkskin generate` (src/generate.rs).
 pub fn default_model_path() -> PathBuf {
@@ -117,11 +117,11 @@ impl SceneSetup {
 }
 
 /// Instance and device without a window.
-pub fn headless_device(validation: bool) -> vk::Result<Arc<Device>> {
+pub fn headless_device(validation: bool) -> gpu::Result<Arc<Device>> {
     let instance = Instance::new(&InstanceOptions { validation, surface_extensions: Vec::new() })?;
     Ok(Arc::new(Device::new(
         instance,
-        DeviceRequest { surface: None, storage_buffers_per_stage: crate::render::gpu::STORAGE_BUFFERS_PER_STAGE },
+        DeviceRequest { surface: None, storage_buffers_per_stage: crate::render::shader_types::STORAGE_BUFFERS_PER_STAGE },
     )?))
 }
 
@@ -133,7 +133,7 @@ pub struct HeadlessRenderer {
 }
 
 impl HeadlessRenderer {
-    pub fn new(device: &Arc<Device>, setup: &SceneSetup, width: u32, height: u32) -> vk::Result<HeadlessRenderer> {
+    pub fn new(device: &Arc<Device>, setup: &SceneSetup, width: u32, height: u32) -> gpu::Result<HeadlessRenderer> {
         HeadlessRenderer::with_strategy(device, setup, (width, height), Strategy::Compute)
     }
 
@@ -142,7 +142,7 @@ impl HeadlessRenderer {
         setup: &SceneSetup,
         size: (u32, u32),
         strategy: Strategy,
-    ) -> vk::Result<HeadlessRenderer> {
+    ) -> gpu::Result<HeadlessRenderer> {
         HeadlessRenderer::with_binding_limit(device, setup, size, strategy, None)
     }
 
@@ -154,9 +154,9 @@ impl HeadlessRenderer {
         (width, height): (u32, u32),
         strategy: Strategy,
         binding_limit: Option<u64>,
-    ) -> vk::Result<HeadlessRenderer> {
+    ) -> gpu::Result<HeadlessRenderer> {
         if width == 0 || height == 0 {
-            return Err(vk::Error::Other(format!("image size {width}x{height}: both sides must be at least 1")));
+            return Err(gpu::Error::Other(format!("image size {width}x{height}: both sides must be at least 1")));
         }
         let count = setup.instances.len() as u32;
         let renderer = Renderer::with_binding_limit(device, &setup.model, count, OFFSCREEN_FORMAT, strategy, binding_limit)?;
@@ -170,12 +170,12 @@ impl HeadlessRenderer {
     }
 
     /// Submits one frame without waiting for it (soak runs and frame counts).
-    pub fn submit(&mut self, scene: &FrameScene) -> vk::Result<()> {
+    pub fn submit(&mut self, scene: &FrameScene) -> gpu::Result<()> {
         self.renderer.render(scene, Output::Offscreen(&self.target))
     }
 
     /// Renders one frame and returns its pixels.
-    pub fn render(&mut self, scene: &FrameScene) -> vk::Result<image::RgbaImage> {
+    pub fn render(&mut self, scene: &FrameScene) -> gpu::Result<image::RgbaImage> {
         self.submit(scene)?;
         self.renderer.wait_all()?;
         self.target.read_image()

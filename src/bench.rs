@@ -13,7 +13,7 @@ use crate::app::{headless_device, HeadlessRenderer, SceneSetup};
 use crate::model::Model;
 use crate::plot::{LineChart, Series};
 use crate::render::copy::CopyPass;
-use crate::render::gpu::{SkinnedVertex, SourceVertex};
+use crate::render::shader_types::{SkinnedVertex, SourceVertex};
 use crate::render::MemoryPlan;
 use crate::render::{Strategy, VisibleCounts, TIMED_PASSES};
 
@@ -147,7 +147,7 @@ fn skin_stream_bytes(model: &Model) -> u64 {
 /// the palette rows it gathers for every influence (48 bytes) and the kept-instance index each
 /// invocation reads (4 bytes a vertex).
 fn skin_touched_bytes(model: &Model) -> u64 {
-    let palette_reads = model.influences.len() * std::mem::size_of::<crate::render::gpu::PaletteMatrix>();
+    let palette_reads = model.influences.len() * std::mem::size_of::<crate::render::shader_types::PaletteMatrix>();
     skin_stream_bytes(model) + (palette_reads + model.vertices.len() * 4) as u64
 }
 
@@ -155,7 +155,7 @@ fn skin_touched_bytes(model: &Model) -> u64 {
 /// strategy holds a host-visible copy of the skinned vertices per frame in flight instead).
 fn bytes_per_instance(model: &Model, strategy: Strategy) -> u64 {
     crate::render::MemoryPlan::for_limits(
-        crate::render::memory::Shape::of(model),
+        crate::render::chunks::Shape::of(model),
         strategy,
         1,
         u64::MAX >> 1,

@@ -80,7 +80,7 @@ impl FrameCapture {
 pub fn around_frame(
     capture: Option<&mut FrameCapture>,
     frame: u64,
-    submit: impl FnOnce() -> crate::vk::Result<()>,
+    submit: impl FnOnce() -> crate::gpu::Result<()>,
 ) -> Result<Option<PathBuf>, String> {
     match capture.filter(|capture| capture.frame == frame) {
         Some(capture) => {

@@ -12,4 +12,4 @@ pub mod model;
 pub mod plot;
 pub mod render;
 pub mod viewer;
-pub mod vk;
+pub mod gpu;

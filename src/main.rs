@@ -15,8 +15,8 @@ use vkskin::model::Model;
 use vkskin::render::debug::DebugViews;
 use vkskin::render::offscreen::save_png;
 use vkskin::render::{MemoryPlan, Strategy};
-use vkskin::vk::instance::validation_from_env;
-use vkskin::vk::MessageCounts;
+use vkskin::gpu::instance::validation_from_env;
+use vkskin::gpu::MessageCounts;
 
 #[derive(Parser)]
 #[command(name = "vkskin", version, about = "GPU skeletal animation with Vulkan: skin once in compute, draw twice")]
@@ -204,7 +204,7 @@ impl SceneArgs {
 
     /// `setup`, refusing up front (before laying out a single instance) a count past what
     /// `device` can hold, with the limit and the largest count that fits.
-    fn setup_within(&self, device: Option<&vkskin::vk::Device>) -> Result<SceneSetup, String> {
+    fn setup_within(&self, device: Option<&vkskin::gpu::Device>) -> Result<SceneSetup, String> {
         let model = self.load()?;
         match device {
             Some(device) => {

@@ -8,14 +8,7 @@ use std::path::PathBuf;
 use glam::{Vec2, Vec3, Vec4};
 
 use crate::anim::bounds::ModelBounds;
-use crate::anim::{Aabb, Animation, Clip, Skeleton};
-
-/// One joint's pull on a vertex.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Influence {
-    pub joint: u32,
-    pub weight: f32,
-}
+use crate::anim::{Aabb, Animation, Clip, ClipRange, Influence, RangeUnit, Skeleton};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Vertex {
@@ -128,8 +121,7 @@ impl Model {
     /// count as the file does (frame f at f / frame rate, so Milkshape's 1-based frames and MD5's
     /// 0-based ones both land on their keys), seconds as they are. A clip plays from its first
     /// bound to its last and loops back.
-    pub fn cut_clips(&mut self, ranges: &[crate::formats::ranges::ClipRange]) -> Result<(), String> {
-        use crate::formats::ranges::RangeUnit;
+    pub fn cut_clips(&mut self, ranges: &[ClipRange]) -> Result<(), String> {
         let Some(animation) = self.animations.first() else {
             return Err(format!("{} has no animation to cut clips from", self.name));
         };
@@ -195,7 +187,8 @@ impl Model {
                 })
                 .collect();
         }
-        self.bounds = crate::anim::bounds::model_bounds(&self.skeleton, &self.animations, &self.vertices, &self.influences);
+        let vertices = self.vertices.iter().map(|vertex| (vertex.position, vertex.influences(&self.influences)));
+        self.bounds = crate::anim::bounds::model_bounds(&self.skeleton, &self.animations, vertices);
     }
 
     /// Which side of the triangles can ever be seen, so the shadow and forward passes may skip the

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ash::vk as ash_vk;
+use ash::vk;
 use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 use winit::application::ApplicationHandler;
 use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
@@ -20,9 +20,9 @@ use crate::capture::FrameCapture;
 use crate::render::camera::OrbitCamera;
 use crate::render::debug::DebugViews;
 use crate::render::{Output, Renderer, Strategy};
-use crate::vk::device::DeviceRequest;
-use crate::vk::swapchain::{Acquired, Surface, Swapchain};
-use crate::vk::{self, Device, Instance, InstanceOptions, MessageCounts};
+use crate::gpu::device::DeviceRequest;
+use crate::gpu::swapchain::{Acquired, Surface, Swapchain};
+use crate::gpu::{self, Device, Instance, InstanceOptions, MessageCounts};
 
 pub struct ViewerOptions {
     pub validation: bool,
@@ -197,7 +197,7 @@ impl Viewer {
             instance,
             DeviceRequest {
                 surface: Some((&surface.loader, surface.raw)),
-                storage_buffers_per_stage: crate::render::gpu::STORAGE_BUFFERS_PER_STAGE,
+                storage_buffers_per_stage: crate::render::shader_types::STORAGE_BUFFERS_PER_STAGE,
             },
         ) {
             Ok(device) => Arc::new(device),
@@ -207,7 +207,7 @@ impl Viewer {
             }
         };
         let size = window.inner_size();
-        let swapchain = Swapchain::new(&device, &surface, ash_vk::Extent2D { width: size.width, height: size.height }, None)
+        let swapchain = Swapchain::new(&device, &surface, vk::Extent2D { width: size.width, height: size.height }, None)
             .map_err(|error| error.to_string())?;
         let instances = self.setup.instances.len() as u32;
         let mut renderer = Renderer::new(&device, &self.setup.model, instances, swapchain.format, self.options.strategy)
@@ -218,7 +218,7 @@ impl Viewer {
 
     /// `+`/`-`: doubles or halves the instance count and rebuilds the renderer for it (the one
     /// place the viewer waits for the GPU outside a resize).
-    fn change_instances(&mut self, count: usize) -> vk::Result<()> {
+    fn change_instances(&mut self, count: usize) -> gpu::Result<()> {
         let Some(graphics) = &mut self.graphics else { return Ok(()) };
         let count = count.clamp(1, 1 << 16);
         if count == self.setup.instances.len() {
@@ -248,14 +248,14 @@ impl Viewer {
         }
     }
 
-    fn recreate_swapchain(&mut self) -> vk::Result<()> {
+    fn recreate_swapchain(&mut self) -> gpu::Result<()> {
         let Some(graphics) = &mut self.graphics else { return Ok(()) };
         let size = graphics.window.inner_size();
         if size.width == 0 || size.height == 0 {
             return Ok(()); // minimized: keep the old one until there is something to show
         }
         graphics.device.wait_idle()?;
-        let extent = ash_vk::Extent2D { width: size.width, height: size.height };
+        let extent = vk::Extent2D { width: size.width, height: size.height };
         let new = Swapchain::new(&graphics.device, &graphics.surface, extent, graphics.swapchain.as_ref())?;
         graphics.swapchain = Some(new);
         self.swapchain_dirty = false;
@@ -263,7 +263,7 @@ impl Viewer {
         Ok(())
     }
 
-    fn frame(&mut self) -> vk::Result<()> {
+    fn frame(&mut self) -> gpu::Result<()> {
         let now = Instant::now();
         let elapsed = now.duration_since(self.last_tick).as_secs_f64();
         self.last_tick = now;
@@ -305,7 +305,7 @@ impl Viewer {
             needs_recreate = swapchain.present(index)?;
             Ok(())
         })
-        .map_err(vk::Error::Other)?;
+        .map_err(gpu::Error::Other)?;
         self.report.captures.extend(captured);
         self.swapchain_dirty |= needs_recreate || suboptimal;
         self.report.frames += 1;

@@ -20,8 +20,7 @@
 
 use glam::{Mat3, Mat4, Vec3, Vec4};
 
-use super::{Aabb, Animation, Channel, Interpolation, JointPose, Property, Skeleton};
-use crate::model::{Influence, Vertex};
+use super::{Aabb, Animation, Channel, Influence, Interpolation, JointPose, Property, Skeleton};
 
 /// Cells per second of animation: at walking speed a limb moves a few centimetres in 1/30 s.
 pub const CELL_RATE: f32 = 30.0;
@@ -180,14 +179,15 @@ fn motion(channel: &Channel, t0: f32, t1: f32, points: &mut Vec<Vec4>) -> Motion
     result
 }
 
-/// The farthest each joint moves a vertex, in joint space.
-pub fn vertex_radii(skeleton: &Skeleton, vertices: &[Vertex], influences: &[Influence]) -> Vec<f32> {
+/// The farthest each joint moves a vertex, in joint space, from each vertex's bind position and
+/// influences.
+pub fn vertex_radii<'a>(skeleton: &Skeleton, vertices: impl IntoIterator<Item = (Vec3, &'a [Influence])>) -> Vec<f32> {
     let mut radii = vec![0.0f32; skeleton.len()];
-    for vertex in vertices {
-        for influence in vertex.influences(influences).iter().filter(|influence| influence.weight > 0.0) {
+    for (position, influences) in vertices {
+        for influence in influences.iter().filter(|influence| influence.weight > 0.0) {
             let joint = influence.joint as usize;
             if let (Some(radius), Some(joint)) = (radii.get_mut(joint), skeleton.joints.get(joint)) {
-                *radius = radius.max(joint.inverse_bind.transform_point3(vertex.position).length());
+                *radius = radius.max(joint.inverse_bind.transform_point3(position).length());
             }
         }
     }
@@ -328,8 +328,12 @@ fn mirrors(skeleton: &Skeleton, animations: &[Animation]) -> bool {
 }
 
 /// Bounds for every animation of a model.
-pub fn model_bounds(skeleton: &Skeleton, animations: &[Animation], vertices: &[Vertex], influences: &[Influence]) -> ModelBounds {
-    let radii = vertex_radii(skeleton, vertices, influences);
+pub fn model_bounds<'a>(
+    skeleton: &Skeleton,
+    animations: &[Animation],
+    vertices: impl IntoIterator<Item = (Vec3, &'a [Influence])>,
+) -> ModelBounds {
+    let radii = vertex_radii(skeleton, vertices);
     ModelBounds {
         animations: animations.iter().map(|animation| animation_bounds(skeleton, animation, &radii)).collect(),
         blend_reach: blend_reach(skeleton, animations, &radii),
@@ -340,12 +344,12 @@ pub fn model_bounds(skeleton: &Skeleton, animations: &[Animation], vertices: &[V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::anim::{Joint, KeyTimes};
+    use crate::anim::{Influence, Joint, KeyTimes};
     use glam::Quat;
 
     /// An arm: a root and a 1-unit bone whose tip vertex the second joint carries, swinging
     /// through 170° in 0.5 s with only two keys (the arc bulges far from both key poses).
-    fn swinging_arm() -> (Skeleton, Animation, Vec<Vertex>, Vec<Influence>) {
+    fn swinging_arm() -> (Skeleton, Animation, Vec3, Vec<Influence>) {
         let rest = JointPose::new(Quat::IDENTITY, Vec3::X);
         let skeleton = Skeleton {
             joints: vec![
@@ -368,21 +372,13 @@ mod tests {
         };
         let animation =
             Animation { name: "swing".into(), duration: 0.5, frame_rate: None, channels: vec![channel], file_key_bytes: 40 };
-        let vertex = Vertex {
-            position: Vec3::new(2.0, 0.0, 0.0),
-            normal: Vec3::Y,
-            tangent: Vec4::X,
-            uv: glam::Vec2::ZERO,
-            first_influence: 0,
-            influence_count: 1,
-        };
-        (skeleton, animation, vec![vertex], vec![Influence { joint: 1, weight: 1.0 }])
+        (skeleton, animation, Vec3::new(2.0, 0.0, 0.0), vec![Influence { joint: 1, weight: 1.0 }])
     }
 
     #[test]
     fn cells_hold_every_sampled_pose() {
-        let (skeleton, animation, vertices, influences) = swinging_arm();
-        let bounds = model_bounds(&skeleton, std::slice::from_ref(&animation), &vertices, &influences);
+        let (skeleton, animation, tip_bind, influences) = swinging_arm();
+        let bounds = model_bounds(&skeleton, std::slice::from_ref(&animation), [(tip_bind, influences.as_slice())]);
         let cells = &bounds.animations[0];
         assert_eq!(cells.cells.len(), 15);
         let mut poses = vec![JointPose::IDENTITY; 2];
@@ -391,7 +387,7 @@ mod tests {
             let time = 0.5 * step as f32 / 1000.0;
             animation.sample(&skeleton, time, &mut poses);
             crate::anim::local_to_model(&skeleton, &poses, Mat4::IDENTITY, &mut models);
-            let tip = (models[1] * skeleton.joints[1].inverse_bind).transform_point3(vertices[0].position);
+            let tip = (models[1] * skeleton.joints[1].inverse_bind).transform_point3(tip_bind);
             let cell = cells.at(time);
             assert!(cell.min.cmple(tip + 1e-5).all() && cell.max.cmpge(tip - 1e-5).all(), "t = {time}: {tip} outside {cell:?}");
         }

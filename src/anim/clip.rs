@@ -240,6 +240,24 @@ impl Channel {
     }
 }
 
+/// How a range's bounds are counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RangeUnit {
+    /// The file's own frame numbers (Psionic's files count from 1).
+    Frames,
+    /// Seconds, written with an `s` suffix: `0.5s-1.25s`.
+    Seconds,
+}
+
+/// One named span of a clip, as written: frames are the file's own frame numbers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClipRange {
+    pub name: String,
+    pub first: f64,
+    pub last: f64,
+    pub unit: RangeUnit,
+}
+
 /// One animation of a file: its channels, at most one per joint and property.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Animation {

@@ -14,12 +14,18 @@ pub mod bounds;
 pub mod clip;
 pub mod curve;
 
-pub use clip::{Animation, Channel, Clip, Interpolation, KeyTimes, Property};
+pub use clip::{Animation, Channel, Clip, ClipRange, Interpolation, KeyTimes, Property, RangeUnit};
 pub use curve::{hermite, slerp_shortest};
 
 use glam::{Mat4, Quat, Vec3};
 
-use crate::model::Influence;
+
+/// One joint's pull on a vertex.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Influence {
+    pub joint: u32,
+    pub weight: f32,
+}
 
 /// One joint of a skeleton. Joints are stored parents-first: `parent < own index` always holds.
 #[derive(Clone, Debug, PartialEq)]

@@ -39,10 +39,8 @@ use gltf::json::validation::Checked;
 use gltf::json::Root;
 
 use super::{files, FormatError, Location};
-use crate::anim::{self, slerp_shortest, Joint, JointPose, KeyTimes, Skeleton};
-use crate::model::{
-    compute_normals, compute_tangents, normalize_influences, Influence, LoadStats, Material, Mesh, Model, Texture, Vertex,
-};
+use crate::anim::{self, slerp_shortest, Joint, JointPose, KeyTimes, Skeleton, Influence};
+use crate::model::{compute_normals, compute_tangents, normalize_influences, LoadStats, Material, Mesh, Model, Texture, Vertex};
 
 /// Decoded accessor data in all, in bytes. Real models need a few megabytes; the cap is what stops
 /// a small file from reading one large accessor thousands of times.

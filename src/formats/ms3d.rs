@@ -77,8 +77,8 @@ use std::path::{Component, Path, PathBuf};
 use glam::{Mat4, Quat, Vec2, Vec3, Vec4};
 
 use super::{texture, FormatError, Location};
-use crate::anim::{hermite, slerp_shortest, Animation, Channel, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
-use crate::model::{compute_tangents, normalize_influences, Influence, LoadStats, Material, Mesh, Model, Vertex};
+use crate::anim::{hermite, slerp_shortest, Animation, Channel, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton, Influence};
+use crate::model::{compute_tangents, normalize_influences, LoadStats, Material, Mesh, Model, Vertex};
 
 const MAGIC: &[u8; 10] = b"MS3D000000";
 

@@ -8,25 +8,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::anim::{ClipRange, RangeUnit};
 use crate::formats::FormatError;
-
-/// How a range's bounds are counted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RangeUnit {
-    /// The file's own frame numbers (Psionic's files count from 1).
-    Frames,
-    /// Seconds, written with an `s` suffix: `0.5s-1.25s`.
-    Seconds,
-}
-
-/// One named span of a clip, as written: frames are the file's own frame numbers.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ClipRange {
-    pub name: String,
-    pub first: f64,
-    pub last: f64,
-    pub unit: RangeUnit,
-}
 
 /// Far beyond any authored clip (almost four days at 30 frames a second), so a larger bound is a
 /// typo or an overflow, caught here before it becomes a huge sample count downstream.

@@ -4,16 +4,16 @@
 
 use std::sync::Arc;
 
-use ash::vk as ash_vk;
-use ash_vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
+use ash::vk;
+use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 use gpu_allocator::MemoryLocation;
 
-use crate::vk::barrier::{self, side, Hazard};
-use crate::vk::commands::{self, CommandPool, Fence};
-use crate::vk::descriptors::{DescriptorPool, DescriptorSetLayout};
-use crate::vk::pipeline::Pipeline;
-use crate::vk::query::TimestampPool;
-use crate::vk::{self, Buffer, Check, Device};
+use crate::gpu::barrier::{self, side, Hazard};
+use crate::gpu::commands::{self, CommandPool, Fence};
+use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout};
+use crate::gpu::pipeline::Pipeline;
+use crate::gpu::query::TimestampPool;
+use crate::gpu::{self, Buffer, Check, Device};
 
 pub const WORKGROUP_SIZE: u32 = 64;
 
@@ -31,9 +31,9 @@ pub struct CopyPass {
 }
 
 impl CopyPass {
-    pub fn new(device: &Arc<Device>) -> vk::Result<CopyPass> {
-        let storage = ash_vk::DescriptorType::STORAGE_BUFFER;
-        let compute = ash_vk::ShaderStageFlags::COMPUTE;
+    pub fn new(device: &Arc<Device>) -> gpu::Result<CopyPass> {
+        let storage = vk::DescriptorType::STORAGE_BUFFER;
+        let compute = vk::ShaderStageFlags::COMPUTE;
         let set_layout = DescriptorSetLayout::new(device, "copy.set_layout", &[(0, storage, compute), (1, storage, compute)])?;
         let pipeline = Pipeline::compute(
             device,
@@ -51,12 +51,12 @@ impl CopyPass {
     /// fence). On lavapipe the two agree on a fresh device; once graphics work has run on it, its
     /// timestamps around a lone dispatch read near zero while the wall clock does not, so the
     /// benchmark measures its copies first.
-    pub fn measure(&self, bytes: u64, repetitions: u32) -> vk::Result<Vec<(f64, f64)>> {
+    pub fn measure(&self, bytes: u64, repetitions: u32) -> gpu::Result<Vec<(f64, f64)>> {
         let device = &self.device;
         let bytes = bytes.max(16).next_multiple_of(16);
         let alignment = device.limits().min_storage_buffer_offset_alignment.max(16);
         let chunk = (u64::from(device.limits().max_storage_buffer_range) / alignment * alignment).max(alignment);
-        let usage = ash_vk::BufferUsageFlags::STORAGE_BUFFER;
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
         // One source and one destination buffer per chunk: one binding's range each, and well under
         // maxMemoryAllocationSize (2 GiB on lavapipe), which a copy at 10,000 instances passes.
         let chunks: Vec<u64> = (0..bytes.div_ceil(chunk)).map(|index| (bytes - index * chunk).min(chunk)).collect();
@@ -70,7 +70,7 @@ impl CopyPass {
             device,
             "copy.descriptor_pool",
             chunks.len() as u32,
-            &[(ash_vk::DescriptorType::STORAGE_BUFFER, 2 * chunks.len() as u32)],
+            &[(vk::DescriptorType::STORAGE_BUFFER, 2 * chunks.len() as u32)],
         )?;
         let mut sets = Vec::new();
         for (index, &range) in chunks.iter().enumerate() {
@@ -80,10 +80,10 @@ impl CopyPass {
                 .iter()
                 .enumerate()
                 .map(|(binding, info)| {
-                    ash_vk::WriteDescriptorSet::default()
+                    vk::WriteDescriptorSet::default()
                         .dst_set(set)
                         .dst_binding(binding as u32)
-                        .descriptor_type(ash_vk::DescriptorType::STORAGE_BUFFER)
+                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
                         .buffer_info(info)
                 })
                 .collect();
@@ -92,7 +92,7 @@ impl CopyPass {
         }
 
         let timestamps = TimestampPool::new(device, "copy.timestamps", 2)?;
-        let command_pool = CommandPool::new(device, "copy.command_pool", ash_vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER)?;
+        let command_pool = CommandPool::new(device, "copy.command_pool", vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER)?;
         let command_buffer = command_pool.allocate("copy.command_buffer", 1)?[0];
         let fence = Fence::new(device, "copy.fence", false)?;
         let max_groups_x = device.limits().max_compute_work_group_count[0].max(1);
@@ -101,7 +101,7 @@ impl CopyPass {
         let reuse = [Hazard::buffers("copy.destination", &destinations, writes, writes)];
         let mut milliseconds = Vec::with_capacity(repetitions as usize);
         for _ in 0..repetitions {
-            unsafe { device.raw.reset_command_buffer(command_buffer, ash_vk::CommandBufferResetFlags::empty()) }
+            unsafe { device.raw.reset_command_buffer(command_buffer, vk::CommandBufferResetFlags::empty()) }
                 .check("vkResetCommandBuffer")?;
             commands::begin(device, command_buffer)?;
             timestamps.reset(command_buffer);
@@ -116,21 +116,21 @@ impl CopyPass {
                 let rows = groups.div_ceil(groups_x);
                 self.pipeline.bind_sets(command_buffer, 0, &[set]);
                 let push = CopyPush { count, row_length: groups_x * WORKGROUP_SIZE };
-                self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::COMPUTE, &push);
+                self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, &push);
                 unsafe { device.raw.cmd_dispatch(command_buffer, groups_x, rows, 1) };
             }
             device.end_label(command_buffer);
             timestamps.write(command_buffer, Stage::ALL_COMMANDS, 1);
             commands::end(device, command_buffer)?;
             let command_buffers = [command_buffer];
-            let submit = ash_vk::SubmitInfo::default().command_buffers(&command_buffers);
+            let submit = vk::SubmitInfo::default().command_buffers(&command_buffers);
             let submitted = std::time::Instant::now();
             unsafe { device.raw.queue_submit(device.queue, &[submit], fence.raw) }.check("vkQueueSubmit")?;
             fence.wait()?;
             let wall = submitted.elapsed().as_secs_f64() * 1e3;
             fence.reset()?;
             let mut ticks = [0u64; 2];
-            unsafe { device.raw.get_query_pool_results(timestamps.raw, 0, &mut ticks, ash_vk::QueryResultFlags::TYPE_64) }
+            unsafe { device.raw.get_query_pool_results(timestamps.raw, 0, &mut ticks, vk::QueryResultFlags::TYPE_64) }
                 .check("vkGetQueryPoolResults")?;
             milliseconds.push((ticks[1].saturating_sub(ticks[0]) as f64 * timestamps.period_ns / 1e6, wall));
         }

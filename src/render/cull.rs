@@ -9,19 +9,19 @@
 
 use std::sync::Arc;
 
-use ash::vk as ash_vk;
+use ash::vk;
 
 use glam::Vec3;
 
-use super::gpu::{frustum_planes, CullCounters, CullPush, InstanceData, NO_CLIP};
+use super::shader_types::{frustum_planes, CullCounters, CullPush, InstanceData, NO_CLIP};
 use super::FrameScene;
 use crate::anim::Aabb;
 use crate::model::Model;
-use crate::vk::barrier::{side, Hazard, Side};
-use crate::vk::descriptors::{DescriptorSetLayout, Resource};
-use crate::vk::pipeline::Pipeline;
-use crate::vk::{self, Buffer, Device};
-use ash_vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
+use crate::gpu::barrier::{side, Hazard, Side};
+use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
+use crate::gpu::pipeline::Pipeline;
+use crate::gpu::{self, Buffer, Device};
+use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
 use gpu_allocator::MemoryLocation;
 
 /// Instances per workgroup.
@@ -68,7 +68,7 @@ const CULL_WRITES: Side = side("cull writes", Stage::COMPUTE_SHADER, Access::SHA
 impl CullPass {
     /// The pass and its outputs, for `instance_count` instances whose draw commands take
     /// `command_bytes` per list.
-    pub fn new(device: &Arc<Device>, instance_count: u32, command_bytes: u64) -> vk::Result<CullPass> {
+    pub fn new(device: &Arc<Device>, instance_count: u32, command_bytes: u64) -> gpu::Result<CullPass> {
         // TRANSFER_SRC: tests and debugging read them back.
         let indirect_storage = Usage::STORAGE_BUFFER | Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC;
         let storage = Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC;
@@ -80,9 +80,9 @@ impl CullPass {
         let light_draws = buffer("cull.light_draws", command_bytes, indirect_storage)?;
         let debug_boxes = buffer("cull.debug_boxes", 32 * u64::from(instance_count), storage)?;
 
-        let storage = ash_vk::DescriptorType::STORAGE_BUFFER;
-        let compute = ash_vk::ShaderStageFlags::COMPUTE;
-        let mut bindings = vec![(BINDING_FRAME_UNIFORMS, ash_vk::DescriptorType::UNIFORM_BUFFER, compute)];
+        let storage = vk::DescriptorType::STORAGE_BUFFER;
+        let compute = vk::ShaderStageFlags::COMPUTE;
+        let mut bindings = vec![(BINDING_FRAME_UNIFORMS, vk::DescriptorType::UNIFORM_BUFFER, compute)];
         for binding in BINDING_INSTANCES..=BINDING_DEBUG_BOXES {
             bindings.push((binding, storage, compute));
         }
@@ -98,8 +98,8 @@ impl CullPass {
         Ok(CullPass { pipeline, set_layout, counters, skin_list, camera_draws, light_draws, debug_boxes, device: device.clone() })
     }
 
-    pub fn write_set(&self, set: ash_vk::DescriptorSet, inputs: &CullInputs<'_>) {
-        crate::vk::descriptors::write_set(
+    pub fn write_set(&self, set: vk::DescriptorSet, inputs: &CullInputs<'_>) {
+        crate::gpu::descriptors::write_set(
             &self.device,
             set,
             &[
@@ -124,7 +124,7 @@ impl CullPass {
     }
 
     /// Zeroes the counts and writes the constant parts of the indirect arguments.
-    pub fn record_reset(&self, command_buffer: ash_vk::CommandBuffer, reset: &CullCounters) {
+    pub fn record_reset(&self, command_buffer: vk::CommandBuffer, reset: &CullCounters) {
         unsafe { self.device.raw.cmd_update_buffer(command_buffer, self.counters.raw, 0, bytemuck::bytes_of(reset)) };
     }
 
@@ -170,16 +170,16 @@ impl CullPass {
     }
 
     /// Copies the counts into a slot's host-visible buffer (read after its fence).
-    pub fn record_counts_copy(&self, command_buffer: ash_vk::CommandBuffer, readback: &Buffer) {
-        let region = ash_vk::BufferCopy::default().size(std::mem::size_of::<CullCounters>() as u64);
+    pub fn record_counts_copy(&self, command_buffer: vk::CommandBuffer, readback: &Buffer) {
+        let region = vk::BufferCopy::default().size(std::mem::size_of::<CullCounters>() as u64);
         unsafe { self.device.raw.cmd_copy_buffer(command_buffer, self.counters.raw, readback.raw, &[region]) };
     }
 
-    pub fn record(&self, command_buffer: ash_vk::CommandBuffer, set: ash_vk::DescriptorSet, push: CullPush) {
+    pub fn record(&self, command_buffer: vk::CommandBuffer, set: vk::DescriptorSet, push: CullPush) {
         self.device.begin_label(command_buffer, c"cull");
         self.pipeline.bind(command_buffer);
         self.pipeline.bind_sets(command_buffer, 0, &[set]);
-        self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::COMPUTE, &push);
+        self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, &push);
         unsafe { self.device.raw.cmd_dispatch(command_buffer, push.instance_count.div_ceil(WORKGROUP_SIZE), 1, 1) };
         self.device.end_label(command_buffer);
     }

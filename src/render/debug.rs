@@ -19,15 +19,15 @@
 
 use std::sync::Arc;
 
-use ash::vk as ash_vk;
+use ash::vk;
 use glam::Mat4;
 
 use super::forward::{DEPTH_FORMAT, SAMPLES};
 use super::shadow::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
 use super::Strategy;
-use crate::vk::descriptors::{DescriptorSetLayout, Resource};
-use crate::vk::pipeline::{GraphicsDesc, Pipeline};
-use crate::vk::{self, Buffer, Device};
+use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
+use crate::gpu::pipeline::{GraphicsDesc, Pipeline};
+use crate::gpu::{self, Buffer, Device};
 
 /// Which debug views are on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -106,14 +106,14 @@ pub struct DebugInputs<'a> {
     pub joint_parents: &'a Buffer,
     pub skin_list: &'a Buffer,
     pub boxes: &'a Buffer,
-    pub shadow_view: ash_vk::ImageView,
-    pub shadow_sampler: ash_vk::Sampler,
+    pub shadow_view: vk::ImageView,
+    pub shadow_sampler: vk::Sampler,
 }
 
 /// What one frame's debug drawing needs.
 pub struct DebugFrame<'a> {
     pub views: DebugViews,
-    pub frame_set: ash_vk::DescriptorSet,
+    pub frame_set: vk::DescriptorSet,
     pub vertices: VertexSource<'a>,
     pub indices: &'a Buffer,
     pub camera_draws: DrawList<'a>,
@@ -124,7 +124,7 @@ pub struct DebugFrame<'a> {
     pub joint_count: u32,
     /// Length of a normal line, world units.
     pub normal_length: f32,
-    pub extent: ash_vk::Extent2D,
+    pub extent: vk::Extent2D,
 }
 
 #[repr(C)]
@@ -151,12 +151,12 @@ impl DebugPass {
     /// wireframe hides it too, so it outlines what the image shows.
     pub fn new(
         device: &Arc<Device>,
-        color_format: ash_vk::Format,
+        color_format: vk::Format,
         frame_set_layout: &DescriptorSetLayout,
-        cull_mode: ash_vk::CullModeFlags,
-    ) -> vk::Result<DebugPass> {
-        let storage = ash_vk::DescriptorType::STORAGE_BUFFER;
-        let vertex = ash_vk::ShaderStageFlags::VERTEX;
+        cull_mode: vk::CullModeFlags,
+    ) -> gpu::Result<DebugPass> {
+        let storage = vk::DescriptorType::STORAGE_BUFFER;
+        let vertex = vk::ShaderStageFlags::VERTEX;
         let set_layout = DescriptorSetLayout::new(
             device,
             "debug.set_layout",
@@ -165,7 +165,7 @@ impl DebugPass {
                 (BINDING_JOINT_PARENTS, storage, vertex),
                 (BINDING_SKIN_LIST, storage, vertex),
                 (BINDING_BOXES, storage, vertex),
-                (BINDING_SHADOW_DEPTH, ash_vk::DescriptorType::COMBINED_IMAGE_SAMPLER, ash_vk::ShaderStageFlags::FRAGMENT),
+                (BINDING_SHADOW_DEPTH, vk::DescriptorType::COMBINED_IMAGE_SAMPLER, vk::ShaderStageFlags::FRAGMENT),
             ],
         )?;
         let (bindings, attributes) = skinned_vertex_input();
@@ -175,17 +175,17 @@ impl DebugPass {
             fragment_shader: Some(super::shaders::DEBUG_LINES_FRAG),
             vertex_bindings: &[],
             vertex_attributes: &[],
-            topology: ash_vk::PrimitiveTopology::LINE_LIST,
-            polygon_mode: ash_vk::PolygonMode::FILL,
-            cull_mode: ash_vk::CullModeFlags::NONE,
+            topology: vk::PrimitiveTopology::LINE_LIST,
+            polygon_mode: vk::PolygonMode::FILL,
+            cull_mode: vk::CullModeFlags::NONE,
             depth_bias: None,
             samples: SAMPLES,
             color_format: Some(color_format),
             depth_format: Some(DEPTH_FORMAT),
             depth_write: false,
-            depth_compare: ash_vk::CompareOp::ALWAYS,
+            depth_compare: vk::CompareOp::ALWAYS,
             set_layouts: &[frame_set_layout, &set_layout],
-            push_constants: Some((ash_vk::ShaderStageFlags::VERTEX, std::mem::size_of::<LinePush>() as u32)),
+            push_constants: Some((vk::ShaderStageFlags::VERTEX, std::mem::size_of::<LinePush>() as u32)),
         };
         let skeleton = Pipeline::graphics(device, "debug.skeleton", &lines_only)?;
         let bounds = Pipeline::graphics(
@@ -193,7 +193,7 @@ impl DebugPass {
             "debug.bounds",
             &GraphicsDesc {
                 vertex_shader: super::shaders::DEBUG_BOUNDS_VERT,
-                depth_compare: ash_vk::CompareOp::LESS_OR_EQUAL,
+                depth_compare: vk::CompareOp::LESS_OR_EQUAL,
                 ..lines_only
             },
         )?;
@@ -204,12 +204,12 @@ impl DebugPass {
                 vertex_shader: super::shaders::DEBUG_WIREFRAME_VERT,
                 vertex_bindings: &bindings,
                 vertex_attributes: &attributes[..1],
-                topology: ash_vk::PrimitiveTopology::TRIANGLE_LIST,
+                topology: vk::PrimitiveTopology::TRIANGLE_LIST,
                 // Lines over their own triangles: pulled towards the camera so they win the depth test.
-                polygon_mode: if device.fill_mode_non_solid { ash_vk::PolygonMode::LINE } else { ash_vk::PolygonMode::FILL },
+                polygon_mode: if device.fill_mode_non_solid { vk::PolygonMode::LINE } else { vk::PolygonMode::FILL },
                 cull_mode,
                 depth_bias: Some((-2.0, -1.0)),
-                depth_compare: ash_vk::CompareOp::LESS_OR_EQUAL,
+                depth_compare: vk::CompareOp::LESS_OR_EQUAL,
                 push_constants: None,
                 ..lines_only
             },
@@ -223,9 +223,9 @@ impl DebugPass {
                     geometry_shader: Some(super::shaders::DEBUG_NORMALS_GEOM),
                     vertex_bindings: &bindings,
                     vertex_attributes: &attributes[..2],
-                    topology: ash_vk::PrimitiveTopology::TRIANGLE_LIST,
-                    depth_compare: ash_vk::CompareOp::LESS_OR_EQUAL,
-                    push_constants: Some((ash_vk::ShaderStageFlags::GEOMETRY, std::mem::size_of::<LinePush>() as u32)),
+                    topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+                    depth_compare: vk::CompareOp::LESS_OR_EQUAL,
+                    push_constants: Some((vk::ShaderStageFlags::GEOMETRY, std::mem::size_of::<LinePush>() as u32)),
                     ..lines_only
                 },
             )?)
@@ -238,7 +238,7 @@ impl DebugPass {
             &GraphicsDesc {
                 vertex_shader: super::shaders::DEBUG_SHADOWMAP_VERT,
                 fragment_shader: Some(super::shaders::DEBUG_SHADOWMAP_FRAG),
-                topology: ash_vk::PrimitiveTopology::TRIANGLE_LIST,
+                topology: vk::PrimitiveTopology::TRIANGLE_LIST,
                 push_constants: None,
                 ..lines_only
             },
@@ -254,8 +254,8 @@ impl DebugPass {
         Ok(())
     }
 
-    pub fn write_set(&self, set: ash_vk::DescriptorSet, inputs: &DebugInputs<'_>) {
-        crate::vk::descriptors::write_set(
+    pub fn write_set(&self, set: vk::DescriptorSet, inputs: &DebugInputs<'_>) {
+        crate::gpu::descriptors::write_set(
             &self.device,
             set,
             &[
@@ -269,7 +269,7 @@ impl DebugPass {
     }
 
     /// Records the views that are on, inside the forward pass's rendering (its targets bound).
-    pub fn record(&self, command_buffer: ash_vk::CommandBuffer, set: ash_vk::DescriptorSet, frame: &DebugFrame<'_>) {
+    pub fn record(&self, command_buffer: vk::CommandBuffer, set: vk::DescriptorSet, frame: &DebugFrame<'_>) {
         let device = &self.device;
         let views = frame.views;
         if !views.any() {
@@ -281,7 +281,7 @@ impl DebugPass {
         let skinned_draws = |pipeline: &Pipeline| {
             pipeline.bind(command_buffer);
             pipeline.bind_sets(command_buffer, 0, &sets);
-            unsafe { device.raw.cmd_bind_index_buffer(command_buffer, frame.indices.raw, 0, ash_vk::IndexType::UINT32) };
+            unsafe { device.raw.cmd_bind_index_buffer(command_buffer, frame.indices.raw, 0, vk::IndexType::UINT32) };
             frame.camera_draws.draw_all(device, command_buffer, &frame.vertices);
         };
         if views.wireframe {
@@ -293,7 +293,7 @@ impl DebugPass {
             device.begin_label(command_buffer, c"normals");
             let push = LinePush { value: frame.normal_length.to_bits(), ..push(0) };
             normals.bind(command_buffer);
-            normals.push_constants(command_buffer, ash_vk::ShaderStageFlags::GEOMETRY, &push);
+            normals.push_constants(command_buffer, vk::ShaderStageFlags::GEOMETRY, &push);
             skinned_draws(normals);
             device.end_label(command_buffer);
         }
@@ -301,7 +301,7 @@ impl DebugPass {
             device.begin_label(command_buffer, c"bounds");
             self.bounds.bind(command_buffer);
             self.bounds.bind_sets(command_buffer, 0, &sets);
-            self.bounds.push_constants(command_buffer, ash_vk::ShaderStageFlags::VERTEX, &push(0));
+            self.bounds.push_constants(command_buffer, vk::ShaderStageFlags::VERTEX, &push(0));
             unsafe { device.raw.cmd_draw_indirect(command_buffer, frame.counters.raw, frame.box_offset, 1, 16) };
             device.end_label(command_buffer);
         }
@@ -309,7 +309,7 @@ impl DebugPass {
             device.begin_label(command_buffer, c"skeleton");
             self.skeleton.bind(command_buffer);
             self.skeleton.bind_sets(command_buffer, 0, &sets);
-            self.skeleton.push_constants(command_buffer, ash_vk::ShaderStageFlags::VERTEX, &push(frame.joint_count));
+            self.skeleton.push_constants(command_buffer, vk::ShaderStageFlags::VERTEX, &push(frame.joint_count));
             unsafe { device.raw.cmd_draw_indirect(command_buffer, frame.counters.raw, frame.skeleton_offset, 1, 16) };
             device.end_label(command_buffer);
         }
@@ -317,7 +317,7 @@ impl DebugPass {
             device.begin_label(command_buffer, c"shadowmap");
             // A square in the bottom-left corner, a third of the target's height.
             let side = (frame.extent.height / 3).max(1) as f32;
-            let viewport = ash_vk::Viewport {
+            let viewport = vk::Viewport {
                 x: 8.0,
                 y: frame.extent.height as f32 - side - 8.0,
                 width: side,

@@ -10,17 +10,17 @@
 
 use std::sync::Arc;
 
-use ash::vk as ash_vk;
+use ash::vk;
 
 use super::shadow::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
 use super::triangles::CulledDraws;
-use crate::vk::barrier::{side, Hazard};
-use crate::vk::descriptors::{DescriptorSetLayout, Resource};
-use crate::vk::pipeline::{GraphicsDesc, Pipeline};
-use crate::vk::{self, Buffer, Device, Image, ImageDesc};
+use crate::gpu::barrier::{side, Hazard};
+use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
+use crate::gpu::pipeline::{GraphicsDesc, Pipeline};
+use crate::gpu::{self, Buffer, Device, Image, ImageDesc};
 
-pub const SAMPLES: ash_vk::SampleCountFlags = ash_vk::SampleCountFlags::TYPE_4;
-pub const DEPTH_FORMAT: ash_vk::Format = ash_vk::Format::D32_SFLOAT;
+pub const SAMPLES: vk::SampleCountFlags = vk::SampleCountFlags::TYPE_4;
+pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
 pub const CLEAR_COLOR: [f32; 4] = [0.32, 0.40, 0.50, 1.0];
 
 // Set 0: per frame.
@@ -41,7 +41,7 @@ impl ForwardTargets {
     /// Before the pass: last frame's use of the attachments is done; their contents are
     /// discarded (the pass clears them).
     pub fn hazards_before(&self) -> Vec<Hazard> {
-        use ash_vk::{AccessFlags2 as Access, ImageLayout, PipelineStageFlags2 as Stage};
+        use vk::{AccessFlags2 as Access, ImageLayout, PipelineStageFlags2 as Stage};
         let color = side("colour output", Stage::COLOR_ATTACHMENT_OUTPUT, Access::COLOR_ATTACHMENT_WRITE);
         let depth = side(
             "depth tests and writes",
@@ -66,9 +66,9 @@ impl ForwardTargets {
         ]
     }
 
-    pub fn new(device: &Arc<Device>, format: ash_vk::Format, extent: ash_vk::Extent2D) -> vk::Result<ForwardTargets> {
+    pub fn new(device: &Arc<Device>, format: vk::Format, extent: vk::Extent2D) -> gpu::Result<ForwardTargets> {
         // TRANSIENT: the multisampled contents never leave the pass (tile memory on mobile GPUs).
-        let transient = ash_vk::ImageUsageFlags::TRANSIENT_ATTACHMENT;
+        let transient = vk::ImageUsageFlags::TRANSIENT_ATTACHMENT;
         let color =
             Image::new(device, "forward.color_msaa", ImageDesc::color_attachment(format, extent, SAMPLES).with_usage(transient))?;
         let depth = Image::new(
@@ -82,13 +82,13 @@ impl ForwardTargets {
 
 /// Where the resolved image goes this frame.
 pub struct ResolveTarget {
-    pub view: ash_vk::ImageView,
-    pub extent: ash_vk::Extent2D,
+    pub view: vk::ImageView,
+    pub extent: vk::Extent2D,
 }
 
 /// One mesh's material, for its culled draws.
 pub struct MeshDraw {
-    pub material_set: ash_vk::DescriptorSet,
+    pub material_set: vk::DescriptorSet,
     pub base_color: [f32; 4],
     pub mesh: u32,
 }
@@ -107,26 +107,26 @@ impl ForwardPass {
     /// seen ([`super::hidden_side`]).
     pub fn new(
         device: &Arc<Device>,
-        color_format: ash_vk::Format,
+        color_format: vk::Format,
         skin_inputs: Option<&DescriptorSetLayout>,
-        cull_mode: ash_vk::CullModeFlags,
-    ) -> vk::Result<ForwardPass> {
-        let graphics = ash_vk::ShaderStageFlags::VERTEX | ash_vk::ShaderStageFlags::FRAGMENT;
+        cull_mode: vk::CullModeFlags,
+    ) -> gpu::Result<ForwardPass> {
+        let graphics = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
         let frame_set_layout = DescriptorSetLayout::new(
             device,
             "forward.frame_set_layout",
             &[
-                (BINDING_FRAME_UNIFORMS, ash_vk::DescriptorType::UNIFORM_BUFFER, graphics),
-                (BINDING_SHADOW_MAP, ash_vk::DescriptorType::COMBINED_IMAGE_SAMPLER, ash_vk::ShaderStageFlags::FRAGMENT),
-                (BINDING_TEXCOORDS, ash_vk::DescriptorType::STORAGE_BUFFER, ash_vk::ShaderStageFlags::VERTEX),
+                (BINDING_FRAME_UNIFORMS, vk::DescriptorType::UNIFORM_BUFFER, graphics),
+                (BINDING_SHADOW_MAP, vk::DescriptorType::COMBINED_IMAGE_SAMPLER, vk::ShaderStageFlags::FRAGMENT),
+                (BINDING_TEXCOORDS, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
             ],
         )?;
         let material_set_layout = DescriptorSetLayout::new(
             device,
             "forward.material_set_layout",
             &[
-                (BINDING_BASE_COLOR, ash_vk::DescriptorType::COMBINED_IMAGE_SAMPLER, ash_vk::ShaderStageFlags::FRAGMENT),
-                (BINDING_NORMAL_MAP, ash_vk::DescriptorType::COMBINED_IMAGE_SAMPLER, ash_vk::ShaderStageFlags::FRAGMENT),
+                (BINDING_BASE_COLOR, vk::DescriptorType::COMBINED_IMAGE_SAMPLER, vk::ShaderStageFlags::FRAGMENT),
+                (BINDING_NORMAL_MAP, vk::DescriptorType::COMBINED_IMAGE_SAMPLER, vk::ShaderStageFlags::FRAGMENT),
             ],
         )?;
         let (bindings, attributes) = skinned_vertex_input();
@@ -136,8 +136,8 @@ impl ForwardPass {
             fragment_shader: Some(super::shaders::FORWARD_FRAG),
             vertex_bindings: &bindings,
             vertex_attributes: &attributes,
-            topology: ash_vk::PrimitiveTopology::TRIANGLE_LIST,
-            polygon_mode: ash_vk::PolygonMode::FILL,
+            topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+            polygon_mode: vk::PolygonMode::FILL,
             // Exporters disagree on winding: only a closed model hides a side (`Model::facing`); when
             // both may show, the fragment shader lights whichever side it sees.
             cull_mode,
@@ -146,9 +146,9 @@ impl ForwardPass {
             color_format: Some(color_format),
             depth_format: Some(DEPTH_FORMAT),
             depth_write: true,
-            depth_compare: ash_vk::CompareOp::LESS,
+            depth_compare: vk::CompareOp::LESS,
             set_layouts: &[&frame_set_layout, &material_set_layout],
-            push_constants: Some((ash_vk::ShaderStageFlags::FRAGMENT, 16)),
+            push_constants: Some((vk::ShaderStageFlags::FRAGMENT, 16)),
         };
         let model_pipeline = match skin_inputs {
             None => Pipeline::graphics(device, "forward.model", &base)?,
@@ -175,7 +175,7 @@ impl ForwardPass {
                 set_layouts: &[&frame_set_layout],
                 push_constants: None,
                 // Seen from above and below alike (the camera orbits).
-                cull_mode: ash_vk::CullModeFlags::NONE,
+                cull_mode: vk::CullModeFlags::NONE,
                 ..base
             },
         )?;
@@ -184,13 +184,13 @@ impl ForwardPass {
 
     pub fn write_frame_set(
         &self,
-        set: ash_vk::DescriptorSet,
+        set: vk::DescriptorSet,
         uniforms: &Buffer,
         shadow_map: &Image,
-        shadow_sampler: ash_vk::Sampler,
+        shadow_sampler: vk::Sampler,
         texcoords: &Buffer,
     ) {
-        crate::vk::descriptors::write_set(
+        crate::gpu::descriptors::write_set(
             &self.device,
             set,
             &[
@@ -203,12 +203,12 @@ impl ForwardPass {
 
     pub fn write_material_set(
         &self,
-        set: ash_vk::DescriptorSet,
+        set: vk::DescriptorSet,
         base_color: &Image,
         normal_map: &Image,
-        sampler: ash_vk::Sampler,
+        sampler: vk::Sampler,
     ) {
-        crate::vk::descriptors::write_set(
+        crate::gpu::descriptors::write_set(
             &self.device,
             set,
             &[
@@ -221,10 +221,10 @@ impl ForwardPass {
     #[allow(clippy::too_many_arguments)]
     pub fn record(
         &self,
-        command_buffer: ash_vk::CommandBuffer,
+        command_buffer: vk::CommandBuffer,
         targets: &ForwardTargets,
         resolve: &ResolveTarget,
-        frame_set: ash_vk::DescriptorSet,
+        frame_set: vk::DescriptorSet,
         vertices: VertexSource<'_>,
         indices: &Buffer,
         draws: DrawList<'_>,
@@ -232,27 +232,27 @@ impl ForwardPass {
         culled: Option<&CulledDraws<'_>>,
         meshes: &[MeshDraw],
         // Drawn after the model, into the same multisampled targets (the debug views).
-        overlay: &dyn Fn(ash_vk::CommandBuffer),
+        overlay: &dyn Fn(vk::CommandBuffer),
     ) {
         let device = &self.device;
         device.begin_label(command_buffer, c"forward");
-        let color_attachment = [ash_vk::RenderingAttachmentInfo::default()
+        let color_attachment = [vk::RenderingAttachmentInfo::default()
             .image_view(targets.color.view)
-            .image_layout(ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-            .resolve_mode(ash_vk::ResolveModeFlags::AVERAGE)
+            .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+            .resolve_mode(vk::ResolveModeFlags::AVERAGE)
             .resolve_image_view(resolve.view)
-            .resolve_image_layout(ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-            .load_op(ash_vk::AttachmentLoadOp::CLEAR)
-            .store_op(ash_vk::AttachmentStoreOp::DONT_CARE)
-            .clear_value(ash_vk::ClearValue { color: ash_vk::ClearColorValue { float32: CLEAR_COLOR } })];
-        let depth_attachment = ash_vk::RenderingAttachmentInfo::default()
+            .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+            .load_op(vk::AttachmentLoadOp::CLEAR)
+            .store_op(vk::AttachmentStoreOp::DONT_CARE)
+            .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: CLEAR_COLOR } })];
+        let depth_attachment = vk::RenderingAttachmentInfo::default()
             .image_view(targets.depth.view)
-            .image_layout(ash_vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
-            .load_op(ash_vk::AttachmentLoadOp::CLEAR)
-            .store_op(ash_vk::AttachmentStoreOp::DONT_CARE)
-            .clear_value(ash_vk::ClearValue { depth_stencil: ash_vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 } });
-        let rendering = ash_vk::RenderingInfo::default()
-            .render_area(ash_vk::Rect2D { offset: ash_vk::Offset2D::default(), extent: resolve.extent })
+            .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+            .load_op(vk::AttachmentLoadOp::CLEAR)
+            .store_op(vk::AttachmentStoreOp::DONT_CARE)
+            .clear_value(vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 } });
+        let rendering = vk::RenderingInfo::default()
+            .render_area(vk::Rect2D { offset: vk::Offset2D::default(), extent: resolve.extent })
             .layer_count(1)
             .color_attachments(&color_attachment)
             .depth_attachment(&depth_attachment);
@@ -271,11 +271,11 @@ impl ForwardPass {
         if let VertexSource::SkinInVertexShader { skin_inputs, .. } = vertices {
             self.model_pipeline.bind_sets(command_buffer, 2, &[skin_inputs]);
         }
-        unsafe { device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, ash_vk::IndexType::UINT32) };
+        unsafe { device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, vk::IndexType::UINT32) };
         // Material by material; within one, chunk by chunk (a vertex buffer each).
         for mesh in meshes {
             self.model_pipeline.bind_sets(command_buffer, 1, &[mesh.material_set]);
-            self.model_pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::FRAGMENT, &mesh.base_color);
+            self.model_pipeline.push_constants(command_buffer, vk::ShaderStageFlags::FRAGMENT, &mesh.base_color);
             for chunk in 0..draws.chunk_count {
                 vertices.bind_chunk(device, command_buffer, chunk);
                 match culled {

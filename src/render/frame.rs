@@ -7,18 +7,18 @@
 //! issued is kept ([`BarrierCall`]); `barrier_table` makes the README's table from it, and a test
 //! holds the README to it.
 
-use ash::vk as ash_vk;
-use ash_vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
+use ash::vk;
+use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 
 use super::debug::DebugFrame;
 use super::forward::{MeshDraw, ResolveTarget};
-use super::gpu::{CullCounters, CullPush, PalettePush, SkinPush, SkinnedVertex, TrianglesPush};
+use super::shader_types::{CullCounters, CullPush, PalettePush, SkinPush, SkinnedVertex, TrianglesPush};
 use super::shadow::{DrawList, VertexSource};
 use super::triangles::{CulledDraws, TriangleCulling};
 use super::{skin, FrameScene, FrameSlot, Output, Renderer, Strategy, TIMED_PASSES};
-use crate::vk::barrier::{self, side, Hazard};
-use crate::vk::query::TimestampPool;
-use crate::vk::{self, Buffer, Device};
+use crate::gpu::barrier::{self, side, Hazard};
+use crate::gpu::query::TimestampPool;
+use crate::gpu::{self, Buffer, Device};
 
 /// One barrier call as recorded: the work it comes before and its hazards, in words.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,7 +41,7 @@ pub struct HazardWords {
 /// Records one frame: barriers batched per boundary, passes timed by name.
 pub struct Recorder<'a> {
     device: &'a Device,
-    command_buffer: ash_vk::CommandBuffer,
+    command_buffer: vk::CommandBuffer,
     timestamps: &'a TimestampPool,
     /// Hazards declared since the last barrier.
     pending: Vec<Hazard>,
@@ -51,7 +51,7 @@ pub struct Recorder<'a> {
 }
 
 impl<'a> Recorder<'a> {
-    pub fn new(device: &'a Device, command_buffer: ash_vk::CommandBuffer, timestamps: &'a TimestampPool) -> Recorder<'a> {
+    pub fn new(device: &'a Device, command_buffer: vk::CommandBuffer, timestamps: &'a TimestampPool) -> Recorder<'a> {
         timestamps.reset(command_buffer);
         timestamps.write(command_buffer, Stage::ALL_COMMANDS, 0);
         Recorder { device, command_buffer, timestamps, pending: Vec::new(), marks: 1, calls: Vec::new() }
@@ -63,7 +63,7 @@ impl<'a> Recorder<'a> {
     }
 
     /// Work outside the timed passes (a reset, copies): one barrier for what is due, then `record`.
-    pub fn step(&mut self, name: &'static str, record: impl FnOnce(ash_vk::CommandBuffer)) {
+    pub fn step(&mut self, name: &'static str, record: impl FnOnce(vk::CommandBuffer)) {
         self.barrier(name);
         record(self.command_buffer);
     }
@@ -74,7 +74,7 @@ impl<'a> Recorder<'a> {
         &mut self,
         name: &'static str,
         before: Vec<Hazard>,
-        record: impl FnOnce(ash_vk::CommandBuffer),
+        record: impl FnOnce(vk::CommandBuffer),
         after: Vec<Hazard>,
     ) {
         let index = TIMED_PASSES.iter().position(|&pass| pass == name).map_or(0, |index| index as u32);
@@ -127,7 +127,7 @@ impl Renderer {
     /// it. What is due at one boundary goes out as one barrier.
     pub(super) fn record_frame(
         &self,
-        command_buffer: ash_vk::CommandBuffer,
+        command_buffer: vk::CommandBuffer,
         slot: usize,
         scene: &FrameScene,
         output: &Output<'_>,
@@ -218,8 +218,8 @@ impl Output<'_> {
                 // The submit waits for the acquire at colour output: the same stage orders this.
                 let acquired =
                     side("the acquire (semaphore wait at colour output)", Stage::COLOR_ATTACHMENT_OUTPUT, Access::NONE);
-                let layouts = (ash_vk::ImageLayout::UNDEFINED, ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
-                Hazard::raw_image("swapchain image", *image, vk::swapchain::color_range(), acquired, resolve, layouts)
+                let layouts = (vk::ImageLayout::UNDEFINED, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
+                Hazard::raw_image("swapchain image", *image, gpu::swapchain::color_range(), acquired, resolve, layouts)
             }
         }
     }
@@ -230,13 +230,13 @@ impl Output<'_> {
             Output::Offscreen(target) => target.copy_hazards(resolve),
             Output::Swapchain { image, .. } => {
                 let present = side("presentation", Stage::NONE, Access::NONE);
-                let layouts = (ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, ash_vk::ImageLayout::PRESENT_SRC_KHR);
-                vec![Hazard::raw_image("swapchain image", *image, vk::swapchain::color_range(), resolve, present, layouts)]
+                let layouts = (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::ImageLayout::PRESENT_SRC_KHR);
+                vec![Hazard::raw_image("swapchain image", *image, gpu::swapchain::color_range(), resolve, present, layouts)]
             }
         }
     }
 
-    fn record_copy_out(&self, device: &Device, command_buffer: ash_vk::CommandBuffer) {
+    fn record_copy_out(&self, device: &Device, command_buffer: vk::CommandBuffer) {
         if let Output::Offscreen(target) = self {
             target.record_copy_out(device, command_buffer);
         }
@@ -263,7 +263,7 @@ impl Renderer {
         }
     }
 
-    fn record_palette(&self, command_buffer: ash_vk::CommandBuffer, frame: &FrameSlot) {
+    fn record_palette(&self, command_buffer: vk::CommandBuffer, frame: &FrameSlot) {
         let push = PalettePush {
             joint_count: self.model.joint_count,
             chunk_instances: self.chunking.instances_per_chunk,
@@ -273,7 +273,7 @@ impl Renderer {
         self.palette.record(command_buffer, frame.palette_set, push, arguments);
     }
 
-    fn record_skin(&self, command_buffer: ash_vk::CommandBuffer) {
+    fn record_skin(&self, command_buffer: vk::CommandBuffer) {
         let push = SkinPush {
             vertex_count: self.model.vertex_count,
             joint_count: self.model.joint_count,
@@ -292,7 +292,7 @@ impl Renderer {
         hazards
     }
 
-    fn record_resolve(&self, command_buffer: ash_vk::CommandBuffer, frame: &FrameSlot, output: &Output<'_>) {
+    fn record_resolve(&self, command_buffer: vk::CommandBuffer, frame: &FrameSlot, output: &Output<'_>) {
         self.device.begin_label(command_buffer, c"resolve");
         output.record_copy_out(&self.device, command_buffer);
         self.cull.record_counts_copy(command_buffer, &frame.counts_readback);
@@ -325,7 +325,7 @@ impl Renderer {
 
 /// The draws' inputs, gathered for the recipe.
 impl Renderer {
-    fn record_triangles(&self, command_buffer: ash_vk::CommandBuffer, triangles: &TriangleCulling, scene: &FrameScene) {
+    fn record_triangles(&self, command_buffer: vk::CommandBuffer, triangles: &TriangleCulling, scene: &FrameScene) {
         let extent = self.targets.as_ref().expect("render() creates the targets before recording").color.extent();
         let push = TrianglesPush {
             view_projection: scene.view_projection.to_cols_array(),
@@ -379,14 +379,14 @@ impl Renderer {
         }
     }
 
-    fn record_shadow(&self, command_buffer: ash_vk::CommandBuffer, vertices: VertexSource<'_>, scene: &FrameScene) {
+    fn record_shadow(&self, command_buffer: vk::CommandBuffer, vertices: VertexSource<'_>, scene: &FrameScene) {
         let draws = self.draw_list(&self.cull.light_draws, std::mem::offset_of!(CullCounters, light_draws));
         self.shadow.record(command_buffer, vertices, &self.model.indices, draws, scene.light_view_projection);
     }
 
     fn record_forward(
         &self,
-        command_buffer: ash_vk::CommandBuffer,
+        command_buffer: vk::CommandBuffer,
         frame: &FrameSlot,
         vertices: VertexSource<'_>,
         output: &Output<'_>,

@@ -19,8 +19,8 @@ pub mod cull;
 pub mod debug;
 pub mod forward;
 pub mod frame;
-pub mod gpu;
-pub mod memory;
+pub mod shader_types;
+pub mod chunks;
 pub mod offscreen;
 pub mod palette;
 pub mod scene;
@@ -35,23 +35,23 @@ pub mod shaders {
 
 use std::sync::Arc;
 
-use ash::vk as ash_vk;
-use ash_vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
+use ash::vk;
+use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 use glam::{Mat4, Vec3, Vec4};
 use gpu_allocator::MemoryLocation;
 
 use crate::model::{Facing, Model};
-use crate::vk::barrier::{self, side, Hazard};
-use crate::vk::commands::{self, CommandPool, Fence, Semaphore};
-use crate::vk::descriptors::{DescriptorPool, DescriptorSetLayout};
-use crate::vk::query::TimestampPool;
-use crate::vk::{self, Buffer, Check, Device, Sampler};
+use crate::gpu::barrier::{self, side, Hazard};
+use crate::gpu::commands::{self, CommandPool, Fence, Semaphore};
+use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout};
+use crate::gpu::query::TimestampPool;
+use crate::gpu::{self, Buffer, Check, Device, Sampler};
 use cull::{CullInputs, CullPass};
 use debug::{DebugInputs, DebugPass, DebugViews};
 use forward::{ForwardPass, ForwardTargets};
-pub use gpu::MAX_CHUNKS;
-use gpu::{frustum_planes, CullCounters, DrawCommand, FrameUniforms, InstanceData, PaletteMatrix, SkinnedVertex};
-pub use memory::{padded_chunks, Chunking, MemoryPlan};
+pub use shader_types::MAX_CHUNKS;
+use shader_types::{frustum_planes, CullCounters, DrawCommand, FrameUniforms, InstanceData, PaletteMatrix, SkinnedVertex};
+pub use chunks::{padded_chunks, Chunking, MemoryPlan};
 use offscreen::OffscreenTarget;
 use palette::{PaletteInputs, PalettePass};
 use scene::GpuModel;
@@ -151,25 +151,25 @@ pub enum Output<'a> {
     /// Headless: resolve into `offscreen.color`, then copy to its readback buffer.
     Offscreen(&'a OffscreenTarget),
     /// A swapchain image acquired with the slot's `image_available` semaphore.
-    Swapchain { image: ash_vk::Image, view: ash_vk::ImageView, extent: ash_vk::Extent2D, render_finished: ash_vk::Semaphore },
+    Swapchain { image: vk::Image, view: vk::ImageView, extent: vk::Extent2D, render_finished: vk::Semaphore },
 }
 
 /// The per-frame-in-flight resources.
 struct FrameSlot {
     uniforms: Buffer,
     instances: Buffer,
-    command_buffer: ash_vk::CommandBuffer,
+    command_buffer: vk::CommandBuffer,
     /// Signalled when this slot's last submission finished; its buffers may then be rewritten.
     fence: Fence,
     image_available: Semaphore,
     timestamps: TimestampPool,
     /// The `cpu` strategy's skinned vertices for this slot, written by the CPU after the fence.
     cpu_skinned: Option<Buffer>,
-    cull_set: ash_vk::DescriptorSet,
+    cull_set: vk::DescriptorSet,
     /// `cull.counters` copied out at the end of this slot's frame, read after its fence.
     counts_readback: Buffer,
-    palette_set: ash_vk::DescriptorSet,
-    frame_set: ash_vk::DescriptorSet,
+    palette_set: vk::DescriptorSet,
+    frame_set: vk::DescriptorSet,
 }
 
 pub struct Renderer {
@@ -180,13 +180,13 @@ pub struct Renderer {
     descriptor_pool: DescriptorPool,
     #[allow(dead_code)] // owns the frames' command buffers
     command_pool: CommandPool,
-    skin_set: ash_vk::DescriptorSet,
+    skin_set: vk::DescriptorSet,
     /// The `compute` strategy's triangle pass (None for the others, and where `triangles::serves`
     /// says no: the forward pass then draws whole instances).
     pub triangles: Option<TriangleCulling>,
     /// The side of the model's triangles the shadow and forward passes cull (`hidden_side`).
-    pub cull_mode: ash_vk::CullModeFlags,
-    material_sets: Vec<ash_vk::DescriptorSet>,
+    pub cull_mode: vk::CullModeFlags,
+    material_sets: Vec<vk::DescriptorSet>,
     /// Each mesh's material index.
     mesh_draws: Vec<usize>,
     targets: Option<ForwardTargets>,
@@ -196,7 +196,7 @@ pub struct Renderer {
     /// The model has joints but no vertices: the skeleton view is always on.
     skeleton_only: bool,
     pub debug_pass: DebugPass,
-    debug_set: ash_vk::DescriptorSet,
+    debug_set: vk::DescriptorSet,
     #[allow(dead_code)] // referenced by the debug set
     depth_sampler: Sampler,
     pub chunking: Chunking,
@@ -212,14 +212,14 @@ pub struct Renderer {
     pub palette: PalettePass,
     pub model: GpuModel,
     pub instance_count: u32,
-    pub color_format: ash_vk::Format,
+    pub color_format: vk::Format,
     pub strategy: Strategy,
     /// Bounds of the bind pose: the cull pass's box for instances without a clip.
     bind_bounds: crate::anim::Aabb,
     /// `ModelBounds::blend_reach`, for the cull pass.
     blend_reach: f32,
     /// The `vertex` strategy's set: source vertices, influences and palettes for the vertex shaders.
-    skin_inputs: Option<(DescriptorSetLayout, ash_vk::DescriptorSet)>,
+    skin_inputs: Option<(DescriptorSetLayout, vk::DescriptorSet)>,
     /// The `cpu` strategy skins from the model on the CPU.
     cpu_model: Option<Box<Model>>,
     /// Milliseconds the CPU spent skinning the last frame (`cpu` strategy), all threads together on the wall clock.
@@ -242,9 +242,9 @@ impl Renderer {
         device: &Arc<Device>,
         model: &Model,
         instance_count: u32,
-        color_format: ash_vk::Format,
+        color_format: vk::Format,
         strategy: Strategy,
-    ) -> vk::Result<Renderer> {
+    ) -> gpu::Result<Renderer> {
         Renderer::with_binding_limit(device, model, instance_count, color_format, strategy, None)
     }
 
@@ -254,26 +254,26 @@ impl Renderer {
         device: &Arc<Device>,
         model: &Model,
         instance_count: u32,
-        color_format: ash_vk::Format,
+        color_format: vk::Format,
         strategy: Strategy,
         binding_limit: Option<u64>,
-    ) -> vk::Result<Renderer> {
-        use ash_vk::BufferUsageFlags as Usage;
+    ) -> gpu::Result<Renderer> {
+        use vk::BufferUsageFlags as Usage;
         let instance_count = instance_count.max(1);
         let gpu_model = GpuModel::upload(device, model)?;
         let plan = MemoryPlan::new(device, model, strategy, instance_count, binding_limit)?;
         let chunking = plan.chunking;
         let vertex_bytes = u64::from(gpu_model.vertex_count) * std::mem::size_of::<SkinnedVertex>() as u64;
 
-        let vertex_stage = ash_vk::ShaderStageFlags::VERTEX;
+        let vertex_stage = vk::ShaderStageFlags::VERTEX;
         let skin_inputs_layout = match strategy {
             Strategy::Vertex => Some(DescriptorSetLayout::with_counts(
                 device,
                 "vertex_skinning.set_layout",
                 &[
-                    (0, ash_vk::DescriptorType::STORAGE_BUFFER, vertex_stage, 1),
-                    (1, ash_vk::DescriptorType::STORAGE_BUFFER, vertex_stage, 1),
-                    (2, ash_vk::DescriptorType::STORAGE_BUFFER, vertex_stage, MAX_CHUNKS),
+                    (0, vk::DescriptorType::STORAGE_BUFFER, vertex_stage, 1),
+                    (1, vk::DescriptorType::STORAGE_BUFFER, vertex_stage, 1),
+                    (2, vk::DescriptorType::STORAGE_BUFFER, vertex_stage, MAX_CHUNKS),
                 ],
             )?),
             _ => None,
@@ -291,7 +291,7 @@ impl Renderer {
         let command_bytes = u64::from(chunking.chunk_count)
             * (mesh_draws.len().max(1) as u64)
             * u64::from(chunking.instances_per_chunk)
-            * std::mem::size_of::<ash_vk::DrawIndexedIndirectCommand>() as u64;
+            * std::mem::size_of::<vk::DrawIndexedIndirectCommand>() as u64;
         let cull = CullPass::new(device, instance_count, command_bytes)?;
         let debug = DebugPass::new(device, color_format, &forward.frame_set_layout, cull_mode)?;
 
@@ -305,9 +305,9 @@ impl Renderer {
             "descriptor_pool",
             sets,
             &[
-                (ash_vk::DescriptorType::STORAGE_BUFFER, 16 + 5 * MAX_CHUNKS + FRAMES_IN_FLIGHT as u32 * (18 + MAX_CHUNKS)),
-                (ash_vk::DescriptorType::UNIFORM_BUFFER, FRAMES_IN_FLIGHT as u32 * 2),
-                (ash_vk::DescriptorType::COMBINED_IMAGE_SAMPLER, 1 + FRAMES_IN_FLIGHT as u32 + 2 * material_count),
+                (vk::DescriptorType::STORAGE_BUFFER, 16 + 5 * MAX_CHUNKS + FRAMES_IN_FLIGHT as u32 * (18 + MAX_CHUNKS)),
+                (vk::DescriptorType::UNIFORM_BUFFER, FRAMES_IN_FLIGHT as u32 * 2),
+                (vk::DescriptorType::COMBINED_IMAGE_SAMPLER, 1 + FRAMES_IN_FLIGHT as u32 + 2 * material_count),
             ],
         )?;
         let skin_set = descriptor_pool.allocate(&skin.set_layout, "skin.set")?;
@@ -379,8 +379,8 @@ impl Renderer {
                     &camera_draws,
                     &camera_indices,
                 );
-                let sample_test = device.limits().standard_sample_locations == ash_vk::TRUE
-                    && forward::SAMPLES == ash_vk::SampleCountFlags::TYPE_4;
+                let sample_test = device.limits().standard_sample_locations == vk::TRUE
+                    && forward::SAMPLES == vk::SampleCountFlags::TYPE_4;
                 let snap = 0.5f32.powi(device.limits().sub_pixel_precision_bits as i32);
                 Some(TriangleCulling {
                     dispatch,
@@ -401,13 +401,13 @@ impl Renderer {
         let skin_inputs = match skin_inputs_layout {
             Some(layout) => {
                 let set = descriptor_pool.allocate(&layout, "vertex_skinning.set")?;
-                crate::vk::descriptors::write_set(
+                crate::gpu::descriptors::write_set(
                     device,
                     set,
                     &[
-                        (0, crate::vk::descriptors::Resource::StorageBuffer(&gpu_model.source_vertices)),
-                        (1, crate::vk::descriptors::Resource::StorageBuffer(&gpu_model.influences)),
-                        (2, crate::vk::descriptors::Resource::StorageBuffers(padded_chunks(&palette.palettes))),
+                        (0, crate::gpu::descriptors::Resource::StorageBuffer(&gpu_model.source_vertices)),
+                        (1, crate::gpu::descriptors::Resource::StorageBuffer(&gpu_model.influences)),
+                        (2, crate::gpu::descriptors::Resource::StorageBuffers(padded_chunks(&palette.palettes))),
                     ],
                 );
                 Some((layout, set))
@@ -421,7 +421,7 @@ impl Renderer {
             material_sets.push(set);
         }
 
-        let command_pool = CommandPool::new(device, "frame.command_pool", ash_vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER)?;
+        let command_pool = CommandPool::new(device, "frame.command_pool", vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER)?;
         let command_buffers = command_pool.allocate("frame.command_buffer", FRAMES_IN_FLIGHT as u32)?;
         let mut frames = Vec::new();
         for (slot, &command_buffer) in command_buffers.iter().enumerate() {
@@ -543,14 +543,14 @@ impl Renderer {
 
     /// Waits until the next slot's previous submission is done and returns the semaphore to
     /// acquire a swapchain image with.
-    pub fn wait_for_slot(&mut self) -> vk::Result<ash_vk::Semaphore> {
+    pub fn wait_for_slot(&mut self) -> gpu::Result<vk::Semaphore> {
         let slot = &self.frames[self.frame_index];
         slot.fence.wait()?;
         Ok(slot.image_available.raw)
     }
 
     /// Writes the frame's data into the current slot, records the frame and submits it.
-    pub fn render(&mut self, scene: &FrameScene, output: Output<'_>) -> vk::Result<()> {
+    pub fn render(&mut self, scene: &FrameScene, output: Output<'_>) -> gpu::Result<()> {
         let extent = match &output {
             Output::Offscreen(target) => target.color.extent(),
             Output::Swapchain { extent, .. } => *extent,
@@ -563,7 +563,7 @@ impl Renderer {
             self.targets = Some(ForwardTargets::new(&self.device, self.color_format, extent)?);
         }
         if scene.instances.len() != self.instance_count as usize {
-            return Err(vk::Error::Other(format!(
+            return Err(gpu::Error::Other(format!(
                 "the scene has {} instances, the renderer was built for {}",
                 scene.instances.len(),
                 self.instance_count
@@ -596,7 +596,7 @@ impl Renderer {
         }
 
         let command_buffer = slot.command_buffer;
-        unsafe { self.device.raw.reset_command_buffer(command_buffer, ash_vk::CommandBufferResetFlags::empty()) }
+        unsafe { self.device.raw.reset_command_buffer(command_buffer, vk::CommandBufferResetFlags::empty()) }
             .check("vkResetCommandBuffer")?;
         commands::begin(&self.device, command_buffer)?;
         self.last_barriers = self.record_frame(command_buffer, index, scene, &output);
@@ -609,12 +609,12 @@ impl Renderer {
         let (wait, wait_stages, signal) = match &output {
             Output::Swapchain { render_finished, .. } => (
                 vec![slot.image_available.raw],
-                vec![ash_vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT],
+                vec![vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT],
                 vec![*render_finished],
             ),
             Output::Offscreen(_) => (vec![], vec![], vec![]),
         };
-        let submit = ash_vk::SubmitInfo::default()
+        let submit = vk::SubmitInfo::default()
             .command_buffers(&command_buffers)
             .wait_semaphores(&wait)
             .wait_dst_stage_mask(&wait_stages)
@@ -626,7 +626,7 @@ impl Renderer {
     }
 
     /// Reads a finished slot's timestamps into `last_timings` and its cull counts into `last_visible`.
-    fn collect_timings(&mut self, slot: usize) -> vk::Result<()> {
+    fn collect_timings(&mut self, slot: usize) -> gpu::Result<()> {
         if self.frames[slot].timestamps.written {
             let counts: Vec<CullCounters> = self.frames[slot].counts_readback.read()?;
             if let Some(counts) = counts.first() {
@@ -651,7 +651,7 @@ impl Renderer {
 
     /// Waits for every submitted frame (headless read-back, shutdown, resize), oldest first, and
     /// keeps the newest frame's timings.
-    pub fn wait_all(&mut self) -> vk::Result<()> {
+    pub fn wait_all(&mut self) -> gpu::Result<()> {
         for offset in 0..FRAMES_IN_FLIGHT {
             let slot = (self.frame_index + offset) % FRAMES_IN_FLIGHT;
             self.frames[slot].fence.wait()?;
@@ -672,16 +672,16 @@ impl Renderer {
     }
 
     /// Copies a GPU buffer of the renderer back to the CPU (tests and debugging; after `wait_all`).
-    pub fn read_back<T: bytemuck::Pod>(&self, source: &Buffer) -> vk::Result<Vec<T>> {
+    pub fn read_back<T: bytemuck::Pod>(&self, source: &Buffer) -> gpu::Result<Vec<T>> {
         let name = format!("readback.{}", source.name);
         let mut readback =
-            Buffer::new(&self.device, &name, source.size, ash_vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+            Buffer::new(&self.device, &name, source.size, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
         commands::submit_once(&self.device, &name, |command_buffer| {
             // The last frame's writes are finished (fence), but the copy must still see them.
             let any_write = side("the frames' writes", Stage::ALL_COMMANDS, Access::MEMORY_WRITE);
             let copy_read = side("the copy", Stage::COPY, Access::TRANSFER_READ);
             barrier::issue(&self.device, command_buffer, &[Hazard::buffer("read-back source", source, any_write, copy_read)]);
-            let region = ash_vk::BufferCopy::default().size(source.size);
+            let region = vk::BufferCopy::default().size(source.size);
             unsafe { self.device.raw.cmd_copy_buffer(command_buffer, source.raw, readback.raw, &[region]) };
             let copy_write = side("the copy", Stage::COPY, Access::TRANSFER_WRITE);
             let host = side("host reads", Stage::HOST, Access::HOST_READ);
@@ -691,7 +691,7 @@ impl Renderer {
     }
 
     /// Copies `skinned_vertices` and `joint_palettes` back to the CPU (tests; after `wait_all`).
-    pub fn read_back_skinning(&self) -> vk::Result<(Vec<SkinnedVertex>, Vec<PaletteMatrix>)> {
+    pub fn read_back_skinning(&self) -> gpu::Result<(Vec<SkinnedVertex>, Vec<PaletteMatrix>)> {
         let mut skinned = Vec::new();
         let mut palettes = Vec::new();
         for chunk in 0..self.chunking.chunk_count as usize {
@@ -704,7 +704,7 @@ impl Renderer {
     /// What the last cull pass wrote (tests; after `wait_all`): its counters, the instances it kept
     /// for skinning, and the camera's and the light's draw commands (mesh-major, `instance_count`
     /// slots a mesh, the first `counters.camera_draws` / `light_draws` of each filled).
-    pub fn read_back_culling(&self) -> vk::Result<CullReadback> {
+    pub fn read_back_culling(&self) -> gpu::Result<CullReadback> {
         let counters: Vec<CullCounters> = self.read_back(&self.cull.counters)?;
         let counters = counters.first().copied().unwrap_or_default();
         let skin_list: Vec<u32> = self.read_back(&self.cull.skin_list)?;
@@ -724,11 +724,11 @@ fn pack_snorm16(v: glam::Vec3, w: f32) -> [i16; 4] {
 
 /// The cull mode of the model's shadow and forward pipelines: the side of its triangles that is never
 /// seen, or none. The pipelines' front face is counter-clockwise.
-pub fn hidden_side(facing: Facing) -> ash_vk::CullModeFlags {
+pub fn hidden_side(facing: Facing) -> vk::CullModeFlags {
     match facing {
-        Facing::Outward => ash_vk::CullModeFlags::BACK,
-        Facing::Inward => ash_vk::CullModeFlags::FRONT,
-        Facing::TwoSided => ash_vk::CullModeFlags::NONE,
+        Facing::Outward => vk::CullModeFlags::BACK,
+        Facing::Inward => vk::CullModeFlags::FRONT,
+        Facing::TwoSided => vk::CullModeFlags::NONE,
     }
 }
 

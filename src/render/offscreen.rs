@@ -4,15 +4,15 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use ash::vk as ash_vk;
-use ash_vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
+use ash::vk;
+use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 use gpu_allocator::MemoryLocation;
 
-use crate::vk::barrier::{side, Hazard, Side};
-use crate::vk::{self, Buffer, Device, Image, ImageDesc};
+use crate::gpu::barrier::{side, Hazard, Side};
+use crate::gpu::{self, Buffer, Device, Image, ImageDesc};
 
 /// 8-bit sRGB, so the PNG holds exactly what a swapchain would show.
-pub const OFFSCREEN_FORMAT: ash_vk::Format = ash_vk::Format::R8G8B8A8_SRGB;
+pub const OFFSCREEN_FORMAT: vk::Format = vk::Format::R8G8B8A8_SRGB;
 
 pub struct OffscreenTarget {
     pub color: Image,
@@ -20,26 +20,26 @@ pub struct OffscreenTarget {
 }
 
 impl OffscreenTarget {
-    pub fn new(device: &Arc<Device>, width: u32, height: u32) -> vk::Result<OffscreenTarget> {
+    pub fn new(device: &Arc<Device>, width: u32, height: u32) -> gpu::Result<OffscreenTarget> {
         OffscreenTarget::with_format(device, width, height, OFFSCREEN_FORMAT)
     }
 
     /// An offscreen target in another 8-bit RGBA or BGRA format (the viewer's screenshot matches
     /// its swapchain's, which its renderer's pipelines were built for).
-    pub fn with_format(device: &Arc<Device>, width: u32, height: u32, format: ash_vk::Format) -> vk::Result<OffscreenTarget> {
-        let extent = ash_vk::Extent2D { width, height };
-        let desc = ImageDesc::color_attachment(format, extent, ash_vk::SampleCountFlags::TYPE_1)
-            .with_usage(ash_vk::ImageUsageFlags::TRANSFER_SRC);
+    pub fn with_format(device: &Arc<Device>, width: u32, height: u32, format: vk::Format) -> gpu::Result<OffscreenTarget> {
+        let extent = vk::Extent2D { width, height };
+        let desc = ImageDesc::color_attachment(format, extent, vk::SampleCountFlags::TYPE_1)
+            .with_usage(vk::ImageUsageFlags::TRANSFER_SRC);
         let color = Image::new(device, "offscreen.color", desc)?;
         let bytes = u64::from(width) * u64::from(height) * 4;
         let readback =
-            Buffer::new(device, "offscreen.readback", bytes, ash_vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+            Buffer::new(device, "offscreen.readback", bytes, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
         Ok(OffscreenTarget { color, readback: std::cell::RefCell::new(readback) })
     }
 
     /// Before the forward pass resolves into it: last frame's copy-out is done.
     pub fn resolve_hazard(&self, resolve: Side) -> Hazard {
-        let layouts = (ash_vk::ImageLayout::UNDEFINED, ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
+        let layouts = (vk::ImageLayout::UNDEFINED, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
         Hazard::image("offscreen.color", &self.color, side("last frame's copy-out", Stage::COPY, Access::NONE), resolve, layouts)
     }
 
@@ -47,7 +47,7 @@ impl OffscreenTarget {
     pub fn copy_hazards(&self, resolve: Side) -> Vec<Hazard> {
         let copy_read = side("the copy into offscreen.readback", Stage::COPY, Access::TRANSFER_READ);
         let copy_write = side("the copy", Stage::COPY, Access::TRANSFER_WRITE);
-        let layouts = (ash_vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, ash_vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
+        let layouts = (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
         vec![
             Hazard::image("offscreen.color", &self.color, resolve, copy_read, layouts),
             Hazard::buffer(
@@ -60,19 +60,19 @@ impl OffscreenTarget {
     }
 
     /// The resolved image into the readback buffer.
-    pub fn record_copy_out(&self, device: &Device, command_buffer: ash_vk::CommandBuffer) {
+    pub fn record_copy_out(&self, device: &Device, command_buffer: vk::CommandBuffer) {
         let extent = self.color.extent();
-        let region = ash_vk::BufferImageCopy::default()
+        let region = vk::BufferImageCopy::default()
             .image_subresource(
-                ash_vk::ImageSubresourceLayers::default().aspect_mask(ash_vk::ImageAspectFlags::COLOR).layer_count(1),
+                vk::ImageSubresourceLayers::default().aspect_mask(vk::ImageAspectFlags::COLOR).layer_count(1),
             )
-            .image_extent(ash_vk::Extent3D { width: extent.width, height: extent.height, depth: 1 });
+            .image_extent(vk::Extent3D { width: extent.width, height: extent.height, depth: 1 });
         let readback = self.readback.borrow();
         unsafe {
             device.raw.cmd_copy_image_to_buffer(
                 command_buffer,
                 self.color.raw,
-                ash_vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
                 readback.raw,
                 &[region],
             )
@@ -86,14 +86,14 @@ impl OffscreenTarget {
     }
 
     /// The last copied frame as an image. Call after the frame's fence (Renderer::wait_all).
-    pub fn read_image(&self) -> vk::Result<image::RgbaImage> {
+    pub fn read_image(&self) -> gpu::Result<image::RgbaImage> {
         let extent = self.color.extent();
         let mut pixels: Vec<u8> = self.readback.borrow_mut().read()?;
-        if matches!(self.color.desc.format, ash_vk::Format::B8G8R8A8_SRGB | ash_vk::Format::B8G8R8A8_UNORM) {
+        if matches!(self.color.desc.format, vk::Format::B8G8R8A8_SRGB | vk::Format::B8G8R8A8_UNORM) {
             pixels.chunks_exact_mut(4).for_each(|pixel| pixel.swap(0, 2));
         }
         image::RgbaImage::from_raw(extent.width, extent.height, pixels)
-            .ok_or_else(|| vk::Error::Other("readback buffer smaller than the image".into()))
+            .ok_or_else(|| gpu::Error::Other("readback buffer smaller than the image".into()))
     }
 }
 

@@ -12,17 +12,17 @@
 
 use std::sync::Arc;
 
-use ash::vk as ash_vk;
+use ash::vk;
 
-use ash_vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
+use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
 use gpu_allocator::MemoryLocation;
 
-use super::gpu::{PaletteMatrix, PalettePush};
+use super::shader_types::{PaletteMatrix, PalettePush};
 use super::{padded_chunks, Chunking, MAX_CHUNKS};
-use crate::vk::barrier::{side, Hazard, Side};
-use crate::vk::descriptors::{DescriptorSetLayout, Resource};
-use crate::vk::pipeline::Pipeline;
-use crate::vk::{self, Buffer, Device};
+use crate::gpu::barrier::{side, Hazard, Side};
+use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
+use crate::gpu::pipeline::Pipeline;
+use crate::gpu::{self, Buffer, Device};
 
 /// Kept instances per workgroup, one invocation each (the cull pass counts the workgroups).
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -64,7 +64,7 @@ pub struct PaletteInputs<'a> {
 }
 
 impl PalettePass {
-    pub fn new(device: &Arc<Device>, chunking: Chunking, instance_count: u32, joint_count: u32) -> vk::Result<PalettePass> {
+    pub fn new(device: &Arc<Device>, chunking: Chunking, instance_count: u32, joint_count: u32) -> gpu::Result<PalettePass> {
         let palette_bytes = u64::from(joint_count) * std::mem::size_of::<PaletteMatrix>() as u64;
         let usage = Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC;
         let mut palettes = Vec::new();
@@ -75,8 +75,8 @@ impl PalettePass {
         }
         let positions_size = 16 * u64::from(instance_count) * u64::from(joint_count.max(1));
         let joint_positions = Buffer::new(device, "joint_positions", positions_size, usage, MemoryLocation::GpuOnly)?;
-        let storage = ash_vk::DescriptorType::STORAGE_BUFFER;
-        let compute = ash_vk::ShaderStageFlags::COMPUTE;
+        let storage = vk::DescriptorType::STORAGE_BUFFER;
+        let compute = vk::ShaderStageFlags::COMPUTE;
         let set_layout = DescriptorSetLayout::with_counts(
             device,
             "palette.set_layout",
@@ -104,8 +104,8 @@ impl PalettePass {
         Ok(PalettePass { pipeline, set_layout, palettes, joint_positions, device: device.clone() })
     }
 
-    pub fn write_set(&self, set: ash_vk::DescriptorSet, inputs: &PaletteInputs<'_>) {
-        crate::vk::descriptors::write_set(
+    pub fn write_set(&self, set: vk::DescriptorSet, inputs: &PaletteInputs<'_>) {
+        crate::gpu::descriptors::write_set(
             &self.device,
             set,
             &[
@@ -150,15 +150,15 @@ impl PalettePass {
     /// Dispatches indirectly: `arguments` at `offset` holds (workgroups of kept instances, 1, 1).
     pub fn record(
         &self,
-        command_buffer: ash_vk::CommandBuffer,
-        set: ash_vk::DescriptorSet,
+        command_buffer: vk::CommandBuffer,
+        set: vk::DescriptorSet,
         push: PalettePush,
         (arguments, offset): (&Buffer, u64),
     ) {
         self.device.begin_label(command_buffer, c"palette");
         self.pipeline.bind(command_buffer);
         self.pipeline.bind_sets(command_buffer, 0, &[set]);
-        self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::COMPUTE, &push);
+        self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, &push);
         unsafe { self.device.raw.cmd_dispatch_indirect(command_buffer, arguments.raw, offset) };
         self.device.end_label(command_buffer);
     }

@@ -4,17 +4,17 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use ash::vk as ash_vk;
+use ash::vk;
 use glam::{Mat4, Vec3};
 
-use super::gpu::{
+use super::shader_types::{
     AnimationCells, GpuBounds, GpuChannel, GpuInfluence, GpuJoint, InstanceData, MeshRange, SourceVertex,
     CHANNEL_COMPONENTS_SHIFT, CHANNEL_HAS_BASE, CHANNEL_IMPLIED_W, CHANNEL_INTERPOLATION_SHIFT, CHANNEL_UNIFORM, CHANNEL_WRAPS,
     MAX_ANIMATIONS, NO_CLIP, NO_PARENT,
 };
 use crate::anim::{skin_vertex, Aabb, Channel, Clip, JointPose, KeyTimes, Layer, Skinned};
 use crate::model::{Model, Texture};
-use crate::vk::{self, Buffer, Device, Image};
+use crate::gpu::{self, Buffer, Device, Image};
 
 /// A material ready for the forward pass: its textures (a white pixel, or a flat normal, when the
 /// model has none).
@@ -51,10 +51,10 @@ pub struct GpuModel {
 }
 
 impl GpuModel {
-    pub fn upload(device: &Arc<Device>, model: &Model) -> vk::Result<GpuModel> {
-        use ash_vk::BufferUsageFlags as Usage;
+    pub fn upload(device: &Arc<Device>, model: &Model) -> gpu::Result<GpuModel> {
+        use vk::BufferUsageFlags as Usage;
         if model.animations.len() > MAX_ANIMATIONS {
-            return Err(vk::Error::Other(format!(
+            return Err(gpu::Error::Other(format!(
                 "{} has {} animations; at most {MAX_ANIMATIONS} fit",
                 model.name,
                 model.animations.len()
@@ -69,7 +69,7 @@ impl GpuModel {
         inverse_binds.resize(joint_count, Mat4::IDENTITY.to_cols_array());
         let keys = AnimationData::new(model);
         if let Some(index) = model.skeleton.joints.iter().position(|joint| !joint.inverse_bind.inverse().is_finite()) {
-            return Err(vk::Error::Other(format!(
+            return Err(gpu::Error::Other(format!(
                 "{}: joint {index}'s inverse bind matrix is not invertible; the palette pass needs its inverse",
                 model.name
             )));
@@ -142,7 +142,7 @@ impl GpuModel {
         let mut decoded: HashMap<&Path, Vec<u8>> = HashMap::new();
         for (index, material) in model.materials.iter().enumerate() {
             let name = format!("material[{index}].{}", material.name);
-            let (srgb, unorm) = (ash_vk::Format::R8G8B8A8_SRGB, ash_vk::Format::R8G8B8A8_UNORM);
+            let (srgb, unorm) = (vk::Format::R8G8B8A8_SRGB, vk::Format::R8G8B8A8_UNORM);
             let texture = match &material.texture {
                 Some(texture) => {
                     Image::texture_rgba8(device, &name, (texture.width, texture.height), srgb, pixels(&mut decoded, texture)?)?
@@ -262,11 +262,11 @@ impl AnimationData {
 /// a skeleton.
 /// A texture's pixels, decoded now that they are uploaded (the loaders read only headers), once
 /// per file.
-fn pixels<'a, 'm>(decoded: &'a mut HashMap<&'m Path, Vec<u8>>, texture: &'m Texture) -> vk::Result<&'a [u8]> {
+fn pixels<'a, 'm>(decoded: &'a mut HashMap<&'m Path, Vec<u8>>, texture: &'m Texture) -> gpu::Result<&'a [u8]> {
     if !decoded.contains_key(texture.path.as_path()) {
         let pixels = texture
             .decode()
-            .map_err(|error| vk::Error::Other(format!("{}: cannot decode the texture: {error}", texture.path.display())))?;
+            .map_err(|error| gpu::Error::Other(format!("{}: cannot decode the texture: {error}", texture.path.display())))?;
         decoded.insert(&texture.path, pixels);
     }
     Ok(decoded.get(texture.path.as_path()).map(Vec::as_slice).unwrap_or_default())

@@ -9,15 +9,15 @@
 
 use std::sync::Arc;
 
-use ash::vk as ash_vk;
+use ash::vk;
 use glam::{Mat4, Vec3};
 
-use super::gpu::SkinnedVertex;
+use super::shader_types::SkinnedVertex;
 use crate::anim::Aabb;
-use crate::vk::barrier::{side, Hazard};
-use crate::vk::descriptors::DescriptorSetLayout;
-use crate::vk::pipeline::{GraphicsDesc, Pipeline};
-use crate::vk::{self, Buffer, Device, Image, ImageDesc};
+use crate::gpu::barrier::{side, Hazard};
+use crate::gpu::descriptors::DescriptorSetLayout;
+use crate::gpu::pipeline::{GraphicsDesc, Pipeline};
+use crate::gpu::{self, Buffer, Device, Image, ImageDesc};
 
 /// Where the shadow and forward passes get skinned vertices from.
 #[derive(Clone, Copy)]
@@ -28,12 +28,12 @@ pub enum VertexSource<'a> {
     Skinned(&'a [(&'a Buffer, u64)]),
     /// No vertex buffer: the vertex shader skins from the palettes (`vertex`), reading the
     /// skin-inputs set.
-    SkinInVertexShader { skin_inputs: ash_vk::DescriptorSet, joint_count: u32, chunk_instances: u32 },
+    SkinInVertexShader { skin_inputs: vk::DescriptorSet, joint_count: u32, chunk_instances: u32 },
 }
 
 impl VertexSource<'_> {
     /// Binds chunk `chunk`'s vertices (nothing to bind when the vertex shader skins).
-    pub fn bind_chunk(&self, device: &Device, command_buffer: ash_vk::CommandBuffer, chunk: u32) {
+    pub fn bind_chunk(&self, device: &Device, command_buffer: vk::CommandBuffer, chunk: u32) {
         if let VertexSource::Skinned(chunks) = self {
             if let Some(&(buffer, offset)) = chunks.get(chunk as usize) {
                 unsafe { device.raw.cmd_bind_vertex_buffers(command_buffer, 0, &[buffer.raw], &[offset]) };
@@ -56,8 +56,8 @@ pub struct DrawList<'a> {
 }
 
 impl DrawList<'_> {
-    pub fn draw(&self, device: &Device, command_buffer: ash_vk::CommandBuffer, chunk: u32, mesh: u32) {
-        let stride = std::mem::size_of::<ash_vk::DrawIndexedIndirectCommand>() as u32;
+    pub fn draw(&self, device: &Device, command_buffer: vk::CommandBuffer, chunk: u32, mesh: u32) {
+        let stride = std::mem::size_of::<vk::DrawIndexedIndirectCommand>() as u32;
         let first = (u64::from(chunk) * u64::from(self.mesh_count) + u64::from(mesh)) * u64::from(self.capacity);
         unsafe {
             device.raw.cmd_draw_indexed_indirect_count(
@@ -74,7 +74,7 @@ impl DrawList<'_> {
 
     /// Every chunk's draws of every mesh, binding each chunk's vertices first (the index buffer
     /// and the pipeline are the caller's).
-    pub fn draw_all(&self, device: &Device, command_buffer: ash_vk::CommandBuffer, vertices: &VertexSource<'_>) {
+    pub fn draw_all(&self, device: &Device, command_buffer: vk::CommandBuffer, vertices: &VertexSource<'_>) {
         for chunk in 0..self.chunk_count {
             vertices.bind_chunk(device, command_buffer, chunk);
             for mesh in 0..self.mesh_count {
@@ -95,29 +95,29 @@ struct SkinningShadowPush {
 }
 
 pub const SHADOW_MAP_SIZE: u32 = 2048;
-pub const SHADOW_FORMAT: ash_vk::Format = ash_vk::Format::D32_SFLOAT;
+pub const SHADOW_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
 
 /// Vertex input shared by the passes that read the skinned buffer: position (location 0), the
 /// snorm16 normal (location 1) and tangent (location 2), 28 bytes a vertex.
-pub fn skinned_vertex_input() -> ([ash_vk::VertexInputBindingDescription; 1], [ash_vk::VertexInputAttributeDescription; 3]) {
-    let binding = ash_vk::VertexInputBindingDescription::default()
+pub fn skinned_vertex_input() -> ([vk::VertexInputBindingDescription; 1], [vk::VertexInputAttributeDescription; 3]) {
+    let binding = vk::VertexInputBindingDescription::default()
         .binding(0)
         .stride(std::mem::size_of::<SkinnedVertex>() as u32)
-        .input_rate(ash_vk::VertexInputRate::VERTEX);
-    let position = ash_vk::VertexInputAttributeDescription::default()
+        .input_rate(vk::VertexInputRate::VERTEX);
+    let position = vk::VertexInputAttributeDescription::default()
         .location(0)
         .binding(0)
-        .format(ash_vk::Format::R32G32B32_SFLOAT)
+        .format(vk::Format::R32G32B32_SFLOAT)
         .offset(std::mem::offset_of!(SkinnedVertex, position) as u32);
-    let normal = ash_vk::VertexInputAttributeDescription::default()
+    let normal = vk::VertexInputAttributeDescription::default()
         .location(1)
         .binding(0)
-        .format(ash_vk::Format::R16G16B16A16_SNORM)
+        .format(vk::Format::R16G16B16A16_SNORM)
         .offset(std::mem::offset_of!(SkinnedVertex, normal) as u32);
-    let tangent = ash_vk::VertexInputAttributeDescription::default()
+    let tangent = vk::VertexInputAttributeDescription::default()
         .location(2)
         .binding(0)
-        .format(ash_vk::Format::R16G16B16A16_SNORM)
+        .format(vk::Format::R16G16B16A16_SNORM)
         .offset(std::mem::offset_of!(SkinnedVertex, tangent) as u32);
     ([binding], [position, normal, tangent])
 }
@@ -156,7 +156,7 @@ pub struct ShadowPass {
 impl ShadowPass {
     /// Before the pass: last frame's forward sampling is done; the old contents are discarded.
     pub fn hazards_before(&self) -> Vec<Hazard> {
-        use ash_vk::{AccessFlags2 as Access, ImageLayout, PipelineStageFlags2 as Stage};
+        use vk::{AccessFlags2 as Access, ImageLayout, PipelineStageFlags2 as Stage};
         let sampling = side("last frame's fragment sampling", Stage::FRAGMENT_SHADER, Access::NONE);
         let depth_writes = side(
             "depth tests and writes",
@@ -169,7 +169,7 @@ impl ShadowPass {
 
     /// After the pass: the forward pass samples the map.
     pub fn hazards_after(&self) -> Vec<Hazard> {
-        use ash_vk::{AccessFlags2 as Access, ImageLayout, PipelineStageFlags2 as Stage};
+        use vk::{AccessFlags2 as Access, ImageLayout, PipelineStageFlags2 as Stage};
         let depth_writes = side("depth writes", Stage::LATE_FRAGMENT_TESTS, Access::DEPTH_STENCIL_ATTACHMENT_WRITE);
         let sampling = side("forward's fragment sampling", Stage::FRAGMENT_SHADER, Access::SHADER_SAMPLED_READ);
         let layouts = (ImageLayout::DEPTH_ATTACHMENT_OPTIMAL, ImageLayout::SHADER_READ_ONLY_OPTIMAL);
@@ -182,14 +182,14 @@ impl ShadowPass {
     pub fn new(
         device: &Arc<Device>,
         skin_inputs: Option<&DescriptorSetLayout>,
-        cull_mode: ash_vk::CullModeFlags,
-    ) -> vk::Result<ShadowPass> {
-        let extent = ash_vk::Extent2D { width: SHADOW_MAP_SIZE, height: SHADOW_MAP_SIZE };
+        cull_mode: vk::CullModeFlags,
+    ) -> gpu::Result<ShadowPass> {
+        let extent = vk::Extent2D { width: SHADOW_MAP_SIZE, height: SHADOW_MAP_SIZE };
         let depth = Image::new(
             device,
             "shadow.depth",
-            ImageDesc::depth_attachment(SHADOW_FORMAT, extent, ash_vk::SampleCountFlags::TYPE_1)
-                .with_usage(ash_vk::ImageUsageFlags::SAMPLED),
+            ImageDesc::depth_attachment(SHADOW_FORMAT, extent, vk::SampleCountFlags::TYPE_1)
+                .with_usage(vk::ImageUsageFlags::SAMPLED),
         )?;
         let (bindings, attributes) = skinned_vertex_input();
         let skinning_layouts: Vec<&DescriptorSetLayout> = skin_inputs.into_iter().collect();
@@ -212,20 +212,20 @@ impl ShadowPass {
                 fragment_shader: None,
                 vertex_bindings,
                 vertex_attributes,
-                topology: ash_vk::PrimitiveTopology::TRIANGLE_LIST,
-                polygon_mode: ash_vk::PolygonMode::FILL,
+                topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+                polygon_mode: vk::PolygonMode::FILL,
                 // The depth test keeps the nearest surface, a front face of a closed model, so skipping
                 // the hidden side leaves the same shadow map.
                 cull_mode,
                 // Slope-scaled bias against acne on surfaces lit at grazing angles.
                 depth_bias: Some((1.25, 1.75)),
-                samples: ash_vk::SampleCountFlags::TYPE_1,
+                samples: vk::SampleCountFlags::TYPE_1,
                 color_format: None,
                 depth_format: Some(SHADOW_FORMAT),
                 depth_write: true,
-                depth_compare: ash_vk::CompareOp::LESS,
+                depth_compare: vk::CompareOp::LESS,
                 set_layouts: &skinning_layouts,
-                push_constants: Some((ash_vk::ShaderStageFlags::VERTEX, push_size)),
+                push_constants: Some((vk::ShaderStageFlags::VERTEX, push_size)),
             },
         )?;
         Ok(ShadowPass { pipeline, depth, device: device.clone() })
@@ -234,7 +234,7 @@ impl ShadowPass {
     /// Draws every mesh of every instance the light sees (the cull pass's light list).
     pub fn record(
         &self,
-        command_buffer: ash_vk::CommandBuffer,
+        command_buffer: vk::CommandBuffer,
         vertices: VertexSource<'_>,
         indices: &Buffer,
         draws: DrawList<'_>,
@@ -243,14 +243,14 @@ impl ShadowPass {
         let device = &self.device;
         device.begin_label(command_buffer, c"shadow");
         let extent = self.depth.extent();
-        let depth_attachment = ash_vk::RenderingAttachmentInfo::default()
+        let depth_attachment = vk::RenderingAttachmentInfo::default()
             .image_view(self.depth.view)
-            .image_layout(ash_vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
-            .load_op(ash_vk::AttachmentLoadOp::CLEAR)
-            .store_op(ash_vk::AttachmentStoreOp::STORE)
-            .clear_value(ash_vk::ClearValue { depth_stencil: ash_vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 } });
-        let rendering = ash_vk::RenderingInfo::default()
-            .render_area(ash_vk::Rect2D { offset: ash_vk::Offset2D::default(), extent })
+            .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+            .load_op(vk::AttachmentLoadOp::CLEAR)
+            .store_op(vk::AttachmentStoreOp::STORE)
+            .clear_value(vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 } });
+        let rendering = vk::RenderingInfo::default()
+            .render_area(vk::Rect2D { offset: vk::Offset2D::default(), extent })
             .layer_count(1)
             .depth_attachment(&depth_attachment);
         device.cmd_begin_rendering(command_buffer, &rendering);
@@ -259,7 +259,7 @@ impl ShadowPass {
         match vertices {
             VertexSource::Skinned(_) => {
                 let matrix = light_view_projection.to_cols_array();
-                self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::VERTEX, &matrix);
+                self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::VERTEX, &matrix);
             }
             VertexSource::SkinInVertexShader { skin_inputs, joint_count, chunk_instances } => {
                 let push = SkinningShadowPush {
@@ -268,11 +268,11 @@ impl ShadowPass {
                     chunk_instances,
                     unused: [0; 2],
                 };
-                self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::VERTEX, &push);
+                self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::VERTEX, &push);
                 self.pipeline.bind_sets(command_buffer, 0, &[skin_inputs]);
             }
         }
-        unsafe { device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, ash_vk::IndexType::UINT32) };
+        unsafe { device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, vk::IndexType::UINT32) };
         draws.draw_all(device, command_buffer, &vertices);
         device.cmd_end_rendering(command_buffer);
         device.end_label(command_buffer);
@@ -281,8 +281,8 @@ impl ShadowPass {
 
 /// Full-target viewport and scissor. The projections are Vulkan's (y down), so the viewport is the
 /// plain one.
-pub fn set_viewport(device: &Device, command_buffer: ash_vk::CommandBuffer, extent: ash_vk::Extent2D) {
-    let viewport = ash_vk::Viewport {
+pub fn set_viewport(device: &Device, command_buffer: vk::CommandBuffer, extent: vk::Extent2D) {
+    let viewport = vk::Viewport {
         x: 0.0,
         y: 0.0,
         width: extent.width as f32,
@@ -290,7 +290,7 @@ pub fn set_viewport(device: &Device, command_buffer: ash_vk::CommandBuffer, exte
         min_depth: 0.0,
         max_depth: 1.0,
     };
-    let scissor = ash_vk::Rect2D { offset: ash_vk::Offset2D::default(), extent };
+    let scissor = vk::Rect2D { offset: vk::Offset2D::default(), extent };
     unsafe {
         device.raw.cmd_set_viewport(command_buffer, 0, &[viewport]);
         device.raw.cmd_set_scissor(command_buffer, 0, &[scissor]);

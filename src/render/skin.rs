@@ -8,17 +8,17 @@
 
 use std::sync::Arc;
 
-use ash::vk as ash_vk;
+use ash::vk;
 
-use ash_vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
+use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
 use gpu_allocator::MemoryLocation;
 
-use super::gpu::{SkinPush, SkinnedVertex};
+use super::shader_types::{SkinPush, SkinnedVertex};
 use super::{padded_chunks, Chunking, MAX_CHUNKS};
-use crate::vk::barrier::{side, Hazard, Side};
-use crate::vk::descriptors::{DescriptorSetLayout, Resource};
-use crate::vk::pipeline::Pipeline;
-use crate::vk::{self, Buffer, Device};
+use crate::gpu::barrier::{side, Hazard, Side};
+use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
+use crate::gpu::pipeline::Pipeline;
+use crate::gpu::{self, Buffer, Device};
 
 /// Vertices per workgroup (x); the y dimension walks instances.
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -49,7 +49,7 @@ impl SkinPass {
         instance_count: u32,
         vertex_count: u32,
         runs: bool,
-    ) -> vk::Result<SkinPass> {
+    ) -> gpu::Result<SkinPass> {
         let vertex_bytes = u64::from(vertex_count) * std::mem::size_of::<SkinnedVertex>() as u64;
         let usage = Usage::STORAGE_BUFFER | Usage::VERTEX_BUFFER | Usage::TRANSFER_SRC;
         let mut skinned = Vec::new();
@@ -58,8 +58,8 @@ impl SkinPass {
             let size = if runs { u64::from(count) * vertex_bytes } else { 0 }.max(28);
             skinned.push(Buffer::new(device, &format!("skinned_vertices[{chunk}]"), size, usage, MemoryLocation::GpuOnly)?);
         }
-        let storage = ash_vk::DescriptorType::STORAGE_BUFFER;
-        let compute = ash_vk::ShaderStageFlags::COMPUTE;
+        let storage = vk::DescriptorType::STORAGE_BUFFER;
+        let compute = vk::ShaderStageFlags::COMPUTE;
         let set_layout = DescriptorSetLayout::with_counts(
             device,
             "skin.set_layout",
@@ -84,13 +84,13 @@ impl SkinPass {
 
     pub fn write_set(
         &self,
-        set: ash_vk::DescriptorSet,
+        set: vk::DescriptorSet,
         source_vertices: &Buffer,
         influences: &Buffer,
         palettes: &[Buffer],
         skin_list: &Buffer,
     ) {
-        crate::vk::descriptors::write_set(
+        crate::gpu::descriptors::write_set(
             &self.device,
             set,
             &[
@@ -127,15 +127,15 @@ impl SkinPass {
     /// pass, 1).
     pub fn record(
         &self,
-        command_buffer: ash_vk::CommandBuffer,
-        set: ash_vk::DescriptorSet,
+        command_buffer: vk::CommandBuffer,
+        set: vk::DescriptorSet,
         push: SkinPush,
         (arguments, offset): (&Buffer, u64),
     ) {
         self.device.begin_label(command_buffer, c"skin");
         self.pipeline.bind(command_buffer);
         self.pipeline.bind_sets(command_buffer, 0, &[set]);
-        self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::COMPUTE, &push);
+        self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, &push);
         unsafe { self.device.raw.cmd_dispatch_indirect(command_buffer, arguments.raw, offset) };
         self.device.end_label(command_buffer);
     }

@@ -18,16 +18,16 @@
 
 use std::sync::Arc;
 
-use ash::vk as ash_vk;
+use ash::vk;
 
-use ash_vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
+use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 
-use super::gpu::{CullCounters, DrawCommand, TrianglesPush};
+use super::shader_types::{CullCounters, DrawCommand, TrianglesPush};
 use super::{padded_chunks, MAX_CHUNKS};
-use crate::vk::barrier::{side, Hazard, Side};
-use crate::vk::descriptors::{DescriptorSetLayout, Resource};
-use crate::vk::pipeline::Pipeline;
-use crate::vk::{self, Buffer, Device};
+use crate::gpu::barrier::{side, Hazard, Side};
+use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
+use crate::gpu::pipeline::Pipeline;
+use crate::gpu::{self, Buffer, Device};
 
 /// Triangles per workgroup (x); the y dimension walks the kept instances.
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -48,7 +48,7 @@ pub const MAX_VERTICES: u32 = 1 << 16;
 pub fn serves(device: &Device, model: &crate::model::Model) -> bool {
     device.storage_buffer_16bit
         && device.limits().max_per_stage_descriptor_storage_buffers >= 2 * MAX_CHUNKS + 4
-        && super::memory::culls_triangles(super::memory::Shape::of(model))
+        && super::chunks::culls_triangles(super::chunks::Shape::of(model))
 }
 
 /// Instances one draw command covers: as many as 16-bit indices reach (`vertex_count` at most
@@ -60,10 +60,10 @@ pub fn group_size(vertex_count: u32, instances_per_chunk: u32) -> u32 {
 /// The sign of a hidden triangle's doubled screen-space area, as triangles.comp computes it (x right,
 /// y down in framebuffer pixels), for the forward pipeline's cull mode; 0 when nothing is culled.
 /// With a counter-clockwise front face, front-facing triangles have a negative area there.
-pub fn facing_sign(cull_mode: ash_vk::CullModeFlags) -> f32 {
+pub fn facing_sign(cull_mode: vk::CullModeFlags) -> f32 {
     match cull_mode {
-        ash_vk::CullModeFlags::BACK => 1.0,
-        ash_vk::CullModeFlags::FRONT => -1.0,
+        vk::CullModeFlags::BACK => 1.0,
+        vk::CullModeFlags::FRONT => -1.0,
         _ => 0.0,
     }
 }
@@ -77,7 +77,7 @@ pub struct TriangleCulling {
     pub camera_draws: Buffer,
     pub camera_indices: Vec<Buffer>,
     pub pass: TrianglePass,
-    pub set: ash_vk::DescriptorSet,
+    pub set: vk::DescriptorSet,
     pub facing_sign: f32,
     pub group_size: u32,
     /// Command groups per chunk (the last chunk may use fewer).
@@ -108,12 +108,12 @@ impl TriangleCulling {
 
     /// The kept count from the cull pass's counters into the dispatch arguments, and the draw
     /// template (every index count 0) over this frame's commands.
-    pub fn record_arguments(&self, device: &Device, command_buffer: ash_vk::CommandBuffer, counters: &Buffer) {
-        let kept = ash_vk::BufferCopy::default()
+    pub fn record_arguments(&self, device: &Device, command_buffer: vk::CommandBuffer, counters: &Buffer) {
+        let kept = vk::BufferCopy::default()
             .src_offset(std::mem::offset_of!(CullCounters, skin_dispatch) as u64 + 4)
             .dst_offset(4)
             .size(4);
-        let template = ash_vk::BufferCopy::default().size(self.draw_template.size);
+        let template = vk::BufferCopy::default().size(self.draw_template.size);
         unsafe {
             device.raw.cmd_copy_buffer(command_buffer, counters.raw, self.dispatch.raw, &[kept]);
             device.raw.cmd_copy_buffer(command_buffer, self.draw_template.raw, self.camera_draws.raw, &[template]);
@@ -149,9 +149,9 @@ pub struct TrianglePass {
 }
 
 impl TrianglePass {
-    pub fn new(device: &Arc<Device>) -> vk::Result<TrianglePass> {
-        let storage = ash_vk::DescriptorType::STORAGE_BUFFER;
-        let compute = ash_vk::ShaderStageFlags::COMPUTE;
+    pub fn new(device: &Arc<Device>) -> gpu::Result<TrianglePass> {
+        let storage = vk::DescriptorType::STORAGE_BUFFER;
+        let compute = vk::ShaderStageFlags::COMPUTE;
         let set_layout = DescriptorSetLayout::with_counts(
             device,
             "triangles.set_layout",
@@ -178,7 +178,7 @@ impl TrianglePass {
     #[allow(clippy::too_many_arguments)]
     pub fn write_set(
         &self,
-        set: ash_vk::DescriptorSet,
+        set: vk::DescriptorSet,
         indices: &Buffer,
         mesh_ranges: &Buffer,
         skinned: &[Buffer],
@@ -186,7 +186,7 @@ impl TrianglePass {
         draws: &Buffer,
         culled_indices: &[Buffer],
     ) {
-        crate::vk::descriptors::write_set(
+        crate::gpu::descriptors::write_set(
             &self.device,
             set,
             &[
@@ -204,15 +204,15 @@ impl TrianglePass {
     /// `triangles.camera_draws` must hold the template first (every index count 0).
     pub fn record(
         &self,
-        command_buffer: ash_vk::CommandBuffer,
-        set: ash_vk::DescriptorSet,
+        command_buffer: vk::CommandBuffer,
+        set: vk::DescriptorSet,
         push: TrianglesPush,
         (arguments, offset): (&Buffer, u64),
     ) {
         self.device.begin_label(command_buffer, c"triangles");
         self.pipeline.bind(command_buffer);
         self.pipeline.bind_sets(command_buffer, 0, &[set]);
-        self.pipeline.push_constants(command_buffer, ash_vk::ShaderStageFlags::COMPUTE, &push);
+        self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, &push);
         unsafe { self.device.raw.cmd_dispatch_indirect(command_buffer, arguments.raw, offset) };
         self.device.end_label(command_buffer);
     }
@@ -233,14 +233,14 @@ pub struct CulledDraws<'a> {
 impl CulledDraws<'_> {
     /// Binds `chunk`'s culled indices and draws `mesh` for each of its groups (a group whose
     /// instances the cull pass dropped, or whose triangles all failed, draws nothing).
-    pub fn draw(&self, device: &Device, command_buffer: ash_vk::CommandBuffer, chunk: u32, mesh: u32) {
+    pub fn draw(&self, device: &Device, command_buffer: vk::CommandBuffer, chunk: u32, mesh: u32) {
         let Some(indices) = self.indices.get(chunk as usize) else { return };
         let instances = self.instances_per_chunk.min(self.instance_count.saturating_sub(chunk * self.instances_per_chunk));
         let groups = instances.div_ceil(self.group_size);
-        let command_size = std::mem::size_of::<ash_vk::DrawIndexedIndirectCommand>() as u64;
+        let command_size = std::mem::size_of::<vk::DrawIndexedIndirectCommand>() as u64;
         let first = u64::from(chunk) * u64::from(self.groups_per_chunk) * u64::from(self.mesh_count) + u64::from(mesh);
         unsafe {
-            device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, ash_vk::IndexType::UINT16);
+            device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, vk::IndexType::UINT16);
             device.raw.cmd_draw_indexed_indirect(
                 command_buffer,
                 self.commands.raw,

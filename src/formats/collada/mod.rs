@@ -27,8 +27,8 @@ use std::path::Path;
 use glam::{Mat3, Mat4, Vec3};
 
 use super::{files, texture, FormatError};
-use crate::anim::{Animation, Clip, Joint, JointPose, Skeleton};
-use crate::model::{compute_normals, compute_tangents, normalize_influences, Influence, LoadStats, Mesh, Model, Vertex};
+use crate::anim::{Animation, Clip, Joint, JointPose, Skeleton, Influence};
+use crate::model::{compute_normals, compute_tangents, normalize_influences, LoadStats, Mesh, Model, Vertex};
 use document::Document;
 
 /// Candidate nodes tried for skin joint names in one load (see `Scene::find_under`).

@@ -6,7 +6,7 @@ use roxmltree::Node;
 
 use super::document::Document;
 use crate::formats::{files, FormatError};
-use crate::model::Influence;
+use crate::anim::Influence;
 
 /// Influences in one skin: far beyond any character, bounded for a hostile `vcount`.
 const MAX_INFLUENCES: usize = 1 << 26;

@@ -1,9 +1,7 @@
 //! The `vkskin` binary as a user runs it: headless render, errors on bad input and missing parts,
 //! and the viewer under Xvfb. Validation is on wherever Vulkan runs.
 
-mod common;
-
-use common::{scratch_in, text, xvfb_available};
+use crate::common::{scratch_in, text, xvfb_available};
 use std::path::PathBuf;
 use std::process::Command;
 

@@ -11,10 +11,10 @@ use vkskin::app::{default_animations, default_model_path, headless_device, Headl
 use vkskin::formats::load_model;
 use vkskin::model::Model;
 use vkskin::render::debug::DebugViews;
-use vkskin::render::gpu::{PaletteMatrix, SkinnedVertex};
+use vkskin::render::shader_types::{PaletteMatrix, SkinnedVertex};
 use vkskin::render::scene::reference_skinning;
 use vkskin::render::FrameScene;
-use vkskin::vk::Device;
+use vkskin::gpu::Device;
 
 pub fn default_model() -> Model {
     let path = default_model_path();

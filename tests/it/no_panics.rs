@@ -10,7 +10,7 @@ const FORBIDDEN: [&str; 6] = [".unwrap()", ".expect(", "panic!", "unreachable!",
 
 /// The source with comments, string and char literals blanked and `#[cfg(test)]` items removed,
 /// keeping line numbers.
-fn code_only(source: &str) -> String {
+pub(crate) fn code_only(source: &str) -> String {
     let bytes = source.as_bytes();
     let mut out = String::with_capacity(source.len());
     let mut index = 0;
@@ -92,7 +92,7 @@ fn code_only(source: &str) -> String {
     out
 }
 
-fn rust_files(folder: &Path, found: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(folder: &Path, found: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(folder).unwrap_or_else(|error| panic!("{}: {error}", folder.display())) {
         let path = entry.expect("directory entry").path();
         if path.is_dir() {

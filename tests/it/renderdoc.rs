@@ -4,9 +4,7 @@
 //! XML with `renderdoccmd convert`. Needs the Debian package `renderdoc` (scripts/install-deps
 //! installs it).
 
-mod common;
-
-use common::{scratch_in, text};
+use crate::common::{scratch_in, text};
 use std::path::PathBuf;
 use std::process::Command;
 

@@ -3,14 +3,12 @@
 //!
 //! The GPU's skinned vertices and palettes are checked against the CPU reference in src/anim.
 
-mod common;
-
-use common::{assert_no_validation_messages, check_skinning, default_model, skin_on_gpu, validated_device};
+use crate::common::{assert_no_validation_messages, check_skinning, default_model, skin_on_gpu, validated_device};
 use glam::Vec3;
 use vkskin::anim::{JointPose, Layer, Property};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::model::Model;
-use vkskin::render::gpu::NO_CLIP;
+use vkskin::render::shader_types::NO_CLIP;
 use vkskin::render::scene::reference_palette;
 
 /// Three instances, out of phase, moved and turned: the CPU reference must follow all of it.
@@ -180,7 +178,7 @@ fn turning_model() -> Model {
 }
 
 /// Each joint's distance from its parent, from palettes (`world × model × inverse bind`).
-fn bone_lengths(model: &Model, palettes: &[vkskin::render::gpu::PaletteMatrix]) -> Vec<f32> {
+fn bone_lengths(model: &Model, palettes: &[vkskin::render::shader_types::PaletteMatrix]) -> Vec<f32> {
     let place =
         |joint: usize| (palettes[joint].to_mat4() * model.skeleton.joints[joint].inverse_bind.inverse()).w_axis.truncate();
     model

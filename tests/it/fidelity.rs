@@ -5,11 +5,9 @@
 //! (gltf_loader, ms3d_loader) and the MD5 check below hold those channels to each format's own
 //! formulas evaluated independently, so the GPU is held to the spec through both.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{assert_no_validation_messages, skin_on_gpu, validated_device};
+use crate::common::{assert_no_validation_messages, skin_on_gpu, validated_device};
 use glam::{Mat4, Quat, Vec3};
 use vkskin::anim::Layer;
 use vkskin::app::{default_animations, HeadlessRenderer, SceneSetup};

@@ -2,11 +2,9 @@
 //! few instances' worth, the instances spread over several chunk buffers; skinning, culling and
 //! the image must not change, and a count past the chunks is refused up front.
 
-mod common;
-
-use common::{assert_no_validation_messages, check_skinning, default_model, skin_on_gpu, validated_device};
+use crate::common::{assert_no_validation_messages, check_skinning, default_model, skin_on_gpu, validated_device};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
-use vkskin::render::gpu::{PaletteMatrix, SkinnedVertex};
+use vkskin::render::shader_types::{PaletteMatrix, SkinnedVertex};
 use vkskin::render::{Strategy, VisibleCounts, MAX_CHUNKS};
 
 /// Binding bytes that hold exactly three instances of `model`'s skinned vertices.

@@ -1,9 +1,7 @@
 //! The debug views (validation on): each one drawn over the same frame changes the image the way it
 //! should, and views a strategy cannot draw are refused with a reason.
 
-mod common;
-
-use common::{assert_no_validation_messages, default_model, render_with_views, validated_device};
+use crate::common::{assert_no_validation_messages, default_model, render_with_views, validated_device};
 use image::{Rgba, RgbaImage};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::render::debug::DebugViews;

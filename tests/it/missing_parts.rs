@@ -4,9 +4,7 @@
 //! panic or a hang. (No display: tests/cli.rs. No loader library: libvulkan1 is a dependency of
 //! the window system here and cannot be hidden from a test; the message is `vk::Error::Loader`.)
 
-mod common;
-
-use common::{scratch_in, text};
+use crate::common::{scratch_in, text};
 use std::path::PathBuf;
 use std::process::{Command, Output};
 

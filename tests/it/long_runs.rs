@@ -2,9 +2,7 @@
 //! included) and zero messages of warning or error severity: the viewer under Xvfb with the debug
 //! views on, `render --frames`, and `bench` with few instances.
 
-mod common;
-
-use common::{text, xvfb_available};
+use crate::common::{text, xvfb_available};
 use std::process::{Command, Output};
 
 /// Success (with --validate any message fails the run) and no message in the log.

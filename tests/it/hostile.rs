@@ -3,12 +3,10 @@
 //! one clean error (or a correct load) without reading what it should not. No wall-clock asserts:
 //! what is checked is what was read and what was said.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{scratch_in, text};
+use crate::common::{scratch_in, text};
 use vkskin::formats::{self, files};
 
 fn scratch(name: &str) -> PathBuf {

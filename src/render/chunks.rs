@@ -7,12 +7,12 @@
 //! (`MAX_CHUNKS` in common.glsl). The instance count is then bounded by memory and by the number
 //! of chunks, not by one binding; a count past either is refused before anything is allocated.
 
-use ash::vk as ash_vk;
+use ash::vk;
 
-use super::gpu::{DrawCommand, InstanceData, PaletteMatrix, SkinnedVertex, MAX_CHUNKS};
+use super::shader_types::{DrawCommand, InstanceData, PaletteMatrix, SkinnedVertex, MAX_CHUNKS};
 use super::{Strategy, FRAMES_IN_FLIGHT};
 use crate::model::Model;
-use crate::vk::{self, Buffer, Device};
+use crate::gpu::{self, Buffer, Device};
 
 /// Of the largest memory heap, what the per-instance buffers may take: the rest is left for the
 /// model, the shadow map, the render targets and the driver.
@@ -77,14 +77,14 @@ impl MemoryPlan {
         strategy: Strategy,
         instance_count: u32,
         binding_limit: Option<u64>,
-    ) -> vk::Result<MemoryPlan> {
+    ) -> gpu::Result<MemoryPlan> {
         let limits = device.limits();
         let range = u64::from(limits.max_storage_buffer_range).min(binding_limit.unwrap_or(u64::MAX));
         let heap = largest_heap(device);
         let rows = limits.max_compute_work_group_count[1];
         let plan = MemoryPlan::for_limits(Shape::of(model), strategy, instance_count, range, heap, rows);
         if instance_count > plan.max_instances {
-            return Err(vk::Error::Other(format!(
+            return Err(gpu::Error::Other(format!(
                 "{instance_count} instances of {} ({} vertices, {} joints) with the {} strategy exceed {}: at most \
                  {} instances fit (each needs {} bytes)",
                 model.name,
@@ -211,7 +211,7 @@ fn largest_heap(device: &Device) -> u64 {
     let properties = unsafe { device.instance.raw.get_physical_device_memory_properties(device.physical) };
     properties.memory_heaps[..properties.memory_heap_count as usize]
         .iter()
-        .filter(|heap| heap.flags.contains(ash_vk::MemoryHeapFlags::DEVICE_LOCAL))
+        .filter(|heap| heap.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL))
         .map(|heap| heap.size)
         .max()
         .unwrap_or(0)

@@ -3,17 +3,15 @@
 //! skin-list entry and no draw command; one only the light sees is skinned and drawn into the
 //! shadow map only. Checked by reading back the indirect arguments, the skin list and the draws.
 
-mod common;
-
 use std::collections::BTreeSet;
 
 use glam::Vec3;
 
-use common::{assert_no_validation_messages, default_model, validated_device};
+use crate::common::{assert_no_validation_messages, default_model, validated_device};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::render::camera::OrbitCamera;
 use vkskin::render::cull::{reference_visibility, Seen};
-use vkskin::render::gpu::{DrawCommand, SkinnedVertex};
+use vkskin::render::shader_types::{DrawCommand, SkinnedVertex};
 use vkskin::render::scene::reference_skinning;
 use vkskin::render::{palette, skin, Chunking, Strategy, VisibleCounts};
 

@@ -6,9 +6,7 @@
 //! flip; at most 0.5 % of pixels may differ by more than 12 levels in any channel, and the mean
 //! difference stays under one level.
 
-mod common;
-
-use common::{assert_no_validation_messages, default_model, validated_device};
+use crate::common::{assert_no_validation_messages, default_model, validated_device};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::render::Strategy;
 

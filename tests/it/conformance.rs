@@ -2,11 +2,9 @@
 //! absent): each loads, `inspect` describes it, it renders headless with the validation layer
 //! clean, and for animated ones the GPU skinning equals the CPU reference at three times.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{assert_no_validation_messages, check_skinning, skin_on_gpu, validated_device};
+use crate::common::{assert_no_validation_messages, check_skinning, skin_on_gpu, validated_device};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::formats::load_model;
 use vkskin::model::Model;

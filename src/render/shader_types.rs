@@ -3,7 +3,8 @@
 use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec3, Vec4};
 
-use crate::model::{Influence, Vertex};
+use crate::anim::Influence;
+use crate::model::{Vertex};
 
 /// `SourceVertex` in common.glsl.
 #[repr(C)]

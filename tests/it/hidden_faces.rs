@@ -8,10 +8,8 @@
 //! just misses it, so at most 0.1 % of pixels may differ by more than 12 levels in any channel,
 //! and the mean difference stays under a fifth of a level.
 
-mod common;
-
-use ash::vk as ash_vk;
-use common::{assert_no_validation_messages, default_model, render_with_views, validated_device};
+use ash::vk;
+use crate::common::{assert_no_validation_messages, default_model, render_with_views, validated_device};
 use glam::Vec3;
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::model::{Facing, Model};
@@ -49,11 +47,11 @@ fn two_sided_figure() -> Model {
 fn culling_the_hidden_side_keeps_the_image() {
     let closed = default_model();
     assert_eq!(closed.facing(), Facing::Outward);
-    assert_eq!(hidden_side(closed.facing()), ash_vk::CullModeFlags::BACK);
+    assert_eq!(hidden_side(closed.facing()), vk::CullModeFlags::BACK);
 
     let two_sided = two_sided_figure();
     assert_eq!(two_sided.facing(), Facing::TwoSided);
-    assert_eq!(hidden_side(two_sided.facing()), ash_vk::CullModeFlags::NONE);
+    assert_eq!(hidden_side(two_sided.facing()), vk::CullModeFlags::NONE);
 
     for strategy in [Strategy::Compute, Strategy::Vertex] {
         let culled = render(closed.clone(), strategy);

@@ -4,14 +4,12 @@
 //! nothing visible (the image is the same with it off). Its image is held to the `vertex`
 //! strategy's, which draws every triangle, by tests/strategies.rs.
 
-mod common;
-
 use std::collections::BTreeSet;
 
-use common::{assert_no_validation_messages, default_model, validated_device};
+use crate::common::{assert_no_validation_messages, default_model, validated_device};
 use glam::{Mat4, Vec2, Vec3, Vec4};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
-use vkskin::render::gpu::{DrawCommand, SkinnedVertex};
+use vkskin::render::shader_types::{DrawCommand, SkinnedVertex};
 use vkskin::render::Strategy;
 
 /// triangles.comp's `visible`, on the CPU.

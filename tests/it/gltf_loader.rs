@@ -700,7 +700,7 @@ fn eight_interleaved_influences_sparse_positions_and_a_single_key() {
     let even = model.influences_of(&model.vertices[0]);
     assert_eq!(even.len(), 8);
     assert!(even.iter().all(|influence| (influence.weight - 0.125).abs() < 1e-6));
-    assert_eq!(model.influences_of(&model.vertices[1]), [vkskin::model::Influence { joint: 7, weight: 1.0 }]);
+    assert_eq!(model.influences_of(&model.vertices[1]), [vkskin::anim::Influence { joint: 7, weight: 1.0 }]);
     let merged = model.influences_of(&model.vertices[2]);
     assert_eq!(merged.len(), 2, "a joint named twice is one influence: {merged:?}");
     assert_eq!(merged[0].joint, 2);

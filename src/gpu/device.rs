@@ -198,7 +198,7 @@ impl Device {
         if features.multi_draw_indirect != vk::TRUE || features.draw_indirect_first_instance != vk::TRUE {
             return Err("needs multiDrawIndirect and drawIndirectFirstInstance".into());
         }
-        // The chunked skinned vertices and palettes are arrays of storage buffers (render::memory).
+        // Arrays of storage buffers indexed in the shaders (the renderer binds chunks that way).
         if features.shader_storage_buffer_array_dynamic_indexing != vk::TRUE {
             return Err("needs shaderStorageBufferArrayDynamicIndexing".into());
         }

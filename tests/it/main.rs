@@ -1,0 +1,27 @@
+//! Every integration test, in one binary so that `cargo test` links once (one module per
+//! feature; `common` holds what several share).
+
+mod common;
+mod chunking;
+mod cli;
+mod collada_loader;
+mod conformance;
+mod culling;
+mod debug_views;
+mod fidelity;
+mod frame_recipe;
+mod fuzz_regressions;
+mod gltf_loader;
+mod gpu_skinning;
+mod headless_image;
+mod hidden_faces;
+mod hostile;
+mod layering;
+mod long_runs;
+mod md5_parser;
+mod missing_parts;
+mod ms3d_loader;
+mod no_panics;
+mod renderdoc;
+mod strategies;
+mod triangles;
