@@ -6,13 +6,14 @@ use std::sync::Arc;
 use glam::{Vec3, Vec4};
 
 use crate::anim::Aabb;
+use crate::anim::InstanceState;
+use crate::gpu::device::DeviceRequest;
+use crate::gpu::{self, Device, Instance, InstanceOptions};
 use crate::model::Model;
 use crate::render::camera::OrbitCamera;
 use crate::render::offscreen::{OffscreenTarget, OFFSCREEN_FORMAT};
-use crate::render::scene::{grid_instances, world_bounds, InstanceState};
+use crate::render::shader_types::InstanceData;
 use crate::render::{shadow, FrameScene, Output, Renderer, Strategy};
-use crate::gpu::device::DeviceRequest;
-use crate::gpu::{self, Device, Instance, InstanceOptions};
 
 /// The bundled default model, made by `vkskin generate` (src/generate.rs).
 pub fn default_model_path() -> PathBuf {
@@ -106,7 +107,11 @@ impl SceneSetup {
             max: ground.truncate() + Vec3::new(ground.w, 0.0, ground.w),
         };
         FrameScene {
-            instances: self.instances.iter().map(|instance| instance.gpu_data(&self.model.clips, seconds)).collect(),
+            instances: self
+                .instances
+                .iter()
+                .map(|instance| InstanceData::of(instance, &instance.playback(&self.model.clips, seconds)))
+                .collect(),
             view_projection: self.camera.view_projection(aspect),
             camera_position: self.camera.position(),
             light_view_projection: shadow::light_view_projection(self.light_direction, self.bounds, receiver),
@@ -180,4 +185,38 @@ impl HeadlessRenderer {
         self.renderer.wait_all()?;
         self.target.read_image()
     }
+}
+
+/// `count` instances in a grid centred on the origin, one model-size apart, each out of step with
+/// the last by a fraction of the clip.
+pub fn grid_instances(model: &Model, count: usize) -> Vec<InstanceState> {
+    let bounds = model.animated_bounds();
+    let spacing = bounds.size().x.max(bounds.size().z) * 1.6 + 0.2;
+    let columns = (count as f32).sqrt().ceil().max(1.0) as usize;
+    let rows = count.div_ceil(columns);
+    let clip = (!model.clips.is_empty()).then_some(0);
+    let duration = model.clips.first().map_or(1.0, |clip| clip.duration);
+    (0..count)
+        .map(|index| {
+            let (row, column) = (index / columns, index % columns);
+            let x = (column as f32 - (columns as f32 - 1.0) * 0.5) * spacing;
+            let z = (row as f32 - (rows as f32 - 1.0) * 0.5) * spacing;
+            InstanceState {
+                position: Vec3::new(x, 0.0, z) - Vec3::new(bounds.center().x, 0.0, bounds.center().z),
+                yaw: 0.0,
+                clip,
+                fade: None,
+                layer: None,
+                phase: duration * (index as f32 * 0.37).fract(),
+                speed: 1.0,
+            }
+        })
+        .collect()
+}
+
+/// World bounds of all instances over everything any clip can do (the shadow map's fit), so a clip
+/// switch never walks out of the shadow volume.
+pub fn world_bounds(model: &Model, instances: &[InstanceState]) -> Aabb {
+    let local = model.animated_bounds();
+    instances.iter().fold(Aabb::EMPTY, |acc, instance| acc.union(local.transformed(instance.world())))
 }

@@ -11,12 +11,12 @@ use vkskin::app::{default_animations, default_model_path, find_clip, headless_de
 use vkskin::capture::FrameCapture;
 use vkskin::formats::load_model;
 use vkskin::formats::ranges::parse_clips_argument;
+use vkskin::gpu::instance::validation_from_env;
+use vkskin::gpu::MessageCounts;
 use vkskin::model::Model;
 use vkskin::render::debug::DebugViews;
 use vkskin::render::offscreen::save_png;
 use vkskin::render::{MemoryPlan, Strategy};
-use vkskin::gpu::instance::validation_from_env;
-use vkskin::gpu::MessageCounts;
 
 #[derive(Parser)]
 #[command(name = "vkskin", version, about = "GPU skeletal animation with Vulkan: skin once in compute, draw twice")]

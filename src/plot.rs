@@ -142,9 +142,7 @@ impl LineChart {
                 .map_err(|e| error(&e))?
                 .label(series.name.as_str())
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], color.stroke_width(3)));
-            chart
-                .draw_series(points.iter().map(|&point| Circle::new(point, 3, color.filled())))
-                .map_err(|e| error(&e))?;
+            chart.draw_series(points.iter().map(|&point| Circle::new(point, 3, color.filled()))).map_err(|e| error(&e))?;
         }
         chart
             .configure_series_labels()

@@ -17,12 +17,12 @@ use winit::window::{Window, WindowId};
 
 use crate::app::SceneSetup;
 use crate::capture::FrameCapture;
-use crate::render::camera::OrbitCamera;
-use crate::render::debug::DebugViews;
-use crate::render::{Output, Renderer, Strategy};
 use crate::gpu::device::DeviceRequest;
 use crate::gpu::swapchain::{Acquired, Surface, Swapchain};
 use crate::gpu::{self, Device, Instance, InstanceOptions, MessageCounts};
+use crate::render::camera::OrbitCamera;
+use crate::render::debug::DebugViews;
+use crate::render::{Output, Renderer, Strategy};
 
 pub struct ViewerOptions {
     pub validation: bool,

@@ -13,12 +13,13 @@
 pub mod bounds;
 pub mod clip;
 pub mod curve;
+pub mod playback;
 
 pub use clip::{Animation, Channel, Clip, ClipRange, Interpolation, KeyTimes, Property, RangeUnit};
 pub use curve::{hermite, slerp_shortest};
+pub use playback::{Fade, InstanceState, Layer, Playback};
 
 use glam::{Mat4, Quat, Vec3};
-
 
 /// One joint's pull on a vertex.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -199,15 +200,6 @@ impl Aabb {
     pub fn transformed(&self, transform: Mat4) -> Aabb {
         Aabb::from_points(self.corners().map(|corner| transform.transform_point3(corner)))
     }
-}
-
-/// A second clip over part of the skeleton: `joint` and everything under it blend toward the
-/// layer's pose by `weight` (ozz-animation's partial blending, done per instance on the GPU).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Layer {
-    pub clip: usize,
-    pub joint: usize,
-    pub weight: f32,
 }
 
 /// Blends `other` into `poses` by `weight` (0 keeps `poses`), for the joints `only` lets through:

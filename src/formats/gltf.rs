@@ -39,7 +39,7 @@ use gltf::json::validation::Checked;
 use gltf::json::Root;
 
 use super::{files, FormatError, Location};
-use crate::anim::{self, slerp_shortest, Joint, JointPose, KeyTimes, Skeleton, Influence};
+use crate::anim::{self, slerp_shortest, Influence, Joint, JointPose, KeyTimes, Skeleton};
 use crate::model::{compute_normals, compute_tangents, normalize_influences, LoadStats, Material, Mesh, Model, Texture, Vertex};
 
 /// Decoded accessor data in all, in bytes. Real models need a few megabytes; the cap is what stops

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use glam::{Quat, Vec2, Vec3, Vec4};
 
 use super::{texture, FormatError};
-use crate::anim::{Animation, Channel, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton, Influence};
+use crate::anim::{Animation, Channel, Influence, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
 use crate::model::{compute_normals, compute_tangents, normalize_influences, LoadStats, Material, Mesh, Model, Texture, Vertex};
 
 /// The only version id's tools wrote, and the only one this loader reads.

@@ -77,7 +77,9 @@ use std::path::{Component, Path, PathBuf};
 use glam::{Mat4, Quat, Vec2, Vec3, Vec4};
 
 use super::{texture, FormatError, Location};
-use crate::anim::{hermite, slerp_shortest, Animation, Channel, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton, Influence};
+use crate::anim::{
+    hermite, slerp_shortest, Animation, Channel, Influence, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton,
+};
 use crate::model::{compute_tangents, normalize_influences, LoadStats, Material, Mesh, Model, Vertex};
 
 const MAGIC: &[u8; 10] = b"MS3D000000";

@@ -11,8 +11,8 @@ use ash::vk;
 
 use super::shader_types::{DrawCommand, InstanceData, PaletteMatrix, SkinnedVertex, MAX_CHUNKS};
 use super::{Strategy, FRAMES_IN_FLIGHT};
-use crate::model::Model;
 use crate::gpu::{self, Buffer, Device};
+use crate::model::Model;
 
 /// Of the largest memory heap, what the per-instance buffers may take: the rest is left for the
 /// model, the shadow map, the render targets and the driver.

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use ash::vk;
-use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 use gpu_allocator::MemoryLocation;
+use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 
 use crate::gpu::barrier::{self, side, Hazard};
 use crate::gpu::commands::{self, CommandPool, Fence};

@@ -16,13 +16,13 @@ use glam::Vec3;
 use super::shader_types::{frustum_planes, CullCounters, CullPush, InstanceData, NO_CLIP};
 use super::FrameScene;
 use crate::anim::Aabb;
-use crate::model::Model;
 use crate::gpu::barrier::{side, Hazard, Side};
 use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
-use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
+use crate::model::Model;
 use gpu_allocator::MemoryLocation;
+use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
 
 /// Instances per workgroup.
 pub const WORKGROUP_SIZE: u32 = 64;

@@ -201,13 +201,7 @@ impl ForwardPass {
         );
     }
 
-    pub fn write_material_set(
-        &self,
-        set: vk::DescriptorSet,
-        base_color: &Image,
-        normal_map: &Image,
-        sampler: vk::Sampler,
-    ) {
+    pub fn write_material_set(&self, set: vk::DescriptorSet, base_color: &Image, normal_map: &Image, sampler: vk::Sampler) {
         crate::gpu::descriptors::write_set(
             &self.device,
             set,

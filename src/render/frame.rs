@@ -70,13 +70,7 @@ impl<'a> Recorder<'a> {
 
     /// A timed pass: `before` joins what is due as one barrier, `record` records the pass, its
     /// timestamp closes it, and `after` waits for the next boundary.
-    pub fn pass(
-        &mut self,
-        name: &'static str,
-        before: Vec<Hazard>,
-        record: impl FnOnce(vk::CommandBuffer),
-        after: Vec<Hazard>,
-    ) {
+    pub fn pass(&mut self, name: &'static str, before: Vec<Hazard>, record: impl FnOnce(vk::CommandBuffer), after: Vec<Hazard>) {
         let index = TIMED_PASSES.iter().position(|&pass| pass == name).map_or(0, |index| index as u32);
         self.mark_through(index); // passes skipped before this one end here, taking no time
         self.wait(before);

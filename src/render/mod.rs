@@ -14,16 +14,17 @@
 //! write-after-read from last frame's draws to this frame's writes.
 
 pub mod camera;
+pub mod chunks;
 pub mod copy;
 pub mod cull;
 pub mod debug;
 pub mod forward;
 pub mod frame;
-pub mod shader_types;
-pub mod chunks;
+pub mod model_buffers;
 pub mod offscreen;
 pub mod palette;
-pub mod scene;
+pub mod reference;
+pub mod shader_types;
 pub mod shadow;
 pub mod skin;
 pub mod triangles;
@@ -36,28 +37,28 @@ pub mod shaders {
 use std::sync::Arc;
 
 use ash::vk;
-use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 use glam::{Mat4, Vec3, Vec4};
 use gpu_allocator::MemoryLocation;
+use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 
-use crate::model::{Facing, Model};
 use crate::gpu::barrier::{self, side, Hazard};
 use crate::gpu::commands::{self, CommandPool, Fence, Semaphore};
 use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout};
 use crate::gpu::query::TimestampPool;
 use crate::gpu::{self, Buffer, Check, Device, Sampler};
+use crate::model::{Facing, Model};
+pub use chunks::{padded_chunks, Chunking, MemoryPlan};
 use cull::{CullInputs, CullPass};
 use debug::{DebugInputs, DebugPass, DebugViews};
 use forward::{ForwardPass, ForwardTargets};
-pub use shader_types::MAX_CHUNKS;
-use shader_types::{frustum_planes, CullCounters, DrawCommand, FrameUniforms, InstanceData, PaletteMatrix, SkinnedVertex};
-pub use chunks::{padded_chunks, Chunking, MemoryPlan};
+use model_buffers::GpuModel;
 use offscreen::OffscreenTarget;
 use palette::{PaletteInputs, PalettePass};
-use scene::GpuModel;
+pub use shader_types::MAX_CHUNKS;
+use shader_types::{frustum_planes, CullCounters, DrawCommand, FrameUniforms, InstanceData, PaletteMatrix, SkinnedVertex};
 use shadow::ShadowPass;
 use skin::SkinPass;
-use triangles::{TriangleCulling, TrianglePass};
+use triangles::TriangleCulling;
 
 /// Frames the CPU may record ahead of the GPU.
 pub const FRAMES_IN_FLIGHT: usize = 2;
@@ -326,75 +327,16 @@ impl Renderer {
         skin.write_set(skin_set, &gpu_model.source_vertices, &gpu_model.influences, &palette.palettes, &cull.skin_list);
         let triangles = match strategy {
             Strategy::Compute if triangles::serves(device, model) => {
-                let pass = TrianglePass::new(device)?;
-                let group_size = triangles::group_size(gpu_model.vertex_count, chunking.instances_per_chunk);
-                let groups_per_chunk = chunking.instances_per_chunk.div_ceil(group_size);
-                let ranges: Vec<(u32, u32)> = model.meshes.iter().map(|mesh| (mesh.first_index, mesh.index_count)).collect();
-                let template = triangles::draw_template(
-                    &ranges,
-                    gpu_model.vertex_count,
-                    gpu_model.index_count,
-                    (group_size, groups_per_chunk),
-                    chunking.instances_per_chunk,
-                    chunking.chunk_count,
-                    instance_count,
-                );
-                // (triangle groups, kept instances: copied from cull.counters each frame, 1)
-                let triangle_groups = (gpu_model.index_count / 3).div_ceil(triangles::WORKGROUP_SIZE).max(1);
-                let dispatch = Buffer::with_data(
+                let outputs = (&skin.skinned[..], &cull.skin_list);
+                Some(TriangleCulling::new(
                     device,
-                    "triangles.dispatch",
-                    Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC,
-                    bytemuck::cast_slice(&[triangle_groups, 0, 1, 0]),
-                )?;
-                let draw_template =
-                    Buffer::with_data(device, "triangles.draw_template", Usage::TRANSFER_SRC, bytemuck::cast_slice(&template))?;
-                // TRANSFER_DST: the template is copied over it each frame.
-                let camera_draws = Buffer::new(
-                    device,
-                    "triangles.camera_draws",
-                    draw_template.size.max(20),
-                    Usage::STORAGE_BUFFER | Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC | Usage::TRANSFER_DST,
-                    MemoryLocation::GpuOnly,
-                )?;
-                let mut camera_indices = Vec::new();
-                for chunk in 0..chunking.chunk_count {
-                    let (_, count) = chunking.range(chunk, instance_count);
-                    let instances = u64::from(count.div_ceil(group_size) * group_size);
-                    camera_indices.push(Buffer::new(
-                        device,
-                        &format!("triangles.camera_indices[{chunk}]"),
-                        (instances * u64::from(gpu_model.index_count) * 2).max(4).next_multiple_of(4),
-                        Usage::STORAGE_BUFFER | Usage::INDEX_BUFFER | Usage::TRANSFER_SRC,
-                        MemoryLocation::GpuOnly,
-                    )?);
-                }
-                let set = descriptor_pool.allocate(&pass.set_layout, "triangles.set")?;
-                pass.write_set(
-                    set,
-                    &gpu_model.indices,
-                    &gpu_model.mesh_ranges,
-                    &skin.skinned,
-                    &cull.skin_list,
-                    &camera_draws,
-                    &camera_indices,
-                );
-                let sample_test = device.limits().standard_sample_locations == vk::TRUE
-                    && forward::SAMPLES == vk::SampleCountFlags::TYPE_4;
-                let snap = 0.5f32.powi(device.limits().sub_pixel_precision_bits as i32);
-                Some(TriangleCulling {
-                    dispatch,
-                    draw_template,
-                    camera_draws,
-                    camera_indices,
-                    pass,
-                    set,
-                    facing_sign: triangles::facing_sign(cull_mode),
-                    group_size,
-                    groups_per_chunk,
-                    sample_test,
-                    snap,
-                })
+                    model,
+                    &gpu_model,
+                    (chunking, instance_count),
+                    outputs,
+                    cull_mode,
+                    &descriptor_pool,
+                )?)
             }
             _ => None,
         };
@@ -590,7 +532,7 @@ impl Renderer {
         slot.instances.write(0, &scene.instances)?;
         if let (Some(model), Some(buffer)) = (&self.cpu_model, slot.cpu_skinned.as_mut()) {
             let started = std::time::Instant::now();
-            let skinned = cpu_skin_instances(model, &scene.instances);
+            let skinned = reference::cpu_skin_instances(model, &scene.instances);
             buffer.write(0, &skinned)?;
             self.last_cpu_skinning_ms = started.elapsed().as_secs_f64() * 1e3;
         }
@@ -607,11 +549,9 @@ impl Renderer {
         slot.fence.reset()?;
         let command_buffers = [command_buffer];
         let (wait, wait_stages, signal) = match &output {
-            Output::Swapchain { render_finished, .. } => (
-                vec![slot.image_available.raw],
-                vec![vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT],
-                vec![*render_finished],
-            ),
+            Output::Swapchain { render_finished, .. } => {
+                (vec![slot.image_available.raw], vec![vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT], vec![*render_finished])
+            }
             Output::Offscreen(_) => (vec![], vec![], vec![]),
         };
         let submit = vk::SubmitInfo::default()
@@ -717,11 +657,6 @@ impl Renderer {
     }
 }
 
-/// Packs a unit vector (and a fourth value) as snorm16, rounding as GLSL's packSnorm2x16 does.
-fn pack_snorm16(v: glam::Vec3, w: f32) -> [i16; 4] {
-    [v.x, v.y, v.z, w].map(|component| (component.clamp(-1.0, 1.0) * 32767.0).round() as i16)
-}
-
 /// The cull mode of the model's shadow and forward pipelines: the side of its triangles that is never
 /// seen, or none. The pipelines' front face is counter-clockwise.
 pub fn hidden_side(facing: Facing) -> vk::CullModeFlags {
@@ -730,35 +665,6 @@ pub fn hidden_side(facing: Facing) -> vk::CullModeFlags {
         Facing::Inward => vk::CullModeFlags::FRONT,
         Facing::TwoSided => vk::CullModeFlags::NONE,
     }
-}
-
-/// The `cpu` strategy, the tutorials' software skinning: every instance sampled, blended and skinned
-/// on the CPU, split across all cores (whole instances per thread), packed as the skin pass packs.
-pub fn cpu_skin_instances(model: &Model, instances: &[InstanceData]) -> Vec<SkinnedVertex> {
-    let vertex_count = model.vertices.len();
-    let mut out = vec![SkinnedVertex { position: [0.0; 3], normal: [0; 4], tangent: [0; 4] }; vertex_count * instances.len()];
-    if vertex_count == 0 {
-        return out;
-    }
-    let threads = std::thread::available_parallelism().map_or(1, |count| count.get()).min(instances.len().max(1));
-    let per_thread = instances.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        for (instances, out) in instances.chunks(per_thread.max(1)).zip(out.chunks_mut(per_thread.max(1) * vertex_count)) {
-            scope.spawn(move || {
-                for (data, out) in instances.iter().zip(out.chunks_mut(vertex_count)) {
-                    let skinned = scene::reference_skinning(model, data);
-                    for ((skinned, vertex), out) in skinned.into_iter().zip(&model.vertices).zip(out) {
-                        *out = SkinnedVertex {
-                            position: skinned.position.to_array(),
-                            normal: pack_snorm16(skinned.normal, 0.0),
-                            tangent: pack_snorm16(skinned.tangent, vertex.tangent.w),
-                        };
-                    }
-                }
-            });
-        }
-    });
-    out
 }
 
 impl Drop for Renderer {

@@ -5,8 +5,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use ash::vk;
-use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 use gpu_allocator::MemoryLocation;
+use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 
 use crate::gpu::barrier::{side, Hazard, Side};
 use crate::gpu::{self, Buffer, Device, Image, ImageDesc};
@@ -63,9 +63,7 @@ impl OffscreenTarget {
     pub fn record_copy_out(&self, device: &Device, command_buffer: vk::CommandBuffer) {
         let extent = self.color.extent();
         let region = vk::BufferImageCopy::default()
-            .image_subresource(
-                vk::ImageSubresourceLayers::default().aspect_mask(vk::ImageAspectFlags::COLOR).layer_count(1),
-            )
+            .image_subresource(vk::ImageSubresourceLayers::default().aspect_mask(vk::ImageAspectFlags::COLOR).layer_count(1))
             .image_extent(vk::Extent3D { width: extent.width, height: extent.height, depth: 1 });
         let readback = self.readback.borrow();
         unsafe {

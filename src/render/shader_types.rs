@@ -3,8 +3,8 @@
 use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec3, Vec4};
 
-use crate::anim::Influence;
-use crate::model::{Vertex};
+use crate::anim::{Influence, InstanceState, Playback};
+use crate::model::Vertex;
 
 /// `SourceVertex` in common.glsl.
 #[repr(C)]
@@ -112,6 +112,28 @@ pub struct InstanceData {
 }
 
 impl InstanceData {
+    /// Packs an instance's place and what it plays for the cull and palette passes.
+    pub fn of(state: &InstanceState, playback: &Playback) -> InstanceData {
+        let animation =
+            |played: Option<(usize, f32)>| played.map_or((NO_CLIP, 0.0), |(animation, time)| (animation as u32, time));
+        let ((animation_a, time_a), (animation_b, time_b)) = (animation(playback.a), animation(playback.b));
+        let (layer, time_layer, layer_weight) = match playback.layer {
+            Some((layer, animation, time)) => (animation as u32 | (layer.joint.min(0xFFFF) as u32) << 16, time, layer.weight),
+            None => (NO_CLIP, 0.0, 0.0),
+        };
+        InstanceData {
+            position_yaw: state.position.extend(state.yaw).to_array(),
+            animations: animation_a | (animation_b << 16),
+            time_a,
+            time_b,
+            blend: playback.blend,
+            layer,
+            time_layer,
+            layer_weight,
+            unused: 0,
+        }
+    }
+
     pub fn animation_a(&self) -> u32 {
         self.animations & 0xFFFF
     }

@@ -282,14 +282,8 @@ impl ShadowPass {
 /// Full-target viewport and scissor. The projections are Vulkan's (y down), so the viewport is the
 /// plain one.
 pub fn set_viewport(device: &Device, command_buffer: vk::CommandBuffer, extent: vk::Extent2D) {
-    let viewport = vk::Viewport {
-        x: 0.0,
-        y: 0.0,
-        width: extent.width as f32,
-        height: extent.height as f32,
-        min_depth: 0.0,
-        max_depth: 1.0,
-    };
+    let viewport =
+        vk::Viewport { x: 0.0, y: 0.0, width: extent.width as f32, height: extent.height as f32, min_depth: 0.0, max_depth: 1.0 };
     let scissor = vk::Rect2D { offset: vk::Offset2D::default(), extent };
     unsafe {
         device.raw.cmd_set_viewport(command_buffer, 0, &[viewport]);

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use ash::vk;
 
-use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
 use gpu_allocator::MemoryLocation;
+use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
 
 use super::shader_types::{SkinPush, SkinnedVertex};
 use super::{padded_chunks, Chunking, MAX_CHUNKS};

@@ -22,12 +22,17 @@ use ash::vk;
 
 use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 
+use gpu_allocator::MemoryLocation;
+
+use super::chunks::Chunking;
+use super::model_buffers::GpuModel;
 use super::shader_types::{CullCounters, DrawCommand, TrianglesPush};
 use super::{padded_chunks, MAX_CHUNKS};
 use crate::gpu::barrier::{side, Hazard, Side};
-use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
+use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
+use crate::model::Model;
 
 /// Triangles per workgroup (x); the y dimension walks the kept instances.
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -87,6 +92,83 @@ pub struct TriangleCulling {
     pub sample_test: bool,
     /// The rasterizer's sub-pixel grid in pixels (2^-subPixelPrecisionBits).
     pub snap: f32,
+}
+
+impl TriangleCulling {
+    /// The pass, its arguments and outputs for `model`'s instances, and its set over the skin
+    /// pass's output and the cull pass's skin list.
+    pub fn new(
+        device: &Arc<Device>,
+        model: &Model,
+        gpu_model: &GpuModel,
+        (chunking, instance_count): (Chunking, u32),
+        (skinned, skin_list): (&[Buffer], &Buffer),
+        cull_mode: vk::CullModeFlags,
+        descriptor_pool: &DescriptorPool,
+    ) -> gpu::Result<TriangleCulling> {
+        use vk::BufferUsageFlags as Usage;
+        let pass = TrianglePass::new(device)?;
+        let group_size = group_size(gpu_model.vertex_count, chunking.instances_per_chunk);
+        let groups_per_chunk = chunking.instances_per_chunk.div_ceil(group_size);
+        let ranges: Vec<(u32, u32)> = model.meshes.iter().map(|mesh| (mesh.first_index, mesh.index_count)).collect();
+        let template = draw_template(
+            &ranges,
+            gpu_model.vertex_count,
+            gpu_model.index_count,
+            (group_size, groups_per_chunk),
+            chunking.instances_per_chunk,
+            chunking.chunk_count,
+            instance_count,
+        );
+        // (triangle groups, kept instances: copied from cull.counters each frame, 1)
+        let triangle_groups = (gpu_model.index_count / 3).div_ceil(WORKGROUP_SIZE).max(1);
+        let dispatch = Buffer::with_data(
+            device,
+            "triangles.dispatch",
+            Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC,
+            bytemuck::cast_slice(&[triangle_groups, 0, 1, 0]),
+        )?;
+        let draw_template =
+            Buffer::with_data(device, "triangles.draw_template", Usage::TRANSFER_SRC, bytemuck::cast_slice(&template))?;
+        // TRANSFER_DST: the template is copied over it each frame.
+        let camera_draws = Buffer::new(
+            device,
+            "triangles.camera_draws",
+            draw_template.size.max(20),
+            Usage::STORAGE_BUFFER | Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC | Usage::TRANSFER_DST,
+            MemoryLocation::GpuOnly,
+        )?;
+        let mut camera_indices = Vec::new();
+        for chunk in 0..chunking.chunk_count {
+            let (_, count) = chunking.range(chunk, instance_count);
+            let instances = u64::from(count.div_ceil(group_size) * group_size);
+            camera_indices.push(Buffer::new(
+                device,
+                &format!("triangles.camera_indices[{chunk}]"),
+                (instances * u64::from(gpu_model.index_count) * 2).max(4).next_multiple_of(4),
+                Usage::STORAGE_BUFFER | Usage::INDEX_BUFFER | Usage::TRANSFER_SRC,
+                MemoryLocation::GpuOnly,
+            )?);
+        }
+        let set = descriptor_pool.allocate(&pass.set_layout, "triangles.set")?;
+        pass.write_set(set, &gpu_model.indices, &gpu_model.mesh_ranges, skinned, skin_list, &camera_draws, &camera_indices);
+        let sample_test =
+            device.limits().standard_sample_locations == vk::TRUE && super::forward::SAMPLES == vk::SampleCountFlags::TYPE_4;
+        let snap = 0.5f32.powi(device.limits().sub_pixel_precision_bits as i32);
+        Ok(TriangleCulling {
+            dispatch,
+            draw_template,
+            camera_draws,
+            camera_indices,
+            pass,
+            set,
+            facing_sign: facing_sign(cull_mode),
+            group_size,
+            groups_per_chunk,
+            sample_test,
+            snap,
+        })
+    }
 }
 
 /// The copies into the pass's arguments, the earlier side of their hazards.

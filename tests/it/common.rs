@@ -9,12 +9,12 @@ use glam::Vec3;
 
 use vkskin::app::{default_animations, default_model_path, headless_device, HeadlessRenderer};
 use vkskin::formats::load_model;
+use vkskin::gpu::Device;
 use vkskin::model::Model;
 use vkskin::render::debug::DebugViews;
+use vkskin::render::reference::reference_skinning;
 use vkskin::render::shader_types::{PaletteMatrix, SkinnedVertex};
-use vkskin::render::scene::reference_skinning;
 use vkskin::render::FrameScene;
-use vkskin::gpu::Device;
 
 pub fn default_model() -> Model {
     let path = default_model_path();

@@ -11,8 +11,8 @@ use crate::common::{assert_no_validation_messages, default_model, validated_devi
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::render::camera::OrbitCamera;
 use vkskin::render::cull::{reference_visibility, Seen};
+use vkskin::render::reference::reference_skinning;
 use vkskin::render::shader_types::{DrawCommand, SkinnedVertex};
-use vkskin::render::scene::reference_skinning;
 use vkskin::render::{palette, skin, Chunking, Strategy, VisibleCounts};
 
 /// The instances named in the live commands: per chunk c and mesh m, the first `counts[c]` of the

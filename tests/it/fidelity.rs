@@ -13,7 +13,7 @@ use vkskin::anim::Layer;
 use vkskin::app::{default_animations, HeadlessRenderer, SceneSetup};
 use vkskin::formats::{load_model, md5};
 use vkskin::model::Model;
-use vkskin::render::scene::reference_skinning;
+use vkskin::render::reference::reference_skinning;
 
 fn models() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -8,8 +8,8 @@ use glam::Vec3;
 use vkskin::anim::{JointPose, Layer, Property};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::model::Model;
+use vkskin::render::reference::reference_palette;
 use vkskin::render::shader_types::NO_CLIP;
-use vkskin::render::scene::reference_palette;
 
 /// Three instances, out of phase, moved and turned: the CPU reference must follow all of it.
 fn varied_setup(model: Model) -> SceneSetup {

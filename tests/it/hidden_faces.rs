@@ -8,8 +8,8 @@
 //! just misses it, so at most 0.1 % of pixels may differ by more than 12 levels in any channel,
 //! and the mean difference stays under a fifth of a level.
 
-use ash::vk;
 use crate::common::{assert_no_validation_messages, default_model, render_with_views, validated_device};
+use ash::vk;
 use glam::Vec3;
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::model::{Facing, Model};

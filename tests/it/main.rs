@@ -1,10 +1,10 @@
 //! Every integration test, in one binary so that `cargo test` links once (one module per
 //! feature; `common` holds what several share).
 
-mod common;
 mod chunking;
 mod cli;
 mod collada_loader;
+mod common;
 mod conformance;
 mod culling;
 mod debug_views;

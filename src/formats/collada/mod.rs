@@ -27,7 +27,7 @@ use std::path::Path;
 use glam::{Mat3, Mat4, Vec3};
 
 use super::{files, texture, FormatError};
-use crate::anim::{Animation, Clip, Joint, JointPose, Skeleton, Influence};
+use crate::anim::{Animation, Clip, Influence, Joint, JointPose, Skeleton};
 use crate::model::{compute_normals, compute_tangents, normalize_influences, LoadStats, Mesh, Model, Vertex};
 use document::Document;
 

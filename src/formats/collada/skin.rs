@@ -5,8 +5,8 @@ use glam::Mat4;
 use roxmltree::Node;
 
 use super::document::Document;
-use crate::formats::{files, FormatError};
 use crate::anim::Influence;
+use crate::formats::{files, FormatError};
 
 /// Influences in one skin: far beyond any character, bounded for a hostile `vcount`.
 const MAX_INFLUENCES: usize = 1 << 26;

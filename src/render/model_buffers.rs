@@ -1,20 +1,20 @@
-//! The model's GPU-side data (uploaded once) and the instances that play it (written every frame).
+//! The model's GPU-side data, uploaded once: vertices, influences, joints, channels and keys,
+//! culling cells, materials and textures.
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use ash::vk;
-use glam::{Mat4, Vec3};
+use glam::Mat4;
 
 use super::shader_types::{
-    AnimationCells, GpuBounds, GpuChannel, GpuInfluence, GpuJoint, InstanceData, MeshRange, SourceVertex,
-    CHANNEL_COMPONENTS_SHIFT, CHANNEL_HAS_BASE, CHANNEL_IMPLIED_W, CHANNEL_INTERPOLATION_SHIFT, CHANNEL_UNIFORM, CHANNEL_WRAPS,
-    MAX_ANIMATIONS, NO_CLIP, NO_PARENT,
+    AnimationCells, GpuBounds, GpuChannel, GpuInfluence, GpuJoint, MeshRange, SourceVertex, CHANNEL_COMPONENTS_SHIFT,
+    CHANNEL_HAS_BASE, CHANNEL_IMPLIED_W, CHANNEL_INTERPOLATION_SHIFT, CHANNEL_UNIFORM, CHANNEL_WRAPS, MAX_ANIMATIONS, NO_PARENT,
 };
-use crate::anim::{skin_vertex, Aabb, Channel, Clip, JointPose, KeyTimes, Layer, Skinned};
-use crate::model::{Model, Texture};
+use crate::anim::{Aabb, Channel, KeyTimes};
 use crate::gpu::{self, Buffer, Device, Image};
+use crate::model::{Model, Texture};
 
 /// A material ready for the forward pass: its textures (a white pixel, or a flat normal, when the
 /// model has none).
@@ -307,156 +307,4 @@ fn joint_infos(model: &Model) -> Vec<GpuJoint> {
         });
     }
     joints
-}
-
-/// A crossfade in progress: the clip fading out, and when the fade began.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Fade {
-    pub from_clip: usize,
-    pub started: f64,
-    /// Seconds; 0 switches at once.
-    pub duration: f32,
-}
-
-/// One animated copy of the model in the world.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct InstanceState {
-    pub position: Vec3,
-    pub yaw: f32,
-    /// None: the bind pose.
-    pub clip: Option<usize>,
-    /// Set while the previous clip fades out into `clip` (blended on the GPU, in the palette pass).
-    pub fade: Option<Fade>,
-    /// A second clip over a subtree, e.g. a wave over a walk.
-    pub layer: Option<Layer>,
-    /// Seconds added to the shared clock, so instances are out of step.
-    pub phase: f32,
-    pub speed: f32,
-}
-
-impl InstanceState {
-    /// Switches to `clip`, crossfading from the current one over `fade_seconds` from `now`.
-    pub fn switch_clip(&mut self, clip: usize, now: f64, fade_seconds: f32) {
-        if self.clip == Some(clip) {
-            return;
-        }
-        self.fade = match self.clip {
-            Some(from_clip) if fade_seconds > 0.0 => Some(Fade { from_clip, started: now, duration: fade_seconds }),
-            _ => None,
-        };
-        self.clip = Some(clip);
-    }
-
-    /// What the CPU writes for this instance at `seconds` on the shared clock: the clip fading out
-    /// as animation a and the clip fading in as b with the fade's progress, or the one clip as a,
-    /// each as its animation and the animation's time; and the layer.
-    pub fn gpu_data(&self, clips: &[Clip], seconds: f64) -> InstanceData {
-        let local = seconds * f64::from(self.speed) + f64::from(self.phase);
-        let clip_time = |index: usize| clips.get(index).map(|clip| (clip.animation as u32, clip.animation_time(local)));
-        let current = self.clip.and_then(clip_time);
-        let fading = self.fade.and_then(|fade| {
-            let progress = ((seconds - fade.started) / f64::from(fade.duration)) as f32;
-            (progress < 1.0).then(|| clip_time(fade.from_clip).map(|from| (from, progress.max(0.0)))).flatten()
-        });
-        let ((animation_a, time_a), (animation_b, time_b), blend) = match (current, fading) {
-            (Some(current), Some((from, progress))) => (from, current, progress),
-            (Some(current), None) => (current, (NO_CLIP, 0.0), 0.0),
-            (None, _) => ((NO_CLIP, 0.0), (NO_CLIP, 0.0), 0.0),
-        };
-        let layer = self.layer.and_then(|layer| clip_time(layer.clip).map(|(animation, time)| (layer, animation, time)));
-        let (layer, time_layer, layer_weight) = match layer {
-            Some((layer, animation, time)) => (animation | (layer.joint.min(0xFFFF) as u32) << 16, time, layer.weight),
-            None => (NO_CLIP, 0.0, 0.0),
-        };
-        InstanceData {
-            position_yaw: self.position.extend(self.yaw).to_array(),
-            animations: animation_a | (animation_b << 16),
-            time_a,
-            time_b,
-            blend,
-            layer,
-            time_layer,
-            layer_weight,
-            unused: 0,
-        }
-    }
-
-    pub fn world(&self) -> Mat4 {
-        Mat4::from_rotation_translation(glam::Quat::from_rotation_y(self.yaw), self.position)
-    }
-}
-
-/// `count` instances in a grid centred on the origin, one model-size apart, each out of step with
-/// the last by a fraction of the clip.
-pub fn grid_instances(model: &Model, count: usize) -> Vec<InstanceState> {
-    let bounds = model.animated_bounds();
-    let spacing = bounds.size().x.max(bounds.size().z) * 1.6 + 0.2;
-    let columns = (count as f32).sqrt().ceil().max(1.0) as usize;
-    let rows = count.div_ceil(columns);
-    let clip = (!model.clips.is_empty()).then_some(0);
-    let duration = model.clips.first().map_or(1.0, |clip| clip.duration);
-    (0..count)
-        .map(|index| {
-            let (row, column) = (index / columns, index % columns);
-            let x = (column as f32 - (columns as f32 - 1.0) * 0.5) * spacing;
-            let z = (row as f32 - (rows as f32 - 1.0) * 0.5) * spacing;
-            InstanceState {
-                position: Vec3::new(x, 0.0, z) - Vec3::new(bounds.center().x, 0.0, bounds.center().z),
-                yaw: 0.0,
-                clip,
-                fade: None,
-                layer: None,
-                phase: duration * (index as f32 * 0.37).fract(),
-                speed: 1.0,
-            }
-        })
-        .collect()
-}
-
-/// World bounds of all instances over everything any clip can do (the shadow map's fit), so a clip
-/// switch never walks out of the shadow volume.
-pub fn world_bounds(model: &Model, instances: &[InstanceState]) -> Aabb {
-    let local = model.animated_bounds();
-    instances.iter().fold(Aabb::EMPTY, |acc, instance| acc.union(local.transformed(instance.world())))
-}
-
-/// The CPU reference of the palette pass for one instance record: sample animation a (and b
-/// while it fades in, and the layer), blend in local space, compose, and multiply by the inverse
-/// binds: `world × model pose × inverse bind`.
-pub fn reference_palette(model: &Model, data: &InstanceData) -> Vec<Mat4> {
-    let joint_count = model.skeleton.len();
-    let animation_at = |index: u32| model.animations.get(index as usize).filter(|_| index != NO_CLIP);
-    let Some(animation_a) = animation_at(data.animation_a()) else {
-        return crate::anim::bind_palette(&model.skeleton, data.world());
-    };
-    let mut poses = vec![JointPose::IDENTITY; joint_count];
-    animation_a.sample(&model.skeleton, data.time_a, &mut poses);
-    let mut other = vec![JointPose::IDENTITY; joint_count];
-    if let (Some(animation_b), true) = (animation_at(data.animation_b()), data.fading()) {
-        animation_b.sample(&model.skeleton, data.time_b, &mut other);
-        crate::anim::blend_local(&mut poses, &other, data.blend, None);
-    }
-    if let (Some(layer), true) = (animation_at(data.layer_animation()), data.layered()) {
-        layer.sample(&model.skeleton, data.time_layer, &mut other);
-        let spans = model.skeleton.subtree_spans();
-        let root = (data.layer_joint() as usize).min(joint_count.saturating_sub(1));
-        crate::anim::blend_local(&mut poses, &other, data.layer_weight, Some((&spans, root)));
-    }
-    let mut models = vec![Mat4::IDENTITY; joint_count];
-    crate::anim::local_to_model(&model.skeleton, &poses, data.world(), &mut models);
-    let mut palette = vec![Mat4::IDENTITY; joint_count];
-    crate::anim::palette(&model.skeleton, &models, &mut palette);
-    palette
-}
-
-/// The CPU reference of the skin pass for one instance record: every vertex, world space.
-pub fn reference_skinning(model: &Model, data: &InstanceData) -> Vec<Skinned> {
-    let palette = reference_palette(model, data);
-    model
-        .vertices
-        .iter()
-        .map(|vertex| {
-            skin_vertex(&palette, vertex.position, vertex.normal, vertex.tangent.truncate(), model.influences_of(vertex))
-        })
-        .collect()
 }

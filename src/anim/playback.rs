@@ -1,0 +1,91 @@
+//! Playback: the clips an instance plays, its crossfade and layer, and where it stands. Plain
+//! state, advanced by the application; `render::shader_types::InstanceData::of` packs what the
+//! GPU reads of it each frame.
+
+use glam::{Mat4, Vec3};
+
+use super::Clip;
+
+/// A second clip over part of the skeleton: `joint` and everything under it blend toward the
+/// layer's pose by `weight` (ozz-animation's partial blending, done per instance on the GPU).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Layer {
+    pub clip: usize,
+    pub joint: usize,
+    pub weight: f32,
+}
+
+/// What one instance plays at one moment.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Playback {
+    /// (animation, time): the clip playing, or during a crossfade the one fading out.
+    pub a: Option<(usize, f32)>,
+    /// (animation, time) of the clip fading in, blended over `a` by `blend`.
+    pub b: Option<(usize, f32)>,
+    pub blend: f32,
+    /// The layer, its animation and time.
+    pub layer: Option<(Layer, usize, f32)>,
+}
+
+/// A crossfade in progress: the clip fading out, and when the fade began.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fade {
+    pub from_clip: usize,
+    pub started: f64,
+    /// Seconds; 0 switches at once.
+    pub duration: f32,
+}
+
+/// One animated copy of the model in the world.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InstanceState {
+    pub position: Vec3,
+    pub yaw: f32,
+    /// None: the bind pose.
+    pub clip: Option<usize>,
+    /// Set while the previous clip fades out into `clip` (blended on the GPU, in the palette pass).
+    pub fade: Option<Fade>,
+    /// A second clip over a subtree, e.g. a wave over a walk.
+    pub layer: Option<Layer>,
+    /// Seconds added to the shared clock, so instances are out of step.
+    pub phase: f32,
+    pub speed: f32,
+}
+
+impl InstanceState {
+    /// Switches to `clip`, crossfading from the current one over `fade_seconds` from `now`.
+    pub fn switch_clip(&mut self, clip: usize, now: f64, fade_seconds: f32) {
+        if self.clip == Some(clip) {
+            return;
+        }
+        self.fade = match self.clip {
+            Some(from_clip) if fade_seconds > 0.0 => Some(Fade { from_clip, started: now, duration: fade_seconds }),
+            _ => None,
+        };
+        self.clip = Some(clip);
+    }
+
+    /// What this instance plays at `seconds` on the shared clock: the clip fading out as a and
+    /// the clip fading in as b with the fade's progress, or the one clip as a, each as its
+    /// animation and the animation's time; and the layer.
+    pub fn playback(&self, clips: &[Clip], seconds: f64) -> Playback {
+        let local = seconds * f64::from(self.speed) + f64::from(self.phase);
+        let clip_time = |index: usize| clips.get(index).map(|clip| (clip.animation, clip.animation_time(local)));
+        let current = self.clip.and_then(clip_time);
+        let fading = self.fade.and_then(|fade| {
+            let progress = ((seconds - fade.started) / f64::from(fade.duration)) as f32;
+            (progress < 1.0).then(|| clip_time(fade.from_clip).map(|from| (from, progress.max(0.0)))).flatten()
+        });
+        let (a, b, blend) = match (current, fading) {
+            (Some(current), Some((from, progress))) => (Some(from), Some(current), progress),
+            (Some(current), None) => (Some(current), None, 0.0),
+            (None, _) => (None, None, 0.0),
+        };
+        let layer = self.layer.and_then(|layer| clip_time(layer.clip).map(|(animation, time)| (layer, animation, time)));
+        Playback { a, b, blend, layer }
+    }
+
+    pub fn world(&self) -> Mat4 {
+        Mat4::from_rotation_translation(glam::Quat::from_rotation_y(self.yaw), self.position)
+    }
+}
