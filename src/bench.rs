@@ -261,15 +261,15 @@ pub fn run(
                 let now = Instant::now();
                 if frame >= options.warmup {
                     frame_walls.push(now.duration_since(last).as_secs_f64() * 1e3);
-                    cpu_skinning.push(headless.renderer.last_cpu_skinning_ms);
+                    cpu_skinning.push(headless.renderer.stats.cpu_skinning_ms);
                     // The timings of the frame whose slot this one reused (two frames ago).
-                    timings.extend(headless.renderer.last_timings.clone());
+                    timings.extend(headless.renderer.stats.timings.clone());
                 }
                 last = now;
             }
             headless.renderer.wait_all().map_err(|error| error.to_string())?;
-            timings.extend(headless.renderer.last_timings.clone());
-            row.visible = headless.renderer.last_visible;
+            timings.extend(headless.renderer.stats.timings.clone());
+            row.visible = headless.renderer.stats.visible;
             drop(headless);
             if row.skipped.is_some() {
                 rows.push(row);

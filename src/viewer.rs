@@ -123,7 +123,7 @@ pub fn run(setup: SceneSetup, options: ViewerOptions) -> Result<ViewerReport, St
         let size = graphics.window.inner_size();
         let (width, height) = if size.width == 0 || size.height == 0 { viewer.options.size } else { (size.width, size.height) };
         let scene = viewer.setup.frame(viewer.clock, width as f32 / height.max(1) as f32);
-        let format = graphics.renderer.color_format;
+        let format = graphics.renderer.setup.color_format;
         let target = crate::render::offscreen::OffscreenTarget::with_format(&graphics.device, width, height, format)
             .map_err(|error| error.to_string())?;
         graphics.renderer.render(&scene, Output::Offscreen(&target)).map_err(|error| error.to_string())?;
@@ -230,7 +230,7 @@ impl Viewer {
         if let Some(clip) = clip {
             resized.play(clip, self.clock, 0.0);
         }
-        let format = graphics.renderer.color_format;
+        let format = graphics.renderer.setup.color_format;
         graphics.device.wait_idle()?;
         // A count past the device's limits is refused by Renderer::new: keep the old renderer then.
         match Renderer::new(&graphics.device, &resized.model, count as u32, format, self.options.strategy) {
@@ -320,12 +320,12 @@ impl Viewer {
                 self.setup.instances.first().and_then(|instance| instance.clip).and_then(|clip| self.setup.model.clips.get(clip));
             let clip = clip.map_or_else(|| "bind pose".to_string(), |clip| clip.name.clone());
             // Per-pass GPU milliseconds from the timestamps (on lavapipe: the software rasterizer's time).
-            let passes = graphics.renderer.last_timings.as_ref().map_or_else(String::new, |timings| {
+            let passes = graphics.renderer.stats.timings.as_ref().map_or_else(String::new, |timings| {
                 let list: Vec<String> = timings.milliseconds.iter().map(|(pass, ms)| format!("{pass} {ms:.2}")).collect();
                 format!(" | gpu ms: {}", list.join(", "))
             });
             let vertices = self.setup.instances.len() * self.setup.model.vertices.len();
-            let visible = graphics.renderer.last_visible.map_or(String::new(), |visible| {
+            let visible = graphics.renderer.stats.visible.map_or(String::new(), |visible| {
                 format!(" | visible: {} skinned, {} camera, {} light", visible.skinned, visible.camera, visible.light)
             });
             graphics.window.set_title(&format!(

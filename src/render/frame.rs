@@ -126,11 +126,11 @@ impl Renderer {
         scene: &FrameScene,
         output: &Output<'_>,
     ) -> Vec<BarrierCall> {
-        let (frame, strategy) = (&self.frames[slot], self.strategy);
+        let (frame, strategy) = (&self.frames[slot], self.setup.strategy);
         let mut recorder = Recorder::new(&self.device, command_buffer, &frame.timestamps);
 
         // cull: which instances the camera and the light see; counts, skin list and draw lists.
-        let cull = &self.cull;
+        let cull = &self.passes.cull;
         recorder.wait(cull.reset_hazards());
         recorder.step("the counters' reset", |command_buffer| cull.record_reset(command_buffer, &self.counter_reset()));
         let record = |command_buffer| cull.record(command_buffer, frame.cull_set, self.cull_push());
@@ -139,7 +139,7 @@ impl Renderer {
         // palette: each kept instance's joint palette, sampled from the file's keys. Read by the
         // skin pass (`compute`) or by the shadow and forward vertex shaders (`vertex`).
         if strategy != Strategy::Cpu {
-            let palette = &self.palette;
+            let palette = &self.passes.palette;
             let readers = palette_readers(strategy);
             let record = |command_buffer| self.record_palette(command_buffer, frame);
             recorder.pass("palette", palette.hazards_before(), record, palette.hazards_after(readers));
@@ -147,12 +147,12 @@ impl Renderer {
 
         // skin: every kept instance's vertices, once, for the triangle, shadow and forward passes.
         if strategy == Strategy::Compute {
-            let skin = &self.skin;
+            let skin = &self.passes.skin;
             recorder.pass("skin", skin.hazards_before(), |command_buffer| self.record_skin(command_buffer), skin.hazards_after());
         }
 
         // triangles: the skinned triangles the camera can see, compacted for the forward pass.
-        if let Some(triangles) = &self.triangles {
+        if let Some(triangles) = &self.passes.triangles {
             recorder.wait(triangles.argument_hazards());
             let arguments = |command_buffer| triangles.record_arguments(&self.device, command_buffer, &cull.counters);
             recorder.step("the triangle pass's arguments", arguments);
@@ -163,7 +163,7 @@ impl Renderer {
         // shadow, then forward: both draw the skinned vertices (or skin in their vertex shaders).
         let chunk_vertices = self.chunk_vertices(frame);
         let vertices = self.vertex_source(&chunk_vertices);
-        let shadow = &self.shadow;
+        let shadow = &self.passes.shadow;
         let record = |command_buffer| self.record_shadow(command_buffer, vertices, scene);
         recorder.pass("shadow", shadow.hazards_before(), record, shadow.hazards_after());
         let record = |command_buffer| self.record_forward(command_buffer, frame, vertices, output, scene);
@@ -260,22 +260,22 @@ impl Renderer {
     fn record_palette(&self, command_buffer: vk::CommandBuffer, frame: &FrameSlot) {
         let push = PalettePush {
             joint_count: self.model.joint_count,
-            chunk_instances: self.chunking.instances_per_chunk,
+            chunk_instances: self.setup.chunking.instances_per_chunk,
             write_joint_positions: u32::from(self.debug.skeleton),
         };
-        let arguments = (&self.cull.counters, std::mem::offset_of!(CullCounters, palette_dispatch) as u64);
-        self.palette.record(command_buffer, frame.palette_set, push, arguments);
+        let arguments = (&self.passes.cull.counters, std::mem::offset_of!(CullCounters, palette_dispatch) as u64);
+        self.passes.palette.record(command_buffer, frame.palette_set, push, arguments);
     }
 
     fn record_skin(&self, command_buffer: vk::CommandBuffer) {
         let push = SkinPush {
             vertex_count: self.model.vertex_count,
             joint_count: self.model.joint_count,
-            instance_count: self.instance_count,
-            chunk_instances: self.chunking.instances_per_chunk,
+            instance_count: self.setup.instance_count,
+            chunk_instances: self.setup.chunking.instances_per_chunk,
         };
-        let arguments = (&self.cull.counters, std::mem::offset_of!(CullCounters, skin_dispatch) as u64);
-        self.skin.record(command_buffer, self.skin_set, push, arguments);
+        let arguments = (&self.passes.cull.counters, std::mem::offset_of!(CullCounters, skin_dispatch) as u64);
+        self.passes.skin.record(command_buffer, self.bindings.skin_set, push, arguments);
     }
 
     /// Before the forward pass: its attachments, and the image it resolves into.
@@ -289,7 +289,7 @@ impl Renderer {
     fn record_resolve(&self, command_buffer: vk::CommandBuffer, frame: &FrameSlot, output: &Output<'_>) {
         self.device.begin_label(command_buffer, c"resolve");
         output.record_copy_out(&self.device, command_buffer);
-        self.cull.record_counts_copy(command_buffer, &frame.counts_readback);
+        self.passes.cull.record_counts_copy(command_buffer, &frame.counts_readback);
         self.device.end_label(command_buffer);
     }
 
@@ -303,16 +303,16 @@ impl Renderer {
     }
 
     fn cull_push(&self) -> CullPush {
-        let bind = self.bind_bounds;
+        let bind = self.setup.bind_bounds;
         CullPush {
             bind_min: bind.min.extend(0.0).to_array(),
             bind_max: bind.max.extend(0.0).to_array(),
-            instance_count: self.instance_count,
-            blend_reach: self.blend_reach,
+            instance_count: self.setup.instance_count,
+            blend_reach: self.setup.blend_reach,
             joint_count: self.model.joint_count,
             vertex_count: self.model.vertex_count,
-            mesh_count: self.mesh_draws.len() as u32,
-            chunk_instances: self.chunking.instances_per_chunk,
+            mesh_count: self.setup.mesh_draws.len() as u32,
+            chunk_instances: self.setup.chunking.instances_per_chunk,
         }
     }
 }
@@ -324,11 +324,11 @@ impl Renderer {
         let push = TrianglesPush {
             view_projection: scene.view_projection.to_cols_array(),
             viewport: [extent.width as f32, extent.height as f32],
-            mesh_count: self.mesh_draws.len() as u32,
+            mesh_count: self.setup.mesh_draws.len() as u32,
             vertex_count: self.model.vertex_count,
             index_count: self.model.index_count,
-            chunk_instances: self.chunking.instances_per_chunk,
-            instance_count: self.instance_count,
+            chunk_instances: self.setup.chunking.instances_per_chunk,
+            instance_count: self.setup.instance_count,
             group_size: triangles.group_size,
             groups_per_chunk: triangles.groups_per_chunk,
             facing_sign: triangles.facing_sign,
@@ -343,19 +343,21 @@ impl Renderer {
     fn chunk_vertices<'s>(&'s self, frame: &'s FrameSlot) -> Vec<(&'s Buffer, u64)> {
         let vertex_bytes = u64::from(self.model.vertex_count) * std::mem::size_of::<SkinnedVertex>() as u64;
         match &frame.cpu_skinned {
-            Some(cpu_skinned) => (0..self.chunking.chunk_count)
-                .map(|chunk| (cpu_skinned, u64::from(self.chunking.range(chunk, self.instance_count).0) * vertex_bytes))
+            Some(cpu_skinned) => (0..self.setup.chunking.chunk_count)
+                .map(|chunk| {
+                    (cpu_skinned, u64::from(self.setup.chunking.range(chunk, self.setup.instance_count).0) * vertex_bytes)
+                })
                 .collect(),
-            None => self.skin.skinned.iter().map(|buffer| (buffer, 0)).collect(),
+            None => self.passes.skin.skinned.iter().map(|buffer| (buffer, 0)).collect(),
         }
     }
 
     fn vertex_source<'s>(&self, chunk_vertices: &'s [(&'s Buffer, u64)]) -> VertexSource<'s> {
-        match (self.strategy, &self.skin_inputs) {
+        match (self.setup.strategy, &self.bindings.skin_inputs) {
             (Strategy::Vertex, Some((_, skin_inputs))) => VertexSource::SkinInVertexShader {
                 skin_inputs: *skin_inputs,
                 joint_count: self.model.joint_count,
-                chunk_instances: self.chunking.instances_per_chunk,
+                chunk_instances: self.setup.chunking.instances_per_chunk,
             },
             _ => VertexSource::Skinned(chunk_vertices),
         }
@@ -365,17 +367,17 @@ impl Renderer {
     fn draw_list<'s>(&'s self, commands: &'s Buffer, count_offset: usize) -> DrawList<'s> {
         DrawList {
             commands,
-            counts: &self.cull.counters,
+            counts: &self.passes.cull.counters,
             count_offset: count_offset as u64,
-            capacity: self.chunking.instances_per_chunk,
-            mesh_count: self.mesh_draws.len() as u32,
-            chunk_count: self.chunking.chunk_count,
+            capacity: self.setup.chunking.instances_per_chunk,
+            mesh_count: self.setup.mesh_draws.len() as u32,
+            chunk_count: self.setup.chunking.chunk_count,
         }
     }
 
     fn record_shadow(&self, command_buffer: vk::CommandBuffer, vertices: VertexSource<'_>, scene: &FrameScene) {
-        let draws = self.draw_list(&self.cull.light_draws, std::mem::offset_of!(CullCounters, light_draws));
-        self.shadow.record(command_buffer, vertices, &self.model.indices, draws, scene.light_view_projection);
+        let draws = self.draw_list(&self.passes.cull.light_draws, std::mem::offset_of!(CullCounters, light_draws));
+        self.passes.shadow.record(command_buffer, vertices, &self.model.indices, draws, scene.light_view_projection);
     }
 
     fn record_forward(
@@ -392,42 +394,43 @@ impl Renderer {
             Output::Swapchain { view, extent, .. } => ResolveTarget { view: *view, extent: *extent },
         };
         let meshes: Vec<MeshDraw> = self
+            .setup
             .mesh_draws
             .iter()
             .enumerate()
             .map(|(mesh, &material)| MeshDraw {
-                material_set: self.material_sets[material],
+                material_set: self.bindings.material_sets[material],
                 base_color: self.model.materials[material].base_color,
                 mesh: mesh as u32,
             })
             .collect();
-        let camera_draws = self.draw_list(&self.cull.camera_draws, std::mem::offset_of!(CullCounters, camera_draws));
+        let camera_draws = self.draw_list(&self.passes.cull.camera_draws, std::mem::offset_of!(CullCounters, camera_draws));
         let debug_frame = DebugFrame {
             views: self.debug,
             frame_set: frame.frame_set,
             vertices,
             indices: &self.model.indices,
             camera_draws,
-            counters: &self.cull.counters,
+            counters: &self.passes.cull.counters,
             skeleton_offset: std::mem::offset_of!(CullCounters, skeleton_draw) as u64,
             box_offset: std::mem::offset_of!(CullCounters, box_draw) as u64,
             view_projection: scene.view_projection,
             joint_count: self.model.joint_count,
-            normal_length: self.bind_bounds.size().length() * 0.02,
+            normal_length: self.setup.bind_bounds.size().length() * 0.02,
             extent: resolve.extent,
         };
-        let overlay = |command_buffer| self.debug_pass.record(command_buffer, self.debug_set, &debug_frame);
-        let culled = self.triangles.as_ref().map(|triangles| CulledDraws {
+        let overlay = |command_buffer| self.passes.debug.record(command_buffer, self.bindings.debug_set, &debug_frame);
+        let culled = self.passes.triangles.as_ref().map(|triangles| CulledDraws {
             commands: &triangles.camera_draws,
             indices: &triangles.camera_indices,
-            mesh_count: self.mesh_draws.len() as u32,
-            instances_per_chunk: self.chunking.instances_per_chunk,
-            instance_count: self.instance_count,
+            mesh_count: self.setup.mesh_draws.len() as u32,
+            instances_per_chunk: self.setup.chunking.instances_per_chunk,
+            instance_count: self.setup.instance_count,
             group_size: triangles.group_size,
             groups_per_chunk: triangles.groups_per_chunk,
         });
         let indices = &self.model.indices;
-        self.forward.record(
+        self.passes.forward.record(
             command_buffer,
             targets,
             &resolve,

@@ -173,66 +173,92 @@ struct FrameSlot {
     frame_set: vk::DescriptorSet,
 }
 
-pub struct Renderer {
-    // Field order is drop order. Descriptor sets die with the pool; the pool and every resource
-    // hold an Arc<Device>, so the device (last) outlives them all. `Drop` waits for the GPU first.
-    frames: Vec<FrameSlot>,
-    #[allow(dead_code)] // owns the sets below
-    descriptor_pool: DescriptorPool,
-    #[allow(dead_code)] // owns the frames' command buffers
-    command_pool: CommandPool,
-    skin_set: vk::DescriptorSet,
+/// The passes, in recording order, each owning what it writes.
+pub struct Passes {
+    pub cull: CullPass,
+    pub palette: PalettePass,
+    pub skin: SkinPass,
     /// The `compute` strategy's triangle pass (None for the others, and where `triangles::serves`
     /// says no: the forward pass then draws whole instances).
     pub triangles: Option<TriangleCulling>,
-    /// The side of the model's triangles the shadow and forward passes cull (`hidden_side`).
-    pub cull_mode: vk::CullModeFlags,
-    material_sets: Vec<vk::DescriptorSet>,
-    /// Each mesh's material index.
-    mesh_draws: Vec<usize>,
-    targets: Option<ForwardTargets>,
-    pub cull: CullPass,
-    /// Which debug views the next frames draw (`debug::DebugViews::check` says which can).
-    pub debug: DebugViews,
-    /// The model has joints but no vertices: the skeleton view is always on.
-    skeleton_only: bool,
-    pub debug_pass: DebugPass,
+    pub shadow: ShadowPass,
+    pub forward: ForwardPass,
+    pub debug: DebugPass,
+}
+
+/// The descriptor sets the passes bind, the pool they come from and the samplers they reference;
+/// the frames' command pool.
+struct Bindings {
+    skin_set: vk::DescriptorSet,
     debug_set: vk::DescriptorSet,
-    #[allow(dead_code)] // referenced by the debug set
-    depth_sampler: Sampler,
-    pub chunking: Chunking,
-    /// What this renderer's instances cost and the most that would fit.
-    pub memory: MemoryPlan,
+    /// One a material, in the model's order.
+    material_sets: Vec<vk::DescriptorSet>,
+    /// The `vertex` strategy's set: source vertices, influences and palettes for the vertex shaders.
+    skin_inputs: Option<(DescriptorSetLayout, vk::DescriptorSet)>,
+    #[allow(dead_code)] // owns the sets above and the frames'
+    pool: DescriptorPool,
+    #[allow(dead_code)] // owns the frames' command buffers
+    command_pool: CommandPool,
     #[allow(dead_code)] // referenced by the frame sets
     shadow_sampler: Sampler,
     #[allow(dead_code)] // referenced by the material sets
     texture_sampler: Sampler,
-    pub forward: ForwardPass,
-    pub shadow: ShadowPass,
-    pub skin: SkinPass,
-    pub palette: PalettePass,
-    pub model: GpuModel,
-    pub instance_count: u32,
-    pub color_format: vk::Format,
+    #[allow(dead_code)] // referenced by the debug set
+    depth_sampler: Sampler,
+}
+
+/// What a renderer was built for.
+pub struct Setup {
     pub strategy: Strategy,
+    pub instance_count: u32,
+    pub chunking: Chunking,
+    /// What this renderer's instances cost and the most that would fit.
+    pub memory: MemoryPlan,
+    pub color_format: vk::Format,
+    /// The side of the model's triangles the shadow and forward passes cull (`hidden_side`).
+    pub cull_mode: vk::CullModeFlags,
+    /// Each mesh's material index.
+    pub mesh_draws: Vec<usize>,
     /// Bounds of the bind pose: the cull pass's box for instances without a clip.
-    bind_bounds: crate::anim::Aabb,
+    pub bind_bounds: crate::anim::Aabb,
     /// `ModelBounds::blend_reach`, for the cull pass.
-    blend_reach: f32,
-    /// The `vertex` strategy's set: source vertices, influences and palettes for the vertex shaders.
-    skin_inputs: Option<(DescriptorSetLayout, vk::DescriptorSet)>,
+    pub blend_reach: f32,
+    /// The model has joints but no vertices: the skeleton view is always on.
+    pub skeleton_only: bool,
+}
+
+/// What the frames measured: the newest ones whose results have come back.
+#[derive(Default)]
+pub struct FrameStats {
+    pub frames_rendered: u64,
+    /// Per-pass GPU times.
+    pub timings: Option<PassTimings>,
+    /// What the cull pass kept.
+    pub visible: Option<VisibleCounts>,
+    /// The barrier calls the last recorded frame made, in words (`frame::barrier_table`).
+    pub barriers: Vec<frame::BarrierCall>,
+    /// Milliseconds the CPU spent skinning the last frame (`cpu` strategy), all threads together
+    /// on the wall clock.
+    pub cpu_skinning_ms: f64,
+}
+
+/// Frame slots plus passes: everything else is what they were built for and what they measured.
+pub struct Renderer {
+    // Field order is drop order. Descriptor sets die with the pool; the pool and every resource
+    // hold an Arc<Device>, so the device (last) outlives them all. `Drop` waits for the GPU first.
+    frames: Vec<FrameSlot>,
+    pub passes: Passes,
+    bindings: Bindings,
+    pub model: GpuModel,
+    /// The forward pass's attachments, for the current output size.
+    targets: Option<ForwardTargets>,
+    pub setup: Setup,
+    /// Which debug views the next frames draw (`debug::DebugViews::check` says which can).
+    pub debug: DebugViews,
+    pub stats: FrameStats,
     /// The `cpu` strategy skins from the model on the CPU.
     cpu_model: Option<Box<Model>>,
-    /// Milliseconds the CPU spent skinning the last frame (`cpu` strategy), all threads together on the wall clock.
-    pub last_cpu_skinning_ms: f64,
     frame_index: usize,
-    pub frames_rendered: u64,
-    /// Per-pass GPU times of the most recent frame whose results have come back.
-    pub last_timings: Option<PassTimings>,
-    /// What the cull pass kept in that frame.
-    pub last_visible: Option<VisibleCounts>,
-    /// The barrier calls the last recorded frame made, in words (`frame::barrier_table`).
-    pub last_barriers: Vec<frame::BarrierCall>,
     pub device: Arc<Device>,
 }
 
@@ -443,42 +469,36 @@ impl Renderer {
         let skeleton_only = model.vertices.is_empty() && !model.skeleton.is_empty();
         Ok(Renderer {
             frames,
-            descriptor_pool,
-            command_pool,
-            skin_set,
-            triangles,
-            cull_mode,
-            material_sets,
-            mesh_draws,
-            targets: None,
-            cull,
-            shadow_sampler,
-            texture_sampler,
-            forward,
-            shadow,
-            skin,
-            palette,
+            passes: Passes { cull, palette, skin, triangles, shadow, forward, debug },
+            bindings: Bindings {
+                skin_set,
+                debug_set,
+                material_sets,
+                skin_inputs,
+                pool: descriptor_pool,
+                command_pool,
+                shadow_sampler,
+                texture_sampler,
+                depth_sampler,
+            },
             model: gpu_model,
-            instance_count,
-            color_format,
-            strategy,
-            bind_bounds: model.bind_bounds(),
-            blend_reach: model.bounds.blend_reach,
-            debug_pass: debug,
-            debug_set,
-            depth_sampler,
+            targets: None,
+            setup: Setup {
+                strategy,
+                instance_count,
+                chunking,
+                memory: plan,
+                color_format,
+                cull_mode,
+                mesh_draws,
+                bind_bounds: model.bind_bounds(),
+                blend_reach: model.bounds.blend_reach,
+                skeleton_only,
+            },
             debug: DebugViews { skeleton: skeleton_only, ..DebugViews::default() },
-            skeleton_only,
-            chunking,
-            memory: plan,
-            skin_inputs,
+            stats: FrameStats::default(),
             cpu_model: (strategy == Strategy::Cpu).then(|| Box::new(model.clone())),
-            last_cpu_skinning_ms: 0.0,
             frame_index: 0,
-            frames_rendered: 0,
-            last_timings: None,
-            last_visible: None,
-            last_barriers: Vec::new(),
             device: device.clone(),
         })
     }
@@ -502,13 +522,13 @@ impl Renderer {
             // Only at start-up and on resize: no frame may still use the old attachments.
             self.device.wait_idle()?;
             self.targets = None;
-            self.targets = Some(ForwardTargets::new(&self.device, self.color_format, extent)?);
+            self.targets = Some(ForwardTargets::new(&self.device, self.setup.color_format, extent)?);
         }
-        if scene.instances.len() != self.instance_count as usize {
+        if scene.instances.len() != self.setup.instance_count as usize {
             return Err(gpu::Error::Other(format!(
                 "the scene has {} instances, the renderer was built for {}",
                 scene.instances.len(),
-                self.instance_count
+                self.setup.instance_count
             )));
         }
 
@@ -523,7 +543,7 @@ impl Renderer {
             light_color_ambient: [1.0, 0.96, 0.9, 0.28],
             ground: scene.ground.to_array(),
             shadow_params: [1.0 / shadow::SHADOW_MAP_SIZE as f32, 0.0, 0.0, 0.0],
-            skinning: [self.model.joint_count, self.chunking.instances_per_chunk, self.model.vertex_count, 0],
+            skinning: [self.model.joint_count, self.setup.chunking.instances_per_chunk, self.model.vertex_count, 0],
             camera_planes: frustum_planes(scene.view_projection),
             light_planes: frustum_planes(scene.light_view_projection),
         };
@@ -534,14 +554,14 @@ impl Renderer {
             let started = std::time::Instant::now();
             let skinned = reference::cpu_skin_instances(model, &scene.instances);
             buffer.write(0, &skinned)?;
-            self.last_cpu_skinning_ms = started.elapsed().as_secs_f64() * 1e3;
+            self.stats.cpu_skinning_ms = started.elapsed().as_secs_f64() * 1e3;
         }
 
         let command_buffer = slot.command_buffer;
         unsafe { self.device.raw.reset_command_buffer(command_buffer, vk::CommandBufferResetFlags::empty()) }
             .check("vkResetCommandBuffer")?;
         commands::begin(&self.device, command_buffer)?;
-        self.last_barriers = self.record_frame(command_buffer, index, scene, &output);
+        self.stats.barriers = self.record_frame(command_buffer, index, scene, &output);
         commands::end(&self.device, command_buffer)?;
         self.frames[index].timestamps.written = true;
 
@@ -561,7 +581,7 @@ impl Renderer {
             .signal_semaphores(&signal);
         unsafe { self.device.raw.queue_submit(self.device.queue, &[submit], slot.fence.raw) }.check("vkQueueSubmit")?;
         self.frame_index = (self.frame_index + 1) % FRAMES_IN_FLIGHT;
-        self.frames_rendered += 1;
+        self.stats.frames_rendered += 1;
         Ok(())
     }
 
@@ -570,7 +590,7 @@ impl Renderer {
         if self.frames[slot].timestamps.written {
             let counts: Vec<CullCounters> = self.frames[slot].counts_readback.read()?;
             if let Some(counts) = counts.first() {
-                self.last_visible = Some(VisibleCounts {
+                self.stats.visible = Some(VisibleCounts {
                     skinned: counts.skin_dispatch[1],
                     camera: counts.camera_draws.iter().sum(),
                     light: counts.light_draws.iter().sum(),
@@ -584,7 +604,7 @@ impl Renderer {
                 .zip(ticks.windows(2))
                 .map(|(&pass, pair)| (pass, pair[1].saturating_sub(pair[0]) as f64 * pool.period_ns / 1e6))
                 .collect();
-            self.last_timings = Some(PassTimings { milliseconds });
+            self.stats.timings = Some(PassTimings { milliseconds });
         }
         Ok(())
     }
@@ -604,9 +624,9 @@ impl Renderer {
     /// cannot draw.
     pub fn set_debug(&mut self, mut views: DebugViews) -> Result<(), String> {
         // A skeleton-only file (joints and keys, no vertices) shows its animated skeleton.
-        views.skeleton |= self.skeleton_only;
-        views.check(self.strategy)?;
-        self.debug_pass.check(views)?;
+        views.skeleton |= self.setup.skeleton_only;
+        views.check(self.setup.strategy)?;
+        self.passes.debug.check(views)?;
         self.debug = views;
         Ok(())
     }
@@ -634,9 +654,9 @@ impl Renderer {
     pub fn read_back_skinning(&self) -> gpu::Result<(Vec<SkinnedVertex>, Vec<PaletteMatrix>)> {
         let mut skinned = Vec::new();
         let mut palettes = Vec::new();
-        for chunk in 0..self.chunking.chunk_count as usize {
-            skinned.extend(self.read_back::<SkinnedVertex>(&self.skin.skinned[chunk])?);
-            palettes.extend(self.read_back::<PaletteMatrix>(&self.palette.palettes[chunk])?);
+        for chunk in 0..self.setup.chunking.chunk_count as usize {
+            skinned.extend(self.read_back::<SkinnedVertex>(&self.passes.skin.skinned[chunk])?);
+            palettes.extend(self.read_back::<PaletteMatrix>(&self.passes.palette.palettes[chunk])?);
         }
         Ok((skinned, palettes))
     }
@@ -645,13 +665,13 @@ impl Renderer {
     /// for skinning, and the camera's and the light's draw commands (mesh-major, `instance_count`
     /// slots a mesh, the first `counters.camera_draws` / `light_draws` of each filled).
     pub fn read_back_culling(&self) -> gpu::Result<CullReadback> {
-        let counters: Vec<CullCounters> = self.read_back(&self.cull.counters)?;
+        let counters: Vec<CullCounters> = self.read_back(&self.passes.cull.counters)?;
         let counters = counters.first().copied().unwrap_or_default();
-        let skin_list: Vec<u32> = self.read_back(&self.cull.skin_list)?;
+        let skin_list: Vec<u32> = self.read_back(&self.passes.cull.skin_list)?;
         Ok(CullReadback {
             skin_list: skin_list[..(counters.skin_dispatch[1] as usize).min(skin_list.len())].to_vec(),
-            camera_draws: self.read_back(&self.cull.camera_draws)?,
-            light_draws: self.read_back(&self.cull.light_draws)?,
+            camera_draws: self.read_back(&self.passes.cull.camera_draws)?,
+            light_draws: self.read_back(&self.passes.cull.light_draws)?,
             counters,
         })
     }

@@ -26,8 +26,8 @@ fn chunked_instances_skin_and_draw_as_one_buffer_does() {
         let mut whole = HeadlessRenderer::with_strategy(&device, &setup, (width, height), strategy).expect("renderer");
         let mut chunked =
             HeadlessRenderer::with_binding_limit(&device, &setup, (width, height), strategy, Some(limit)).expect("renderer");
-        assert_eq!(whole.renderer.chunking.chunk_count, 1);
-        assert_eq!((chunked.renderer.chunking.instances_per_chunk, chunked.renderer.chunking.chunk_count), (3, 4));
+        assert_eq!(whole.renderer.setup.chunking.chunk_count, 1);
+        assert_eq!((chunked.renderer.setup.chunking.instances_per_chunk, chunked.renderer.setup.chunking.chunk_count), (3, 4));
         for frame in 0..3 {
             let time = 0.3 + f64::from(frame) * 0.05;
             whole.submit(&scene_at(&whole, time)).expect("frame");
@@ -37,7 +37,7 @@ fn chunked_instances_skin_and_draw_as_one_buffer_does() {
         let reference = whole.render(&scene).expect("frame");
         let image = chunked.render(&scene).expect("frame");
         let all = VisibleCounts { skinned: 10, camera: 10, light: 10 };
-        assert_eq!(chunked.renderer.last_visible, Some(all), "{}", strategy.name());
+        assert_eq!(chunked.renderer.stats.visible, Some(all), "{}", strategy.name());
         let differing = reference.pixels().zip(image.pixels()).filter(|(a, b)| a != b).count();
         println!("{}: {differing} pixels differ between one buffer and 4 chunks", strategy.name());
         assert!(differing * 1000 <= (width * height) as usize, "{}: {differing} pixels differ", strategy.name());
@@ -65,6 +65,6 @@ fn a_count_past_the_chunks_is_refused_with_the_largest_that_fits() {
     // One fewer fits.
     let setup = SceneSetup::new(default_model(), 3 * MAX_CHUNKS as usize);
     let headless = HeadlessRenderer::with_binding_limit(&device, &setup, (64, 48), Strategy::Compute, Some(limit));
-    assert_eq!(headless.expect("fits").renderer.chunking.chunk_count, MAX_CHUNKS);
+    assert_eq!(headless.expect("fits").renderer.setup.chunking.chunk_count, MAX_CHUNKS);
     assert_no_validation_messages(&device);
 }

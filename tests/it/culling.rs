@@ -63,7 +63,7 @@ fn culling_keeps_what_the_camera_or_the_light_sees() {
     {
         let mut headless =
             HeadlessRenderer::with_binding_limit(&device, &setup, (160, 120), strategy, binding_limit).expect("renderer");
-        let chunking = headless.renderer.chunking;
+        let chunking = headless.renderer.setup.chunking;
         let mut scene = setup.frame(0.6, headless.aspect());
         // Two instances far out of both volumes: culled entirely.
         scene.instances[0].position_yaw[0] += 1.0e4;
@@ -96,7 +96,7 @@ fn culling_keeps_what_the_camera_or_the_light_sees() {
         assert_eq!(culled.skin_list.len(), skinned.len(), "an instance listed twice");
         assert_eq!(drawn_instances(&setup, chunking, &culled.camera_draws, &counters.camera_draws), camera);
         assert_eq!(drawn_instances(&setup, chunking, &culled.light_draws, &counters.light_draws), light);
-        let visible = headless.renderer.last_visible.expect("visible counts");
+        let visible = headless.renderer.stats.visible.expect("visible counts");
         assert_eq!(
             visible,
             VisibleCounts { skinned: skinned.len() as u32, camera: camera.len() as u32, light: light.len() as u32 }
@@ -135,6 +135,6 @@ fn nothing_in_view_draws_nothing() {
     assert_eq!(culled.counters.skin_dispatch[1], 0);
     assert!(culled.counters.camera_draws.iter().chain(&culled.counters.light_draws).all(|&count| count == 0));
     assert!(culled.skin_list.is_empty());
-    assert_eq!(headless.renderer.last_visible, Some(VisibleCounts { skinned: 0, camera: 0, light: 0 }));
+    assert_eq!(headless.renderer.stats.visible, Some(VisibleCounts { skinned: 0, camera: 0, light: 0 }));
     assert_no_validation_messages(&device);
 }

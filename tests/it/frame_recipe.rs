@@ -19,14 +19,14 @@ fn one_barrier_per_boundary_and_the_readme_table_is_the_frames() {
         let scene = setup.frame(0.5, headless.aspect());
         headless.submit(&scene).expect("frame submits");
         headless.renderer.wait_all().expect("frame finishes");
-        let calls = &headless.renderer.last_barriers;
+        let calls = &headless.renderer.stats.barriers;
         let mut boundaries: Vec<&str> = calls.iter().map(|call| call.before).collect();
         println!("{}: {} barrier calls before {boundaries:?}", strategy.name(), calls.len());
         boundaries.dedup();
         assert_eq!(boundaries.len(), calls.len(), "two barrier calls at one boundary");
         assert!(calls.iter().all(|call| !call.hazards.is_empty()));
         if strategy == Strategy::Compute {
-            assert!(headless.renderer.triangles.is_some(), "the bundled model takes the triangle pass");
+            assert!(headless.renderer.passes.triangles.is_some(), "the bundled model takes the triangle pass");
             compute_table = barrier_table(calls);
         }
     }

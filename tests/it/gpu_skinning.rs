@@ -276,9 +276,9 @@ fn three_hundred_frames_without_a_validation_message() {
         headless.submit(&scene).expect("frame submits");
     }
     headless.renderer.wait_all().expect("frames finish");
-    assert_eq!(headless.renderer.frames_rendered, 300);
+    assert_eq!(headless.renderer.stats.frames_rendered, 300);
     // Timestamps came back for every pass, in order, and the frame took some time.
-    let timings = headless.renderer.last_timings.clone().expect("timestamp results");
+    let timings = headless.renderer.stats.timings.clone().expect("timestamp results");
     let passes: Vec<&str> = timings.milliseconds.iter().map(|(pass, _)| *pass).collect();
     assert_eq!(passes, vkskin::render::TIMED_PASSES);
     assert!(timings.milliseconds.iter().all(|&(_, ms)| ms.is_finite() && ms >= 0.0) && timings.total() > 0.0, "{timings:?}");

@@ -26,7 +26,7 @@ fn render(model: Model, strategy: Strategy) -> image::RgbaImage {
     let image = headless.render(&setup.frame(0.7, headless.aspect())).expect("frame");
     assert_no_validation_messages(&device);
     // The pipelines got the model's verdict.
-    assert_eq!(headless.renderer.cull_mode, hidden_side(setup.model.facing()));
+    assert_eq!(headless.renderer.setup.cull_mode, hidden_side(setup.model.facing()));
     image
 }
 

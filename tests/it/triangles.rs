@@ -52,7 +52,7 @@ fn check_against_the_mirror(setup: &SceneSetup, (width, height): (u32, u32), bin
     headless.render(&scene).expect("frame");
     headless.renderer.wait_all().expect("idle");
     let renderer = &headless.renderer;
-    let triangles = renderer.triangles.as_ref().expect("the compute strategy culls triangles for this model");
+    let triangles = renderer.passes.triangles.as_ref().expect("the compute strategy culls triangles for this model");
     let commands: Vec<DrawCommand> = renderer.read_back(&triangles.camera_draws).expect("read back");
     let culled: Vec<Vec<u16>> =
         triangles.camera_indices.iter().map(|buffer| renderer.read_back(buffer).expect("read back")).collect();
@@ -63,7 +63,7 @@ fn check_against_the_mirror(setup: &SceneSetup, (width, height): (u32, u32), bin
     let vertex_count = model.vertices.len() as u32;
     let index_count = model.indices.len() as u32;
     let mesh_count = model.meshes.len();
-    let chunking = renderer.chunking;
+    let chunking = renderer.setup.chunking;
     let instance_count = setup.instances.len() as u32;
     // What the GPU kept: (instance, mesh, the triangle's corners as the model numbers them). The
     // commands are chunk-major, then group, then mesh.
@@ -153,7 +153,7 @@ fn the_sample_test_drops_nothing_that_shows() {
     let mut headless = HeadlessRenderer::with_strategy(&device, &setup, (320, 240), Strategy::Compute).expect("renderer");
     let scene = setup.frame(0.7, headless.aspect());
     let with_test = headless.render(&scene).expect("frame");
-    headless.renderer.triangles.as_mut().expect("triangle pass").sample_test = false;
+    headless.renderer.passes.triangles.as_mut().expect("triangle pass").sample_test = false;
     let without_test = headless.render(&scene).expect("frame");
     assert_no_validation_messages(&device);
     let differing = with_test.pixels().zip(without_test.pixels()).filter(|(a, b)| a != b).count();
