@@ -8,6 +8,8 @@ use super::{Buffer, Check, Device, Result};
 
 pub struct DescriptorSetLayout {
     pub raw: vk::DescriptorSetLayout,
+    /// Descriptors one set of this layout takes, per type: what a pool must hold for it.
+    pub counts: Vec<(vk::DescriptorType, u32)>,
     device: Arc<Device>,
 }
 
@@ -28,6 +30,13 @@ impl DescriptorSetLayout {
         name: &str,
         bindings: &[(u32, vk::DescriptorType, vk::ShaderStageFlags, u32)],
     ) -> Result<DescriptorSetLayout> {
+        let mut counts: Vec<(vk::DescriptorType, u32)> = Vec::new();
+        for &(_, kind, _, count) in bindings {
+            match counts.iter_mut().find(|(known, _)| *known == kind) {
+                Some((_, total)) => *total += count,
+                None => counts.push((kind, count)),
+            }
+        }
         let bindings: Vec<_> = bindings
             .iter()
             .map(|&(binding, kind, stages, count)| {
@@ -41,7 +50,7 @@ impl DescriptorSetLayout {
         let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
         let raw = unsafe { device.raw.create_descriptor_set_layout(&info, None) }.check("vkCreateDescriptorSetLayout")?;
         device.set_name(raw, name);
-        Ok(DescriptorSetLayout { raw, device: device.clone() })
+        Ok(DescriptorSetLayout { raw, counts, device: device.clone() })
     }
 }
 
@@ -58,9 +67,23 @@ pub struct DescriptorPool {
 }
 
 impl DescriptorPool {
-    pub fn new(device: &Arc<Device>, name: &str, max_sets: u32, sizes: &[(vk::DescriptorType, u32)]) -> Result<DescriptorPool> {
-        let sizes: Vec<_> =
-            sizes.iter().map(|&(kind, count)| vk::DescriptorPoolSize::default().ty(kind).descriptor_count(count)).collect();
+    /// A pool with room for exactly the sets listed: (layout, how many sets of it).
+    pub fn for_sets(device: &Arc<Device>, name: &str, sets: &[(&DescriptorSetLayout, u32)]) -> Result<DescriptorPool> {
+        let mut totals: Vec<(vk::DescriptorType, u32)> = Vec::new();
+        for &(layout, count) in sets {
+            for &(kind, descriptors) in &layout.counts {
+                match totals.iter_mut().find(|(known, _)| *known == kind) {
+                    Some((_, total)) => *total += descriptors * count,
+                    None => totals.push((kind, descriptors * count)),
+                }
+            }
+        }
+        let max_sets = sets.iter().map(|&(_, count)| count).sum::<u32>().max(1);
+        let sizes: Vec<_> = totals
+            .iter()
+            .filter(|&&(_, count)| count > 0)
+            .map(|&(kind, count)| vk::DescriptorPoolSize::default().ty(kind).descriptor_count(count))
+            .collect();
         let info = vk::DescriptorPoolCreateInfo::default().max_sets(max_sets).pool_sizes(&sizes);
         let raw = unsafe { device.raw.create_descriptor_pool(&info, None) }.check("vkCreateDescriptorPool")?;
         device.set_name(raw, name);

@@ -66,12 +66,7 @@ impl CopyPass {
             sources.push(Buffer::new(device, &format!("copy.source[{index}]"), range, usage, MemoryLocation::GpuOnly)?);
             destinations.push(Buffer::new(device, &format!("copy.destination[{index}]"), range, usage, MemoryLocation::GpuOnly)?);
         }
-        let pool = DescriptorPool::new(
-            device,
-            "copy.descriptor_pool",
-            chunks.len() as u32,
-            &[(vk::DescriptorType::STORAGE_BUFFER, 2 * chunks.len() as u32)],
-        )?;
+        let pool = DescriptorPool::for_sets(device, "copy.descriptor_pool", &[(&self.set_layout, chunks.len() as u32)])?;
         let mut sets = Vec::new();
         for (index, &range) in chunks.iter().enumerate() {
             let set = pool.allocate(&self.set_layout, &format!("copy.set[{index}]"))?;

@@ -325,18 +325,20 @@ impl Renderer {
         let shadow_sampler = Sampler::shadow_compare(device, "shadow.sampler")?;
         let texture_sampler = Sampler::linear_repeat(device, "material.sampler")?;
         let depth_sampler = Sampler::nearest_clamp(device, "debug.shadow_sampler")?;
-        let material_count = gpu_model.materials.len() as u32;
-        let sets = 4 + FRAMES_IN_FLIGHT as u32 * 3 + material_count;
-        let descriptor_pool = DescriptorPool::new(
-            device,
-            "descriptor_pool",
-            sets,
-            &[
-                (vk::DescriptorType::STORAGE_BUFFER, 16 + 5 * MAX_CHUNKS + FRAMES_IN_FLIGHT as u32 * (18 + MAX_CHUNKS)),
-                (vk::DescriptorType::UNIFORM_BUFFER, FRAMES_IN_FLIGHT as u32 * 2),
-                (vk::DescriptorType::COMBINED_IMAGE_SAMPLER, 1 + FRAMES_IN_FLIGHT as u32 + 2 * material_count),
-            ],
-        )?;
+        // Room for exactly the sets below: one of each pass's per-frame sets a frame in flight.
+        let frames = FRAMES_IN_FLIGHT as u32;
+        let mut sets = vec![
+            (&skin.set_layout, 1),
+            (&debug.set_layout, 1),
+            (&forward.material_set_layout, gpu_model.materials.len() as u32),
+            (&palette.set_layout, frames),
+            (&cull.set_layout, frames),
+            (&forward.frame_set_layout, frames),
+        ];
+        if let Some(layout) = &skin_inputs_layout {
+            sets.push((layout, 1));
+        }
+        let descriptor_pool = DescriptorPool::for_sets(device, "descriptor_pool", &sets)?;
         let skin_set = descriptor_pool.allocate(&skin.set_layout, "skin.set")?;
         let debug_set = descriptor_pool.allocate(&debug.set_layout, "debug.set")?;
         debug.write_set(
@@ -354,15 +356,7 @@ impl Renderer {
         let triangles = match strategy {
             Strategy::Compute if triangles::serves(device, model) => {
                 let outputs = (&skin.skinned[..], &cull.skin_list);
-                Some(TriangleCulling::new(
-                    device,
-                    model,
-                    &gpu_model,
-                    (chunking, instance_count),
-                    outputs,
-                    cull_mode,
-                    &descriptor_pool,
-                )?)
+                Some(TriangleCulling::new(device, model, &gpu_model, (chunking, instance_count), outputs, cull_mode)?)
             }
             _ => None,
         };

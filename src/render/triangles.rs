@@ -83,6 +83,8 @@ pub struct TriangleCulling {
     pub camera_indices: Vec<Buffer>,
     pub pass: TrianglePass,
     pub set: vk::DescriptorSet,
+    #[allow(dead_code)] // owns the set
+    pool: DescriptorPool,
     pub facing_sign: f32,
     pub group_size: u32,
     /// Command groups per chunk (the last chunk may use fewer).
@@ -104,7 +106,6 @@ impl TriangleCulling {
         (chunking, instance_count): (Chunking, u32),
         (skinned, skin_list): (&[Buffer], &Buffer),
         cull_mode: vk::CullModeFlags,
-        descriptor_pool: &DescriptorPool,
     ) -> gpu::Result<TriangleCulling> {
         use vk::BufferUsageFlags as Usage;
         let pass = TrianglePass::new(device)?;
@@ -150,7 +151,8 @@ impl TriangleCulling {
                 MemoryLocation::GpuOnly,
             )?);
         }
-        let set = descriptor_pool.allocate(&pass.set_layout, "triangles.set")?;
+        let pool = DescriptorPool::for_sets(device, "triangles.pool", &[(&pass.set_layout, 1)])?;
+        let set = pool.allocate(&pass.set_layout, "triangles.set")?;
         pass.write_set(set, &gpu_model.indices, &gpu_model.mesh_ranges, skinned, skin_list, &camera_draws, &camera_indices);
         let sample_test =
             device.limits().standard_sample_locations == vk::TRUE && super::forward::SAMPLES == vk::SampleCountFlags::TYPE_4;
@@ -162,6 +164,7 @@ impl TriangleCulling {
             camera_indices,
             pass,
             set,
+            pool,
             facing_sign: facing_sign(cull_mode),
             group_size,
             groups_per_chunk,
