@@ -22,8 +22,8 @@ use std::sync::Arc;
 use ash::vk;
 use glam::Mat4;
 
+use super::draw::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
 use super::forward::{DEPTH_FORMAT, SAMPLES};
-use super::shadow::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
 use super::Strategy;
 use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::{GraphicsDesc, Pipeline};

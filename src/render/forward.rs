@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use ash::vk;
 
-use super::shadow::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
+use super::draw::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
 use super::triangles::CulledDraws;
 use crate::gpu::barrier::{side, Hazard};
 use crate::gpu::descriptors::{DescriptorSetLayout, Resource};

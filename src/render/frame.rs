@@ -11,9 +11,9 @@ use ash::vk;
 use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 
 use super::debug::DebugFrame;
+use super::draw::{DrawList, VertexSource};
 use super::forward::{MeshDraw, ResolveTarget};
 use super::shader_types::{CullCounters, CullPush, PalettePush, SkinPush, SkinnedVertex, TrianglesPush};
-use super::shadow::{DrawList, VertexSource};
 use super::triangles::{CulledDraws, TriangleCulling};
 use super::{skin, FrameScene, FrameSlot, Output, Renderer, Strategy, TIMED_PASSES};
 use crate::gpu::barrier::{self, side, Hazard};

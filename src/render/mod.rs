@@ -18,6 +18,7 @@ pub mod chunks;
 pub mod copy;
 pub mod cull;
 pub mod debug;
+pub mod draw;
 pub mod forward;
 pub mod frame;
 pub mod model_buffers;

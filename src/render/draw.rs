@@ -1,0 +1,109 @@
+//! What the draw passes (shadow, forward, the debug views) share: where skinned vertices come from,
+//! the cull pass's draw lists, the skinned vertex format, and the viewport.
+
+use ash::vk;
+
+use super::shader_types::SkinnedVertex;
+use crate::gpu::{Buffer, Device};
+
+/// Where the shadow and forward passes get skinned vertices from.
+#[derive(Clone, Copy)]
+pub enum VertexSource<'a> {
+    /// Skinned vertices bound as the vertex buffer, one (buffer, byte offset) per chunk of
+    /// instances: the skin pass's chunk buffers (`compute`), or ranges of the frame slot's
+    /// CPU-written buffer (`cpu`).
+    Skinned(&'a [(&'a Buffer, u64)]),
+    /// No vertex buffer: the vertex shader skins from the palettes (`vertex`), reading the
+    /// skin-inputs set.
+    SkinInVertexShader { skin_inputs: vk::DescriptorSet, joint_count: u32, chunk_instances: u32 },
+}
+
+impl VertexSource<'_> {
+    /// Binds chunk `chunk`'s vertices (nothing to bind when the vertex shader skins).
+    pub fn bind_chunk(&self, device: &Device, command_buffer: vk::CommandBuffer, chunk: u32) {
+        if let VertexSource::Skinned(chunks) = self {
+            if let Some(&(buffer, offset)) = chunks.get(chunk as usize) {
+                unsafe { device.raw.cmd_bind_vertex_buffers(command_buffer, 0, &[buffer.raw], &[offset]) };
+            }
+        }
+    }
+}
+
+/// Culled draws, grouped by chunk (one vertex buffer each) and then by mesh: room for `capacity`
+/// (the chunk's instances) indexed-indirect commands per (chunk, mesh), of which the count at
+/// `count_offset + 4 × chunk` in `counts` are live this frame.
+#[derive(Clone, Copy)]
+pub struct DrawList<'a> {
+    pub commands: &'a Buffer,
+    pub counts: &'a Buffer,
+    pub count_offset: u64,
+    pub capacity: u32,
+    pub mesh_count: u32,
+    pub chunk_count: u32,
+}
+
+impl DrawList<'_> {
+    pub fn draw(&self, device: &Device, command_buffer: vk::CommandBuffer, chunk: u32, mesh: u32) {
+        let stride = std::mem::size_of::<vk::DrawIndexedIndirectCommand>() as u32;
+        let first = (u64::from(chunk) * u64::from(self.mesh_count) + u64::from(mesh)) * u64::from(self.capacity);
+        unsafe {
+            device.raw.cmd_draw_indexed_indirect_count(
+                command_buffer,
+                self.commands.raw,
+                first * u64::from(stride),
+                self.counts.raw,
+                self.count_offset + 4 * u64::from(chunk),
+                self.capacity,
+                stride,
+            )
+        };
+    }
+
+    /// Every chunk's draws of every mesh, binding each chunk's vertices first (the index buffer
+    /// and the pipeline are the caller's).
+    pub fn draw_all(&self, device: &Device, command_buffer: vk::CommandBuffer, vertices: &VertexSource<'_>) {
+        for chunk in 0..self.chunk_count {
+            vertices.bind_chunk(device, command_buffer, chunk);
+            for mesh in 0..self.mesh_count {
+                self.draw(device, command_buffer, chunk, mesh);
+            }
+        }
+    }
+}
+
+/// Vertex input shared by the passes that read the skinned buffer: position (location 0), the
+/// snorm16 normal (location 1) and tangent (location 2), 28 bytes a vertex.
+pub fn skinned_vertex_input() -> ([vk::VertexInputBindingDescription; 1], [vk::VertexInputAttributeDescription; 3]) {
+    let binding = vk::VertexInputBindingDescription::default()
+        .binding(0)
+        .stride(std::mem::size_of::<SkinnedVertex>() as u32)
+        .input_rate(vk::VertexInputRate::VERTEX);
+    let position = vk::VertexInputAttributeDescription::default()
+        .location(0)
+        .binding(0)
+        .format(vk::Format::R32G32B32_SFLOAT)
+        .offset(std::mem::offset_of!(SkinnedVertex, position) as u32);
+    let normal = vk::VertexInputAttributeDescription::default()
+        .location(1)
+        .binding(0)
+        .format(vk::Format::R16G16B16A16_SNORM)
+        .offset(std::mem::offset_of!(SkinnedVertex, normal) as u32);
+    let tangent = vk::VertexInputAttributeDescription::default()
+        .location(2)
+        .binding(0)
+        .format(vk::Format::R16G16B16A16_SNORM)
+        .offset(std::mem::offset_of!(SkinnedVertex, tangent) as u32);
+    ([binding], [position, normal, tangent])
+}
+
+/// Full-target viewport and scissor. The projections are Vulkan's (y down), so the viewport is the
+/// plain one.
+pub fn set_viewport(device: &Device, command_buffer: vk::CommandBuffer, extent: vk::Extent2D) {
+    let viewport =
+        vk::Viewport { x: 0.0, y: 0.0, width: extent.width as f32, height: extent.height as f32, min_depth: 0.0, max_depth: 1.0 };
+    let scissor = vk::Rect2D { offset: vk::Offset2D::default(), extent };
+    unsafe {
+        device.raw.cmd_set_viewport(command_buffer, 0, &[viewport]);
+        device.raw.cmd_set_scissor(command_buffer, 0, &[scissor]);
+    }
+}
