@@ -28,6 +28,7 @@ pub mod reference;
 pub mod shader_types;
 pub mod shadow;
 pub mod skin;
+pub mod slots;
 pub mod triangles;
 
 /// SPIR-V compiled from shaders/ by build.rs.
@@ -43,22 +44,22 @@ use gpu_allocator::MemoryLocation;
 use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 
 use crate::gpu::barrier::{self, side, Hazard};
-use crate::gpu::commands::{self, CommandPool, Fence, Semaphore};
+use crate::gpu::commands::{self, CommandPool};
 use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout};
-use crate::gpu::query::TimestampPool;
 use crate::gpu::{self, Buffer, Check, Device, Sampler};
 use crate::model::{Facing, Model};
 pub use chunks::{padded_chunks, Chunking, MemoryPlan};
-use cull::{CullInputs, CullPass};
+use cull::CullPass;
 use debug::{DebugInputs, DebugPass, DebugViews};
 use forward::{ForwardPass, ForwardTargets};
 use model_buffers::GpuModel;
 use offscreen::OffscreenTarget;
-use palette::{PaletteInputs, PalettePass};
+use palette::PalettePass;
 pub use shader_types::MAX_CHUNKS;
 use shader_types::{frustum_planes, CullCounters, DrawCommand, FrameUniforms, InstanceData, PaletteMatrix, SkinnedVertex};
 use shadow::ShadowPass;
 use skin::SkinPass;
+use slots::{FrameSlot, SlotSetup};
 use triangles::TriangleCulling;
 
 /// Frames the CPU may record ahead of the GPU.
@@ -154,24 +155,6 @@ pub enum Output<'a> {
     Offscreen(&'a OffscreenTarget),
     /// A swapchain image acquired with the slot's `image_available` semaphore.
     Swapchain { image: vk::Image, view: vk::ImageView, extent: vk::Extent2D, render_finished: vk::Semaphore },
-}
-
-/// The per-frame-in-flight resources.
-struct FrameSlot {
-    uniforms: Buffer,
-    instances: Buffer,
-    command_buffer: vk::CommandBuffer,
-    /// Signalled when this slot's last submission finished; its buffers may then be rewritten.
-    fence: Fence,
-    image_available: Semaphore,
-    timestamps: TimestampPool,
-    /// The `cpu` strategy's skinned vertices for this slot, written by the CPU after the fence.
-    cpu_skinned: Option<Buffer>,
-    cull_set: vk::DescriptorSet,
-    /// `cull.counters` copied out at the end of this slot's frame, read after its fence.
-    counts_readback: Buffer,
-    palette_set: vk::DescriptorSet,
-    frame_set: vk::DescriptorSet,
 }
 
 /// The passes, in recording order, each owning what it writes.
@@ -286,7 +269,6 @@ impl Renderer {
         strategy: Strategy,
         binding_limit: Option<u64>,
     ) -> gpu::Result<Renderer> {
-        use vk::BufferUsageFlags as Usage;
         let instance_count = instance_count.max(1);
         let gpu_model = GpuModel::upload(device, model)?;
         let plan = MemoryPlan::new(device, model, strategy, instance_count, binding_limit)?;
@@ -386,79 +368,11 @@ impl Renderer {
 
         let command_pool = CommandPool::new(device, "frame.command_pool", vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER)?;
         let command_buffers = command_pool.allocate("frame.command_buffer", FRAMES_IN_FLIGHT as u32)?;
+        let passes = (&cull, &palette, &forward, &shadow);
         let mut frames = Vec::new();
         for (slot, &command_buffer) in command_buffers.iter().enumerate() {
-            let uniforms = Buffer::new(
-                device,
-                &format!("frame.uniforms[{slot}]"),
-                std::mem::size_of::<FrameUniforms>() as u64,
-                Usage::UNIFORM_BUFFER,
-                MemoryLocation::CpuToGpu,
-            )?;
-            let instances = Buffer::new(
-                device,
-                &format!("frame.instances[{slot}]"),
-                u64::from(instance_count) * std::mem::size_of::<InstanceData>() as u64,
-                Usage::STORAGE_BUFFER,
-                MemoryLocation::CpuToGpu,
-            )?;
-            let palette_set = descriptor_pool.allocate(&palette.set_layout, &format!("palette.set[{slot}]"))?;
-            palette.write_set(
-                palette_set,
-                &PaletteInputs {
-                    channels: &gpu_model.channels,
-                    key_times: &gpu_model.key_times,
-                    key_values: &gpu_model.key_values,
-                    joints: &gpu_model.joints,
-                    inverse_binds: &gpu_model.inverse_binds,
-                    instances: &instances,
-                    skin_list: &cull.skin_list,
-                    counters: &cull.counters,
-                },
-            );
-            let cull_set = descriptor_pool.allocate(&cull.set_layout, &format!("cull.set[{slot}]"))?;
-            cull.write_set(
-                cull_set,
-                &CullInputs {
-                    frame_uniforms: &uniforms,
-                    instances: &instances,
-                    animation_cells: &gpu_model.animation_cells,
-                    cells: &gpu_model.cells,
-                    mesh_ranges: &gpu_model.mesh_ranges,
-                },
-            );
-            let frame_set = descriptor_pool.allocate(&forward.frame_set_layout, &format!("forward.frame_set[{slot}]"))?;
-            forward.write_frame_set(frame_set, &uniforms, &shadow.depth, shadow_sampler.raw, &gpu_model.texcoords);
-            let cpu_skinned = match strategy {
-                Strategy::Cpu => Some(Buffer::new(
-                    device,
-                    &format!("cpu_skinned_vertices[{slot}]"),
-                    u64::from(instance_count) * vertex_bytes,
-                    Usage::VERTEX_BUFFER,
-                    MemoryLocation::CpuToGpu,
-                )?),
-                _ => None,
-            };
-            let counts_readback = Buffer::new(
-                device,
-                &format!("cull.counters_readback[{slot}]"),
-                std::mem::size_of::<CullCounters>() as u64,
-                Usage::TRANSFER_DST,
-                MemoryLocation::GpuToCpu,
-            )?;
-            frames.push(FrameSlot {
-                cpu_skinned,
-                cull_set,
-                counts_readback,
-                uniforms,
-                instances,
-                command_buffer,
-                fence: Fence::new(device, &format!("frame.fence[{slot}]"), true)?,
-                image_available: Semaphore::new(device, &format!("frame.image_available[{slot}]"))?,
-                timestamps: TimestampPool::new(device, &format!("frame.timestamps[{slot}]"), TIMED_PASSES.len() as u32 + 1)?,
-                palette_set,
-                frame_set,
-            });
+            let setup = SlotSetup { slot, command_buffer, instance_count, strategy, vertex_bytes };
+            frames.push(FrameSlot::new(device, &setup, &gpu_model, passes, &descriptor_pool, &shadow_sampler)?);
         }
 
         let skeleton_only = model.vertices.is_empty() && !model.skeleton.is_empty();

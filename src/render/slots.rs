@@ -1,0 +1,133 @@
+//! The per-frame-in-flight resources: what the CPU writes for a frame (uniforms, instance
+//! parameters, the `cpu` strategy's vertices), the sets that point at them, the command buffer,
+//! its fence and semaphore, its timestamps and the cull counts copied back for it.
+
+use std::sync::Arc;
+
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+
+use super::cull::{CullInputs, CullPass};
+use super::forward::ForwardPass;
+use super::model_buffers::GpuModel;
+use super::palette::{PaletteInputs, PalettePass};
+use super::shader_types::{CullCounters, FrameUniforms, InstanceData};
+use super::shadow::ShadowPass;
+use super::{Strategy, TIMED_PASSES};
+use crate::gpu::commands::{Fence, Semaphore};
+use crate::gpu::descriptors::DescriptorPool;
+use crate::gpu::query::TimestampPool;
+use crate::gpu::{self, Buffer, Device, Sampler};
+
+/// The per-frame-in-flight resources.
+pub struct FrameSlot {
+    pub uniforms: Buffer,
+    pub instances: Buffer,
+    pub command_buffer: vk::CommandBuffer,
+    /// Signalled when this slot's last submission finished; its buffers may then be rewritten.
+    pub fence: Fence,
+    pub image_available: Semaphore,
+    pub timestamps: TimestampPool,
+    /// The `cpu` strategy's skinned vertices for this slot, written by the CPU after the fence.
+    pub cpu_skinned: Option<Buffer>,
+    pub cull_set: vk::DescriptorSet,
+    /// `cull.counters` copied out at the end of this slot's frame, read after its fence.
+    pub counts_readback: Buffer,
+    pub palette_set: vk::DescriptorSet,
+    pub frame_set: vk::DescriptorSet,
+}
+
+/// Which slot, and what its buffers are sized for.
+pub struct SlotSetup {
+    pub slot: usize,
+    pub command_buffer: vk::CommandBuffer,
+    pub instance_count: u32,
+    pub strategy: Strategy,
+    /// Bytes of one instance's skinned vertices.
+    pub vertex_bytes: u64,
+}
+
+impl FrameSlot {
+    pub fn new(
+        device: &Arc<Device>,
+        setup: &SlotSetup,
+        gpu_model: &GpuModel,
+        (cull, palette, forward, shadow): (&CullPass, &PalettePass, &ForwardPass, &ShadowPass),
+        descriptor_pool: &DescriptorPool,
+        shadow_sampler: &Sampler,
+    ) -> gpu::Result<FrameSlot> {
+        use vk::BufferUsageFlags as Usage;
+        let SlotSetup { slot, command_buffer, instance_count, strategy, vertex_bytes } = *setup;
+        let uniforms = Buffer::new(
+            device,
+            &format!("frame.uniforms[{slot}]"),
+            std::mem::size_of::<FrameUniforms>() as u64,
+            Usage::UNIFORM_BUFFER,
+            MemoryLocation::CpuToGpu,
+        )?;
+        let instances = Buffer::new(
+            device,
+            &format!("frame.instances[{slot}]"),
+            u64::from(instance_count) * std::mem::size_of::<InstanceData>() as u64,
+            Usage::STORAGE_BUFFER,
+            MemoryLocation::CpuToGpu,
+        )?;
+        let palette_set = descriptor_pool.allocate(&palette.set_layout, &format!("palette.set[{slot}]"))?;
+        palette.write_set(
+            palette_set,
+            &PaletteInputs {
+                channels: &gpu_model.channels,
+                key_times: &gpu_model.key_times,
+                key_values: &gpu_model.key_values,
+                joints: &gpu_model.joints,
+                inverse_binds: &gpu_model.inverse_binds,
+                instances: &instances,
+                skin_list: &cull.skin_list,
+                counters: &cull.counters,
+            },
+        );
+        let cull_set = descriptor_pool.allocate(&cull.set_layout, &format!("cull.set[{slot}]"))?;
+        cull.write_set(
+            cull_set,
+            &CullInputs {
+                frame_uniforms: &uniforms,
+                instances: &instances,
+                animation_cells: &gpu_model.animation_cells,
+                cells: &gpu_model.cells,
+                mesh_ranges: &gpu_model.mesh_ranges,
+            },
+        );
+        let frame_set = descriptor_pool.allocate(&forward.frame_set_layout, &format!("forward.frame_set[{slot}]"))?;
+        forward.write_frame_set(frame_set, &uniforms, &shadow.depth, shadow_sampler.raw, &gpu_model.texcoords);
+        let cpu_skinned = match strategy {
+            Strategy::Cpu => Some(Buffer::new(
+                device,
+                &format!("cpu_skinned_vertices[{slot}]"),
+                u64::from(instance_count) * vertex_bytes,
+                Usage::VERTEX_BUFFER,
+                MemoryLocation::CpuToGpu,
+            )?),
+            _ => None,
+        };
+        let counts_readback = Buffer::new(
+            device,
+            &format!("cull.counters_readback[{slot}]"),
+            std::mem::size_of::<CullCounters>() as u64,
+            Usage::TRANSFER_DST,
+            MemoryLocation::GpuToCpu,
+        )?;
+        Ok(FrameSlot {
+            cpu_skinned,
+            cull_set,
+            counts_readback,
+            uniforms,
+            instances,
+            command_buffer,
+            fence: Fence::new(device, &format!("frame.fence[{slot}]"), true)?,
+            image_available: Semaphore::new(device, &format!("frame.image_available[{slot}]"))?,
+            timestamps: TimestampPool::new(device, &format!("frame.timestamps[{slot}]"), TIMED_PASSES.len() as u32 + 1)?,
+            palette_set,
+            frame_set,
+        })
+    }
+}
