@@ -1,0 +1,366 @@
+//! Meshes: each triangle primitive's vertices, indices and influences, skinned or rigid, and the
+//! bind shape folded out of inverse binds.
+
+use super::*;
+
+impl Builder<'_> {
+    pub(super) fn add_meshes(&mut self) -> Result<(), FormatError> {
+        let (root, path) = (self.data.root, self.path());
+        let drawn = self.drawn_nodes()?;
+        let mut mesh_nodes = 0;
+        for (node_index, node) in root.nodes.iter().enumerate() {
+            let Some(mesh_index) = node.mesh.map(|mesh| mesh.value()) else { continue };
+            if !drawn.get(node_index).copied().unwrap_or(false) {
+                continue;
+            }
+            let mesh = root.meshes.get(mesh_index).ok_or_else(|| {
+                error(path, format!("node {node_index}: expected mesh {mesh_index} to exist, found {} meshes", root.meshes.len()))
+            })?;
+            let skin = match node.skin.map(|skin| skin.value()) {
+                Some(skin) if skin >= self.skins.len() => {
+                    return Err(error(
+                        path,
+                        format!("node {node_index}: expected skin {skin} to exist, found {} skins", self.skins.len()),
+                    ));
+                }
+                skin => skin,
+            };
+            mesh_nodes += 1;
+            let mesh_name = mesh.name.clone().unwrap_or_else(|| format!("mesh_{mesh_index}"));
+            if mesh.primitives.iter().any(|primitive| primitive.targets.is_some()) {
+                self.warnings.push(format!("mesh {mesh_index} (\"{mesh_name}\") has morph targets; vkskin draws its base shape"));
+            }
+            let single = mesh.primitives.len() == 1;
+            for (primitive_index, primitive) in mesh.primitives.iter().enumerate() {
+                let source = PrimitiveSource {
+                    node: node_index,
+                    skin,
+                    primitive,
+                    label: format!("mesh {mesh_index} (\"{mesh_name}\") primitive {primitive_index}"),
+                    mesh_name: if single { mesh_name.clone() } else { format!("{mesh_name}.{primitive_index}") },
+                };
+                self.add_primitive(&source)?;
+            }
+        }
+        if mesh_nodes == 0 {
+            return Err(error(path, "expected at least one node with a mesh in the scene, found none"));
+        }
+        if self.meshes.is_empty() {
+            return Err(error(path, "expected at least one mesh primitive of triangles, found none"));
+        }
+        Ok(())
+    }
+
+    pub(super) fn attribute(primitive: &Primitive, semantic: Semantic) -> Option<usize> {
+        primitive.attributes.get(&Checked::Valid(semantic)).map(|index| index.value())
+    }
+
+    pub(super) fn same_count(&self, accessor: usize, what: &str, found: usize, expected: usize) -> Result<(), FormatError> {
+        if found == expected {
+            Ok(())
+        } else {
+            Err(error(
+                self.path(),
+                format!("accessor {accessor} ({what}): expected {expected} elements, as many as POSITION, found {found}"),
+            ))
+        }
+    }
+
+    pub(super) fn add_primitive(&mut self, source: &PrimitiveSource<'_>) -> Result<(), FormatError> {
+        let (data, path, label, primitive) = (self.data, self.path(), source.label.as_str(), source.primitive);
+        match primitive.mode {
+            Checked::Valid(Mode::Triangles) => {}
+            Checked::Valid(mode) => {
+                self.warnings.push(format!("skipped {label}: expected mode TRIANGLES (4), found {}", mode.as_gl_enum()));
+                return Ok(());
+            }
+            Checked::Invalid => {
+                self.warnings.push(format!("skipped {label}: expected mode TRIANGLES (4), found an unknown mode"));
+                return Ok(());
+            }
+        }
+        let Some(position_accessor) = Self::attribute(primitive, Semantic::Positions) else {
+            return Err(error(path, format!("{label}: expected a POSITION attribute, found none")));
+        };
+        let positions = data.floats::<3>(position_accessor, &format!("POSITION of {label}"), QUANTIZED)?;
+        let vertex_count = positions.len();
+        if self.vertices.len().saturating_add(vertex_count) > MAX_VERTICES {
+            return Err(error(path, format!("{label}: expected at most {MAX_VERTICES} vertices in all, found more")));
+        }
+        let optional = |semantic: Semantic, name: &str| -> Option<(usize, String)> {
+            Self::attribute(primitive, semantic).map(|accessor| (accessor, format!("{name} of {label}")))
+        };
+        let normals = match optional(Semantic::Normals, "NORMAL") {
+            Some((accessor, what)) => {
+                let normals = data.floats::<3>(accessor, &what, QUANTIZED)?;
+                self.same_count(accessor, &what, normals.len(), vertex_count)?;
+                Some(normals)
+            }
+            None => None,
+        };
+        let tangents = match optional(Semantic::Tangents, "TANGENT") {
+            Some((accessor, what)) => {
+                let tangents = data.floats::<4>(accessor, &what, QUANTIZED)?;
+                self.same_count(accessor, &what, tangents.len(), vertex_count)?;
+                Some(tangents)
+            }
+            None => None,
+        };
+        let uvs = match optional(Semantic::TexCoords(0), "TEXCOORD_0") {
+            Some((accessor, what)) => {
+                let uvs = data.floats::<2>(accessor, &what, QUANTIZED)?;
+                self.same_count(accessor, &what, uvs.len(), vertex_count)?;
+                Some(uvs)
+            }
+            None => None,
+        };
+        let mut indices: Vec<u32> = match primitive.indices.map(|indices| indices.value()) {
+            Some(accessor) => {
+                let meaning = format!("the POSITION count of {label}");
+                data.uints::<1>(accessor, &format!("indices of {label}"), INDEX, Some((vertex_count as u64, &meaning)))?
+                    .into_iter()
+                    .map(|[index]| index)
+                    .collect()
+            }
+            // Vertex counts are capped far below u32::MAX.
+            None => (0..vertex_count as u32).collect(),
+        };
+        let leftover = indices.len() % 3;
+        if leftover != 0 {
+            self.warnings.push(format!(
+                "{label}: {} indices is not a whole number of triangles; the last {leftover} are ignored",
+                indices.len()
+            ));
+            indices.truncate(indices.len() - leftover);
+        }
+        if self.indices.len().saturating_add(indices.len()) > MAX_INDICES {
+            return Err(error(path, format!("{label}: expected at most {MAX_INDICES} indices in all, found more")));
+        }
+
+        let mut vertices: Vec<Vertex> = positions
+            .iter()
+            .enumerate()
+            .map(|(index, &position)| {
+                let normal = normals
+                    .as_ref()
+                    .and_then(|normals| normals.get(index))
+                    .map_or(Vec3::Y, |&normal| Vec3::from_array(normal).normalize_or(Vec3::Y));
+                let tangent = tangents.as_ref().and_then(|tangents| tangents.get(index)).map_or(Vec4::X, |&[x, y, z, w]| {
+                    let direction = Vec3::new(x, y, z).normalize_or(normal.any_orthonormal_vector());
+                    direction.extend(if w < 0.0 { -1.0 } else { 1.0 })
+                });
+                let uv = uvs.as_ref().and_then(|uvs| uvs.get(index)).map_or(Vec2::ZERO, |&uv| Vec2::from_array(uv));
+                Vertex { position: Vec3::from_array(position), normal, tangent, uv, first_influence: 0, influence_count: 0 }
+            })
+            .collect();
+        if normals.is_none() {
+            compute_normals(&mut vertices, &indices);
+        }
+        if tangents.is_none() {
+            compute_tangents(&mut vertices, &indices);
+        }
+
+        let sets = match source.skin {
+            Some(_) => self.joint_sets(primitive, label, vertex_count)?,
+            None => Vec::new(),
+        };
+        match source.skin.filter(|_| !sets.is_empty()) {
+            Some(skin) => {
+                self.bind_skinned(&mut vertices, &sets, skin, label)?;
+                if let Some(shape) = self.skins.get(skin).and_then(|binding| binding.bind_shape) {
+                    transform_vertices(&mut vertices, &mut indices, shape);
+                }
+            }
+            None => {
+                if source.skin.is_some() {
+                    self.warnings.push(format!(
+                        "{label} is on skinned node {} but has no JOINTS_0/WEIGHTS_0: it moves rigidly with that node",
+                        source.node
+                    ));
+                }
+                self.bind_rigid(&mut vertices, &mut indices, source.node)?;
+            }
+        }
+
+        let material = self.material(primitive.material.map(|material| material.value()), label)?;
+        let first_vertex = self.vertices.len() as u32;
+        let first_index = self.indices.len() as u32;
+        self.indices.extend(indices.iter().map(|&index| first_vertex + index));
+        self.vertices.extend(vertices);
+        self.meshes.push(Mesh { name: source.mesh_name.clone(), first_index, index_count: indices.len() as u32, material });
+        Ok(())
+    }
+
+    /// JOINTS_n with WEIGHTS_n for n = 0, 1, .. as long as both are there.
+    pub(super) fn joint_sets(
+        &self,
+        primitive: &Primitive,
+        label: &str,
+        vertex_count: usize,
+    ) -> Result<Vec<JointSet>, FormatError> {
+        let mut sets = Vec::new();
+        for set in 0u32.. {
+            let joints = Self::attribute(primitive, Semantic::Joints(set));
+            let weights = Self::attribute(primitive, Semantic::Weights(set));
+            let (joint_accessor, weight_accessor) = match (joints, weights) {
+                (None, None) => break,
+                (Some(joints), Some(weights)) => (joints, weights),
+                _ => {
+                    return Err(error(
+                        self.path(),
+                        format!("{label}: expected JOINTS_{set} and WEIGHTS_{set} together, found only one"),
+                    ))
+                }
+            };
+            let joint_what = format!("JOINTS_{set} of {label}");
+            let weight_what = format!("WEIGHTS_{set} of {label}");
+            let joints = self.data.uints::<4>(joint_accessor, &joint_what, JOINT, None)?;
+            self.same_count(joint_accessor, &joint_what, joints.len(), vertex_count)?;
+            let weights = self.data.floats::<4>(weight_accessor, &weight_what, WEIGHT)?;
+            self.same_count(weight_accessor, &weight_what, weights.len(), vertex_count)?;
+            sets.push(JointSet { joints, weights, accessor: joint_accessor, set });
+        }
+        Ok(sets)
+    }
+
+    /// Every positive weight of every set becomes an influence (exact, not capped at four).
+    pub(super) fn bind_skinned(
+        &mut self,
+        vertices: &mut [Vertex],
+        sets: &[JointSet],
+        skin: usize,
+        label: &str,
+    ) -> Result<(), FormatError> {
+        let Some(binding) = self.skins.get(skin) else {
+            return Err(error(self.path(), format!("{label}: expected skin {skin} to exist")));
+        };
+        let first_joint = binding.first();
+        let mut lists = Vec::with_capacity(vertices.len());
+        let mut unweighted = 0usize;
+        for vertex_index in 0..vertices.len() {
+            let mut raw = Vec::with_capacity(4 * sets.len());
+            for set in sets {
+                let (Some(joints), Some(weights)) = (set.joints.get(vertex_index), set.weights.get(vertex_index)) else {
+                    continue;
+                };
+                for (&joint, &weight) in joints.iter().zip(weights) {
+                    if weight <= 0.0 {
+                        // Unused slots often hold any index, even one past the skin's joints.
+                        continue;
+                    }
+                    let Some(&skeleton_joint) = binding.skeleton_joints.get(joint as usize) else {
+                        return Err(located(
+                            self.path(),
+                            self.data.element_offset(set.accessor, vertex_index),
+                            format!(
+                                "accessor {} (JOINTS_{} of {label}): vertex {vertex_index} has weight {weight} on joint {joint}: \
+                                 expected a joint index below {} (the joints of skin {skin})",
+                                set.accessor,
+                                set.set,
+                                binding.skeleton_joints.len()
+                            ),
+                        ));
+                    };
+                    raw.push(Influence { joint: skeleton_joint, weight });
+                }
+            }
+            lists.push(normalize_influences(&raw).unwrap_or_else(|| {
+                unweighted += 1;
+                vec![Influence { joint: first_joint, weight: 1.0 }]
+            }));
+        }
+        if unweighted > 0 {
+            self.warnings.push(format!(
+                "{label}: {unweighted} vertices have no positive weight; each is bound wholly to the first joint of skin {skin}"
+            ));
+        }
+        for (vertex, list) in vertices.iter_mut().zip(lists) {
+            self.push_influences(vertex, list)?;
+        }
+        Ok(())
+    }
+
+    /// A mesh without a skin follows its node through a joint of its own. Its vertices move to
+    /// model space by the node's rest transform, and the joint's inverse bind undoes that, so the
+    /// palette is the identity at rest and the node's motion when animated.
+    pub(super) fn bind_rigid(&mut self, vertices: &mut [Vertex], indices: &mut [u32], node: usize) -> Result<(), FormatError> {
+        let (joint, transform) = match self.rigid_joints.get(&node) {
+            Some(&known) => known,
+            None => {
+                let global = self.hierarchy.rest_global.get(node).copied().unwrap_or(Mat4::IDENTITY);
+                let inverse = global.inverse();
+                let (transform, inverse_bind) = if global.determinant().is_normal() && inverse.is_finite() {
+                    (global, inverse)
+                } else {
+                    self.warnings.push(format!(
+                        "node {node} (\"{}\") has a degenerate rest transform: its mesh keeps node space until animated",
+                        self.hierarchy.name(node)
+                    ));
+                    (Mat4::IDENTITY, Mat4::IDENTITY)
+                };
+                let name = self.hierarchy.name(node).to_string();
+                let joint = self.push_joint(Joint::new(name, None, inverse_bind, JointPose::IDENTITY), node)?;
+                self.rigid_joints.insert(node, (joint, transform));
+                (joint, transform)
+            }
+        };
+        transform_vertices(vertices, indices, transform);
+        for vertex in vertices.iter_mut() {
+            self.push_influences(vertex, vec![Influence { joint, weight: 1.0 }])?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn push_influences(&mut self, vertex: &mut Vertex, list: Vec<Influence>) -> Result<(), FormatError> {
+        let first = u32::try_from(self.influences.len())
+            .map_err(|_| error(self.path(), "expected at most 2^32 influences in all, found more"))?;
+        vertex.first_influence = first;
+        vertex.influence_count = list.len() as u32;
+        self.max_influences = self.max_influences.max(list.len());
+        self.influences.extend(list);
+        Ok(())
+    }
+}
+
+/// Moves vertices by an affine transform: positions as points, normals by the inverse transpose,
+/// tangents by the linear part with their handedness kept. A mirroring transform turns the
+/// triangles over, so their winding is reversed to keep them front-facing, as the spec does.
+pub(super) fn transform_vertices(vertices: &mut [Vertex], indices: &mut [u32], transform: Mat4) {
+    if transform == Mat4::IDENTITY {
+        return;
+    }
+    let linear = Mat3::from_mat4(transform);
+    let normal_matrix = linear.inverse().transpose();
+    let handedness = if linear.determinant() < 0.0 { -1.0 } else { 1.0 };
+    for vertex in vertices.iter_mut() {
+        vertex.position = transform.transform_point3(vertex.position);
+        vertex.normal = (normal_matrix * vertex.normal).normalize_or(Vec3::Y);
+        let tangent = (linear * vertex.tangent.truncate()).normalize_or(vertex.normal.any_orthonormal_vector());
+        vertex.tangent = tangent.extend(vertex.tangent.w * handedness);
+    }
+    if handedness < 0.0 {
+        for triangle in indices.chunks_exact_mut(3) {
+            if let [_, second, third] = triangle {
+                std::mem::swap(second, third);
+            }
+        }
+    }
+}
+
+/// The one transform that every rest palette (global rest × inverse bind) of a skin equals, when
+/// there is one and it is not the identity; `Err(())` when they differ.
+pub(super) fn common_bind_shape(rest_palettes: &[Mat4]) -> Result<Option<Mat4>, ()> {
+    let Some(&first) = rest_palettes.first() else { return Ok(None) };
+    let largest = first.to_cols_array().iter().fold(1.0f32, |largest, value| largest.max(value.abs()));
+    let tolerance = BIND_SHAPE_TOLERANCE * largest;
+    let near = |a: Mat4, b: Mat4| (a - b).to_cols_array().iter().all(|difference| difference.abs() <= tolerance);
+    if !rest_palettes.iter().all(|&palette| near(palette, first)) {
+        return Err(());
+    }
+    if near(first, Mat4::IDENTITY) || !first.determinant().is_normal() || !first.inverse().is_finite() {
+        return Ok(None);
+    }
+    Ok(Some(first))
+}
+
+// ---------------------------------------------------------------------------------------------
