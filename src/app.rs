@@ -15,7 +15,7 @@ use crate::render::offscreen::{OffscreenTarget, OFFSCREEN_FORMAT};
 use crate::render::shader_types::InstanceData;
 use crate::render::{shadow, FrameScene, Output, Renderer, Strategy};
 
-/// The bundled default model, made by `vkskin generate` (src/generate.rs).
+/// The bundled default model, made by `vkskin generate` (src/generate/).
 pub fn default_model_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/figure.md5mesh")
 }

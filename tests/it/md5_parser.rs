@@ -1,7 +1,7 @@
 //! The MD5 parser and loader: the bundled figure round-trips and meets its brief, and small files
 //! broken on purpose each give an error that names the file, the line and what was expected.
 //!
-//! To regenerate the committed assets after changing src/generate.rs:
+//! To regenerate the committed assets after changing src/generate/:
 //! `cargo test --test md5_parser -- --ignored regenerate_assets`.
 
 use std::path::{Path, PathBuf};
@@ -85,7 +85,7 @@ fn committed_assets_are_what_the_generator_writes() {
 }
 
 #[test]
-#[ignore = "writes assets/; run it after changing src/generate.rs"]
+#[ignore = "writes assets/; run it after changing src/generate/"]
 fn regenerate_assets() {
     let written = generate::write_assets(&assets()).expect("the assets can be written");
     assert_eq!(written.len(), 4);
