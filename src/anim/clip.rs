@@ -5,7 +5,8 @@
 
 use glam::{Quat, Vec4};
 
-use super::{hermite, slerp_shortest, JointPose, Skeleton};
+use super::curve::{bracket, hermite, slerp_shortest, KeySpan};
+use super::{JointPose, Skeleton};
 
 /// Which part of a joint's local transform a channel drives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -96,16 +97,6 @@ impl KeyTimes {
     }
 }
 
-/// Where a time falls among a channel's keys: interpolate from `key` to `next` by `fraction`;
-/// `span` is the interval in seconds (the cubic tangents' scale).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct KeySpan {
-    pub key: usize,
-    pub next: usize,
-    pub fraction: f32,
-    pub span: f32,
-}
-
 /// One property of one joint over time.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Channel {
@@ -190,19 +181,9 @@ impl Channel {
                     hold(count - 1)
                 }
             }
-            KeyTimes::Listed(times) => {
-                let (first, last) = (times[0], times[count - 1]);
-                if time.is_nan() || time <= first {
-                    return hold(0);
-                }
-                if time >= last {
-                    return hold(count - 1);
-                }
-                // first < time < last: times[key] <= time < times[key + 1].
-                let key = times.partition_point(|&key_time| key_time <= time) - 1;
-                let span = times[key + 1] - times[key];
-                KeySpan { key, next: key + 1, fraction: (time - times[key]) / span, span }
-            }
+            // At the first key itself the first key is held, as `locate_key` does.
+            KeyTimes::Listed(times) if time <= times[0] => hold(0),
+            KeyTimes::Listed(times) => bracket(times, |&key_time| key_time, time).unwrap_or(hold(0)),
         }
     }
 

@@ -1,10 +1,40 @@
-//! The curves between keys, in one place: shortest-arc slerp, the cubic Hermite form (glTF's
+//! The curves between keys, in one place: the key search ([`bracket`]), shortest-arc slerp, the cubic Hermite form (glTF's
 //! CUBICSPLINE, Milkshape's position keys) and the cubic Bézier over time (COLLADA's BEZIER and
 //! HERMITE keys, which the COLLADA loader follows when it resamples them).
 
 use std::ops::{Add, Mul};
 
 use glam::{Quat, Vec4};
+
+/// Where a time falls among a channel's keys: interpolate from `key` to `next` by `fraction`;
+/// `span` is the interval in seconds (the cubic tangents' scale).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KeySpan {
+    pub key: usize,
+    pub next: usize,
+    pub fraction: f32,
+    pub span: f32,
+}
+
+/// The keys around `time` in keys of non-decreasing time: the last key at or before it and the
+/// one after, with the fraction between (so at a time two keys share, the later one starts the
+/// interval). Before the first key (or at a NaN time) and from the last on, the end key is held
+/// (`key == next`, fraction 0). None for no keys.
+pub fn bracket<T>(keys: &[T], time_of: impl Fn(&T) -> f32, time: f32) -> Option<KeySpan> {
+    let hold = |key: usize| KeySpan { key, next: key, fraction: 0.0, span: 1.0 };
+    let last = keys.len().checked_sub(1)?;
+    if time.is_nan() || time < time_of(&keys[0]) {
+        return Some(hold(0));
+    }
+    if time >= time_of(&keys[last]) {
+        return Some(hold(last));
+    }
+    // first <= time < last: keys[key] <= time < keys[key + 1], the latter strictly later.
+    let key = keys.partition_point(|other| time_of(other) <= time).saturating_sub(1).min(last - 1);
+    let span = time_of(&keys[key + 1]) - time_of(&keys[key]);
+    let fraction = if span > 0.0 { ((time - time_of(&keys[key])) / span).clamp(0.0, 1.0) } else { 0.0 };
+    Some(KeySpan { key, next: key + 1, fraction, span })
+}
 
 /// Spherical interpolation along the shorter arc, written out so the shader can copy it exactly.
 /// Falls back to a normalized lerp when the two rotations are nearly equal (sin θ ≈ 0).
@@ -106,6 +136,19 @@ mod tests {
         let wild = bezier_at_time([0.0, -5.0, 9.0, 1.0], values, 0.25);
         let clamped = bezier_at_time([0.0, 0.0, 1.0, 1.0], values, 0.25);
         assert_eq!(wild, clamped);
+    }
+
+    #[test]
+    fn bracket_holds_the_ends_and_starts_a_shared_time_with_the_later_key() {
+        let times = [1.0f32, 1.0, 2.0, 4.0];
+        let at = |time: f32| bracket(&times, |&t| t, time).map(|span| (span.key, span.next, span.fraction));
+        assert_eq!(at(0.5), Some((0, 0, 0.0)));
+        assert_eq!(at(f32::NAN), Some((0, 0, 0.0)));
+        assert_eq!(at(1.0), Some((1, 2, 0.0)), "the empty interval [1, 1] is skipped");
+        assert_eq!(at(3.0), Some((2, 3, 0.5)));
+        assert_eq!(at(4.0), Some((3, 3, 0.0)));
+        assert_eq!(at(9.0), Some((3, 3, 0.0)));
+        assert_eq!(bracket(&[] as &[f32], |&t| t, 1.0), None);
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub mod curve;
 pub mod playback;
 
 pub use clip::{Animation, Channel, Clip, ClipRange, Interpolation, KeyTimes, Property, RangeUnit};
-pub use curve::{hermite, slerp_shortest};
+pub use curve::{bracket, hermite, slerp_shortest, KeySpan};
 pub use playback::{Fade, InstanceState, Layer, Playback};
 
 use glam::{Mat4, Quat, Vec3};

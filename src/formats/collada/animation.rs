@@ -97,16 +97,12 @@ impl ElementKeys<'_, '_> {
     fn sample(&self, time: f32, out: &mut [f32]) {
         let width = self.width;
         let value = |key: usize| &self.values[key * width..(key + 1) * width];
-        let next = self.times.partition_point(|&key| key <= time);
-        if next == 0 {
-            out.copy_from_slice(value(0));
+        let Some(at) = curve::bracket(&self.times, |&key| key, time) else { return };
+        if at.key == at.next {
+            out.copy_from_slice(value(at.key));
             return;
         }
-        if next >= self.times.len() {
-            out.copy_from_slice(value(self.times.len() - 1));
-            return;
-        }
-        let key = next - 1;
+        let (key, next) = (at.key, at.next);
         let (t0, t1) = (self.times[key], self.times[next]);
         match self.segments[key] {
             Segment::Step => out.copy_from_slice(value(key)),
@@ -133,14 +129,13 @@ impl ElementKeys<'_, '_> {
     /// Whether, from `time` to the next key, the decomposed keys may stray from this channel's
     /// curve (and the interval is checked).
     fn curved_after(&self, time: f32) -> bool {
-        let next = self.times.partition_point(|&key| key <= time);
-        if next == 0 || next >= self.times.len() {
-            return false;
-        }
-        match self.segments[next - 1] {
-            Segment::Step => false,
-            Segment::Linear => !self.whole_matrix,
-            Segment::Bezier => true,
+        match curve::bracket(&self.times, |&key| key, time) {
+            Some(at) if at.key != at.next => match self.segments[at.key] {
+                Segment::Step => false,
+                Segment::Linear => !self.whole_matrix,
+                Segment::Bezier => true,
+            },
+            _ => false,
         }
     }
 

@@ -44,37 +44,22 @@ impl Curve {
     /// The curve at `time`, clamped to its first and last keys. Rotations come back unnormalized
     /// from CUBICSPLINE; the caller normalizes.
     pub(super) fn sample(&self, time: f32, rotation: bool) -> Vec4 {
-        let (Some(&first), Some(&last)) = (self.times.first(), self.times.last()) else {
+        let Some(at) = bracket(&self.times, |&key_time| key_time, time) else {
             return Vec4::ZERO;
         };
-        if time <= first {
-            return self.value(0);
-        }
-        if time >= last {
-            return self.value(self.times.len() - 1);
-        }
-        // first < time < last, so 1 <= next <= len - 1 and times[key] <= time < times[next].
-        let next = self.times.partition_point(|&key_time| key_time <= time);
-        let key = next.saturating_sub(1);
-        let (Some(&start), Some(&end)) = (self.times.get(key), self.times.get(next)) else {
+        let (key, next, s, span) = (at.key, at.next, at.fraction, at.span);
+        if key == next {
             return self.value(key);
-        };
-        let span = end - start;
-        let s = (time - start) / span;
+        }
         match self.interpolation {
             Interpolation::Step => self.value(key),
             Interpolation::Linear if rotation => {
                 Vec4::from(slerp_shortest(Quat::from_vec4(self.value(key)), Quat::from_vec4(self.value(next)), s))
             }
             Interpolation::Linear => self.value(key).lerp(self.value(next), s),
+            // The spec's cubic Hermite, tangents scaled by the key interval.
             Interpolation::CubicSpline => {
-                let (s2, s3) = (s * s, s * s * s);
-                let out_tangent = self.entry(key * 3 + 2);
-                let in_tangent = self.entry(next * 3);
-                (2.0 * s3 - 3.0 * s2 + 1.0) * self.value(key)
-                    + (s3 - 2.0 * s2 + s) * span * out_tangent
-                    + (-2.0 * s3 + 3.0 * s2) * self.value(next)
-                    + (s3 - s2) * span * in_tangent
+                hermite(self.value(key), self.entry(key * 3 + 2) * span, self.value(next), self.entry(next * 3) * span, s)
             }
         }
     }

@@ -42,7 +42,7 @@ use gltf::json::mesh::{Mode, Primitive, Semantic};
 use gltf::json::validation::Checked;
 use gltf::json::Root;
 
-use crate::anim::{self, slerp_shortest, Influence, Joint, JointPose, KeyTimes, Skeleton};
+use crate::anim::{self, bracket, hermite, slerp_shortest, Influence, Joint, JointPose, KeyTimes, Skeleton};
 use crate::formats::{files, FormatError, Location};
 use crate::model::{compute_normals, compute_tangents, normalize_influences, LoadStats, Material, Mesh, Model, Texture, Vertex};
 

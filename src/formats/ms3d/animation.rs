@@ -45,27 +45,6 @@ pub(super) fn position_tangents(keys: &[Ms3dKey]) -> Vec<Tangent> {
     tangents
 }
 
-/// The two keys around `time` and the fraction between them; `Err` holds the key to use as is
-/// (before the first key, from the last key on). `None` for no keys.
-pub(super) fn bracket<T>(keys: &[T], time_of: impl Fn(&T) -> f32, time: f32) -> Option<Result<(usize, f32), usize>> {
-    let first = keys.first()?;
-    let last_index = keys.len().checked_sub(1)?;
-    let last = keys.last()?;
-    if time.is_nan() || time < time_of(first) {
-        return Some(Err(0));
-    }
-    if time >= time_of(last) {
-        return Some(Err(last_index));
-    }
-    // Keys are in non-decreasing time order: the last key at or before `time` starts the interval,
-    // and the one after it is strictly later.
-    let index = keys.partition_point(|key| time_of(key) <= time).saturating_sub(1);
-    let (Some(start), Some(end)) = (keys.get(index), keys.get(index + 1)) else { return Some(Err(last_index)) };
-    let interval = time_of(end) - time_of(start);
-    let fraction = if interval > 0.0 { ((time - time_of(start)) / interval).clamp(0.0, 1.0) } else { 0.0 };
-    Some(Ok((index, fraction)))
-}
-
 /// One joint, ready to evaluate.
 #[derive(Clone, Debug)]
 pub(super) struct AnimatedJoint {
@@ -83,9 +62,8 @@ impl AnimatedJoint {
     pub(super) fn key_rotation(&self, time: f32) -> Quat {
         match bracket(&self.rotation_keys, |key| key.0, time) {
             None => Quat::IDENTITY,
-            Some(Err(index)) => self.rotation_keys.get(index).map_or(Quat::IDENTITY, |key| key.1),
-            Some(Ok((index, fraction))) => match (self.rotation_keys.get(index), self.rotation_keys.get(index + 1)) {
-                (Some(start), Some(end)) => slerp_shortest(start.1, end.1, fraction),
+            Some(at) => match (self.rotation_keys.get(at.key), self.rotation_keys.get(at.next)) {
+                (Some(start), Some(end)) => slerp_shortest(start.1, end.1, at.fraction),
                 _ => Quat::IDENTITY,
             },
         }
@@ -94,13 +72,13 @@ impl AnimatedJoint {
     pub(super) fn key_position(&self, time: f32) -> Vec3 {
         match bracket(&self.position_keys, |key| key.time, time) {
             None => Vec3::ZERO,
-            Some(Err(index)) => self.position_keys.get(index).map_or(Vec3::ZERO, |key| key.value),
-            Some(Ok((index, fraction))) => {
-                let keys = (self.position_keys.get(index), self.position_keys.get(index + 1));
-                let tangents = (self.tangents.get(index), self.tangents.get(index + 1));
+            Some(at) if at.key == at.next => self.position_keys.get(at.key).map_or(Vec3::ZERO, |key| key.value),
+            Some(at) => {
+                let keys = (self.position_keys.get(at.key), self.position_keys.get(at.next));
+                let tangents = (self.tangents.get(at.key), self.tangents.get(at.next));
                 match (keys, tangents) {
                     ((Some(start), Some(end)), (Some(out), Some(into))) => {
-                        hermite(start.value, out.outgoing, end.value, into.incoming, fraction)
+                        hermite(start.value, out.outgoing, end.value, into.incoming, at.fraction)
                     }
                     _ => Vec3::ZERO,
                 }

@@ -81,7 +81,8 @@ use std::path::{Component, Path, PathBuf};
 use glam::{Mat4, Quat, Vec2, Vec3, Vec4};
 
 use crate::anim::{
-    hermite, slerp_shortest, Animation, Channel, Influence, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton,
+    bracket, hermite, slerp_shortest, Animation, Channel, Influence, Interpolation, Joint, JointPose, KeyTimes, Property,
+    Skeleton,
 };
 use crate::formats::{texture, FormatError, Location};
 use crate::model::{compute_tangents, normalize_influences, LoadStats, Material, Mesh, Model, Vertex};
