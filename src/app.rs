@@ -124,10 +124,7 @@ impl SceneSetup {
 /// Instance and device without a window.
 pub fn headless_device(validation: bool) -> gpu::Result<Arc<Device>> {
     let instance = Instance::new(&InstanceOptions { validation, surface_extensions: Vec::new() })?;
-    Ok(Arc::new(Device::new(
-        instance,
-        DeviceRequest { surface: None, storage_buffers_per_stage: crate::render::shader_types::STORAGE_BUFFERS_PER_STAGE },
-    )?))
+    Ok(Arc::new(Device::new(instance, DeviceRequest { surface: None, needs: crate::render::device_needs() })?))
 }
 
 /// A renderer drawing into an offscreen image that is read back after each frame.

@@ -195,10 +195,7 @@ impl Viewer {
         let surface = Surface { raw: surface_raw, loader: ash::khr::surface::Instance::new(&instance.entry, &instance.raw) };
         let device = match Device::new(
             instance,
-            DeviceRequest {
-                surface: Some((&surface.loader, surface.raw)),
-                storage_buffers_per_stage: crate::render::shader_types::STORAGE_BUFFERS_PER_STAGE,
-            },
+            DeviceRequest { surface: Some((&surface.loader, surface.raw)), needs: crate::render::device_needs() },
         ) {
             Ok(device) => Arc::new(device),
             Err(error) => {

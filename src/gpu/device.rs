@@ -29,21 +29,37 @@ pub struct Device {
     pub driver_name: String,
     pub queue: vk::Queue,
     pub queue_family: u32,
-    /// Wireframe needs fillModeNonSolid.
+    /// fillModeNonSolid (wireframes), enabled where the device has it.
     pub fill_mode_non_solid: bool,
-    /// The normals debug view needs geometry shaders.
+    /// Geometry shaders, enabled where the device has them.
     pub geometry_shader: bool,
-    /// storageBuffer16BitAccess: the `compute` strategy's triangle pass writes 16-bit indices.
+    /// storageBuffer16BitAccess, enabled where the device has it.
     pub storage_buffer_16bit: bool,
     pub instance: Instance,
 }
 
-/// What a caller needs from the device beyond the basics.
+/// What a caller asks of the device: where it presents, and what its work needs beyond the layer's
+/// own (Vulkan 1.2, synchronization2, dynamic rendering, one graphics and compute queue).
 pub struct DeviceRequest<'a> {
     /// The queue family must be able to present to this surface.
     pub surface: Option<(&'a ash::khr::surface::Instance, vk::SurfaceKHR)>,
-    /// Storage buffers one shader stage must be able to bind (the renderer's widest pass says how
-    /// many: `render::STORAGE_BUFFERS_PER_STAGE`).
+    pub needs: Needs,
+}
+
+/// Features and limits a device must have for the caller's work; each is checked on every device
+/// and enabled on the one chosen. (What a caller merely uses where present, such as wireframes,
+/// geometry shaders and 16-bit storage, is enabled when supported and reported on [`Device`].)
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Needs {
+    pub multi_draw_indirect: bool,
+    pub draw_indirect_first_instance: bool,
+    /// vkCmdDraw*IndirectCount.
+    pub draw_indirect_count: bool,
+    /// Arrays of storage buffers indexed dynamically in shaders.
+    pub storage_buffer_array_dynamic_indexing: bool,
+    /// gl_DrawID and gl_BaseInstance in vertex shaders.
+    pub shader_draw_parameters: bool,
+    /// maxPerStageDescriptorStorageBuffers at least this.
     pub storage_buffers_per_stage: u32,
 }
 
@@ -84,22 +100,22 @@ impl Device {
         let is_core_1_3 = vk::api_version_minor(api_version) >= 3 || vk::api_version_major(api_version) > 1;
 
         let supported_features = unsafe { instance.raw.get_physical_device_features(physical) };
+        let needs = request.needs;
         let features = vk::PhysicalDeviceFeatures::default()
-            .multi_draw_indirect(true)
-            .draw_indirect_first_instance(true)
-            .shader_storage_buffer_array_dynamic_indexing(true)
+            .multi_draw_indirect(needs.multi_draw_indirect)
+            .draw_indirect_first_instance(needs.draw_indirect_first_instance)
+            .shader_storage_buffer_array_dynamic_indexing(needs.storage_buffer_array_dynamic_indexing)
             .fill_mode_non_solid(supported_features.fill_mode_non_solid == vk::TRUE)
             .geometry_shader(supported_features.geometry_shader == vk::TRUE);
-        // 16-bit storage, where there is some: the triangle pass writes 16-bit culled indices.
+        // 16-bit storage, where there is some (reported as `storage_buffer_16bit`).
         let mut supported11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut supported2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut supported11);
         unsafe { instance.raw.get_physical_device_features2(physical, &mut supported2) };
         let storage_buffer_16bit = supported11.storage_buffer16_bit_access == vk::TRUE;
         let mut features11 = vk::PhysicalDeviceVulkan11Features::default()
-            .shader_draw_parameters(true)
+            .shader_draw_parameters(needs.shader_draw_parameters)
             .storage_buffer16_bit_access(storage_buffer_16bit);
-        // The cull pass decides how many instances each indirect draw covers.
-        let mut features12 = vk::PhysicalDeviceVulkan12Features::default().draw_indirect_count(true);
+        let mut features12 = vk::PhysicalDeviceVulkan12Features::default().draw_indirect_count(needs.draw_indirect_count);
         let mut features13 = vk::PhysicalDeviceVulkan13Features::default().synchronization2(true).dynamic_rendering(true);
         let mut synchronization2 = vk::PhysicalDeviceSynchronization2Features::default().synchronization2(true);
         let mut dynamic_rendering = vk::PhysicalDeviceDynamicRenderingFeatures::default().dynamic_rendering(true);
@@ -194,26 +210,36 @@ impl Device {
         if vk::api_version_major(properties.api_version) == 1 && vk::api_version_minor(properties.api_version) < 2 {
             return Err("needs Vulkan 1.2 or newer".into());
         }
+        let needs = request.needs;
         let features = unsafe { instance.raw.get_physical_device_features(physical) };
-        if features.multi_draw_indirect != vk::TRUE || features.draw_indirect_first_instance != vk::TRUE {
-            return Err("needs multiDrawIndirect and drawIndirectFirstInstance".into());
-        }
-        // Arrays of storage buffers indexed in the shaders (the renderer binds chunks that way).
-        if features.shader_storage_buffer_array_dynamic_indexing != vk::TRUE {
-            return Err("needs shaderStorageBufferArrayDynamicIndexing".into());
-        }
-        let needed = request.storage_buffers_per_stage;
-        if properties.limits.max_per_stage_descriptor_storage_buffers < needed {
-            return Err(format!(
-                "maxPerStageDescriptorStorageBuffers is {}, the renderer binds {needed} in one stage",
-                properties.limits.max_per_stage_descriptor_storage_buffers
-            ));
-        }
+        let mut features11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut features12 = vk::PhysicalDeviceVulkan12Features::default();
-        let mut features2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut features12);
+        let mut features2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut features11).push_next(&mut features12);
         unsafe { instance.raw.get_physical_device_features2(physical, &mut features2) };
-        if features12.draw_indirect_count != vk::TRUE {
-            return Err("needs drawIndirectCount".into());
+        let missing: Vec<&str> = [
+            (needs.multi_draw_indirect, features.multi_draw_indirect, "multiDrawIndirect"),
+            (needs.draw_indirect_first_instance, features.draw_indirect_first_instance, "drawIndirectFirstInstance"),
+            (needs.draw_indirect_count, features12.draw_indirect_count, "drawIndirectCount"),
+            (
+                needs.storage_buffer_array_dynamic_indexing,
+                features.shader_storage_buffer_array_dynamic_indexing,
+                "shaderStorageBufferArrayDynamicIndexing",
+            ),
+            (needs.shader_draw_parameters, features11.shader_draw_parameters, "shaderDrawParameters"),
+        ]
+        .into_iter()
+        .filter(|&(needed, supported, _)| needed && supported != vk::TRUE)
+        .map(|(_, _, name)| name)
+        .collect();
+        if !missing.is_empty() {
+            return Err(format!("needs {}", missing.join(", ")));
+        }
+        let limit = properties.limits.max_per_stage_descriptor_storage_buffers;
+        if limit < needs.storage_buffers_per_stage {
+            return Err(format!(
+                "maxPerStageDescriptorStorageBuffers is {limit}, the work binds {} in one stage",
+                needs.storage_buffers_per_stage
+            ));
         }
         let is_core_1_3 = vk::api_version_minor(properties.api_version) >= 3;
         if !is_core_1_3 {

@@ -46,6 +46,7 @@ use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 use crate::gpu::barrier::{self, side, Hazard};
 use crate::gpu::commands::{self, CommandPool};
 use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout};
+use crate::gpu::device::Needs;
 use crate::gpu::{self, Buffer, Check, Device, Sampler};
 use crate::model::{Facing, Model};
 pub use chunks::{padded_chunks, Chunking, MemoryPlan};
@@ -64,6 +65,20 @@ use triangles::TriangleCulling;
 
 /// Frames the CPU may record ahead of the GPU.
 pub const FRAMES_IN_FLIGHT: usize = 2;
+
+/// What the passes need of a device: indirect draws with counts the cull pass writes
+/// (multi-draw, first instance, draw count), the chunks' arrays of storage buffers indexed in
+/// shaders, draw parameters, and room for the widest pass's bindings.
+pub fn device_needs() -> Needs {
+    Needs {
+        multi_draw_indirect: true,
+        draw_indirect_first_instance: true,
+        draw_indirect_count: true,
+        storage_buffer_array_dynamic_indexing: true,
+        shader_draw_parameters: true,
+        storage_buffers_per_stage: shader_types::STORAGE_BUFFERS_PER_STAGE,
+    }
+}
 
 /// The passes timed with GPU timestamps, in recording order. "resolve" is what follows the forward
 /// pass's MSAA resolve: the present transition or the copy of a headless frame into its readback

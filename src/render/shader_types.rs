@@ -249,7 +249,7 @@ pub struct GpuBounds {
 pub const MAX_CHUNKS: u32 = 12;
 
 /// Storage buffers the widest pass binds in one stage: the skin pass's two chunk arrays and three
-/// buffers (the device must allow as many: `vk::DeviceRequest`).
+/// buffers (the device must allow as many: `device_needs`).
 pub const STORAGE_BUFFERS_PER_STAGE: u32 = 2 * MAX_CHUNKS + 3;
 
 /// `CullCounters` in common.glsl: the cull pass's counts, laid out as indirect arguments.
