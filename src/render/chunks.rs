@@ -155,10 +155,10 @@ impl MemoryPlan {
         // the culled indices, and no more than there are.
         let mut per_chunk =
             (range / skinned).min(range / palettes).min(range / culled_indices.max(1)).min(u64::from(u32::MAX)) as u32;
-        // The culled indices are laid out in whole groups (triangles::group_size): where rounding a
+        // The culled indices are laid out in whole groups ([`group_size`]): where rounding a
         // chunk up to whole groups would overflow the binding, the chunk holds whole groups only.
         if culled_indices > 0 && per_chunk > 0 {
-            let group = super::triangles::group_size(vertices.min(u64::from(u32::MAX)) as u32, per_chunk);
+            let group = group_size(vertices.min(u64::from(u32::MAX)) as u32, per_chunk);
             if u64::from(per_chunk.div_ceil(group) * group) * culled_indices > range {
                 per_chunk = per_chunk / group * group;
             }
@@ -203,7 +203,7 @@ impl MemoryPlan {
 /// Whether the `compute` strategy's triangle pass serves this model: its culled indices are
 /// instance-relative 16-bit values.
 pub fn culls_triangles(shape: Shape) -> bool {
-    shape.meshes > 0 && shape.indices > 0 && shape.vertices <= u64::from(super::triangles::MAX_VERTICES)
+    shape.meshes > 0 && shape.indices > 0 && shape.vertices <= u64::from(MAX_VERTICES)
 }
 
 /// The size of the device's largest memory heap (device-local on a GPU; system memory on lavapipe).
@@ -222,6 +222,16 @@ fn largest_heap(device: &Device) -> u64 {
 /// the real chunks).
 pub fn padded_chunks(chunks: &[Buffer]) -> Vec<&Buffer> {
     (0..MAX_CHUNKS as usize).filter_map(|index| chunks.get(index).or(chunks.first())).collect()
+}
+
+/// The triangle pass's culled indices are group-relative and 16-bit: models with more vertices than this draw
+/// whole instances instead.
+pub const MAX_VERTICES: u32 = 1 << 16;
+
+/// Instances one draw command covers: as many as 16-bit indices reach (`vertex_count` at most
+/// [`MAX_VERTICES`]), and no more than a chunk holds.
+pub fn group_size(vertex_count: u32, instances_per_chunk: u32) -> u32 {
+    (MAX_VERTICES / vertex_count.max(1)).min(instances_per_chunk).max(1)
 }
 
 #[cfg(test)]

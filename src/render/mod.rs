@@ -354,7 +354,8 @@ impl Renderer {
         let triangles = match strategy {
             Strategy::Compute if triangles::serves(device, model) => {
                 let outputs = (&skin.skinned[..], &cull.skin_list);
-                Some(TriangleCulling::new(device, model, &gpu_model, (chunking, instance_count), outputs, cull_mode)?)
+                let samples = forward::SAMPLES;
+                Some(TriangleCulling::new(device, model, &gpu_model, (chunking, instance_count), outputs, cull_mode, samples)?)
             }
             _ => None,
         };

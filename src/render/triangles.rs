@@ -24,7 +24,7 @@ use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 
 use gpu_allocator::MemoryLocation;
 
-use super::chunks::Chunking;
+use super::chunks::{group_size, Chunking};
 use super::model_buffers::GpuModel;
 use super::shader_types::{CullCounters, DrawCommand, TrianglesPush};
 use super::{padded_chunks, MAX_CHUNKS};
@@ -44,22 +44,12 @@ pub const BINDING_SKIN_LIST: u32 = 3;
 pub const BINDING_DRAWS: u32 = 4;
 pub const BINDING_CULLED_INDICES: u32 = 5;
 
-/// The culled indices are group-relative and 16-bit: models with more vertices than this draw
-/// whole instances instead.
-pub const MAX_VERTICES: u32 = 1 << 16;
-
 /// Whether the triangle pass can serve `model` on `device`: 16-bit storage, room for its 2 × 12 + 4
 /// storage-buffer bindings, and a model whose group-relative indices fit 16 bits.
 pub fn serves(device: &Device, model: &crate::model::Model) -> bool {
     device.storage_buffer_16bit
         && device.limits().max_per_stage_descriptor_storage_buffers >= 2 * MAX_CHUNKS + 4
         && super::chunks::culls_triangles(super::chunks::Shape::of(model))
-}
-
-/// Instances one draw command covers: as many as 16-bit indices reach (`vertex_count` at most
-/// [`MAX_VERTICES`]), and no more than a chunk holds.
-pub fn group_size(vertex_count: u32, instances_per_chunk: u32) -> u32 {
-    (MAX_VERTICES / vertex_count.max(1)).min(instances_per_chunk).max(1)
 }
 
 /// The sign of a hidden triangle's doubled screen-space area, as triangles.comp computes it (x right,
@@ -106,6 +96,7 @@ impl TriangleCulling {
         (chunking, instance_count): (Chunking, u32),
         (skinned, skin_list): (&[Buffer], &Buffer),
         cull_mode: vk::CullModeFlags,
+        forward_samples: vk::SampleCountFlags,
     ) -> gpu::Result<TriangleCulling> {
         use vk::BufferUsageFlags as Usage;
         let pass = TrianglePass::new(device)?;
@@ -155,7 +146,7 @@ impl TriangleCulling {
         let set = pool.allocate(&pass.set_layout, "triangles.set")?;
         pass.write_set(set, &gpu_model.indices, &gpu_model.mesh_ranges, skinned, skin_list, &camera_draws, &camera_indices);
         let sample_test =
-            device.limits().standard_sample_locations == vk::TRUE && super::forward::SAMPLES == vk::SampleCountFlags::TYPE_4;
+            device.limits().standard_sample_locations == vk::TRUE && forward_samples == vk::SampleCountFlags::TYPE_4;
         let snap = 0.5f32.powi(device.limits().sub_pixel_precision_bits as i32);
         Ok(TriangleCulling {
             dispatch,
