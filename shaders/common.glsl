@@ -40,7 +40,7 @@ const uint INTERPOLATION_LINEAR = 1u;
 const uint INTERPOLATION_CUBIC_SPLINE = 2u;   // glTF: tangents per second, scaled by the interval
 const uint INTERPOLATION_HERMITE = 3u;        // Milkshape: tangents per interval
 
-// A joint's rest pose and fixed frame (src/anim/mod.rs: Joint; src/render/scene.rs: joint_infos):
+// A joint's rest pose and fixed frame (src/anim/mod.rs: Joint; src/render/model_buffers.rs: joint_infos):
 // 112 bytes.
 struct JointInfo {
     vec4 rest_rotation;     // unit quaternion, xyzw

@@ -269,7 +269,7 @@ impl Animation {
     }
 
     /// What the palette pass's buffers hold for this animation (`AnimationData` in
-    /// src/render/scene.rs): a 16-byte record per joint and property, the key times (evenly spaced
+    /// src/render/model_buffers.rs): a 16-byte record per joint and property, the key times (evenly spaced
     /// ones as start and step, a list shared by channels stored once), the values and MD5's bases.
     pub fn gpu_bytes(&self, joint_count: usize) -> usize {
         let mut time_lists: Vec<&[f32]> = Vec::new();
