@@ -34,6 +34,12 @@ pub const fn side(words: &'static str, stage: Stage, access: Access) -> Side {
     Side { words, stage, access }
 }
 
+/// A copy's writes: the earlier side of a read-back.
+pub const COPY_WRITES: Side = side("the copy", Stage::COPY, Access::TRANSFER_WRITE);
+
+/// The host reading mapped memory once the submission's fence has signalled.
+pub const HOST_READS: Side = side("host reads after the fence", Stage::HOST, Access::HOST_READ);
+
 /// Nothing to wait for: a fresh resource, or contents that are discarded.
 pub const FRESH: Side = side("nothing (fresh or discarded contents)", Stage::NONE, Access::NONE);
 

@@ -30,12 +30,9 @@ impl DescriptorSetLayout {
         name: &str,
         bindings: &[(u32, vk::DescriptorType, vk::ShaderStageFlags, u32)],
     ) -> Result<DescriptorSetLayout> {
-        let mut counts: Vec<(vk::DescriptorType, u32)> = Vec::new();
+        let mut counts = Vec::new();
         for &(_, kind, _, count) in bindings {
-            match counts.iter_mut().find(|(known, _)| *known == kind) {
-                Some((_, total)) => *total += count,
-                None => counts.push((kind, count)),
-            }
+            add_count(&mut counts, kind, count);
         }
         let bindings: Vec<_> = bindings
             .iter()
@@ -60,6 +57,14 @@ impl Drop for DescriptorSetLayout {
     }
 }
 
+/// Adds `count` descriptors of `kind` to a per-type tally.
+fn add_count(counts: &mut Vec<(vk::DescriptorType, u32)>, kind: vk::DescriptorType, count: u32) {
+    match counts.iter_mut().find(|(known, _)| *known == kind) {
+        Some((_, total)) => *total += count,
+        None => counts.push((kind, count)),
+    }
+}
+
 /// One pool for the renderer's sets; sets are freed with it.
 pub struct DescriptorPool {
     pub raw: vk::DescriptorPool,
@@ -69,13 +74,10 @@ pub struct DescriptorPool {
 impl DescriptorPool {
     /// A pool with room for exactly the sets listed: (layout, how many sets of it).
     pub fn for_sets(device: &Arc<Device>, name: &str, sets: &[(&DescriptorSetLayout, u32)]) -> Result<DescriptorPool> {
-        let mut totals: Vec<(vk::DescriptorType, u32)> = Vec::new();
+        let mut totals = Vec::new();
         for &(layout, count) in sets {
             for &(kind, descriptors) in &layout.counts {
-                match totals.iter_mut().find(|(known, _)| *known == kind) {
-                    Some((_, total)) => *total += descriptors * count,
-                    None => totals.push((kind, descriptors * count)),
-                }
+                add_count(&mut totals, kind, descriptors * count);
             }
         }
         let max_sets = sets.iter().map(|&(_, count)| count).sum::<u32>().max(1);

@@ -62,6 +62,10 @@ pub struct CullInputs<'a> {
     pub mesh_ranges: &'a Buffer,
 }
 
+/// The counters' reset (`vkCmdUpdateBuffer`: a transfer command, which sync2 files under the
+/// clear stage; all transfer stages cover it on every layer version).
+const RESET: Side = side("the reset", Stage::ALL_TRANSFER, Access::TRANSFER_WRITE);
+
 /// Cull writes, the earlier side of every hazard on its outputs.
 const CULL_WRITES: Side = side("cull writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
 
@@ -119,8 +123,12 @@ impl CullPass {
 
     /// Before the counters' reset: last frame's readers are done with them.
     pub fn reset_hazards(&self) -> Vec<Hazard> {
-        let readers = side("last frame's indirect reads and copy-out", Stage::DRAW_INDIRECT | Stage::COPY, Access::NONE);
-        vec![Hazard::buffer("cull.counters", &self.counters, readers, side("the reset", Stage::COPY, Access::TRANSFER_WRITE))]
+        let readers = side(
+            "last frame's indirect reads, palette read and copy-out",
+            Stage::DRAW_INDIRECT | Stage::COMPUTE_SHADER | Stage::COPY,
+            Access::NONE,
+        );
+        vec![Hazard::buffer("cull.counters", &self.counters, readers, RESET)]
     }
 
     /// Zeroes the counts and writes the constant parts of the indirect arguments.
@@ -137,14 +145,13 @@ impl CullPass {
             Stage::COMPUTE_SHADER | Stage::DRAW_INDIRECT | Stage::VERTEX_SHADER,
             Access::NONE,
         );
-        let writes = side("cull writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
         vec![
-            Hazard::buffer("cull.counters", &self.counters, side("the reset", Stage::COPY, Access::TRANSFER_WRITE), counting),
+            Hazard::buffer("cull.counters", &self.counters, RESET, counting),
             Hazard::buffers(
                 "cull.skin_list, camera_draws, light_draws, debug_boxes",
                 [&self.skin_list, &self.camera_draws, &self.light_draws, &self.debug_boxes],
                 readers,
-                writes,
+                CULL_WRITES,
             ),
         ]
     }

@@ -13,9 +13,9 @@
 //!
 //! Reads: `skinned_vertices[c]` (vertex input), `joint_positions`, `model.joint_parents`,
 //! `cull.skin_list`, `cull.debug_boxes`, `cull.counters` (indirect), `shadow.depth` (sampled).
-//! All are written before the forward pass and already guarded for it by the frame's barriers,
-//! plus `joint_positions` (palette write -> vertex read) and `cull.debug_boxes` (cull write ->
-//! vertex read), which `Renderer::record_frame` adds when a view needs them.
+//! All are written before the forward pass and guarded by the hazards their writers declare
+//! (`joint_positions` by `PalettePass::hazards_after`, `cull.debug_boxes` by
+//! `CullPass::hazards_after`, both to vertex-shader reads).
 
 use std::sync::Arc;
 

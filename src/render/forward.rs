@@ -5,8 +5,9 @@
 //! and its count in `cull.counters`,
 //! `frame.uniforms[slot]`, `shadow.depth` (sampled), material textures. Writes: `forward.color_msaa`,
 //! `forward.depth_msaa`, and resolves into the target (swapchain image or `offscreen.color`).
-//! Expects before it: skin write -> vertex-attribute read, shadow depth write -> sampled read, and the
-//! attachments in attachment layouts.
+//! Its hazards: [`ForwardTargets::hazards_before`] (the attachments) and the image it resolves
+//! into (`Renderer::forward_hazards` in frame.rs); its inputs are guarded by the hazards their
+//! writers declare after them.
 
 use std::sync::Arc;
 

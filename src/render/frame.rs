@@ -34,8 +34,8 @@ pub struct HazardWords {
     pub resource: &'static str,
     pub from: &'static str,
     pub to: &'static str,
-    /// `OLD → NEW` where an image changes layout.
-    pub layouts: Option<String>,
+    /// (old, new) where an image changes layout.
+    pub layouts: Option<(vk::ImageLayout, vk::ImageLayout)>,
     pub kind: &'static str,
 }
 
@@ -72,7 +72,9 @@ impl<'a> Recorder<'a> {
     /// A timed pass: `before` joins what is due as one barrier, `record` records the pass, its
     /// timestamp closes it, and `after` waits for the next boundary.
     pub fn pass(&mut self, name: &'static str, before: Vec<Hazard>, record: impl FnOnce(vk::CommandBuffer), after: Vec<Hazard>) {
-        let index = TIMED_PASSES.iter().position(|&pass| pass == name).map_or(0, |index| index as u32);
+        let index = TIMED_PASSES.iter().position(|&pass| pass == name);
+        debug_assert!(index.is_some(), "{name} is not in TIMED_PASSES");
+        let index = index.map_or(0, |index| index as u32);
         self.mark_through(index); // passes skipped before this one end here, taking no time
         self.wait(before);
         self.barrier(name);
@@ -101,7 +103,7 @@ impl<'a> Recorder<'a> {
                 resource: hazard.resource,
                 from: hazard.from.words,
                 to: hazard.to.words,
-                layouts: hazard.layouts().map(|(old, new)| format!("{old:?} → {new:?}")),
+                layouts: hazard.layouts(),
                 kind: hazard.kind(),
             })
             .collect();
@@ -194,8 +196,8 @@ pub fn barrier_table(calls: &[BarrierCall]) -> String {
     for (number, call) in calls.iter().enumerate() {
         for (index, hazard) in call.hazards.iter().enumerate() {
             let (number, before) = if index == 0 { ((number + 1).to_string(), call.before) } else { (String::new(), "") };
-            let to = match &hazard.layouts {
-                Some(layouts) => format!("{}; `{layouts}`", hazard.to),
+            let to = match hazard.layouts {
+                Some((old, new)) => format!("{}; `{old:?} → {new:?}`", hazard.to),
                 None => hazard.to.to_string(),
             };
             table += &format!("| {number} | {before} | `{}` | {} | {to} | {} |\n", hazard.resource, hazard.from, hazard.kind);
@@ -296,9 +298,9 @@ impl Renderer {
 
     /// At the end: what the CPU reads after the fence (the counts, a headless frame's pixels).
     fn host_hazards(&self, frame: &FrameSlot, output: &Output<'_>) -> Vec<Hazard> {
-        let host = side("host reads after the fence", Stage::HOST, Access::HOST_READ);
-        let copy = side("the copy", Stage::COPY, Access::TRANSFER_WRITE);
-        let mut hazards = vec![Hazard::buffer("cull.counters_readback[slot]", &frame.counts_readback, copy, host)];
+        let readback = &frame.counts_readback;
+        let mut hazards =
+            vec![Hazard::buffer("cull.counters_readback[slot]", readback, barrier::COPY_WRITES, barrier::HOST_READS)];
         hazards.extend(output.host_hazard());
         hazards
     }

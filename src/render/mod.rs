@@ -68,7 +68,8 @@ pub const FRAMES_IN_FLIGHT: usize = 2;
 
 /// What the passes need of a device: indirect draws with counts the cull pass writes
 /// (multi-draw, first instance, draw count), the chunks' arrays of storage buffers indexed in
-/// shaders, draw parameters, and room for the widest pass's bindings.
+/// shaders, draw parameters, and room for the skin pass's bindings (the triangle pass, which binds
+/// one more, checks its own room: `triangles::serves`).
 pub fn device_needs() -> Needs {
     Needs {
         multi_draw_indirect: true,
@@ -510,7 +511,7 @@ impl Renderer {
         Ok(())
     }
 
-    /// Reads a finished slot's timestamps into `last_timings` and its cull counts into `last_visible`.
+    /// Reads a finished slot's timestamps and cull counts into `stats.timings` and `stats.visible`.
     fn collect_timings(&mut self, slot: usize) -> gpu::Result<()> {
         if self.frames[slot].timestamps.written {
             let counts: Vec<CullCounters> = self.frames[slot].counts_readback.read()?;
@@ -568,9 +569,8 @@ impl Renderer {
             barrier::issue(&self.device, command_buffer, &[Hazard::buffer("read-back source", source, any_write, copy_read)]);
             let region = vk::BufferCopy::default().size(source.size);
             unsafe { self.device.raw.cmd_copy_buffer(command_buffer, source.raw, readback.raw, &[region]) };
-            let copy_write = side("the copy", Stage::COPY, Access::TRANSFER_WRITE);
-            let host = side("host reads", Stage::HOST, Access::HOST_READ);
-            barrier::issue(&self.device, command_buffer, &[Hazard::buffer("read-back", &readback, copy_write, host)]);
+            let host = [Hazard::buffer("read-back", &readback, barrier::COPY_WRITES, barrier::HOST_READS)];
+            barrier::issue(&self.device, command_buffer, &host);
         })?;
         readback.read()
     }

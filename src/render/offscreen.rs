@@ -8,7 +8,7 @@ use ash::vk;
 use gpu_allocator::MemoryLocation;
 use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 
-use crate::gpu::barrier::{side, Hazard, Side};
+use crate::gpu::barrier::{self, side, Hazard, Side};
 use crate::gpu::{self, Buffer, Device, Image, ImageDesc};
 
 /// 8-bit sRGB, so the PNG holds exactly what a swapchain would show.
@@ -79,8 +79,7 @@ impl OffscreenTarget {
 
     /// After the copy-out: the host reads the pixels after the fence.
     pub fn host_hazard(&self) -> Hazard {
-        let host = side("host reads after the fence", Stage::HOST, Access::HOST_READ);
-        Hazard::buffer("offscreen.readback", &self.readback.borrow(), side("the copy", Stage::COPY, Access::TRANSFER_WRITE), host)
+        Hazard::buffer("offscreen.readback", &self.readback.borrow(), barrier::COPY_WRITES, barrier::HOST_READS)
     }
 
     /// The last copied frame as an image. Call after the frame's fence (Renderer::wait_all).

@@ -248,8 +248,8 @@ pub struct GpuBounds {
 /// 32 a stage).
 pub const MAX_CHUNKS: u32 = 12;
 
-/// Storage buffers the widest pass binds in one stage: the skin pass's two chunk arrays and three
-/// buffers (the device must allow as many: `device_needs`).
+/// Storage buffers the skin pass binds in one stage: two chunk arrays and three buffers (the device
+/// must allow as many: `device_needs`; the triangle pass checks its one more itself).
 pub const STORAGE_BUFFERS_PER_STAGE: u32 = 2 * MAX_CHUNKS + 3;
 
 /// `CullCounters` in common.glsl: the cull pass's counts, laid out as indirect arguments.

@@ -3,9 +3,9 @@
 //!
 //! Reads: `skinned_vertices` (vertex input), `model.indices`, `cull.light_draws` and its count in
 //! `cull.counters`. Writes: `shadow.depth`.
-//! Expects before it: skin write -> vertex-attribute read, and `shadow.depth` in
-//! DEPTH_ATTACHMENT_OPTIMAL after last frame's sampling. The forward pass needs depth write -> sampled
-//! read after it.
+//! Its hazards: [`ShadowPass::hazards_before`] (last frame's sampling done, the map turned to a
+//! depth attachment) and [`ShadowPass::hazards_after`] (depth writes to forward's sampling); the
+//! skinned vertices are the skin pass's (`SkinPass::hazards_after`).
 
 use std::sync::Arc;
 

@@ -171,15 +171,11 @@ const COPY_WRITES: Side = side("the copies", Stage::COPY, Access::TRANSFER_WRITE
 const TRIANGLE_WRITES: Side = side("triangle-pass writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
 
 impl TriangleCulling {
-    /// Before the argument copies: last frame's readers of the dispatch arguments, the draw
-    /// commands and the indices are done.
+    /// Before the argument copies: last frame's readers of the dispatch arguments and the draw
+    /// commands are done.
     pub fn argument_hazards(&self) -> Vec<Hazard> {
         let indirect = side("last frame's indirect reads", Stage::DRAW_INDIRECT, Access::NONE);
-        let index_reads = side("last frame's index reads", Stage::INDEX_INPUT, Access::NONE);
-        vec![
-            Hazard::buffers("triangles.dispatch, camera_draws", [&self.dispatch, &self.camera_draws], indirect, COPY_WRITES),
-            Hazard::buffers("triangles.camera_indices[c]", &self.camera_indices, index_reads, TRIANGLE_WRITES),
-        ]
+        vec![Hazard::buffers("triangles.dispatch, camera_draws", [&self.dispatch, &self.camera_draws], indirect, COPY_WRITES)]
     }
 
     /// The kept count from the cull pass's counters into the dispatch arguments, and the draw
@@ -196,14 +192,16 @@ impl TriangleCulling {
         }
     }
 
-    /// Before the pass: the copies landed.
+    /// Before the pass: the copies landed, and last frame's index reads are done.
     pub fn hazards_before(&self) -> Vec<Hazard> {
         let dispatch = side("the indirect dispatch", Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ);
         let counting =
             side("the pass's atomic counting", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ | Access::SHADER_STORAGE_WRITE);
+        let index_reads = side("last frame's index reads", Stage::INDEX_INPUT, Access::NONE);
         vec![
             Hazard::buffer("triangles.dispatch", &self.dispatch, COPY_WRITES, dispatch),
             Hazard::buffer("triangles.camera_draws", &self.camera_draws, COPY_WRITES, counting),
+            Hazard::buffers("triangles.camera_indices[c]", &self.camera_indices, index_reads, TRIANGLE_WRITES),
         ]
     }
 

@@ -648,3 +648,27 @@ fn a_step_channel_beside_a_moving_one_holds_until_its_next_key() {
         );
     }
 }
+
+#[test]
+fn two_keys_at_one_time_jump_there_and_not_across_the_interval_before() {
+    // A whole-matrix LINEAR channel turning about Z: 0° at t = 0, 10° then 80° at t = 1, 90° at 2.
+    let matrix = |degrees: f32| {
+        let (s, c) = degrees.to_radians().sin_cos();
+        format!("{c} {} 0 0 {s} {c} 0 0 0 0 1 0 0 0 0 1", -s)
+    };
+    let values = [0.0, 10.0, 80.0, 90.0].map(matrix).join(" ");
+    let animation = format!(
+        r##"<library_animations><animation id="jump">
+      <source id="jt"><float_array id="jta" count="4">0 1 1 2</float_array><technique_common><accessor source="#jta" count="4" stride="1"/></technique_common></source>
+      <source id="jv"><float_array id="jva" count="64">{values}</float_array><technique_common><accessor source="#jva" count="4" stride="16"/></technique_common></source>
+      <sampler id="js"><input semantic="INPUT" source="#jt"/><input semantic="OUTPUT" source="#jv"/></sampler>
+      <channel source="#js" target="root/transform"/>
+    </animation></library_animations>
+  <library_visual_scenes>"##
+    );
+    let model = load_str(&small().replace("<library_visual_scenes>", &animation), "jump.dae");
+    for (time, degrees) in [(0.5f32, 5.0f32), (0.99, 9.9), (1.0, 80.0), (1.5, 85.0)] {
+        let got = turn_at(&model, time);
+        assert!((got - degrees).abs() < 0.05, "t = {time}: {got} degrees, expected {degrees}");
+    }
+}

@@ -1,7 +1,7 @@
 //! Missing parts: no Vulkan device, an output that cannot be written, a missing texture, memory the
 //! device does not have. Each gives one clear message (naming the package where installing one is
 //! the fix) and a non-zero exit, or a warning and a fallback where rendering can go on; never a
-//! panic or a hang. (No display: tests/cli.rs. No loader library: libvulkan1 is a dependency of
+//! panic or a hang. (No display: tests/it/cli.rs. No loader library: libvulkan1 is a dependency of
 //! the window system here and cannot be hidden from a test; the message is `gpu::Error::Loader`.)
 
 use crate::common::{scratch_in, text};

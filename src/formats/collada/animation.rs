@@ -15,12 +15,12 @@
 //! importer reads them: lerping its 16 values would shrink the mesh between keys. A sheared key
 //! is a warning.
 
-use glam::{Mat4, Quat, Vec3, Vec4};
+use glam::{Mat4, Vec4};
 use roxmltree::Node;
 
 use super::document::Document;
 use super::scene::{compose, Element, Kind, Scene};
-use crate::anim::{curve, slerp_shortest, Channel, Interpolation, KeyTimes, Property};
+use crate::anim::{curve, Channel, Interpolation, JointPose, KeyTimes, Property};
 use crate::formats::{files, FormatError};
 
 /// Resampling stops where the interpolated keys are this close to the file's curves: per entry of
@@ -107,9 +107,8 @@ impl ElementKeys<'_, '_> {
         match self.segments[key] {
             Segment::Step => out.copy_from_slice(value(key)),
             Segment::Linear => {
-                let fraction = if t1 > t0 { (time - t0) / (t1 - t0) } else { 0.0 };
                 for ((out, a), b) in out.iter_mut().zip(value(key)).zip(value(next)) {
-                    *out = a + (b - a) * fraction;
+                    *out = a + (b - a) * at.fraction;
                 }
             }
             Segment::Bezier => {
@@ -348,22 +347,28 @@ pub fn read<'a, 'input>(
     }
     let size = scene.nodes.iter().map(|node| node.local.w_axis.truncate().length()).fold(0.0f32, f32::max);
     let file_keys: usize = channels.iter().map(|channel| channel.times.len()).sum();
-    let mut resampler = Resampler {
-        translation_tolerance: TOLERANCE * if size > 0.0 { size } else { 1.0 },
-        budget: file_keys.saturating_mul(ADDED_PER_KEY).saturating_add(ADDED_ALLOWANCE),
-        exhausted: false,
-    };
+    let budget = file_keys.saturating_mul(ADDED_PER_KEY).saturating_add(ADDED_ALLOWANCE);
+    let mut resampler =
+        Resampler { translation_tolerance: TOLERANCE * if size > 0.0 { size } else { 1.0 }, budget, exhausted: false };
     let mut keys = Vec::with_capacity(groups.len());
     for ((node, _), members) in groups {
         let members: Vec<&ElementKeys> = members.iter().map(|&member| &channels[member]).collect();
         let step = members.iter().all(|channel| channel.is_step());
         let mut times: Vec<f32> = members.iter().flat_map(|channel| channel.times.iter().copied()).collect();
         if !step {
-            // A STEP key among moving channels: its value is held until just before the next key.
+            // Where a channel jumps (a STEP key among moving channels, or two keys at one time), a
+            // key just before the jump keeps the value held until then.
             for channel in &members {
-                for (key, pair) in channel.times.windows(2).enumerate() {
-                    let before = pair[1] - ((pair[1] - pair[0]) * 1e-4).min(1e-4);
-                    if channel.segments[key] == Segment::Step && before > pair[0] {
+                for (key, window) in channel.times.windows(3).enumerate() {
+                    let jump = channel.segments[key] == Segment::Step || window[2] == window[1];
+                    let before = window[1] - ((window[1] - window[0]) * 1e-4).min(1e-4);
+                    if jump && before > window[0] {
+                        times.push(before);
+                    }
+                }
+                if let [.., previous, last] = channel.times[..] {
+                    let before = last - ((last - previous) * 1e-4).min(1e-4);
+                    if channel.segments[channel.times.len() - 2] == Segment::Step && before > previous {
                         times.push(before);
                     }
                 }
@@ -389,8 +394,7 @@ pub fn read<'a, 'input>(
     }
     if resampler.exhausted {
         warnings.push(format!(
-            "the animation's curves need more than {} added keys to follow within {TOLERANCE:e}; past that they are followed coarsely",
-            file_keys.saturating_mul(ADDED_PER_KEY).saturating_add(ADDED_ALLOWANCE)
+            "the animation's curves need more than {budget} added keys to follow within {TOLERANCE:e}; past that they are followed coarsely"
         ));
     }
     Ok(keys)
@@ -429,26 +433,9 @@ impl Stack<'_, '_, '_> {
 }
 
 /// A key as the clip will interpolate it: translation, rotation, scale.
-#[derive(Clone, Copy)]
-struct Decomposed {
-    translation: Vec3,
-    rotation: Quat,
-    scale: Vec3,
-}
-
-impl Decomposed {
-    fn of(matrix: Mat4) -> Decomposed {
-        let (scale, rotation, translation) = matrix.to_scale_rotation_translation();
-        Decomposed { translation, rotation, scale }
-    }
-
-    fn interpolate(self, other: Decomposed, fraction: f32) -> Mat4 {
-        Mat4::from_scale_rotation_translation(
-            self.scale.lerp(other.scale, fraction),
-            slerp_shortest(self.rotation, other.rotation, fraction),
-            self.translation.lerp(other.translation, fraction),
-        )
-    }
+fn decomposed(matrix: Mat4) -> JointPose {
+    let (scale, rotation, translation) = matrix.to_scale_rotation_translation();
+    JointPose { rotation, translation, scale }
 }
 
 /// Adds keys where interpolating the decomposed keys strays from the file's curves.
@@ -485,10 +472,10 @@ impl Resampler {
         if end.0 - start.0 < SHORTEST_INTERVAL || middle <= start.0 || middle >= end.0 {
             return;
         }
-        let (from, to) = (Decomposed::of(start.1), Decomposed::of(end.1));
+        let (from, to) = (decomposed(start.1), decomposed(end.1));
         let strays = [0.25f32, 0.5, 0.75].into_iter().any(|fraction| {
             let exact = stack.evaluate(start.0 + (end.0 - start.0) * fraction);
-            !self.close(exact, from.interpolate(to, fraction))
+            !self.close(exact, JointPose::interpolate(from, to, fraction).to_mat4())
         });
         if !strays {
             return;

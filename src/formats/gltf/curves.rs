@@ -44,6 +44,11 @@ impl Curve {
     /// The curve at `time`, clamped to its first and last keys. Rotations come back unnormalized
     /// from CUBICSPLINE; the caller normalizes.
     pub(super) fn sample(&self, time: f32, rotation: bool) -> Vec4 {
+        // At the first key itself the first key is held (two keys may share that time), as the
+        // clips and `locate_key` in palette.comp.glsl do.
+        if self.times.first().is_some_and(|&first| time <= first) {
+            return self.value(0);
+        }
         let Some(at) = bracket(&self.times, |&key_time| key_time, time) else {
             return Vec4::ZERO;
         };
