@@ -29,6 +29,7 @@ pub mod shader_types;
 pub mod shadow;
 pub mod skin;
 pub mod slots;
+pub mod stats;
 pub mod triangles;
 
 /// SPIR-V compiled from shaders/ by build.rs.
@@ -57,10 +58,11 @@ use model_buffers::GpuModel;
 use offscreen::OffscreenTarget;
 use palette::PalettePass;
 pub use shader_types::MAX_CHUNKS;
-use shader_types::{frustum_planes, CullCounters, DrawCommand, FrameUniforms, InstanceData, PaletteMatrix, SkinnedVertex};
+use shader_types::{frustum_planes, CullCounters, FrameUniforms, InstanceData, PaletteMatrix, SkinnedVertex};
 use shadow::ShadowPass;
 use skin::SkinPass;
 use slots::{FrameSlot, SlotSetup};
+pub use stats::{CullReadback, FrameStats, PassTimings, VisibleCounts};
 use triangles::TriangleCulling;
 
 /// Frames the CPU may record ahead of the GPU.
@@ -85,43 +87,6 @@ pub fn device_needs() -> Needs {
 /// pass's MSAA resolve: the present transition or the copy of a headless frame into its readback
 /// buffer, and the copy of the cull counts for the CPU.
 pub const TIMED_PASSES: [&str; 7] = ["cull", "palette", "skin", "triangles", "shadow", "forward", "resolve"];
-
-/// The cull pass's output as `Renderer::read_back_culling` returns it.
-pub struct CullReadback {
-    pub counters: CullCounters,
-    /// The instances kept for skinning, in the order the pass found them.
-    pub skin_list: Vec<u32>,
-    pub camera_draws: Vec<DrawCommand>,
-    pub light_draws: Vec<DrawCommand>,
-}
-
-/// What the cull pass kept in one frame.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct VisibleCounts {
-    /// Instances animated and skinned: seen by the camera or the light.
-    pub skinned: u32,
-    /// Instances drawn by the forward pass.
-    pub camera: u32,
-    /// Instances drawn into the shadow map.
-    pub light: u32,
-}
-
-/// GPU time of each pass of one frame, in milliseconds, from timestamp queries. On lavapipe these
-/// are CPU clock readings around the software rasterizer's work.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PassTimings {
-    pub milliseconds: Vec<(&'static str, f64)>,
-}
-
-impl PassTimings {
-    pub fn total(&self) -> f64 {
-        self.milliseconds.iter().map(|(_, ms)| ms).sum()
-    }
-
-    pub fn get(&self, pass: &str) -> Option<f64> {
-        self.milliseconds.iter().find(|(name, _)| *name == pass).map(|&(_, ms)| ms)
-    }
-}
 
 /// How vertices get skinned: the design, and the tutorials' two ways, kept side by side for the
 /// benchmark. All three draw the same image.
@@ -225,21 +190,6 @@ pub struct Setup {
     pub blend_reach: f32,
     /// The model has joints but no vertices: the skeleton view is always on.
     pub skeleton_only: bool,
-}
-
-/// What the frames measured: the newest ones whose results have come back.
-#[derive(Default)]
-pub struct FrameStats {
-    pub frames_rendered: u64,
-    /// Per-pass GPU times.
-    pub timings: Option<PassTimings>,
-    /// What the cull pass kept.
-    pub visible: Option<VisibleCounts>,
-    /// The barrier calls the last recorded frame made, in words (`frame::barrier_table`).
-    pub barriers: Vec<frame::BarrierCall>,
-    /// Milliseconds the CPU spent skinning the last frame (`cpu` strategy), all threads together
-    /// on the wall clock.
-    pub cpu_skinning_ms: f64,
 }
 
 /// Frame slots plus passes: everything else is what they were built for and what they measured.

@@ -1,0 +1,57 @@
+//! What the frames measured: each pass's GPU time, what the cull pass kept, the barrier calls a
+//! frame made, and the cull pass's output read back for tests.
+
+use super::frame::BarrierCall;
+use super::shader_types::{CullCounters, DrawCommand};
+
+/// The cull pass's output as `Renderer::read_back_culling` returns it.
+pub struct CullReadback {
+    pub counters: CullCounters,
+    /// The instances kept for skinning, in the order the pass found them.
+    pub skin_list: Vec<u32>,
+    pub camera_draws: Vec<DrawCommand>,
+    pub light_draws: Vec<DrawCommand>,
+}
+
+/// What the cull pass kept in one frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VisibleCounts {
+    /// Instances animated and skinned: seen by the camera or the light.
+    pub skinned: u32,
+    /// Instances drawn by the forward pass.
+    pub camera: u32,
+    /// Instances drawn into the shadow map.
+    pub light: u32,
+}
+
+/// GPU time of each pass of one frame, in milliseconds, from timestamp queries. On lavapipe these
+/// are CPU clock readings around the software rasterizer's work.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PassTimings {
+    pub milliseconds: Vec<(&'static str, f64)>,
+}
+
+impl PassTimings {
+    pub fn total(&self) -> f64 {
+        self.milliseconds.iter().map(|(_, ms)| ms).sum()
+    }
+
+    pub fn get(&self, pass: &str) -> Option<f64> {
+        self.milliseconds.iter().find(|(name, _)| *name == pass).map(|&(_, ms)| ms)
+    }
+}
+
+/// What the frames measured: the newest ones whose results have come back.
+#[derive(Default)]
+pub struct FrameStats {
+    pub frames_rendered: u64,
+    /// Per-pass GPU times.
+    pub timings: Option<PassTimings>,
+    /// What the cull pass kept.
+    pub visible: Option<VisibleCounts>,
+    /// The barrier calls the last recorded frame made, in words (`frame::barrier_table`).
+    pub barriers: Vec<BarrierCall>,
+    /// Milliseconds the CPU spent skinning the last frame (`cpu` strategy), all threads together
+    /// on the wall clock.
+    pub cpu_skinning_ms: f64,
+}
