@@ -12,8 +12,8 @@ use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 
 use super::debug::DebugFrame;
 use super::draw::{DrawList, VertexSource};
-use super::forward::{MeshDraw, ResolveTarget};
-use super::shader_types::{CullCounters, CullPush, PalettePush, SkinPush, SkinnedVertex, TrianglesPush};
+use super::forward::{ForwardTargets, MeshDraw, ResolveTarget};
+use super::shader_types::{CullCounters, CullPush, PalettePush, SkinPush, TrianglesPush};
 use super::slots::FrameSlot;
 use super::triangles::{CulledDraws, TriangleCulling};
 use super::{skin, FrameScene, Output, Renderer, Strategy, TIMED_PASSES};
@@ -260,6 +260,11 @@ impl Renderer {
         }
     }
 
+    /// The forward pass's attachments; `render` creates them before it records.
+    fn targets(&self) -> &ForwardTargets {
+        self.targets.as_ref().expect("render() creates the targets before recording")
+    }
+
     fn record_palette(&self, command_buffer: vk::CommandBuffer, frame: &FrameSlot) {
         let push = PalettePush {
             joint_count: self.model.joint_count,
@@ -283,7 +288,7 @@ impl Renderer {
 
     /// Before the forward pass: its attachments, and the image it resolves into.
     fn forward_hazards(&self, output: &Output<'_>) -> Vec<Hazard> {
-        let targets = self.targets.as_ref().expect("render() creates the targets before recording");
+        let targets = self.targets();
         let mut hazards = targets.hazards_before();
         hazards.push(output.resolve_hazard(RESOLVE_WRITES));
         hazards
@@ -323,7 +328,7 @@ impl Renderer {
 /// The draws' inputs, gathered for the recipe.
 impl Renderer {
     fn record_triangles(&self, command_buffer: vk::CommandBuffer, triangles: &TriangleCulling, scene: &FrameScene) {
-        let extent = self.targets.as_ref().expect("render() creates the targets before recording").color.extent();
+        let extent = self.targets().color.extent();
         let push = TrianglesPush {
             view_projection: scene.view_projection.to_cols_array(),
             viewport: [extent.width as f32, extent.height as f32],
@@ -344,7 +349,7 @@ impl Renderer {
     /// Each chunk's skinned vertices: its own buffer (`compute`), or its range of the slot's
     /// CPU-written one (`cpu`).
     fn chunk_vertices<'s>(&'s self, frame: &'s FrameSlot) -> Vec<(&'s Buffer, u64)> {
-        let vertex_bytes = u64::from(self.model.vertex_count) * std::mem::size_of::<SkinnedVertex>() as u64;
+        let vertex_bytes = self.model.skinned_bytes();
         match &frame.cpu_skinned {
             Some(cpu_skinned) => (0..self.setup.chunking.chunk_count)
                 .map(|chunk| {
@@ -391,7 +396,7 @@ impl Renderer {
         output: &Output<'_>,
         scene: &FrameScene,
     ) {
-        let targets = self.targets.as_ref().expect("render() creates the targets before recording");
+        let targets = self.targets();
         let resolve = match output {
             Output::Offscreen(target) => ResolveTarget { view: target.color.view, extent: target.color.extent() },
             Output::Swapchain { view, extent, .. } => ResolveTarget { view: *view, extent: *extent },

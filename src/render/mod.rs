@@ -239,7 +239,7 @@ impl Renderer {
         let gpu_model = GpuModel::upload(device, model)?;
         let plan = MemoryPlan::new(device, model, strategy, instance_count, binding_limit)?;
         let chunking = plan.chunking;
-        let vertex_bytes = u64::from(gpu_model.vertex_count) * std::mem::size_of::<SkinnedVertex>() as u64;
+        let vertex_bytes = gpu_model.skinned_bytes();
 
         let vertex_stage = vk::ShaderStageFlags::VERTEX;
         let skin_inputs_layout = match strategy {
@@ -255,7 +255,7 @@ impl Renderer {
             _ => None,
         };
         let palette = PalettePass::new(device, chunking, instance_count, gpu_model.joint_count)?;
-        let skin = SkinPass::new(device, chunking, instance_count, gpu_model.vertex_count, strategy == Strategy::Compute)?;
+        let skin = SkinPass::new(device, chunking, instance_count, vertex_bytes, strategy == Strategy::Compute)?;
         let cull_mode = hidden_side(model.facing());
         let shadow = ShadowPass::new(device, skin_inputs_layout.as_ref(), cull_mode)?;
         let forward = ForwardPass::new(device, color_format, skin_inputs_layout.as_ref(), cull_mode)?;

@@ -9,8 +9,9 @@ use ash::vk;
 use glam::Mat4;
 
 use super::shader_types::{
-    AnimationCells, GpuBounds, GpuChannel, GpuInfluence, GpuJoint, MeshRange, SourceVertex, CHANNEL_COMPONENTS_SHIFT,
-    CHANNEL_HAS_BASE, CHANNEL_IMPLIED_W, CHANNEL_INTERPOLATION_SHIFT, CHANNEL_UNIFORM, CHANNEL_WRAPS, MAX_ANIMATIONS, NO_PARENT,
+    AnimationCells, GpuBounds, GpuChannel, GpuInfluence, GpuJoint, MeshRange, SkinnedVertex, SourceVertex,
+    CHANNEL_COMPONENTS_SHIFT, CHANNEL_HAS_BASE, CHANNEL_IMPLIED_W, CHANNEL_INTERPOLATION_SHIFT, CHANNEL_UNIFORM, CHANNEL_WRAPS,
+    MAX_ANIMATIONS, NO_PARENT,
 };
 use crate::anim::{Aabb, Channel, KeyTimes};
 use crate::gpu::{self, Buffer, Device, Image};
@@ -51,6 +52,11 @@ pub struct GpuModel {
 }
 
 impl GpuModel {
+    /// Bytes of one instance's skinned vertices (the skin pass's output, the `cpu` strategy's).
+    pub fn skinned_bytes(&self) -> u64 {
+        u64::from(self.vertex_count) * std::mem::size_of::<SkinnedVertex>() as u64
+    }
+
     pub fn upload(device: &Arc<Device>, model: &Model) -> gpu::Result<GpuModel> {
         use vk::BufferUsageFlags as Usage;
         if model.animations.len() > MAX_ANIMATIONS {

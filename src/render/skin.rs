@@ -13,7 +13,7 @@ use ash::vk;
 use gpu_allocator::MemoryLocation;
 use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
 
-use super::shader_types::{SkinPush, SkinnedVertex};
+use super::shader_types::SkinPush;
 use super::{padded_chunks, Chunking, MAX_CHUNKS};
 use crate::gpu::barrier::{side, Hazard, Side};
 use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
@@ -41,16 +41,16 @@ pub struct SkinPass {
 const SKIN_WRITES: Side = side("skin writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
 
 impl SkinPass {
-    /// The pass and its output for `vertex_count` vertices an instance. Only the `compute` strategy
-    /// runs it (`runs`); the others keep one placeholder vertex a chunk so its set stays valid.
+    /// The pass and its output for `vertex_bytes` of skinned vertices an instance. Only the
+    /// `compute` strategy runs it (`runs`); the others keep one placeholder vertex a chunk so its
+    /// set stays valid.
     pub fn new(
         device: &Arc<Device>,
         chunking: Chunking,
         instance_count: u32,
-        vertex_count: u32,
+        vertex_bytes: u64,
         runs: bool,
     ) -> gpu::Result<SkinPass> {
-        let vertex_bytes = u64::from(vertex_count) * std::mem::size_of::<SkinnedVertex>() as u64;
         let usage = Usage::STORAGE_BUFFER | Usage::VERTEX_BUFFER | Usage::TRANSFER_SRC;
         let mut skinned = Vec::new();
         for chunk in 0..chunking.chunk_count {
