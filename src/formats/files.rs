@@ -102,30 +102,6 @@ pub fn inside(folder: &Path, relative: &str) -> Result<PathBuf, String> {
     Ok(folder.join(written))
 }
 
-/// `%20` and friends decoded to bytes (a URI or a path written in a file); a `%` without two hex
-/// digits after it is an error. UTF-8 is the caller's to check.
-pub fn percent_decode(text: &str) -> Result<Vec<u8>, String> {
-    let mut bytes = Vec::with_capacity(text.len());
-    let mut rest = text.as_bytes();
-    while let Some((&first, tail)) = rest.split_first() {
-        if first != b'%' {
-            bytes.push(first);
-            rest = tail;
-            continue;
-        }
-        let hex = tail
-            .get(..2)
-            .and_then(|digits| std::str::from_utf8(digits).ok())
-            .and_then(|digits| u8::from_str_radix(digits, 16).ok());
-        let Some(byte) = hex else {
-            return Err(format!("expected two hex digits after '%' in \"{text}\""));
-        };
-        bytes.push(byte);
-        rest = tail.get(2..).unwrap_or_default();
-    }
-    Ok(bytes)
-}
-
 /// Text from a file, quoted for a one-line message: control characters (a newline, an escape
 /// sequence) are escaped, so a file cannot forge a second line or drive the terminal.
 pub fn quoted(text: &str) -> String {

@@ -160,16 +160,17 @@ struct Bindings {
     material_sets: Vec<vk::DescriptorSet>,
     /// The `vertex` strategy's set: source vertices, influences and palettes for the vertex shaders.
     skin_inputs: Option<(DescriptorSetLayout, vk::DescriptorSet)>,
-    #[allow(dead_code)] // owns the sets above and the frames'
-    pool: DescriptorPool,
-    #[allow(dead_code)] // owns the frames' command buffers
-    command_pool: CommandPool,
-    #[allow(dead_code)] // referenced by the frame sets
-    shadow_sampler: Sampler,
-    #[allow(dead_code)] // referenced by the material sets
-    texture_sampler: Sampler,
-    #[allow(dead_code)] // referenced by the debug set
-    depth_sampler: Sampler,
+    // Held, never read again: each is freed when the renderer is, after everything that uses it.
+    /// Owns the sets above and the frames'.
+    _pool: DescriptorPool,
+    /// Owns the frames' command buffers.
+    _command_pool: CommandPool,
+    /// Referenced by the frame sets.
+    _shadow_sampler: Sampler,
+    /// Referenced by the material sets.
+    _texture_sampler: Sampler,
+    /// Referenced by the debug set.
+    _depth_sampler: Sampler,
 }
 
 /// What a renderer was built for.
@@ -351,11 +352,11 @@ impl Renderer {
                 debug_set,
                 material_sets,
                 skin_inputs,
-                pool: descriptor_pool,
-                command_pool,
-                shadow_sampler,
-                texture_sampler,
-                depth_sampler,
+                _pool: descriptor_pool,
+                _command_pool: command_pool,
+                _shadow_sampler: shadow_sampler,
+                _texture_sampler: texture_sampler,
+                _depth_sampler: depth_sampler,
             },
             model: gpu_model,
             targets: None,

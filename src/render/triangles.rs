@@ -73,8 +73,8 @@ pub struct TriangleCulling {
     pub camera_indices: Vec<Buffer>,
     pub pass: TrianglePass,
     pub set: vk::DescriptorSet,
-    #[allow(dead_code)] // owns the set
-    pool: DescriptorPool,
+    /// Owns the set; held, never read again.
+    _pool: DescriptorPool,
     pub facing_sign: f32,
     pub group_size: u32,
     /// Command groups per chunk (the last chunk may use fewer).
@@ -155,7 +155,7 @@ impl TriangleCulling {
             camera_indices,
             pass,
             set,
-            pool,
+            _pool: pool,
             facing_sign: facing_sign(cull_mode),
             group_size,
             groups_per_chunk,

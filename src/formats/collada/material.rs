@@ -84,8 +84,7 @@ fn image_path(
         init.children().find(|node| node.has_tag_name("ref")).and_then(|node| node.text()).or(init.text()).unwrap_or("").trim();
     let written = written.strip_prefix("file://").unwrap_or(written);
     // Exporters write malformed escapes into file names: those are kept as written.
-    let decoded =
-        files::percent_decode(written).map_or_else(|_| written.to_string(), |bytes| String::from_utf8_lossy(&bytes).into_owned());
+    let decoded = percent_encoding::percent_decode_str(written).decode_utf8_lossy().into_owned();
     files::inside(folder, decoded.trim_start_matches("./")).or_else(|_| {
         // Exporters write absolute paths from the artist's machine: the file name beside the model.
         let name = Path::new(&decoded).file_name().ok_or(format!("no file name in {}", files::quoted(written)))?;

@@ -1,118 +1,206 @@
-//! Accessors: every element range checked against its bufferView and buffer before a byte is
-//! read, components dequantized as the spec says, decoded bytes capped.
+//! Accessors, read by the gltf crate's accessor iterators (`gltf::accessor::Iter`) behind a
+//! preflight. gltf 1.4.1 computes `offset + stride × (count − 1) + size` unchecked (a count of 0 or
+//! a huge offset overflows), trusts a byteStride smaller than the element, and unwraps one sparse
+//! value per sparse index; it also reads whatever component type the caller names. So before the
+//! crate reads an accessor, [`Data::preflight`] checks its type and component type against what the
+//! caller allows, its count (at least one), its stride (at least the element size), and that every
+//! byte range it touches (elements, sparse indices and values) lies in its bufferView and buffer,
+//! with the error naming the accessor, what it is for and what was expected. Sparse indices must
+//! rise and stay below the count (the crate would skip the others silently). Then components are
+//! dequantized as the spec says, and decoded bytes are capped (see [`MAX_DECODED_BYTES`]).
+
+use gltf::accessor::{Dimensions, Item, Iter};
+use gltf::buffer::View;
 
 use super::*;
 
-// Accessors
-// ---------------------------------------------------------------------------------------------
-
-/// The parsed document and its buffers, with checked accessor reads.
+/// The document and its buffers, with checked accessor reads.
 pub(super) struct Data<'a> {
     pub(super) path: &'a Path,
-    pub(super) root: &'a Root,
-    pub(super) buffers: &'a [BufferData],
+    pub(super) document: &'a Document,
+    /// Exactly each buffer's byteLength.
+    pub(super) buffers: &'a [Vec<u8>],
+    /// Where buffer 0 starts in the file when it is the GLB's BIN chunk: errors there are byte offsets.
+    pub(super) bin_offset: Option<u64>,
     /// Decoded bytes still allowed (see [`MAX_DECODED_BYTES`]).
     pub(super) budget: Cell<usize>,
 }
 
-/// The bytes an accessor's elements lie in, range-checked: element i starts at `i × stride`.
-pub(super) struct ElementRange<'b> {
-    pub(super) bytes: &'b [u8],
-    pub(super) stride: usize,
-    pub(super) file_offset: Option<u64>,
-}
-
-impl ElementRange<'_> {
-    pub(super) fn offset_of(&self, element: usize) -> Option<u64> {
-        self.file_offset.map(|offset| offset.saturating_add(element.saturating_mul(self.stride) as u64))
+/// A component type by its name in the spec, for errors.
+pub(super) fn component_name(component: DataType) -> &'static str {
+    match component {
+        DataType::I8 => "BYTE",
+        DataType::U8 => "UNSIGNED_BYTE",
+        DataType::I16 => "SHORT",
+        DataType::U16 => "UNSIGNED_SHORT",
+        DataType::U32 => "UNSIGNED_INT",
+        DataType::F32 => "FLOAT",
     }
 }
 
-/// How raw components become values: the raw number, its component type and the normalized flag,
-/// to a value or the end of the sentence "expected ...".
-pub(super) type Convert<'c, T> = &'c dyn Fn(f64, ComponentType, bool) -> Result<T, String>;
-
-/// A bufferView's bytes, range-checked against its buffer.
-pub(super) struct ViewBytes<'b> {
-    pub(super) bytes: &'b [u8],
-    /// Where the view starts in the file, when its buffer is the GLB's BIN chunk.
-    pub(super) file_offset: Option<u64>,
-    pub(super) stride: Option<usize>,
+fn dimensions_name(dimensions: Dimensions) -> &'static str {
+    match dimensions {
+        Dimensions::Scalar => "SCALAR",
+        Dimensions::Vec2 => "VEC2",
+        Dimensions::Vec3 => "VEC3",
+        Dimensions::Vec4 => "VEC4",
+        Dimensions::Mat2 => "MAT2",
+        Dimensions::Mat3 => "MAT3",
+        Dimensions::Mat4 => "MAT4",
+    }
 }
+
+/// A normalized integer's value, as the spec defines it (signed ones clamp at -1).
+pub(super) fn dequantize(raw: f64, component: DataType) -> f64 {
+    match component {
+        DataType::I8 => (raw / 127.0).max(-1.0),
+        DataType::U8 => raw / 255.0,
+        DataType::I16 => (raw / 32767.0).max(-1.0),
+        DataType::U16 => raw / 65535.0,
+        DataType::U32 => raw / f64::from(u32::MAX),
+        DataType::F32 => raw,
+    }
+}
+
+/// An element as the crate's iterator yields it, appended as `f64` components (every component
+/// type converts exactly).
+trait Element: Item {
+    fn append(self, out: &mut Vec<f64>);
+}
+
+macro_rules! element_of_components {
+    ($($component:ty),*) => {$(
+        impl Element for $component {
+            fn append(self, out: &mut Vec<f64>) {
+                out.push(f64::from(self));
+            }
+        }
+    )*};
+}
+element_of_components!(i8, u8, i16, u16, u32, f32);
+
+impl<T: Element + Copy, const N: usize> Element for [T; N]
+where
+    [T; N]: Item,
+{
+    fn append(self, out: &mut Vec<f64>) {
+        for component in self {
+            component.append(out);
+        }
+    }
+}
+
+/// The element types of each width (SCALAR, VEC2..4, MAT4) for one component type.
+type Scalar<C> = C;
+type Vector2<C> = [C; 2];
+type Vector3<C> = [C; 3];
+type Vector4<C> = [C; 4];
+type Matrix4<C> = [[C; 4]; 4];
 
 impl<'a> Data<'a> {
-    pub(super) fn view(&self, view_index: usize, what: &str) -> Result<ViewBytes<'a>, FormatError> {
-        let views = &self.root.buffer_views;
-        let view = views.get(view_index).ok_or_else(|| {
-            error(self.path, format!("{what}: expected bufferView {view_index} to exist, found {} bufferViews", views.len()))
-        })?;
-        let buffer_index = view.buffer.value();
-        let buffer = self.buffers.get(buffer_index).ok_or_else(|| {
-            error(
-                self.path,
-                format!("bufferView {view_index}: expected buffer {buffer_index} to exist, found {} buffers", self.buffers.len()),
-            )
-        })?;
-        let offset = view.byte_offset.map_or(0, |offset| offset.0);
-        let end = u128::from(offset) + u128::from(view.byte_length.0);
-        let file_offset = buffer.file_offset.map(|start| start.saturating_add(offset));
-        let range = usize::try_from(offset).ok().zip(usize::try_from(end).ok());
-        let Some(bytes) = range.and_then(|(start, end)| buffer.bytes.get(start..end)) else {
-            return Err(located(
-                self.path,
-                file_offset,
-                format!(
-                    "bufferView {view_index} ({what}): expected bytes {offset}..{end} to lie within buffer {buffer_index} ({} bytes)",
-                    buffer.bytes.len()
-                ),
-            ));
-        };
-        Ok(ViewBytes { bytes, file_offset, stride: view.byte_stride.map(|stride| stride.0) })
+    fn offset_in_file(&self, view: &View<'_>, within: u64) -> Option<u64> {
+        let start = self.bin_offset.filter(|_| view.buffer().index() == 0)?;
+        Some(start.saturating_add(view.offset() as u64).saturating_add(within))
     }
 
-    /// Checks that `count` elements from `byte_offset` fit in the bufferView. `packed` ignores
-    /// the view's byteStride (sparse indices and values are always tightly packed).
-    pub(super) fn element_range(
-        &self,
-        name: &str,
-        view_index: usize,
-        byte_offset: u64,
-        count: usize,
-        element_size: usize,
-        packed: bool,
-    ) -> Result<ElementRange<'a>, FormatError> {
-        let ViewBytes { bytes: view_bytes, file_offset: view_offset, stride: view_stride } = self.view(view_index, name)?;
-        let stride = match view_stride {
-            Some(stride) if !packed => stride,
-            _ => element_size,
-        };
-        if stride < element_size {
+    /// A bufferView's bytes, once its range is checked against its buffer.
+    pub(super) fn view_bytes(&self, view: &View<'_>, what: &str) -> Result<&'a [u8], FormatError> {
+        let buffer = view.buffer().index();
+        let bytes = self.buffers.get(buffer).map_or(&[][..], |data| &data[..]);
+        let (offset, length) = (view.offset(), view.length());
+        offset.checked_add(length).and_then(|end| bytes.get(offset..end)).ok_or_else(|| {
+            located(
+                self.path,
+                self.offset_in_file(view, 0),
+                format!(
+                    "bufferView {} ({what}): expected bytes {offset}..{} to lie within buffer {buffer} ({} bytes)",
+                    view.index(),
+                    offset as u128 + length as u128,
+                    bytes.len()
+                ),
+            )
+        })
+    }
+
+    /// Checks that `count` elements of `size` bytes from `offset`, `stride` apart as the crate will
+    /// read them, fit in the view.
+    fn check_range(&self, view: &View<'_>, name: &str, offset: usize, count: usize, size: usize) -> Result<(), FormatError> {
+        let view_bytes = self.view_bytes(view, name)?;
+        let stride = view.stride().unwrap_or(size);
+        if stride < size {
             return Err(located(
                 self.path,
-                view_offset,
-                format!("{name}: expected bufferView {view_index}'s byteStride to be at least the element size {element_size}, found {stride}"),
+                self.offset_in_file(view, 0),
+                format!(
+                    "{name}: expected bufferView {}'s byteStride to be at least the element size {size}, found {stride}",
+                    view.index()
+                ),
             ));
         }
-        let needed = match count.checked_sub(1) {
-            None => u128::from(byte_offset),
-            Some(last) => {
-                (stride as u128).saturating_mul(last as u128).saturating_add(u128::from(byte_offset) + element_size as u128)
-            }
-        };
-        let file_offset = view_offset.map(|offset| offset.saturating_add(byte_offset));
-        let bytes = usize::try_from(byte_offset).ok().and_then(|start| view_bytes.get(start..));
-        match bytes {
-            Some(bytes) if needed <= view_bytes.len() as u128 => Ok(ElementRange { bytes, stride, file_offset }),
-            _ => Err(located(
+        let needed = (stride as u128) * (count.saturating_sub(1) as u128) + offset as u128 + size as u128;
+        if count == 0 || needed > view_bytes.len() as u128 {
+            return Err(located(
                 self.path,
-                file_offset,
+                self.offset_in_file(view, offset as u64),
                 format!(
-                    "{name}: expected {count} elements of {element_size} bytes (stride {stride}) from byte {byte_offset} to fit in \
-                     bufferView {view_index} ({} bytes), but they need {needed}",
+                    "{name}: expected {count} elements of {size} bytes (stride {stride}) from byte {offset} to fit in \
+                     bufferView {} ({} bytes), but they need {needed}",
+                    view.index(),
                     view_bytes.len()
                 ),
-            )),
+            ));
         }
+        Ok(())
+    }
+
+    /// What the crate's iterators assume of an accessor, checked; see the module's comment.
+    fn preflight(&self, accessor: &Accessor<'_>, name: &str, width: Dimensions, allowed: &[DataType]) -> Result<(), FormatError> {
+        let fail = |message: String| Err(error(self.path, format!("{name}: {message}")));
+        if accessor.dimensions() != width {
+            return fail(format!("expected type {}, found {}", dimensions_name(width), dimensions_name(accessor.dimensions())));
+        }
+        let component = accessor.data_type();
+        if !allowed.contains(&component) {
+            let names: Vec<&str> = allowed.iter().map(|&allowed| component_name(allowed)).collect();
+            return fail(format!("expected componentType {}, found {}", names.join(", "), component_name(component)));
+        }
+        let count = accessor.count();
+        if count == 0 {
+            return fail("expected a count of at least 1, found 0".to_string());
+        }
+        if let Some(view) = accessor.view() {
+            self.check_range(&view, name, accessor.offset(), count, accessor.size())?;
+        }
+        let Some(sparse) = accessor.sparse() else { return Ok(()) };
+        let sparse_count = sparse.count();
+        if sparse_count == 0 || sparse_count > count {
+            return fail(format!("expected sparse.count from 1 to count ({count}), found {sparse_count}"));
+        }
+        let (indices, values) = (sparse.indices(), sparse.values());
+        let index_size = indices.index_type().size();
+        let index_name = format!("{name} sparse indices");
+        self.check_range(&indices.view(), &index_name, indices.offset(), sparse_count, index_size)?;
+        self.check_range(&values.view(), &format!("{name} sparse values"), values.offset(), sparse_count, accessor.size())?;
+        // Rising and below the count, or the crate's sparse reader drops the rest unseen.
+        let view = indices.view();
+        let stride = view.stride().unwrap_or(index_size);
+        let bytes = self.view_bytes(&view, &index_name)?;
+        let mut previous: Option<u64> = None;
+        for entry in 0..sparse_count {
+            let at = indices.offset() + entry * stride;
+            let raw = bytes
+                .get(at..at + index_size)
+                .map_or(u64::MAX, |field| field.iter().rev().fold(0u64, |value, &byte| value << 8 | u64::from(byte)));
+            if raw >= count as u64 || previous.is_some_and(|previous| raw <= previous) {
+                return Err(located(
+                    self.path,
+                    self.offset_in_file(&view, at as u64),
+                    format!("{index_name}: entry {entry}: expected a rising element index below {count}, found {raw}"),
+                ));
+            }
+            previous = Some(raw);
+        }
+        Ok(())
     }
 
     pub(super) fn charge(&self, bytes: usize, name: &str) -> Result<(), FormatError> {
@@ -130,154 +218,87 @@ impl<'a> Data<'a> {
         Ok(())
     }
 
-    /// Reads an accessor of `N` components per element (SCALAR, VEC2..4, or MAT4 for 16).
-    pub(super) fn decode<T: Copy + Default, const N: usize>(
-        &self,
-        index: usize,
-        what: &str,
-        allowed: &[ComponentType],
-        convert: Convert<'_, T>,
-    ) -> Result<Vec<[T; N]>, FormatError> {
-        let accessors = &self.root.accessors;
-        let accessor = accessors.get(index).ok_or_else(|| {
-            error(self.path, format!("{what}: expected accessor {index} to exist, found {} accessors", accessors.len()))
-        })?;
-        let name = format!("accessor {index} ({what})");
-        let expected = type_of_width(N);
-        match accessor.type_ {
-            Checked::Valid(found) if Some(found) == expected => {}
-            Checked::Valid(found) => {
-                return Err(error(self.path, format!("{name}: expected type {}, found {}", width_name(N), type_name(found))));
-            }
-            Checked::Invalid => {
-                return Err(error(self.path, format!("{name}: expected type {}, found an unknown type", width_name(N))))
-            }
+    /// The components of a preflighted accessor, in order, through the crate's iterator.
+    fn read<E: Element>(&self, accessor: &Accessor<'a>, name: &str) -> Result<Vec<f64>, FormatError> {
+        let buffers = self.buffers;
+        let mut out = Vec::with_capacity(accessor.count() * accessor.dimensions().multiplicity());
+        // No bufferView and no sparse: zeros, as the spec says (the crate yields nothing).
+        if accessor.view().is_none() && accessor.sparse().is_none() {
+            out.resize(out.capacity(), 0.0);
+            return Ok(out);
         }
-        let allowed_names = allowed.iter().map(|component| component_name(*component)).collect::<Vec<_>>().join(", ");
-        let component = match accessor.component_type {
-            Checked::Valid(GenericComponentType(component)) if allowed.contains(&component) => component,
-            Checked::Valid(GenericComponentType(component)) => {
-                return Err(error(
-                    self.path,
-                    format!("{name}: expected componentType {allowed_names}, found {}", component_name(component)),
-                ));
-            }
-            Checked::Invalid => {
-                return Err(error(self.path, format!("{name}: expected componentType {allowed_names}, found an unknown one")));
-            }
-        };
-        let count = usize::try_from(accessor.count.0).unwrap_or(usize::MAX);
-        let element_size = N * component.size();
-        let range = match accessor.buffer_view {
-            Some(view) => Some(self.element_range(
-                &name,
-                view.value(),
-                accessor.byte_offset.map_or(0, |offset| offset.0),
-                count,
-                element_size,
-                false,
-            )?),
-            None => None,
-        };
-        self.charge(count.saturating_mul(N).saturating_mul(std::mem::size_of::<T>()), &name)?;
+        let iter = Iter::<E>::new(accessor.clone(), |buffer: gltf::Buffer<'_>| buffers.get(buffer.index()).map(|data| &data[..]))
+            .ok_or_else(|| error(self.path, format!("{name}: expected its data in its buffer, found it missing")))?;
+        for element in iter {
+            element.append(&mut out);
+        }
+        Ok(out)
+    }
 
-        let mut values = match &range {
-            Some(range) => {
-                let mut values = Vec::with_capacity(count);
-                for element in 0..count {
-                    values.push(self.decode_element(range, element, component, accessor.normalized, convert, &name)?);
-                }
-                values
-            }
-            // No bufferView: zeros, as the spec says, unless sparse values replace some.
-            None => vec![[T::default(); N]; count],
+    /// An accessor's elements of `N` components (SCALAR, VEC2..4, or MAT4 for 16), converted one
+    /// component at a time by `convert`, whose error ends the sentence "expected ...".
+    fn decode<T, const N: usize>(
+        &self,
+        accessor: &Accessor<'a>,
+        what: &str,
+        allowed: &[DataType],
+        convert: &dyn Fn(f64, DataType, bool) -> Result<T, String>,
+    ) -> Result<Vec<[T; N]>, FormatError>
+    where
+        T: Copy + Default,
+    {
+        let name = format!("accessor {} ({what})", accessor.index());
+        let width = match N {
+            1 => Dimensions::Scalar,
+            2 => Dimensions::Vec2,
+            3 => Dimensions::Vec3,
+            4 => Dimensions::Vec4,
+            _ => Dimensions::Mat4,
         };
-        if let Some(sparse) = &accessor.sparse {
-            let sparse_count = usize::try_from(sparse.count.0).unwrap_or(usize::MAX);
-            if sparse_count > count {
-                return Err(error(
-                    self.path,
-                    format!("{name}: expected sparse.count at most count ({count}), found {sparse_count}"),
-                ));
-            }
-            let index_component = match sparse.indices.component_type {
-                Checked::Valid(IndexComponentType(component)) if INDEX.contains(&component) => component,
-                _ => {
-                    return Err(error(
-                        self.path,
-                        format!("{name}: expected sparse indices of UNSIGNED_BYTE, UNSIGNED_SHORT or UNSIGNED_INT"),
-                    ));
+        self.preflight(accessor, &name, width, allowed)?;
+        let count = accessor.count();
+        self.charge(count.saturating_mul(N).saturating_mul(std::mem::size_of::<f64>()), &name)?;
+        macro_rules! components {
+            ($shape:ident) => {
+                match accessor.data_type() {
+                    DataType::I8 => self.read::<$shape<i8>>(accessor, &name),
+                    DataType::U8 => self.read::<$shape<u8>>(accessor, &name),
+                    DataType::I16 => self.read::<$shape<i16>>(accessor, &name),
+                    DataType::U16 => self.read::<$shape<u16>>(accessor, &name),
+                    DataType::U32 => self.read::<$shape<u32>>(accessor, &name),
+                    DataType::F32 => self.read::<$shape<f32>>(accessor, &name),
                 }
             };
-            let index_name = format!("{name} sparse indices");
-            let indices = self.element_range(
-                &index_name,
-                sparse.indices.buffer_view.value(),
-                sparse.indices.byte_offset.0,
-                sparse_count,
-                index_component.size(),
-                true,
-            )?;
-            let value_name = format!("{name} sparse values");
-            let replacements = self.element_range(
-                &value_name,
-                sparse.values.buffer_view.value(),
-                sparse.values.byte_offset.0,
-                sparse_count,
-                element_size,
-                true,
-            )?;
-            for entry in 0..sparse_count {
-                let at = entry.saturating_mul(index_component.size());
-                let target = read_component(indices.bytes, at, index_component).map_or(usize::MAX, |raw| raw as usize);
-                let value = self.decode_element(&replacements, entry, component, accessor.normalized, convert, &value_name)?;
-                let Some(slot) = values.get_mut(target) else {
-                    return Err(located(
-                        self.path,
-                        indices.offset_of(entry),
-                        format!("{index_name}: entry {entry}: expected an element index below {count}, found {target}"),
-                    ));
-                };
-                *slot = value;
+        }
+        let raw = match width {
+            Dimensions::Scalar => components!(Scalar),
+            Dimensions::Vec2 => components!(Vector2),
+            Dimensions::Vec3 => components!(Vector3),
+            Dimensions::Vec4 => components!(Vector4),
+            _ => components!(Matrix4),
+        }?;
+        let (component, normalized) = (accessor.data_type(), accessor.normalized());
+        let mut values = Vec::with_capacity(count);
+        for (element, chunk) in raw.chunks_exact(N).enumerate() {
+            let mut value = [T::default(); N];
+            for (slot, &raw) in value.iter_mut().zip(chunk) {
+                *slot = convert(raw, component, normalized).map_err(|expected| {
+                    located(self.path, self.element_offset(accessor, element), format!("{name}: element {element}: {expected}"))
+                })?;
             }
+            values.push(value);
         }
         Ok(values)
     }
 
-    pub(super) fn decode_element<T: Copy + Default, const N: usize>(
-        &self,
-        range: &ElementRange<'_>,
-        element: usize,
-        component: ComponentType,
-        normalized: bool,
-        convert: Convert<'_, T>,
-        name: &str,
-    ) -> Result<[T; N], FormatError> {
-        let start = element.saturating_mul(range.stride);
-        let mut value = [T::default(); N];
-        for (slot_index, slot) in value.iter_mut().enumerate() {
-            let at = start.saturating_add(slot_index * component.size());
-            let Some(raw) = read_component(range.bytes, at, component) else {
-                return Err(located(
-                    self.path,
-                    range.offset_of(element),
-                    format!("{name}: element {element} lies outside its bufferView"),
-                ));
-            };
-            *slot = convert(raw, component, normalized).map_err(|expected| {
-                located(self.path, range.offset_of(element), format!("{name}: element {element}: {expected}"))
-            })?;
-        }
-        Ok(value)
-    }
-
+    /// Floats, dequantized when normalized, each finite.
     pub(super) fn floats<const N: usize>(
         &self,
-        index: usize,
+        accessor: &Accessor<'a>,
         what: &str,
-        allowed: &[ComponentType],
+        allowed: &[DataType],
     ) -> Result<Vec<[f32; N]>, FormatError> {
-        self.decode::<f32, N>(index, what, allowed, &|raw, component, normalized| {
+        self.decode::<f32, N>(accessor, what, allowed, &|raw, component, normalized| {
             let value = if normalized { dequantize(raw, component) } else { raw } as f32;
             if value.is_finite() {
                 Ok(value)
@@ -291,12 +312,12 @@ impl<'a> Data<'a> {
     /// part explains in errors.
     pub(super) fn uints<const N: usize>(
         &self,
-        index: usize,
+        accessor: &Accessor<'a>,
         what: &str,
-        allowed: &[ComponentType],
+        allowed: &[DataType],
         below: Option<(u64, &str)>,
     ) -> Result<Vec<[u32; N]>, FormatError> {
-        self.decode::<u32, N>(index, what, allowed, &|raw, _, _| match below {
+        self.decode::<u32, N>(accessor, what, allowed, &|raw, _, _| match below {
             Some((limit, meaning)) if raw >= limit as f64 => {
                 Err(format!("expected a value below {limit} ({meaning}), found {raw}"))
             }
@@ -305,88 +326,13 @@ impl<'a> Data<'a> {
     }
 
     /// Where an element of a plain (not sparse) accessor lies in the file, if in a GLB's BIN chunk.
-    pub(super) fn element_offset(&self, index: usize, element: usize) -> Option<u64> {
-        let accessor = self.root.accessors.get(index)?;
-        if accessor.sparse.is_some() {
+    pub(super) fn element_offset(&self, accessor: &Accessor<'_>, element: usize) -> Option<u64> {
+        if accessor.sparse().is_some() {
             return None;
         }
-        let view = self.root.buffer_views.get(accessor.buffer_view?.value())?;
-        let start = self.buffers.get(view.buffer.value())?.file_offset?;
-        let width = match accessor.type_ {
-            Checked::Valid(found) => found.multiplicity(),
-            Checked::Invalid => return None,
-        };
-        let element_size = match accessor.component_type {
-            Checked::Valid(GenericComponentType(component)) => width * component.size(),
-            Checked::Invalid => return None,
-        };
-        let stride = view.byte_stride.map_or(element_size, |stride| stride.0) as u64;
-        let offset = start
-            .saturating_add(view.byte_offset.map_or(0, |offset| offset.0))
-            .saturating_add(accessor.byte_offset.map_or(0, |offset| offset.0));
-        Some(offset.saturating_add(stride.saturating_mul(element as u64)))
-    }
-}
-
-pub(super) fn read_component(bytes: &[u8], at: usize, component: ComponentType) -> Option<f64> {
-    let field = bytes.get(at..at.checked_add(component.size())?)?;
-    Some(match component {
-        ComponentType::I8 => f64::from(i8::from_le_bytes(field.try_into().ok()?)),
-        ComponentType::U8 => f64::from(u8::from_le_bytes(field.try_into().ok()?)),
-        ComponentType::I16 => f64::from(i16::from_le_bytes(field.try_into().ok()?)),
-        ComponentType::U16 => f64::from(u16::from_le_bytes(field.try_into().ok()?)),
-        ComponentType::U32 => f64::from(u32::from_le_bytes(field.try_into().ok()?)),
-        ComponentType::F32 => f64::from(f32::from_le_bytes(field.try_into().ok()?)),
-    })
-}
-
-/// A normalized integer's value, as the spec defines it (signed ones clamp at -1).
-pub(super) fn dequantize(raw: f64, component: ComponentType) -> f64 {
-    match component {
-        ComponentType::I8 => (raw / 127.0).max(-1.0),
-        ComponentType::U8 => raw / 255.0,
-        ComponentType::I16 => (raw / 32767.0).max(-1.0),
-        ComponentType::U16 => raw / 65535.0,
-        ComponentType::U32 => raw / f64::from(u32::MAX),
-        ComponentType::F32 => raw,
-    }
-}
-
-pub(super) fn type_of_width(width: usize) -> Option<Type> {
-    match width {
-        1 => Some(Type::Scalar),
-        2 => Some(Type::Vec2),
-        3 => Some(Type::Vec3),
-        4 => Some(Type::Vec4),
-        16 => Some(Type::Mat4),
-        _ => None,
-    }
-}
-
-pub(super) fn width_name(width: usize) -> &'static str {
-    type_of_width(width).map_or("?", type_name)
-}
-
-pub(super) fn type_name(found: Type) -> &'static str {
-    match found {
-        Type::Scalar => "SCALAR",
-        Type::Vec2 => "VEC2",
-        Type::Vec3 => "VEC3",
-        Type::Vec4 => "VEC4",
-        Type::Mat2 => "MAT2",
-        Type::Mat3 => "MAT3",
-        Type::Mat4 => "MAT4",
-    }
-}
-
-pub(super) fn component_name(component: ComponentType) -> &'static str {
-    match component {
-        ComponentType::I8 => "BYTE",
-        ComponentType::U8 => "UNSIGNED_BYTE",
-        ComponentType::I16 => "SHORT",
-        ComponentType::U16 => "UNSIGNED_SHORT",
-        ComponentType::U32 => "UNSIGNED_INT",
-        ComponentType::F32 => "FLOAT",
+        let view = accessor.view()?;
+        let stride = view.stride().unwrap_or(accessor.size()) as u64;
+        self.offset_in_file(&view, (accessor.offset() as u64).saturating_add(stride.saturating_mul(element as u64)))
     }
 }
 

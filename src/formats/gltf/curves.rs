@@ -103,51 +103,35 @@ pub(super) fn read_animations(
     hierarchy: &Hierarchy,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Animation>, FormatError> {
-    let (root, path) = (data.root, data.path);
-    let node_count = root.nodes.len();
     let mut animated_matrices: Vec<usize> = Vec::new();
-    let mut animations = Vec::with_capacity(root.animations.len());
-    for (animation_index, animation) in root.animations.iter().enumerate() {
-        let name =
-            animation.name.clone().filter(|name| !name.is_empty()).unwrap_or_else(|| format!("animation_{animation_index}"));
-        let mut channels = Vec::with_capacity(animation.channels.len());
+    let mut animations = Vec::with_capacity(data.document.animations().len());
+    for animation in data.document.animations() {
+        let animation_index = animation.index();
+        let name = animation
+            .name()
+            .filter(|name| !name.is_empty())
+            .map_or_else(|| format!("animation_{animation_index}"), str::to_string);
+        let mut channels = Vec::new();
         let mut accessors_counted: Vec<usize> = Vec::new();
         let mut file_key_bytes = 0;
         let mut skipped_weights = false;
-        for (channel_index, channel) in animation.channels.iter().enumerate() {
-            let label = format!("animation {animation_index} (\"{name}\") channel {channel_index}");
-            let node = channel.target.node.value();
-            if node >= node_count {
-                return Err(error(
-                    path,
-                    format!("{label}: expected a target node below {node_count} (the node count), found {node}"),
-                ));
-            }
-            let property = match channel.target.path {
-                Checked::Valid(JsonProperty::Translation) => Property::Translation,
-                Checked::Valid(JsonProperty::Rotation) => Property::Rotation,
-                Checked::Valid(JsonProperty::Scale) => Property::Scale,
-                Checked::Valid(JsonProperty::MorphTargetWeights) => {
+        for channel in animation.channels() {
+            let node = channel.target().node().index();
+            let property = match channel.target().property() {
+                GltfProperty::Translation => Property::Translation,
+                GltfProperty::Rotation => Property::Rotation,
+                GltfProperty::Scale => Property::Scale,
+                GltfProperty::MorphTargetWeights => {
                     skipped_weights = true;
                     continue;
                 }
-                Checked::Invalid => {
-                    warnings.push(format!("{label}: skipped, its target path is not translation, rotation, scale or weights"));
-                    continue;
-                }
             };
-            let sampler_index = channel.sampler.value();
-            let Some(sampler) = animation.samplers.get(sampler_index) else {
-                return Err(error(
-                    path,
-                    format!("{label}: expected sampler {sampler_index} to exist, found {} samplers", animation.samplers.len()),
-                ));
-            };
-            let sampler_label = format!("animation {animation_index} (\"{name}\") sampler {sampler_index}");
-            let curve = read_curve(data, sampler, property, &sampler_label)?;
+            let sampler = channel.sampler();
+            let sampler_label = format!("animation {animation_index} (\"{name}\") sampler {}", sampler.index());
+            let curve = read_curve(data, &sampler, property, &sampler_label)?;
             for (accessor, floats) in [
-                (sampler.input.value(), curve.times.len()),
-                (sampler.output.value(), curve.values.len() * if property == Property::Rotation { 4 } else { 3 }),
+                (sampler.input().index(), curve.times.len()),
+                (sampler.output().index(), curve.values.len() * if property == Property::Rotation { 4 } else { 3 }),
             ] {
                 if !accessors_counted.contains(&accessor) {
                     accessors_counted.push(accessor);
@@ -176,45 +160,39 @@ pub(super) fn read_animations(
 
 pub(super) fn read_curve(
     data: &Data<'_>,
-    sampler: &gltf::json::animation::Sampler,
+    sampler: &gltf::animation::Sampler<'_>,
     property: Property,
     label: &str,
 ) -> Result<Curve, FormatError> {
     let path = data.path;
-    let interpolation = match sampler.interpolation {
-        Checked::Valid(JsonInterpolation::Step) => Interpolation::Step,
-        Checked::Valid(JsonInterpolation::Linear) => Interpolation::Linear,
-        Checked::Valid(JsonInterpolation::CubicSpline) => Interpolation::CubicSpline,
-        Checked::Invalid => {
-            return Err(error(path, format!("{label}: expected interpolation LINEAR, STEP or CUBICSPLINE, found another")))
-        }
+    let interpolation = match sampler.interpolation() {
+        GltfInterpolation::Step => Interpolation::Step,
+        GltfInterpolation::Linear => Interpolation::Linear,
+        GltfInterpolation::CubicSpline => Interpolation::CubicSpline,
     };
-    let input = sampler.input.value();
+    let (input, output) = (sampler.input(), sampler.output());
     let input_what = format!("input of {label}");
-    let times: Vec<f32> = data.floats::<1>(input, &input_what, FLOAT)?.into_iter().map(|[time]| time).collect();
-    if times.is_empty() {
-        return Err(error(path, format!("accessor {input} ({input_what}): expected at least one key time, found none")));
-    }
+    let times: Vec<f32> = data.floats::<1>(&input, &input_what, FLOAT)?.into_iter().map(|[time]| time).collect();
     for (key, pair) in times.windows(2).enumerate() {
         if let [before, after] = pair {
             if after < before {
                 return Err(located(
                     path,
-                    data.element_offset(input, key + 1),
+                    data.element_offset(&input, key + 1),
                     format!(
-                        "accessor {input} ({input_what}): expected increasing key times, found {after} after {before} at key {}",
+                        "accessor {} ({input_what}): expected increasing key times, found {after} after {before} at key {}",
+                        input.index(),
                         key + 1
                     ),
                 ));
             }
         }
     }
-    let output = sampler.output.value();
     let output_what = format!("output of {label}");
     let mut values: Vec<Vec4> = match property {
-        Property::Rotation => data.floats::<4>(output, &output_what, QUANTIZED)?.into_iter().map(Vec4::from_array).collect(),
+        Property::Rotation => data.floats::<4>(&output, &output_what, QUANTIZED)?.into_iter().map(Vec4::from_array).collect(),
         Property::Translation | Property::Scale => data
-            .floats::<3>(output, &output_what, QUANTIZED)?
+            .floats::<3>(&output, &output_what, QUANTIZED)?
             .into_iter()
             .map(|value| Vec3::from_array(value).extend(0.0))
             .collect(),
@@ -225,7 +203,8 @@ pub(super) fn read_curve(
         return Err(error(
             path,
             format!(
-                "accessor {output} ({output_what}): expected {needed} values for {} keys, found {}",
+                "accessor {} ({output_what}): expected {needed} values for {} keys, found {}",
+                output.index(),
                 times.len(),
                 values.len()
             ),
@@ -238,8 +217,8 @@ pub(super) fn read_curve(
             *value = value.try_normalize().ok_or_else(|| {
                 located(
                     path,
-                    data.element_offset(output, key),
-                    format!("accessor {output} ({output_what}): key {key}: expected a unit quaternion, found zero"),
+                    data.element_offset(&output, key),
+                    format!("accessor {} ({output_what}): key {key}: expected a unit quaternion, found zero", output.index()),
                 )
             })?;
         }

@@ -45,31 +45,25 @@ impl Hierarchy {
         Ok(self.parents.get(node).copied().flatten())
     }
 
-    pub(super) fn build(root: &Root, path: &Path) -> Result<Hierarchy, FormatError> {
-        let count = root.nodes.len();
+    pub(super) fn build(document: &Document, path: &Path) -> Result<Hierarchy, FormatError> {
+        let count = document.nodes().len();
         let mut parents: Vec<Option<usize>> = vec![None; count];
         let mut children: Vec<Vec<usize>> = vec![Vec::new(); count];
-        for (index, node) in root.nodes.iter().enumerate() {
-            for child in node.children.iter().flatten().map(|child| child.value()) {
-                let Some(parent) = parents.get_mut(child) else {
-                    return Err(error(
-                        path,
-                        format!("node {index}: expected child indices below {count} (the node count), found {child}"),
-                    ));
-                };
+        for node in document.nodes() {
+            let index = node.index();
+            // Validation put every child index in range; a tree is checked here.
+            for child in node.children().map(|child| child.index()) {
                 if child == index {
                     return Err(error(path, format!("node {index} lists itself as a child: expected a tree")));
                 }
-                if let Some(other) = parent {
+                if let Some(other) = parents[child] {
                     return Err(error(
                         path,
                         format!("node {child} is a child of both node {other} and node {index}: expected a tree"),
                     ));
                 }
-                *parent = Some(index);
-                if let Some(list) = children.get_mut(index) {
-                    list.push(child);
-                }
+                parents[child] = Some(index);
+                children[index].push(child);
             }
         }
 
@@ -100,7 +94,7 @@ impl Hierarchy {
         let mut rest_trs = Vec::with_capacity(count);
         let mut has_matrix = Vec::with_capacity(count);
         let mut names = Vec::with_capacity(count);
-        for (index, node) in root.nodes.iter().enumerate() {
+        for (index, node) in document.as_json().nodes.iter().enumerate() {
             let name = node.name.clone().unwrap_or_else(|| format!("node_{index}"));
             let (local, trs) =
                 node_transform(node).map_err(|part| error(path, format!("node {index} (\"{name}\"): expected {part}")))?;

@@ -3,35 +3,26 @@
 
 use super::*;
 
-impl Builder<'_> {
+impl<'a> Builder<'a> {
     pub(super) fn add_meshes(&mut self) -> Result<(), FormatError> {
-        let (root, path) = (self.data.root, self.path());
-        let drawn = self.drawn_nodes()?;
+        let (document, path) = (self.data.document, self.path());
+        let drawn = self.drawn_nodes();
         let mut mesh_nodes = 0;
-        for (node_index, node) in root.nodes.iter().enumerate() {
-            let Some(mesh_index) = node.mesh.map(|mesh| mesh.value()) else { continue };
+        for node in document.nodes() {
+            let node_index = node.index();
+            let Some(mesh) = node.mesh() else { continue };
             if !drawn.get(node_index).copied().unwrap_or(false) {
                 continue;
             }
-            let mesh = root.meshes.get(mesh_index).ok_or_else(|| {
-                error(path, format!("node {node_index}: expected mesh {mesh_index} to exist, found {} meshes", root.meshes.len()))
-            })?;
-            let skin = match node.skin.map(|skin| skin.value()) {
-                Some(skin) if skin >= self.skins.len() => {
-                    return Err(error(
-                        path,
-                        format!("node {node_index}: expected skin {skin} to exist, found {} skins", self.skins.len()),
-                    ));
-                }
-                skin => skin,
-            };
+            let (mesh_index, skin) = (mesh.index(), node.skin().map(|skin| skin.index()));
             mesh_nodes += 1;
-            let mesh_name = mesh.name.clone().unwrap_or_else(|| format!("mesh_{mesh_index}"));
-            if mesh.primitives.iter().any(|primitive| primitive.targets.is_some()) {
+            let mesh_name = mesh.name().map_or_else(|| format!("mesh_{mesh_index}"), str::to_string);
+            if mesh.primitives().any(|primitive| primitive.morph_targets().len() > 0) {
                 self.warnings.push(format!("mesh {mesh_index} (\"{mesh_name}\") has morph targets; vkskin draws its base shape"));
             }
-            let single = mesh.primitives.len() == 1;
-            for (primitive_index, primitive) in mesh.primitives.iter().enumerate() {
+            let single = mesh.primitives().len() == 1;
+            for primitive in mesh.primitives() {
+                let primitive_index = primitive.index();
                 let source = PrimitiveSource {
                     node: node_index,
                     skin,
@@ -51,73 +42,72 @@ impl Builder<'_> {
         Ok(())
     }
 
-    pub(super) fn attribute(primitive: &Primitive, semantic: Semantic) -> Option<usize> {
-        primitive.attributes.get(&Checked::Valid(semantic)).map(|index| index.value())
-    }
-
-    pub(super) fn same_count(&self, accessor: usize, what: &str, found: usize, expected: usize) -> Result<(), FormatError> {
+    pub(super) fn same_count(
+        &self,
+        accessor: &Accessor<'_>,
+        what: &str,
+        found: usize,
+        expected: usize,
+    ) -> Result<(), FormatError> {
         if found == expected {
             Ok(())
         } else {
             Err(error(
                 self.path(),
-                format!("accessor {accessor} ({what}): expected {expected} elements, as many as POSITION, found {found}"),
+                format!(
+                    "accessor {} ({what}): expected {expected} elements, as many as POSITION, found {found}",
+                    accessor.index()
+                ),
             ))
         }
     }
 
-    pub(super) fn add_primitive(&mut self, source: &PrimitiveSource<'_>) -> Result<(), FormatError> {
-        let (data, path, label, primitive) = (self.data, self.path(), source.label.as_str(), source.primitive);
-        match primitive.mode {
-            Checked::Valid(Mode::Triangles) => {}
-            Checked::Valid(mode) => {
-                self.warnings.push(format!("skipped {label}: expected mode TRIANGLES (4), found {}", mode.as_gl_enum()));
-                return Ok(());
-            }
-            Checked::Invalid => {
-                self.warnings.push(format!("skipped {label}: expected mode TRIANGLES (4), found an unknown mode"));
-                return Ok(());
-            }
+    pub(super) fn add_primitive(&mut self, source: &PrimitiveSource<'a>) -> Result<(), FormatError> {
+        let (data, path, label, primitive) = (self.data, self.path(), source.label.as_str(), &source.primitive);
+        if primitive.mode() != Mode::Triangles {
+            let mode = primitive.mode().as_gl_enum();
+            self.warnings.push(format!("skipped {label}: expected mode TRIANGLES (4), found {mode}"));
+            return Ok(());
         }
-        let Some(position_accessor) = Self::attribute(primitive, Semantic::Positions) else {
+        let Some(position_accessor) = primitive.get(&Semantic::Positions) else {
             return Err(error(path, format!("{label}: expected a POSITION attribute, found none")));
         };
-        let positions = data.floats::<3>(position_accessor, &format!("POSITION of {label}"), QUANTIZED)?;
+        let positions = data.floats::<3>(&position_accessor, &format!("POSITION of {label}"), QUANTIZED)?;
         let vertex_count = positions.len();
         if self.vertices.len().saturating_add(vertex_count) > MAX_VERTICES {
             return Err(error(path, format!("{label}: expected at most {MAX_VERTICES} vertices in all, found more")));
         }
-        let optional = |semantic: Semantic, name: &str| -> Option<(usize, String)> {
-            Self::attribute(primitive, semantic).map(|accessor| (accessor, format!("{name} of {label}")))
+        let optional = |semantic: Semantic, name: &str| -> Option<(Accessor<'_>, String)> {
+            primitive.get(&semantic).map(|accessor| (accessor, format!("{name} of {label}")))
         };
         let normals = match optional(Semantic::Normals, "NORMAL") {
             Some((accessor, what)) => {
-                let normals = data.floats::<3>(accessor, &what, QUANTIZED)?;
-                self.same_count(accessor, &what, normals.len(), vertex_count)?;
+                let normals = data.floats::<3>(&accessor, &what, QUANTIZED)?;
+                self.same_count(&accessor, &what, normals.len(), vertex_count)?;
                 Some(normals)
             }
             None => None,
         };
         let tangents = match optional(Semantic::Tangents, "TANGENT") {
             Some((accessor, what)) => {
-                let tangents = data.floats::<4>(accessor, &what, QUANTIZED)?;
-                self.same_count(accessor, &what, tangents.len(), vertex_count)?;
+                let tangents = data.floats::<4>(&accessor, &what, QUANTIZED)?;
+                self.same_count(&accessor, &what, tangents.len(), vertex_count)?;
                 Some(tangents)
             }
             None => None,
         };
         let uvs = match optional(Semantic::TexCoords(0), "TEXCOORD_0") {
             Some((accessor, what)) => {
-                let uvs = data.floats::<2>(accessor, &what, QUANTIZED)?;
-                self.same_count(accessor, &what, uvs.len(), vertex_count)?;
+                let uvs = data.floats::<2>(&accessor, &what, QUANTIZED)?;
+                self.same_count(&accessor, &what, uvs.len(), vertex_count)?;
                 Some(uvs)
             }
             None => None,
         };
-        let mut indices: Vec<u32> = match primitive.indices.map(|indices| indices.value()) {
+        let mut indices: Vec<u32> = match primitive.indices() {
             Some(accessor) => {
                 let meaning = format!("the POSITION count of {label}");
-                data.uints::<1>(accessor, &format!("indices of {label}"), INDEX, Some((vertex_count as u64, &meaning)))?
+                data.uints::<1>(&accessor, &format!("indices of {label}"), INDEX, Some((vertex_count as u64, &meaning)))?
                     .into_iter()
                     .map(|[index]| index)
                     .collect()
@@ -182,7 +172,7 @@ impl Builder<'_> {
             }
         }
 
-        let material = self.material(primitive.material.map(|material| material.value()), label)?;
+        let material = self.material(primitive.material());
         let first_vertex = self.vertices.len() as u32;
         let first_index = self.indices.len() as u32;
         self.indices.extend(indices.iter().map(|&index| first_vertex + index));
@@ -194,14 +184,14 @@ impl Builder<'_> {
     /// JOINTS_n with WEIGHTS_n for n = 0, 1, .. as long as both are there.
     pub(super) fn joint_sets(
         &self,
-        primitive: &Primitive,
+        primitive: &Primitive<'a>,
         label: &str,
         vertex_count: usize,
-    ) -> Result<Vec<JointSet>, FormatError> {
+    ) -> Result<Vec<JointSet<'a>>, FormatError> {
         let mut sets = Vec::new();
         for set in 0u32.. {
-            let joints = Self::attribute(primitive, Semantic::Joints(set));
-            let weights = Self::attribute(primitive, Semantic::Weights(set));
+            let joints = primitive.get(&Semantic::Joints(set));
+            let weights = primitive.get(&Semantic::Weights(set));
             let (joint_accessor, weight_accessor) = match (joints, weights) {
                 (None, None) => break,
                 (Some(joints), Some(weights)) => (joints, weights),
@@ -214,10 +204,10 @@ impl Builder<'_> {
             };
             let joint_what = format!("JOINTS_{set} of {label}");
             let weight_what = format!("WEIGHTS_{set} of {label}");
-            let joints = self.data.uints::<4>(joint_accessor, &joint_what, JOINT, None)?;
-            self.same_count(joint_accessor, &joint_what, joints.len(), vertex_count)?;
-            let weights = self.data.floats::<4>(weight_accessor, &weight_what, WEIGHT)?;
-            self.same_count(weight_accessor, &weight_what, weights.len(), vertex_count)?;
+            let joints = self.data.uints::<4>(&joint_accessor, &joint_what, JOINT, None)?;
+            self.same_count(&joint_accessor, &joint_what, joints.len(), vertex_count)?;
+            let weights = self.data.floats::<4>(&weight_accessor, &weight_what, WEIGHT)?;
+            self.same_count(&weight_accessor, &weight_what, weights.len(), vertex_count)?;
             sets.push(JointSet { joints, weights, accessor: joint_accessor, set });
         }
         Ok(sets)
@@ -227,7 +217,7 @@ impl Builder<'_> {
     pub(super) fn bind_skinned(
         &mut self,
         vertices: &mut [Vertex],
-        sets: &[JointSet],
+        sets: &[JointSet<'_>],
         skin: usize,
         label: &str,
     ) -> Result<(), FormatError> {
@@ -251,11 +241,11 @@ impl Builder<'_> {
                     let Some(&skeleton_joint) = binding.skeleton_joints.get(joint as usize) else {
                         return Err(located(
                             self.path(),
-                            self.data.element_offset(set.accessor, vertex_index),
+                            self.data.element_offset(&set.accessor, vertex_index),
                             format!(
                                 "accessor {} (JOINTS_{} of {label}): vertex {vertex_index} has weight {weight} on joint {joint}: \
                                  expected a joint index below {} (the joints of skin {skin})",
-                                set.accessor,
+                                set.accessor.index(),
                                 set.set,
                                 binding.skeleton_joints.len()
                             ),

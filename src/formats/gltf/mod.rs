@@ -16,15 +16,13 @@
 //! no skinned position at any pose but makes the stored vertices the rest pose, as a [`Model`]'s
 //! bind pose must be (the bind palette is the identity).
 //!
-//! The file is trusted for nothing. The JSON is read with gltf-json's serde types, but the `gltf`
-//! crate's own entry points are not used, because they panic on hostile files (gltf 1.4.1):
-//! `Gltf::from_slice`'s validation indexes a primitive's POSITION accessor without checking it,
-//! its GLB parser subtracts 12 from a header length it has not checked (an overflow panic in
-//! debug builds, which fuzzers run), and `import_buffers` unwraps the percent-decoding of a URI
-//! such as `%FF.bin`. So the container, the URIs and every accessor are handled here: every index
-//! is looked up with `get`, every accessor's byte range is checked against its bufferView and
-//! buffer before a byte is read, and decoded data and vertices are capped, so a small
-//! file cannot ask for gigabytes by pointing many primitives at one large accessor.
+//! The file is trusted for nothing, and read through the `gltf` crate: its GLB splitter, JSON
+//! types, validation, document and accessor iterators. Each is reached behind a preflight that
+//! closes what makes it panic on a hostile file (gltf 1.4.1): the GLB header's length, the one
+//! index its validation reads unchecked, and each accessor's count, stride and byte ranges
+//! (`container.rs`, `accessors.rs`). Buffers are read here, not by `import_buffers`, which unwraps
+//! the percent-decoding of a URI such as `%FF.bin`. Decoded data and vertices are capped, so a
+//! small file cannot ask for gigabytes by pointing many primitives at one large accessor.
 //!
 //! `container.rs` (GLB chunks, JSON), `buffers.rs` (URIs), `accessors.rs`, `hierarchy.rs` (the node
 //! tree), `skins.rs`, `meshes.rs`, `materials.rs`, `curves.rs` (animation samplers) and `rig.rs`
@@ -36,11 +34,12 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use glam::{Mat3, Mat4, Quat, Vec2, Vec3, Vec4};
-use gltf::json::accessor::{ComponentType, GenericComponentType, IndexComponentType, Type};
-use gltf::json::animation::{Interpolation as JsonInterpolation, Property as JsonProperty};
-use gltf::json::mesh::{Mode, Primitive, Semantic};
+use gltf::accessor::DataType;
+use gltf::animation::{Interpolation as GltfInterpolation, Property as GltfProperty};
 use gltf::json::validation::Checked;
 use gltf::json::Root;
+use gltf::mesh::{Mode, Semantic};
+use gltf::{Accessor, Document, Primitive};
 
 use crate::anim::{self, bracket, hermite, slerp_shortest, Influence, Joint, JointPose, KeyTimes, Skeleton};
 use crate::formats::{files, FormatError, Location};
@@ -81,21 +80,14 @@ const MAX_JOINTS: usize = 1 << 16;
 /// one common bind-shape transform; exporters' float noise is around 1e-6.
 const BIND_SHAPE_TOLERANCE: f32 = 1e-4;
 
-const GLB_MAGIC: &[u8; 4] = b"glTF";
-const GLB_HEADER_BYTES: usize = 12;
-const CHUNK_HEADER_BYTES: usize = 8;
-const CHUNK_JSON: u32 = 0x4E4F_534A;
-const CHUNK_BIN: u32 = 0x004E_4942;
-
 /// Component types by use. Vertex attributes and animation outputs may be quantized
 /// (KHR_mesh_quantization, and the core spec for rotations), so every type but UNSIGNED_INT
 /// converts to floats; weights are floats or normalized unsigned integers.
-const FLOAT: &[ComponentType] = &[ComponentType::F32];
-const QUANTIZED: &[ComponentType] =
-    &[ComponentType::F32, ComponentType::I8, ComponentType::U8, ComponentType::I16, ComponentType::U16];
-const WEIGHT: &[ComponentType] = &[ComponentType::F32, ComponentType::U8, ComponentType::U16];
-const JOINT: &[ComponentType] = &[ComponentType::U8, ComponentType::U16];
-const INDEX: &[ComponentType] = &[ComponentType::U8, ComponentType::U16, ComponentType::U32];
+const FLOAT: &[DataType] = &[DataType::F32];
+const QUANTIZED: &[DataType] = &[DataType::F32, DataType::I8, DataType::U8, DataType::I16, DataType::U16];
+const WEIGHT: &[DataType] = &[DataType::F32, DataType::U8, DataType::U16];
+const JOINT: &[DataType] = &[DataType::U8, DataType::U16];
+const INDEX: &[DataType] = &[DataType::U8, DataType::U16, DataType::U32];
 
 // ---------------------------------------------------------------------------------------------
 // Entry points
@@ -126,9 +118,13 @@ pub fn load_from_slice_with_rig(bytes: &[u8], path: &Path, base_dir: Option<&Pat
     let root = parse_json(&container, path)?;
     let mut warnings = Vec::new();
     check_asset(&root, path, &mut warnings)?;
-    let buffers = load_buffers(&root, &container, base_dir, path)?;
-    let data = Data { path, root: &root, buffers: &buffers, budget: Cell::new(MAX_DECODED_BYTES) };
-    let hierarchy = Hierarchy::build(&root, path)?;
+    validate(&root, path)?;
+    let document = Document::from_json_without_validation(root);
+    let buffers = load_buffers(&document, &container, base_dir, path)?;
+    let in_bin = document.buffers().next().is_some_and(|buffer| matches!(buffer.source(), gltf::buffer::Source::Bin));
+    let bin_offset = container.bin.as_ref().map(|&(_, offset)| offset).filter(|_| in_bin);
+    let data = Data { path, document: &document, buffers: &buffers, bin_offset, budget: Cell::new(MAX_DECODED_BYTES) };
+    let hierarchy = Hierarchy::build(&document, path)?;
 
     let mut builder = Builder::new(&data, &hierarchy, base_dir, warnings);
     let animations = read_animations(&data, &hierarchy, &mut builder.warnings)?;
@@ -220,20 +216,17 @@ mod tests {
     }
 
     #[test]
-    fn base64_and_percent_decoding() {
-        assert_eq!(decode_base64("aGVsbG8=").as_deref(), Ok(b"hello".as_slice()));
-        assert_eq!(decode_base64("aGVsbG8").as_deref(), Ok(b"hello".as_slice()), "padding is optional");
-        assert_eq!(decode_base64("").as_deref(), Ok(b"".as_slice()));
-        assert!(decode_base64("aGV*").is_err());
-        assert!(decode_base64("aGVsbG8=x").is_err());
-        assert!(decode_base64("a").is_err());
-        assert_eq!(files::percent_decode("a%20b.bin").as_deref(), Ok(b"a b.bin".as_slice()));
-        assert!(files::percent_decode("bad%2").is_err());
-        assert_eq!(
-            files::percent_decode("%FF").as_deref(),
-            Ok([0xFFu8].as_slice()),
-            "decodes bytes; UTF-8 is checked by the caller"
-        );
+    fn data_uris_and_percent_decoding() {
+        let data_uri = |payload: &str| read_uri(&format!("data:application/octet-stream;base64,{payload}"), None, 64, true);
+        assert_eq!(data_uri("aGVsbG8="), Ok((b"hello".to_vec(), None)));
+        assert_eq!(data_uri("aGVsbG8"), Ok((b"hello".to_vec(), None)), "padding is optional");
+        assert_eq!(data_uri(""), Ok((Vec::new(), None)));
+        for broken in ["aGV*", "aGVsbG8=x", "a"] {
+            assert!(data_uri(broken).is_err_and(|reason| reason.contains("base64")), "{broken}");
+        }
+        let percent = |payload: &str| read_uri(&format!("data:text/plain,{payload}"), None, 64, true);
+        assert_eq!(percent("a%20b"), Ok((b"a b".to_vec(), None)));
+        assert_eq!(percent("%FF"), Ok((vec![0xFF], None)), "decodes bytes; a path's UTF-8 is checked apart");
     }
 
     #[test]
@@ -254,6 +247,7 @@ mod tests {
         glb.extend(2u32.to_le_bytes());
         glb.extend(4u32.to_le_bytes()); // shorter than the header itself
         let short = split_container(&glb, path).err().expect("a too-short length is an error");
+        assert!(short.message.contains("at least 20"), "{}", short.message);
         assert_eq!(short.location, Location::Byte(8));
         assert!(split_container(b"glTF\x02\0\0", path).is_err());
         let magic = split_container(b"GLTF\x02\0\0\0\x14\0\0\0", path).err().expect("bad magic");
@@ -275,19 +269,28 @@ mod tests {
             "accessors":[{"bufferView":0,"byteOffset":4,"componentType":5126,"count":2,"type":"VEC3"},
                          {"bufferView":0,"byteOffset":8,"componentType":5126,"count":2,"type":"VEC3"}]}"#;
         let root: Root = gltf::json::deserialize::from_str(json).expect("test JSON parses");
+        validate(&root, Path::new("range.glb")).expect("valid indices");
+        let document = Document::from_json_without_validation(root);
         let mut bytes = Vec::new();
         for value in 0..8u32 {
             bytes.extend((value as f32).to_le_bytes());
         }
-        let buffers = [BufferData { bytes, file_offset: Some(100) }];
-        let data = Data { path: Path::new("range.glb"), root: &root, buffers: &buffers, budget: Cell::new(MAX_DECODED_BYTES) };
+        let buffers = [bytes];
+        let data = Data {
+            path: Path::new("range.glb"),
+            document: &document,
+            buffers: &buffers,
+            bin_offset: Some(100),
+            budget: Cell::new(MAX_DECODED_BYTES),
+        };
+        let accessor = |index| document.accessors().nth(index).expect("the test has it");
         // View starts at float 1; accessor 0 at float 2; elements 3 floats apart.
-        assert_eq!(data.floats::<3>(0, "test", FLOAT).ok(), Some(vec![[2.0, 3.0, 4.0], [5.0, 6.0, 7.0]]));
+        assert_eq!(data.floats::<3>(&accessor(0), "test", FLOAT).ok(), Some(vec![[2.0, 3.0, 4.0], [5.0, 6.0, 7.0]]));
         // 8 + 12 + 12 = 32 > 28: the second element runs past the view.
-        let past = data.floats::<3>(1, "test", FLOAT).expect_err("past the view");
+        let past = data.floats::<3>(&accessor(1), "test", FLOAT).expect_err("past the view");
         assert_eq!(past.location, Location::Byte(112));
         assert!(past.message.contains("accessor 1") && past.message.contains("bufferView 0"), "{}", past.message);
-        assert!(data.floats::<3>(0, "test", &[ComponentType::U16]).is_err(), "component type is checked");
-        assert!(data.floats::<2>(0, "test", FLOAT).is_err(), "type is checked");
+        assert!(data.floats::<3>(&accessor(0), "test", &[DataType::U16]).is_err(), "component type is checked");
+        assert!(data.floats::<2>(&accessor(0), "test", FLOAT).is_err(), "type is checked");
     }
 }

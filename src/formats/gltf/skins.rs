@@ -26,17 +26,17 @@ impl SkinBinding {
 pub(super) struct PrimitiveSource<'r> {
     pub(super) node: usize,
     pub(super) skin: Option<usize>,
-    pub(super) primitive: &'r Primitive,
+    pub(super) primitive: Primitive<'r>,
     /// "mesh 0 "Body" primitive 1", for errors and warnings.
     pub(super) label: String,
     pub(super) mesh_name: String,
 }
 
 /// JOINTS_n and WEIGHTS_n of one set.
-pub(super) struct JointSet {
+pub(super) struct JointSet<'a> {
     pub(super) joints: Vec<[u32; 4]>,
     pub(super) weights: Vec<[f32; 4]>,
-    pub(super) accessor: usize,
+    pub(super) accessor: Accessor<'a>,
     pub(super) set: u32,
 }
 
@@ -87,7 +87,7 @@ impl<'a> Builder<'a> {
             materials: Vec::new(),
             material_map: HashMap::new(),
             images: HashMap::new(),
-            external_left: files::MAX_EXTERNAL_BYTES.saturating_sub(external_buffer_bytes(data.root)),
+            external_left: files::MAX_EXTERNAL_BYTES.saturating_sub(external_buffer_bytes(data.document)),
             warnings,
             max_influences: 0,
         }
@@ -113,21 +113,15 @@ impl<'a> Builder<'a> {
     /// Every skin's joints, each skin's parents first. A joint's parent is its nearest ancestor
     /// node that is a joint of the same skin; a node in two skins is two joints.
     pub(super) fn add_skins(&mut self) -> Result<(), FormatError> {
-        let (root, hierarchy, path) = (self.data.root, self.hierarchy, self.path());
-        let node_count = root.nodes.len();
-        for (skin_index, skin) in root.skins.iter().enumerate() {
-            let nodes: Vec<usize> = skin.joints.iter().map(|joint| joint.value()).collect();
+        let (hierarchy, path) = (self.hierarchy, self.path());
+        for skin in self.data.document.skins() {
+            let skin_index = skin.index();
+            let nodes: Vec<usize> = skin.joints().map(|joint| joint.index()).collect();
             if nodes.is_empty() {
                 return Err(error(path, format!("skin {skin_index}: expected at least one joint, found none")));
             }
             let mut position_of: HashMap<usize, usize> = HashMap::with_capacity(nodes.len());
             for (position, &node) in nodes.iter().enumerate() {
-                if node >= node_count {
-                    return Err(error(
-                        path,
-                        format!("skin {skin_index}: joint {position} is node {node}: expected a node index below {node_count} (the node count)"),
-                    ));
-                }
                 if let Some(earlier) = position_of.insert(node, position) {
                     return Err(error(
                         path,
@@ -137,16 +131,16 @@ impl<'a> Builder<'a> {
                     ));
                 }
             }
-            let inverse_binds: Vec<Mat4> = match skin.inverse_bind_matrices {
+            let inverse_binds: Vec<Mat4> = match skin.inverse_bind_matrices() {
                 Some(accessor) => {
                     let what = format!("inverseBindMatrices of skin {skin_index}");
-                    let matrices = self.data.floats::<16>(accessor.value(), &what, FLOAT)?;
+                    let matrices = self.data.floats::<16>(&accessor, &what, FLOAT)?;
                     if matrices.len() < nodes.len() {
                         return Err(error(
                             path,
                             format!(
                                 "accessor {} ({what}): expected {} matrices, one per joint, found {}",
-                                accessor.value(),
+                                accessor.index(),
                                 nodes.len(),
                                 matrices.len()
                             ),
@@ -162,7 +156,7 @@ impl<'a> Builder<'a> {
                             format!(
                                 "accessor {} ({what}): matrix {index} has determinant {}; expected an invertible matrix \
                                  (the inverse of a joint's bind transform)",
-                                accessor.value(),
+                                accessor.index(),
                                 matrix.determinant()
                             ),
                         ));
@@ -218,27 +212,14 @@ impl<'a> Builder<'a> {
     }
 
     /// The nodes drawn: those of the default scene (or the first), or every node without scenes.
-    pub(super) fn drawn_nodes(&self) -> Result<Vec<bool>, FormatError> {
-        let root = self.data.root;
-        let count = root.nodes.len();
-        let scene_index = root.scene.map(|scene| scene.value()).or(if root.scenes.is_empty() { None } else { Some(0) });
-        let Some(scene_index) = scene_index else {
-            return Ok(vec![true; count]);
+    pub(super) fn drawn_nodes(&self) -> Vec<bool> {
+        let document = self.data.document;
+        let count = document.nodes().len();
+        let Some(scene) = document.default_scene().or_else(|| document.scenes().next()) else {
+            return vec![true; count];
         };
-        let scene = root.scenes.get(scene_index).ok_or_else(|| {
-            error(self.path(), format!("expected the default scene {scene_index} to exist, found {} scenes", root.scenes.len()))
-        })?;
         let mut drawn = vec![false; count];
-        let mut stack = Vec::new();
-        for node in scene.nodes.iter().map(|node| node.value()) {
-            if node >= count {
-                return Err(error(
-                    self.path(),
-                    format!("scene {scene_index}: expected node indices below {count}, found {node}"),
-                ));
-            }
-            stack.push(node);
-        }
+        let mut stack: Vec<usize> = scene.nodes().map(|node| node.index()).collect();
         while let Some(node) = stack.pop() {
             match drawn.get_mut(node) {
                 Some(slot) if !*slot => *slot = true,
@@ -246,6 +227,6 @@ impl<'a> Builder<'a> {
             }
             stack.extend(self.hierarchy.children.get(node).into_iter().flatten().copied());
         }
-        Ok(drawn)
+        drawn
     }
 }
