@@ -52,6 +52,13 @@ impl FrameCapture {
         ))
     }
 
+    /// RenderDoc when it is already in the process (the viewer was started from RenderDoc), for
+    /// the panel's capture button; never loads it. `frame` starts past every frame: no capture
+    /// until the button asks for one.
+    pub fn in_process() -> Option<FrameCapture> {
+        RenderDoc::<V141>::new().ok().map(|api| FrameCapture { api, frame: u64::MAX, _library: None })
+    }
+
     /// Captures go to `template` + `_frameN.rdc` (RenderDoc's path template).
     pub fn set_path_template(&mut self, template: PathBuf) {
         self.api.set_capture_file_path_template(template);

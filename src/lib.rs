@@ -10,6 +10,7 @@ pub mod generate_long;
 pub mod gpu;
 pub mod inspect;
 pub mod model;
+pub mod panel;
 pub mod plot;
 pub mod render;
 pub mod viewer;

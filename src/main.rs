@@ -44,6 +44,15 @@ enum Command {
         /// On exit, write the last frame (rendered offscreen by the same renderer) as PNG.
         #[arg(long)]
         screenshot: Option<PathBuf>,
+        /// Start without the panel (and without its overlay pass; F1 then does nothing).
+        #[arg(long)]
+        no_ui: bool,
+        /// Run the panel's controls at set frames: FRAME:ACTION;... with ACTION strategy=NAME,
+        /// instances=N, clip=N, fade=S, speed=X, seek=S, pause, play, step, debug=VIEWS or
+        /// panel=on|off. With
+        /// --screenshot PATH, the frame before each is written as PATH_FRAME.png.
+        #[arg(long, value_parser = parse_drive)]
+        drive: Option<Drive>,
     },
     /// Render one frame headless and write it as PNG.
     Render {
@@ -268,6 +277,21 @@ fn parse_fade(text: &str) -> Result<f32, String> {
         .ok_or_else(|| format!("expected a crossfade of 0 or more seconds, got '{text}'"))
 }
 
+/// `--drive`'s steps, in frame order (one value to clap, not a list of them).
+#[derive(Clone)]
+struct Drive(Vec<(u64, vkskin::panel::Action)>);
+
+fn parse_drive(text: &str) -> Result<Drive, String> {
+    let mut steps = Vec::new();
+    for step in text.split(';').map(str::trim).filter(|step| !step.is_empty()) {
+        let (frame, action) = step.split_once(':').ok_or(format!("'{step}': expected FRAME:ACTION"))?;
+        let frame = frame.trim().parse::<u64>().map_err(|_| format!("'{step}': expected a frame number before ':'"))?;
+        steps.push((frame, vkskin::panel::Action::parse(action.trim())?));
+    }
+    steps.sort_by_key(|&(frame, _)| frame);
+    Ok(Drive(steps))
+}
+
 fn parse_size(text: &str) -> Result<(u32, u32), String> {
     let (width, height) =
         text.split_once(['x', 'X']).ok_or_else(|| format!("expected WxH, for example 1280x720, got '{text}'"))?;
@@ -407,9 +431,11 @@ fn run(cli: Cli) -> Result<(), String> {
         frames: None,
         storm: 0,
         screenshot: None,
+        no_ui: false,
+        drive: None,
     });
     match command {
-        Command::View { scene, size, frames, storm, screenshot } => {
+        Command::View { scene, size, frames, storm, screenshot, no_ui, drive } => {
             // RenderDoc first: its layer must see the Vulkan instance being created.
             let capture = scene.capture_frame.map(FrameCapture::attach).transpose()?;
             let setup = scene.setup()?;
@@ -424,9 +450,19 @@ fn run(cli: Cli) -> Result<(), String> {
                 debug: scene.debug,
                 storm,
                 screenshot,
+                ui: !no_ui,
+                model_path: Some(scene.model.clone().unwrap_or_else(default_model_path)),
+                animations: scene.animations.clone(),
+                drive: drive.map_or_else(Vec::new, |drive| drive.0),
             };
             let report = vkskin::viewer::run(setup, options)?;
             println!("presented {} frames", report.frames);
+            if let Some([x0, y0, x1, y1]) = report.panel_rect {
+                println!("panel: {x0},{y0} to {x1},{y1}");
+            }
+            if let Some(milliseconds) = report.overlay_ms {
+                println!("overlay pass: {milliseconds:.3} ms a frame (median)");
+            }
             if storm > 0 {
                 println!("storm: {} window events, {} swapchains", report.storm_events, report.swapchains);
             }

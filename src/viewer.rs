@@ -1,8 +1,10 @@
-//! The windowed viewer: winit's event loop, a swapchain, an orbit camera and a clock.
+//! The windowed viewer: winit's event loop, a swapchain, an orbit camera, a clock and the panel.
 //!
 //! Mouse drag orbits, the wheel zooms, Space pauses, N steps one frame while paused, 1-9 switch
-//! clips with a crossfade, + and - double and halve the instances, R resets, Esc quits. The title
-//! shows the instance and vertex counts, the clip, the strategy, FPS and per-pass GPU times.
+//! clips with a crossfade, + and - double and halve the instances, R resets, F1 shows or hides
+//! the panel (`panel.rs`, drawn by the overlay pass), F2-F6 toggle the debug views, Esc quits. A
+//! model file dropped on the window replaces the model; a .md5anim dropped on an MD5 model adds
+//! its clip. The title keeps a short summary for window managers that show it.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,13 +17,16 @@ use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
 use winit::keyboard::{Key, NamedKey};
 use winit::window::{Window, WindowId};
 
-use crate::app::SceneSetup;
+use crate::app::{default_animations, SceneSetup};
 use crate::capture::FrameCapture;
+use crate::formats::load_model;
 use crate::gpu::device::DeviceRequest;
 use crate::gpu::swapchain::{Acquired, Surface, Swapchain};
 use crate::gpu::{self, Device, Instance, InstanceOptions, MessageCounts};
+use crate::panel::{Action, Panel, PanelInfo};
 use crate::render::camera::OrbitCamera;
 use crate::render::debug::DebugViews;
+use crate::render::overlay::{OverlayFrame, OverlayPass};
 use crate::render::{Output, Renderer, Strategy};
 
 pub struct ViewerOptions {
@@ -34,7 +39,7 @@ pub struct ViewerOptions {
     pub strategy: Strategy,
     /// `--capture-frame N`: RenderDoc, attached before the window's Vulkan instance.
     pub capture: Option<FrameCapture>,
-    /// Debug views on at start (F1-F5 toggle them).
+    /// Debug views on at start (F2-F6 toggle them).
     pub debug: DebugViews,
     /// `--storm N`: the viewer drives N window events at itself, one a frame (resizes to odd and
     /// tiny sizes, 0×0 as a minimized window reports it, minimize and restore, focus, hide and
@@ -42,6 +47,14 @@ pub struct ViewerOptions {
     pub storm: u32,
     /// Write the final frame, rendered offscreen by the same renderer, as PNG on exit.
     pub screenshot: Option<std::path::PathBuf>,
+    /// Start with the panel shown (F1 toggles it); `--no-ui` starts without it and without the
+    /// overlay pass.
+    pub ui: bool,
+    /// The model file and its separate animations, for a .md5anim dropped on the window.
+    pub model_path: Option<std::path::PathBuf>,
+    pub animations: Vec<std::path::PathBuf>,
+    /// `--drive`: panel actions to apply after so many frames, in frame order.
+    pub drive: Vec<(u64, Action)>,
 }
 
 /// What the viewer reports when it closes.
@@ -54,16 +67,29 @@ pub struct ViewerReport {
     /// Window events the storm drove, and swapchains created (the first included).
     pub storm_events: u32,
     pub swapchains: u32,
+    /// The panel's rectangle in the last frame, in pixels (x0, y0, x1, y1), when it was shown.
+    pub panel_rect: Option<[u32; 4]>,
+    /// The overlay pass's median GPU time over the frames that drew it, in milliseconds.
+    pub overlay_ms: Option<f64>,
 }
 
 /// Everything that exists once the window does. Field order is drop order: the renderer and the
 /// swapchain go before the surface, and the device (holding the instance) last.
 struct Graphics {
     renderer: Renderer,
+    /// The panel's pass and input, with the viewer (not the renderer) so its textures outlive a
+    /// renderer rebuilt for another strategy or count.
+    ui: Option<Ui>,
     swapchain: Option<Swapchain>,
     surface: Surface,
     device: Arc<Device>,
     window: Arc<Window>,
+}
+
+struct Ui {
+    pass: OverlayPass,
+    context: egui::Context,
+    input: egui_winit::State,
 }
 
 impl Drop for Graphics {
@@ -90,7 +116,19 @@ struct Viewer {
     /// Frames left to treat the window as 0×0 (the storm's stand-in for a minimized window).
     zero_size_frames: u32,
     initial_camera: OrbitCamera,
+    panel: Panel,
+    /// The clock's rate (the panel's speed slider).
+    speed: f32,
+    /// What last failed (a dropped file, a strategy or count the device refused), for the panel.
+    last_error: Option<String>,
+    /// The last frame's panel, drawn again over the screenshot.
+    last_overlay: Option<OverlayFrame>,
+    overlay_times: Vec<f64>,
 }
+
+/// The clock's step a frame when the viewer runs a set number of frames (`--frames`: tests and
+/// captures), so that two runs show the same scene at the same frame.
+const FIXED_STEP: f64 = 1.0 / 60.0;
 
 /// Runs the viewer until the window closes. Fails cleanly when there is no display.
 pub fn run(setup: SceneSetup, options: ViewerOptions) -> Result<ViewerReport, String> {
@@ -117,23 +155,26 @@ pub fn run(setup: SceneSetup, options: ViewerOptions) -> Result<ViewerReport, St
         swapchain_dirty: false,
         initial_camera,
         zero_size_frames: 0,
+        panel: Panel::new(true),
+        speed: 1.0,
+        last_error: None,
+        last_overlay: None,
+        overlay_times: Vec::new(),
     };
+    viewer.panel.visible = viewer.options.ui;
+    // RenderDoc in the process already (started from its UI): the panel offers a capture button.
+    if viewer.options.capture.is_none() {
+        viewer.options.capture = FrameCapture::in_process();
+    }
     event_loop.run_app(&mut viewer).map_err(|error| format!("event loop failed: {error}"))?;
-    if let (Some(path), Some(graphics), None) = (&viewer.options.screenshot, &mut viewer.graphics, &viewer.error) {
-        let size = graphics.window.inner_size();
-        let (width, height) = if size.width == 0 || size.height == 0 { viewer.options.size } else { (size.width, size.height) };
-        let scene = viewer.setup.frame(viewer.clock, width as f32 / height.max(1) as f32);
-        let format = graphics.renderer.setup.color_format;
-        let target = crate::render::offscreen::OffscreenTarget::with_format(&graphics.device, width, height, format)
-            .map_err(|error| error.to_string())?;
-        graphics.renderer.render(&scene, Output::Offscreen(&target)).map_err(|error| error.to_string())?;
-        graphics.renderer.wait_all().map_err(|error| error.to_string())?;
-        let image = target.read_image().map_err(|error| error.to_string())?;
-        crate::render::offscreen::save_png(&image, path)?;
+    if let (Some(path), None) = (viewer.options.screenshot.clone(), &viewer.error) {
+        viewer.write_screenshot(&path)?;
     }
     if let Some(graphics) = &viewer.graphics {
         viewer.report.messages = graphics.device.instance.message_counts();
     }
+    viewer.overlay_times.sort_by(f64::total_cmp);
+    viewer.report.overlay_ms = viewer.overlay_times.get(viewer.overlay_times.len() / 2).copied();
     viewer.graphics = None;
     match viewer.error {
         Some(error) => Err(error),
@@ -142,6 +183,45 @@ pub fn run(setup: SceneSetup, options: ViewerOptions) -> Result<ViewerReport, St
 }
 
 impl Viewer {
+    /// The frame at the current clock, rendered offscreen by the same renderer (and the last
+    /// frame's panel over it), as PNG.
+    fn write_screenshot(&mut self, path: &std::path::Path) -> Result<(), String> {
+        let Some(graphics) = &mut self.graphics else { return Ok(()) };
+        let size = graphics.window.inner_size();
+        let (width, height) = if size.width == 0 || size.height == 0 { self.options.size } else { (size.width, size.height) };
+        let scene = self.setup.frame(self.clock, width as f32 / height.max(1) as f32);
+        let format = graphics.renderer.setup.color_format;
+        let target = crate::render::offscreen::OffscreenTarget::with_format(&graphics.device, width, height, format)
+            .map_err(|error| error.to_string())?;
+        let overlay = match (&mut graphics.ui, &self.last_overlay) {
+            (Some(ui), Some(frame)) if self.panel.visible => Some((&mut ui.pass, frame)),
+            _ => None,
+        };
+        graphics.renderer.render_with_overlay(&scene, Output::Offscreen(&target), overlay).map_err(|error| error.to_string())?;
+        graphics.renderer.wait_all().map_err(|error| error.to_string())?;
+        let image = target.read_image().map_err(|error| error.to_string())?;
+        crate::render::offscreen::save_png(&image, path)
+    }
+
+    /// `--drive`: the actions due after this many frames, each after a screenshot of the frame
+    /// before it (`--screenshot` PATH gives PATH_FRAME.png).
+    fn drive(&mut self) -> Result<(), String> {
+        while let Some(&(frame, _)) = self.options.drive.first() {
+            if frame > self.report.frames {
+                break;
+            }
+            let (_, action) = self.options.drive.remove(0);
+            if let Some(path) = &self.options.screenshot {
+                let stem = path.file_stem().map_or_else(String::new, |stem| stem.to_string_lossy().into_owned());
+                let shot = path.with_file_name(format!("{stem}_{frame}.png"));
+                self.write_screenshot(&shot)?;
+            }
+            println!("frame {frame}: {action:?}");
+            self.apply(action).map_err(|error| error.to_string())?;
+        }
+        Ok(())
+    }
+
     /// One event of `--storm`, at the window itself.
     fn storm_step(&mut self) {
         let Some(graphics) = &self.graphics else { return };
@@ -210,15 +290,22 @@ impl Viewer {
         let mut renderer = Renderer::new(&device, &self.setup.model, instances, swapchain.format, self.options.strategy)
             .map_err(|error| error.to_string())?;
         renderer.set_debug(self.options.debug)?;
-        Ok(Graphics { renderer, swapchain: Some(swapchain), surface, device, window })
+        let ui = if self.options.ui {
+            let pass = OverlayPass::new(&device, swapchain.format).map_err(|error| error.to_string())?;
+            let context = egui::Context::default();
+            let scale = Some(window.scale_factor() as f32);
+            let input = egui_winit::State::new(context.clone(), egui::ViewportId::ROOT, &window, scale, None, None);
+            Some(Ui { pass, context, input })
+        } else {
+            None
+        };
+        Ok(Graphics { renderer, ui, swapchain: Some(swapchain), surface, device, window })
     }
 
-    /// `+`/`-`: doubles or halves the instance count and rebuilds the renderer for it (the one
-    /// place the viewer waits for the GPU outside a resize).
-    fn change_instances(&mut self, count: usize) -> gpu::Result<()> {
-        let Some(graphics) = &mut self.graphics else { return Ok(()) };
-        let count = count.clamp(1, 1 << 16);
-        if count == self.setup.instances.len() {
+    /// Rebuilds the renderer for another instance count or strategy, keeping the clip.
+    fn rebuild(&mut self, count: usize, strategy: Strategy) -> gpu::Result<()> {
+        let count = count.max(1);
+        if count == self.setup.instances.len() && strategy == self.options.strategy {
             return Ok(());
         }
         let clip = self.setup.instances.first().and_then(|instance| instance.clip);
@@ -227,22 +314,108 @@ impl Viewer {
         if let Some(clip) = clip {
             resized.play(clip, self.clock, 0.0);
         }
+        self.replace_scene(resized, strategy).map(|_| ())
+    }
+
+    /// A new renderer for `setup` with `strategy` (the one place the viewer waits for the GPU
+    /// outside a resize). What the device refuses keeps the old scene and says why in the panel;
+    /// whether the scene was replaced.
+    fn replace_scene(&mut self, setup: SceneSetup, strategy: Strategy) -> gpu::Result<bool> {
+        let Some(graphics) = &mut self.graphics else { return Ok(false) };
+        let count = setup.instances.len();
         let format = graphics.renderer.setup.color_format;
         graphics.device.wait_idle()?;
-        // A count past the device's limits is refused by Renderer::new: keep the old renderer then.
-        match Renderer::new(&graphics.device, &resized.model, count as u32, format, self.options.strategy) {
+        match Renderer::new(&graphics.device, &setup.model, count as u32, format, strategy) {
             Ok(mut renderer) => {
-                // The views were checked when they were turned on.
-                let _ = renderer.set_debug(graphics.renderer.debug);
+                let mut views = graphics.renderer.debug;
+                if let Err(reason) = views.check(strategy) {
+                    self.last_error = Some(format!("debug views turned off: {reason}"));
+                    views = DebugViews::default();
+                }
+                if let Err(error) = renderer.set_debug(views) {
+                    self.last_error = Some(error);
+                }
                 graphics.renderer = renderer;
-                self.setup = resized;
-                Ok(())
+                self.setup = setup;
+                self.options.strategy = strategy;
+                Ok(true)
             }
             Err(error) => {
-                log::warn!("{count} instances: {error}");
-                Ok(())
+                let message = format!("{count} instances with the {} strategy: {error}", strategy.name());
+                log::warn!("{message}");
+                self.last_error = Some(message);
+                Ok(false)
             }
         }
+    }
+
+    /// A file dropped on the window: a model replaces the current one; a .md5anim adds its clip
+    /// to the MD5 model shown. A file that fails keeps the current model and shows its error.
+    fn open_dropped(&mut self, path: &std::path::Path) -> gpu::Result<()> {
+        let is_animation = path.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("md5anim"));
+        let (mesh, animations) = if is_animation {
+            match &self.options.model_path {
+                Some(mesh) if mesh.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("md5mesh")) => {
+                    let mut animations = default_animations(mesh, &self.options.animations);
+                    animations.push(path.to_path_buf());
+                    (mesh.clone(), animations)
+                }
+                _ => {
+                    self.last_error = Some(format!("{}: a .md5anim goes onto an MD5 model (.md5mesh)", path.display()));
+                    return Ok(());
+                }
+            }
+        } else {
+            (path.to_path_buf(), default_animations(path, &[]))
+        };
+        let model = match load_model(&mesh, &animations) {
+            Ok(model) => model,
+            Err(error) => {
+                self.last_error = Some(crate::formats::files::one_line(&error.to_string()));
+                return Ok(());
+            }
+        };
+        let added_clip = is_animation.then(|| model.clips.len().saturating_sub(1));
+        let mut setup = SceneSetup::new(model, self.setup.instances.len());
+        if let Some(clip) = added_clip {
+            setup.play(clip, self.clock, self.options.fade_seconds);
+        }
+        let camera = setup.camera;
+        if self.replace_scene(setup, self.options.strategy)? {
+            self.initial_camera = camera;
+            self.options.model_path = Some(mesh);
+            self.options.animations = animations;
+            self.last_error = None;
+        }
+        Ok(())
+    }
+
+    /// Applies what the user did in the panel.
+    fn apply(&mut self, action: Action) -> gpu::Result<()> {
+        match action {
+            Action::Strategy(strategy) => self.rebuild(self.setup.instances.len(), strategy)?,
+            Action::Instances(count) => self.rebuild(count, self.options.strategy)?,
+            Action::Clip(clip) => self.setup.play(clip, self.clock, self.options.fade_seconds),
+            Action::Fade(seconds) => self.options.fade_seconds = seconds,
+            Action::Speed(speed) => self.speed = speed,
+            Action::Pause(paused) => self.paused = paused,
+            Action::Step => self.clock += self.frame_step(),
+            Action::Seek(seconds) => self.clock = seconds,
+            Action::Debug(views) => {
+                if let Some(graphics) = &mut self.graphics {
+                    if let Err(error) = graphics.renderer.set_debug(views) {
+                        self.last_error = Some(error);
+                    }
+                }
+            }
+            Action::Panel(on) => self.panel.visible = on && self.options.ui,
+            Action::Capture => {
+                if let Some(capture) = &mut self.options.capture {
+                    capture.frame = self.report.frames;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn recreate_swapchain(&mut self) -> gpu::Result<()> {
@@ -265,8 +438,10 @@ impl Viewer {
         let elapsed = now.duration_since(self.last_tick).as_secs_f64();
         self.last_tick = now;
         if !self.paused {
-            self.clock += elapsed;
+            let step = if self.options.frame_limit.is_some() { FIXED_STEP } else { elapsed };
+            self.clock += step * f64::from(self.speed);
         }
+        self.panel.push_frame_time((elapsed * 1e3) as f32);
         if self.swapchain_dirty {
             self.recreate_swapchain()?;
         }
@@ -287,22 +462,89 @@ impl Viewer {
         };
         let extent = swapchain.extent;
         let scene = self.setup.frame(self.clock, extent.width as f32 / extent.height.max(1) as f32);
+
+        // The panel: egui runs on this frame's input and returns its triangles and the actions taken.
+        let mut actions = Vec::new();
+        let device_name = graphics.device.name();
+        let mut overlay = match &mut graphics.ui {
+            Some(ui) if self.panel.visible => {
+                let model = &self.setup.model;
+                let clip = self.setup.instances.first().and_then(|instance| instance.clip);
+                let info = PanelInfo {
+                    device: &device_name,
+                    driver: graphics.device.driver_name.trim(),
+                    resolution: (extent.width, extent.height),
+                    present_mode: "FIFO",
+                    model_name: &model.name,
+                    vertices: model.vertices.len(),
+                    triangles: model.indices.len() / 3,
+                    joints: model.skeleton.len(),
+                    max_influences: model.stats.max_influences,
+                    instances: self.setup.instances.len(),
+                    max_instances: graphics.renderer.setup.memory.max_instances as usize,
+                    limiting: &graphics.renderer.setup.memory.limiting,
+                    strategy: self.options.strategy,
+                    clips: model.clips.iter().map(|clip| clip.name.as_str()).collect(),
+                    clip,
+                    clip_duration: clip.and_then(|clip| model.clips.get(clip)).map_or(1.0, |clip| clip.duration),
+                    clock: self.clock,
+                    paused: self.paused,
+                    speed: self.speed,
+                    fade: self.options.fade_seconds,
+                    debug: graphics.renderer.debug,
+                    timings: graphics.renderer.stats.timings.as_ref(),
+                    visible: graphics.renderer.stats.visible,
+                    renderdoc: self.options.capture.is_some(),
+                    error: self.last_error.as_deref(),
+                };
+                let input = ui.input.take_egui_input(&graphics.window);
+                let mut rect = None;
+                let output = ui.context.run(input, |context| {
+                    let (taken, shown) = self.panel.ui(context, &info);
+                    actions = taken;
+                    rect = shown;
+                });
+                ui.input.handle_platform_output(&graphics.window, output.platform_output);
+                let pixels_per_point = output.pixels_per_point;
+                self.report.panel_rect = rect.map(|rect| {
+                    let pixels = rect * pixels_per_point;
+                    [pixels.min.x.floor(), pixels.min.y.floor(), pixels.max.x.ceil(), pixels.max.y.ceil()]
+                        .map(|value| value.max(0.0) as u32)
+                });
+                let primitives = ui.context.tessellate(output.shapes, pixels_per_point);
+                Some((ui, OverlayFrame { primitives, textures: output.textures_delta, pixels_per_point }))
+            }
+            _ => None,
+        };
+
         // Render and present, inside a RenderDoc capture when this is the frame to capture.
         let mut needs_recreate = false;
+        let renderer = &mut graphics.renderer;
+        let drawn_overlay = overlay.is_some();
         let captured = crate::capture::around_frame(self.options.capture.as_mut(), self.report.frames, || {
-            graphics.renderer.render(
-                &scene,
-                Output::Swapchain {
-                    image: swapchain.images[index as usize],
-                    view: swapchain.views[index as usize],
-                    extent,
-                    render_finished: swapchain.render_finished[index as usize].raw,
-                },
-            )?;
+            let output = Output::Swapchain {
+                image: swapchain.images[index as usize],
+                view: swapchain.views[index as usize],
+                extent,
+                render_finished: swapchain.render_finished[index as usize].raw,
+            };
+            let panel = overlay.as_mut().map(|(ui, frame)| (&mut ui.pass, &*frame));
+            renderer.render_with_overlay(&scene, output, panel)?;
             needs_recreate = swapchain.present(index)?;
             Ok(())
         })
         .map_err(gpu::Error::Other)?;
+        if let Some((_, frame)) = overlay {
+            // Kept for the screenshot, without the texture changes already made.
+            self.last_overlay = Some(OverlayFrame {
+                primitives: frame.primitives,
+                textures: Default::default(),
+                pixels_per_point: frame.pixels_per_point,
+            });
+        }
+        if drawn_overlay {
+            self.overlay_times.extend(graphics.renderer.stats.timings.as_ref().and_then(|timings| timings.get("overlay")));
+        }
         self.report.captures.extend(captured);
         self.swapchain_dirty |= needs_recreate || suboptimal;
         self.report.frames += 1;
@@ -316,23 +558,17 @@ impl Viewer {
             let clip =
                 self.setup.instances.first().and_then(|instance| instance.clip).and_then(|clip| self.setup.model.clips.get(clip));
             let clip = clip.map_or_else(|| "bind pose".to_string(), |clip| clip.name.clone());
-            // Per-pass GPU milliseconds from the timestamps (on lavapipe: the software rasterizer's time).
-            let passes = graphics.renderer.stats.timings.as_ref().map_or_else(String::new, |timings| {
-                let list: Vec<String> = timings.milliseconds.iter().map(|(pass, ms)| format!("{pass} {ms:.2}")).collect();
-                format!(" | gpu ms: {}", list.join(", "))
-            });
-            let vertices = self.setup.instances.len() * self.setup.model.vertices.len();
-            let visible = graphics.renderer.stats.visible.map_or(String::new(), |visible| {
-                format!(" | visible: {} skinned, {} camera, {} light", visible.skinned, visible.camera, visible.light)
-            });
             graphics.window.set_title(&format!(
-                "vkskin: {} x{} ({vertices} vertices) [{clip}] {} | {fps:.1} fps, {:.1} ms{passes}{visible}{state}",
+                "vkskin: {} x{} [{clip}] {} | {fps:.1} fps, {:.1} ms{state}",
                 self.setup.model.name,
                 self.setup.instances.len(),
                 self.options.strategy.name(),
                 1000.0 / fps.max(1e-6)
             ));
             self.fps_window = (now, 0);
+        }
+        for action in actions {
+            self.apply(action)?;
         }
         Ok(())
     }
@@ -364,22 +600,28 @@ impl ApplicationHandler for Viewer {
     }
 
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _window: WindowId, event: WindowEvent) {
+        // The panel sees input first; what it takes (a click on a slider) the scene does not.
+        if let (Some(graphics), true) = (&mut self.graphics, self.panel.visible) {
+            if let Some(ui) = &mut graphics.ui {
+                if ui.input.on_window_event(&graphics.window, &event).consumed {
+                    return;
+                }
+            }
+        }
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
             WindowEvent::Resized(_) => self.swapchain_dirty = true,
             WindowEvent::KeyboardInput { event, .. } if event.state == ElementState::Pressed => match event.logical_key {
                 Key::Named(NamedKey::Escape) => event_loop.exit(),
-                Key::Character(ref text) if text == "+" || text == "=" => {
-                    let count = self.setup.instances.len() * 2;
-                    if let Err(error) = self.change_instances(count) {
+                Key::Character(ref text) if text == "+" || text == "=" || text == "-" => {
+                    let count = if text == "-" { self.setup.instances.len() / 2 } else { self.setup.instances.len() * 2 };
+                    let most = self.graphics.as_ref().map_or(1, |graphics| graphics.renderer.setup.memory.max_instances as usize);
+                    if let Err(error) = self.rebuild(count.min(most), self.options.strategy) {
                         self.fail(event_loop, error.to_string());
                     }
                 }
-                Key::Character(ref text) if text == "-" => {
-                    let count = self.setup.instances.len() / 2;
-                    if let Err(error) = self.change_instances(count) {
-                        self.fail(event_loop, error.to_string());
-                    }
+                Key::Named(NamedKey::F1) => {
+                    let _ = self.apply(Action::Panel(!self.panel.visible));
                 }
                 Key::Named(NamedKey::Space) => self.paused = !self.paused,
                 Key::Character(ref text) if text.eq_ignore_ascii_case("n") && self.paused => self.clock += self.frame_step(),
@@ -391,8 +633,8 @@ impl ApplicationHandler for Viewer {
                     self.clock = 0.0;
                     self.setup.camera = self.initial_camera;
                 }
-                Key::Named(named @ (NamedKey::F1 | NamedKey::F2 | NamedKey::F3 | NamedKey::F4 | NamedKey::F5)) => {
-                    let index = [NamedKey::F1, NamedKey::F2, NamedKey::F3, NamedKey::F4, NamedKey::F5]
+                Key::Named(named @ (NamedKey::F2 | NamedKey::F3 | NamedKey::F4 | NamedKey::F5 | NamedKey::F6)) => {
+                    let index = [NamedKey::F2, NamedKey::F3, NamedKey::F4, NamedKey::F5, NamedKey::F6]
                         .iter()
                         .position(|key| *key == named)
                         .unwrap_or(0);
@@ -406,6 +648,11 @@ impl ApplicationHandler for Viewer {
                 }
                 _ => {}
             },
+            WindowEvent::DroppedFile(path) => {
+                if let Err(error) = self.open_dropped(&path) {
+                    self.fail(event_loop, error.to_string());
+                }
+            }
             WindowEvent::MouseInput { state, button: MouseButton::Left, .. } => {
                 self.dragging = state == ElementState::Pressed;
             }
@@ -425,6 +672,10 @@ impl ApplicationHandler for Viewer {
             WindowEvent::RedrawRequested => {
                 if let Err(error) = self.frame() {
                     self.fail(event_loop, error.to_string());
+                    return;
+                }
+                if let Err(error) = self.drive() {
+                    self.fail(event_loop, error);
                     return;
                 }
                 if self.options.frame_limit.is_some_and(|limit| self.report.frames >= limit) {

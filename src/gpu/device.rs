@@ -4,7 +4,7 @@
 
 use std::ffi::{CStr, CString};
 use std::mem::ManuallyDrop;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
@@ -20,7 +20,7 @@ enum Dispatch {
 pub struct Device {
     // Drop order matters: the allocator frees its memory before the device goes, and the device goes
     // before the instance (see Drop). Every other object holds an Arc<Device> and is gone by then.
-    allocator: ManuallyDrop<Mutex<Allocator>>,
+    allocator: ManuallyDrop<Arc<Mutex<Allocator>>>,
     dispatch: Dispatch,
     debug_utils: Option<ash::ext::debug_utils::Device>,
     pub raw: ash::Device,
@@ -181,7 +181,7 @@ impl Device {
         );
 
         let device = Device {
-            allocator: ManuallyDrop::new(Mutex::new(allocator)),
+            allocator: ManuallyDrop::new(Arc::new(Mutex::new(allocator))),
             dispatch,
             debug_utils,
             raw,
@@ -279,6 +279,12 @@ impl Device {
     pub fn allocated_bytes(&self) -> (u64, u64) {
         let report = self.allocator().generate_report();
         (report.total_allocated_bytes, report.total_capacity_bytes)
+    }
+
+    /// The allocator, for a library that allocates through it (the overlay's egui renderer); every
+    /// holder is gone before the device is (they hold an `Arc<Device>` too).
+    pub fn shared_allocator(&self) -> Arc<Mutex<Allocator>> {
+        Arc::clone(&self.allocator)
     }
 
     pub fn allocator(&self) -> MutexGuard<'_, Allocator> {

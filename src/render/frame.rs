@@ -13,6 +13,7 @@ use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 use super::debug::DebugFrame;
 use super::draw::{DrawList, VertexSource};
 use super::forward::{ForwardTargets, MeshDraw, ResolveTarget};
+use super::overlay::{OverlayFrame, OverlayPass, OVERLAY_WRITES};
 use super::shader_types::{CullCounters, CullPush, PalettePush, SkinPush, TrianglesPush};
 use super::slots::FrameSlot;
 use super::triangles::{CulledDraws, TriangleCulling};
@@ -128,6 +129,7 @@ impl Renderer {
         slot: usize,
         scene: &FrameScene,
         output: &Output<'_>,
+        overlay: Option<(&mut OverlayPass, &OverlayFrame)>,
     ) -> Vec<BarrierCall> {
         let (frame, strategy) = (&self.frames[slot], self.setup.strategy);
         let mut recorder = Recorder::new(&self.device, command_buffer, &frame.timestamps);
@@ -172,9 +174,18 @@ impl Renderer {
         let record = |command_buffer| self.record_forward(command_buffer, frame, vertices, output, scene);
         recorder.pass("forward", self.forward_hazards(output), record, Vec::new());
 
+        // overlay: the viewer's panel, blended over the resolved image.
+        let mut last_writes = RESOLVE_WRITES;
+        if let Some((pass, ui)) = overlay {
+            let (image, view, extent) = output.target();
+            let record = |command_buffer| pass.record(command_buffer, view, extent, ui);
+            recorder.pass("overlay", vec![OverlayPass::hazard_before(image, RESOLVE_WRITES)], record, Vec::new());
+            last_writes = OVERLAY_WRITES;
+        }
+
         // resolve: present or copy the image out; the cull counts for the CPU.
         let record = |command_buffer| self.record_resolve(command_buffer, frame, output);
-        recorder.pass("resolve", output.after_resolve_hazards(RESOLVE_WRITES), record, self.host_hazards(frame, output));
+        recorder.pass("resolve", output.after_resolve_hazards(last_writes), record, self.host_hazards(frame, output));
         recorder.finish()
     }
 }
@@ -207,6 +218,14 @@ pub fn barrier_table(calls: &[BarrierCall]) -> String {
 }
 
 impl Output<'_> {
+    /// The image the frame ends in, its view and its size.
+    fn target(&self) -> (vk::Image, vk::ImageView, vk::Extent2D) {
+        match self {
+            Output::Offscreen(target) => (target.color.raw, target.color.view, target.color.extent()),
+            Output::Swapchain { image, view, extent, .. } => (*image, *view, *extent),
+        }
+    }
+
     /// Before the forward pass resolves into the target: its previous use is done.
     fn resolve_hazard(&self, resolve: barrier::Side) -> Hazard {
         match self {

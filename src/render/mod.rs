@@ -1,10 +1,10 @@
 //! The renderer: frame slots, the passes, and the frame's recipe (`frame.rs`).
 //!
 //! ```text
-//!  cull ──▶ palette ──▶ skin ──▶ triangles ──▶ shadow ──▶ forward ──▶ resolve
-//!  cull.rs  palette.rs  skin.rs  triangles.rs shadow.rs  forward.rs  frame.rs (present | copy-out)
-//!  kept     joint       skinned  culled       shadow     4× MSAA,    offscreen.rs
-//!  list,    palettes    vertices indices,     .depth     resolved,
+//!  cull ──▶ palette ──▶ skin ──▶ triangles ──▶ shadow ──▶ forward ──▶ overlay ──▶ resolve
+//!  cull.rs  palette.rs  skin.rs  triangles.rs shadow.rs  forward.rs  overlay.rs  frame.rs (present | copy-out)
+//!  kept     joint       skinned  culled       shadow     4× MSAA,    the viewer's offscreen.rs
+//!  list,    palettes    vertices indices,     .depth     resolved,   panel (egui)
 //!  draws                         draws                   debug.rs views
 //! ```
 //! Each pass owns what it writes and declares the hazards before and after it; `frame.rs`
@@ -23,6 +23,7 @@ pub mod forward;
 pub mod frame;
 pub mod model_buffers;
 pub mod offscreen;
+pub mod overlay;
 pub mod palette;
 pub mod reference;
 pub mod shader_types;
@@ -56,6 +57,7 @@ use debug::{DebugInputs, DebugPass, DebugViews};
 use forward::{ForwardPass, ForwardTargets};
 use model_buffers::GpuModel;
 use offscreen::OffscreenTarget;
+use overlay::{OverlayFrame, OverlayPass};
 use palette::PalettePass;
 pub use shader_types::MAX_CHUNKS;
 use shader_types::{frustum_planes, CullCounters, FrameUniforms, InstanceData, PaletteMatrix, SkinnedVertex};
@@ -86,7 +88,7 @@ pub fn device_needs() -> Needs {
 /// The passes timed with GPU timestamps, in recording order. "resolve" is what follows the forward
 /// pass's MSAA resolve: the present transition or the copy of a headless frame into its readback
 /// buffer, and the copy of the cull counts for the CPU.
-pub const TIMED_PASSES: [&str; 7] = ["cull", "palette", "skin", "triangles", "shadow", "forward", "resolve"];
+pub const TIMED_PASSES: [&str; 8] = ["cull", "palette", "skin", "triangles", "shadow", "forward", "overlay", "resolve"];
 
 /// How vertices get skinned: the design, and the tutorials' two ways, kept side by side for the
 /// benchmark. All three draw the same image.
@@ -390,6 +392,16 @@ impl Renderer {
 
     /// Writes the frame's data into the current slot, records the frame and submits it.
     pub fn render(&mut self, scene: &FrameScene, output: Output<'_>) -> gpu::Result<()> {
+        self.render_with_overlay(scene, output, None)
+    }
+
+    /// [`render`](Self::render), with the viewer's panel drawn over the image (the overlay pass).
+    pub fn render_with_overlay(
+        &mut self,
+        scene: &FrameScene,
+        output: Output<'_>,
+        overlay: Option<(&mut OverlayPass, &OverlayFrame)>,
+    ) -> gpu::Result<()> {
         let extent = match &output {
             Output::Offscreen(target) => target.color.extent(),
             Output::Swapchain { extent, .. } => *extent,
@@ -438,7 +450,14 @@ impl Renderer {
         unsafe { self.device.raw.reset_command_buffer(command_buffer, vk::CommandBufferResetFlags::empty()) }
             .check("vkResetCommandBuffer")?;
         commands::begin(&self.device, command_buffer)?;
-        self.stats.barriers = self.record_frame(command_buffer, index, scene, &output);
+        let overlay = match overlay {
+            Some((pass, frame)) => {
+                pass.prepare(frame)?;
+                Some((pass, frame))
+            }
+            None => None,
+        };
+        self.stats.barriers = self.record_frame(command_buffer, index, scene, &output, overlay);
         commands::end(&self.device, command_buffer)?;
         self.frames[index].timestamps.written = true;
 

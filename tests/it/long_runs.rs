@@ -66,10 +66,12 @@ fn a_window_storm_leaves_the_viewer_drawing_correctly() {
     // 300 events at the window, one a frame: resizes down to 1×1 and to thin strips, 0×0 as a
     // minimized window reports it, minimize and restore, focus, hide and show, forced
     // recreations; then 100 more frames, and the last one offscreen through the same renderer.
+    // The panel is drawn through the storm and hidden before the end, so the image is the scene.
     let output = Command::new("xvfb-run")
         .args(["-a", "-s", "-screen 0 1024x768x24"])
         .arg(env!("CARGO_BIN_EXE_vkskin"))
         .args(["view", "--storm", "300", "--frames", "400", "--size", "200x150", "--instances", "2", "--validate"])
+        .args(["--drive", "390:panel=off"])
         .arg("--screenshot")
         .arg(&screenshot)
         .env("RUST_LOG", "warn")

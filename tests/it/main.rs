@@ -22,6 +22,7 @@ mod md5_parser;
 mod missing_parts;
 mod ms3d_loader;
 mod no_panics;
+mod panel;
 mod renderdoc;
 mod strategies;
 mod triangles;

@@ -1,0 +1,306 @@
+//! The viewer's panel: what it shows and the controls it offers, as one egui window.
+//!
+//! It draws from a [`PanelInfo`] snapshot of the viewer and returns the [`Action`]s the user took;
+//! the viewer applies them (`viewer.rs`). Nothing here touches Vulkan, so a test can run the panel
+//! on an egui context alone.
+
+use std::collections::VecDeque;
+
+use egui::{Color32, ComboBox, ProgressBar, RichText, Slider};
+
+use crate::render::debug::DebugViews;
+use crate::render::stats::{PassTimings, VisibleCounts};
+use crate::render::Strategy;
+
+/// Frame times kept for the graph.
+const HISTORY: usize = 240;
+
+/// What the panel shows, gathered by the viewer each frame.
+pub struct PanelInfo<'a> {
+    pub device: &'a str,
+    pub driver: &'a str,
+    pub resolution: (u32, u32),
+    pub present_mode: &'a str,
+    pub model_name: &'a str,
+    pub vertices: usize,
+    pub triangles: usize,
+    pub joints: usize,
+    pub max_influences: usize,
+    pub instances: usize,
+    /// The most instances this device takes with this strategy, and the limit that sets it.
+    pub max_instances: usize,
+    pub limiting: &'a str,
+    pub strategy: Strategy,
+    pub clips: Vec<&'a str>,
+    pub clip: Option<usize>,
+    /// The playing clip's length, seconds (the scrubber's range).
+    pub clip_duration: f32,
+    pub clock: f64,
+    pub paused: bool,
+    pub speed: f32,
+    pub fade: f32,
+    pub debug: DebugViews,
+    pub timings: Option<&'a PassTimings>,
+    pub visible: Option<VisibleCounts>,
+    /// RenderDoc's in-application API was found: a capture button.
+    pub renderdoc: bool,
+    /// The last thing that failed (a dropped file, a strategy the device refused).
+    pub error: Option<&'a str>,
+}
+
+/// What the user did in the panel this frame.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    Strategy(Strategy),
+    Instances(usize),
+    Clip(usize),
+    Fade(f32),
+    Speed(f32),
+    Pause(bool),
+    Step,
+    Seek(f64),
+    Debug(DebugViews),
+    Capture,
+    /// Shows or hides the panel (F1).
+    Panel(bool),
+}
+
+impl Action {
+    /// An action written as `strategy=vertex`, `instances=16`, `clip=1`, `fade=0.5`, `speed=2`,
+    /// `pause`, `play`, `step`, `seek=0.5`, `debug=skeleton,bounds` or `panel=off` (`view
+    /// --drive`: a test or a demo runs the panel's controls without a pointer).
+    pub fn parse(text: &str) -> Result<Action, String> {
+        let (name, value) = text.split_once('=').unwrap_or((text, ""));
+        let number = |what: &str| {
+            value
+                .parse::<f64>()
+                .ok()
+                .filter(|number| number.is_finite() && *number >= 0.0)
+                .ok_or(format!("{what}: expected a number, found '{value}'"))
+        };
+        Ok(match name {
+            "strategy" => Action::Strategy(
+                Strategy::ALL
+                    .into_iter()
+                    .find(|strategy| strategy.name() == value)
+                    .ok_or(format!("strategy: expected compute, vertex or cpu, found '{value}'"))?,
+            ),
+            "instances" => Action::Instances(number("instances")? as usize),
+            "clip" => Action::Clip(number("clip")? as usize),
+            "fade" => Action::Fade(number("fade")? as f32),
+            "speed" => Action::Speed(number("speed")? as f32),
+            "seek" => Action::Seek(number("seek")?),
+            "pause" => Action::Pause(true),
+            "play" => Action::Pause(false),
+            "step" => Action::Step,
+            "debug" => Action::Debug(DebugViews::parse(value)?),
+            "panel" if value == "on" || value == "off" => Action::Panel(value == "on"),
+            _ => return Err(format!(
+                "expected strategy, instances, clip, fade, speed, seek, pause, play, step, debug or panel=on|off, found '{text}'"
+            )),
+        })
+    }
+}
+
+/// The panel's own state between frames.
+pub struct Panel {
+    pub visible: bool,
+    frame_ms: VecDeque<f32>,
+    /// The instance slider's value while it is dragged (applied on release: a rebuild each step
+    /// would stall the drag).
+    instance_draft: Option<usize>,
+    /// Where each control was drawn last frame, by its label (tests click them there).
+    controls: Vec<(String, egui::Rect)>,
+}
+
+impl Panel {
+    pub fn new(visible: bool) -> Panel {
+        Panel { visible, frame_ms: VecDeque::with_capacity(HISTORY), instance_draft: None, controls: Vec::new() }
+    }
+
+    /// Where the control labelled `label` was drawn last frame, in points.
+    pub fn control(&self, label: &str) -> Option<egui::Rect> {
+        self.controls.iter().find(|(name, _)| name == label).map(|&(_, rect)| rect)
+    }
+
+    fn place(&mut self, label: &str, response: &egui::Response) {
+        self.controls.push((label.to_string(), response.rect));
+    }
+
+    /// Records one frame's CPU-side frame time for the graph.
+    pub fn push_frame_time(&mut self, milliseconds: f32) {
+        if self.frame_ms.len() == HISTORY {
+            self.frame_ms.pop_front();
+        }
+        self.frame_ms.push_back(milliseconds);
+    }
+
+    /// Draws the panel (when visible); what the user changed, and where the panel is (points).
+    pub fn ui(&mut self, ctx: &egui::Context, info: &PanelInfo<'_>) -> (Vec<Action>, Option<egui::Rect>) {
+        let mut actions = Vec::new();
+        self.controls.clear();
+        if !self.visible {
+            return (actions, None);
+        }
+        // No drop shadow: the panel changes no pixel outside its rectangle.
+        let frame = egui::Frame::window(&ctx.style()).shadow(egui::epaint::Shadow::NONE);
+        let shown = egui::Window::new("vkskin").frame(frame).default_pos([8.0, 8.0]).default_width(300.0).resizable(false).show(
+            ctx,
+            |ui| {
+                self.about(ui, info);
+                ui.separator();
+                self.timing(ui, info);
+                ui.separator();
+                self.controls(ui, info, &mut actions);
+                if let Some(error) = info.error {
+                    ui.separator();
+                    ui.label(RichText::new(error).color(Color32::from_rgb(255, 120, 110)));
+                }
+            },
+        );
+        (actions, shown.map(|shown| shown.response.rect))
+    }
+
+    fn about(&self, ui: &mut egui::Ui, info: &PanelInfo<'_>) {
+        ui.label(format!("{} ({})", info.device, info.driver));
+        let (width, height) = info.resolution;
+        ui.label(format!("{width}×{height}, present mode {}", info.present_mode));
+        ui.label(format!(
+            "{}: {} vertices, {} triangles, {} joints, up to {} influences",
+            info.model_name, info.vertices, info.triangles, info.joints, info.max_influences
+        ));
+    }
+
+    fn timing(&self, ui: &mut egui::Ui, info: &PanelInfo<'_>) {
+        let latest = self.frame_ms.back().copied().unwrap_or(0.0);
+        ui.label(format!("{latest:.1} ms a frame, {:.0} fps", 1000.0 / latest.max(1e-3)));
+        // The frame-time graph: egui's painter, one line through the last frames.
+        let (rect, _) = ui.allocate_exact_size(egui::vec2(ui.available_width(), 48.0), egui::Sense::hover());
+        let painter = ui.painter_at(rect);
+        painter.rect_filled(rect, 2.0, Color32::from_gray(24));
+        // The scale: the 95th percentile and a quarter more, so one slow frame (the first, a
+        // rebuild) does not flatten the rest; spikes above it run off the top.
+        let mut sorted: Vec<f32> = self.frame_ms.iter().copied().collect();
+        sorted.sort_by(f32::total_cmp);
+        let ceiling = sorted.get(sorted.len() * 95 / 100).copied().unwrap_or(1.0).max(1.0) * 1.25;
+        let step = rect.width() / (HISTORY - 1) as f32;
+        let points: Vec<egui::Pos2> = self
+            .frame_ms
+            .iter()
+            .enumerate()
+            .map(|(index, &ms)| {
+                egui::pos2(rect.left() + index as f32 * step, rect.bottom() - rect.height() * (ms / ceiling).min(1.0))
+            })
+            .collect();
+        painter.add(egui::Shape::line(points, egui::Stroke::new(1.5, Color32::from_rgb(120, 200, 255))));
+        painter.text(
+            rect.left_top(),
+            egui::Align2::LEFT_TOP,
+            format!("{ceiling:.0} ms"),
+            egui::FontId::monospace(10.0),
+            Color32::GRAY,
+        );
+
+        if let Some(timings) = info.timings {
+            let longest = timings.milliseconds.iter().map(|&(_, ms)| ms).fold(1e-6, f64::max);
+            ui.label(format!("GPU {:.2} ms", timings.total()));
+            for &(pass, ms) in &timings.milliseconds {
+                ui.add(ProgressBar::new((ms / longest) as f32).text(format!("{pass} {ms:.2} ms")).desired_height(14.0));
+            }
+        }
+        if let Some(visible) = info.visible {
+            ui.label(format!(
+                "visible: {} skinned, {} by the camera, {} by the light",
+                visible.skinned, visible.camera, visible.light
+            ));
+        }
+    }
+
+    fn controls(&mut self, ui: &mut egui::Ui, info: &PanelInfo<'_>, actions: &mut Vec<Action>) {
+        ui.horizontal(|ui| {
+            ui.label("strategy");
+            for strategy in Strategy::ALL {
+                let response = ui.selectable_label(info.strategy == strategy, strategy.name());
+                self.place(strategy.name(), &response);
+                if response.clicked() && info.strategy != strategy {
+                    actions.push(Action::Strategy(strategy));
+                }
+            }
+        });
+
+        let mut count = self.instance_draft.unwrap_or(info.instances);
+        let most = info.max_instances.max(1);
+        let slider = ui.add(Slider::new(&mut count, 1..=most).logarithmic(true).text("instances"));
+        self.place("instances", &slider);
+        if slider.changed() {
+            self.instance_draft = Some(count);
+        }
+        if slider.drag_stopped() || (slider.changed() && !slider.dragged()) {
+            if let Some(count) = self.instance_draft.take() {
+                actions.push(Action::Instances(count));
+            }
+        }
+        if count >= most {
+            ui.label(RichText::new(format!("at most {most}: {}", info.limiting)).small());
+        }
+
+        if !info.clips.is_empty() {
+            let current = info.clip.and_then(|clip| info.clips.get(clip)).copied().unwrap_or("bind pose");
+            let mut picked = Vec::new();
+            let combo = ComboBox::from_label("clip").selected_text(current).show_ui(ui, |ui| {
+                for (index, name) in info.clips.iter().enumerate() {
+                    let response = ui.selectable_label(info.clip == Some(index), *name);
+                    picked.push((format!("clip {name}"), response.rect));
+                    if response.clicked() && info.clip != Some(index) {
+                        actions.push(Action::Clip(index));
+                    }
+                }
+            });
+            self.place("clip", &combo.response);
+            self.controls.extend(picked);
+            let mut fade = info.fade;
+            if ui.add(Slider::new(&mut fade, 0.0..=2.0).text("crossfade s")).changed() {
+                actions.push(Action::Fade(fade));
+            }
+        }
+        let mut speed = info.speed;
+        if ui.add(Slider::new(&mut speed, 0.0..=4.0).text("speed")).changed() {
+            actions.push(Action::Speed(speed));
+        }
+        ui.horizontal(|ui| {
+            let mut paused = info.paused;
+            let pause = ui.checkbox(&mut paused, "pause");
+            self.place("pause", &pause);
+            if pause.changed() {
+                actions.push(Action::Pause(paused));
+            }
+            let step = ui.add_enabled(info.paused, egui::Button::new("step"));
+            self.place("step", &step);
+            if step.clicked() {
+                actions.push(Action::Step);
+            }
+        });
+        let duration = f64::from(info.clip_duration.max(1e-3));
+        let mut time = info.clock.rem_euclid(duration);
+        if ui.add(Slider::new(&mut time, 0.0..=duration).text("time s")).changed() {
+            actions.push(Action::Seek(time));
+        }
+
+        ui.horizontal_wrapped(|ui| {
+            ui.label("debug");
+            for name in DebugViews::NAMES {
+                let mut on = info.debug.names().contains(&name);
+                let response = ui.checkbox(&mut on, name);
+                self.place(name, &response);
+                if response.changed() {
+                    let mut views = info.debug;
+                    views.toggle(name);
+                    actions.push(Action::Debug(views));
+                }
+            }
+        });
+        if info.renderdoc && ui.button("RenderDoc capture").clicked() {
+            actions.push(Action::Capture);
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! The viewer's panel: its controls, clicked and dragged through egui's own input (no window),
+//! give the actions the viewer applies; and under Xvfb, the panel changes no pixel outside its
+//! rectangle.
+
+use std::process::Command;
+
+use egui::{Event, PointerButton, Pos2, RawInput, Rect};
+use vkskin::panel::{Action, Panel, PanelInfo};
+use vkskin::render::debug::DebugViews;
+use vkskin::render::stats::{PassTimings, VisibleCounts};
+use vkskin::render::Strategy;
+
+use crate::common::{text, xvfb_available};
+
+/// A panel on an egui context of its own, as the viewer shows it, with a fixed snapshot.
+struct Driver {
+    context: egui::Context,
+    panel: Panel,
+    timings: PassTimings,
+    labels: Vec<String>,
+}
+
+impl Driver {
+    fn new() -> Driver {
+        let timings = PassTimings { milliseconds: vec![("cull", 0.1), ("skin", 0.3), ("forward", 2.0), ("overlay", 0.5)] };
+        Driver { context: egui::Context::default(), panel: Panel::new(true), timings, labels: Vec::new() }
+    }
+
+    /// One frame with these input events; the actions the panel returned.
+    fn frame(&mut self, events: Vec<Event>) -> Vec<Action> {
+        let info = PanelInfo {
+            device: "test device",
+            driver: "test driver",
+            resolution: (1280, 720),
+            present_mode: "FIFO",
+            model_name: "figure",
+            vertices: 3724,
+            triangles: 6948,
+            joints: 23,
+            max_influences: 6,
+            instances: 1,
+            max_instances: 4096,
+            limiting: "the test's limit",
+            strategy: Strategy::Compute,
+            clips: vec!["walk", "run"],
+            clip: Some(0),
+            clip_duration: 1.0,
+            clock: 0.25,
+            paused: true,
+            speed: 1.0,
+            fade: 0.3,
+            debug: DebugViews::default(),
+            timings: Some(&self.timings),
+            visible: Some(VisibleCounts { skinned: 1, camera: 1, light: 1 }),
+            renderdoc: false,
+            error: None,
+        };
+        let input = RawInput {
+            screen_rect: Some(Rect::from_min_size(Pos2::ZERO, egui::vec2(1280.0, 720.0))),
+            events,
+            ..Default::default()
+        };
+        let mut actions = Vec::new();
+        let output = self.context.run(input, |context| actions = self.panel.ui(context, &info).0);
+        self.labels = output
+            .shapes
+            .iter()
+            .filter_map(|clipped| match &clipped.shape {
+                egui::Shape::Text(text) => Some(text.galley.text().to_string()),
+                _ => None,
+            })
+            .collect();
+        actions
+    }
+
+    fn rect(&self, label: &str) -> Rect {
+        self.panel.control(label).unwrap_or_else(|| panic!("the panel has a control '{label}'"))
+    }
+
+    /// Presses at `from`, moves to `to` and releases there, over three frames; the actions.
+    fn drag(&mut self, from: Pos2, to: Pos2) -> Vec<Action> {
+        let button =
+            |pos, pressed| Event::PointerButton { pos, button: PointerButton::Primary, pressed, modifiers: Default::default() };
+        let mut actions = self.frame(vec![Event::PointerMoved(from), button(from, true)]);
+        actions.extend(self.frame(vec![Event::PointerMoved(to)]));
+        actions.extend(self.frame(vec![button(to, false)]));
+        actions.extend(self.frame(vec![]));
+        actions
+    }
+
+    fn click(&mut self, label: &str) -> Vec<Action> {
+        let center = self.rect(label).center();
+        self.drag(center, center)
+    }
+}
+
+#[test]
+fn the_panels_controls_give_the_actions_the_viewer_applies() {
+    let mut driver = Driver::new();
+    assert!(driver.frame(vec![]).is_empty(), "showing the panel changes nothing");
+    assert!(driver.frame(vec![]).is_empty());
+    let shown = driver.labels.join(" | ");
+    assert!(shown.contains("forward 2.00 ms") && shown.contains("3724 vertices"), "{shown}");
+
+    assert_eq!(driver.click("vertex"), vec![Action::Strategy(Strategy::Vertex)]);
+    assert_eq!(driver.click("compute"), vec![], "the strategy in use is no change");
+    assert_eq!(driver.click("skeleton"), vec![Action::Debug(DebugViews { skeleton: true, ..Default::default() })]);
+    assert_eq!(driver.click("step"), vec![Action::Step], "step works while paused");
+    assert_eq!(driver.click("pause"), vec![Action::Pause(false)]);
+
+    // The clip picker: open it, pick the second clip.
+    assert_eq!(driver.click("clip"), vec![]);
+    assert_eq!(driver.click("clip run"), vec![Action::Clip(1)]);
+
+    // The instance count: dragged along its logarithmic slider, applied once, on release.
+    // The rail is the first `slider_width` points of the control (its value and label follow).
+    let slider = driver.rect("instances");
+    let rail = driver.context.style().spacing.slider_width;
+    let from = slider.left_center() + egui::vec2(4.0, 0.0);
+    let actions = driver.drag(from, slider.left_center() + egui::vec2(rail / 2.0, 0.0));
+    let [Action::Instances(count)] = actions[..] else { panic!("one instance change on release: {actions:?}") };
+    assert!((16..=256).contains(&count), "halfway along 1..4096 on a log scale: {count}");
+}
+
+/// Pixels that differ between two images of one size, and the box around them.
+fn differences(a: &image::RgbaImage, b: &image::RgbaImage) -> (usize, Option<[u32; 4]>) {
+    let mut count = 0;
+    let mut bounds: Option<[u32; 4]> = None;
+    for (x, y, pixel) in a.enumerate_pixels() {
+        let other = b.get_pixel(x, y);
+        if pixel.0.iter().zip(other.0).any(|(&p, q)| p.abs_diff(q) > 2) {
+            count += 1;
+            bounds = Some(match bounds {
+                None => [x, y, x + 1, y + 1],
+                Some([x0, y0, x1, y1]) => [x0.min(x), y0.min(y), x1.max(x + 1), y1.max(y + 1)],
+            });
+        }
+    }
+    (count, bounds)
+}
+
+#[test]
+fn the_panel_changes_only_the_pixels_inside_its_rectangle() {
+    if !xvfb_available() {
+        return;
+    }
+    let folder = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let run = |name: &str, extra: &[&str]| {
+        let screenshot = folder.join(name);
+        let _ = std::fs::remove_file(&screenshot);
+        let output = Command::new("xvfb-run")
+            .args(["-a", "-s", "-screen 0 1400x900x24"])
+            .arg(env!("CARGO_BIN_EXE_vkskin"))
+            .args(["view", "--frames", "60", "--validate", "--screenshot"])
+            .arg(&screenshot)
+            .args(extra)
+            .env("RUST_LOG", "warn")
+            .output()
+            .expect("xvfb-run runs");
+        let message = text(&output);
+        assert!(output.status.success() && message.contains("validation: 0 errors, 0 warnings"), "{message}");
+        (image::open(&screenshot).expect("screenshot written").to_rgba8(), message)
+    };
+    let (with_panel, message) = run("panel.png", &[]);
+    let (without, plain) = run("no-panel.png", &["--no-ui"]);
+    assert!(!plain.contains("panel:"), "{plain}");
+    let rect: Vec<u32> = message
+        .lines()
+        .find_map(|line| line.strip_prefix("panel: "))
+        .map(|rest| rest.split([',', ' ']).filter_map(|part| part.parse().ok()).collect())
+        .unwrap_or_default();
+    let [x0, y0, x1, y1] = rect[..] else { panic!("the viewer reports the panel's rectangle: {message}") };
+    let (count, bounds) = differences(&with_panel, &without);
+    println!("{count} pixels differ, within {bounds:?}; the panel is {x0},{y0} to {x1},{y1}");
+    let [bx0, by0, bx1, by1] = bounds.expect("the panel is drawn");
+    assert!(bx0 >= x0 && by0 >= y0 && bx1 <= x1 && by1 <= y1, "a pixel outside the panel changed");
+    assert!(count > ((x1 - x0) * (y1 - y0) / 2) as usize, "most of the panel's pixels differ from the scene");
+}
+
+#[test]
+fn the_viewer_applies_the_panels_controls_as_they_say() {
+    if !xvfb_available() {
+        return;
+    }
+    let folder = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("panel_drive");
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).expect("folder");
+    // Paused after the first frame, so every shot shows the same moment; each control then
+    // changes what it says. A shot is the frame before the step of the same number.
+    let steps = "1:pause;60:strategy=vertex;120:instances=9;180:fade=0;181:clip=1;240:debug=skeleton";
+    let output = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1400x900x24"])
+        .arg(env!("CARGO_BIN_EXE_vkskin"))
+        .args(["view", "--frames", "300", "--size", "960x540", "--validate", "--drive", steps, "--screenshot"])
+        .arg(folder.join("shot.png"))
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("xvfb-run runs");
+    let message = text(&output);
+    assert!(output.status.success() && message.contains("validation: 0 errors, 0 warnings"), "{message}");
+    assert!(message.contains("frame 240: Debug"), "{message}");
+    let rect: Vec<u32> = message
+        .lines()
+        .find_map(|line| line.strip_prefix("panel: "))
+        .map(|rest| rest.split([',', ' ']).filter_map(|part| part.parse().ok()).collect())
+        .unwrap_or_default();
+    let [_, _, panel_right, _] = rect[..] else { panic!("the panel's rectangle: {message}") };
+    // The scene right of the panel.
+    let shot = |name: &str| {
+        let image = image::open(folder.join(name)).unwrap_or_else(|error| panic!("{name}: {error}")).to_rgba8();
+        image::imageops::crop_imm(&image, panel_right, 0, image.width() - panel_right, image.height()).to_image()
+    };
+    let count =
+        |image: &image::RgbaImage, test: &dyn Fn(&image::Rgba<u8>) -> bool| image.pixels().filter(|pixel| test(pixel)).count();
+    let changed = |a: &image::RgbaImage, b: &image::RgbaImage, by: u8| {
+        a.pixels().zip(b.pixels()).filter(|(p, q)| p.0.iter().zip(q.0).any(|(&x, y)| x.abs_diff(y) > by)).count()
+    };
+    let dark = |pixel: &image::Rgba<u8>| u32::from(pixel[0]) + u32::from(pixel[1]) + u32::from(pixel[2]) < 200;
+    let yellow = |pixel: &image::Rgba<u8>| pixel[0] > 200 && pixel[1] > 100 && pixel[2] < 90;
+
+    let (paused, compute, vertex, nine) = (shot("shot_1.png"), shot("shot_60.png"), shot("shot_120.png"), shot("shot_180.png"));
+    let (clip_0, clip_1, skeleton) = (shot("shot_181.png"), shot("shot_240.png"), shot("shot.png"));
+    let pixels = paused.width() as usize * paused.height() as usize;
+    assert_eq!(changed(&paused, &compute, 0), 0, "paused: the same frame 59 frames later");
+    let strategy = changed(&compute, &vertex, 8);
+    assert!(strategy < pixels / 200, "the vertex strategy draws the compute strategy's image: {strategy} pixels differ");
+    let (one, many) = (count(&vertex, &dark), count(&nine, &dark));
+    assert!(many > 3 * one, "nine instances show more figure than one: {one} -> {many} dark pixels");
+    assert_eq!(changed(&nine, &clip_0, 0), 0, "the crossfade setting alone changes nothing on screen");
+    let pose = changed(&clip_0, &clip_1, 8);
+    assert!(pose > pixels / 100, "the second clip poses the figures differently: {pose} pixels");
+    let (before, after) = (count(&clip_1, &yellow), count(&skeleton, &yellow));
+    assert!(after > before + 200, "the skeleton view draws yellow bones: {before} -> {after}");
+    println!("strategy {strategy}, figures {one} -> {many}, pose {pose}, bones {before} -> {after} of {pixels} pixels");
+}
