@@ -460,8 +460,8 @@ fn run(cli: Cli) -> Result<(), String> {
             if let Some([x0, y0, x1, y1]) = report.panel_rect {
                 println!("panel: {x0},{y0} to {x1},{y1}");
             }
-            if let Some(milliseconds) = report.overlay_ms {
-                println!("overlay pass: {milliseconds:.3} ms a frame (median)");
+            if let Some((median, mean)) = report.overlay_ms {
+                println!("overlay pass: {median:.3} ms a frame (median), {mean:.3} ms (mean)");
             }
             if storm > 0 {
                 println!("storm: {} window events, {} swapchains", report.storm_events, report.swapchains);

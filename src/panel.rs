@@ -95,9 +95,11 @@ impl Action {
             "step" => Action::Step,
             "debug" => Action::Debug(DebugViews::parse(value)?),
             "panel" if value == "on" || value == "off" => Action::Panel(value == "on"),
-            _ => return Err(format!(
+            _ => {
+                return Err(format!(
                 "expected strategy, instances, clip, fade, speed, seek, pause, play, step, debug or panel=on|off, found '{text}'"
-            )),
+            ))
+            }
         })
     }
 }
@@ -142,8 +144,9 @@ impl Panel {
         if !self.visible {
             return (actions, None);
         }
-        // No drop shadow: the panel changes no pixel outside its rectangle.
-        let frame = egui::Frame::window(&ctx.style()).shadow(egui::epaint::Shadow::NONE);
+        // Opaque, square-cornered and without a drop shadow: the panel changes no pixel outside its
+        // rectangle, which the overlay can copy whole (render/overlay.rs).
+        let frame = egui::Frame::window(&ctx.style()).shadow(egui::epaint::Shadow::NONE).corner_radius(0);
         let shown = egui::Window::new("vkskin").frame(frame).default_pos([8.0, 8.0]).default_width(300.0).resizable(false).show(
             ctx,
             |ui| {

@@ -69,8 +69,9 @@ pub struct ViewerReport {
     pub swapchains: u32,
     /// The panel's rectangle in the last frame, in pixels (x0, y0, x1, y1), when it was shown.
     pub panel_rect: Option<[u32; 4]>,
-    /// The overlay pass's median GPU time over the frames that drew it, in milliseconds.
-    pub overlay_ms: Option<f64>,
+    /// The overlay pass's GPU time over the frames that drew it, in milliseconds: median and mean
+    /// (the mean counts the frames that drew the panel afresh; the rest copied it from its cache).
+    pub overlay_ms: Option<(f64, f64)>,
 }
 
 /// Everything that exists once the window does. Field order is drop order: the renderer and the
@@ -124,7 +125,23 @@ struct Viewer {
     /// The last frame's panel, drawn again over the screenshot.
     last_overlay: Option<OverlayFrame>,
     overlay_times: Vec<f64>,
+    live: Live,
 }
+
+/// The numbers the panel shows, refreshed four times a second and after every action: between
+/// refreshes the panel's triangles stay the same, and the overlay copies it from its cache.
+struct Live {
+    at: Instant,
+    /// Frames and seconds since the last refresh (the graph plots their mean).
+    frames: u32,
+    seconds: f64,
+    clock: f64,
+    timings: Option<crate::render::stats::PassTimings>,
+    visible: Option<crate::render::stats::VisibleCounts>,
+    stale: bool,
+}
+
+const LIVE_REFRESH: Duration = Duration::from_millis(250);
 
 /// The clock's step a frame when the viewer runs a set number of frames (`--frames`: tests and
 /// captures), so that two runs show the same scene at the same frame.
@@ -160,6 +177,7 @@ pub fn run(setup: SceneSetup, options: ViewerOptions) -> Result<ViewerReport, St
         last_error: None,
         last_overlay: None,
         overlay_times: Vec::new(),
+        live: Live { at: Instant::now(), frames: 0, seconds: 0.0, clock: 0.0, timings: None, visible: None, stale: true },
     };
     viewer.panel.visible = viewer.options.ui;
     // RenderDoc in the process already (started from its UI): the panel offers a capture button.
@@ -173,8 +191,10 @@ pub fn run(setup: SceneSetup, options: ViewerOptions) -> Result<ViewerReport, St
     if let Some(graphics) = &viewer.graphics {
         viewer.report.messages = graphics.device.instance.message_counts();
     }
-    viewer.overlay_times.sort_by(f64::total_cmp);
-    viewer.report.overlay_ms = viewer.overlay_times.get(viewer.overlay_times.len() / 2).copied();
+    let times = &mut viewer.overlay_times;
+    times.sort_by(f64::total_cmp);
+    let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+    viewer.report.overlay_ms = times.get(times.len() / 2).map(|&median| (median, mean));
     viewer.graphics = None;
     match viewer.error {
         Some(error) => Err(error),
@@ -217,6 +237,7 @@ impl Viewer {
                 self.write_screenshot(&shot)?;
             }
             println!("frame {frame}: {action:?}");
+            self.live.stale = true;
             self.apply(action).map_err(|error| error.to_string())?;
         }
         Ok(())
@@ -441,7 +462,8 @@ impl Viewer {
             let step = if self.options.frame_limit.is_some() { FIXED_STEP } else { elapsed };
             self.clock += step * f64::from(self.speed);
         }
-        self.panel.push_frame_time((elapsed * 1e3) as f32);
+        self.live.frames += 1;
+        self.live.seconds += elapsed;
         if self.swapchain_dirty {
             self.recreate_swapchain()?;
         }
@@ -462,6 +484,18 @@ impl Viewer {
         };
         let extent = swapchain.extent;
         let scene = self.setup.frame(self.clock, extent.width as f32 / extent.height.max(1) as f32);
+
+        // The panel's numbers, refreshed four times a second.
+        let live = &mut self.live;
+        if live.stale || now.duration_since(live.at) >= LIVE_REFRESH {
+            if live.frames > 0 {
+                self.panel.push_frame_time((live.seconds * 1e3 / f64::from(live.frames)) as f32);
+            }
+            live.clock = self.clock;
+            live.timings = graphics.renderer.stats.timings.clone();
+            live.visible = graphics.renderer.stats.visible;
+            (live.at, live.frames, live.seconds, live.stale) = (now, 0, 0.0, false);
+        }
 
         // The panel: egui runs on this frame's input and returns its triangles and the actions taken.
         let mut actions = Vec::new();
@@ -487,13 +521,13 @@ impl Viewer {
                     clips: model.clips.iter().map(|clip| clip.name.as_str()).collect(),
                     clip,
                     clip_duration: clip.and_then(|clip| model.clips.get(clip)).map_or(1.0, |clip| clip.duration),
-                    clock: self.clock,
+                    clock: self.live.clock,
                     paused: self.paused,
                     speed: self.speed,
                     fade: self.options.fade_seconds,
                     debug: graphics.renderer.debug,
-                    timings: graphics.renderer.stats.timings.as_ref(),
-                    visible: graphics.renderer.stats.visible,
+                    timings: self.live.timings.as_ref(),
+                    visible: self.live.visible,
                     renderdoc: self.options.capture.is_some(),
                     error: self.last_error.as_deref(),
                 };
@@ -512,7 +546,8 @@ impl Viewer {
                         .map(|value| value.max(0.0) as u32)
                 });
                 let primitives = ui.context.tessellate(output.shapes, pixels_per_point);
-                Some((ui, OverlayFrame { primitives, textures: output.textures_delta, pixels_per_point }))
+                let frame = OverlayFrame { primitives, textures: output.textures_delta, pixels_per_point, panel_rect: rect };
+                Some((ui, frame))
             }
             _ => None,
         };
@@ -536,11 +571,7 @@ impl Viewer {
         .map_err(gpu::Error::Other)?;
         if let Some((_, frame)) = overlay {
             // Kept for the screenshot, without the texture changes already made.
-            self.last_overlay = Some(OverlayFrame {
-                primitives: frame.primitives,
-                textures: Default::default(),
-                pixels_per_point: frame.pixels_per_point,
-            });
+            self.last_overlay = Some(OverlayFrame { textures: Default::default(), ..frame });
         }
         if drawn_overlay {
             self.overlay_times.extend(graphics.renderer.stats.timings.as_ref().and_then(|timings| timings.get("overlay")));
@@ -567,6 +598,7 @@ impl Viewer {
             ));
             self.fps_window = (now, 0);
         }
+        self.live.stale |= !actions.is_empty();
         for action in actions {
             self.apply(action)?;
         }

@@ -13,7 +13,7 @@ use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 use super::debug::DebugFrame;
 use super::draw::{DrawList, VertexSource};
 use super::forward::{ForwardTargets, MeshDraw, ResolveTarget};
-use super::overlay::{OverlayFrame, OverlayPass, OVERLAY_WRITES};
+use super::overlay::{OverlayFrame, OverlayPass};
 use super::shader_types::{CullCounters, CullPush, PalettePush, SkinPush, TrianglesPush};
 use super::slots::FrameSlot;
 use super::triangles::{CulledDraws, TriangleCulling};
@@ -174,13 +174,14 @@ impl Renderer {
         let record = |command_buffer| self.record_forward(command_buffer, frame, vertices, output, scene);
         recorder.pass("forward", self.forward_hazards(output), record, Vec::new());
 
-        // overlay: the viewer's panel, blended over the resolved image.
-        let mut last_writes = RESOLVE_WRITES;
+        // overlay: the viewer's panel over the resolved image (drawn, or copied from its cache).
+        let mut last_writes = (RESOLVE_WRITES, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
         if let Some((pass, ui)) = overlay {
             let (image, view, extent) = output.target();
-            let record = |command_buffer| pass.record(command_buffer, view, extent, ui);
-            recorder.pass("overlay", vec![OverlayPass::hazard_before(image, RESOLVE_WRITES)], record, Vec::new());
-            last_writes = OVERLAY_WRITES;
+            let before = pass.hazards_before(image, RESOLVE_WRITES);
+            last_writes = pass.last_writes();
+            let record = |command_buffer| pass.record(command_buffer, (image, view), extent, ui);
+            recorder.pass("overlay", before, record, Vec::new());
         }
 
         // resolve: present or copy the image out; the cull counts for the CPU.
@@ -240,14 +241,15 @@ impl Output<'_> {
         }
     }
 
-    /// After the resolve: the copy-out, or presentation (the submit's semaphore orders it).
-    fn after_resolve_hazards(&self, resolve: barrier::Side) -> Vec<Hazard> {
+    /// After the last write to the image (the resolve, or the overlay), in the layout it left:
+    /// the copy-out, or presentation (the submit's semaphore orders it).
+    fn after_resolve_hazards(&self, (last, layout): (barrier::Side, vk::ImageLayout)) -> Vec<Hazard> {
         match self {
-            Output::Offscreen(target) => target.copy_hazards(resolve),
+            Output::Offscreen(target) => target.copy_hazards(last, layout),
             Output::Swapchain { image, .. } => {
                 let present = side("presentation", Stage::NONE, Access::NONE);
-                let layouts = (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::ImageLayout::PRESENT_SRC_KHR);
-                vec![Hazard::raw_image("swapchain image", *image, gpu::swapchain::color_range(), resolve, present, layouts)]
+                let layouts = (layout, vk::ImageLayout::PRESENT_SRC_KHR);
+                vec![Hazard::raw_image("swapchain image", *image, gpu::swapchain::color_range(), last, present, layouts)]
             }
         }
     }

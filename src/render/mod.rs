@@ -452,7 +452,7 @@ impl Renderer {
         commands::begin(&self.device, command_buffer)?;
         let overlay = match overlay {
             Some((pass, frame)) => {
-                pass.prepare(frame)?;
+                pass.prepare(frame, extent)?;
                 Some((pass, frame))
             }
             None => None,

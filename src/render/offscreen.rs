@@ -28,8 +28,9 @@ impl OffscreenTarget {
     /// its swapchain's, which its renderer's pipelines were built for).
     pub fn with_format(device: &Arc<Device>, width: u32, height: u32, format: vk::Format) -> gpu::Result<OffscreenTarget> {
         let extent = vk::Extent2D { width, height };
+        // TRANSFER_DST: the viewer's panel may be copied onto it (render/overlay.rs).
         let desc = ImageDesc::color_attachment(format, extent, vk::SampleCountFlags::TYPE_1)
-            .with_usage(vk::ImageUsageFlags::TRANSFER_SRC);
+            .with_usage(vk::ImageUsageFlags::TRANSFER_SRC | vk::ImageUsageFlags::TRANSFER_DST);
         let color = Image::new(device, "offscreen.color", desc)?;
         let bytes = u64::from(width) * u64::from(height) * 4;
         let readback =
@@ -44,10 +45,10 @@ impl OffscreenTarget {
     }
 
     /// Before the copy-out: the resolve landed, and last frame's copy into the readback is done.
-    pub fn copy_hazards(&self, resolve: Side) -> Vec<Hazard> {
+    pub fn copy_hazards(&self, resolve: Side, layout: vk::ImageLayout) -> Vec<Hazard> {
         let copy_read = side("the copy into offscreen.readback", Stage::COPY, Access::TRANSFER_READ);
         let copy_write = side("the copy", Stage::COPY, Access::TRANSFER_WRITE);
-        let layouts = (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
+        let layouts = (layout, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
         vec![
             Hazard::image("offscreen.color", &self.color, resolve, copy_read, layouts),
             Hazard::buffer(
