@@ -456,7 +456,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 drive: drive.map_or_else(Vec::new, |drive| drive.0),
             };
             let report = vkskin::viewer::run(setup, options)?;
-            println!("presented {} frames", report.frames);
+            println!("presented {} frames of {}", report.frames, report.model);
             if let Some([x0, y0, x1, y1]) = report.panel_rect {
                 println!("panel: {x0},{y0} to {x1},{y1}");
             }

@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 
 use egui::{Color32, ComboBox, ProgressBar, RichText, Slider};
 
+use crate::anim::Layer;
 use crate::render::debug::DebugViews;
 use crate::render::stats::{PassTimings, VisibleCounts};
 use crate::render::Strategy;
@@ -33,6 +34,9 @@ pub struct PanelInfo<'a> {
     pub strategy: Strategy,
     pub clips: Vec<&'a str>,
     pub clip: Option<usize>,
+    /// The skeleton's joints by name (the layer's joint picker), and the layer playing.
+    pub joints_named: Vec<&'a str>,
+    pub layer: Option<Layer>,
     /// The playing clip's length, seconds (the scrubber's range).
     pub clip_duration: f32,
     pub clock: f64,
@@ -60,14 +64,20 @@ pub enum Action {
     Step,
     Seek(f64),
     Debug(DebugViews),
+    /// A second clip over a joint and its descendants, or none.
+    Layer(Option<Layer>),
+    /// Capture the next frame with RenderDoc.
     Capture,
+    /// Open a model file (what dropping it on the window does).
+    Open(std::path::PathBuf),
     /// Shows or hides the panel (F1).
     Panel(bool),
 }
 
 impl Action {
     /// An action written as `strategy=vertex`, `instances=16`, `clip=1`, `fade=0.5`, `speed=2`,
-    /// `pause`, `play`, `step`, `seek=0.5`, `debug=skeleton,bounds` or `panel=off` (`view
+    /// `pause`, `play`, `step`, `seek=0.5`, `debug=skeleton,bounds`, `layer=1@4:0.8` (clip, joint
+    /// and weight by number) or `layer=none`, `capture`, `open=PATH` or `panel=off` (`view
     /// --drive`: a test or a demo runs the panel's controls without a pointer).
     pub fn parse(text: &str) -> Result<Action, String> {
         let (name, value) = text.split_once('=').unwrap_or((text, ""));
@@ -95,9 +105,22 @@ impl Action {
             "step" => Action::Step,
             "debug" => Action::Debug(DebugViews::parse(value)?),
             "panel" if value == "on" || value == "off" => Action::Panel(value == "on"),
+            "layer" if value == "none" => Action::Layer(None),
+            "layer" => {
+                // CLIP@JOINT:WEIGHT, all three as numbers.
+                let expected = || format!("layer: expected CLIP@JOINT:WEIGHT (numbers) or none, found '{value}'");
+                let (clip, rest) = value.split_once('@').ok_or_else(expected)?;
+                let (joint, weight) = rest.split_once(':').ok_or_else(expected)?;
+                let clip = clip.parse().map_err(|_| expected())?;
+                let joint = joint.parse().map_err(|_| expected())?;
+                let weight = weight.parse::<f32>().ok().filter(|weight| (0.0..=1.0).contains(weight)).ok_or_else(expected)?;
+                Action::Layer(Some(Layer { clip, joint, weight }))
+            }
+            "capture" => Action::Capture,
+            "open" if !value.is_empty() => Action::Open(value.into()),
             _ => {
                 return Err(format!(
-                "expected strategy, instances, clip, fade, speed, seek, pause, play, step, debug or panel=on|off, found '{text}'"
+                "expected strategy, instances, clip, fade, speed, seek, pause, play, step, debug, layer, capture, open=PATH or panel=on|off, found '{text}'"
             ))
             }
         })
@@ -116,6 +139,55 @@ pub struct Panel {
 }
 
 impl Panel {
+    /// A second clip over part of the skeleton: its clip (or none), the joint it starts at, its
+    /// weight.
+    fn layer(&mut self, ui: &mut egui::Ui, info: &PanelInfo<'_>, actions: &mut Vec<Action>) {
+        let current = info.layer;
+        let clip_name = current.and_then(|layer| info.clips.get(layer.clip)).copied().unwrap_or("none");
+        let mut picked: Option<Option<usize>> = None;
+        let mut items = Vec::new();
+        let combo = ComboBox::from_label("layer").selected_text(clip_name).show_ui(ui, |ui| {
+            if ui.selectable_label(current.is_none(), "none").clicked() {
+                picked = Some(None);
+            }
+            for (index, name) in info.clips.iter().enumerate() {
+                let response = ui.selectable_label(current.is_some_and(|layer| layer.clip == index), *name);
+                items.push((format!("layer {name}"), response.rect));
+                if response.clicked() {
+                    picked = Some(Some(index));
+                }
+            }
+        });
+        self.place("layer", &combo.response);
+        self.controls.extend(items);
+        if let Some(clip) = picked {
+            // A new layer starts at the upper body where the skeleton names one.
+            let upper = || {
+                info.joints_named.iter().position(|name| ["spine", "chest"].iter().any(|part| name.to_lowercase().contains(part)))
+            };
+            let layer = clip.map(|clip| match current {
+                Some(layer) => Layer { clip, ..layer },
+                None => Layer { clip, joint: upper().unwrap_or(0), weight: 1.0 },
+            });
+            if layer != current {
+                actions.push(Action::Layer(layer));
+            }
+        }
+        let Some(layer) = current else { return };
+        let joint_name = info.joints_named.get(layer.joint).copied().unwrap_or("?");
+        ComboBox::from_label("from joint").selected_text(joint_name).show_ui(ui, |ui| {
+            for (joint, name) in info.joints_named.iter().enumerate() {
+                if ui.selectable_label(joint == layer.joint, *name).clicked() && joint != layer.joint {
+                    actions.push(Action::Layer(Some(Layer { joint, ..layer })));
+                }
+            }
+        });
+        let mut weight = layer.weight;
+        if ui.add(Slider::new(&mut weight, 0.0..=1.0).text("layer weight")).changed() {
+            actions.push(Action::Layer(Some(Layer { weight, ..layer })));
+        }
+    }
+
     pub fn new(visible: bool) -> Panel {
         Panel { visible, frame_ms: VecDeque::with_capacity(HISTORY), instance_draft: None, controls: Vec::new() }
     }
@@ -265,6 +337,9 @@ impl Panel {
             if ui.add(Slider::new(&mut fade, 0.0..=2.0).text("crossfade s")).changed() {
                 actions.push(Action::Fade(fade));
             }
+        }
+        if info.clips.len() > 1 {
+            self.layer(ui, info, actions);
         }
         let mut speed = info.speed;
         if ui.add(Slider::new(&mut speed, 0.0..=4.0).text("speed")).changed() {

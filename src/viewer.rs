@@ -67,6 +67,8 @@ pub struct ViewerReport {
     /// Window events the storm drove, and swapchains created (the first included).
     pub storm_events: u32,
     pub swapchains: u32,
+    /// The model shown at the end (a dropped file may have replaced the first).
+    pub model: String,
     /// The panel's rectangle in the last frame, in pixels (x0, y0, x1, y1), when it was shown.
     pub panel_rect: Option<[u32; 4]>,
     /// The overlay pass's GPU time over the frames that drew it, in milliseconds: median and mean
@@ -191,6 +193,7 @@ pub fn run(setup: SceneSetup, options: ViewerOptions) -> Result<ViewerReport, St
     if let Some(graphics) = &viewer.graphics {
         viewer.report.messages = graphics.device.instance.message_counts();
     }
+    viewer.report.model = format!("{}, {} clips", viewer.setup.model.name, viewer.setup.model.clips.len());
     let times = &mut viewer.overlay_times;
     times.sort_by(f64::total_cmp);
     let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
@@ -238,7 +241,11 @@ impl Viewer {
             }
             println!("frame {frame}: {action:?}");
             self.live.stale = true;
+            self.last_error = None;
             self.apply(action).map_err(|error| error.to_string())?;
+            if let Some(error) = &self.last_error {
+                println!("the panel says: {error}");
+            }
         }
         Ok(())
     }
@@ -329,11 +336,15 @@ impl Viewer {
         if count == self.setup.instances.len() && strategy == self.options.strategy {
             return Ok(());
         }
-        let clip = self.setup.instances.first().and_then(|instance| instance.clip);
+        let first = self.setup.instances.first();
+        let (clip, layer) = (first.and_then(|instance| instance.clip), first.and_then(|instance| instance.layer));
         let mut resized = SceneSetup::new(self.setup.model.clone(), count);
         resized.camera = self.setup.camera;
         if let Some(clip) = clip {
             resized.play(clip, self.clock, 0.0);
+        }
+        for instance in &mut resized.instances {
+            instance.layer = layer;
         }
         self.replace_scene(resized, strategy).map(|_| ())
     }
@@ -430,11 +441,23 @@ impl Viewer {
                 }
             }
             Action::Panel(on) => self.panel.visible = on && self.options.ui,
-            Action::Capture => {
-                if let Some(capture) = &mut self.options.capture {
-                    capture.frame = self.report.frames;
+            Action::Layer(layer) => {
+                let fits = layer.is_none_or(|layer| {
+                    layer.clip < self.setup.model.clips.len() && layer.joint < self.setup.model.skeleton.len()
+                });
+                if fits {
+                    for instance in &mut self.setup.instances {
+                        instance.layer = layer;
+                    }
+                } else {
+                    self.last_error = Some(format!("{layer:?}: no such clip or joint in {}", self.setup.model.name));
                 }
             }
+            Action::Open(path) => self.open_dropped(&path)?,
+            Action::Capture => match &mut self.options.capture {
+                Some(capture) => capture.frame = self.report.frames,
+                None => self.last_error = Some("no RenderDoc in this process: start the viewer from RenderDoc".into()),
+            },
         }
         Ok(())
     }
@@ -520,6 +543,8 @@ impl Viewer {
                     strategy: self.options.strategy,
                     clips: model.clips.iter().map(|clip| clip.name.as_str()).collect(),
                     clip,
+                    joints_named: model.skeleton.joints.iter().map(|joint| joint.name.as_str()).collect(),
+                    layer: self.setup.instances.first().and_then(|instance| instance.layer),
                     clip_duration: clip.and_then(|clip| model.clips.get(clip)).map_or(1.0, |clip| clip.duration),
                     clock: self.live.clock,
                     paused: self.paused,
@@ -681,7 +706,7 @@ impl ApplicationHandler for Viewer {
                 _ => {}
             },
             WindowEvent::DroppedFile(path) => {
-                if let Err(error) = self.open_dropped(&path) {
+                if let Err(error) = self.apply(Action::Open(path)) {
                     self.fail(event_loop, error.to_string());
                 }
             }

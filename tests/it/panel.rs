@@ -5,6 +5,7 @@
 use std::process::Command;
 
 use egui::{Event, PointerButton, Pos2, RawInput, Rect};
+use vkskin::anim::Layer;
 use vkskin::panel::{Action, Panel, PanelInfo};
 use vkskin::render::debug::DebugViews;
 use vkskin::render::stats::{PassTimings, VisibleCounts};
@@ -44,6 +45,8 @@ impl Driver {
             strategy: Strategy::Compute,
             clips: vec!["walk", "run"],
             clip: Some(0),
+            joints_named: vec!["root", "hips", "spine", "head"],
+            layer: None,
             clip_duration: 1.0,
             clock: 0.25,
             paused: true,
@@ -111,6 +114,10 @@ fn the_panels_controls_give_the_actions_the_viewer_applies() {
     // The clip picker: open it, pick the second clip.
     assert_eq!(driver.click("clip"), vec![]);
     assert_eq!(driver.click("clip run"), vec![Action::Clip(1)]);
+
+    // A layer: the second clip over the upper body (the first joint named like a spine).
+    assert_eq!(driver.click("layer"), vec![]);
+    assert_eq!(driver.click("layer run"), vec![Action::Layer(Some(Layer { clip: 1, joint: 2, weight: 1.0 }))]);
 
     // The instance count: dragged along its logarithmic slider, applied once, on release.
     // The rail is the first `slider_width` points of the control (its value and label follow).
@@ -232,4 +239,55 @@ fn the_viewer_applies_the_panels_controls_as_they_say() {
     let (before, after) = (count(&clip_1, &yellow), count(&skeleton, &yellow));
     assert!(after > before + 200, "the skeleton view draws yellow bones: {before} -> {after}");
     println!("strategy {strategy}, figures {one} -> {many}, pose {pose}, bones {before} -> {after} of {pixels} pixels");
+}
+
+#[test]
+fn files_dropped_on_the_viewer_open_and_a_broken_one_keeps_the_model() {
+    if !xvfb_available() {
+        return;
+    }
+    let folder = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("panel_open");
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).expect("folder");
+    // The figure with its walk alone; its wave is dropped on it later.
+    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    for name in ["figure.md5mesh", "figure_walk.md5anim", "figure_body.png"] {
+        std::fs::copy(assets.join(name), folder.join(name)).expect("copied");
+    }
+    std::fs::write(folder.join("broken.glb"), b"glTF\x02\0\0\0\x05\0\0\0").expect("written");
+    let steps = format!(
+        "10:open={};20:open={};30:clip=1;40:layer=0@1:0.5",
+        folder.join("broken.glb").display(),
+        assets.join("figure_wave.md5anim").display()
+    );
+    let run = |steps: &str| {
+        let output = Command::new("xvfb-run")
+            .args(["-a", "-s", "-screen 0 1024x768x24"])
+            .arg(env!("CARGO_BIN_EXE_vkskin"))
+            .arg("view")
+            .arg(folder.join("figure.md5mesh"))
+            .args(["--frames", "50", "--size", "480x640", "--validate", "--drive", steps])
+            .env("RUST_LOG", "warn")
+            .output()
+            .expect("xvfb-run runs");
+        let message = text(&output);
+        assert!(output.status.success() && message.contains("validation: 0 errors, 0 warnings"), "{message}");
+        message
+    };
+    let message = run(&steps);
+    // The broken file: its one-line error in the panel, naming the file and the byte; the figure stays.
+    let said = message.lines().find(|line| line.starts_with("the panel says:")).unwrap_or_else(|| panic!("{message}"));
+    assert!(said.contains("broken.glb") && said.contains("byte 8"), "{said}");
+    // The dropped .md5anim joined the figure as a second clip, which then played with a layer.
+    assert!(message.contains("presented 50 frames of figure, 2 clips"), "{message}");
+    assert_eq!(message.matches("the panel says:").count(), 1, "the later steps went through: {message}");
+
+    // Another format replaces the model, when the shared models are there.
+    let cesium = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models/gltf/CesiumMan/CesiumMan.glb");
+    if !cesium.exists() {
+        println!("skipped the glTF drop: {} is absent", cesium.display());
+        return;
+    }
+    let message = run(&format!("10:open={}", cesium.display()));
+    assert!(message.contains("presented 50 frames of CesiumMan, 1 clips"), "{message}");
 }

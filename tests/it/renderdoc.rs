@@ -87,3 +87,40 @@ fn capture_without_renderdoc_says_so_plainly() {
     assert!(message.contains("renderdoc") && message.contains("install"), "{message}");
     assert!(!message.contains("panicked"), "{message}");
 }
+
+#[test]
+fn the_panels_capture_button_captures_the_next_frame_with_its_overlay() {
+    if !crate::common::xvfb_available() {
+        return;
+    }
+    let folder = scratch("viewer");
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).expect("capture folder");
+    // Started by RenderDoc, the viewer offers the button; `--drive 20:capture` presses it.
+    let output = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1024x768x24", "renderdoccmd", "capture", "-w", "-c"])
+        .arg(folder.join("vkskin"))
+        .arg(env!("CARGO_BIN_EXE_vkskin"))
+        .args(["view", "--frames", "30", "--size", "640x640", "--drive", "20:capture"])
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("xvfb-run and renderdoccmd run");
+    let message = text(&output);
+    assert!(output.status.success(), "{message}");
+    let capture = captured_path(&message, 20);
+    let xml = folder.join("capture.xml");
+    let output = renderdoccmd()
+        .args(["convert", "-f"])
+        .arg(&capture)
+        .arg("-o")
+        .arg(&xml)
+        .args(["-c", "xml"])
+        .output()
+        .expect("renderdoccmd convert runs");
+    assert!(output.status.success(), "{}", text(&output));
+    let xml = std::fs::read_to_string(&xml).expect("the XML");
+    for label in ["cull", "forward", "overlay", "resolve"] {
+        assert!(xml.contains(&format!(">{label}<")), "label '{label}' in the viewer's capture");
+    }
+    assert!(xml.contains(">overlay.cache<"), "the panel's cache, named");
+}
