@@ -523,6 +523,7 @@ impl Viewer {
         // The panel: egui runs on this frame's input and returns its triangles and the actions taken.
         let mut actions = Vec::new();
         let device_name = graphics.device.name();
+        let present_mode = format!("{:?}", swapchain.present_mode);
         let mut overlay = match &mut graphics.ui {
             Some(ui) if self.panel.visible => {
                 let model = &self.setup.model;
@@ -531,7 +532,7 @@ impl Viewer {
                     device: &device_name,
                     driver: graphics.device.driver_name.trim(),
                     resolution: (extent.width, extent.height),
-                    present_mode: "FIFO",
+                    present_mode: &present_mode,
                     model_name: &model.name,
                     vertices: model.vertices.len(),
                     triangles: model.indices.len() / 3,

@@ -20,8 +20,12 @@ impl Surface {
     }
 }
 
+const PRESENT_MODE: vk::PresentModeKHR = vk::PresentModeKHR::FIFO;
+
 pub struct Swapchain {
     pub raw: vk::SwapchainKHR,
+    /// FIFO: always available, and vsync.
+    pub present_mode: vk::PresentModeKHR,
     pub loader: ash::khr::swapchain::Device,
     pub format: vk::Format,
     pub extent: vk::Extent2D,
@@ -78,13 +82,14 @@ impl Swapchain {
             .image_sharing_mode(vk::SharingMode::EXCLUSIVE)
             .pre_transform(capabilities.current_transform)
             .composite_alpha(vk::CompositeAlphaFlagsKHR::OPAQUE)
-            .present_mode(vk::PresentModeKHR::FIFO) // always available; vsync
+            .present_mode(PRESENT_MODE)
             .clipped(true)
             .old_swapchain(old.map_or(vk::SwapchainKHR::null(), |old| old.raw));
         let raw = unsafe { loader.create_swapchain(&info, None) }.check("vkCreateSwapchainKHR")?;
         device.set_name(raw, "swapchain");
         let images = unsafe { loader.get_swapchain_images(raw) }.check("vkGetSwapchainImagesKHR")?;
         let mut swapchain = Swapchain {
+            present_mode: PRESENT_MODE,
             raw,
             loader,
             format: format.format,
