@@ -11,7 +11,25 @@ use vkskin::render::debug::DebugViews;
 use vkskin::render::stats::{PassTimings, VisibleCounts};
 use vkskin::render::Strategy;
 
-use crate::common::{text, xvfb_available};
+use crate::common::{scratch_in, text, xvfb_available};
+
+/// An empty folder for one test's files.
+fn fresh_folder(name: &str) -> std::path::PathBuf {
+    let folder = scratch_in("panel", name);
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).expect("folder");
+    folder
+}
+
+/// The panel's rectangle as the viewer printed it ("panel: x0,y0 to x1,y1").
+fn panel_rect(message: &str) -> [u32; 4] {
+    let numbers: Vec<u32> = message
+        .lines()
+        .find_map(|line| line.strip_prefix("panel: "))
+        .map(|rest| rest.split([',', ' ']).filter_map(|part| part.parse().ok()).collect())
+        .unwrap_or_default();
+    numbers.try_into().unwrap_or_else(|_| panic!("the viewer reports the panel's rectangle: {message}"))
+}
 
 /// A panel on an egui context of its own, as the viewer shows it, with a fixed snapshot.
 struct Driver {
@@ -151,7 +169,7 @@ fn the_panel_changes_only_the_pixels_inside_its_rectangle() {
     if !xvfb_available() {
         return;
     }
-    let folder = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let folder = fresh_folder("screenshots");
     let run = |name: &str, extra: &[&str]| {
         let screenshot = folder.join(name);
         let _ = std::fs::remove_file(&screenshot);
@@ -171,12 +189,7 @@ fn the_panel_changes_only_the_pixels_inside_its_rectangle() {
     let (with_panel, message) = run("panel.png", &[]);
     let (without, plain) = run("no-panel.png", &["--no-ui"]);
     assert!(!plain.contains("panel:"), "{plain}");
-    let rect: Vec<u32> = message
-        .lines()
-        .find_map(|line| line.strip_prefix("panel: "))
-        .map(|rest| rest.split([',', ' ']).filter_map(|part| part.parse().ok()).collect())
-        .unwrap_or_default();
-    let [x0, y0, x1, y1] = rect[..] else { panic!("the viewer reports the panel's rectangle: {message}") };
+    let [x0, y0, x1, y1] = panel_rect(&message);
     let (count, bounds) = differences(&with_panel, &without);
     println!("{count} pixels differ, within {bounds:?}; the panel is {x0},{y0} to {x1},{y1}");
     let [bx0, by0, bx1, by1] = bounds.expect("the panel is drawn");
@@ -189,9 +202,7 @@ fn the_viewer_applies_the_panels_controls_as_they_say() {
     if !xvfb_available() {
         return;
     }
-    let folder = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("panel_drive");
-    let _ = std::fs::remove_dir_all(&folder);
-    std::fs::create_dir_all(&folder).expect("folder");
+    let folder = fresh_folder("drive");
     // Paused after the first frame, so every shot shows the same moment; each control then
     // changes what it says. A shot is the frame before the step of the same number.
     let steps = "1:pause;60:strategy=vertex;120:instances=9;180:fade=0;181:clip=1;240:debug=skeleton";
@@ -206,12 +217,7 @@ fn the_viewer_applies_the_panels_controls_as_they_say() {
     let message = text(&output);
     assert!(output.status.success() && message.contains("validation: 0 errors, 0 warnings"), "{message}");
     assert!(message.contains("frame 240: Debug"), "{message}");
-    let rect: Vec<u32> = message
-        .lines()
-        .find_map(|line| line.strip_prefix("panel: "))
-        .map(|rest| rest.split([',', ' ']).filter_map(|part| part.parse().ok()).collect())
-        .unwrap_or_default();
-    let [_, _, panel_right, _] = rect[..] else { panic!("the panel's rectangle: {message}") };
+    let [_, _, panel_right, _] = panel_rect(&message);
     // The scene right of the panel.
     let shot = |name: &str| {
         let image = image::open(folder.join(name)).unwrap_or_else(|error| panic!("{name}: {error}")).to_rgba8();
@@ -246,9 +252,7 @@ fn files_dropped_on_the_viewer_open_and_a_broken_one_keeps_the_model() {
     if !xvfb_available() {
         return;
     }
-    let folder = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("panel_open");
-    let _ = std::fs::remove_dir_all(&folder);
-    std::fs::create_dir_all(&folder).expect("folder");
+    let folder = fresh_folder("open");
     // The figure with its walk alone; its wave is dropped on it later.
     let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
     for name in ["figure.md5mesh", "figure_walk.md5anim", "figure_body.png"] {

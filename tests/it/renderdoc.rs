@@ -28,6 +28,21 @@ fn captured_path(output: &str, frame: u64) -> PathBuf {
     PathBuf::from(line.unwrap_or_else(|| panic!("vkskin printed no capture path: {output}")).trim())
 }
 
+/// A capture as RenderDoc's XML (`renderdoccmd convert`), written beside it in `folder`.
+fn as_xml(capture: &std::path::Path, folder: &std::path::Path) -> String {
+    let xml = folder.join("capture.xml");
+    let output = renderdoccmd()
+        .args(["convert", "-f"])
+        .arg(capture)
+        .arg("-o")
+        .arg(&xml)
+        .args(["-c", "xml"])
+        .output()
+        .expect("renderdoccmd convert runs");
+    assert!(output.status.success(), "{}", text(&output));
+    std::fs::read_to_string(&xml).expect("the XML")
+}
+
 #[test]
 fn a_headless_capture_holds_the_pass_labels_and_the_named_skinned_buffer() {
     let folder = scratch("frame");
@@ -48,17 +63,7 @@ fn a_headless_capture_holds_the_pass_labels_and_the_named_skinned_buffer() {
     assert!(capture.extension().is_some_and(|extension| extension == "rdc"), "{}", capture.display());
     assert!(std::fs::metadata(&capture).is_ok_and(|metadata| metadata.len() > 10_000), "{} written", capture.display());
 
-    let xml = folder.join("capture.xml");
-    let output = renderdoccmd()
-        .args(["convert", "-f"])
-        .arg(&capture)
-        .arg("-o")
-        .arg(&xml)
-        .args(["-c", "xml"])
-        .output()
-        .expect("renderdoccmd convert runs");
-    assert!(output.status.success(), "{}", text(&output));
-    let xml = std::fs::read_to_string(&xml).expect("the XML");
+    let xml = as_xml(&capture, &folder);
     // Each pass's label, as a string of the capture's label calls.
     for label in ["cull", "palette", "skin", "shadow", "forward", "resolve", "ground", "model"] {
         assert!(xml.contains(&format!(">{label}<")), "label '{label}' in the capture");
@@ -108,17 +113,7 @@ fn the_panels_capture_button_captures_the_next_frame_with_its_overlay() {
     let message = text(&output);
     assert!(output.status.success(), "{message}");
     let capture = captured_path(&message, 20);
-    let xml = folder.join("capture.xml");
-    let output = renderdoccmd()
-        .args(["convert", "-f"])
-        .arg(&capture)
-        .arg("-o")
-        .arg(&xml)
-        .args(["-c", "xml"])
-        .output()
-        .expect("renderdoccmd convert runs");
-    assert!(output.status.success(), "{}", text(&output));
-    let xml = std::fs::read_to_string(&xml).expect("the XML");
+    let xml = as_xml(&capture, &folder);
     for label in ["cull", "forward", "overlay", "resolve"] {
         assert!(xml.contains(&format!(">{label}<")), "label '{label}' in the viewer's capture");
     }
