@@ -1,7 +1,7 @@
 //! The viewer's panel: what it shows and the controls it offers, as one egui window.
 //!
 //! It draws from a [`PanelInfo`] snapshot of the viewer and returns the [`Action`]s the user took;
-//! the viewer applies them (`viewer.rs`). Nothing here touches Vulkan, so a test can run the panel
+//! the viewer applies them (`viewer/actions.rs`). Nothing here touches Vulkan, so a test can run the panel
 //! on an egui context alone.
 
 use std::collections::VecDeque;

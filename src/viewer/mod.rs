@@ -23,11 +23,16 @@ use crate::formats::load_model;
 use crate::gpu::device::DeviceRequest;
 use crate::gpu::swapchain::{Acquired, Surface, Swapchain};
 use crate::gpu::{self, Device, Instance, InstanceOptions, MessageCounts};
-use crate::panel::{Action, Panel, PanelInfo};
+use crate::panel::{Action, Panel};
 use crate::render::camera::OrbitCamera;
 use crate::render::debug::DebugViews;
 use crate::render::overlay::{OverlayFrame, OverlayPass};
 use crate::render::{Output, Renderer, Strategy};
+
+mod actions;
+mod storm;
+mod ui;
+use ui::{Live, PanelState, Ui};
 
 pub struct ViewerOptions {
     pub validation: bool,
@@ -89,12 +94,6 @@ struct Graphics {
     window: Arc<Window>,
 }
 
-struct Ui {
-    pass: OverlayPass,
-    context: egui::Context,
-    input: egui_winit::State,
-}
-
 impl Drop for Graphics {
     fn drop(&mut self) {
         let _ = self.device.wait_idle();
@@ -130,21 +129,6 @@ struct Viewer {
     live: Live,
 }
 
-/// The numbers the panel shows, refreshed four times a second and after every action: between
-/// refreshes the panel's triangles stay the same, and the overlay copies it from its cache.
-struct Live {
-    at: Instant,
-    /// Frames and seconds since the last refresh (the graph plots their mean).
-    frames: u32,
-    seconds: f64,
-    clock: f64,
-    timings: Option<crate::render::stats::PassTimings>,
-    visible: Option<crate::render::stats::VisibleCounts>,
-    stale: bool,
-}
-
-const LIVE_REFRESH: Duration = Duration::from_millis(250);
-
 /// The clock's step a frame when the viewer runs a set number of frames (`--frames`: tests and
 /// captures), so that two runs show the same scene at the same frame.
 const FIXED_STEP: f64 = 1.0 / 60.0;
@@ -179,7 +163,7 @@ pub fn run(setup: SceneSetup, options: ViewerOptions) -> Result<ViewerReport, St
         last_error: None,
         last_overlay: None,
         overlay_times: Vec::new(),
-        live: Live { at: Instant::now(), frames: 0, seconds: 0.0, clock: 0.0, timings: None, visible: None, stale: true },
+        live: Live::new(),
     };
     viewer.panel.visible = viewer.options.ui;
     // RenderDoc in the process already (started from its UI): the panel offers a capture button.
@@ -206,85 +190,6 @@ pub fn run(setup: SceneSetup, options: ViewerOptions) -> Result<ViewerReport, St
 }
 
 impl Viewer {
-    /// The frame at the current clock, rendered offscreen by the same renderer (and the last
-    /// frame's panel over it), as PNG.
-    fn write_screenshot(&mut self, path: &std::path::Path) -> Result<(), String> {
-        let Some(graphics) = &mut self.graphics else { return Ok(()) };
-        let size = graphics.window.inner_size();
-        let (width, height) = if size.width == 0 || size.height == 0 { self.options.size } else { (size.width, size.height) };
-        let scene = self.setup.frame(self.clock, width as f32 / height.max(1) as f32);
-        let format = graphics.renderer.setup.color_format;
-        let target = crate::render::offscreen::OffscreenTarget::with_format(&graphics.device, width, height, format)
-            .map_err(|error| error.to_string())?;
-        let overlay = match (&mut graphics.ui, &self.last_overlay) {
-            (Some(ui), Some(frame)) if self.panel.visible => Some((&mut ui.pass, frame)),
-            _ => None,
-        };
-        graphics.renderer.render_with_overlay(&scene, Output::Offscreen(&target), overlay).map_err(|error| error.to_string())?;
-        graphics.renderer.wait_all().map_err(|error| error.to_string())?;
-        let image = target.read_image().map_err(|error| error.to_string())?;
-        crate::render::offscreen::save_png(&image, path)
-    }
-
-    /// `--drive`: the actions due after this many frames, each after a screenshot of the frame
-    /// before it (`--screenshot` PATH gives PATH_FRAME.png).
-    fn drive(&mut self) -> Result<(), String> {
-        while let Some(&(frame, _)) = self.options.drive.first() {
-            if frame > self.report.frames {
-                break;
-            }
-            let (_, action) = self.options.drive.remove(0);
-            if let Some(path) = &self.options.screenshot {
-                let stem = path.file_stem().map_or_else(String::new, |stem| stem.to_string_lossy().into_owned());
-                let shot = path.with_file_name(format!("{stem}_{frame}.png"));
-                self.write_screenshot(&shot)?;
-            }
-            println!("frame {frame}: {action:?}");
-            self.live.stale = true;
-            self.last_error = None;
-            self.apply(action).map_err(|error| error.to_string())?;
-            if let Some(error) = &self.last_error {
-                println!("the panel says: {error}");
-            }
-        }
-        Ok(())
-    }
-
-    /// One event of `--storm`, at the window itself.
-    fn storm_step(&mut self) {
-        let Some(graphics) = &self.graphics else { return };
-        let step = self.report.storm_events;
-        self.report.storm_events += 1;
-        let window = &graphics.window;
-        const SIZES: [(u32, u32); 6] = [(1, 1), (37, 19), (640, 480), (123, 457), (2, 300), (301, 2)];
-        match step % 10 {
-            0 | 5 => {
-                let (width, height) = SIZES[(step as usize / 5) % SIZES.len()];
-                let _ = window.request_inner_size(winit::dpi::PhysicalSize::new(width, height));
-            }
-            1 => window.set_minimized(true),
-            2 => window.set_minimized(false),
-            3 => window.focus_window(),
-            // What a minimized window reports on some platforms: a 0×0 size, for a few frames.
-            4 => {
-                self.zero_size_frames = 3;
-                self.swapchain_dirty = true;
-            }
-            6 => window.set_visible(false),
-            7 => window.set_visible(true),
-            8 => self.swapchain_dirty = true,
-            _ => {
-                let (width, height) = self.options.size;
-                let _ = window.request_inner_size(winit::dpi::PhysicalSize::new(width, height));
-            }
-        }
-        if self.report.storm_events == self.options.storm {
-            let (width, height) = self.options.size;
-            let _ = window.request_inner_size(winit::dpi::PhysicalSize::new(width, height));
-            window.focus_window();
-        }
-    }
-
     fn create_graphics(&self, event_loop: &ActiveEventLoop) -> Result<Graphics, String> {
         let (width, height) = self.options.size;
         let attributes =
@@ -328,138 +233,6 @@ impl Viewer {
             None
         };
         Ok(Graphics { renderer, ui, swapchain: Some(swapchain), surface, device, window })
-    }
-
-    /// Rebuilds the renderer for another instance count or strategy, keeping the clip.
-    fn rebuild(&mut self, count: usize, strategy: Strategy) -> gpu::Result<()> {
-        let count = count.max(1);
-        if count == self.setup.instances.len() && strategy == self.options.strategy {
-            return Ok(());
-        }
-        let first = self.setup.instances.first();
-        let (clip, layer) = (first.and_then(|instance| instance.clip), first.and_then(|instance| instance.layer));
-        let mut resized = SceneSetup::new(self.setup.model.clone(), count);
-        resized.camera = self.setup.camera;
-        if let Some(clip) = clip {
-            resized.play(clip, self.clock, 0.0);
-        }
-        for instance in &mut resized.instances {
-            instance.layer = layer;
-        }
-        self.replace_scene(resized, strategy).map(|_| ())
-    }
-
-    /// A new renderer for `setup` with `strategy` (the one place the viewer waits for the GPU
-    /// outside a resize). What the device refuses keeps the old scene and says why in the panel;
-    /// whether the scene was replaced.
-    fn replace_scene(&mut self, setup: SceneSetup, strategy: Strategy) -> gpu::Result<bool> {
-        let Some(graphics) = &mut self.graphics else { return Ok(false) };
-        let count = setup.instances.len();
-        let format = graphics.renderer.setup.color_format;
-        graphics.device.wait_idle()?;
-        match Renderer::new(&graphics.device, &setup.model, count as u32, format, strategy) {
-            Ok(mut renderer) => {
-                let mut views = graphics.renderer.debug;
-                if let Err(reason) = views.check(strategy) {
-                    self.last_error = Some(format!("debug views turned off: {reason}"));
-                    views = DebugViews::default();
-                }
-                if let Err(error) = renderer.set_debug(views) {
-                    self.last_error = Some(error);
-                }
-                graphics.renderer = renderer;
-                self.setup = setup;
-                self.options.strategy = strategy;
-                Ok(true)
-            }
-            Err(error) => {
-                let message = format!("{count} instances with the {} strategy: {error}", strategy.name());
-                log::warn!("{message}");
-                self.last_error = Some(message);
-                Ok(false)
-            }
-        }
-    }
-
-    /// A file dropped on the window: a model replaces the current one; a .md5anim adds its clip
-    /// to the MD5 model shown. A file that fails keeps the current model and shows its error.
-    fn open_dropped(&mut self, path: &std::path::Path) -> gpu::Result<()> {
-        let is_animation = path.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("md5anim"));
-        let (mesh, animations) = if is_animation {
-            match &self.options.model_path {
-                Some(mesh) if mesh.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("md5mesh")) => {
-                    let mut animations = default_animations(mesh, &self.options.animations);
-                    animations.push(path.to_path_buf());
-                    (mesh.clone(), animations)
-                }
-                _ => {
-                    self.last_error = Some(format!("{}: a .md5anim goes onto an MD5 model (.md5mesh)", path.display()));
-                    return Ok(());
-                }
-            }
-        } else {
-            (path.to_path_buf(), default_animations(path, &[]))
-        };
-        let model = match load_model(&mesh, &animations) {
-            Ok(model) => model,
-            Err(error) => {
-                self.last_error = Some(crate::formats::files::one_line(&error.to_string()));
-                return Ok(());
-            }
-        };
-        let added_clip = is_animation.then(|| model.clips.len().saturating_sub(1));
-        let mut setup = SceneSetup::new(model, self.setup.instances.len());
-        if let Some(clip) = added_clip {
-            setup.play(clip, self.clock, self.options.fade_seconds);
-        }
-        let camera = setup.camera;
-        if self.replace_scene(setup, self.options.strategy)? {
-            self.initial_camera = camera;
-            self.options.model_path = Some(mesh);
-            self.options.animations = animations;
-            self.last_error = None;
-        }
-        Ok(())
-    }
-
-    /// Applies what the user did in the panel.
-    fn apply(&mut self, action: Action) -> gpu::Result<()> {
-        match action {
-            Action::Strategy(strategy) => self.rebuild(self.setup.instances.len(), strategy)?,
-            Action::Instances(count) => self.rebuild(count, self.options.strategy)?,
-            Action::Clip(clip) => self.setup.play(clip, self.clock, self.options.fade_seconds),
-            Action::Fade(seconds) => self.options.fade_seconds = seconds,
-            Action::Speed(speed) => self.speed = speed,
-            Action::Pause(paused) => self.paused = paused,
-            Action::Step => self.clock += self.frame_step(),
-            Action::Seek(seconds) => self.clock = seconds,
-            Action::Debug(views) => {
-                if let Some(graphics) = &mut self.graphics {
-                    if let Err(error) = graphics.renderer.set_debug(views) {
-                        self.last_error = Some(error);
-                    }
-                }
-            }
-            Action::Panel(on) => self.panel.visible = on && self.options.ui,
-            Action::Layer(layer) => {
-                let fits = layer.is_none_or(|layer| {
-                    layer.clip < self.setup.model.clips.len() && layer.joint < self.setup.model.skeleton.len()
-                });
-                if fits {
-                    for instance in &mut self.setup.instances {
-                        instance.layer = layer;
-                    }
-                } else {
-                    self.last_error = Some(format!("{layer:?}: no such clip or joint in {}", self.setup.model.name));
-                }
-            }
-            Action::Open(path) => self.open_dropped(&path)?,
-            Action::Capture => match &mut self.options.capture {
-                Some(capture) => capture.frame = self.report.frames,
-                None => self.last_error = Some("no RenderDoc in this process: start the viewer from RenderDoc".into()),
-            },
-        }
-        Ok(())
     }
 
     fn recreate_swapchain(&mut self) -> gpu::Result<()> {
@@ -508,75 +281,27 @@ impl Viewer {
         let extent = swapchain.extent;
         let scene = self.setup.frame(self.clock, extent.width as f32 / extent.height.max(1) as f32);
 
-        // The panel's numbers, refreshed four times a second.
-        let live = &mut self.live;
-        if live.stale || now.duration_since(live.at) >= LIVE_REFRESH {
-            if live.frames > 0 {
-                self.panel.push_frame_time((live.seconds * 1e3 / f64::from(live.frames)) as f32);
-            }
-            live.clock = self.clock;
-            live.timings = graphics.renderer.stats.timings.clone();
-            live.visible = graphics.renderer.stats.visible;
-            (live.at, live.frames, live.seconds, live.stale) = (now, 0, 0.0, false);
-        }
-
-        // The panel: egui runs on this frame's input and returns its triangles and the actions taken.
+        // The panel: its numbers refreshed four times a second; egui runs on this frame's input
+        // and returns its triangles and the actions taken.
+        self.live.refresh(now, self.clock, &graphics.renderer, &mut self.panel);
         let mut actions = Vec::new();
-        let device_name = graphics.device.name();
-        let present_mode = format!("{:?}", swapchain.present_mode);
-        let mut overlay = match &mut graphics.ui {
-            Some(ui) if self.panel.visible => {
-                let model = &self.setup.model;
-                let clip = self.setup.instances.first().and_then(|instance| instance.clip);
-                let info = PanelInfo {
-                    device: &device_name,
-                    driver: graphics.device.driver_name.trim(),
-                    resolution: (extent.width, extent.height),
-                    present_mode: &present_mode,
-                    model_name: &model.name,
-                    vertices: model.vertices.len(),
-                    triangles: model.indices.len() / 3,
-                    joints: model.skeleton.len(),
-                    max_influences: model.stats.max_influences,
-                    instances: self.setup.instances.len(),
-                    max_instances: graphics.renderer.setup.memory.max_instances as usize,
-                    limiting: &graphics.renderer.setup.memory.limiting,
-                    strategy: self.options.strategy,
-                    clips: model.clips.iter().map(|clip| clip.name.as_str()).collect(),
-                    clip,
-                    joints_named: model.skeleton.joints.iter().map(|joint| joint.name.as_str()).collect(),
-                    layer: self.setup.instances.first().and_then(|instance| instance.layer),
-                    clip_duration: clip.and_then(|clip| model.clips.get(clip)).map_or(1.0, |clip| clip.duration),
-                    clock: self.live.clock,
-                    paused: self.paused,
-                    speed: self.speed,
-                    fade: self.options.fade_seconds,
-                    debug: graphics.renderer.debug,
-                    timings: self.live.timings.as_ref(),
-                    visible: self.live.visible,
-                    renderdoc: self.options.capture.is_some(),
-                    error: self.last_error.as_deref(),
-                };
-                let input = ui.input.take_egui_input(&graphics.window);
-                let mut rect = None;
-                let output = ui.context.run(input, |context| {
-                    let (taken, shown) = self.panel.ui(context, &info);
-                    actions = taken;
-                    rect = shown;
-                });
-                ui.input.handle_platform_output(&graphics.window, output.platform_output);
-                let pixels_per_point = output.pixels_per_point;
-                self.report.panel_rect = rect.map(|rect| {
-                    let pixels = rect * pixels_per_point;
-                    [pixels.min.x.floor(), pixels.min.y.floor(), pixels.max.x.ceil(), pixels.max.y.ceil()]
-                        .map(|value| value.max(0.0) as u32)
-                });
-                let primitives = ui.context.tessellate(output.shapes, pixels_per_point);
-                let frame = OverlayFrame { primitives, textures: output.textures_delta, pixels_per_point, panel_rect: rect };
-                Some((ui, frame))
-            }
-            _ => None,
-        };
+        let mut overlay = None;
+        if let (Some(ui), true) = (&mut graphics.ui, self.panel.visible) {
+            let (device, present_mode) = (graphics.device.name(), format!("{:?}", swapchain.present_mode));
+            let state = PanelState {
+                setup: &self.setup,
+                renderer: &graphics.renderer,
+                live: &self.live,
+                options: &self.options,
+                paused: self.paused,
+                speed: self.speed,
+                error: self.last_error.as_deref(),
+            };
+            let info = state.info(&device, graphics.device.driver_name.trim(), (extent.width, extent.height), &present_mode);
+            let (frame, taken, pixels) = ui.run(&graphics.window, &mut self.panel, &info);
+            (actions, self.report.panel_rect) = (taken, pixels);
+            overlay = Some((ui, frame));
+        }
 
         // Render and present, inside a RenderDoc capture when this is the frame to capture.
         let mut needs_recreate = false;

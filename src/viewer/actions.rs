@@ -1,0 +1,182 @@
+//! What the panel's controls, a dropped file and `--drive` do to the viewer: the one place a
+//! renderer is rebuilt for another strategy, count or model.
+
+use super::*;
+
+impl Viewer {
+    /// The frame at the current clock, rendered offscreen by the same renderer (and the last
+    /// frame's panel over it), as PNG.
+    pub(super) fn write_screenshot(&mut self, path: &std::path::Path) -> Result<(), String> {
+        let Some(graphics) = &mut self.graphics else { return Ok(()) };
+        let size = graphics.window.inner_size();
+        let (width, height) = if size.width == 0 || size.height == 0 { self.options.size } else { (size.width, size.height) };
+        let scene = self.setup.frame(self.clock, width as f32 / height.max(1) as f32);
+        let format = graphics.renderer.setup.color_format;
+        let target = crate::render::offscreen::OffscreenTarget::with_format(&graphics.device, width, height, format)
+            .map_err(|error| error.to_string())?;
+        let overlay = match (&mut graphics.ui, &self.last_overlay) {
+            (Some(ui), Some(frame)) if self.panel.visible => Some((&mut ui.pass, frame)),
+            _ => None,
+        };
+        graphics.renderer.render_with_overlay(&scene, Output::Offscreen(&target), overlay).map_err(|error| error.to_string())?;
+        graphics.renderer.wait_all().map_err(|error| error.to_string())?;
+        let image = target.read_image().map_err(|error| error.to_string())?;
+        crate::render::offscreen::save_png(&image, path)
+    }
+
+    /// `--drive`: the actions due after this many frames, each after a screenshot of the frame
+    /// before it (`--screenshot` PATH gives PATH_FRAME.png).
+    pub(super) fn drive(&mut self) -> Result<(), String> {
+        while let Some(&(frame, _)) = self.options.drive.first() {
+            if frame > self.report.frames {
+                break;
+            }
+            let (_, action) = self.options.drive.remove(0);
+            if let Some(path) = &self.options.screenshot {
+                let stem = path.file_stem().map_or_else(String::new, |stem| stem.to_string_lossy().into_owned());
+                let shot = path.with_file_name(format!("{stem}_{frame}.png"));
+                self.write_screenshot(&shot)?;
+            }
+            println!("frame {frame}: {action:?}");
+            self.live.stale = true;
+            self.last_error = None;
+            self.apply(action).map_err(|error| error.to_string())?;
+            if let Some(error) = &self.last_error {
+                println!("the panel says: {error}");
+            }
+        }
+        Ok(())
+    }
+
+    /// Rebuilds the renderer for another instance count or strategy, keeping the clip.
+    pub(super) fn rebuild(&mut self, count: usize, strategy: Strategy) -> gpu::Result<()> {
+        let count = count.max(1);
+        if count == self.setup.instances.len() && strategy == self.options.strategy {
+            return Ok(());
+        }
+        let first = self.setup.instances.first();
+        let (clip, layer) = (first.and_then(|instance| instance.clip), first.and_then(|instance| instance.layer));
+        let mut resized = SceneSetup::new(self.setup.model.clone(), count);
+        resized.camera = self.setup.camera;
+        if let Some(clip) = clip {
+            resized.play(clip, self.clock, 0.0);
+        }
+        for instance in &mut resized.instances {
+            instance.layer = layer;
+        }
+        self.replace_scene(resized, strategy).map(|_| ())
+    }
+
+    /// A new renderer for `setup` with `strategy` (the one place the viewer waits for the GPU
+    /// outside a resize). What the device refuses keeps the old scene and says why in the panel;
+    /// whether the scene was replaced.
+    fn replace_scene(&mut self, setup: SceneSetup, strategy: Strategy) -> gpu::Result<bool> {
+        let Some(graphics) = &mut self.graphics else { return Ok(false) };
+        let count = setup.instances.len();
+        let format = graphics.renderer.setup.color_format;
+        graphics.device.wait_idle()?;
+        match Renderer::new(&graphics.device, &setup.model, count as u32, format, strategy) {
+            Ok(mut renderer) => {
+                let mut views = graphics.renderer.debug;
+                if let Err(reason) = views.check(strategy) {
+                    self.last_error = Some(format!("debug views turned off: {reason}"));
+                    views = DebugViews::default();
+                }
+                if let Err(error) = renderer.set_debug(views) {
+                    self.last_error = Some(error);
+                }
+                graphics.renderer = renderer;
+                self.setup = setup;
+                self.options.strategy = strategy;
+                Ok(true)
+            }
+            Err(error) => {
+                let message = format!("{count} instances with the {} strategy: {error}", strategy.name());
+                log::warn!("{message}");
+                self.last_error = Some(message);
+                Ok(false)
+            }
+        }
+    }
+
+    /// A file dropped on the window: a model replaces the current one; a .md5anim adds its clip
+    /// to the MD5 model shown. A file that fails keeps the current model and shows its error.
+    fn open_dropped(&mut self, path: &std::path::Path) -> gpu::Result<()> {
+        let is_animation = path.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("md5anim"));
+        let (mesh, animations) = if is_animation {
+            match &self.options.model_path {
+                Some(mesh) if mesh.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("md5mesh")) => {
+                    let mut animations = default_animations(mesh, &self.options.animations);
+                    animations.push(path.to_path_buf());
+                    (mesh.clone(), animations)
+                }
+                _ => {
+                    self.last_error = Some(format!("{}: a .md5anim goes onto an MD5 model (.md5mesh)", path.display()));
+                    return Ok(());
+                }
+            }
+        } else {
+            (path.to_path_buf(), default_animations(path, &[]))
+        };
+        let model = match load_model(&mesh, &animations) {
+            Ok(model) => model,
+            Err(error) => {
+                self.last_error = Some(crate::formats::files::one_line(&error.to_string()));
+                return Ok(());
+            }
+        };
+        let added_clip = is_animation.then(|| model.clips.len().saturating_sub(1));
+        let mut setup = SceneSetup::new(model, self.setup.instances.len());
+        if let Some(clip) = added_clip {
+            setup.play(clip, self.clock, self.options.fade_seconds);
+        }
+        let camera = setup.camera;
+        if self.replace_scene(setup, self.options.strategy)? {
+            self.initial_camera = camera;
+            self.options.model_path = Some(mesh);
+            self.options.animations = animations;
+            self.last_error = None;
+        }
+        Ok(())
+    }
+
+    /// Applies what the user did in the panel.
+    pub(super) fn apply(&mut self, action: Action) -> gpu::Result<()> {
+        match action {
+            Action::Strategy(strategy) => self.rebuild(self.setup.instances.len(), strategy)?,
+            Action::Instances(count) => self.rebuild(count, self.options.strategy)?,
+            Action::Clip(clip) => self.setup.play(clip, self.clock, self.options.fade_seconds),
+            Action::Fade(seconds) => self.options.fade_seconds = seconds,
+            Action::Speed(speed) => self.speed = speed,
+            Action::Pause(paused) => self.paused = paused,
+            Action::Step => self.clock += self.frame_step(),
+            Action::Seek(seconds) => self.clock = seconds,
+            Action::Debug(views) => {
+                if let Some(graphics) = &mut self.graphics {
+                    if let Err(error) = graphics.renderer.set_debug(views) {
+                        self.last_error = Some(error);
+                    }
+                }
+            }
+            Action::Panel(on) => self.panel.visible = on && self.options.ui,
+            Action::Layer(layer) => {
+                let fits = layer.is_none_or(|layer| {
+                    layer.clip < self.setup.model.clips.len() && layer.joint < self.setup.model.skeleton.len()
+                });
+                if fits {
+                    for instance in &mut self.setup.instances {
+                        instance.layer = layer;
+                    }
+                } else {
+                    self.last_error = Some(format!("{layer:?}: no such clip or joint in {}", self.setup.model.name));
+                }
+            }
+            Action::Open(path) => self.open_dropped(&path)?,
+            Action::Capture => match &mut self.options.capture {
+                Some(capture) => capture.frame = self.report.frames,
+                None => self.last_error = Some("no RenderDoc in this process: start the viewer from RenderDoc".into()),
+            },
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,129 @@
+//! The panel in the viewer: egui's input and output around [`Panel`], and the numbers it shows,
+//! refreshed four times a second.
+
+use std::time::{Duration, Instant};
+
+use winit::window::Window;
+
+use super::ViewerOptions;
+use crate::app::SceneSetup;
+use crate::panel::{Action, Panel, PanelInfo};
+use crate::render::overlay::{OverlayFrame, OverlayPass};
+use crate::render::stats::{PassTimings, VisibleCounts};
+use crate::render::Renderer;
+
+/// The panel's pass and egui's state: with the viewer, not the renderer, so the panel's textures
+/// outlive a renderer rebuilt for another strategy or count.
+pub(super) struct Ui {
+    pub(super) pass: OverlayPass,
+    pub(super) context: egui::Context,
+    pub(super) input: egui_winit::State,
+}
+
+impl Ui {
+    /// One frame of the panel: egui on this frame's input. Its triangles for the overlay, the
+    /// actions taken, and where the panel is, in pixels.
+    pub(super) fn run(
+        &mut self,
+        window: &Window,
+        panel: &mut Panel,
+        info: &PanelInfo<'_>,
+    ) -> (OverlayFrame, Vec<Action>, Option<[u32; 4]>) {
+        let input = self.input.take_egui_input(window);
+        let (mut actions, mut rect) = (Vec::new(), None);
+        let output = self.context.run(input, |context| (actions, rect) = panel.ui(context, info));
+        self.input.handle_platform_output(window, output.platform_output);
+        let pixels_per_point = output.pixels_per_point;
+        let pixels = rect.map(|rect| {
+            let pixels = rect * pixels_per_point;
+            [pixels.min.x.floor(), pixels.min.y.floor(), pixels.max.x.ceil(), pixels.max.y.ceil()]
+                .map(|value| value.max(0.0) as u32)
+        });
+        let primitives = self.context.tessellate(output.shapes, pixels_per_point);
+        let frame = OverlayFrame { primitives, textures: output.textures_delta, pixels_per_point, panel_rect: rect };
+        (frame, actions, pixels)
+    }
+}
+
+/// The numbers the panel shows, refreshed four times a second and after every action: between
+/// refreshes the panel's triangles stay the same, and the overlay copies it from its cache.
+pub(super) struct Live {
+    at: Instant,
+    /// Frames and seconds since the last refresh (the graph plots their mean).
+    pub(super) frames: u32,
+    pub(super) seconds: f64,
+    clock: f64,
+    timings: Option<PassTimings>,
+    visible: Option<VisibleCounts>,
+    pub(super) stale: bool,
+}
+
+const LIVE_REFRESH: Duration = Duration::from_millis(250);
+
+impl Live {
+    pub(super) fn new() -> Live {
+        Live { at: Instant::now(), frames: 0, seconds: 0.0, clock: 0.0, timings: None, visible: None, stale: true }
+    }
+
+    /// Takes the renderer's latest figures when a refresh is due, and plots the mean frame time.
+    pub(super) fn refresh(&mut self, now: Instant, clock: f64, renderer: &Renderer, panel: &mut Panel) {
+        if !self.stale && now.duration_since(self.at) < LIVE_REFRESH {
+            return;
+        }
+        if self.frames > 0 {
+            panel.push_frame_time((self.seconds * 1e3 / f64::from(self.frames)) as f32);
+        }
+        self.clock = clock;
+        self.timings = renderer.stats.timings.clone();
+        self.visible = renderer.stats.visible;
+        (self.at, self.frames, self.seconds, self.stale) = (now, 0, 0.0, false);
+    }
+}
+
+/// What the panel is drawn from, borrowed from the viewer.
+pub(super) struct PanelState<'a> {
+    pub(super) setup: &'a SceneSetup,
+    pub(super) renderer: &'a Renderer,
+    pub(super) live: &'a Live,
+    pub(super) options: &'a ViewerOptions,
+    pub(super) paused: bool,
+    pub(super) speed: f32,
+    pub(super) error: Option<&'a str>,
+}
+
+impl<'a> PanelState<'a> {
+    pub(super) fn info(&self, device: &'a str, driver: &'a str, resolution: (u32, u32), present_mode: &'a str) -> PanelInfo<'a> {
+        let (model, renderer) = (&self.setup.model, self.renderer);
+        let first = self.setup.instances.first();
+        let clip = first.and_then(|instance| instance.clip);
+        PanelInfo {
+            device,
+            driver,
+            resolution,
+            present_mode,
+            model_name: &model.name,
+            vertices: model.vertices.len(),
+            triangles: model.indices.len() / 3,
+            joints: model.skeleton.len(),
+            max_influences: model.stats.max_influences,
+            instances: self.setup.instances.len(),
+            max_instances: renderer.setup.memory.max_instances as usize,
+            limiting: &renderer.setup.memory.limiting,
+            strategy: self.options.strategy,
+            clips: model.clips.iter().map(|clip| clip.name.as_str()).collect(),
+            clip,
+            joints_named: model.skeleton.joints.iter().map(|joint| joint.name.as_str()).collect(),
+            layer: first.and_then(|instance| instance.layer),
+            clip_duration: clip.and_then(|clip| model.clips.get(clip)).map_or(1.0, |clip| clip.duration),
+            clock: self.live.clock,
+            paused: self.paused,
+            speed: self.speed,
+            fade: self.options.fade_seconds,
+            debug: renderer.debug,
+            timings: self.live.timings.as_ref(),
+            visible: self.live.visible,
+            renderdoc: self.options.capture.is_some(),
+            error: self.error,
+        }
+    }
+}
