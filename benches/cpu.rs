@@ -5,9 +5,11 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use glam::Mat4;
+use glam::{Affine3A, Mat4};
 use vkskin::anim::{local_to_model, palette, skin_vertex, JointPose};
 use vkskin::formats::{load_model, md5};
+use vkskin::render::reference::skin_packed;
+use vkskin::render::shader_types::SkinnedVertex;
 
 fn assets() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/assets"))
@@ -65,6 +67,16 @@ fn animation(c: &mut Criterion) {
                 ));
             }
         })
+    });
+    // The `cpu` strategy's loop: the same maths in glam's SIMD affine type, packed as the GPU packs.
+    let affine: Vec<Affine3A> = matrices.iter().map(|&matrix| Affine3A::from_mat4(matrix)).collect();
+    let mut out = vec![SkinnedVertex { position: [0.0; 3], normal: [0; 4], tangent: [0; 4] }; model.vertices.len()];
+    group.bench_function("cpu strategy: skinned and packed (per vertex)", |b| {
+        b.iter(|| skin_packed(&model, black_box(&affine), &mut out))
+    });
+    group.throughput(Throughput::Elements(model.influences.len() as u64));
+    group.bench_function("cpu strategy: skinned and packed (per influence)", |b| {
+        b.iter(|| skin_packed(&model, black_box(&affine), &mut out))
     });
     group.finish();
 }

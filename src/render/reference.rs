@@ -1,7 +1,7 @@
 //! The CPU reference of the palette and skin passes for one instance record: what the GPU-vs-CPU
 //! tests and the `cpu` strategy compute.
 
-use glam::Mat4;
+use glam::{Affine3A, Mat4, Vec3, Vec3A, Vec4};
 
 use super::shader_types::{InstanceData, SkinnedVertex, NO_CLIP};
 use crate::anim::{skin_vertex, JointPose, Skinned};
@@ -48,9 +48,46 @@ pub fn reference_skinning(model: &Model, data: &InstanceData) -> Vec<Skinned> {
         .collect()
 }
 
-/// Packs a unit vector (and a fourth value) as snorm16, rounding as GLSL's packSnorm2x16 does.
-fn pack_snorm16(v: glam::Vec3, w: f32) -> [i16; 4] {
-    [v.x, v.y, v.z, w].map(|component| (component.clamp(-1.0, 1.0) * 32767.0).round() as i16)
+/// 1.5 × 2²³: a float of magnitude below 2²² added to it keeps its nearest integer (ties to even)
+/// in the low bits of the sum's mantissa.
+const ROUNDING: f32 = 12_582_912.0;
+
+/// Packs a unit vector (and a fourth value) as snorm16 as GLSL's packSnorm2x16 does: clamped,
+/// scaled by 32767 and rounded (ties to even, which GLSL leaves to the implementation). The
+/// rounding is [`ROUNDING`]'s addition in four lanes and a read of the bits: `f32::round` is a
+/// library call without SSE4.1, and a float-to-int `as` checks its range lane by lane; together
+/// they made packing cost more than skinning.
+fn pack_snorm16(v: Vec3A, w: f32) -> [i16; 4] {
+    let scaled = Vec4::from((Vec3::from(v), w)).clamp(Vec4::splat(-1.0), Vec4::ONE) * 32767.0;
+    let biased = (scaled + Vec4::splat(ROUNDING)).to_array();
+    biased.map(|lane| (lane.to_bits() as i32 - ROUNDING.to_bits() as i32) as i16)
+}
+
+/// One instance's vertices skinned by `palette` and packed as the skin pass packs them: the `cpu`
+/// strategy's inner loop, [`skin_vertex`]'s maths in glam's SIMD affine type. A blended matrix is
+/// three columns and a translation of `Vec3A` (four lanes each): an influence adds four
+/// multiply-adds, and a vertex's position, normal and tangent take three each. No matrix row
+/// the transforms never read, no intermediate vertex list.
+pub fn skin_packed(model: &Model, palette: &[Affine3A], out: &mut [SkinnedVertex]) {
+    for (vertex, out) in model.vertices.iter().zip(out) {
+        let (mut x, mut y, mut z, mut t) = (Vec3A::ZERO, Vec3A::ZERO, Vec3A::ZERO, Vec3A::ZERO);
+        for influence in model.influences_of(vertex) {
+            let Some(matrix) = palette.get(influence.joint as usize) else { continue };
+            // Multiply, then add: `mul_add` is a library call per lane without the FMA target feature.
+            let weight = Vec3A::splat(influence.weight);
+            x += matrix.matrix3.x_axis * weight;
+            y += matrix.matrix3.y_axis * weight;
+            z += matrix.matrix3.z_axis * weight;
+            t += matrix.translation * weight;
+        }
+        let linear = |v: Vec3| x * v.x + y * v.y + z * v.z;
+        let position = linear(vertex.position) + t;
+        *out = SkinnedVertex {
+            position: position.to_array(),
+            normal: pack_snorm16(linear(vertex.normal).normalize_or_zero(), 0.0),
+            tangent: pack_snorm16(linear(vertex.tangent.truncate()).normalize_or_zero(), vertex.tangent.w),
+        };
+    }
 }
 
 /// The `cpu` strategy, the tutorials' software skinning: every instance sampled, blended and skinned
@@ -66,18 +103,48 @@ pub fn cpu_skin_instances(model: &Model, instances: &[InstanceData]) -> Vec<Skin
     std::thread::scope(|scope| {
         for (instances, out) in instances.chunks(per_thread.max(1)).zip(out.chunks_mut(per_thread.max(1) * vertex_count)) {
             scope.spawn(move || {
+                let mut palette = Vec::with_capacity(model.skeleton.len());
                 for (data, out) in instances.iter().zip(out.chunks_mut(vertex_count)) {
-                    let skinned = reference_skinning(model, data);
-                    for ((skinned, vertex), out) in skinned.into_iter().zip(&model.vertices).zip(out) {
-                        *out = SkinnedVertex {
-                            position: skinned.position.to_array(),
-                            normal: pack_snorm16(skinned.normal, 0.0),
-                            tangent: pack_snorm16(skinned.tangent, vertex.tangent.w),
-                        };
-                    }
+                    palette.clear();
+                    palette.extend(reference_palette(model, data).iter().map(|&matrix| Affine3A::from_mat4(matrix)));
+                    skin_packed(model, &palette, out);
                 }
             });
         }
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::Quat;
+
+    /// The packed SIMD loop is the reference's maths on the bundled figure in a made-up pose: the
+    /// same positions, and directions within one snorm16 step.
+    #[test]
+    fn the_cpu_strategys_loop_is_the_reference() {
+        let path = crate::app::default_model_path();
+        let model = crate::formats::load_model(&path, &crate::app::default_animations(&path, &[])).expect("the bundled figure");
+        let palette: Vec<Mat4> = (0..model.skeleton.len())
+            .map(|joint| {
+                let turn = Quat::from_euler(glam::EulerRot::XYZ, joint as f32 * 0.3, -0.2, joint as f32 * 0.11);
+                Mat4::from_scale_rotation_translation(Vec3::splat(1.0 + joint as f32 * 0.01), turn, Vec3::splat(joint as f32))
+            })
+            .collect();
+        let affine: Vec<Affine3A> = palette.iter().map(|&matrix| Affine3A::from_mat4(matrix)).collect();
+        let mut out = vec![SkinnedVertex { position: [0.0; 3], normal: [0; 4], tangent: [0; 4] }; model.vertices.len()];
+        skin_packed(&model, &affine, &mut out);
+        for (vertex, packed) in model.vertices.iter().zip(&out) {
+            let expected =
+                skin_vertex(&palette, vertex.position, vertex.normal, vertex.tangent.truncate(), model.influences_of(vertex));
+            let reach = 1.0 + expected.position.abs().max_element();
+            assert!(Vec3::from_array(packed.position).distance(expected.position) < 1e-5 * reach);
+            let step = |packed: [i16; 4], expected: Vec3| {
+                (0..3).all(|axis| (f32::from(packed[axis]) - (expected[axis] * 32767.0).round()).abs() <= 1.0)
+            };
+            assert!(step(packed.normal, expected.normal) && step(packed.tangent, expected.tangent), "{packed:?} {expected:?}");
+            assert_eq!(packed.tangent[3], if vertex.tangent.w < 0.0 { -32767 } else { 32767 });
+        }
+    }
 }
