@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use egui::{Color32, ComboBox, ProgressBar, RichText, Slider};
+use egui::{Color32, ComboBox, ProgressBar, RichText, Slider, SliderClamping};
 
 use crate::anim::Layer;
 use crate::render::debug::DebugViews;
@@ -183,7 +183,7 @@ impl Panel {
             }
         });
         let mut weight = layer.weight;
-        if ui.add(Slider::new(&mut weight, 0.0..=1.0).text("layer weight")).changed() {
+        if ui.add(Slider::new(&mut weight, 0.0..=1.0).clamping(SliderClamping::Edits).text("layer weight")).changed() {
             actions.push(Action::Layer(Some(Layer { weight, ..layer })));
         }
     }
@@ -219,9 +219,15 @@ impl Panel {
         // Opaque, square-cornered and without a drop shadow: the panel changes no pixel outside its
         // rectangle, which the overlay can copy whole (render/overlay.rs).
         let frame = egui::Frame::window(&ctx.style()).shadow(egui::epaint::Shadow::NONE).corner_radius(0);
-        let shown = egui::Window::new("vkskin").frame(frame).default_pos([8.0, 8.0]).default_width(300.0).resizable(false).show(
-            ctx,
-            |ui| {
+        // Drawn whole from its first frame: a fading panel is not opaque, and the overlay copies it
+        // as if it were.
+        let shown = egui::Window::new("vkskin")
+            .frame(frame)
+            .fade_in(false)
+            .default_pos([8.0, 8.0])
+            .default_width(300.0)
+            .resizable(false)
+            .show(ctx, |ui| {
                 self.about(ui, info);
                 ui.separator();
                 self.timing(ui, info);
@@ -231,8 +237,7 @@ impl Panel {
                     ui.separator();
                     ui.label(RichText::new(error).color(Color32::from_rgb(255, 120, 110)));
                 }
-            },
-        );
+            });
         (actions, shown.map(|shown| shown.response.rect))
     }
 
@@ -334,7 +339,7 @@ impl Panel {
             self.place("clip", &combo.response);
             self.controls.extend(picked);
             let mut fade = info.fade;
-            if ui.add(Slider::new(&mut fade, 0.0..=2.0).text("crossfade s")).changed() {
+            if ui.add(Slider::new(&mut fade, 0.0..=2.0).clamping(SliderClamping::Edits).text("crossfade s")).changed() {
                 actions.push(Action::Fade(fade));
             }
         }
@@ -342,7 +347,7 @@ impl Panel {
             self.layer(ui, info, actions);
         }
         let mut speed = info.speed;
-        if ui.add(Slider::new(&mut speed, 0.0..=4.0).text("speed")).changed() {
+        if ui.add(Slider::new(&mut speed, 0.0..=4.0).clamping(SliderClamping::Edits).text("speed")).changed() {
             actions.push(Action::Speed(speed));
         }
         ui.horizontal(|ui| {

@@ -72,9 +72,10 @@ impl InstanceState {
         let local = seconds * f64::from(self.speed) + f64::from(self.phase);
         let clip_time = |index: usize| clips.get(index).map(|clip| (clip.animation, clip.animation_time(local)));
         let current = self.clip.and_then(clip_time);
+        // A fade that starts after `seconds` (the viewer's clock was moved back past it) is over.
         let fading = self.fade.and_then(|fade| {
             let progress = ((seconds - fade.started) / f64::from(fade.duration)) as f32;
-            (progress < 1.0).then(|| clip_time(fade.from_clip).map(|from| (from, progress.max(0.0)))).flatten()
+            (0.0..1.0).contains(&progress).then(|| clip_time(fade.from_clip).map(|from| (from, progress))).flatten()
         });
         let (a, b, blend) = match (current, fading) {
             (Some(current), Some((from, progress))) => (Some(from), Some(current), progress),
@@ -87,5 +88,35 @@ impl InstanceState {
 
     pub fn world(&self) -> Mat4 {
         Mat4::from_rotation_translation(glam::Quat::from_rotation_y(self.yaw), self.position)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A crossfade plays both clips while it runs, the new one alone after it, and the new one
+    /// alone when the clock is moved back before the switch (a viewer's seek or reset).
+    #[test]
+    fn a_fade_runs_between_its_start_and_end_only() {
+        let clip = |animation| Clip { name: String::new(), animation, start: 0.0, duration: 1.0 };
+        let clips = [clip(0), clip(1)];
+        let mut instance = InstanceState {
+            position: glam::Vec3::ZERO,
+            yaw: 0.0,
+            clip: Some(0),
+            fade: None,
+            layer: None,
+            phase: 0.0,
+            speed: 1.0,
+        };
+        instance.switch_clip(1, 10.0, 0.5);
+        let fading = instance.playback(&clips, 10.25);
+        assert_eq!((fading.a.map(|(animation, _)| animation), fading.b.map(|(animation, _)| animation)), (Some(0), Some(1)));
+        assert!((fading.blend - 0.5).abs() < 1e-6);
+        for seconds in [11.0, 2.0] {
+            let alone = instance.playback(&clips, seconds);
+            assert_eq!((alone.a.map(|(animation, _)| animation), alone.b), (Some(1), None), "at {seconds} s");
+        }
     }
 }

@@ -26,6 +26,8 @@ pub struct Swapchain {
     pub raw: vk::SwapchainKHR,
     /// FIFO: always available, and vsync.
     pub present_mode: vk::PresentModeKHR,
+    /// The images take copies (`TRANSFER_DST`, where the surface supports it).
+    pub takes_copies: bool,
     pub loader: ash::khr::swapchain::Device,
     pub format: vk::Format,
     pub extent: vk::Extent2D,
@@ -70,6 +72,13 @@ impl Swapchain {
         if capabilities.max_image_count > 0 {
             image_count = image_count.min(capabilities.max_image_count);
         }
+        // Copies onto the image (the viewer's panel) where the surface allows them.
+        let takes_copies = capabilities.supported_usage_flags.contains(vk::ImageUsageFlags::TRANSFER_DST);
+        let usage = if takes_copies {
+            vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_DST
+        } else {
+            vk::ImageUsageFlags::COLOR_ATTACHMENT
+        };
         let loader = ash::khr::swapchain::Device::new(&device.instance.raw, &device.raw);
         let info = vk::SwapchainCreateInfoKHR::default()
             .surface(surface.raw)
@@ -78,7 +87,7 @@ impl Swapchain {
             .image_color_space(format.color_space)
             .image_extent(extent)
             .image_array_layers(1)
-            .image_usage(vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_DST)
+            .image_usage(usage)
             .image_sharing_mode(vk::SharingMode::EXCLUSIVE)
             .pre_transform(capabilities.current_transform)
             .composite_alpha(vk::CompositeAlphaFlagsKHR::OPAQUE)
@@ -90,6 +99,7 @@ impl Swapchain {
         let images = unsafe { loader.get_swapchain_images(raw) }.check("vkGetSwapchainImagesKHR")?;
         let mut swapchain = Swapchain {
             present_mode: PRESENT_MODE,
+            takes_copies,
             raw,
             loader,
             format: format.format,

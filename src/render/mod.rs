@@ -137,7 +137,14 @@ pub enum Output<'a> {
     /// Headless: resolve into `offscreen.color`, then copy to its readback buffer.
     Offscreen(&'a OffscreenTarget),
     /// A swapchain image acquired with the slot's `image_available` semaphore.
-    Swapchain { image: vk::Image, view: vk::ImageView, extent: vk::Extent2D, render_finished: vk::Semaphore },
+    Swapchain {
+        image: vk::Image,
+        view: vk::ImageView,
+        extent: vk::Extent2D,
+        render_finished: vk::Semaphore,
+        /// The image takes copies (`TRANSFER_DST`): the overlay may copy the panel onto it.
+        takes_copies: bool,
+    },
 }
 
 /// The passes, in recording order, each owning what it writes.
@@ -452,7 +459,11 @@ impl Renderer {
         commands::begin(&self.device, command_buffer)?;
         let overlay = match overlay {
             Some((pass, frame)) => {
-                pass.prepare(frame, extent)?;
+                let takes_copies = match &output {
+                    Output::Offscreen(_) => true,
+                    Output::Swapchain { takes_copies, .. } => *takes_copies,
+                };
+                pass.prepare(frame, extent, takes_copies)?;
                 Some((pass, frame))
             }
             None => None,

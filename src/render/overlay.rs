@@ -107,11 +107,12 @@ impl OverlayPass {
         })
     }
 
-    /// Before recording a frame into an image of `extent`: uploads the textures egui changed,
+    /// Before recording a frame into an image of `extent` (which `takes_copies` or not): uploads
+    /// the textures egui changed,
     /// frees those it dropped once no frame in flight can still read them, and decides between
     /// drawing and copying (the renderer waited for the device if the size changed, so an old
     /// cache can go).
-    pub fn prepare(&mut self, frame: &OverlayFrame, extent: vk::Extent2D) -> gpu::Result<()> {
+    pub fn prepare(&mut self, frame: &OverlayFrame, extent: vk::Extent2D, takes_copies: bool) -> gpu::Result<()> {
         let textures_changed = !frame.textures.set.is_empty();
         let failed = |error: egui_ash_renderer::RendererError| gpu::Error::Other(format!("the overlay's textures: {error}"));
         for (frames_left, ids) in &mut self.retired {
@@ -127,7 +128,7 @@ impl OverlayPass {
         if !frame.textures.free.is_empty() {
             self.retired.push((FRAMES_IN_FLIGHT + 1, frame.textures.free.clone()));
         }
-        let region = frame.panel_rect.and_then(|rect| copy_region(frame, rect, extent));
+        let region = frame.panel_rect.filter(|_| takes_copies).and_then(|rect| copy_region(frame, rect, extent));
         self.plan = match region {
             None => Plan::Draw,
             Some(region) => {
@@ -265,10 +266,12 @@ fn same_primitives(a: &[ClippedPrimitive], b: &[ClippedPrimitive]) -> bool {
 /// everything drawn lies within it and it is inside the image; None means draw directly.
 fn copy_region(frame: &OverlayFrame, rect: egui::Rect, extent: vk::Extent2D) -> Option<vk::Rect2D> {
     let rim = rect.expand(1.5);
-    let inside = frame.primitives.iter().all(|primitive| match &primitive.primitive {
-        egui::epaint::Primitive::Mesh(mesh) => rim.contains_rect(mesh.calc_bounds().intersect(primitive.clip_rect)),
-        egui::epaint::Primitive::Callback(_) => false,
-    });
+    // Nothing drawn (egui's first, sizing pass of a window): nothing to copy either.
+    let inside = !frame.primitives.is_empty()
+        && frame.primitives.iter().all(|primitive| match &primitive.primitive {
+            egui::epaint::Primitive::Mesh(mesh) => rim.contains_rect(mesh.calc_bounds().intersect(primitive.clip_rect)),
+            egui::epaint::Primitive::Callback(_) => false,
+        });
     let pixels = rect * frame.pixels_per_point;
     let (x0, y0, x1, y1) = (pixels.min.x.ceil(), pixels.min.y.ceil(), pixels.max.x.floor(), pixels.max.y.floor());
     let fits = x0 >= 0.0 && y0 >= 0.0 && x1 <= extent.width as f32 && y1 <= extent.height as f32 && x1 > x0 && y1 > y0;

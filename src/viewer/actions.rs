@@ -2,6 +2,7 @@
 //! renderer is rebuilt for another strategy, count or model.
 
 use super::*;
+use crate::render::MemoryPlan;
 
 impl Viewer {
     /// The frame at the current clock, rendered offscreen by the same renderer (and the last
@@ -50,7 +51,14 @@ impl Viewer {
 
     /// Rebuilds the renderer for another instance count or strategy, keeping the clip.
     pub(super) fn rebuild(&mut self, count: usize, strategy: Strategy) -> gpu::Result<()> {
-        let count = count.max(1);
+        // Within what this device takes with this strategy, before a single instance is laid out.
+        let count = match &self.graphics {
+            Some(graphics) => {
+                let plan = MemoryPlan::new(&graphics.device, &self.setup.model, strategy, 1, None)?;
+                count.clamp(1, plan.max_instances.max(1) as usize)
+            }
+            None => count.max(1),
+        };
         if count == self.setup.instances.len() && strategy == self.options.strategy {
             return Ok(());
         }

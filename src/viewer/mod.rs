@@ -286,6 +286,7 @@ impl Viewer {
         self.live.refresh(now, self.clock, &graphics.renderer, &mut self.panel);
         let mut actions = Vec::new();
         let mut overlay = None;
+        self.report.panel_rect = None;
         if let (Some(ui), true) = (&mut graphics.ui, self.panel.visible) {
             let (device, present_mode) = (graphics.device.name(), format!("{:?}", swapchain.present_mode));
             let state = PanelState {
@@ -313,6 +314,7 @@ impl Viewer {
                 view: swapchain.views[index as usize],
                 extent,
                 render_finished: swapchain.render_finished[index as usize].raw,
+                takes_copies: swapchain.takes_copies,
             };
             let panel = overlay.as_mut().map(|(ui, frame)| (&mut ui.pass, &*frame));
             renderer.render_with_overlay(&scene, output, panel)?;
@@ -383,6 +385,10 @@ impl ApplicationHandler for Viewer {
     }
 
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _window: WindowId, event: WindowEvent) {
+        // A left-button release ends a drag wherever it happens, over the panel too.
+        if let WindowEvent::MouseInput { state: ElementState::Released, button: MouseButton::Left, .. } = event {
+            self.dragging = false;
+        }
         // The panel sees input first; what it takes (a click on a slider) the scene does not.
         if let (Some(graphics), true) = (&mut self.graphics, self.panel.visible) {
             if let Some(ui) = &mut graphics.ui {

@@ -979,6 +979,11 @@ fn malformed_files_fail_with_one_clear_error() {
     );
     let error = refuse("external_buffer.gltf", external.as_bytes());
     assert!(error.message.contains("geometry.bin"), "{error}");
+    // Declared lengths whose sum passes u64: refused by the budget, not overflowed.
+    let huge = r#"{"asset":{"version":"2.0"},"buffers":[{"byteLength":9223372036854775808,"uri":"data:,"},
+        {"byteLength":9223372036854775808,"uri":"data:,"}]}"#;
+    let error = refuse("huge_buffers.gltf", huge.as_bytes());
+    assert!(error.message.contains("external files"), "{error}");
     let no_bin = format!(r#"{{"asset":{{"version":"2.0"}},"buffers":[{{"byteLength":64}}],{}}}"#, asset.members());
     let error = refuse("no_bin_chunk.glb", &glb_bytes(no_bin.as_bytes(), None));
     assert!(error.message.contains("BIN"), "{error}");

@@ -78,8 +78,7 @@ pub(super) fn external_buffer_bytes(document: &Document) -> u64 {
     document
         .buffers()
         .filter(|buffer| matches!(buffer.source(), gltf::buffer::Source::Uri(_)))
-        .map(|buffer| buffer.length() as u64)
-        .sum()
+        .fold(0u64, |total, buffer| total.saturating_add(buffer.length() as u64))
 }
 
 /// A URI's bytes, and the file they came from when they came from one. A relative path is read

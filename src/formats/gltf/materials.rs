@@ -76,7 +76,8 @@ impl Builder<'_> {
             (None, Some(uri)) => {
                 let limit = files::MAX_TEXTURE_BYTES.min(self.external_left);
                 let (bytes, file) = read_uri(uri, self.base_dir, limit, true)?;
-                self.external_left -= bytes.len() as u64;
+                // A data: URI is decoded whole, whatever the limit: the budget may run out here.
+                self.external_left = self.external_left.saturating_sub(bytes.len() as u64);
                 (Cow::Owned(bytes), file.unwrap_or(embedded))
             }
             (None, None) => return Err("expected a bufferView or a uri, found neither".to_string()),
