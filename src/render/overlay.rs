@@ -268,9 +268,8 @@ fn copy_region(frame: &OverlayFrame, rect: egui::Rect, extent: vk::Extent2D) -> 
     let rim = rect.expand(1.5);
     // Nothing drawn (egui's first, sizing pass of a window): nothing to copy either.
     let inside = !frame.primitives.is_empty()
-        && frame.primitives.iter().all(|primitive| match &primitive.primitive {
-            egui::epaint::Primitive::Mesh(mesh) => rim.contains_rect(mesh.calc_bounds().intersect(primitive.clip_rect)),
-            egui::epaint::Primitive::Callback(_) => false,
+        && frame.primitives.iter().all(|primitive| {
+            matches!(primitive.primitive, egui::epaint::Primitive::Mesh(_)) && rim.contains_rect(touched(primitive))
         });
     let pixels = rect * frame.pixels_per_point;
     let (x0, y0, x1, y1) = (pixels.min.x.ceil(), pixels.min.y.ceil(), pixels.max.x.floor(), pixels.max.y.floor());
@@ -281,14 +280,19 @@ fn copy_region(frame: &OverlayFrame, rect: egui::Rect, extent: vk::Extent2D) -> 
     })
 }
 
+/// What one primitive can touch, in points: its mesh's bounds within its clip rectangle (a
+/// callback, its clip rectangle).
+fn touched(primitive: &ClippedPrimitive) -> egui::Rect {
+    match &primitive.primitive {
+        egui::epaint::Primitive::Mesh(mesh) => mesh.calc_bounds().intersect(primitive.clip_rect),
+        egui::epaint::Primitive::Callback(_) => primitive.clip_rect,
+    }
+}
+
 /// The pixels the frame's primitives can touch (their meshes' bounds within their clip
 /// rectangles), within the image; None when there is nothing to draw.
 fn covered_area(frame: &OverlayFrame, extent: vk::Extent2D) -> Option<vk::Rect2D> {
-    let bounds = |primitive: &ClippedPrimitive| match &primitive.primitive {
-        egui::epaint::Primitive::Mesh(mesh) => mesh.calc_bounds().intersect(primitive.clip_rect),
-        egui::epaint::Primitive::Callback(_) => primitive.clip_rect,
-    };
-    let union = frame.primitives.iter().map(bounds).reduce(|a, b| a.union(b))?;
+    let union = frame.primitives.iter().map(touched).reduce(|a, b| a.union(b))?;
     let pixels = union * frame.pixels_per_point;
     let x0 = pixels.min.x.floor().clamp(0.0, extent.width as f32) as u32;
     let y0 = pixels.min.y.floor().clamp(0.0, extent.height as f32) as u32;

@@ -1,7 +1,7 @@
 //! The `vkskin` binary as a user runs it: headless render, errors on bad input and missing parts,
 //! and the viewer under Xvfb. Validation is on wherever Vulkan runs.
 
-use crate::common::{scratch_in, text, xvfb_available};
+use crate::common::{run_validated, scratch_in, text, view_under_xvfb, xvfb_available};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -108,17 +108,9 @@ fn view_runs_under_xvfb_with_validation_clean() {
     if !xvfb_available() {
         return;
     }
-    let output = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 800x600x24"])
-        .arg(env!("CARGO_BIN_EXE_vkskin"))
-        .args(["view", "--frames", "120", "--size", "320x240", "--instances", "2", "--validate"])
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("xvfb-run runs");
-    let message = text(&output);
-    assert!(output.status.success(), "{message}");
+    let message =
+        run_validated(view_under_xvfb().args(["--frames", "120", "--size", "320x240", "--instances", "2", "--validate"]));
     assert!(message.contains("presented 120 frames"), "{message}");
-    assert!(message.contains("validation: 0 errors, 0 warnings"), "{message}");
 }
 
 #[test]

@@ -92,6 +92,24 @@ pub fn scratch_in(suite: &str, name: &str) -> PathBuf {
     folder.join(name)
 }
 
+/// `vkskin view` on a fresh Xvfb display, whose screen holds every window the tests open; the
+/// caller adds the view's arguments.
+pub fn view_under_xvfb() -> Command {
+    let mut command = Command::new("xvfb-run");
+    command.args(["-a", "-s", "-screen 0 1400x900x24"]).arg(env!("CARGO_BIN_EXE_vkskin")).arg("view");
+    command
+}
+
+/// Runs a vkskin command given `--validate`: it must succeed with no validation message and say
+/// so; what it printed.
+pub fn run_validated(command: &mut Command) -> String {
+    let output = command.env("RUST_LOG", "warn").output().expect("the command runs");
+    let message = text(&output);
+    assert!(output.status.success() && !message.contains("VALIDATION"), "{message}");
+    assert!(message.contains("validation: 0 errors, 0 warnings"), "{message}");
+    message
+}
+
 /// Whether `xvfb-run` is installed; says why the caller skips when it is not.
 pub fn xvfb_available() -> bool {
     let found = Command::new("xvfb-run").arg("--help").output().is_ok();

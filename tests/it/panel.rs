@@ -2,8 +2,6 @@
 //! give the actions the viewer applies; and under Xvfb, the panel changes no pixel outside its
 //! rectangle.
 
-use std::process::Command;
-
 use egui::{Event, PointerButton, Pos2, RawInput, Rect};
 use vkskin::anim::Layer;
 use vkskin::panel::{Action, Panel, PanelInfo};
@@ -11,7 +9,7 @@ use vkskin::render::debug::DebugViews;
 use vkskin::render::stats::{PassTimings, VisibleCounts};
 use vkskin::render::Strategy;
 
-use crate::common::{scratch_in, text, xvfb_available};
+use crate::common::{run_validated, scratch_in, view_under_xvfb, xvfb_available};
 
 /// An empty folder for one test's files.
 fn fresh_folder(name: &str) -> std::path::PathBuf {
@@ -173,17 +171,8 @@ fn the_panel_changes_only_the_pixels_inside_its_rectangle() {
     let run = |name: &str, extra: &[&str]| {
         let screenshot = folder.join(name);
         let _ = std::fs::remove_file(&screenshot);
-        let output = Command::new("xvfb-run")
-            .args(["-a", "-s", "-screen 0 1400x900x24"])
-            .arg(env!("CARGO_BIN_EXE_vkskin"))
-            .args(["view", "--frames", "60", "--validate", "--screenshot"])
-            .arg(&screenshot)
-            .args(extra)
-            .env("RUST_LOG", "warn")
-            .output()
-            .expect("xvfb-run runs");
-        let message = text(&output);
-        assert!(output.status.success() && message.contains("validation: 0 errors, 0 warnings"), "{message}");
+        let message =
+            run_validated(view_under_xvfb().args(["--frames", "60", "--validate", "--screenshot"]).arg(&screenshot).args(extra));
         (image::open(&screenshot).expect("screenshot written").to_rgba8(), message)
     };
     let (with_panel, message) = run("panel.png", &[]);
@@ -206,16 +195,11 @@ fn the_viewer_applies_the_panels_controls_as_they_say() {
     // Paused after the first frame, so every shot shows the same moment; each control then
     // changes what it says. A shot is the frame before the step of the same number.
     let steps = "1:pause;60:strategy=vertex;120:instances=9;180:fade=0;181:clip=1;240:debug=skeleton";
-    let output = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 1400x900x24"])
-        .arg(env!("CARGO_BIN_EXE_vkskin"))
-        .args(["view", "--frames", "300", "--size", "960x540", "--validate", "--drive", steps, "--screenshot"])
-        .arg(folder.join("shot.png"))
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("xvfb-run runs");
-    let message = text(&output);
-    assert!(output.status.success() && message.contains("validation: 0 errors, 0 warnings"), "{message}");
+    let message = run_validated(
+        view_under_xvfb()
+            .args(["--frames", "300", "--size", "960x540", "--validate", "--drive", steps, "--screenshot"])
+            .arg(folder.join("shot.png")),
+    );
     assert!(message.contains("frame 240: Debug"), "{message}");
     let [_, _, panel_right, _] = panel_rect(&message);
     // The scene right of the panel.
@@ -265,18 +249,15 @@ fn files_dropped_on_the_viewer_open_and_a_broken_one_keeps_the_model() {
         assets.join("figure_wave.md5anim").display()
     );
     let run = |steps: &str| {
-        let output = Command::new("xvfb-run")
-            .args(["-a", "-s", "-screen 0 1024x768x24"])
-            .arg(env!("CARGO_BIN_EXE_vkskin"))
-            .arg("view")
-            .arg(folder.join("figure.md5mesh"))
-            .args(["--frames", "50", "--size", "480x640", "--validate", "--drive", steps])
-            .env("RUST_LOG", "warn")
-            .output()
-            .expect("xvfb-run runs");
-        let message = text(&output);
-        assert!(output.status.success() && message.contains("validation: 0 errors, 0 warnings"), "{message}");
-        message
+        run_validated(view_under_xvfb().arg(folder.join("figure.md5mesh")).args([
+            "--frames",
+            "50",
+            "--size",
+            "480x640",
+            "--validate",
+            "--drive",
+            steps,
+        ]))
     };
     let message = run(&steps);
     // The broken file: its one-line error in the panel, naming the file and the byte; the figure stays.
