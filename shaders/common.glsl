@@ -98,14 +98,20 @@ struct Bounds {
 // and three more buffers: 2 × 12 + 3 = 27.
 const uint MAX_CHUNKS = 12u;
 
-// What the cull pass produces each frame, read as indirect arguments: 64 + 8 × MAX_CHUNKS bytes.
+// Levels of detail an instance can be drawn at, the full mesh included (src/lod.rs).
+const uint MAX_LEVELS = 8u;
+
+// What the cull pass produces each frame, read as indirect arguments: 64 + 8 × MAX_CHUNKS
+// + 32 × MAX_LEVELS bytes.
 struct CullCounters {
     uvec4 palette_dispatch;         // x: workgroups of kept instances (palette.rs), y: 1, z: 1
-    uvec4 skin_dispatch;            // x: vertex groups, y: instances to skin, z: 1
+    uvec4 kept;                     // x: 0, y: instances kept (skinned at some level), z: 1
     uvec4 skeleton_draw;            // VkDrawIndirectCommand: 2 × joints, instances kept, 0, 0 (debug view)
     uvec4 box_draw;                 // VkDrawIndirectCommand: 24, instances kept, 0, 0 (debug view)
     uint camera_draws[MAX_CHUNKS];  // per chunk: instances the camera sees (draws per mesh)
     uint light_draws[MAX_CHUNKS];   // per chunk: instances the light sees
+    uvec4 skin_levels[MAX_LEVELS];  // per level: the skin pass's dispatch (vertex groups, instances, 1)
+    uvec4 camera_levels[MAX_LEVELS];// per level: the triangle pass's (triangle groups, instances the camera sees, 1)
 };
 
 // One mesh's triangles for the cull pass's draw commands: 8 bytes.

@@ -6,6 +6,12 @@
 // the light sees is skinned and drawn into the shadow map only. Writes the skin list and its count
 // straight into the palette and skin passes' indirect dispatch arguments, and per-mesh draw
 // commands with their counts for the shadow (light) and forward (camera) passes.
+//
+// Levels of detail (src/lod.rs): the camera's level is the coarsest whose error, projected at the
+// box's nearest point, is at most a pixel; the light's is the same for every instance (its texel
+// size, from the CPU). The instance is skinned at the finer of the two (a level's vertices are a
+// prefix of every finer level's, so the coarser one's draw finds its vertices skinned): it joins
+// that level's skin list, and the camera's level's list for the triangle pass.
 #include "common.glsl"
 #include "frame.glsl"
 
@@ -24,6 +30,9 @@ layout(set = 0, binding = 9) writeonly buffer CameraDraws { DrawCommand camera_d
 layout(set = 0, binding = 10) writeonly buffer LightDraws { DrawCommand light_draws[]; };
 // Each kept instance's world box (min.w: 1 when the camera sees it), for the `bounds` debug view.
 layout(set = 0, binding = 11) writeonly buffer DebugBoxes { Bounds debug_boxes[]; };
+// Per level, the instances to skin at it (level l from l × list_stride), then the instances the
+// camera sees at it (from (level_count + l) × list_stride).
+layout(set = 0, binding = 12) writeonly buffer LevelLists { uint level_lists[]; };
 
 layout(push_constant) uniform Push {
     vec4 bind_min;        // bounds of the bind pose (instances without a clip)
@@ -34,6 +43,11 @@ layout(push_constant) uniform Push {
     uint vertex_count;
     uint mesh_count;
     uint chunk_instances;  // instances per chunk of skinned vertices
+    float pixels_at_unit;  // pixels a model unit covers one unit in front of the camera, over the pixel error allowed
+    uint level_count;      // 1: no levels of detail
+    uint light_level;      // the shadow map's level
+    uint list_stride;      // entries a level list has room for: the instance count
+    float level_errors[MAX_LEVELS];  // model units; level 0's is 0
 } push;
 
 // The animation's cell around `time`, added to the box (AnimationBounds::at in src/anim/bounds.rs).
@@ -57,15 +71,28 @@ bool box_in_volume(vec3 center, vec3 extent, vec4 planes[6]) {
     return true;
 }
 
+// The coarsest level whose error, `distance` in front of the camera, covers at most a pixel
+// (lod::camera_level mirrors it).
+uint camera_level(float distance) {
+    for (uint level = push.level_count - 1u; level > 0u; --level) {
+        if (push.level_errors[level] * push.pixels_at_unit <= distance) {
+            return level;
+        }
+    }
+    return 0u;
+}
+
 // Draw commands are grouped by chunk (each chunk is its own vertex buffer), then by mesh: chunk c's
-// commands for mesh m start at (c × mesh_count + m) × chunk_instances.
-void emit(uint slot, uint instance_index, bool camera) {
+// commands for mesh m start at (c × mesh_count + m) × chunk_instances. Level l's meshes are
+// meshes[l × mesh_count + m].
+void emit(uint slot, uint instance_index, bool camera, uint level) {
     uint chunk = instance_index / push.chunk_instances;
     for (uint mesh = 0u; mesh < push.mesh_count; ++mesh) {
+        MeshRange range = meshes[level * push.mesh_count + mesh];
         DrawCommand command;
-        command.index_count = meshes[mesh].index_count;
+        command.index_count = range.index_count;
         command.instance_count = 1u;
-        command.first_index = meshes[mesh].first_index;
+        command.first_index = range.first_index;
         command.vertex_offset = int((instance_index % push.chunk_instances) * push.vertex_count);
         command.first_instance = instance_index;
         uint index = (chunk * push.mesh_count + mesh) * push.chunk_instances + slot;
@@ -120,7 +147,7 @@ void main() {
     if (!camera_sees && !light_sees) {
         return;
     }
-    uint slot = atomicAdd(counters.skin_dispatch.y, 1u);
+    uint slot = atomicAdd(counters.kept.y, 1u);
     if (slot % PALETTE_WORKGROUP_SIZE == 0u) {
         atomicAdd(counters.palette_dispatch.x, 1u);
     }
@@ -129,11 +156,18 @@ void main() {
     skin_list[slot] = instance_index;
     debug_boxes[instance_index].min_corner = vec4(center - extent, camera_sees ? 1.0 : 0.0);
     debug_boxes[instance_index].max_corner = vec4(center + extent, 0.0);
+    // The box's nearest point to the camera (0 inside it): no vertex is nearer, none larger on screen.
+    float distance = length(max(abs(frame.camera_position.xyz - center) - extent, vec3(0.0)));
+    uint seen_level = camera_sees ? camera_level(distance) : push.light_level;
+    uint skin_level = light_sees ? min(seen_level, push.light_level) : seen_level;
+    level_lists[skin_level * push.list_stride + atomicAdd(counters.skin_levels[skin_level].y, 1u)] = instance_index;
     uint chunk = instance_index / push.chunk_instances;
     if (camera_sees) {
-        emit(atomicAdd(counters.camera_draws[chunk], 1u), instance_index, true);
+        uint entry = atomicAdd(counters.camera_levels[seen_level].y, 1u);
+        level_lists[(push.level_count + seen_level) * push.list_stride + entry] = instance_index;
+        emit(atomicAdd(counters.camera_draws[chunk], 1u), instance_index, true, seen_level);
     }
     if (light_sees) {
-        emit(atomicAdd(counters.light_draws[chunk], 1u), instance_index, false);
+        emit(atomicAdd(counters.light_draws[chunk], 1u), instance_index, false, push.light_level);
     }
 }

@@ -35,7 +35,7 @@ layout(set = 0, binding = 6) buffer Palettes { PaletteMatrix palettes[]; } palet
 layout(set = 0, binding = 7) readonly buffer SkinList { uint skin_list[]; };
 // World position of every joint of every instance, for the `skeleton` debug view (instance × joint).
 layout(set = 0, binding = 8) writeonly buffer JointPositions { vec4 joint_positions[]; };
-// What the cull pass counted: skin_dispatch.y is the number of kept instances.
+// What the cull pass counted: kept.y is the number of kept instances.
 layout(set = 0, binding = 9) readonly buffer Counters { CullCounters counters; };
 
 layout(push_constant) uniform Push {
@@ -271,7 +271,7 @@ void store_slot(uint chunk, uint slot, mat4 matrix) {
 
 void main() {
     uint kept = gl_GlobalInvocationID.x;
-    if (kept >= counters.skin_dispatch.y) {
+    if (kept >= counters.kept.y) {
         return;
     }
     uint instance_index = skin_list[kept];

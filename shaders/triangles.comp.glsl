@@ -12,8 +12,10 @@
 //     at 1/8, 3/8, 5/8, 7/8 that holds the standard sample positions),
 // each decided conservatively, so the image is the one drawing every triangle gives.
 //
-// One invocation per (triangle, kept instance): x walks the model's triangles, y the cull pass's
-// skin list (the dispatch's y is the kept count, copied from cull.counters).
+// One dispatch per level of detail, one invocation per (triangle of the level, instance the camera
+// sees at that level): x walks the level's triangles, y the cull pass's camera list for the level
+// (the dispatch's y is its count, cull.counters.camera_levels). A level's survivors land where
+// the full mesh's would (its meshes have no more triangles), so the forward pass's draws are the same.
 #extension GL_EXT_shader_16bit_storage : require
 #include "common.glsl"
 
@@ -22,7 +24,7 @@ layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
 layout(set = 0, binding = 0) readonly buffer Indices { uint indices[]; };
 layout(set = 0, binding = 1) readonly buffer MeshRanges { MeshRange mesh_ranges[]; };
 layout(set = 0, binding = 2) readonly buffer Skinned { float skinned[]; } skinned_chunks[MAX_CHUNKS];
-layout(set = 0, binding = 3) readonly buffer SkinList { uint skin_list[]; };
+layout(set = 0, binding = 3) readonly buffer LevelLists { uint level_lists[]; };
 // One command per (group, mesh), chunk-major, copied from its template before this pass with
 // index_count 0: the survivors are counted into it.
 layout(set = 0, binding = 4) buffer Draws { DrawCommand draws[]; };
@@ -43,6 +45,9 @@ layout(push_constant) uniform Push {
     float facing_sign;      // the sign of a hidden triangle's screen area (triangles::facing_sign); 0: none hidden
     uint sample_test;       // 1: 4× MSAA at the standard sample positions, so the small-triangle test holds
     float snap;             // the rasterizer's sub-pixel grid, 2^-subPixelPrecisionBits pixels
+    uint list_offset;       // where this level's camera list starts in level_lists
+    uint first_range;       // this level's meshes: mesh_ranges[first_range + m] (level 0's from 0)
+    uint level_first_index; // this level's first index in indices[]
 } push;
 
 // Whether [low, high] (pixels) holds a point of the lattice k/4 + 1/8, once grown by `margin`:
@@ -93,7 +98,7 @@ void main() {
     if (gl_GlobalInvocationID.y >= push.instance_count) {
         return;
     }
-    uint instance_index = skin_list[gl_GlobalInvocationID.y];
+    uint instance_index = level_lists[push.list_offset + gl_GlobalInvocationID.y];
     uint chunk = instance_index / push.chunk_instances;
     uint slot = instance_index % push.chunk_instances;
     uint group = slot / push.group_size;
@@ -101,10 +106,11 @@ void main() {
     uint first_vertex = slot * push.vertex_count;
     uint group_vertex = (slot - group_first_slot) * push.vertex_count;  // where this instance starts in its group
     uint block = group_first_slot * push.index_count;
-    uint first = gl_GlobalInvocationID.x * 3u;
+    uint first = push.level_first_index + gl_GlobalInvocationID.x * 3u;
     uint mesh = 0u;
     while (mesh < push.mesh_count &&
-           (first < mesh_ranges[mesh].first_index || first + 2u >= mesh_ranges[mesh].first_index + mesh_ranges[mesh].index_count)) {
+           (first < mesh_ranges[push.first_range + mesh].first_index ||
+            first + 2u >= mesh_ranges[push.first_range + mesh].first_index + mesh_ranges[push.first_range + mesh].index_count)) {
         mesh += 1u;
     }
     if (mesh == push.mesh_count) {

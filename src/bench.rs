@@ -10,6 +10,7 @@ use std::time::Instant;
 use serde_json::{json, Value};
 
 use crate::app::{headless_device, HeadlessRenderer, SceneSetup};
+use crate::imagediff::ImageDifference;
 use crate::model::Model;
 use crate::plot::{LineChart, Series};
 use crate::render::copy::CopyPass;
@@ -20,6 +21,8 @@ use crate::render::{Strategy, VisibleCounts, TIMED_PASSES};
 pub struct BenchOptions {
     pub counts: Vec<usize>,
     pub strategies: Vec<Strategy>,
+    /// Levels of detail off (false) and on (true), in the order to run them.
+    pub lods: Vec<bool>,
     pub warmup: u32,
     pub frames: u32,
     pub size: (u32, u32),
@@ -63,6 +66,11 @@ fn finite(value: f64) -> Value {
 pub struct BenchRow {
     pub strategy: Strategy,
     pub instances: usize,
+    /// Levels of detail on.
+    pub lod: bool,
+    /// With levels of detail on, the last frame against the same frame without them (when the run
+    /// has both).
+    pub image_difference: Option<ImageDifference>,
     /// Why the count was not run (limits, memory); None when it ran.
     pub skipped: Option<String>,
     /// Wall time per frame on the CPU, submit to submit, with frames in flight (the frame rate).
@@ -89,10 +97,10 @@ impl BenchRow {
         self.passes.iter().find(|(pass, _)| *pass == name).map_or(Stats { median: f64::NAN, p95: f64::NAN }, |&(_, stats)| stats)
     }
 
-    /// Skin pass ÷ copy reference (compute strategy).
+    /// Skin pass ÷ copy reference (compute strategy, every vertex skinned: levels of detail off).
     pub fn skin_copy_ratio(&self) -> f64 {
         match self.strategy {
-            Strategy::Compute => self.pass("skin").median / self.copy.median,
+            Strategy::Compute if !self.lod => self.pass("skin").median / self.copy.median,
             _ => f64::NAN,
         }
     }
@@ -101,7 +109,7 @@ impl BenchRow {
     /// costs what its loads and stores cost, whichever memory they hit.
     pub fn skin_copy_touched_ratio(&self) -> f64 {
         match self.strategy {
-            Strategy::Compute => self.pass("skin").median / self.copy_touched.median,
+            Strategy::Compute if !self.lod => self.pass("skin").median / self.copy_touched.median,
             _ => f64::NAN,
         }
     }
@@ -176,7 +184,11 @@ pub fn run(
 ) -> Result<BenchReport, String> {
     let mut frames_submitted = 0u64;
     let device = headless_device(options.validation).map_err(|error| error.to_string())?;
-    let total = options.counts.len() * options.strategies.len();
+    let lods = if options.lods.is_empty() { vec![false] } else { options.lods.clone() };
+    let total = options.counts.len() * options.strategies.len() * lods.len();
+    let mut full = model.clone();
+    full.levels.clear();
+    let levelled = if lods.contains(&true) { crate::lod::with_levels(model) } else { full.clone() };
     // The copy references first, while the device is fresh (see CopyPass::measure). A copy that
     // does not fit in memory leaves its count without a reference.
     let mut copies: BTreeMap<usize, (Stats, Stats)> = BTreeMap::new();
@@ -208,83 +220,107 @@ pub fn run(
             }
         }
     }
-    let mut rows = Vec::new();
+    let mut rows: Vec<BenchRow> = Vec::new();
+    // Each (strategy, count)'s last frame, with levels of detail off and on: their difference.
+    let mut last_images: BTreeMap<(usize, usize, bool), image::RgbaImage> = BTreeMap::new();
     for &instances in &options.counts {
-        for &strategy in &options.strategies {
-            progress(rows.len(), total, &format!("{} × {instances}", strategy.name()));
-            let mut row = BenchRow {
-                strategy,
-                instances,
-                skipped: None,
-                frame_wall: Stats::default(),
-                frame_gpu: Stats::default(),
-                passes: Vec::new(),
-                cpu_skinning: Stats::default(),
-                copy: copies.get(&instances).map_or_else(Stats::default, |copy| copy.0),
-                copy_wall: copies.get(&instances).map_or_else(Stats::default, |copy| copy.1),
-                copy_touched: touched_copies.get(&instances).copied().unwrap_or_default(),
-                bytes_per_instance: bytes_per_instance(model, strategy),
-                visible: None,
-            };
-            // The memory plan first: a count past the device is skipped before anything is laid out.
-            let planned = u32::try_from(instances)
-                .map_err(|_| format!("{instances} instances: expected at most {}", u32::MAX))
-                .and_then(|count| MemoryPlan::new(&device, model, strategy, count, None).map_err(|error| error.to_string()));
-            if let Err(reason) = planned {
-                row.skipped = Some(reason);
-                rows.push(row);
-                continue;
-            }
-            let setup = SceneSetup::new(model.clone(), instances);
-            let mut headless = match HeadlessRenderer::with_strategy(&device, &setup, options.size, strategy) {
-                Ok(headless) => headless,
-                Err(error) => {
-                    row.skipped = Some(error.to_string());
+        for (strategy_index, &strategy) in options.strategies.iter().enumerate() {
+            for &lod in &lods {
+                let model = if lod { &levelled } else { &full };
+                let lod_name = if lod { "lod on" } else { "lod off" };
+                progress(rows.len(), total, &format!("{} × {instances}, {lod_name}", strategy.name()));
+                let mut row = BenchRow {
+                    strategy,
+                    instances,
+                    lod,
+                    image_difference: None,
+                    skipped: None,
+                    frame_wall: Stats::default(),
+                    frame_gpu: Stats::default(),
+                    passes: Vec::new(),
+                    cpu_skinning: Stats::default(),
+                    copy: copies.get(&instances).map_or_else(Stats::default, |copy| copy.0),
+                    copy_wall: copies.get(&instances).map_or_else(Stats::default, |copy| copy.1),
+                    copy_touched: touched_copies.get(&instances).copied().unwrap_or_default(),
+                    bytes_per_instance: bytes_per_instance(model, strategy),
+                    visible: None,
+                };
+                // The memory plan first: a count past the device is skipped before anything is laid out.
+                let planned = u32::try_from(instances)
+                    .map_err(|_| format!("{instances} instances: expected at most {}", u32::MAX))
+                    .and_then(|count| MemoryPlan::new(&device, model, strategy, count, None).map_err(|error| error.to_string()));
+                if let Err(reason) = planned {
+                    row.skipped = Some(reason);
                     rows.push(row);
                     continue;
                 }
-            };
-            let aspect = headless.aspect();
-            let mut frame_walls = Vec::new();
-            let mut timings = Vec::new();
-            let mut cpu_skinning = Vec::new();
-            let mut last = Instant::now();
-            for frame in 0..options.warmup + options.frames {
-                let scene = setup.frame(f64::from(frame) / 60.0, aspect);
-                let submitted =
-                    crate::capture::around_frame(capture.as_deref_mut(), frames_submitted, || headless.submit(&scene));
-                frames_submitted += 1;
-                if let Err(error) = submitted {
-                    row.skipped = Some(error);
-                    break;
+                let setup = SceneSetup::new(model.clone(), instances);
+                let mut headless = match HeadlessRenderer::with_strategy(&device, &setup, options.size, strategy) {
+                    Ok(headless) => headless,
+                    Err(error) => {
+                        row.skipped = Some(error.to_string());
+                        rows.push(row);
+                        continue;
+                    }
+                };
+                let aspect = headless.aspect();
+                let mut frame_walls = Vec::new();
+                let mut timings = Vec::new();
+                let mut cpu_skinning = Vec::new();
+                let mut last = Instant::now();
+                for frame in 0..options.warmup + options.frames {
+                    let scene = setup.frame(f64::from(frame) / 60.0, aspect);
+                    let submitted =
+                        crate::capture::around_frame(capture.as_deref_mut(), frames_submitted, || headless.submit(&scene));
+                    frames_submitted += 1;
+                    if let Err(error) = submitted {
+                        row.skipped = Some(error);
+                        break;
+                    }
+                    let now = Instant::now();
+                    if frame >= options.warmup {
+                        frame_walls.push(now.duration_since(last).as_secs_f64() * 1e3);
+                        cpu_skinning.push(headless.renderer.stats.cpu_skinning_ms);
+                        // The timings of the frame whose slot this one reused (two frames ago).
+                        timings.extend(headless.renderer.stats.timings.clone());
+                    }
+                    last = now;
                 }
-                let now = Instant::now();
-                if frame >= options.warmup {
-                    frame_walls.push(now.duration_since(last).as_secs_f64() * 1e3);
-                    cpu_skinning.push(headless.renderer.stats.cpu_skinning_ms);
-                    // The timings of the frame whose slot this one reused (two frames ago).
-                    timings.extend(headless.renderer.stats.timings.clone());
+                headless.renderer.wait_all().map_err(|error| error.to_string())?;
+                timings.extend(headless.renderer.stats.timings.clone());
+                row.visible = headless.renderer.stats.visible;
+                if lods.len() > 1 && row.skipped.is_none() {
+                    // The last measured frame again, read back: the image levels of detail change.
+                    let scene = setup.frame(f64::from(options.warmup + options.frames - 1) / 60.0, aspect);
+                    let image = headless.render(&scene).map_err(|error| error.to_string())?;
+                    last_images.insert((instances, strategy_index, lod), image);
+                    if let (Some(off), Some(on)) = (
+                        last_images.get(&(instances, strategy_index, false)),
+                        last_images.get(&(instances, strategy_index, true)),
+                    ) {
+                        let difference = ImageDifference::between(on, off);
+                        match rows.iter_mut().find(|row| row.instances == instances && row.strategy == strategy && row.lod) {
+                            Some(on_row) => on_row.image_difference = difference,
+                            None => row.image_difference = difference,
+                        }
+                    }
                 }
-                last = now;
-            }
-            headless.renderer.wait_all().map_err(|error| error.to_string())?;
-            timings.extend(headless.renderer.stats.timings.clone());
-            row.visible = headless.renderer.stats.visible;
-            drop(headless);
-            if row.skipped.is_some() {
+                drop(headless);
+                if row.skipped.is_some() {
+                    rows.push(row);
+                    continue;
+                }
+                row.frame_wall = Stats::of(&frame_walls);
+                row.frame_gpu = Stats::of(&timings.iter().map(|timing| timing.total()).collect::<Vec<_>>());
+                // The benchmark draws no panel: the overlay pass never runs here.
+                row.passes = TIMED_PASSES
+                    .iter()
+                    .filter(|&&pass| pass != "overlay")
+                    .map(|&pass| (pass, Stats::of(&timings.iter().filter_map(|timing| timing.get(pass)).collect::<Vec<_>>())))
+                    .collect();
+                row.cpu_skinning = if strategy == Strategy::Cpu { Stats::of(&cpu_skinning) } else { Stats::of(&[]) };
                 rows.push(row);
-                continue;
             }
-            row.frame_wall = Stats::of(&frame_walls);
-            row.frame_gpu = Stats::of(&timings.iter().map(|timing| timing.total()).collect::<Vec<_>>());
-            // The benchmark draws no panel: the overlay pass never runs here.
-            row.passes = TIMED_PASSES
-                .iter()
-                .filter(|&&pass| pass != "overlay")
-                .map(|&pass| (pass, Stats::of(&timings.iter().filter_map(|timing| timing.get(pass)).collect::<Vec<_>>())))
-                .collect();
-            row.cpu_skinning = if strategy == Strategy::Cpu { Stats::of(&cpu_skinning) } else { Stats::of(&[]) };
-            rows.push(row);
         }
     }
     progress(total, total, "done");
@@ -303,6 +339,14 @@ pub fn run(
         warmup: options.warmup,
         rows,
     })
+}
+
+fn on_off(on: bool) -> &'static str {
+    if on {
+        "on"
+    } else {
+        "off"
+    }
 }
 
 fn milliseconds(value: f64) -> String {
@@ -340,9 +384,10 @@ impl BenchReport {
         );
         let _ = writeln!(
             out,
-            "{:<8} {:>9} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10}",
+            "{:<8} {:>9} {:>4} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
             "strategy",
             "instances",
+            "lod",
             "frame ms",
             "p95",
             "gpu ms",
@@ -356,19 +401,22 @@ impl BenchReport {
             "copy ms",
             "skin/copy",
             "skin/all",
-            "Mvert/s"
+            "Mvert/s",
+            "image vs lod off"
         );
         for row in &self.rows {
             if let Some(reason) = &row.skipped {
-                let _ = writeln!(out, "{:<8} {:>9}  skipped: {reason}", row.strategy.name(), row.instances);
+                let _ =
+                    writeln!(out, "{:<8} {:>9} {:>4}  skipped: {reason}", row.strategy.name(), row.instances, on_off(row.lod));
                 continue;
             }
             let ratio = |ratio: f64| if ratio.is_finite() { format!("{ratio:.2}") } else { "-".into() };
             let _ = writeln!(
                 out,
-                "{:<8} {:>9} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10}",
+                "{:<8} {:>9} {:>4} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
                 row.strategy.name(),
                 row.instances,
+                on_off(row.lod),
                 milliseconds(row.frame_wall.median),
                 milliseconds(row.frame_wall.p95),
                 milliseconds(row.frame_gpu.median),
@@ -383,6 +431,11 @@ impl BenchReport {
                 ratio(row.skin_copy_ratio()),
                 ratio(row.skin_copy_touched_ratio()),
                 rate(row.vertices_per_second(self.vertex_count)),
+                row.image_difference.map_or("-".into(), |difference| format!(
+                    "{:.3}%, {:.1} dB",
+                    100.0 * difference.changed_share(),
+                    difference.psnr
+                )),
             );
         }
         out
@@ -398,6 +451,13 @@ impl BenchReport {
                 json!({
                     "strategy": row.strategy.name(),
                     "instances": row.instances,
+                    "lod": row.lod,
+                    "image_vs_lod_off": row.image_difference.map(|difference| json!({
+                        "changed_pixels": difference.changed,
+                        "changed_share": difference.changed_share(),
+                        "mean_abs_difference": difference.mean,
+                        "psnr_db": finite(difference.psnr),
+                    })),
                     "status": if row.skipped.is_some() { "skipped" } else { "ok" },
                     "skipped_reason": row.skipped,
                     "frame_wall_ms": row.frame_wall.to_json(),
@@ -438,7 +498,8 @@ impl BenchReport {
             "strategy,instances,status,frame_wall_ms_median,frame_wall_ms_p95,frame_gpu_ms_median,frame_gpu_ms_p95,\
              cull_ms,palette_ms,skin_ms,triangles_ms,shadow_ms,forward_ms,resolve_ms,cpu_skinning_ms,copy_reference_ms,copy_reference_wall_ms,skin_copy_ratio,\
              copy_touched_reference_ms,skin_copy_touched_ratio,\
-             vertices_per_second,skinned_vertices_per_second,bytes_per_instance,visible_skinned,visible_camera,visible_light\n",
+             vertices_per_second,skinned_vertices_per_second,bytes_per_instance,visible_skinned,visible_camera,visible_light,\
+             lod,image_changed_share,image_psnr_db\n",
         );
         let number = |value: f64| if value.is_finite() { format!("{value}") } else { String::new() };
         for row in &self.rows {
@@ -446,7 +507,7 @@ impl BenchReport {
             let visible = row.visible;
             let _ = writeln!(
                 out,
-                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 row.strategy.name(),
                 row.instances,
                 number(row.frame_wall.median),
@@ -472,6 +533,9 @@ impl BenchReport {
                 visible.map_or(String::new(), |visible| visible.skinned.to_string()),
                 visible.map_or(String::new(), |visible| visible.camera.to_string()),
                 visible.map_or(String::new(), |visible| visible.light.to_string()),
+                on_off(row.lod),
+                row.image_difference.map_or(String::new(), |difference| number(difference.changed_share())),
+                row.image_difference.map_or(String::new(), |difference| number(difference.psnr)),
             );
         }
         out
@@ -487,21 +551,23 @@ impl BenchReport {
         series
     }
 
+    /// One series per (strategy, levels of detail): named by the strategy, with "+ lod" for rows
+    /// with levels of detail in a run that has rows without them.
     fn series(&self, value: impl Fn(&BenchRow) -> f64) -> Vec<Series> {
-        let mut strategies: Vec<Strategy> = Vec::new();
+        let mixed = self.rows.iter().any(|row| row.lod) && self.rows.iter().any(|row| !row.lod);
+        let mut keys: Vec<(Strategy, bool)> = Vec::new();
         for row in &self.rows {
-            if !strategies.contains(&row.strategy) {
-                strategies.push(row.strategy);
+            if !keys.contains(&(row.strategy, row.lod)) {
+                keys.push((row.strategy, row.lod));
             }
         }
-        strategies
-            .into_iter()
-            .map(|strategy| Series {
-                name: strategy.name().to_string(),
+        keys.into_iter()
+            .map(|(strategy, lod)| Series {
+                name: if mixed && lod { format!("{} + lod", strategy.name()) } else { strategy.name().to_string() },
                 points: self
                     .rows
                     .iter()
-                    .filter(|row| row.strategy == strategy && row.skipped.is_none())
+                    .filter(|row| row.strategy == strategy && row.lod == lod && row.skipped.is_none())
                     .map(|row| (row.instances as f64, value(row)))
                     .filter(|(_, y)| y.is_finite())
                     .collect(),

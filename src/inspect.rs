@@ -52,6 +52,25 @@ pub fn describe(model: &Model) -> String {
         let material = model.materials.get(mesh.material).map_or("?", |material| material.name.as_str());
         let _ = writeln!(out, "  {}: {} triangles, material {material}", mesh.name, mesh.index_count / 3);
     }
+    if !model.levels.is_empty() {
+        let _ = writeln!(
+            out,
+            "levels of detail: {} (error: farthest a vertex lies from the level, sampled poses)",
+            model.levels.len() + 1
+        );
+        let _ = writeln!(out, "  0: {} vertices, {} triangles, error 0", model.vertices.len(), model.indices.len() / 3);
+        for (index, level) in model.levels.iter().enumerate() {
+            let percent = 100.0 * level.error / model.extent().max(1e-9);
+            let _ = writeln!(
+                out,
+                "  {}: {} vertices, {} triangles, error {:.4} ({percent:.2}% of the extent)",
+                index + 1,
+                level.vertex_count,
+                level.triangle_count(),
+                level.error
+            );
+        }
+    }
     let _ = writeln!(out, "materials:");
     for material in &model.materials {
         let texture = match &material.texture {

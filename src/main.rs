@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use vkskin::anim::Layer;
 use vkskin::app::{default_animations, default_model_path, find_clip, headless_device, HeadlessRenderer, SceneSetup};
@@ -81,6 +81,9 @@ enum Command {
         /// Cut named clips from the first animation: NAME=FIRST-LAST,... (frames, or seconds as 0.5s-1.2s).
         #[arg(long)]
         clips: Option<String>,
+        /// Build and list the levels of detail (`off`: skip them).
+        #[arg(long, value_enum, default_value_t = Lod::On)]
+        lod: Lod,
     },
     /// Benchmark the skinning strategies side by side, headless: a table on stdout, JSON, CSV and
     /// PNG plots in --out.
@@ -95,6 +98,10 @@ enum Command {
         /// Strategies, comma separated: compute, vertex, cpu.
         #[arg(long, default_value = "compute,vertex,cpu", value_delimiter = ',', value_parser = parse_strategy)]
         strategies: Vec<Strategy>,
+        /// Levels of detail, comma separated: on, off. With both, each row with them on gets the
+        /// difference its last frame makes against the same frame with them off.
+        #[arg(long, value_enum, default_value = "on", value_delimiter = ',')]
+        lod: Vec<Lod>,
         /// Measured frames per strategy and count.
         #[arg(long, default_value_t = 60)]
         frames: u32,
@@ -161,6 +168,20 @@ fn parse_layer(model: &Model, text: &str) -> Result<Layer, String> {
     Ok(Layer { clip, joint, weight })
 }
 
+/// Levels of detail (`lod.rs`): on, the cull pass picks each instance's level (at most a pixel of
+/// error); off, every instance is drawn whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Lod {
+    On,
+    Off,
+}
+
+impl Lod {
+    fn on(self) -> bool {
+        self == Lod::On
+    }
+}
+
 #[derive(Args)]
 struct SceneArgs {
     /// Model file (.md5mesh). Default: the bundled figure.
@@ -196,6 +217,10 @@ struct SceneArgs {
     /// shader, as the tutorials do) or cpu (software skinning on all cores).
     #[arg(long, default_value = "compute", value_parser = parse_strategy)]
     strategy: Strategy,
+    /// Levels of detail: on (each instance drawn at the coarsest level within a pixel of the full
+    /// mesh) or off (full detail).
+    #[arg(long, value_enum, default_value_t = Lod::On)]
+    lod: Lod,
     /// Turn on the Khronos validation layer with synchronization validation (also VKSKIN_VALIDATION=1).
     #[arg(long)]
     validate: bool,
@@ -242,6 +267,9 @@ impl SceneArgs {
         }
         for warning in &model.stats.warnings {
             log::warn!("{}", vkskin::formats::files::one_line(warning));
+        }
+        if self.lod.on() {
+            model = vkskin::lod::with_levels(&model);
         }
         log::info!(
             "{}: {} vertices, {} joints, up to {} influences a vertex, {} clips",
@@ -423,6 +451,7 @@ fn run(cli: Cli) -> Result<(), String> {
             layer: None,
             fade: 0.3,
             strategy: Strategy::Compute,
+            lod: Lod::On,
             validate: false,
             capture_frame: None,
             debug: DebugViews::default(),
@@ -469,12 +498,13 @@ fn run(cli: Cli) -> Result<(), String> {
             check_messages(validation, report.messages)
         }
         Command::Render { scene, time, size, out, frames } => render(&scene, time, size, &out, frames),
-        Command::Bench { model, animations, counts, strategies, frames, warmup, size, out, validate, capture_frame } => {
+        Command::Bench { model, animations, counts, strategies, lod, frames, warmup, size, out, validate, capture_frame } => {
             let mut capture = capture_frame.map(FrameCapture::attach).transpose()?;
             let path = model.unwrap_or_else(default_model_path);
             let animations = default_animations(&path, &animations);
             let model = load_model(&path, &animations).map_err(|error| error.to_string())?;
             let options = vkskin::bench::BenchOptions {
+                lods: lod.iter().map(|lod| lod.on()).collect(),
                 counts,
                 strategies,
                 warmup,
@@ -504,11 +534,14 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Soak { scene, frames, switch_every, every, size, report } => {
             soak(&scene, frames, switch_every.max(1), every.max(1), size, &report)
         }
-        Command::Inspect { model, animations, clips } => {
+        Command::Inspect { model, animations, clips, lod } => {
             let animations = default_animations(&model, &animations);
             let mut model = load_model(&model, &animations).map_err(|error| error.to_string())?;
             if let Some(text) = &clips {
                 model.cut_clips(&parse_clips_argument(text)?)?;
+            }
+            if lod.on() {
+                model = vkskin::lod::with_levels(&model);
             }
             // A reader that stops early (`| head`) is not an error; print! would panic on it.
             use std::io::Write as _;

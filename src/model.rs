@@ -98,6 +98,9 @@ pub struct Model {
     pub clips: Vec<Clip>,
     /// Culling bounds per animation ([`Model::compute_bounds`] fills them).
     pub bounds: ModelBounds,
+    /// Simplified copies of the triangles, finest first, after the full mesh (level 0); empty until
+    /// [`crate::lod::with_levels`] makes them.
+    pub levels: Vec<crate::lod::Level>,
     pub stats: LoadStats,
 }
 
@@ -446,6 +449,7 @@ mod tests {
             animations: Vec::new(),
             clips: Vec::new(),
             bounds: ModelBounds::default(),
+            levels: Vec::new(),
             stats: LoadStats::default(),
         }
     }

@@ -40,6 +40,8 @@ pub struct Shape {
     pub joints: u64,
     pub meshes: u64,
     pub indices: u64,
+    /// Levels of detail, the full mesh included.
+    pub levels: u64,
 }
 
 impl Shape {
@@ -49,6 +51,7 @@ impl Shape {
             joints: model.skeleton.len() as u64,
             meshes: model.meshes.len() as u64,
             indices: model.indices.len() as u64,
+            levels: model.levels.len() as u64 + 1,
         }
     }
 }
@@ -133,8 +136,13 @@ impl MemoryPlan {
         let skinned = vertices * size_of::<SkinnedVertex>() as u64;
         let palettes = joints * size_of::<PaletteMatrix>() as u64;
         let frames = FRAMES_IN_FLIGHT as u64;
-        // Parameters per frame in flight, a skin-list slot, a debug box, draw commands.
-        let fixed = size_of::<InstanceData>() as u64 * frames + 4 + 32 + 2 * meshes * size_of::<DrawCommand>() as u64;
+        // Parameters per frame in flight, a skin-list slot, a debug box, draw commands, a slot in
+        // each level's two lists.
+        let fixed = size_of::<InstanceData>() as u64 * frames
+            + 4
+            + 32
+            + 2 * meshes * size_of::<DrawCommand>() as u64
+            + 2 * 4 * shape.levels.max(1);
         // The palette pass's joint positions (the skeleton debug view), with the palettes.
         let joint_positions = joints * 16;
         // The triangle pass's output (`compute`): a copy of the index buffer in 16-bit indices and a
@@ -240,7 +248,7 @@ mod tests {
 
     fn figure_like() -> Shape {
         // No triangles: the triangle pass adds nothing, so the figures below are the skinned ones.
-        Shape { vertices: 2000, joints: 24, meshes: 1, indices: 0 }
+        Shape { vertices: 2000, joints: 24, meshes: 1, indices: 0, levels: 1 }
     }
 
     #[test]
@@ -264,7 +272,7 @@ mod tests {
         // 60,000 indices: 120,000 bytes of culled indices an instance, more than the 56,000 of
         // skinned vertices, so they bound the chunk: 1,118 instances, not a whole number of the
         // 32-instance groups (65,536 / 2,000 vertices), whose last would overflow the binding.
-        let shape = Shape { vertices: 2000, joints: 24, meshes: 1, indices: 60_000 };
+        let shape = Shape { vertices: 2000, joints: 24, meshes: 1, indices: 60_000, levels: 1 };
         let range = 128 << 20;
         let plan = MemoryPlan::for_limits(shape, Strategy::Compute, 5_000, range, 1 << 40, 65_535);
         assert_eq!(plan.chunking.instances_per_chunk, 1_088);

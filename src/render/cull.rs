@@ -4,14 +4,15 @@
 //! Reads: `frame.uniforms[slot]` (planes), `frame.instances[slot]`, `model.animation_cells`, `model.cells`,
 //! `model.mesh_ranges`. Writes (and owns): `cull.counters` (reset first; then the palette and skin
 //! passes' indirect dispatch arguments and the draw counts), `cull.skin_list`, `cull.camera_draws`,
-//! `cull.light_draws`, `cull.debug_boxes`. Its hazards: [`CullPass::reset_hazards`],
+//! `cull.light_draws`, `cull.debug_boxes`, `cull.level_lists` (per level of detail, the instances
+//! to skin at it and the instances the camera sees at it). Its hazards: [`CullPass::reset_hazards`],
 //! [`CullPass::hazards_before`], [`CullPass::hazards_after`].
 
 use std::sync::Arc;
 
 use ash::vk;
 
-use glam::Vec3;
+use glam::{Mat4, Vec3};
 
 use super::shader_types::{frustum_planes, CullCounters, CullPush, InstanceData, NO_CLIP};
 use super::FrameScene;
@@ -37,6 +38,7 @@ pub const BINDING_SKIN_LIST: u32 = 8;
 pub const BINDING_CAMERA_DRAWS: u32 = 9;
 pub const BINDING_LIGHT_DRAWS: u32 = 10;
 pub const BINDING_DEBUG_BOXES: u32 = 11;
+pub const BINDING_LEVEL_LISTS: u32 = 12;
 
 pub struct CullPass {
     pub pipeline: Pipeline,
@@ -50,6 +52,9 @@ pub struct CullPass {
     pub light_draws: Buffer,
     /// Each kept instance's world box, for the debug views.
     pub debug_boxes: Buffer,
+    /// Per level, room for every instance: the skin lists (level l from l × instance count), then
+    /// the camera lists (level l from (level count + l) × instance count).
+    pub level_lists: Buffer,
     device: Arc<Device>,
 }
 
@@ -71,8 +76,8 @@ const CULL_WRITES: Side = side("cull writes", Stage::COMPUTE_SHADER, Access::SHA
 
 impl CullPass {
     /// The pass and its outputs, for `instance_count` instances whose draw commands take
-    /// `command_bytes` per list.
-    pub fn new(device: &Arc<Device>, instance_count: u32, command_bytes: u64) -> gpu::Result<CullPass> {
+    /// `command_bytes` per list, with `level_count` levels of detail.
+    pub fn new(device: &Arc<Device>, instance_count: u32, command_bytes: u64, level_count: u32) -> gpu::Result<CullPass> {
         // TRANSFER_SRC: tests and debugging read them back.
         let indirect_storage = Usage::STORAGE_BUFFER | Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC;
         let storage = Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC;
@@ -83,11 +88,12 @@ impl CullPass {
         let camera_draws = buffer("cull.camera_draws", command_bytes, indirect_storage)?;
         let light_draws = buffer("cull.light_draws", command_bytes, indirect_storage)?;
         let debug_boxes = buffer("cull.debug_boxes", 32 * u64::from(instance_count), storage)?;
+        let level_lists = buffer("cull.level_lists", 2 * 4 * u64::from(level_count) * u64::from(instance_count), storage)?;
 
         let storage = vk::DescriptorType::STORAGE_BUFFER;
         let compute = vk::ShaderStageFlags::COMPUTE;
         let mut bindings = vec![(BINDING_FRAME_UNIFORMS, vk::DescriptorType::UNIFORM_BUFFER, compute)];
-        for binding in BINDING_INSTANCES..=BINDING_DEBUG_BOXES {
+        for binding in BINDING_INSTANCES..=BINDING_LEVEL_LISTS {
             bindings.push((binding, storage, compute));
         }
         let set_layout = DescriptorSetLayout::new(device, "cull.set_layout", &bindings)?;
@@ -99,7 +105,17 @@ impl CullPass {
             std::mem::size_of::<CullPush>() as u32,
             &[(0, WORKGROUP_SIZE), (1, super::palette::WORKGROUP_SIZE)],
         )?;
-        Ok(CullPass { pipeline, set_layout, counters, skin_list, camera_draws, light_draws, debug_boxes, device: device.clone() })
+        Ok(CullPass {
+            pipeline,
+            set_layout,
+            counters,
+            skin_list,
+            camera_draws,
+            light_draws,
+            debug_boxes,
+            level_lists,
+            device: device.clone(),
+        })
     }
 
     pub fn write_set(&self, set: vk::DescriptorSet, inputs: &CullInputs<'_>) {
@@ -117,6 +133,7 @@ impl CullPass {
                 (BINDING_CAMERA_DRAWS, Resource::StorageBuffer(&self.camera_draws)),
                 (BINDING_LIGHT_DRAWS, Resource::StorageBuffer(&self.light_draws)),
                 (BINDING_DEBUG_BOXES, Resource::StorageBuffer(&self.debug_boxes)),
+                (BINDING_LEVEL_LISTS, Resource::StorageBuffer(&self.level_lists)),
             ],
         );
     }
@@ -148,8 +165,8 @@ impl CullPass {
         vec![
             Hazard::buffer("cull.counters", &self.counters, RESET, counting),
             Hazard::buffers(
-                "cull.skin_list, camera_draws, light_draws, debug_boxes",
-                [&self.skin_list, &self.camera_draws, &self.light_draws, &self.debug_boxes],
+                "cull.skin_list, camera_draws, light_draws, debug_boxes, level_lists",
+                [&self.skin_list, &self.camera_draws, &self.light_draws, &self.debug_boxes, &self.level_lists],
                 readers,
                 CULL_WRITES,
             ),
@@ -171,7 +188,12 @@ impl CullPass {
         let draws = side("indirect draws", Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ);
         vec![
             Hazard::buffer("cull.counters", &self.counters, CULL_WRITES, arguments),
-            Hazard::buffers("cull.skin_list, debug_boxes", [&self.skin_list, &self.debug_boxes], CULL_WRITES, lists),
+            Hazard::buffers(
+                "cull.skin_list, debug_boxes, level_lists",
+                [&self.skin_list, &self.debug_boxes, &self.level_lists],
+                CULL_WRITES,
+                lists,
+            ),
             Hazard::buffers("cull.camera_draws, light_draws", [&self.camera_draws, &self.light_draws], CULL_WRITES, draws),
         ]
     }
@@ -197,6 +219,80 @@ impl CullPass {
 pub struct Seen {
     pub camera: bool,
     pub light: bool,
+}
+
+/// What the cull pass needs to pick levels of detail: each level's error (level 0's is 0), how
+/// many pixels a model unit covers one unit in front of the camera over the pixel error allowed,
+/// and the shadow map's level.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LevelChoice {
+    pub errors: Vec<f32>,
+    pub pixels_at_unit: f32,
+    pub light_level: u32,
+}
+
+impl LevelChoice {
+    /// Largest error a level may have, in pixels: one.
+    pub const PIXEL_ERROR: f32 = 1.0;
+
+    /// For a frame of `extent_height` pixels seen through `view_projection` (a perspective
+    /// projection), with a shadow map of `shadow_size` texels square over `light_view_projection`
+    /// (an orthographic one).
+    pub fn new(
+        errors: Vec<f32>,
+        view_projection: Mat4,
+        extent_height: u32,
+        light_view_projection: Mat4,
+        shadow_size: u32,
+    ) -> LevelChoice {
+        // Clip y is P11 × view y, and clip w is −view z: the rows' lengths give P11 whatever the view.
+        let (y_row, w_row) = (view_projection.row(1).truncate(), view_projection.row(3).truncate());
+        let pixels_at_unit = y_row.length() / w_row.length().max(1e-12) * extent_height as f32 * 0.5 / Self::PIXEL_ERROR;
+        // An orthographic light: clip x and y are 2 / width × light x and y.
+        let (x_row, y_row) = (light_view_projection.row(0).truncate(), light_view_projection.row(1).truncate());
+        let texel = 2.0 / (x_row.length().max(y_row.length()) * shadow_size as f32).max(1e-12);
+        let light_level = (0..errors.len()).rev().find(|&level| errors[level] <= texel * Self::PIXEL_ERROR).unwrap_or(0) as u32;
+        LevelChoice { errors, pixels_at_unit: if pixels_at_unit.is_finite() { pixels_at_unit } else { 0.0 }, light_level }
+    }
+
+    /// The coarsest level whose error covers at most a pixel at `distance` in front of the camera
+    /// (cull.comp's `camera_level`).
+    pub fn camera_level(&self, distance: f32) -> u32 {
+        (1..self.errors.len()).rev().find(|&level| self.errors[level] * self.pixels_at_unit <= distance).unwrap_or(0) as u32
+    }
+}
+
+/// Levels the cull pass picks for one instance: the camera's (when it sees it), the shadow map's
+/// (when the light does), and the one it is skinned at, the finer of those.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Levels {
+    pub camera: Option<u32>,
+    pub light: Option<u32>,
+    pub skinned: u32,
+}
+
+/// The CPU reference of cull.comp's levels of detail for the instances either view sees (None for
+/// the others).
+pub fn reference_levels(model: &Model, scene: &FrameScene, choice: &LevelChoice) -> Vec<Option<Levels>> {
+    let camera = frustum_planes(scene.view_projection);
+    let light = frustum_planes(scene.light_view_projection);
+    scene
+        .instances
+        .iter()
+        .map(|data| {
+            let world = animated_box(model, data).transformed(data.world());
+            let (camera_sees, light_sees) = (box_in_volume(world, &camera), box_in_volume(world, &light));
+            let distance = (scene.camera_position - world.center()).abs() - world.size() * 0.5;
+            let camera_level = camera_sees.then(|| choice.camera_level(distance.max(Vec3::ZERO).length()));
+            let light_level = light_sees.then_some(choice.light_level);
+            let skinned = match (camera_level, light_level) {
+                (Some(camera), Some(light)) => camera.min(light),
+                (Some(level), None) | (None, Some(level)) => level,
+                (None, None) => return None,
+            };
+            Some(Levels { camera: camera_level, light: light_level, skinned })
+        })
+        .collect()
 }
 
 /// The box cull.comp tests for an instance, in model space: its animation's cell at its time (and

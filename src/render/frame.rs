@@ -10,14 +10,16 @@
 use ash::vk;
 use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 
+use super::cull::LevelChoice;
 use super::debug::DebugFrame;
 use super::draw::{DrawList, VertexSource};
 use super::forward::{ForwardTargets, MeshDraw, ResolveTarget};
 use super::overlay::{OverlayFrame, OverlayPass};
+use super::shader_types::MAX_LEVELS;
 use super::shader_types::{CullCounters, CullPush, PalettePush, SkinPush, TrianglesPush};
 use super::slots::FrameSlot;
 use super::triangles::{CulledDraws, TriangleCulling};
-use super::{skin, FrameScene, Output, Renderer, Strategy, TIMED_PASSES};
+use super::{shadow, skin, triangles, FrameScene, Output, Renderer, Strategy, TIMED_PASSES};
 use crate::gpu::barrier::{self, side, Hazard};
 use crate::gpu::query::TimestampPool;
 use crate::gpu::{self, Buffer, Device};
@@ -138,7 +140,7 @@ impl Renderer {
         let cull = &self.passes.cull;
         recorder.wait(cull.reset_hazards());
         recorder.step("the counters' reset", |command_buffer| cull.record_reset(command_buffer, &self.counter_reset()));
-        let record = |command_buffer| cull.record(command_buffer, frame.cull_set, self.cull_push());
+        let record = |command_buffer| cull.record(command_buffer, frame.cull_set, self.cull_push(scene));
         recorder.pass("cull", cull.hazards_before(), record, cull.hazards_after());
 
         // palette: each kept instance's joint palette, sampled from the file's keys. Read by the
@@ -159,8 +161,8 @@ impl Renderer {
         // triangles: the skinned triangles the camera can see, compacted for the forward pass.
         if let Some(triangles) = &self.passes.triangles {
             recorder.wait(triangles.argument_hazards());
-            let arguments = |command_buffer| triangles.record_arguments(&self.device, command_buffer, &cull.counters);
-            recorder.step("the triangle pass's arguments", arguments);
+            let arguments = |command_buffer| triangles.record_arguments(&self.device, command_buffer);
+            recorder.step("the triangle pass's draw template", arguments);
             let record = |command_buffer| self.record_triangles(command_buffer, triangles, scene);
             recorder.pass("triangles", triangles.hazards_before(), record, triangles.hazards_after());
         }
@@ -272,13 +274,24 @@ impl Renderer {
     /// What the counters hold before the cull pass counts: zero counts, and the constant parts of
     /// the indirect arguments.
     fn counter_reset(&self) -> CullCounters {
-        CullCounters {
+        let mut reset = CullCounters {
             skeleton_draw: [2 * self.model.joint_count, 0, 0, 0],
             box_draw: [24, 0, 0, 0],
             palette_dispatch: [0, 1, 1, 0],
-            skin_dispatch: [self.model.vertex_count.div_ceil(skin::WORKGROUP_SIZE), 0, 1, 0],
+            kept: [0, 0, 1, 0],
             ..Default::default()
+        };
+        for (level, info) in self.model.levels.iter().enumerate() {
+            reset.skin_levels[level] = [info.vertex_count.div_ceil(skin::WORKGROUP_SIZE), 0, 1, 0];
+            reset.camera_levels[level] = [(info.index_count / 3).div_ceil(triangles::WORKGROUP_SIZE).max(1), 0, 1, 0];
         }
+        reset
+    }
+
+    /// Where level `level`'s list starts in `cull.level_lists`: the skin lists, then the camera's.
+    fn list_offset(&self, level: usize, camera: bool) -> u32 {
+        let levels = self.model.levels.len() as u32;
+        (if camera { levels } else { 0 } + level as u32) * self.setup.instance_count
     }
 
     /// The forward pass's attachments; `render` creates them before it records.
@@ -297,14 +310,17 @@ impl Renderer {
     }
 
     fn record_skin(&self, command_buffer: vk::CommandBuffer) {
-        let push = SkinPush {
-            vertex_count: self.model.vertex_count,
-            joint_count: self.model.joint_count,
-            instance_count: self.setup.instance_count,
-            chunk_instances: self.setup.chunking.instances_per_chunk,
-        };
-        let arguments = (&self.passes.cull.counters, std::mem::offset_of!(CullCounters, skin_dispatch) as u64);
-        self.passes.skin.record(command_buffer, self.bindings.skin_set, push, arguments);
+        let pushes: Vec<SkinPush> = (self.model.levels.iter().enumerate())
+            .map(|(level, info)| SkinPush {
+                vertex_count: info.vertex_count,
+                joint_count: self.model.joint_count,
+                instance_vertices: self.model.vertex_count,
+                chunk_instances: self.setup.chunking.instances_per_chunk,
+                list_offset: self.list_offset(level, false),
+            })
+            .collect();
+        let offsets = level_offsets(std::mem::offset_of!(CullCounters, skin_levels), pushes.len());
+        self.passes.skin.record(command_buffer, self.bindings.skin_set, &pushes, (&self.passes.cull.counters, &offsets));
     }
 
     /// Before the forward pass: its attachments, and the image it resolves into.
@@ -331,8 +347,21 @@ impl Renderer {
         hazards
     }
 
-    fn cull_push(&self) -> CullPush {
+    /// How the cull pass picks levels this frame: from the camera's projection at the frame's
+    /// height, and the shadow map's texel size.
+    pub fn level_choice(&self, scene: &FrameScene) -> LevelChoice {
+        let errors = self.model.levels.iter().map(|level| level.error).collect();
+        let height = self.targets.as_ref().map_or(1, |targets| targets.color.extent().height);
+        LevelChoice::new(errors, scene.view_projection, height, scene.light_view_projection, shadow::SHADOW_MAP_SIZE)
+    }
+
+    fn cull_push(&self, scene: &FrameScene) -> CullPush {
         let bind = self.setup.bind_bounds;
+        let choice = self.level_choice(scene);
+        let mut level_errors = [0.0; MAX_LEVELS];
+        for (slot, &error) in level_errors.iter_mut().zip(&choice.errors) {
+            *slot = error;
+        }
         CullPush {
             bind_min: bind.min.extend(0.0).to_array(),
             bind_max: bind.max.extend(0.0).to_array(),
@@ -342,29 +371,46 @@ impl Renderer {
             vertex_count: self.model.vertex_count,
             mesh_count: self.setup.mesh_draws.len() as u32,
             chunk_instances: self.setup.chunking.instances_per_chunk,
+            pixels_at_unit: choice.pixels_at_unit,
+            level_count: choice.errors.len() as u32,
+            light_level: choice.light_level,
+            list_stride: self.setup.instance_count,
+            level_errors,
         }
     }
+}
+
+/// The offsets of `count` per-level dispatch arguments (16 bytes each) from `first`.
+fn level_offsets(first: usize, count: usize) -> Vec<u64> {
+    (0..count).map(|level| (first + 16 * level) as u64).collect()
 }
 
 /// The draws' inputs, gathered for the recipe.
 impl Renderer {
     fn record_triangles(&self, command_buffer: vk::CommandBuffer, triangles: &TriangleCulling, scene: &FrameScene) {
         let extent = self.targets().color.extent();
-        let push = TrianglesPush {
-            view_projection: scene.view_projection.to_cols_array(),
-            viewport: [extent.width as f32, extent.height as f32],
-            mesh_count: self.setup.mesh_draws.len() as u32,
-            vertex_count: self.model.vertex_count,
-            index_count: self.model.index_count,
-            chunk_instances: self.setup.chunking.instances_per_chunk,
-            instance_count: self.setup.instance_count,
-            group_size: triangles.group_size,
-            groups_per_chunk: triangles.groups_per_chunk,
-            facing_sign: triangles.facing_sign,
-            sample_test: u32::from(triangles.sample_test),
-            snap: triangles.snap,
-        };
-        triangles.pass.record(command_buffer, triangles.set, push, (&triangles.dispatch, 0));
+        let mesh_count = self.setup.mesh_draws.len() as u32;
+        let pushes: Vec<TrianglesPush> = (self.model.levels.iter().enumerate())
+            .map(|(level, info)| TrianglesPush {
+                view_projection: scene.view_projection.to_cols_array(),
+                viewport: [extent.width as f32, extent.height as f32],
+                mesh_count,
+                vertex_count: self.model.vertex_count,
+                index_count: self.model.index_count,
+                chunk_instances: self.setup.chunking.instances_per_chunk,
+                instance_count: self.setup.instance_count,
+                group_size: triangles.group_size,
+                groups_per_chunk: triangles.groups_per_chunk,
+                facing_sign: triangles.facing_sign,
+                sample_test: u32::from(triangles.sample_test),
+                snap: triangles.snap,
+                list_offset: self.list_offset(level, true),
+                first_range: level as u32 * mesh_count,
+                level_first_index: info.first_index,
+            })
+            .collect();
+        let offsets = level_offsets(std::mem::offset_of!(CullCounters, camera_levels), pushes.len());
+        triangles.pass.record(command_buffer, triangles.set, &pushes, (&self.passes.cull.counters, &offsets));
     }
 
     /// Each chunk's skinned vertices: its own buffer (`compute`), or its range of the slot's

@@ -278,7 +278,7 @@ impl Renderer {
             * (mesh_draws.len().max(1) as u64)
             * u64::from(chunking.instances_per_chunk)
             * std::mem::size_of::<vk::DrawIndexedIndirectCommand>() as u64;
-        let cull = CullPass::new(device, instance_count, command_bytes)?;
+        let cull = CullPass::new(device, instance_count, command_bytes, gpu_model.levels.len() as u32)?;
         let debug = DebugPass::new(device, color_format, &forward.frame_set_layout, cull_mode)?;
 
         let shadow_sampler = Sampler::shadow_compare(device, "shadow.sampler")?;
@@ -311,10 +311,10 @@ impl Renderer {
                 shadow_sampler: depth_sampler.raw,
             },
         );
-        skin.write_set(skin_set, &gpu_model.source_vertices, &gpu_model.influences, &palette.palettes, &cull.skin_list);
+        skin.write_set(skin_set, &gpu_model.source_vertices, &gpu_model.influences, &palette.palettes, &cull.level_lists);
         let triangles = match strategy {
             Strategy::Compute if triangles::serves(device, model) => {
-                let outputs = (&skin.skinned[..], &cull.skin_list);
+                let outputs = (&skin.skinned[..], &cull.level_lists);
                 let samples = forward::SAMPLES;
                 Some(TriangleCulling::new(device, model, &gpu_model, (chunking, instance_count), outputs, cull_mode, samples)?)
             }
@@ -498,7 +498,7 @@ impl Renderer {
             let counts: Vec<CullCounters> = self.frames[slot].counts_readback.read()?;
             if let Some(counts) = counts.first() {
                 self.stats.visible = Some(VisibleCounts {
-                    skinned: counts.skin_dispatch[1],
+                    skinned: counts.kept[1],
                     camera: counts.camera_draws.iter().sum(),
                     light: counts.light_draws.iter().sum(),
                 });
@@ -575,7 +575,7 @@ impl Renderer {
         let counters = counters.first().copied().unwrap_or_default();
         let skin_list: Vec<u32> = self.read_back(&self.passes.cull.skin_list)?;
         Ok(CullReadback {
-            skin_list: skin_list[..(counters.skin_dispatch[1] as usize).min(skin_list.len())].to_vec(),
+            skin_list: skin_list[..(counters.kept[1] as usize).min(skin_list.len())].to_vec(),
             camera_draws: self.read_back(&self.passes.cull.camera_draws)?,
             light_draws: self.read_back(&self.passes.cull.light_draws)?,
             counters,

@@ -45,10 +45,25 @@ pub struct GpuModel {
     pub inverse_binds: Buffer,
     pub joint_parents: Buffer,
     pub materials: Vec<GpuMaterial>,
+    /// Every level of detail, the full mesh first: its indices follow the finer level's in
+    /// `indices`, and its meshes' ranges follow in `mesh_ranges`.
+    pub levels: Vec<GpuLevel>,
     pub vertex_count: u32,
+    /// The full mesh's (level 0's).
     pub index_count: u32,
     /// At least 1: a model without a skeleton is skinned by one identity joint.
     pub joint_count: u32,
+}
+
+/// Where one level of detail lies in the model's buffers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GpuLevel {
+    /// Its vertices are the model's first `vertex_count`.
+    pub vertex_count: u32,
+    pub first_index: u32,
+    pub index_count: u32,
+    /// Model units (`lod::Level::error`); 0 for the full mesh.
+    pub error: f32,
 }
 
 impl GpuModel {
@@ -103,6 +118,27 @@ impl GpuModel {
         }
         let mut mesh_ranges: Vec<MeshRange> =
             model.meshes.iter().map(|mesh| MeshRange { index_count: mesh.index_count, first_index: mesh.first_index }).collect();
+        // Level 0 is the model; each coarser level's indices and mesh ranges follow.
+        let mut all_indices = model.indices.clone();
+        let mut levels = vec![GpuLevel {
+            vertex_count: model.vertices.len() as u32,
+            first_index: 0,
+            index_count: model.indices.len() as u32,
+            error: 0.0,
+        }];
+        for level in &model.levels {
+            let first_index = all_indices.len() as u32;
+            all_indices.extend_from_slice(&level.indices);
+            mesh_ranges.extend(
+                level.ranges.iter().map(|&(first, count)| MeshRange { index_count: count, first_index: first_index + first }),
+            );
+            levels.push(GpuLevel {
+                vertex_count: level.vertex_count,
+                first_index,
+                index_count: level.indices.len() as u32,
+                error: level.error,
+            });
+        }
         if mesh_ranges.is_empty() {
             mesh_ranges.push(MeshRange { index_count: 0, first_index: 0 });
         }
@@ -126,7 +162,7 @@ impl GpuModel {
             device,
             "model.indices",
             Usage::INDEX_BUFFER | Usage::STORAGE_BUFFER,
-            bytemuck::cast_slice(&model.indices),
+            bytemuck::cast_slice(&all_indices),
         )?;
         let channels = Buffer::with_data(device, "model.channels", storage, bytemuck::cast_slice(&keys.channels))?;
         let key_times = Buffer::with_data(device, "model.key_times", storage, bytemuck::cast_slice(&keys.times))?;
@@ -182,6 +218,7 @@ impl GpuModel {
             inverse_binds,
             joint_parents,
             materials,
+            levels,
             vertex_count: model.vertices.len() as u32,
             index_count: model.indices.len() as u32,
             joint_count: joint_count as u32,

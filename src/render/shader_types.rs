@@ -257,14 +257,22 @@ pub const STORAGE_BUFFERS_PER_STAGE: u32 = 2 * MAX_CHUNKS + 3;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct CullCounters {
     pub palette_dispatch: [u32; 4],
-    pub skin_dispatch: [u32; 4],
+    /// (0, instances kept, 1, 0): skinned at some level.
+    pub kept: [u32; 4],
     /// The debug views' VkDrawIndirectCommands: (2 × joints | 24, instances kept, 0, 0).
     pub skeleton_draw: [u32; 4],
     pub box_draw: [u32; 4],
     /// Per chunk of instances.
     pub camera_draws: [u32; MAX_CHUNKS as usize],
     pub light_draws: [u32; MAX_CHUNKS as usize],
+    /// Per level of detail: the skin pass's dispatch (vertex groups, instances to skin at it, 1).
+    pub skin_levels: [[u32; 4]; MAX_LEVELS],
+    /// Per level: the triangle pass's dispatch (triangle groups, instances the camera sees at it, 1).
+    pub camera_levels: [[u32; 4]; MAX_LEVELS],
 }
+
+/// `MAX_LEVELS` in common.glsl.
+pub const MAX_LEVELS: usize = crate::lod::MAX_LEVELS;
 
 /// `DrawCommand` in common.glsl: a VkDrawIndexedIndirectCommand.
 #[repr(C)]
@@ -298,6 +306,16 @@ pub struct CullPush {
     pub vertex_count: u32,
     pub mesh_count: u32,
     pub chunk_instances: u32,
+    /// Pixels one model unit covers one unit in front of the camera, over the pixel error allowed.
+    pub pixels_at_unit: f32,
+    /// 1: no levels of detail.
+    pub level_count: u32,
+    /// The shadow map's level.
+    pub light_level: u32,
+    /// Entries each level list has room for (the instance count).
+    pub list_stride: u32,
+    /// Each level's error, model units (level 0: 0).
+    pub level_errors: [f32; MAX_LEVELS],
 }
 
 /// Push constants of palette.comp.
@@ -314,10 +332,14 @@ pub struct PalettePush {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub struct SkinPush {
+    /// The level's.
     pub vertex_count: u32,
     pub joint_count: u32,
-    pub instance_count: u32,
+    /// The model's: an instance's stride in the skinned buffer.
+    pub instance_vertices: u32,
     pub chunk_instances: u32,
+    /// Where the level's skin list starts in `cull.level_lists`.
+    pub list_offset: u32,
 }
 
 /// Push constants of triangles.comp.
@@ -336,6 +358,12 @@ pub struct TrianglesPush {
     pub facing_sign: f32,
     pub sample_test: u32,
     pub snap: f32,
+    /// Where the level's camera list starts in `cull.level_lists`.
+    pub list_offset: u32,
+    /// The level's meshes in `model.mesh_ranges`.
+    pub first_range: u32,
+    /// The level's first index in `model.indices`.
+    pub level_first_index: u32,
 }
 
 #[cfg(test)]
@@ -447,8 +475,9 @@ mod tests {
             &[
                 ("vertex_count", offset_of!(SkinPush, vertex_count)),
                 ("joint_count", offset_of!(SkinPush, joint_count)),
-                ("instance_count", offset_of!(SkinPush, instance_count)),
+                ("instance_vertices", offset_of!(SkinPush, instance_vertices)),
                 ("chunk_instances", offset_of!(SkinPush, chunk_instances)),
+                ("list_offset", offset_of!(SkinPush, list_offset)),
             ],
         );
         check(
@@ -541,11 +570,13 @@ mod tests {
             None,
             &[
                 ("palette_dispatch", offset_of!(CullCounters, palette_dispatch)),
-                ("skin_dispatch", offset_of!(CullCounters, skin_dispatch)),
+                ("kept", offset_of!(CullCounters, kept)),
                 ("skeleton_draw", offset_of!(CullCounters, skeleton_draw)),
                 ("box_draw", offset_of!(CullCounters, box_draw)),
                 ("camera_draws", offset_of!(CullCounters, camera_draws)),
                 ("light_draws", offset_of!(CullCounters, light_draws)),
+                ("skin_levels", offset_of!(CullCounters, skin_levels)),
+                ("camera_levels", offset_of!(CullCounters, camera_levels)),
             ],
         );
         check(
@@ -561,6 +592,11 @@ mod tests {
                 ("vertex_count", offset_of!(CullPush, vertex_count)),
                 ("mesh_count", offset_of!(CullPush, mesh_count)),
                 ("chunk_instances", offset_of!(CullPush, chunk_instances)),
+                ("pixels_at_unit", offset_of!(CullPush, pixels_at_unit)),
+                ("level_count", offset_of!(CullPush, level_count)),
+                ("light_level", offset_of!(CullPush, light_level)),
+                ("list_stride", offset_of!(CullPush, list_stride)),
+                ("level_errors", offset_of!(CullPush, level_errors)),
             ],
         );
         check(
@@ -580,6 +616,9 @@ mod tests {
                 ("facing_sign", offset_of!(TrianglesPush, facing_sign)),
                 ("sample_test", offset_of!(TrianglesPush, sample_test)),
                 ("snap", offset_of!(TrianglesPush, snap)),
+                ("list_offset", offset_of!(TrianglesPush, list_offset)),
+                ("first_range", offset_of!(TrianglesPush, first_range)),
+                ("level_first_index", offset_of!(TrianglesPush, level_first_index)),
             ],
         );
         // The skinned buffer is a uint array in the shader: 7 uints a vertex (SKINNED_VERTEX_UINTS).

@@ -2,7 +2,9 @@
 //! and a count into `model.influences`), written once into `skinned_vertices` in world space.
 //!
 //! Reads: `model.source_vertices`, `model.influences`, `joint_palettes`, and the instances to skin
-//! from `cull.skin_list` (the dispatch's y size is their count, from `cull.counters`). Writes (and
+//! from `cull.level_lists`: one dispatch per level of detail, skinning the level's vertices (a
+//! prefix of the model's) of the instances in its list, whose count is the dispatch's y size
+//! (`cull.counters.skin_levels`). Writes (and
 //! owns): `skinned_vertices[c]`, which the triangle, shadow and forward passes then read. Its
 //! hazards: [`SkinPass::hazards_before`], [`SkinPass::hazards_after`].
 
@@ -27,7 +29,7 @@ pub const BINDING_SOURCE_VERTICES: u32 = 0;
 pub const BINDING_INFLUENCES: u32 = 1;
 pub const BINDING_PALETTES: u32 = 2;
 pub const BINDING_SKINNED: u32 = 3;
-pub const BINDING_SKIN_LIST: u32 = 4;
+pub const BINDING_LEVEL_LISTS: u32 = 4;
 
 pub struct SkinPass {
     pub pipeline: Pipeline,
@@ -68,7 +70,7 @@ impl SkinPass {
                 (BINDING_INFLUENCES, storage, compute, 1),
                 (BINDING_PALETTES, storage, compute, MAX_CHUNKS),
                 (BINDING_SKINNED, storage, compute, MAX_CHUNKS),
-                (BINDING_SKIN_LIST, storage, compute, 1),
+                (BINDING_LEVEL_LISTS, storage, compute, 1),
             ],
         )?;
         let pipeline = Pipeline::compute(
@@ -88,7 +90,7 @@ impl SkinPass {
         source_vertices: &Buffer,
         influences: &Buffer,
         palettes: &[Buffer],
-        skin_list: &Buffer,
+        level_lists: &Buffer,
     ) {
         crate::gpu::descriptors::write_set(
             &self.device,
@@ -98,7 +100,7 @@ impl SkinPass {
                 (BINDING_INFLUENCES, Resource::StorageBuffer(influences)),
                 (BINDING_PALETTES, Resource::StorageBuffers(padded_chunks(palettes))),
                 (BINDING_SKINNED, Resource::StorageBuffers(padded_chunks(&self.skinned))),
-                (BINDING_SKIN_LIST, Resource::StorageBuffer(skin_list)),
+                (BINDING_LEVEL_LISTS, Resource::StorageBuffer(level_lists)),
             ],
         );
     }
@@ -123,20 +125,22 @@ impl SkinPass {
         vec![Hazard::buffers("skinned_vertices[c]", &self.skinned, SKIN_WRITES, readers)]
     }
 
-    /// Dispatches indirectly: `arguments` at `offset` holds (vertex groups, instances kept by the cull
-    /// pass, 1).
+    /// One indirect dispatch per level: `arguments` at `offsets[l]` holds (the level's vertex
+    /// groups, instances to skin at it, 1), and `pushes[l]` says which list and vertices.
     pub fn record(
         &self,
         command_buffer: vk::CommandBuffer,
         set: vk::DescriptorSet,
-        push: SkinPush,
-        (arguments, offset): (&Buffer, u64),
+        pushes: &[SkinPush],
+        (arguments, offsets): (&Buffer, &[u64]),
     ) {
         self.device.begin_label(command_buffer, c"skin");
         self.pipeline.bind(command_buffer);
         self.pipeline.bind_sets(command_buffer, 0, &[set]);
-        self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, &push);
-        unsafe { self.device.raw.cmd_dispatch_indirect(command_buffer, arguments.raw, offset) };
+        for (push, &offset) in pushes.iter().zip(offsets) {
+            self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, push);
+            unsafe { self.device.raw.cmd_dispatch_indirect(command_buffer, arguments.raw, offset) };
+        }
         self.device.end_label(command_buffer);
     }
 }

@@ -9,9 +9,9 @@
 //! instance. The forward pass draws those; the shadow pass and the debug views still draw whole
 //! instances.
 //!
-//! Reads: `model.indices`, `model.mesh_ranges`, `skinned_vertices[c]`, `cull.skin_list`; dispatched
-//! indirectly from `triangles.dispatch` (triangle groups × the kept count, which
-//! [`TriangleCulling::record_arguments`] copies from `cull.counters`). Writes:
+//! Reads: `model.indices`, `model.mesh_ranges`, `skinned_vertices[c]`, `cull.level_lists`; one
+//! indirect dispatch per level of detail from `cull.counters.camera_levels` (the level's triangle
+//! groups × the instances the camera sees at it), each testing the level's triangles. Writes:
 //! `triangles.camera_draws` (copied from `triangles.draw_template` first, every index count 0)
 //! and `triangles.camera_indices[c]`. Its hazards: [`TriangleCulling::argument_hazards`],
 //! [`TriangleCulling::hazards_before`], [`TriangleCulling::hazards_after`].
@@ -26,7 +26,7 @@ use gpu_allocator::MemoryLocation;
 
 use super::chunks::{group_size, Chunking};
 use super::model_buffers::GpuModel;
-use super::shader_types::{CullCounters, DrawCommand, TrianglesPush};
+use super::shader_types::{DrawCommand, TrianglesPush};
 use super::{padded_chunks, MAX_CHUNKS};
 use crate::gpu::barrier::{side, Hazard, Side};
 use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
@@ -40,7 +40,7 @@ pub const WORKGROUP_SIZE: u32 = 64;
 pub const BINDING_INDICES: u32 = 0;
 pub const BINDING_MESH_RANGES: u32 = 1;
 pub const BINDING_SKINNED: u32 = 2;
-pub const BINDING_SKIN_LIST: u32 = 3;
+pub const BINDING_LEVEL_LISTS: u32 = 3;
 pub const BINDING_DRAWS: u32 = 4;
 pub const BINDING_CULLED_INDICES: u32 = 5;
 
@@ -65,8 +65,6 @@ pub fn facing_sign(cull_mode: vk::CullModeFlags) -> f32 {
 
 /// The triangle pass and what it writes, which the forward pass draws.
 pub struct TriangleCulling {
-    /// (triangle groups, kept instances, 1): the count copied from `cull.counters` each frame.
-    pub dispatch: Buffer,
     /// Every (group, mesh) command with its index count 0: copied over `camera_draws` each frame.
     pub draw_template: Buffer,
     pub camera_draws: Buffer,
@@ -88,13 +86,13 @@ pub struct TriangleCulling {
 
 impl TriangleCulling {
     /// The pass, its arguments and outputs for `model`'s instances, and its set over the skin
-    /// pass's output and the cull pass's skin list.
+    /// pass's output and the cull pass's level lists.
     pub fn new(
         device: &Arc<Device>,
         model: &Model,
         gpu_model: &GpuModel,
         (chunking, instance_count): (Chunking, u32),
-        (skinned, skin_list): (&[Buffer], &Buffer),
+        (skinned, level_lists): (&[Buffer], &Buffer),
         cull_mode: vk::CullModeFlags,
         forward_samples: vk::SampleCountFlags,
     ) -> gpu::Result<TriangleCulling> {
@@ -112,14 +110,6 @@ impl TriangleCulling {
             chunking.chunk_count,
             instance_count,
         );
-        // (triangle groups, kept instances: copied from cull.counters each frame, 1)
-        let triangle_groups = (gpu_model.index_count / 3).div_ceil(WORKGROUP_SIZE).max(1);
-        let dispatch = Buffer::with_data(
-            device,
-            "triangles.dispatch",
-            Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC,
-            bytemuck::cast_slice(&[triangle_groups, 0, 1, 0]),
-        )?;
         let draw_template =
             Buffer::with_data(device, "triangles.draw_template", Usage::TRANSFER_SRC, bytemuck::cast_slice(&template))?;
         // TRANSFER_DST: the template is copied over it each frame.
@@ -144,12 +134,11 @@ impl TriangleCulling {
         }
         let pool = DescriptorPool::for_sets(device, "triangles.pool", &[(&pass.set_layout, 1)])?;
         let set = pool.allocate(&pass.set_layout, "triangles.set")?;
-        pass.write_set(set, &gpu_model.indices, &gpu_model.mesh_ranges, skinned, skin_list, &camera_draws, &camera_indices);
+        pass.write_set(set, &gpu_model.indices, &gpu_model.mesh_ranges, skinned, level_lists, &camera_draws, &camera_indices);
         let sample_test =
             device.limits().standard_sample_locations == vk::TRUE && forward_samples == vk::SampleCountFlags::TYPE_4;
         let snap = 0.5f32.powi(device.limits().sub_pixel_precision_bits as i32);
         Ok(TriangleCulling {
-            dispatch,
             draw_template,
             camera_draws,
             camera_indices,
@@ -165,41 +154,30 @@ impl TriangleCulling {
     }
 }
 
-/// The copies into the pass's arguments, the earlier side of their hazards.
-const COPY_WRITES: Side = side("the copies", Stage::COPY, Access::TRANSFER_WRITE);
+/// The copy of the draw template, the earlier side of its hazards.
+const COPY_WRITES: Side = side("the template's copy", Stage::COPY, Access::TRANSFER_WRITE);
 /// The pass's writes, the earlier side of the hazards on its outputs.
 const TRIANGLE_WRITES: Side = side("triangle-pass writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
 
 impl TriangleCulling {
-    /// Before the argument copies: last frame's readers of the dispatch arguments and the draw
-    /// commands are done.
+    /// Before the template's copy: last frame's draws from the commands are done.
     pub fn argument_hazards(&self) -> Vec<Hazard> {
         let indirect = side("last frame's indirect reads", Stage::DRAW_INDIRECT, Access::NONE);
-        vec![Hazard::buffers("triangles.dispatch, camera_draws", [&self.dispatch, &self.camera_draws], indirect, COPY_WRITES)]
+        vec![Hazard::buffer("triangles.camera_draws", &self.camera_draws, indirect, COPY_WRITES)]
     }
 
-    /// The kept count from the cull pass's counters into the dispatch arguments, and the draw
-    /// template (every index count 0) over this frame's commands.
-    pub fn record_arguments(&self, device: &Device, command_buffer: vk::CommandBuffer, counters: &Buffer) {
-        let kept = vk::BufferCopy::default()
-            .src_offset(std::mem::offset_of!(CullCounters, skin_dispatch) as u64 + 4)
-            .dst_offset(4)
-            .size(4);
+    /// The draw template (every index count 0) over this frame's commands.
+    pub fn record_arguments(&self, device: &Device, command_buffer: vk::CommandBuffer) {
         let template = vk::BufferCopy::default().size(self.draw_template.size);
-        unsafe {
-            device.raw.cmd_copy_buffer(command_buffer, counters.raw, self.dispatch.raw, &[kept]);
-            device.raw.cmd_copy_buffer(command_buffer, self.draw_template.raw, self.camera_draws.raw, &[template]);
-        }
+        unsafe { device.raw.cmd_copy_buffer(command_buffer, self.draw_template.raw, self.camera_draws.raw, &[template]) };
     }
 
-    /// Before the pass: the copies landed, and last frame's index reads are done.
+    /// Before the pass: the copy landed, and last frame's index reads are done.
     pub fn hazards_before(&self) -> Vec<Hazard> {
-        let dispatch = side("the indirect dispatch", Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ);
         let counting =
             side("the pass's atomic counting", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ | Access::SHADER_STORAGE_WRITE);
         let index_reads = side("last frame's index reads", Stage::INDEX_INPUT, Access::NONE);
         vec![
-            Hazard::buffer("triangles.dispatch", &self.dispatch, COPY_WRITES, dispatch),
             Hazard::buffer("triangles.camera_draws", &self.camera_draws, COPY_WRITES, counting),
             Hazard::buffers("triangles.camera_indices[c]", &self.camera_indices, index_reads, TRIANGLE_WRITES),
         ]
@@ -233,7 +211,7 @@ impl TrianglePass {
                 (BINDING_INDICES, storage, compute, 1),
                 (BINDING_MESH_RANGES, storage, compute, 1),
                 (BINDING_SKINNED, storage, compute, MAX_CHUNKS),
-                (BINDING_SKIN_LIST, storage, compute, 1),
+                (BINDING_LEVEL_LISTS, storage, compute, 1),
                 (BINDING_DRAWS, storage, compute, 1),
                 (BINDING_CULLED_INDICES, storage, compute, MAX_CHUNKS),
             ],
@@ -256,7 +234,7 @@ impl TrianglePass {
         indices: &Buffer,
         mesh_ranges: &Buffer,
         skinned: &[Buffer],
-        skin_list: &Buffer,
+        level_lists: &Buffer,
         draws: &Buffer,
         culled_indices: &[Buffer],
     ) {
@@ -267,27 +245,30 @@ impl TrianglePass {
                 (BINDING_INDICES, Resource::StorageBuffer(indices)),
                 (BINDING_MESH_RANGES, Resource::StorageBuffer(mesh_ranges)),
                 (BINDING_SKINNED, Resource::StorageBuffers(padded_chunks(skinned))),
-                (BINDING_SKIN_LIST, Resource::StorageBuffer(skin_list)),
+                (BINDING_LEVEL_LISTS, Resource::StorageBuffer(level_lists)),
                 (BINDING_DRAWS, Resource::StorageBuffer(draws)),
                 (BINDING_CULLED_INDICES, Resource::StorageBuffers(padded_chunks(culled_indices))),
             ],
         );
     }
 
-    /// Dispatches indirectly: `arguments` at `offset` holds (triangle groups, kept instances, 1).
-    /// `triangles.camera_draws` must hold the template first (every index count 0).
+    /// One indirect dispatch per level: `arguments` at `offsets[l]` holds (the level's triangle
+    /// groups, instances the camera sees at it, 1). `triangles.camera_draws` must hold the template
+    /// first (every index count 0).
     pub fn record(
         &self,
         command_buffer: vk::CommandBuffer,
         set: vk::DescriptorSet,
-        push: TrianglesPush,
-        (arguments, offset): (&Buffer, u64),
+        pushes: &[TrianglesPush],
+        (arguments, offsets): (&Buffer, &[u64]),
     ) {
         self.device.begin_label(command_buffer, c"triangles");
         self.pipeline.bind(command_buffer);
         self.pipeline.bind_sets(command_buffer, 0, &[set]);
-        self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, &push);
-        unsafe { self.device.raw.cmd_dispatch_indirect(command_buffer, arguments.raw, offset) };
+        for (push, &offset) in pushes.iter().zip(offsets) {
+            self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, push);
+            unsafe { self.device.raw.cmd_dispatch_indirect(command_buffer, arguments.raw, offset) };
+        }
         self.device.end_label(command_buffer);
     }
 }

@@ -85,11 +85,13 @@ fn culling_keeps_what_the_camera_or_the_light_sees() {
         headless.render(&scene).expect("frame");
         let culled = headless.renderer.read_back_culling().expect("read back");
         let counters = culled.counters;
-        assert_eq!(counters.skin_dispatch[1] as usize, skinned.len());
+        assert_eq!(counters.kept[1] as usize, skinned.len());
         assert_eq!(counters.palette_dispatch[0], (skinned.len() as u32).div_ceil(palette::WORKGROUP_SIZE));
         let model = &setup.model;
-        assert_eq!(counters.skin_dispatch[0], (model.vertices.len() as u32).div_ceil(skin::WORKGROUP_SIZE));
-        assert_eq!((counters.skin_dispatch[2], counters.palette_dispatch[1], counters.palette_dispatch[2]), (1, 1, 1));
+        // No levels of detail: every kept instance is skinned whole, in level 0's dispatch.
+        let whole = [(model.vertices.len() as u32).div_ceil(skin::WORKGROUP_SIZE), skinned.len() as u32, 1, 0];
+        assert_eq!(counters.skin_levels[0], whole);
+        assert_eq!((counters.palette_dispatch[1], counters.palette_dispatch[2]), (1, 1));
         assert_eq!(counters.camera_draws.iter().sum::<u32>() as usize, camera.len());
         assert_eq!(counters.light_draws.iter().sum::<u32>() as usize, light.len());
         assert_eq!(culled.skin_list.iter().copied().collect::<BTreeSet<u32>>(), skinned);
@@ -132,7 +134,7 @@ fn nothing_in_view_draws_nothing() {
     }
     headless.render(&scene).expect("frame");
     let culled = headless.renderer.read_back_culling().expect("read back");
-    assert_eq!(culled.counters.skin_dispatch[1], 0);
+    assert_eq!(culled.counters.kept[1], 0);
     assert!(culled.counters.camera_draws.iter().chain(&culled.counters.light_draws).all(|&count| count == 0));
     assert!(culled.skin_list.is_empty());
     assert_eq!(headless.renderer.stats.visible, Some(VisibleCounts { skinned: 0, camera: 0, light: 0 }));

@@ -17,6 +17,7 @@ mod headless_image;
 mod hidden_faces;
 mod hostile;
 mod layering;
+mod lod;
 mod long_runs;
 mod md5_parser;
 mod missing_parts;

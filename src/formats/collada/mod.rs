@@ -343,6 +343,7 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
         animations,
         clips: model_clips,
         bounds: Default::default(),
+        levels: Vec::new(),
         stats: LoadStats { max_influences, warnings },
     };
     model.compute_bounds();

@@ -151,6 +151,7 @@ pub fn load_from_slice_with_rig(bytes: &[u8], path: &Path, base_dir: Option<&Pat
         animations: model_animations,
         clips: Vec::new(),
         bounds: Default::default(),
+        levels: Vec::new(),
         stats,
     };
     model.compute_bounds();

@@ -215,6 +215,7 @@ pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)])
         animations,
         clips: Vec::new(),
         bounds: Default::default(),
+        levels: Vec::new(),
         stats,
     };
     model.compute_bounds();

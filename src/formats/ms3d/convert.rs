@@ -99,6 +99,7 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
         animations,
         clips: Vec::new(),
         bounds: Default::default(),
+        levels: Vec::new(),
         stats,
     };
     model.compute_bounds();

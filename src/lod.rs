@@ -1,0 +1,522 @@
+//! Levels of detail: simplified copies of a model's triangles that skin exactly like the full mesh.
+//!
+//! [`with_levels`] simplifies each mesh with meshoptimizer (`meshopt`: quadric simplification that
+//! weighs normals, UVs and sampled animated positions, keeps UV and normal seams, and locks open
+//! borders so meshes that meet stay stitched), halving the triangles per level. A simplified mesh
+//! only drops vertices, never moves or adds one, so every vertex keeps its own influences and a
+//! level skins like the full mesh. Each level's vertices are a subset of the finer level's, so the
+//! model's vertices are reordered coarsest first: level `l` uses the first `vertex_count` vertices,
+//! and skinning an instance at level `l` is skinning a prefix. Drawing a coarser level from a
+//! finer level's skinned vertices then needs nothing more (the shadow map may use a coarser level
+//! than the camera).
+//!
+//! **The error, in an animated pose.** A level's error is the farthest any vertex of the full mesh
+//! lies from the level's surface, measured after skinning both, in the bind pose and at
+//! [`SAMPLES_PER_CLIP`] evenly spaced times of every clip ([`MAX_POSES`] at most), then grown by
+//! [`ERROR_MARGIN`] for the poses between samples, crossfades and layers. The distance of a
+//! removed vertex is taken to the level's triangles around the nearest kept vertices *along the
+//! mesh* (a walk over edges, seams welded), not the nearest in space: a finger's vertex is never
+//! measured against the next finger. Sampled poses make it a measurement, not a proof: a pose
+//! that no sample comes near can exceed it. The cull pass projects it to the screen and picks the
+//! coarsest level whose error is at most one pixel there.
+
+use std::collections::{HashMap, VecDeque};
+
+use glam::{Mat4, Vec3};
+
+use crate::anim::skin_vertex;
+use crate::model::Model;
+
+/// Levels an instance can be drawn at, the full mesh included (`MAX_LEVELS` in common.glsl).
+pub const MAX_LEVELS: usize = 8;
+/// Each level aims at this fraction of the finer level's triangles.
+const REDUCTION: f32 = 0.5;
+/// No level is made from one with fewer triangles than this: the chain ends there.
+const MIN_TRIANGLES: usize = 64;
+/// A level that keeps more than this fraction of the finer level's triangles ends the chain.
+const MIN_PROGRESS: f32 = 0.85;
+/// Poses of each clip at which the error is measured (and the bind pose).
+pub const SAMPLES_PER_CLIP: usize = 8;
+/// At most this many poses in all.
+pub const MAX_POSES: usize = 48;
+/// Poses whose skinned positions the simplifier weighs as attributes (18 of its 32 floats).
+const ATTRIBUTE_POSES: usize = 6;
+/// The measured error is multiplied by this for the poses between samples.
+pub const ERROR_MARGIN: f32 = 1.25;
+
+/// A simplified copy of a model's triangles (level 0, the full mesh, is the model itself).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Level {
+    /// The level's vertices are the model's first `vertex_count`.
+    pub vertex_count: u32,
+    /// Its triangles, mesh after mesh, as indices into the model's vertices.
+    pub indices: Vec<u32>,
+    /// Each mesh's (first index, index count) in `indices`, in the model's mesh order.
+    pub ranges: Vec<(u32, u32)>,
+    /// How far (model units) a vertex of the full mesh lies from this level's surface at most, in
+    /// the sampled poses, grown by [`ERROR_MARGIN`].
+    pub error: f32,
+}
+
+impl Level {
+    pub fn triangle_count(&self) -> usize {
+        self.indices.len() / 3
+    }
+}
+
+/// `model` with its levels of detail ([`Model::levels`]) and its vertices reordered so each
+/// level's are a prefix. A model without triangles, or one whose first level saves too little,
+/// comes back without levels.
+pub fn with_levels(model: &Model) -> Model {
+    let mut model = model.clone();
+    model.levels.clear();
+    let vertex_count = model.vertices.len();
+    if model.indices.len() < 3 * MIN_TRIANGLES || model.meshes.is_empty() {
+        return model;
+    }
+    let poses = sample_poses(&model);
+    let skinned: Vec<Vec<Vec3>> = poses.iter().map(|palette| skin_positions(&model, palette)).collect();
+    let attributes = attributes(&model, &skinned);
+
+    // Each level simplifies the one before it, mesh by mesh: its vertices are a subset of that one's.
+    let mut chain: Vec<Vec<Vec<u32>>> = Vec::new();
+    let mut finer: Vec<Vec<u32>> = model.meshes.iter().map(|mesh| mesh_indices(&model, mesh).to_vec()).collect();
+    while chain.len() + 1 < MAX_LEVELS {
+        let triangles: usize = finer.iter().map(|indices| indices.len() / 3).sum();
+        if triangles < MIN_TRIANGLES {
+            break;
+        }
+        let coarser: Vec<Vec<u32>> = finer.iter().map(|indices| simplify(&model, &attributes, indices)).collect();
+        let kept: usize = coarser.iter().map(|indices| indices.len() / 3).sum();
+        if kept == 0 || kept as f32 > triangles as f32 * MIN_PROGRESS {
+            break;
+        }
+        chain.push(coarser.clone());
+        finer = coarser;
+    }
+    if chain.is_empty() {
+        return model;
+    }
+
+    // The coarsest level each vertex belongs to; vertices sort coarsest first (stable).
+    let mut rank = vec![0usize; vertex_count];
+    for (level, meshes) in chain.iter().enumerate() {
+        for &index in meshes.iter().flatten() {
+            rank[index as usize] = level + 1;
+        }
+    }
+    let mut order: Vec<u32> = (0..vertex_count as u32).collect();
+    order.sort_by_key(|&vertex| std::cmp::Reverse(rank[vertex as usize]));
+    let mut new_index = vec![0u32; vertex_count];
+    for (new, &old) in order.iter().enumerate() {
+        new_index[old as usize] = new as u32;
+    }
+
+    let errors = measure_errors(&model, &skinned, &chain);
+    let mut levels = Vec::new();
+    for (level, meshes) in chain.iter().enumerate() {
+        let mut indices = Vec::new();
+        let mut ranges = Vec::new();
+        for mesh in meshes {
+            ranges.push((indices.len() as u32, mesh.len() as u32));
+            indices.extend(mesh.iter().map(|&index| new_index[index as usize]));
+        }
+        let vertex_count = rank.iter().filter(|&&rank| rank > level).count() as u32;
+        levels.push(Level { vertex_count, indices, ranges, error: errors[level] });
+    }
+    model.vertices = order.iter().map(|&old| model.vertices[old as usize]).collect();
+    for index in &mut model.indices {
+        *index = new_index[*index as usize];
+    }
+    model.levels = levels;
+    model
+}
+
+fn mesh_indices<'a>(model: &'a Model, mesh: &crate::model::Mesh) -> &'a [u32] {
+    let first = mesh.first_index as usize;
+    model.indices.get(first..first + mesh.index_count as usize).unwrap_or(&[])
+}
+
+/// The bind pose, then [`SAMPLES_PER_CLIP`] evenly spaced times of every clip, as palettes (model
+/// space, no world), at most [`MAX_POSES`].
+fn sample_poses(model: &Model) -> Vec<Vec<Mat4>> {
+    let mut poses = vec![vec![Mat4::IDENTITY; model.skeleton.len()]];
+    for clip in &model.clips {
+        for sample in 0..SAMPLES_PER_CLIP {
+            if poses.len() == MAX_POSES {
+                return poses;
+            }
+            let time = clip.start + clip.duration * sample as f32 / SAMPLES_PER_CLIP as f32;
+            let matrices = model.joint_matrices(clip.animation, time);
+            let mut palette = vec![Mat4::IDENTITY; model.skeleton.len()];
+            crate::anim::palette(&model.skeleton, &matrices, &mut palette);
+            poses.push(palette);
+        }
+    }
+    poses
+}
+
+fn skin_positions(model: &Model, palette: &[Mat4]) -> Vec<Vec3> {
+    model
+        .vertices
+        .iter()
+        .map(|vertex| {
+            if palette.is_empty() {
+                return vertex.position;
+            }
+            skin_vertex(palette, vertex.position, vertex.normal, vertex.tangent.truncate(), model.influences_of(vertex)).position
+        })
+        .collect()
+}
+
+/// Attribute floats per vertex: normal, UV, then the skinned position in up to
+/// [`ATTRIBUTE_POSES`] poses (relative to the model's size, as the simplifier's positions are).
+const ATTRIBUTES: usize = 5 + 3 * ATTRIBUTE_POSES;
+
+/// What the simplifier weighs besides the bind position, and how much.
+struct Attributes {
+    values: Vec<f32>,
+    weights: [f32; ATTRIBUTES],
+    positions: Vec<[f32; 3]>,
+}
+
+fn attributes(model: &Model, skinned: &[Vec<Vec3>]) -> Attributes {
+    let scale = 1.0 / model.extent().max(1e-6);
+    // Poses spread over the samples (the first is the bind pose, which the position already is).
+    let animated: Vec<&Vec<Vec3>> = if skinned.len() > 1 {
+        let step = ((skinned.len() - 1) as f32 / ATTRIBUTE_POSES as f32).max(1.0);
+        (0..ATTRIBUTE_POSES).filter_map(|pose| skinned.get(1 + (pose as f32 * step) as usize)).collect()
+    } else {
+        Vec::new()
+    };
+    let mut values = Vec::with_capacity(model.vertices.len() * ATTRIBUTES);
+    for (index, vertex) in model.vertices.iter().enumerate() {
+        values.extend_from_slice(&vertex.normal.to_array());
+        values.extend_from_slice(&vertex.uv.to_array());
+        for pose in 0..ATTRIBUTE_POSES {
+            let position = animated.get(pose).map_or(vertex.position, |positions| positions[index]);
+            values.extend_from_slice(&(position * scale).to_array());
+        }
+    }
+    let mut weights = [0.0; ATTRIBUTES];
+    weights[..3].fill(0.5); // normals: shading
+    weights[3..5].fill(0.25); // UVs: texture swim
+    if !animated.is_empty() {
+        weights[5..].fill(4.0); // where the vertex goes when animated: more than where it rests
+    }
+    let positions = model.vertices.iter().map(|vertex| vertex.position.to_array()).collect();
+    Attributes { values, weights, positions }
+}
+
+/// One mesh's triangles at about [`REDUCTION`] of their count.
+fn simplify(model: &Model, attributes: &Attributes, indices: &[u32]) -> Vec<u32> {
+    let target = ((indices.len() / 3) as f32 * REDUCTION) as usize * 3;
+    let locks = vec![false; model.vertices.len()];
+    let vertices = meshopt::VertexDataAdapter::new(bytemuck::cast_slice(&attributes.positions), 12, 0);
+    let Ok(vertices) = vertices else { return indices.to_vec() };
+    meshopt::simplify_with_attributes_and_locks(
+        indices,
+        &vertices,
+        &attributes.values,
+        &attributes.weights,
+        ATTRIBUTES * 4,
+        &locks,
+        target,
+        1.0, // no error limit: the level is measured afterwards
+        meshopt::SimplifyOptions::LockBorder,
+        None,
+    )
+}
+
+/// Each level's error: the largest distance, over the sampled poses, from a vertex of the full
+/// mesh to the level's triangles near it, times [`ERROR_MARGIN`]; never less than the finer level's.
+fn measure_errors(model: &Model, skinned: &[Vec<Vec3>], chain: &[Vec<Vec<u32>>]) -> Vec<f32> {
+    let weld = Weld::new(model);
+    let mut errors = Vec::new();
+    let mut finer = 0.0f32;
+    for meshes in chain {
+        let triangles: Vec<[u32; 3]> = meshes.iter().flat_map(|mesh| mesh.chunks_exact(3).map(|t| [t[0], t[1], t[2]])).collect();
+        let candidates = weld.candidates(&triangles);
+        let mut error = 0.0f32;
+        for positions in skinned {
+            // A piece the level dropped whole is missing by its size.
+            let pieces = weld.piece_sizes(positions);
+            for (vertex, nearby) in &candidates {
+                let point = positions[*vertex as usize];
+                let distance = nearby
+                    .iter()
+                    .map(|&triangle| {
+                        let [a, b, c] = triangles[triangle as usize].map(|index| positions[index as usize]);
+                        point.distance(closest_on_triangle(point, a, b, c))
+                    })
+                    .fold(f32::INFINITY, f32::min);
+                let piece = weld.piece_of[weld.point_of[*vertex as usize] as usize] as usize;
+                error = error.max(if distance.is_finite() { distance } else { pieces[piece] });
+            }
+        }
+        finer = finer.max(error * ERROR_MARGIN);
+        errors.push(finer);
+    }
+    errors
+}
+
+/// The full mesh's vertices welded by position (a UV or normal seam splits one point into several
+/// vertices) and joined by its edges.
+struct Weld {
+    /// Each vertex's point.
+    point_of: Vec<u32>,
+    /// Each point's vertices.
+    vertices_of: Vec<Vec<u32>>,
+    /// Each point's neighbours along the full mesh's edges.
+    neighbours: Vec<Vec<u32>>,
+    /// Each point's connected piece of the mesh.
+    piece_of: Vec<u32>,
+}
+
+impl Weld {
+    fn new(model: &Model) -> Weld {
+        let mut points: HashMap<[u32; 3], u32> = HashMap::new();
+        let mut vertices_of: Vec<Vec<u32>> = Vec::new();
+        let point_of: Vec<u32> = model
+            .vertices
+            .iter()
+            .enumerate()
+            .map(|(index, vertex)| {
+                let key = vertex.position.to_array().map(f32::to_bits);
+                let point = *points.entry(key).or_insert_with(|| {
+                    vertices_of.push(Vec::new());
+                    (vertices_of.len() - 1) as u32
+                });
+                vertices_of[point as usize].push(index as u32);
+                point
+            })
+            .collect();
+        let mut neighbours = vec![Vec::new(); vertices_of.len()];
+        for triangle in model.indices.chunks_exact(3) {
+            for (a, b) in [(0, 1), (1, 2), (2, 0)] {
+                let (a, b) = (point_of[triangle[a] as usize], point_of[triangle[b] as usize]);
+                if a != b && !neighbours[a as usize].contains(&b) {
+                    neighbours[a as usize].push(b);
+                    neighbours[b as usize].push(a);
+                }
+            }
+        }
+        let mut piece_of = vec![u32::MAX; vertices_of.len()];
+        let mut pieces = 0;
+        for start in 0..piece_of.len() {
+            if piece_of[start] != u32::MAX {
+                continue;
+            }
+            piece_of[start] = pieces;
+            let mut stack = vec![start];
+            while let Some(point) = stack.pop() {
+                for &next in &neighbours[point] {
+                    if piece_of[next as usize] == u32::MAX {
+                        piece_of[next as usize] = pieces;
+                        stack.push(next as usize);
+                    }
+                }
+            }
+            pieces += 1;
+        }
+        Weld { point_of, vertices_of, neighbours, piece_of }
+    }
+
+    /// Each piece's size (the diagonal of its box) with its vertices at `positions`.
+    fn piece_sizes(&self, positions: &[Vec3]) -> Vec<f32> {
+        let pieces = self.piece_of.iter().max().map_or(0, |&last| last as usize + 1);
+        let mut boxes = vec![crate::anim::Aabb::EMPTY; pieces];
+        for (vertex, &position) in positions.iter().enumerate() {
+            let piece = &mut boxes[self.piece_of[self.point_of[vertex] as usize] as usize];
+            *piece = piece.union(crate::anim::Aabb { min: position, max: position });
+        }
+        boxes.iter().map(|bounds| bounds.size().length()).collect()
+    }
+
+    /// For every vertex of the full mesh that `triangles` (a level) leaves out, the level's
+    /// triangles around the kept points nearest to it along the mesh (the first ring of kept points
+    /// a breadth-first walk reaches, and the ring after it).
+    fn candidates(&self, triangles: &[[u32; 3]]) -> Vec<(u32, Vec<u32>)> {
+        let mut around: Vec<Vec<u32>> = vec![Vec::new(); self.vertices_of.len()];
+        for (index, triangle) in triangles.iter().enumerate() {
+            for &vertex in triangle {
+                let point = &mut around[self.point_of[vertex as usize] as usize];
+                if !point.contains(&(index as u32)) {
+                    point.push(index as u32);
+                }
+            }
+        }
+        let mut used = vec![false; self.vertices_of.len()];
+        let mut result = Vec::new();
+        let mut depth = vec![u32::MAX; self.vertices_of.len()];
+        let mut visited = Vec::new();
+        for (start, vertices) in self.vertices_of.iter().enumerate() {
+            if !around[start].is_empty() || self.neighbours[start].is_empty() {
+                continue; // kept, or in no triangle of the full mesh
+            }
+            let mut queue = VecDeque::from([start as u32]);
+            depth[start] = 0;
+            visited.push(start as u32);
+            let mut found_at = u32::MAX;
+            let mut nearby: Vec<u32> = Vec::new();
+            while let Some(point) = queue.pop_front() {
+                let at = depth[point as usize];
+                if at > found_at.saturating_add(1) {
+                    break;
+                }
+                if !around[point as usize].is_empty() {
+                    found_at = found_at.min(at);
+                    for &triangle in &around[point as usize] {
+                        if !used[triangle as usize] {
+                            used[triangle as usize] = true;
+                            nearby.push(triangle);
+                        }
+                    }
+                    continue; // the walk does not pass through kept points
+                }
+                for &next in &self.neighbours[point as usize] {
+                    if depth[next as usize] == u32::MAX {
+                        depth[next as usize] = at + 1;
+                        visited.push(next);
+                        queue.push_back(next);
+                    }
+                }
+            }
+            for point in visited.drain(..) {
+                depth[point as usize] = u32::MAX;
+            }
+            for &triangle in &nearby {
+                used[triangle as usize] = false;
+            }
+            result.extend(vertices.iter().map(|&vertex| (vertex, nearby.clone())));
+        }
+        result
+    }
+}
+
+/// The point of triangle abc nearest to p (Ericson, Real-Time Collision Detection, 5.1.5).
+pub fn closest_on_triangle(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> Vec3 {
+    let (ab, ac, ap) = (b - a, c - a, p - a);
+    let (d1, d2) = (ab.dot(ap), ac.dot(ap));
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return a;
+    }
+    let bp = p - b;
+    let (d3, d4) = (ab.dot(bp), ac.dot(bp));
+    if d3 >= 0.0 && d4 <= d3 {
+        return b;
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        return a + ab * (d1 / (d1 - d3));
+    }
+    let cp = p - c;
+    let (d5, d6) = (ab.dot(cp), ac.dot(cp));
+    if d6 >= 0.0 && d5 <= d6 {
+        return c;
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        return a + ac * (d2 / (d2 - d6));
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
+        return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
+    }
+    let denominator = 1.0 / (va + vb + vc);
+    if !denominator.is_finite() {
+        // A degenerate triangle: its nearest corner.
+        return [a, b, c].into_iter().min_by(|x, y| x.distance_squared(p).total_cmp(&y.distance_squared(p))).unwrap_or(a);
+    }
+    a + ab * (vb * denominator) + ac * (vc * denominator)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figure() -> Model {
+        let path = crate::app::default_model_path();
+        crate::formats::load_model(&path, &crate::app::default_animations(&path, &[])).expect("the bundled figure loads")
+    }
+
+    /// A triangle as its three corner positions, starting from the smallest (winding kept).
+    fn corners(model: &Model, triangle: &[u32]) -> [[u32; 3]; 3] {
+        let points = [0, 1, 2].map(|corner| model.vertices[triangle[corner] as usize].position.to_array().map(f32::to_bits));
+        let first = (0..3).min_by_key(|&corner| points[corner]).unwrap_or(0);
+        [0, 1, 2].map(|offset| points[(first + offset) % 3])
+    }
+
+    #[test]
+    fn each_level_is_a_prefix_of_the_finer_ones_vertices_with_fewer_triangles() {
+        let model = figure();
+        let levelled = with_levels(&model);
+        assert!(levelled.levels.len() >= 4, "{} levels", levelled.levels.len());
+        let mut finer = (model.vertices.len() as u32, model.indices.len() / 3, 0.0f32);
+        for (index, level) in levelled.levels.iter().enumerate() {
+            // Exactly the first vertex_count vertices are used: skinning a prefix skins the level.
+            let mut used = vec![false; level.vertex_count as usize];
+            for &vertex in &level.indices {
+                assert!(vertex < level.vertex_count, "level {}: vertex {vertex} past its {}", index + 1, level.vertex_count);
+                used[vertex as usize] = true;
+            }
+            assert!(used.iter().all(|&used| used), "level {} leaves a vertex of its prefix unused", index + 1);
+            assert!(level.vertex_count < finer.0 && level.triangle_count() < finer.1 && level.error >= finer.2);
+            assert!(level.error > 0.0 && level.error < model.extent(), "level {}: error {}", index + 1, level.error);
+            let ranges: u32 = level.ranges.iter().map(|range| range.1).sum();
+            assert_eq!((ranges as usize, level.ranges.len()), (level.indices.len(), model.meshes.len()));
+            finer = (level.vertex_count, level.triangle_count(), level.error);
+        }
+    }
+
+    #[test]
+    fn reordering_keeps_every_vertex_and_triangle() {
+        let model = figure();
+        let levelled = with_levels(&model);
+        let key = |vertex: &crate::model::Vertex| {
+            let mut key: Vec<u32> =
+                [vertex.position.to_array(), vertex.normal.to_array()].concat().iter().map(|x| x.to_bits()).collect();
+            key.extend([vertex.uv.x.to_bits(), vertex.uv.y.to_bits(), vertex.first_influence, vertex.influence_count]);
+            key
+        };
+        let mut before: Vec<Vec<u32>> = model.vertices.iter().map(key).collect();
+        let mut after: Vec<Vec<u32>> = levelled.vertices.iter().map(key).collect();
+        before.sort();
+        after.sort();
+        assert_eq!(before, after);
+        let triangles = |model: &Model| {
+            let mut triangles: Vec<_> = model.indices.chunks_exact(3).map(|triangle| corners(model, triangle)).collect();
+            triangles.sort();
+            triangles
+        };
+        assert_eq!(triangles(&model), triangles(&levelled));
+        assert_eq!((levelled.meshes.clone(), levelled.influences.clone()), (model.meshes.clone(), model.influences.clone()));
+    }
+
+    #[test]
+    fn a_model_too_small_to_simplify_gets_no_levels() {
+        let mut model = figure();
+        model.indices.truncate(3 * (MIN_TRIANGLES - 1));
+        model.meshes.truncate(1);
+        model.meshes[0].index_count = model.indices.len() as u32;
+        assert!(with_levels(&model).levels.is_empty());
+    }
+
+    #[test]
+    fn the_closest_point_on_a_triangle_is_no_farther_than_any_sampled_point() {
+        let (a, b, c) = (Vec3::new(0.0, 0.0, 0.0), Vec3::new(2.0, 0.0, 0.0), Vec3::new(0.5, 1.5, 0.3));
+        let points = [Vec3::new(0.5, 0.5, 1.0), Vec3::new(-1.0, -1.0, 0.0), Vec3::new(3.0, 0.2, -0.5), Vec3::new(0.3, 2.0, 0.0)];
+        for point in points {
+            let closest = closest_on_triangle(point, a, b, c);
+            let mut nearest_sample = f32::INFINITY;
+            for i in 0..=100 {
+                for j in 0..=(100 - i) {
+                    let sample = a + (b - a) * (i as f32 / 100.0) + (c - a) * (j as f32 / 100.0);
+                    nearest_sample = nearest_sample.min(point.distance(sample));
+                }
+            }
+            assert!(point.distance(closest) <= nearest_sample + 1e-5);
+            assert!(point.distance(closest) >= nearest_sample - 0.03, "{point}: {closest} is not the nearest");
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! Levels of detail on the GPU (validation on): the cull pass picks each instance's levels as the
+//! CPU mirror `cull::reference_levels` does, the skin and triangle passes work from its level
+//! lists, and the image stays within the stated difference of the one drawn at full detail.
+
+use crate::common::{assert_no_validation_messages, default_model, validated_device};
+use vkskin::app::{HeadlessRenderer, SceneSetup};
+use vkskin::imagediff::ImageDifference;
+use vkskin::render::cull::{reference_levels, Levels};
+use vkskin::render::shader_types::CullCounters;
+use vkskin::render::{FrameScene, Strategy};
+
+/// The bound README and docs state for levels of detail against full detail, at 1280×720: at most
+/// this share of the pixels changes by more than `imagediff::CHANGED_ABOVE` in a channel...
+const CHANGED_SHARE: f64 = 0.01;
+/// ...and the image keeps at least this PSNR.
+const PSNR_DB: f64 = 35.0;
+
+/// Per instance, the level the GPU skinned it at and the level the camera drew it at, read from
+/// the cull pass's level lists.
+fn gpu_levels(headless: &HeadlessRenderer, count: usize) -> (Vec<Option<u32>>, Vec<Option<u32>>) {
+    let renderer = &headless.renderer;
+    let counters: Vec<CullCounters> = renderer.read_back(&renderer.passes.cull.counters).expect("counters");
+    let lists: Vec<u32> = renderer.read_back(&renderer.passes.cull.level_lists).expect("level lists");
+    let levels = renderer.model.levels.len();
+    let (mut skinned, mut camera) = (vec![None; count], vec![None; count]);
+    for level in 0..levels {
+        for (first, entries, out) in [
+            (level * count, counters[0].skin_levels[level][1], &mut skinned),
+            ((levels + level) * count, counters[0].camera_levels[level][1], &mut camera),
+        ] {
+            for &instance in &lists[first..first + entries as usize] {
+                assert!(out[instance as usize].is_none(), "instance {instance} is in two lists");
+                out[instance as usize] = Some(level as u32);
+            }
+        }
+    }
+    (skinned, camera)
+}
+
+/// Whether the mirror's choice for this instance sits within float error of a level's threshold,
+/// where the GPU's rounding may pick the neighbour.
+fn near_threshold(headless: &HeadlessRenderer, setup: &SceneSetup, scene: &FrameScene, instance: usize) -> bool {
+    let choice = headless.renderer.level_choice(scene);
+    let data = &scene.instances[instance];
+    let world = vkskin::render::cull::animated_box(&setup.model, data).transformed(data.world());
+    let distance = ((scene.camera_position - world.center()).abs() - world.size() * 0.5).max(glam::Vec3::ZERO).length();
+    choice.errors.iter().any(|&error| (error * choice.pixels_at_unit - distance).abs() <= 1e-3 * distance.max(1e-3))
+}
+
+#[test]
+fn the_cull_pass_picks_levels_as_the_cpu_mirror_does() {
+    let device = validated_device();
+    let model = vkskin::lod::with_levels(&default_model());
+    assert!(model.levels.len() >= 4);
+    let count = 400;
+    let mut setup = SceneSetup::new(model, count);
+    // Low, inside the grid's edge: instances from an arm's length to the far side, and some behind.
+    setup.camera.distance *= 0.3;
+    setup.camera.pitch = 0.1;
+    // Whole, and split into chunks of 64 instances.
+    let chunk = 64 * (setup.model.vertices.len() * 28) as u64;
+    for (strategy, binding_limit) in [(Strategy::Compute, None), (Strategy::Compute, Some(chunk)), (Strategy::Vertex, None)] {
+        let mut headless =
+            HeadlessRenderer::with_binding_limit(&device, &setup, (640, 360), strategy, binding_limit).expect("renderer");
+        let scene = setup.frame(0.4, headless.aspect());
+        headless.render(&scene).expect("frame");
+        let expected = reference_levels(&setup.model, &scene, &headless.renderer.level_choice(&scene));
+        let (skinned, camera) = gpu_levels(&headless, count);
+        let mut compared = 0;
+        let mut levels_seen = std::collections::BTreeSet::new();
+        for (instance, expected) in expected.iter().enumerate() {
+            if near_threshold(&headless, &setup, &scene, instance) {
+                continue;
+            }
+            let (want_skinned, want_camera) = match expected {
+                Some(Levels { camera, skinned, .. }) => (Some(*skinned), *camera),
+                None => (None, None),
+            };
+            assert_eq!((skinned[instance], camera[instance]), (want_skinned, want_camera), "instance {instance}, {strategy:?}");
+            levels_seen.extend(want_camera);
+            compared += 1;
+        }
+        assert!(compared >= count * 9 / 10, "only {compared} instances away from a threshold");
+        // The grid runs from near the camera to far from it: the full mesh and coarser levels.
+        assert!(levels_seen.len() >= 4 && levels_seen.contains(&0), "camera levels {levels_seen:?}");
+        assert!(camera.iter().filter(|level| level.is_none()).count() > 0, "every instance in view");
+    }
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn levels_of_detail_stay_within_the_stated_difference_of_full_detail() {
+    let device = validated_device();
+    let full = default_model();
+    let levelled = vkskin::lod::with_levels(&full);
+    for count in [1, 100, 1000] {
+        let render = |model: &vkskin::model::Model| {
+            let setup = SceneSetup::new(model.clone(), count);
+            let mut headless = HeadlessRenderer::new(&device, &setup, 1280, 720).expect("renderer");
+            let image = headless.render(&setup.frame(0.75, headless.aspect())).expect("frame");
+            (image, headless.renderer.stats.visible)
+        };
+        let (with_levels, _) = render(&levelled);
+        let (without, visible) = render(&full);
+        let difference = ImageDifference::between(&with_levels, &without).expect("same size");
+        println!("{count} instances: {difference}");
+        assert!(visible.is_some_and(|visible| visible.camera as usize == count), "every instance in view");
+        if count == 1 {
+            // Near enough to need every triangle: the same image.
+            assert_eq!(difference.changed, 0, "one instance: {difference}");
+        }
+        assert!(difference.changed_share() <= CHANGED_SHARE && difference.psnr >= PSNR_DB, "{count} instances: {difference}");
+        // Not the same image: the levels were used.
+        if count > 1 {
+            assert!(difference.changed > 0, "{count} instances drew no coarser level");
+        }
+    }
+    assert_no_validation_messages(&device);
+}
