@@ -25,10 +25,8 @@ use std::collections::{HashMap, VecDeque};
 use glam::{Mat4, Vec3};
 
 use crate::anim::skin_vertex;
-use crate::model::Model;
+use crate::model::{Level, Model, MAX_LEVELS};
 
-/// Levels an instance can be drawn at, the full mesh included (`MAX_LEVELS` in common.glsl).
-pub const MAX_LEVELS: usize = 8;
 /// Each level aims at this fraction of the finer level's triangles.
 const REDUCTION: f32 = 0.5;
 /// No level is made from one with fewer triangles than this: the chain ends there.
@@ -43,26 +41,6 @@ pub const MAX_POSES: usize = 48;
 const ATTRIBUTE_POSES: usize = 6;
 /// The measured error is multiplied by this for the poses between samples.
 pub const ERROR_MARGIN: f32 = 1.25;
-
-/// A simplified copy of a model's triangles (level 0, the full mesh, is the model itself).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Level {
-    /// The level's vertices are the model's first `vertex_count`.
-    pub vertex_count: u32,
-    /// Its triangles, mesh after mesh, as indices into the model's vertices.
-    pub indices: Vec<u32>,
-    /// Each mesh's (first index, index count) in `indices`, in the model's mesh order.
-    pub ranges: Vec<(u32, u32)>,
-    /// How far (model units) a vertex of the full mesh lies from this level's surface at most, in
-    /// the sampled poses, grown by [`ERROR_MARGIN`].
-    pub error: f32,
-}
-
-impl Level {
-    pub fn triangle_count(&self) -> usize {
-        self.indices.len() / 3
-    }
-}
 
 /// `model` with its levels of detail ([`Model::levels`]) and its vertices reordered so each
 /// level's are a prefix. A model without triangles, or one whose first level saves too little,

@@ -44,6 +44,30 @@ pub struct Mesh {
     pub material: usize,
 }
 
+/// Levels of detail a model may be drawn at, the full mesh included (`MAX_LEVELS` in common.glsl).
+pub const MAX_LEVELS: usize = 8;
+
+/// A simplified copy of a model's triangles (`lod::with_levels`; level 0, the full mesh, is the
+/// model itself).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Level {
+    /// The level's vertices are the model's first `vertex_count`.
+    pub vertex_count: u32,
+    /// Its triangles, mesh after mesh, as indices into the model's vertices.
+    pub indices: Vec<u32>,
+    /// Each mesh's (first index, index count) in `indices`, in the model's mesh order.
+    pub ranges: Vec<(u32, u32)>,
+    /// How far (model units) a vertex of the full mesh lies from this level's surface at most, in
+    /// the poses `lod` samples, with its margin.
+    pub error: f32,
+}
+
+impl Level {
+    pub fn triangle_count(&self) -> usize {
+        self.indices.len() / 3
+    }
+}
+
 /// A texture as its file encodes it (PNG, JPEG, TGA), its size read from the header; the renderer
 /// decodes the pixels when it uploads them (`formats::texture`).
 #[derive(Clone, Debug, PartialEq)]
@@ -99,8 +123,8 @@ pub struct Model {
     /// Culling bounds per animation ([`Model::compute_bounds`] fills them).
     pub bounds: ModelBounds,
     /// Simplified copies of the triangles, finest first, after the full mesh (level 0); empty until
-    /// [`crate::lod::with_levels`] makes them.
-    pub levels: Vec<crate::lod::Level>,
+    /// `lod::with_levels` makes them.
+    pub levels: Vec<Level>,
     pub stats: LoadStats,
 }
 

@@ -272,7 +272,7 @@ pub struct CullCounters {
 }
 
 /// `MAX_LEVELS` in common.glsl.
-pub const MAX_LEVELS: usize = crate::lod::MAX_LEVELS;
+pub const MAX_LEVELS: usize = crate::model::MAX_LEVELS;
 
 /// `DrawCommand` in common.glsl: a VkDrawIndexedIndirectCommand.
 #[repr(C)]
