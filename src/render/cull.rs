@@ -272,8 +272,10 @@ pub struct Levels {
 }
 
 /// The CPU reference of cull.comp's levels of detail for the instances either view sees (None for
-/// the others).
-pub fn reference_levels(model: &Model, scene: &FrameScene, choice: &LevelChoice) -> Vec<Option<Levels>> {
+/// the others). `margin` > 0 makes it conservative against the GPU's rounding: boxes grown and
+/// distances shrunk by that fraction, so it sees at least what the GPU sees, at a level no
+/// coarser (the `cpu` strategy skins by it); 0 is cull.comp's own test.
+pub fn reference_levels(model: &Model, scene: &FrameScene, choice: &LevelChoice, margin: f32) -> Vec<Option<Levels>> {
     let camera = frustum_planes(scene.view_projection);
     let light = frustum_planes(scene.light_view_projection);
     scene
@@ -281,9 +283,11 @@ pub fn reference_levels(model: &Model, scene: &FrameScene, choice: &LevelChoice)
         .iter()
         .map(|data| {
             let world = animated_box(model, data).transformed(data.world());
+            let grow = world.size() * margin + Vec3::splat(margin);
+            let world = Aabb { min: world.min - grow, max: world.max + grow };
             let (camera_sees, light_sees) = (box_in_volume(world, &camera), box_in_volume(world, &light));
-            let distance = (scene.camera_position - world.center()).abs() - world.size() * 0.5;
-            let camera_level = camera_sees.then(|| choice.camera_level(distance.max(Vec3::ZERO).length()));
+            let distance = ((scene.camera_position - world.center()).abs() - world.size() * 0.5).max(Vec3::ZERO).length();
+            let camera_level = camera_sees.then(|| choice.camera_level(distance * (1.0 - margin)));
             let light_level = light_sees.then_some(choice.light_level);
             let skinned = match (camera_level, light_level) {
                 (Some(camera), Some(light)) => camera.min(light),

@@ -443,12 +443,14 @@ impl Renderer {
             camera_planes: frustum_planes(scene.view_projection),
             light_planes: frustum_planes(scene.light_view_projection),
         };
+        // The `cpu` strategy skins each instance's level of detail, as the cull pass will pick it.
+        let cpu_counts = self.cpu_model.as_deref().map(|model| self.cpu_vertex_counts(model, scene));
         let slot = &mut self.frames[index];
         slot.uniforms.write(0, &[uniforms])?;
         slot.instances.write(0, &scene.instances)?;
-        if let (Some(model), Some(buffer)) = (&self.cpu_model, slot.cpu_skinned.as_mut()) {
+        if let (Some(model), Some(counts), Some(buffer)) = (&self.cpu_model, &cpu_counts, slot.cpu_skinned.as_mut()) {
             let started = std::time::Instant::now();
-            let skinned = reference::cpu_skin_instances(model, &scene.instances);
+            let skinned = reference::cpu_skin_instances(model, &scene.instances, counts);
             buffer.write(0, &skinned)?;
             self.stats.cpu_skinning_ms = started.elapsed().as_secs_f64() * 1e3;
         }
@@ -490,6 +492,16 @@ impl Renderer {
         self.frame_index = (self.frame_index + 1) % FRAMES_IN_FLIGHT;
         self.stats.frames_rendered += 1;
         Ok(())
+    }
+
+    /// Per instance, the vertices the `cpu` strategy skins: its level's (a prefix), by the cull
+    /// pass's CPU mirror made conservative (it sees at least what the GPU sees, at a level no
+    /// coarser); 0 for an instance neither view sees.
+    fn cpu_vertex_counts(&self, model: &Model, scene: &FrameScene) -> Vec<u32> {
+        let levels = cull::reference_levels(model, scene, &self.level_choice(scene), 1e-3);
+        let vertices =
+            |level: u32| self.model.levels.get(level as usize).map_or(self.model.vertex_count, |level| level.vertex_count);
+        levels.iter().map(|levels| levels.map_or(0, |levels| vertices(levels.skinned))).collect()
     }
 
     /// Reads a finished slot's timestamps and cull counts into `stats.timings` and `stats.visible`.

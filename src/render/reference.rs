@@ -92,7 +92,9 @@ pub fn skin_packed(model: &Model, palette: &[Affine3A], out: &mut [SkinnedVertex
 
 /// The `cpu` strategy, the tutorials' software skinning: every instance sampled, blended and skinned
 /// on the CPU, split across all cores (whole instances per thread), packed as the skin pass packs.
-pub fn cpu_skin_instances(model: &Model, instances: &[InstanceData]) -> Vec<SkinnedVertex> {
+/// Instance i's first `skinned[i]` vertices are skinned (its level of detail's; 0: culled, not
+/// even sampled), the rest left zero.
+pub fn cpu_skin_instances(model: &Model, instances: &[InstanceData], skinned: &[u32]) -> Vec<SkinnedVertex> {
     let vertex_count = model.vertices.len();
     let mut out = vec![SkinnedVertex { position: [0.0; 3], normal: [0; 4], tangent: [0; 4] }; vertex_count * instances.len()];
     if vertex_count == 0 {
@@ -101,13 +103,18 @@ pub fn cpu_skin_instances(model: &Model, instances: &[InstanceData]) -> Vec<Skin
     let threads = std::thread::available_parallelism().map_or(1, |count| count.get()).min(instances.len().max(1));
     let per_thread = instances.len().div_ceil(threads);
     std::thread::scope(|scope| {
-        for (instances, out) in instances.chunks(per_thread.max(1)).zip(out.chunks_mut(per_thread.max(1) * vertex_count)) {
+        let per_thread = per_thread.max(1);
+        let work = instances.chunks(per_thread).zip(skinned.chunks(per_thread)).zip(out.chunks_mut(per_thread * vertex_count));
+        for ((instances, skinned), out) in work {
             scope.spawn(move || {
                 let mut palette = Vec::with_capacity(model.skeleton.len());
-                for (data, out) in instances.iter().zip(out.chunks_mut(vertex_count)) {
+                for ((data, &count), out) in instances.iter().zip(skinned).zip(out.chunks_mut(vertex_count)) {
+                    if count == 0 {
+                        continue;
+                    }
                     palette.clear();
                     palette.extend(reference_palette(model, data).iter().map(|&matrix| Affine3A::from_mat4(matrix)));
-                    skin_packed(model, &palette, out);
+                    skin_packed(model, &palette, &mut out[..(count as usize).min(vertex_count)]);
                 }
             });
         }

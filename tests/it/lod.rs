@@ -64,7 +64,7 @@ fn the_cull_pass_picks_levels_as_the_cpu_mirror_does() {
             HeadlessRenderer::with_binding_limit(&device, &setup, (640, 360), strategy, binding_limit).expect("renderer");
         let scene = setup.frame(0.4, headless.aspect());
         headless.render(&scene).expect("frame");
-        let expected = reference_levels(&setup.model, &scene, &headless.renderer.level_choice(&scene));
+        let expected = reference_levels(&setup.model, &scene, &headless.renderer.level_choice(&scene), 0.0);
         let (skinned, camera) = gpu_levels(&headless, count);
         let mut compared = 0;
         let mut levels_seen = std::collections::BTreeSet::new();
