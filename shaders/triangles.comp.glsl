@@ -39,7 +39,7 @@ layout(push_constant) uniform Push {
     uint vertex_count;
     uint index_count;       // the model's
     uint chunk_instances;
-    uint instance_count;    // kept by the cull pass (the dispatch's y)
+    uint instance_count;    // the instance count: no level list is longer (the dispatch's y is its list's count)
     uint group_size;        // instances drawn by one command
     uint groups_per_chunk;
     float facing_sign;      // the sign of a hidden triangle's screen area (triangles::facing_sign); 0: none hidden

@@ -173,6 +173,11 @@ impl Aabb {
         (self.min + self.max) * 0.5
     }
 
+    /// How far `point` is from the box (0 inside it).
+    pub fn distance_to(&self, point: Vec3) -> f32 {
+        ((point - self.center()).abs() - self.size() * 0.5).max(Vec3::ZERO).length()
+    }
+
     pub fn size(&self) -> Vec3 {
         self.max - self.min
     }

@@ -286,8 +286,8 @@ pub fn reference_levels(model: &Model, scene: &FrameScene, choice: &LevelChoice,
             let grow = world.size() * margin + Vec3::splat(margin);
             let world = Aabb { min: world.min - grow, max: world.max + grow };
             let (camera_sees, light_sees) = (box_in_volume(world, &camera), box_in_volume(world, &light));
-            let distance = ((scene.camera_position - world.center()).abs() - world.size() * 0.5).max(Vec3::ZERO).length();
-            let camera_level = camera_sees.then(|| choice.camera_level(distance * (1.0 - margin)));
+            let distance = world.distance_to(scene.camera_position) * (1.0 - margin);
+            let camera_level = camera_sees.then(|| choice.camera_level(distance));
             let light_level = light_sees.then_some(choice.light_level);
             let skinned = match (camera_level, light_level) {
                 (Some(camera), Some(light)) => camera.min(light),
@@ -328,14 +328,12 @@ pub fn animated_box(model: &Model, data: &InstanceData) -> Aabb {
 
 /// The CPU reference of cull.comp: which instances of `scene` the camera and the light see.
 pub fn reference_visibility(model: &Model, scene: &FrameScene) -> Vec<Seen> {
-    let camera = frustum_planes(scene.view_projection);
-    let light = frustum_planes(scene.light_view_projection);
-    scene
-        .instances
-        .iter()
-        .map(|data| {
-            let world = animated_box(model, data).transformed(data.world());
-            Seen { camera: box_in_volume(world, &camera), light: box_in_volume(world, &light) }
+    let whole = LevelChoice { errors: vec![0.0], pixels_at_unit: 0.0, light_level: 0 };
+    reference_levels(model, scene, &whole, 0.0)
+        .into_iter()
+        .map(|levels| Seen {
+            camera: levels.is_some_and(|levels| levels.camera.is_some()),
+            light: levels.is_some_and(|levels| levels.light.is_some()),
         })
         .collect()
 }

@@ -43,7 +43,7 @@ fn near_threshold(headless: &HeadlessRenderer, setup: &SceneSetup, scene: &Frame
     let choice = headless.renderer.level_choice(scene);
     let data = &scene.instances[instance];
     let world = vkskin::render::cull::animated_box(&setup.model, data).transformed(data.world());
-    let distance = ((scene.camera_position - world.center()).abs() - world.size() * 0.5).max(glam::Vec3::ZERO).length();
+    let distance = world.distance_to(scene.camera_position);
     choice.errors.iter().any(|&error| (error * choice.pixels_at_unit - distance).abs() <= 1e-3 * distance.max(1e-3))
 }
 
