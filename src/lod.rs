@@ -12,7 +12,8 @@
 //!
 //! **The error, in an animated pose.** A level's error is the farthest any vertex of the full mesh
 //! lies from the level's surface, measured after skinning both, in the bind pose and at
-//! [`SAMPLES_PER_CLIP`] evenly spaced times of every clip ([`MAX_POSES`] at most), then grown by
+//! [`SAMPLES_PER_CLIP`] evenly spaced times of every clip ([`MAX_POSES`] at most, fewer for models
+//! of over 83,000 vertices), then grown by
 //! [`ERROR_MARGIN`] for the poses between samples, crossfades and layers. The distance of a
 //! removed vertex is taken to the level's triangles around the nearest kept vertices *along the
 //! mesh* (a walk over edges, seams welded), not the nearest in space: a finger's vertex is never
@@ -35,8 +36,11 @@ const MIN_TRIANGLES: usize = 64;
 const MIN_PROGRESS: f32 = 0.85;
 /// Poses of each clip at which the error is measured (and the bind pose).
 pub const SAMPLES_PER_CLIP: usize = 8;
-/// At most this many poses in all.
+/// At most this many poses in all...
 pub const MAX_POSES: usize = 48;
+/// ...and at most this many vertices skinned over all of them (at least the bind pose and one
+/// more), so a model of a million vertices is measured in a few poses, not 48.
+const POSED_VERTICES: usize = 4_000_000;
 /// Poses whose skinned positions the simplifier weighs as attributes (18 of its 32 floats).
 const ATTRIBUTE_POSES: usize = 6;
 /// The measured error is multiplied by this for the poses between samples.
@@ -52,7 +56,7 @@ pub fn with_levels(model: &Model) -> Model {
     if model.indices.len() < 3 * MIN_TRIANGLES || model.meshes.is_empty() {
         return model;
     }
-    let poses = sample_poses(&model);
+    let poses = sample_poses(&model, (POSED_VERTICES / vertex_count.max(1)).clamp(2, MAX_POSES));
     let skinned: Vec<Vec<Vec3>> = poses.iter().map(|palette| skin_positions(&model, palette)).collect();
     let attributes = attributes(&model, &skinned);
 
@@ -116,12 +120,12 @@ fn mesh_indices<'a>(model: &'a Model, mesh: &crate::model::Mesh) -> &'a [u32] {
 }
 
 /// The bind pose, then [`SAMPLES_PER_CLIP`] evenly spaced times of every clip, as palettes (model
-/// space, no world), at most [`MAX_POSES`].
-fn sample_poses(model: &Model) -> Vec<Vec<Mat4>> {
+/// space, no world), at most `limit`.
+fn sample_poses(model: &Model, limit: usize) -> Vec<Vec<Mat4>> {
     let mut poses = vec![vec![Mat4::IDENTITY; model.skeleton.len()]];
     for clip in &model.clips {
         for sample in 0..SAMPLES_PER_CLIP {
-            if poses.len() == MAX_POSES {
+            if poses.len() >= limit {
                 return poses;
             }
             let time = clip.start + clip.duration * sample as f32 / SAMPLES_PER_CLIP as f32;
