@@ -100,9 +100,12 @@ const uint MAX_CHUNKS = 12u;
 
 // Levels of detail an instance can be drawn at, the full mesh included (src/lod.rs).
 const uint MAX_LEVELS = 8u;
+// Dispatches a level's list may take: each has at most maxComputeWorkGroupCount[1] rows (65,535 on
+// lavapipe and on NVIDIA), one per instance, so a level of 100,000 instances takes two.
+const uint MAX_PARTS = 4u;
 
 // What the cull pass produces each frame, read as indirect arguments: 64 + 8 × MAX_CHUNKS
-// + 32 × MAX_LEVELS bytes.
+// + 8 × MAX_LEVELS + 32 × MAX_LEVELS × MAX_PARTS bytes.
 struct CullCounters {
     uvec4 palette_dispatch;         // x: workgroups of kept instances (palette.rs), y: 1, z: 1
     uvec4 kept;                     // x: 0, y: instances kept (skinned at some level), z: 1
@@ -110,8 +113,11 @@ struct CullCounters {
     uvec4 box_draw;                 // VkDrawIndirectCommand: 24, instances kept, 0, 0 (debug view)
     uint camera_draws[MAX_CHUNKS];  // per chunk: instances the camera sees (draws per mesh)
     uint light_draws[MAX_CHUNKS];   // per chunk: instances the light sees
-    uvec4 skin_levels[MAX_LEVELS];  // per level: the skin pass's dispatch (vertex groups, instances, 1)
-    uvec4 camera_levels[MAX_LEVELS];// per level: the triangle pass's (triangle groups, instances the camera sees, 1)
+    uint level_counts[2 * MAX_LEVELS];  // per level: instances to skin at it, then instances the camera sees at it
+    // Per (level, part), at level × MAX_PARTS + part: the skin pass's dispatch (vertex groups, the
+    // part's instances, 1) and the triangle pass's (triangle groups, the part's instances, 1).
+    uvec4 skin_levels[MAX_LEVELS * MAX_PARTS];
+    uvec4 camera_levels[MAX_LEVELS * MAX_PARTS];
 };
 
 // One mesh's triangles for the cull pass's draw commands: 8 bytes.

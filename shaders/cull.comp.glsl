@@ -47,6 +47,7 @@ layout(push_constant) uniform Push {
     uint level_count;      // 1: no levels of detail
     uint light_level;      // the shadow map's level
     uint list_stride;      // entries a level list has room for: the instance count
+    uint dispatch_rows;    // entries one dispatch covers (maxComputeWorkGroupCount[1])
     float level_errors[MAX_LEVELS];  // model units; level 0's is 0
 } push;
 
@@ -160,11 +161,17 @@ void main() {
     float distance = length(max(abs(frame.camera_position.xyz - center) - extent, vec3(0.0)));
     uint seen_level = camera_sees ? camera_level(distance) : push.light_level;
     uint skin_level = light_sees ? min(seen_level, push.light_level) : seen_level;
-    level_lists[skin_level * push.list_stride + atomicAdd(counters.skin_levels[skin_level].y, 1u)] = instance_index;
+    uint entry = atomicAdd(counters.level_counts[skin_level], 1u);
+    level_lists[skin_level * push.list_stride + entry] = instance_index;
+    // Entries are dense from 0, so the largest one a part gets is its count.
+    uint part = skin_level * MAX_PARTS + entry / push.dispatch_rows;
+    atomicMax(counters.skin_levels[part].y, entry % push.dispatch_rows + 1u);
     uint chunk = instance_index / push.chunk_instances;
     if (camera_sees) {
-        uint entry = atomicAdd(counters.camera_levels[seen_level].y, 1u);
+        entry = atomicAdd(counters.level_counts[MAX_LEVELS + seen_level], 1u);
         level_lists[(push.level_count + seen_level) * push.list_stride + entry] = instance_index;
+        part = seen_level * MAX_PARTS + entry / push.dispatch_rows;
+        atomicMax(counters.camera_levels[part].y, entry % push.dispatch_rows + 1u);
         emit(atomicAdd(counters.camera_draws[chunk], 1u), instance_index, true, seen_level);
     }
     if (light_sees) {

@@ -9,7 +9,7 @@
 
 use ash::vk;
 
-use super::shader_types::{DrawCommand, InstanceData, PaletteMatrix, SkinnedVertex, MAX_CHUNKS};
+use super::shader_types::{DrawCommand, InstanceData, PaletteMatrix, SkinnedVertex, MAX_CHUNKS, MAX_PARTS};
 use super::{Strategy, FRAMES_IN_FLIGHT};
 use crate::gpu::{self, Buffer, Device};
 use crate::model::Model;
@@ -186,7 +186,13 @@ impl MemoryPlan {
                 format!("{:.0}% of the largest memory heap ({} MiB)", HEAP_SHARE * 100.0, heap >> 20),
             ),
             (range / joint_positions, format!("maxStorageBufferRange {range} bytes for the joint positions ({joints} joints)")),
-            (u64::from(max_dispatch_rows), format!("maxComputeWorkGroupCount[1] = {max_dispatch_rows} (one row per instance)")),
+            (
+                u64::from(max_dispatch_rows) * MAX_PARTS as u64,
+                format!(
+                    "maxComputeWorkGroupCount[1] = {max_dispatch_rows} ({MAX_PARTS} dispatches of a row per instance for a \
+                     level of detail)"
+                ),
+            ),
             (
                 range / (meshes * size_of::<DrawCommand>() as u64),
                 format!("maxStorageBufferRange {range} bytes for the draw commands ({meshes} meshes per instance)"),
@@ -281,6 +287,20 @@ mod tests {
         // Other strategies keep no culled indices.
         let vertex = MemoryPlan::for_limits(shape, Strategy::Vertex, 5_000, range, 1 << 40, 65_535);
         assert_eq!(plan.bytes_per_instance - vertex.bytes_per_instance, 56_000 + 120_000 + 20);
+    }
+
+    #[test]
+    fn a_hundred_thousand_figures_fit_a_24_gib_gpu() {
+        // The bundled figure with its 8 levels of detail, on NVIDIA-like limits: a 4 GiB binding
+        // range, a 24 GiB heap, 65,535 rows a dispatch.
+        let figure = Shape { vertices: 3724, joints: 23, meshes: 2, indices: 20_844, levels: 8 };
+        let plan = MemoryPlan::for_limits(figure, Strategy::Compute, 100_000, u64::from(u32::MAX), 24 << 30, 65_535);
+        assert_eq!(plan.bytes_per_instance, 147_748);
+        assert!(plan.max_instances >= 100_000, "{} ({})", plan.max_instances, plan.limiting);
+        assert!(plan.limiting.contains("memory heap"), "{}", plan.limiting);
+        // The dispatches' rows alone would stop at 4 × 65,535.
+        let rows = MemoryPlan::for_limits(figure, Strategy::Compute, 1, u64::from(u32::MAX), 1 << 50, 65_535);
+        assert_eq!((rows.max_instances, rows.limiting.contains("maxComputeWorkGroupCount")), (4 * 65_535, true));
     }
 
     #[test]

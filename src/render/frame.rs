@@ -15,8 +15,8 @@ use super::debug::DebugFrame;
 use super::draw::{DrawList, VertexSource};
 use super::forward::{ForwardTargets, MeshDraw, ResolveTarget};
 use super::overlay::{OverlayFrame, OverlayPass};
-use super::shader_types::MAX_LEVELS;
 use super::shader_types::{CullCounters, CullPush, PalettePush, SkinPush, TrianglesPush};
+use super::shader_types::{MAX_LEVELS, MAX_PARTS};
 use super::slots::FrameSlot;
 use super::triangles::{CulledDraws, TriangleCulling};
 use super::{shadow, skin, triangles, FrameScene, Output, Renderer, Strategy, TIMED_PASSES};
@@ -282,10 +282,34 @@ impl Renderer {
             ..Default::default()
         };
         for (level, info) in self.model.levels.iter().enumerate() {
-            reset.skin_levels[level] = [info.vertex_count.div_ceil(skin::WORKGROUP_SIZE), 0, 1, 0];
-            reset.camera_levels[level] = [(info.index_count / 3).div_ceil(triangles::WORKGROUP_SIZE).max(1), 0, 1, 0];
+            for part in 0..MAX_PARTS {
+                let at = level * MAX_PARTS + part;
+                reset.skin_levels[at] = [info.vertex_count.div_ceil(skin::WORKGROUP_SIZE), 0, 1, 0];
+                reset.camera_levels[at] = [(info.index_count / 3).div_ceil(triangles::WORKGROUP_SIZE).max(1), 0, 1, 0];
+            }
         }
         reset
+    }
+
+    /// Each (level, part) dispatch the skin or triangle pass records: the level, where its part
+    /// of the list starts in `cull.level_lists`, and its arguments' offset in `cull.counters`.
+    /// A level's list takes a dispatch per `dispatch_rows` instances (at most `MAX_PARTS`).
+    fn level_dispatches(&self, camera: bool) -> Vec<(usize, u32, u64)> {
+        let rows = self.setup.dispatch_rows;
+        let parts = self.setup.instance_count.div_ceil(rows).clamp(1, MAX_PARTS as u32);
+        let arguments = if camera {
+            std::mem::offset_of!(CullCounters, camera_levels)
+        } else {
+            std::mem::offset_of!(CullCounters, skin_levels)
+        };
+        let mut dispatches = Vec::new();
+        for level in 0..self.model.levels.len() {
+            for part in 0..parts {
+                let offset = arguments + 16 * (level * MAX_PARTS + part as usize);
+                dispatches.push((level, self.list_offset(level, camera) + part * rows, offset as u64));
+            }
+        }
+        dispatches
     }
 
     /// Where level `level`'s list starts in `cull.level_lists`: the skin lists, then the camera's.
@@ -310,16 +334,18 @@ impl Renderer {
     }
 
     fn record_skin(&self, command_buffer: vk::CommandBuffer) {
-        let pushes: Vec<SkinPush> = (self.model.levels.iter().enumerate())
-            .map(|(level, info)| SkinPush {
-                vertex_count: info.vertex_count,
+        let dispatches = self.level_dispatches(false);
+        let pushes: Vec<SkinPush> = dispatches
+            .iter()
+            .map(|&(level, list_offset, _)| SkinPush {
+                vertex_count: self.model.levels[level].vertex_count,
                 joint_count: self.model.joint_count,
                 instance_vertices: self.model.vertex_count,
                 chunk_instances: self.setup.chunking.instances_per_chunk,
-                list_offset: self.list_offset(level, false),
+                list_offset,
             })
             .collect();
-        let offsets = level_offsets(std::mem::offset_of!(CullCounters, skin_levels), pushes.len());
+        let offsets: Vec<u64> = dispatches.iter().map(|dispatch| dispatch.2).collect();
         self.passes.skin.record(command_buffer, self.bindings.skin_set, &pushes, (&self.passes.cull.counters, &offsets));
     }
 
@@ -375,14 +401,10 @@ impl Renderer {
             level_count: choice.errors.len() as u32,
             light_level: choice.light_level,
             list_stride: self.setup.instance_count,
+            dispatch_rows: self.setup.dispatch_rows,
             level_errors,
         }
     }
-}
-
-/// The offsets of `count` per-level dispatch arguments (16 bytes each) from `first`.
-fn level_offsets(first: usize, count: usize) -> Vec<u64> {
-    (0..count).map(|level| (first + 16 * level) as u64).collect()
 }
 
 /// The draws' inputs, gathered for the recipe.
@@ -390,8 +412,10 @@ impl Renderer {
     fn record_triangles(&self, command_buffer: vk::CommandBuffer, triangles: &TriangleCulling, scene: &FrameScene) {
         let extent = self.targets().color.extent();
         let mesh_count = self.setup.mesh_draws.len() as u32;
-        let pushes: Vec<TrianglesPush> = (self.model.levels.iter().enumerate())
-            .map(|(level, info)| TrianglesPush {
+        let dispatches = self.level_dispatches(true);
+        let pushes: Vec<TrianglesPush> = dispatches
+            .iter()
+            .map(|&(level, list_offset, _)| TrianglesPush {
                 view_projection: scene.view_projection.to_cols_array(),
                 viewport: [extent.width as f32, extent.height as f32],
                 mesh_count,
@@ -404,12 +428,12 @@ impl Renderer {
                 facing_sign: triangles.facing_sign,
                 sample_test: u32::from(triangles.sample_test),
                 snap: triangles.snap,
-                list_offset: self.list_offset(level, true),
+                list_offset,
                 first_range: level as u32 * mesh_count,
-                level_first_index: info.first_index,
+                level_first_index: self.model.levels[level].first_index,
             })
             .collect();
-        let offsets = level_offsets(std::mem::offset_of!(CullCounters, camera_levels), pushes.len());
+        let offsets: Vec<u64> = dispatches.iter().map(|dispatch| dispatch.2).collect();
         triangles.pass.record(command_buffer, triangles.set, &pushes, (&self.passes.cull.counters, &offsets));
     }
 

@@ -200,6 +200,10 @@ pub struct Setup {
     pub blend_reach: f32,
     /// The model has joints but no vertices: the skeleton view is always on.
     pub skeleton_only: bool,
+    /// Instances one skin or triangle dispatch covers, a row each: the device's
+    /// maxComputeWorkGroupCount[1]. A level's list takes a dispatch per this many (tests lower it
+    /// to see the lists split).
+    pub dispatch_rows: u32,
 }
 
 /// Frame slots plus passes: everything else is what they were built for and what they measured.
@@ -380,6 +384,7 @@ impl Renderer {
                 bind_bounds: model.bind_bounds(),
                 blend_reach: model.bounds.blend_reach,
                 skeleton_only,
+                dispatch_rows: device.limits().max_compute_work_group_count[1].max(1),
             },
             debug: DebugViews { skeleton: skeleton_only, ..DebugViews::default() },
             stats: FrameStats::default(),

@@ -265,11 +265,18 @@ pub struct CullCounters {
     /// Per chunk of instances.
     pub camera_draws: [u32; MAX_CHUNKS as usize],
     pub light_draws: [u32; MAX_CHUNKS as usize],
-    /// Per level of detail: the skin pass's dispatch (vertex groups, instances to skin at it, 1).
-    pub skin_levels: [[u32; 4]; MAX_LEVELS],
-    /// Per level: the triangle pass's dispatch (triangle groups, instances the camera sees at it, 1).
-    pub camera_levels: [[u32; 4]; MAX_LEVELS],
+    /// Per level of detail: instances to skin at it; then, per level, instances the camera sees at it.
+    pub level_counts: [u32; 2 * MAX_LEVELS],
+    /// Per (level, part) at level × MAX_PARTS + part: the skin pass's dispatch (vertex groups,
+    /// the part's instances to skin, 1).
+    pub skin_levels: [[u32; 4]; MAX_LEVELS * MAX_PARTS],
+    /// Likewise, the triangle pass's dispatch (triangle groups, the part's instances the camera
+    /// sees, 1).
+    pub camera_levels: [[u32; 4]; MAX_LEVELS * MAX_PARTS],
 }
+
+/// `MAX_PARTS` in common.glsl: dispatches one level's list may take.
+pub const MAX_PARTS: usize = 4;
 
 /// `MAX_LEVELS` in common.glsl.
 pub const MAX_LEVELS: usize = crate::model::MAX_LEVELS;
@@ -314,6 +321,8 @@ pub struct CullPush {
     pub light_level: u32,
     /// Entries each level list has room for (the instance count).
     pub list_stride: u32,
+    /// Entries one dispatch covers: `Setup::dispatch_rows`.
+    pub dispatch_rows: u32,
     /// Each level's error, model units (level 0: 0).
     pub level_errors: [f32; MAX_LEVELS],
 }
@@ -575,6 +584,7 @@ mod tests {
                 ("box_draw", offset_of!(CullCounters, box_draw)),
                 ("camera_draws", offset_of!(CullCounters, camera_draws)),
                 ("light_draws", offset_of!(CullCounters, light_draws)),
+                ("level_counts", offset_of!(CullCounters, level_counts)),
                 ("skin_levels", offset_of!(CullCounters, skin_levels)),
                 ("camera_levels", offset_of!(CullCounters, camera_levels)),
             ],
@@ -596,6 +606,7 @@ mod tests {
                 ("level_count", offset_of!(CullPush, level_count)),
                 ("light_level", offset_of!(CullPush, light_level)),
                 ("list_stride", offset_of!(CullPush, list_stride)),
+                ("dispatch_rows", offset_of!(CullPush, dispatch_rows)),
                 ("level_errors", offset_of!(CullPush, level_errors)),
             ],
         );

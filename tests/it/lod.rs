@@ -6,7 +6,7 @@ use crate::common::{assert_no_validation_messages, default_model, validated_devi
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::imagediff::ImageDifference;
 use vkskin::render::cull::{reference_levels, Levels};
-use vkskin::render::shader_types::CullCounters;
+use vkskin::render::shader_types::{CullCounters, MAX_LEVELS, MAX_PARTS};
 use vkskin::render::{FrameScene, Strategy};
 
 /// The bound README and docs state for levels of detail against full detail, at 1280×720: at most
@@ -25,8 +25,8 @@ fn gpu_levels(headless: &HeadlessRenderer, count: usize) -> (Vec<Option<u32>>, V
     let (mut skinned, mut camera) = (vec![None; count], vec![None; count]);
     for level in 0..levels {
         for (first, entries, out) in [
-            (level * count, counters[0].skin_levels[level][1], &mut skinned),
-            ((levels + level) * count, counters[0].camera_levels[level][1], &mut camera),
+            (level * count, counters[0].level_counts[level], &mut skinned),
+            ((levels + level) * count, counters[0].level_counts[MAX_LEVELS + level], &mut camera),
         ] {
             for &instance in &lists[first..first + entries as usize] {
                 assert!(out[instance as usize].is_none(), "instance {instance} is in two lists");
@@ -57,13 +57,43 @@ fn the_cull_pass_picks_levels_as_the_cpu_mirror_does() {
     // Low, inside the grid's edge: instances from an arm's length to the far side, and some behind.
     setup.camera.distance *= 0.3;
     setup.camera.pitch = 0.1;
-    // Whole, and split into chunks of 64 instances.
+    // Whole, split into chunks of 64 instances, with `vertex`, and with each level's list split
+    // into dispatches of 128 instances (as 100,000 instances split at 65,535).
     let chunk = 64 * (setup.model.vertices.len() * 28) as u64;
-    for (strategy, binding_limit) in [(Strategy::Compute, None), (Strategy::Compute, Some(chunk)), (Strategy::Vertex, None)] {
+    let mut whole_image = None;
+    for (strategy, binding_limit, rows) in [
+        (Strategy::Compute, None, None),
+        (Strategy::Compute, Some(chunk), None),
+        (Strategy::Vertex, None, None),
+        (Strategy::Compute, None, Some(128)),
+    ] {
         let mut headless =
             HeadlessRenderer::with_binding_limit(&device, &setup, (640, 360), strategy, binding_limit).expect("renderer");
+        if let Some(rows) = rows {
+            assert!(count.div_ceil(rows) as usize <= MAX_PARTS);
+            headless.renderer.setup.dispatch_rows = rows as u32;
+        }
         let scene = setup.frame(0.4, headless.aspect());
-        headless.render(&scene).expect("frame");
+        let image = headless.render(&scene).expect("frame");
+        match (&whole_image, rows) {
+            (None, _) => whole_image = Some(image),
+            (Some(whole), Some(rows)) => {
+                let difference = ImageDifference::between(whole, &image).expect("same size");
+                assert_eq!(difference.changed, 0, "dispatches of {rows} rows: {difference}");
+                // The parts' counts add up to the level's, none past its rows.
+                let counters: Vec<CullCounters> =
+                    headless.renderer.read_back(&headless.renderer.passes.cull.counters).expect("counters");
+                let mut split = 0;
+                for level in 0..headless.renderer.model.levels.len() {
+                    let parts = &counters[0].skin_levels[level * MAX_PARTS..][..MAX_PARTS];
+                    assert!(parts.iter().all(|part| part[1] as usize <= rows));
+                    assert_eq!(parts.iter().map(|part| part[1]).sum::<u32>(), counters[0].level_counts[level]);
+                    split += usize::from(parts[1][1] > 0);
+                }
+                assert!(split > 0, "no level's list was long enough to split");
+            }
+            _ => {}
+        }
         let expected = reference_levels(&setup.model, &scene, &headless.renderer.level_choice(&scene), 0.0);
         let (skinned, camera) = gpu_levels(&headless, count);
         let mut compared = 0;
