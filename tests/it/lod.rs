@@ -70,7 +70,7 @@ fn the_cull_pass_picks_levels_as_the_cpu_mirror_does() {
         let mut headless =
             HeadlessRenderer::with_binding_limit(&device, &setup, (640, 360), strategy, binding_limit).expect("renderer");
         if let Some(rows) = rows {
-            assert!(count.div_ceil(rows) as usize <= MAX_PARTS);
+            assert!(count.div_ceil(rows) <= MAX_PARTS);
             headless.renderer.setup.dispatch_rows = rows as u32;
         }
         let scene = setup.frame(0.4, headless.aspect());
