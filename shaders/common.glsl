@@ -105,7 +105,7 @@ const uint MAX_LEVELS = 8u;
 const uint MAX_PARTS = 4u;
 
 // What the cull pass produces each frame, read as indirect arguments: 64 + 8 × MAX_CHUNKS
-// + 8 × MAX_LEVELS + 32 × MAX_LEVELS × MAX_PARTS bytes.
+// + 8 × MAX_LEVELS + 32 × MAX_LEVELS × MAX_PARTS + 16 + 16 × MAX_PARTS bytes.
 struct CullCounters {
     uvec4 palette_dispatch;         // x: workgroups of kept instances (palette.rs), y: 1, z: 1
     uvec4 kept;                     // x: 0, y: instances kept (skinned at some level), z: 1
@@ -118,6 +118,8 @@ struct CullCounters {
     // part's instances, 1) and the triangle pass's (triangle groups, the part's instances, 1).
     uvec4 skin_levels[MAX_LEVELS * MAX_PARTS];
     uvec4 camera_levels[MAX_LEVELS * MAX_PARTS];
+    uvec4 light_count;                  // x: instances the light sees (the light list's length)
+    uvec4 light_parts[MAX_PARTS];       // per part: the triangle pass's light run (the light's level's triangle groups, instances, 1)
 };
 
 // One mesh's triangles for the cull pass's draw commands: 8 bytes.

@@ -31,7 +31,8 @@ layout(set = 0, binding = 10) writeonly buffer LightDraws { DrawCommand light_dr
 // Each kept instance's world box (min.w: 1 when the camera sees it), for the `bounds` debug view.
 layout(set = 0, binding = 11) writeonly buffer DebugBoxes { Bounds debug_boxes[]; };
 // Per level, the instances to skin at it (level l from l × list_stride), then the instances the
-// camera sees at it (from (level_count + l) × list_stride).
+// camera sees at it (from (level_count + l) × list_stride); last, the instances the light sees
+// (from 2 × level_count × list_stride), all at the light's level.
 layout(set = 0, binding = 12) writeonly buffer LevelLists { uint level_lists[]; };
 
 layout(push_constant) uniform Push {
@@ -176,5 +177,8 @@ void main() {
     }
     if (light_sees) {
         emit(atomicAdd(counters.light_draws[chunk], 1u), instance_index, false, push.light_level);
+        entry = atomicAdd(counters.light_count.x, 1u);
+        level_lists[2u * push.level_count * push.list_stride + entry] = instance_index;
+        atomicMax(counters.light_parts[entry / push.dispatch_rows].y, entry % push.dispatch_rows + 1u);
     }
 }

@@ -1,7 +1,9 @@
 #version 460
 // Triangle pass (`compute` strategy): after the skin pass, every triangle of every kept instance is
 // tested against the camera with its skinned, world-space corners, and the survivors' indices are
-// compacted into `triangles.camera_indices`, which the forward pass draws. Instances go in groups
+// compacted into `triangles.camera_indices`, which the forward pass draws. A second run tests the
+// light's instances against the shadow map (its matrix, its texels, one sample at each centre)
+// into `triangles.light_indices` for the shadow pass: the same shader, the other set. Instances go in groups
 // of `group_size` (as many as 16-bit indices reach: 17 of the bundled figure), one draw command
 // per (group, mesh): a few draws a chunk rather than one per instance. Only a pass that sees
 // skinned vertices before the rasterizer can do this: with `vertex` skinning every triangle
@@ -9,7 +11,7 @@
 //   - behind the camera or outside one side of the view frustum (all three corners),
 //   - facing away on a closed model (the side the pipeline culls anyway, Model::facing), or
 //   - so small that its screen box holds no sample position (4× MSAA: the quarter-pixel lattice
-//     at 1/8, 3/8, 5/8, 7/8 that holds the standard sample positions),
+//     at 1/8, 3/8, 5/8, 7/8 that holds the standard sample positions; one sample: the centres),
 // each decided conservatively, so the image is the one drawing every triangle gives.
 //
 // One dispatch per level of detail, one invocation per (triangle of the level, instance the camera
@@ -37,24 +39,28 @@ layout(push_constant) uniform Push {
     vec2 viewport;          // pixels
     uint mesh_count;
     uint vertex_count;
-    uint index_count;       // the model's
+    uint index_count;       // the layout level's: each instance's room in its group's block
     uint chunk_instances;
-    uint instance_count;    // the instance count: no level list is longer (the dispatch's y is its list's count)
     uint group_size;        // instances drawn by one command
     uint groups_per_chunk;
     float facing_sign;      // the sign of a hidden triangle's screen area (triangles::facing_sign); 0: none hidden
-    uint sample_test;       // 1: 4× MSAA at the standard sample positions, so the small-triangle test holds
+    uint sample_step;       // samples a pixel row holds on a regular lattice (4: 4× MSAA at the standard
+                            // positions, 1: the pixel centres), so the small-triangle test holds; 0: no test
     float snap;             // the rasterizer's sub-pixel grid, 2^-subPixelPrecisionBits pixels
     uint list_offset;       // where this level's camera list starts in level_lists
     uint first_range;       // this level's meshes: mesh_ranges[first_range + m] (level 0's from 0)
     uint level_first_index; // this level's first index in indices[]
+    uint layout_first_range;  // the level the outputs have room for (the camera's: the full mesh; the
+    uint layout_first_index;  // light's: the plan's): its meshes' ranges and first index, where mesh m's
+                              // survivors start in a block (a level no finer has no more of them)
 } push;
 
-// Whether [low, high] (pixels) holds a point of the lattice k/4 + 1/8, once grown by `margin`:
-// more than the rasterizer's snapping and the float error of the transform, so that a triangle
-// covering a sample is never dropped.
+// Whether [low, high] (pixels) holds a point of the lattice (k + 1/2) / step (step 4: k/4 + 1/8;
+// step 1: the centres), once grown by `margin`: more than the rasterizer's snapping and the float
+// error of the transform, so that a triangle covering a sample is never dropped.
 bool holds_sample_row(float low, float high, float margin) {
-    return floor((high + margin) * 4.0 - 0.5) >= ceil((low - margin) * 4.0 - 0.5);
+    float step = float(push.sample_step);
+    return floor((high + margin) * step - 0.5) >= ceil((low - margin) * step - 0.5);
 }
 
 bool visible(vec4 a, vec4 b, vec4 c) {
@@ -78,7 +84,7 @@ bool visible(vec4 a, vec4 b, vec4 c) {
     if (push.facing_sign * area > 4.0 * scale * push.snap + 1e-5 * scale * scale) {
         return false;
     }
-    if (push.sample_test == 0u) {
+    if (push.sample_step == 0u) {
         return true;
     }
     vec2 low = min(pa, min(pb, pc));
@@ -95,9 +101,6 @@ vec4 corner(uint chunk, uint first_vertex, uint index) {
 }
 
 void main() {
-    if (gl_GlobalInvocationID.y >= push.instance_count) {
-        return;
-    }
     uint instance_index = level_lists[push.list_offset + gl_GlobalInvocationID.y];
     uint chunk = instance_index / push.chunk_instances;
     uint slot = instance_index % push.chunk_instances;
@@ -124,7 +127,8 @@ void main() {
         return;
     }
     uint command = (chunk * push.groups_per_chunk + group) * push.mesh_count + mesh;
-    uint at = block + push.group_size * mesh_ranges[mesh].first_index + atomicAdd(draws[command].index_count, 3u);
+    uint mesh_start = mesh_ranges[push.layout_first_range + mesh].first_index - push.layout_first_index;
+    uint at = block + push.group_size * mesh_start + atomicAdd(draws[command].index_count, 3u);
     culled_chunks[chunk].culled[at] = uint16_t(group_vertex + i0);
     culled_chunks[chunk].culled[at + 1u] = uint16_t(group_vertex + i1);
     culled_chunks[chunk].culled[at + 2u] = uint16_t(group_vertex + i2);

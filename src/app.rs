@@ -13,7 +13,7 @@ use crate::model::Model;
 use crate::render::camera::OrbitCamera;
 use crate::render::offscreen::{OffscreenTarget, OFFSCREEN_FORMAT};
 use crate::render::shader_types::InstanceData;
-use crate::render::{shadow, FrameScene, Output, Renderer, Strategy};
+use crate::render::{shadow, FrameScene, Lowered, Output, Renderer, Strategy};
 
 /// The bundled default model, made by `vkskin generate` (src/generate/).
 pub fn default_model_path() -> PathBuf {
@@ -145,23 +145,24 @@ impl HeadlessRenderer {
         size: (u32, u32),
         strategy: Strategy,
     ) -> gpu::Result<HeadlessRenderer> {
-        HeadlessRenderer::with_binding_limit(device, setup, size, strategy, None)
+        HeadlessRenderer::with_limits(device, setup, size, strategy, Lowered::default())
     }
 
-    /// `with_strategy`, with storage-buffer bindings held below `binding_limit` bytes, so the
-    /// skinned vertices and palettes split into chunks at small counts (tests).
-    pub fn with_binding_limit(
+    /// `with_strategy`, with the device's limits lowered: storage-buffer bindings held below
+    /// `lowered.binding` bytes, so the skinned vertices and palettes split into chunks at small
+    /// counts; the heap held to `lowered.heap` (tests).
+    pub fn with_limits(
         device: &Arc<Device>,
         setup: &SceneSetup,
         (width, height): (u32, u32),
         strategy: Strategy,
-        binding_limit: Option<u64>,
+        lowered: Lowered,
     ) -> gpu::Result<HeadlessRenderer> {
         if width == 0 || height == 0 {
             return Err(gpu::Error::Other(format!("image size {width}x{height}: both sides must be at least 1")));
         }
         let count = setup.instances.len() as u32;
-        let renderer = Renderer::with_binding_limit(device, &setup.model, count, OFFSCREEN_FORMAT, strategy, binding_limit)?;
+        let renderer = Renderer::with_limits(device, &setup.model, count, OFFSCREEN_FORMAT, strategy, lowered)?;
         let target = OffscreenTarget::new(device, width, height)?;
         Ok(HeadlessRenderer { target, renderer })
     }

@@ -23,6 +23,8 @@ pub struct BenchOptions {
     pub strategies: Vec<Strategy>,
     /// Levels of detail off (false) and on (true), in the order to run them.
     pub lods: Vec<bool>,
+    /// The triangle pass's light run off and on (`compute` only; where the memory plan has room).
+    pub light_culling: Vec<bool>,
     pub warmup: u32,
     pub frames: u32,
     pub size: (u32, u32),
@@ -68,6 +70,8 @@ pub struct BenchRow {
     pub instances: usize,
     /// Levels of detail on.
     pub lod: bool,
+    /// The shadow pass drew the triangle pass's light run.
+    pub light_culling: bool,
     /// With levels of detail on, the last frame against the same frame without them (when the run
     /// has both).
     pub image_difference: Option<ImageDifference>,
@@ -185,7 +189,13 @@ pub fn run(
     let mut frames_submitted = 0u64;
     let device = headless_device(options.validation).map_err(|error| error.to_string())?;
     let lods = if options.lods.is_empty() { vec![false] } else { options.lods.clone() };
-    let total = options.counts.len() * options.strategies.len() * lods.len();
+    let lights = if options.light_culling.is_empty() { vec![true] } else { options.light_culling.clone() };
+    // Only `compute` has a triangle pass: the others run once, without.
+    let variants = |strategy: Strategy| -> Vec<(bool, bool)> {
+        let lights = if strategy == Strategy::Compute { lights.clone() } else { vec![false] };
+        lods.iter().flat_map(|&lod| lights.iter().map(move |&light| (lod, light))).collect()
+    };
+    let total: usize = options.counts.len() * options.strategies.iter().map(|&strategy| variants(strategy).len()).sum::<usize>();
     let mut full = model.clone();
     full.levels.clear();
     let levelled = if lods.contains(&true) { crate::lod::with_levels(model) } else { full.clone() };
@@ -205,7 +215,8 @@ pub fn run(
         for &instances in &options.counts {
             // A count no strategy can hold gets no reference (its rows are skipped below).
             let fits = |strategy| {
-                u32::try_from(instances).is_ok_and(|count| MemoryPlan::new(&device, model, strategy, count, None).is_ok())
+                u32::try_from(instances)
+                    .is_ok_and(|count| MemoryPlan::new(&device, model, strategy, count, Default::default()).is_ok())
             };
             if !options.strategies.iter().copied().any(fits) {
                 continue;
@@ -222,17 +233,18 @@ pub fn run(
     }
     let mut rows: Vec<BenchRow> = Vec::new();
     // Each (strategy, count)'s last frame, with levels of detail off and on: their difference.
-    let mut last_images: BTreeMap<(usize, usize, bool), image::RgbaImage> = BTreeMap::new();
+    let mut last_images: BTreeMap<(usize, usize, bool, bool), image::RgbaImage> = BTreeMap::new();
     for &instances in &options.counts {
         for (strategy_index, &strategy) in options.strategies.iter().enumerate() {
-            for &lod in &lods {
+            for (lod, light) in variants(strategy) {
                 let model = if lod { &levelled } else { &full };
-                let lod_name = if lod { "lod on" } else { "lod off" };
-                progress(rows.len(), total, &format!("{} × {instances}, {lod_name}", strategy.name()));
+                let what = format!("{} × {instances}, lod {}, light culling {}", strategy.name(), on_off(lod), on_off(light));
+                progress(rows.len(), total, &what);
                 let mut row = BenchRow {
                     strategy,
                     instances,
                     lod,
+                    light_culling: false,
                     image_difference: None,
                     skipped: None,
                     frame_wall: Stats::default(),
@@ -248,7 +260,9 @@ pub fn run(
                 // The memory plan first: a count past the device is skipped before anything is laid out.
                 let planned = u32::try_from(instances)
                     .map_err(|_| format!("{instances} instances: expected at most {}", u32::MAX))
-                    .and_then(|count| MemoryPlan::new(&device, model, strategy, count, None).map_err(|error| error.to_string()));
+                    .and_then(|count| {
+                        MemoryPlan::new(&device, model, strategy, count, Default::default()).map_err(|error| error.to_string())
+                    });
                 if let Err(reason) = planned {
                     row.skipped = Some(reason);
                     rows.push(row);
@@ -263,6 +277,8 @@ pub fn run(
                         continue;
                     }
                 };
+                headless.renderer.setup.light_culling &= light;
+                row.light_culling = headless.renderer.setup.light_culling;
                 let aspect = headless.aspect();
                 let mut frame_walls = Vec::new();
                 let mut timings = Vec::new();
@@ -293,13 +309,16 @@ pub fn run(
                     // The last measured frame again, read back: the image levels of detail change.
                     let scene = setup.frame(f64::from(options.warmup + options.frames - 1) / 60.0, aspect);
                     let image = headless.render(&scene).map_err(|error| error.to_string())?;
-                    last_images.insert((instances, strategy_index, lod), image);
+                    last_images.insert((instances, strategy_index, lod, light), image);
                     if let (Some(off), Some(on)) = (
-                        last_images.get(&(instances, strategy_index, false)),
-                        last_images.get(&(instances, strategy_index, true)),
+                        last_images.get(&(instances, strategy_index, false, light)),
+                        last_images.get(&(instances, strategy_index, true, light)),
                     ) {
                         let difference = ImageDifference::between(on, off);
-                        match rows.iter_mut().find(|row| row.instances == instances && row.strategy == strategy && row.lod) {
+                        let on_row = |row: &&mut BenchRow| {
+                            row.instances == instances && row.strategy == strategy && row.lod && row.light_culling == light
+                        };
+                        match rows.iter_mut().find(on_row) {
                             Some(on_row) => on_row.image_difference = difference,
                             None => row.image_difference = difference,
                         }
@@ -384,10 +403,11 @@ impl BenchReport {
         );
         let _ = writeln!(
             out,
-            "{:<8} {:>9} {:>4} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
+            "{:<8} {:>9} {:>4} {:>5} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
             "strategy",
             "instances",
             "lod",
+            "light",
             "frame ms",
             "p95",
             "gpu ms",
@@ -406,17 +426,18 @@ impl BenchReport {
         );
         for row in &self.rows {
             if let Some(reason) = &row.skipped {
-                let _ =
-                    writeln!(out, "{:<8} {:>9} {:>4}  skipped: {reason}", row.strategy.name(), row.instances, on_off(row.lod));
+                let (strategy, lod, light) = (row.strategy.name(), on_off(row.lod), on_off(row.light_culling));
+                let _ = writeln!(out, "{strategy:<8} {:>9} {lod:>4} {light:>5}  skipped: {reason}", row.instances);
                 continue;
             }
             let ratio = |ratio: f64| if ratio.is_finite() { format!("{ratio:.2}") } else { "-".into() };
             let _ = writeln!(
                 out,
-                "{:<8} {:>9} {:>4} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
+                "{:<8} {:>9} {:>4} {:>5} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
                 row.strategy.name(),
                 row.instances,
                 on_off(row.lod),
+                on_off(row.light_culling),
                 milliseconds(row.frame_wall.median),
                 milliseconds(row.frame_wall.p95),
                 milliseconds(row.frame_gpu.median),
@@ -452,6 +473,7 @@ impl BenchReport {
                     "strategy": row.strategy.name(),
                     "instances": row.instances,
                     "lod": row.lod,
+                    "light_culling": row.light_culling,
                     "image_vs_lod_off": row.image_difference.map(|difference| json!({
                         "changed_pixels": difference.changed,
                         "changed_share": difference.changed_share(),
@@ -499,7 +521,7 @@ impl BenchReport {
              cull_ms,palette_ms,skin_ms,triangles_ms,shadow_ms,forward_ms,resolve_ms,cpu_skinning_ms,copy_reference_ms,copy_reference_wall_ms,skin_copy_ratio,\
              copy_touched_reference_ms,skin_copy_touched_ratio,\
              vertices_per_second,skinned_vertices_per_second,bytes_per_instance,visible_skinned,visible_camera,visible_light,\
-             lod,image_changed_share,image_psnr_db\n",
+             lod,light_culling,image_changed_share,image_psnr_db\n",
         );
         let number = |value: f64| if value.is_finite() { format!("{value}") } else { String::new() };
         for row in &self.rows {
@@ -507,7 +529,7 @@ impl BenchReport {
             let visible = row.visible;
             let _ = writeln!(
                 out,
-                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 row.strategy.name(),
                 row.instances,
                 number(row.frame_wall.median),
@@ -534,6 +556,7 @@ impl BenchReport {
                 visible.map_or(String::new(), |visible| visible.camera.to_string()),
                 visible.map_or(String::new(), |visible| visible.light.to_string()),
                 on_off(row.lod),
+                on_off(row.light_culling),
                 row.image_difference.map_or(String::new(), |difference| number(difference.changed_share())),
                 row.image_difference.map_or(String::new(), |difference| number(difference.psnr)),
             );

@@ -102,6 +102,10 @@ enum Command {
         /// difference its last frame makes against the same frame with them off.
         #[arg(long, value_enum, default_value = "on", value_delimiter = ',')]
         lod: Vec<Lod>,
+        /// The triangle pass's light run (the shadow pass draws only triangles that can reach a
+        /// texel), comma separated: on, off (`compute` only; on where memory allows).
+        #[arg(long, value_enum, default_value = "on", value_delimiter = ',')]
+        light_culling: Vec<Lod>,
         /// Measured frames per strategy and count.
         #[arg(long, default_value_t = 60)]
         frames: u32,
@@ -242,7 +246,8 @@ impl SceneArgs {
         let model = self.load()?;
         match device {
             Some(device) => {
-                MemoryPlan::new(device, &model, self.strategy, self.instances, None).map_err(|error| error.to_string())?;
+                MemoryPlan::new(device, &model, self.strategy, self.instances, Default::default())
+                    .map_err(|error| error.to_string())?;
             }
             None => MemoryPlan::check_any_device(&model, self.strategy, self.instances)?,
         }
@@ -498,13 +503,27 @@ fn run(cli: Cli) -> Result<(), String> {
             check_messages(validation, report.messages)
         }
         Command::Render { scene, time, size, out, frames } => render(&scene, time, size, &out, frames),
-        Command::Bench { model, animations, counts, strategies, lod, frames, warmup, size, out, validate, capture_frame } => {
+        Command::Bench {
+            model,
+            animations,
+            counts,
+            strategies,
+            lod,
+            light_culling,
+            frames,
+            warmup,
+            size,
+            out,
+            validate,
+            capture_frame,
+        } => {
             let mut capture = capture_frame.map(FrameCapture::attach).transpose()?;
             let path = model.unwrap_or_else(default_model_path);
             let animations = default_animations(&path, &animations);
             let model = load_model(&path, &animations).map_err(|error| error.to_string())?;
             let options = vkskin::bench::BenchOptions {
                 lods: lod.iter().map(|lod| lod.on()).collect(),
+                light_culling: light_culling.iter().map(|light| light.on()).collect(),
                 counts,
                 strategies,
                 warmup,

@@ -9,7 +9,7 @@
 
 use ash::vk;
 
-use super::shader_types::{DrawCommand, InstanceData, PaletteMatrix, SkinnedVertex, MAX_CHUNKS, MAX_PARTS};
+use super::shader_types::{DrawCommand, InstanceData, PaletteMatrix, SkinnedVertex, MAX_CHUNKS, MAX_LEVELS, MAX_PARTS};
 use super::{Strategy, FRAMES_IN_FLIGHT};
 use crate::gpu::{self, Buffer, Device};
 use crate::model::Model;
@@ -42,6 +42,8 @@ pub struct Shape {
     pub indices: u64,
     /// Levels of detail, the full mesh included.
     pub levels: u64,
+    /// Each level's index count (the full mesh's first; 0 past the last level).
+    pub level_indices: [u64; MAX_LEVELS],
 }
 
 impl Shape {
@@ -52,6 +54,10 @@ impl Shape {
             meshes: model.meshes.len() as u64,
             indices: model.indices.len() as u64,
             levels: model.levels.len() as u64 + 1,
+            level_indices: std::array::from_fn(|level| match level {
+                0 => model.indices.len() as u64,
+                _ => model.levels.get(level - 1).map_or(0, |level| level.indices.len() as u64),
+            }),
         }
     }
 }
@@ -69,21 +75,41 @@ pub struct MemoryPlan {
     /// The largest instance count this device takes, and the limit that sets it.
     pub max_instances: u32,
     pub limiting: String,
+    /// The triangle pass keeps the light's triangles too, with room for this level's (the finest
+    /// whose copy of the culled indices still lets the count fit; None: no room, or no triangle
+    /// pass). The light's run happens in frames whose shadow map takes this level or a coarser one.
+    pub light_level: Option<u32>,
+}
+
+/// Device limits a test may lower, to reach them with few instances.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lowered {
+    /// Bytes one storage-buffer binding may hold, below maxStorageBufferRange: many chunks.
+    pub binding: Option<u64>,
+    /// Bytes of the largest memory heap: a plan short of memory.
+    pub heap: Option<u64>,
+}
+
+impl From<Option<u64>> for Lowered {
+    /// The binding's limit alone.
+    fn from(binding: Option<u64>) -> Lowered {
+        Lowered { binding, heap: None }
+    }
 }
 
 impl MemoryPlan {
     /// The plan for `instance_count` instances, or an error naming the limit they exceed and the
-    /// largest count that fits. `binding_limit` lowers maxStorageBufferRange (tests).
+    /// largest count that fits. `lowered` lowers the device's limits (tests).
     pub fn new(
         device: &Device,
         model: &Model,
         strategy: Strategy,
         instance_count: u32,
-        binding_limit: Option<u64>,
+        lowered: Lowered,
     ) -> gpu::Result<MemoryPlan> {
         let limits = device.limits();
-        let range = u64::from(limits.max_storage_buffer_range).min(binding_limit.unwrap_or(u64::MAX));
-        let heap = largest_heap(device);
+        let range = u64::from(limits.max_storage_buffer_range).min(lowered.binding.unwrap_or(u64::MAX));
+        let heap = largest_heap(device).min(lowered.heap.unwrap_or(u64::MAX));
         let rows = limits.max_compute_work_group_count[1];
         let plan = MemoryPlan::for_limits(Shape::of(model), strategy, instance_count, range, heap, rows);
         if instance_count > plan.max_instances {
@@ -121,7 +147,8 @@ impl MemoryPlan {
         Ok(())
     }
 
-    /// The plan from the numbers alone: binding range, heap size, dispatch rows.
+    /// The plan from the numbers alone: binding range, heap size, dispatch rows. With the triangle
+    /// pass's light run where the count fits with it; without, where only that fits.
     pub fn for_limits(
         shape: Shape,
         strategy: Strategy,
@@ -130,6 +157,24 @@ impl MemoryPlan {
         heap: u64,
         max_dispatch_rows: u32,
     ) -> MemoryPlan {
+        let limits = (range, heap, max_dispatch_rows);
+        let without = MemoryPlan::with_light_room(shape, strategy, instance_count, limits, None);
+        // The finest level whose light copy still lets the count fit.
+        (0..shape.levels.min(MAX_LEVELS as u64) as u32)
+            .map(|level| MemoryPlan::with_light_room(shape, strategy, instance_count, limits, Some(level)))
+            .find(|plan| plan.light_level.is_some() && instance_count <= plan.max_instances)
+            .unwrap_or(without)
+    }
+
+    /// `for_limits` with room for the light's culled triangles of `light_level` or none (only the
+    /// `compute` strategy's triangle pass keeps them).
+    fn with_light_room(
+        shape: Shape,
+        strategy: Strategy,
+        instance_count: u32,
+        (range, heap, max_dispatch_rows): (u64, u64, u32),
+        light_level: Option<u32>,
+    ) -> MemoryPlan {
         let vertices = shape.vertices.max(1);
         let joints = shape.joints.max(1);
         let meshes = shape.meshes.max(1);
@@ -137,12 +182,12 @@ impl MemoryPlan {
         let palettes = joints * size_of::<PaletteMatrix>() as u64;
         let frames = FRAMES_IN_FLIGHT as u64;
         // Parameters per frame in flight, a skin-list slot, a debug box, draw commands, a slot in
-        // each level's two lists.
+        // each level's two lists and in the light's.
         let fixed = size_of::<InstanceData>() as u64 * frames
             + 4
             + 32
             + 2 * meshes * size_of::<DrawCommand>() as u64
-            + 2 * 4 * shape.levels.max(1);
+            + 4 * (2 * shape.levels.max(1) + 1);
         // The palette pass's joint positions (the skeleton debug view), with the palettes.
         let joint_positions = joints * 16;
         // The triangle pass's output (`compute`): a copy of the index buffer in 16-bit indices and a
@@ -152,9 +197,12 @@ impl MemoryPlan {
             _ => 0,
         };
         let culled_commands = if culled_indices > 0 { meshes * size_of::<DrawCommand>() as u64 } else { 0 };
+        // The light's run keeps another copy of both, for its level's indices.
+        let light_level = light_level.filter(|_| culled_indices > 0);
+        let light_bytes = light_level.map_or(0, |level| shape.level_indices[level as usize] * 2 + culled_commands);
         let bytes_per_instance = fixed
             + match strategy {
-                Strategy::Compute => skinned + palettes + joint_positions + culled_indices + culled_commands,
+                Strategy::Compute => skinned + palettes + joint_positions + culled_indices + culled_commands + light_bytes,
                 Strategy::Vertex => palettes + joint_positions,
                 Strategy::Cpu => skinned * frames + joint_positions,
             };
@@ -210,6 +258,7 @@ impl MemoryPlan {
             instance_bytes: bytes_per_instance * u64::from(instance_count),
             max_instances,
             limiting,
+            light_level,
         }
     }
 }
@@ -254,7 +303,7 @@ mod tests {
 
     fn figure_like() -> Shape {
         // No triangles: the triangle pass adds nothing, so the figures below are the skinned ones.
-        Shape { vertices: 2000, joints: 24, meshes: 1, indices: 0, levels: 1 }
+        Shape { vertices: 2000, joints: 24, meshes: 1, indices: 0, levels: 1, level_indices: [0; MAX_LEVELS] }
     }
 
     #[test]
@@ -278,26 +327,37 @@ mod tests {
         // 60,000 indices: 120,000 bytes of culled indices an instance, more than the 56,000 of
         // skinned vertices, so they bound the chunk: 1,118 instances, not a whole number of the
         // 32-instance groups (65,536 / 2,000 vertices), whose last would overflow the binding.
-        let shape = Shape { vertices: 2000, joints: 24, meshes: 1, indices: 60_000, levels: 1 };
+        let mut level_indices = [0; MAX_LEVELS];
+        level_indices[0] = 60_000;
+        let shape = Shape { vertices: 2000, joints: 24, meshes: 1, indices: 60_000, levels: 1, level_indices };
         let range = 128 << 20;
         let plan = MemoryPlan::for_limits(shape, Strategy::Compute, 5_000, range, 1 << 40, 65_535);
         assert_eq!(plan.chunking.instances_per_chunk, 1_088);
         assert_eq!(plan.chunking.instances_per_chunk % 32, 0);
         assert!(u64::from(plan.chunking.instances_per_chunk) * 120_000 <= range);
-        // Other strategies keep no culled indices.
+        // Other strategies keep no culled indices; `compute` keeps the camera's and the light's.
         let vertex = MemoryPlan::for_limits(shape, Strategy::Vertex, 5_000, range, 1 << 40, 65_535);
-        assert_eq!(plan.bytes_per_instance - vertex.bytes_per_instance, 56_000 + 120_000 + 20);
+        assert_eq!((plan.light_level, vertex.light_level), (Some(0), None));
+        assert_eq!(plan.bytes_per_instance - vertex.bytes_per_instance, 56_000 + 2 * (120_000 + 20));
     }
 
     #[test]
     fn a_hundred_thousand_figures_fit_a_24_gib_gpu() {
         // The bundled figure with its 8 levels of detail, on NVIDIA-like limits: a 4 GiB binding
         // range, a 24 GiB heap, 65,535 rows a dispatch.
-        let figure = Shape { vertices: 3724, joints: 23, meshes: 2, indices: 20_844, levels: 8 };
+        let level_indices = [20_844, 10_422, 5_208, 2_604, 1_302, 648, 324, 162];
+        let figure = Shape { vertices: 3724, joints: 23, meshes: 2, indices: 20_844, levels: 8, level_indices };
         let plan = MemoryPlan::for_limits(figure, Strategy::Compute, 100_000, u64::from(u32::MAX), 24 << 30, 65_535);
-        assert_eq!(plan.bytes_per_instance, 147_748);
+        // Room for the light's copy of the full mesh's culled indices (41,688 bytes and 2 commands).
+        assert_eq!((plan.bytes_per_instance, plan.light_level), (147_752 + 41_728, Some(0)));
         assert!(plan.max_instances >= 100_000, "{} ({})", plan.max_instances, plan.limiting);
         assert!(plan.limiting.contains("memory heap"), "{}", plan.limiting);
+        // On lavapipe's 2 GiB heap, 10,000 fit with room for the first level's light copy only.
+        let lavapipe = MemoryPlan::for_limits(figure, Strategy::Compute, 10_000, 128 << 20, 2 << 30, 65_535);
+        assert_eq!((lavapipe.bytes_per_instance, lavapipe.light_level), (147_752 + 20_844 + 40, Some(1)));
+        // 11,627 fit with none.
+        let full = MemoryPlan::for_limits(figure, Strategy::Compute, 11_627, 128 << 20, 2 << 30, 65_535);
+        assert_eq!((full.bytes_per_instance, full.light_level), (147_752, None));
         // The dispatches' rows alone would stop at 4 × 65,535.
         let rows = MemoryPlan::for_limits(figure, Strategy::Compute, 1, u64::from(u32::MAX), 1 << 50, 65_535);
         assert_eq!((rows.max_instances, rows.limiting.contains("maxComputeWorkGroupCount")), (4 * 65_535, true));

@@ -88,7 +88,8 @@ impl CullPass {
         let camera_draws = buffer("cull.camera_draws", command_bytes, indirect_storage)?;
         let light_draws = buffer("cull.light_draws", command_bytes, indirect_storage)?;
         let debug_boxes = buffer("cull.debug_boxes", 32 * u64::from(instance_count), storage)?;
-        let level_lists = buffer("cull.level_lists", 2 * 4 * u64::from(level_count) * u64::from(instance_count), storage)?;
+        let lists = 2 * u64::from(level_count) + 1;
+        let level_lists = buffer("cull.level_lists", lists * 4 * u64::from(instance_count), storage)?;
 
         let storage = vk::DescriptorType::STORAGE_BUFFER;
         let compute = vk::ShaderStageFlags::COMPUTE;

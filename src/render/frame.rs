@@ -18,7 +18,7 @@ use super::overlay::{OverlayFrame, OverlayPass};
 use super::shader_types::{CullCounters, CullPush, PalettePush, SkinPush, TrianglesPush};
 use super::shader_types::{MAX_LEVELS, MAX_PARTS};
 use super::slots::FrameSlot;
-use super::triangles::{CulledDraws, TriangleCulling};
+use super::triangles::{CulledOutput, TriangleCulling};
 use super::{shadow, skin, triangles, FrameScene, Output, Renderer, Strategy, TIMED_PASSES};
 use crate::gpu::barrier::{self, side, Hazard};
 use crate::gpu::query::TimestampPool;
@@ -139,7 +139,7 @@ impl Renderer {
         // cull: which instances the camera and the light see; counts, skin list and draw lists.
         let cull = &self.passes.cull;
         recorder.wait(cull.reset_hazards());
-        recorder.step("the counters' reset", |command_buffer| cull.record_reset(command_buffer, &self.counter_reset()));
+        recorder.step("the counters' reset", |command_buffer| cull.record_reset(command_buffer, &self.counter_reset(scene)));
         let record = |command_buffer| cull.record(command_buffer, frame.cull_set, self.cull_push(scene));
         recorder.pass("cull", cull.hazards_before(), record, cull.hazards_after());
 
@@ -195,6 +195,15 @@ impl Renderer {
 
 /// The forward pass's MSAA resolve, the earlier side of the hazards on the frame's image.
 const RESOLVE_WRITES: barrier::Side = side("resolve writes", Stage::COLOR_ATTACHMENT_OUTPUT, Access::COLOR_ATTACHMENT_WRITE);
+
+/// The cull pass's kinds of list in `cull.level_lists`: per level, the instances to skin at it and
+/// the instances the camera sees at it; and the instances the light sees (at its level).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum List {
+    Skin,
+    Camera,
+    Light,
+}
 
 /// Who reads the palettes: the skin pass, or the shadow and forward vertex shaders.
 fn palette_readers(strategy: Strategy) -> barrier::Side {
@@ -273,7 +282,7 @@ impl Output<'_> {
 impl Renderer {
     /// What the counters hold before the cull pass counts: zero counts, and the constant parts of
     /// the indirect arguments.
-    fn counter_reset(&self) -> CullCounters {
+    fn counter_reset(&self, scene: &FrameScene) -> CullCounters {
         let mut reset = CullCounters {
             skeleton_draw: [2 * self.model.joint_count, 0, 0, 0],
             box_draw: [24, 0, 0, 0],
@@ -288,34 +297,32 @@ impl Renderer {
                 reset.camera_levels[at] = [(info.index_count / 3).div_ceil(triangles::WORKGROUP_SIZE).max(1), 0, 1, 0];
             }
         }
+        let light = self.model.levels[self.level_choice(scene).light_level as usize];
+        reset.light_parts = [[(light.index_count / 3).div_ceil(triangles::WORKGROUP_SIZE).max(1), 0, 1, 0]; MAX_PARTS];
         reset
     }
 
-    /// Each (level, part) dispatch the skin or triangle pass records: the level, where its part
-    /// of the list starts in `cull.level_lists`, and its arguments' offset in `cull.counters`.
-    /// A level's list takes a dispatch per `dispatch_rows` instances (at most `MAX_PARTS`).
-    fn level_dispatches(&self, camera: bool) -> Vec<(usize, u32, u64)> {
+    /// Each (level, part) dispatch the skin or triangle pass records over one kind of list: the
+    /// level, where its part of the list starts in `cull.level_lists`, and its arguments' offset in
+    /// `cull.counters`. A list takes a dispatch per `dispatch_rows` instances (at most `MAX_PARTS`).
+    fn list_dispatches(&self, list: List, light_level: usize) -> Vec<(usize, u32, u64)> {
         let rows = self.setup.dispatch_rows;
         let parts = self.setup.instance_count.div_ceil(rows).clamp(1, MAX_PARTS as u32);
-        let arguments = if camera {
-            std::mem::offset_of!(CullCounters, camera_levels)
-        } else {
-            std::mem::offset_of!(CullCounters, skin_levels)
-        };
+        let levels = self.model.levels.len();
         let mut dispatches = Vec::new();
-        for level in 0..self.model.levels.len() {
+        for level in 0..levels {
+            let (first_entry, arguments) = match list {
+                List::Skin => (level, std::mem::offset_of!(CullCounters, skin_levels) + 16 * level * MAX_PARTS),
+                List::Camera => (levels + level, std::mem::offset_of!(CullCounters, camera_levels) + 16 * level * MAX_PARTS),
+                List::Light if level == light_level => (2 * levels, std::mem::offset_of!(CullCounters, light_parts)),
+                List::Light => continue,
+            };
             for part in 0..parts {
-                let offset = arguments + 16 * (level * MAX_PARTS + part as usize);
-                dispatches.push((level, self.list_offset(level, camera) + part * rows, offset as u64));
+                let list_offset = first_entry as u32 * self.setup.instance_count + part * rows;
+                dispatches.push((level, list_offset, (arguments + 16 * part as usize) as u64));
             }
         }
         dispatches
-    }
-
-    /// Where level `level`'s list starts in `cull.level_lists`: the skin lists, then the camera's.
-    fn list_offset(&self, level: usize, camera: bool) -> u32 {
-        let levels = self.model.levels.len() as u32;
-        (if camera { levels } else { 0 } + level as u32) * self.setup.instance_count
     }
 
     /// The forward pass's attachments; `render` creates them before it records.
@@ -334,7 +341,7 @@ impl Renderer {
     }
 
     fn record_skin(&self, command_buffer: vk::CommandBuffer) {
-        let dispatches = self.level_dispatches(false);
+        let dispatches = self.list_dispatches(List::Skin, 0);
         let pushes: Vec<SkinPush> = dispatches
             .iter()
             .map(|&(level, list_offset, _)| SkinPush {
@@ -412,29 +419,38 @@ impl Renderer {
     fn record_triangles(&self, command_buffer: vk::CommandBuffer, triangles: &TriangleCulling, scene: &FrameScene) {
         let extent = self.targets().color.extent();
         let mesh_count = self.setup.mesh_draws.len() as u32;
-        let dispatches = self.level_dispatches(true);
-        let pushes: Vec<TrianglesPush> = dispatches
-            .iter()
-            .map(|&(level, list_offset, _)| TrianglesPush {
-                view_projection: scene.view_projection.to_cols_array(),
-                viewport: [extent.width as f32, extent.height as f32],
+        let light_level = self.level_choice(scene).light_level as usize;
+        let camera = (scene.view_projection, [extent.width as f32, extent.height as f32], u32::from(triangles.sample_test) * 4);
+        // The shadow map: one sample a texel, at its centre.
+        let light = (scene.light_view_projection, [shadow::SHADOW_MAP_SIZE as f32; 2], 1);
+        let run = |list: List, output: &CulledOutput, (view_projection, viewport, sample_step): (glam::Mat4, [f32; 2], u32)| {
+            let dispatches = self.list_dispatches(list, light_level);
+            let layout = self.model.levels[output.layout_level as usize];
+            let push = |level: usize, list_offset: u32| TrianglesPush {
+                view_projection: view_projection.to_cols_array(),
+                viewport,
                 mesh_count,
                 vertex_count: self.model.vertex_count,
-                index_count: self.model.index_count,
+                index_count: layout.index_count,
                 chunk_instances: self.setup.chunking.instances_per_chunk,
-                instance_count: self.setup.instance_count,
                 group_size: triangles.group_size,
                 groups_per_chunk: triangles.groups_per_chunk,
                 facing_sign: triangles.facing_sign,
-                sample_test: u32::from(triangles.sample_test),
+                sample_step,
                 snap: triangles.snap,
                 list_offset,
                 first_range: level as u32 * mesh_count,
                 level_first_index: self.model.levels[level].first_index,
-            })
-            .collect();
-        let offsets: Vec<u64> = dispatches.iter().map(|dispatch| dispatch.2).collect();
-        triangles.pass.record(command_buffer, triangles.set, &pushes, (&self.passes.cull.counters, &offsets));
+                layout_first_range: output.layout_level * mesh_count,
+                layout_first_index: layout.first_index,
+            };
+            dispatches.iter().map(|&(level, list_offset, arguments)| (push(level, list_offset), arguments)).collect()
+        };
+        let mut runs = vec![(triangles.camera.set, run(List::Camera, &triangles.camera, camera))];
+        if let Some(output) = self.light_run(scene) {
+            runs.push((output.set, run(List::Light, output, light)));
+        }
+        triangles.pass.record(command_buffer, &runs, &self.passes.cull.counters);
     }
 
     /// Each chunk's skinned vertices: its own buffer (`compute`), or its range of the slot's
@@ -474,9 +490,22 @@ impl Renderer {
         }
     }
 
+    /// The triangle pass's light run this frame: where the plan made room for it, it is on, and
+    /// the shadow map's level is the room's or coarser.
+    fn light_run(&self, scene: &FrameScene) -> Option<&CulledOutput> {
+        let output = self.passes.triangles.as_ref()?.light.as_ref()?;
+        let fits = self.level_choice(scene).light_level >= output.layout_level;
+        (self.setup.light_culling && fits).then_some(output)
+    }
+
     fn record_shadow(&self, command_buffer: vk::CommandBuffer, vertices: VertexSource<'_>, scene: &FrameScene) {
         let draws = self.draw_list(&self.passes.cull.light_draws, std::mem::offset_of!(CullCounters, light_draws));
-        self.passes.shadow.record(command_buffer, vertices, &self.model.indices, draws, scene.light_view_projection);
+        // The triangle pass's light run, where it ran: the triangles that can reach a texel.
+        let culled = self.passes.triangles.as_ref().zip(self.light_run(scene)).map(|(triangles, output)| {
+            output.draws(triangles, self.setup.mesh_draws.len() as u32, self.setup.chunking, self.setup.instance_count)
+        });
+        let light_view_projection = scene.light_view_projection;
+        self.passes.shadow.record(command_buffer, vertices, &self.model.indices, (draws, culled.as_ref()), light_view_projection);
     }
 
     fn record_forward(
@@ -519,14 +548,8 @@ impl Renderer {
             extent: resolve.extent,
         };
         let overlay = |command_buffer| self.passes.debug.record(command_buffer, self.bindings.debug_set, &debug_frame);
-        let culled = self.passes.triangles.as_ref().map(|triangles| CulledDraws {
-            commands: &triangles.camera_draws,
-            indices: &triangles.camera_indices,
-            mesh_count: self.setup.mesh_draws.len() as u32,
-            instances_per_chunk: self.setup.chunking.instances_per_chunk,
-            instance_count: self.setup.instance_count,
-            group_size: triangles.group_size,
-            groups_per_chunk: triangles.groups_per_chunk,
+        let culled = self.passes.triangles.as_ref().map(|triangles| {
+            triangles.camera.draws(triangles, self.setup.mesh_draws.len() as u32, self.setup.chunking, self.setup.instance_count)
         });
         let indices = &self.model.indices;
         self.passes.forward.record(

@@ -51,7 +51,7 @@ use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout};
 use crate::gpu::device::Needs;
 use crate::gpu::{self, Buffer, Check, Device, Sampler};
 use crate::model::{Facing, Model};
-pub use chunks::{padded_chunks, Chunking, MemoryPlan};
+pub use chunks::{padded_chunks, Chunking, Lowered, MemoryPlan};
 use cull::CullPass;
 use debug::{DebugInputs, DebugPass, DebugViews};
 use forward::{ForwardPass, ForwardTargets};
@@ -200,6 +200,9 @@ pub struct Setup {
     pub blend_reach: f32,
     /// The model has joints but no vertices: the skeleton view is always on.
     pub skeleton_only: bool,
+    /// The shadow pass draws the triangle pass's light run (where the memory plan kept room for it);
+    /// tests and the bench turn it off to compare.
+    pub light_culling: bool,
     /// Instances one skin or triangle dispatch covers, a row each: the device's
     /// maxComputeWorkGroupCount[1]. A level's list takes a dispatch per this many (tests lower it
     /// to see the lists split).
@@ -236,22 +239,22 @@ impl Renderer {
         color_format: vk::Format,
         strategy: Strategy,
     ) -> gpu::Result<Renderer> {
-        Renderer::with_binding_limit(device, model, instance_count, color_format, strategy, None)
+        Renderer::with_limits(device, model, instance_count, color_format, strategy, Lowered::default())
     }
 
-    /// `new`, with the bytes one storage-buffer binding may hold lowered below the device's
-    /// maxStorageBufferRange (tests: many chunks with few instances).
-    pub fn with_binding_limit(
+    /// `new`, with the device's limits lowered (tests: many chunks, or a plan short of memory,
+    /// with few instances).
+    pub fn with_limits(
         device: &Arc<Device>,
         model: &Model,
         instance_count: u32,
         color_format: vk::Format,
         strategy: Strategy,
-        binding_limit: Option<u64>,
+        lowered: Lowered,
     ) -> gpu::Result<Renderer> {
         let instance_count = instance_count.max(1);
         let gpu_model = GpuModel::upload(device, model)?;
-        let plan = MemoryPlan::new(device, model, strategy, instance_count, binding_limit)?;
+        let plan = MemoryPlan::new(device, model, strategy, instance_count, lowered)?;
         let chunking = plan.chunking;
         let vertex_bytes = gpu_model.skinned_bytes();
 
@@ -320,7 +323,8 @@ impl Renderer {
             Strategy::Compute if triangles::serves(device, model) => {
                 let outputs = (&skin.skinned[..], &cull.level_lists);
                 let samples = forward::SAMPLES;
-                Some(TriangleCulling::new(device, model, &gpu_model, (chunking, instance_count), outputs, cull_mode, samples)?)
+                let layout = (chunking, instance_count);
+                Some(TriangleCulling::new(device, &gpu_model, layout, outputs, (cull_mode, samples), plan.light_level)?)
             }
             _ => None,
         };
@@ -357,6 +361,7 @@ impl Renderer {
         }
 
         let skeleton_only = model.vertices.is_empty() && !model.skeleton.is_empty();
+        let light_culling = triangles.as_ref().is_some_and(|triangles| triangles.light.is_some());
         Ok(Renderer {
             frames,
             passes: Passes { cull, palette, skin, triangles, shadow, forward, debug },
@@ -385,6 +390,7 @@ impl Renderer {
                 blend_reach: model.bounds.blend_reach,
                 skeleton_only,
                 dispatch_rows: device.limits().max_compute_work_group_count[1].max(1),
+                light_culling,
             },
             debug: DebugViews { skeleton: skeleton_only, ..DebugViews::default() },
             stats: FrameStats::default(),

@@ -48,6 +48,9 @@ pub struct GpuModel {
     /// Every level of detail, the full mesh first: its indices follow the finer level's in
     /// `indices`, and its meshes' ranges follow in `mesh_ranges`.
     pub levels: Vec<GpuLevel>,
+    /// What `mesh_ranges` holds: (first index, index count) per (level, mesh), level-major.
+    pub ranges: Vec<(u32, u32)>,
+    pub mesh_count: u32,
     pub vertex_count: u32,
     /// The full mesh's (level 0's).
     pub index_count: u32,
@@ -171,7 +174,8 @@ impl GpuModel {
         let animation_cells =
             Buffer::with_data(device, "model.animation_cells", storage, bytemuck::cast_slice(&animation_cells))?;
         let cells = Buffer::with_data(device, "model.cells", storage, bytemuck::cast_slice(&cells))?;
-        let mesh_ranges = Buffer::with_data(device, "model.mesh_ranges", storage, bytemuck::cast_slice(&mesh_ranges))?;
+        let mesh_ranges_buffer = Buffer::with_data(device, "model.mesh_ranges", storage, bytemuck::cast_slice(&mesh_ranges))?;
+        let ranges = mesh_ranges;
         let inverse_binds = Buffer::with_data(device, "model.inverse_binds", storage, bytemuck::cast_slice(&inverse_binds))?;
         // Each joint's parent (u32::MAX for a root), for the skeleton debug view.
         let mut parents: Vec<u32> =
@@ -214,11 +218,13 @@ impl GpuModel {
             joints,
             animation_cells,
             cells,
-            mesh_ranges,
+            mesh_ranges: mesh_ranges_buffer,
             inverse_binds,
             joint_parents,
             materials,
             levels,
+            ranges: ranges.iter().map(|range| (range.first_index, range.index_count)).collect(),
+            mesh_count: model.meshes.len() as u32,
             vertex_count: model.vertices.len() as u32,
             index_count: model.indices.len() as u32,
             joint_count: joint_count as u32,

@@ -273,6 +273,11 @@ pub struct CullCounters {
     /// Likewise, the triangle pass's dispatch (triangle groups, the part's instances the camera
     /// sees, 1).
     pub camera_levels: [[u32; 4]; MAX_LEVELS * MAX_PARTS],
+    /// (instances the light sees: the light list's length, 0, 0, 0).
+    pub light_count: [u32; 4],
+    /// Per part, the light run of the triangle pass's dispatch (the light's level's triangle
+    /// groups, the part's instances, 1).
+    pub light_parts: [[u32; 4]; MAX_PARTS],
 }
 
 /// `MAX_PARTS` in common.glsl: dispatches one level's list may take.
@@ -361,11 +366,12 @@ pub struct TrianglesPush {
     pub vertex_count: u32,
     pub index_count: u32,
     pub chunk_instances: u32,
-    pub instance_count: u32,
     pub group_size: u32,
     pub groups_per_chunk: u32,
     pub facing_sign: f32,
-    pub sample_test: u32,
+    /// Samples a pixel row holds on a regular lattice: 4 (4× MSAA at the standard positions), 1
+    /// (one sample, at the centre); 0: no small-triangle test.
+    pub sample_step: u32,
     pub snap: f32,
     /// Where the level's camera list starts in `cull.level_lists`.
     pub list_offset: u32,
@@ -373,6 +379,9 @@ pub struct TrianglesPush {
     pub first_range: u32,
     /// The level's first index in `model.indices`.
     pub level_first_index: u32,
+    /// The level the outputs have room for: its meshes in `model.mesh_ranges` and its first index.
+    pub layout_first_range: u32,
+    pub layout_first_index: u32,
 }
 
 #[cfg(test)]
@@ -587,6 +596,8 @@ mod tests {
                 ("level_counts", offset_of!(CullCounters, level_counts)),
                 ("skin_levels", offset_of!(CullCounters, skin_levels)),
                 ("camera_levels", offset_of!(CullCounters, camera_levels)),
+                ("light_count", offset_of!(CullCounters, light_count)),
+                ("light_parts", offset_of!(CullCounters, light_parts)),
             ],
         );
         check(
@@ -621,15 +632,16 @@ mod tests {
                 ("vertex_count", offset_of!(TrianglesPush, vertex_count)),
                 ("index_count", offset_of!(TrianglesPush, index_count)),
                 ("chunk_instances", offset_of!(TrianglesPush, chunk_instances)),
-                ("instance_count", offset_of!(TrianglesPush, instance_count)),
                 ("group_size", offset_of!(TrianglesPush, group_size)),
                 ("groups_per_chunk", offset_of!(TrianglesPush, groups_per_chunk)),
                 ("facing_sign", offset_of!(TrianglesPush, facing_sign)),
-                ("sample_test", offset_of!(TrianglesPush, sample_test)),
+                ("sample_step", offset_of!(TrianglesPush, sample_step)),
                 ("snap", offset_of!(TrianglesPush, snap)),
                 ("list_offset", offset_of!(TrianglesPush, list_offset)),
                 ("first_range", offset_of!(TrianglesPush, first_range)),
                 ("level_first_index", offset_of!(TrianglesPush, level_first_index)),
+                ("layout_first_range", offset_of!(TrianglesPush, layout_first_range)),
+                ("layout_first_index", offset_of!(TrianglesPush, layout_first_index)),
             ],
         );
         // The skinned buffer is a uint array in the shader: 7 uints a vertex (SKINNED_VERTEX_UINTS).

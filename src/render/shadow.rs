@@ -13,6 +13,7 @@ use ash::vk;
 use glam::{Mat4, Vec3};
 
 use super::draw::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
+use super::triangles::CulledDraws;
 use crate::anim::Aabb;
 use crate::gpu::barrier::{side, Hazard};
 use crate::gpu::descriptors::DescriptorSetLayout;
@@ -141,13 +142,14 @@ impl ShadowPass {
         Ok(ShadowPass { pipeline, depth, device: device.clone() })
     }
 
-    /// Draws every mesh of every instance the light sees (the cull pass's light list).
+    /// Draws the triangle pass's light run where it ran (`culled`: the triangles that can reach a
+    /// texel), else every mesh of every instance the light sees (the cull pass's light list).
     pub fn record(
         &self,
         command_buffer: vk::CommandBuffer,
         vertices: VertexSource<'_>,
         indices: &Buffer,
-        draws: DrawList<'_>,
+        (draws, culled): (DrawList<'_>, Option<&CulledDraws<'_>>),
         light_view_projection: Mat4,
     ) {
         let device = &self.device;
@@ -182,8 +184,20 @@ impl ShadowPass {
                 self.pipeline.bind_sets(command_buffer, 0, &[skin_inputs]);
             }
         }
-        unsafe { device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, vk::IndexType::UINT32) };
-        draws.draw_all(device, command_buffer, &vertices);
+        match culled {
+            Some(culled) => {
+                for chunk in 0..draws.chunk_count {
+                    vertices.bind_chunk(device, command_buffer, chunk);
+                    for mesh in 0..culled.mesh_count {
+                        culled.draw(device, command_buffer, chunk, mesh);
+                    }
+                }
+            }
+            None => {
+                unsafe { device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, vk::IndexType::UINT32) };
+                draws.draw_all(device, command_buffer, &vertices);
+            }
+        }
         device.cmd_end_rendering(command_buffer);
         device.end_label(command_buffer);
     }

@@ -32,7 +32,6 @@ use crate::gpu::barrier::{side, Hazard, Side};
 use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
-use crate::model::Model;
 
 /// Triangles per workgroup (x); the y dimension walks the kept instances.
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -63,87 +62,191 @@ pub fn facing_sign(cull_mode: vk::CullModeFlags) -> f32 {
     }
 }
 
-/// The triangle pass and what it writes, which the forward pass draws.
-pub struct TriangleCulling {
-    /// Every (group, mesh) command with its index count 0: copied over `camera_draws` each frame.
-    pub draw_template: Buffer,
-    pub camera_draws: Buffer,
-    pub camera_indices: Vec<Buffer>,
-    pub pass: TrianglePass,
+/// What one view's run of the triangle pass writes: per (group, mesh) a command, and per chunk the
+/// survivors' group-relative 16-bit indices; and the set the run binds.
+pub struct CulledOutput {
+    pub view: View,
+    /// The level of detail the outputs have room for (the camera's: the full mesh): a run at this
+    /// level or a coarser one fits.
+    pub layout_level: u32,
+    /// Every (group, mesh) command with its index count 0: copied over `draws` each frame.
+    pub template: Buffer,
+    /// The run counts the survivors into these.
+    pub draws: Buffer,
+    pub indices: Vec<Buffer>,
     pub set: vk::DescriptorSet,
-    /// Owns the set; held, never read again.
+}
+
+/// Whose triangles a run of the triangle pass keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    /// The camera's, for the forward pass.
+    Camera,
+    /// The shadow map's, for the shadow pass.
+    Light,
+}
+
+impl View {
+    fn name(self) -> &'static str {
+        match self {
+            View::Camera => "camera",
+            View::Light => "light",
+        }
+    }
+
+    /// The outputs' names, for the barrier table.
+    fn buffer_names(self) -> (&'static str, &'static str) {
+        match self {
+            View::Camera => ("triangles.camera_draws", "triangles.camera_indices[c]"),
+            View::Light => ("triangles.light_draws", "triangles.light_indices[c]"),
+        }
+    }
+
+    /// Who draws the outputs: their indirect draws and index reads.
+    fn readers(self) -> (Side, Side) {
+        match self {
+            View::Camera => (
+                side("forward's indirect draws", Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ),
+                side("forward's index reads", Stage::INDEX_INPUT, Access::INDEX_READ),
+            ),
+            View::Light => (
+                side("shadow's indirect draws", Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ),
+                side("shadow's index reads", Stage::INDEX_INPUT, Access::INDEX_READ),
+            ),
+        }
+    }
+}
+
+impl CulledOutput {
+    /// `view`'s outputs for `instance_count` instances, with room for `layout_level`'s triangles,
+    /// and the set over them.
+    fn new(
+        device: &Arc<Device>,
+        (view, layout_level): (View, u32),
+        (pass, pool): (&TrianglePass, &DescriptorPool),
+        (gpu_model, skinned, level_lists): (&GpuModel, &[Buffer], &Buffer),
+        (chunking, instance_count, group_size): (Chunking, u32, u32),
+    ) -> gpu::Result<CulledOutput> {
+        use vk::BufferUsageFlags as Usage;
+        let level = gpu_model.levels[layout_level as usize];
+        let mesh_count = gpu_model.mesh_count as usize;
+        let ranges: Vec<(u32, u32)> = gpu_model.ranges[layout_level as usize * mesh_count..][..mesh_count]
+            .iter()
+            .map(|&(first, count)| (first - level.first_index, count))
+            .collect();
+        let groups_per_chunk = chunking.instances_per_chunk.div_ceil(group_size);
+        let commands = draw_template(
+            &ranges,
+            gpu_model.vertex_count,
+            level.index_count,
+            (group_size, groups_per_chunk),
+            chunking.instances_per_chunk,
+            chunking.chunk_count,
+            instance_count,
+        );
+        let name = view.name();
+        let template = Buffer::with_data(
+            device,
+            &format!("triangles.{name}_template"),
+            Usage::TRANSFER_SRC,
+            bytemuck::cast_slice(&commands),
+        )?;
+        // TRANSFER_DST: the template is copied over it each frame.
+        let draws = Buffer::new(
+            device,
+            &format!("triangles.{name}_draws"),
+            template.size.max(20),
+            Usage::STORAGE_BUFFER | Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC | Usage::TRANSFER_DST,
+            MemoryLocation::GpuOnly,
+        )?;
+        let mut indices = Vec::new();
+        for chunk in 0..chunking.chunk_count {
+            let (_, count) = chunking.range(chunk, instance_count);
+            let instances = u64::from(count.div_ceil(group_size) * group_size);
+            indices.push(Buffer::new(
+                device,
+                &format!("triangles.{name}_indices[{chunk}]"),
+                (instances * u64::from(level.index_count) * 2).max(4).next_multiple_of(4),
+                Usage::STORAGE_BUFFER | Usage::INDEX_BUFFER | Usage::TRANSFER_SRC,
+                MemoryLocation::GpuOnly,
+            )?);
+        }
+        let set = pool.allocate(&pass.set_layout, &format!("triangles.{name}_set"))?;
+        pass.write_set(set, &gpu_model.indices, &gpu_model.mesh_ranges, skinned, level_lists, &draws, &indices);
+        Ok(CulledOutput { view, layout_level, template, draws, indices, set })
+    }
+
+    /// The forward or shadow pass's draws from these outputs.
+    pub fn draws<'a>(
+        &'a self,
+        culling: &TriangleCulling,
+        mesh_count: u32,
+        chunking: Chunking,
+        instance_count: u32,
+    ) -> CulledDraws<'a> {
+        CulledDraws {
+            commands: &self.draws,
+            indices: &self.indices,
+            mesh_count,
+            instances_per_chunk: chunking.instances_per_chunk,
+            instance_count,
+            group_size: culling.group_size,
+            groups_per_chunk: culling.groups_per_chunk,
+        }
+    }
+}
+
+/// The triangle pass and what it writes: for the camera (the forward pass draws it) and, where
+/// memory allows, for the light (the shadow pass draws it).
+pub struct TriangleCulling {
+    pub camera: CulledOutput,
+    /// None where the memory plan leaves no room for the light's copy (`MemoryPlan::light_level`).
+    pub light: Option<CulledOutput>,
+    pub pass: TrianglePass,
+    /// Owns the sets; held, never read again.
     _pool: DescriptorPool,
     pub facing_sign: f32,
     pub group_size: u32,
     /// Command groups per chunk (the last chunk may use fewer).
     pub groups_per_chunk: u32,
     /// The forward pass's 4× MSAA samples sit at the standard positions, so the small-triangle
-    /// test holds (tests turn it off to check it drops nothing visible).
+    /// test holds for the camera (tests turn it off to check it drops nothing visible). The shadow
+    /// map's one sample a texel sits at its centre: the light's test always holds.
     pub sample_test: bool,
     /// The rasterizer's sub-pixel grid in pixels (2^-subPixelPrecisionBits).
     pub snap: f32,
 }
 
 impl TriangleCulling {
-    /// The pass, its arguments and outputs for `model`'s instances, and its set over the skin
-    /// pass's output and the cull pass's level lists.
+    /// The pass and its outputs for the model's instances (the light's too, with room for
+    /// `light_level`'s triangles, where the plan gives one), and their sets over the skin pass's
+    /// output and the cull pass's level lists.
     pub fn new(
         device: &Arc<Device>,
-        model: &Model,
         gpu_model: &GpuModel,
         (chunking, instance_count): (Chunking, u32),
         (skinned, level_lists): (&[Buffer], &Buffer),
-        cull_mode: vk::CullModeFlags,
-        forward_samples: vk::SampleCountFlags,
+        (cull_mode, forward_samples): (vk::CullModeFlags, vk::SampleCountFlags),
+        light_level: Option<u32>,
     ) -> gpu::Result<TriangleCulling> {
-        use vk::BufferUsageFlags as Usage;
         let pass = TrianglePass::new(device)?;
         let group_size = group_size(gpu_model.vertex_count, chunking.instances_per_chunk);
         let groups_per_chunk = chunking.instances_per_chunk.div_ceil(group_size);
-        let ranges: Vec<(u32, u32)> = model.meshes.iter().map(|mesh| (mesh.first_index, mesh.index_count)).collect();
-        let template = draw_template(
-            &ranges,
-            gpu_model.vertex_count,
-            gpu_model.index_count,
-            (group_size, groups_per_chunk),
-            chunking.instances_per_chunk,
-            chunking.chunk_count,
-            instance_count,
-        );
-        let draw_template =
-            Buffer::with_data(device, "triangles.draw_template", Usage::TRANSFER_SRC, bytemuck::cast_slice(&template))?;
-        // TRANSFER_DST: the template is copied over it each frame.
-        let camera_draws = Buffer::new(
-            device,
-            "triangles.camera_draws",
-            draw_template.size.max(20),
-            Usage::STORAGE_BUFFER | Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC | Usage::TRANSFER_DST,
-            MemoryLocation::GpuOnly,
-        )?;
-        let mut camera_indices = Vec::new();
-        for chunk in 0..chunking.chunk_count {
-            let (_, count) = chunking.range(chunk, instance_count);
-            let instances = u64::from(count.div_ceil(group_size) * group_size);
-            camera_indices.push(Buffer::new(
-                device,
-                &format!("triangles.camera_indices[{chunk}]"),
-                (instances * u64::from(gpu_model.index_count) * 2).max(4).next_multiple_of(4),
-                Usage::STORAGE_BUFFER | Usage::INDEX_BUFFER | Usage::TRANSFER_SRC,
-                MemoryLocation::GpuOnly,
-            )?);
-        }
-        let pool = DescriptorPool::for_sets(device, "triangles.pool", &[(&pass.set_layout, 1)])?;
-        let set = pool.allocate(&pass.set_layout, "triangles.set")?;
-        pass.write_set(set, &gpu_model.indices, &gpu_model.mesh_ranges, skinned, level_lists, &camera_draws, &camera_indices);
+        let pool = DescriptorPool::for_sets(device, "triangles.pool", &[(&pass.set_layout, 2)])?;
+        let inputs = (gpu_model, skinned, level_lists);
+        let layout = (chunking, instance_count, group_size);
+        let camera = CulledOutput::new(device, (View::Camera, 0), (&pass, &pool), inputs, layout)?;
+        let light = match light_level {
+            Some(level) => Some(CulledOutput::new(device, (View::Light, level), (&pass, &pool), inputs, layout)?),
+            None => None,
+        };
         let sample_test =
             device.limits().standard_sample_locations == vk::TRUE && forward_samples == vk::SampleCountFlags::TYPE_4;
         let snap = 0.5f32.powi(device.limits().sub_pixel_precision_bits as i32);
         Ok(TriangleCulling {
-            draw_template,
-            camera_draws,
-            camera_indices,
+            camera,
+            light,
             pass,
-            set,
             _pool: pool,
             facing_sign: facing_sign(cull_mode),
             group_size,
@@ -151,6 +254,11 @@ impl TriangleCulling {
             sample_test,
             snap,
         })
+    }
+
+    /// Every view's outputs: the camera's, then the light's where there is one.
+    fn outputs(&self) -> impl Iterator<Item = &CulledOutput> {
+        std::iter::once(&self.camera).chain(&self.light)
     }
 }
 
@@ -160,37 +268,43 @@ const COPY_WRITES: Side = side("the template's copy", Stage::COPY, Access::TRANS
 const TRIANGLE_WRITES: Side = side("triangle-pass writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
 
 impl TriangleCulling {
-    /// Before the template's copy: last frame's draws from the commands are done.
+    /// Before the templates' copies: last frame's draws from the commands are done.
     pub fn argument_hazards(&self) -> Vec<Hazard> {
         let indirect = side("last frame's indirect reads", Stage::DRAW_INDIRECT, Access::NONE);
-        vec![Hazard::buffer("triangles.camera_draws", &self.camera_draws, indirect, COPY_WRITES)]
+        self.outputs().map(|output| Hazard::buffer(output.view.buffer_names().0, &output.draws, indirect, COPY_WRITES)).collect()
     }
 
-    /// The draw template (every index count 0) over this frame's commands.
+    /// Each view's draw template (every index count 0) over this frame's commands.
     pub fn record_arguments(&self, device: &Device, command_buffer: vk::CommandBuffer) {
-        let template = vk::BufferCopy::default().size(self.draw_template.size);
-        unsafe { device.raw.cmd_copy_buffer(command_buffer, self.draw_template.raw, self.camera_draws.raw, &[template]) };
+        for output in self.outputs() {
+            let region = vk::BufferCopy::default().size(output.template.size);
+            unsafe { device.raw.cmd_copy_buffer(command_buffer, output.template.raw, output.draws.raw, &[region]) };
+        }
     }
 
-    /// Before the pass: the copy landed, and last frame's index reads are done.
+    /// Before the pass: the copies landed, and last frame's index reads are done.
     pub fn hazards_before(&self) -> Vec<Hazard> {
         let counting =
             side("the pass's atomic counting", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ | Access::SHADER_STORAGE_WRITE);
         let index_reads = side("last frame's index reads", Stage::INDEX_INPUT, Access::NONE);
-        vec![
-            Hazard::buffer("triangles.camera_draws", &self.camera_draws, COPY_WRITES, counting),
-            Hazard::buffers("triangles.camera_indices[c]", &self.camera_indices, index_reads, TRIANGLE_WRITES),
-        ]
+        let mut hazards = Vec::new();
+        for output in self.outputs() {
+            let (draws, indices) = output.view.buffer_names();
+            hazards.push(Hazard::buffer(draws, &output.draws, COPY_WRITES, counting));
+            hazards.push(Hazard::buffers(indices, &output.indices, index_reads, TRIANGLE_WRITES));
+        }
+        hazards
     }
 
-    /// After the pass: the forward pass's indirect draws and index reads.
+    /// After the pass: the forward (camera) and shadow (light) passes' indirect draws and index reads.
     pub fn hazards_after(&self) -> Vec<Hazard> {
-        let draws = side("forward's indirect draws", Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ);
-        let index_reads = side("forward's index reads", Stage::INDEX_INPUT, Access::INDEX_READ);
-        vec![
-            Hazard::buffer("triangles.camera_draws", &self.camera_draws, TRIANGLE_WRITES, draws),
-            Hazard::buffers("triangles.camera_indices[c]", &self.camera_indices, TRIANGLE_WRITES, index_reads),
-        ]
+        let mut hazards = Vec::new();
+        for output in self.outputs() {
+            let ((draws, indices), (draw_reads, index_reads)) = (output.view.buffer_names(), output.view.readers());
+            hazards.push(Hazard::buffer(draws, &output.draws, TRIANGLE_WRITES, draw_reads));
+            hazards.push(Hazard::buffers(indices, &output.indices, TRIANGLE_WRITES, index_reads));
+        }
+        hazards
     }
 }
 
@@ -252,29 +366,30 @@ impl TrianglePass {
         );
     }
 
-    /// One indirect dispatch per level: `arguments` at `offsets[l]` holds (the level's triangle
-    /// groups, instances the camera sees at it, 1). `triangles.camera_draws` must hold the template
-    /// first (every index count 0).
+    /// Each run (a view's set and its dispatches) in turn: one indirect dispatch per (level, part),
+    /// its push constants and the offset in `arguments` of (the level's triangle groups, the
+    /// part's instances, 1). Each view's draws must hold the template first (every index count 0).
     pub fn record(
         &self,
         command_buffer: vk::CommandBuffer,
-        set: vk::DescriptorSet,
-        pushes: &[TrianglesPush],
-        (arguments, offsets): (&Buffer, &[u64]),
+        runs: &[(vk::DescriptorSet, Vec<(TrianglesPush, u64)>)],
+        arguments: &Buffer,
     ) {
         self.device.begin_label(command_buffer, c"triangles");
         self.pipeline.bind(command_buffer);
-        self.pipeline.bind_sets(command_buffer, 0, &[set]);
-        for (push, &offset) in pushes.iter().zip(offsets) {
-            self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, push);
-            unsafe { self.device.raw.cmd_dispatch_indirect(command_buffer, arguments.raw, offset) };
+        for (set, dispatches) in runs {
+            self.pipeline.bind_sets(command_buffer, 0, &[*set]);
+            for (push, offset) in dispatches {
+                self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, push);
+                unsafe { self.device.raw.cmd_dispatch_indirect(command_buffer, arguments.raw, *offset) };
+            }
         }
         self.device.end_label(command_buffer);
     }
 }
 
-/// What the forward pass draws with the `compute` strategy: per chunk, the culled index buffer,
-/// and one command per (group, mesh), chunk-major, then group, then mesh.
+/// What the forward (or shadow) pass draws with the `compute` strategy: per chunk, the culled
+/// index buffer, and one command per (group, mesh), chunk-major, then group, then mesh.
 pub struct CulledDraws<'a> {
     pub commands: &'a Buffer,
     pub indices: &'a [Buffer],

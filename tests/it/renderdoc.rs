@@ -74,7 +74,12 @@ fn a_headless_capture_holds_the_pass_labels_and_the_named_skinned_buffer() {
         assert!(xml.contains(&format!(">{name}<")), "object name '{name}' in the capture");
     }
     assert!(xml.contains("vkCmdBindVertexBuffers"), "vertex buffers bound in the frame");
-    assert!(xml.contains("vkCmdDrawIndexedIndirectCount"), "the culled indirect draws");
+    // The shadow and forward passes draw the triangle pass's light and camera runs: a command per
+    // (group of instances, mesh).
+    assert!(xml.contains("vkCmdDrawIndexedIndirect"), "the culled indirect draws");
+    for name in ["triangles.camera_draws", "triangles.light_draws", "triangles.light_indices[0]"] {
+        assert!(xml.contains(&format!(">{name}<")), "object name '{name}' in the capture");
+    }
 }
 
 #[test]

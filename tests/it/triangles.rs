@@ -1,19 +1,25 @@
 //! The triangle pass (`compute` strategy), validation on: the triangles it keeps for the forward
-//! pass, and where its commands put them, are the ones a CPU mirror of its test keeps from the same
-//! skinned vertices, in one group and over groups and chunks; and its small-triangle test drops
-//! nothing visible (the image is the same with it off). Its image is held to the `vertex`
+//! pass (the camera's run) and for the shadow pass (the light's run), and where its commands put
+//! them, are the ones a CPU mirror of its test keeps from the same skinned vertices, in one group
+//! and over groups and chunks, and in the light's outputs sized for a coarser level; its
+//! small-triangle test drops nothing visible (the image is the same with it off); and the shadows
+//! are the same to the pixel with the light's run and without. Its image is held to the `vertex`
 //! strategy's, which draws every triangle, by tests/strategies.rs.
 
 use std::collections::BTreeSet;
 
 use crate::common::{assert_no_validation_messages, default_model, validated_device};
-use glam::{Mat4, Vec2, Vec3, Vec4};
+use glam::{Vec2, Vec3, Vec4};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
+use vkskin::model::Model;
 use vkskin::render::shader_types::{DrawCommand, SkinnedVertex};
-use vkskin::render::Strategy;
+use vkskin::render::shadow;
+use vkskin::render::triangles::View;
+use vkskin::render::{Lowered, MemoryPlan, Strategy};
 
-/// triangles.comp's `visible`, on the CPU.
-fn visible(corners: [Vec4; 3], viewport: Vec2, facing_sign: f32, snap: f32) -> bool {
+/// triangles.comp's `visible`, on the CPU: `step` samples a pixel row on a lattice (4: 4× MSAA,
+/// 1: the centres).
+fn visible(corners: [Vec4; 3], viewport: Vec2, (facing_sign, snap, step): (f32, f32, f32)) -> bool {
     let [a, b, c] = corners;
     let outside = |test: &dyn Fn(Vec4) -> bool| test(a) && test(b) && test(c);
     if outside(&|p| p.x < -p.w)
@@ -36,32 +42,54 @@ fn visible(corners: [Vec4; 3], viewport: Vec2, facing_sign: f32, snap: f32) -> b
         return false;
     }
     let margin = (1.0f32 / 64.0).max(2.0 * snap);
-    let holds = |low: f32, high: f32| ((high + margin) * 4.0 - 0.5).floor() >= ((low - margin) * 4.0 - 0.5).ceil();
+    let holds = |low: f32, high: f32| ((high + margin) * step - 0.5).floor() >= ((low - margin) * step - 0.5).ceil();
     let (low, high) = (pa.min(pb).min(pc), pa.max(pb).max(pc));
     holds(low.x, high.x) && holds(low.y, high.y)
 }
 
-/// Renders one frame of `setup` with the `compute` strategy, its bindings held to `binding_limit`
-/// bytes, and checks the triangle pass's commands and kept triangles against the CPU mirror.
+/// A level's triangles as (mesh, first index, index count) ranges into its index list.
+fn level_triangles(model: &Model, level: usize) -> (&[u32], Vec<(u32, u32)>) {
+    match level {
+        0 => (&model.indices, model.meshes.iter().map(|mesh| (mesh.first_index, mesh.index_count)).collect()),
+        _ => (&model.levels[level - 1].indices, model.levels[level - 1].ranges.clone()),
+    }
+}
+
+/// Renders one frame of `setup` with the `compute` strategy, its limits `lowered`, and checks
+/// `view`'s run of the triangle pass (its commands and kept triangles) against the CPU mirror.
 /// Returns how many triangles were kept and how many there were.
-fn check_against_the_mirror(setup: &SceneSetup, (width, height): (u32, u32), binding_limit: Option<u64>) -> (usize, usize) {
+fn check_against_the_mirror(setup: &SceneSetup, (width, height): (u32, u32), lowered: Lowered, view: View) -> (usize, usize) {
     let device = validated_device();
-    let mut headless = HeadlessRenderer::with_binding_limit(&device, setup, (width, height), Strategy::Compute, binding_limit)
-        .expect("renderer");
+    let mut headless =
+        HeadlessRenderer::with_limits(&device, setup, (width, height), Strategy::Compute, lowered).expect("renderer");
     let scene = setup.frame(0.4, headless.aspect());
     headless.render(&scene).expect("frame");
     headless.renderer.wait_all().expect("idle");
     let renderer = &headless.renderer;
     let triangles = renderer.passes.triangles.as_ref().expect("the compute strategy culls triangles for this model");
-    let commands: Vec<DrawCommand> = renderer.read_back(&triangles.camera_draws).expect("read back");
-    let culled: Vec<Vec<u16>> =
-        triangles.camera_indices.iter().map(|buffer| renderer.read_back(buffer).expect("read back")).collect();
+    let light_level = renderer.level_choice(&scene).light_level as usize;
+    let (output, drawn_level, view_projection, viewport, step) = match view {
+        View::Camera => {
+            assert!(setup.model.levels.is_empty(), "the camera's mirror draws the full mesh");
+            let step = if triangles.sample_test { 4.0 } else { 0.0 };
+            (&triangles.camera, 0, scene.view_projection, Vec2::new(width as f32, height as f32), step)
+        }
+        View::Light => {
+            let output = triangles.light.as_ref().expect("room for the light's run");
+            assert!(light_level >= output.layout_level as usize, "the light's run ran");
+            (output, light_level, scene.light_view_projection, Vec2::splat(shadow::SHADOW_MAP_SIZE as f32), 1.0)
+        }
+    };
+    let commands: Vec<DrawCommand> = renderer.read_back(&output.draws).expect("read back");
+    let culled: Vec<Vec<u16>> = output.indices.iter().map(|buffer| renderer.read_back(buffer).expect("read back")).collect();
     let (skinned, _) = renderer.read_back_skinning().expect("read back");
     assert_no_validation_messages(&device);
 
     let model = &setup.model;
     let vertex_count = model.vertices.len() as u32;
-    let index_count = model.indices.len() as u32;
+    // Where each group's block and each mesh's survivors start: the layout level's sizes.
+    let (layout_indices, layout_ranges) = level_triangles(model, output.layout_level as usize);
+    let index_count = layout_indices.len() as u32;
     let mesh_count = model.meshes.len();
     let chunking = renderer.setup.chunking;
     let instance_count = setup.instances.len() as u32;
@@ -80,7 +108,7 @@ fn check_against_the_mirror(setup: &SceneSetup, (width, height): (u32, u32), bin
         // Where the group's instances start, and where this mesh's survivors go.
         assert_eq!(command.first_instance, chunk * chunking.instances_per_chunk + first_slot, "command {at}");
         assert_eq!(command.vertex_offset, (first_slot * vertex_count) as i32, "command {at}");
-        let expected_first = first_slot * index_count + triangles.group_size * model.meshes[mesh].first_index;
+        let expected_first = first_slot * index_count + triangles.group_size * layout_ranges[mesh].0;
         assert_eq!(command.first_index, expected_first, "command {at}");
         assert_eq!(command.instance_count, 1, "command {at}");
         let first = command.first_index as usize;
@@ -93,8 +121,7 @@ fn check_against_the_mirror(setup: &SceneSetup, (width, height): (u32, u32), bin
         }
     }
     // What the CPU mirror keeps, from the same skinned vertices.
-    let view_projection: Mat4 = scene.view_projection;
-    let viewport = Vec2::new(width as f32, height as f32);
+    let (drawn_indices, drawn_ranges) = level_triangles(model, drawn_level);
     let mut expected = BTreeSet::new();
     let mut total = 0usize;
     for instance in 0..instance_count {
@@ -102,12 +129,11 @@ fn check_against_the_mirror(setup: &SceneSetup, (width, height): (u32, u32), bin
             let vertex: &SkinnedVertex = &skinned[(instance * vertex_count + index) as usize];
             view_projection * Vec3::from_array(vertex.position).extend(1.0)
         };
-        for (mesh_index, mesh) in model.meshes.iter().enumerate() {
-            let indices = &model.indices[mesh.first_index as usize..(mesh.first_index + mesh.index_count) as usize];
-            for triangle in indices.chunks_exact(3) {
+        for (mesh_index, &(first, count)) in drawn_ranges.iter().enumerate() {
+            for triangle in drawn_indices[first as usize..(first + count) as usize].chunks_exact(3) {
                 total += 1;
                 let corners = [triangle[0], triangle[1], triangle[2]];
-                if visible(corners.map(position), viewport, triangles.facing_sign, triangles.snap) {
+                if visible(corners.map(position), viewport, (triangles.facing_sign, triangles.snap, step)) {
                     expected.insert((instance, mesh_index, corners));
                 }
             }
@@ -115,7 +141,7 @@ fn check_against_the_mirror(setup: &SceneSetup, (width, height): (u32, u32), bin
     }
     let differing = kept.symmetric_difference(&expected).count();
     println!(
-        "{instance_count} instances in {} chunks, groups of {}: {} of {total} triangles kept by the GPU, {} by the CPU mirror, {differing} differ",
+        "{view:?}: {instance_count} instances in {} chunks, groups of {}: {} of {total} triangles kept by the GPU, {} by the CPU mirror, {differing} differ",
         chunking.chunk_count,
         triangles.group_size,
         kept.len(),
@@ -130,9 +156,11 @@ fn check_against_the_mirror(setup: &SceneSetup, (width, height): (u32, u32), bin
 fn the_triangle_pass_keeps_what_its_cpu_mirror_keeps() {
     let mut setup = SceneSetup::new(default_model(), 6);
     setup.play(1, 0.0, 0.0);
-    let (kept, total) = check_against_the_mirror(&setup, (320, 240), None);
-    // Facing away alone removes about half.
-    assert!(kept > 0 && kept * 2 < total, "{kept} of {total} kept");
+    for view in [View::Camera, View::Light] {
+        let (kept, total) = check_against_the_mirror(&setup, (320, 240), Lowered::default(), view);
+        // Facing away alone removes about half (the camera's frustum and samples remove a little more).
+        assert!(kept > 0 && kept * 100 < total * 52, "{view:?}: {kept} of {total} kept");
+    }
 }
 
 #[test]
@@ -140,8 +168,58 @@ fn groups_and_chunks_place_every_survivor() {
     // Bindings held to 20 instances: 2 chunks of 20, each 2 groups (17 and a partial 3).
     let setup = SceneSetup::new(default_model(), 40);
     let limit = 20 * setup.model.vertices.len() as u64 * size_of::<SkinnedVertex>() as u64;
-    let (kept, total) = check_against_the_mirror(&setup, (320, 240), Some(limit));
+    for view in [View::Camera, View::Light] {
+        let (kept, total) = check_against_the_mirror(&setup, (320, 240), Some(limit).into(), view);
+        assert!(kept > 0 && kept < total, "{view:?}: {kept} of {total} kept");
+    }
+}
+
+/// A crowd spread wide, so the shadow map's texels are coarse and its level of detail too; and a
+/// heap so small the plan has room for the light's run of a coarser level only.
+fn spread_crowd() -> SceneSetup {
+    let mut setup = SceneSetup::new(vkskin::lod::with_levels(&default_model()), 40);
+    for instance in &mut setup.instances {
+        instance.position *= 12.0;
+    }
+    setup.bounds = vkskin::app::world_bounds(&setup.model, &setup.instances);
+    setup.camera = vkskin::render::camera::OrbitCamera::framing(setup.bounds);
+    setup
+}
+
+#[test]
+fn the_lights_run_fits_the_coarser_level_the_plan_made_room_for() {
+    let setup = spread_crowd();
+    let figure = vkskin::render::chunks::Shape::of(&setup.model);
+    // Heap for 40 instances with room for level 2's light copy and not level 1's.
+    let room = |level: usize| {
+        let plan = MemoryPlan::for_limits(figure, Strategy::Compute, 1, 128 << 20, 1 << 40, 65_535);
+        plan.bytes_per_instance - figure.level_indices[0] * 2 - 40 + figure.level_indices[level] * 2 + 40
+    };
+    let heap = (40 * (room(2) + room(1)) / 2) as f64 / 0.8;
+    let lowered = Lowered { binding: None, heap: Some(heap as u64) };
+    let (kept, total) = check_against_the_mirror(&setup, (320, 240), lowered, View::Light);
     assert!(kept > 0 && kept < total, "{kept} of {total} kept");
+    let device = validated_device();
+    let headless = HeadlessRenderer::with_limits(&device, &setup, (64, 48), Strategy::Compute, lowered).expect("renderer");
+    let output = headless.renderer.passes.triangles.as_ref().and_then(|triangles| triangles.light.as_ref());
+    assert_eq!(output.map(|output| output.layout_level), Some(2));
+}
+
+#[test]
+fn shadows_are_the_same_with_the_lights_run_and_without() {
+    // One instance close up (the full mesh), and a crowd at coarse levels.
+    for setup in [SceneSetup::new(default_model(), 1), spread_crowd()] {
+        let device = validated_device();
+        let mut headless = HeadlessRenderer::with_strategy(&device, &setup, (320, 240), Strategy::Compute).expect("renderer");
+        assert!(headless.renderer.setup.light_culling, "room for the light's run");
+        let scene = setup.frame(0.7, headless.aspect());
+        let culled = headless.render(&scene).expect("frame");
+        headless.renderer.setup.light_culling = false;
+        let whole = headless.render(&scene).expect("frame");
+        assert_no_validation_messages(&device);
+        let differing = culled.pixels().zip(whole.pixels()).filter(|(a, b)| a != b).count();
+        assert_eq!(differing, 0, "{} instances: the shadows changed", setup.instances.len());
+    }
 }
 
 #[test]
