@@ -13,7 +13,7 @@ use crate::model::Model;
 use crate::render::camera::OrbitCamera;
 use crate::render::offscreen::{OffscreenTarget, OFFSCREEN_FORMAT};
 use crate::render::shader_types::InstanceData;
-use crate::render::{shadow, FrameScene, Lowered, Output, Renderer, Strategy};
+use crate::render::{shadow, FrameScene, Output, PlanChoices, Renderer, Strategy};
 
 /// The bundled default model, made by `vkskin generate` (src/generate/).
 pub fn default_model_path() -> PathBuf {
@@ -145,24 +145,25 @@ impl HeadlessRenderer {
         size: (u32, u32),
         strategy: Strategy,
     ) -> gpu::Result<HeadlessRenderer> {
-        HeadlessRenderer::with_limits(device, setup, size, strategy, Lowered::default())
+        HeadlessRenderer::with_choices(device, setup, size, strategy, PlanChoices::default())
     }
 
-    /// `with_strategy`, with the device's limits lowered: storage-buffer bindings held below
-    /// `lowered.binding` bytes, so the skinned vertices and palettes split into chunks at small
-    /// counts; the heap held to `lowered.heap` (tests).
-    pub fn with_limits(
+    /// `with_strategy`, with the plan's `choices`: room for the triangle pass's light run; the
+    /// device's limits lowered (storage-buffer bindings held below `choices.binding` bytes, so the
+    /// skinned vertices and palettes split into chunks at small counts; the heap held to
+    /// `choices.heap`: tests).
+    pub fn with_choices(
         device: &Arc<Device>,
         setup: &SceneSetup,
         (width, height): (u32, u32),
         strategy: Strategy,
-        lowered: Lowered,
+        choices: PlanChoices,
     ) -> gpu::Result<HeadlessRenderer> {
         if width == 0 || height == 0 {
             return Err(gpu::Error::Other(format!("image size {width}x{height}: both sides must be at least 1")));
         }
         let count = setup.instances.len() as u32;
-        let renderer = Renderer::with_limits(device, &setup.model, count, OFFSCREEN_FORMAT, strategy, lowered)?;
+        let renderer = Renderer::with_choices(device, &setup.model, count, OFFSCREEN_FORMAT, strategy, choices)?;
         let target = OffscreenTarget::new(device, width, height)?;
         Ok(HeadlessRenderer { target, renderer })
     }

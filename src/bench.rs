@@ -15,7 +15,7 @@ use crate::model::Model;
 use crate::plot::{LineChart, Series};
 use crate::render::copy::CopyPass;
 use crate::render::shader_types::{SkinnedVertex, SourceVertex};
-use crate::render::MemoryPlan;
+use crate::render::{MemoryPlan, PlanChoices};
 use crate::render::{Strategy, VisibleCounts, TIMED_PASSES};
 
 pub struct BenchOptions {
@@ -269,7 +269,8 @@ pub fn run(
                     continue;
                 }
                 let setup = SceneSetup::new(model.clone(), instances);
-                let mut headless = match HeadlessRenderer::with_strategy(&device, &setup, options.size, strategy) {
+                let choices = PlanChoices { light_culling: light, ..PlanChoices::default() };
+                let mut headless = match HeadlessRenderer::with_choices(&device, &setup, options.size, strategy, choices) {
                     Ok(headless) => headless,
                     Err(error) => {
                         row.skipped = Some(error.to_string());
@@ -277,8 +278,8 @@ pub fn run(
                         continue;
                     }
                 };
-                headless.renderer.setup.light_culling &= light;
                 row.light_culling = headless.renderer.setup.light_culling;
+                row.bytes_per_instance = headless.renderer.setup.memory.bytes_per_instance;
                 let aspect = headless.aspect();
                 let mut frame_walls = Vec::new();
                 let mut timings = Vec::new();

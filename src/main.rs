@@ -16,7 +16,7 @@ use vkskin::gpu::MessageCounts;
 use vkskin::model::Model;
 use vkskin::render::debug::DebugViews;
 use vkskin::render::offscreen::save_png;
-use vkskin::render::{MemoryPlan, Strategy};
+use vkskin::render::{MemoryPlan, PlanChoices, Strategy};
 
 #[derive(Parser)]
 #[command(name = "vkskin", version, about = "GPU skeletal animation with Vulkan: skin once in compute, draw twice")]
@@ -104,7 +104,7 @@ enum Command {
         lod: Vec<Lod>,
         /// The triangle pass's light run (the shadow pass draws only triangles that can reach a
         /// texel), comma separated: on, off (`compute` only; on where memory allows).
-        #[arg(long, value_enum, default_value = "on", value_delimiter = ',')]
+        #[arg(long, value_enum, default_value = "off", value_delimiter = ',')]
         light_culling: Vec<Lod>,
         /// Measured frames per strategy and count.
         #[arg(long, default_value_t = 60)]
@@ -225,6 +225,11 @@ struct SceneArgs {
     /// mesh) or off (full detail).
     #[arg(long, value_enum, default_value_t = Lod::On)]
     lod: Lod,
+    /// The triangle pass's light run (`compute`): the shadow pass draws only the triangles that can
+    /// reach a shadow texel. Off by default: on lavapipe it costs the triangle pass more than it
+    /// saves the shadow pass (README, Results).
+    #[arg(long, value_enum, default_value_t = Lod::Off)]
+    light_culling: Lod,
     /// Turn on the Khronos validation layer with synchronization validation (also VKSKIN_VALIDATION=1).
     #[arg(long)]
     validate: bool,
@@ -233,6 +238,11 @@ struct SceneArgs {
 impl SceneArgs {
     fn validation(&self) -> bool {
         self.validate || validation_from_env()
+    }
+
+    /// What the memory plan is asked for: room for the light's run with `--light-culling on`.
+    fn choices(&self) -> PlanChoices {
+        PlanChoices { light_culling: self.light_culling.on(), ..PlanChoices::default() }
     }
 
     /// The model with its instances, playing the chosen clip.
@@ -246,7 +256,7 @@ impl SceneArgs {
         let model = self.load()?;
         match device {
             Some(device) => {
-                MemoryPlan::new(device, &model, self.strategy, self.instances, Default::default())
+                MemoryPlan::new(device, &model, self.strategy, self.instances, self.choices())
                     .map_err(|error| error.to_string())?;
             }
             None => MemoryPlan::check_any_device(&model, self.strategy, self.instances)?,
@@ -380,8 +390,9 @@ fn render_into(
     let device = headless_device(validation).map_err(|error| error.to_string())?;
     let setup = scene_args.setup_within(Some(&device))?;
     let image = {
-        let mut headless = HeadlessRenderer::with_strategy(&device, &setup, (width, height), scene_args.strategy)
-            .map_err(|error| error.to_string())?;
+        let mut headless =
+            HeadlessRenderer::with_choices(&device, &setup, (width, height), scene_args.strategy, scene_args.choices())
+                .map_err(|error| error.to_string())?;
         headless.renderer.set_debug(scene_args.debug)?;
         let last = scene_args.capture_frame.unwrap_or(0).max(frames - 1);
         for frame in 0..=last {
@@ -418,8 +429,8 @@ fn soak(
     let mut log = std::fs::File::create(report).map_err(|error| format!("cannot write {}: {error}", report.display()))?;
     let device = headless_device(validation).map_err(|error| error.to_string())?;
     let mut setup = scene_args.setup_within(Some(&device))?;
-    let mut headless =
-        HeadlessRenderer::with_strategy(&device, &setup, size, scene_args.strategy).map_err(|error| error.to_string())?;
+    let mut headless = HeadlessRenderer::with_choices(&device, &setup, size, scene_args.strategy, scene_args.choices())
+        .map_err(|error| error.to_string())?;
     headless.renderer.set_debug(scene_args.debug)?;
     use std::io::Write as _;
     let write_error = |error: std::io::Error| format!("cannot write {}: {error}", report.display());
@@ -457,6 +468,7 @@ fn run(cli: Cli) -> Result<(), String> {
             fade: 0.3,
             strategy: Strategy::Compute,
             lod: Lod::On,
+            light_culling: Lod::Off,
             validate: false,
             capture_frame: None,
             debug: DebugViews::default(),
@@ -480,6 +492,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 size,
                 fade_seconds: scene.fade,
                 strategy: scene.strategy,
+                light_culling: scene.light_culling.on(),
                 capture,
                 debug: scene.debug,
                 storm,

@@ -81,37 +81,43 @@ pub struct MemoryPlan {
     pub light_level: Option<u32>,
 }
 
-/// Device limits a test may lower, to reach them with few instances.
+/// What a plan is asked for besides the model, the strategy and the count.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Lowered {
-    /// Bytes one storage-buffer binding may hold, below maxStorageBufferRange: many chunks.
+pub struct PlanChoices {
+    /// Room for the triangle pass's light run (`--light-culling on`), where the count fits with it.
+    pub light_culling: bool,
+    /// Tests lower the device's limits to reach them with few instances: the bytes one
+    /// storage-buffer binding may hold, below maxStorageBufferRange (many chunks)...
     pub binding: Option<u64>,
-    /// Bytes of the largest memory heap: a plan short of memory.
+    /// ...and the bytes of the largest memory heap (a plan short of memory).
     pub heap: Option<u64>,
 }
 
-impl From<Option<u64>> for Lowered {
+impl From<Option<u64>> for PlanChoices {
     /// The binding's limit alone.
-    fn from(binding: Option<u64>) -> Lowered {
-        Lowered { binding, heap: None }
+    fn from(binding: Option<u64>) -> PlanChoices {
+        PlanChoices { binding, ..PlanChoices::default() }
     }
 }
 
 impl MemoryPlan {
     /// The plan for `instance_count` instances, or an error naming the limit they exceed and the
-    /// largest count that fits. `lowered` lowers the device's limits (tests).
+    /// largest count that fits. `choices`: room for the light's run; lowered limits (tests).
     pub fn new(
         device: &Device,
         model: &Model,
         strategy: Strategy,
         instance_count: u32,
-        lowered: Lowered,
+        choices: PlanChoices,
     ) -> gpu::Result<MemoryPlan> {
         let limits = device.limits();
-        let range = u64::from(limits.max_storage_buffer_range).min(lowered.binding.unwrap_or(u64::MAX));
-        let heap = largest_heap(device).min(lowered.heap.unwrap_or(u64::MAX));
+        let range = u64::from(limits.max_storage_buffer_range).min(choices.binding.unwrap_or(u64::MAX));
+        let heap = largest_heap(device).min(choices.heap.unwrap_or(u64::MAX));
         let rows = limits.max_compute_work_group_count[1];
-        let plan = MemoryPlan::for_limits(Shape::of(model), strategy, instance_count, range, heap, rows);
+        let plan = match choices.light_culling {
+            true => MemoryPlan::with_light_culling(Shape::of(model), strategy, instance_count, range, heap, rows),
+            false => MemoryPlan::for_limits(Shape::of(model), strategy, instance_count, range, heap, rows),
+        };
         if instance_count > plan.max_instances {
             return Err(gpu::Error::Other(format!(
                 "{instance_count} instances of {} ({} vertices, {} joints) with the {} strategy exceed {}: at most \
@@ -147,9 +153,21 @@ impl MemoryPlan {
         Ok(())
     }
 
-    /// The plan from the numbers alone: binding range, heap size, dispatch rows. With the triangle
-    /// pass's light run where the count fits with it; without, where only that fits.
+    /// The plan from the numbers alone: binding range, heap size, dispatch rows.
     pub fn for_limits(
+        shape: Shape,
+        strategy: Strategy,
+        instance_count: u32,
+        range: u64,
+        heap: u64,
+        max_dispatch_rows: u32,
+    ) -> MemoryPlan {
+        MemoryPlan::with_light_room(shape, strategy, instance_count, (range, heap, max_dispatch_rows), None)
+    }
+
+    /// `for_limits`, with room for the triangle pass's light run of the finest level whose copy
+    /// still lets the count fit; without, where none does.
+    pub fn with_light_culling(
         shape: Shape,
         strategy: Strategy,
         instance_count: u32,
@@ -159,7 +177,6 @@ impl MemoryPlan {
     ) -> MemoryPlan {
         let limits = (range, heap, max_dispatch_rows);
         let without = MemoryPlan::with_light_room(shape, strategy, instance_count, limits, None);
-        // The finest level whose light copy still lets the count fit.
         (0..shape.levels.min(MAX_LEVELS as u64) as u32)
             .map(|level| MemoryPlan::with_light_room(shape, strategy, instance_count, limits, Some(level)))
             .find(|plan| plan.light_level.is_some() && instance_count <= plan.max_instances)
@@ -331,7 +348,7 @@ mod tests {
         level_indices[0] = 60_000;
         let shape = Shape { vertices: 2000, joints: 24, meshes: 1, indices: 60_000, levels: 1, level_indices };
         let range = 128 << 20;
-        let plan = MemoryPlan::for_limits(shape, Strategy::Compute, 5_000, range, 1 << 40, 65_535);
+        let plan = MemoryPlan::with_light_culling(shape, Strategy::Compute, 5_000, range, 1 << 40, 65_535);
         assert_eq!(plan.chunking.instances_per_chunk, 1_088);
         assert_eq!(plan.chunking.instances_per_chunk % 32, 0);
         assert!(u64::from(plan.chunking.instances_per_chunk) * 120_000 <= range);
@@ -347,17 +364,20 @@ mod tests {
         // range, a 24 GiB heap, 65,535 rows a dispatch.
         let level_indices = [20_844, 10_422, 5_208, 2_604, 1_302, 648, 324, 162];
         let figure = Shape { vertices: 3724, joints: 23, meshes: 2, indices: 20_844, levels: 8, level_indices };
-        let plan = MemoryPlan::for_limits(figure, Strategy::Compute, 100_000, u64::from(u32::MAX), 24 << 30, 65_535);
+        let plan = MemoryPlan::with_light_culling(figure, Strategy::Compute, 100_000, u64::from(u32::MAX), 24 << 30, 65_535);
         // Room for the light's copy of the full mesh's culled indices (41,688 bytes and 2 commands).
         assert_eq!((plan.bytes_per_instance, plan.light_level), (147_752 + 41_728, Some(0)));
         assert!(plan.max_instances >= 100_000, "{} ({})", plan.max_instances, plan.limiting);
         assert!(plan.limiting.contains("memory heap"), "{}", plan.limiting);
         // On lavapipe's 2 GiB heap, 10,000 fit with room for the first level's light copy only.
-        let lavapipe = MemoryPlan::for_limits(figure, Strategy::Compute, 10_000, 128 << 20, 2 << 30, 65_535);
+        let lavapipe = MemoryPlan::with_light_culling(figure, Strategy::Compute, 10_000, 128 << 20, 2 << 30, 65_535);
         assert_eq!((lavapipe.bytes_per_instance, lavapipe.light_level), (147_752 + 20_844 + 40, Some(1)));
         // 11,627 fit with none.
-        let full = MemoryPlan::for_limits(figure, Strategy::Compute, 11_627, 128 << 20, 2 << 30, 65_535);
+        let full = MemoryPlan::with_light_culling(figure, Strategy::Compute, 11_627, 128 << 20, 2 << 30, 65_535);
         assert_eq!((full.bytes_per_instance, full.light_level), (147_752, None));
+        // Without the light's run asked for, no room for it.
+        let unasked = MemoryPlan::for_limits(figure, Strategy::Compute, 100_000, u64::from(u32::MAX), 24 << 30, 65_535);
+        assert_eq!((unasked.bytes_per_instance, unasked.light_level), (147_752, None));
         // The dispatches' rows alone would stop at 4 × 65,535.
         let rows = MemoryPlan::for_limits(figure, Strategy::Compute, 1, u64::from(u32::MAX), 1 << 50, 65_535);
         assert_eq!((rows.max_instances, rows.limiting.contains("maxComputeWorkGroupCount")), (4 * 65_535, true));

@@ -51,7 +51,7 @@ use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout};
 use crate::gpu::device::Needs;
 use crate::gpu::{self, Buffer, Check, Device, Sampler};
 use crate::model::{Facing, Model};
-pub use chunks::{padded_chunks, Chunking, Lowered, MemoryPlan};
+pub use chunks::{padded_chunks, Chunking, MemoryPlan, PlanChoices};
 use cull::CullPass;
 use debug::{DebugInputs, DebugPass, DebugViews};
 use forward::{ForwardPass, ForwardTargets};
@@ -239,22 +239,23 @@ impl Renderer {
         color_format: vk::Format,
         strategy: Strategy,
     ) -> gpu::Result<Renderer> {
-        Renderer::with_limits(device, model, instance_count, color_format, strategy, Lowered::default())
+        Renderer::with_choices(device, model, instance_count, color_format, strategy, PlanChoices::default())
     }
 
-    /// `new`, with the device's limits lowered (tests: many chunks, or a plan short of memory,
-    /// with few instances).
-    pub fn with_limits(
+    /// `new`, with the plan's `choices`: room for the triangle pass's light run (`--light-culling
+    /// on`); the device's limits lowered (tests: many chunks, or a plan short of memory, with few
+    /// instances).
+    pub fn with_choices(
         device: &Arc<Device>,
         model: &Model,
         instance_count: u32,
         color_format: vk::Format,
         strategy: Strategy,
-        lowered: Lowered,
+        choices: PlanChoices,
     ) -> gpu::Result<Renderer> {
         let instance_count = instance_count.max(1);
         let gpu_model = GpuModel::upload(device, model)?;
-        let plan = MemoryPlan::new(device, model, strategy, instance_count, lowered)?;
+        let plan = MemoryPlan::new(device, model, strategy, instance_count, choices)?;
         let chunking = plan.chunking;
         let vertex_bytes = gpu_model.skinned_bytes();
 

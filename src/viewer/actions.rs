@@ -2,7 +2,7 @@
 //! renderer is rebuilt for another strategy, count or model.
 
 use super::*;
-use crate::render::MemoryPlan;
+use crate::render::{MemoryPlan, PlanChoices};
 
 impl Viewer {
     /// The frame at the current clock, rendered offscreen by the same renderer (and the last
@@ -83,7 +83,8 @@ impl Viewer {
         let count = setup.instances.len();
         let format = graphics.renderer.setup.color_format;
         graphics.device.wait_idle()?;
-        match Renderer::new(&graphics.device, &setup.model, count as u32, format, strategy) {
+        let choices = PlanChoices { light_culling: self.options.light_culling, ..PlanChoices::default() };
+        match Renderer::with_choices(&graphics.device, &setup.model, count as u32, format, strategy, choices) {
             Ok(mut renderer) => {
                 let mut views = graphics.renderer.debug;
                 if let Err(reason) = views.check(strategy) {

@@ -27,7 +27,7 @@ use crate::panel::{Action, Panel};
 use crate::render::camera::OrbitCamera;
 use crate::render::debug::DebugViews;
 use crate::render::overlay::{OverlayFrame, OverlayPass};
-use crate::render::{Output, Renderer, Strategy};
+use crate::render::{Output, PlanChoices, Renderer, Strategy};
 
 mod actions;
 mod storm;
@@ -42,6 +42,8 @@ pub struct ViewerOptions {
     /// Crossfade time when keys 1-9 switch clips.
     pub fade_seconds: f32,
     pub strategy: Strategy,
+    /// `--light-culling on`: room for the triangle pass's light run (`PlanChoices`).
+    pub light_culling: bool,
     /// `--capture-frame N`: RenderDoc, attached before the window's Vulkan instance.
     pub capture: Option<FrameCapture>,
     /// Debug views on at start (F2-F6 toggle them).
@@ -220,8 +222,10 @@ impl Viewer {
         let swapchain = Swapchain::new(&device, &surface, vk::Extent2D { width: size.width, height: size.height }, None)
             .map_err(|error| error.to_string())?;
         let instances = self.setup.instances.len() as u32;
-        let mut renderer = Renderer::new(&device, &self.setup.model, instances, swapchain.format, self.options.strategy)
-            .map_err(|error| error.to_string())?;
+        let choices = PlanChoices { light_culling: self.options.light_culling, ..PlanChoices::default() };
+        let mut renderer =
+            Renderer::with_choices(&device, &self.setup.model, instances, swapchain.format, self.options.strategy, choices)
+                .map_err(|error| error.to_string())?;
         renderer.set_debug(self.options.debug)?;
         let ui = if self.options.ui {
             let pass = OverlayPass::new(&device, swapchain.format).map_err(|error| error.to_string())?;

@@ -15,7 +15,7 @@ use vkskin::model::Model;
 use vkskin::render::shader_types::{DrawCommand, SkinnedVertex};
 use vkskin::render::shadow;
 use vkskin::render::triangles::View;
-use vkskin::render::{Lowered, MemoryPlan, Strategy};
+use vkskin::render::{MemoryPlan, PlanChoices, Strategy};
 
 /// triangles.comp's `visible`, on the CPU: `step` samples a pixel row on a lattice (4: 4× MSAA,
 /// 1: the centres).
@@ -55,13 +55,15 @@ fn level_triangles(model: &Model, level: usize) -> (&[u32], Vec<(u32, u32)>) {
     }
 }
 
-/// Renders one frame of `setup` with the `compute` strategy, its limits `lowered`, and checks
+/// Renders one frame of `setup` with the `compute` strategy and the light's run, its limits
+/// lowered as `lowered` says, and checks
 /// `view`'s run of the triangle pass (its commands and kept triangles) against the CPU mirror.
 /// Returns how many triangles were kept and how many there were.
-fn check_against_the_mirror(setup: &SceneSetup, (width, height): (u32, u32), lowered: Lowered, view: View) -> (usize, usize) {
+fn check_against_the_mirror(setup: &SceneSetup, (width, height): (u32, u32), lowered: PlanChoices, view: View) -> (usize, usize) {
     let device = validated_device();
+    let choices = PlanChoices { light_culling: true, ..lowered };
     let mut headless =
-        HeadlessRenderer::with_limits(&device, setup, (width, height), Strategy::Compute, lowered).expect("renderer");
+        HeadlessRenderer::with_choices(&device, setup, (width, height), Strategy::Compute, choices).expect("renderer");
     let scene = setup.frame(0.4, headless.aspect());
     headless.render(&scene).expect("frame");
     headless.renderer.wait_all().expect("idle");
@@ -157,7 +159,7 @@ fn the_triangle_pass_keeps_what_its_cpu_mirror_keeps() {
     let mut setup = SceneSetup::new(default_model(), 6);
     setup.play(1, 0.0, 0.0);
     for view in [View::Camera, View::Light] {
-        let (kept, total) = check_against_the_mirror(&setup, (320, 240), Lowered::default(), view);
+        let (kept, total) = check_against_the_mirror(&setup, (320, 240), PlanChoices::default(), view);
         // Facing away alone removes about half (the camera's frustum and samples remove a little more).
         assert!(kept > 0 && kept * 100 < total * 52, "{view:?}: {kept} of {total} kept");
     }
@@ -192,15 +194,15 @@ fn the_lights_run_fits_the_coarser_level_the_plan_made_room_for() {
     let figure = vkskin::render::chunks::Shape::of(&setup.model);
     // Heap for 40 instances with room for level 2's light copy and not level 1's.
     let room = |level: usize| {
-        let plan = MemoryPlan::for_limits(figure, Strategy::Compute, 1, 128 << 20, 1 << 40, 65_535);
+        let plan = MemoryPlan::with_light_culling(figure, Strategy::Compute, 1, 128 << 20, 1 << 40, 65_535);
         plan.bytes_per_instance - figure.level_indices[0] * 2 - 40 + figure.level_indices[level] * 2 + 40
     };
     let heap = (40 * (room(2) + room(1)) / 2) as f64 / 0.8;
-    let lowered = Lowered { binding: None, heap: Some(heap as u64) };
+    let lowered = PlanChoices { light_culling: true, binding: None, heap: Some(heap as u64) };
     let (kept, total) = check_against_the_mirror(&setup, (320, 240), lowered, View::Light);
     assert!(kept > 0 && kept < total, "{kept} of {total} kept");
     let device = validated_device();
-    let headless = HeadlessRenderer::with_limits(&device, &setup, (64, 48), Strategy::Compute, lowered).expect("renderer");
+    let headless = HeadlessRenderer::with_choices(&device, &setup, (64, 48), Strategy::Compute, lowered).expect("renderer");
     let output = headless.renderer.passes.triangles.as_ref().and_then(|triangles| triangles.light.as_ref());
     assert_eq!(output.map(|output| output.layout_level), Some(2));
 }
@@ -210,7 +212,9 @@ fn shadows_are_the_same_with_the_lights_run_and_without() {
     // One instance close up (the full mesh), and a crowd at coarse levels.
     for setup in [SceneSetup::new(default_model(), 1), spread_crowd()] {
         let device = validated_device();
-        let mut headless = HeadlessRenderer::with_strategy(&device, &setup, (320, 240), Strategy::Compute).expect("renderer");
+        let choices = PlanChoices { light_culling: true, ..PlanChoices::default() };
+        let mut headless =
+            HeadlessRenderer::with_choices(&device, &setup, (320, 240), Strategy::Compute, choices).expect("renderer");
         assert!(headless.renderer.setup.light_culling, "room for the light's run");
         let scene = setup.frame(0.7, headless.aspect());
         let culled = headless.render(&scene).expect("frame");
