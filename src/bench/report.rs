@@ -1,0 +1,320 @@
+//! `vkskin bench`'s report: the printed table, `bench.json`, `bench.csv` and the PNG plots.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::{finite, on_off, BenchReport, BenchRow};
+use crate::plot::{LineChart, Series};
+use crate::render::Strategy;
+
+fn milliseconds(value: f64) -> String {
+    if value.is_finite() {
+        format!("{value:.3}")
+    } else {
+        "-".into()
+    }
+}
+
+fn rate(value: f64) -> String {
+    if value.is_finite() {
+        format!("{:.1}M", value / 1e6)
+    } else {
+        "-".into()
+    }
+}
+
+impl BenchReport {
+    /// The table printed on stdout.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "device: {} ({}), {}x{}, model {} ({} vertices, {} joints), {} frames after {} warm-up",
+            self.device,
+            self.driver,
+            self.resolution.0,
+            self.resolution.1,
+            self.model,
+            self.vertex_count,
+            self.joint_count,
+            self.frames,
+            self.warmup
+        );
+        let _ = writeln!(
+            out,
+            "{:<8} {:>9} {:>4} {:>5} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
+            "strategy",
+            "instances",
+            "lod",
+            "light",
+            "frame ms",
+            "p95",
+            "gpu ms",
+            "cull",
+            "palette",
+            "skin",
+            "triangles",
+            "shadow",
+            "forward",
+            "cpu skin",
+            "copy ms",
+            "skin/copy",
+            "skin/all",
+            "Mvert/s",
+            "image vs lod off"
+        );
+        for row in &self.rows {
+            if let Some(reason) = &row.skipped {
+                let (strategy, lod, light) = (row.strategy.name(), on_off(row.lod), on_off(row.light_culling));
+                let _ = writeln!(out, "{strategy:<8} {:>9} {lod:>4} {light:>5}  skipped: {reason}", row.instances);
+                continue;
+            }
+            let ratio = |ratio: f64| if ratio.is_finite() { format!("{ratio:.2}") } else { "-".into() };
+            let _ = writeln!(
+                out,
+                "{:<8} {:>9} {:>4} {:>5} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
+                row.strategy.name(),
+                row.instances,
+                on_off(row.lod),
+                on_off(row.light_culling),
+                milliseconds(row.frame_wall.median),
+                milliseconds(row.frame_wall.p95),
+                milliseconds(row.frame_gpu.median),
+                milliseconds(row.pass("cull").median),
+                milliseconds(row.pass("palette").median),
+                milliseconds(row.pass("skin").median),
+                milliseconds(row.pass("triangles").median),
+                milliseconds(row.pass("shadow").median),
+                milliseconds(row.pass("forward").median),
+                milliseconds(row.cpu_skinning.median),
+                milliseconds(row.copy.median),
+                ratio(row.skin_copy_ratio()),
+                ratio(row.skin_copy_touched_ratio()),
+                rate(row.vertices_per_second(self.vertex_count)),
+                row.image_difference.map_or("-".into(), |difference| format!(
+                    "{:.3}%, {:.1} dB",
+                    100.0 * difference.changed_share(),
+                    difference.psnr
+                )),
+            );
+        }
+        out
+    }
+
+    pub fn to_json(&self) -> Value {
+        let rows: Vec<Value> = self
+            .rows
+            .iter()
+            .map(|row| {
+                let passes: serde_json::Map<String, Value> =
+                    row.passes.iter().map(|(pass, stats)| (pass.to_string(), stats.to_json())).collect();
+                json!({
+                    "strategy": row.strategy.name(),
+                    "instances": row.instances,
+                    "lod": row.lod,
+                    "light_culling": row.light_culling,
+                    "image_vs_lod_off": row.image_difference.map(|difference| json!({
+                        "changed_pixels": difference.changed,
+                        "changed_share": difference.changed_share(),
+                        "mean_abs_difference": difference.mean,
+                        "psnr_db": finite(difference.psnr),
+                    })),
+                    "status": if row.skipped.is_some() { "skipped" } else { "ok" },
+                    "skipped_reason": row.skipped,
+                    "frame_wall_ms": row.frame_wall.to_json(),
+                    "frame_gpu_ms": row.frame_gpu.to_json(),
+                    "pass_ms": passes,
+                    "cpu_skinning_ms": row.cpu_skinning.to_json(),
+                    "copy_reference_ms": row.copy.to_json(),
+                    "copy_reference_wall_ms": row.copy_wall.to_json(),
+                    "skin_copy_ratio": finite(row.skin_copy_ratio()),
+                    "copy_touched_reference_ms": row.copy_touched.to_json(),
+                    "skin_copy_touched_ratio": finite(row.skin_copy_touched_ratio()),
+                    "vertices_per_second": finite(row.vertices_per_second(self.vertex_count)),
+                    "skinned_vertices_per_second": finite(row.skinned_vertices_per_second(self.vertex_count)),
+                    "bytes_per_instance": row.bytes_per_instance,
+                    "visible": row.visible.map(|visible| json!({
+                        "skinned": visible.skinned,
+                        "camera": visible.camera,
+                        "light": visible.light,
+                    })),
+                })
+            })
+            .collect();
+        json!({
+            "device": self.device,
+            "driver": self.driver,
+            "resolution": [self.resolution.0, self.resolution.1],
+            "model": self.model,
+            "vertices": self.vertex_count,
+            "joints": self.joint_count,
+            "frames": self.frames,
+            "warmup": self.warmup,
+            "rows": rows,
+        })
+    }
+
+    pub fn to_csv(&self) -> String {
+        let mut out = String::from(
+            "strategy,instances,status,frame_wall_ms_median,frame_wall_ms_p95,frame_gpu_ms_median,frame_gpu_ms_p95,\
+             cull_ms,palette_ms,skin_ms,triangles_ms,shadow_ms,forward_ms,resolve_ms,cpu_skinning_ms,copy_reference_ms,copy_reference_wall_ms,skin_copy_ratio,\
+             copy_touched_reference_ms,skin_copy_touched_ratio,\
+             vertices_per_second,skinned_vertices_per_second,bytes_per_instance,visible_skinned,visible_camera,visible_light,\
+             lod,light_culling,image_changed_share,image_psnr_db\n",
+        );
+        let number = |value: f64| if value.is_finite() { format!("{value}") } else { String::new() };
+        for row in &self.rows {
+            let status = if row.skipped.is_some() { "skipped" } else { "ok" };
+            let visible = row.visible;
+            let _ = writeln!(
+                out,
+                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                row.strategy.name(),
+                row.instances,
+                number(row.frame_wall.median),
+                number(row.frame_wall.p95),
+                number(row.frame_gpu.median),
+                number(row.frame_gpu.p95),
+                number(row.pass("cull").median),
+                number(row.pass("palette").median),
+                number(row.pass("skin").median),
+                number(row.pass("triangles").median),
+                number(row.pass("shadow").median),
+                number(row.pass("forward").median),
+                number(row.pass("resolve").median),
+                number(row.cpu_skinning.median),
+                number(row.copy.median),
+                number(row.copy_wall.median),
+                number(row.skin_copy_ratio()),
+                number(row.copy_touched.median),
+                number(row.skin_copy_touched_ratio()),
+                number(row.vertices_per_second(self.vertex_count)),
+                number(row.skinned_vertices_per_second(self.vertex_count)),
+                row.bytes_per_instance,
+                visible.map_or(String::new(), |visible| visible.skinned.to_string()),
+                visible.map_or(String::new(), |visible| visible.camera.to_string()),
+                visible.map_or(String::new(), |visible| visible.light.to_string()),
+                on_off(row.lod),
+                on_off(row.light_culling),
+                row.image_difference.map_or(String::new(), |difference| number(difference.changed_share())),
+                row.image_difference.map_or(String::new(), |difference| number(difference.psnr)),
+            );
+        }
+        out
+    }
+
+    /// The `compute` rows' values as one series named `name` (the skin pass and its references).
+    fn compute_series(&self, name: &str, value: impl Fn(&BenchRow) -> f64) -> Vec<Series> {
+        let mut series = self.series(value);
+        series.retain(|series| series.name == Strategy::Compute.name());
+        for series in &mut series {
+            series.name = name.into();
+        }
+        series
+    }
+
+    /// One series per (strategy, levels of detail): named by the strategy, with "+ lod" for rows
+    /// with levels of detail in a run that has rows without them.
+    fn series(&self, value: impl Fn(&BenchRow) -> f64) -> Vec<Series> {
+        let mixed = self.rows.iter().any(|row| row.lod) && self.rows.iter().any(|row| !row.lod);
+        let mut keys: Vec<(Strategy, bool)> = Vec::new();
+        for row in &self.rows {
+            if !keys.contains(&(row.strategy, row.lod)) {
+                keys.push((row.strategy, row.lod));
+            }
+        }
+        keys.into_iter()
+            .map(|(strategy, lod)| Series {
+                name: if mixed && lod { format!("{} + lod", strategy.name()) } else { strategy.name().to_string() },
+                points: self
+                    .rows
+                    .iter()
+                    .filter(|row| row.strategy == strategy && row.lod == lod && row.skipped.is_none())
+                    .map(|row| (row.instances as f64, value(row)))
+                    .filter(|(_, y)| y.is_finite())
+                    .collect(),
+            })
+            .filter(|series| !series.points.is_empty())
+            .collect()
+    }
+
+    /// Writes bench.json, bench.csv and the PNG plots into `folder`; returns the paths.
+    pub fn write(&self, folder: &Path) -> Result<Vec<PathBuf>, String> {
+        std::fs::create_dir_all(folder).map_err(|error| format!("cannot create {}: {error}", folder.display()))?;
+        let mut written = Vec::new();
+        let mut save = |name: &str, bytes: &[u8]| -> Result<(), String> {
+            let path = folder.join(name);
+            std::fs::write(&path, bytes).map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+            written.push(path);
+            Ok(())
+        };
+        let json = serde_json::to_string_pretty(&self.to_json()).map_err(|error| error.to_string())?;
+        save("bench.json", json.as_bytes())?;
+        save("bench.csv", self.to_csv().as_bytes())?;
+
+        let title_suffix = format!("{}, {}x{}", self.device, self.resolution.0, self.resolution.1);
+        let vertex_count = self.vertex_count;
+        let mut skin_vs_copy = self.compute_series("skin pass", |row| row.pass("skin").median);
+        skin_vs_copy.extend(self.compute_series("copy reference", |row| row.copy.median));
+        skin_vs_copy.extend(self.compute_series("copy of every byte touched", |row| row.copy_touched.median));
+        let mut ratios = self.compute_series("skin ÷ copy of the streamed bytes", |row| row.skin_copy_ratio());
+        ratios.extend(self.compute_series("skin ÷ copy of every byte touched", |row| row.skin_copy_touched_ratio()));
+        let charts = [
+            (
+                "frame_time.png",
+                LineChart {
+                    title: format!("Frame time ({title_suffix})"),
+                    x_label: "instances".into(),
+                    y_label: "ms per frame (median, wall)".into(),
+                    log_x: true,
+                    log_y: true,
+                    series: self.series(|row| row.frame_wall.median),
+                },
+            ),
+            (
+                "skin_pass.png",
+                LineChart {
+                    title: format!("Skin pass vs copy reference ({title_suffix})"),
+                    x_label: "instances".into(),
+                    y_label: "GPU ms (median)".into(),
+                    log_x: true,
+                    log_y: true,
+                    series: skin_vs_copy,
+                },
+            ),
+            (
+                "vertices_per_second.png",
+                LineChart {
+                    title: format!("Animated vertices per second of frame time ({title_suffix})"),
+                    x_label: "instances".into(),
+                    y_label: "vertices / s".into(),
+                    log_x: true,
+                    log_y: true,
+                    series: self.series(|row| row.vertices_per_second(vertex_count)),
+                },
+            ),
+            (
+                "skin_copy_ratio.png",
+                LineChart {
+                    title: format!("Skin pass ÷ copy references ({title_suffix})"),
+                    x_label: "instances".into(),
+                    y_label: "ratio (1 = bandwidth-bound)".into(),
+                    log_x: true,
+                    log_y: false,
+                    series: ratios,
+                },
+            ),
+        ];
+        for (name, chart) in charts {
+            let image = chart.render(900, 560)?;
+            let path = folder.join(name);
+            image
+                .save_with_format(&path, image::ImageFormat::Png)
+                .map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+            written.push(path);
+        }
+        Ok(written)
+    }
+}
