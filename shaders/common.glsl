@@ -1,4 +1,4 @@
-// Structures shared by the passes. Mirrored by #[repr(C)] types in src/render/shader_types.rs, whose test
+// Structures shared by the passes. Mirrored by #[repr(C)] types in src/render/shader_types/mod.rs, whose test
 // reads these offsets back out of the compiled SPIR-V. std430: each vec3 shares its 16-byte slot
 // with the uint after it.
 

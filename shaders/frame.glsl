@@ -1,4 +1,4 @@
-// Per-frame uniforms of the graphics passes (set 0). Mirrored by FrameUniforms in src/render/shader_types.rs.
+// Per-frame uniforms of the graphics passes (set 0). Mirrored by FrameUniforms in src/render/shader_types/mod.rs.
 layout(set = 0, binding = 0, std140) uniform FrameUniforms {
     mat4 view_projection;
     mat4 light_view_projection;

@@ -1,0 +1,388 @@
+//! `#[repr(C)]` mirrors of the GLSL structures in shaders/common.glsl and shaders/frame.glsl.
+
+use bytemuck::{Pod, Zeroable};
+use glam::{Mat4, Vec3, Vec4};
+
+use crate::anim::{Influence, InstanceState, Playback};
+use crate::model::Vertex;
+
+/// `SourceVertex` in common.glsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct SourceVertex {
+    pub position: [f32; 3],
+    pub first_influence: u32,
+    pub normal: [f32; 3],
+    pub influence_count: u32,
+    pub tangent: [f32; 4],
+}
+
+impl From<&Vertex> for SourceVertex {
+    fn from(vertex: &Vertex) -> SourceVertex {
+        SourceVertex {
+            position: vertex.position.to_array(),
+            first_influence: vertex.first_influence,
+            normal: vertex.normal.to_array(),
+            influence_count: vertex.influence_count,
+            tangent: vertex.tangent.to_array(),
+        }
+    }
+}
+
+/// `Influence` in common.glsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct GpuInfluence {
+    pub joint: u32,
+    pub weight: f32,
+}
+
+impl From<&Influence> for GpuInfluence {
+    fn from(influence: &Influence) -> GpuInfluence {
+        GpuInfluence { joint: influence.joint, weight: influence.weight }
+    }
+}
+
+/// `Channel` in common.glsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct GpuChannel {
+    pub packed: u32,
+    pub key_count: u32,
+    pub first_time: u32,
+    pub first_value: u32,
+}
+
+/// The `CHANNEL_*` bits of `Channel::packed` in common.glsl.
+pub const CHANNEL_INTERPOLATION_SHIFT: u32 = 2;
+pub const CHANNEL_COMPONENTS_SHIFT: u32 = 4;
+pub const CHANNEL_IMPLIED_W: u32 = 1 << 8;
+pub const CHANNEL_UNIFORM: u32 = 1 << 9;
+pub const CHANNEL_WRAPS: u32 = 1 << 10;
+pub const CHANNEL_HAS_BASE: u32 = 1 << 11;
+
+/// `JointInfo` in common.glsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct GpuJoint {
+    pub rest_rotation: [f32; 4],
+    pub rest_translation: [f32; 4],
+    pub rest_scale: [f32; 4],
+    pub fixed_rows: [[f32; 4]; 3],
+    /// Parent (`NO_PARENT` for a root), the subtree's depth-first span, and 1 when `pre` is not the
+    /// identity.
+    pub links: [u32; 4],
+}
+
+/// `NO_PARENT` in common.glsl.
+pub const NO_PARENT: u32 = u32::MAX;
+
+/// `AnimationCells` in common.glsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct AnimationCells {
+    pub first_cell: u32,
+    pub cell_count: u32,
+    pub cell_duration: f32,
+    pub unused: u32,
+}
+
+/// `NO_CLIP` in common.glsl: no animation in that slot (animation a: the bind pose).
+pub const NO_CLIP: u32 = 0xFFFF;
+
+/// Animations a model may have: indices travel as 16 bits, and NO_CLIP is taken.
+pub const MAX_ANIMATIONS: usize = NO_CLIP as usize;
+
+/// `Instance` in common.glsl: all the CPU writes per instance per frame.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct InstanceData {
+    pub position_yaw: [f32; 4],
+    /// Animation a in the low 16 bits, animation b in the high 16.
+    pub animations: u32,
+    pub time_a: f32,
+    pub time_b: f32,
+    /// 0: animation a alone; 1: animation b alone.
+    pub blend: f32,
+    /// Layer animation in the low 16 bits (NO_CLIP: none), its root joint in the high 16.
+    pub layer: u32,
+    pub time_layer: f32,
+    pub layer_weight: f32,
+    pub unused: u32,
+}
+
+impl InstanceData {
+    /// Packs an instance's place and what it plays for the cull and palette passes.
+    pub fn of(state: &InstanceState, playback: &Playback) -> InstanceData {
+        let animation =
+            |played: Option<(usize, f32)>| played.map_or((NO_CLIP, 0.0), |(animation, time)| (animation as u32, time));
+        let ((animation_a, time_a), (animation_b, time_b)) = (animation(playback.a), animation(playback.b));
+        let (layer, time_layer, layer_weight) = match playback.layer {
+            Some((layer, animation, time)) => (animation as u32 | (layer.joint.min(0xFFFF) as u32) << 16, time, layer.weight),
+            None => (NO_CLIP, 0.0, 0.0),
+        };
+        InstanceData {
+            position_yaw: state.position.extend(state.yaw).to_array(),
+            animations: animation_a | (animation_b << 16),
+            time_a,
+            time_b,
+            blend: playback.blend,
+            layer,
+            time_layer,
+            layer_weight,
+            unused: 0,
+        }
+    }
+
+    pub fn animation_a(&self) -> u32 {
+        self.animations & 0xFFFF
+    }
+
+    pub fn animation_b(&self) -> u32 {
+        self.animations >> 16
+    }
+
+    pub fn layer_animation(&self) -> u32 {
+        self.layer & 0xFFFF
+    }
+
+    pub fn layer_joint(&self) -> u32 {
+        self.layer >> 16
+    }
+
+    /// Fading from a to b (b is blended in).
+    pub fn fading(&self) -> bool {
+        self.animation_a() != NO_CLIP && self.animation_b() != NO_CLIP && self.blend > 0.0
+    }
+
+    /// A layer is blended over the subtree.
+    pub fn layered(&self) -> bool {
+        self.animation_a() != NO_CLIP && self.layer_animation() != NO_CLIP && self.layer_weight > 0.0
+    }
+
+    /// The instance's world transform, as palette.comp builds it.
+    pub fn world(&self) -> Mat4 {
+        let [x, y, z, yaw] = self.position_yaw;
+        Mat4::from_rotation_translation(glam::Quat::from_rotation_y(yaw), Vec3::new(x, y, z))
+    }
+}
+
+/// `PaletteMatrix` in common.glsl: the top three rows of an affine matrix.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct PaletteMatrix {
+    pub rows: [[f32; 4]; 3],
+}
+
+impl PaletteMatrix {
+    pub fn to_mat4(self) -> Mat4 {
+        let [r0, r1, r2] = self.rows.map(Vec4::from_array);
+        Mat4::from_cols(r0, r1, r2, Vec4::W).transpose()
+    }
+}
+
+/// One skinned vertex as the skin pass writes it and the vertex stage reads it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct SkinnedVertex {
+    pub position: [f32; 3],
+    /// snorm16 x, y, z and a zero.
+    pub normal: [i16; 4],
+    /// snorm16 x, y, z and the bitangent sign.
+    pub tangent: [i16; 4],
+}
+
+fn unpack_snorm16(value: i16) -> f32 {
+    (f32::from(value) / 32767.0).max(-1.0)
+}
+
+impl SkinnedVertex {
+    pub fn normal(&self) -> Vec3 {
+        Vec3::new(unpack_snorm16(self.normal[0]), unpack_snorm16(self.normal[1]), unpack_snorm16(self.normal[2]))
+    }
+
+    pub fn tangent(&self) -> Vec3 {
+        Vec3::new(unpack_snorm16(self.tangent[0]), unpack_snorm16(self.tangent[1]), unpack_snorm16(self.tangent[2]))
+    }
+}
+
+/// `FrameUniforms` in frame.glsl (std140).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct FrameUniforms {
+    pub view_projection: [[f32; 4]; 4],
+    pub light_view_projection: [[f32; 4]; 4],
+    pub camera_position: [f32; 4],
+    pub light_direction: [f32; 4],
+    pub light_color_ambient: [f32; 4],
+    pub ground: [f32; 4],
+    pub shadow_params: [f32; 4],
+    /// x: joints per instance, for the `vertex` strategy's vertex shaders.
+    pub skinning: [u32; 4],
+    /// The camera frustum's planes (normal pointing in, distance), for the cull pass.
+    pub camera_planes: [[f32; 4]; 6],
+    /// The shadow map's volume, likewise.
+    pub light_planes: [[f32; 4]; 6],
+}
+
+/// The six planes of a view-projection's clip volume (Vulkan: depth 0..1), normals pointing in
+/// and normalized, as (nx, ny, nz, d) with a point inside when n·p + d ≥ 0 (Gribb and Hartmann).
+pub fn frustum_planes(view_projection: Mat4) -> [[f32; 4]; 6] {
+    let [r0, r1, r2, r3] = [0, 1, 2, 3].map(|row| view_projection.row(row));
+    [r3 + r0, r3 - r0, r3 + r1, r3 - r1, r2, r3 - r2].map(|plane| {
+        let length = plane.truncate().length();
+        (if length > 0.0 { plane / length } else { plane }).to_array()
+    })
+}
+
+/// `Bounds` in common.glsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct GpuBounds {
+    pub min_corner: [f32; 4],
+    pub max_corner: [f32; 4],
+}
+
+/// `MAX_CHUNKS` in common.glsl: the most chunks (storage-buffer bindings) the skinned vertices and
+/// the palettes may be split into (the skin pass binds 2 × 12 + 3 storage buffers; lavapipe allows
+/// 32 a stage).
+pub const MAX_CHUNKS: u32 = 12;
+
+/// Storage buffers the skin pass binds in one stage: two chunk arrays and three buffers (the device
+/// must allow as many: `device_needs`; the triangle pass checks its one more itself).
+pub const STORAGE_BUFFERS_PER_STAGE: u32 = 2 * MAX_CHUNKS + 3;
+
+/// `CullCounters` in common.glsl: the cull pass's counts, laid out as indirect arguments.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct CullCounters {
+    pub palette_dispatch: [u32; 4],
+    /// (0, instances kept, 1, 0): skinned at some level.
+    pub kept: [u32; 4],
+    /// The debug views' VkDrawIndirectCommands: (2 × joints | 24, instances kept, 0, 0).
+    pub skeleton_draw: [u32; 4],
+    pub box_draw: [u32; 4],
+    /// Per chunk of instances.
+    pub camera_draws: [u32; MAX_CHUNKS as usize],
+    pub light_draws: [u32; MAX_CHUNKS as usize],
+    /// Per level of detail: instances to skin at it; then, per level, instances the camera sees at it.
+    pub level_counts: [u32; 2 * MAX_LEVELS],
+    /// Per (level, part) at level × MAX_PARTS + part: the skin pass's dispatch (vertex groups,
+    /// the part's instances to skin, 1).
+    pub skin_levels: [[u32; 4]; MAX_LEVELS * MAX_PARTS],
+    /// Likewise, the triangle pass's dispatch (triangle groups, the part's instances the camera
+    /// sees, 1).
+    pub camera_levels: [[u32; 4]; MAX_LEVELS * MAX_PARTS],
+    /// (instances the light sees: the light list's length, 0, 0, 0).
+    pub light_count: [u32; 4],
+    /// Per part, the light run of the triangle pass's dispatch (the light's level's triangle
+    /// groups, the part's instances, 1).
+    pub light_parts: [[u32; 4]; MAX_PARTS],
+}
+
+/// `MAX_PARTS` in common.glsl: dispatches one level's list may take.
+pub const MAX_PARTS: usize = 4;
+
+/// `MAX_LEVELS` in common.glsl.
+pub const MAX_LEVELS: usize = crate::model::MAX_LEVELS;
+
+/// `DrawCommand` in common.glsl: a VkDrawIndexedIndirectCommand.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct DrawCommand {
+    pub index_count: u32,
+    pub instance_count: u32,
+    pub first_index: u32,
+    pub vertex_offset: i32,
+    pub first_instance: u32,
+}
+
+/// `MeshRange` in common.glsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct MeshRange {
+    pub index_count: u32,
+    pub first_index: u32,
+}
+
+/// Push constants of cull.comp.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct CullPush {
+    pub bind_min: [f32; 4],
+    pub bind_max: [f32; 4],
+    pub instance_count: u32,
+    /// How far past the clips' boxes a crossfade or a layer can carry a vertex (`ModelBounds::blend_reach`).
+    pub blend_reach: f32,
+    pub joint_count: u32,
+    pub vertex_count: u32,
+    pub mesh_count: u32,
+    pub chunk_instances: u32,
+    /// Pixels one model unit covers one unit in front of the camera, over the pixel error allowed.
+    pub pixels_at_unit: f32,
+    /// 1: no levels of detail.
+    pub level_count: u32,
+    /// The shadow map's level.
+    pub light_level: u32,
+    /// Entries each level list has room for (the instance count).
+    pub list_stride: u32,
+    /// Entries one dispatch covers: `Setup::dispatch_rows`.
+    pub dispatch_rows: u32,
+    /// Each level's error, model units (level 0: 0).
+    pub level_errors: [f32; MAX_LEVELS],
+}
+
+/// Push constants of palette.comp.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct PalettePush {
+    pub joint_count: u32,
+    pub chunk_instances: u32,
+    /// 1: write `joint_positions` (the skeleton view is on).
+    pub write_joint_positions: u32,
+}
+
+/// Push constants of skin.comp.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct SkinPush {
+    /// The level's.
+    pub vertex_count: u32,
+    pub joint_count: u32,
+    /// The model's: an instance's stride in the skinned buffer.
+    pub instance_vertices: u32,
+    pub chunk_instances: u32,
+    /// Where the level's skin list starts in `cull.level_lists`.
+    pub list_offset: u32,
+}
+
+/// Push constants of triangles.comp.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct TrianglesPush {
+    pub view_projection: [f32; 16],
+    pub viewport: [f32; 2],
+    pub mesh_count: u32,
+    pub vertex_count: u32,
+    pub index_count: u32,
+    pub chunk_instances: u32,
+    pub group_size: u32,
+    pub groups_per_chunk: u32,
+    pub facing_sign: f32,
+    /// Samples a pixel row holds on a regular lattice: 4 (4× MSAA at the standard positions), 1
+    /// (one sample, at the centre); 0: no small-triangle test.
+    pub sample_step: u32,
+    pub snap: f32,
+    /// Where the level's camera list starts in `cull.level_lists`.
+    pub list_offset: u32,
+    /// The level's meshes in `model.mesh_ranges`.
+    pub first_range: u32,
+    /// The level's first index in `model.indices`.
+    pub level_first_index: u32,
+    /// The level the outputs have room for: its meshes in `model.mesh_ranges` and its first index.
+    pub layout_first_range: u32,
+    pub layout_first_index: u32,
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,280 @@
+//! The mirrors' layouts read back out of the compiled SPIR-V: every offset `offset_of!` gives is
+//! the one the shader's std430/std140 layout has.
+use super::*;
+use crate::render::shaders;
+use std::collections::HashMap;
+use std::mem::{offset_of, size_of};
+
+/// Struct layouts as the compiled shaders declare them: member offsets by name, and the array
+/// stride of any array of the struct. Read from the SPIR-V's names and decorations.
+#[derive(Default, Debug)]
+struct Layouts {
+    members: HashMap<String, HashMap<String, u32>>,
+    strides: HashMap<String, u32>,
+}
+
+fn literal_string(words: &[u32]) -> String {
+    let bytes: Vec<u8> = words.iter().flat_map(|word| word.to_le_bytes()).take_while(|&byte| byte != 0).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+fn reflect(spirv: &[u8]) -> Layouts {
+    const OP_NAME: u32 = 5;
+    const OP_MEMBER_NAME: u32 = 6;
+    const OP_TYPE_ARRAY: u32 = 28;
+    const OP_TYPE_RUNTIME_ARRAY: u32 = 29;
+    const OP_DECORATE: u32 = 71;
+    const OP_MEMBER_DECORATE: u32 = 72;
+    const DECORATION_ARRAY_STRIDE: u32 = 6;
+    const DECORATION_OFFSET: u32 = 35;
+    let words: Vec<u32> =
+        spirv.chunks_exact(4).map(|chunk| u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])).collect();
+    let (mut names, mut member_names) = (HashMap::new(), HashMap::new());
+    let (mut offsets, mut strides, mut arrays) = (Vec::new(), HashMap::new(), Vec::new());
+    let mut at = 5;
+    while at < words.len() {
+        let (count, opcode) = ((words[at] >> 16) as usize, words[at] & 0xFFFF);
+        let operands = &words[at + 1..at + count.max(1)];
+        match opcode {
+            OP_NAME => {
+                names.insert(operands[0], literal_string(&operands[1..]));
+            }
+            OP_MEMBER_NAME => {
+                member_names.insert((operands[0], operands[1]), literal_string(&operands[2..]));
+            }
+            OP_MEMBER_DECORATE if operands[2] == DECORATION_OFFSET => offsets.push((operands[0], operands[1], operands[3])),
+            OP_DECORATE if operands[1] == DECORATION_ARRAY_STRIDE => {
+                strides.insert(operands[0], operands[2]);
+            }
+            OP_TYPE_ARRAY | OP_TYPE_RUNTIME_ARRAY => arrays.push((operands[0], operands[1])),
+            _ => {}
+        }
+        at += count.max(1);
+    }
+    let mut layouts = Layouts::default();
+    for (structure, member, offset) in offsets {
+        let (Some(name), Some(member)) = (names.get(&structure), member_names.get(&(structure, member))) else { continue };
+        layouts.members.entry(name.clone()).or_default().insert(member.clone(), offset);
+    }
+    for (array, element) in arrays {
+        if let (Some(name), Some(&stride)) = (names.get(&element), strides.get(&array)) {
+            layouts.strides.insert(name.clone(), stride);
+        }
+    }
+    layouts
+}
+
+fn check(spirv: &[u8], structure: &str, size: Option<usize>, members: &[(&str, usize)]) {
+    let layouts = reflect(spirv);
+    let declared = layouts.members.get(structure).unwrap_or_else(|| panic!("{structure} not found in the shader"));
+    for &(member, rust_offset) in members {
+        assert_eq!(declared.get(member).copied(), Some(rust_offset as u32), "{structure}.{member}: shader offset vs Rust");
+    }
+    if let Some(size) = size {
+        assert_eq!(layouts.strides.get(structure).copied(), Some(size as u32), "{structure}: shader array stride vs Rust size");
+    }
+}
+
+#[test]
+fn layouts_match_the_compiled_shaders() {
+    check(
+        shaders::SKIN_COMP,
+        "SourceVertex",
+        Some(size_of::<SourceVertex>()),
+        &[
+            ("position", offset_of!(SourceVertex, position)),
+            ("first_influence", offset_of!(SourceVertex, first_influence)),
+            ("normal", offset_of!(SourceVertex, normal)),
+            ("influence_count", offset_of!(SourceVertex, influence_count)),
+            ("tangent", offset_of!(SourceVertex, tangent)),
+        ],
+    );
+    check(
+        shaders::SKIN_COMP,
+        "Influence",
+        Some(size_of::<GpuInfluence>()),
+        &[("joint", offset_of!(GpuInfluence, joint)), ("weight", offset_of!(GpuInfluence, weight))],
+    );
+    check(shaders::SKIN_COMP, "PaletteMatrix", Some(size_of::<PaletteMatrix>()), &[("rows", 0)]);
+    check(
+        shaders::SKIN_COMP,
+        "Push",
+        None,
+        &[
+            ("vertex_count", offset_of!(SkinPush, vertex_count)),
+            ("joint_count", offset_of!(SkinPush, joint_count)),
+            ("instance_vertices", offset_of!(SkinPush, instance_vertices)),
+            ("chunk_instances", offset_of!(SkinPush, chunk_instances)),
+            ("list_offset", offset_of!(SkinPush, list_offset)),
+        ],
+    );
+    check(
+        shaders::PALETTE_COMP,
+        "Channel",
+        Some(size_of::<GpuChannel>()),
+        &[
+            ("packed", offset_of!(GpuChannel, packed)),
+            ("key_count", offset_of!(GpuChannel, key_count)),
+            ("first_time", offset_of!(GpuChannel, first_time)),
+            ("first_value", offset_of!(GpuChannel, first_value)),
+        ],
+    );
+    check(
+        shaders::PALETTE_COMP,
+        "JointInfo",
+        Some(size_of::<GpuJoint>()),
+        &[
+            ("rest_rotation", offset_of!(GpuJoint, rest_rotation)),
+            ("rest_translation", offset_of!(GpuJoint, rest_translation)),
+            ("rest_scale", offset_of!(GpuJoint, rest_scale)),
+            ("fixed_rows", offset_of!(GpuJoint, fixed_rows)),
+            ("links", offset_of!(GpuJoint, links)),
+        ],
+    );
+    check(
+        shaders::CULL_COMP,
+        "AnimationCells",
+        Some(size_of::<AnimationCells>()),
+        &[
+            ("first_cell", offset_of!(AnimationCells, first_cell)),
+            ("cell_count", offset_of!(AnimationCells, cell_count)),
+            ("cell_duration", offset_of!(AnimationCells, cell_duration)),
+        ],
+    );
+    check(
+        shaders::PALETTE_COMP,
+        "Instance",
+        Some(size_of::<InstanceData>()),
+        &[
+            ("position_yaw", offset_of!(InstanceData, position_yaw)),
+            ("animations", offset_of!(InstanceData, animations)),
+            ("time_a", offset_of!(InstanceData, time_a)),
+            ("time_b", offset_of!(InstanceData, time_b)),
+            ("blend", offset_of!(InstanceData, blend)),
+            ("layer", offset_of!(InstanceData, layer)),
+            ("time_layer", offset_of!(InstanceData, time_layer)),
+            ("layer_weight", offset_of!(InstanceData, layer_weight)),
+        ],
+    );
+    check(
+        shaders::PALETTE_COMP,
+        "Push",
+        None,
+        &[
+            ("joint_count", offset_of!(PalettePush, joint_count)),
+            ("chunk_instances", offset_of!(PalettePush, chunk_instances)),
+            ("write_joint_positions", offset_of!(PalettePush, write_joint_positions)),
+        ],
+    );
+    check(
+        shaders::FORWARD_FRAG,
+        "FrameUniforms",
+        None,
+        &[
+            ("view_projection", offset_of!(FrameUniforms, view_projection)),
+            ("light_view_projection", offset_of!(FrameUniforms, light_view_projection)),
+            ("camera_position", offset_of!(FrameUniforms, camera_position)),
+            ("light_direction", offset_of!(FrameUniforms, light_direction)),
+            ("light_color_ambient", offset_of!(FrameUniforms, light_color_ambient)),
+            ("ground", offset_of!(FrameUniforms, ground)),
+            ("shadow_params", offset_of!(FrameUniforms, shadow_params)),
+            ("skinning", offset_of!(FrameUniforms, skinning)),
+            ("camera_planes", offset_of!(FrameUniforms, camera_planes)),
+            ("light_planes", offset_of!(FrameUniforms, light_planes)),
+        ],
+    );
+    check(shaders::CULL_COMP, "Bounds", Some(size_of::<GpuBounds>()), &[("min_corner", 0), ("max_corner", 16)]);
+    check(
+        shaders::CULL_COMP,
+        "DrawCommand",
+        Some(size_of::<DrawCommand>()),
+        &[("index_count", 0), ("instance_count", 4), ("first_index", 8), ("vertex_offset", 12), ("first_instance", 16)],
+    );
+    assert_eq!(size_of::<DrawCommand>(), size_of::<ash::vk::DrawIndexedIndirectCommand>());
+    check(shaders::CULL_COMP, "MeshRange", Some(size_of::<MeshRange>()), &[("index_count", 0), ("first_index", 4)]);
+    check(
+        shaders::CULL_COMP,
+        "CullCounters",
+        None,
+        &[
+            ("palette_dispatch", offset_of!(CullCounters, palette_dispatch)),
+            ("kept", offset_of!(CullCounters, kept)),
+            ("skeleton_draw", offset_of!(CullCounters, skeleton_draw)),
+            ("box_draw", offset_of!(CullCounters, box_draw)),
+            ("camera_draws", offset_of!(CullCounters, camera_draws)),
+            ("light_draws", offset_of!(CullCounters, light_draws)),
+            ("level_counts", offset_of!(CullCounters, level_counts)),
+            ("skin_levels", offset_of!(CullCounters, skin_levels)),
+            ("camera_levels", offset_of!(CullCounters, camera_levels)),
+            ("light_count", offset_of!(CullCounters, light_count)),
+            ("light_parts", offset_of!(CullCounters, light_parts)),
+        ],
+    );
+    check(
+        shaders::CULL_COMP,
+        "Push",
+        None,
+        &[
+            ("bind_min", offset_of!(CullPush, bind_min)),
+            ("bind_max", offset_of!(CullPush, bind_max)),
+            ("instance_count", offset_of!(CullPush, instance_count)),
+            ("blend_reach", offset_of!(CullPush, blend_reach)),
+            ("joint_count", offset_of!(CullPush, joint_count)),
+            ("vertex_count", offset_of!(CullPush, vertex_count)),
+            ("mesh_count", offset_of!(CullPush, mesh_count)),
+            ("chunk_instances", offset_of!(CullPush, chunk_instances)),
+            ("pixels_at_unit", offset_of!(CullPush, pixels_at_unit)),
+            ("level_count", offset_of!(CullPush, level_count)),
+            ("light_level", offset_of!(CullPush, light_level)),
+            ("list_stride", offset_of!(CullPush, list_stride)),
+            ("dispatch_rows", offset_of!(CullPush, dispatch_rows)),
+            ("level_errors", offset_of!(CullPush, level_errors)),
+        ],
+    );
+    check(
+        shaders::TRIANGLES_COMP,
+        "Push",
+        None,
+        &[
+            ("view_projection", offset_of!(TrianglesPush, view_projection)),
+            ("viewport", offset_of!(TrianglesPush, viewport)),
+            ("mesh_count", offset_of!(TrianglesPush, mesh_count)),
+            ("vertex_count", offset_of!(TrianglesPush, vertex_count)),
+            ("index_count", offset_of!(TrianglesPush, index_count)),
+            ("chunk_instances", offset_of!(TrianglesPush, chunk_instances)),
+            ("group_size", offset_of!(TrianglesPush, group_size)),
+            ("groups_per_chunk", offset_of!(TrianglesPush, groups_per_chunk)),
+            ("facing_sign", offset_of!(TrianglesPush, facing_sign)),
+            ("sample_step", offset_of!(TrianglesPush, sample_step)),
+            ("snap", offset_of!(TrianglesPush, snap)),
+            ("list_offset", offset_of!(TrianglesPush, list_offset)),
+            ("first_range", offset_of!(TrianglesPush, first_range)),
+            ("level_first_index", offset_of!(TrianglesPush, level_first_index)),
+            ("layout_first_range", offset_of!(TrianglesPush, layout_first_range)),
+            ("layout_first_index", offset_of!(TrianglesPush, layout_first_index)),
+        ],
+    );
+    // The skinned buffer is a uint array in the shader: 7 uints a vertex (SKINNED_VERTEX_UINTS).
+    assert_eq!(size_of::<SkinnedVertex>(), 7 * 4);
+    assert_eq!(offset_of!(SkinnedVertex, normal), 12);
+    assert_eq!(offset_of!(SkinnedVertex, tangent), 20);
+}
+
+#[test]
+fn frustum_planes_contain_what_the_projection_shows() {
+    let view_projection = glam::camera::rh::proj::vulkan::perspective(1.0, 1.5, 0.1, 100.0)
+        * glam::camera::rh::view::look_at_mat4(Vec3::new(0.0, 0.0, 5.0), Vec3::ZERO, Vec3::Y);
+    let planes = frustum_planes(view_projection);
+    let inside = |point: Vec3| planes.iter().all(|plane| Vec4::from_array(*plane).truncate().dot(point) + plane[3] >= 0.0);
+    assert!(inside(Vec3::ZERO));
+    assert!(!inside(Vec3::new(0.0, 0.0, 6.0)), "behind the camera");
+    assert!(!inside(Vec3::new(50.0, 0.0, 0.0)), "far to the side");
+    assert!(!inside(Vec3::new(0.0, 0.0, -200.0)), "beyond the far plane");
+}
+
+#[test]
+fn palette_rows_round_trip() {
+    let matrix = Mat4::from_rotation_translation(glam::Quat::from_rotation_x(0.7), Vec3::new(1.0, 2.0, 3.0));
+    let rows = [matrix.row(0), matrix.row(1), matrix.row(2)].map(|row| row.to_array());
+    assert!(PaletteMatrix { rows }.to_mat4().abs_diff_eq(matrix, 1e-6));
+}
