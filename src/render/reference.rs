@@ -64,11 +64,28 @@ fn pack_snorm16(v: Vec3A, w: f32) -> [i16; 4] {
 }
 
 /// One instance's vertices skinned by `palette` and packed as the skin pass packs them: the `cpu`
-/// strategy's inner loop, [`skin_vertex`]'s maths in glam's SIMD affine type. A blended matrix is
-/// three columns and a translation of `Vec3A` (four lanes each): an influence adds four
-/// multiply-adds, and a vertex's position, normal and tangent take three each. No matrix row
-/// the transforms never read, no intermediate vertex list.
+/// strategy's inner loop, [`skin_vertex`]'s maths on SIMD registers. On x86-64, [`x86`]'s kernel
+/// (with FMA where the CPU has it, found at run time); elsewhere [`skin_portable`].
 pub fn skin_packed(model: &Model, palette: &[Affine3A], out: &mut [SkinnedVertex]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has FMA, checked just above.
+            unsafe { x86::skin_fma(model, palette, out) }
+        } else {
+            x86::skin_sse2(model, palette, out);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    skin_portable(model, palette, out);
+}
+
+/// [`skin_packed`] in glam's SIMD affine type, for any CPU: a blended matrix is three columns and
+/// a translation of `Vec3A` (four lanes each), so an influence adds four multiply-adds, and a
+/// vertex's position, normal and tangent take three each. No matrix row the transforms never
+/// read, no intermediate vertex list.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn skin_portable(model: &Model, palette: &[Affine3A], out: &mut [SkinnedVertex]) {
     for (vertex, out) in model.vertices.iter().zip(out) {
         let (mut x, mut y, mut z, mut t) = (Vec3A::ZERO, Vec3A::ZERO, Vec3A::ZERO, Vec3A::ZERO);
         for influence in model.influences_of(vertex) {
@@ -87,6 +104,105 @@ pub fn skin_packed(model: &Model, palette: &[Affine3A], out: &mut [SkinnedVertex
             normal: pack_snorm16(linear(vertex.normal).normalize_or_zero(), 0.0),
             tangent: pack_snorm16(linear(vertex.tangent.truncate()).normalize_or_zero(), vertex.tangent.w),
         };
+    }
+}
+
+/// The x86-64 kernel, written in SSE2 intrinsics (every x86-64 CPU has them) because glam's own
+/// operations leave three costs on the table: glam picks FMA at compile time only (so a binary
+/// built for any x86-64 never fuses), `normalize_or_zero` takes a square root and a division
+/// where a reciprocal square-root estimate and one Newton step give 23 bits, and packing a Vec4
+/// lane by lane where `cvtps2dq` rounds four lanes to even at once and `packssdw` narrows them.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    use glam::Affine3A;
+
+    use crate::model::Model;
+    use crate::render::shader_types::SkinnedVertex;
+
+    /// [`super::skin_packed`] with fused multiply-adds.
+    ///
+    /// # Safety
+    /// The CPU must have FMA (`is_x86_feature_detected!("fma")`).
+    #[target_feature(enable = "fma")]
+    pub unsafe fn skin_fma(model: &Model, palette: &[Affine3A], out: &mut [SkinnedVertex]) {
+        skin::<true>(model, palette, out)
+    }
+
+    /// [`super::skin_packed`] with a multiply and an add.
+    pub fn skin_sse2(model: &Model, palette: &[Affine3A], out: &mut [SkinnedVertex]) {
+        skin::<false>(model, palette, out)
+    }
+
+    /// a × b + c, fused when `FMA` (only ever inlined into [`skin_fma`], which enables it).
+    #[inline(always)]
+    fn madd<const FMA: bool>(a: __m128, b: __m128, c: __m128) -> __m128 {
+        // SAFETY: SSE2 is part of x86-64; FMA is taken only inside `skin_fma`, whose caller checked it.
+        unsafe {
+            if FMA {
+                _mm_fmadd_ps(a, b, c)
+            } else {
+                _mm_add_ps(_mm_mul_ps(a, b), c)
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn skin<const FMA: bool>(model: &Model, palette: &[Affine3A], out: &mut [SkinnedVertex]) {
+        // SAFETY: SSE2 intrinsics on values in registers; stores go to local arrays.
+        unsafe {
+            for (vertex, out) in model.vertices.iter().zip(out) {
+                let zero = _mm_setzero_ps();
+                let (mut x, mut y, mut z, mut t) = (zero, zero, zero, zero);
+                for influence in model.influences_of(vertex) {
+                    let Some(matrix) = palette.get(influence.joint as usize) else { continue };
+                    let weight = _mm_set1_ps(influence.weight);
+                    x = madd::<FMA>(matrix.matrix3.x_axis.into(), weight, x);
+                    y = madd::<FMA>(matrix.matrix3.y_axis.into(), weight, y);
+                    z = madd::<FMA>(matrix.matrix3.z_axis.into(), weight, z);
+                    t = madd::<FMA>(matrix.translation.into(), weight, t);
+                }
+                let linear = |v: glam::Vec3, plus: __m128| {
+                    madd::<FMA>(z, _mm_set1_ps(v.z), madd::<FMA>(y, _mm_set1_ps(v.y), madd::<FMA>(x, _mm_set1_ps(v.x), plus)))
+                };
+                let mut position = [0.0f32; 4];
+                _mm_storeu_ps(position.as_mut_ptr(), linear(vertex.position, t));
+                *out = SkinnedVertex {
+                    position: [position[0], position[1], position[2]],
+                    normal: pack(normalize(linear(vertex.normal, zero)), 0.0),
+                    tangent: pack(normalize(linear(vertex.tangent.truncate(), zero)), vertex.tangent.w),
+                };
+            }
+        }
+    }
+
+    /// `v` (x, y, z) at unit length, or zero where its length is zero or not finite (glam's
+    /// `normalize_or_zero`): the reciprocal square-root estimate refined by one Newton step.
+    #[inline(always)]
+    unsafe fn normalize(v: __m128) -> __m128 {
+        let squares = _mm_mul_ps(v, v);
+        let sum = _mm_add_ss(_mm_add_ss(squares, _mm_shuffle_ps(squares, squares, 0b01)), _mm_shuffle_ps(squares, squares, 0b10));
+        let length2 = _mm_shuffle_ps(sum, sum, 0);
+        let estimate = _mm_rsqrt_ps(length2);
+        // r' = r (1.5 - 0.5 x r²)
+        let half_x = _mm_mul_ps(_mm_set1_ps(0.5), length2);
+        let refined = _mm_mul_ps(estimate, _mm_sub_ps(_mm_set1_ps(1.5), _mm_mul_ps(half_x, _mm_mul_ps(estimate, estimate))));
+        let usable = _mm_and_ps(_mm_cmpgt_ps(length2, _mm_setzero_ps()), _mm_cmplt_ps(length2, _mm_set1_ps(f32::MAX)));
+        _mm_and_ps(_mm_mul_ps(v, refined), usable)
+    }
+
+    /// (v.x, v.y, v.z, w) as snorm16: clamped, scaled by 32767, rounded to even (the default
+    /// rounding mode) and narrowed with signed saturation, as GLSL's packSnorm2x16.
+    #[inline(always)]
+    unsafe fn pack(v: __m128, w: f32) -> [i16; 4] {
+        let lanes = _mm_movelh_ps(v, _mm_unpackhi_ps(v, _mm_set1_ps(w)));
+        let clamped = _mm_min_ps(_mm_max_ps(lanes, _mm_set1_ps(-1.0)), _mm_set1_ps(1.0));
+        let rounded = _mm_cvtps_epi32(_mm_mul_ps(clamped, _mm_set1_ps(32767.0)));
+        let narrowed = _mm_packs_epi32(rounded, rounded);
+        let mut packed = [0i16; 8];
+        _mm_storeu_si128(packed.as_mut_ptr().cast(), narrowed);
+        [packed[0], packed[1], packed[2], packed[3]]
     }
 }
 
@@ -140,17 +256,38 @@ mod tests {
             })
             .collect();
         let affine: Vec<Affine3A> = palette.iter().map(|&matrix| Affine3A::from_mat4(matrix)).collect();
-        let mut out = vec![SkinnedVertex { position: [0.0; 3], normal: [0; 4], tangent: [0; 4] }; model.vertices.len()];
-        skin_packed(&model, &affine, &mut out);
-        for (vertex, packed) in model.vertices.iter().zip(&out) {
+        let blank = vec![SkinnedVertex { position: [0.0; 3], normal: [0; 4], tangent: [0; 4] }; model.vertices.len()];
+        // Every kernel this CPU can run: the portable one, and on x86-64 the SSE2 and FMA ones.
+        type Kernel = fn(&Model, &[Affine3A], &mut [SkinnedVertex]);
+        let mut kernels: Vec<(&str, Kernel)> = vec![("portable", skin_portable)];
+        #[cfg(target_arch = "x86_64")]
+        {
+            kernels.push(("sse2", x86::skin_sse2));
+            if std::arch::is_x86_feature_detected!("fma") {
+                // SAFETY: the CPU has FMA, checked just above.
+                kernels.push(("fma", |model, palette, out| unsafe { x86::skin_fma(model, palette, out) }));
+            }
+        }
+        for (name, kernel) in kernels {
+            let mut out = blank.clone();
+            kernel(&model, &affine, &mut out);
+            check(&model, &palette, &out, name);
+        }
+    }
+
+    fn check(model: &Model, palette: &[Mat4], out: &[SkinnedVertex], kernel: &str) {
+        for (vertex, packed) in model.vertices.iter().zip(out) {
             let expected =
-                skin_vertex(&palette, vertex.position, vertex.normal, vertex.tangent.truncate(), model.influences_of(vertex));
+                skin_vertex(palette, vertex.position, vertex.normal, vertex.tangent.truncate(), model.influences_of(vertex));
             let reach = 1.0 + expected.position.abs().max_element();
-            assert!(Vec3::from_array(packed.position).distance(expected.position) < 1e-5 * reach);
+            assert!(Vec3::from_array(packed.position).distance(expected.position) < 1e-5 * reach, "{kernel}");
             let step = |packed: [i16; 4], expected: Vec3| {
                 (0..3).all(|axis| (f32::from(packed[axis]) - (expected[axis] * 32767.0).round()).abs() <= 1.0)
             };
-            assert!(step(packed.normal, expected.normal) && step(packed.tangent, expected.tangent), "{packed:?} {expected:?}");
+            assert!(
+                step(packed.normal, expected.normal) && step(packed.tangent, expected.tangent),
+                "{kernel}: {packed:?} {expected:?}"
+            );
             assert_eq!(packed.tangent[3], if vertex.tangent.w < 0.0 { -32767 } else { 32767 });
         }
     }
