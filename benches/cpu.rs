@@ -8,7 +8,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use glam::{Affine3A, Mat4};
 use vkskin::anim::{local_to_model, palette, skin_vertex, JointPose};
 use vkskin::formats::{load_model, md5};
-use vkskin::render::reference::skin_packed;
+use vkskin::render::reference::{cpu_skin_instances, skin_packed};
 use vkskin::render::shader_types::SkinnedVertex;
 
 fn assets() -> &'static Path {
@@ -78,6 +78,36 @@ fn animation(c: &mut Criterion) {
     group.bench_function("cpu strategy: skinned and packed (per influence)", |b| {
         b.iter(|| skin_packed(&model, black_box(&affine), &mut out))
     });
+    // The same loop with every vertex given four influences (its own, then its first again at weight
+    // 0), as the C++ figure in the README counts them: the cost of the influences against the fixed
+    // part of a vertex (a tangent, two normalizations, packing).
+    let mut four = model.clone();
+    four.influences.clear();
+    for vertex in &mut four.vertices {
+        let own = model.influences_of(vertex).to_vec();
+        let first = four.influences.len() as u32;
+        four.influences.extend_from_slice(&own);
+        for _ in own.len()..4 {
+            four.influences.push(vkskin::anim::Influence { weight: 0.0, ..own[0] });
+        }
+        vertex.first_influence = first;
+        vertex.influence_count = own.len().max(4) as u32;
+    }
+    group.throughput(Throughput::Elements(four.vertices.len() as u64));
+    group.bench_function("cpu strategy: 4 influences a vertex (per vertex)", |b| {
+        b.iter(|| skin_packed(&four, black_box(&affine), &mut out))
+    });
+    // The whole `cpu` strategy for 64 walking instances (sampling, blending and palettes included),
+    // on one thread and on two: how it scales over this machine's two cores.
+    let setup = vkskin::app::SceneSetup::new(model.clone(), 64);
+    let scene = setup.frame(0.5, 16.0 / 9.0);
+    let all = vec![model.vertices.len() as u32; scene.instances.len()];
+    group.throughput(Throughput::Elements((model.vertices.len() * scene.instances.len()) as u64));
+    for threads in [1, 2] {
+        group.bench_function(format!("cpu strategy, 64 instances, {threads} thread(s) (per vertex)"), |b| {
+            b.iter(|| cpu_skin_instances(&model, black_box(&scene.instances), &all, threads))
+        });
+    }
     group.finish();
 }
 

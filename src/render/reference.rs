@@ -209,14 +209,16 @@ mod x86 {
 /// The `cpu` strategy, the tutorials' software skinning: every instance sampled, blended and skinned
 /// on the CPU, split across all cores (whole instances per thread), packed as the skin pass packs.
 /// Instance i's first `skinned[i]` vertices are skinned (its level of detail's; 0: culled, not
-/// even sampled), the rest left zero.
-pub fn cpu_skin_instances(model: &Model, instances: &[InstanceData], skinned: &[u32]) -> Vec<SkinnedVertex> {
+/// even sampled), the rest left zero. `threads`: how many to split the instances over (the
+/// renderer passes the cores there are).
+pub fn cpu_skin_instances(model: &Model, instances: &[InstanceData], skinned: &[u32], threads: usize) -> Vec<SkinnedVertex> {
     let vertex_count = model.vertices.len();
-    let mut out = vec![SkinnedVertex { position: [0.0; 3], normal: [0; 4], tangent: [0; 4] }; vertex_count * instances.len()];
+    // Zeroed by the allocator (pages the threads then fault in), not by one thread writing every byte.
+    let mut out: Vec<SkinnedVertex> = bytemuck::zeroed_vec(vertex_count * instances.len());
     if vertex_count == 0 {
         return out;
     }
-    let threads = std::thread::available_parallelism().map_or(1, |count| count.get()).min(instances.len().max(1));
+    let threads = threads.clamp(1, instances.len().max(1));
     let per_thread = instances.len().div_ceil(threads);
     std::thread::scope(|scope| {
         let per_thread = per_thread.max(1);
