@@ -27,6 +27,10 @@ pub struct PanelInfo<'a> {
     pub triangles: usize,
     pub joints: usize,
     pub max_influences: usize,
+    /// Levels of detail, the full mesh included (1: `--lod off`), and whether the shadow pass draws
+    /// the triangle pass's light run.
+    pub levels: usize,
+    pub light_culling: bool,
     pub instances: usize,
     /// The most instances this device takes with this strategy, and the limit that sets it.
     pub max_instances: usize,
@@ -249,6 +253,8 @@ impl Panel {
             "{}: {} vertices, {} triangles, {} joints, up to {} influences",
             info.model_name, info.vertices, info.triangles, info.joints, info.max_influences
         ));
+        let light = if info.light_culling { "on" } else { "off" };
+        ui.label(format!("levels of detail: {}; light culling: {light}", info.levels));
     }
 
     fn timing(&self, ui: &mut egui::Ui, info: &PanelInfo<'_>) {

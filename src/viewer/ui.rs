@@ -106,6 +106,8 @@ impl<'a> PanelState<'a> {
             triangles: model.indices.len() / 3,
             joints: model.skeleton.len(),
             max_influences: model.stats.max_influences,
+            levels: renderer.model.levels.len(),
+            light_culling: renderer.setup.light_culling,
             instances: self.setup.instances.len(),
             max_instances: renderer.setup.memory.max_instances as usize,
             limiting: &renderer.setup.memory.limiting,

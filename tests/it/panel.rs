@@ -55,6 +55,8 @@ impl Driver {
             triangles: 6948,
             joints: 23,
             max_influences: 6,
+            levels: 8,
+            light_culling: false,
             instances: 1,
             max_instances: 4096,
             limiting: "the test's limit",
