@@ -53,7 +53,7 @@ pub fn with_levels(model: &Model) -> Model {
     let mut model = model.clone();
     model.levels.clear();
     let vertex_count = model.vertices.len();
-    if model.indices.len() < 3 * MIN_TRIANGLES || model.meshes.is_empty() {
+    if model.indices.len() < 3 * MIN_TRIANGLES || model.meshes.is_empty() || !simplifiable(&model) {
         return model;
     }
     let poses = sample_poses(&model, (POSED_VERTICES / vertex_count.max(1)).clamp(2, MAX_POSES));
@@ -112,6 +112,20 @@ pub fn with_levels(model: &Model) -> Model {
     }
     model.levels = levels;
     model
+}
+
+/// What meshoptimizer takes on trust (its checks are asserts, compiled out in release): whole
+/// triangles, indices inside the vertex list, finite positions. Loaders give nothing else; a model
+/// that breaks one gets no levels rather than undefined behaviour.
+fn simplifiable(model: &Model) -> bool {
+    let vertex_count = model.vertices.len();
+    let meshes_whole = model.meshes.iter().all(|mesh| {
+        let indices = mesh_indices(model, mesh);
+        indices.len() == mesh.index_count as usize && indices.len() % 3 == 0
+    });
+    meshes_whole
+        && model.indices.iter().all(|&index| (index as usize) < vertex_count)
+        && model.vertices.iter().all(|vertex| vertex.position.is_finite())
 }
 
 fn mesh_indices<'a>(model: &'a Model, mesh: &crate::model::Mesh) -> &'a [u32] {
@@ -473,6 +487,20 @@ mod tests {
         };
         assert_eq!(triangles(&model), triangles(&levelled));
         assert_eq!((levelled.meshes.clone(), levelled.influences.clone()), (model.meshes.clone(), model.influences.clone()));
+    }
+
+    #[test]
+    fn a_model_meshoptimizer_would_trust_wrongly_gets_no_levels() {
+        let figure = figure();
+        let mut broken = figure.clone();
+        broken.indices[5] = broken.vertices.len() as u32; // past the vertex list
+        assert!(with_levels(&broken).levels.is_empty());
+        let mut broken = figure.clone();
+        broken.vertices[7].position.x = f32::NAN;
+        assert!(with_levels(&broken).levels.is_empty());
+        let mut broken = figure;
+        broken.meshes[0].index_count -= 1; // not whole triangles
+        assert!(with_levels(&broken).levels.is_empty());
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The glTF import from bytes (.gltf JSON or .glb), without touching the file system.
+//! The glTF import from bytes (.gltf JSON or .glb), without touching the file system, then the
+//! model's levels of detail (meshoptimizer on whatever the loader accepted).
 #![no_main]
 
 use std::path::Path;
@@ -6,5 +7,7 @@ use std::path::Path;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = vkskin::formats::gltf::load_from_slice(data, Path::new("/nonexistent/fuzz.glb"), None);
+    if let Ok(model) = vkskin::formats::gltf::load_from_slice(data, Path::new("/nonexistent/fuzz.glb"), None) {
+        let _ = vkskin::lod::with_levels(&model);
+    }
 });

@@ -1,4 +1,5 @@
-//! The Milkshape loader from bytes: parse, then build the model (skeleton, keys, baking).
+//! The Milkshape loader from bytes: parse, build the model (skeleton, keys), then its levels of
+//! detail (meshoptimizer on whatever the loader accepted).
 #![no_main]
 
 use std::path::Path;
@@ -8,6 +9,8 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let path = Path::new("/nonexistent/fuzz.ms3d");
     if let Ok(file) = vkskin::formats::ms3d::parse(data, path) {
-        let _ = vkskin::formats::ms3d::to_model(&file, path);
+        if let Ok(model) = vkskin::formats::ms3d::to_model(&file, path) {
+            let _ = vkskin::lod::with_levels(&model);
+        }
     }
 });
