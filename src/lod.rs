@@ -342,7 +342,7 @@ impl Weld {
                 }
             }
         }
-        let mut used = vec![false; self.vertices_of.len()];
+        let mut used = vec![false; triangles.len()];
         let mut result = Vec::new();
         let mut depth = vec![u32::MAX; self.vertices_of.len()];
         let mut visited = Vec::new();

@@ -82,8 +82,8 @@ enum Command {
         #[arg(long)]
         clips: Option<String>,
         /// Build and list the levels of detail (`off`: skip them).
-        #[arg(long, value_enum, default_value_t = Lod::On)]
-        lod: Lod,
+        #[arg(long, value_enum, default_value_t = Switch::On)]
+        lod: Switch,
     },
     /// Benchmark the skinning strategies side by side, headless: a table on stdout, JSON, CSV and
     /// PNG plots in --out.
@@ -101,11 +101,11 @@ enum Command {
         /// Levels of detail, comma separated: on, off. With both, each row with them on gets the
         /// difference its last frame makes against the same frame with them off.
         #[arg(long, value_enum, default_value = "on", value_delimiter = ',')]
-        lod: Vec<Lod>,
+        lod: Vec<Switch>,
         /// The triangle pass's light run (the shadow pass draws only triangles that can reach a
         /// texel), comma separated: on, off (`compute` only; on where memory allows).
         #[arg(long, value_enum, default_value = "off", value_delimiter = ',')]
-        light_culling: Vec<Lod>,
+        light_culling: Vec<Switch>,
         /// Measured frames per strategy and count.
         #[arg(long, default_value_t = 60)]
         frames: u32,
@@ -172,17 +172,16 @@ fn parse_layer(model: &Model, text: &str) -> Result<Layer, String> {
     Ok(Layer { clip, joint, weight })
 }
 
-/// Levels of detail (`lod.rs`): on, the cull pass picks each instance's level (at most a pixel of
-/// error); off, every instance is drawn whole.
+/// A feature on or off on the command line (`--lod`, `--light-culling`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum Lod {
+enum Switch {
     On,
     Off,
 }
 
-impl Lod {
+impl Switch {
     fn on(self) -> bool {
-        self == Lod::On
+        self == Switch::On
     }
 }
 
@@ -223,13 +222,13 @@ struct SceneArgs {
     strategy: Strategy,
     /// Levels of detail: on (each instance drawn at the coarsest level within a pixel of the full
     /// mesh) or off (full detail).
-    #[arg(long, value_enum, default_value_t = Lod::On)]
-    lod: Lod,
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    lod: Switch,
     /// The triangle pass's light run (`compute`): the shadow pass draws only the triangles that can
     /// reach a shadow texel. Off by default: on lavapipe it costs the triangle pass more than it
     /// saves the shadow pass (README, Results).
-    #[arg(long, value_enum, default_value_t = Lod::Off)]
-    light_culling: Lod,
+    #[arg(long, value_enum, default_value_t = Switch::Off)]
+    light_culling: Switch,
     /// Turn on the Khronos validation layer with synchronization validation (also VKSKIN_VALIDATION=1).
     #[arg(long)]
     validate: bool,
@@ -467,8 +466,8 @@ fn run(cli: Cli) -> Result<(), String> {
             layer: None,
             fade: 0.3,
             strategy: Strategy::Compute,
-            lod: Lod::On,
-            light_culling: Lod::Off,
+            lod: Switch::On,
+            light_culling: Switch::Off,
             validate: false,
             capture_frame: None,
             debug: DebugViews::default(),
