@@ -6,14 +6,16 @@
 //! indices into `triangles.camera_indices[c]`. Instances go in groups of [`group_size`] (as many as
 //! 16-bit indices reach), with one draw command per (group, mesh) in `triangles.camera_draws` whose
 //! index count is the survivors': a few draws a chunk, where drawing whole instances takes one per
-//! instance. The forward pass draws those; the shadow pass and the debug views still draw whole
-//! instances.
+//! instance. The forward pass draws those; the debug views still draw whole instances, and so does
+//! the shadow pass unless the light's run (`--light-culling on`) kept its triangles the same way.
 //!
 //! Reads: `model.indices`, `model.mesh_ranges`, `skinned_vertices[c]`, `cull.level_lists`; one
-//! indirect dispatch per level of detail from `cull.counters.camera_levels` (the level's triangle
-//! groups × the instances the camera sees at it), each testing the level's triangles. Writes:
-//! `triangles.camera_draws` (copied from `triangles.draw_template` first, every index count 0)
-//! and `triangles.camera_indices[c]`. Its hazards: [`TriangleCulling::argument_hazards`],
+//! indirect dispatch per (level of detail, part) from `cull.counters.camera_levels` (the level's
+//! triangle groups × the part's instances the camera sees at it), each testing the level's
+//! triangles. Writes: `triangles.camera_draws` (copied from `triangles.camera_template` first,
+//! every index count 0) and `triangles.camera_indices[c]`; with `--light-culling on`, the light's
+//! run likewise over `cull.counters.light_parts` into `triangles.light_draws` and
+//! `triangles.light_indices[c]`. Its hazards: [`TriangleCulling::argument_hazards`],
 //! [`TriangleCulling::hazards_before`], [`TriangleCulling::hazards_after`].
 
 use std::sync::Arc;
