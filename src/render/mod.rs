@@ -4,8 +4,10 @@
 //!  cull ──▶ palette ──▶ skin ──▶ triangles ──▶ shadow ──▶ forward ──▶ overlay ──▶ resolve
 //!  cull.rs  palette.rs  skin.rs  triangles.rs shadow.rs  forward.rs  overlay.rs  frame.rs (present | copy-out)
 //!  kept     joint       skinned  culled       shadow     4× MSAA,    the viewer's offscreen.rs
-//!  list,    palettes    vertices indices,     .depth     resolved,   panel (egui)
-//!  draws                         draws                   debug.rs views
+//!  lists    palettes    vertices indices,     .depth     resolved,   panel (egui)
+//!  per                  per      draws                   debug.rs views
+//!  level,               level    (camera,
+//!  draws                         light)
 //! ```
 //! Each pass owns what it writes and declares the hazards before and after it; `frame.rs`
 //! records them in order, one barrier per boundary. Data the CPU writes (uniforms, instance

@@ -1,8 +1,9 @@
 //! Shadow pass (graphics, depth only): draws `skinned_vertices` from the directional light into
 //! `shadow.depth` with an orthographic projection fitted to the scene's animated bounds.
 //!
-//! Reads: `skinned_vertices` (vertex input), `model.indices`, `cull.light_draws` and its count in
-//! `cull.counters`. Writes: `shadow.depth`.
+//! Reads: `skinned_vertices` (vertex input), and either the triangle pass's light run
+//! (`triangles.light_indices[c]`, `triangles.light_draws`) or `model.indices` with `cull.light_draws`
+//! and its count in `cull.counters`, each at the shadow map's level of detail. Writes: `shadow.depth`.
 //! Its hazards: [`ShadowPass::hazards_before`] (last frame's sampling done, the map turned to a
 //! depth attachment) and [`ShadowPass::hazards_after`] (depth writes to forward's sampling); the
 //! skinned vertices are the skin pass's (`SkinPass::hazards_after`).
