@@ -129,7 +129,7 @@ impl Renderer {
         &self,
         command_buffer: vk::CommandBuffer,
         slot: usize,
-        scene: &FrameScene,
+        (scene, choice): (&FrameScene, &LevelChoice),
         output: &Output<'_>,
         overlay: Option<(&mut OverlayPass, &OverlayFrame)>,
     ) -> Vec<BarrierCall> {
@@ -139,8 +139,8 @@ impl Renderer {
         // cull: which instances the camera and the light see; counts, skin list and draw lists.
         let cull = &self.passes.cull;
         recorder.wait(cull.reset_hazards());
-        recorder.step("the counters' reset", |command_buffer| cull.record_reset(command_buffer, &self.counter_reset(scene)));
-        let record = |command_buffer| cull.record(command_buffer, frame.cull_set, self.cull_push(scene));
+        recorder.step("the counters' reset", |command_buffer| cull.record_reset(command_buffer, &self.counter_reset(choice)));
+        let record = |command_buffer| cull.record(command_buffer, frame.cull_set, self.cull_push(choice));
         recorder.pass("cull", cull.hazards_before(), record, cull.hazards_after());
 
         // palette: each kept instance's joint palette, sampled from the file's keys. Read by the
@@ -163,7 +163,7 @@ impl Renderer {
             recorder.wait(triangles.argument_hazards());
             let arguments = |command_buffer| triangles.record_arguments(&self.device, command_buffer);
             recorder.step("the triangle pass's draw template", arguments);
-            let record = |command_buffer| self.record_triangles(command_buffer, triangles, scene);
+            let record = |command_buffer| self.record_triangles(command_buffer, triangles, (scene, choice));
             recorder.pass("triangles", triangles.hazards_before(), record, triangles.hazards_after());
         }
 
@@ -171,7 +171,7 @@ impl Renderer {
         let chunk_vertices = self.chunk_vertices(frame);
         let vertices = self.vertex_source(&chunk_vertices);
         let shadow = &self.passes.shadow;
-        let record = |command_buffer| self.record_shadow(command_buffer, vertices, scene);
+        let record = |command_buffer| self.record_shadow(command_buffer, vertices, (scene, choice));
         recorder.pass("shadow", shadow.hazards_before(), record, shadow.hazards_after());
         let record = |command_buffer| self.record_forward(command_buffer, frame, vertices, output, scene);
         recorder.pass("forward", self.forward_hazards(output), record, Vec::new());
@@ -282,7 +282,7 @@ impl Output<'_> {
 impl Renderer {
     /// What the counters hold before the cull pass counts: zero counts, and the constant parts of
     /// the indirect arguments.
-    fn counter_reset(&self, scene: &FrameScene) -> CullCounters {
+    fn counter_reset(&self, choice: &LevelChoice) -> CullCounters {
         let mut reset = CullCounters {
             skeleton_draw: [2 * self.model.joint_count, 0, 0, 0],
             box_draw: [24, 0, 0, 0],
@@ -297,7 +297,7 @@ impl Renderer {
                 reset.camera_levels[at] = [(info.index_count / 3).div_ceil(triangles::WORKGROUP_SIZE).max(1), 0, 1, 0];
             }
         }
-        let light = self.model.levels[self.level_choice(scene).light_level as usize];
+        let light = self.model.levels[choice.light_level as usize];
         reset.light_parts = [[(light.index_count / 3).div_ceil(triangles::WORKGROUP_SIZE).max(1), 0, 1, 0]; MAX_PARTS];
         reset
     }
@@ -388,9 +388,8 @@ impl Renderer {
         LevelChoice::new(errors, scene.view_projection, height, scene.light_view_projection, shadow::SHADOW_MAP_SIZE)
     }
 
-    fn cull_push(&self, scene: &FrameScene) -> CullPush {
+    fn cull_push(&self, choice: &LevelChoice) -> CullPush {
         let bind = self.setup.bind_bounds;
-        let choice = self.level_choice(scene);
         let mut level_errors = [0.0; MAX_LEVELS];
         for (slot, &error) in level_errors.iter_mut().zip(&choice.errors) {
             *slot = error;
@@ -416,10 +415,15 @@ impl Renderer {
 
 /// The draws' inputs, gathered for the recipe.
 impl Renderer {
-    fn record_triangles(&self, command_buffer: vk::CommandBuffer, triangles: &TriangleCulling, scene: &FrameScene) {
+    fn record_triangles(
+        &self,
+        command_buffer: vk::CommandBuffer,
+        triangles: &TriangleCulling,
+        (scene, choice): (&FrameScene, &LevelChoice),
+    ) {
         let extent = self.targets().color.extent();
         let mesh_count = self.setup.mesh_draws.len() as u32;
-        let light_level = self.level_choice(scene).light_level as usize;
+        let light_level = choice.light_level as usize;
         let camera = (scene.view_projection, [extent.width as f32, extent.height as f32], u32::from(triangles.sample_test) * 4);
         // The shadow map: one sample a texel, at its centre.
         let light = (scene.light_view_projection, [shadow::SHADOW_MAP_SIZE as f32; 2], 1);
@@ -447,7 +451,7 @@ impl Renderer {
             dispatches.iter().map(|&(level, list_offset, arguments)| (push(level, list_offset), arguments)).collect()
         };
         let mut runs = vec![(triangles.camera.set, run(List::Camera, &triangles.camera, camera))];
-        if let Some(output) = self.light_run(scene) {
+        if let Some(output) = self.light_run(choice) {
             runs.push((output.set, run(List::Light, output, light)));
         }
         triangles.pass.record(command_buffer, &runs, &self.passes.cull.counters);
@@ -492,16 +496,21 @@ impl Renderer {
 
     /// The triangle pass's light run this frame: where the plan made room for it, it is on, and
     /// the shadow map's level is the room's or coarser.
-    fn light_run(&self, scene: &FrameScene) -> Option<&CulledOutput> {
+    fn light_run(&self, choice: &LevelChoice) -> Option<&CulledOutput> {
         let output = self.passes.triangles.as_ref()?.light.as_ref()?;
-        let fits = self.level_choice(scene).light_level >= output.layout_level;
+        let fits = choice.light_level >= output.layout_level;
         (self.setup.light_culling && fits).then_some(output)
     }
 
-    fn record_shadow(&self, command_buffer: vk::CommandBuffer, vertices: VertexSource<'_>, scene: &FrameScene) {
+    fn record_shadow(
+        &self,
+        command_buffer: vk::CommandBuffer,
+        vertices: VertexSource<'_>,
+        (scene, choice): (&FrameScene, &LevelChoice),
+    ) {
         let draws = self.draw_list(&self.passes.cull.light_draws, std::mem::offset_of!(CullCounters, light_draws));
         // The triangle pass's light run, where it ran: the triangles that can reach a texel.
-        let culled = self.passes.triangles.as_ref().zip(self.light_run(scene)).map(|(triangles, output)| {
+        let culled = self.passes.triangles.as_ref().zip(self.light_run(choice)).map(|(triangles, output)| {
             output.draws(triangles, self.setup.mesh_draws.len() as u32, self.setup.chunking, self.setup.instance_count)
         });
         let light_view_projection = scene.light_view_projection;

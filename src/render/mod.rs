@@ -458,7 +458,9 @@ impl Renderer {
             light_planes: frustum_planes(scene.light_view_projection),
         };
         // The `cpu` strategy skins each instance's level of detail, as the cull pass will pick it.
-        let cpu_counts = self.cpu_model.as_deref().map(|model| self.cpu_vertex_counts(model, scene));
+        // How the cull pass picks levels this frame, worked out once for every pass that needs it.
+        let choice = self.level_choice(scene);
+        let cpu_counts = self.cpu_model.as_deref().map(|model| self.cpu_vertex_counts(model, scene, &choice));
         let slot = &mut self.frames[index];
         slot.uniforms.write(0, &[uniforms])?;
         slot.instances.write(0, &scene.instances)?;
@@ -485,7 +487,7 @@ impl Renderer {
             }
             None => None,
         };
-        self.stats.barriers = self.record_frame(command_buffer, index, scene, &output, overlay);
+        self.stats.barriers = self.record_frame(command_buffer, index, (scene, &choice), &output, overlay);
         commands::end(&self.device, command_buffer)?;
         self.frames[index].timestamps.written = true;
 
@@ -512,8 +514,8 @@ impl Renderer {
     /// Per instance, the vertices the `cpu` strategy skins: its level's (a prefix), by the cull
     /// pass's CPU mirror made conservative (it sees at least what the GPU sees, at a level no
     /// coarser); 0 for an instance neither view sees.
-    fn cpu_vertex_counts(&self, model: &Model, scene: &FrameScene) -> Vec<u32> {
-        let levels = cull::reference_levels(model, scene, &self.level_choice(scene), 1e-3);
+    fn cpu_vertex_counts(&self, model: &Model, scene: &FrameScene, choice: &cull::LevelChoice) -> Vec<u32> {
+        let levels = cull::reference_levels(model, scene, choice, 1e-3);
         let vertices =
             |level: u32| self.model.levels.get(level as usize).map_or(self.model.vertex_count, |level| level.vertex_count);
         levels.iter().map(|levels| levels.map_or(0, |levels| vertices(levels.skinned))).collect()
