@@ -96,6 +96,17 @@ impl Buffer {
         self.write_bytes(offset, bytemuck::cast_slice(values))
     }
 
+    /// A host-visible buffer's mapped memory as values, to be written in place (by several threads,
+    /// in disjoint parts). The same caller's promise as [`Buffer::write_bytes`].
+    pub fn mapped_values<T: bytemuck::Pod>(&mut self) -> Result<&mut [T]> {
+        let name = self.name.clone();
+        let size = self.size as usize;
+        let mapped = self.mapped()?;
+        let whole = size.min(mapped.len()) / std::mem::size_of::<T>() * std::mem::size_of::<T>();
+        bytemuck::try_cast_slice_mut(&mut mapped[..whole])
+            .map_err(|error| Error::Other(format!("buffer {name} cannot be seen as {}: {error}", std::any::type_name::<T>())))
+    }
+
     /// Reads a host-visible buffer back. The caller has waited for the GPU's writes (fence) and made
     /// them visible to the host (a barrier to HOST_READ).
     pub fn read<T: bytemuck::Pod>(&mut self) -> Result<Vec<T>> {

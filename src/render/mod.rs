@@ -466,9 +466,7 @@ impl Renderer {
         slot.instances.write(0, &scene.instances)?;
         if let (Some(model), Some(counts), Some(buffer)) = (&self.cpu_model, &cpu_counts, slot.cpu_skinned.as_mut()) {
             let started = std::time::Instant::now();
-            let cores = std::thread::available_parallelism().map_or(1, |count| count.get());
-            let skinned = reference::cpu_skin_instances(model, &scene.instances, counts, cores);
-            buffer.write(0, &skinned)?;
+            reference::cpu_skin_instances(model, &scene.instances, counts, buffer.mapped_values()?);
             self.stats.cpu_skinning_ms = started.elapsed().as_secs_f64() * 1e3;
         }
 

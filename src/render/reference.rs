@@ -64,14 +64,15 @@ fn pack_snorm16(v: Vec3A, w: f32) -> [i16; 4] {
 }
 
 /// One instance's vertices skinned by `palette` and packed as the skin pass packs them: the `cpu`
-/// strategy's inner loop, [`skin_vertex`]'s maths on SIMD registers. On x86-64, [`x86`]'s kernel
-/// (with FMA where the CPU has it, found at run time); elsewhere [`skin_portable`].
+/// strategy's inner loop, [`skin_vertex`]'s maths on SIMD registers. On x86-64, [`x86`]'s kernels
+/// (256-bit with FMA where the CPU has AVX and FMA, found at run time; SSE2 otherwise); elsewhere
+/// [`skin_portable`].
 pub fn skin_packed(model: &Model, palette: &[Affine3A], out: &mut [SkinnedVertex]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU has FMA, checked just above.
-            unsafe { x86::skin_fma(model, palette, out) }
+        if std::arch::is_x86_feature_detected!("avx") && std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has AVX and FMA, checked just above.
+            unsafe { x86::skin_avx(model, palette, out) }
         } else {
             x86::skin_sse2(model, palette, out);
         }
@@ -107,9 +108,10 @@ fn skin_portable(model: &Model, palette: &[Affine3A], out: &mut [SkinnedVertex])
     }
 }
 
-/// The x86-64 kernel, written in SSE2 intrinsics (every x86-64 CPU has them) because glam's own
-/// operations leave three costs on the table: glam picks FMA at compile time only (so a binary
-/// built for any x86-64 never fuses), `normalize_or_zero` takes a square root and a division
+/// The x86-64 kernels, written in intrinsics because glam's own operations leave four costs on the
+/// table: glam picks AVX and FMA at compile time only (so a binary built for any x86-64 keeps to
+/// 128-bit registers and never fuses), a blended matrix's four columns fill two 256-bit registers
+/// where glam's Affine3A takes four 128-bit ones, `normalize_or_zero` takes a square root and a division
 /// where a reciprocal square-root estimate and one Newton step give 23 bits, and packing a Vec4
 /// lane by lane where `cvtps2dq` rounds four lanes to even at once and `packssdw` narrows them.
 #[cfg(target_arch = "x86_64")]
@@ -121,35 +123,69 @@ mod x86 {
     use crate::model::Model;
     use crate::render::shader_types::SkinnedVertex;
 
-    /// [`super::skin_packed`] with fused multiply-adds.
+    /// [`super::skin_packed`] in 256-bit registers with fused multiply-adds: a blended matrix is
+    /// two registers (x and y axes; z axis and translation), so an influence adds two multiply-adds
+    /// where SSE2 takes four, and the normal and the tangent share one register through the
+    /// transform, the normalization and the packing.
     ///
     /// # Safety
-    /// The CPU must have FMA (`is_x86_feature_detected!("fma")`).
-    #[target_feature(enable = "fma")]
-    pub unsafe fn skin_fma(model: &Model, palette: &[Affine3A], out: &mut [SkinnedVertex]) {
-        skin::<true>(model, palette, out)
-    }
-
-    /// [`super::skin_packed`] with a multiply and an add.
-    pub fn skin_sse2(model: &Model, palette: &[Affine3A], out: &mut [SkinnedVertex]) {
-        skin::<false>(model, palette, out)
-    }
-
-    /// a × b + c, fused when `FMA` (only ever inlined into [`skin_fma`], which enables it).
-    #[inline(always)]
-    fn madd<const FMA: bool>(a: __m128, b: __m128, c: __m128) -> __m128 {
-        // SAFETY: SSE2 is part of x86-64; FMA is taken only inside `skin_fma`, whose caller checked it.
-        unsafe {
-            if FMA {
-                _mm_fmadd_ps(a, b, c)
-            } else {
-                _mm_add_ps(_mm_mul_ps(a, b), c)
+    /// The CPU must have AVX and FMA (`is_x86_feature_detected!`).
+    #[target_feature(enable = "avx,fma")]
+    pub unsafe fn skin_avx(model: &Model, palette: &[Affine3A], out: &mut [SkinnedVertex]) {
+        for (vertex, out) in model.vertices.iter().zip(out) {
+            let (mut xy, mut zt) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+            for influence in model.influences_of(vertex) {
+                let Some(matrix) = palette.get(influence.joint as usize) else { continue };
+                // Affine3A is four 16-byte columns in a row: x, y, z axes, then the translation.
+                let columns = (matrix as *const Affine3A).cast::<f32>();
+                let weight = _mm256_set1_ps(influence.weight);
+                xy = _mm256_fmadd_ps(_mm256_loadu_ps(columns), weight, xy);
+                zt = _mm256_fmadd_ps(_mm256_loadu_ps(columns.add(8)), weight, zt);
             }
+            let halves = |low: f32, high: f32| _mm256_setr_m128(_mm_set1_ps(low), _mm_set1_ps(high));
+            // Position: x·px + y·py in the two halves, plus z·pz + t, then the halves added.
+            let (p, n, t) = (vertex.position, vertex.normal, vertex.tangent);
+            let sum = _mm256_fmadd_ps(zt, halves(p.z, 1.0), _mm256_mul_ps(xy, halves(p.x, p.y)));
+            let position = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
+            // Normal in the low half, tangent in the high half: each axis doubled across the halves.
+            let x = _mm256_permute2f128_ps(xy, xy, 0x00);
+            let y = _mm256_permute2f128_ps(xy, xy, 0x11);
+            let z = _mm256_permute2f128_ps(zt, zt, 0x00);
+            let directions =
+                _mm256_fmadd_ps(z, halves(n.z, t.z), _mm256_fmadd_ps(y, halves(n.y, t.y), _mm256_mul_ps(x, halves(n.x, t.x))));
+            let unit = normalize_pair(directions);
+            // Fourth lanes: 0 for the normal, the bitangent sign for the tangent.
+            let lanes = _mm256_blend_ps::<0b1000_1000>(unit, _mm256_setr_ps(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, t.w));
+            let clamped = _mm256_min_ps(_mm256_max_ps(lanes, _mm256_set1_ps(-1.0)), _mm256_set1_ps(1.0));
+            let rounded = _mm256_cvtps_epi32(_mm256_mul_ps(clamped, _mm256_set1_ps(32767.0)));
+            let packed = _mm_packs_epi32(_mm256_castsi256_si128(rounded), _mm256_extractf128_si256(rounded, 1));
+            // Two overlapping stores: 16 bytes of position (its fourth lane lands on the normal),
+            // then the normal and tangent's 16 bytes over bytes 12 to 28.
+            let bytes = (out as *mut SkinnedVertex).cast::<u8>();
+            _mm_storeu_ps(bytes.cast(), position);
+            _mm_storeu_si128(bytes.add(12).cast(), packed);
         }
     }
 
+    /// Each half of `v` (x, y, z) at unit length, or zero where its length is zero or not finite:
+    /// [`normalize`] in 256-bit registers.
     #[inline(always)]
-    fn skin<const FMA: bool>(model: &Model, palette: &[Affine3A], out: &mut [SkinnedVertex]) {
+    unsafe fn normalize_pair(v: __m256) -> __m256 {
+        let squares = _mm256_mul_ps(v, v);
+        let sum = _mm256_add_ps(_mm256_add_ps(squares, _mm256_permute_ps::<0b01>(squares)), _mm256_permute_ps::<0b10>(squares));
+        let length2 = _mm256_permute_ps::<0>(sum);
+        let estimate = _mm256_rsqrt_ps(length2);
+        let half_x = _mm256_mul_ps(_mm256_set1_ps(0.5), length2);
+        let refined = _mm256_mul_ps(estimate, _mm256_fnmadd_ps(half_x, _mm256_mul_ps(estimate, estimate), _mm256_set1_ps(1.5)));
+        let usable = _mm256_and_ps(
+            _mm256_cmp_ps::<_CMP_GT_OQ>(length2, _mm256_setzero_ps()),
+            _mm256_cmp_ps::<_CMP_LT_OQ>(length2, _mm256_set1_ps(f32::MAX)),
+        );
+        _mm256_and_ps(_mm256_mul_ps(v, refined), usable)
+    }
+
+    /// [`super::skin_packed`] in 128-bit registers, for x86-64 CPUs without AVX and FMA.
+    pub fn skin_sse2(model: &Model, palette: &[Affine3A], out: &mut [SkinnedVertex]) {
         // SAFETY: SSE2 intrinsics on values in registers; stores go to local arrays.
         unsafe {
             for (vertex, out) in model.vertices.iter().zip(out) {
@@ -158,13 +194,13 @@ mod x86 {
                 for influence in model.influences_of(vertex) {
                     let Some(matrix) = palette.get(influence.joint as usize) else { continue };
                     let weight = _mm_set1_ps(influence.weight);
-                    x = madd::<FMA>(matrix.matrix3.x_axis.into(), weight, x);
-                    y = madd::<FMA>(matrix.matrix3.y_axis.into(), weight, y);
-                    z = madd::<FMA>(matrix.matrix3.z_axis.into(), weight, z);
-                    t = madd::<FMA>(matrix.translation.into(), weight, t);
+                    x = madd(matrix.matrix3.x_axis.into(), weight, x);
+                    y = madd(matrix.matrix3.y_axis.into(), weight, y);
+                    z = madd(matrix.matrix3.z_axis.into(), weight, z);
+                    t = madd(matrix.translation.into(), weight, t);
                 }
                 let linear = |v: glam::Vec3, plus: __m128| {
-                    madd::<FMA>(z, _mm_set1_ps(v.z), madd::<FMA>(y, _mm_set1_ps(v.y), madd::<FMA>(x, _mm_set1_ps(v.x), plus)))
+                    madd(z, _mm_set1_ps(v.z), madd(y, _mm_set1_ps(v.y), madd(x, _mm_set1_ps(v.x), plus)))
                 };
                 let mut position = [0.0f32; 4];
                 _mm_storeu_ps(position.as_mut_ptr(), linear(vertex.position, t));
@@ -177,6 +213,11 @@ mod x86 {
         }
     }
 
+    /// a × b + c.
+    #[inline(always)]
+    unsafe fn madd(a: __m128, b: __m128, c: __m128) -> __m128 {
+        _mm_add_ps(_mm_mul_ps(a, b), c)
+    }
     /// `v` (x, y, z) at unit length, or zero where its length is zero or not finite (glam's
     /// `normalize_or_zero`): the reciprocal square-root estimate refined by one Newton step.
     #[inline(always)]
@@ -207,37 +248,31 @@ mod x86 {
 }
 
 /// The `cpu` strategy, the tutorials' software skinning: every instance sampled, blended and skinned
-/// on the CPU, split across all cores (whole instances per thread), packed as the skin pass packs.
-/// Instance i's first `skinned[i]` vertices are skinned (its level of detail's; 0: culled, not
-/// even sampled), the rest left zero. `threads`: how many to split the instances over (the
-/// renderer passes the cores there are).
-pub fn cpu_skin_instances(model: &Model, instances: &[InstanceData], skinned: &[u32], threads: usize) -> Vec<SkinnedVertex> {
+/// on the CPU, packed as the skin pass packs, into `out` (the frame slot's mapped buffer: instance
+/// i's vertices at `i × vertex count`). Whole instances are shared out over rayon's threads, the
+/// pool the caller runs this in (`ThreadPool::install`; rayon's global one, a thread per core,
+/// otherwise): a pool lives between frames, where spawning threads each frame cost 27 µs a thread
+/// here, 4 % of a 64-instance frame on two cores. Instance i's first `skinned[i]` vertices are
+/// skinned (its level of detail's; 0: culled, not even sampled); the rest of its vertices are left
+/// as they were, as the skin pass leaves them, since no pass reads them.
+pub fn cpu_skin_instances(model: &Model, instances: &[InstanceData], skinned: &[u32], out: &mut [SkinnedVertex]) {
+    use rayon::prelude::*;
     let vertex_count = model.vertices.len();
-    // Zeroed by the allocator (pages the threads then fault in), not by one thread writing every byte.
-    let mut out: Vec<SkinnedVertex> = bytemuck::zeroed_vec(vertex_count * instances.len());
     if vertex_count == 0 {
-        return out;
+        return;
     }
-    let threads = threads.clamp(1, instances.len().max(1));
-    let per_thread = instances.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let per_thread = per_thread.max(1);
-        let work = instances.chunks(per_thread).zip(skinned.chunks(per_thread)).zip(out.chunks_mut(per_thread * vertex_count));
-        for ((instances, skinned), out) in work {
-            scope.spawn(move || {
-                let mut palette = Vec::with_capacity(model.skeleton.len());
-                for ((data, &count), out) in instances.iter().zip(skinned).zip(out.chunks_mut(vertex_count)) {
-                    if count == 0 {
-                        continue;
-                    }
-                    palette.clear();
-                    palette.extend(reference_palette(model, data).iter().map(|&matrix| Affine3A::from_mat4(matrix)));
-                    skin_packed(model, &palette, &mut out[..(count as usize).min(vertex_count)]);
-                }
-            });
-        }
-    });
-    out
+    out.par_chunks_mut(vertex_count).zip(instances).zip(skinned).for_each_init(
+        || Vec::with_capacity(model.skeleton.len()),
+        |palette, ((out, data), &count)| {
+            if count == 0 {
+                return;
+            }
+            palette.clear();
+            palette.extend(reference_palette(model, data).iter().map(|&matrix| Affine3A::from_mat4(matrix)));
+            let count = (count as usize).min(out.len());
+            skin_packed(model, palette, &mut out[..count]);
+        },
+    );
 }
 
 #[cfg(test)]
@@ -265,9 +300,9 @@ mod tests {
         #[cfg(target_arch = "x86_64")]
         {
             kernels.push(("sse2", x86::skin_sse2));
-            if std::arch::is_x86_feature_detected!("fma") {
-                // SAFETY: the CPU has FMA, checked just above.
-                kernels.push(("fma", |model, palette, out| unsafe { x86::skin_fma(model, palette, out) }));
+            if std::arch::is_x86_feature_detected!("avx") && std::arch::is_x86_feature_detected!("fma") {
+                // SAFETY: the CPU has AVX and FMA, checked just above.
+                kernels.push(("avx", |model, palette, out| unsafe { x86::skin_avx(model, palette, out) }));
             }
         }
         for (name, kernel) in kernels {
