@@ -10,8 +10,9 @@
 // reaches setup. A triangle is dropped when it is
 //   - behind the camera or outside one side of the view frustum (all three corners),
 //   - facing away on a closed model (the side the pipeline culls anyway, Model::facing), or
-//   - so small that its screen box holds no sample position (4× MSAA: the quarter-pixel lattice
-//     at 1/8, 3/8, 5/8, 7/8 that holds the standard sample positions; one sample: the centres),
+//   - so small that it covers no sample position (4× MSAA: the quarter-pixel lattice at 1/8, 3/8,
+//     5/8, 7/8 that holds the standard sample positions; one sample: the centres): its screen box
+//     holds none, or each of the few its box holds (at most MAX_SAMPLE_TESTS) lies outside an edge,
 // each decided conservatively, so the image is the one drawing every triangle gives.
 //
 // One dispatch per level of detail, one invocation per (triangle of the level, instance the camera
@@ -63,6 +64,49 @@ bool holds_sample_row(float low, float high, float margin) {
     return floor((high + margin) * step - 0.5) >= ceil((low - margin) * step - 0.5);
 }
 
+// Lattice points a triangle's box may hold for the edge test below; a box holding more keeps its
+// triangle (a triangle that large covers a sample, or costs too much to prove it does not).
+const float MAX_SAMPLE_TESTS = 9.0;
+
+// Twice the signed area of (a, b, p): the edge function of edge a→b at p.
+float edge(vec2 a, vec2 b, vec2 p) {
+    return (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x);
+}
+
+// Whether edge a→b may have p on its inner side (`orientation`: the triangle's area sign) once the
+// rasterizer has moved a and b by up to `margin` each: that moves the edge function by at most
+// margin × (2 |p − a| + |b − a|) + 2 margin².
+bool inside_edge(vec2 a, vec2 b, vec2 p, float orientation, float margin) {
+    float slack = margin * (2.0 * distance(p, a) + distance(a, b)) + 2.0 * margin * margin;
+    return orientation * edge(a, b, p) >= -slack;
+}
+
+// Whether the triangle may cover one of the lattice points in its box [low, high] grown by margin:
+// each tested against the three edges. `area` is twice the signed area; one whose sign snapping
+// could flip (`area_slack`) keeps its triangle, as does a box holding too many points.
+bool covers_a_sample(vec2 pa, vec2 pb, vec2 pc, float area, float area_slack, vec2 low, vec2 high, float margin) {
+    if (abs(area) <= area_slack) {
+        return true;
+    }
+    float step = float(push.sample_step);
+    vec2 first = ceil((low - margin) * step - 0.5);
+    vec2 last = floor((high + margin) * step - 0.5);
+    if ((last.x - first.x + 1.0) * (last.y - first.y + 1.0) > MAX_SAMPLE_TESTS) {
+        return true;
+    }
+    float orientation = sign(area);
+    for (float y = first.y; y <= last.y; y += 1.0) {
+        for (float x = first.x; x <= last.x; x += 1.0) {
+            vec2 p = (vec2(x, y) + 0.5) / step;
+            if (inside_edge(pa, pb, p, orientation, margin) && inside_edge(pb, pc, p, orientation, margin) &&
+                inside_edge(pc, pa, p, orientation, margin)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 bool visible(vec4 a, vec4 b, vec4 c) {
     // Outside one clip plane with all three corners (Vulkan clip space: -w <= x, y <= w, 0 <= z <= w).
     if ((a.x < -a.w && b.x < -b.w && c.x < -c.w) || (a.x > a.w && b.x > b.w && c.x > c.w) ||
@@ -81,7 +125,8 @@ bool visible(vec4 a, vec4 b, vec4 c) {
     // it by up to about 4 × scale × snap, so a sliver whose sign that could flip keeps its triangle.
     float area = (pb.x - pa.x) * (pc.y - pa.y) - (pc.x - pa.x) * (pb.y - pa.y);
     float scale = max(max(abs(pb.x - pa.x), abs(pc.x - pa.x)), max(abs(pb.y - pa.y), abs(pc.y - pa.y)));
-    if (push.facing_sign * area > 4.0 * scale * push.snap + 1e-5 * scale * scale) {
+    float area_slack = 4.0 * scale * push.snap + 1e-5 * scale * scale;
+    if (push.facing_sign * area > area_slack) {
         return false;
     }
     if (push.sample_step == 0u) {
@@ -90,7 +135,8 @@ bool visible(vec4 a, vec4 b, vec4 c) {
     vec2 low = min(pa, min(pb, pc));
     vec2 high = max(pa, max(pb, pc));
     float margin = max(1.0 / 64.0, 2.0 * push.snap);
-    return holds_sample_row(low.x, high.x, margin) && holds_sample_row(low.y, high.y, margin);
+    return holds_sample_row(low.x, high.x, margin) && holds_sample_row(low.y, high.y, margin) &&
+           covers_a_sample(pa, pb, pc, area, area_slack, low, high, margin);
 }
 
 vec4 corner(uint chunk, uint first_vertex, uint index) {
