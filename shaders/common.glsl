@@ -107,7 +107,7 @@ const uint MAX_PARTS = 4u;
 // What the cull pass produces each frame, read as indirect arguments: 64 + 8 × MAX_CHUNKS
 // + 8 × MAX_LEVELS + 32 × MAX_LEVELS × MAX_PARTS + 16 + 16 × MAX_PARTS bytes.
 struct CullCounters {
-    uvec4 palette_dispatch;         // x: workgroups of kept instances (palette.rs), y: 1, z: 1
+    uvec4 palette_dispatch;         // x: workgroups of the palette list (palette.rs), y: 1, z: 1
     uvec4 kept;                     // x: 0, y: instances kept (skinned at some level), z: 1
     uvec4 skeleton_draw;            // VkDrawIndirectCommand: 2 × joints, instances kept, 0, 0 (debug view)
     uvec4 box_draw;                 // VkDrawIndirectCommand: 24, instances kept, 0, 0 (debug view)
@@ -120,6 +120,7 @@ struct CullCounters {
     uvec4 camera_levels[MAX_LEVELS * MAX_PARTS];
     uvec4 light_count;                  // x: instances the light sees (the light list's length)
     uvec4 light_parts[MAX_PARTS];       // per part: the triangle pass's light run (the light's level's triangle groups, instances, 1)
+    uvec4 palettes;                     // x: instances whose palettes are computed this frame (the palette list's length)
 };
 
 // One mesh's triangles for the cull pass's draw commands: 8 bytes.

@@ -12,11 +12,18 @@
 // size, from the CPU). The instance is skinned at the finer of the two (a level's vertices are a
 // prefix of every finer level's, so the coarser one's draw finds its vertices skinned): it joins
 // that level's skin list, and the camera's level's list for the triangle pass.
+//
+// Animation level of detail (`--animation-lod on`): a kept instance smaller on screen than a
+// threshold, or one only the light sees, has its palette computed every second frame (on the frames
+// of its own parity, so each frame takes half of them) and is skinned from last frame's palette
+// between; one whose palette is older than last frame's (culled, or just come near) computes it
+// now. The palette list holds the instances whose palettes the palette pass computes this frame
+// (src/render/cull.rs: reference_far and computes_palette mirror it).
 #include "common.glsl"
 #include "frame.glsl"
 
 layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
-// Kept instances per palette workgroup (palette.rs: WORKGROUP_SIZE): a kept instance whose slot is
+// Palette list entries per palette workgroup (palette.rs: WORKGROUP_SIZE): an entry whose slot is
 // a multiple of it adds a workgroup to the palette dispatch.
 layout(constant_id = 1) const uint PALETTE_WORKGROUP_SIZE = 64u;
 
@@ -34,6 +41,10 @@ layout(set = 0, binding = 11) writeonly buffer DebugBoxes { Bounds debug_boxes[]
 // camera sees at it (from (level_count + l) × list_stride); last, the instances the light sees
 // (from 2 × level_count × list_stride), all at the light's level.
 layout(set = 0, binding = 12) writeonly buffer LevelLists { uint level_lists[]; };
+// Per instance, the frame (push.palette_frame) whose palette its palette slots hold; 0: none yet.
+layout(set = 0, binding = 13) buffer PaletteFrames { uint palette_frames[]; };
+// The kept instances whose palettes the palette pass computes this frame.
+layout(set = 0, binding = 14) writeonly buffer PaletteList { uint palette_list[]; };
 
 layout(push_constant) uniform Push {
     vec4 bind_min;        // bounds of the bind pose (instances without a clip)
@@ -50,6 +61,9 @@ layout(push_constant) uniform Push {
     uint list_stride;      // entries a level list has room for: the instance count
     uint dispatch_rows;    // entries one dispatch covers (maxComputeWorkGroupCount[1])
     float level_errors[MAX_LEVELS];  // model units; level 0's is 0
+    uint palette_frame;    // this frame's number, from 2 (palette_frames starts at 0: none)
+    float far_ratio;       // animation LOD: an instance is far when its box's diameter is below this
+                           // × its distance (a threshold in pixels over pixels_at_unit); 0: off
 } push;
 
 // The animation's cell around `time`, added to the box (AnimationBounds::at in src/anim/bounds.rs).
@@ -150,9 +164,6 @@ void main() {
         return;
     }
     uint slot = atomicAdd(counters.kept.y, 1u);
-    if (slot % PALETTE_WORKGROUP_SIZE == 0u) {
-        atomicAdd(counters.palette_dispatch.x, 1u);
-    }
     atomicAdd(counters.skeleton_draw.y, 1u);
     atomicAdd(counters.box_draw.y, 1u);
     skin_list[slot] = instance_index;
@@ -160,6 +171,16 @@ void main() {
     debug_boxes[instance_index].max_corner = vec4(center + extent, 0.0);
     // The box's nearest point to the camera (0 inside it): no vertex is nearer, none larger on screen.
     float distance = length(max(abs(frame.camera_position.xyz - center) - extent, vec3(0.0)));
+    bool far = push.far_ratio > 0.0 && (!camera_sees || 2.0 * length(extent) < push.far_ratio * distance);
+    bool stale = palette_frames[instance_index] + 1u != push.palette_frame;
+    if (!far || stale || ((instance_index ^ push.palette_frame) & 1u) == 0u) {
+        palette_frames[instance_index] = push.palette_frame;
+        uint entry = atomicAdd(counters.palettes.x, 1u);
+        if (entry % PALETTE_WORKGROUP_SIZE == 0u) {
+            atomicAdd(counters.palette_dispatch.x, 1u);
+        }
+        palette_list[entry] = instance_index;
+    }
     uint seen_level = camera_sees ? camera_level(distance) : push.light_level;
     uint skin_level = light_sees ? min(seen_level, push.light_level) : seen_level;
     uint entry = atomicAdd(counters.level_counts[skin_level], 1u);

@@ -31,11 +31,13 @@ layout(set = 0, binding = 4) readonly buffer InverseBinds { mat4 inverse_binds[]
 layout(set = 0, binding = 5) readonly buffer Instances { Instance instances[]; };
 // Written parents first; a joint's children read its entry back.
 layout(set = 0, binding = 6) buffer Palettes { PaletteMatrix palettes[]; } palette_chunks[MAX_CHUNKS];
-// The instances the cull pass kept; the dispatch covers their count in workgroups (indirect).
-layout(set = 0, binding = 7) readonly buffer SkinList { uint skin_list[]; };
+// The kept instances whose palettes are computed this frame (the cull pass's palette list: all of
+// them, or with animation LOD only the near ones and half the far); the dispatch covers their count
+// in workgroups (indirect).
+layout(set = 0, binding = 7) readonly buffer PaletteList { uint palette_list[]; };
 // World position of every joint of every instance, for the `skeleton` debug view (instance × joint).
 layout(set = 0, binding = 8) writeonly buffer JointPositions { vec4 joint_positions[]; };
-// What the cull pass counted: kept.y is the number of kept instances.
+// What the cull pass counted: palettes.x is the palette list's length.
 layout(set = 0, binding = 9) readonly buffer Counters { CullCounters counters; };
 
 layout(push_constant) uniform Push {
@@ -270,11 +272,11 @@ void store_slot(uint chunk, uint slot, mat4 matrix) {
 }
 
 void main() {
-    uint kept = gl_GlobalInvocationID.x;
-    if (kept >= counters.kept.y) {
+    uint entry = gl_GlobalInvocationID.x;
+    if (entry >= counters.palettes.x) {
         return;
     }
-    uint instance_index = skin_list[kept];
+    uint instance_index = palette_list[entry];
     Instance instance = instances[instance_index];
     float c = cos(instance.position_yaw.w);
     float s = sin(instance.position_yaw.w);

@@ -106,6 +106,10 @@ enum Command {
         /// texel), comma separated: on, off (`compute` only; on where memory allows).
         #[arg(long, value_enum, default_value = "off", value_delimiter = ',')]
         light_culling: Vec<Switch>,
+        /// Animation LOD (palettes of instances under 48 pixels every second frame), comma
+        /// separated: on, off.
+        #[arg(long, value_enum, default_value = "off", value_delimiter = ',')]
+        animation_lod: Vec<Switch>,
         /// Measured frames per strategy and count.
         #[arg(long, default_value_t = 60)]
         frames: u32,
@@ -229,6 +233,10 @@ struct SceneArgs {
     /// saves the shadow pass (README, Results).
     #[arg(long, value_enum, default_value_t = Switch::Off)]
     light_culling: Switch,
+    /// Animation LOD: on computes the palette of an instance under 48 pixels on screen (or seen
+    /// only by the light) every second frame, skinning it from last frame's palette between.
+    #[arg(long, value_enum, default_value_t = Switch::Off)]
+    animation_lod: Switch,
     /// Turn on the Khronos validation layer with synchronization validation (also VKSKIN_VALIDATION=1).
     #[arg(long)]
     validate: bool,
@@ -237,6 +245,11 @@ struct SceneArgs {
 impl SceneArgs {
     fn validation(&self) -> bool {
         self.validate || validation_from_env()
+    }
+
+    /// The renderer's `Setup::animation_lod` for `--animation-lod`.
+    fn animation_lod(&self) -> Option<f32> {
+        self.animation_lod.on().then_some(vkskin::render::ANIMATION_LOD_PIXELS)
     }
 
     /// What the memory plan is asked for: room for the light's run with `--light-culling on`.
@@ -393,6 +406,7 @@ fn render_into(
             HeadlessRenderer::with_choices(&device, &setup, (width, height), scene_args.strategy, scene_args.choices())
                 .map_err(|error| error.to_string())?;
         headless.renderer.set_debug(scene_args.debug)?;
+        headless.renderer.setup.animation_lod = scene_args.animation_lod();
         let last = scene_args.capture_frame.unwrap_or(0).max(frames - 1);
         for frame in 0..=last {
             let scene = setup.frame(time - (last - frame) as f64 / 60.0, headless.aspect());
@@ -431,6 +445,7 @@ fn soak(
     let mut headless = HeadlessRenderer::with_choices(&device, &setup, size, scene_args.strategy, scene_args.choices())
         .map_err(|error| error.to_string())?;
     headless.renderer.set_debug(scene_args.debug)?;
+    headless.renderer.setup.animation_lod = scene_args.animation_lod();
     use std::io::Write as _;
     let write_error = |error: std::io::Error| format!("cannot write {}: {error}", report.display());
     writeln!(log, "frame,seconds,rss_kib,gpu_allocated_bytes,gpu_capacity_bytes,rss_anon_kib").map_err(write_error)?;
@@ -468,6 +483,7 @@ fn run(cli: Cli) -> Result<(), String> {
             strategy: Strategy::Compute,
             lod: Switch::On,
             light_culling: Switch::Off,
+            animation_lod: Switch::Off,
             validate: false,
             capture_frame: None,
             debug: DebugViews::default(),
@@ -492,6 +508,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 fade_seconds: scene.fade,
                 strategy: scene.strategy,
                 light_culling: scene.light_culling.on(),
+                animation_lod: scene.animation_lod(),
                 capture,
                 debug: scene.debug,
                 storm,
@@ -522,6 +539,7 @@ fn run(cli: Cli) -> Result<(), String> {
             strategies,
             lod,
             light_culling,
+            animation_lod,
             frames,
             warmup,
             size,
@@ -536,6 +554,7 @@ fn run(cli: Cli) -> Result<(), String> {
             let options = vkskin::bench::BenchOptions {
                 lods: lod.iter().map(|lod| lod.on()).collect(),
                 light_culling: light_culling.iter().map(|light| light.on()).collect(),
+                animation_lod: animation_lod.iter().map(|switch| switch.on()).collect(),
                 counts,
                 strategies,
                 warmup,

@@ -31,6 +31,8 @@ pub struct PanelInfo<'a> {
     /// the triangle pass's light run.
     pub levels: usize,
     pub light_culling: bool,
+    /// Far instances' palettes every second frame (`--animation-lod on`).
+    pub animation_lod: bool,
     pub instances: usize,
     /// The most instances this device takes with this strategy, and the limit that sets it.
     pub max_instances: usize,
@@ -76,13 +78,16 @@ pub enum Action {
     Open(std::path::PathBuf),
     /// Shows or hides the panel (F1).
     Panel(bool),
+    /// Animation LOD on or off (`--animation-lod`): far instances' palettes every second frame.
+    AnimationLod(bool),
 }
 
 impl Action {
     /// An action written as `strategy=vertex`, `instances=16`, `clip=1`, `fade=0.5`, `speed=2`,
     /// `pause`, `play`, `step`, `seek=0.5`, `debug=skeleton,bounds`, `layer=1@4:0.8` (clip, joint
-    /// and weight by number) or `layer=none`, `capture`, `open=PATH` or `panel=off` (`view
-    /// --drive`: a test or a demo runs the panel's controls without a pointer).
+    /// and weight by number) or `layer=none`, `capture`, `open=PATH`, `panel=off` or
+    /// `animation-lod=on` (`view --drive`: a test or a demo runs the panel's controls without a
+    /// pointer).
     pub fn parse(text: &str) -> Result<Action, String> {
         let (name, value) = text.split_once('=').unwrap_or((text, ""));
         let number = |what: &str| {
@@ -109,6 +114,7 @@ impl Action {
             "step" => Action::Step,
             "debug" => Action::Debug(DebugViews::parse(value)?),
             "panel" if value == "on" || value == "off" => Action::Panel(value == "on"),
+            "animation-lod" if value == "on" || value == "off" => Action::AnimationLod(value == "on"),
             "layer" if value == "none" => Action::Layer(None),
             "layer" => {
                 // CLIP@JOINT:WEIGHT, all three as numbers.
@@ -124,7 +130,7 @@ impl Action {
             "open" if !value.is_empty() => Action::Open(value.into()),
             _ => {
                 return Err(format!(
-                "expected strategy, instances, clip, fade, speed, seek, pause, play, step, debug, layer, capture, open=PATH or panel=on|off, found '{text}'"
+                "expected strategy, instances, clip, fade, speed, seek, pause, play, step, debug, layer, capture, open=PATH, panel=on|off or animation-lod=on|off, found '{text}'"
             ))
             }
         })
@@ -253,8 +259,8 @@ impl Panel {
             "{}: {} vertices, {} triangles, {} joints, up to {} influences",
             info.model_name, info.vertices, info.triangles, info.joints, info.max_influences
         ));
-        let light = if info.light_culling { "on" } else { "off" };
-        ui.label(format!("levels of detail: {}; light culling: {light}", info.levels));
+        let on_off = |on: bool| if on { "on" } else { "off" };
+        ui.label(format!("levels of detail: {}; light culling: {}", info.levels, on_off(info.light_culling)));
     }
 
     fn timing(&self, ui: &mut egui::Ui, info: &PanelInfo<'_>) {
@@ -367,6 +373,14 @@ impl Panel {
             self.place("step", &step);
             if step.clicked() {
                 actions.push(Action::Step);
+            }
+            let mut animation_lod = info.animation_lod;
+            let toggle = ui
+                .checkbox(&mut animation_lod, "animation LOD")
+                .on_hover_text("palettes of instances under 48 pixels (or seen by the light only) every second frame");
+            self.place("animation LOD", &toggle);
+            if toggle.changed() {
+                actions.push(Action::AnimationLod(animation_lod));
             }
         });
         let duration = f64::from(info.clip_duration.max(1e-3));

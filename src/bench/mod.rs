@@ -26,6 +26,8 @@ pub struct BenchOptions {
     pub lods: Vec<bool>,
     /// The triangle pass's light run off and on (`compute` only; where the memory plan has room).
     pub light_culling: Vec<bool>,
+    /// Animation LOD off and on (`Setup::animation_lod`, at `ANIMATION_LOD_PIXELS`).
+    pub animation_lod: Vec<bool>,
     pub warmup: u32,
     pub frames: u32,
     pub size: (u32, u32),
@@ -73,8 +75,10 @@ pub struct BenchRow {
     pub lod: bool,
     /// The shadow pass drew the triangle pass's light run.
     pub light_culling: bool,
-    /// With levels of detail on, the last frame against the same frame without them (when the run
-    /// has both).
+    /// Far instances' palettes every second frame.
+    pub animation_lod: bool,
+    /// With levels of detail or animation LOD on, the last frame against the same frame at full
+    /// detail (both off, the same light culling; when the run has it).
     pub image_difference: Option<ImageDifference>,
     /// Why the count was not run (limits, memory); None when it ran.
     pub skipped: Option<String>,
@@ -191,10 +195,18 @@ pub fn run(
     let device = headless_device(options.validation).map_err(|error| error.to_string())?;
     let lods = if options.lods.is_empty() { vec![false] } else { options.lods.clone() };
     let lights = if options.light_culling.is_empty() { vec![true] } else { options.light_culling.clone() };
-    // Only `compute` has a triangle pass: the others run once, without.
-    let variants = |strategy: Strategy| -> Vec<(bool, bool)> {
+    let animation_lods = if options.animation_lod.is_empty() { vec![false] } else { options.animation_lod.clone() };
+    // Only `compute` has a triangle pass, and the `cpu` strategy no palette pass: they run without.
+    let variants = |strategy: Strategy| -> Vec<(bool, bool, bool)> {
         let lights = if strategy == Strategy::Compute { lights.clone() } else { vec![false] };
-        lods.iter().flat_map(|&lod| lights.iter().map(move |&light| (lod, light))).collect()
+        let animation_lods = if strategy == Strategy::Cpu { vec![false] } else { animation_lods.clone() };
+        let mut variants = Vec::new();
+        for &lod in &lods {
+            for &light in &lights {
+                variants.extend(animation_lods.iter().map(|&animation_lod| (lod, light, animation_lod)));
+            }
+        }
+        variants
     };
     let total: usize = options.counts.len() * options.strategies.iter().map(|&strategy| variants(strategy).len()).sum::<usize>();
     let mut full = model.clone();
@@ -233,19 +245,30 @@ pub fn run(
         }
     }
     let mut rows: Vec<BenchRow> = Vec::new();
-    // Each (strategy, count)'s last frame, with levels of detail off and on: their difference.
-    let mut last_images: BTreeMap<(usize, usize, bool, bool), image::RgbaImage> = BTreeMap::new();
+    // Each (count, strategy, light culling)'s last frame at full detail (levels of detail and
+    // animation LOD off): the reference the other variants' last frames are compared with.
+    let mut full_detail: BTreeMap<(usize, usize, bool), image::RgbaImage> = BTreeMap::new();
+    // Those variants' last frames while their reference is still to come.
+    let mut waiting: Vec<(usize, (usize, usize, bool), image::RgbaImage)> = Vec::new();
+    let compared = lods.len() > 1 || animation_lods.len() > 1;
     for &instances in &options.counts {
         for (strategy_index, &strategy) in options.strategies.iter().enumerate() {
-            for (lod, light) in variants(strategy) {
+            for (lod, light, animation_lod) in variants(strategy) {
                 let model = if lod { &levelled } else { &full };
-                let what = format!("{} × {instances}, lod {}, light culling {}", strategy.name(), on_off(lod), on_off(light));
+                let what = format!(
+                    "{} × {instances}, lod {}, light culling {}, animation lod {}",
+                    strategy.name(),
+                    on_off(lod),
+                    on_off(light),
+                    on_off(animation_lod)
+                );
                 progress(rows.len(), total, &what);
                 let mut row = BenchRow {
                     strategy,
                     instances,
                     lod,
                     light_culling: false,
+                    animation_lod,
                     image_difference: None,
                     skipped: None,
                     frame_wall: Stats::default(),
@@ -280,6 +303,7 @@ pub fn run(
                     }
                 };
                 row.light_culling = headless.renderer.setup.light_culling;
+                headless.renderer.setup.animation_lod = animation_lod.then_some(crate::render::ANIMATION_LOD_PIXELS);
                 row.bytes_per_instance = headless.renderer.setup.memory.bytes_per_instance;
                 let aspect = headless.aspect();
                 let mut frame_walls = Vec::new();
@@ -307,23 +331,24 @@ pub fn run(
                 headless.renderer.wait_all().map_err(|error| error.to_string())?;
                 timings.extend(headless.renderer.stats.timings.clone());
                 row.visible = headless.renderer.stats.visible;
-                if lods.len() > 1 && row.skipped.is_none() {
-                    // The last measured frame again, read back: the image levels of detail change.
-                    let scene = setup.frame(f64::from(options.warmup + options.frames - 1) / 60.0, aspect);
+                if compared && row.skipped.is_none() {
+                    // The frame after the last measured one, read back: the image levels of detail
+                    // and animation LOD change (the frame after, so that animation LOD has last
+                    // frame's palettes to keep).
+                    let scene = setup.frame(f64::from(options.warmup + options.frames) / 60.0, aspect);
                     let image = headless.render(&scene).map_err(|error| error.to_string())?;
-                    last_images.insert((instances, strategy_index, lod, light), image);
-                    if let (Some(off), Some(on)) = (
-                        last_images.get(&(instances, strategy_index, false, light)),
-                        last_images.get(&(instances, strategy_index, true, light)),
-                    ) {
-                        let difference = ImageDifference::between(on, off);
-                        let on_row = |row: &&mut BenchRow| {
-                            row.instances == instances && row.strategy == strategy && row.lod && row.light_culling == light
-                        };
-                        match rows.iter_mut().find(on_row) {
-                            Some(on_row) => on_row.image_difference = difference,
-                            None => row.image_difference = difference,
+                    let key = (instances, strategy_index, row.light_culling);
+                    if !lod && !animation_lod {
+                        // The reference: the variants run before it get their difference now.
+                        for (at, _, other) in waiting.iter().filter(|(_, waiting_key, _)| *waiting_key == key) {
+                            rows[*at].image_difference = ImageDifference::between(other, &image);
                         }
+                        waiting.retain(|(_, waiting_key, _)| *waiting_key != key);
+                        full_detail.insert(key, image);
+                    } else if let Some(reference) = full_detail.get(&key) {
+                        row.image_difference = ImageDifference::between(&image, reference);
+                    } else {
+                        waiting.push((rows.len(), key, image));
                     }
                 }
                 drop(headless);

@@ -44,11 +44,12 @@ impl BenchReport {
         );
         let _ = writeln!(
             out,
-            "{:<8} {:>9} {:>4} {:>5} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
+            "{:<8} {:>9} {:>4} {:>5} {:>4} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
             "strategy",
             "instances",
             "lod",
             "light",
+            "anim",
             "frame ms",
             "p95",
             "gpu ms",
@@ -63,22 +64,24 @@ impl BenchReport {
             "skin/copy",
             "skin/all",
             "Mvert/s",
-            "image vs lod off"
+            "image vs full"
         );
         for row in &self.rows {
             if let Some(reason) = &row.skipped {
                 let (strategy, lod, light) = (row.strategy.name(), on_off(row.lod), on_off(row.light_culling));
-                let _ = writeln!(out, "{strategy:<8} {:>9} {lod:>4} {light:>5}  skipped: {reason}", row.instances);
+                let animation = on_off(row.animation_lod);
+                let _ = writeln!(out, "{strategy:<8} {:>9} {lod:>4} {light:>5} {animation:>4}  skipped: {reason}", row.instances);
                 continue;
             }
             let ratio = |ratio: f64| if ratio.is_finite() { format!("{ratio:.2}") } else { "-".into() };
             let _ = writeln!(
                 out,
-                "{:<8} {:>9} {:>4} {:>5} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
+                "{:<8} {:>9} {:>4} {:>5} {:>4} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
                 row.strategy.name(),
                 row.instances,
                 on_off(row.lod),
                 on_off(row.light_culling),
+                on_off(row.animation_lod),
                 milliseconds(row.frame_wall.median),
                 milliseconds(row.frame_wall.p95),
                 milliseconds(row.frame_gpu.median),
@@ -115,7 +118,8 @@ impl BenchReport {
                     "instances": row.instances,
                     "lod": row.lod,
                     "light_culling": row.light_culling,
-                    "image_vs_lod_off": row.image_difference.map(|difference| json!({
+                    "animation_lod": row.animation_lod,
+                    "image_vs_full_detail": row.image_difference.map(|difference| json!({
                         "changed_pixels": difference.changed,
                         "changed_share": difference.changed_share(),
                         "mean_abs_difference": difference.mean,
@@ -162,7 +166,7 @@ impl BenchReport {
              cull_ms,palette_ms,skin_ms,triangles_ms,shadow_ms,forward_ms,resolve_ms,cpu_skinning_ms,copy_reference_ms,copy_reference_wall_ms,skin_copy_ratio,\
              copy_touched_reference_ms,skin_copy_touched_ratio,\
              vertices_per_second,skinned_vertices_per_second,bytes_per_instance,visible_skinned,visible_camera,visible_light,\
-             lod,light_culling,image_changed_share,image_psnr_db\n",
+             lod,light_culling,animation_lod,image_changed_share,image_psnr_db\n",
         );
         let number = |value: f64| if value.is_finite() { format!("{value}") } else { String::new() };
         for row in &self.rows {
@@ -170,7 +174,7 @@ impl BenchReport {
             let visible = row.visible;
             let _ = writeln!(
                 out,
-                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 row.strategy.name(),
                 row.instances,
                 number(row.frame_wall.median),
@@ -198,6 +202,7 @@ impl BenchReport {
                 visible.map_or(String::new(), |visible| visible.light.to_string()),
                 on_off(row.lod),
                 on_off(row.light_culling),
+                on_off(row.animation_lod),
                 row.image_difference.map_or(String::new(), |difference| number(difference.changed_share())),
                 row.image_difference.map_or(String::new(), |difference| number(difference.psnr)),
             );

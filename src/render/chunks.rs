@@ -198,11 +198,14 @@ impl MemoryPlan {
         let skinned = vertices * size_of::<SkinnedVertex>() as u64;
         let palettes = joints * size_of::<PaletteMatrix>() as u64;
         let frames = FRAMES_IN_FLIGHT as u64;
-        // Parameters per frame in flight, a skin-list slot, a debug box, draw commands, a slot in
-        // each level's two lists and in the light's.
+        // Parameters per frame in flight, a skin-list slot, a debug box, a palette-list slot and its
+        // palette's frame (animation LOD), draw commands, a slot in each level's two lists and in
+        // the light's.
         let fixed = size_of::<InstanceData>() as u64 * frames
             + 4
             + 32
+            + 4
+            + 4
             + 2 * meshes * size_of::<DrawCommand>() as u64
             + 4 * (2 * shape.levels.max(1) + 1);
         // The palette pass's joint positions (the skeleton debug view), with the palettes.
@@ -366,18 +369,18 @@ mod tests {
         let figure = Shape { vertices: 3724, joints: 23, meshes: 2, indices: 20_844, levels: 8, level_indices };
         let plan = MemoryPlan::with_light_culling(figure, Strategy::Compute, 100_000, u64::from(u32::MAX), 24 << 30, 65_535);
         // Room for the light's copy of the full mesh's culled indices (41,688 bytes and 2 commands).
-        assert_eq!((plan.bytes_per_instance, plan.light_level), (147_752 + 41_728, Some(0)));
+        assert_eq!((plan.bytes_per_instance, plan.light_level), (147_760 + 41_728, Some(0)));
         assert!(plan.max_instances >= 100_000, "{} ({})", plan.max_instances, plan.limiting);
         assert!(plan.limiting.contains("memory heap"), "{}", plan.limiting);
         // On lavapipe's 2 GiB heap, 10,000 fit with room for the first level's light copy only.
         let lavapipe = MemoryPlan::with_light_culling(figure, Strategy::Compute, 10_000, 128 << 20, 2 << 30, 65_535);
-        assert_eq!((lavapipe.bytes_per_instance, lavapipe.light_level), (147_752 + 20_844 + 40, Some(1)));
-        // 11,627 fit with none.
-        let full = MemoryPlan::with_light_culling(figure, Strategy::Compute, 11_627, 128 << 20, 2 << 30, 65_535);
-        assert_eq!((full.bytes_per_instance, full.light_level), (147_752, None));
+        assert_eq!((lavapipe.bytes_per_instance, lavapipe.light_level), (147_760 + 20_844 + 40, Some(1)));
+        // 11,626 fit with none.
+        let full = MemoryPlan::with_light_culling(figure, Strategy::Compute, 11_626, 128 << 20, 2 << 30, 65_535);
+        assert_eq!((full.bytes_per_instance, full.light_level), (147_760, None));
         // Without the light's run asked for, no room for it.
         let unasked = MemoryPlan::for_limits(figure, Strategy::Compute, 100_000, u64::from(u32::MAX), 24 << 30, 65_535);
-        assert_eq!((unasked.bytes_per_instance, unasked.light_level), (147_752, None));
+        assert_eq!((unasked.bytes_per_instance, unasked.light_level), (147_760, None));
         // The dispatches' rows alone would stop at 4 × 65,535.
         let rows = MemoryPlan::for_limits(figure, Strategy::Compute, 1, u64::from(u32::MAX), 1 << 50, 65_535);
         assert_eq!((rows.max_instances, rows.limiting.contains("maxComputeWorkGroupCount")), (4 * 65_535, true));

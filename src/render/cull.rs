@@ -5,7 +5,9 @@
 //! `model.mesh_ranges`. Writes (and owns): `cull.counters` (reset first; then the palette and skin
 //! passes' indirect dispatch arguments and the draw counts), `cull.skin_list`, `cull.camera_draws`,
 //! `cull.light_draws`, `cull.debug_boxes`, `cull.level_lists` (per level of detail, the instances
-//! to skin at it and the instances the camera sees at it). Its hazards: [`CullPass::reset_hazards`],
+//! to skin at it and the instances the camera sees at it), `cull.palette_list` (the instances whose
+//! palettes are computed this frame), and reads and writes `cull.palette_frames` (the frame each
+//! instance's palette is from: animation LOD). Its hazards: [`CullPass::reset_hazards`],
 //! [`CullPass::hazards_before`], [`CullPass::hazards_after`].
 
 use std::sync::Arc;
@@ -39,6 +41,8 @@ pub const BINDING_CAMERA_DRAWS: u32 = 9;
 pub const BINDING_LIGHT_DRAWS: u32 = 10;
 pub const BINDING_DEBUG_BOXES: u32 = 11;
 pub const BINDING_LEVEL_LISTS: u32 = 12;
+pub const BINDING_PALETTE_FRAMES: u32 = 13;
+pub const BINDING_PALETTE_LIST: u32 = 14;
 
 pub struct CullPass {
     pub pipeline: Pipeline,
@@ -55,6 +59,11 @@ pub struct CullPass {
     /// Per level, room for every instance: the skin lists (level l from l × instance count), then
     /// the camera lists (level l from (level count + l) × instance count).
     pub level_lists: Buffer,
+    /// Per instance, the frame (`CullPush::palette_frame`) whose palette its slots hold: zeroed at
+    /// creation (none), then the cull pass's own across frames.
+    pub palette_frames: Buffer,
+    /// The kept instances whose palettes the palette pass computes this frame.
+    pub palette_list: Buffer,
     device: Arc<Device>,
 }
 
@@ -90,11 +99,14 @@ impl CullPass {
         let debug_boxes = buffer("cull.debug_boxes", 32 * u64::from(instance_count), storage)?;
         let lists = 2 * u64::from(level_count) + 1;
         let level_lists = buffer("cull.level_lists", lists * 4 * u64::from(instance_count), storage)?;
+        let zeros = vec![0u8; 4 * instance_count as usize];
+        let palette_frames = Buffer::with_data(device, "cull.palette_frames", storage, &zeros)?;
+        let palette_list = buffer("cull.palette_list", 4 * u64::from(instance_count), storage)?;
 
         let storage = vk::DescriptorType::STORAGE_BUFFER;
         let compute = vk::ShaderStageFlags::COMPUTE;
         let mut bindings = vec![(BINDING_FRAME_UNIFORMS, vk::DescriptorType::UNIFORM_BUFFER, compute)];
-        for binding in BINDING_INSTANCES..=BINDING_LEVEL_LISTS {
+        for binding in BINDING_INSTANCES..=BINDING_PALETTE_LIST {
             bindings.push((binding, storage, compute));
         }
         let set_layout = DescriptorSetLayout::new(device, "cull.set_layout", &bindings)?;
@@ -115,6 +127,8 @@ impl CullPass {
             light_draws,
             debug_boxes,
             level_lists,
+            palette_frames,
+            palette_list,
             device: device.clone(),
         })
     }
@@ -135,6 +149,8 @@ impl CullPass {
                 (BINDING_LIGHT_DRAWS, Resource::StorageBuffer(&self.light_draws)),
                 (BINDING_DEBUG_BOXES, Resource::StorageBuffer(&self.debug_boxes)),
                 (BINDING_LEVEL_LISTS, Resource::StorageBuffer(&self.level_lists)),
+                (BINDING_PALETTE_FRAMES, Resource::StorageBuffer(&self.palette_frames)),
+                (BINDING_PALETTE_LIST, Resource::StorageBuffer(&self.palette_list)),
             ],
         );
     }
@@ -166,10 +182,28 @@ impl CullPass {
         vec![
             Hazard::buffer("cull.counters", &self.counters, RESET, counting),
             Hazard::buffers(
-                "cull.skin_list, camera_draws, light_draws, debug_boxes, level_lists",
-                [&self.skin_list, &self.camera_draws, &self.light_draws, &self.debug_boxes, &self.level_lists],
+                "cull.skin_list, camera_draws, light_draws, debug_boxes, level_lists, palette_list",
+                [
+                    &self.skin_list,
+                    &self.camera_draws,
+                    &self.light_draws,
+                    &self.debug_boxes,
+                    &self.level_lists,
+                    &self.palette_list,
+                ],
                 readers,
                 CULL_WRITES,
+            ),
+            // Read and written again each frame: last frame's writes are this frame's reads.
+            Hazard::buffer(
+                "cull.palette_frames",
+                &self.palette_frames,
+                side("last frame's cull writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE),
+                side(
+                    "cull's reads and writes",
+                    Stage::COMPUTE_SHADER,
+                    Access::SHADER_STORAGE_READ | Access::SHADER_STORAGE_WRITE,
+                ),
             ),
         ]
     }
@@ -190,8 +224,8 @@ impl CullPass {
         vec![
             Hazard::buffer("cull.counters", &self.counters, CULL_WRITES, arguments),
             Hazard::buffers(
-                "cull.skin_list, debug_boxes, level_lists",
-                [&self.skin_list, &self.debug_boxes, &self.level_lists],
+                "cull.skin_list, debug_boxes, level_lists, palette_list",
+                [&self.skin_list, &self.debug_boxes, &self.level_lists, &self.palette_list],
                 CULL_WRITES,
                 lists,
             ),
@@ -298,6 +332,32 @@ pub fn reference_levels(model: &Model, scene: &FrameScene, choice: &LevelChoice,
             Some(Levels { camera: camera_level, light: light_level, skinned })
         })
         .collect()
+}
+
+/// The CPU reference of cull.comp's animation LOD, for the instances either view sees (None for
+/// the others): whether each is far, its palette computed every second frame: seen only by the
+/// light, or its world box's diameter under `pixels` on screen at the box's nearest point.
+pub fn reference_far(model: &Model, scene: &FrameScene, choice: &LevelChoice, pixels: f32) -> Vec<Option<bool>> {
+    let camera = frustum_planes(scene.view_projection);
+    let light = frustum_planes(scene.light_view_projection);
+    let far_ratio = pixels / (choice.pixels_at_unit * LevelChoice::PIXEL_ERROR);
+    scene
+        .instances
+        .iter()
+        .map(|data| {
+            let world = animated_box(model, data).transformed(data.world());
+            let (camera_sees, light_sees) = (box_in_volume(world, &camera), box_in_volume(world, &light));
+            let distance = world.distance_to(scene.camera_position);
+            (camera_sees || light_sees).then(|| !camera_sees || world.size().length() < far_ratio * distance)
+        })
+        .collect()
+}
+
+/// Whether cull.comp lists an instance for the palette pass in frame `frame`
+/// (`CullPush::palette_frame`): near, or its palette not last frame's (`stale`), or the frame of
+/// its parity.
+pub fn computes_palette(instance: u32, far: bool, stale: bool, frame: u32) -> bool {
+    !far || stale || (instance ^ frame) & 1 == 0
 }
 
 /// The box cull.comp tests for an instance, in model space: its animation's cell at its time (and

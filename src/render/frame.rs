@@ -409,6 +409,15 @@ impl Renderer {
             list_stride: self.setup.instance_count,
             dispatch_rows: self.setup.dispatch_rows,
             level_errors,
+            // Frames count from 2 so that palette_frames' zeros (none yet) are never last frame's.
+            palette_frame: (self.stats.frames_rendered as u32).wrapping_add(2).max(2),
+            // The skeleton view reads joint positions the palette pass writes: every one, every frame.
+            far_ratio: match self.setup.animation_lod {
+                Some(pixels) if !self.debug.skeleton && choice.pixels_at_unit > 0.0 => {
+                    pixels / (choice.pixels_at_unit * LevelChoice::PIXEL_ERROR)
+                }
+                _ => 0.0,
+            },
         }
     }
 }

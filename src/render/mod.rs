@@ -209,7 +209,15 @@ pub struct Setup {
     /// maxComputeWorkGroupCount[1]. A level's list takes a dispatch per this many (tests lower it
     /// to see the lists split).
     pub dispatch_rows: u32,
+    /// Animation LOD: a kept instance less than this many pixels across on screen (or seen only by
+    /// the light) has its palette computed every second frame; None: every palette every frame.
+    /// Off unless asked for (`--animation-lod on`).
+    pub animation_lod: Option<f32>,
 }
+
+/// Screen size below which `--animation-lod on` computes an instance's palette every second frame:
+/// the box's diameter in pixels.
+pub const ANIMATION_LOD_PIXELS: f32 = 48.0;
 
 /// Frame slots plus passes: everything else is what they were built for and what they measured.
 pub struct Renderer {
@@ -394,6 +402,7 @@ impl Renderer {
                 skeleton_only,
                 dispatch_rows: device.limits().max_compute_work_group_count[1].max(1),
                 light_culling,
+                animation_lod: None,
             },
             debug: DebugViews { skeleton: skeleton_only, ..DebugViews::default() },
             stats: FrameStats::default(),
@@ -601,8 +610,10 @@ impl Renderer {
         let counters: Vec<CullCounters> = self.read_back(&self.passes.cull.counters)?;
         let counters = counters.first().copied().unwrap_or_default();
         let skin_list: Vec<u32> = self.read_back(&self.passes.cull.skin_list)?;
+        let palette_list: Vec<u32> = self.read_back(&self.passes.cull.palette_list)?;
         Ok(CullReadback {
             skin_list: skin_list[..(counters.kept[1] as usize).min(skin_list.len())].to_vec(),
+            palette_list: palette_list[..(counters.palettes[0] as usize).min(palette_list.len())].to_vec(),
             camera_draws: self.read_back(&self.passes.cull.camera_draws)?,
             light_draws: self.read_back(&self.passes.cull.light_draws)?,
             counters,

@@ -1,12 +1,13 @@
-//! Palette pass (compute): one invocation per kept instance walks the skeleton parents first,
+//! Palette pass (compute): one invocation per listed instance walks the skeleton parents first,
 //! samples every joint's channels at the instance's time, blends a crossfade and a layer in local
 //! space, composes each joint onto its parent's pose and writes `world × model pose × inverse bind`
 //! (why this shape: the shader's header).
 //!
 //! Reads: `model.channels`, `model.key_times`, `model.key_values`, `model.joints`,
 //! `model.inverse_binds`, `frame.instances[slot]`, and the instances to animate from
-//! `cull.skin_list`, as many as `cull.counters` counted (the indirect dispatch covers them in
-//! workgroups of 64, counted by the cull pass too).
+//! `cull.palette_list` (every kept instance, or with animation LOD the near ones and half the far),
+//! as many as `cull.counters` counted (the indirect dispatch covers them in workgroups of 64,
+//! counted by the cull pass too).
 //! Writes (and owns): `joint_palettes[c]` and, for the skeleton view, `joint_positions`. Its
 //! hazards: [`PalettePass::hazards_before`], [`PalettePass::hazards_after`].
 
@@ -24,7 +25,7 @@ use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
 
-/// Kept instances per workgroup, one invocation each (the cull pass counts the workgroups).
+/// Listed instances per workgroup, one invocation each (the cull pass counts the workgroups).
 pub const WORKGROUP_SIZE: u32 = 64;
 
 pub const BINDING_CHANNELS: u32 = 0;
@@ -34,7 +35,7 @@ pub const BINDING_JOINTS: u32 = 3;
 pub const BINDING_INVERSE_BINDS: u32 = 4;
 pub const BINDING_INSTANCES: u32 = 5;
 pub const BINDING_PALETTES: u32 = 6;
-pub const BINDING_SKIN_LIST: u32 = 7;
+pub const BINDING_PALETTE_LIST: u32 = 7;
 pub const BINDING_JOINT_POSITIONS: u32 = 8;
 pub const BINDING_COUNTERS: u32 = 9;
 
@@ -59,7 +60,7 @@ pub struct PaletteInputs<'a> {
     pub joints: &'a Buffer,
     pub inverse_binds: &'a Buffer,
     pub instances: &'a Buffer,
-    pub skin_list: &'a Buffer,
+    pub palette_list: &'a Buffer,
     pub counters: &'a Buffer,
 }
 
@@ -88,7 +89,7 @@ impl PalettePass {
                 (BINDING_INVERSE_BINDS, storage, compute, 1),
                 (BINDING_INSTANCES, storage, compute, 1),
                 (BINDING_PALETTES, storage, compute, MAX_CHUNKS),
-                (BINDING_SKIN_LIST, storage, compute, 1),
+                (BINDING_PALETTE_LIST, storage, compute, 1),
                 (BINDING_JOINT_POSITIONS, storage, compute, 1),
                 (BINDING_COUNTERS, storage, compute, 1),
             ],
@@ -116,7 +117,7 @@ impl PalettePass {
                 (BINDING_INVERSE_BINDS, Resource::StorageBuffer(inputs.inverse_binds)),
                 (BINDING_INSTANCES, Resource::StorageBuffer(inputs.instances)),
                 (BINDING_PALETTES, Resource::StorageBuffers(padded_chunks(&self.palettes))),
-                (BINDING_SKIN_LIST, Resource::StorageBuffer(inputs.skin_list)),
+                (BINDING_PALETTE_LIST, Resource::StorageBuffer(inputs.palette_list)),
                 (BINDING_JOINT_POSITIONS, Resource::StorageBuffer(&self.joint_positions)),
                 (BINDING_COUNTERS, Resource::StorageBuffer(inputs.counters)),
             ],

@@ -82,7 +82,7 @@ impl FrameSlot {
                 joints: &gpu_model.joints,
                 inverse_binds: &gpu_model.inverse_binds,
                 instances: &instances,
-                skin_list: &cull.skin_list,
+                palette_list: &cull.palette_list,
                 counters: &cull.counters,
             },
         );

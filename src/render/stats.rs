@@ -9,6 +9,8 @@ pub struct CullReadback {
     pub counters: CullCounters,
     /// The instances kept for skinning, in the order the pass found them.
     pub skin_list: Vec<u32>,
+    /// The instances whose palettes the palette pass computed, in the order the pass listed them.
+    pub palette_list: Vec<u32>,
     pub camera_draws: Vec<DrawCommand>,
     pub light_draws: Vec<DrawCommand>,
 }

@@ -86,6 +86,7 @@ impl Viewer {
         let choices = PlanChoices { light_culling: self.options.light_culling, ..PlanChoices::default() };
         match Renderer::with_choices(&graphics.device, &setup.model, count as u32, format, strategy, choices) {
             Ok(mut renderer) => {
+                renderer.setup.animation_lod = self.options.animation_lod;
                 let mut views = graphics.renderer.debug;
                 if let Err(reason) = views.check(strategy) {
                     self.last_error = Some(format!("debug views turned off: {reason}"));
@@ -168,6 +169,12 @@ impl Viewer {
                 }
             }
             Action::Panel(on) => self.panel.visible = on && self.options.ui,
+            Action::AnimationLod(on) => {
+                self.options.animation_lod = on.then_some(crate::render::ANIMATION_LOD_PIXELS);
+                if let Some(graphics) = &mut self.graphics {
+                    graphics.renderer.setup.animation_lod = self.options.animation_lod;
+                }
+            }
             Action::Layer(layer) => {
                 let fits = layer.is_none_or(|layer| {
                     layer.clip < self.setup.model.clips.len() && layer.joint < self.setup.model.skeleton.len()

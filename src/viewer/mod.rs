@@ -44,6 +44,8 @@ pub struct ViewerOptions {
     pub strategy: Strategy,
     /// `--light-culling on`: room for the triangle pass's light run (`PlanChoices`).
     pub light_culling: bool,
+    /// `Setup::animation_lod` for every renderer the viewer builds.
+    pub animation_lod: Option<f32>,
     /// `--capture-frame N`: RenderDoc, attached before the window's Vulkan instance.
     pub capture: Option<FrameCapture>,
     /// Debug views on at start (F2-F6 toggle them).
@@ -227,6 +229,7 @@ impl Viewer {
             Renderer::with_choices(&device, &self.setup.model, instances, swapchain.format, self.options.strategy, choices)
                 .map_err(|error| error.to_string())?;
         renderer.set_debug(self.options.debug)?;
+        renderer.setup.animation_lod = self.options.animation_lod;
         let ui = if self.options.ui {
             let pass = OverlayPass::new(&device, swapchain.format).map_err(|error| error.to_string())?;
             let context = egui::Context::default();

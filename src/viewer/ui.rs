@@ -108,6 +108,7 @@ impl<'a> PanelState<'a> {
             max_influences: model.stats.max_influences,
             levels: renderer.model.levels.len(),
             light_culling: renderer.setup.light_culling,
+            animation_lod: renderer.setup.animation_lod.is_some(),
             instances: self.setup.instances.len(),
             max_instances: renderer.setup.memory.max_instances as usize,
             limiting: &renderer.setup.memory.limiting,

@@ -155,7 +155,8 @@ fn bench_writes_complete_json_csv_and_plots() {
     let out = scratch("bench");
     let _ = std::fs::remove_dir_all(&out);
     let output = vkskin()
-        .args(["bench", "--counts", "1,10", "--lod", "off,on", "--frames", "3", "--warmup", "2", "--size", "96x64"])
+        .args(["bench", "--counts", "1,10", "--lod", "off,on", "--animation-lod", "off,on", "--frames", "3", "--warmup", "2"])
+        .args(["--size", "96x64"])
         .args(["--validate", "--out"])
         .arg(&out)
         .output()
@@ -168,10 +169,13 @@ fn bench_writes_complete_json_csv_and_plots() {
         serde_json::from_str(&std::fs::read_to_string(out.join("bench.json")).expect("bench.json")).expect("valid JSON");
     assert!(json["device"].as_str().is_some_and(|device| !device.is_empty()));
     let rows = json["rows"].as_array().expect("rows");
-    assert_eq!(rows.len(), 12, "3 strategies × 2 counts × levels of detail off and on");
+    // Levels of detail off and on; animation LOD off and on but for `cpu`, which has no palette pass.
+    assert_eq!(rows.len(), 2 * (4 + 4 + 2), "3 strategies × 2 counts × the variants");
     for row in rows {
         let strategy = row["strategy"].as_str().expect("strategy");
         let lod = row["lod"].as_bool().expect("lod");
+        let animation_lod = row["animation_lod"].as_bool().expect("animation_lod");
+        assert!(!(animation_lod && strategy == "cpu"), "{row}");
         assert_eq!(row["status"], "ok", "{row}");
         for field in ["frame_wall_ms", "frame_gpu_ms", "copy_reference_ms", "copy_reference_wall_ms", "copy_touched_reference_ms"]
         {
@@ -193,16 +197,17 @@ fn bench_writes_complete_json_csv_and_plots() {
         // The copy references count every vertex: levels of detail off only.
         assert_eq!(row["skin_copy_ratio"].as_f64().is_some(), strategy == "compute" && !lod, "{row}");
         assert_eq!(row["skin_copy_touched_ratio"].as_f64().is_some(), strategy == "compute" && !lod, "{row}");
-        // With levels of detail, the image difference against the same frame without them.
-        let changed = row["image_vs_lod_off"]["changed_share"].as_f64();
-        assert_eq!(changed.is_some(), lod, "{row}");
+        // With levels of detail or animation LOD, the image difference against the same frame at
+        // full detail.
+        let changed = row["image_vs_full_detail"]["changed_share"].as_f64();
+        assert_eq!(changed.is_some(), lod || animation_lod, "{row}");
         assert!(changed.is_none_or(|share| (0.0..=1.0).contains(&share)), "{row}");
         assert_eq!(row["cpu_skinning_ms"]["median"].as_f64().is_some(), strategy == "cpu", "{row}");
     }
 
     let csv = std::fs::read_to_string(out.join("bench.csv")).expect("bench.csv");
     let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(lines.len(), 13, "a header and 12 rows");
+    assert_eq!(lines.len(), 21, "a header and 20 rows");
     let columns = lines[0].split(',').count();
     assert!(lines.iter().all(|line| line.split(',').count() == columns), "every row has every column");
     for name in ["frame_time.png", "skin_pass.png", "vertices_per_second.png", "skin_copy_ratio.png"] {

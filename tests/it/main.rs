@@ -1,6 +1,7 @@
 //! Every integration test, in one binary so that `cargo test` links once (one module per
 //! feature; `common` holds what several share).
 
+mod animation_lod;
 mod chunking;
 mod cli;
 mod collada_loader;

@@ -57,6 +57,7 @@ impl Driver {
             max_influences: 6,
             levels: 8,
             light_culling: false,
+            animation_lod: false,
             instances: 1,
             max_instances: 4096,
             limiting: "the test's limit",
@@ -128,6 +129,7 @@ fn the_panels_controls_give_the_actions_the_viewer_applies() {
     assert_eq!(driver.click("skeleton"), vec![Action::Debug(DebugViews { skeleton: true, ..Default::default() })]);
     assert_eq!(driver.click("step"), vec![Action::Step], "step works while paused");
     assert_eq!(driver.click("pause"), vec![Action::Pause(false)]);
+    assert_eq!(driver.click("animation LOD"), vec![Action::AnimationLod(true)]);
 
     // The clip picker: open it, pick the second clip.
     assert_eq!(driver.click("clip"), vec![]);

@@ -278,6 +278,8 @@ pub struct CullCounters {
     /// Per part, the light run of the triangle pass's dispatch (the light's level's triangle
     /// groups, the part's instances, 1).
     pub light_parts: [[u32; 4]; MAX_PARTS],
+    /// (instances whose palettes are computed this frame: the palette list's length, 0, 0, 0).
+    pub palettes: [u32; 4],
 }
 
 /// `MAX_PARTS` in common.glsl: dispatches one level's list may take.
@@ -330,6 +332,12 @@ pub struct CullPush {
     pub dispatch_rows: u32,
     /// Each level's error, model units (level 0: 0).
     pub level_errors: [f32; MAX_LEVELS],
+    /// This frame's number, from 2: `cull.palette_frames` holds, per instance, the frame whose
+    /// palette its slots hold (0: none).
+    pub palette_frame: u32,
+    /// Animation LOD: an instance is far (its palette computed every second frame) when its box's
+    /// diameter is below this × its distance; 0: off.
+    pub far_ratio: f32,
 }
 
 /// Push constants of palette.comp.

@@ -208,6 +208,7 @@ fn layouts_match_the_compiled_shaders() {
             ("camera_levels", offset_of!(CullCounters, camera_levels)),
             ("light_count", offset_of!(CullCounters, light_count)),
             ("light_parts", offset_of!(CullCounters, light_parts)),
+            ("palettes", offset_of!(CullCounters, palettes)),
         ],
     );
     check(
@@ -229,6 +230,8 @@ fn layouts_match_the_compiled_shaders() {
             ("list_stride", offset_of!(CullPush, list_stride)),
             ("dispatch_rows", offset_of!(CullPush, dispatch_rows)),
             ("level_errors", offset_of!(CullPush, level_errors)),
+            ("palette_frame", offset_of!(CullPush, palette_frame)),
+            ("far_ratio", offset_of!(CullPush, far_ratio)),
         ],
     );
     check(
