@@ -337,7 +337,9 @@ pub fn run(
                     // frame's palettes to keep).
                     let scene = setup.frame(f64::from(options.warmup + options.frames) / 60.0, aspect);
                     let image = headless.render(&scene).map_err(|error| error.to_string())?;
-                    let key = (instances, strategy_index, row.light_culling);
+                    // By the light culling asked for: where it found no room the row ran without,
+                    // and the light's run leaves the shadows the same to the pixel either way.
+                    let key = (instances, strategy_index, light);
                     if !lod && !animation_lod {
                         // The reference: the variants run before it get their difference now.
                         for (at, _, other) in waiting.iter().filter(|(_, waiting_key, _)| *waiting_key == key) {
