@@ -105,7 +105,7 @@ const uint MAX_LEVELS = 8u;
 const uint MAX_PARTS = 4u;
 
 // What the cull pass produces each frame, read as indirect arguments: 64 + 8 × MAX_CHUNKS
-// + 8 × MAX_LEVELS + 32 × MAX_LEVELS × MAX_PARTS + 16 + 16 × MAX_PARTS bytes.
+// + 8 × MAX_LEVELS + 32 × MAX_LEVELS × MAX_PARTS + 16 + 16 × MAX_PARTS + 16 bytes.
 struct CullCounters {
     uvec4 palette_dispatch;         // x: workgroups of the palette list (palette.rs), y: 1, z: 1
     uvec4 kept;                     // x: 0, y: instances kept (skinned at some level), z: 1

@@ -218,6 +218,7 @@ mod x86 {
     unsafe fn madd(a: __m128, b: __m128, c: __m128) -> __m128 {
         _mm_add_ps(_mm_mul_ps(a, b), c)
     }
+
     /// `v` (x, y, z) at unit length, or zero where its length is zero or not finite (glam's
     /// `normalize_or_zero`): the reciprocal square-root estimate refined by one Newton step.
     #[inline(always)]
