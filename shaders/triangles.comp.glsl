@@ -134,7 +134,10 @@ bool visible(vec4 a, vec4 b, vec4 c) {
     }
     vec2 low = min(pa, min(pb, pc));
     vec2 high = max(pa, max(pb, pc));
-    float margin = max(1.0 / 64.0, 2.0 * push.snap);
+    // How far the rasterizer's corner may lie from ours: snapping to its sub-pixel grid moves a
+    // corner by at most snap / √2, and the two transforms' float rounding differ by under 1e-3
+    // pixel in a 2048-texel map; two grid steps cover both with room.
+    float margin = 2.0 * push.snap;
     return holds_sample_row(low.x, high.x, margin) && holds_sample_row(low.y, high.y, margin) &&
            covers_a_sample(pa, pb, pc, area, area_slack, low, high, margin);
 }

@@ -44,7 +44,7 @@ fn visible(corners: [Vec4; 3], viewport: Vec2, (facing_sign, snap, step): (f32, 
     if facing_sign * area > area_slack {
         return false;
     }
-    let margin = (1.0f32 / 64.0).max(2.0 * snap);
+    let margin = 2.0 * snap;
     let (low, high) = (pa.min(pb).min(pc), pa.max(pb).max(pc));
     // The lattice points in the box grown by the margin: none, the triangle is dropped.
     let (first, last) = (((low - margin) * step - 0.5).ceil(), ((high + margin) * step - 0.5).floor());
