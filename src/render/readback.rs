@@ -1,0 +1,60 @@
+//! Reading the renderer's GPU buffers back to the CPU: what the tests compare with the CPU
+//! references, and what debugging looks at. Each waits for nothing itself: call after `wait_all`.
+
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
+
+use super::shader_types::{CullCounters, PaletteMatrix, SkinnedVertex};
+use super::stats::CullReadback;
+use super::Renderer;
+use crate::gpu::barrier::{self, side, Hazard};
+use crate::gpu::{self, commands, Buffer};
+
+impl Renderer {
+    /// Copies a GPU buffer of the renderer back to the CPU (tests and debugging; after `wait_all`).
+    pub fn read_back<T: bytemuck::Pod>(&self, source: &Buffer) -> gpu::Result<Vec<T>> {
+        let name = format!("readback.{}", source.name);
+        let mut readback =
+            Buffer::new(&self.device, &name, source.size, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+        commands::submit_once(&self.device, &name, |command_buffer| {
+            // The last frame's writes are finished (fence), but the copy must still see them.
+            let any_write = side("the frames' writes", Stage::ALL_COMMANDS, Access::MEMORY_WRITE);
+            let copy_read = side("the copy", Stage::COPY, Access::TRANSFER_READ);
+            barrier::issue(&self.device, command_buffer, &[Hazard::buffer("read-back source", source, any_write, copy_read)]);
+            let region = vk::BufferCopy::default().size(source.size);
+            unsafe { self.device.raw.cmd_copy_buffer(command_buffer, source.raw, readback.raw, &[region]) };
+            let host = [Hazard::buffer("read-back", &readback, barrier::COPY_WRITES, barrier::HOST_READS)];
+            barrier::issue(&self.device, command_buffer, &host);
+        })?;
+        readback.read()
+    }
+
+    /// Copies `skinned_vertices` and `joint_palettes` back to the CPU (tests; after `wait_all`).
+    pub fn read_back_skinning(&self) -> gpu::Result<(Vec<SkinnedVertex>, Vec<PaletteMatrix>)> {
+        let mut skinned = Vec::new();
+        let mut palettes = Vec::new();
+        for chunk in 0..self.setup.chunking.chunk_count as usize {
+            skinned.extend(self.read_back::<SkinnedVertex>(&self.passes.skin.skinned[chunk])?);
+            palettes.extend(self.read_back::<PaletteMatrix>(&self.passes.palette.palettes[chunk])?);
+        }
+        Ok((skinned, palettes))
+    }
+
+    /// What the last cull pass wrote (tests; after `wait_all`): its counters, the instances it kept
+    /// for skinning, and the camera's and the light's draw commands (mesh-major, `instance_count`
+    /// slots a mesh, the first `counters.camera_draws` / `light_draws` of each filled).
+    pub fn read_back_culling(&self) -> gpu::Result<CullReadback> {
+        let counters: Vec<CullCounters> = self.read_back(&self.passes.cull.counters)?;
+        let counters = counters.first().copied().unwrap_or_default();
+        let skin_list: Vec<u32> = self.read_back(&self.passes.cull.skin_list)?;
+        let palette_list: Vec<u32> = self.read_back(&self.passes.cull.palette_list)?;
+        Ok(CullReadback {
+            skin_list: skin_list[..(counters.kept[1] as usize).min(skin_list.len())].to_vec(),
+            palette_list: palette_list[..(counters.palettes[0] as usize).min(palette_list.len())].to_vec(),
+            camera_draws: self.read_back(&self.passes.cull.camera_draws)?,
+            light_draws: self.read_back(&self.passes.cull.light_draws)?,
+            counters,
+        })
+    }
+}
