@@ -1,0 +1,129 @@
+//! The headless commands of the binary (`vkskin render`, `vkskin soak`), apart from the argument
+//! parsing in main.rs: a part of the binary, not of the library.
+
+use std::path::Path;
+
+use vkskin::app::{headless_device, HeadlessRenderer};
+use vkskin::capture::FrameCapture;
+use vkskin::gpu::MessageCounts;
+use vkskin::render::offscreen::save_png;
+
+use crate::SceneArgs;
+
+pub(crate) fn check_messages(validation: bool, messages: MessageCounts) -> Result<(), String> {
+    if validation {
+        eprintln!("validation: {} errors, {} warnings", messages.errors, messages.warnings);
+        if messages.errors + messages.warnings > 0 {
+            return Err(format!("the validation layer reported {} errors and {} warnings", messages.errors, messages.warnings));
+        }
+    }
+    Ok(())
+}
+
+/// Renders `frames` frames a 60th of a second apart ending at `time` (at least up to the one
+/// `--capture-frame` asks for) and writes the last.
+pub(crate) fn render(
+    scene_args: &SceneArgs,
+    time: f64,
+    (width, height): (u32, u32),
+    out: &Path,
+    frames: u64,
+) -> Result<(), String> {
+    let validation = scene_args.validation();
+    // Before any work: an output that cannot be written fails now, not after the frames. Opened
+    // without truncating (an existing image stays until the new one replaces it), and removed again
+    // if this run created it and then fails, so a failed render leaves no empty file behind.
+    let existed = out.exists();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(out)
+        .map_err(|error| format!("cannot write {}: {error}", out.display()))?;
+    let result = render_into(scene_args, time, (width, height), out, frames, validation);
+    if result.is_err() && !existed {
+        let _ = std::fs::remove_file(out);
+    }
+    result
+}
+
+fn render_into(
+    scene_args: &SceneArgs,
+    time: f64,
+    (width, height): (u32, u32),
+    out: &Path,
+    frames: u64,
+    validation: bool,
+) -> Result<(), String> {
+    // RenderDoc first: its layer must see the Vulkan instance being created.
+    let mut capture = scene_args.capture_frame.map(FrameCapture::attach).transpose()?;
+    let device = headless_device(validation).map_err(|error| error.to_string())?;
+    let setup = scene_args.setup_within(Some(&device))?;
+    let image = {
+        let mut headless =
+            HeadlessRenderer::with_choices(&device, &setup, (width, height), scene_args.strategy, scene_args.choices())
+                .map_err(|error| error.to_string())?;
+        headless.renderer.set_debug(scene_args.debug)?;
+        headless.renderer.setup.animation_lod = scene_args.animation_lod();
+        let last = scene_args.capture_frame.unwrap_or(0).max(frames - 1);
+        for frame in 0..=last {
+            let scene = setup.frame(time - (last - frame) as f64 / 60.0, headless.aspect());
+            vkskin::capture::around_frame(capture.as_mut(), frame, || headless.submit(&scene))?;
+        }
+        headless.renderer.wait_all().map_err(|error| error.to_string())?;
+        headless.target.read_image().map_err(|error| error.to_string())?
+    };
+    save_png(&image, out)?;
+    println!("wrote {} ({width}x{height}, t = {time} s, {} on {})", out.display(), setup.model.name, device.name());
+    check_messages(validation, device.instance.message_counts())
+}
+
+/// Resident set size of this process and its anonymous part (heap, stacks, driver memory), KiB
+/// (Linux /proc; 0 elsewhere). The rest is file pages (libraries), which the kernel drops and
+/// faults back in under memory pressure: a leak shows in the anonymous part.
+fn rss_kib() -> (u64, u64) {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let field = |index: usize| -> u64 { statm.split_whitespace().nth(index).and_then(|field| field.parse().ok()).unwrap_or(0) };
+    let (resident, shared) = (field(1), field(2));
+    (resident * 4, resident.saturating_sub(shared) * 4)
+}
+
+pub(crate) fn soak(
+    scene_args: &SceneArgs,
+    frames: u64,
+    switch_every: u64,
+    every: u64,
+    size: (u32, u32),
+    report: &Path,
+) -> Result<(), String> {
+    let validation = scene_args.validation();
+    let mut log = std::fs::File::create(report).map_err(|error| format!("cannot write {}: {error}", report.display()))?;
+    let device = headless_device(validation).map_err(|error| error.to_string())?;
+    let mut setup = scene_args.setup_within(Some(&device))?;
+    let mut headless = HeadlessRenderer::with_choices(&device, &setup, size, scene_args.strategy, scene_args.choices())
+        .map_err(|error| error.to_string())?;
+    headless.renderer.set_debug(scene_args.debug)?;
+    headless.renderer.setup.animation_lod = scene_args.animation_lod();
+    use std::io::Write as _;
+    let write_error = |error: std::io::Error| format!("cannot write {}: {error}", report.display());
+    writeln!(log, "frame,seconds,rss_kib,gpu_allocated_bytes,gpu_capacity_bytes,rss_anon_kib").map_err(write_error)?;
+    let clips = setup.model.clips.len().max(1);
+    let started = std::time::Instant::now();
+    for frame in 0..frames {
+        let time = frame as f64 / 60.0;
+        if frame > 0 && frame % switch_every == 0 {
+            setup.play((frame / switch_every) as usize % clips, time, 0.25);
+        }
+        headless.submit(&setup.frame(time, headless.aspect())).map_err(|error| error.to_string())?;
+        if frame % every == 0 || frame + 1 == frames {
+            let (allocated, capacity) = device.allocated_bytes();
+            let seconds = started.elapsed().as_secs_f64();
+            let (rss, anonymous) = rss_kib();
+            writeln!(log, "{frame},{seconds:.2},{rss},{allocated},{capacity},{anonymous}").map_err(write_error)?;
+            log.flush().map_err(write_error)?;
+        }
+    }
+    headless.renderer.wait_all().map_err(|error| error.to_string())?;
+    println!("soaked {frames} frames of {} instances; log in {}", setup.instances.len(), report.display());
+    check_messages(validation, device.instance.message_counts())
+}
