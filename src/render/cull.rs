@@ -290,6 +290,17 @@ impl LevelChoice {
         LevelChoice { errors, pixels_at_unit: if pixels_at_unit.is_finite() { pixels_at_unit } else { 0.0 }, light_level }
     }
 
+    /// Animation LOD's `CullPush::far_ratio` for a threshold of `pixels` across on screen: the
+    /// box's diameter over its distance below which an instance is far; 0 (off) for a camera
+    /// that covers no pixels.
+    pub fn far_ratio(&self, pixels: f32) -> f32 {
+        if self.pixels_at_unit > 0.0 {
+            pixels / (self.pixels_at_unit * Self::PIXEL_ERROR)
+        } else {
+            0.0
+        }
+    }
+
     /// The coarsest level whose error covers at most a pixel at `distance` in front of the camera
     /// (cull.comp's `camera_level`).
     pub fn camera_level(&self, distance: f32) -> u32 {
@@ -311,19 +322,11 @@ pub struct Levels {
 /// distances shrunk by that fraction, so it sees at least what the GPU sees, at a level no
 /// coarser (the `cpu` strategy skins by it); 0 is cull.comp's own test.
 pub fn reference_levels(model: &Model, scene: &FrameScene, choice: &LevelChoice, margin: f32) -> Vec<Option<Levels>> {
-    let camera = frustum_planes(scene.view_projection);
-    let light = frustum_planes(scene.light_view_projection);
-    scene
-        .instances
-        .iter()
-        .map(|data| {
-            let world = animated_box(model, data).transformed(data.world());
-            let grow = world.size() * margin + Vec3::splat(margin);
-            let world = Aabb { min: world.min - grow, max: world.max + grow };
-            let (camera_sees, light_sees) = (box_in_volume(world, &camera), box_in_volume(world, &light));
+    reference_boxes(model, scene, margin)
+        .map(|(world, seen)| {
             let distance = world.distance_to(scene.camera_position) * (1.0 - margin);
-            let camera_level = camera_sees.then(|| choice.camera_level(distance));
-            let light_level = light_sees.then_some(choice.light_level);
+            let camera_level = seen.camera.then(|| choice.camera_level(distance));
+            let light_level = seen.light.then_some(choice.light_level);
             let skinned = match (camera_level, light_level) {
                 (Some(camera), Some(light)) => camera.min(light),
                 (Some(level), None) | (None, Some(level)) => level,
@@ -334,21 +337,29 @@ pub fn reference_levels(model: &Model, scene: &FrameScene, choice: &LevelChoice,
         .collect()
 }
 
+/// Each instance's world box as cull.comp tests it (grown by `margin`, a fraction of its size plus
+/// that much, as `reference_levels` says), and whether the camera and the light see it.
+fn reference_boxes<'a>(model: &'a Model, scene: &'a FrameScene, margin: f32) -> impl Iterator<Item = (Aabb, Seen)> + 'a {
+    let camera = frustum_planes(scene.view_projection);
+    let light = frustum_planes(scene.light_view_projection);
+    scene.instances.iter().map(move |data| {
+        let world = animated_box(model, data).transformed(data.world());
+        let grow = world.size() * margin + Vec3::splat(margin);
+        let world = Aabb { min: world.min - grow, max: world.max + grow };
+        (world, Seen { camera: box_in_volume(world, &camera), light: box_in_volume(world, &light) })
+    })
+}
+
 /// The CPU reference of cull.comp's animation LOD, for the instances either view sees (None for
 /// the others): whether each is far, its palette computed every second frame: seen only by the
 /// light, or its world box's diameter under `pixels` on screen at the box's nearest point.
 pub fn reference_far(model: &Model, scene: &FrameScene, choice: &LevelChoice, pixels: f32) -> Vec<Option<bool>> {
-    let camera = frustum_planes(scene.view_projection);
-    let light = frustum_planes(scene.light_view_projection);
-    let far_ratio = pixels / (choice.pixels_at_unit * LevelChoice::PIXEL_ERROR);
-    scene
-        .instances
-        .iter()
-        .map(|data| {
-            let world = animated_box(model, data).transformed(data.world());
-            let (camera_sees, light_sees) = (box_in_volume(world, &camera), box_in_volume(world, &light));
+    let far_ratio = choice.far_ratio(pixels);
+    reference_boxes(model, scene, 0.0)
+        .map(|(world, seen)| {
             let distance = world.distance_to(scene.camera_position);
-            (camera_sees || light_sees).then(|| !camera_sees || world.size().length() < far_ratio * distance)
+            let far = far_ratio > 0.0 && (!seen.camera || world.size().length() < far_ratio * distance);
+            (seen.camera || seen.light).then_some(far)
         })
         .collect()
 }

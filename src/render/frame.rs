@@ -413,9 +413,7 @@ impl Renderer {
             palette_frame: (self.stats.frames_rendered as u32).wrapping_add(2).max(2),
             // The skeleton view reads joint positions the palette pass writes: every one, every frame.
             far_ratio: match self.setup.animation_lod {
-                Some(pixels) if !self.debug.skeleton && choice.pixels_at_unit > 0.0 => {
-                    pixels / (choice.pixels_at_unit * LevelChoice::PIXEL_ERROR)
-                }
+                Some(pixels) if !self.debug.skeleton => choice.far_ratio(pixels),
                 _ => 0.0,
             },
         }
