@@ -400,14 +400,7 @@ pub fn animated_box(model: &Model, data: &InstanceData) -> Aabb {
 
 /// The CPU reference of cull.comp: which instances of `scene` the camera and the light see.
 pub fn reference_visibility(model: &Model, scene: &FrameScene) -> Vec<Seen> {
-    let whole = LevelChoice { errors: vec![0.0], pixels_at_unit: 0.0, light_level: 0 };
-    reference_levels(model, scene, &whole, 0.0)
-        .into_iter()
-        .map(|levels| Seen {
-            camera: levels.is_some_and(|levels| levels.camera.is_some()),
-            light: levels.is_some_and(|levels| levels.light.is_some()),
-        })
-        .collect()
+    reference_boxes(model, scene, 0.0).map(|(_, seen)| seen).collect()
 }
 
 /// False when the box lies wholly behind one of the planes (inside: n·p + d ≥ 0).
