@@ -15,9 +15,48 @@ use crate::render::offscreen::{OffscreenTarget, OFFSCREEN_FORMAT};
 use crate::render::shader_types::InstanceData;
 use crate::render::{shadow, FrameScene, Output, PlanChoices, Renderer, Strategy};
 
-/// The bundled default model, made by `vkskin generate` (src/generate/).
+/// The bundled default model, made by `vkskin generate` (src/generate/). Found where an installed
+/// binary's files go (`assets/` beside the executable, or `../share/vkskin/` from it), then in the
+/// source tree it was built from; where neither holds it (a `cargo install`ed binary whose build
+/// tree is gone), the generator writes it once into the user's cache folder. Whatever the path,
+/// it is the same figure: the generator is deterministic and the committed assets are its output.
 pub fn default_model_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/figure.md5mesh")
+    let source_tree = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let beside_binary = std::env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf));
+    let mut folders: Vec<PathBuf> =
+        beside_binary.iter().flat_map(|folder| [folder.join("assets"), folder.join("../share/vkskin")]).collect();
+    folders.push(source_tree);
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join(concat!("vkskin-", env!("CARGO_PKG_VERSION")));
+    default_model_in(&folders, &cache)
+}
+
+/// The figure in the first of `folders` that holds it, else generated into `cache` (once).
+fn default_model_in(folders: &[PathBuf], cache: &Path) -> PathBuf {
+    const FILE: &str = "figure.md5mesh";
+    if let Some(found) = folders.iter().map(|folder| folder.join(FILE)).find(|path| path.is_file()) {
+        return found;
+    }
+    let generated = cache.join(FILE);
+    if generated.is_file() {
+        return generated;
+    }
+    // Written whole into a folder of its own, then renamed: an interrupted run leaves no half figure.
+    let partial = cache.with_extension(format!("partial-{}", std::process::id()));
+    let written = crate::generate::write_assets(&partial).and_then(|_| std::fs::rename(&partial, cache));
+    let _ = std::fs::remove_dir_all(&partial);
+    match written {
+        Ok(()) => generated,
+        Err(_) if generated.is_file() => generated, // another process got there first
+        Err(error) => {
+            // Loading this path then fails with an error that names it.
+            log::warn!("the bundled figure is not installed and cannot be generated into {}: {error}", cache.display());
+            generated
+        }
+    }
 }
 
 /// The animations that go with a .md5mesh when none are given: `<stem>.md5anim` and every
@@ -218,4 +257,29 @@ pub fn grid_instances(model: &Model, count: usize) -> Vec<InstanceState> {
 pub fn world_bounds(model: &Model, instances: &[InstanceState]) -> Aabb {
     let local = model.animated_bounds();
     instances.iter().fold(Aabb::EMPTY, |acc, instance| acc.union(local.transformed(instance.world())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_binary_without_its_assets_generates_the_figure_once_and_loads_it() {
+        let scratch = std::env::temp_dir().join(format!("vkskin-default-model-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&scratch);
+        let cache = scratch.join("cache").join("vkskin");
+        let missing = [scratch.join("no-assets"), scratch.join("no-share")];
+        let path = default_model_in(&missing, &cache);
+        assert_eq!(path, cache.join("figure.md5mesh"));
+        let model = crate::formats::load_model(&path, &default_animations(&path, &[])).expect("the generated figure loads");
+        let bundled = default_model_path();
+        let committed = crate::formats::load_model(&bundled, &default_animations(&bundled, &[])).expect("the bundled figure loads");
+        assert_eq!((model.vertices.len(), model.clips.len()), (committed.vertices.len(), committed.clips.len()));
+        // The second time it is found, not written again.
+        let written = std::fs::metadata(&path).and_then(|metadata| metadata.modified()).expect("the figure's time");
+        assert_eq!(default_model_in(&missing, &cache), path);
+        assert_eq!(std::fs::metadata(&path).and_then(|metadata| metadata.modified()).ok(), Some(written));
+        // An installed copy comes first.
+        assert_eq!(default_model_in(&[cache.clone()], &scratch.join("unused")), path);
+    }
 }

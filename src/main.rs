@@ -20,42 +20,57 @@ use vkskin::render::{MemoryPlan, PlanChoices, Strategy};
 
 use commands::{check_messages, render, soak};
 
+/// The viewer is the default command: `vkskin FILE [options]` and `vkskin [options]` are
+/// `vkskin view FILE [options]` and `vkskin view [options]`. One vocabulary across the commands:
+/// `--instances` and `--strategy` (bench: comma-separated lists), `--out FILE` for a file written,
+/// `--out-dir DIR` for a folder, `--frames N` for how many frames are rendered.
 #[derive(Parser)]
-#[command(name = "vkskin", version, about = "GPU skeletal animation with Vulkan: skin once in compute, draw twice")]
+#[command(
+    name = "vkskin",
+    version,
+    about = "GPU skeletal animation with Vulkan: skin once in compute, draw twice",
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// With no command: the viewer's options.
+    #[command(flatten)]
+    view: ViewArgs,
+}
+
+/// The viewer's options (`view`, or no command at all).
+#[derive(Args)]
+struct ViewArgs {
+    #[command(flatten)]
+    scene: SceneArgs,
+    /// Window size, WxH.
+    #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+    size: (u32, u32),
+    /// Quit after this many frames.
+    #[arg(long)]
+    frames: Option<u64>,
+    /// Drive N window events at the window (resizes, 0×0, minimize, focus, hide): a test.
+    #[arg(long, default_value_t = 0)]
+    storm: u32,
+    /// On exit, write the last frame (rendered offscreen by the same renderer) as PNG.
+    #[arg(long, value_name = "FILE")]
+    screenshot: Option<PathBuf>,
+    /// Start without the panel (and without its overlay pass; F1 then does nothing).
+    #[arg(long)]
+    no_ui: bool,
+    /// Run the panel's controls at set frames: FRAME:ACTION;... with ACTION strategy=NAME,
+    /// instances=N, clip=N, fade=S, speed=X, seek=S, pause, play, step, debug=VIEWS or
+    /// panel=on|off. With --screenshot PATH, the frame before each is written as PATH_FRAME.png.
+    #[arg(long, value_parser = parse_drive)]
+    drive: Option<Drive>,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Open a window on a model (the default command). Drag to orbit, wheel to zoom, Space pauses,
-    /// N steps a frame while paused, R resets, Esc quits.
-    View {
-        #[command(flatten)]
-        scene: SceneArgs,
-        /// Window size, WxH.
-        #[arg(long, default_value = "1280x720", value_parser = parse_size)]
-        size: (u32, u32),
-        /// Quit after this many frames.
-        #[arg(long)]
-        frames: Option<u64>,
-        /// Drive N window events at the window (resizes, 0×0, minimize, focus, hide): a test.
-        #[arg(long, default_value_t = 0)]
-        storm: u32,
-        /// On exit, write the last frame (rendered offscreen by the same renderer) as PNG.
-        #[arg(long)]
-        screenshot: Option<PathBuf>,
-        /// Start without the panel (and without its overlay pass; F1 then does nothing).
-        #[arg(long)]
-        no_ui: bool,
-        /// Run the panel's controls at set frames: FRAME:ACTION;... with ACTION strategy=NAME,
-        /// instances=N, clip=N, fade=S, speed=X, seek=S, pause, play, step, debug=VIEWS or
-        /// panel=on|off. With
-        /// --screenshot PATH, the frame before each is written as PATH_FRAME.png.
-        #[arg(long, value_parser = parse_drive)]
-        drive: Option<Drive>,
-    },
+    /// Open a window on a model (the default command: `vkskin FILE` is `vkskin view FILE`). Drag to
+    /// orbit, wheel to zoom, Space pauses, N steps a frame while paused, R resets, Esc quits.
+    View(ViewArgs),
     /// Render one frame headless and write it as PNG.
     Render {
         #[command(flatten)]
@@ -66,8 +81,8 @@ enum Command {
         /// Image size, WxH.
         #[arg(long, default_value = "1280x720", value_parser = parse_size)]
         size: (u32, u32),
-        /// Output PNG path.
-        #[arg(long, default_value = "vkskin.png")]
+        /// The PNG written.
+        #[arg(long, value_name = "FILE", default_value = "vkskin.png")]
         out: PathBuf,
         /// Render this many frames, a 60th of a second apart, ending at --time (soak and
         /// validation runs); the last is written.
@@ -76,9 +91,11 @@ enum Command {
     },
     /// Describe a model: joint tree, meshes, influences, clips, bounds, textures. No Vulkan needed.
     Inspect {
+        /// Model file: .md5mesh, .gltf, .glb, .ms3d or .dae.
         model: PathBuf,
-        /// Animation file(s) (.md5anim). Default: the model's sibling .md5anim, if any.
-        #[arg(long = "anim")]
+        /// Animation file(s) whose clips play on the model (today: .md5anim). Default: a .md5mesh's
+        /// sibling .md5anim files.
+        #[arg(long = "anim", value_name = "FILE")]
         animations: Vec<PathBuf>,
         /// Cut named clips from the first animation: NAME=FIRST-LAST,... (frames, or seconds as 0.5s-1.2s).
         #[arg(long)]
@@ -88,18 +105,19 @@ enum Command {
         lod: Switch,
     },
     /// Benchmark the skinning strategies side by side, headless: a table on stdout, JSON, CSV and
-    /// PNG plots in --out.
+    /// PNG plots in --out-dir.
     Bench {
-        /// Model file. Default: the bundled figure.
+        /// Model file (.md5mesh, .gltf, .glb, .ms3d, .dae). Default: the bundled figure.
         model: Option<PathBuf>,
-        #[arg(long = "anim")]
+        /// Animation file(s) whose clips play on the model (today: .md5anim).
+        #[arg(long = "anim", value_name = "FILE")]
         animations: Vec<PathBuf>,
         /// Instance counts, comma separated.
         #[arg(long, default_value = "1,10,100,1000,10000", value_delimiter = ',')]
-        counts: Vec<usize>,
+        instances: Vec<usize>,
         /// Strategies, comma separated: compute, vertex, cpu.
         #[arg(long, default_value = "compute,vertex,cpu", value_delimiter = ',', value_parser = parse_strategy)]
-        strategies: Vec<Strategy>,
+        strategy: Vec<Strategy>,
         /// Levels of detail, comma separated: on, off. With both, each row with them on gets the
         /// difference its last frame makes against the same frame with them off.
         #[arg(long, value_enum, default_value = "on", value_delimiter = ',')]
@@ -112,17 +130,18 @@ enum Command {
         /// separated: on, off.
         #[arg(long, value_enum, default_value = "off", value_delimiter = ',')]
         animation_lod: Vec<Switch>,
-        /// Measured frames per strategy and count.
+        /// Frames measured for each row (after the warm-up).
         #[arg(long, default_value_t = 60)]
-        frames: u32,
-        /// Frames run before measuring.
+        measure: u32,
+        /// Frames rendered before measuring.
         #[arg(long, default_value_t = 10)]
         warmup: u32,
+        /// Image size, WxH.
         #[arg(long, default_value = "1280x720", value_parser = parse_size)]
         size: (u32, u32),
         /// Folder for bench.json, bench.csv and the plots.
-        #[arg(long, default_value = "bench-results")]
-        out: PathBuf,
+        #[arg(long, value_name = "DIR", default_value = "bench-results")]
+        out_dir: PathBuf,
         /// Turn on the validation layer (slower; for checking, not for figures).
         #[arg(long)]
         validate: bool,
@@ -146,14 +165,16 @@ enum Command {
         every: u64,
         #[arg(long, default_value = "160x120", value_parser = parse_size)]
         size: (u32, u32),
-        /// CSV: frame, seconds, rss_kib, gpu_allocated_bytes, gpu_capacity_bytes, rss_anon_kib.
-        #[arg(long, default_value = "soak.csv")]
-        report: PathBuf,
+        /// The CSV written: frame, seconds, rss_kib, gpu_allocated_bytes, gpu_capacity_bytes,
+        /// rss_anon_kib.
+        #[arg(long, value_name = "FILE", default_value = "soak.csv")]
+        out: PathBuf,
     },
     /// Write the bundled default model (assets/figure.*) into a folder.
     Generate {
-        #[arg(long, default_value = "assets")]
-        out: PathBuf,
+        /// The folder written.
+        #[arg(long, value_name = "DIR", default_value = "assets")]
+        out_dir: PathBuf,
         /// Write long_clip.ms3d instead: 60 joints, 3 minutes of keys at 30 fps (a load-time check).
         #[arg(long)]
         long_clip: bool,
@@ -193,10 +214,11 @@ impl Switch {
 
 #[derive(Args)]
 struct SceneArgs {
-    /// Model file (.md5mesh). Default: the bundled figure.
+    /// Model file: .md5mesh, .gltf, .glb, .ms3d or .dae. Default: the bundled figure.
     model: Option<PathBuf>,
-    /// Animation file(s) (.md5anim). Default: the model's sibling .md5anim, if any.
-    #[arg(long = "anim")]
+    /// Animation file(s) whose clips play on the model (today: .md5anim). Default: a .md5mesh's
+    /// sibling .md5anim files.
+    #[arg(long = "anim", value_name = "FILE")]
     animations: Vec<PathBuf>,
     /// Capture frame N (from 0) with RenderDoc and print the .rdc path: under `renderdoccmd capture`,
     /// or with librenderdoc.so loadable (Debian package renderdoc).
@@ -361,32 +383,9 @@ fn parse_size(text: &str) -> Result<(u32, u32), String> {
 
 /// With validation on, any warning or error the layer reported fails the run.
 fn run(cli: Cli) -> Result<(), String> {
-    let command = cli.command.unwrap_or(Command::View {
-        scene: SceneArgs {
-            model: None,
-            animations: Vec::new(),
-            instances: 1,
-            clip: None,
-            clips: None,
-            layer: None,
-            fade: 0.3,
-            strategy: Strategy::Compute,
-            lod: Switch::On,
-            light_culling: Switch::Off,
-            animation_lod: Switch::Off,
-            validate: false,
-            capture_frame: None,
-            debug: DebugViews::default(),
-        },
-        size: (1280, 720),
-        frames: None,
-        storm: 0,
-        screenshot: None,
-        no_ui: false,
-        drive: None,
-    });
+    let command = cli.command.unwrap_or(Command::View(cli.view));
     match command {
-        Command::View { scene, size, frames, storm, screenshot, no_ui, drive } => {
+        Command::View(ViewArgs { scene, size, frames, storm, screenshot, no_ui, drive }) => {
             // RenderDoc first: its layer must see the Vulkan instance being created.
             let capture = scene.capture_frame.map(FrameCapture::attach).transpose()?;
             let setup = scene.setup()?;
@@ -425,15 +424,15 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Bench {
             model,
             animations,
-            counts,
-            strategies,
+            instances,
+            strategy,
             lod,
             light_culling,
             animation_lod,
-            frames,
+            measure,
             warmup,
             size,
-            out,
+            out_dir,
             validate,
             capture_frame,
         } => {
@@ -445,12 +444,12 @@ fn run(cli: Cli) -> Result<(), String> {
                 lods: lod.iter().map(|lod| lod.on()).collect(),
                 light_culling: light_culling.iter().map(|light| light.on()).collect(),
                 animation_lod: animation_lod.iter().map(|switch| switch.on()).collect(),
-                counts,
-                strategies,
+                counts: instances,
+                strategies: strategy,
                 warmup,
-                frames: frames.max(1),
+                frames: measure.max(1),
                 size,
-                out: out.clone(),
+                out: out_dir.clone(),
                 validation: validate || validation_from_env(),
             };
             // A bar redrawn in place on a terminal; in a log, a plain line a step.
@@ -466,13 +465,13 @@ fn run(cli: Cli) -> Result<(), String> {
                 eprintln!();
             }
             print!("{}", report.table());
-            for path in report.write(&out)? {
+            for path in report.write(&out_dir)? {
                 println!("wrote {}", path.display());
             }
             Ok(())
         }
-        Command::Soak { scene, frames, switch_every, every, size, report } => {
-            soak(&scene, frames, switch_every.max(1), every.max(1), size, &report)
+        Command::Soak { scene, frames, switch_every, every, size, out } => {
+            soak(&scene, frames, switch_every.max(1), every.max(1), size, &out)
         }
         Command::Inspect { model, animations, clips, lod } => {
             let animations = default_animations(&model, &animations);
@@ -492,7 +491,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 _ => Ok(()),
             }
         }
-        Command::Generate { out, long_clip } => {
+        Command::Generate { out_dir: out, long_clip } => {
             std::fs::create_dir_all(&out).map_err(|error| format!("cannot create {}: {error}", out.display()))?;
             let written = if long_clip {
                 use vkskin::generate_long::{FRAME_RATE, JOINTS, SECONDS};

@@ -113,6 +113,53 @@ fn view_runs_under_xvfb_with_validation_clean() {
     assert!(message.contains("presented 120 frames"), "{message}");
 }
 
+/// The viewer is the default command: a file and the viewer's options, with no `view` before them.
+#[test]
+fn a_model_file_or_view_options_alone_open_the_viewer() {
+    if !xvfb_available() {
+        return;
+    }
+    let xvfb = || {
+        let mut command = Command::new("xvfb-run");
+        command.args(["-a", "-s", "-screen 0 1400x900x24"]).arg(env!("CARGO_BIN_EXE_vkskin"));
+        command
+    };
+    let model = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/figure.md5mesh");
+    let message = run_validated(xvfb().arg(&model).args(["--frames", "3", "--size", "160x120", "--validate"]));
+    assert!(message.contains("presented 3 frames of figure"), "{message}");
+    let message = run_validated(xvfb().args(["--instances", "2", "--frames", "2", "--size", "160x120", "--validate"]));
+    assert!(message.contains("presented 2 frames of figure"), "{message}");
+    // A file that is not there is named, not taken for a command.
+    let output = vkskin().arg("no/such/character.glb").output().expect("vkskin runs");
+    let message = text(&output);
+    assert!(!output.status.success() && message.contains("no/such/character.glb"), "{message}");
+    assert!(!message.contains("unrecognized subcommand"), "{message}");
+}
+
+/// One vocabulary: bench takes `--instances` and `--strategy` as lists, every `--out` is a file
+/// and every folder is `--out-dir`; the help of options that take any format names them all.
+#[test]
+fn the_commands_share_one_vocabulary() {
+    for (command, expected, gone) in [
+        ("bench", &["--instances", "--strategy", "--measure", "--out-dir"][..], &["--counts", "--strategies", "--frames"][..]),
+        ("render", &["--instances", "--strategy", "--frames", "--out <FILE>"][..], &["--out-dir"][..]),
+        ("soak", &["--instances", "--strategy", "--frames", "--out <FILE>"][..], &["--report"][..]),
+        ("generate", &["--out-dir <DIR>"][..], &["--out <"][..]),
+        ("inspect", &["--anim <FILE>", ".gltf, .glb, .ms3d or .dae"][..], &[][..]),
+    ] {
+        let output = vkskin().args([command, "--help"]).output().expect("vkskin runs");
+        let help = text(&output);
+        assert!(output.status.success(), "{help}");
+        for flag in expected {
+            assert!(help.contains(flag), "`{command} --help` lacks {flag}:\n{help}");
+        }
+        for flag in gone {
+            assert!(!help.contains(flag), "`{command} --help` still has {flag}:\n{help}");
+        }
+        assert!(!help.contains("(.md5mesh)") && !help.contains("(.md5anim). Default"), "{help}");
+    }
+}
+
 #[test]
 fn inspect_describes_the_bundled_model_without_vulkan() {
     let output = vkskin()
@@ -155,9 +202,9 @@ fn bench_writes_complete_json_csv_and_plots() {
     let out = scratch("bench");
     let _ = std::fs::remove_dir_all(&out);
     let output = vkskin()
-        .args(["bench", "--counts", "1,10", "--lod", "off,on", "--animation-lod", "off,on", "--frames", "3", "--warmup", "2"])
+        .args(["bench", "--instances", "1,10", "--lod", "off,on", "--animation-lod", "off,on", "--measure", "3", "--warmup", "2"])
         .args(["--size", "96x64"])
-        .args(["--validate", "--out"])
+        .args(["--validate", "--out-dir"])
         .arg(&out)
         .output()
         .expect("vkskin runs");
@@ -224,7 +271,7 @@ fn soak_logs_memory_every_few_frames() {
     let report = scratch("soak.csv");
     let output = vkskin()
         .args(["soak", "--instances", "3", "--frames", "25", "--every", "10", "--switch-every", "7", "--size", "64x48"])
-        .args(["--validate", "--report"])
+        .args(["--validate", "--out"])
         .arg(&report)
         .output()
         .expect("vkskin runs");

@@ -135,8 +135,8 @@ fn counts_times_and_outputs_from_the_command_line_get_one_clean_line() {
     // The bench skips a count no device holds, row by row, with the reason.
     let out = scratch("bench_counts");
     let output = vkskin()
-        .args(["bench", "--counts", "4294967295", "--strategies", "compute", "--frames", "1", "--warmup", "0", "--size", "32x24"])
-        .arg("--out")
+        .args(["bench", "--instances", "4294967295", "--strategy", "compute", "--measure", "1", "--warmup", "0", "--size", "32x24"])
+        .arg("--out-dir")
         .arg(&out)
         .output()
         .expect("vkskin runs");

@@ -34,7 +34,7 @@ fn render_runs_300_frames() {
 fn bench_runs_300_frames_a_strategy() {
     let out = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("long-bench");
     let output = Command::new(env!("CARGO_BIN_EXE_vkskin"))
-        .args(["bench", "--counts", "2", "--frames", "290", "--warmup", "10", "--size", "64x48", "--validate", "--out"])
+        .args(["bench", "--instances", "2", "--measure", "290", "--warmup", "10", "--size", "64x48", "--validate", "--out-dir"])
         .arg(&out)
         .env("RUST_LOG", "warn")
         .output()
