@@ -113,7 +113,7 @@ impl SceneSetup {
     pub fn new(model: Model, instance_count: usize) -> SceneSetup {
         let instances = grid_instances(&model, instance_count.max(1));
         let bounds = world_bounds(&model, &instances);
-        let camera = OrbitCamera::framing(bounds);
+        let camera = OrbitCamera::framing_points(&framed_points(&model, &instances));
         SceneSetup {
             model,
             instances, // From the camera's left and a little behind, so the shadow falls where the camera sees it.
@@ -123,13 +123,19 @@ impl SceneSetup {
         }
     }
 
-    /// Every instance switches to `clip`, crossfading over `fade_seconds` from `now`.
+    /// Every instance switches to `clip`, crossfading over `fade_seconds` from `now`. The camera
+    /// stays where it is (`frame_played` moves it).
     pub fn play(&mut self, clip: usize, now: f64, fade_seconds: f32) {
         if clip < self.model.clips.len() {
             for instance in &mut self.instances {
                 instance.switch_clip(clip, now, fade_seconds);
             }
         }
+    }
+
+    /// A camera that frames the instances over the clips they play.
+    pub fn frame_played(&mut self) {
+        self.camera = OrbitCamera::framing_points(&framed_points(&self.model, &self.instances));
     }
 
     /// The ground: a square at the lowest point of the scene, a few model sizes wide.
@@ -252,6 +258,51 @@ pub fn grid_instances(model: &Model, count: usize) -> Vec<InstanceState> {
         .collect()
 }
 
+/// Instances up to this many are framed by their skinned vertices; a larger crowd by its boxes.
+const FRAMED_INSTANCES: usize = 16;
+/// Poses a second of the played clip the framed vertices are skinned in (12 at least)...
+const FRAMED_POSES_PER_SECOND: f32 = 15.0;
+/// ...and skinned vertices in all, at most: fewer vertices a pose, spread evenly over the model's.
+const FRAMED_SKINNED: usize = 200_000;
+
+/// What the camera frames, in world space: for a few instances, their vertices skinned on the CPU
+/// at [`FRAMED_POSES_PER_SECOND`] times a second of the clip each plays (so the figure, not its box, fills the frame);
+/// for a crowd or a model without vertices, the corners of each instance's played cells.
+pub fn framed_points(model: &Model, instances: &[InstanceState]) -> Vec<Vec3> {
+    let mut points = Vec::new();
+    if instances.len() > FRAMED_INSTANCES || model.vertices.is_empty() {
+        for instance in instances {
+            let local = instance.clip.and_then(|clip| model.clip_bounds(clip)).unwrap_or_else(|| model.bind_bounds());
+            points.extend(local.transformed(instance.world()).corners());
+        }
+        return points;
+    }
+    let mut palette = vec![glam::Mat4::IDENTITY; model.skeleton.len()];
+    for instance in instances {
+        let world = instance.world();
+        let clip = instance.clip.and_then(|clip| model.clips.get(clip));
+        let poses = clip.map_or(1, |clip| ((clip.duration * FRAMED_POSES_PER_SECOND).ceil() as usize).clamp(12, 1000));
+        let per_pose = FRAMED_SKINNED / (poses * instances.len());
+        let stride = model.vertices.len().div_ceil(per_pose.max(1)).max(1);
+        for pose in 0..poses {
+            if let Some(clip) = clip {
+                let time = clip.start + clip.duration * pose as f32 / poses as f32;
+                crate::anim::palette(&model.skeleton, &model.joint_matrices(clip.animation, time), &mut palette);
+            }
+            for vertex in model.vertices.iter().step_by(stride) {
+                let influences = model.influences_of(vertex);
+                let position = if clip.is_none() || influences.is_empty() {
+                    vertex.position
+                } else {
+                    crate::anim::skin_vertex(&palette, vertex.position, vertex.normal, Vec3::X, influences).position
+                };
+                points.push(world.transform_point3(position));
+            }
+        }
+    }
+    points
+}
+
 /// World bounds of all instances over everything any clip can do (the shadow map's fit), so a clip
 /// switch never walks out of the shadow volume.
 pub fn world_bounds(model: &Model, instances: &[InstanceState]) -> Aabb {
@@ -273,13 +324,14 @@ mod tests {
         assert_eq!(path, cache.join("figure.md5mesh"));
         let model = crate::formats::load_model(&path, &default_animations(&path, &[])).expect("the generated figure loads");
         let bundled = default_model_path();
-        let committed = crate::formats::load_model(&bundled, &default_animations(&bundled, &[])).expect("the bundled figure loads");
+        let committed =
+            crate::formats::load_model(&bundled, &default_animations(&bundled, &[])).expect("the bundled figure loads");
         assert_eq!((model.vertices.len(), model.clips.len()), (committed.vertices.len(), committed.clips.len()));
         // The second time it is found, not written again.
         let written = std::fs::metadata(&path).and_then(|metadata| metadata.modified()).expect("the figure's time");
         assert_eq!(default_model_in(&missing, &cache), path);
         assert_eq!(std::fs::metadata(&path).and_then(|metadata| metadata.modified()).ok(), Some(written));
         // An installed copy comes first.
-        assert_eq!(default_model_in(&[cache.clone()], &scratch.join("unused")), path);
+        assert_eq!(default_model_in(std::slice::from_ref(&cache), &scratch.join("unused")), path);
     }
 }

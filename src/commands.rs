@@ -58,7 +58,7 @@ fn render_into(
     // RenderDoc first: its layer must see the Vulkan instance being created.
     let mut capture = scene_args.capture_frame.map(FrameCapture::attach).transpose()?;
     let device = headless_device(validation).map_err(|error| error.to_string())?;
-    let setup = scene_args.setup_within(Some(&device))?;
+    let setup = scene_args.setup_within(Some(&device), true)?;
     let image = {
         let mut headless =
             HeadlessRenderer::with_choices(&device, &setup, (width, height), scene_args.strategy, scene_args.choices())
@@ -99,7 +99,7 @@ pub(crate) fn soak(
     let validation = scene_args.validation();
     let mut log = std::fs::File::create(report).map_err(|error| format!("cannot write {}: {error}", report.display()))?;
     let device = headless_device(validation).map_err(|error| error.to_string())?;
-    let mut setup = scene_args.setup_within(Some(&device))?;
+    let mut setup = scene_args.setup_within(Some(&device), true)?;
     let mut headless = HeadlessRenderer::with_choices(&device, &setup, size, scene_args.strategy, scene_args.choices())
         .map_err(|error| error.to_string())?;
     headless.renderer.set_debug(scene_args.debug)?;

@@ -4,8 +4,12 @@ use std::fmt::Write as _;
 
 use crate::model::Model;
 
-/// The report `vkskin inspect` prints.
-pub fn describe(model: &Model) -> String {
+/// Vertices `inspect` skins on the CPU to measure the culling cells (a few milliseconds).
+const TIGHTNESS_BUDGET: usize = 500_000;
+
+/// The report `vkskin inspect` prints; `chain_seconds`: how long the levels of detail took to build,
+/// where they were built.
+pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
     let mut out = String::new();
     // Writing into a String cannot fail; the results are ignored on purpose.
     let triangles = model.indices.len() / 3;
@@ -52,10 +56,14 @@ pub fn describe(model: &Model) -> String {
         let material = model.materials.get(mesh.material).map_or("?", |material| material.name.as_str());
         let _ = writeln!(out, "  {}: {} triangles, material {material}", mesh.name, mesh.index_count / 3);
     }
+    let built = chain_seconds.map(|seconds| format!(", built in {:.3} s", seconds)).unwrap_or_default();
+    if model.levels.is_empty() && chain_seconds.is_some() {
+        let _ = writeln!(out, "levels of detail: none (too few triangles, or a level saves too little){built}");
+    }
     if !model.levels.is_empty() {
         let _ = writeln!(
             out,
-            "levels of detail: {} (error: farthest a vertex lies from the level, sampled poses)",
+            "levels of detail: {} (error: farthest a vertex lies from the level, sampled poses){built}",
             model.levels.len() + 1
         );
         let _ = writeln!(out, "  0: {} vertices, {} triangles, error 0", model.vertices.len(), model.indices.len() / 3);
@@ -112,6 +120,17 @@ pub fn describe(model: &Model) -> String {
         );
         let cells = model.bounds.animations.get(index).map_or(0, |bounds| bounds.cells.len());
         let _ = writeln!(out, "      GPU {gpu_bytes} B ({ratio}), {per_joint_second}; {cells} culling cells ({} B)", cells * 32);
+    }
+    if let Some(tightness) = model.cell_tightness(TIGHTNESS_BUDGET) {
+        let _ = writeln!(
+            out,
+            "  culling cells against the skinned vertices (box diagonal, {} of {} cells, {} times each): median {:.2}x, worst {:.2}x",
+            tightness.cells,
+            tightness.of,
+            crate::model::TIGHTNESS_SAMPLES,
+            tightness.median,
+            tightness.worst
+        );
     }
     let _ = writeln!(out, "clips: {}", model.clips.len());
     for (index, clip) in model.clips.iter().enumerate() {

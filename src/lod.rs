@@ -24,6 +24,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use glam::{Mat4, Vec3};
+use rayon::prelude::*;
 
 use crate::anim::skin_vertex;
 use crate::model::{Level, Model, MAX_LEVELS};
@@ -68,7 +69,7 @@ pub fn with_levels(model: &Model) -> Model {
         if triangles < MIN_TRIANGLES {
             break;
         }
-        let coarser: Vec<Vec<u32>> = finer.iter().map(|indices| simplify(&model, &attributes, indices)).collect();
+        let coarser: Vec<Vec<u32>> = finer.par_iter().map(|indices| simplify(&attributes, indices)).collect();
         let kept: usize = coarser.iter().map(|indices| indices.len() / 3).sum();
         if kept == 0 || kept as f32 > triangles as f32 * MIN_PROGRESS {
             break;
@@ -204,16 +205,35 @@ fn attributes(model: &Model, skinned: &[Vec<Vec3>]) -> Attributes {
     Attributes { values, weights, positions }
 }
 
-/// One mesh's triangles at about [`REDUCTION`] of their count.
-fn simplify(model: &Model, attributes: &Attributes, indices: &[u32]) -> Vec<u32> {
+/// One mesh's triangles at about [`REDUCTION`] of their count. The simplifier is given only the
+/// vertices those triangles use (its set-up is in proportion to the vertices it is handed, and a
+/// coarse level of one mesh uses few of the model's).
+fn simplify(attributes: &Attributes, indices: &[u32]) -> Vec<u32> {
     let target = ((indices.len() / 3) as f32 * REDUCTION) as usize * 3;
-    let locks = vec![false; model.vertices.len()];
-    let vertices = meshopt::VertexDataAdapter::new(bytemuck::cast_slice(&attributes.positions), 12, 0);
+    let mut local_of: HashMap<u32, u32> = HashMap::with_capacity(indices.len() / 2);
+    let mut used: Vec<u32> = Vec::new();
+    let local: Vec<u32> = indices
+        .iter()
+        .map(|&index| {
+            *local_of.entry(index).or_insert_with(|| {
+                used.push(index);
+                (used.len() - 1) as u32
+            })
+        })
+        .collect();
+    let positions: Vec<[f32; 3]> = used.iter().map(|&index| attributes.positions[index as usize]).collect();
+    let values: Vec<f32> = used
+        .iter()
+        .flat_map(|&index| &attributes.values[index as usize * ATTRIBUTES..(index as usize + 1) * ATTRIBUTES])
+        .copied()
+        .collect();
+    let locks = vec![false; used.len()];
+    let vertices = meshopt::VertexDataAdapter::new(bytemuck::cast_slice(&positions), 12, 0);
     let Ok(vertices) = vertices else { return indices.to_vec() };
-    meshopt::simplify_with_attributes_and_locks(
-        indices,
+    let simplified = meshopt::simplify_with_attributes_and_locks(
+        &local,
         &vertices,
-        &attributes.values,
+        &values,
         &attributes.weights,
         ATTRIBUTES * 4,
         &locks,
@@ -221,39 +241,146 @@ fn simplify(model: &Model, attributes: &Attributes, indices: &[u32]) -> Vec<u32>
         1.0, // no error limit: the level is measured afterwards
         meshopt::SimplifyOptions::LockBorder,
         None,
-    )
+    );
+    simplified.into_iter().map(|index| used[index as usize]).collect()
 }
 
 /// Each level's error: the largest distance, over the sampled poses, from a vertex of the full
 /// mesh to the level's triangles near it, times [`ERROR_MARGIN`]; never less than the finer level's.
+/// The levels are measured in parallel.
 fn measure_errors(model: &Model, skinned: &[Vec<Vec3>], chain: &[Vec<Vec<u32>>]) -> Vec<f32> {
     let weld = Weld::new(model);
-    let mut errors = Vec::new();
+    // A piece a level dropped whole is missing by its size, in the pose at hand.
+    let pieces: Vec<Vec<f32>> = skinned.iter().map(|positions| weld.piece_sizes(positions)).collect();
+    // A level's error is never less than the finer one's, so only distances past that can matter:
+    // each level starts from it, finest first, and skips every vertex and pose that cannot pass it.
     let mut finer = 0.0f32;
-    for meshes in chain {
-        let triangles: Vec<[u32; 3]> = meshes.iter().flat_map(|mesh| mesh.chunks_exact(3).map(|t| [t[0], t[1], t[2]])).collect();
-        let candidates = weld.candidates(&triangles);
-        let mut error = 0.0f32;
-        for positions in skinned {
+    chain
+        .iter()
+        .map(|meshes| {
+            finer = level_error(&weld, skinned, &pieces, meshes, finer);
+            finer * ERROR_MARGIN
+        })
+        .collect()
+}
+
+/// One level's largest distance over vertices and poses (see [`measure_errors`]). A vertex the
+/// level leaves out is measured against the level's triangles around its nearest kept point along
+/// the mesh and around the nearest kept points of the points within two edges of it (so a vertex
+/// near the border between kept points' regions sees them all). Only the largest distance matters, so a vertex's nearest
+/// triangle in the pose before is tried first: when even that one is no farther than the largest
+/// distance so far, the vertex's nearest cannot raise it and its other candidates are skipped. The
+/// result is the same as trying them all, for about one distance a vertex and pose.
+fn level_error(weld: &Weld, skinned: &[Vec<Vec3>], pieces: &[Vec<f32>], meshes: &[Vec<u32>], at_least: f32) -> f32 {
+    let triangles: Vec<[u32; 3]> = meshes.iter().flat_map(|mesh| mesh.chunks_exact(3).map(|t| [t[0], t[1], t[2]])).collect();
+    let around = weld.triangles_around(&triangles);
+    let nearest = weld.nearest_kept(&around);
+    // The points in runs measured in parallel, each run keeping its own largest distance.
+    const RUN: usize = 4096;
+    let points = weld.vertices_of.len();
+    let runs: Vec<usize> = (0..points.div_ceil(RUN)).collect();
+    // Each worker's marks of what it gathered for which point (points are never measured twice, so
+    // the marks need no clearing between runs).
+    let marks = || Marks { regions: vec![u32::MAX; points], triangles: vec![u32::MAX; triangles.len()] };
+    runs.par_iter()
+        .map_init(marks, |marks, &run| {
+            let points = run * RUN..((run + 1) * RUN).min(points);
+            run_error(weld, skinned, pieces, &triangles, &around, &nearest, points, at_least, marks)
+        })
+        .reduce(|| at_least, f32::max)
+}
+
+/// The point each region and triangle was last gathered for: each is gathered once a point.
+struct Marks {
+    regions: Vec<u32>,
+    triangles: Vec<u32>,
+}
+
+/// [`level_error`] over some of the points, starting from `at_least`.
+#[allow(clippy::too_many_arguments)]
+fn run_error(
+    weld: &Weld,
+    skinned: &[Vec<Vec3>],
+    pieces: &[Vec<f32>],
+    triangles: &[[u32; 3]],
+    around: &TrianglesAround,
+    nearest: &[u32],
+    points: std::ops::Range<usize>,
+    at_least: f32,
+    marks: &mut Marks,
+) -> f32 {
+    let distance = |positions: &[Vec3], point: Vec3, triangle: u32| {
+        let [a, b, c] = triangles[triangle as usize].map(|index| positions[index as usize]);
+        point.distance(closest_on_triangle(point, a, b, c))
+    };
+    let mut error = at_least;
+    let mut nearby: Vec<u32> = Vec::new();
+    let Marks { regions: region_seen, triangles: triangle_seen } = marks;
+    for point in points {
+        if !around.of(point).is_empty() || weld.neighbours[point].is_empty() {
+            continue; // kept, or in no triangle of the full mesh
+        }
+        if nearest[point] == u32::MAX {
             // A piece the level dropped whole is missing by its size.
-            let pieces = weld.piece_sizes(positions);
-            for (vertex, nearby) in &candidates {
-                let point = positions[*vertex as usize];
-                let distance = nearby
-                    .iter()
-                    .map(|&triangle| {
-                        let [a, b, c] = triangles[triangle as usize].map(|index| positions[index as usize]);
-                        point.distance(closest_on_triangle(point, a, b, c))
-                    })
-                    .fold(f32::INFINITY, f32::min);
-                let piece = weld.piece_of[weld.point_of[*vertex as usize] as usize] as usize;
-                error = error.max(if distance.is_finite() { distance } else { pieces[piece] });
+            let piece = weld.piece_of[point] as usize;
+            error = pieces.iter().fold(error, |error, sizes| error.max(sizes[piece]));
+            continue;
+        }
+        nearby.clear();
+        let stamp = point as u32;
+        let mut gather = |region: u32| {
+            if region == u32::MAX || region_seen[region as usize] == stamp {
+                return;
+            }
+            region_seen[region as usize] = stamp;
+            for &triangle in around.of(region as usize) {
+                if triangle_seen[triangle as usize] != stamp {
+                    triangle_seen[triangle as usize] = stamp;
+                    nearby.push(triangle);
+                }
+            }
+        };
+        gather(nearest[point]);
+        for &next in &weld.neighbours[point] {
+            gather(nearest[next as usize]);
+            for &beyond in &weld.neighbours[next as usize] {
+                gather(nearest[beyond as usize]);
             }
         }
-        finer = finer.max(error * ERROR_MARGIN);
-        errors.push(finer);
+        let first = nearby[0];
+        for &vertex in &weld.vertices_of[point] {
+            let mut best = first;
+            for positions in skinned {
+                let point = positions[vertex as usize];
+                // A triangle is no farther than its nearest corner: that first, the exact distance
+                // only when the corner is too far.
+                let corners = triangles[best as usize].map(|index| positions[index as usize]);
+                let corner = corners.iter().map(|corner| corner.distance_squared(point)).fold(f32::INFINITY, f32::min);
+                if corner <= error * error || distance(positions, point, best) <= error {
+                    continue;
+                }
+                let (nearest, triangle) = nearby
+                    .iter()
+                    .map(|&triangle| (distance(positions, point, triangle), triangle))
+                    .fold((f32::INFINITY, first), |a, b| if b.0 < a.0 { b } else { a });
+                best = triangle;
+                error = error.max(nearest);
+            }
+        }
     }
-    errors
+    error
+}
+
+/// Lists of triangles, one list a point, in one allocation.
+struct TrianglesAround {
+    starts: Vec<u32>,
+    triangles: Vec<u32>,
+}
+
+impl TrianglesAround {
+    fn of(&self, point: usize) -> &[u32] {
+        &self.triangles[self.starts[point] as usize..self.starts[point + 1] as usize]
+    }
 }
 
 /// The full mesh's vertices welded by position (a UV or normal seam splits one point into several
@@ -329,64 +456,51 @@ impl Weld {
         boxes.iter().map(|bounds| bounds.size().length()).collect()
     }
 
-    /// For every vertex of the full mesh that `triangles` (a level) leaves out, the level's
-    /// triangles around the kept points nearest to it along the mesh (the first ring of kept points
-    /// a breadth-first walk reaches, and the ring after it).
-    fn candidates(&self, triangles: &[[u32; 3]]) -> Vec<(u32, Vec<u32>)> {
-        let mut around: Vec<Vec<u32>> = vec![Vec::new(); self.vertices_of.len()];
+    /// The triangles of a level touching each point.
+    fn triangles_around(&self, triangles: &[[u32; 3]]) -> TrianglesAround {
+        let points = |triangle: &[u32; 3]| triangle.map(|vertex| self.point_of[vertex as usize]);
+        let mut starts = vec![0u32; self.vertices_of.len() + 1];
+        for triangle in triangles {
+            let [a, b, c] = points(triangle);
+            for point in [a, b, c].into_iter().enumerate().filter(|&(at, point)| !([a, b, c][..at].contains(&point))) {
+                starts[point.1 as usize + 1] += 1;
+            }
+        }
+        for point in 0..self.vertices_of.len() {
+            starts[point + 1] += starts[point];
+        }
+        let mut filled = starts.clone();
+        let mut list = vec![0u32; starts[self.vertices_of.len()] as usize];
         for (index, triangle) in triangles.iter().enumerate() {
-            for &vertex in triangle {
-                let point = &mut around[self.point_of[vertex as usize] as usize];
-                if !point.contains(&(index as u32)) {
-                    point.push(index as u32);
+            let [a, b, c] = points(triangle);
+            for point in [a, b, c].into_iter().enumerate().filter(|&(at, point)| !([a, b, c][..at].contains(&point))) {
+                list[filled[point.1 as usize] as usize] = index as u32;
+                filled[point.1 as usize] += 1;
+            }
+        }
+        TrianglesAround { starts, triangles: list }
+    }
+
+    /// Each point's nearest kept point along the full mesh's edges (a breadth-first walk from all
+    /// kept points at once), or `u32::MAX` where its piece has none.
+    fn nearest_kept(&self, around: &TrianglesAround) -> Vec<u32> {
+        let mut nearest = vec![u32::MAX; self.vertices_of.len()];
+        let mut queue = VecDeque::new();
+        for (point, nearest) in nearest.iter_mut().enumerate() {
+            if !around.of(point).is_empty() {
+                *nearest = point as u32;
+                queue.push_back(point as u32);
+            }
+        }
+        while let Some(point) = queue.pop_front() {
+            for &next in &self.neighbours[point as usize] {
+                if nearest[next as usize] == u32::MAX {
+                    nearest[next as usize] = nearest[point as usize];
+                    queue.push_back(next);
                 }
             }
         }
-        let mut used = vec![false; triangles.len()];
-        let mut result = Vec::new();
-        let mut depth = vec![u32::MAX; self.vertices_of.len()];
-        let mut visited = Vec::new();
-        for (start, vertices) in self.vertices_of.iter().enumerate() {
-            if !around[start].is_empty() || self.neighbours[start].is_empty() {
-                continue; // kept, or in no triangle of the full mesh
-            }
-            let mut queue = VecDeque::from([start as u32]);
-            depth[start] = 0;
-            visited.push(start as u32);
-            let mut found_at = u32::MAX;
-            let mut nearby: Vec<u32> = Vec::new();
-            while let Some(point) = queue.pop_front() {
-                let at = depth[point as usize];
-                if at > found_at.saturating_add(1) {
-                    break;
-                }
-                if !around[point as usize].is_empty() {
-                    found_at = found_at.min(at);
-                    for &triangle in &around[point as usize] {
-                        if !used[triangle as usize] {
-                            used[triangle as usize] = true;
-                            nearby.push(triangle);
-                        }
-                    }
-                    continue; // the walk does not pass through kept points
-                }
-                for &next in &self.neighbours[point as usize] {
-                    if depth[next as usize] == u32::MAX {
-                        depth[next as usize] = at + 1;
-                        visited.push(next);
-                        queue.push_back(next);
-                    }
-                }
-            }
-            for point in visited.drain(..) {
-                depth[point as usize] = u32::MAX;
-            }
-            for &triangle in &nearby {
-                used[triangle as usize] = false;
-            }
-            result.extend(vertices.iter().map(|&vertex| (vertex, nearby.clone())));
-        }
-        result
+        nearest
     }
 }
 

@@ -178,6 +178,10 @@ enum Command {
         /// Write long_clip.ms3d instead: 60 joints, 3 minutes of keys at 30 fps (a load-time check).
         #[arg(long)]
         long_clip: bool,
+        /// Also write figure_dense.md5mesh and its clips: the figure with each triangle split into
+        /// four, N times over (N = 2: 111,168 triangles; a load-time and level-of-detail check).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=5))]
+        subdivide: Option<u32>,
     },
 }
 
@@ -281,15 +285,18 @@ impl SceneArgs {
         PlanChoices { light_culling: self.light_culling.on(), ..PlanChoices::default() }
     }
 
-    /// The model with its instances, playing the chosen clip.
+    /// The model with its instances, playing the chosen clip; without levels of detail, which the
+    /// viewer builds on a worker thread while it draws the full mesh.
     fn setup(&self) -> Result<SceneSetup, String> {
-        self.setup_within(None)
+        self.setup_within(None, false)
     }
 
     /// `setup`, refusing up front (before laying out a single instance) a count past what
     /// `device` can hold, with the limit and the largest count that fits.
-    fn setup_within(&self, device: Option<&vkskin::gpu::Device>) -> Result<SceneSetup, String> {
-        let model = self.load()?;
+    /// `build_levels`: with `--lod on`, build the levels of detail before returning (the headless
+    /// commands, whose frames are all rendered at once).
+    fn setup_within(&self, device: Option<&vkskin::gpu::Device>, build_levels: bool) -> Result<SceneSetup, String> {
+        let model = self.load(build_levels)?;
         match device {
             Some(device) => {
                 MemoryPlan::new(device, &model, self.strategy, self.instances, self.choices())
@@ -302,6 +309,7 @@ impl SceneArgs {
         let mut setup = SceneSetup::new(model, self.instances as usize);
         if let Some(clip) = clip {
             setup.play(clip, 0.0, 0.0);
+            setup.frame_played();
         }
         for instance in &mut setup.instances {
             instance.layer = layer;
@@ -309,7 +317,7 @@ impl SceneArgs {
         Ok(setup)
     }
 
-    fn load(&self) -> Result<Model, String> {
+    fn load(&self, build_levels: bool) -> Result<Model, String> {
         let path = self.model.clone().unwrap_or_else(default_model_path);
         let animations = default_animations(&path, &self.animations);
         let mut model = load_model(&path, &animations).map_err(|error| error.to_string())?;
@@ -319,7 +327,7 @@ impl SceneArgs {
         for warning in &model.stats.warnings {
             log::warn!("{}", vkskin::formats::files::one_line(warning));
         }
-        if self.lod.on() {
+        if build_levels && self.lod.on() {
             model = vkskin::lod::with_levels(&model);
         }
         log::info!(
@@ -398,6 +406,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 strategy: scene.strategy,
                 light_culling: scene.light_culling.on(),
                 animation_lod: scene.animation_lod(),
+                lod: scene.lod.on(),
                 capture,
                 debug: scene.debug,
                 storm,
@@ -479,19 +488,22 @@ fn run(cli: Cli) -> Result<(), String> {
             if let Some(text) = &clips {
                 model.cut_clips(&parse_clips_argument(text)?)?;
             }
+            let mut chain_seconds = None;
             if lod.on() {
+                let started = std::time::Instant::now();
                 model = vkskin::lod::with_levels(&model);
+                chain_seconds = Some(started.elapsed().as_secs_f64());
             }
             // A reader that stops early (`| head`) is not an error; print! would panic on it.
             use std::io::Write as _;
-            match std::io::stdout().lock().write_all(vkskin::inspect::describe(&model).as_bytes()) {
+            match std::io::stdout().lock().write_all(vkskin::inspect::describe(&model, chain_seconds).as_bytes()) {
                 Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
                     Err(format!("cannot write the description: {error}"))
                 }
                 _ => Ok(()),
             }
         }
-        Command::Generate { out_dir: out, long_clip } => {
+        Command::Generate { out_dir: out, long_clip, subdivide } => {
             std::fs::create_dir_all(&out).map_err(|error| format!("cannot create {}: {error}", out.display()))?;
             let written = if long_clip {
                 use vkskin::generate_long::{FRAME_RATE, JOINTS, SECONDS};
@@ -500,7 +512,23 @@ fn run(cli: Cli) -> Result<(), String> {
                 std::fs::write(&path, bytes).map_err(|error| format!("cannot write {}: {error}", path.display()))?;
                 vec![path]
             } else {
-                vkskin::generate::write_assets(&out).map_err(|error| format!("cannot write into {}: {error}", out.display()))?
+                let mut written = vkskin::generate::write_assets(&out)
+                    .map_err(|error| format!("cannot write into {}: {error}", out.display()))?;
+                if let Some(times) = subdivide {
+                    let figure = vkskin::generate::figure();
+                    let dense = vkskin::generate::dense::subdivided(&figure.mesh, times);
+                    // The figure's clips beside it, named so that they are found as the figure's are.
+                    let mut files = vec![("figure_dense.md5mesh".to_string(), vkskin::formats::md5::write_mesh(&dense))];
+                    for (name, anim) in vkskin::generate::animation_files(&figure) {
+                        files.push((name.replace("figure_", "figure_dense_"), vkskin::formats::md5::write_anim(anim)));
+                    }
+                    for (name, text) in files {
+                        let path = out.join(name);
+                        std::fs::write(&path, text).map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+                        written.push(path);
+                    }
+                }
+                written
             };
             for path in written {
                 println!("wrote {}", path.display());

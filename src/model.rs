@@ -105,6 +105,19 @@ pub struct LoadStats {
     pub warnings: Vec<String>,
 }
 
+/// Times a cell is skinned at by [`Model::cell_tightness`].
+pub const TIGHTNESS_SAMPLES: usize = 6;
+
+/// [`Model::cell_tightness`]: cell box diagonal over skinned box diagonal, median and worst over the
+/// cells measured, and how many of how many.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tightness {
+    pub median: f32,
+    pub worst: f32,
+    pub cells: usize,
+    pub of: usize,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Model {
     pub name: String,
@@ -196,6 +209,68 @@ impl Model {
     /// The model's size scale that test tolerances are relative to: the bind pose's.
     pub fn extent(&self) -> f32 {
         self.bind_bounds().extent()
+    }
+
+    /// The union of the cells a clip plays through; `None` for an unknown clip or one whose
+    /// animation has no cells.
+    pub fn clip_bounds(&self, clip: usize) -> Option<Aabb> {
+        let clip = self.clips.get(clip)?;
+        let bounds = self.bounds.animations.get(clip.animation)?;
+        let last = bounds.cells.len().checked_sub(1)?;
+        let cell =
+            |time: f32| if bounds.cell_duration > 0.0 { ((time / bounds.cell_duration).max(0.0) as usize).min(last) } else { 0 };
+        let range = cell(clip.start)..=cell(clip.start + clip.duration.max(0.0));
+        let union = bounds.cells.get(range)?.iter().fold(Aabb::EMPTY, |acc, cell| acc.union(*cell));
+        (union.min.x <= union.max.x).then_some(union)
+    }
+
+    /// How close the culling cells are to what the vertices do: for cells spread over every
+    /// animation, the diagonal of the cell's box over the diagonal of the box of the vertices skinned
+    /// on the CPU at [`TIGHTNESS_SAMPLES`] times across the cell (the ends included). At most `budget`
+    /// vertices are skinned in all, so the cells measured are fewer on a large model. `None` without
+    /// animations or vertices.
+    pub fn cell_tightness(&self, budget: usize) -> Option<Tightness> {
+        let cells: Vec<(usize, usize)> = self
+            .bounds
+            .animations
+            .iter()
+            .enumerate()
+            .flat_map(|(animation, bounds)| (0..bounds.cells.len()).map(move |cell| (animation, cell)))
+            .collect();
+        if cells.is_empty() || self.vertices.is_empty() || self.animations.is_empty() {
+            return None;
+        }
+        let wanted = (budget / (TIGHTNESS_SAMPLES * self.vertices.len())).clamp(1, cells.len());
+        let mut ratios = Vec::with_capacity(wanted);
+        let mut palette = vec![glam::Mat4::IDENTITY; self.skeleton.len()];
+        for pick in 0..wanted {
+            let (animation, cell) = cells[pick * cells.len() / wanted];
+            let bounds = &self.bounds.animations[animation];
+            let start = cell as f32 * bounds.cell_duration;
+            let end =
+                if cell + 1 == bounds.cells.len() { self.animations[animation].duration } else { start + bounds.cell_duration };
+            let mut skinned = Aabb::EMPTY;
+            for sample in 0..TIGHTNESS_SAMPLES {
+                let time = start + (end - start) * sample as f32 / (TIGHTNESS_SAMPLES - 1) as f32;
+                crate::anim::palette(&self.skeleton, &self.joint_matrices(animation, time), &mut palette);
+                for vertex in &self.vertices {
+                    let influences = self.influences_of(vertex);
+                    let position = if influences.is_empty() || palette.is_empty() {
+                        vertex.position
+                    } else {
+                        crate::anim::skin_vertex(&palette, vertex.position, vertex.normal, Vec3::X, influences).position
+                    };
+                    skinned = skinned.including(position);
+                }
+            }
+            let truth = skinned.size().length();
+            if truth > 0.0 && truth.is_finite() {
+                ratios.push(bounds.cells[cell].size().length() / truth);
+            }
+        }
+        ratios.sort_by(f32::total_cmp);
+        let worst = *ratios.last()?;
+        Some(Tightness { median: ratios[ratios.len() / 2], worst, cells: ratios.len(), of: cells.len() })
     }
 
     /// Fills [`Model::bounds`] from the skeleton, animations and vertices, and gives every

@@ -30,6 +30,8 @@ pub struct PanelInfo<'a> {
     /// Levels of detail, the full mesh included (1: `--lod off`), and whether the shadow pass draws
     /// the triangle pass's light run.
     pub levels: usize,
+    /// The levels are still being built on their worker thread (the full mesh is drawn meanwhile).
+    pub levels_building: bool,
     pub light_culling: bool,
     /// Far instances' palettes every second frame (`--animation-lod on`).
     pub animation_lod: bool,
@@ -260,7 +262,8 @@ impl Panel {
             info.model_name, info.vertices, info.triangles, info.joints, info.max_influences
         ));
         let on_off = |on: bool| if on { "on" } else { "off" };
-        ui.label(format!("levels of detail: {}; light culling: {}", info.levels, on_off(info.light_culling)));
+        let levels = if info.levels_building { "building".to_string() } else { info.levels.to_string() };
+        ui.label(format!("levels of detail: {levels}; light culling: {}", on_off(info.light_culling)));
     }
 
     fn timing(&self, ui: &mut egui::Ui, info: &PanelInfo<'_>) {

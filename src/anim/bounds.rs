@@ -1,8 +1,10 @@
 //! Animated bounds for culling, computed at load from the keys, with no baking.
 //!
 //! Each animation's timeline is cut into cells of at most 1 / CELL_RATE s. For a cell starting at
-//! `t0` the pose at `t0` is composed, and every joint gets a sphere around its position there that
-//! holds its vertices at any time in the cell:
+//! `t0` the pose at `t0` is composed, and every joint gets a box that holds its vertices at any
+//! time in the cell: the box of the vertices it moves, in its own space (`inverse_bind × v`, at
+//! load), carried by the joint's matrix at `t0` (exact for that pose, up to the box's turn), then
+//! grown by the most the joint's motion within the cell can move a point of it:
 //!
 //! - `r_j`: the farthest vertex joint j moves, in joint space (`|inverse_bind × v|`, at load);
 //! - how far each channel strays from its value at `t0` within the cell: along linear segments the
@@ -12,8 +14,12 @@
 //!   drift, plus the parent's change of linear part times the bone, plus its own translation's
 //!   change times the parent's largest scale (`drift_j = D_p + ΔL_p |x_j| + L_p |P_j| τ_j`).
 //!
+//! - joint j's box at `t` is then within `drift_j + ΔL_j r_j` of its box at `t0`.
+//!
 //! A skinned vertex is a convex blend of what each of its joints would make of it, so it lies in
-//! the box around those spheres: the cell's box never misses a pose in the cell. Crossfades and
+//! the box around the joints' boxes: the cell's box never misses a pose in the cell. The boxes
+//! follow the mesh, not spheres around the joints: a cell is within a few percent of the true box
+//! of the skinned vertices over its time (`Model::cell_tightness` measures it). Crossfades and
 //! layers blend local poses into poses no clip has; for them the cull pass grows the union of the
 //! clips' boxes by [`ModelBounds::blend_reach`], the farthest any vertex can be from its root joint
 //! in any pose the keys allow.
@@ -78,6 +84,9 @@ struct Motion {
     deviation: f32,
     /// Scale: the largest absolute component reached.
     largest: f32,
+    /// Translation and scale: the box of the values reached, less the value at t0 (the exact
+    /// sweep of a linear segment, the hull of a curve's control points).
+    sweep: (Vec3, Vec3),
 }
 
 /// The control points the channel's value stays within while on key segment `key -> next`.
@@ -92,6 +101,21 @@ fn segment_points(channel: &Channel, key: usize, next: usize, out: &mut Vec<Vec4
     }
 }
 
+/// The control points of the part `[u0, u1]` of a cubic Bézier curve (de Casteljau).
+fn bezier_part(points: [Vec4; 4], u0: f32, u1: f32) -> [Vec4; 4] {
+    let split = |[p0, p1, p2, p3]: [Vec4; 4], t: f32| {
+        let (p01, p12, p23) = (p0.lerp(p1, t), p1.lerp(p2, t), p2.lerp(p3, t));
+        let (p012, p123) = (p01.lerp(p12, t), p12.lerp(p23, t));
+        let middle = p012.lerp(p123, t);
+        ([p0, p01, p012, middle], [middle, p123, p23, p3])
+    };
+    let left = split(points, u1).0;
+    if u1 <= 0.0 {
+        return [left[0]; 4];
+    }
+    split(left, u0 / u1).1
+}
+
 /// Seconds from key `key` to key `next`; the wrap back to key 0 (only uniform channels wrap) and a
 /// held last key take one step.
 fn segment_span(channel: &Channel, key: usize, next: usize) -> f32 {
@@ -104,13 +128,13 @@ fn segment_span(channel: &Channel, key: usize, next: usize) -> f32 {
     }
 }
 
-fn motion(channel: &Channel, t0: f32, t1: f32, points: &mut Vec<Vec4>) -> Motion {
+fn motion(channel: &Channel, t0: f32, t1: f32, points: &mut Vec<Vec4>, segments: &mut Vec<(usize, usize)>) -> Motion {
     let start = channel.locate(t0);
     let end = channel.locate(t1);
     let v0 = channel.sample(t0);
     let count = channel.times.count();
     // The key segments the cell touches: from t0's key up to t1's, and the wrap back to key 0.
-    let mut segments: Vec<(usize, usize)> = Vec::new();
+    segments.clear();
     let last_key = if end.key >= start.key { end.key } else { count.saturating_sub(1) };
     for key in start.key..=last_key {
         let next = if key + 1 < count {
@@ -127,9 +151,21 @@ fn motion(channel: &Channel, t0: f32, t1: f32, points: &mut Vec<Vec4>) -> Motion
     }
     let mut result = Motion::default();
     let rotation = channel.property == Property::Rotation;
-    for (key, next) in segments {
+    for &(key, next) in segments.iter() {
         points.clear();
         segment_points(channel, key, next, points);
+        if points.len() == 4 {
+            // A curve: only the part of it within the cell, as the control points of that part.
+            let start = channel.times.time(key);
+            let span = segment_span(channel, key, next);
+            if span > 0.0 {
+                let u0 = ((t0 - start) / span).clamp(0.0, 1.0);
+                let u1 = ((t1 - start) / span).clamp(0.0, 1.0);
+                let part = bezier_part([points[0], points[2], points[3], points[1]], u0, u1);
+                points.clear();
+                points.extend_from_slice(&part);
+            }
+        }
         if channel.interpolation == Interpolation::Linear {
             // Constant speed along the segment: the distance covered within the cell is the
             // segment's length times the part of it the cell overlaps (slerp turns at a constant
@@ -146,6 +182,15 @@ fn motion(channel: &Channel, t0: f32, t1: f32, points: &mut Vec<Vec4>) -> Motion
                 (a.truncate().distance(b.truncate()), false)
             };
             result.deviation += length * if whole && overlap > 0.0 { 1.0 } else { overlap };
+            if !rotation && end > start && overlap > 0.0 {
+                for time in [t0.max(start), t1.min(end)] {
+                    let at = a.lerp(b, (time - start) / (end - start)).truncate() - v0.truncate();
+                    result.sweep = (result.sweep.0.min(at), result.sweep.1.max(at));
+                }
+            } else if !rotation {
+                let at = a.truncate() - v0.truncate();
+                result.sweep = (result.sweep.0.min(at), result.sweep.1.max(at));
+            }
             if !rotation {
                 result.largest =
                     points.iter().fold(result.largest, |largest, point| largest.max(point.truncate().abs().max_element()));
@@ -154,7 +199,9 @@ fn motion(channel: &Channel, t0: f32, t1: f32, points: &mut Vec<Vec4>) -> Motion
         }
         if rotation {
             let q0 = v0.normalize_or_zero();
-            let qk = channel.key_value(key).normalize_or_zero();
+            // Where the segment's part within the cell starts (a curve's part begins at its first
+            // control point; a step holds its key).
+            let qk = points[0].normalize_or_zero();
             let within = match channel.interpolation {
                 // The Bézier hull lies in the cone around q_k when every control point leans its way.
                 Interpolation::CubicSpline | Interpolation::Hermite if points.iter().all(|point| point.dot(qk) > 0.0) => {
@@ -167,6 +214,8 @@ fn motion(channel: &Channel, t0: f32, t1: f32, points: &mut Vec<Vec4>) -> Motion
             result.deviation = result.deviation.max((angle(q0, qk) + within).min(std::f32::consts::PI));
         } else {
             for point in points.iter() {
+                let at = point.truncate() - v0.truncate();
+                result.sweep = (result.sweep.0.min(at), result.sweep.1.max(at));
                 result.deviation = result.deviation.max(point.truncate().distance(v0.truncate()));
                 result.largest = result.largest.max(point.truncate().abs().max_element());
             }
@@ -179,19 +228,39 @@ fn motion(channel: &Channel, t0: f32, t1: f32, points: &mut Vec<Vec4>) -> Motion
     result
 }
 
-/// The farthest each joint moves a vertex, in joint space, from each vertex's bind position and
-/// influences.
-pub fn vertex_radii<'a>(skeleton: &Skeleton, vertices: impl IntoIterator<Item = (Vec3, &'a [Influence])>) -> Vec<f32> {
-    let mut radii = vec![0.0f32; skeleton.len()];
+/// What each joint moves, in its own space: the box of the vertices it carries and the farthest
+/// of them from its origin.
+#[derive(Clone, Copy, Debug)]
+pub struct JointReach {
+    /// Empty for a joint that moves no vertex.
+    pub local: Aabb,
+    pub radius: f32,
+}
+
+/// Each joint's [`JointReach`], from each vertex's bind position and influences.
+pub fn joint_reach<'a>(skeleton: &Skeleton, vertices: impl IntoIterator<Item = (Vec3, &'a [Influence])>) -> Vec<JointReach> {
+    let mut reach = vec![JointReach { local: Aabb::EMPTY, radius: 0.0 }; skeleton.len()];
     for (position, influences) in vertices {
         for influence in influences.iter().filter(|influence| influence.weight > 0.0) {
             let joint = influence.joint as usize;
-            if let (Some(radius), Some(joint)) = (radii.get_mut(joint), skeleton.joints.get(joint)) {
-                *radius = radius.max(joint.inverse_bind.transform_point3(position).length());
+            if let (Some(reach), Some(joint)) = (reach.get_mut(joint), skeleton.joints.get(joint)) {
+                let local = joint.inverse_bind.transform_point3(position);
+                reach.local = reach.local.including(local);
+                reach.radius = reach.radius.max(local.length());
             }
         }
     }
-    radii
+    reach
+}
+
+/// `local` carried by `matrix`: the box of its corners' images (centre and half-size through the
+/// matrix's absolute values, Arvo's method).
+fn carried(local: Aabb, matrix: &Mat4) -> Aabb {
+    let center = matrix.transform_point3(local.center());
+    let half = local.size() * 0.5;
+    let linear = Mat3::from_mat4(*matrix);
+    let half = Vec3::new(linear.row(0).abs().dot(half), linear.row(1).abs().dot(half), linear.row(2).abs().dot(half));
+    Aabb { min: center - half, max: center + half }
 }
 
 /// Per joint and property, the animation's channel.
@@ -205,60 +274,155 @@ fn channel_table(animation: &Animation, joint_count: usize) -> Vec<[Option<&Chan
     table
 }
 
+/// A cell whose motion terms grow its box by more than this share of the box's diagonal is split
+/// in two (a clip's first frame after another's last, a spin): the halves' poses are exact and
+/// their motion is half as far.
+const SPLIT_GROWTH: f32 = 0.05;
+/// At most this many halvings of one cell (32 spans)...
+const MAX_SPLITS: u32 = 5;
+/// ...and the splits of one animation stop once its spans times its joints and channels reach this
+/// (the Milkshape ninja, 300 cells of 28 joints jumping between 20 moves, splits into 7,000
+/// spans; a hostile file whose every cell jumps gets looser cells, not 32 times the work).
+pub const SPAN_BUDGET: usize = 16_000_000;
+
+/// Joints and channels times cells, at most, for one animation: a longer or larger one gets longer
+/// cells (its boxes stay right, and grow with the motion a cell spans), so a 10,000-joint chain
+/// with a 100,000-frame clip is bounded in a second or two, not minutes.
+pub const CELL_BUDGET: usize = 2_000_000;
+
 /// One animation's cells (see the module notes).
-pub fn animation_bounds(skeleton: &Skeleton, animation: &Animation, radii: &[f32]) -> AnimationBounds {
+pub fn animation_bounds(skeleton: &Skeleton, animation: &Animation, reach: &[JointReach]) -> AnimationBounds {
     let joint_count = skeleton.len();
     let duration = if animation.duration.is_finite() { animation.duration.max(0.0) } else { 0.0 };
-    let cell_count = ((duration * CELL_RATE).ceil() as usize).clamp(1, MAX_CELLS);
+    let most = (CELL_BUDGET / (joint_count + animation.channels.len()).max(1)).clamp(1, MAX_CELLS);
+    let cell_count = ((duration * CELL_RATE).ceil() as usize).clamp(1, most);
     let cell_duration = duration / cell_count as f32;
-    let table = channel_table(animation, joint_count);
-    let pre: Vec<(Mat3, f32)> =
-        skeleton.joints.iter().map(|joint| (Mat3::from_mat4(joint.pre), norm(Mat3::from_mat4(joint.pre)))).collect();
+    let mut spans = Spans {
+        skeleton,
+        animation,
+        reach,
+        table: channel_table(animation, joint_count),
+        pre: skeleton.joints.iter().map(|joint| (Mat3::from_mat4(joint.pre), norm(Mat3::from_mat4(joint.pre)))).collect(),
+        poses: vec![JointPose::IDENTITY; joint_count],
+        models: vec![Mat4::IDENTITY; joint_count],
+        drift: vec![0.0; joint_count],
+        linear_change: vec![0.0; joint_count],
+        linear_max: vec![0.0; joint_count],
+        sweep: vec![Aabb { min: Vec3::ZERO, max: Vec3::ZERO }; joint_count],
+        points: Vec::new(),
+        segments: Vec::new(),
+        extra_spans: (SPAN_BUDGET / (joint_count + animation.channels.len()).max(1)).saturating_sub(cell_count),
+    };
+    let cells = (0..cell_count)
+        .map(|cell| {
+            let t0 = cell as f32 * cell_duration;
+            let t1 = if cell + 1 == cell_count { duration } else { (cell + 1) as f32 * cell_duration };
+            spans.cell(t0, t1, 0)
+        })
+        .collect();
+    AnimationBounds { cell_duration, cells }
+}
 
-    let mut poses = vec![JointPose::IDENTITY; joint_count];
-    let mut models = vec![Mat4::IDENTITY; joint_count];
-    let mut drift = vec![0.0f32; joint_count];
-    let mut linear_change = vec![0.0f32; joint_count];
-    let mut linear_max = vec![0.0f32; joint_count];
-    let mut points = Vec::new();
-    let mut cells = Vec::with_capacity(cell_count);
-    for cell in 0..cell_count {
-        let t0 = cell as f32 * cell_duration;
-        let t1 = if cell + 1 == cell_count { duration } else { (cell + 1) as f32 * cell_duration };
-        animation.sample(skeleton, t0, &mut poses);
-        super::local_to_model(skeleton, &poses, Mat4::IDENTITY, &mut models);
+/// What bounding one span of an animation needs, and scratch space reused from span to span.
+struct Spans<'a> {
+    skeleton: &'a Skeleton,
+    animation: &'a Animation,
+    reach: &'a [JointReach],
+    /// Per joint and property, the animation's channel.
+    table: Vec<[Option<&'a Channel>; 3]>,
+    /// Each joint's `pre` linear part and its norm.
+    pre: Vec<(Mat3, f32)>,
+    poses: Vec<JointPose>,
+    models: Vec<Mat4>,
+    drift: Vec<f32>,
+    linear_change: Vec<f32>,
+    linear_max: Vec<f32>,
+    /// How far a root's translation carries its whole subtree within the span, as a box of
+    /// offsets: a jump moves a figure up, not in every direction.
+    sweep: Vec<Aabb>,
+    points: Vec<Vec4>,
+    segments: Vec<(usize, usize)>,
+    /// Spans that splitting cells may still add.
+    extra_spans: usize,
+}
+
+impl Spans<'_> {
+    /// The box of `[t0, t1]`, split while its motion terms are large against it.
+    fn cell(&mut self, t0: f32, t1: f32, splits: u32) -> Aabb {
+        let (bounds, growth) = self.span(t0, t1);
+        if splits < MAX_SPLITS && t1 > t0 && self.extra_spans >= 2 && growth > SPLIT_GROWTH * bounds.size().length() {
+            self.extra_spans -= 2;
+            let middle = 0.5 * (t0 + t1);
+            return self.cell(t0, middle, splits + 1).union(self.cell(middle, t1, splits + 1));
+        }
+        bounds
+    }
+
+    /// The box of `[t0, t1]` (the module notes) and the largest growth its motion terms gave a
+    /// joint's box.
+    fn span(&mut self, t0: f32, t1: f32) -> (Aabb, f32) {
+        let (skeleton, points, segments) = (self.skeleton, &mut self.points, &mut self.segments);
+        self.animation.sample(skeleton, t0, &mut self.poses);
+        super::local_to_model(skeleton, &self.poses, Mat4::IDENTITY, &mut self.models);
         let mut bounds = Aabb::EMPTY;
-        for index in 0..joint_count {
+        let mut largest_growth = 0.0f32;
+        for index in 0..skeleton.len() {
             let joint = &skeleton.joints[index];
             let [translation, rotation, scale] =
-                table[index].map(|channel| channel.map(|channel| motion(channel, t0, t1, &mut points)));
+                self.table[index].map(|channel| channel.map(|channel| motion(channel, t0, t1, points, segments)));
             let tau = translation.map_or(0.0, |motion| motion.deviation);
             let phi = rotation.map_or(0.0, |motion| motion.deviation);
             let sigma = scale.map_or(0.0, |motion| motion.deviation);
-            let scale_now = poses[index].scale.abs().max_element();
+            let scale_now = self.poses[index].scale.abs().max_element();
             let scale_max = scale.map_or(scale_now, |motion| motion.largest.max(scale_now));
-            let (pre_linear, pre_norm) = pre[index];
-            let (parent_drift, parent_change, parent_max) = match joint.parent.filter(|&parent| parent < index) {
-                Some(parent) => (drift[parent], linear_change[parent], linear_max[parent]),
+            let (pre_linear, pre_norm) = self.pre[index];
+            let parent = joint.parent.filter(|&parent| parent < index);
+            let (parent_drift, parent_change, parent_max) = match parent {
+                Some(parent) => (self.drift[parent], self.linear_change[parent], self.linear_max[parent]),
                 None => (0.0, 0.0, 1.0),
             };
-            let bone = (pre_linear * poses[index].translation + joint.pre.w_axis.truncate()).length();
+            let bone = (pre_linear * self.poses[index].translation + joint.pre.w_axis.truncate()).length();
             let turn_and_scale = phi.min(2.0) * scale_max + sigma;
-            drift[index] = parent_drift + parent_change * bone + parent_max * pre_norm * tau;
-            linear_change[index] = parent_change * pre_norm * scale_now + parent_max * pre_norm * turn_and_scale;
-            linear_max[index] = parent_max * pre_norm * scale_max;
-            let radius = drift[index] + linear_max[index] * radii.get(index).copied().unwrap_or(0.0);
-            let center = models[index].w_axis.truncate();
-            bounds = bounds.including(center - Vec3::splat(radius)).including(center + Vec3::splat(radius));
+            match parent {
+                Some(parent) => {
+                    self.sweep[index] = self.sweep[parent];
+                    self.drift[index] = parent_drift + parent_change * bone + parent_max * pre_norm * tau;
+                }
+                None => {
+                    let (low, high) = translation.map_or((Vec3::ZERO, Vec3::ZERO), |motion| motion.sweep);
+                    self.sweep[index] = carried(Aabb { min: low, max: high }, &Mat4::from_mat3(pre_linear));
+                    self.drift[index] = 0.0;
+                }
+            }
+            self.linear_max[index] = parent_max * pre_norm * scale_max;
+            // Two linear parts no larger than `linear_max` differ by at most twice that.
+            self.linear_change[index] =
+                (parent_change * pre_norm * scale_now + parent_max * pre_norm * turn_and_scale).min(2.0 * self.linear_max[index]);
+            let Some(reach) =
+                self.reach.get(index).filter(|reach| reach.radius.is_finite() && reach.local.min.x <= reach.local.max.x)
+            else {
+                continue; // moves no vertex
+            };
+            let growth = self.drift[index] + self.linear_change[index] * reach.radius;
+            largest_growth = largest_growth.max(growth);
+            // The box carried to t0 (no larger than the sphere of the joint's farthest vertex), swept
+            // by the root's translation and grown by the rest of the motion.
+            let center = self.models[index].w_axis.truncate();
+            let sphere = Vec3::splat(self.linear_max[index] * reach.radius);
+            let carried = carried(reach.local, &self.models[index]);
+            let sweep = self.sweep[index];
+            bounds = bounds.union(Aabb {
+                min: carried.min.max(center - sphere) + sweep.min - Vec3::splat(growth),
+                max: carried.max.min(center + sphere) + sweep.max + Vec3::splat(growth),
+            });
         }
-        cells.push(bounds);
+        (bounds, largest_growth)
     }
-    AnimationBounds { cell_duration, cells }
 }
 
 /// The farthest a vertex can be from its root joint in any pose: bones at their longest (over
 /// rest and keys), scales at their largest, rotations anything.
-fn blend_reach(skeleton: &Skeleton, animations: &[Animation], radii: &[f32]) -> f32 {
+fn blend_reach(skeleton: &Skeleton, animations: &[Animation], joints: &[JointReach]) -> f32 {
     let joint_count = skeleton.len();
     let mut longest = vec![0.0f32; joint_count];
     let mut largest_scale = vec![0.0f32; joint_count];
@@ -297,7 +461,7 @@ fn blend_reach(skeleton: &Skeleton, animations: &[Animation], radii: &[f32]) -> 
         };
         reach[index] = parent_reach;
         linear[index] = parent_linear * pre_norm * largest_scale[index];
-        farthest = farthest.max(reach[index] + linear[index] * radii.get(index).copied().unwrap_or(0.0));
+        farthest = farthest.max(reach[index] + linear[index] * joints.get(index).map_or(0.0, |joint| joint.radius));
     }
     farthest
 }
@@ -333,10 +497,10 @@ pub fn model_bounds<'a>(
     animations: &[Animation],
     vertices: impl IntoIterator<Item = (Vec3, &'a [Influence])>,
 ) -> ModelBounds {
-    let radii = vertex_radii(skeleton, vertices);
+    let reach = joint_reach(skeleton, vertices);
     ModelBounds {
-        animations: animations.iter().map(|animation| animation_bounds(skeleton, animation, &radii)).collect(),
-        blend_reach: blend_reach(skeleton, animations, &radii),
+        animations: animations.iter().map(|animation| animation_bounds(skeleton, animation, &reach)).collect(),
+        blend_reach: blend_reach(skeleton, animations, &reach),
         mirrors: mirrors(skeleton, animations),
     }
 }
@@ -400,5 +564,52 @@ mod tests {
         assert!(whole.y > 4.0, "the whole swing {whole}");
         assert!((bounds.blend_reach - 2.0).abs() < 1e-5);
         assert!(!bounds.mirrors);
+    }
+
+    /// The hostile class of a 10,000-joint chain under a 100,000-frame clip: the cells grow longer
+    /// instead of the work growing to joints × frames (655 M joint-cells, over a minute before), and
+    /// they still hold the chain's tip wherever the clip takes it.
+    #[test]
+    fn a_long_clip_on_a_deep_chain_gets_longer_cells() {
+        let joints = 10_000;
+        let mut skeleton = Skeleton { joints: Vec::with_capacity(joints) };
+        for index in 0..joints {
+            let parent = index.checked_sub(1);
+            let bind = Mat4::from_translation(Vec3::new(-0.001 * index as f32, 0.0, 0.0));
+            let rest = JointPose::new(Quat::IDENTITY, if index == 0 { Vec3::ZERO } else { Vec3::new(0.001, 0.0, 0.0) });
+            skeleton.joints.push(Joint::new(format!("joint{index}"), parent, bind, rest));
+        }
+        let frames = 100_000;
+        let values: Vec<f32> =
+            (0..frames).flat_map(|frame| [(frame as f32 * 0.01).sin(), (frame as f32 * 0.003).cos(), 0.0, 0.0]).collect();
+        let channel = Channel {
+            joint: 0,
+            property: Property::Translation,
+            interpolation: Interpolation::Linear,
+            times: KeyTimes::from_list((0..frames).map(|frame| frame as f32 / 30.0).collect()),
+            mask: 0b0111,
+            base: Vec4::ZERO,
+            implied_w: false,
+            wraps: false,
+            values,
+        };
+        let duration = (frames - 1) as f32 / 30.0;
+        let animation =
+            Animation { name: "long".into(), duration, frame_rate: Some(30.0), channels: vec![channel], file_key_bytes: 0 };
+        let tip = Vec3::new(0.001 * (joints - 1) as f32, 0.0, 0.0);
+        let influences = [Influence { joint: (joints - 1) as u32, weight: 1.0 }];
+        let bounds = model_bounds(&skeleton, std::slice::from_ref(&animation), [(tip, &influences[..])]);
+        let cells = &bounds.animations[0];
+        assert_eq!(cells.cells.len(), CELL_BUDGET / (joints + 1));
+        let mut poses = vec![JointPose::IDENTITY; joints];
+        let mut models = vec![Mat4::IDENTITY; joints];
+        for step in 0..50 {
+            let time = duration * step as f32 / 49.0;
+            animation.sample(&skeleton, time, &mut poses);
+            crate::anim::local_to_model(&skeleton, &poses, Mat4::IDENTITY, &mut models);
+            let at = (models[joints - 1] * skeleton.joints[joints - 1].inverse_bind).transform_point3(tip);
+            let cell = cells.at(time);
+            assert!(cell.min.cmple(at + 1e-3).all() && cell.max.cmpge(at - 1e-3).all(), "t = {time}: {at} outside {cell:?}");
+        }
     }
 }

@@ -22,6 +22,7 @@ use image::{Rgba, RgbaImage};
 use crate::formats::md5::{self, Md5Anim, Md5Hierarchy, Md5Joint, Md5Mesh, Md5MeshPart, Md5Vert, Md5Weight};
 
 mod animation;
+pub mod dense;
 mod skeleton;
 mod surfaces;
 mod texture;

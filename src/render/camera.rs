@@ -4,6 +4,11 @@ use glam::{Mat4, Vec3};
 
 use crate::anim::Aabb;
 
+/// The share of the frame [`OrbitCamera::framing`] gives the framed box.
+pub const FRAME_FILL: f32 = 0.75;
+/// The frame shape it frames for: the viewer's and `render`'s default 1280×720.
+pub const FRAMING_ASPECT: f32 = 16.0 / 9.0;
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OrbitCamera {
     pub target: Vec3,
@@ -16,11 +21,46 @@ pub struct OrbitCamera {
 }
 
 impl OrbitCamera {
-    /// Frames `bounds` from the front, slightly above and to the side.
+    /// Frames `bounds` from the front, slightly above and to the side, so that its box covers
+    /// [`FRAME_FILL`] of a 16:9 frame's height or width, whichever it reaches first (a standing
+    /// figure its height, a car its width). Never from inside the box's sphere.
     pub fn framing(bounds: Aabb) -> OrbitCamera {
+        OrbitCamera::framing_points(&bounds.corners())
+    }
+
+    /// [`OrbitCamera::framing`] for the box of `points`, with what the frame shows measured on the
+    /// points themselves (a fox's outline, not its box's corners).
+    pub fn framing_points(points: &[Vec3]) -> OrbitCamera {
+        let bounds = Aabb::from_points(points.iter().copied());
         let radius = bounds.size().length() * 0.5;
         let fov_y = 45f32.to_radians();
-        OrbitCamera { target: bounds.center(), distance: radius / (fov_y * 0.5).sin() * 1.3, yaw: 0.45, pitch: 0.25, fov_y }
+        let mut camera =
+            OrbitCamera { target: bounds.center(), distance: radius / (fov_y * 0.5).sin(), yaw: 0.45, pitch: 0.25, fov_y };
+        if !(radius > 0.0 && radius.is_finite()) {
+            camera.distance = 1.0;
+            return camera;
+        }
+        // The box's share of the frame goes about as the inverse of the distance: a few steps settle it.
+        for _ in 0..4 {
+            let fill = camera.fill(points, FRAMING_ASPECT);
+            if !(fill > 0.0 && fill.is_finite()) {
+                break;
+            }
+            camera.distance = (camera.distance * fill / FRAME_FILL).max(radius * 1.1);
+        }
+        camera
+    }
+
+    /// The larger of the shares of the frame's width and height that `points` span once projected
+    /// (1: edge to edge).
+    pub fn fill(&self, points: &[Vec3], aspect: f32) -> f32 {
+        let view_projection = self.view_projection(aspect);
+        let (mut low, mut high) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
+        for point in points {
+            let projected = view_projection.project_point3(*point);
+            (low, high) = (low.min(projected), high.max(projected));
+        }
+        ((high.x - low.x) * 0.5).max((high.y - low.y) * 0.5)
     }
 
     pub fn position(&self) -> Vec3 {

@@ -2,6 +2,8 @@
 //! renderer is rebuilt for another strategy, count or model.
 
 use super::*;
+use std::sync::mpsc::TryRecvError;
+
 use crate::render::{MemoryPlan, PlanChoices};
 
 impl Viewer {
@@ -146,8 +148,70 @@ impl Viewer {
             self.options.model_path = Some(mesh);
             self.options.animations = animations;
             self.last_error = None;
+            self.start_levels();
         }
         Ok(())
+    }
+
+    /// Starts building the shown model's levels of detail on a worker thread (with `--lod on`, for
+    /// a model that has none yet); the full mesh is drawn until they are ready. A build under way
+    /// for a model no longer shown is let go: its result is never looked at.
+    pub(super) fn start_levels(&mut self) {
+        self.levels = None;
+        if !self.options.lod || !self.setup.model.levels.is_empty() {
+            return;
+        }
+        let model = self.setup.model.clone();
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let spawned = std::thread::Builder::new().name("levels-of-detail".into()).spawn(move || {
+            let started = Instant::now();
+            let levelled = crate::lod::with_levels(&model);
+            let _ = sender.send((levelled, started.elapsed().as_secs_f64()));
+        });
+        match spawned {
+            Ok(_) => self.levels = Some(LevelBuild { receiver, started: Instant::now() }),
+            Err(error) => self.last_error = Some(format!("levels of detail not built: no worker thread ({error})")),
+        }
+    }
+
+    /// Takes the levels of detail once they are built: the renderer is rebuilt on the levelled
+    /// model (its vertices reordered coarsest first), the instances, clips and camera kept. With a
+    /// set number of frames (`--frames`: tests, screenshots) the second frame waits for them, so
+    /// two runs show the same frames.
+    pub(super) fn poll_levels(&mut self) -> gpu::Result<()> {
+        let Some(build) = &self.levels else { return Ok(()) };
+        // A set number of frames takes them at the second frame exactly, whenever they were ready.
+        let fixed = self.options.frame_limit.is_some();
+        if fixed && self.report.frames < 1 {
+            return Ok(());
+        }
+        let received =
+            match if fixed { build.receiver.recv().map_err(|_| TryRecvError::Disconnected) } else { build.receiver.try_recv() } {
+                Err(TryRecvError::Empty) => return Ok(()),
+                result => result.ok(),
+            };
+        let waited = build.started.elapsed().as_secs_f64();
+        self.levels = None;
+        let Some((levelled, seconds)) = received else {
+            self.last_error = Some("levels of detail not built: their worker thread failed".into());
+            return Ok(());
+        };
+        log::info!(
+            "{}: {} levels of detail built in {seconds:.3} s ({waited:.3} s after the request)",
+            levelled.name,
+            levelled.levels.len()
+        );
+        if levelled.levels.is_empty() {
+            return Ok(()); // nothing to simplify: the renderer already draws what there is
+        }
+        let setup = SceneSetup {
+            model: levelled,
+            instances: self.setup.instances.clone(),
+            light_direction: self.setup.light_direction,
+            camera: self.setup.camera,
+            bounds: self.setup.bounds,
+        };
+        self.replace_scene(setup, self.options.strategy).map(|_| ())
     }
 
     /// Applies what the user did in the panel.

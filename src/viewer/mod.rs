@@ -23,6 +23,7 @@ use crate::formats::load_model;
 use crate::gpu::device::DeviceRequest;
 use crate::gpu::swapchain::{Acquired, Surface, Swapchain};
 use crate::gpu::{self, Device, Instance, InstanceOptions, MessageCounts};
+use crate::model::Model;
 use crate::panel::{Action, Panel};
 use crate::render::camera::OrbitCamera;
 use crate::render::debug::DebugViews;
@@ -46,6 +47,9 @@ pub struct ViewerOptions {
     pub light_culling: bool,
     /// `Setup::animation_lod` for every renderer the viewer builds.
     pub animation_lod: Option<f32>,
+    /// Levels of detail for every model shown, built on a worker thread while the full mesh is
+    /// drawn (`--lod on`).
+    pub lod: bool,
     /// `--capture-frame N`: RenderDoc, attached before the window's Vulkan instance.
     pub capture: Option<FrameCapture>,
     /// Debug views on at start (F2-F6 toggle them).
@@ -131,6 +135,14 @@ struct Viewer {
     last_overlay: Option<OverlayFrame>,
     overlay_times: Vec<f64>,
     live: Live,
+    /// The shown model's levels of detail being built, off the frame's path.
+    levels: Option<LevelBuild>,
+}
+
+/// Levels of detail being built on a worker thread, and when that was asked for.
+struct LevelBuild {
+    receiver: std::sync::mpsc::Receiver<(Model, f64)>,
+    started: Instant,
 }
 
 /// The clock's step a frame when the viewer runs a set number of frames (`--frames`: tests and
@@ -168,7 +180,9 @@ pub fn run(setup: SceneSetup, options: ViewerOptions) -> Result<ViewerReport, St
         last_overlay: None,
         overlay_times: Vec::new(),
         live: Live::new(),
+        levels: None,
     };
+    viewer.start_levels();
     viewer.panel.visible = viewer.options.ui;
     // RenderDoc in the process already (started from its UI): the panel offers a capture button.
     if viewer.options.capture.is_none() {
@@ -181,7 +195,9 @@ pub fn run(setup: SceneSetup, options: ViewerOptions) -> Result<ViewerReport, St
     if let Some(graphics) = &viewer.graphics {
         viewer.report.messages = graphics.device.instance.message_counts();
     }
-    viewer.report.model = format!("{}, {} clips", viewer.setup.model.name, viewer.setup.model.clips.len());
+    let model = &viewer.setup.model;
+    let levels = if model.levels.is_empty() { String::new() } else { format!(", {} levels of detail", model.levels.len() + 1) };
+    viewer.report.model = format!("{}, {} clips{levels}", model.name, model.clips.len());
     let times = &mut viewer.overlay_times;
     times.sort_by(f64::total_cmp);
     let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
@@ -258,6 +274,7 @@ impl Viewer {
     }
 
     fn frame(&mut self) -> gpu::Result<()> {
+        self.poll_levels()?;
         let now = Instant::now();
         let elapsed = now.duration_since(self.last_tick).as_secs_f64();
         self.last_tick = now;
@@ -304,6 +321,7 @@ impl Viewer {
                 paused: self.paused,
                 speed: self.speed,
                 error: self.last_error.as_deref(),
+                levels_building: self.levels.is_some(),
             };
             let info = state.info(&device, graphics.device.driver_name.trim(), (extent.width, extent.height), &present_mode);
             let (frame, taken, pixels) = ui.run(&graphics.window, &mut self.panel, &info);

@@ -89,6 +89,7 @@ pub(super) struct PanelState<'a> {
     pub(super) paused: bool,
     pub(super) speed: f32,
     pub(super) error: Option<&'a str>,
+    pub(super) levels_building: bool,
 }
 
 impl<'a> PanelState<'a> {
@@ -107,6 +108,7 @@ impl<'a> PanelState<'a> {
             joints: model.skeleton.len(),
             max_influences: model.stats.max_influences,
             levels: renderer.model.levels.len(),
+            levels_building: self.levels_building,
             light_culling: renderer.setup.light_culling,
             animation_lod: renderer.setup.animation_lod.is_some(),
             instances: self.setup.instances.len(),

@@ -135,7 +135,19 @@ fn counts_times_and_outputs_from_the_command_line_get_one_clean_line() {
     // The bench skips a count no device holds, row by row, with the reason.
     let out = scratch("bench_counts");
     let output = vkskin()
-        .args(["bench", "--instances", "4294967295", "--strategy", "compute", "--measure", "1", "--warmup", "0", "--size", "32x24"])
+        .args([
+            "bench",
+            "--instances",
+            "4294967295",
+            "--strategy",
+            "compute",
+            "--measure",
+            "1",
+            "--warmup",
+            "0",
+            "--size",
+            "32x24",
+        ])
         .arg("--out-dir")
         .arg(&out)
         .output()
@@ -205,7 +217,7 @@ fn work_and_output_stay_in_proportion_to_the_file() {
     std::fs::write(&path, &text).expect("written");
     let model = formats::load_model(&path, &[]).unwrap_or_else(|error| panic!("{error}"));
     assert_eq!(model.skeleton.depth(), 65_536);
-    let described = vkskin::inspect::describe(&model);
+    let described = vkskin::inspect::describe(&model, None);
     println!("chain: {} bytes of file, {} bytes of inspect output", text.len(), described.len());
     assert!(described.len() < 4 * text.len(), "{} bytes of output for a {}-byte file", described.len(), text.len());
     assert!(described.contains("[depth 65536] j65535"));

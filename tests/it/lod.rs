@@ -125,7 +125,12 @@ fn levels_of_detail_stay_within_the_stated_difference_of_full_detail() {
     let levelled = vkskin::lod::with_levels(&full);
     for count in [1, 100, 1000] {
         let render = |model: &vkskin::model::Model| {
-            let setup = SceneSetup::new(model.clone(), count);
+            let mut setup = SceneSetup::new(model.clone(), count);
+            // The scene this bound was set for: the crowd's sphere seen from 1.3 times the distance
+            // that just holds it (the default camera frames the figures closer since).
+            let fov_y = setup.camera.fov_y;
+            setup.camera.target = setup.bounds.center();
+            setup.camera.distance = setup.bounds.size().length() * 0.5 / (fov_y * 0.5).sin() * 1.3;
             let mut headless = HeadlessRenderer::new(&device, &setup, 1280, 720).expect("renderer");
             let image = headless.render(&setup.frame(0.75, headless.aspect())).expect("frame");
             (image, headless.renderer.stats.visible)

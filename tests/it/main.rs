@@ -11,6 +11,7 @@ mod culling;
 mod debug_views;
 mod fidelity;
 mod frame_recipe;
+mod framing;
 mod fuzz_regressions;
 mod gltf_loader;
 mod gpu_skinning;

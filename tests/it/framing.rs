@@ -1,0 +1,120 @@
+//! Every character opens well framed: on every model in ../shared/models (and the bundled figure),
+//! the culling cells are held to the box of the vertices skinned on the CPU over each cell's time
+//! (`Model::cell_tightness`: box diagonals, six times a cell), and the default camera shows the
+//! clip being played at 40-90 % of a 16:9 frame. Skipped, with a message, without that folder.
+
+use std::path::{Path, PathBuf};
+
+use glam::{Mat4, Vec3};
+use vkskin::app::{default_animations, default_model_path, SceneSetup};
+use vkskin::formats::load_model;
+use vkskin::model::Model;
+
+/// Every model file under ../shared/models that vkskin reads, and the bundled figure.
+fn models() -> Vec<PathBuf> {
+    let mut found = vec![default_model_path()];
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models");
+    if !folder.is_dir() {
+        println!("skipped the third-party models: {} is absent", folder.display());
+        return found;
+    }
+    let mut stack = vec![folder];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).expect("the models folder reads").flatten() {
+            let path = entry.path();
+            let extension = path.extension().and_then(|extension| extension.to_str()).map(str::to_ascii_lowercase);
+            if path.is_dir() {
+                stack.push(path);
+            } else if matches!(extension.as_deref(), Some("glb" | "gltf" | "dae" | "ms3d" | "md5mesh")) {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn load(path: &Path) -> Model {
+    load_model(path, &default_animations(path, &[])).unwrap_or_else(|error| panic!("{} loads: {error}", path.display()))
+}
+
+/// The cells hold the skinned vertices loosely by at most 2x on any model's worst cell, and by at
+/// most 1.25x in the median of the models' worst cells (the bar; the sphere-per-joint
+/// cells before them were up to 19x on Milkshape files).
+#[test]
+fn culling_cells_are_within_a_quarter_of_the_skinned_box() {
+    let mut worsts = Vec::new();
+    for path in models() {
+        let model = load(&path);
+        let Some(tightness) = model.cell_tightness(50_000_000) else {
+            println!("{}: no animation", path.display());
+            continue;
+        };
+        println!(
+            "{}: {} of {} cells, median {:.3}x, worst {:.3}x",
+            path.display(),
+            tightness.cells,
+            tightness.of,
+            tightness.median,
+            tightness.worst
+        );
+        assert_eq!(tightness.cells, tightness.of, "{}: every cell measured", path.display());
+        assert!(tightness.median >= 1.0 - 1e-3, "{}: a cell smaller than what it holds", path.display());
+        assert!(tightness.worst <= 2.0, "{}: worst cell {:.2}x the skinned box", path.display(), tightness.worst);
+        worsts.push(tightness.worst);
+    }
+    worsts.sort_by(f32::total_cmp);
+    let median = worsts[worsts.len() / 2];
+    println!("median of the models' worst cells: {median:.3}x over {} models", worsts.len());
+    assert!(median <= 1.25, "median of the worst cells {median:.3}x");
+}
+
+/// The share of a 16:9 frame the played clip's skinned vertices span (the larger of width and
+/// height), thirty times a second of the clip (24 times at least), seen by the setup's camera.
+fn fill(setup: &SceneSetup) -> f32 {
+    let model = &setup.model;
+    let instance = &setup.instances[0];
+    let view_projection = setup.camera.view_projection(16.0 / 9.0) * instance.world();
+    let mut palette = vec![Mat4::IDENTITY; model.skeleton.len()];
+    let (mut low, mut high) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
+    let clip = instance.clip.and_then(|clip| model.clips.get(clip));
+    // Thirty times a second of the clip, and at least 24.
+    let samples = clip.map_or(1, |clip| ((clip.duration * 30.0) as usize).max(24));
+    for sample in 0..samples {
+        if let Some(clip) = clip {
+            let time = clip.start + clip.duration * sample as f32 / samples as f32;
+            vkskin::anim::palette(&model.skeleton, &model.joint_matrices(clip.animation, time), &mut palette);
+        }
+        for vertex in &model.vertices {
+            let influences = model.influences_of(vertex);
+            let position = if clip.is_none() || influences.is_empty() {
+                vertex.position
+            } else {
+                vkskin::anim::skin_vertex(&palette, vertex.position, vertex.normal, Vec3::X, influences).position
+            };
+            let projected = view_projection.project_point3(position);
+            (low, high) = (low.min(projected), high.max(projected));
+        }
+    }
+    ((high.x - low.x) * 0.5).max((high.y - low.y) * 0.5)
+}
+
+#[test]
+fn the_default_camera_frames_the_played_clip_at_40_to_90_percent() {
+    for path in models() {
+        let model = load(&path);
+        let clips = model.clips.len();
+        let mut setup = SceneSetup::new(model, 1);
+        let share = fill(&setup);
+        println!("{}: the first clip fills {:.0} % of the frame", path.display(), share * 100.0);
+        assert!((0.4..=0.9).contains(&share), "{}: {:.0} % of the frame", path.display(), share * 100.0);
+        // `render --clip N` frames the clip asked for.
+        if clips > 1 {
+            setup.play(clips - 1, 0.0, 0.0);
+            setup.frame_played();
+            let share = fill(&setup);
+            println!("  its last clip fills {:.0} %", share * 100.0);
+            assert!((0.4..=0.9).contains(&share), "{}, last clip: {:.0} % of the frame", path.display(), share * 100.0);
+        }
+    }
+}
