@@ -26,7 +26,6 @@ pub struct Skin<'a, 'input> {
 pub fn morph_base<'a, 'input>(
     document: &Document<'a, 'input>,
     controller: Node<'a, 'input>,
-    warnings: &mut Vec<String>,
 ) -> Result<Option<Node<'a, 'input>>, FormatError> {
     let Some(morph) = document.child(controller, "morph") else { return Ok(None) };
     let base = document.lookup(morph, document.attribute(morph, "source")?)?;
@@ -34,22 +33,20 @@ pub fn morph_base<'a, 'input>(
         return Err(document.error(morph, "expected its source to be a <geometry>"));
     }
     let name = controller.attribute("name").or(controller.attribute("id")).unwrap_or("");
-    warnings.push(format!("controller {}: morph targets are not read; drawn in its base shape", files::quoted(name)));
+    document.warn("morph", controller, || {
+        format!("controller {}: morph targets are not read; drawn in its base shape", files::quoted(name))
+    });
     Ok(Some(base))
 }
 
-pub fn read<'a, 'input>(
-    document: &Document<'a, 'input>,
-    controller: Node<'a, 'input>,
-    warnings: &mut Vec<String>,
-) -> Result<Skin<'a, 'input>, FormatError> {
+pub fn read<'a, 'input>(document: &Document<'a, 'input>, controller: Node<'a, 'input>) -> Result<Skin<'a, 'input>, FormatError> {
     let Some(skin) = document.child(controller, "skin") else {
         return Err(document.error(controller, "expected a <skin> or a <morph>"));
     };
     let source = document.lookup(skin, document.attribute(skin, "source")?)?;
     // A skin of a morph deforms the morph's base shape.
     let geometry = match source.has_tag_name("controller") {
-        true => morph_base(document, source, warnings)?.unwrap_or(source),
+        true => morph_base(document, source)?.unwrap_or(source),
         false => source,
     };
     if !geometry.has_tag_name("geometry") {
@@ -87,14 +84,14 @@ pub fn read<'a, 'input>(
 
     let vertex_weights = document.required_child(skin, "vertex_weights")?;
     let count = document.count_attribute(vertex_weights, "count", 0)?;
-    let joint_offset = document.count_attribute(input(vertex_weights, "JOINT")?, "offset", 0)?;
+    let joint_offset = document.input_offset(input(vertex_weights, "JOINT")?)?;
     let weight_input = input(vertex_weights, "WEIGHT")?;
-    let weight_offset = document.count_attribute(weight_input, "offset", 0)?;
+    let weight_offset = document.input_offset(weight_input)?;
     let weight_values = document.float_source(document.lookup(weight_input, document.attribute(weight_input, "source")?)?, 1)?;
     let stride = vertex_weights
         .children()
         .filter(|child| child.has_tag_name("input"))
-        .map(|input| document.count_attribute(input, "offset", 0).map(|offset| offset + 1))
+        .map(|input| document.input_offset(input).map(|offset| offset + 1))
         .try_fold(0, |stride, offset| offset.map(|offset| stride.max(offset)))?;
     let vcount_element = document.required_child(vertex_weights, "vcount")?;
     let vcount = document.indices(vcount_element)?;
