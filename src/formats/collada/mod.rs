@@ -69,7 +69,7 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
     if !root.has_tag_name("COLLADA") {
         return Err(FormatError::at_line(
             path,
-            1,
+            xml.text_pos_at(root.range().start).row as usize,
             format!("expected a <COLLADA> root element, found <{}>", root.tag_name().name()),
         ));
     }
@@ -193,7 +193,7 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
             let node = scene.find_under(name, &instance.roots, &mut steps).ok_or_else(|| {
                 let reason =
                     if steps == 0 { "the joint lookups took too many steps" } else { "no node has that sid, id or name" };
-                FormatError::in_file(path, format!("a skin names the joint {}: {reason}", files::quoted(name)))
+                document.error(skins[skin].names_element, format!("the skin's joint {}: {reason}", files::quoted(name)))
             })?;
             is_joint[node] = true;
             instance.joint_nodes.push(node);
@@ -253,6 +253,19 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
                 skeleton.joints[joint].inverse_bind = *inverse_bind * inverse_convert;
             }
         }
+    }
+    // Numbers past f32 on the way (a scale of 3e38 times 10, a singular node): refused at the node.
+    if let Some((joint, &node)) = skeleton.joints.iter().zip(&joint_nodes).find(|(joint, _)| {
+        !joint.inverse_bind.is_finite() || !joint.rest.translation.is_finite() || !joint.rest.rotation.is_finite()
+    }) {
+        return Err(document.error(
+            scene.nodes[node].element,
+            format!(
+                "joint {}: expected a finite bind pose, found numbers past f32 (its transforms, the unit or its inverse \
+                 bind matrix too large, or a transform that cannot be inverted)",
+                files::quoted(&joint.name)
+            ),
+        ));
     }
 
     // Vertices and parts.
@@ -317,16 +330,31 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
                     .unwrap_or_default(),
             };
             if list.is_empty() {
-                return Err(FormatError::in_file(
-                    path,
-                    format!("vertex {vertex} of {}: expected a weight above 0 on a joint", scene.nodes[instance.node].name),
+                let place = instance.skin.map_or(instance.element, |skin| skins[skin].weights_element);
+                return Err(document.error(
+                    place,
+                    format!(
+                        "vertex {vertex} of {}: expected a weight above 0 on a joint",
+                        files::quoted(&scene.nodes[instance.node].name)
+                    ),
+                ));
+            }
+            let position = to_model.transform_point3(*position);
+            if !position.is_finite() {
+                return Err(document.error(
+                    instance.element,
+                    format!(
+                        "vertex {vertex} of {}: expected a finite bind-pose position, found {position} (its numbers or \
+                         transforms too large)",
+                        files::quoted(&scene.nodes[instance.node].name)
+                    ),
                 ));
             }
             max_influences = max_influences.max(list.len());
             let normal =
                 if normals_complete { data.normals.as_ref().map_or(Vec3::Y, |normals| normals[vertex]) } else { Vec3::Y };
             vertices.push(Vertex {
-                position: to_model.transform_point3(*position),
+                position,
                 normal: (normal_matrix * normal).normalize_or(Vec3::Y),
                 tangent: glam::Vec4::X,
                 uv: data.uvs[vertex],

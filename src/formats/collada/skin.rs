@@ -19,6 +19,9 @@ pub struct Skin<'a, 'input> {
     pub inverse_binds: Vec<Mat4>,
     /// Per position of the mesh: its influences, `joint` indexing `joints`.
     pub weights: Vec<Vec<Influence>>,
+    /// The array of joint names and the `<vertex_weights>`, for errors about them.
+    pub names_element: Node<'a, 'input>,
+    pub weights_element: Node<'a, 'input>,
 }
 
 /// The geometry a `<morph>` controller starts from: its targets are not read (a warning says so),
@@ -64,7 +67,8 @@ pub fn read<'a, 'input>(document: &Document<'a, 'input>, controller: Node<'a, 'i
             .ok_or_else(|| document.error(parent, format!("expected an input with semantic {semantic}")))
     };
     let joint_input = input(joints_element, "JOINT")?;
-    let joints = document.name_source(document.lookup(joint_input, document.attribute(joint_input, "source")?)?)?;
+    let names_source = document.lookup(joint_input, document.attribute(joint_input, "source")?)?;
+    let joints = document.name_source(names_source)?;
     let matrices_input = input(joints_element, "INV_BIND_MATRIX")?;
     let matrices = document.float_source(document.lookup(matrices_input, document.attribute(matrices_input, "source")?)?, 16)?;
     if matrices.count != joints.len() {
@@ -130,5 +134,13 @@ pub fn read<'a, 'input>(document: &Document<'a, 'input>, controller: Node<'a, 'i
     if let Some(name) = joints.iter().find(|name| name.is_empty()) {
         return Err(document.error(joint_input, format!("expected joint names, found {}", files::quoted(name))));
     }
-    Ok(Skin { geometry, bind_shape, joints, inverse_binds, weights })
+    Ok(Skin {
+        geometry,
+        bind_shape,
+        joints,
+        inverse_binds,
+        weights,
+        names_element: names_source,
+        weights_element: vertex_weights,
+    })
 }
