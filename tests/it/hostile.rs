@@ -8,7 +8,7 @@ use std::process::Command;
 
 use crate::collada_loader::{load_str, small, turning};
 use crate::common::{scratch_in, text};
-use vkskin::formats::{self, collada, files, FormatError, Location};
+use vkskin::formats::{self, collada, files, md5, FormatError, Location};
 use vkskin::model::Model;
 
 fn scratch(name: &str) -> PathBuf {
@@ -211,6 +211,12 @@ fn work_and_output_stay_in_proportion_to_the_file() {
     println!("chain: {} bytes of file, {} bytes of inspect output", text.len(), described.len());
     assert!(described.len() < 4 * text.len(), "{} bytes of output for a {}-byte file", described.len(), text.len());
     assert!(described.contains("[depth 65536] j65535"));
+}
+
+#[test]
+fn md5_joints_past_16_bits_are_refused_at_num_joints() {
+    let error = md5::load_from_text(&md5_bomb(65_537, 1), Path::new("joints.md5mesh"), &[]).map(|_| ()).expect_err("too many");
+    assert!(error.to_string().starts_with("joints.md5mesh:4: expected at most 65536 joints"), "{error}");
 }
 
 /// CRC-32 (PNG's), for patching a chunk.
