@@ -801,3 +801,26 @@ fn every_refusal_of_a_mutated_file_names_its_line() {
     println!("{} seeds: {refused} mutants refused, {loaded} loaded, in {:?}", seeds.len(), started.elapsed());
     assert!(unplaced.is_empty(), "{} refusals without file:line:\n{}", unplaced.len(), unplaced.join("\n"));
 }
+
+#[test]
+fn padded_numbers_load_as_written_plainly() {
+    let plain = load_str(&small(), "padded.dae");
+    let mut padded = small();
+    for (from, to) in [
+        (r#"count="9">0 0 0 1 0 0 0 1 0"#, r#"count=" 0009 ">+0.000 -0 00 001.000000 0 0e0 0 +1E0 0.0"#),
+        (r##"<accessor source="#pa" count="3" stride="3"/>"##, r##"<accessor source="#pa" count=" 3" stride="03 "/>"##),
+        ("<p>0 1 2</p>", "<p>\n\t000 +1\t02\n</p>"),
+        ("<vcount>1 1 1</vcount><v>0 0 0 0 0 0</v>", "<vcount> 01 01 01 </vcount><v>00 0 00 0 00 0</v>"),
+        (
+            "1 0 0 0 0 1 0 0 0 0 1 0 0 0 0 1</float_array>",
+            "1.000000 0.000000 0.000000 0.000000 0.000000 1.000000 0.000000 0.000000 0.000000 0.000000 1.000000 \
+             0.000000 0.000000 0.000000 0.000000 0001.000000</float_array>",
+        ),
+    ] {
+        assert!(padded.contains(from), "{from}");
+        padded = padded.replace(from, to);
+    }
+    let model = load_str(&padded, "padded.dae");
+    assert!(model.stats.warnings.is_empty(), "{:?}", model.stats.warnings);
+    assert_eq!((&model.vertices, &model.indices, &model.skeleton), (&plain.vertices, &plain.indices, &plain.skeleton));
+}
