@@ -118,3 +118,41 @@ pub fn xvfb_available() -> bool {
     }
     found
 }
+
+/// Deterministic mutants of `text`: at every `stride`-th site, a number replaced by values a
+/// hostile or broken exporter writes, a `#reference` pointed at nothing, an attribute emptied, an
+/// element's line removed.
+pub fn mutants(text: &str, stride: usize) -> Vec<String> {
+    let mut sites: Vec<(usize, usize, &[&str])> = Vec::new();
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        let start = at;
+        if bytes[at].is_ascii_digit() || (bytes[at] == b'-' && bytes.get(at + 1).is_some_and(u8::is_ascii_digit)) {
+            at += 1;
+            while at < bytes.len() && (bytes[at].is_ascii_digit() || matches!(bytes[at], b'.' | b'e' | b'E' | b'-' | b'+')) {
+                at += 1;
+            }
+            sites.push((start, at, &["-1", "0", "7", "4294967296", "3e38", "1e-39", "x", ""]));
+        } else if bytes[at] == b'#' {
+            at += 1;
+            sites.push((start, at, &["#missing_", ""]));
+        } else if text[at..].starts_with("=\"") {
+            let end = text[at + 2..].find('"').map_or(bytes.len(), |end| at + 2 + end + 1);
+            sites.push((at, end, &["=\"\"", "=\"1e39\""]));
+            at = end;
+        } else if bytes[at] == b'\n' {
+            let end = text[at + 1..].find('\n').map_or(bytes.len(), |end| at + 1 + end);
+            sites.push((at, end, &[""]));
+            at += 1;
+        } else {
+            at += text[at..].chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    let mut out = Vec::new();
+    for (index, (start, end, replacements)) in sites.iter().enumerate().filter(|(index, _)| index % stride == 0) {
+        let replacement = replacements[(index / stride) % replacements.len()];
+        out.push(format!("{}{replacement}{}", &text[..*start], &text[*end..]));
+    }
+    out
+}

@@ -6,8 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::collada_loader::{load_str, small, turning};
 use crate::common::{scratch_in, text};
-use vkskin::formats::{self, files};
+use vkskin::formats::{self, collada, files, md5, FormatError, Location};
+use vkskin::model::Model;
 
 fn scratch(name: &str) -> PathBuf {
     scratch_in("hostile", name)
@@ -223,6 +225,12 @@ fn work_and_output_stay_in_proportion_to_the_file() {
     assert!(described.contains("[depth 65536] j65535"));
 }
 
+#[test]
+fn md5_joints_past_16_bits_are_refused_at_num_joints() {
+    let error = md5::load_from_text(&md5_bomb(65_537, 1), Path::new("joints.md5mesh"), &[]).map(|_| ()).expect_err("too many");
+    assert!(error.to_string().starts_with("joints.md5mesh:4: expected at most 65536 joints"), "{error}");
+}
+
 /// CRC-32 (PNG's), for patching a chunk.
 fn crc32(bytes: &[u8]) -> u32 {
     let mut crc = 0xFFFF_FFFFu32;
@@ -340,4 +348,168 @@ fn walks_from_joints_to_their_parents_have_a_budget() {
     std::fs::write(&path, joints_under_a_chain(4097, 4096)).expect("written");
     let error = formats::load_model(&path, &[]).expect_err("past the budget");
     assert!(error.to_string().contains("walking up from the joints took more than 16777216 steps"), "{error}");
+}
+
+// COLLADA bombs (issue 26): the classes a 100,000-mutant campaign on real .dae files found, each
+// at a size that keeps the test fast. Each must load in proportion to the file, or end in one
+// line that names the limit and the place.
+
+fn collada_text(text: &str, name: &str) -> Result<Model, FormatError> {
+    collada::load_from_str(text, Path::new(name), Path::new("/nonexistent"))
+}
+
+fn collada_refused(text: &str, name: &str) -> FormatError {
+    let error = collada_text(text, name).map(|_| ()).expect_err(name);
+    assert!(matches!(error.location, Location::Line(line) if line > 0), "{name}: {error}");
+    assert!(error.to_string().starts_with(&format!("{name}:")), "{error}");
+    println!("{error}");
+    error
+}
+
+#[test]
+fn collada_input_offsets_are_checked() {
+    let huge = "18446744073709551615"; // 2^64 - 1: `offset + 1` overflowed, then an index panicked
+    let joint = r##"<input semantic="JOINT" source="#j" offset="0"/>"##;
+    let vertex = r##"<input semantic="VERTEX" source="#v" offset="0"/>"##;
+    let polylist = small()
+        .replace(r#"<triangles count="1">"#, r#"<polylist count="1">"#)
+        .replace("<p>0 1 2</p></triangles>", "<vcount>3</vcount><p>0 1 2</p></polylist>");
+    let cases = [
+        ("weights.dae", small().replace(joint, &joint.replace(r#"offset="0""#, &format!(r#"offset="{huge}""#)))),
+        ("triangles.dae", small().replace(vertex, &vertex.replace(r#"offset="0""#, &format!(r#"offset="{huge}""#)))),
+        ("polylist.dae", polylist.replace(vertex, &vertex.replace(r#"offset="0""#, &format!(r#"offset="{huge}""#)))),
+        (
+            "texcoord.dae",
+            small().replace(vertex, &format!(r##"{vertex}<input semantic="TEXCOORD" source="#p" offset="{huge}"/>"##)),
+        ),
+    ];
+    for (name, text) in cases {
+        let error = collada_refused(&text, name);
+        assert!(error.message.contains("<input> (column"), "{error}");
+        assert!(error.message.contains(&format!("expected an offset of at most 65536, found {huge}")), "{error}");
+    }
+    let past = small().replace(joint, &joint.replace(r#"offset="0""#, r#"offset="18446744073709551616""#));
+    let error = collada_refused(&past, "past.dae");
+    assert!(error.message.contains("expected offset to be a count"), "{error}");
+}
+
+#[test]
+fn collada_repeated_instances_draw_once_and_drawing_again_has_a_limit() {
+    // One node repeating its instance 20,000 times (1.6 MB): past 10 s and a failed multi-GiB
+    // allocation before; the same thing in the same place is drawn once, with one warning.
+    let controller = r##"<instance_controller url="#c"><skeleton>#root</skeleton></instance_controller>"##;
+    for (name, instance) in [("controllers.dae", controller), ("geometries.dae", r##"<instance_geometry url="#g"/>"##)] {
+        let model =
+            collada_text(&small().replace(controller, &instance.repeat(20_000)), name).unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!((model.vertices.len(), model.meshes.len()), (3, 1), "{name}");
+        assert_eq!(model.stats.warnings.len(), 1, "{name}: {:?}", model.stats.warnings);
+        let warning = &model.stats.warnings[0];
+        assert!(
+            warning.contains("repeated where it draws the same thing again") && warning.contains("(19998 more like it)"),
+            "{warning}"
+        );
+    }
+    // A geometry of 21,000 vertices drawn from many nodes (each place differs): what the second
+    // and later instances add is held to 2^18 vertices plus one a 16 bytes of the file.
+    let positions = "0 0 0 ".repeat(21_000);
+    let corners: Vec<String> = (0..21_000).map(|index| index.to_string()).collect();
+    let big = small()
+        .replace(
+            r#"<float_array id="pa" count="9">0 0 0 1 0 0 0 1 0</float_array>"#,
+            &format!(r#"<float_array id="pa" count="63000">{positions}</float_array>"#),
+        )
+        .replace(r##"<accessor source="#pa" count="3" stride="3"/>"##, r##"<accessor source="#pa" count="21000" stride="3"/>"##)
+        .replace(r#"<triangles count="1">"#, r#"<triangles count="7000">"#)
+        .replace("<p>0 1 2</p>", &format!("<p>{}</p>", corners.join(" ")))
+        .replace(controller, "");
+    let nodes = |count: usize| {
+        (0..count)
+            .map(|index| {
+                format!(r##"<node id="n{index}"><translate>{index} 0 0</translate><instance_geometry url="#g"/></node>"##)
+            })
+            .collect::<String>()
+    };
+    let text = big.replace(r##"<node id="mesh">"##, &format!(r##"{}<node id="mesh">"##, nodes(12)));
+    let model = collada_text(&text, "twelve.dae").unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(model.vertices.len(), 12 * 21_000);
+    let text = big.replace(r##"<node id="mesh">"##, &format!(r##"{}<node id="mesh">"##, nodes(16)));
+    let error = collada_refused(&text, "sixteen.dae");
+    let limit = (1 << 18) + text.len() / 16;
+    assert!(
+        error.message.contains("<instance_geometry> (column")
+            && error.message.contains(&format!(
+                "at most {limit} vertices and {limit} triangles in all (262144 plus one a 16 bytes of the file)"
+            )),
+        "{error}"
+    );
+}
+
+#[test]
+fn collada_a_repeated_channel_is_read_once() {
+    // 10,000 copies of one <channel> on a 300-key sampler (4.6 s and 480 MB before).
+    let times: Vec<f32> = (0..300).map(|key| key as f32 / 30.0).collect();
+    let angles: Vec<f32> = (0..300).map(|key| (key as f32 * 0.3).sin() * 60.0).collect();
+    let once = turning(&times, &angles, &vec!["LINEAR"; 300], None);
+    let channel = r##"<channel source="#key_s" target="root/rotationZ.ANGLE"/>"##;
+    let many = once.replace(channel, &channel.repeat(10_000));
+    let (once, many) = (load_str(&once, "once.dae"), load_str(&many, "many.dae"));
+    assert!(once.stats.warnings.is_empty(), "{:?}", once.stats.warnings);
+    assert_eq!(many.stats.warnings.len(), 1, "{:?}", many.stats.warnings);
+    assert!(many.stats.warnings[0].contains("the later one is played (9998 more like it)"), "{}", many.stats.warnings[0]);
+    assert!(many.animations[0].channels == once.animations[0].channels, "the same keys");
+}
+
+#[test]
+fn collada_clips_share_their_animations_and_copies_have_a_limit() {
+    // 1,000 clips over one animation (4.6 s and 760 MB on a 65-joint file before): one animation,
+    // 1,000 spans of it.
+    let clip = |index: usize| {
+        format!(
+            r##"<animation_clip id="c{index}" name="clip{index}" start="{}" end="1"><instance_animation url="#spin"/></animation_clip>"##,
+            index as f32 / 1000.0
+        )
+    };
+    let clips: String = (0..1000).map(clip).collect();
+    let one = r##"<animation_clip id="c1" name="spin" start="0" end="1"><instance_animation url="#spin"/></animation_clip>"##;
+    let text = crate::collada_loader::small_with_element_channels().replace(one, &clips);
+    let model = load_str(&text, "clips.dae");
+    assert!(model.stats.warnings.is_empty(), "{:?}", model.stats.warnings);
+    assert_eq!((model.animations.len(), model.clips.len()), (1, 1000));
+    assert_eq!((model.clips[999].name.as_str(), model.clips[999].start), ("clip999", 0.999));
+    assert!(model.clips.iter().all(|clip| clip.animation == 0));
+
+    // Clips over overlapping sets (one long animation, and each clip another of its own) copy
+    // what they share: at most 2^21 keys plus 4 times the keys the file's animations make.
+    let keys = 50_000;
+    let long: Vec<String> = (0..keys).map(|key| format!("{}", key as f32 * 0.01)).collect();
+    let source = |id: &str, values: &str, count: usize| {
+        format!(
+            r##"<source id="{id}"><float_array id="{id}a" count="{count}">{values}</float_array><technique_common><accessor source="#{id}a" count="{count}" stride="1"/></technique_common></source>"##
+        )
+    };
+    let mut animations = format!(
+        r##"<library_animations><animation id="long">{}<sampler id="ls"><input semantic="INPUT" source="#lt"/><input semantic="OUTPUT" source="#lt"/></sampler><channel source="#ls" target="root/transform(0)(3)"/></animation>
+        <animation id="shared">{}<sampler id="ss"><input semantic="INPUT" source="#st"/><input semantic="OUTPUT" source="#st"/></sampler></animation>"##,
+        source("lt", &long.join(" "), keys),
+        source("st", "0 1", 2)
+    );
+    let mut clips = String::new();
+    for index in 0..60 {
+        animations +=
+            &format!(r##"<animation id="own{index}"><channel source="#ss" target="tip/transform(0)(3)"/></animation>"##);
+        clips += &format!(
+            r##"<animation_clip id="o{index}"><instance_animation url="#long"/><instance_animation url="#own{index}"/></animation_clip>"##
+        );
+    }
+    let text = crate::collada_loader::two_joints_with_matrix_keys(true).replace(
+        "<library_visual_scenes>",
+        &format!(
+            "{animations}</library_animations><library_animation_clips>{clips}</library_animation_clips><library_visual_scenes>"
+        ),
+    );
+    let error = collada_refused(&text, "overlapping.dae");
+    assert!(
+        error.message.contains("<animation_clip> (column") && error.message.contains("keys in all (2097152 plus 4 times the"),
+        "{error}"
+    );
 }

@@ -613,3 +613,110 @@ fn textures_are_found_by_the_documented_rules_or_warned_about() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// What assimp opens, and errors with a place (issue 26)
+// ---------------------------------------------------------------------------------------------
+
+fn load_text(mesh: &str, name: &str) -> Result<Model, vkskin::formats::FormatError> {
+    md5::load_from_text(mesh, Path::new(name), &[(SMALL_ANIM.to_string(), PathBuf::from("small.md5anim"))])
+}
+
+#[test]
+fn lines_with_unknown_keywords_in_a_mesh_block_are_skipped_with_one_warning() {
+    let plain = load_text(SMALL_MESH, "plain.md5mesh").unwrap_or_else(|error| panic!("{error}"));
+    assert!(plain.stats.warnings.is_empty(), "{:?}", plain.stats.warnings);
+    // A misspelled `shader` (line 13): the mesh has no shader, as if the line were not there.
+    let misspelled = edited(SMALL_MESH, "\tshader \"\"", "\tshadr \"models/body.tga\"");
+    let model = load_text(&misspelled, "misspelled.md5mesh").unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(model.stats.warnings.len(), 1, "{:?}", model.stats.warnings);
+    let warning = &model.stats.warnings[0];
+    assert!(warning.starts_with("line 13: ") && warning.contains("'shadr'") && warning.contains("skipped"), "{warning}");
+    assert_eq!((&model.vertices, &model.indices, &model.skeleton), (&plain.vertices, &plain.indices, &plain.skeleton));
+    assert_eq!(model.materials, plain.materials);
+    // Unknown lines anywhere in the block: one warning for all of them.
+    let sprinkled = edited(
+        &edited(&misspelled, "\tnumtris 1", "\tnormals 3 ( 0 0 1 )\n\tnumtris 1"),
+        "\tweight 3",
+        "\tcolor 1 0 0\n\tweight 3",
+    );
+    let model = load_text(&sprinkled, "sprinkled.md5mesh").unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(model.stats.warnings.len(), 1, "{:?}", model.stats.warnings);
+    assert!(model.stats.warnings[0].contains("(2 more like it)"), "{}", model.stats.warnings[0]);
+    assert_eq!(model.vertices, plain.vertices);
+    // Keywords of the file's other parts are never skipped: a `mesh` where a `}` is missing is an error.
+    let unclosed = edited(SMALL_MESH, "\tweight 3 1 0.5 ( 0 1 -1 )\n}", "\tweight 3 1 0.5 ( 0 1 -1 )\nmesh {");
+    assert_names(&mesh_error(&unclosed), "small.md5mesh", 28, &["'}'", "'mesh'"]);
+}
+
+#[test]
+fn numbers_past_f32_are_refused_at_their_line() {
+    // A vertex at infinity: 3e38 × 3e38 (line 17, its vert).
+    let far = edited(SMALL_MESH, "weight 1 0 1 ( 1 0 0 )", "weight 1 0 3e38 ( 3e38 0 0 )");
+    let error = load_text(&far, "far.md5mesh").map(|_| ()).expect_err("a vertex at infinity");
+    assert_names(&error.to_string(), "far.md5mesh", 17, &["vert 1", "finite bind-pose position"]);
+    // Joints 6e38 apart: the child's pose relative to its parent overflows (line 9, its joint).
+    let apart = edited(
+        &edited(SMALL_MESH, "\"root\"\t-1 ( 0 0 0 )", "\"root\"\t-1 ( -3e38 0 0 )"),
+        "\"child\"\t0 ( 0 0 1 )",
+        "\"child\"\t0 ( 3e38 0 1 )",
+    );
+    let error = load_text(&apart, "apart.md5mesh").map(|_| ()).expect_err("joints too far apart");
+    assert_names(&error.to_string(), "apart.md5mesh", 9, &["joint 1", "finite bind pose"]);
+}
+
+#[test]
+fn every_refusal_of_a_mutated_file_names_its_line() {
+    let figure_mesh = std::fs::read_to_string(assets().join("figure.md5mesh")).expect("figure");
+    let figure_walk = std::fs::read_to_string(assets().join("figure_walk.md5anim")).expect("walk");
+    let mut pairs: Vec<(String, String, String, usize)> =
+        vec![("small".into(), SMALL_MESH.into(), SMALL_ANIM.into(), 300), ("figure".into(), figure_mesh, figure_walk, 40)];
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models/md5");
+    for (name, file) in [("simplecube", "simplecube/SimpleCube.md5mesh"), ("boarman", "boarman/BoarMan.md5mesh")] {
+        match std::fs::read_to_string(shared.join(file)) {
+            Ok(text) => pairs.push((name.into(), text, String::new(), 150)),
+            Err(_) => println!("skipped: {} is absent", shared.join(file).display()),
+        }
+    }
+    let started = std::time::Instant::now();
+    let (mut refused, mut loaded, mut unplaced) = (0, 0, Vec::new());
+    for (name, mesh, anim, count) in &pairs {
+        let mesh_path = PathBuf::from(format!("mutants/{name}.md5mesh"));
+        let anim_path = PathBuf::from(format!("mutants/{name}.md5anim"));
+        let mut cases: Vec<(String, String)> = crate::common::mutants(mesh, (mesh.len() / 40 / count).max(1))
+            .into_iter()
+            .take(*count)
+            .map(|mesh| (mesh, anim.clone()))
+            .collect();
+        if !anim.is_empty() {
+            let anims = crate::common::mutants(anim, (anim.len() / 40 / count).max(1)).into_iter().take(*count);
+            cases.extend(anims.map(|anim| (mesh.clone(), anim)));
+        }
+        for (mesh, anim) in cases {
+            let anims = if anim.is_empty() { Vec::new() } else { vec![(anim, anim_path.clone())] };
+            match md5::load_from_text(&mesh, &mesh_path, &anims) {
+                Err(error) => {
+                    refused += 1;
+                    let placed = matches!(error.location, vkskin::formats::Location::Line(line)
+                        if line > 0 && error.to_string().starts_with(&format!("{}:{line}: ", error.file.display())));
+                    if !placed || (error.file != mesh_path && error.file != anim_path) {
+                        unplaced.push(error.to_string());
+                    }
+                }
+                Ok(model) => {
+                    loaded += 1;
+                    // What `formats::load_model` would still refuse (without a line) must not pass.
+                    assert!(model.vertices.iter().all(|vertex| vertex.position.is_finite()), "{name}");
+                    assert!(
+                        model.skeleton.joints.iter().all(|joint| joint.inverse_bind.is_finite()
+                            && joint.rest.translation.is_finite()
+                            && joint.rest.rotation.is_finite()),
+                        "{name}"
+                    );
+                }
+            }
+        }
+    }
+    println!("{} files: {refused} mutants refused, {loaded} loaded, in {:?}", pairs.len(), started.elapsed());
+    assert!(unplaced.is_empty(), "{} refusals without file:line:\n{}", unplaced.len(), unplaced.join("\n"));
+}

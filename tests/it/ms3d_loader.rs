@@ -887,16 +887,6 @@ fn index_errors_name_the_offset_of_the_bad_index() {
 fn joint_errors_name_the_joint() {
     let path = Path::new(BROKEN);
     let mut file = sample_file();
-    file.joints[1].parent_name = FixedText::new("shoulder");
-    let bytes = ms3d::write(&file);
-    let offset = find(&bytes, b"shoulder");
-    expect_error(
-        ms3d::parse(&bytes, path),
-        offset,
-        "expected the parent of joint 1 \"arm\" to be empty (a root) or the name of a joint, found \"shoulder\"",
-    );
-
-    let mut file = sample_file();
     file.joints[0].parent_name = FixedText::new("arm");
     let bytes = ms3d::write(&file);
     let error = expect_error(
@@ -914,6 +904,51 @@ fn joint_errors_name_the_joint() {
     let bytes = ms3d::write(&file);
     let arm = find(&bytes, b"arm\0") - 1;
     expect_error(ms3d::parse(&bytes, path), arm + 93 + 16 * 5, "expected position key 2 of joint 1 \"arm\" at or after 0.25 s");
+}
+
+#[test]
+fn a_parent_name_that_names_no_joint_makes_a_root_with_one_warning() {
+    // What assimp opens: "none" (or a renamed bone) as a parent name. The joint becomes a root.
+    let mut file = sample_file();
+    file.materials[0].texture = FixedText::default(); // no texture warning beside the one looked for
+    file.joints[1].parent_name = FixedText::new("none");
+    let bytes = ms3d::write(&file);
+    let model = load_bytes(&bytes, "orphan/model.ms3d").unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(model.stats.warnings.len(), 1, "{:?}", model.stats.warnings);
+    let warning = &model.stats.warnings[0];
+    let offset = find(&bytes, b"none\0");
+    assert!(warning.starts_with(&format!("byte {offset}: joint 1 \"arm\" names the parent \"none\"")), "{warning}");
+    assert!(warning.ends_with("which is no joint's name: made a root"), "{warning}");
+    let arm = model.skeleton.joints.iter().position(|joint| joint.name == "arm").expect("arm");
+    assert_eq!(model.skeleton.joints[arm].parent, None);
+    // Its bind pose is its own transform alone, as for a file that leaves the parent name empty.
+    file.joints[1].parent_name = FixedText::new("");
+    let root = load_bytes(&ms3d::write(&file), "root/model.ms3d").unwrap_or_else(|error| panic!("{error}"));
+    assert!(root.stats.warnings.is_empty(), "{:?}", root.stats.warnings);
+    assert_eq!((&model.skeleton, &model.vertices), (&root.skeleton, &root.vertices));
+    assert_eq!(model.animations[0].channels, root.animations[0].channels);
+    // Two such joints: still one line.
+    file.joints[1].parent_name = FixedText::new("none");
+    file.joints[0].parent_name = FixedText::new("Scene Root");
+    file.joints[1].parent_name = FixedText::new("none");
+    let model = load_bytes(&ms3d::write(&file), "orphans.ms3d").unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(model.stats.warnings.len(), 1, "{:?}", model.stats.warnings);
+    assert!(model.stats.warnings[0].ends_with("made a root (1 more like it)"), "{}", model.stats.warnings[0]);
+}
+
+#[test]
+fn a_file_with_joints_and_no_triangles_opens() {
+    // assimp refuses it ("Didn't get any group records"); it is a skeleton with its clip.
+    let file =
+        Ms3dFile { vertices: Vec::new(), triangles: Vec::new(), groups: Vec::new(), materials: Vec::new(), ..sample_file() };
+    let folder = std::env::temp_dir().join(format!("vkskin_ms3d_bones_{}", std::process::id()));
+    std::fs::create_dir_all(&folder).expect("folder");
+    let path = folder.join("bones.ms3d");
+    std::fs::write(&path, ms3d::write(&Ms3dFile { vertex_extras: None, ..file })).expect("written");
+    let model = vkskin::formats::load_model(&path, &[]).unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!((model.vertices.len(), model.meshes.len(), model.skeleton.len()), (0, 0, 2));
+    assert_eq!(model.animations.len(), 1);
+    std::fs::remove_dir_all(&folder).expect("removed");
 }
 
 #[test]

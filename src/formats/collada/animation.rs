@@ -15,6 +15,9 @@
 //! importer reads them: lerping its 16 values would shrink the mesh between keys. A sheared key
 //! is a warning.
 
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use glam::{Mat4, Vec4};
 use roxmltree::Node;
 
@@ -49,6 +52,7 @@ pub struct NodeKeys<'a, 'input> {
 
 /// A named clip: the animations it instances and its time range.
 pub struct ClipRange<'a, 'input> {
+    pub element: Node<'a, 'input>,
     pub name: String,
     pub start: f32,
     pub end: Option<f32>,
@@ -72,12 +76,8 @@ struct Controls {
     after: [f32; 2],
 }
 
-/// One channel's keys on one transform element (or one value of it).
-struct ElementKeys<'a, 'input> {
-    node: usize,
-    element: usize,
-    /// The value it drives within the element; None: all of them.
-    member: Option<usize>,
+/// A sampler's keys, read for one width (a whole element's values, or one of them).
+struct Curve {
     times: Vec<f32>,
     /// `width` values a key.
     values: Vec<f32>,
@@ -86,25 +86,37 @@ struct ElementKeys<'a, 'input> {
     segments: Vec<Segment>,
     /// `width` a key where any segment is a Bézier; empty otherwise.
     controls: Vec<Controls>,
+    /// The bytes of its keys in the file (times, values and tangents, as f32).
+    file_bytes: usize,
+}
+
+/// One channel's keys on one transform element (or one value of it).
+struct ElementKeys<'a, 'input> {
+    node: usize,
+    element: usize,
+    /// The value it drives within the element; None: all of them.
+    member: Option<usize>,
+    /// Shared by the channels that read one sampler.
+    curve: Rc<Curve>,
     /// Drives a whole `<matrix>`, whose LINEAR keys are decomposed, not followed entry by entry.
     whole_matrix: bool,
     animation: Node<'a, 'input>,
-    file_bytes: usize,
 }
 
 impl ElementKeys<'_, '_> {
     /// The channel's values at `time`: held before the first key and after the last.
     fn sample(&self, time: f32, out: &mut [f32]) {
-        let width = self.width;
-        let value = |key: usize| &self.values[key * width..(key + 1) * width];
-        let Some(at) = curve::bracket(&self.times, |&key| key, time) else { return };
+        let curve = &*self.curve;
+        let width = curve.width;
+        let value = |key: usize| &curve.values[key * width..(key + 1) * width];
+        let Some(at) = curve::bracket(&curve.times, |&key| key, time) else { return };
         if at.key == at.next {
             out.copy_from_slice(value(at.key));
             return;
         }
         let (key, next) = (at.key, at.next);
-        let (t0, t1) = (self.times[key], self.times[next]);
-        match self.segments[key] {
+        let (t0, t1) = (curve.times[key], curve.times[next]);
+        match curve.segments[key] {
             Segment::Step => out.copy_from_slice(value(key)),
             Segment::Linear => {
                 for ((out, a), b) in out.iter_mut().zip(value(key)).zip(value(next)) {
@@ -113,8 +125,8 @@ impl ElementKeys<'_, '_> {
             }
             Segment::Bezier => {
                 for (component, out) in out.iter_mut().enumerate() {
-                    let after = self.controls[key * width + component].after;
-                    let before = self.controls[next * width + component].before;
+                    let after = curve.controls[key * width + component].after;
+                    let before = curve.controls[next * width + component].before;
                     *out = curve::bezier_at_time(
                         [t0, after[0], before[0], t1],
                         [value(key)[component], after[1], before[1], value(next)[component]],
@@ -128,8 +140,8 @@ impl ElementKeys<'_, '_> {
     /// Whether, from `time` to the next key, the decomposed keys may stray from this channel's
     /// curve (and the interval is checked).
     fn curved_after(&self, time: f32) -> bool {
-        match curve::bracket(&self.times, |&key| key, time) {
-            Some(at) if at.key != at.next => match self.segments[at.key] {
+        match curve::bracket(&self.curve.times, |&key| key, time) {
+            Some(at) if at.key != at.next => match self.curve.segments[at.key] {
                 Segment::Step => false,
                 Segment::Linear => !self.whole_matrix,
                 Segment::Bezier => true,
@@ -139,7 +151,7 @@ impl ElementKeys<'_, '_> {
     }
 
     fn is_step(&self) -> bool {
-        self.segments.iter().all(|segment| *segment == Segment::Step)
+        self.curve.segments.iter().all(|segment| *segment == Segment::Step)
     }
 }
 
@@ -195,146 +207,81 @@ fn controls<'a, 'input>(
     Ok((controls, bytes))
 }
 
+/// What a `<channel>` drives: a node's transform element, or one value of it.
+struct Target<'a, 'input> {
+    channel: Node<'a, 'input>,
+    node: usize,
+    element: usize,
+    member: Option<usize>,
+    kind: Kind,
+}
+
 pub fn read<'a, 'input>(
     document: &Document<'a, 'input>,
     scene: &Scene<'a, 'input>,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<NodeKeys<'a, 'input>>, FormatError> {
     let root = document.xml.root_element();
-    let mut channels: Vec<ElementKeys> = Vec::new();
-    for library in root.children().filter(|child| child.has_tag_name("library_animations")) {
-        for channel in library.descendants().filter(|node| node.has_tag_name("channel")) {
-            let target = document.attribute(channel, "target")?;
-            let Some((node_id, address)) = target.split_once('/') else {
-                return Err(document.error(channel, format!("expected a target \"node/sid\", found {}", files::quoted(target))));
-            };
-            let Some(node) = scene.by_id(node_id) else {
-                warnings.push(format!(
-                    "animation channel {}: no node {} in the scene; left out",
-                    files::quoted(target),
-                    files::quoted(node_id)
-                ));
-                continue;
-            };
-            let split = address.find(['.', '(']).unwrap_or(address.len());
-            let (sid, member) = address.split_at(split);
-            let Some(element) = scene.nodes[node].elements.iter().position(|element| element.sid == Some(sid)) else {
-                warnings.push(format!(
-                    "animation channel {}: the node has no transform with sid {}; left out",
-                    files::quoted(target),
-                    files::quoted(sid)
-                ));
-                continue;
-            };
-            let kind = scene.nodes[node].elements[element].kind;
-            let member = if member.is_empty() {
-                None
-            } else {
-                Some(kind.member(member).ok_or_else(|| {
-                    document.error(
-                        channel,
-                        format!("expected a member of {sid} (.X, .Y, .Z, .ANGLE or (i)(j)), found {}", files::quoted(member)),
-                    )
-                })?)
-            };
-            let width = if member.is_some() { 1 } else { kind.width() };
-            let sampler = document.lookup(channel, document.attribute(channel, "source")?)?;
-            let source_of = |semantic: &str| -> Result<Option<Node<'a, 'input>>, FormatError> {
-                match sampler
-                    .children()
-                    .find(|child| child.has_tag_name("input") && child.attribute("semantic") == Some(semantic))
-                {
-                    Some(input) => Ok(Some(document.lookup(input, document.attribute(input, "source")?)?)),
-                    None => Ok(None),
-                }
-            };
-            let input = source_of("INPUT")?.ok_or_else(|| document.error(sampler, "expected an INPUT input"))?;
-            let output = source_of("OUTPUT")?.ok_or_else(|| document.error(sampler, "expected an OUTPUT input"))?;
-            let times = document.float_source(input, 1)?.values;
-            if times.windows(2).any(|pair| pair[1] < pair[0]) {
-                return Err(document.error(input, "expected key times in increasing order"));
-            }
-            let values = document.float_source(output, width)?;
-            if values.count != times.len() {
-                return Err(
-                    document.error(output, format!("expected {} values, one per key time, found {}", times.len(), values.count))
-                );
-            }
-            if times.is_empty() {
-                continue;
-            }
-            let names = match source_of("INTERPOLATION")? {
-                Some(source) => {
-                    let names = document.name_source(source)?;
-                    if names.len() != times.len() {
-                        return Err(document.error(
-                            source,
-                            format!("expected {} interpolations, one per key time, found {}", times.len(), names.len()),
-                        ));
-                    }
-                    names
-                }
-                None => Vec::new(),
-            };
-            let mut others = Vec::new();
-            let segments: Vec<Segment> = (0..times.len())
-                .map(|key| match names.get(key).copied().unwrap_or("LINEAR") {
-                    "STEP" => Segment::Step,
-                    "BEZIER" | "HERMITE" => Segment::Bezier,
-                    "LINEAR" => Segment::Linear,
-                    other => {
-                        if !others.contains(&other) {
-                            others.push(other);
-                        }
-                        Segment::Linear
-                    }
-                })
-                .collect();
-            if !others.is_empty() {
-                let others: Vec<String> = others.iter().map(|name| files::quoted(name)).collect();
-                warnings.push(format!(
-                    "animation channel {}: {} keys are played as LINEAR",
-                    files::quoted(target),
-                    others.join(", ")
-                ));
-            }
-            let mut file_bytes = (times.len() + values.values.len()) * 4;
-            let controls = if segments.contains(&Segment::Bezier) {
-                let tangent = |semantic: &str| {
-                    source_of(semantic)?.ok_or_else(|| {
-                        document.error(sampler, format!("expected an {semantic} input for the BEZIER and HERMITE keys"))
-                    })
-                };
-                let sources = [tangent("IN_TANGENT")?, tangent("OUT_TANGENT")?];
-                let (controls, bytes) = controls(document, sources, &names, &times, &values.values, width)?;
-                file_bytes += bytes;
-                controls
-            } else {
-                Vec::new()
-            };
-            let animation = channel.parent().unwrap_or(library);
-            channels.push(ElementKeys {
-                node,
-                element,
-                member,
-                times,
-                values: values.values,
-                width,
-                segments,
-                controls,
-                whole_matrix: member.is_none() && kind == Kind::Matrix,
-                animation,
-                file_bytes,
-            });
-        }
-    }
-    // Per node (and, where the file has clips, per top-level <animation>, what clips instance): the
-    // stack evaluated at every key time of its channels. Exporters often write one <animation> a
-    // channel (rotateX, rotateY, ... of one node): without clips they all play together.
+    // Where the file has clips, a node's channels are kept apart per top-level <animation> (what
+    // clips instance); without clips they all play together.
     let with_clips = root.descendants().any(|node| node.has_tag_name("animation_clip"));
     let top_level = |animation: Node<'a, 'input>| {
         animation.ancestors().filter(|ancestor| ancestor.has_tag_name("animation")).last().unwrap_or(animation)
     };
+    let mut targets = Vec::new();
+    for library in root.children().filter(|child| child.has_tag_name("library_animations")) {
+        for channel in library.descendants().filter(|node| node.has_tag_name("channel")) {
+            if let Some(target) = target(document, scene, channel)? {
+                targets.push(target);
+            }
+        }
+    }
+    // Two channels of one animation on one target: the later one decides every value (as the
+    // stack is evaluated in order), so the earlier one is left out, not read.
+    let mut last_on: HashMap<(usize, usize, Option<usize>, Option<roxmltree::NodeId>), usize> = HashMap::new();
+    let group_of = |channel: Node<'a, 'input>| with_clips.then(|| top_level(channel.parent().unwrap_or(channel)).id());
+    for (index, target) in targets.iter().enumerate() {
+        let group = group_of(target.channel);
+        if let Some(earlier) = last_on.insert((target.node, target.element, target.member, group), index) {
+            document.warn("channel on a driven target", targets[earlier].channel, || {
+                format!(
+                    "<channel> on {} is followed by another on the same target in the same animation: the later one is played",
+                    files::quoted(targets[earlier].channel.attribute("target").unwrap_or(""))
+                )
+            });
+        }
+    }
+    let mut kept: Vec<usize> = last_on.into_values().collect();
+    kept.sort_unstable();
+
+    // Each sampler is read once for each width it is read at, however many channels play it.
+    let mut curves: HashMap<(roxmltree::NodeId, usize), Option<Rc<Curve>>> = HashMap::new();
+    let mut channels: Vec<ElementKeys> = Vec::new();
+    for index in kept {
+        let target = &targets[index];
+        let width = if target.member.is_some() { 1 } else { target.kind.width() };
+        let sampler = document.lookup(target.channel, document.attribute(target.channel, "source")?)?;
+        let curve = match curves.get(&(sampler.id(), width)) {
+            Some(curve) => curve.clone(),
+            None => {
+                let curve = read_curve(document, sampler, width)?.map(Rc::new);
+                curves.insert((sampler.id(), width), curve.clone());
+                curve
+            }
+        };
+        let Some(curve) = curve else { continue };
+        channels.push(ElementKeys {
+            node: target.node,
+            element: target.element,
+            member: target.member,
+            curve,
+            whole_matrix: target.member.is_none() && target.kind == Kind::Matrix,
+            animation: target.channel.parent().unwrap_or(target.channel),
+        });
+    }
+    // Per node (and, where the file has clips, per top-level <animation>, what clips instance): the
+    // stack evaluated at every key time of its channels. Exporters often write one <animation> a
+    // channel (rotateX, rotateY, ... of one node): without clips they all play together.
     // (node, its top-level <animation> where clips need it) and the channels on it.
     type Group = ((usize, Option<roxmltree::NodeId>), Vec<usize>);
     let mut groups: Vec<Group> = Vec::new();
@@ -346,7 +293,7 @@ pub fn read<'a, 'input>(
         }
     }
     let size = scene.nodes.iter().map(|node| node.local.w_axis.truncate().length()).fold(0.0f32, f32::max);
-    let file_keys: usize = channels.iter().map(|channel| channel.times.len()).sum();
+    let file_keys: usize = channels.iter().map(|channel| channel.curve.times.len()).sum();
     let budget = file_keys.saturating_mul(ADDED_PER_KEY).saturating_add(ADDED_ALLOWANCE);
     let mut resampler =
         Resampler { translation_tolerance: TOLERANCE * if size > 0.0 { size } else { 1.0 }, budget, exhausted: false };
@@ -354,11 +301,11 @@ pub fn read<'a, 'input>(
     for ((node, _), members) in groups {
         let members: Vec<&ElementKeys> = members.iter().map(|&member| &channels[member]).collect();
         let step = members.iter().all(|channel| channel.is_step());
-        let mut times: Vec<f32> = members.iter().flat_map(|channel| channel.times.iter().copied()).collect();
+        let mut times: Vec<f32> = members.iter().flat_map(|channel| channel.curve.times.iter().copied()).collect();
         if !step {
             // Where a channel jumps (a STEP key among moving channels, or two keys at one time), a
             // key just before the jump keeps the value held until then.
-            for channel in &members {
+            for channel in members.iter().map(|channel| &*channel.curve) {
                 for (key, window) in channel.times.windows(3).enumerate() {
                     let jump = channel.segments[key] == Segment::Step || window[2] == window[1];
                     let before = window[1] - ((window[1] - window[0]) * 1e-4).min(1e-4);
@@ -389,7 +336,7 @@ pub fn read<'a, 'input>(
             matrices,
             step,
             animation: members[0].animation,
-            file_bytes: members.iter().map(|channel| channel.file_bytes).sum(),
+            file_bytes: members.iter().map(|channel| channel.curve.file_bytes).sum(),
         });
     }
     if resampler.exhausted {
@@ -398,6 +345,127 @@ pub fn read<'a, 'input>(
         ));
     }
     Ok(keys)
+}
+
+/// What a `<channel>` drives; None (a warning) where the scene has no such node or element.
+fn target<'a, 'input>(
+    document: &Document<'a, 'input>,
+    scene: &Scene<'a, 'input>,
+    channel: Node<'a, 'input>,
+) -> Result<Option<Target<'a, 'input>>, FormatError> {
+    let target = document.attribute(channel, "target")?;
+    let Some((node_id, address)) = target.split_once('/') else {
+        return Err(document.error(channel, format!("expected a target \"node/sid\", found {}", files::quoted(target))));
+    };
+    let Some(node) = scene.by_id(node_id) else {
+        document.warn("channel without node", channel, || {
+            format!("animation channel {}: no node {} in the scene; left out", files::quoted(target), files::quoted(node_id))
+        });
+        return Ok(None);
+    };
+    let split = address.find(['.', '(']).unwrap_or(address.len());
+    let (sid, member) = address.split_at(split);
+    let Some(element) = scene.nodes[node].elements.iter().position(|element| element.sid == Some(sid)) else {
+        document.warn("channel without element", channel, || {
+            format!(
+                "animation channel {}: the node has no transform with sid {}; left out",
+                files::quoted(target),
+                files::quoted(sid)
+            )
+        });
+        return Ok(None);
+    };
+    let kind = scene.nodes[node].elements[element].kind;
+    let member = if member.is_empty() {
+        None
+    } else {
+        Some(kind.member(member).ok_or_else(|| {
+            document.error(
+                channel,
+                format!("expected a member of {sid} (.X, .Y, .Z, .ANGLE or (i)(j)), found {}", files::quoted(member)),
+            )
+        })?)
+    };
+    Ok(Some(Target { channel, node, element, member, kind }))
+}
+
+/// A `<sampler>`'s keys at `width` values a key; None where it has none.
+fn read_curve<'a, 'input>(
+    document: &Document<'a, 'input>,
+    sampler: Node<'a, 'input>,
+    width: usize,
+) -> Result<Option<Curve>, FormatError> {
+    let source_of = |semantic: &str| -> Result<Option<Node<'a, 'input>>, FormatError> {
+        match sampler.children().find(|child| child.has_tag_name("input") && child.attribute("semantic") == Some(semantic)) {
+            Some(input) => Ok(Some(document.lookup(input, document.attribute(input, "source")?)?)),
+            None => Ok(None),
+        }
+    };
+    let input = source_of("INPUT")?.ok_or_else(|| document.error(sampler, "expected an INPUT input"))?;
+    let output = source_of("OUTPUT")?.ok_or_else(|| document.error(sampler, "expected an OUTPUT input"))?;
+    let times = document.float_source(input, 1)?.values;
+    if times.windows(2).any(|pair| pair[1] < pair[0]) {
+        return Err(document.error(input, "expected key times in increasing order"));
+    }
+    let values = document.float_source(output, width)?;
+    if values.count != times.len() {
+        return Err(document.error(output, format!("expected {} values, one per key time, found {}", times.len(), values.count)));
+    }
+    if times.is_empty() {
+        return Ok(None);
+    }
+    let names = match source_of("INTERPOLATION")? {
+        Some(source) => {
+            let names = document.name_source(source)?;
+            if names.len() != times.len() {
+                return Err(document
+                    .error(source, format!("expected {} interpolations, one per key time, found {}", times.len(), names.len())));
+            }
+            names
+        }
+        None => Vec::new(),
+    };
+    let mut others = Vec::new();
+    let mut segments: Vec<Segment> = (0..times.len())
+        .map(|key| match names.get(key).copied().unwrap_or("LINEAR") {
+            "STEP" => Segment::Step,
+            "BEZIER" | "HERMITE" => Segment::Bezier,
+            "LINEAR" => Segment::Linear,
+            other => {
+                if !others.contains(&other) {
+                    others.push(other);
+                }
+                Segment::Linear
+            }
+        })
+        .collect();
+    if !others.is_empty() {
+        let others: Vec<String> = others.iter().map(|name| files::quoted(name)).collect();
+        document.warn("interpolation not read", sampler, || format!("{} keys are played as LINEAR", others.join(", ")));
+    }
+    let mut file_bytes = (times.len() + values.values.len()) * 4;
+    let mut controls = Vec::new();
+    if segments.contains(&Segment::Bezier) {
+        match (source_of("IN_TANGENT")?, source_of("OUT_TANGENT")?) {
+            (Some(incoming), Some(outgoing)) => {
+                let (made, bytes) = self::controls(document, [incoming, outgoing], &names, &times, &values.values, width)?;
+                file_bytes += bytes;
+                controls = made;
+            }
+            // Without its tangents a curve has no shape but its keys: LINEAR, as assimp (which
+            // plays every key LINEAR) and the engines read it.
+            _ => {
+                document.warn("curve without tangents", sampler, || {
+                    "a <sampler> with BEZIER or HERMITE keys but no IN_TANGENT and OUT_TANGENT inputs: played as LINEAR"
+                        .to_string()
+                });
+                for segment in segments.iter_mut().filter(|segment| **segment == Segment::Bezier) {
+                    *segment = Segment::Linear;
+                }
+            }
+        }
+    }
+    Ok(Some(Curve { times, values: values.values, width, segments, controls, file_bytes }))
 }
 
 /// A node's transform stack and the channels that drive it.
@@ -420,7 +488,7 @@ impl Stack<'_, '_, '_> {
                         *slot = value[0];
                     }
                 }
-                None if element.values.len() == channel.width => channel.sample(time, &mut element.values),
+                None if element.values.len() == channel.curve.width => channel.sample(time, &mut element.values),
                 None => {}
             }
         }
@@ -521,7 +589,7 @@ pub fn clips<'a, 'input>(document: &Document<'a, 'input>) -> Result<Vec<ClipRang
             .map(|instance| document.lookup(instance, document.attribute(instance, "url")?))
             .collect::<Result<_, _>>()?;
         let name = clip.attribute("name").or(clip.attribute("id")).unwrap_or("clip").to_string();
-        clips.push(ClipRange { name, start: number("start")?.unwrap_or(0.0), end: number("end")?, animations });
+        clips.push(ClipRange { element: clip, name, start: number("start")?.unwrap_or(0.0), end: number("end")?, animations });
     }
     Ok(clips)
 }
@@ -574,21 +642,31 @@ pub fn joint_channels(joint: usize, keys: &NodeKeys<'_, '_>, warnings: &mut Vec<
     ]
 }
 
-/// The animations each clip covers, grouped: (clip name, start, end, indices into `keys`).
-pub fn group<'a, 'input>(
+/// The animations each clip covers, grouped: (the clip, indices into `keys`); without clips, one
+/// group of every key.
+pub fn group<'c, 'a, 'input>(
     keys: &[NodeKeys<'a, 'input>],
-    clips: &[ClipRange<'a, 'input>],
-) -> Vec<(String, f32, Option<f32>, Vec<usize>)> {
+    clips: &'c [ClipRange<'a, 'input>],
+) -> Vec<(Option<&'c ClipRange<'a, 'input>>, Vec<usize>)> {
     if clips.is_empty() {
-        return vec![(String::new(), 0.0, None, (0..keys.len()).collect())];
+        return vec![(None, (0..keys.len()).collect())];
     }
     // An animation counts for a clip when it, or an <animation> above it, is instanced.
+    // The keys under each <animation> (their own or an enclosing one), so a clip costs what it
+    // instances and what it gets, not a pass over every key.
+    let mut under: HashMap<roxmltree::NodeId, Vec<usize>> = HashMap::new();
+    for (index, node_keys) in keys.iter().enumerate() {
+        for ancestor in node_keys.animation.ancestors() {
+            under.entry(ancestor.id()).or_default().push(index);
+        }
+    }
     let mut groups = Vec::new();
     for clip in clips {
-        let members: Vec<usize> = (0..keys.len())
-            .filter(|&index| keys[index].animation.ancestors().any(|ancestor| clip.animations.contains(&ancestor)))
-            .collect();
-        groups.push((clip.name.clone(), clip.start, clip.end, members));
+        let mut members: Vec<usize> =
+            clip.animations.iter().filter_map(|animation| under.get(&animation.id())).flatten().copied().collect();
+        members.sort_unstable();
+        members.dedup();
+        groups.push((Some(clip), members));
     }
     groups
 }

@@ -1,7 +1,9 @@
 //! The parsed XML and what every part of the loader asks of it: elements by `id`, errors that name
-//! the line and column of an element, number and name arrays read through their `<accessor>`.
+//! the line and column of an element, number and name arrays read through their `<accessor>`, and
+//! warnings grouped by kind (one line a kind, however often a file earns it).
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use glam::Mat4;
@@ -13,10 +15,25 @@ use crate::formats::{files, FormatError};
 /// (every number is at least two bytes of text), so this only bounds what a huge file costs.
 const MAX_NUMBERS: usize = 1 << 27;
 
+/// An `<input>`'s offset: a corner or influence holds one index per offset, so real files stay in
+/// single digits; the cap keeps `offset + 1` (the indices a corner) from overflowing.
+const MAX_INPUT_OFFSET: usize = 1 << 16;
+
 pub struct Document<'a, 'input> {
     pub xml: &'a roxmltree::Document<'input>,
     pub path: &'a Path,
     ids: HashMap<&'a str, Node<'a, 'input>>,
+    /// Warnings grouped by kind (see [`Document::warn`]).
+    quirks: RefCell<Vec<Quirk>>,
+}
+
+/// One kind of warning: the first one's line and message, and every element that earned it.
+struct Quirk {
+    kind: &'static str,
+    line: u32,
+    message: String,
+    /// The elements it was met at (one read twice counts once).
+    elements: HashSet<roxmltree::NodeId>,
 }
 
 /// Values from a `<source>`: `count` items of `stride` values each.
@@ -42,7 +59,35 @@ impl<'a, 'input> Document<'a, 'input> {
                 ids.entry(id).or_insert(node);
             }
         }
-        Ok(Document { xml, path, ids })
+        Ok(Document { xml, path, ids, quirks: RefCell::new(Vec::new()) })
+    }
+
+    /// A warning that a file may earn many times over (a quirk forgiven as assimp and the major
+    /// engines forgive it, a repeated element left out): `kind` groups them, so a file gets one
+    /// line a kind, naming the first one's line and counting the others.
+    pub fn warn(&self, kind: &'static str, node: Node<'_, '_>, message: impl FnOnce() -> String) {
+        let mut quirks = self.quirks.borrow_mut();
+        match quirks.iter_mut().find(|quirk| quirk.kind == kind) {
+            Some(quirk) => {
+                quirk.elements.insert(node.id());
+            }
+            None => {
+                let line = self.xml.text_pos_at(node.range().start).row;
+                quirks.push(Quirk { kind, line, message: message(), elements: HashSet::from([node.id()]) });
+            }
+        }
+    }
+
+    /// The warnings, one line a kind, in the order first met.
+    pub fn warnings(&self) -> Vec<String> {
+        self.quirks
+            .borrow()
+            .iter()
+            .map(|quirk| match quirk.elements.len() {
+                1 => format!("line {}: {}", quirk.line, quirk.message),
+                count => format!("line {}: {} ({} more like it)", quirk.line, quirk.message, count - 1),
+            })
+            .collect()
     }
 
     /// An error at `node`'s line (and column, in the message).
@@ -78,6 +123,15 @@ impl<'a, 'input> Document<'a, 'input> {
                 .parse()
                 .map_err(|_| self.error(node, format!("expected {name} to be a count, found {}", files::quoted(text)))),
         }
+    }
+
+    /// An `<input>`'s `offset` (0 when absent), at most [`MAX_INPUT_OFFSET`].
+    pub fn input_offset(&self, input: Node<'_, '_>) -> Result<usize, FormatError> {
+        let offset = self.count_attribute(input, "offset", 0)?;
+        if offset > MAX_INPUT_OFFSET {
+            return Err(self.error(input, format!("expected an offset of at most {MAX_INPUT_OFFSET}, found {offset}")));
+        }
+        Ok(offset)
     }
 
     /// The words of an element's text, each parsed (`what` names one in errors) and accepted by
@@ -144,7 +198,7 @@ impl<'a, 'input> Document<'a, 'input> {
             return Err(self.error(array, format!("expected {declared} values (its count), found {length}")));
         }
         let count = self.count_attribute(accessor, "count", 0)?;
-        let stride = self.count_attribute(accessor, "stride", 1)?.max(1);
+        let stride = self.accessor_stride(accessor)?;
         let offset = self.count_attribute(accessor, "offset", 0)?;
         let needed = count.checked_mul(stride).and_then(|values| values.checked_add(offset));
         if needed.is_none_or(|needed| needed > length) {
@@ -175,7 +229,32 @@ impl<'a, 'input> Document<'a, 'input> {
     /// The values per item of a `<source>`'s accessor.
     pub fn stride(&self, source: Node<'a, 'input>) -> Result<usize, FormatError> {
         let (accessor, _) = self.accessor(source)?;
-        Ok(self.count_attribute(accessor, "stride", 1)?.max(1))
+        self.accessor_stride(accessor)
+    }
+
+    /// An accessor's `stride`. Without one the spec means 1, but 3ds Max writes a `float4x4` param
+    /// without a stride for 16 values a matrix: there (params adding up to more than one value)
+    /// the params' total is the stride, as assimp reads it, with a warning.
+    fn accessor_stride(&self, accessor: Node<'_, '_>) -> Result<usize, FormatError> {
+        if accessor.has_attribute("stride") {
+            return Ok(self.count_attribute(accessor, "stride", 1)?.max(1));
+        }
+        let params: Vec<&str> = accessor
+            .children()
+            .filter(|child| child.has_tag_name("param"))
+            .map(|param| param.attribute("type").unwrap_or(""))
+            .collect();
+        let total: usize = params.iter().map(|kind| if *kind == "float4x4" { 16 } else { 1 }).sum();
+        if params.contains(&"float4x4") {
+            self.warn("float4x4 without stride", accessor, || {
+                format!("a float4x4 <accessor> without a stride (as 3ds Max writes them): read as {total} values an item")
+            });
+        } else if total > 1 {
+            self.warn("params without stride", accessor, || {
+                format!("an <accessor> of {total} params without a stride: read as {total} values an item")
+            });
+        }
+        Ok(total.max(1))
     }
 
     /// A `<source>` of names (`Name_array` or `IDREF_array`), one an item.

@@ -60,7 +60,7 @@ pub fn read<'a, 'input>(document: &Document<'a, 'input>, geometry: Node<'a, 'inp
         let mut inputs = Vec::new();
         for input in primitive.children().filter(|child| child.has_tag_name("input")) {
             let semantic = document.attribute(input, "semantic")?;
-            let offset = document.count_attribute(input, "offset", 0)?;
+            let offset = document.input_offset(input)?;
             let set = document.count_attribute(input, "set", 0)?;
             let url = document.attribute(input, "source")?;
             if semantic == "VERTEX" {

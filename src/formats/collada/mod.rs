@@ -34,6 +34,20 @@ use document::Document;
 /// Candidate nodes tried for skin joint names in one load (see `Scene::find_under`).
 const LOOKUP_STEPS: usize = 1 << 24;
 
+/// Vertices, and triangles, that instances may add by drawing a geometry another instance already
+/// draws: this many, plus one a [`BYTES_PER_REPEATED`] bytes of the file. A geometry's first
+/// instance costs what the file holds; this leaves room for drawing props or parts again many
+/// times over, while a file that repeats an instance thousands of times cannot ask for gigabytes.
+const MAX_REPEATED_ALLOWANCE: usize = 1 << 18;
+const BYTES_PER_REPEATED: usize = 16;
+
+/// Keys that the animations made for clips may hold in all: this many, plus
+/// [`MAX_CLIP_KEYS_PER_KEY`] times the keys the file's animations make. Clips that share their
+/// animations share one copy; clips over overlapping sets (a walk, and the walk with a wave on
+/// top) copy what they share, which a file of many such clips could turn into gigabytes.
+const MAX_CLIP_KEYS_ALLOWANCE: usize = 1 << 21;
+const MAX_CLIP_KEYS_PER_KEY: usize = 4;
+
 /// Elements in one file (roxmltree's own cap; a file holds at most this many nodes).
 const MAX_XML_NODES: u32 = 1 << 26;
 
@@ -55,7 +69,7 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
     if !root.has_tag_name("COLLADA") {
         return Err(FormatError::at_line(
             path,
-            1,
+            xml.text_pos_at(root.range().start).row as usize,
             format!("expected a <COLLADA> root element, found <{}>", root.tag_name().name()),
         ));
     }
@@ -66,6 +80,8 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
 
     // Instances: skinned meshes (controllers) and rigid ones (geometries), with their materials.
     struct Instance<'a, 'input> {
+        /// The `<instance_controller>` or `<instance_geometry>` element.
+        element: roxmltree::Node<'a, 'input>,
         node: usize,
         skin: Option<usize>,
         geometry: roxmltree::Node<'a, 'input>,
@@ -78,23 +94,52 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
     let mut skins: Vec<skin::Skin> = Vec::new();
     let mut skin_of: HashMap<roxmltree::NodeId, usize> = HashMap::new();
     let mut instances = Vec::new();
+    // What makes two instances draw the same thing: the element's kind, what it instances, its
+    // material bindings and skeleton roots, and for a rigid geometry the scene node that places it
+    // (a skin places its mesh itself).
+    type Sameness = (bool, roxmltree::NodeId, Vec<(String, u32)>, Vec<usize>, Option<usize>);
+    let mut seen: std::collections::HashSet<Sameness> = std::collections::HashSet::new();
     for (index, node) in scene.nodes.iter().enumerate() {
-        for instance in node
+        for element in node
             .element
             .children()
             .filter(|child| child.has_tag_name("instance_controller") || child.has_tag_name("instance_geometry"))
         {
-            let target = document.lookup(instance, document.attribute(instance, "url")?)?;
+            let target = document.lookup(element, document.attribute(element, "url")?)?;
             let mut bindings = HashMap::new();
-            for binding in instance.descendants().filter(|child| child.has_tag_name("instance_material")) {
+            for binding in element.descendants().filter(|child| child.has_tag_name("instance_material")) {
                 bindings.insert(
                     document.attribute(binding, "symbol")?,
                     document.lookup(binding, document.attribute(binding, "target")?)?,
                 );
             }
-            if instance.has_tag_name("instance_controller") {
-                if let Some(base) = skin::morph_base(&document, target, &mut warnings)? {
+            let controller = element.has_tag_name("instance_controller");
+            let mut roots = Vec::new();
+            for root in element.children().filter(|child| controller && child.has_tag_name("skeleton")) {
+                let id = root.text().unwrap_or("").trim().trim_start_matches('#');
+                roots.push(scene.by_id(id).ok_or_else(|| {
+                    document.error(root, format!("expected a node with id {} in the scene, found none", files::quoted(id)))
+                })?);
+            }
+            let mut sorted: Vec<(String, u32)> =
+                bindings.iter().map(|(symbol, target)| (symbol.to_string(), target.id().get())).collect();
+            sorted.sort();
+            let placed_by = if controller { None } else { Some(index) };
+            if !seen.insert((controller, target.id(), sorted, roots.clone(), placed_by)) {
+                // The same mesh drawn again in the same place: once is what the file shows.
+                document.warn("repeated instance", element, || {
+                    format!(
+                        "<{}> of {} repeated where it draws the same thing again: drawn once",
+                        element.tag_name().name(),
+                        files::quoted(target.attribute("id").unwrap_or(""))
+                    )
+                });
+                continue;
+            }
+            if controller {
+                if let Some(base) = skin::morph_base(&document, target)? {
                     instances.push(Instance {
+                        element,
                         node: index,
                         skin: None,
                         geometry: base,
@@ -107,22 +152,24 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
                 let skin = match skin_of.get(&target.id()) {
                     Some(&skin) => skin,
                     None => {
-                        skins.push(skin::read(&document, target, &mut warnings)?);
+                        skins.push(skin::read(&document, target)?);
                         skin_of.insert(target.id(), skins.len() - 1);
                         skins.len() - 1
                     }
                 };
-                let mut roots = Vec::new();
-                for root in instance.children().filter(|child| child.has_tag_name("skeleton")) {
-                    let id = root.text().unwrap_or("").trim().trim_start_matches('#');
-                    roots.push(scene.by_id(id).ok_or_else(|| {
-                        document.error(root, format!("expected a node with id {} in the scene, found none", files::quoted(id)))
-                    })?);
-                }
                 let geometry = skins[skin].geometry;
-                instances.push(Instance { node: index, skin: Some(skin), geometry, bindings, roots, joint_nodes: Vec::new() });
+                instances.push(Instance {
+                    element,
+                    node: index,
+                    skin: Some(skin),
+                    geometry,
+                    bindings,
+                    roots,
+                    joint_nodes: Vec::new(),
+                });
             } else {
                 instances.push(Instance {
+                    element,
                     node: index,
                     skin: None,
                     geometry: target,
@@ -146,7 +193,7 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
             let node = scene.find_under(name, &instance.roots, &mut steps).ok_or_else(|| {
                 let reason =
                     if steps == 0 { "the joint lookups took too many steps" } else { "no node has that sid, id or name" };
-                FormatError::in_file(path, format!("a skin names the joint {}: {reason}", files::quoted(name)))
+                document.error(skins[skin].names_element, format!("the skin's joint {}: {reason}", files::quoted(name)))
             })?;
             is_joint[node] = true;
             instance.joint_nodes.push(node);
@@ -207,6 +254,19 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
             }
         }
     }
+    // Numbers past f32 on the way (a scale of 3e38 times 10, a singular node): refused at the node.
+    if let Some((joint, &node)) = skeleton.joints.iter().zip(&joint_nodes).find(|(joint, _)| {
+        !joint.inverse_bind.is_finite() || !joint.rest.translation.is_finite() || !joint.rest.rotation.is_finite()
+    }) {
+        return Err(document.error(
+            scene.nodes[node].element,
+            format!(
+                "joint {}: expected a finite bind pose, found numbers past f32 (its transforms, the unit or its inverse \
+                 bind matrix too large, or a transform that cannot be inverted)",
+                files::quoted(&joint.name)
+            ),
+        ));
+    }
 
     // Vertices and parts.
     let mut textures = texture::Library::default();
@@ -218,8 +278,32 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
     let mut material_index: HashMap<Option<roxmltree::NodeId>, usize> = HashMap::new();
     let mut max_influences = 0;
     let mut needs_normals = false;
+    // Each geometry is read once, however many instances draw it, and what drawing it again adds
+    // stays in proportion to the file: neither memory nor the levels of detail get inputs out of
+    // proportion to it.
+    let mut meshes_read: HashMap<roxmltree::NodeId, geometry::MeshData> = HashMap::new();
+    let limit = MAX_REPEATED_ALLOWANCE.saturating_add(text.len() / BYTES_PER_REPEATED);
+    let (mut repeated_vertices, mut repeated_triangles) = (0usize, 0usize);
     for instance in &instances {
-        let data = geometry::read(&document, instance.geometry)?;
+        let Some(data) = meshes_read.get(&instance.geometry.id()) else {
+            meshes_read.insert(instance.geometry.id(), geometry::read(&document, instance.geometry)?);
+            continue;
+        };
+        repeated_vertices = repeated_vertices.saturating_add(data.positions.len());
+        repeated_triangles =
+            repeated_triangles.saturating_add(data.parts.iter().map(|part| part.indices.len() / 3).sum::<usize>());
+        if repeated_vertices.max(repeated_triangles) > limit {
+            return Err(document.error(
+                instance.element,
+                format!(
+                    "expected the instances that draw a geometry again to add at most {limit} vertices and \
+                     {limit} triangles in all ({MAX_REPEATED_ALLOWANCE} plus one a {BYTES_PER_REPEATED} bytes of the file), found more"
+                ),
+            ));
+        }
+    }
+    for instance in &instances {
+        let data = &meshes_read[&instance.geometry.id()];
         let (to_model, joints_of_skin) = match instance.skin {
             Some(skin) => (convert * skins[skin].bind_shape, Some(&instance.joint_nodes)),
             None => (convert * scene.global[instance.node], None),
@@ -246,16 +330,31 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
                     .unwrap_or_default(),
             };
             if list.is_empty() {
-                return Err(FormatError::in_file(
-                    path,
-                    format!("vertex {vertex} of {}: expected a weight above 0 on a joint", scene.nodes[instance.node].name),
+                let place = instance.skin.map_or(instance.element, |skin| skins[skin].weights_element);
+                return Err(document.error(
+                    place,
+                    format!(
+                        "vertex {vertex} of {}: expected a weight above 0 on a joint",
+                        files::quoted(&scene.nodes[instance.node].name)
+                    ),
+                ));
+            }
+            let position = to_model.transform_point3(*position);
+            if !position.is_finite() {
+                return Err(document.error(
+                    instance.element,
+                    format!(
+                        "vertex {vertex} of {}: expected a finite bind-pose position, found {position} (its numbers or \
+                         transforms too large)",
+                        files::quoted(&scene.nodes[instance.node].name)
+                    ),
                 ));
             }
             max_influences = max_influences.max(list.len());
             let normal =
                 if normals_complete { data.normals.as_ref().map_or(Vec3::Y, |normals| normals[vertex]) } else { Vec3::Y };
             vertices.push(Vertex {
-                position: to_model.transform_point3(*position),
+                position,
                 normal: (normal_matrix * normal).normalize_or(Vec3::Y),
                 tangent: glam::Vec4::X,
                 uv: data.uvs[vertex],
@@ -292,46 +391,78 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
     }
     compute_tangents(&mut vertices, &indices);
 
-    // Animations: one per clip, or one of everything.
+    // Animations: one of everything, or one per set of animations clips instance, each clip a
+    // span of its set's (clips over the same animations share one: a thousand clips on one
+    // timeline are a thousand spans, not a thousand copies).
     let clips = animation::clips(&document)?;
-    let mut animations = Vec::new();
+    let mut joint_channels: Vec<Option<[crate::anim::Channel; 3]>> = Vec::with_capacity(keys.len());
+    for node_keys in &keys {
+        joint_channels.push(match joint_of_node[node_keys.node] {
+            Some(joint) => Some(animation::joint_channels(joint, node_keys, &mut warnings, &skeleton.joints[joint].name)),
+            None => {
+                document.warn("animated node not a joint", scene.nodes[node_keys.node].element, || {
+                    format!(
+                        "node {}: animated but not a joint; its animation is left out",
+                        files::quoted(&scene.nodes[node_keys.node].name)
+                    )
+                });
+                None
+            }
+        });
+    }
+    let mut animations: Vec<Animation> = Vec::new();
     let mut model_clips = Vec::new();
+    let mut animation_of: HashMap<Vec<usize>, usize> = HashMap::new();
     let stem = path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
-    for (name, start, end, members) in animation::group(&keys, &clips) {
-        let mut channels = Vec::new();
-        let mut duration = 0.0f32;
-        let mut key_bytes = 0;
-        for &member in &members {
-            let node_keys = &keys[member];
-            let Some(joint) = joint_of_node[node_keys.node] else {
-                warnings.push(format!(
-                    "node {}: animated but not a joint; its animation is left out",
-                    files::quoted(&scene.nodes[node_keys.node].name)
-                ));
-                continue;
-            };
-            duration = duration.max(node_keys.times.last().copied().unwrap_or(0.0));
-            key_bytes += node_keys.file_bytes;
-            channels.extend(animation::joint_channels(joint, node_keys, &mut warnings, &skeleton.joints[joint].name));
-        }
-        if channels.is_empty() {
+    // Clips over overlapping sets of animations copy their keys: at most this many in all.
+    let file_keys: usize = keys.iter().map(|node_keys| node_keys.times.len()).sum();
+    let key_limit = MAX_CLIP_KEYS_ALLOWANCE.saturating_add(file_keys.saturating_mul(MAX_CLIP_KEYS_PER_KEY));
+    let mut clip_keys = 0usize;
+    for (clip, members) in animation::group(&keys, &clips) {
+        let members: Vec<usize> = members.into_iter().filter(|&member| joint_channels[member].is_some()).collect();
+        if members.is_empty() {
             continue;
         }
-        let name = if name.is_empty() { stem.clone() } else { name };
-        let animation_index = animations.len();
+        let (name, start, end) = match clip {
+            Some(clip) => (clip.name.clone(), clip.start, clip.end),
+            None => (stem.clone(), 0.0, None),
+        };
+        let duration = members.iter().map(|&member| keys[member].times.last().copied().unwrap_or(0.0)).fold(0.0f32, f32::max);
         let end = end.unwrap_or(duration).max(start);
-        animations.push(Animation {
-            name: name.clone(),
-            duration: end.max(duration),
-            frame_rate: None,
-            channels,
-            file_key_bytes: key_bytes,
-        });
+        let animation_index = match animation_of.get(&members) {
+            Some(&index) => index,
+            None => {
+                clip_keys = clip_keys.saturating_add(members.iter().map(|&member| keys[member].times.len()).sum::<usize>());
+                if let Some(clip) = clip.filter(|_| clip_keys > key_limit) {
+                    return Err(document.error(
+                        clip.element,
+                        format!(
+                            "expected the clips' animations to hold at most {key_limit} keys in all \
+                             ({MAX_CLIP_KEYS_ALLOWANCE} plus {MAX_CLIP_KEYS_PER_KEY} times the {file_keys} keys of the file's \
+                             animations; clips over overlapping animations copy them), found more"
+                        ),
+                    ));
+                }
+                let channels = members.iter().filter_map(|&member| joint_channels[member].clone()).flatten().collect();
+                animations.push(Animation {
+                    name: name.clone(),
+                    duration,
+                    frame_rate: None,
+                    channels,
+                    file_key_bytes: members.iter().map(|&member| keys[member].file_bytes).sum(),
+                });
+                animation_of.insert(members, animations.len() - 1);
+                animations.len() - 1
+            }
+        };
+        let animation = &mut animations[animation_index];
+        animation.duration = animation.duration.max(end);
         if !clips.is_empty() {
             model_clips.push(Clip { name, animation: animation_index, start, duration: end - start });
         }
     }
 
+    warnings.extend(document.warnings());
     let mut model = Model {
         name: stem,
         vertices,

@@ -19,6 +19,9 @@ pub struct Skin<'a, 'input> {
     pub inverse_binds: Vec<Mat4>,
     /// Per position of the mesh: its influences, `joint` indexing `joints`.
     pub weights: Vec<Vec<Influence>>,
+    /// The array of joint names and the `<vertex_weights>`, for errors about them.
+    pub names_element: Node<'a, 'input>,
+    pub weights_element: Node<'a, 'input>,
 }
 
 /// The geometry a `<morph>` controller starts from: its targets are not read (a warning says so),
@@ -26,7 +29,6 @@ pub struct Skin<'a, 'input> {
 pub fn morph_base<'a, 'input>(
     document: &Document<'a, 'input>,
     controller: Node<'a, 'input>,
-    warnings: &mut Vec<String>,
 ) -> Result<Option<Node<'a, 'input>>, FormatError> {
     let Some(morph) = document.child(controller, "morph") else { return Ok(None) };
     let base = document.lookup(morph, document.attribute(morph, "source")?)?;
@@ -34,22 +36,20 @@ pub fn morph_base<'a, 'input>(
         return Err(document.error(morph, "expected its source to be a <geometry>"));
     }
     let name = controller.attribute("name").or(controller.attribute("id")).unwrap_or("");
-    warnings.push(format!("controller {}: morph targets are not read; drawn in its base shape", files::quoted(name)));
+    document.warn("morph", controller, || {
+        format!("controller {}: morph targets are not read; drawn in its base shape", files::quoted(name))
+    });
     Ok(Some(base))
 }
 
-pub fn read<'a, 'input>(
-    document: &Document<'a, 'input>,
-    controller: Node<'a, 'input>,
-    warnings: &mut Vec<String>,
-) -> Result<Skin<'a, 'input>, FormatError> {
+pub fn read<'a, 'input>(document: &Document<'a, 'input>, controller: Node<'a, 'input>) -> Result<Skin<'a, 'input>, FormatError> {
     let Some(skin) = document.child(controller, "skin") else {
         return Err(document.error(controller, "expected a <skin> or a <morph>"));
     };
     let source = document.lookup(skin, document.attribute(skin, "source")?)?;
     // A skin of a morph deforms the morph's base shape.
     let geometry = match source.has_tag_name("controller") {
-        true => morph_base(document, source, warnings)?.unwrap_or(source),
+        true => morph_base(document, source)?.unwrap_or(source),
         false => source,
     };
     if !geometry.has_tag_name("geometry") {
@@ -67,7 +67,8 @@ pub fn read<'a, 'input>(
             .ok_or_else(|| document.error(parent, format!("expected an input with semantic {semantic}")))
     };
     let joint_input = input(joints_element, "JOINT")?;
-    let joints = document.name_source(document.lookup(joint_input, document.attribute(joint_input, "source")?)?)?;
+    let names_source = document.lookup(joint_input, document.attribute(joint_input, "source")?)?;
+    let joints = document.name_source(names_source)?;
     let matrices_input = input(joints_element, "INV_BIND_MATRIX")?;
     let matrices = document.float_source(document.lookup(matrices_input, document.attribute(matrices_input, "source")?)?, 16)?;
     if matrices.count != joints.len() {
@@ -87,14 +88,14 @@ pub fn read<'a, 'input>(
 
     let vertex_weights = document.required_child(skin, "vertex_weights")?;
     let count = document.count_attribute(vertex_weights, "count", 0)?;
-    let joint_offset = document.count_attribute(input(vertex_weights, "JOINT")?, "offset", 0)?;
+    let joint_offset = document.input_offset(input(vertex_weights, "JOINT")?)?;
     let weight_input = input(vertex_weights, "WEIGHT")?;
-    let weight_offset = document.count_attribute(weight_input, "offset", 0)?;
+    let weight_offset = document.input_offset(weight_input)?;
     let weight_values = document.float_source(document.lookup(weight_input, document.attribute(weight_input, "source")?)?, 1)?;
     let stride = vertex_weights
         .children()
         .filter(|child| child.has_tag_name("input"))
-        .map(|input| document.count_attribute(input, "offset", 0).map(|offset| offset + 1))
+        .map(|input| document.input_offset(input).map(|offset| offset + 1))
         .try_fold(0, |stride, offset| offset.map(|offset| stride.max(offset)))?;
     let vcount_element = document.required_child(vertex_weights, "vcount")?;
     let vcount = document.indices(vcount_element)?;
@@ -133,5 +134,13 @@ pub fn read<'a, 'input>(
     if let Some(name) = joints.iter().find(|name| name.is_empty()) {
         return Err(document.error(joint_input, format!("expected joint names, found {}", files::quoted(name))));
     }
-    Ok(Skin { geometry, bind_shape, joints, inverse_binds, weights })
+    Ok(Skin {
+        geometry,
+        bind_shape,
+        joints,
+        inverse_binds,
+        weights,
+        names_element: names_source,
+        weights_element: vertex_weights,
+    })
 }

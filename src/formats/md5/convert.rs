@@ -99,6 +99,11 @@ pub(super) fn bind_vertex(
         let total: f32 = raw.iter().map(|influence| influence.weight).sum();
         return Err(place.error(format_args!("expected weight biases with a positive sum, found {total}")));
     };
+    if !position.is_finite() {
+        return Err(
+            place.error(format_args!("expected a finite bind-pose position, found {position} (weights or offsets too large)"))
+        );
+    }
     stats.max_influences = stats.max_influences.max(normalized.len());
     let first_influence =
         u32::try_from(influences.len()).map_err(|_| place.error("expected at most 2^32 influences in all, found more"))?;

@@ -8,7 +8,9 @@
 //!
 //! The parser trusts nothing in the file: every count is checked against what is present, every
 //! index against what it points into, and no count read from the file sizes an allocation before
-//! the items it counts have been read.
+//! the items it counts have been read. It forgives what assimp forgives: inside a mesh block, a
+//! line starting with a word the format does not have (a misspelled `shader`) is skipped, with
+//! one warning for all of them. Every refusal names the file and line.
 //!
 //! `parse.rs`: text into the document types; `write.rs`: back; `convert.rs`: the document into
 //! the `Model`. Here: the document types and the load.
@@ -140,8 +142,9 @@ pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)])
     let (document, lines) = parse_mesh_with_lines(text, mesh_path)?;
     let joint_limit = usize::from(u16::MAX) + 1;
     if document.joints.len() > joint_limit {
-        return Err(FormatError::in_file(
+        return Err(FormatError::at_line(
             mesh_path,
+            lines.num_joints,
             format!("expected at most {joint_limit} joints (vertex joint indices are 16-bit), found {}", document.joints.len()),
         ));
     }
@@ -166,15 +169,37 @@ pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)])
             .collect(),
     };
 
+    // Numbers past f32 on the way to a joint's bind pose (a position of 3e38 turned): refused at
+    // the joint's line.
+    let finite =
+        |joint: &Joint| joint.inverse_bind.is_finite() && joint.rest.translation.is_finite() && joint.rest.rotation.is_finite();
+    if let Some((index, joint)) = skeleton.joints.iter().enumerate().find(|(_, joint)| !finite(joint)) {
+        return Err(FormatError::at_line(
+            mesh_path,
+            lines.joints.get(index).copied().unwrap_or(lines.num_joints),
+            format!("joint {index} (\"{}\"): expected a finite bind pose, found numbers past f32", joint.name),
+        ));
+    }
+
     let folder = mesh_path.parent().unwrap_or(Path::new(""));
     let mut stats = LoadStats::default();
+    if let Some((line, word)) = lines.skipped.first() {
+        let more = match lines.skipped.len() {
+            1 => String::new(),
+            count => format!(" ({} more like it)", count - 1),
+        };
+        stats.warnings.push(format!(
+            "line {line}: a line starting with '{word}', a word mesh blocks do not have (a misspelled keyword?): skipped{more}"
+        ));
+    }
     let mut vertices: Vec<Vertex> = Vec::new();
     let mut influences: Vec<Influence> = Vec::new();
     let mut indices: Vec<u32> = Vec::new();
     let mut meshes = Vec::new();
     let mut materials = Vec::new();
     let mut textures = texture::Library::default();
-    for (part_index, (part, vert_lines)) in document.meshes.iter().zip(&lines.verts).enumerate() {
+    for (part_index, ((part, vert_lines), &mesh_line)) in document.meshes.iter().zip(&lines.verts).zip(&lines.meshes).enumerate()
+    {
         if part.verts.is_empty() || part.tris.is_empty() {
             continue;
         }
@@ -188,7 +213,8 @@ pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)])
         compute_normals(&mut part_vertices, &part_indices);
         compute_tangents(&mut part_vertices, &part_indices);
 
-        let too_many = || FormatError::in_file(mesh_path, "expected at most 2^32 vertices and indices in all, found more");
+        let too_many =
+            || FormatError::at_line(mesh_path, mesh_line, "expected at most 2^32 vertices and indices in all, found more");
         let first_vertex = u32::try_from(vertices.len()).map_err(|_| too_many())?;
         u32::try_from(vertices.len() + part_vertices.len()).map_err(|_| too_many())?;
         let first_index = u32::try_from(indices.len()).map_err(|_| too_many())?;

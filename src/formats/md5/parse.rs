@@ -42,6 +42,7 @@ pub(super) struct Token<'a> {
     pub(super) line: usize,
 }
 
+#[derive(Clone)]
 pub(super) struct Tokenizer<'a> {
     rest: &'a str,
     line: usize,
@@ -63,6 +64,12 @@ impl<'a> Tokenizer<'a> {
     pub(super) fn token(&mut self, kind: TokenKind<'a>) -> Token<'a> {
         self.last_token_line = self.line;
         Token { kind, line: self.line }
+    }
+
+    /// Skips what is left of the current line (its line end is still counted).
+    pub(super) fn skip_line(&mut self) {
+        let end = self.rest.find('\n').unwrap_or(self.rest.len());
+        self.advance(end);
     }
 
     pub(super) fn next(&mut self) -> Result<Token<'a>, FormatError> {
@@ -137,6 +144,24 @@ impl<'a> Tokenizer<'a> {
 // Parser
 // ---------------------------------------------------------------------------------------------
 
+/// Every keyword of a `.md5mesh`: a line starting with another word inside a mesh block is
+/// skipped; these never are (a `mesh` where a `}` is missing is an error, not a skipped line).
+const KNOWN_KEYWORDS: [&str; 13] = [
+    "MD5Version",
+    "commandline",
+    "numJoints",
+    "numMeshes",
+    "joints",
+    "mesh",
+    "shader",
+    "numverts",
+    "vert",
+    "numtris",
+    "tri",
+    "numweights",
+    "weight",
+];
+
 /// Reads tokens in order. Every `expected` argument finishes the sentence "expected ..., found ..."
 /// of the error it raises.
 pub(super) struct Parser<'a> {
@@ -151,6 +176,27 @@ impl<'a> Parser<'a> {
 
     pub(super) fn next(&mut self) -> Result<Token<'a>, FormatError> {
         self.tokenizer.next()
+    }
+
+    /// The next token, left unread.
+    pub(super) fn peek(&self) -> Result<Token<'a>, FormatError> {
+        self.tokenizer.clone().next()
+    }
+
+    /// Skips the lines ahead that start with a word a mesh block does not know (a misspelled
+    /// `shader`), as assimp and id's own parser do; each is noted in `skipped` (line, word).
+    pub(super) fn skip_unknown_lines(&mut self, skipped: &mut Vec<(usize, String)>) -> Result<(), FormatError> {
+        loop {
+            let token = self.peek()?;
+            let TokenKind::Word(word) = token.kind else { return Ok(()) };
+            let keyword = word.starts_with(|character: char| character.is_ascii_alphabetic());
+            if !keyword || KNOWN_KEYWORDS.contains(&word) {
+                return Ok(());
+            }
+            self.next()?;
+            self.tokenizer.skip_line();
+            skipped.push((token.line, word.to_string()));
+        }
     }
 
     /// The line of the token read last.
@@ -294,6 +340,13 @@ impl<'a> Parser<'a> {
 pub(super) struct MeshLines {
     /// Per mesh part, per vert.
     pub(super) verts: Vec<Vec<usize>>,
+    /// Per joint.
+    pub(super) joints: Vec<usize>,
+    /// Lines skipped in mesh blocks for their unknown first word: (line, word).
+    pub(super) skipped: Vec<(usize, String)>,
+    /// The `numJoints` line and each mesh block's first line.
+    pub(super) num_joints: usize,
+    pub(super) meshes: Vec<usize>,
 }
 
 pub(super) struct AnimLines {
@@ -314,14 +367,16 @@ pub fn parse_anim(text: &str, path: &Path) -> Result<Md5Anim, FormatError> {
 pub(super) fn parse_mesh_with_lines(text: &str, path: &Path) -> Result<(Md5Mesh, MeshLines), FormatError> {
     let mut parser = Parser::new(text, path);
     let commandline = parser.header()?;
-    let (joint_count, _) = parser.count_field("numJoints")?;
+    let (joint_count, num_joints_line) = parser.count_field("numJoints")?;
     let (mesh_count, _) = parser.count_field("numMeshes")?;
 
     parser.keyword("joints", format_args!("'joints'"))?;
     parser.symbol(TokenKind::OpenBrace, format_args!("'{{' after 'joints'"))?;
     let mut joints = Vec::new();
+    let mut joint_lines = Vec::new();
     for index in 0..joint_count {
         let name = parser.string(format_args!("name of joint {index} (numJoints is {joint_count})"))?.to_string();
+        joint_lines.push(parser.last_line());
         let parent = parser.parent(index, format_args!("joint {index}"))?;
         let position = parser.vec3(format_args!("joint {index} position"))?;
         let orientation = parser.vec3(format_args!("joint {index} orientation"))?;
@@ -331,13 +386,17 @@ pub(super) fn parse_mesh_with_lines(text: &str, path: &Path) -> Result<(Md5Mesh,
 
     let mut meshes = Vec::new();
     let mut vert_lines = Vec::new();
+    let mut mesh_lines = Vec::new();
+    let mut skipped = Vec::new();
     for index in 0..mesh_count {
-        let (part, lines) = parse_mesh_part(&mut parser, index, mesh_count, joint_count)?;
+        mesh_lines.push(parser.peek()?.line);
+        let (part, lines) = parse_mesh_part(&mut parser, index, mesh_count, joint_count, &mut skipped)?;
         meshes.push(part);
         vert_lines.push(lines);
     }
     parser.end(format_args!("end of file after {mesh_count} meshes (numMeshes)"))?;
-    Ok((Md5Mesh { commandline, joints, meshes }, MeshLines { verts: vert_lines }))
+    let lines = MeshLines { verts: vert_lines, joints: joint_lines, skipped, num_joints: num_joints_line, meshes: mesh_lines };
+    Ok((Md5Mesh { commandline, joints, meshes }, lines))
 }
 
 /// One `mesh { .. }`; returns it and its vert lines.
@@ -346,16 +405,24 @@ pub(super) fn parse_mesh_part(
     index: u32,
     mesh_count: u32,
     joint_count: u32,
+    skipped: &mut Vec<(usize, String)>,
 ) -> Result<(Md5MeshPart, Vec<usize>), FormatError> {
     parser.keyword("mesh", format_args!("'mesh' {index} (numMeshes is {mesh_count})"))?;
     parser.symbol(TokenKind::OpenBrace, format_args!("'{{' after 'mesh'"))?;
-    parser.keyword("shader", format_args!("'shader'"))?;
-    let shader = parser.string(format_args!("shader name"))?.to_string();
+    // Without its `shader` line (a misspelled one is skipped) a mesh has no shader.
+    parser.skip_unknown_lines(skipped)?;
+    let mut shader = String::new();
+    if parser.peek()?.kind == TokenKind::Word("shader") {
+        parser.next()?;
+        shader = parser.string(format_args!("shader name"))?.to_string();
+    }
 
+    parser.skip_unknown_lines(skipped)?;
     let (vert_count, _) = parser.count_field("numverts")?;
     let mut verts = Vec::new();
     let mut vert_lines = Vec::new();
     for vert in 0..vert_count {
+        parser.skip_unknown_lines(skipped)?;
         let line = parser.keyword("vert", format_args!("'vert' {vert} (numverts is {vert_count})"))?;
         let (number, number_line) = parser.integer(format_args!("the index of vert {vert}"))?;
         if number != i64::from(vert) {
@@ -368,10 +435,12 @@ pub(super) fn parse_mesh_part(
         vert_lines.push(line);
     }
 
+    parser.skip_unknown_lines(skipped)?;
     parser.keyword("numtris", format_args!("'numtris' after {vert_count} verts (numverts)"))?;
     let (tri_count, _) = parser.unsigned(format_args!("numtris"))?;
     let mut tris = Vec::new();
     for tri in 0..tri_count {
+        parser.skip_unknown_lines(skipped)?;
         parser.keyword("tri", format_args!("'tri' {tri} (numtris is {tri_count})"))?;
         let (number, number_line) = parser.integer(format_args!("the index of tri {tri}"))?;
         if number != i64::from(tri) {
@@ -390,10 +459,12 @@ pub(super) fn parse_mesh_part(
         tris.push(corners);
     }
 
+    parser.skip_unknown_lines(skipped)?;
     parser.keyword("numweights", format_args!("'numweights' after {tri_count} tris (numtris)"))?;
     let (weight_count, _) = parser.unsigned(format_args!("numweights"))?;
     let mut weights = Vec::new();
     for weight in 0..weight_count {
+        parser.skip_unknown_lines(skipped)?;
         parser.keyword("weight", format_args!("'weight' {weight} (numweights is {weight_count})"))?;
         let (number, number_line) = parser.integer(format_args!("the index of weight {weight}"))?;
         if number != i64::from(weight) {
@@ -410,6 +481,7 @@ pub(super) fn parse_mesh_part(
         let position = parser.vec3(format_args!("weight {weight} position"))?;
         weights.push(Md5Weight { joint, bias, position });
     }
+    parser.skip_unknown_lines(skipped)?;
     parser.symbol(TokenKind::CloseBrace, format_args!("'}}' after {weight_count} weights (numweights)"))?;
 
     // Verts come before the weights they point into, so their ranges are checked now.

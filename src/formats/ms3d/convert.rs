@@ -58,6 +58,19 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
         .collect();
 
     let mut stats = LoadStats::default();
+    if let Some(&first) = order.orphans.first() {
+        let joint = &file.joints[first];
+        let more = match order.orphans.len() {
+            1 => String::new(),
+            count => format!(" ({} more like it)", count - 1),
+        };
+        stats.warnings.push(format!(
+            "byte {}: joint {first} \"{}\" names the parent \"{}\", which is no joint's name: made a root{more}",
+            layout.joint(first).saturating_add(JOINT_PARENT_NAME_OFFSET),
+            joint.name.text(),
+            joint.parent_name.text()
+        ));
+    }
     let geometry = build_geometry(file, &file_influences, root_joint, path, &layout)?;
     if file.joints.is_empty() || geometry.uses_root {
         skeleton.joints.push(Joint::new(name.clone(), None, Mat4::IDENTITY, JointPose::IDENTITY));

@@ -116,6 +116,8 @@ impl Layout {
 pub(super) struct JointOrder {
     /// Per file joint, its parent's file index.
     pub(super) parents: Vec<Option<usize>>,
+    /// Joints whose parent name names no joint (made roots): file indices.
+    pub(super) orphans: Vec<usize>,
     /// Skeleton order, parents first: file indices.
     pub(super) order: Vec<usize>,
     /// Per file joint, its skeleton index.
@@ -255,26 +257,20 @@ pub(super) fn resolve_joints(file: &Ms3dFile, layout: &Layout, path: &Path) -> R
         by_name.entry(joint.name.bytes()).or_insert(index);
     }
     let mut parents = Vec::with_capacity(joint_count);
+    let mut orphans = Vec::new();
     for (index, joint) in file.joints.iter().enumerate() {
         let parent_name = joint.parent_name.bytes();
         if parent_name.is_empty() {
             parents.push(None);
             continue;
         }
-        match by_name.get(parent_name) {
-            Some(&parent) => parents.push(Some(parent)),
-            None => {
-                return Err(byte_error(
-                    path,
-                    layout.joint(index).saturating_add(JOINT_PARENT_NAME_OFFSET),
-                    format!(
-                        "expected the parent of joint {index} \"{}\" to be empty (a root) or the name of a joint, found \"{}\", which names none",
-                        joint.name.text(),
-                        joint.parent_name.text()
-                    ),
-                ));
-            }
+        // A parent name that names no joint ("none", a renamed bone): a root, where the SDK's
+        // lookup by name (-1, not found) leaves it and as assimp opens it; `to_model` warns.
+        let parent = by_name.get(parent_name).copied();
+        if parent.is_none() {
+            orphans.push(index);
         }
+        parents.push(parent);
     }
 
     let mut visits = vec![Visit::Unvisited; joint_count];
@@ -329,5 +325,5 @@ pub(super) fn resolve_joints(file: &Ms3dFile, layout: &Layout, path: &Path) -> R
             *slot = position;
         }
     }
-    Ok(JointOrder { parents, order, skeleton_index })
+    Ok(JointOrder { parents, orphans, order, skeleton_index })
 }

@@ -37,7 +37,8 @@
 //! As the Milkshape SDK's viewer (msModel.cpp) does, which [`Ms3dAnimation::evaluate`] follows:
 //! a joint's Euler angles (x, y, z, radians) are the rotation R = Rz·Ry·Rx (x applied first); its
 //! local bind transform is T(position)·R(rotation) and its absolute bind is the parent's absolute
-//! bind times that. Keys are relative to the local bind: animated local = T(position)·R(rotation)·
+//! bind times that. The parent is the first joint of the parent name; a name that names no joint
+//! ("none") makes a root, as the SDK's lookup leaves it and assimp opens it, with a warning. Keys are relative to the local bind: animated local = T(position)·R(rotation)·
 //! T(key position)·R(key rotation). Rotation keys are Euler angles turned into quaternions and
 //! slerped along the shorter arc; position keys are a cubic Hermite curve. Before the first key a
 //! channel holds the first key, from the last key on it holds the last.
