@@ -157,6 +157,7 @@ fn assert_close(found: Vec3, expected: DVec3, tolerance: f64, what: &str) {
 // ---------------------------------------------------------------------------------------------
 
 /// A channel as the test writes it: key times and values (three per key for CUBICSPLINE).
+#[derive(Clone)]
 struct ChannelSpec {
     path: &'static str,
     interpolation: &'static str,
@@ -400,6 +401,40 @@ fn interpolation_matches_the_spec_directly_and_in_the_model() {
 
 const KNEE_REST_ANGLE: f32 = 0.5;
 const KNEE_BENT_ANGLE: f32 = 1.5;
+
+/// The spec allows one channel a target in an animation; of several, the last is kept (and only
+/// it is read), with one warning.
+#[test]
+fn of_channels_repeating_a_target_the_last_is_kept_with_one_warning() {
+    let animations = interpolation_animations();
+    let (name, channels) = &animations[0];
+    // Each channel three times; the first two copies turn and move the node elsewhere.
+    let mut repeated = Vec::new();
+    for copy in 0..3 {
+        for channel in channels {
+            let mut channel = channel.clone();
+            if copy < 2 {
+                channel.values = channel.values.iter().map(|value| Vec4::new(value.z, value.y, value.x, value.w) * 3.0).collect();
+            }
+            repeated.push(channel);
+        }
+    }
+    let load = |animations: &[(&str, Vec<ChannelSpec>)]| {
+        let (asset, body) = interpolation_file(animations);
+        load_from_slice_with_rig(asset.gltf(&body).as_bytes(), &PathBuf::from("repeated.gltf"), None)
+            .unwrap_or_else(|error| panic!("{error}"))
+    };
+    let (plain, plain_rig) = load(&[(name, channels.clone())]);
+    let (model, rig) = load(&[(name, repeated)]);
+    assert_eq!(model.animations[0].channels.len(), plain.animations[0].channels.len());
+    let warnings: Vec<&String> = model.stats.warnings.iter().filter(|warning| warning.contains("a later channel")).collect();
+    assert_eq!(warnings.len(), 1, "{:?}", model.stats.warnings);
+    assert!(warnings[0].contains(&format!("{} channels", 2 * channels.len())), "{}", warnings[0]);
+    for time in check_times(channels) {
+        let (found, expected) = (rig.local_transform(0, 0, time), plain_rig.local_transform(0, 0, time));
+        assert_eq!(found, expected, "at {time} s");
+    }
+}
 
 fn root_matrix() -> DMat4 {
     DMat4::from_scale_rotation_translation(

