@@ -25,6 +25,7 @@
 //! in any pose the keys allow.
 
 use glam::{Mat3, Mat4, Vec3, Vec4};
+use rayon::prelude::*;
 
 use super::{Aabb, Animation, Channel, Influence, Interpolation, JointPose, Property, Skeleton};
 
@@ -277,12 +278,11 @@ fn channel_table(animation: &Animation, joint_count: usize) -> Vec<[Option<&Chan
 /// A cell whose motion terms grow its box by more than this share of the box's diagonal is split
 /// in two (a clip's first frame after another's last, a spin): the halves' poses are exact and
 /// their motion is half as far.
-const SPLIT_GROWTH: f32 = 0.05;
+const SPLIT_GROWTH: f32 = 0.1;
 /// At most this many halvings of one cell (32 spans)...
 const MAX_SPLITS: u32 = 5;
 /// ...and the splits of one animation stop once its spans times its joints and channels reach this
-/// (the Milkshape ninja, 300 cells of 28 joints jumping between 20 moves, splits into 7,000
-/// spans; a hostile file whose every cell jumps gets looser cells, not 32 times the work).
+/// (a hostile file whose every cell jumps gets looser cells, not 32 times the work).
 pub const SPAN_BUDGET: usize = 16_000_000;
 
 /// Joints and channels times cells, at most, for one animation: a longer or larger one gets longer
@@ -297,29 +297,43 @@ pub fn animation_bounds(skeleton: &Skeleton, animation: &Animation, reach: &[Joi
     let most = (CELL_BUDGET / (joint_count + animation.channels.len()).max(1)).clamp(1, MAX_CELLS);
     let cell_count = ((duration * CELL_RATE).ceil() as usize).clamp(1, most);
     let cell_duration = duration / cell_count as f32;
-    let mut spans = Spans {
-        skeleton,
-        animation,
-        reach,
-        table: channel_table(animation, joint_count),
-        pre: skeleton.joints.iter().map(|joint| (Mat3::from_mat4(joint.pre), norm(Mat3::from_mat4(joint.pre)))).collect(),
-        poses: vec![JointPose::IDENTITY; joint_count],
-        models: vec![Mat4::IDENTITY; joint_count],
-        drift: vec![0.0; joint_count],
-        linear_change: vec![0.0; joint_count],
-        linear_max: vec![0.0; joint_count],
-        sweep: vec![Aabb { min: Vec3::ZERO, max: Vec3::ZERO }; joint_count],
-        points: Vec::new(),
-        segments: Vec::new(),
-        extra_spans: (SPAN_BUDGET / (joint_count + animation.channels.len()).max(1)).saturating_sub(cell_count),
-    };
-    let cells = (0..cell_count)
-        .map(|cell| {
-            let t0 = cell as f32 * cell_duration;
-            let t1 = if cell + 1 == cell_count { duration } else { (cell + 1) as f32 * cell_duration };
-            spans.cell(t0, t1, 0)
+    let table = channel_table(animation, joint_count);
+    let pre: Vec<(Mat3, f32)> =
+        skeleton.joints.iter().map(|joint| (Mat3::from_mat4(joint.pre), norm(Mat3::from_mat4(joint.pre)))).collect();
+    let extra_spans = (SPAN_BUDGET / (joint_count + animation.channels.len()).max(1)).saturating_sub(cell_count);
+    // Runs of cells bounded in parallel, each with its scratch space and its share of the splits.
+    const RUN: usize = 32;
+    let runs: Vec<std::ops::Range<usize>> =
+        (0..cell_count.div_ceil(RUN)).map(|run| run * RUN..((run + 1) * RUN).min(cell_count)).collect();
+    let boxes: Vec<Vec<Aabb>> = runs
+        .par_iter()
+        .map(|run| {
+            let mut spans = Spans {
+                skeleton,
+                animation,
+                reach,
+                table: &table,
+                pre: &pre,
+                poses: vec![JointPose::IDENTITY; joint_count],
+                models: vec![Mat4::IDENTITY; joint_count],
+                drift: vec![0.0; joint_count],
+                linear_change: vec![0.0; joint_count],
+                linear_max: vec![0.0; joint_count],
+                sweep: vec![Aabb { min: Vec3::ZERO, max: Vec3::ZERO }; joint_count],
+                points: Vec::new(),
+                segments: Vec::new(),
+                extra_spans: extra_spans * run.len() / cell_count,
+            };
+            run.clone()
+                .map(|cell| {
+                    let t0 = cell as f32 * cell_duration;
+                    let t1 = if cell + 1 == cell_count { duration } else { (cell + 1) as f32 * cell_duration };
+                    spans.cell(t0, t1, 0)
+                })
+                .collect()
         })
         .collect();
+    let cells = boxes.concat();
     AnimationBounds { cell_duration, cells }
 }
 
@@ -329,9 +343,9 @@ struct Spans<'a> {
     animation: &'a Animation,
     reach: &'a [JointReach],
     /// Per joint and property, the animation's channel.
-    table: Vec<[Option<&'a Channel>; 3]>,
+    table: &'a [[Option<&'a Channel>; 3]],
     /// Each joint's `pre` linear part and its norm.
-    pre: Vec<(Mat3, f32)>,
+    pre: &'a [(Mat3, f32)],
     poses: Vec<JointPose>,
     models: Vec<Mat4>,
     drift: Vec<f32>,
