@@ -289,14 +289,9 @@ pub fn framed_points(model: &Model, instances: &[InstanceState]) -> Vec<Vec3> {
                 let time = clip.start + clip.duration * pose as f32 / poses as f32;
                 crate::anim::palette(&model.skeleton, &model.joint_matrices(clip.animation, time), &mut palette);
             }
+            let palette = clip.is_some().then_some(palette.as_slice());
             for vertex in model.vertices.iter().step_by(stride) {
-                let influences = model.influences_of(vertex);
-                let position = if clip.is_none() || influences.is_empty() {
-                    vertex.position
-                } else {
-                    crate::anim::skin_vertex(&palette, vertex.position, vertex.normal, Vec3::X, influences).position
-                };
-                points.push(world.transform_point3(position));
+                points.push(world.transform_point3(model.skinned_position(vertex, palette)));
             }
         }
     }

@@ -211,6 +211,18 @@ impl Model {
         self.bind_bounds().extent()
     }
 
+    /// Where `vertex` is with `palette` (model space), or in the bind pose without one; a vertex
+    /// that follows no joint stays where it is.
+    pub fn skinned_position(&self, vertex: &Vertex, palette: Option<&[glam::Mat4]>) -> Vec3 {
+        let influences = self.influences_of(vertex);
+        match palette {
+            Some(palette) if !influences.is_empty() && !palette.is_empty() => {
+                crate::anim::skin_vertex(palette, vertex.position, vertex.normal, Vec3::X, influences).position
+            }
+            _ => vertex.position,
+        }
+    }
+
     /// The union of the cells a clip plays through; `None` for an unknown clip or one whose
     /// animation has no cells.
     pub fn clip_bounds(&self, clip: usize) -> Option<Aabb> {
@@ -254,13 +266,7 @@ impl Model {
                 let time = start + (end - start) * sample as f32 / (TIGHTNESS_SAMPLES - 1) as f32;
                 crate::anim::palette(&self.skeleton, &self.joint_matrices(animation, time), &mut palette);
                 for vertex in &self.vertices {
-                    let influences = self.influences_of(vertex);
-                    let position = if influences.is_empty() || palette.is_empty() {
-                        vertex.position
-                    } else {
-                        crate::anim::skin_vertex(&palette, vertex.position, vertex.normal, Vec3::X, influences).position
-                    };
-                    skinned = skinned.including(position);
+                    skinned = skinned.including(self.skinned_position(vertex, Some(&palette)));
                 }
             }
             let truth = skinned.size().length();

@@ -85,14 +85,9 @@ fn fill(setup: &SceneSetup) -> f32 {
             let time = clip.start + clip.duration * sample as f32 / samples as f32;
             vkskin::anim::palette(&model.skeleton, &model.joint_matrices(clip.animation, time), &mut palette);
         }
+        let palette = clip.is_some().then_some(palette.as_slice());
         for vertex in &model.vertices {
-            let influences = model.influences_of(vertex);
-            let position = if clip.is_none() || influences.is_empty() {
-                vertex.position
-            } else {
-                vkskin::anim::skin_vertex(&palette, vertex.position, vertex.normal, Vec3::X, influences).position
-            };
-            let projected = view_projection.project_point3(position);
+            let projected = view_projection.project_point3(model.skinned_position(vertex, palette));
             (low, high) = (low.min(projected), high.max(projected));
         }
     }
