@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use crate::model::Model;
 
 /// Vertices `inspect` skins on the CPU to measure the culling cells (a few milliseconds).
-const TIGHTNESS_BUDGET: usize = 100_000;
+const TIGHTNESS_BUDGET: usize = 20_000;
 
 /// The report `vkskin inspect` prints; `chain_seconds`: how long the levels of detail took to build,
 /// where they were built.

@@ -129,10 +129,10 @@ fn segment_span(channel: &Channel, key: usize, next: usize) -> f32 {
     }
 }
 
-fn motion(channel: &Channel, t0: f32, t1: f32, points: &mut Vec<Vec4>, segments: &mut Vec<(usize, usize)>) -> Motion {
+/// `v0`: the channel's value at `t0`.
+fn motion(channel: &Channel, t0: f32, t1: f32, v0: Vec4, points: &mut Vec<Vec4>, segments: &mut Vec<(usize, usize)>) -> Motion {
     let start = channel.locate(t0);
     let end = channel.locate(t1);
-    let v0 = channel.sample(t0);
     let count = channel.times.count();
     // The key segments the cell touches: from t0's key up to t1's, and the wrap back to key 0.
     segments.clear();
@@ -310,7 +310,6 @@ pub fn animation_bounds(skeleton: &Skeleton, animation: &Animation, reach: &[Joi
         .map(|run| {
             let mut spans = Spans {
                 skeleton,
-                animation,
                 reach,
                 table: &table,
                 pre: &pre,
@@ -340,7 +339,6 @@ pub fn animation_bounds(skeleton: &Skeleton, animation: &Animation, reach: &[Joi
 /// What bounding one span of an animation needs, and scratch space reused from span to span.
 struct Spans<'a> {
     skeleton: &'a Skeleton,
-    animation: &'a Animation,
     reach: &'a [JointReach],
     /// Per joint and property, the animation's channel.
     table: &'a [[Option<&'a Channel>; 3]],
@@ -376,14 +374,27 @@ impl Spans<'_> {
     /// joint's box.
     fn span(&mut self, t0: f32, t1: f32) -> (Aabb, f32) {
         let (skeleton, points, segments) = (self.skeleton, &mut self.points, &mut self.segments);
-        self.animation.sample(skeleton, t0, &mut self.poses);
+        // The pose at t0 from the channels the table keeps (the last of each joint and property,
+        // as `Animation::sample` leaves it), each sampled once for the pose and its motion.
+        let mut starts = [Vec4::ZERO; 3];
+        for (index, pose) in self.poses.iter_mut().enumerate() {
+            *pose = skeleton.joints[index].rest;
+            for channel in self.table[index].iter().flatten() {
+                channel.apply(t0, pose);
+            }
+        }
         super::local_to_model(skeleton, &self.poses, Mat4::IDENTITY, &mut self.models);
         let mut bounds = Aabb::EMPTY;
         let mut largest_growth = 0.0f32;
         for index in 0..skeleton.len() {
             let joint = &skeleton.joints[index];
-            let [translation, rotation, scale] =
-                self.table[index].map(|channel| channel.map(|channel| motion(channel, t0, t1, points, segments)));
+            let pose = self.poses[index];
+            starts[Property::Translation as usize] = pose.translation.extend(0.0);
+            starts[Property::Rotation as usize] = Vec4::from(pose.rotation);
+            starts[Property::Scale as usize] = pose.scale.extend(0.0);
+            let [translation, rotation, scale] = [0, 1, 2].map(|property| {
+                self.table[index][property].map(|channel| motion(channel, t0, t1, starts[property], points, segments))
+            });
             let tau = translation.map_or(0.0, |motion| motion.deviation);
             let phi = rotation.map_or(0.0, |motion| motion.deviation);
             let sigma = scale.map_or(0.0, |motion| motion.deviation);
