@@ -287,7 +287,7 @@ pub fn framed_points(model: &Model, instances: &[InstanceState]) -> Vec<Vec3> {
         for pose in 0..poses {
             if let Some(clip) = clip {
                 let time = clip.start + clip.duration * pose as f32 / poses as f32;
-                crate::anim::palette(&model.skeleton, &model.joint_matrices(clip.animation, time), &mut palette);
+                model.palette_at(clip.animation, time, &mut palette);
             }
             let palette = clip.is_some().then_some(palette.as_slice());
             for vertex in model.vertices.iter().step_by(stride) {

@@ -144,9 +144,8 @@ fn sample_poses(model: &Model, limit: usize) -> Vec<Vec<Mat4>> {
                 return poses;
             }
             let time = clip.start + clip.duration * sample as f32 / SAMPLES_PER_CLIP as f32;
-            let matrices = model.joint_matrices(clip.animation, time);
             let mut palette = vec![Mat4::IDENTITY; model.skeleton.len()];
-            crate::anim::palette(&model.skeleton, &matrices, &mut palette);
+            model.palette_at(clip.animation, time, &mut palette);
             poses.push(palette);
         }
     }
@@ -247,7 +246,6 @@ fn simplify(attributes: &Attributes, indices: &[u32]) -> Vec<u32> {
 
 /// Each level's error: the largest distance, over the sampled poses, from a vertex of the full
 /// mesh to the level's triangles near it, times [`ERROR_MARGIN`]; never less than the finer level's.
-/// The levels are measured in parallel.
 fn measure_errors(model: &Model, skinned: &[Vec<Vec3>], chain: &[Vec<Vec<u32>>]) -> Vec<f32> {
     let weld = Weld::new(model);
     // A piece a level dropped whole is missing by its size, in the pose at hand.
@@ -264,13 +262,14 @@ fn measure_errors(model: &Model, skinned: &[Vec<Vec3>], chain: &[Vec<Vec<u32>>])
         .collect()
 }
 
-/// One level's largest distance over vertices and poses (see [`measure_errors`]). A vertex the
-/// level leaves out is measured against the level's triangles around its nearest kept point along
-/// the mesh and around the nearest kept points of the points within two edges of it (so a vertex
-/// near the border between kept points' regions sees them all). Only the largest distance matters, so a vertex's nearest
-/// triangle in the pose before is tried first: when even that one is no farther than the largest
-/// distance so far, the vertex's nearest cannot raise it and its other candidates are skipped. The
-/// result is the same as trying them all, for about one distance a vertex and pose.
+/// One level's largest distance over vertices and poses (see [`measure_errors`]), the points
+/// measured in parallel runs. A vertex the level leaves out is measured against the level's
+/// triangles around its nearest kept point along the mesh and around the nearest kept points of
+/// the points within two edges of it (so a vertex near the border between kept points' regions
+/// sees them all). Only the largest distance matters, so a vertex's nearest triangle in the pose
+/// before is tried first: when even that one is no farther than the largest distance so far, the
+/// vertex's nearest cannot raise it and its other candidates are skipped. The result is the same
+/// as trying them all, for about one distance a vertex and pose.
 fn level_error(weld: &Weld, skinned: &[Vec<Vec3>], pieces: &[Vec<f32>], meshes: &[Vec<u32>], at_least: f32) -> f32 {
     let triangles: Vec<[u32; 3]> = meshes.iter().flat_map(|mesh| mesh.chunks_exact(3).map(|t| [t[0], t[1], t[2]])).collect();
     let around = weld.triangles_around(&triangles);
@@ -458,13 +457,14 @@ impl Weld {
 
     /// The triangles of a level touching each point.
     fn triangles_around(&self, triangles: &[[u32; 3]]) -> TrianglesAround {
-        let points = |triangle: &[u32; 3]| triangle.map(|vertex| self.point_of[vertex as usize]);
+        // A triangle's distinct points (a welded seam can give two corners one point).
+        let points = |triangle: &[u32; 3]| {
+            let corners = triangle.map(|vertex| self.point_of[vertex as usize]);
+            (0..3).filter(move |&at| !corners[..at].contains(&corners[at])).map(move |at| corners[at] as usize)
+        };
         let mut starts = vec![0u32; self.vertices_of.len() + 1];
-        for triangle in triangles {
-            let [a, b, c] = points(triangle);
-            for point in [a, b, c].into_iter().enumerate().filter(|&(at, point)| !([a, b, c][..at].contains(&point))) {
-                starts[point.1 as usize + 1] += 1;
-            }
+        for point in triangles.iter().flat_map(points) {
+            starts[point + 1] += 1;
         }
         for point in 0..self.vertices_of.len() {
             starts[point + 1] += starts[point];
@@ -472,10 +472,9 @@ impl Weld {
         let mut filled = starts.clone();
         let mut list = vec![0u32; starts[self.vertices_of.len()] as usize];
         for (index, triangle) in triangles.iter().enumerate() {
-            let [a, b, c] = points(triangle);
-            for point in [a, b, c].into_iter().enumerate().filter(|&(at, point)| !([a, b, c][..at].contains(&point))) {
-                list[filled[point.1 as usize] as usize] = index as u32;
-                filled[point.1 as usize] += 1;
+            for point in points(triangle) {
+                list[filled[point] as usize] = index as u32;
+                filled[point] += 1;
             }
         }
         TrianglesAround { starts, triangles: list }

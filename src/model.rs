@@ -206,6 +206,12 @@ impl Model {
         matrices
     }
 
+    /// The skinning palette (model space, no world) of an animation at a time into `out`: the
+    /// joint matrices times their inverse binds.
+    pub fn palette_at(&self, animation: usize, time: f32, out: &mut [glam::Mat4]) {
+        crate::anim::palette(&self.skeleton, &self.joint_matrices(animation, time), out);
+    }
+
     /// The model's size scale that test tolerances are relative to: the bind pose's.
     pub fn extent(&self) -> f32 {
         self.bind_bounds().extent()
@@ -233,7 +239,7 @@ impl Model {
             |time: f32| if bounds.cell_duration > 0.0 { ((time / bounds.cell_duration).max(0.0) as usize).min(last) } else { 0 };
         let range = cell(clip.start)..=cell(clip.start + clip.duration.max(0.0));
         let union = bounds.cells.get(range)?.iter().fold(Aabb::EMPTY, |acc, cell| acc.union(*cell));
-        (union.min.x <= union.max.x).then_some(union)
+        (!union.is_empty()).then_some(union)
     }
 
     /// How close the culling cells are to what the vertices do: for cells spread over every
@@ -264,7 +270,7 @@ impl Model {
             let mut skinned = Aabb::EMPTY;
             for sample in 0..TIGHTNESS_SAMPLES {
                 let time = start + (end - start) * sample as f32 / (TIGHTNESS_SAMPLES - 1) as f32;
-                crate::anim::palette(&self.skeleton, &self.joint_matrices(animation, time), &mut palette);
+                self.palette_at(animation, time, &mut palette);
                 for vertex in &self.vertices {
                     skinned = skinned.including(self.skinned_position(vertex, Some(&palette)));
                 }

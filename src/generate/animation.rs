@@ -200,9 +200,8 @@ pub(super) fn skinned_bounds(mesh: &Md5Mesh, joints: &[(DVec3, DQuat)]) -> [Vec3
     let (mut min, mut max) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
     for part in &mesh.meshes {
         for vert in &part.verts {
-            let start = vert.start_weight as usize;
-            let weights = &part.weights[start..start + vert.weight_count as usize];
-            let position: DVec3 = weights
+            let position: DVec3 = part
+                .weights_of(vert)
                 .iter()
                 .map(|weight| {
                     let (joint_position, joint_orientation) = joints[weight.joint as usize];

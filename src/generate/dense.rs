@@ -21,10 +21,6 @@ pub fn subdivided(mesh: &Md5Mesh, times: u32) -> Md5Mesh {
 }
 
 fn split(part: &Md5MeshPart) -> Md5MeshPart {
-    let weights_of = |vertex: &Md5Vert| {
-        let start = vertex.start_weight as usize;
-        &part.weights[start..start + vertex.weight_count as usize]
-    };
     let mut verts = Vec::with_capacity(part.verts.len() * 4);
     let mut weights = Vec::with_capacity(part.weights.len() * 4);
     let mut push = |uv, vertex_weights: &[Md5Weight], verts: &mut Vec<Md5Vert>| {
@@ -33,7 +29,7 @@ fn split(part: &Md5MeshPart) -> Md5MeshPart {
         (verts.len() - 1) as u32
     };
     for vertex in &part.verts {
-        push(vertex.uv, weights_of(vertex), &mut verts);
+        push(vertex.uv, part.weights_of(vertex), &mut verts);
     }
     let mut midpoints: HashMap<(u32, u32), u32> = HashMap::new();
     let mut tris = Vec::with_capacity(part.tris.len() * 4);
@@ -42,7 +38,7 @@ fn split(part: &Md5MeshPart) -> Md5MeshPart {
             *midpoints.entry((from.min(to), from.max(to))).or_insert_with(|| {
                 let (first, second) = (&part.verts[from as usize], &part.verts[to as usize]);
                 let mut merged: Vec<Md5Weight> = Vec::new();
-                for weight in weights_of(first).iter().chain(weights_of(second)) {
+                for weight in part.weights_of(first).iter().chain(part.weights_of(second)) {
                     let half = weight.bias * 0.5;
                     match merged.iter_mut().find(|existing| existing.joint == weight.joint) {
                         Some(existing) => {

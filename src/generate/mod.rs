@@ -175,8 +175,8 @@ mod tests {
             for designed in surface(piece).positions {
                 let vert = &part.verts[next_vert[piece.part]];
                 next_vert[piece.part] += 1;
-                let start = vert.start_weight as usize;
-                let rebuilt: DVec3 = part.weights[start..start + vert.weight_count as usize]
+                let rebuilt: DVec3 = part
+                    .weights_of(vert)
                     .iter()
                     .map(|weight| {
                         let (position, orientation) = joints[weight.joint as usize];

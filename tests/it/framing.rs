@@ -83,7 +83,7 @@ fn fill(setup: &SceneSetup) -> f32 {
     for sample in 0..samples {
         if let Some(clip) = clip {
             let time = clip.start + clip.duration * sample as f32 / samples as f32;
-            vkskin::anim::palette(&model.skeleton, &model.joint_matrices(clip.animation, time), &mut palette);
+            model.palette_at(clip.animation, time, &mut palette);
         }
         let palette = clip.is_some().then_some(palette.as_slice());
         for vertex in &model.vertices {

@@ -81,6 +81,15 @@ pub struct Md5MeshPart {
     pub weights: Vec<Md5Weight>,
 }
 
+impl Md5MeshPart {
+    /// A vertex's weights (none where its range runs past the part's: the parser refuses such a
+    /// part, so only a document built by hand can have one).
+    pub fn weights_of(&self, vert: &Md5Vert) -> &[Md5Weight] {
+        let start = vert.start_weight as usize;
+        self.weights.get(start..start.saturating_add(vert.weight_count as usize)).unwrap_or(&[])
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Md5Vert {
     pub uv: Vec2,
