@@ -1,7 +1,7 @@
 //! The `vkskin` binary as a user runs it: headless render, errors on bad input and missing parts,
 //! and the viewer under Xvfb. Validation is on wherever Vulkan runs.
 
-use crate::common::{run_validated, scratch_in, text, view_under_xvfb, xvfb_available};
+use crate::common::{run_validated, scratch_in, text, view_under_xvfb, vkskin_under_xvfb, xvfb_available};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -119,19 +119,16 @@ fn a_model_file_or_view_options_alone_open_the_viewer() {
     if !xvfb_available() {
         return;
     }
-    let xvfb = || {
-        let mut command = Command::new("xvfb-run");
-        command.args(["-a", "-s", "-screen 0 1400x900x24"]).arg(env!("CARGO_BIN_EXE_vkskin"));
-        command
-    };
     let model = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/figure.md5mesh");
     // Levels of detail are built on a worker thread; with a set number of frames the second frame
     // waits for them, so they are in place at the end.
-    let message = run_validated(xvfb().arg(&model).args(["--frames", "3", "--size", "160x120", "--validate"]));
+    let message = run_validated(vkskin_under_xvfb().arg(&model).args(["--frames", "3", "--size", "160x120", "--validate"]));
     assert!(message.contains("presented 3 frames of figure, 2 clips, 8 levels of detail"), "{message}");
-    let message = run_validated(xvfb().arg(&model).args(["--frames", "3", "--size", "160x120", "--lod", "off", "--validate"]));
+    let message =
+        run_validated(vkskin_under_xvfb().arg(&model).args(["--frames", "3", "--size", "160x120", "--lod", "off", "--validate"]));
     assert!(message.contains("presented 3 frames of figure, 2 clips\n"), "{message}");
-    let message = run_validated(xvfb().args(["--instances", "2", "--frames", "2", "--size", "160x120", "--validate"]));
+    let message =
+        run_validated(vkskin_under_xvfb().args(["--instances", "2", "--frames", "2", "--size", "160x120", "--validate"]));
     assert!(message.contains("presented 2 frames of figure"), "{message}");
     // A file that is not there is named, not taken for a command.
     let output = vkskin().arg("no/such/character.glb").output().expect("vkskin runs");

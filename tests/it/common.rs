@@ -92,11 +92,18 @@ pub fn scratch_in(suite: &str, name: &str) -> PathBuf {
     folder.join(name)
 }
 
-/// `vkskin view` on a fresh Xvfb display, whose screen holds every window the tests open; the
-/// caller adds the view's arguments.
-pub fn view_under_xvfb() -> Command {
+/// `vkskin` on a fresh Xvfb display, whose screen holds every window the tests open; the caller
+/// adds the arguments.
+pub fn vkskin_under_xvfb() -> Command {
     let mut command = Command::new("xvfb-run");
-    command.args(["-a", "-s", "-screen 0 1400x900x24"]).arg(env!("CARGO_BIN_EXE_vkskin")).arg("view");
+    command.args(["-a", "-s", "-screen 0 1400x900x24"]).arg(env!("CARGO_BIN_EXE_vkskin"));
+    command
+}
+
+/// `vkskin view` under Xvfb (see [`vkskin_under_xvfb`]).
+pub fn view_under_xvfb() -> Command {
+    let mut command = vkskin_under_xvfb();
+    command.arg("view");
     command
 }
 

@@ -150,13 +150,18 @@ fn the_panels_controls_give_the_actions_the_viewer_applies() {
     assert!((16..=256).contains(&count), "halfway along 1..4096 on a log scale: {count}");
 }
 
+/// Whether two pixels differ by more than 2 in a channel.
+fn differs(a: &image::Rgba<u8>, b: &image::Rgba<u8>) -> bool {
+    a.0.iter().zip(b.0).any(|(&p, q)| p.abs_diff(q) > 2)
+}
+
 /// Pixels that differ between two images of one size, and the box around them.
 fn differences(a: &image::RgbaImage, b: &image::RgbaImage) -> (usize, Option<[u32; 4]>) {
     let mut count = 0;
     let mut bounds: Option<[u32; 4]> = None;
     for (x, y, pixel) in a.enumerate_pixels() {
         let other = b.get_pixel(x, y);
-        if pixel.0.iter().zip(other.0).any(|(&p, q)| p.abs_diff(q) > 2) {
+        if differs(pixel, other) {
             count += 1;
             bounds = Some(match bounds {
                 None => [x, y, x + 1, y + 1],
@@ -194,7 +199,7 @@ fn the_panel_changes_only_the_pixels_inside_its_rectangle() {
         .enumerate_pixels()
         .filter(|&(x, y, pixel)| {
             let inside = x >= x0 && y >= y0 && x < x1 && y < y1;
-            !inside && pixel.0.iter().zip(without.get_pixel(x, y).0).any(|(&p, q)| p.abs_diff(q) > 2)
+            !inside && differs(pixel, without.get_pixel(x, y))
         })
         .count();
     assert!(outside <= 64, "{outside} pixels outside the panel changed");
