@@ -49,7 +49,8 @@ pub const ERROR_MARGIN: f32 = 1.25;
 
 /// `model` with its levels of detail ([`Model::levels`]) and its vertices reordered so each
 /// level's are a prefix. A model without triangles, or one whose first level saves too little,
-/// comes back without levels.
+/// comes back without levels. Best called from a thread of its own rather than a rayon task: it
+/// waits for its error-measuring helper thread, and a waiting worker is lost to the pool meanwhile.
 pub fn with_levels(model: &Model) -> Model {
     let mut model = model.clone();
     model.levels.clear();
@@ -62,21 +63,32 @@ pub fn with_levels(model: &Model) -> Model {
     let attributes = attributes(&model, &skinned);
 
     // Each level simplifies the one before it, mesh by mesh: its vertices are a subset of that one's.
-    let mut chain: Vec<Vec<Vec<u32>>> = Vec::new();
-    let mut finer: Vec<Vec<u32>> = model.meshes.iter().map(|mesh| mesh_indices(&model, mesh).to_vec()).collect();
-    while chain.len() + 1 < MAX_LEVELS {
-        let triangles: usize = finer.iter().map(|indices| indices.len() / 3).sum();
-        if triangles < MIN_TRIANGLES {
-            break;
+    // A level's error is measured on a second thread while the next level is simplified (the
+    // simplifier works on one mesh at a time, and many characters are one mesh).
+    let (chain, errors) = std::thread::scope(|scope| {
+        let (send, levels) = std::sync::mpsc::channel::<Vec<Vec<u32>>>();
+        let measuring = scope.spawn(|| measure_errors(&model, &skinned, levels));
+        let mut chain: Vec<Vec<Vec<u32>>> = Vec::new();
+        let mut finer: Vec<Vec<u32>> = model.meshes.iter().map(|mesh| mesh_indices(&model, mesh).to_vec()).collect();
+        while chain.len() + 1 < MAX_LEVELS {
+            let triangles: usize = finer.iter().map(|indices| indices.len() / 3).sum();
+            if triangles < MIN_TRIANGLES {
+                break;
+            }
+            let coarser: Vec<Vec<u32>> = finer.par_iter().map(|indices| simplify(&attributes, indices)).collect();
+            let kept: usize = coarser.iter().map(|indices| indices.len() / 3).sum();
+            if kept == 0 || kept as f32 > triangles as f32 * MIN_PROGRESS {
+                break;
+            }
+            // The measuring thread ends only with the levels; it holds the other end until then.
+            let _ = send.send(coarser.clone());
+            chain.push(coarser.clone());
+            finer = coarser;
         }
-        let coarser: Vec<Vec<u32>> = finer.par_iter().map(|indices| simplify(&attributes, indices)).collect();
-        let kept: usize = coarser.iter().map(|indices| indices.len() / 3).sum();
-        if kept == 0 || kept as f32 > triangles as f32 * MIN_PROGRESS {
-            break;
-        }
-        chain.push(coarser.clone());
-        finer = coarser;
-    }
+        drop(send);
+        let errors = measuring.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (chain, errors)
+    });
     if chain.is_empty() {
         return model;
     }
@@ -95,7 +107,6 @@ pub fn with_levels(model: &Model) -> Model {
         new_index[old as usize] = new as u32;
     }
 
-    let errors = measure_errors(&model, &skinned, &chain);
     let mut levels = Vec::new();
     for (level, meshes) in chain.iter().enumerate() {
         let mut indices = Vec::new();
@@ -246,17 +257,18 @@ fn simplify(attributes: &Attributes, indices: &[u32]) -> Vec<u32> {
 
 /// Each level's error: the largest distance, over the sampled poses, from a vertex of the full
 /// mesh to the level's triangles near it, times [`ERROR_MARGIN`]; never less than the finer level's.
-fn measure_errors(model: &Model, skinned: &[Vec<Vec3>], chain: &[Vec<Vec<u32>>]) -> Vec<f32> {
+/// The levels come in one by one, finest first, as the simplifier makes them.
+fn measure_errors(model: &Model, skinned: &[Vec<Vec3>], levels: std::sync::mpsc::Receiver<Vec<Vec<u32>>>) -> Vec<f32> {
     let weld = Weld::new(model);
     // A piece a level dropped whole is missing by its size, in the pose at hand.
     let pieces: Vec<Vec<f32>> = skinned.iter().map(|positions| weld.piece_sizes(positions)).collect();
     // A level's error is never less than the finer one's, so only distances past that can matter:
     // each level starts from it, finest first, and skips every vertex and pose that cannot pass it.
     let mut finer = 0.0f32;
-    chain
-        .iter()
+    levels
+        .into_iter()
         .map(|meshes| {
-            finer = level_error(&weld, skinned, &pieces, meshes, finer);
+            finer = level_error(&weld, skinned, &pieces, &meshes, finer);
             finer * ERROR_MARGIN
         })
         .collect()

@@ -11,8 +11,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use vkskin::anim::Layer;
 use vkskin::app::{default_animations, default_model_path, find_clip, SceneSetup};
 use vkskin::capture::FrameCapture;
-use vkskin::formats::load_model;
 use vkskin::formats::ranges::parse_clips_argument;
+use vkskin::formats::{load_model, read_model};
 use vkskin::gpu::instance::validation_from_env;
 use vkskin::model::Model;
 use vkskin::render::debug::DebugViews;
@@ -320,15 +320,9 @@ impl SceneArgs {
     fn load(&self, build_levels: bool) -> Result<Model, String> {
         let path = self.model.clone().unwrap_or_else(default_model_path);
         let animations = default_animations(&path, &self.animations);
-        let mut model = load_model(&path, &animations).map_err(|error| error.to_string())?;
-        if let Some(text) = &self.clips {
-            model.cut_clips(&parse_clips_argument(text)?)?;
-        }
+        let (model, _) = open_model(&path, &animations, self.clips.as_deref(), build_levels && self.lod.on())?;
         for warning in &model.stats.warnings {
             log::warn!("{}", vkskin::formats::files::one_line(warning));
-        }
-        if build_levels && self.lod.on() {
-            model = vkskin::lod::with_levels(&model);
         }
         log::info!(
             "{}: {} vertices, {} joints, up to {} influences a vertex, {} clips",
@@ -340,6 +334,40 @@ impl SceneArgs {
         );
         Ok(model)
     }
+}
+
+/// Reads a model, cuts `--clips` from it, and builds its culling cells and, with `levels`, its
+/// levels of detail side by side (neither needs the other, and the chain is mostly one thread's
+/// work). Returns how long the levels took.
+fn open_model(
+    path: &std::path::Path,
+    animations: &[PathBuf],
+    clips: Option<&str>,
+    levels: bool,
+) -> Result<(Model, Option<f64>), String> {
+    let mut model = read_model(path, animations).map_err(|error| error.to_string())?;
+    if let Some(text) = clips {
+        model.cut_clips(&parse_clips_argument(text)?)?;
+    }
+    // A thread of its own, not a rayon task: the chain waits on its own helper thread, and a
+    // waiting rayon worker would be one worker less for both jobs' parallel parts.
+    let (bounds, levelled) = std::thread::scope(|scope| {
+        let chain = levels.then(|| {
+            scope.spawn(|| {
+                let started = std::time::Instant::now();
+                (vkskin::lod::with_levels(&model), started.elapsed().as_secs_f64())
+            })
+        });
+        let bounds = model.cell_bounds();
+        (bounds, chain.map(|chain| chain.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
+    });
+    // The levels reorder the vertices; the cells do not depend on their order.
+    let (mut model, seconds) = match levelled {
+        Some((levelled, seconds)) => (levelled, Some(seconds)),
+        None => (model, None),
+    };
+    model.bounds = bounds;
+    Ok((model, seconds))
 }
 
 fn parse_strategy(text: &str) -> Result<Strategy, String> {
@@ -484,16 +512,7 @@ fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Inspect { model, animations, clips, lod } => {
             let animations = default_animations(&model, &animations);
-            let mut model = load_model(&model, &animations).map_err(|error| error.to_string())?;
-            if let Some(text) = &clips {
-                model.cut_clips(&parse_clips_argument(text)?)?;
-            }
-            let mut chain_seconds = None;
-            if lod.on() {
-                let started = std::time::Instant::now();
-                model = vkskin::lod::with_levels(&model);
-                chain_seconds = Some(started.elapsed().as_secs_f64());
-            }
+            let (model, chain_seconds) = open_model(&model, &animations, clips.as_deref(), lod.on())?;
             // A reader that stops early (`| head`) is not an error; print! would panic on it.
             use std::io::Write as _;
             match std::io::stdout().lock().write_all(vkskin::inspect::describe(&model, chain_seconds).as_bytes()) {

@@ -133,7 +133,7 @@ pub struct Model {
     pub animations: Vec<Animation>,
     /// What can be played: each animation whole, and any ranges cut from them.
     pub clips: Vec<Clip>,
-    /// Culling bounds per animation ([`Model::compute_bounds`] fills them).
+    /// Culling bounds per animation ([`Model::compute_bounds`] fills them; `formats::load_model` calls it).
     pub bounds: ModelBounds,
     /// Simplified copies of the triangles, finest first, after the full mesh (level 0); empty until
     /// `lod::with_levels` makes them.
@@ -285,9 +285,8 @@ impl Model {
         Some(Tightness { median: ratios[ratios.len() / 2], worst, cells: ratios.len(), of: cells.len() })
     }
 
-    /// Fills [`Model::bounds`] from the skeleton, animations and vertices, and gives every
-    /// animation a clip of its own when the loader made none. Loaders call it last.
-    pub fn compute_bounds(&mut self) {
+    /// Gives every animation a clip of its own when the loader made none. Loaders call it last.
+    pub fn clip_each_animation(&mut self) {
         if self.clips.is_empty() {
             self.clips = self
                 .animations
@@ -301,8 +300,18 @@ impl Model {
                 })
                 .collect();
         }
+    }
+
+    /// The culling cells of every animation, from the skeleton, animations and vertices (not their
+    /// order): what [`Model::bounds`] holds.
+    pub fn cell_bounds(&self) -> crate::anim::bounds::ModelBounds {
         let vertices = self.vertices.iter().map(|vertex| (vertex.position, vertex.influences(&self.influences)));
-        self.bounds = crate::anim::bounds::model_bounds(&self.skeleton, &self.animations, vertices);
+        crate::anim::bounds::model_bounds(&self.skeleton, &self.animations, vertices)
+    }
+
+    /// Fills [`Model::bounds`] ([`Model::cell_bounds`]).
+    pub fn compute_bounds(&mut self) {
+        self.bounds = self.cell_bounds();
     }
 
     /// Which side of the triangles can ever be seen, so the shadow and forward passes may skip the

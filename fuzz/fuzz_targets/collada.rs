@@ -8,5 +8,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    let _ = vkskin::formats::collada::load_from_str(&text, Path::new("/nonexistent/fuzz.dae"), Path::new("/nonexistent"));
+    if let Ok(model) = vkskin::formats::collada::load_from_str(&text, Path::new("/nonexistent/fuzz.dae"), Path::new("/nonexistent")) {
+        let _ = model.cell_bounds();
+    }
 });

@@ -11,6 +11,8 @@ fuzz_target!(|data: &[u8]| {
     let (mesh, anim) = text.split_once('\0').unwrap_or((&text, ""));
     let mesh_path = Path::new("/nonexistent/fuzz.md5mesh");
     let anims = if anim.is_empty() { Vec::new() } else { vec![(anim.to_string(), PathBuf::from("/nonexistent/fuzz.md5anim"))] };
-    let _ = vkskin::formats::md5::load_from_text(mesh, mesh_path, &anims);
+    if let Ok(model) = vkskin::formats::md5::load_from_text(mesh, mesh_path, &anims) {
+        let _ = model.cell_bounds();
+    }
     let _ = vkskin::formats::md5::parse_anim(&text, Path::new("/nonexistent/fuzz.md5anim"));
 });

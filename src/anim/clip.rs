@@ -187,9 +187,31 @@ impl Channel {
         }
     }
 
+    /// As [`Channel::locate`], looking first a few keys on from key `hint`: times met in increasing
+    /// order (the culling cells' spans) are found in a step or two instead of a binary search.
+    pub fn locate_from(&self, hint: usize, time: f32) -> KeySpan {
+        if let KeyTimes::Listed(times) = &self.times {
+            if times.first().is_some_and(|&first| time > first) && times.get(hint).is_some_and(|&at| at <= time) {
+                // times[key] <= time throughout; found once the next key is later.
+                for key in hint..(hint + 4).min(times.len() - 1) {
+                    let span = times[key + 1] - times[key];
+                    if times[key + 1] > time {
+                        let fraction = if span > 0.0 { ((time - times[key]) / span).clamp(0.0, 1.0) } else { 0.0 };
+                        return KeySpan { key, next: key + 1, fraction, span };
+                    }
+                }
+            }
+        }
+        self.locate(time)
+    }
+
     /// The channel's value at `time`: a translation or scale in xyz, or a unit rotation.
     pub fn sample(&self, time: f32) -> Vec4 {
-        let at = self.locate(time);
+        self.value_at(self.locate(time))
+    }
+
+    /// The channel's value at a time already located among its keys ([`Channel::locate`]).
+    pub fn value_at(&self, at: KeySpan) -> Vec4 {
         let rotation = self.property == Property::Rotation;
         let (a, b) = (self.key_value(at.key), self.key_value(at.next));
         let value = match self.interpolation {
@@ -212,7 +234,11 @@ impl Channel {
 
     /// Writes the sampled value into the pose's property.
     pub fn apply(&self, time: f32, pose: &mut JointPose) {
-        let value = self.sample(time);
+        self.set(self.sample(time), pose);
+    }
+
+    /// Writes a value of the channel's property into the pose.
+    pub fn set(&self, value: Vec4, pose: &mut JointPose) {
         match self.property {
             Property::Translation => pose.translation = value.truncate(),
             Property::Rotation => pose.rotation = Quat::from_vec4(value),
@@ -398,6 +424,21 @@ mod tests {
         let end = rotation.key_value(1);
         assert!((end - Vec4::new(0.0, 0.6, 0.0, -0.8)).length() < 1e-6);
         assert!((rotation.sample(1.0).length() - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn locating_from_a_hint_finds_what_the_search_finds() {
+        // Repeated times (an empty interval), keys before and after the ends, NaN.
+        let times = [0.0, 0.5, 0.5, 1.0, 1.5, 3.0, 3.0, 4.0];
+        let values: Vec<f32> = (0..times.len() * 3).map(|index| index as f32).collect();
+        let translation = channel(Interpolation::Linear, &times, &values, Property::Translation);
+        let probes = [-1.0, 0.0, 0.25, 0.5, 0.75, 1.0, 1.2, 1.5, 2.9, 3.0, 3.5, 4.0, 9.0, f32::NAN];
+        for hint in 0..times.len() + 2 {
+            for &time in &probes {
+                let (found, searched) = (translation.locate_from(hint, time), translation.locate(time));
+                assert_eq!(found, searched, "hint {hint}, time {time}");
+            }
+        }
     }
 
     #[test]

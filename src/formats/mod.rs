@@ -126,6 +126,14 @@ fn check_finite(model: &Model) -> Result<(), String> {
 /// Loads a model, choosing the format by magic bytes and extension. `animations` are MD5's
 /// separate .md5anim files; the other formats carry their clips inside.
 pub fn load_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatError> {
+    let mut model = read_model(path, animations)?;
+    model.compute_bounds();
+    Ok(model)
+}
+
+/// [`load_model`] without the culling cells ([`Model::compute_bounds`]), for a caller with other
+/// work to do beside them: `inspect`, `render` and `bench` build the levels of detail meanwhile.
+pub fn read_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatError> {
     let format = Format::detect(path)?;
     if format != Format::Md5 {
         if let Some(animation) = animations.first() {

@@ -1,6 +1,6 @@
 //! Replays every input the fuzzers ever crashed on (tests/corpus/FORMAT/), plus hand-made nasty
 //! ones: each must load or fail with an error naming the file, and never panic; a model that loads
-//! gets its levels of detail built too, as the fuzz targets do.
+//! gets its culling cells and levels of detail built too, as the fuzz targets do.
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +18,7 @@ fn corpus(format: &str) -> Vec<PathBuf> {
 fn check(path: &Path, result: Result<vkskin::model::Model, vkskin::formats::FormatError>) {
     match result {
         Ok(model) => {
+            let _ = model.cell_bounds();
             let _ = vkskin::lod::with_levels(&model);
         }
         Err(error) => {

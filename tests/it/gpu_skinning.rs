@@ -173,6 +173,7 @@ fn turning_model() -> Model {
     }
     model.animations.push(shifted);
     model.clips.clear();
+    model.clip_each_animation();
     model.compute_bounds();
     model
 }

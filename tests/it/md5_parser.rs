@@ -26,7 +26,7 @@ fn scratch(test: &str) -> PathBuf {
 
 fn load_figure() -> Model {
     let anims = [assets().join("figure_walk.md5anim"), assets().join("figure_wave.md5anim")];
-    md5::load(&assets().join("figure.md5mesh"), &anims).expect("the bundled figure loads")
+    vkskin::formats::load_model(&assets().join("figure.md5mesh"), &anims).expect("the bundled figure loads")
 }
 
 /// MD5 is Z-up; vkskin is Y-up: (x, y, z) -> (x, z, -y), a -90° turn about X.

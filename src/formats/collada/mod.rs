@@ -52,6 +52,7 @@ const MAX_CLIP_KEYS_PER_KEY: usize = 4;
 const MAX_XML_NODES: u32 = 1 << 26;
 
 /// Loads a `.dae` file, with its textures from the same folder.
+/// Without culling cells: [`crate::formats::load_model`] adds them.
 pub fn load(path: &Path) -> Result<Model, FormatError> {
     let text = files::read_text(path, files::MAX_MODEL_BYTES).map_err(|message| FormatError::in_file(path, message))?;
     load_from_str(&text, path, path.parent().unwrap_or(Path::new("")))
@@ -477,7 +478,7 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
         levels: Vec::new(),
         stats: LoadStats { max_influences, warnings },
     };
-    model.compute_bounds();
+    model.clip_each_animation();
     Ok(model)
 }
 

@@ -94,6 +94,7 @@ const INDEX: &[DataType] = &[DataType::U8, DataType::U16, DataType::U32];
 // ---------------------------------------------------------------------------------------------
 
 /// Loads a .gltf or .glb; buffers and images named by relative URIs are read from its folder.
+/// Without culling cells: [`crate::formats::load_model`] adds them.
 pub fn load(path: &Path) -> Result<Model, FormatError> {
     load_with_rig(path).map(|(model, _)| model)
 }
@@ -154,7 +155,7 @@ pub fn load_from_slice_with_rig(bytes: &[u8], path: &Path, base_dir: Option<&Pat
         levels: Vec::new(),
         stats,
     };
-    model.compute_bounds();
+    model.clip_each_animation();
     Ok((model, rig))
 }
 

@@ -139,6 +139,7 @@ pub fn orientation_from_xyz(xyz: Vec3) -> Quat {
 }
 
 /// Loads a `.md5mesh` and any number of `.md5anim` clips for it into a Y-up [`Model`].
+/// Without culling cells: [`crate::formats::load_model`] adds them.
 pub fn load(mesh_path: &Path, anim_paths: &[PathBuf]) -> Result<Model, FormatError> {
     let text = read_text(mesh_path)?;
     let anims = anim_paths.iter().map(|path| Ok((read_text(path)?, path.clone()))).collect::<Result<Vec<_>, FormatError>>()?;
@@ -253,7 +254,7 @@ pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)])
         levels: Vec::new(),
         stats,
     };
-    model.compute_bounds();
+    model.clip_each_animation();
     Ok(model)
 }
 

@@ -12,6 +12,7 @@ pub(super) fn file_stem(path: &Path) -> String {
 }
 
 /// Reads, parses and converts a `.ms3d` file.
+/// Without culling cells: [`crate::formats::load_model`] adds them.
 pub fn load(path: &Path) -> Result<Model, FormatError> {
     let bytes = crate::formats::files::read(path, crate::formats::files::MAX_MODEL_BYTES)
         .map_err(|message| FormatError::in_file(path, message))?;
@@ -115,7 +116,7 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
         levels: Vec::new(),
         stats,
     };
-    model.compute_bounds();
+    model.clip_each_animation();
     Ok(model)
 }
 
