@@ -132,7 +132,7 @@ pub fn load_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatEr
 }
 
 /// [`load_model`] without the culling cells ([`Model::compute_bounds`]), for a caller with other
-/// work to do beside them: `inspect`, `render` and `bench` build the levels of detail meanwhile.
+/// work to do beside them: `inspect`, `render` and `soak` build the levels of detail meanwhile.
 pub fn read_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatError> {
     let format = Format::detect(path)?;
     if format != Format::Md5 {
