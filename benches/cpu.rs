@@ -79,7 +79,7 @@ fn animation(c: &mut Criterion) {
         b.iter(|| skin_packed(&model, black_box(&affine), &mut out))
     });
     // The same loop with every vertex given four influences (its own, then its first again at weight
-    // 0), as the C++ figure in the README counts them: the cost of the influences against the fixed
+    // 0), as the C++ figure in docs/passes.md counts them: the cost of the influences against the fixed
     // part of a vertex (a tangent, two normalizations, packing).
     let mut four = model.clone();
     four.influences.clear();

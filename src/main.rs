@@ -258,7 +258,7 @@ struct SceneArgs {
     lod: Switch,
     /// The triangle pass's light run (`compute`): the shadow pass draws only the triangles that can
     /// reach a shadow texel. Off by default: on lavapipe it costs the triangle pass more than it
-    /// saves the shadow pass (README, Results).
+    /// saves the shadow pass (docs/results.md).
     #[arg(long, value_enum, default_value_t = Switch::Off)]
     light_culling: Switch,
     /// Animation LOD: on computes the palette of an instance under 48 pixels on screen (or seen

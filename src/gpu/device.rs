@@ -4,6 +4,7 @@
 
 use std::ffi::{CStr, CString};
 use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ash::vk;
@@ -36,6 +37,9 @@ pub struct Device {
     /// storageBuffer16BitAccess, enabled where the device has it.
     pub storage_buffer_16bit: bool,
     pub instance: Instance,
+    /// `vkCmdPipelineBarrier2` calls recorded through [`Device::cmd_pipeline_barrier2`], counted
+    /// where they are issued (so a test can hold the frame's own record of its barriers to them).
+    barrier_calls: AtomicU64,
 }
 
 /// What a caller asks of the device: where it presents, and what its work needs beyond the layer's
@@ -193,6 +197,7 @@ impl Device {
             fill_mode_non_solid: supported_features.fill_mode_non_solid == vk::TRUE,
             geometry_shader: supported_features.geometry_shader == vk::TRUE,
             storage_buffer_16bit,
+            barrier_calls: AtomicU64::new(0),
             instance,
         };
         device.set_name(device.queue, "queue.main");
@@ -309,6 +314,11 @@ impl Device {
         }
     }
 
+    /// How many `vkCmdPipelineBarrier2` calls this device has recorded.
+    pub fn barrier_calls(&self) -> u64 {
+        self.barrier_calls.load(Ordering::Relaxed)
+    }
+
     pub fn end_label(&self, command_buffer: vk::CommandBuffer) {
         if let Some(debug_utils) = &self.debug_utils {
             unsafe { debug_utils.cmd_end_debug_utils_label(command_buffer) };
@@ -316,6 +326,7 @@ impl Device {
     }
 
     pub fn cmd_pipeline_barrier2(&self, command_buffer: vk::CommandBuffer, dependency: &vk::DependencyInfo<'_>) {
+        self.barrier_calls.fetch_add(1, Ordering::Relaxed);
         match &self.dispatch {
             Dispatch::Core => unsafe { self.raw.cmd_pipeline_barrier2(command_buffer, dependency) },
             Dispatch::Extensions { synchronization2, .. } => unsafe {

@@ -9,13 +9,7 @@ use vkskin::formats::{self, collada, FormatError, Location};
 use vkskin::model::Model;
 
 fn shared() -> Option<PathBuf> {
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models");
-    if folder.join("collada").is_dir() {
-        Some(folder)
-    } else {
-        println!("skipped: {} is absent (the COLLADA sample models live there)", folder.join("collada").display());
-        None
-    }
+    crate::common::shared_models("collada").and_then(|folder| folder.parent().map(Path::to_path_buf))
 }
 
 fn load(path: &Path) -> Model {

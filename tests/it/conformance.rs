@@ -2,7 +2,7 @@
 //! absent): each loads, `inspect` describes it, it renders headless with the validation layer
 //! clean, and for animated ones the GPU skinning equals the CPU reference at three times.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::common::{assert_no_validation_messages, check_skinning, skin_on_gpu, validated_device};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
@@ -10,13 +10,7 @@ use vkskin::formats::load_model;
 use vkskin::model::Model;
 
 fn shared_models() -> Option<PathBuf> {
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models");
-    if folder.is_dir() {
-        Some(folder)
-    } else {
-        println!("skipped: {} is absent (the third-party conformance models live there)", folder.display());
-        None
-    }
+    crate::common::shared_models("")
 }
 
 /// Loads, describes, renders and, when animated, checks skinning at three times.

@@ -18,8 +18,7 @@ use vkskin::render::reference::reference_skinning;
 fn models() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut paths = vec![root.join("assets/figure.md5mesh")];
-    let shared = root.join("../shared/models");
-    if shared.is_dir() {
+    if let Some(shared) = crate::common::shared_models("") {
         for relative in [
             "gltf/RiggedSimple/RiggedSimple.glb",
             "gltf/RiggedFigure/RiggedFigure.glb",
@@ -30,8 +29,6 @@ fn models() -> Vec<PathBuf> {
         ] {
             paths.push(shared.join(relative));
         }
-    } else {
-        println!("skipped the shared models: {} is absent", shared.display());
     }
     // The generated long clip: 60 joints, a key per joint per frame for 3 minutes.
     let long = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fidelity_long_clip.ms3d");

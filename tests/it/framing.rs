@@ -13,11 +13,7 @@ use vkskin::model::Model;
 /// Every model file under ../shared/models that vkskin reads, and the bundled figure.
 fn models() -> Vec<PathBuf> {
     let mut found = vec![default_model_path()];
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models");
-    if !folder.is_dir() {
-        println!("skipped the third-party models: {} is absent", folder.display());
-        return found;
-    }
+    let Some(folder) = crate::common::shared_models("") else { return found };
     let mut stack = vec![folder];
     while let Some(folder) = stack.pop() {
         for entry in std::fs::read_dir(&folder).expect("the models folder reads").flatten() {

@@ -812,13 +812,7 @@ fn non_triangle_primitives_are_skipped_with_a_warning_and_a_file_without_meshes_
 // ---------------------------------------------------------------------------------------------
 
 fn shared_models() -> Option<PathBuf> {
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models/gltf");
-    if folder.is_dir() {
-        Some(folder)
-    } else {
-        println!("skipped: {} is absent (the glTF sample models live there)", folder.display());
-        None
-    }
+    crate::common::shared_models("gltf")
 }
 
 /// Loads a sample model, checks what every model must satisfy and prints its figures.

@@ -671,11 +671,10 @@ fn every_refusal_of_a_mutated_file_names_its_line() {
     let figure_walk = std::fs::read_to_string(assets().join("figure_walk.md5anim")).expect("walk");
     let mut pairs: Vec<(String, String, String, usize)> =
         vec![("small".into(), SMALL_MESH.into(), SMALL_ANIM.into(), 300), ("figure".into(), figure_mesh, figure_walk, 40)];
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models/md5");
-    for (name, file) in [("simplecube", "simplecube/SimpleCube.md5mesh"), ("boarman", "boarman/BoarMan.md5mesh")] {
-        match std::fs::read_to_string(shared.join(file)) {
-            Ok(text) => pairs.push((name.into(), text, String::new(), 150)),
-            Err(_) => println!("skipped: {} is absent", shared.join(file).display()),
+    if let Some(shared) = crate::common::shared_models("md5") {
+        for (name, file) in [("simplecube", "simplecube/SimpleCube.md5mesh"), ("boarman", "boarman/BoarMan.md5mesh")] {
+            let text = std::fs::read_to_string(shared.join(file)).unwrap_or_else(|error| panic!("{file}: {error}"));
+            pairs.push((name.into(), text, String::new(), 150));
         }
     }
     let started = std::time::Instant::now();

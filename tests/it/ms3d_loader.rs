@@ -137,13 +137,7 @@ fn round_trip(file: &Ms3dFile) {
 }
 
 fn shared_models() -> Option<PathBuf> {
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models/ms3d");
-    if folder.is_dir() {
-        Some(folder)
-    } else {
-        println!("skipped: {} is absent (the third-party Milkshape models live there)", folder.display());
-        None
-    }
+    crate::common::shared_models("ms3d")
 }
 
 // ---------------------------------------------------------------------------------------------

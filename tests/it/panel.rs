@@ -290,11 +290,8 @@ fn files_dropped_on_the_viewer_open_and_a_broken_one_keeps_the_model() {
     assert_eq!(message.matches("the panel says:").count(), 1, "the later steps went through: {message}");
 
     // Another format replaces the model, when the shared models are there.
-    let cesium = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models/gltf/CesiumMan/CesiumMan.glb");
-    if !cesium.exists() {
-        println!("skipped the glTF drop: {} is absent", cesium.display());
-        return;
-    }
+    let Some(gltf) = crate::common::shared_models("gltf") else { return };
+    let cesium = gltf.join("CesiumMan/CesiumMan.glb");
     let message = run(&format!("10:open={}", cesium.display()));
     assert!(message.contains("presented 50 frames of CesiumMan, 1 clips"), "{message}");
 }

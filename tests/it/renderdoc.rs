@@ -1,6 +1,6 @@
 //! A headless frame captured with RenderDoc on lavapipe reads like the code: every pass labelled
 //! with its file's name, and the skinned-vertex buffer named. The capture is taken the way the
-//! README shows (`renderdoccmd capture` around `vkskin render --capture-frame N`) and converted to
+//! docs/profiling.md shows (`renderdoccmd capture` around `vkskin render --capture-frame N`) and converted to
 //! XML with `renderdoccmd convert`. Needs the Debian package `renderdoc` (scripts/install-deps
 //! installs it).
 

@@ -5,12 +5,15 @@ use crate::render::shaders;
 use std::collections::HashMap;
 use std::mem::{offset_of, size_of};
 
-/// Struct layouts as the compiled shaders declare them: member offsets by name, and the array
-/// stride of any array of the struct. Read from the SPIR-V's names and decorations.
+/// Struct layouts as the compiled shaders declare them: member offsets by name, the array stride
+/// of any array of the struct, and where its last member ends. Read from the SPIR-V's names,
+/// types and decorations.
 #[derive(Default, Debug)]
 struct Layouts {
     members: HashMap<String, HashMap<String, u32>>,
     strides: HashMap<String, u32>,
+    /// The largest member offset plus that member's size: the block's size for a push block.
+    ends: HashMap<String, u32>,
 }
 
 fn literal_string(words: &[u32]) -> String {
@@ -21,12 +24,28 @@ fn literal_string(words: &[u32]) -> String {
 fn reflect(spirv: &[u8]) -> Layouts {
     const OP_NAME: u32 = 5;
     const OP_MEMBER_NAME: u32 = 6;
+    const OP_TYPE_INT: u32 = 21;
+    const OP_TYPE_FLOAT: u32 = 22;
+    const OP_TYPE_VECTOR: u32 = 23;
+    const OP_TYPE_MATRIX: u32 = 24;
     const OP_TYPE_ARRAY: u32 = 28;
     const OP_TYPE_RUNTIME_ARRAY: u32 = 29;
+    const OP_TYPE_STRUCT: u32 = 30;
+    const OP_CONSTANT: u32 = 43;
     const OP_DECORATE: u32 = 71;
     const OP_MEMBER_DECORATE: u32 = 72;
     const DECORATION_ARRAY_STRIDE: u32 = 6;
+    const DECORATION_MATRIX_STRIDE: u32 = 7;
     const DECORATION_OFFSET: u32 = 35;
+    // Sizes of scalar and vector types; matrices, arrays and structs are sized from their
+    // decorations once every instruction is read (types come before their uses in SPIR-V).
+    let mut sizes: HashMap<u32, u32> = HashMap::new();
+    let mut constants: HashMap<u32, u32> = HashMap::new();
+    let mut matrices: Vec<(u32, u32)> = Vec::new(); // (struct, member) -> its column count, below
+    let mut matrix_strides: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut columns: HashMap<u32, u32> = HashMap::new();
+    let mut fixed_arrays: Vec<(u32, u32, u32)> = Vec::new(); // (array, element, length id)
+    let mut structs: Vec<(u32, Vec<u32>)> = Vec::new();
     let words: Vec<u32> =
         spirv.chunks_exact(4).map(|chunk| u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])).collect();
     let (mut names, mut member_names) = (HashMap::new(), HashMap::new());
@@ -43,15 +62,79 @@ fn reflect(spirv: &[u8]) -> Layouts {
                 member_names.insert((operands[0], operands[1]), literal_string(&operands[2..]));
             }
             OP_MEMBER_DECORATE if operands[2] == DECORATION_OFFSET => offsets.push((operands[0], operands[1], operands[3])),
+            OP_MEMBER_DECORATE if operands[2] == DECORATION_MATRIX_STRIDE => {
+                matrix_strides.insert((operands[0], operands[1]), operands[3]);
+                matrices.push((operands[0], operands[1]));
+            }
+            OP_TYPE_INT | OP_TYPE_FLOAT => {
+                sizes.insert(operands[0], operands[1] / 8);
+            }
+            OP_TYPE_VECTOR => {
+                let component = sizes.get(&operands[1]).copied().unwrap_or(0);
+                sizes.insert(operands[0], component * operands[2]);
+            }
+            OP_TYPE_MATRIX => {
+                columns.insert(operands[0], operands[2]);
+            }
+            OP_CONSTANT => {
+                constants.insert(operands[1], operands[2]);
+            }
+            OP_TYPE_STRUCT => structs.push((operands[0], operands[1..].to_vec())),
             OP_DECORATE if operands[1] == DECORATION_ARRAY_STRIDE => {
                 strides.insert(operands[0], operands[2]);
             }
-            OP_TYPE_ARRAY | OP_TYPE_RUNTIME_ARRAY => arrays.push((operands[0], operands[1])),
+            OP_TYPE_ARRAY => {
+                arrays.push((operands[0], operands[1]));
+                fixed_arrays.push((operands[0], operands[1], operands[2]));
+            }
+            OP_TYPE_RUNTIME_ARRAY => arrays.push((operands[0], operands[1])),
             _ => {}
         }
         at += count.max(1);
     }
+    let _ = matrices;
+    // A member's size: a fixed array is its length times its stride, a runtime array nothing, a
+    // matrix its columns times its stride, a struct where its last member ends.
+    let mut member_sizes: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut struct_sizes: HashMap<u32, u32> = HashMap::new();
+    let offset_of_member: HashMap<(u32, u32), u32> = offsets.iter().map(|&(s, m, o)| ((s, m), o)).collect();
+    let type_size = |id: u32, matrix_stride: Option<u32>, struct_sizes: &HashMap<u32, u32>| -> Option<u32> {
+        if let Some(&size) = sizes.get(&id) {
+            return Some(size);
+        }
+        if let Some(&count) = columns.get(&id) {
+            return matrix_stride.map(|stride| stride * count);
+        }
+        if let Some(&(_, _, length)) = fixed_arrays.iter().find(|(array, _, _)| *array == id) {
+            return Some(constants.get(&length)? * strides.get(&id)?);
+        }
+        if arrays.iter().any(|(array, _)| *array == id) {
+            return Some(0); // a runtime array
+        }
+        struct_sizes.get(&id).copied()
+    };
+    // Structs are declared after their members' types, so one pass in order sizes nested ones.
+    for (structure, members) in &structs {
+        let mut end = 0;
+        for (index, &member_type) in members.iter().enumerate() {
+            let index = index as u32;
+            let stride = matrix_strides.get(&(*structure, index)).copied();
+            let (Some(size), Some(&offset)) =
+                (type_size(member_type, stride, &struct_sizes), offset_of_member.get(&(*structure, index)))
+            else {
+                continue;
+            };
+            member_sizes.insert((*structure, index), size);
+            end = end.max(offset + size);
+        }
+        struct_sizes.insert(*structure, end);
+    }
     let mut layouts = Layouts::default();
+    for (structure, size) in &struct_sizes {
+        if let Some(name) = names.get(structure) {
+            layouts.ends.insert(name.clone(), *size);
+        }
+    }
     for (structure, member, offset) in offsets {
         let (Some(name), Some(member)) = (names.get(&structure), member_names.get(&(structure, member))) else { continue };
         layouts.members.entry(name.clone()).or_default().insert(member.clone(), offset);
@@ -64,14 +147,23 @@ fn reflect(spirv: &[u8]) -> Layouts {
     layouts
 }
 
-fn check(spirv: &[u8], structure: &str, size: Option<usize>, members: &[(&str, usize)]) {
+/// The shader's `structure` against its Rust mirror: the same members (every one the shader
+/// declares is listed, and none more), each at the same offset, and the same size: an array's
+/// stride, or for a block never arrayed (a push block, a uniform block) where its last member ends.
+fn check(spirv: &[u8], structure: &str, size: usize, members: &[(&str, usize)]) {
     let layouts = reflect(spirv);
     let declared = layouts.members.get(structure).unwrap_or_else(|| panic!("{structure} not found in the shader"));
+    let mut shader_names: Vec<&str> = declared.keys().map(String::as_str).collect();
+    let mut rust_names: Vec<&str> = members.iter().map(|&(member, _)| member).collect();
+    shader_names.sort();
+    rust_names.sort();
+    assert_eq!(shader_names, rust_names, "{structure}: the shader's members vs the Rust mirror's");
     for &(member, rust_offset) in members {
         assert_eq!(declared.get(member).copied(), Some(rust_offset as u32), "{structure}.{member}: shader offset vs Rust");
     }
-    if let Some(size) = size {
-        assert_eq!(layouts.strides.get(structure).copied(), Some(size as u32), "{structure}: shader array stride vs Rust size");
+    match layouts.strides.get(structure) {
+        Some(&stride) => assert_eq!(stride, size as u32, "{structure}: shader array stride vs Rust size"),
+        None => assert_eq!(layouts.ends.get(structure).copied(), Some(size as u32), "{structure}: shader block size vs Rust size"),
     }
 }
 
@@ -80,7 +172,7 @@ fn layouts_match_the_compiled_shaders() {
     check(
         shaders::SKIN_COMP,
         "SourceVertex",
-        Some(size_of::<SourceVertex>()),
+        size_of::<SourceVertex>(),
         &[
             ("position", offset_of!(SourceVertex, position)),
             ("first_influence", offset_of!(SourceVertex, first_influence)),
@@ -92,14 +184,14 @@ fn layouts_match_the_compiled_shaders() {
     check(
         shaders::SKIN_COMP,
         "Influence",
-        Some(size_of::<GpuInfluence>()),
+        size_of::<GpuInfluence>(),
         &[("joint", offset_of!(GpuInfluence, joint)), ("weight", offset_of!(GpuInfluence, weight))],
     );
-    check(shaders::SKIN_COMP, "PaletteMatrix", Some(size_of::<PaletteMatrix>()), &[("rows", 0)]);
+    check(shaders::SKIN_COMP, "PaletteMatrix", size_of::<PaletteMatrix>(), &[("rows", 0)]);
     check(
         shaders::SKIN_COMP,
         "Push",
-        None,
+        size_of::<SkinPush>(),
         &[
             ("vertex_count", offset_of!(SkinPush, vertex_count)),
             ("joint_count", offset_of!(SkinPush, joint_count)),
@@ -111,7 +203,7 @@ fn layouts_match_the_compiled_shaders() {
     check(
         shaders::PALETTE_COMP,
         "Channel",
-        Some(size_of::<GpuChannel>()),
+        size_of::<GpuChannel>(),
         &[
             ("packed", offset_of!(GpuChannel, packed)),
             ("key_count", offset_of!(GpuChannel, key_count)),
@@ -122,7 +214,7 @@ fn layouts_match_the_compiled_shaders() {
     check(
         shaders::PALETTE_COMP,
         "JointInfo",
-        Some(size_of::<GpuJoint>()),
+        size_of::<GpuJoint>(),
         &[
             ("rest_rotation", offset_of!(GpuJoint, rest_rotation)),
             ("rest_translation", offset_of!(GpuJoint, rest_translation)),
@@ -134,17 +226,18 @@ fn layouts_match_the_compiled_shaders() {
     check(
         shaders::CULL_COMP,
         "AnimationCells",
-        Some(size_of::<AnimationCells>()),
+        size_of::<AnimationCells>(),
         &[
             ("first_cell", offset_of!(AnimationCells, first_cell)),
             ("cell_count", offset_of!(AnimationCells, cell_count)),
             ("cell_duration", offset_of!(AnimationCells, cell_duration)),
+            ("unused", offset_of!(AnimationCells, unused)),
         ],
     );
     check(
         shaders::PALETTE_COMP,
         "Instance",
-        Some(size_of::<InstanceData>()),
+        size_of::<InstanceData>(),
         &[
             ("position_yaw", offset_of!(InstanceData, position_yaw)),
             ("animations", offset_of!(InstanceData, animations)),
@@ -154,12 +247,13 @@ fn layouts_match_the_compiled_shaders() {
             ("layer", offset_of!(InstanceData, layer)),
             ("time_layer", offset_of!(InstanceData, time_layer)),
             ("layer_weight", offset_of!(InstanceData, layer_weight)),
+            ("unused", offset_of!(InstanceData, unused)),
         ],
     );
     check(
         shaders::PALETTE_COMP,
         "Push",
-        None,
+        size_of::<PalettePush>(),
         &[
             ("joint_count", offset_of!(PalettePush, joint_count)),
             ("chunk_instances", offset_of!(PalettePush, chunk_instances)),
@@ -169,7 +263,7 @@ fn layouts_match_the_compiled_shaders() {
     check(
         shaders::FORWARD_FRAG,
         "FrameUniforms",
-        None,
+        size_of::<FrameUniforms>(),
         &[
             ("view_projection", offset_of!(FrameUniforms, view_projection)),
             ("light_view_projection", offset_of!(FrameUniforms, light_view_projection)),
@@ -183,19 +277,19 @@ fn layouts_match_the_compiled_shaders() {
             ("light_planes", offset_of!(FrameUniforms, light_planes)),
         ],
     );
-    check(shaders::CULL_COMP, "Bounds", Some(size_of::<GpuBounds>()), &[("min_corner", 0), ("max_corner", 16)]);
+    check(shaders::CULL_COMP, "Bounds", size_of::<GpuBounds>(), &[("min_corner", 0), ("max_corner", 16)]);
     check(
         shaders::CULL_COMP,
         "DrawCommand",
-        Some(size_of::<DrawCommand>()),
+        size_of::<DrawCommand>(),
         &[("index_count", 0), ("instance_count", 4), ("first_index", 8), ("vertex_offset", 12), ("first_instance", 16)],
     );
     assert_eq!(size_of::<DrawCommand>(), size_of::<ash::vk::DrawIndexedIndirectCommand>());
-    check(shaders::CULL_COMP, "MeshRange", Some(size_of::<MeshRange>()), &[("index_count", 0), ("first_index", 4)]);
+    check(shaders::CULL_COMP, "MeshRange", size_of::<MeshRange>(), &[("index_count", 0), ("first_index", 4)]);
     check(
         shaders::CULL_COMP,
         "CullCounters",
-        None,
+        size_of::<CullCounters>(),
         &[
             ("palette_dispatch", offset_of!(CullCounters, palette_dispatch)),
             ("kept", offset_of!(CullCounters, kept)),
@@ -214,7 +308,7 @@ fn layouts_match_the_compiled_shaders() {
     check(
         shaders::CULL_COMP,
         "Push",
-        None,
+        size_of::<CullPush>(),
         &[
             ("bind_min", offset_of!(CullPush, bind_min)),
             ("bind_max", offset_of!(CullPush, bind_max)),
@@ -237,7 +331,7 @@ fn layouts_match_the_compiled_shaders() {
     check(
         shaders::TRIANGLES_COMP,
         "Push",
-        None,
+        size_of::<TrianglesPush>(),
         &[
             ("view_projection", offset_of!(TrianglesPush, view_projection)),
             ("viewport", offset_of!(TrianglesPush, viewport)),
