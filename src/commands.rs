@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use vkskin::app::{headless_device, HeadlessRenderer};
-use vkskin::capture::FrameCapture;
+use vkskin::app::capture::FrameCapture;
 use vkskin::gpu::MessageCounts;
 use vkskin::render::offscreen::save_png;
 
@@ -68,7 +68,7 @@ fn render_into(
         let last = scene_args.capture_frame.unwrap_or(0).max(frames - 1);
         for frame in 0..=last {
             let scene = setup.frame(time - (last - frame) as f64 / 60.0, headless.aspect());
-            vkskin::capture::around_frame(capture.as_mut(), frame, || headless.submit(&scene))?;
+            vkskin::app::capture::around_frame(capture.as_mut(), frame, || headless.submit(&scene))?;
         }
         headless.renderer.wait_all().map_err(|error| error.to_string())?;
         headless.target.read_image().map_err(|error| error.to_string())?

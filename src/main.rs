@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use vkskin::anim::Layer;
 use vkskin::app::{default_animations, default_model_path, find_clip, SceneSetup};
-use vkskin::capture::FrameCapture;
+use vkskin::app::capture::FrameCapture;
 use vkskin::formats::ranges::parse_clips_argument;
 use vkskin::formats::{load_model, read_model};
 use vkskin::gpu::instance::validation_from_env;
@@ -355,7 +355,7 @@ fn open_model(
         let chain = levels.then(|| {
             scope.spawn(|| {
                 let started = std::time::Instant::now();
-                (vkskin::lod::with_levels(&model), started.elapsed().as_secs_f64())
+                (vkskin::model::lod::with_levels(&model), started.elapsed().as_secs_f64())
             })
         });
         let bounds = model.cell_bounds();
@@ -394,14 +394,14 @@ fn parse_fade(text: &str) -> Result<f32, String> {
 
 /// `--drive`'s steps, in frame order (one value to clap, not a list of them).
 #[derive(Clone)]
-struct Drive(Vec<(u64, vkskin::panel::Action)>);
+struct Drive(Vec<(u64, vkskin::app::panel::Action)>);
 
 fn parse_drive(text: &str) -> Result<Drive, String> {
     let mut steps = Vec::new();
     for step in text.split(';').map(str::trim).filter(|step| !step.is_empty()) {
         let (frame, action) = step.split_once(':').ok_or(format!("'{step}': expected FRAME:ACTION"))?;
         let frame = frame.trim().parse::<u64>().map_err(|_| format!("'{step}': expected a frame number before ':'"))?;
-        steps.push((frame, vkskin::panel::Action::parse(action.trim())?));
+        steps.push((frame, vkskin::app::panel::Action::parse(action.trim())?));
     }
     steps.sort_by_key(|&(frame, _)| frame);
     Ok(Drive(steps))
@@ -426,7 +426,7 @@ fn run(cli: Cli) -> Result<(), String> {
             let capture = scene.capture_frame.map(FrameCapture::attach).transpose()?;
             let setup = scene.setup()?;
             let validation = scene.validation();
-            let options = vkskin::viewer::ViewerOptions {
+            let options = vkskin::app::viewer::ViewerOptions {
                 validation,
                 frame_limit: frames,
                 size,
@@ -444,7 +444,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 animations: scene.animations.clone(),
                 drive: drive.map_or_else(Vec::new, |drive| drive.0),
             };
-            let report = vkskin::viewer::run(setup, options)?;
+            let report = vkskin::app::viewer::run(setup, options)?;
             println!("presented {} frames of {}", report.frames, report.model);
             if let Some([x0, y0, x1, y1]) = report.panel_rect {
                 println!("panel: {x0},{y0} to {x1},{y1}");
@@ -477,7 +477,7 @@ fn run(cli: Cli) -> Result<(), String> {
             let path = model.unwrap_or_else(default_model_path);
             let animations = default_animations(&path, &animations);
             let model = load_model(&path, &animations).map_err(|error| error.to_string())?;
-            let options = vkskin::bench::BenchOptions {
+            let options = vkskin::app::bench::BenchOptions {
                 lods: lod.iter().map(|lod| lod.on()).collect(),
                 light_culling: light_culling.iter().map(|light| light.on()).collect(),
                 animation_lod: animation_lod.iter().map(|switch| switch.on()).collect(),
@@ -491,9 +491,9 @@ fn run(cli: Cli) -> Result<(), String> {
             };
             // A bar redrawn in place on a terminal; in a log, a plain line a step.
             let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
-            let report = vkskin::bench::run(&model, &options, capture.as_mut(), |done, total, what| {
+            let report = vkskin::app::bench::run(&model, &options, capture.as_mut(), |done, total, what| {
                 if terminal {
-                    eprint!("{}", vkskin::bench::progress_bar(done, total, what));
+                    eprint!("{}", vkskin::app::bench::progress_bar(done, total, what));
                 } else {
                     eprintln!("bench: {done}/{total} {what}");
                 }
@@ -515,7 +515,7 @@ fn run(cli: Cli) -> Result<(), String> {
             let (model, chain_seconds) = open_model(&model, &animations, clips.as_deref(), lod.on())?;
             // A reader that stops early (`| head`) is not an error; print! would panic on it.
             use std::io::Write as _;
-            match std::io::stdout().lock().write_all(vkskin::inspect::describe(&model, chain_seconds).as_bytes()) {
+            match std::io::stdout().lock().write_all(vkskin::app::inspect::describe(&model, chain_seconds).as_bytes()) {
                 Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
                     Err(format!("cannot write the description: {error}"))
                 }
@@ -525,9 +525,9 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Generate { out_dir: out, long_clip, subdivide } => {
             std::fs::create_dir_all(&out).map_err(|error| format!("cannot create {}: {error}", out.display()))?;
             let written = if long_clip {
-                use vkskin::generate_long::{FRAME_RATE, JOINTS, SECONDS};
+                use vkskin::generate::long_clip::{FRAME_RATE, JOINTS, SECONDS};
                 let path = out.join("long_clip.ms3d");
-                let bytes = vkskin::formats::ms3d::write(&vkskin::generate_long::long_clip(JOINTS, SECONDS, FRAME_RATE));
+                let bytes = vkskin::formats::ms3d::write(&vkskin::generate::long_clip::long_clip(JOINTS, SECONDS, FRAME_RATE));
                 std::fs::write(&path, bytes).map_err(|error| format!("cannot write {}: {error}", path.display()))?;
                 vec![path]
             } else {

@@ -9,6 +9,6 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     if let Ok(model) = vkskin::formats::gltf::load_from_slice(data, Path::new("/nonexistent/fuzz.glb"), None) {
         let _ = model.cell_bounds();
-        let _ = vkskin::lod::with_levels(&model);
+        let _ = vkskin::model::lod::with_levels(&model);
     }
 });

@@ -11,7 +11,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(file) = vkskin::formats::ms3d::parse(data, path) {
         if let Ok(model) = vkskin::formats::ms3d::to_model(&file, path) {
             let _ = model.cell_bounds();
-            let _ = vkskin::lod::with_levels(&model);
+            let _ = vkskin::model::lod::with_levels(&model);
         }
     }
 });

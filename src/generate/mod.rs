@@ -23,6 +23,7 @@ use crate::formats::md5::{self, Md5Anim, Md5Hierarchy, Md5Joint, Md5Mesh, Md5Mes
 
 mod animation;
 pub mod dense;
+pub mod long_clip;
 mod skeleton;
 mod surfaces;
 mod texture;

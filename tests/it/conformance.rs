@@ -20,7 +20,7 @@ fn conform(relative: &str, expect: impl FnOnce(&Model)) {
     let model = load_model(&path, &[]).unwrap_or_else(|error| panic!("{relative} loads: {error}"));
     expect(&model);
 
-    let description = vkskin::inspect::describe(&model, None);
+    let description = vkskin::app::inspect::describe(&model, None);
     assert!(description.contains(&format!("{} vertices", model.vertices.len())), "{description}");
     assert!(description.contains(&format!("clips: {}", model.clips.len())), "{description}");
     println!(

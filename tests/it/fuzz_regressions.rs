@@ -19,7 +19,7 @@ fn check(path: &Path, result: Result<vkskin::model::Model, vkskin::formats::Form
     match result {
         Ok(model) => {
             let _ = model.cell_bounds();
-            let _ = vkskin::lod::with_levels(&model);
+            let _ = vkskin::model::lod::with_levels(&model);
         }
         Err(error) => {
             let message = error.to_string();

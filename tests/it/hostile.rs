@@ -219,7 +219,7 @@ fn work_and_output_stay_in_proportion_to_the_file() {
     std::fs::write(&path, &text).expect("written");
     let model = formats::load_model(&path, &[]).unwrap_or_else(|error| panic!("{error}"));
     assert_eq!(model.skeleton.depth(), 65_536);
-    let described = vkskin::inspect::describe(&model, None);
+    let described = vkskin::app::inspect::describe(&model, None);
     println!("chain: {} bytes of file, {} bytes of inspect output", text.len(), described.len());
     assert!(described.len() < 4 * text.len(), "{} bytes of output for a {}-byte file", described.len(), text.len());
     assert!(described.contains("[depth 65536] j65535"));

@@ -4,7 +4,7 @@
 
 use crate::common::{assert_no_validation_messages, default_model, validated_device};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
-use vkskin::imagediff::ImageDifference;
+use vkskin::app::imagediff::ImageDifference;
 use vkskin::render::cull::{reference_levels, Levels};
 use vkskin::render::shader_types::{CullCounters, MAX_LEVELS, MAX_PARTS};
 use vkskin::render::{FrameScene, Strategy};
@@ -50,7 +50,7 @@ fn near_threshold(headless: &HeadlessRenderer, setup: &SceneSetup, scene: &Frame
 #[test]
 fn the_cull_pass_picks_levels_as_the_cpu_mirror_does() {
     let device = validated_device();
-    let model = vkskin::lod::with_levels(&default_model());
+    let model = vkskin::model::lod::with_levels(&default_model());
     assert!(model.levels.len() >= 4);
     let count = 400;
     let mut setup = SceneSetup::new(model, count);
@@ -122,7 +122,7 @@ fn the_cull_pass_picks_levels_as_the_cpu_mirror_does() {
 fn levels_of_detail_stay_within_the_stated_difference_of_full_detail() {
     let device = validated_device();
     let full = default_model();
-    let levelled = vkskin::lod::with_levels(&full);
+    let levelled = vkskin::model::lod::with_levels(&full);
     for count in [1, 100, 1000] {
         let render = |model: &vkskin::model::Model| {
             let mut setup = SceneSetup::new(model.clone(), count);

@@ -4,7 +4,7 @@
 
 use egui::{Event, PointerButton, Pos2, RawInput, Rect};
 use vkskin::anim::Layer;
-use vkskin::panel::{Action, Panel, PanelInfo};
+use vkskin::app::panel::{Action, Panel, PanelInfo};
 use vkskin::render::debug::DebugViews;
 use vkskin::render::stats::{PassTimings, VisibleCounts};
 use vkskin::render::Strategy;

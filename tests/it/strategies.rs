@@ -22,7 +22,7 @@ fn every_strategy_draws_the_same_image() {
 /// conservative CPU mirror picks, so no triangle the GPU draws finds a vertex unskinned.
 #[test]
 fn every_strategy_draws_the_same_levels_of_detail() {
-    let mut setup = SceneSetup::new(vkskin::lod::with_levels(&default_model()), 300);
+    let mut setup = SceneSetup::new(vkskin::model::lod::with_levels(&default_model()), 300);
     setup.camera.distance *= 0.4; // from an arm's length to the far side of the grid, some out of view
     setup.camera.pitch = 0.15;
     strategies_agree(&setup, (480, 270));

@@ -205,7 +205,7 @@ fn groups_and_chunks_place_every_survivor() {
 /// A crowd spread wide, so the shadow map's texels are coarse and its level of detail too; and a
 /// heap so small the plan has room for the light's run of a coarser level only.
 fn spread_crowd() -> SceneSetup {
-    let mut setup = SceneSetup::new(vkskin::lod::with_levels(&default_model()), 40);
+    let mut setup = SceneSetup::new(vkskin::model::lod::with_levels(&default_model()), 40);
     for instance in &mut setup.instances {
         instance.position *= 12.0;
     }

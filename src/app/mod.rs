@@ -1,4 +1,14 @@
-//! What the binary and the tests share: a scene set up around a model, and headless rendering.
+//! The application over the library: a scene set up around a model and headless rendering (here,
+//! what the binary and the tests share), the viewer and its panel, the benchmark, `inspect`,
+//! frame captures for RenderDoc, plots and image comparisons.
+
+pub mod bench;
+pub mod capture;
+pub mod imagediff;
+pub mod inspect;
+pub mod panel;
+pub mod plot;
+pub mod viewer;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

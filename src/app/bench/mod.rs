@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 mod report;
 
 use crate::app::{headless_device, HeadlessRenderer, SceneSetup};
-use crate::imagediff::ImageDifference;
+use crate::app::imagediff::ImageDifference;
 use crate::model::Model;
 use crate::render::copy::CopyPass;
 use crate::render::shader_types::{SkinnedVertex, SourceVertex};
@@ -188,7 +188,7 @@ fn bytes_per_instance(model: &Model, strategy: Strategy) -> u64 {
 pub fn run(
     model: &Model,
     options: &BenchOptions,
-    mut capture: Option<&mut crate::capture::FrameCapture>,
+    mut capture: Option<&mut crate::app::capture::FrameCapture>,
     mut progress: impl FnMut(usize, usize, &str),
 ) -> Result<BenchReport, String> {
     let mut frames_submitted = 0u64;
@@ -211,7 +211,7 @@ pub fn run(
     let total: usize = options.counts.len() * options.strategies.iter().map(|&strategy| variants(strategy).len()).sum::<usize>();
     let mut full = model.clone();
     full.levels.clear();
-    let levelled = if lods.contains(&true) { crate::lod::with_levels(model) } else { full.clone() };
+    let levelled = if lods.contains(&true) { crate::model::lod::with_levels(model) } else { full.clone() };
     // The copy references first, while the device is fresh (see CopyPass::measure). A copy that
     // does not fit in memory leaves its count without a reference.
     let mut copies: BTreeMap<usize, (Stats, Stats)> = BTreeMap::new();
@@ -313,7 +313,7 @@ pub fn run(
                 for frame in 0..options.warmup + options.frames {
                     let scene = setup.frame(f64::from(frame) / 60.0, aspect);
                     let submitted =
-                        crate::capture::around_frame(capture.as_deref_mut(), frames_submitted, || headless.submit(&scene));
+                        crate::app::capture::around_frame(capture.as_deref_mut(), frames_submitted, || headless.submit(&scene));
                     frames_submitted += 1;
                     if let Err(error) = submitted {
                         row.skipped = Some(error);

@@ -165,7 +165,7 @@ impl Viewer {
         let (sender, receiver) = std::sync::mpsc::channel();
         let spawned = std::thread::Builder::new().name("levels-of-detail".into()).spawn(move || {
             let started = Instant::now();
-            let levelled = crate::lod::with_levels(&model);
+            let levelled = crate::model::lod::with_levels(&model);
             let _ = sender.send((levelled, started.elapsed().as_secs_f64()));
         });
         match spawned {

@@ -7,7 +7,7 @@ use winit::window::Window;
 
 use super::ViewerOptions;
 use crate::app::SceneSetup;
-use crate::panel::{Action, Panel, PanelInfo};
+use crate::app::panel::{Action, Panel, PanelInfo};
 use crate::render::overlay::{OverlayFrame, OverlayPass};
 use crate::render::stats::{PassTimings, VisibleCounts};
 use crate::render::Renderer;

@@ -1,6 +1,9 @@
 //! The one model type every loader produces and the renderer consumes.
 //!
 //! Y-up, right-handed, metres-ish. Vertices are in the bind pose; animations keep the file's keys.
+//! Its levels of detail are built in [`lod`].
+
+pub mod lod;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -18,13 +18,13 @@ use winit::keyboard::{Key, NamedKey};
 use winit::window::{Window, WindowId};
 
 use crate::app::{default_animations, SceneSetup};
-use crate::capture::FrameCapture;
+use crate::app::capture::FrameCapture;
 use crate::formats::load_model;
 use crate::gpu::device::DeviceRequest;
 use crate::gpu::swapchain::{Acquired, Surface, Swapchain};
 use crate::gpu::{self, Device, Instance, InstanceOptions, MessageCounts};
 use crate::model::Model;
-use crate::panel::{Action, Panel};
+use crate::app::panel::{Action, Panel};
 use crate::render::camera::OrbitCamera;
 use crate::render::debug::DebugViews;
 use crate::render::overlay::{OverlayFrame, OverlayPass};
@@ -333,7 +333,7 @@ impl Viewer {
         let mut needs_recreate = false;
         let renderer = &mut graphics.renderer;
         let drawn_overlay = overlay.is_some();
-        let captured = crate::capture::around_frame(self.options.capture.as_mut(), self.report.frames, || {
+        let captured = crate::app::capture::around_frame(self.options.capture.as_mut(), self.report.frames, || {
             let output = Output::Swapchain {
                 image: swapchain.images[index as usize],
                 view: swapchain.views[index as usize],

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::{finite, on_off, BenchReport, BenchRow};
-use crate::plot::{LineChart, Series};
+use crate::app::plot::{LineChart, Series};
 use crate::render::Strategy;
 
 fn milliseconds(value: f64) -> String {
