@@ -98,7 +98,7 @@ struct Bounds {
 // and three more buffers: 2 × 12 + 3 = 27.
 const uint MAX_CHUNKS = 12u;
 
-// Levels of detail an instance can be drawn at, the full mesh included (src/lod.rs).
+// Levels of detail an instance can be drawn at, the full mesh included (src/model/lod.rs).
 const uint MAX_LEVELS = 8u;
 // Dispatches a level's list may take: each has at most maxComputeWorkGroupCount[1] rows (65,535 on
 // lavapipe and on NVIDIA), one per instance, so a level of 100,000 instances takes two.

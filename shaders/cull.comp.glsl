@@ -7,7 +7,7 @@
 // straight into the palette and skin passes' indirect dispatch arguments, and per-mesh draw
 // commands with their counts for the shadow (light) and forward (camera) passes.
 //
-// Levels of detail (src/lod.rs): the camera's level is the coarsest whose error, projected at the
+// Levels of detail (src/model/lod.rs): the camera's level is the coarsest whose error, projected at the
 // box's nearest point, is at most a pixel; the light's is the same for every instance (its texel
 // size, from the CPU). The instance is skinned at the finer of the two (a level's vertices are a
 // prefix of every finer level's, so the coarser one's draw finds its vertices skinned): it joins
@@ -18,7 +18,7 @@
 // of its own parity, so each frame takes half of them) and is skinned from last frame's palette
 // between; one whose palette is older than last frame's (culled, or just come near) computes it
 // now. The palette list holds the instances whose palettes the palette pass computes this frame
-// (src/render/cull.rs: reference_far and computes_palette mirror it).
+// (src/render/passes/cull.rs: reference_far and computes_palette mirror it).
 #include "common.glsl"
 #include "frame.glsl"
 

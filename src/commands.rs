@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use vkskin::app::{headless_device, HeadlessRenderer};
 use vkskin::app::capture::FrameCapture;
+use vkskin::app::{headless_device, HeadlessRenderer};
 use vkskin::gpu::MessageCounts;
 use vkskin::render::offscreen::save_png;
 

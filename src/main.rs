@@ -9,13 +9,13 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use vkskin::anim::Layer;
-use vkskin::app::{default_animations, default_model_path, find_clip, SceneSetup};
 use vkskin::app::capture::FrameCapture;
+use vkskin::app::{default_animations, default_model_path, find_clip, SceneSetup};
 use vkskin::formats::ranges::parse_clips_argument;
 use vkskin::formats::{load_model, read_model};
 use vkskin::gpu::instance::validation_from_env;
 use vkskin::model::Model;
-use vkskin::render::debug::DebugViews;
+use vkskin::render::passes::debug::DebugViews;
 use vkskin::render::{MemoryPlan, PlanChoices, Strategy};
 
 use commands::{check_messages, render, soak};

@@ -22,8 +22,9 @@ use crate::gpu::{self, Device, Instance, InstanceOptions};
 use crate::model::Model;
 use crate::render::camera::OrbitCamera;
 use crate::render::offscreen::{OffscreenTarget, OFFSCREEN_FORMAT};
+use crate::render::passes::shadow;
 use crate::render::shader_types::InstanceData;
-use crate::render::{shadow, FrameScene, Output, PlanChoices, Renderer, Strategy};
+use crate::render::{FrameScene, Output, PlanChoices, Renderer, Strategy};
 
 /// The bundled default model, made by `vkskin generate` (src/generate/). Found where an installed
 /// binary's files go (`assets/` beside the executable, or `../share/vkskin/` from it), then in the

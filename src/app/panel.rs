@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use egui::{Color32, ComboBox, ProgressBar, RichText, Slider, SliderClamping};
 
 use crate::anim::Layer;
-use crate::render::debug::DebugViews;
+use crate::render::passes::debug::DebugViews;
 use crate::render::stats::{PassTimings, VisibleCounts};
 use crate::render::Strategy;
 
@@ -229,7 +229,7 @@ impl Panel {
             return (actions, None);
         }
         // Opaque, square-cornered and without a drop shadow: the panel changes no pixel outside its
-        // rectangle, which the overlay can copy whole (render/overlay.rs).
+        // rectangle, which the overlay can copy whole (render/passes/overlay.rs).
         let frame = egui::Frame::window(&ctx.style()).shadow(egui::epaint::Shadow::NONE).corner_radius(0);
         // Drawn whole from its first frame: a fading panel is not opaque, and the overlay copies it
         // as if it were.

@@ -10,16 +10,17 @@
 use ash::vk;
 use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 
-use super::cull::LevelChoice;
-use super::debug::DebugFrame;
 use super::draw::{DrawList, VertexSource};
-use super::forward::{ForwardTargets, MeshDraw, ResolveTarget};
-use super::overlay::{OverlayFrame, OverlayPass};
+use super::passes::cull::LevelChoice;
+use super::passes::debug::DebugFrame;
+use super::passes::forward::{ForwardTargets, MeshDraw, ResolveTarget};
+use super::passes::overlay::{OverlayFrame, OverlayPass};
+use super::passes::triangles::{CulledOutput, TriangleCulling};
+use super::passes::{shadow, skin, triangles};
 use super::shader_types::{CullCounters, CullPush, PalettePush, SkinPush, TrianglesPush};
 use super::shader_types::{MAX_LEVELS, MAX_PARTS};
 use super::slots::FrameSlot;
-use super::triangles::{CulledOutput, TriangleCulling};
-use super::{shadow, skin, triangles, FrameScene, Output, Renderer, Strategy, TIMED_PASSES};
+use super::{FrameScene, Output, Renderer, Strategy, TIMED_PASSES};
 use crate::gpu::barrier::{self, side, Hazard};
 use crate::gpu::query::TimestampPool;
 use crate::gpu::{self, Buffer, Device};

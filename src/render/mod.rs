@@ -17,24 +17,16 @@
 
 pub mod camera;
 pub mod chunks;
-pub mod copy;
-pub mod cull;
-pub mod debug;
 pub mod draw;
-pub mod forward;
 pub mod frame;
 pub mod model_buffers;
 pub mod offscreen;
-pub mod overlay;
-pub mod palette;
+pub mod passes;
 pub mod readback;
 pub mod reference;
 pub mod shader_types;
-pub mod shadow;
-pub mod skin;
 pub mod slots;
 pub mod stats;
-pub mod triangles;
 
 /// SPIR-V compiled from shaders/ by build.rs.
 pub mod shaders {
@@ -52,20 +44,20 @@ use crate::gpu::device::Needs;
 use crate::gpu::{self, Check, Device, Sampler};
 use crate::model::{Facing, Model};
 pub use chunks::{padded_chunks, Chunking, MemoryPlan, PlanChoices};
-use cull::CullPass;
-use debug::{DebugInputs, DebugPass, DebugViews};
-use forward::{ForwardPass, ForwardTargets};
 use model_buffers::GpuModel;
 use offscreen::OffscreenTarget;
-use overlay::{OverlayFrame, OverlayPass};
-use palette::PalettePass;
+use passes::cull::{self, CullPass};
+use passes::debug::{DebugInputs, DebugPass, DebugViews};
+use passes::forward::{self, ForwardPass, ForwardTargets};
+use passes::overlay::{OverlayFrame, OverlayPass};
+use passes::palette::PalettePass;
+use passes::shadow::{self, ShadowPass};
+use passes::skin::SkinPass;
+use passes::triangles::{self, TriangleCulling};
 pub use shader_types::MAX_CHUNKS;
 use shader_types::{frustum_planes, CullCounters, FrameUniforms, InstanceData};
-use shadow::ShadowPass;
-use skin::SkinPass;
 use slots::{FrameSlot, SlotSetup};
 pub use stats::{CullReadback, FrameStats, PassTimings, VisibleCounts};
-use triangles::TriangleCulling;
 
 /// Frames the CPU may record ahead of the GPU.
 pub const FRAMES_IN_FLIGHT: usize = 2;

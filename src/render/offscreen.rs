@@ -28,7 +28,7 @@ impl OffscreenTarget {
     /// its swapchain's, which its renderer's pipelines were built for).
     pub fn with_format(device: &Arc<Device>, width: u32, height: u32, format: vk::Format) -> gpu::Result<OffscreenTarget> {
         let extent = vk::Extent2D { width, height };
-        // TRANSFER_DST: the viewer's panel may be copied onto it (render/overlay.rs).
+        // TRANSFER_DST: the viewer's panel may be copied onto it (render/passes/overlay.rs).
         let desc = ImageDesc::color_attachment(format, extent, vk::SampleCountFlags::TYPE_1)
             .with_usage(vk::ImageUsageFlags::TRANSFER_SRC | vk::ImageUsageFlags::TRANSFER_DST);
         let color = Image::new(device, "offscreen.color", desc)?;

@@ -7,12 +7,12 @@ use std::sync::Arc;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
-use super::cull::{CullInputs, CullPass};
-use super::forward::ForwardPass;
 use super::model_buffers::GpuModel;
-use super::palette::{PaletteInputs, PalettePass};
+use super::passes::cull::{CullInputs, CullPass};
+use super::passes::forward::ForwardPass;
+use super::passes::palette::{PaletteInputs, PalettePass};
+use super::passes::shadow::ShadowPass;
 use super::shader_types::{CullCounters, FrameUniforms, InstanceData};
-use super::shadow::ShadowPass;
 use super::{Strategy, TIMED_PASSES};
 use crate::gpu::commands::{Fence, Semaphore};
 use crate::gpu::descriptors::DescriptorPool;

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use crate::common::{assert_no_validation_messages, default_model, validated_device};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
-use vkskin::render::cull::{computes_palette, reference_far};
+use vkskin::render::passes::cull::{computes_palette, reference_far};
 use vkskin::render::reference::reference_palette;
 
 #[test]

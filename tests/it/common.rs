@@ -11,7 +11,7 @@ use vkskin::app::{default_animations, default_model_path, headless_device, Headl
 use vkskin::formats::load_model;
 use vkskin::gpu::Device;
 use vkskin::model::Model;
-use vkskin::render::debug::DebugViews;
+use vkskin::render::passes::debug::DebugViews;
 use vkskin::render::reference::reference_skinning;
 use vkskin::render::shader_types::{PaletteMatrix, SkinnedVertex};
 use vkskin::render::FrameScene;

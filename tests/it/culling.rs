@@ -10,10 +10,11 @@ use glam::Vec3;
 use crate::common::{assert_no_validation_messages, default_model, validated_device};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::render::camera::OrbitCamera;
-use vkskin::render::cull::{reference_visibility, Seen};
+use vkskin::render::passes::cull::{reference_visibility, Seen};
+use vkskin::render::passes::{palette, skin};
 use vkskin::render::reference::reference_skinning;
 use vkskin::render::shader_types::{DrawCommand, SkinnedVertex};
-use vkskin::render::{palette, skin, Chunking, Strategy, VisibleCounts};
+use vkskin::render::{Chunking, Strategy, VisibleCounts};
 
 /// The instances named in the live commands: per chunk c and mesh m, the first `counts[c]` of the
 /// run of `instances_per_chunk` slots at (c × meshes + m) × instances_per_chunk. Every command must

@@ -4,7 +4,7 @@
 use crate::common::{assert_no_validation_messages, default_model, render_with_views, validated_device};
 use image::{Rgba, RgbaImage};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
-use vkskin::render::debug::DebugViews;
+use vkskin::render::passes::debug::DebugViews;
 use vkskin::render::Strategy;
 
 fn count(image: &RgbaImage, test: impl Fn(&Rgba<u8>) -> bool) -> usize {

@@ -32,7 +32,8 @@ fn models() -> Vec<PathBuf> {
     }
     // The generated long clip: 60 joints, a key per joint per frame for 3 minutes.
     let long = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fidelity_long_clip.ms3d");
-    let file = vkskin::generate::long_clip::long_clip(vkskin::generate::long_clip::JOINTS, vkskin::generate::long_clip::SECONDS, 30.0);
+    let file =
+        vkskin::generate::long_clip::long_clip(vkskin::generate::long_clip::JOINTS, vkskin::generate::long_clip::SECONDS, 30.0);
     std::fs::write(&long, vkskin::formats::ms3d::write(&file)).expect("scratch file");
     paths.push(long);
     paths

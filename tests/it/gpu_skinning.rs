@@ -59,7 +59,7 @@ fn stand_together(setup: &mut SceneSetup) {
 #[test]
 fn more_instances_than_one_palette_workgroup_each_get_their_own_palette() {
     let count = 150;
-    assert!(count > 2 * vkskin::render::palette::WORKGROUP_SIZE as usize);
+    assert!(count > 2 * vkskin::render::passes::palette::WORKGROUP_SIZE as usize);
     let mut setup = SceneSetup::new(default_model(), count);
     stand_together(&mut setup);
     let device = validated_device();

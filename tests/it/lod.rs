@@ -3,9 +3,9 @@
 //! lists, and the image stays within the stated difference of the one drawn at full detail.
 
 use crate::common::{assert_no_validation_messages, default_model, validated_device};
-use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::app::imagediff::ImageDifference;
-use vkskin::render::cull::{reference_levels, Levels};
+use vkskin::app::{HeadlessRenderer, SceneSetup};
+use vkskin::render::passes::cull::{reference_levels, Levels};
 use vkskin::render::shader_types::{CullCounters, MAX_LEVELS, MAX_PARTS};
 use vkskin::render::{FrameScene, Strategy};
 
@@ -42,7 +42,7 @@ fn gpu_levels(headless: &HeadlessRenderer, count: usize) -> (Vec<Option<u32>>, V
 fn near_threshold(headless: &HeadlessRenderer, setup: &SceneSetup, scene: &FrameScene, instance: usize) -> bool {
     let choice = headless.renderer.level_choice(scene);
     let data = &scene.instances[instance];
-    let world = vkskin::render::cull::animated_box(&setup.model, data).transformed(data.world());
+    let world = vkskin::render::passes::cull::animated_box(&setup.model, data).transformed(data.world());
     let distance = world.distance_to(scene.camera_position);
     choice.errors.iter().any(|&error| (error * choice.pixels_at_unit - distance).abs() <= 1e-3 * distance.max(1e-3))
 }

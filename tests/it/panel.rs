@@ -5,7 +5,7 @@
 use egui::{Event, PointerButton, Pos2, RawInput, Rect};
 use vkskin::anim::Layer;
 use vkskin::app::panel::{Action, Panel, PanelInfo};
-use vkskin::render::debug::DebugViews;
+use vkskin::render::passes::debug::DebugViews;
 use vkskin::render::stats::{PassTimings, VisibleCounts};
 use vkskin::render::Strategy;
 

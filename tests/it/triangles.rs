@@ -12,9 +12,9 @@ use crate::common::{assert_no_validation_messages, default_model, validated_devi
 use glam::{Vec2, Vec3, Vec4};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::model::Model;
+use vkskin::render::passes::shadow;
+use vkskin::render::passes::triangles::View;
 use vkskin::render::shader_types::{DrawCommand, SkinnedVertex};
-use vkskin::render::shadow;
-use vkskin::render::triangles::View;
 use vkskin::render::{MemoryPlan, PlanChoices, Strategy};
 
 /// triangles.comp's `visible`, on the CPU: `step` samples a pixel row on a lattice (4: 4× MSAA,

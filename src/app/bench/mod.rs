@@ -11,10 +11,10 @@ use serde_json::{json, Value};
 
 mod report;
 
-use crate::app::{headless_device, HeadlessRenderer, SceneSetup};
 use crate::app::imagediff::ImageDifference;
+use crate::app::{headless_device, HeadlessRenderer, SceneSetup};
 use crate::model::Model;
-use crate::render::copy::CopyPass;
+use crate::render::passes::copy::CopyPass;
 use crate::render::shader_types::{SkinnedVertex, SourceVertex};
 use crate::render::{MemoryPlan, PlanChoices};
 use crate::render::{Strategy, VisibleCounts, TIMED_PASSES};

@@ -17,17 +17,17 @@ use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
 use winit::keyboard::{Key, NamedKey};
 use winit::window::{Window, WindowId};
 
-use crate::app::{default_animations, SceneSetup};
 use crate::app::capture::FrameCapture;
+use crate::app::panel::{Action, Panel};
+use crate::app::{default_animations, SceneSetup};
 use crate::formats::load_model;
 use crate::gpu::device::DeviceRequest;
 use crate::gpu::swapchain::{Acquired, Surface, Swapchain};
 use crate::gpu::{self, Device, Instance, InstanceOptions, MessageCounts};
 use crate::model::Model;
-use crate::app::panel::{Action, Panel};
 use crate::render::camera::OrbitCamera;
-use crate::render::debug::DebugViews;
-use crate::render::overlay::{OverlayFrame, OverlayPass};
+use crate::render::passes::debug::DebugViews;
+use crate::render::passes::overlay::{OverlayFrame, OverlayPass};
 use crate::render::{Output, PlanChoices, Renderer, Strategy};
 
 mod actions;

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 use winit::window::Window;
 
 use super::ViewerOptions;
-use crate::app::SceneSetup;
 use crate::app::panel::{Action, Panel, PanelInfo};
-use crate::render::overlay::{OverlayFrame, OverlayPass};
+use crate::app::SceneSetup;
+use crate::render::passes::overlay::{OverlayFrame, OverlayPass};
 use crate::render::stats::{PassTimings, VisibleCounts};
 use crate::render::Renderer;
 

@@ -163,7 +163,9 @@ fn check(spirv: &[u8], structure: &str, size: usize, members: &[(&str, usize)]) 
     }
     match layouts.strides.get(structure) {
         Some(&stride) => assert_eq!(stride, size as u32, "{structure}: shader array stride vs Rust size"),
-        None => assert_eq!(layouts.ends.get(structure).copied(), Some(size as u32), "{structure}: shader block size vs Rust size"),
+        None => {
+            assert_eq!(layouts.ends.get(structure).copied(), Some(size as u32), "{structure}: shader block size vs Rust size")
+        }
     }
 }
 

@@ -7,7 +7,7 @@
 //!
 //! The UI is egui's; its Vulkan side is `egui-ash-renderer`, allocating through the device's
 //! gpu-allocator and drawing inside this pass's dynamic rendering, labelled `overlay` and timed
-//! like every other pass. The pass lives outside the [`Renderer`](super::Renderer), with the
+//! like every other pass. The pass lives outside the [`Renderer`](crate::render::Renderer), with the
 //! viewer, so the panel's textures survive a renderer rebuilt for a new strategy or count.
 //!
 //! Why a cache: a software rasterizer pays for every pixel of every textured layer egui draws
@@ -24,10 +24,10 @@ use ash::vk;
 use egui::{ClippedPrimitive, TextureId, TexturesDelta};
 use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 
-use super::FRAMES_IN_FLIGHT;
 use crate::gpu::barrier::{self, side, Hazard, Side};
 use crate::gpu::commands::CommandPool;
 use crate::gpu::{self, Device, Image, ImageDesc};
+use crate::render::FRAMES_IN_FLIGHT;
 
 /// One frame of the panel: what egui drew, and the textures it changed.
 pub struct OverlayFrame {

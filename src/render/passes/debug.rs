@@ -22,12 +22,12 @@ use std::sync::Arc;
 use ash::vk;
 use glam::Mat4;
 
-use super::draw::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
-use super::forward::{DEPTH_FORMAT, SAMPLES};
-use super::Strategy;
 use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::{GraphicsDesc, Pipeline};
 use crate::gpu::{self, Buffer, Device};
+use crate::render::draw::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
+use crate::render::passes::forward::{DEPTH_FORMAT, SAMPLES};
+use crate::render::Strategy;
 
 /// Which debug views are on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -170,9 +170,9 @@ impl DebugPass {
         )?;
         let (bindings, attributes) = skinned_vertex_input();
         let lines_only = GraphicsDesc {
-            vertex_shader: super::shaders::DEBUG_SKELETON_VERT,
+            vertex_shader: crate::render::shaders::DEBUG_SKELETON_VERT,
             geometry_shader: None,
-            fragment_shader: Some(super::shaders::DEBUG_LINES_FRAG),
+            fragment_shader: Some(crate::render::shaders::DEBUG_LINES_FRAG),
             vertex_bindings: &[],
             vertex_attributes: &[],
             topology: vk::PrimitiveTopology::LINE_LIST,
@@ -192,7 +192,7 @@ impl DebugPass {
             device,
             "debug.bounds",
             &GraphicsDesc {
-                vertex_shader: super::shaders::DEBUG_BOUNDS_VERT,
+                vertex_shader: crate::render::shaders::DEBUG_BOUNDS_VERT,
                 depth_compare: vk::CompareOp::LESS_OR_EQUAL,
                 ..lines_only
             },
@@ -201,7 +201,7 @@ impl DebugPass {
             device,
             "debug.wireframe",
             &GraphicsDesc {
-                vertex_shader: super::shaders::DEBUG_WIREFRAME_VERT,
+                vertex_shader: crate::render::shaders::DEBUG_WIREFRAME_VERT,
                 vertex_bindings: &bindings,
                 vertex_attributes: &attributes[..1],
                 topology: vk::PrimitiveTopology::TRIANGLE_LIST,
@@ -219,8 +219,8 @@ impl DebugPass {
                 device,
                 "debug.normals",
                 &GraphicsDesc {
-                    vertex_shader: super::shaders::DEBUG_NORMALS_VERT,
-                    geometry_shader: Some(super::shaders::DEBUG_NORMALS_GEOM),
+                    vertex_shader: crate::render::shaders::DEBUG_NORMALS_VERT,
+                    geometry_shader: Some(crate::render::shaders::DEBUG_NORMALS_GEOM),
                     vertex_bindings: &bindings,
                     vertex_attributes: &attributes[..2],
                     topology: vk::PrimitiveTopology::TRIANGLE_LIST,
@@ -236,8 +236,8 @@ impl DebugPass {
             device,
             "debug.shadowmap",
             &GraphicsDesc {
-                vertex_shader: super::shaders::DEBUG_SHADOWMAP_VERT,
-                fragment_shader: Some(super::shaders::DEBUG_SHADOWMAP_FRAG),
+                vertex_shader: crate::render::shaders::DEBUG_SHADOWMAP_VERT,
+                fragment_shader: Some(crate::render::shaders::DEBUG_SHADOWMAP_FRAG),
                 topology: vk::PrimitiveTopology::TRIANGLE_LIST,
                 push_constants: None,
                 ..lines_only

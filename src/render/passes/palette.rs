@@ -18,12 +18,12 @@ use ash::vk;
 use gpu_allocator::MemoryLocation;
 use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
 
-use super::shader_types::{PaletteMatrix, PalettePush};
-use super::{padded_chunks, Chunking, MAX_CHUNKS};
 use crate::gpu::barrier::{side, Hazard, Side};
 use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
+use crate::render::shader_types::{PaletteMatrix, PalettePush};
+use crate::render::{padded_chunks, Chunking, MAX_CHUNKS};
 
 /// Listed instances per workgroup, one invocation each (the cull pass counts the workgroups).
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -97,7 +97,7 @@ impl PalettePass {
         let pipeline = Pipeline::compute(
             device,
             "palette",
-            super::shaders::PALETTE_COMP,
+            crate::render::shaders::PALETTE_COMP,
             &[&set_layout],
             std::mem::size_of::<PalettePush>() as u32,
             &[(0, WORKGROUP_SIZE)],

@@ -26,14 +26,14 @@ use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 
 use gpu_allocator::MemoryLocation;
 
-use super::chunks::{group_size, Chunking};
-use super::model_buffers::GpuModel;
-use super::shader_types::{DrawCommand, TrianglesPush};
-use super::{padded_chunks, MAX_CHUNKS};
 use crate::gpu::barrier::{side, Hazard, Side};
 use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
+use crate::render::chunks::{group_size, Chunking};
+use crate::render::model_buffers::GpuModel;
+use crate::render::shader_types::{DrawCommand, TrianglesPush};
+use crate::render::{padded_chunks, MAX_CHUNKS};
 
 /// Triangles per workgroup (x); the y dimension walks the kept instances.
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -50,7 +50,7 @@ pub const BINDING_CULLED_INDICES: u32 = 5;
 pub fn serves(device: &Device, model: &crate::model::Model) -> bool {
     device.storage_buffer_16bit
         && device.limits().max_per_stage_descriptor_storage_buffers >= 2 * MAX_CHUNKS + 4
-        && super::chunks::culls_triangles(super::chunks::Shape::of(model))
+        && crate::render::chunks::culls_triangles(crate::render::chunks::Shape::of(model))
 }
 
 /// The sign of a hidden triangle's doubled screen-space area, as triangles.comp computes it (x right,
@@ -335,7 +335,7 @@ impl TrianglePass {
         let pipeline = Pipeline::compute(
             device,
             "triangles",
-            super::shaders::TRIANGLES_COMP,
+            crate::render::shaders::TRIANGLES_COMP,
             &[&set_layout],
             std::mem::size_of::<TrianglesPush>() as u32,
             &[(0, WORKGROUP_SIZE)],

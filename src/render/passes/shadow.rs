@@ -13,13 +13,13 @@ use std::sync::Arc;
 use ash::vk;
 use glam::{Mat4, Vec3};
 
-use super::draw::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
-use super::triangles::CulledDraws;
 use crate::anim::Aabb;
 use crate::gpu::barrier::{side, Hazard};
 use crate::gpu::descriptors::DescriptorSetLayout;
 use crate::gpu::pipeline::{GraphicsDesc, Pipeline};
 use crate::gpu::{self, Buffer, Device, Image, ImageDesc};
+use crate::render::draw::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
+use crate::render::passes::triangles::CulledDraws;
 
 /// Push constants of the `vertex` strategy's shadow vertex shader.
 #[repr(C)]
@@ -90,7 +90,7 @@ impl ShadowPass {
 
     /// `skin_inputs`: the `vertex` strategy's set layout, whose vertex shader skins; None reads a
     /// skinned vertex buffer.
-    /// `cull_mode`: the side of the model's triangles that is never seen ([`super::hidden_side`]).
+    /// `cull_mode`: the side of the model's triangles that is never seen ([`crate::render::hidden_side`]).
     pub fn new(
         device: &Arc<Device>,
         skin_inputs: Option<&DescriptorSetLayout>,
@@ -106,10 +106,12 @@ impl ShadowPass {
         let (bindings, attributes) = skinned_vertex_input();
         let skinning_layouts: Vec<&DescriptorSetLayout> = skin_inputs.into_iter().collect();
         let (name, vertex_shader, push_size) = match skin_inputs {
-            None => ("shadow", super::shaders::SHADOW_VERT, 64),
-            Some(_) => {
-                ("shadow.vertex_skinning", super::shaders::SHADOW_SKINNING_VERT, std::mem::size_of::<SkinningShadowPush>() as u32)
-            }
+            None => ("shadow", crate::render::shaders::SHADOW_VERT, 64),
+            Some(_) => (
+                "shadow.vertex_skinning",
+                crate::render::shaders::SHADOW_SKINNING_VERT,
+                std::mem::size_of::<SkinningShadowPush>() as u32,
+            ),
         };
         let (vertex_bindings, vertex_attributes) = match skin_inputs {
             None => (&bindings[..], &attributes[..1]),

@@ -38,7 +38,7 @@ impl CopyPass {
         let pipeline = Pipeline::compute(
             device,
             "copy",
-            super::shaders::COPY_COMP,
+            crate::render::shaders::COPY_COMP,
             &[&set_layout],
             std::mem::size_of::<CopyPush>() as u32,
             &[(0, WORKGROUP_SIZE)],

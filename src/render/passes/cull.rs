@@ -16,14 +16,14 @@ use ash::vk;
 
 use glam::{Mat4, Vec3};
 
-use super::shader_types::{frustum_planes, CullCounters, CullPush, InstanceData, NO_CLIP};
-use super::FrameScene;
 use crate::anim::Aabb;
 use crate::gpu::barrier::{side, Hazard, Side};
 use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
 use crate::model::Model;
+use crate::render::shader_types::{frustum_planes, CullCounters, CullPush, InstanceData, NO_CLIP};
+use crate::render::FrameScene;
 use gpu_allocator::MemoryLocation;
 use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
 
@@ -113,10 +113,10 @@ impl CullPass {
         let pipeline = Pipeline::compute(
             device,
             "cull",
-            super::shaders::CULL_COMP,
+            crate::render::shaders::CULL_COMP,
             &[&set_layout],
             std::mem::size_of::<CullPush>() as u32,
-            &[(0, WORKGROUP_SIZE), (1, super::palette::WORKGROUP_SIZE)],
+            &[(0, WORKGROUP_SIZE), (1, crate::render::passes::palette::WORKGROUP_SIZE)],
         )?;
         Ok(CullPass {
             pipeline,

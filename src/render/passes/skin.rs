@@ -15,12 +15,12 @@ use ash::vk;
 use gpu_allocator::MemoryLocation;
 use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
 
-use super::shader_types::SkinPush;
-use super::{padded_chunks, Chunking, MAX_CHUNKS};
 use crate::gpu::barrier::{side, Hazard, Side};
 use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
+use crate::render::shader_types::SkinPush;
+use crate::render::{padded_chunks, Chunking, MAX_CHUNKS};
 
 /// Vertices per workgroup (x); the y dimension walks instances.
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -76,7 +76,7 @@ impl SkinPass {
         let pipeline = Pipeline::compute(
             device,
             "skin",
-            super::shaders::SKIN_COMP,
+            crate::render::shaders::SKIN_COMP,
             &[&set_layout],
             std::mem::size_of::<SkinPush>() as u32,
             &[(0, WORKGROUP_SIZE)],

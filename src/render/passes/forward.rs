@@ -13,12 +13,12 @@ use std::sync::Arc;
 
 use ash::vk;
 
-use super::draw::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
-use super::triangles::CulledDraws;
 use crate::gpu::barrier::{side, Hazard};
 use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::{GraphicsDesc, Pipeline};
 use crate::gpu::{self, Buffer, Device, Image, ImageDesc};
+use crate::render::draw::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
+use crate::render::passes::triangles::CulledDraws;
 
 pub const SAMPLES: vk::SampleCountFlags = vk::SampleCountFlags::TYPE_4;
 pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
@@ -105,7 +105,7 @@ pub struct ForwardPass {
 impl ForwardPass {
     /// `skin_inputs`: the `vertex` strategy's set layout (set 2), whose vertex shader skins; None
     /// reads a skinned vertex buffer. `cull_mode`: the side of the model's triangles that is never
-    /// seen ([`super::hidden_side`]).
+    /// seen ([`crate::render::hidden_side`]).
     pub fn new(
         device: &Arc<Device>,
         color_format: vk::Format,
@@ -132,9 +132,9 @@ impl ForwardPass {
         )?;
         let (bindings, attributes) = skinned_vertex_input();
         let base = GraphicsDesc {
-            vertex_shader: super::shaders::FORWARD_VERT,
+            vertex_shader: crate::render::shaders::FORWARD_VERT,
             geometry_shader: None,
-            fragment_shader: Some(super::shaders::FORWARD_FRAG),
+            fragment_shader: Some(crate::render::shaders::FORWARD_FRAG),
             vertex_bindings: &bindings,
             vertex_attributes: &attributes,
             topology: vk::PrimitiveTopology::TRIANGLE_LIST,
@@ -157,7 +157,7 @@ impl ForwardPass {
                 device,
                 "forward.model.vertex_skinning",
                 &GraphicsDesc {
-                    vertex_shader: super::shaders::FORWARD_SKINNING_VERT,
+                    vertex_shader: crate::render::shaders::FORWARD_SKINNING_VERT,
                     vertex_bindings: &[],
                     vertex_attributes: &[],
                     set_layouts: &[&frame_set_layout, &material_set_layout, skin_inputs],
@@ -169,8 +169,8 @@ impl ForwardPass {
             device,
             "forward.ground",
             &GraphicsDesc {
-                vertex_shader: super::shaders::GROUND_VERT,
-                fragment_shader: Some(super::shaders::GROUND_FRAG),
+                vertex_shader: crate::render::shaders::GROUND_VERT,
+                fragment_shader: Some(crate::render::shaders::GROUND_FRAG),
                 vertex_bindings: &[],
                 vertex_attributes: &[],
                 set_layouts: &[&frame_set_layout],
