@@ -4,7 +4,29 @@
 use ash::vk;
 
 use super::shader_types::SkinnedVertex;
+use crate::gpu::descriptors::DescriptorSetLayout;
 use crate::gpu::{Buffer, Device};
+
+/// The `vertex` strategy's skin-inputs set, which its shadow and forward vertex shaders read
+/// (`shaders/skin_inputs.glsl`, set 2): the source vertices, their influences, and the palettes
+/// chunk by chunk.
+pub const SKIN_INPUTS_SOURCE_VERTICES: u32 = 0;
+pub const SKIN_INPUTS_INFLUENCES: u32 = 1;
+pub const SKIN_INPUTS_PALETTES: u32 = 2;
+
+/// The skin-inputs set's layout (see [`SKIN_INPUTS_SOURCE_VERTICES`]), with `chunks` palette buffers.
+pub fn skin_inputs_layout(device: &std::sync::Arc<Device>, chunks: u32) -> crate::gpu::Result<DescriptorSetLayout> {
+    let (storage, vertex) = (vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX);
+    DescriptorSetLayout::with_counts(
+        device,
+        "vertex_skinning.set_layout",
+        &[
+            (SKIN_INPUTS_SOURCE_VERTICES, storage, vertex, 1),
+            (SKIN_INPUTS_INFLUENCES, storage, vertex, 1),
+            (SKIN_INPUTS_PALETTES, storage, vertex, chunks),
+        ],
+    )
+}
 
 /// Where the shadow and forward passes get skinned vertices from.
 #[derive(Clone, Copy)]

@@ -20,7 +20,7 @@ use super::passes::{shadow, skin, triangles};
 use super::shader_types::{CullCounters, CullPush, PalettePush, SkinPush, TrianglesPush};
 use super::shader_types::{MAX_LEVELS, MAX_PARTS};
 use super::slots::FrameSlot;
-use super::{FrameScene, Output, Renderer, Strategy, TIMED_PASSES};
+use super::{FrameScene, Output, Pass, Renderer, Strategy};
 use crate::gpu::barrier::{self, side, Hazard};
 use crate::gpu::query::TimestampPool;
 use crate::gpu::{self, Buffer, Device};
@@ -50,7 +50,7 @@ pub struct Recorder<'a> {
     timestamps: &'a TimestampPool,
     /// Hazards declared since the last barrier.
     pending: Vec<Hazard>,
-    /// Timestamps written so far: timestamp i + 1 closes `TIMED_PASSES[i]`.
+    /// Timestamps written so far: timestamp i + 1 closes `Pass::ALL[i]`.
     marks: u32,
     calls: Vec<BarrierCall>,
 }
@@ -75,13 +75,11 @@ impl<'a> Recorder<'a> {
 
     /// A timed pass: `before` joins what is due as one barrier, `record` records the pass, its
     /// timestamp closes it, and `after` waits for the next boundary.
-    pub fn pass(&mut self, name: &'static str, before: Vec<Hazard>, record: impl FnOnce(vk::CommandBuffer), after: Vec<Hazard>) {
-        let index = TIMED_PASSES.iter().position(|&pass| pass == name);
-        debug_assert!(index.is_some(), "{name} is not in TIMED_PASSES");
-        let index = index.map_or(0, |index| index as u32);
+    pub fn pass(&mut self, pass: Pass, before: Vec<Hazard>, record: impl FnOnce(vk::CommandBuffer), after: Vec<Hazard>) {
+        let index = pass as u32;
         self.mark_through(index); // passes skipped before this one end here, taking no time
         self.wait(before);
-        self.barrier(name);
+        self.barrier(pass.name());
         record(self.command_buffer);
         self.mark_through(index + 1);
         self.wait(after);
@@ -91,7 +89,7 @@ impl<'a> Recorder<'a> {
     /// barrier calls made.
     pub fn finish(mut self) -> Vec<BarrierCall> {
         self.barrier("the end of the frame");
-        self.mark_through(TIMED_PASSES.len() as u32);
+        self.mark_through(Pass::ALL.len() as u32);
         self.calls
     }
 
@@ -114,7 +112,7 @@ impl<'a> Recorder<'a> {
         self.calls.push(BarrierCall { before, hazards });
     }
 
-    /// Writes the timestamps up to `last` (timestamp i + 1 closes `TIMED_PASSES[i]`).
+    /// Writes the timestamps up to `last` (timestamp i + 1 closes `Pass::ALL[i]`).
     fn mark_through(&mut self, last: u32) {
         while self.marks <= last {
             self.timestamps.write(self.command_buffer, Stage::ALL_COMMANDS, self.marks);
@@ -142,7 +140,7 @@ impl Renderer {
         recorder.wait(cull.reset_hazards());
         recorder.step("the counters' reset", |command_buffer| cull.record_reset(command_buffer, &self.counter_reset(choice)));
         let record = |command_buffer| cull.record(command_buffer, frame.cull_set, self.cull_push(choice));
-        recorder.pass("cull", cull.hazards_before(), record, cull.hazards_after());
+        recorder.pass(Pass::Cull, cull.hazards_before(), record, cull.hazards_after());
 
         // palette: each kept instance's joint palette, sampled from the file's keys. Read by the
         // skin pass (`compute`) or by the shadow and forward vertex shaders (`vertex`).
@@ -150,13 +148,18 @@ impl Renderer {
             let palette = &self.passes.palette;
             let readers = palette_readers(strategy);
             let record = |command_buffer| self.record_palette(command_buffer, frame);
-            recorder.pass("palette", palette.hazards_before(), record, palette.hazards_after(readers));
+            recorder.pass(Pass::Palette, palette.hazards_before(), record, palette.hazards_after(readers));
         }
 
         // skin: every kept instance's vertices, once, for the triangle, shadow and forward passes.
         if strategy == Strategy::Compute {
             let skin = &self.passes.skin;
-            recorder.pass("skin", skin.hazards_before(), |command_buffer| self.record_skin(command_buffer), skin.hazards_after());
+            recorder.pass(
+                Pass::Skin,
+                skin.hazards_before(),
+                |command_buffer| self.record_skin(command_buffer),
+                skin.hazards_after(),
+            );
         }
 
         // triangles: the skinned triangles the camera can see, compacted for the forward pass.
@@ -165,7 +168,7 @@ impl Renderer {
             let arguments = |command_buffer| triangles.record_arguments(&self.device, command_buffer);
             recorder.step("the triangle pass's draw template", arguments);
             let record = |command_buffer| self.record_triangles(command_buffer, triangles, (scene, choice));
-            recorder.pass("triangles", triangles.hazards_before(), record, triangles.hazards_after());
+            recorder.pass(Pass::Triangles, triangles.hazards_before(), record, triangles.hazards_after());
         }
 
         // shadow, then forward: both draw the skinned vertices (or skin in their vertex shaders).
@@ -173,9 +176,9 @@ impl Renderer {
         let vertices = self.vertex_source(&chunk_vertices);
         let shadow = &self.passes.shadow;
         let record = |command_buffer| self.record_shadow(command_buffer, vertices, (scene, choice));
-        recorder.pass("shadow", shadow.hazards_before(), record, shadow.hazards_after());
+        recorder.pass(Pass::Shadow, shadow.hazards_before(), record, shadow.hazards_after());
         let record = |command_buffer| self.record_forward(command_buffer, frame, vertices, output, scene);
-        recorder.pass("forward", self.forward_hazards(output), record, Vec::new());
+        recorder.pass(Pass::Forward, self.forward_hazards(output), record, Vec::new());
 
         // overlay: the viewer's panel over the resolved image (drawn, or copied from its cache).
         let mut last_writes = (RESOLVE_WRITES, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
@@ -184,12 +187,12 @@ impl Renderer {
             let before = pass.hazards_before(image, RESOLVE_WRITES);
             last_writes = pass.last_writes();
             let record = |command_buffer| pass.record(command_buffer, (image, view), extent, ui);
-            recorder.pass("overlay", before, record, Vec::new());
+            recorder.pass(Pass::Overlay, before, record, Vec::new());
         }
 
         // resolve: present or copy the image out; the cull counts for the CPU.
         let record = |command_buffer| self.record_resolve(command_buffer, frame, output);
-        recorder.pass("resolve", output.after_resolve_hazards(last_writes), record, self.host_hazards(frame, output));
+        recorder.pass(Pass::Resolve, output.after_resolve_hazards(last_writes), record, self.host_hazards(frame, output));
         recorder.finish()
     }
 }

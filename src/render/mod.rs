@@ -39,7 +39,7 @@ use ash::vk;
 use glam::{Mat4, Vec3, Vec4};
 
 use crate::gpu::commands::{self, CommandPool};
-use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout};
+use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::device::Needs;
 use crate::gpu::{self, Check, Device, Sampler};
 use crate::model::{Facing, Model};
@@ -77,10 +77,51 @@ pub fn device_needs() -> Needs {
     }
 }
 
-/// The passes timed with GPU timestamps, in recording order. "resolve" is what follows the forward
-/// pass's MSAA resolve: the present transition or the copy of a headless frame into its readback
-/// buffer, and the copy of the cull counts for the CPU.
-pub const TIMED_PASSES: [&str; 8] = ["cull", "palette", "skin", "triangles", "shadow", "forward", "overlay", "resolve"];
+/// The passes the frame's recipe records, each timed with GPU timestamps. `Resolve` is what follows
+/// the forward pass's MSAA resolve: the present transition or the copy of a headless frame into
+/// its readback buffer, and the copy of the cull counts for the CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pass {
+    Cull,
+    Palette,
+    Skin,
+    Triangles,
+    Shadow,
+    Forward,
+    Overlay,
+    Resolve,
+}
+
+impl Pass {
+    /// Every pass in recording order (each one's discriminant is its place here): timestamp i + 1
+    /// closes `ALL[i]`.
+    pub const ALL: [Pass; 8] =
+        [Pass::Cull, Pass::Palette, Pass::Skin, Pass::Triangles, Pass::Shadow, Pass::Forward, Pass::Overlay, Pass::Resolve];
+
+    /// Its name in the timings, the bench's report and the frame's barrier table.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Pass::Cull => "cull",
+            Pass::Palette => "palette",
+            Pass::Skin => "skin",
+            Pass::Triangles => "triangles",
+            Pass::Shadow => "shadow",
+            Pass::Forward => "forward",
+            Pass::Overlay => "overlay",
+            Pass::Resolve => "resolve",
+        }
+    }
+}
+
+// The recorder writes pass i's closing timestamp at i + 1 from its discriminant: checked when
+// compiling.
+const _: () = {
+    let mut index = 0;
+    while index < Pass::ALL.len() {
+        assert!(Pass::ALL[index] as usize == index, "Pass::ALL lists the passes in discriminant order");
+        index += 1;
+    }
+};
 
 /// How vertices get skinned: the design, and the tutorials' two ways, kept side by side for the
 /// benchmark. All three draw the same image.
@@ -259,17 +300,8 @@ impl Renderer {
         let chunking = plan.chunking;
         let vertex_bytes = gpu_model.skinned_bytes();
 
-        let vertex_stage = vk::ShaderStageFlags::VERTEX;
         let skin_inputs_layout = match strategy {
-            Strategy::Vertex => Some(DescriptorSetLayout::with_counts(
-                device,
-                "vertex_skinning.set_layout",
-                &[
-                    (0, vk::DescriptorType::STORAGE_BUFFER, vertex_stage, 1),
-                    (1, vk::DescriptorType::STORAGE_BUFFER, vertex_stage, 1),
-                    (2, vk::DescriptorType::STORAGE_BUFFER, vertex_stage, MAX_CHUNKS),
-                ],
-            )?),
+            Strategy::Vertex => Some(draw::skin_inputs_layout(device, MAX_CHUNKS)?),
             _ => None,
         };
         let palette = PalettePass::new(device, chunking, instance_count, gpu_model.joint_count)?;
@@ -336,9 +368,9 @@ impl Renderer {
                     device,
                     set,
                     &[
-                        (0, crate::gpu::descriptors::Resource::StorageBuffer(&gpu_model.source_vertices)),
-                        (1, crate::gpu::descriptors::Resource::StorageBuffer(&gpu_model.influences)),
-                        (2, crate::gpu::descriptors::Resource::StorageBuffers(padded_chunks(&palette.palettes))),
+                        (draw::SKIN_INPUTS_SOURCE_VERTICES, Resource::StorageBuffer(&gpu_model.source_vertices)),
+                        (draw::SKIN_INPUTS_INFLUENCES, Resource::StorageBuffer(&gpu_model.influences)),
+                        (draw::SKIN_INPUTS_PALETTES, Resource::StorageBuffers(padded_chunks(&palette.palettes))),
                     ],
                 );
                 Some((layout, set))
@@ -532,10 +564,10 @@ impl Renderer {
         }
         let pool = &self.frames[slot].timestamps;
         if let Some(ticks) = pool.read()? {
-            let milliseconds = TIMED_PASSES
+            let milliseconds = Pass::ALL
                 .iter()
                 .zip(ticks.windows(2))
-                .map(|(&pass, pair)| (pass, pair[1].saturating_sub(pair[0]) as f64 * pool.period_ns / 1e6))
+                .map(|(pass, pair)| (pass.name(), pair[1].saturating_sub(pair[0]) as f64 * pool.period_ns / 1e6))
                 .collect();
             self.stats.timings = Some(PassTimings { milliseconds });
         }

@@ -13,7 +13,7 @@ use super::passes::forward::ForwardPass;
 use super::passes::palette::{PaletteInputs, PalettePass};
 use super::passes::shadow::ShadowPass;
 use super::shader_types::{CullCounters, FrameUniforms, InstanceData};
-use super::{Strategy, TIMED_PASSES};
+use super::{Pass, Strategy};
 use crate::gpu::commands::{Fence, Semaphore};
 use crate::gpu::descriptors::DescriptorPool;
 use crate::gpu::query::TimestampPool;
@@ -125,7 +125,7 @@ impl FrameSlot {
             command_buffer,
             fence: Fence::new(device, &format!("frame.fence[{slot}]"), true)?,
             image_available: Semaphore::new(device, &format!("frame.image_available[{slot}]"))?,
-            timestamps: TimestampPool::new(device, &format!("frame.timestamps[{slot}]"), TIMED_PASSES.len() as u32 + 1)?,
+            timestamps: TimestampPool::new(device, &format!("frame.timestamps[{slot}]"), Pass::ALL.len() as u32 + 1)?,
             palette_set,
             frame_set,
         })

@@ -231,7 +231,11 @@ fn bench_writes_complete_json_csv_and_plots() {
             assert!(row[field]["p95"].as_f64().is_some(), "{strategy}: {field} p95 in {row}");
         }
         // The benchmark draws no panel: no overlay pass.
-        for pass in vkskin::render::TIMED_PASSES.into_iter().filter(|&pass| pass != "overlay") {
+        for pass in vkskin::render::Pass::ALL
+            .into_iter()
+            .filter(|&pass| pass != vkskin::render::Pass::Overlay)
+            .map(vkskin::render::Pass::name)
+        {
             assert!(row["pass_ms"][pass]["median"].as_f64().is_some(), "{strategy}: pass {pass} in {row}");
         }
         assert!(row["vertices_per_second"].as_f64().is_some_and(|value| value > 0.0));

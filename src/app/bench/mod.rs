@@ -17,7 +17,7 @@ use crate::model::Model;
 use crate::render::passes::copy::CopyPass;
 use crate::render::shader_types::{SkinnedVertex, SourceVertex};
 use crate::render::{MemoryPlan, PlanChoices};
-use crate::render::{Strategy, VisibleCounts, TIMED_PASSES};
+use crate::render::{Pass, Strategy, VisibleCounts};
 
 pub struct BenchOptions {
     pub counts: Vec<usize>,
@@ -361,10 +361,11 @@ pub fn run(
                 row.frame_wall = Stats::of(&frame_walls);
                 row.frame_gpu = Stats::of(&timings.iter().map(|timing| timing.total()).collect::<Vec<_>>());
                 // The benchmark draws no panel: the overlay pass never runs here.
-                row.passes = TIMED_PASSES
+                row.passes = Pass::ALL
                     .iter()
-                    .filter(|&&pass| pass != "overlay")
-                    .map(|&pass| (pass, Stats::of(&timings.iter().filter_map(|timing| timing.get(pass)).collect::<Vec<_>>())))
+                    .filter(|&&pass| pass != Pass::Overlay)
+                    .map(|pass| pass.name())
+                    .map(|pass| (pass, Stats::of(&timings.iter().filter_map(|timing| timing.get(pass)).collect::<Vec<_>>())))
                     .collect();
                 row.cpu_skinning = if strategy == Strategy::Cpu { Stats::of(&cpu_skinning) } else { Stats::of(&[]) };
                 rows.push(row);
