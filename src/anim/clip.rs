@@ -194,10 +194,8 @@ impl Channel {
             if times.first().is_some_and(|&first| time > first) && times.get(hint).is_some_and(|&at| at <= time) {
                 // times[key] <= time throughout; found once the next key is later.
                 for key in hint..(hint + 4).min(times.len() - 1) {
-                    let span = times[key + 1] - times[key];
                     if times[key + 1] > time {
-                        let fraction = if span > 0.0 { ((time - times[key]) / span).clamp(0.0, 1.0) } else { 0.0 };
-                        return KeySpan { key, next: key + 1, fraction, span };
+                        return KeySpan::between(key, (times[key], times[key + 1]), time);
                     }
                 }
             }

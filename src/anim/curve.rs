@@ -31,9 +31,16 @@ pub fn bracket<T>(keys: &[T], time_of: impl Fn(&T) -> f32, time: f32) -> Option<
     }
     // first <= time < last: keys[key] <= time < keys[key + 1], the latter strictly later.
     let key = keys.partition_point(|other| time_of(other) <= time).saturating_sub(1).min(last - 1);
-    let span = time_of(&keys[key + 1]) - time_of(&keys[key]);
-    let fraction = if span > 0.0 { ((time - time_of(&keys[key])) / span).clamp(0.0, 1.0) } else { 0.0 };
-    Some(KeySpan { key, next: key + 1, fraction, span })
+    Some(KeySpan::between(key, (time_of(&keys[key]), time_of(&keys[key + 1])), time))
+}
+
+impl KeySpan {
+    /// `time` within the interval from key `key` (at `times.0`) to the next (at `times.1`).
+    pub fn between(key: usize, (start, end): (f32, f32), time: f32) -> KeySpan {
+        let span = end - start;
+        let fraction = if span > 0.0 { ((time - start) / span).clamp(0.0, 1.0) } else { 0.0 };
+        KeySpan { key, next: key + 1, fraction, span }
+    }
 }
 
 /// Spherical interpolation along the shorter arc, written out so the shader can copy it exactly.

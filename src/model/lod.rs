@@ -69,8 +69,9 @@ pub fn with_levels(model: &Model) -> Model {
         let (send, levels) = std::sync::mpsc::channel::<Vec<Vec<u32>>>();
         let measuring = scope.spawn(|| measure_errors(&model, &skinned, levels));
         let mut chain: Vec<Vec<Vec<u32>>> = Vec::new();
-        let mut finer: Vec<Vec<u32>> = model.meshes.iter().map(|mesh| mesh_indices(&model, mesh).to_vec()).collect();
+        let full: Vec<Vec<u32>> = model.meshes.iter().map(|mesh| mesh_indices(&model, mesh).to_vec()).collect();
         while chain.len() + 1 < MAX_LEVELS {
+            let finer = chain.last().unwrap_or(&full);
             let triangles: usize = finer.iter().map(|indices| indices.len() / 3).sum();
             if triangles < MIN_TRIANGLES {
                 break;
@@ -82,8 +83,7 @@ pub fn with_levels(model: &Model) -> Model {
             }
             // The measuring thread ends only with the levels; it holds the other end until then.
             let _ = send.send(coarser.clone());
-            chain.push(coarser.clone());
-            finer = coarser;
+            chain.push(coarser);
         }
         drop(send);
         let errors = measuring.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));

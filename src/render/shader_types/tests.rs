@@ -41,7 +41,6 @@ fn reflect(spirv: &[u8]) -> Layouts {
     // decorations once every instruction is read (types come before their uses in SPIR-V).
     let mut sizes: HashMap<u32, u32> = HashMap::new();
     let mut constants: HashMap<u32, u32> = HashMap::new();
-    let mut matrices: Vec<(u32, u32)> = Vec::new(); // (struct, member) -> its column count, below
     let mut matrix_strides: HashMap<(u32, u32), u32> = HashMap::new();
     let mut columns: HashMap<u32, u32> = HashMap::new();
     let mut fixed_arrays: Vec<(u32, u32, u32)> = Vec::new(); // (array, element, length id)
@@ -64,7 +63,6 @@ fn reflect(spirv: &[u8]) -> Layouts {
             OP_MEMBER_DECORATE if operands[2] == DECORATION_OFFSET => offsets.push((operands[0], operands[1], operands[3])),
             OP_MEMBER_DECORATE if operands[2] == DECORATION_MATRIX_STRIDE => {
                 matrix_strides.insert((operands[0], operands[1]), operands[3]);
-                matrices.push((operands[0], operands[1]));
             }
             OP_TYPE_INT | OP_TYPE_FLOAT => {
                 sizes.insert(operands[0], operands[1] / 8);
@@ -92,10 +90,8 @@ fn reflect(spirv: &[u8]) -> Layouts {
         }
         at += count.max(1);
     }
-    let _ = matrices;
     // A member's size: a fixed array is its length times its stride, a runtime array nothing, a
     // matrix its columns times its stride, a struct where its last member ends.
-    let mut member_sizes: HashMap<(u32, u32), u32> = HashMap::new();
     let mut struct_sizes: HashMap<u32, u32> = HashMap::new();
     let offset_of_member: HashMap<(u32, u32), u32> = offsets.iter().map(|&(s, m, o)| ((s, m), o)).collect();
     let type_size = |id: u32, matrix_stride: Option<u32>, struct_sizes: &HashMap<u32, u32>| -> Option<u32> {
@@ -124,7 +120,6 @@ fn reflect(spirv: &[u8]) -> Layouts {
             else {
                 continue;
             };
-            member_sizes.insert((*structure, index), size);
             end = end.max(offset + size);
         }
         struct_sizes.insert(*structure, end);
