@@ -23,23 +23,54 @@ layout(push_constant) uniform Push {
     uint list_offset;        // where the level's list starts in level_lists
 } push;
 
+// STAGED_STORES (skin.rs: SkinTuning; on for GPUs): each invocation leaves its 7 words in shared
+// memory, and the workgroup then writes its vertices' contiguous span word by word, so that each
+// store instruction of a warp covers consecutive words (whole 32-byte sectors) instead of one word
+// every 28 bytes. On an H200 it took the pass from 0.95 to 0.62 ms at 10,000 figures; on lavapipe,
+// whose "warps" are SIMD lanes of one CPU thread, it costs more than it saves (docs/results.md).
+layout(constant_id = 1) const bool STAGED_STORES = false;
+shared uint staged_words[STAGED_STORES ? gl_WorkGroupSize.x * SKINNED_VERTEX_UINTS : 1u];
+
 #include "skinning.glsl"
 
 void main() {
     uint vertex = gl_GlobalInvocationID.x;
-    if (vertex >= push.vertex_count) {
+    uint instance_index = level_lists[push.list_offset + gl_GlobalInvocationID.y];
+    uint chunk = instance_index / push.chunk_instances;
+    uint instance_in_chunk = instance_index % push.chunk_instances;
+    bool in_level = vertex < push.vertex_count;
+    if (!STAGED_STORES && !in_level) {
         return;
     }
-    uint instance_index = level_lists[push.list_offset + gl_GlobalInvocationID.y];
-    SkinnedResult skinned_vertex = skin_vertex(vertex, instance_index, push.chunk_instances, push.joint_count);
-
-    uint chunk = instance_index / push.chunk_instances;
-    uint base = ((instance_index % push.chunk_instances) * push.instance_vertices + vertex) * SKINNED_VERTEX_UINTS;
-    skinned_chunks[chunk].skinned[base + 0u] = floatBitsToUint(skinned_vertex.position.x);
-    skinned_chunks[chunk].skinned[base + 1u] = floatBitsToUint(skinned_vertex.position.y);
-    skinned_chunks[chunk].skinned[base + 2u] = floatBitsToUint(skinned_vertex.position.z);
-    skinned_chunks[chunk].skinned[base + 3u] = packSnorm2x16(skinned_vertex.normal.xy);
-    skinned_chunks[chunk].skinned[base + 4u] = packSnorm2x16(vec2(skinned_vertex.normal.z, 0.0));
-    skinned_chunks[chunk].skinned[base + 5u] = packSnorm2x16(skinned_vertex.tangent.xy);
-    skinned_chunks[chunk].skinned[base + 6u] = packSnorm2x16(vec2(skinned_vertex.tangent.z, skinned_vertex.bitangent_sign));
+    uint words[SKINNED_VERTEX_UINTS];
+    if (in_level) {
+        SkinnedResult skinned_vertex = skin_vertex(vertex, instance_index, push.chunk_instances, push.joint_count);
+        words[0] = floatBitsToUint(skinned_vertex.position.x);
+        words[1] = floatBitsToUint(skinned_vertex.position.y);
+        words[2] = floatBitsToUint(skinned_vertex.position.z);
+        words[3] = packSnorm2x16(skinned_vertex.normal.xy);
+        words[4] = packSnorm2x16(vec2(skinned_vertex.normal.z, 0.0));
+        words[5] = packSnorm2x16(skinned_vertex.tangent.xy);
+        words[6] = packSnorm2x16(vec2(skinned_vertex.tangent.z, skinned_vertex.bitangent_sign));
+    }
+    if (STAGED_STORES) {
+        if (in_level) {
+            for (uint i = 0u; i < SKINNED_VERTEX_UINTS; ++i) {
+                staged_words[gl_LocalInvocationID.x * SKINNED_VERTEX_UINTS + i] = words[i];
+            }
+        }
+        barrier();
+        // The workgroup's vertices are consecutive in the instance's span of the skinned buffer.
+        uint first_vertex = gl_WorkGroupID.x * gl_WorkGroupSize.x;
+        uint word_count = min(gl_WorkGroupSize.x, push.vertex_count - first_vertex) * SKINNED_VERTEX_UINTS;
+        uint base = (instance_in_chunk * push.instance_vertices + first_vertex) * SKINNED_VERTEX_UINTS;
+        for (uint i = gl_LocalInvocationID.x; i < word_count; i += gl_WorkGroupSize.x) {
+            skinned_chunks[chunk].skinned[base + i] = staged_words[i];
+        }
+        return;
+    }
+    uint base = (instance_in_chunk * push.instance_vertices + vertex) * SKINNED_VERTEX_UINTS;
+    for (uint i = 0u; i < SKINNED_VERTEX_UINTS; ++i) {
+        skinned_chunks[chunk].skinned[base + i] = words[i];
+    }
 }

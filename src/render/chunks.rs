@@ -91,6 +91,9 @@ pub struct PlanChoices {
     pub binding: Option<u64>,
     /// ...and the bytes of the largest memory heap (a plan short of memory).
     pub heap: Option<u64>,
+    /// The skin pass's layout; None: the device's default, or what `VKSKIN_SKIN_WORKGROUP` and
+    /// `VKSKIN_SKIN_STAGED_STORES` ask for (`SkinTuning::from_env`).
+    pub skin: Option<crate::render::passes::skin::SkinTuning>,
 }
 
 impl From<Option<u64>> for PlanChoices {
@@ -290,7 +293,7 @@ pub fn culls_triangles(shape: Shape) -> bool {
 }
 
 /// The size of the device's largest memory heap (device-local on a GPU; system memory on lavapipe).
-fn largest_heap(device: &Device) -> u64 {
+pub fn largest_heap(device: &Device) -> u64 {
     let properties = unsafe { device.instance.raw.get_physical_device_memory_properties(device.physical) };
     properties.memory_heaps[..properties.memory_heap_count as usize]
         .iter()

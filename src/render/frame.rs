@@ -16,7 +16,7 @@ use super::passes::debug::DebugFrame;
 use super::passes::forward::{ForwardTargets, MeshDraw, ResolveTarget};
 use super::passes::overlay::{OverlayFrame, OverlayPass};
 use super::passes::triangles::{CulledOutput, TriangleCulling};
-use super::passes::{shadow, skin, triangles};
+use super::passes::{shadow, triangles};
 use super::shader_types::{CullCounters, CullPush, PalettePush, SkinPush, TrianglesPush};
 use super::shader_types::{MAX_LEVELS, MAX_PARTS};
 use super::slots::FrameSlot;
@@ -297,7 +297,7 @@ impl Renderer {
         for (level, info) in self.model.levels.iter().enumerate() {
             for part in 0..MAX_PARTS {
                 let at = level * MAX_PARTS + part;
-                reset.skin_levels[at] = [info.vertex_count.div_ceil(skin::WORKGROUP_SIZE), 0, 1, 0];
+                reset.skin_levels[at] = [info.vertex_count.div_ceil(self.passes.skin.tuning.workgroup_size), 0, 1, 0];
                 reset.camera_levels[at] = [(info.index_count / 3).div_ceil(triangles::WORKGROUP_SIZE).max(1), 0, 1, 0];
             }
         }

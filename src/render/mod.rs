@@ -43,7 +43,7 @@ use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::device::Needs;
 use crate::gpu::{self, Check, Device, Sampler};
 use crate::model::{Facing, Model};
-pub use chunks::{padded_chunks, Chunking, MemoryPlan, PlanChoices};
+pub use chunks::{largest_heap, padded_chunks, Chunking, MemoryPlan, PlanChoices};
 use model_buffers::GpuModel;
 use offscreen::OffscreenTarget;
 use passes::cull::{self, CullPass};
@@ -305,7 +305,7 @@ impl Renderer {
             _ => None,
         };
         let palette = PalettePass::new(device, chunking, instance_count, gpu_model.joint_count)?;
-        let skin = SkinPass::new(device, chunking, instance_count, vertex_bytes, strategy == Strategy::Compute)?;
+        let skin = SkinPass::new(device, chunking, instance_count, vertex_bytes, strategy == Strategy::Compute, choices.skin)?;
         let cull_mode = hidden_side(model.facing());
         let shadow = ShadowPass::new(device, skin_inputs_layout.as_ref(), cull_mode)?;
         let forward = ForwardPass::new(device, color_format, skin_inputs_layout.as_ref(), cull_mode)?;

@@ -11,7 +11,7 @@ use crate::common::{assert_no_validation_messages, default_model, validated_devi
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::render::camera::OrbitCamera;
 use vkskin::render::passes::cull::{reference_visibility, Seen};
-use vkskin::render::passes::{palette, skin};
+use vkskin::render::passes::palette;
 use vkskin::render::reference::reference_skinning;
 use vkskin::render::shader_types::{DrawCommand, SkinnedVertex};
 use vkskin::render::{Chunking, Strategy, VisibleCounts};
@@ -90,7 +90,12 @@ fn culling_keeps_what_the_camera_or_the_light_sees() {
         assert_eq!(counters.palette_dispatch[0], (skinned.len() as u32).div_ceil(palette::WORKGROUP_SIZE));
         let model = &setup.model;
         // No levels of detail: every kept instance is skinned whole, in level 0's dispatch.
-        let whole = [(model.vertices.len() as u32).div_ceil(skin::WORKGROUP_SIZE), skinned.len() as u32, 1, 0];
+        let whole = [
+            (model.vertices.len() as u32).div_ceil(headless.renderer.passes.skin.tuning.workgroup_size),
+            skinned.len() as u32,
+            1,
+            0,
+        ];
         assert_eq!(counters.skin_levels[0], whole);
         assert_eq!((counters.palette_dispatch[1], counters.palette_dispatch[2]), (1, 1));
         assert_eq!(counters.camera_draws.iter().sum::<u32>() as usize, camera.len());

@@ -43,6 +43,38 @@ fn gpu_skinning_matches_the_cpu_reference() {
     assert_no_validation_messages(&device);
 }
 
+/// The skin pass's tuning (workgroup size, stores staged in shared memory) changes how
+/// the work is laid out, never the result: every variant skins the same bits, including a level
+/// whose vertex count is no multiple of any workgroup size (3724) and 150 instances.
+#[test]
+fn every_skin_tuning_skins_the_same_vertices() {
+    use vkskin::render::passes::skin::SkinTuning;
+    use vkskin::render::{PlanChoices, Strategy};
+    let setup = varied_setup(default_model());
+    let mut setup_many = SceneSetup::new(setup.model.clone(), 150);
+    setup_many.play(0, 0.0, 0.0);
+    let device = validated_device();
+    for setup in [&setup, &setup_many] {
+        let mut results = Vec::new();
+        for (workgroup_size, staged_stores) in [(64, false), (32, true), (64, true), (128, false), (256, true), (512, true)] {
+            let tuning = SkinTuning { workgroup_size, staged_stores };
+            let choices = PlanChoices { skin: Some(tuning), ..PlanChoices::default() };
+            let mut headless =
+                HeadlessRenderer::with_choices(&device, setup, (64, 48), Strategy::Compute, choices).expect("renderer");
+            let scene = setup.frame(0.83, headless.aspect());
+            let (skinned, _) = skin_on_gpu(&mut headless, &scene);
+            let bits: Vec<u8> = bytemuck::cast_slice(&skinned).to_vec(); // positions, normals, tangents
+            results.push((tuning, bits, skinned));
+        }
+        let (_, reference, skinned) = &results[0];
+        check_skinning(&setup.model, &setup.frame(0.83, 64.0 / 48.0), skinned);
+        for (tuning, bits, _) in &results[1..] {
+            assert!(bits == reference, "{tuning:?} skins other vertices than the default");
+        }
+    }
+    assert_no_validation_messages(&device);
+}
+
 /// Every instance at the origin, unturned and in step: their palettes then differ only by what
 /// the test changes.
 fn stand_together(setup: &mut SceneSetup) {

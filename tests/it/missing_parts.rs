@@ -71,10 +71,17 @@ fn a_missing_texture_warns_and_renders_with_the_default_colour() {
 #[test]
 fn out_of_device_memory_is_an_error_not_a_hang() {
     // 16384² at 4× MSAA is 4 GiB of colour alone: past lavapipe's 2 GiB heap (and most GPUs' one
-    // allocation). The allocator's error surfaces with the resource's name.
+    // allocation). The allocator's error surfaces with the resource's name. A device with more
+    // memory (an H200's 141 GB heap) may render it; then it must succeed or fail just as cleanly.
+    let colour_bytes = 16384u64 * 16384 * 4 * 4;
+    let heap = vkskin::render::largest_heap(&crate::common::validated_device());
     let started = std::time::Instant::now();
     let output =
         vkskin().args(["render", "--size", "16384x16384", "--out"]).arg(scratch("huge.png")).output().expect("vkskin runs");
-    assert_clear_failure(&output, &["forward.color_msaa"]);
+    if heap < colour_bytes || !output.status.success() {
+        assert_clear_failure(&output, &["forward.color_msaa"]);
+    } else {
+        println!("the device's {heap}-byte heap holds the frame: it rendered");
+    }
     assert!(started.elapsed().as_secs() < 120, "it gave up promptly");
 }

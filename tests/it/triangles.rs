@@ -224,7 +224,7 @@ fn the_lights_run_fits_the_coarser_level_the_plan_made_room_for() {
         plan.bytes_per_instance - figure.level_indices[0] * 2 - 40 + figure.level_indices[level] * 2 + 40
     };
     let heap = (40 * (room(2) + room(1)) / 2) as f64 / 0.8;
-    let lowered = PlanChoices { light_culling: true, binding: None, heap: Some(heap as u64) };
+    let lowered = PlanChoices { light_culling: true, heap: Some(heap as u64), ..PlanChoices::default() };
     let (kept, box_kept, total) = check_against_the_mirror(&setup, (320, 240), lowered, View::Light);
     assert!(kept > 0 && kept < total, "{kept} of {total} kept");
     // Texels coarse against the triangles: many boxes hold a texel centre the triangle misses.
@@ -263,12 +263,27 @@ fn the_sample_test_drops_nothing_that_shows() {
     let mut headless = HeadlessRenderer::with_strategy(&device, &setup, (320, 240), Strategy::Compute).expect("renderer");
     let scene = setup.frame(0.7, headless.aspect());
     let with_test = headless.render(&scene).expect("frame");
+    let again = headless.render(&scene).expect("frame");
     headless.renderer.passes.triangles.as_mut().expect("triangle pass").sample_test = false;
     let without_test = headless.render(&scene).expect("frame");
     assert_no_validation_messages(&device);
-    let differing = with_test.pixels().zip(without_test.pixels()).filter(|(a, b)| a != b).count();
-    println!("{differing} pixels differ with and without the sample test");
-    assert!(differing * 10_000 <= with_test.pixels().len(), "{differing} pixels differ");
+    let differ = |a: &image::RgbaImage, b: &image::RgbaImage| a.pixels().zip(b.pixels()).filter(|(a, b)| a != b).count();
+    let differing = differ(&with_test, &without_test);
+    // Two renders of one frame with the test on: the triangle lists are appended by atomics, so a
+    // GPU may order them differently from one frame to the next, and where two triangles meet at
+    // one depth the order picks the colour.
+    let noise = differ(&with_test, &again);
+    println!("{differing} pixels differ with and without the sample test, {noise} between two renders with it");
+    for (name, image) in [("with", &with_test), ("again", &again), ("without", &without_test)] {
+        image.save(crate::common::scratch_in("triangles", &format!("sample_test_{name}.png"))).expect("saved");
+    }
+    // On lavapipe both counts are 0. On an H200 two renders with the test differed (74 dB), and
+    // once the pair with and without it in 8 of 76,800 pixels (docs/gpu.md): order, not dropped
+    // triangles.
+    assert!(
+        differing * 10_000 <= with_test.pixels().len() + 40_000 * noise,
+        "{differing} pixels differ ({noise} by order alone)"
+    );
     let background = with_test.get_pixel(0, 0);
     assert!(with_test.pixels().filter(|pixel| *pixel != background).count() > 1000, "nothing was drawn");
 }

@@ -22,8 +22,47 @@ use crate::gpu::{self, Buffer, Device};
 use crate::render::shader_types::SkinPush;
 use crate::render::{padded_chunks, Chunking, MAX_CHUNKS};
 
-/// Vertices per workgroup (x); the y dimension walks instances.
-pub const WORKGROUP_SIZE: u32 = 64;
+/// How the skin pass's work is laid out. Every layout skins the same bits
+/// (tests/it/gpu_skinning.rs); the defaults are what measurements chose (docs/results.md, "On a
+/// GPU"), and two variables override them for tuning on another device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SkinTuning {
+    /// Vertices per workgroup (x); the y dimension walks instances. `VKSKIN_SKIN_WORKGROUP`
+    /// (32, 64, 128, 256 or 512). 64 was fastest on an H200 (128: 1.02x its time, 256: 1.08x).
+    pub workgroup_size: u32,
+    /// The workgroup gathers its skinned words in shared memory and stores them as one contiguous
+    /// span (whole sectors a warp store) instead of 7 words 28 bytes apart: 0.65x the pass's time
+    /// on an H200, 1.6x on lavapipe, so on for GPUs and off for CPU devices.
+    /// `VKSKIN_SKIN_STAGED_STORES=0|1`.
+    pub staged_stores: bool,
+}
+
+impl SkinTuning {
+    /// What the measurements chose for a device of this type.
+    pub fn for_device(device_type: vk::PhysicalDeviceType) -> SkinTuning {
+        SkinTuning { workgroup_size: 64, staged_stores: device_type != vk::PhysicalDeviceType::CPU }
+    }
+
+    /// `defaults`, with what the variables ask for; a value out of range is an error that says
+    /// what is allowed rather than a silent default.
+    pub fn from_env(defaults: SkinTuning) -> Result<SkinTuning, String> {
+        let mut tuning = defaults;
+        if let Ok(value) = std::env::var("VKSKIN_SKIN_WORKGROUP") {
+            tuning.workgroup_size = match value.trim().parse::<u32>() {
+                Ok(size @ (32 | 64 | 128 | 256 | 512)) => size,
+                _ => return Err(format!("VKSKIN_SKIN_WORKGROUP={value}: expected 32, 64, 128, 256 or 512")),
+            };
+        }
+        if let Ok(value) = std::env::var("VKSKIN_SKIN_STAGED_STORES") {
+            tuning.staged_stores = match value.trim() {
+                "1" | "on" => true,
+                "0" | "off" => false,
+                _ => return Err(format!("VKSKIN_SKIN_STAGED_STORES={value}: expected 0 or 1")),
+            };
+        }
+        Ok(tuning)
+    }
+}
 
 pub const BINDING_SOURCE_VERTICES: u32 = 0;
 pub const BINDING_INFLUENCES: u32 = 1;
@@ -33,6 +72,7 @@ pub const BINDING_LEVEL_LISTS: u32 = 4;
 
 pub struct SkinPass {
     pub pipeline: Pipeline,
+    pub tuning: SkinTuning,
     pub set_layout: DescriptorSetLayout,
     /// Every kept instance's skinned vertices, in chunks of instances (see `Chunking`).
     pub skinned: Vec<Buffer>,
@@ -52,7 +92,12 @@ impl SkinPass {
         instance_count: u32,
         vertex_bytes: u64,
         runs: bool,
+        tuning: Option<SkinTuning>,
     ) -> gpu::Result<SkinPass> {
+        let tuning = match tuning {
+            Some(tuning) => tuning,
+            None => SkinTuning::from_env(SkinTuning::for_device(device.properties.device_type)).map_err(gpu::Error::Other)?,
+        };
         let usage = Usage::STORAGE_BUFFER | Usage::VERTEX_BUFFER | Usage::TRANSFER_SRC;
         let mut skinned = Vec::new();
         for chunk in 0..chunking.chunk_count {
@@ -79,9 +124,9 @@ impl SkinPass {
             crate::render::shaders::SKIN_COMP,
             &[&set_layout],
             std::mem::size_of::<SkinPush>() as u32,
-            &[(0, WORKGROUP_SIZE)],
+            &[(0, tuning.workgroup_size), (1, u32::from(tuning.staged_stores))],
         )?;
-        Ok(SkinPass { pipeline, set_layout, skinned, device: device.clone() })
+        Ok(SkinPass { pipeline, tuning, set_layout, skinned, device: device.clone() })
     }
 
     pub fn write_set(
