@@ -1,125 +1,25 @@
-//! The frame's recipe (`Renderer::record_frame`) and the recorder it runs on.
-//!
-//! Each pass declares the hazards before it and after it (`hazards_before`, `hazards_after` in
-//! its file): the resource, the earlier and the later work, in words and as stages and accesses.
-//! The [`Recorder`] gathers them and issues everything due at one boundary as **one**
-//! `vkCmdPipelineBarrier2`, then records the pass and its closing timestamp by name. What it
-//! issued is kept ([`BarrierCall`]); `barrier_table` makes the README's table from it, and a test
-//! holds the README to it.
+//! The frame's recipe (`Renderer::record_frame`): the passes in order, each with the hazards it
+//! declares before and after it (`hazards_before`, `hazards_after` in its file), run on the
+//! [`Recorder`](super::recorder::Recorder), which batches them into one barrier a boundary.
 
 use ash::vk;
 use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 
 use super::draw::{DrawList, VertexSource};
-use super::passes::cull::LevelChoice;
+use super::passes::cull::{self, CullPass, LevelChoice, List};
 use super::passes::debug::DebugFrame;
 use super::passes::forward::{ForwardTargets, MeshDraw, ResolveTarget};
 use super::passes::overlay::{OverlayFrame, OverlayPass};
-use super::passes::triangles::{CulledOutput, TriangleCulling};
-use super::passes::{shadow, triangles};
-use super::shader_types::{CullCounters, CullPush, PalettePush, SkinPush, TrianglesPush};
-use super::shader_types::{MAX_LEVELS, MAX_PARTS};
+use super::passes::palette::PalettePass;
+use super::passes::shadow;
+use super::passes::skin::SkinPass;
+use super::passes::triangles::{CulledOutput, RunView, TriangleCulling};
+use super::recorder::{BarrierCall, Recorder};
+use super::shader_types::CullCounters;
 use super::slots::FrameSlot;
 use super::{FrameScene, Output, Pass, Renderer, Strategy};
 use crate::gpu::barrier::{self, side, Hazard};
-use crate::gpu::query::TimestampPool;
 use crate::gpu::{self, Buffer, Device};
-
-/// One barrier call as recorded: the work it comes before and its hazards, in words.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BarrierCall {
-    pub before: &'static str,
-    pub hazards: Vec<HazardWords>,
-}
-
-/// A hazard as the README's table shows it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HazardWords {
-    pub resource: &'static str,
-    pub from: &'static str,
-    pub to: &'static str,
-    /// (old, new) where an image changes layout.
-    pub layouts: Option<(vk::ImageLayout, vk::ImageLayout)>,
-    pub kind: &'static str,
-}
-
-/// Records one frame: barriers batched per boundary, passes timed by name.
-pub struct Recorder<'a> {
-    device: &'a Device,
-    command_buffer: vk::CommandBuffer,
-    timestamps: &'a TimestampPool,
-    /// Hazards declared since the last barrier.
-    pending: Vec<Hazard>,
-    /// Timestamps written so far: timestamp i + 1 closes `Pass::ALL[i]`.
-    marks: u32,
-    calls: Vec<BarrierCall>,
-}
-
-impl<'a> Recorder<'a> {
-    pub fn new(device: &'a Device, command_buffer: vk::CommandBuffer, timestamps: &'a TimestampPool) -> Recorder<'a> {
-        timestamps.reset(command_buffer);
-        timestamps.write(command_buffer, Stage::ALL_COMMANDS, 0);
-        Recorder { device, command_buffer, timestamps, pending: Vec::new(), marks: 1, calls: Vec::new() }
-    }
-
-    /// Declares hazards for the next barrier.
-    pub fn wait(&mut self, hazards: impl IntoIterator<Item = Hazard>) {
-        self.pending.extend(hazards);
-    }
-
-    /// Work outside the timed passes (a reset, copies): one barrier for what is due, then `record`.
-    pub fn step(&mut self, name: &'static str, record: impl FnOnce(vk::CommandBuffer)) {
-        self.barrier(name);
-        record(self.command_buffer);
-    }
-
-    /// A timed pass: `before` joins what is due as one barrier, `record` records the pass, its
-    /// timestamp closes it, and `after` waits for the next boundary.
-    pub fn pass(&mut self, pass: Pass, before: Vec<Hazard>, record: impl FnOnce(vk::CommandBuffer), after: Vec<Hazard>) {
-        let index = pass as u32;
-        self.mark_through(index); // passes skipped before this one end here, taking no time
-        self.wait(before);
-        self.barrier(pass.name());
-        record(self.command_buffer);
-        self.mark_through(index + 1);
-        self.wait(after);
-    }
-
-    /// The last barrier and the timestamps of passes that did not run (zero long); returns the
-    /// barrier calls made.
-    pub fn finish(mut self) -> Vec<BarrierCall> {
-        self.barrier("the end of the frame");
-        self.mark_through(Pass::ALL.len() as u32);
-        self.calls
-    }
-
-    fn barrier(&mut self, before: &'static str) {
-        if self.pending.is_empty() {
-            return;
-        }
-        barrier::issue(self.device, self.command_buffer, &self.pending);
-        let hazards = self
-            .pending
-            .drain(..)
-            .map(|hazard| HazardWords {
-                resource: hazard.resource,
-                from: hazard.from.words,
-                to: hazard.to.words,
-                layouts: hazard.layouts(),
-                kind: hazard.kind(),
-            })
-            .collect();
-        self.calls.push(BarrierCall { before, hazards });
-    }
-
-    /// Writes the timestamps up to `last` (timestamp i + 1 closes `Pass::ALL[i]`).
-    fn mark_through(&mut self, last: u32) {
-        while self.marks <= last {
-            self.timestamps.write(self.command_buffer, Stage::ALL_COMMANDS, self.marks);
-            self.marks += 1;
-        }
-    }
-}
 
 impl Renderer {
     /// The frame's recipe: the passes in order, each with the hazards it declares before and after
@@ -138,8 +38,10 @@ impl Renderer {
         // cull: which instances the camera and the light see; counts, skin list and draw lists.
         let cull = &self.passes.cull;
         recorder.wait(cull.reset_hazards());
-        recorder.step("the counters' reset", |command_buffer| cull.record_reset(command_buffer, &self.counter_reset(choice)));
-        let record = |command_buffer| cull.record(command_buffer, frame.cull_set, self.cull_push(choice));
+        let reset = CullPass::counter_reset(&self.model, choice, self.passes.skin.tuning.workgroup_size);
+        recorder.step("the counters' reset", |command_buffer| cull.record_reset(command_buffer, &reset));
+        let push = CullPass::push(&self.model, &self.setup, choice, self.stats.frames_rendered, self.debug.skeleton);
+        let record = |command_buffer| cull.record(command_buffer, frame.cull_set, push);
         recorder.pass(Pass::Cull, cull.hazards_before(), record, cull.hazards_after());
 
         // palette: each kept instance's joint palette, sampled from the file's keys. Read by the
@@ -147,19 +49,21 @@ impl Renderer {
         if strategy != Strategy::Cpu {
             let palette = &self.passes.palette;
             let readers = palette_readers(strategy);
-            let record = |command_buffer| self.record_palette(command_buffer, frame);
+            let push = PalettePass::push(&self.model, &self.setup, self.debug.skeleton);
+            let arguments = (&cull.counters, std::mem::offset_of!(CullCounters, palette_dispatch) as u64);
+            let record = |command_buffer| palette.record(command_buffer, frame.palette_set, push, arguments);
             recorder.pass(Pass::Palette, palette.hazards_before(), record, palette.hazards_after(readers));
         }
 
         // skin: every kept instance's vertices, once, for the triangle, shadow and forward passes.
         if strategy == Strategy::Compute {
             let skin = &self.passes.skin;
-            recorder.pass(
-                Pass::Skin,
-                skin.hazards_before(),
-                |command_buffer| self.record_skin(command_buffer),
-                skin.hazards_after(),
-            );
+            let dispatches = cull::list_dispatches(List::Skin, self.model.levels.len(), 0, &self.setup);
+            let pushes = SkinPass::pushes(&self.model, &self.setup, &dispatches);
+            let offsets: Vec<u64> = dispatches.iter().map(|dispatch| dispatch.arguments).collect();
+            let record =
+                |command_buffer| skin.record(command_buffer, self.bindings.skin_set, &pushes, (&cull.counters, &offsets));
+            recorder.pass(Pass::Skin, skin.hazards_before(), record, skin.hazards_after());
         }
 
         // triangles: the skinned triangles the camera can see, compacted for the forward pass.
@@ -202,35 +106,12 @@ const RESOLVE_WRITES: barrier::Side = side("resolve writes", Stage::COLOR_ATTACH
 
 /// The cull pass's kinds of list in `cull.level_lists`: per level, the instances to skin at it and
 /// the instances the camera sees at it; and the instances the light sees (at its level).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum List {
-    Skin,
-    Camera,
-    Light,
-}
-
 /// Who reads the palettes: the skin pass, or the shadow and forward vertex shaders.
 fn palette_readers(strategy: Strategy) -> barrier::Side {
     match strategy {
         Strategy::Vertex => side("shadow and forward vertex shaders", Stage::VERTEX_SHADER, Access::SHADER_STORAGE_READ),
         _ => side("skin reads", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ),
     }
-}
-
-/// The frame's barrier calls as the README's markdown table: one row per hazard, numbered by call.
-pub fn barrier_table(calls: &[BarrierCall]) -> String {
-    let mut table = String::from("| call | before | resource | from | to | hazard |\n|---|---|---|---|---|---|\n");
-    for (number, call) in calls.iter().enumerate() {
-        for (index, hazard) in call.hazards.iter().enumerate() {
-            let (number, before) = if index == 0 { ((number + 1).to_string(), call.before) } else { (String::new(), "") };
-            let to = match hazard.layouts {
-                Some((old, new)) => format!("{}; `{old:?} → {new:?}`", hazard.to),
-                None => hazard.to.to_string(),
-            };
-            table += &format!("| {number} | {before} | `{}` | {} | {to} | {} |\n", hazard.resource, hazard.from, hazard.kind);
-        }
-    }
-    table
 }
 
 impl Output<'_> {
@@ -284,80 +165,9 @@ impl Output<'_> {
 }
 
 impl Renderer {
-    /// What the counters hold before the cull pass counts: zero counts, and the constant parts of
-    /// the indirect arguments.
-    fn counter_reset(&self, choice: &LevelChoice) -> CullCounters {
-        let mut reset = CullCounters {
-            skeleton_draw: [2 * self.model.joint_count, 0, 0, 0],
-            box_draw: [24, 0, 0, 0],
-            palette_dispatch: [0, 1, 1, 0],
-            kept: [0, 0, 1, 0],
-            ..Default::default()
-        };
-        for (level, info) in self.model.levels.iter().enumerate() {
-            for part in 0..MAX_PARTS {
-                let at = level * MAX_PARTS + part;
-                reset.skin_levels[at] = [info.vertex_count.div_ceil(self.passes.skin.tuning.workgroup_size), 0, 1, 0];
-                reset.camera_levels[at] = [(info.index_count / 3).div_ceil(triangles::WORKGROUP_SIZE).max(1), 0, 1, 0];
-            }
-        }
-        let light = self.model.levels[choice.light_level as usize];
-        reset.light_parts = [[(light.index_count / 3).div_ceil(triangles::WORKGROUP_SIZE).max(1), 0, 1, 0]; MAX_PARTS];
-        reset
-    }
-
-    /// Each (level, part) dispatch the skin or triangle pass records over one kind of list: the
-    /// level, where its part of the list starts in `cull.level_lists`, and its arguments' offset in
-    /// `cull.counters`. A list takes a dispatch per `dispatch_rows` instances (at most `MAX_PARTS`).
-    fn list_dispatches(&self, list: List, light_level: usize) -> Vec<(usize, u32, u64)> {
-        let rows = self.setup.dispatch_rows;
-        let parts = self.setup.instance_count.div_ceil(rows).clamp(1, MAX_PARTS as u32);
-        let levels = self.model.levels.len();
-        let mut dispatches = Vec::new();
-        for level in 0..levels {
-            let (first_entry, arguments) = match list {
-                List::Skin => (level, std::mem::offset_of!(CullCounters, skin_levels) + 16 * level * MAX_PARTS),
-                List::Camera => (levels + level, std::mem::offset_of!(CullCounters, camera_levels) + 16 * level * MAX_PARTS),
-                List::Light if level == light_level => (2 * levels, std::mem::offset_of!(CullCounters, light_parts)),
-                List::Light => continue,
-            };
-            for part in 0..parts {
-                let list_offset = first_entry as u32 * self.setup.instance_count + part * rows;
-                dispatches.push((level, list_offset, (arguments + 16 * part as usize) as u64));
-            }
-        }
-        dispatches
-    }
-
     /// The forward pass's attachments; `render` creates them before it records.
     fn targets(&self) -> &ForwardTargets {
         self.targets.as_ref().expect("render() creates the targets before recording")
-    }
-
-    fn record_palette(&self, command_buffer: vk::CommandBuffer, frame: &FrameSlot) {
-        let push = PalettePush {
-            joint_count: self.model.joint_count,
-            chunk_instances: self.setup.chunking.instances_per_chunk,
-            write_joint_positions: u32::from(self.debug.skeleton),
-        };
-        let arguments = (&self.passes.cull.counters, std::mem::offset_of!(CullCounters, palette_dispatch) as u64);
-        self.passes.palette.record(command_buffer, frame.palette_set, push, arguments);
-    }
-
-    fn record_skin(&self, command_buffer: vk::CommandBuffer) {
-        let dispatches = self.list_dispatches(List::Skin, 0);
-        let pushes: Vec<SkinPush> = dispatches
-            .iter()
-            .map(|&(level, list_offset, _)| SkinPush {
-                vertex_count: self.model.levels[level].vertex_count,
-                joint_count: self.model.joint_count,
-                instance_vertices: self.model.vertex_count,
-                chunk_instances: self.setup.chunking.instances_per_chunk,
-                list_offset,
-            })
-            .collect();
-        let offsets: Vec<u64> = dispatches.iter().map(|dispatch| dispatch.2).collect();
-        self.passes.skin.record(command_buffer, self.bindings.skin_set, &pushes, (&self.passes.cull.counters, &offsets));
     }
 
     /// Before the forward pass: its attachments, and the image it resolves into.
@@ -391,37 +201,6 @@ impl Renderer {
         let height = self.targets.as_ref().map_or(1, |targets| targets.color.extent().height);
         LevelChoice::new(errors, scene.view_projection, height, scene.light_view_projection, shadow::SHADOW_MAP_SIZE)
     }
-
-    fn cull_push(&self, choice: &LevelChoice) -> CullPush {
-        let bind = self.setup.bind_bounds;
-        let mut level_errors = [0.0; MAX_LEVELS];
-        for (slot, &error) in level_errors.iter_mut().zip(&choice.errors) {
-            *slot = error;
-        }
-        CullPush {
-            bind_min: bind.min.extend(0.0).to_array(),
-            bind_max: bind.max.extend(0.0).to_array(),
-            instance_count: self.setup.instance_count,
-            blend_reach: self.setup.blend_reach,
-            joint_count: self.model.joint_count,
-            vertex_count: self.model.vertex_count,
-            mesh_count: self.setup.mesh_draws.len() as u32,
-            chunk_instances: self.setup.chunking.instances_per_chunk,
-            pixels_at_unit: choice.pixels_at_unit,
-            level_count: choice.errors.len() as u32,
-            light_level: choice.light_level,
-            list_stride: self.setup.instance_count,
-            dispatch_rows: self.setup.dispatch_rows,
-            level_errors,
-            // Frames count from 2 so that palette_frames' zeros (none yet) are never last frame's.
-            palette_frame: (self.stats.frames_rendered as u32).wrapping_add(2).max(2),
-            // The skeleton view reads joint positions the palette pass writes: every one, every frame.
-            far_ratio: match self.setup.animation_lod {
-                Some(pixels) if !self.debug.skeleton => choice.far_ratio(pixels),
-                _ => 0.0,
-            },
-        }
-    }
 }
 
 /// The draws' inputs, gathered for the recipe.
@@ -433,33 +212,21 @@ impl Renderer {
         (scene, choice): (&FrameScene, &LevelChoice),
     ) {
         let extent = self.targets().color.extent();
-        let mesh_count = self.setup.mesh_draws.len() as u32;
-        let light_level = choice.light_level as usize;
-        let camera = (scene.view_projection, [extent.width as f32, extent.height as f32], u32::from(triangles.sample_test) * 4);
+        let camera = RunView {
+            view_projection: scene.view_projection,
+            viewport: [extent.width as f32, extent.height as f32],
+            sample_step: u32::from(triangles.sample_test) * 4,
+        };
         // The shadow map: one sample a texel, at its centre.
-        let light = (scene.light_view_projection, [shadow::SHADOW_MAP_SIZE as f32; 2], 1);
-        let run = |list: List, output: &CulledOutput, (view_projection, viewport, sample_step): (glam::Mat4, [f32; 2], u32)| {
-            let dispatches = self.list_dispatches(list, light_level);
-            let layout = self.model.levels[output.layout_level as usize];
-            let push = |level: usize, list_offset: u32| TrianglesPush {
-                view_projection: view_projection.to_cols_array(),
-                viewport,
-                mesh_count,
-                vertex_count: self.model.vertex_count,
-                index_count: layout.index_count,
-                chunk_instances: self.setup.chunking.instances_per_chunk,
-                group_size: triangles.group_size,
-                groups_per_chunk: triangles.groups_per_chunk,
-                facing_sign: triangles.facing_sign,
-                sample_step,
-                snap: triangles.snap,
-                list_offset,
-                first_range: level as u32 * mesh_count,
-                level_first_index: self.model.levels[level].first_index,
-                layout_first_range: output.layout_level * mesh_count,
-                layout_first_index: layout.first_index,
-            };
-            dispatches.iter().map(|&(level, list_offset, arguments)| (push(level, list_offset), arguments)).collect()
+        let light = RunView {
+            view_projection: scene.light_view_projection,
+            viewport: [shadow::SHADOW_MAP_SIZE as f32; 2],
+            sample_step: 1,
+        };
+        let run = |list: List, output: &CulledOutput, view: RunView| {
+            let dispatches = cull::list_dispatches(list, self.model.levels.len(), choice.light_level as usize, &self.setup);
+            let push = |dispatch| triangles.push(&self.model, &self.setup, &view, output, dispatch);
+            dispatches.into_iter().map(|dispatch| (push(dispatch), dispatch.arguments)).collect()
         };
         let mut runs = vec![(triangles.camera.set, run(List::Camera, &triangles.camera, camera))];
         if let Some(output) = self.light_run(choice) {

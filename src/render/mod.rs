@@ -23,6 +23,7 @@ pub mod model_buffers;
 pub mod offscreen;
 pub mod passes;
 pub mod readback;
+pub mod recorder;
 pub mod reference;
 pub mod shader_types;
 pub mod slots;

@@ -1,7 +1,7 @@
 //! What the frames measured: each pass's GPU time, what the cull pass kept, the barrier calls a
 //! frame made, and the cull pass's output read back for tests.
 
-use super::frame::BarrierCall;
+use super::recorder::BarrierCall;
 use super::shader_types::{CullCounters, DrawCommand};
 
 /// The cull pass's output as `Renderer::read_back_culling` returns it.
@@ -51,7 +51,7 @@ pub struct FrameStats {
     pub timings: Option<PassTimings>,
     /// What the cull pass kept.
     pub visible: Option<VisibleCounts>,
-    /// The barrier calls the last recorded frame made, in words (`frame::barrier_table`).
+    /// The barrier calls the last recorded frame made, in words (`recorder::barrier_table`).
     pub barriers: Vec<BarrierCall>,
     /// Milliseconds the CPU spent skinning the last frame (`cpu` strategy), all threads together
     /// on the wall clock.

@@ -22,8 +22,10 @@ use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
 use crate::model::Model;
-use crate::render::shader_types::{frustum_planes, CullCounters, CullPush, InstanceData, NO_CLIP};
-use crate::render::FrameScene;
+use crate::render::model_buffers::GpuModel;
+use crate::render::passes::triangles;
+use crate::render::shader_types::{frustum_planes, CullCounters, CullPush, InstanceData, MAX_LEVELS, MAX_PARTS, NO_CLIP};
+use crate::render::{FrameScene, Setup};
 use gpu_allocator::MemoryLocation;
 use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
 
@@ -247,6 +249,103 @@ impl CullPass {
         unsafe { self.device.raw.cmd_dispatch(command_buffer, push.instance_count.div_ceil(WORKGROUP_SIZE), 1, 1) };
         self.device.end_label(command_buffer);
     }
+
+    /// What the counters hold before the pass counts: zero counts, and the constant parts of the
+    /// indirect arguments (the skin pass's and the triangle pass's workgroups a level).
+    pub fn counter_reset(model: &GpuModel, choice: &LevelChoice, skin_workgroup: u32) -> CullCounters {
+        let mut reset = CullCounters {
+            skeleton_draw: [2 * model.joint_count, 0, 0, 0],
+            box_draw: [24, 0, 0, 0],
+            palette_dispatch: [0, 1, 1, 0],
+            kept: [0, 0, 1, 0],
+            ..Default::default()
+        };
+        let triangle_groups = |index_count: u32| (index_count / 3).div_ceil(triangles::WORKGROUP_SIZE).max(1);
+        for (level, info) in model.levels.iter().enumerate() {
+            for part in 0..MAX_PARTS {
+                let at = level * MAX_PARTS + part;
+                reset.skin_levels[at] = [info.vertex_count.div_ceil(skin_workgroup), 0, 1, 0];
+                reset.camera_levels[at] = [triangle_groups(info.index_count), 0, 1, 0];
+            }
+        }
+        let light = model.levels[choice.light_level as usize];
+        reset.light_parts = [[triangle_groups(light.index_count), 0, 1, 0]; MAX_PARTS];
+        reset
+    }
+
+    /// The pass's push constants this frame. `frames_rendered` numbers the palette frames;
+    /// `skeleton_view`: the skeleton view reads every joint position every frame, so animation LOD
+    /// skips no palette while it is on.
+    pub fn push(model: &GpuModel, setup: &Setup, choice: &LevelChoice, frames_rendered: u64, skeleton_view: bool) -> CullPush {
+        let bind = setup.bind_bounds;
+        let mut level_errors = [0.0; MAX_LEVELS];
+        for (slot, &error) in level_errors.iter_mut().zip(&choice.errors) {
+            *slot = error;
+        }
+        CullPush {
+            bind_min: bind.min.extend(0.0).to_array(),
+            bind_max: bind.max.extend(0.0).to_array(),
+            instance_count: setup.instance_count,
+            blend_reach: setup.blend_reach,
+            joint_count: model.joint_count,
+            vertex_count: model.vertex_count,
+            mesh_count: setup.mesh_draws.len() as u32,
+            chunk_instances: setup.chunking.instances_per_chunk,
+            pixels_at_unit: choice.pixels_at_unit,
+            level_count: choice.errors.len() as u32,
+            light_level: choice.light_level,
+            list_stride: setup.instance_count,
+            dispatch_rows: setup.dispatch_rows,
+            level_errors,
+            // Frames count from 2 so that palette_frames' zeros (none yet) are never last frame's.
+            palette_frame: (frames_rendered as u32).wrapping_add(2).max(2),
+            far_ratio: match setup.animation_lod {
+                Some(pixels) if !skeleton_view => choice.far_ratio(pixels),
+                _ => 0.0,
+            },
+        }
+    }
+}
+
+/// The lists the cull pass writes into `level_lists`, a section of `instance_count` entries each:
+/// per level, the instances to skin (`Skin`) and to draw for the camera (`Camera`); then one for
+/// the light's level (`Light`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum List {
+    Skin,
+    Camera,
+    Light,
+}
+
+/// One dispatch the skin or triangle pass records over a part of one list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListDispatch {
+    pub level: usize,
+    /// Where its part of the list starts in `level_lists`.
+    pub list_offset: u32,
+    /// Its indirect arguments' offset in `counters`.
+    pub arguments: u64,
+}
+
+/// Each (level, part) dispatch over one kind of list. A list takes a dispatch per `dispatch_rows`
+/// instances (at most `MAX_PARTS`): a dispatch has at most that many rows, one per instance.
+pub fn list_dispatches(list: List, level_count: usize, light_level: usize, setup: &Setup) -> Vec<ListDispatch> {
+    let rows = setup.dispatch_rows;
+    let parts = setup.instance_count.div_ceil(rows).clamp(1, MAX_PARTS as u32);
+    let mut dispatches = Vec::new();
+    for level in 0..level_count {
+        let (first_entry, arguments) = match list {
+            List::Skin => (level, std::mem::offset_of!(CullCounters, skin_levels) + 16 * level * MAX_PARTS),
+            List::Camera => (level_count + level, std::mem::offset_of!(CullCounters, camera_levels) + 16 * level * MAX_PARTS),
+            List::Light if level == light_level => (2 * level_count, std::mem::offset_of!(CullCounters, light_parts)),
+            List::Light => continue,
+        };
+        for part in 0..parts {
+            let list_offset = first_entry as u32 * setup.instance_count + part * rows;
+            dispatches.push(ListDispatch { level, list_offset, arguments: (arguments + 16 * part as usize) as u64 });
+        }
+    }
+    dispatches
 }
 
 /// What the camera and the light see of one instance.

@@ -22,8 +22,9 @@ use crate::gpu::barrier::{side, Hazard, Side};
 use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
+use crate::render::model_buffers::GpuModel;
 use crate::render::shader_types::{PaletteMatrix, PalettePush};
-use crate::render::{padded_chunks, Chunking, MAX_CHUNKS};
+use crate::render::{padded_chunks, Chunking, Setup, MAX_CHUNKS};
 
 /// Listed instances per workgroup, one invocation each (the cull pass counts the workgroups).
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -65,6 +66,15 @@ pub struct PaletteInputs<'a> {
 }
 
 impl PalettePass {
+    /// The pass's push constants; `write_joint_positions` for the skeleton view.
+    pub fn push(model: &GpuModel, setup: &Setup, write_joint_positions: bool) -> PalettePush {
+        PalettePush {
+            joint_count: model.joint_count,
+            chunk_instances: setup.chunking.instances_per_chunk,
+            write_joint_positions: u32::from(write_joint_positions),
+        }
+    }
+
     pub fn new(device: &Arc<Device>, chunking: Chunking, instance_count: u32, joint_count: u32) -> gpu::Result<PalettePass> {
         let palette_bytes = u64::from(joint_count) * std::mem::size_of::<PaletteMatrix>() as u64;
         let usage = Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC;

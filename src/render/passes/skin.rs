@@ -19,8 +19,10 @@ use crate::gpu::barrier::{side, Hazard, Side};
 use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
+use crate::render::model_buffers::GpuModel;
+use crate::render::passes::cull::ListDispatch;
 use crate::render::shader_types::SkinPush;
-use crate::render::{padded_chunks, Chunking, MAX_CHUNKS};
+use crate::render::{padded_chunks, Chunking, Setup, MAX_CHUNKS};
 
 /// How the skin pass's work is laid out. Every layout skins the same bits
 /// (tests/it/gpu_skinning.rs); the defaults are what measurements chose (docs/results.md, "On a
@@ -83,6 +85,20 @@ pub struct SkinPass {
 const SKIN_WRITES: Side = side("skin writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
 
 impl SkinPass {
+    /// The push constants of each dispatch: one per level and part of the cull pass's skin list.
+    pub fn pushes(model: &GpuModel, setup: &Setup, dispatches: &[ListDispatch]) -> Vec<SkinPush> {
+        dispatches
+            .iter()
+            .map(|dispatch| SkinPush {
+                vertex_count: model.levels[dispatch.level].vertex_count,
+                joint_count: model.joint_count,
+                instance_vertices: model.vertex_count,
+                chunk_instances: setup.chunking.instances_per_chunk,
+                list_offset: dispatch.list_offset,
+            })
+            .collect()
+    }
+
     /// The pass and its output for `vertex_bytes` of skinned vertices an instance. Only the
     /// `compute` strategy runs it (`runs`); the others keep one placeholder vertex a chunk so its
     /// set stays valid.

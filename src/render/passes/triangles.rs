@@ -32,8 +32,9 @@ use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
 use crate::render::chunks::{group_size, Chunking};
 use crate::render::model_buffers::GpuModel;
+use crate::render::passes::cull::ListDispatch;
 use crate::render::shader_types::{DrawCommand, TrianglesPush};
-use crate::render::{padded_chunks, MAX_CHUNKS};
+use crate::render::{padded_chunks, Setup, MAX_CHUNKS};
 
 /// Triangles per workgroup (x); the y dimension walks the kept instances.
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -219,7 +220,50 @@ pub struct TriangleCulling {
     pub snap: f32,
 }
 
+/// What one run of the pass tests against: the camera's frame (its 4× MSAA samples, or none when
+/// `sample_test` is off) or the shadow map (one sample a texel, at its centre).
+#[derive(Clone, Copy, Debug)]
+pub struct RunView {
+    pub view_projection: glam::Mat4,
+    /// Framebuffer or shadow-map size in pixels.
+    pub viewport: [f32; 2],
+    /// Samples a pixel row holds on a regular lattice: 4 (4× MSAA), 1 (centres), 0 (no test).
+    pub sample_step: u32,
+}
+
 impl TriangleCulling {
+    /// The push constants of one dispatch of a run, writing into `output`, whose layout level may
+    /// be coarser than the dispatch's level (the light's run: room for the light's level only).
+    pub fn push(
+        &self,
+        model: &GpuModel,
+        setup: &Setup,
+        view: &RunView,
+        output: &CulledOutput,
+        dispatch: ListDispatch,
+    ) -> TrianglesPush {
+        let mesh_count = setup.mesh_draws.len() as u32;
+        let layout = model.levels[output.layout_level as usize];
+        TrianglesPush {
+            view_projection: view.view_projection.to_cols_array(),
+            viewport: view.viewport,
+            mesh_count,
+            vertex_count: model.vertex_count,
+            index_count: layout.index_count,
+            chunk_instances: setup.chunking.instances_per_chunk,
+            group_size: self.group_size,
+            groups_per_chunk: self.groups_per_chunk,
+            facing_sign: self.facing_sign,
+            sample_step: view.sample_step,
+            snap: self.snap,
+            list_offset: dispatch.list_offset,
+            first_range: dispatch.level as u32 * mesh_count,
+            level_first_index: model.levels[dispatch.level].first_index,
+            layout_first_range: output.layout_level * mesh_count,
+            layout_first_index: layout.first_index,
+        }
+    }
+
     /// The pass and its outputs for the model's instances (the light's too, with room for
     /// `light_level`'s triangles, where the plan gives one), and their sets over the skin pass's
     /// output and the cull pass's level lists.
