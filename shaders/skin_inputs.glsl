@@ -1,5 +1,5 @@
 // The skinning inputs as the `vertex` strategy's vertex shaders bind them (set SKIN_INPUTS_SET,
-// which the includer defines). Matches src/render/draw.rs's skin_inputs_layout and its SKIN_INPUTS_* bindings.
+// which the includer defines). Matches src/render/draw.rs's SkinInputSet and its SKIN_INPUTS_* bindings.
 layout(set = SKIN_INPUTS_SET, binding = 0) readonly buffer Sources { SourceVertex sources[]; };
 layout(set = SKIN_INPUTS_SET, binding = 1) readonly buffer Influences { Influence influences[]; };
 layout(set = SKIN_INPUTS_SET, binding = 2) readonly buffer Palettes { PaletteMatrix palettes[]; } palette_chunks[MAX_CHUNKS];

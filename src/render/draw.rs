@@ -1,10 +1,14 @@
 //! What the draw passes (shadow, forward, the debug views) share: where skinned vertices come from,
 //! the cull pass's draw lists, the skinned vertex format, and the viewport.
 
+use std::sync::Arc;
+
 use ash::vk;
 
+use super::model_buffers::GpuModel;
 use super::shader_types::SkinnedVertex;
-use crate::gpu::descriptors::DescriptorSetLayout;
+use super::{padded_chunks, MAX_CHUNKS};
+use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::{Buffer, Device};
 
 /// The `vertex` strategy's skin-inputs set, which its shadow and forward vertex shaders read
@@ -14,18 +18,40 @@ pub const SKIN_INPUTS_SOURCE_VERTICES: u32 = 0;
 pub const SKIN_INPUTS_INFLUENCES: u32 = 1;
 pub const SKIN_INPUTS_PALETTES: u32 = 2;
 
-/// The skin-inputs set's layout (see [`SKIN_INPUTS_SOURCE_VERTICES`]), with `chunks` palette buffers.
-pub fn skin_inputs_layout(device: &std::sync::Arc<Device>, chunks: u32) -> crate::gpu::Result<DescriptorSetLayout> {
-    let (storage, vertex) = (vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX);
-    DescriptorSetLayout::with_counts(
-        device,
-        "vertex_skinning.set_layout",
-        &[
-            (SKIN_INPUTS_SOURCE_VERTICES, storage, vertex, 1),
-            (SKIN_INPUTS_INFLUENCES, storage, vertex, 1),
-            (SKIN_INPUTS_PALETTES, storage, vertex, chunks),
-        ],
-    )
+/// The `vertex` strategy's skin-inputs set (see [`SKIN_INPUTS_SOURCE_VERTICES`]): its layout,
+/// which the shadow and forward pipelines take as a set, and the set over the model's vertices and
+/// influences and the palette pass's chunk buffers, from its own pool.
+pub struct SkinInputSet {
+    pub layout: DescriptorSetLayout,
+    pub set: vk::DescriptorSet,
+    _pool: DescriptorPool,
+}
+
+impl SkinInputSet {
+    pub fn new(device: &Arc<Device>, model: &GpuModel, palettes: &[Buffer]) -> crate::gpu::Result<SkinInputSet> {
+        let (storage, vertex) = (vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX);
+        let layout = DescriptorSetLayout::with_counts(
+            device,
+            "vertex_skinning.set_layout",
+            &[
+                (SKIN_INPUTS_SOURCE_VERTICES, storage, vertex, 1),
+                (SKIN_INPUTS_INFLUENCES, storage, vertex, 1),
+                (SKIN_INPUTS_PALETTES, storage, vertex, MAX_CHUNKS),
+            ],
+        )?;
+        let pool = DescriptorPool::for_sets(device, "vertex_skinning.pool", &[(&layout, 1)])?;
+        let set = pool.allocate(&layout, "vertex_skinning.set")?;
+        crate::gpu::descriptors::write_set(
+            device,
+            set,
+            &[
+                (SKIN_INPUTS_SOURCE_VERTICES, Resource::StorageBuffer(&model.source_vertices)),
+                (SKIN_INPUTS_INFLUENCES, Resource::StorageBuffer(&model.influences)),
+                (SKIN_INPUTS_PALETTES, Resource::StorageBuffers(padded_chunks(palettes))),
+            ],
+        );
+        Ok(SkinInputSet { layout, set, _pool: pool })
+    }
 }
 
 /// Where the shadow and forward passes get skinned vertices from.

@@ -61,8 +61,7 @@ impl Renderer {
             let dispatches = cull::list_dispatches(List::Skin, self.model.levels.len(), 0, &self.setup);
             let pushes = SkinPass::pushes(&self.model, &self.setup, &dispatches);
             let offsets: Vec<u64> = dispatches.iter().map(|dispatch| dispatch.arguments).collect();
-            let record =
-                |command_buffer| skin.record(command_buffer, self.bindings.skin_set, &pushes, (&cull.counters, &offsets));
+            let record = |command_buffer| skin.record(command_buffer, &pushes, (&cull.counters, &offsets));
             recorder.pass(Pass::Skin, skin.hazards_before(), record, skin.hazards_after());
         }
 
@@ -250,9 +249,9 @@ impl Renderer {
     }
 
     fn vertex_source<'s>(&self, chunk_vertices: &'s [(&'s Buffer, u64)]) -> VertexSource<'s> {
-        match (self.setup.strategy, &self.bindings.skin_inputs) {
-            (Strategy::Vertex, Some((_, skin_inputs))) => VertexSource::SkinInVertexShader {
-                skin_inputs: *skin_inputs,
+        match (self.setup.strategy, &self.bindings.vertex_skinning) {
+            (Strategy::Vertex, Some(inputs)) => VertexSource::SkinInVertexShader {
+                skin_inputs: inputs.set,
                 joint_count: self.model.joint_count,
                 chunk_instances: self.setup.chunking.instances_per_chunk,
             },
@@ -334,7 +333,7 @@ impl Renderer {
             normal_length: self.setup.bind_bounds.size().length() * 0.02,
             extent: resolve.extent,
         };
-        let overlay = |command_buffer| self.passes.debug.record(command_buffer, self.bindings.debug_set, &debug_frame);
+        let overlay = |command_buffer| self.passes.debug.record(command_buffer, &debug_frame);
         let culled = self.passes.triangles.as_ref().map(|triangles| {
             triangles.camera.draws(triangles, self.setup.mesh_draws.len() as u32, self.setup.chunking, self.setup.instance_count)
         });

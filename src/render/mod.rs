@@ -40,11 +40,12 @@ use ash::vk;
 use glam::{Mat4, Vec3, Vec4};
 
 use crate::gpu::commands::{self, CommandPool};
-use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
+use crate::gpu::descriptors::DescriptorPool;
 use crate::gpu::device::Needs;
 use crate::gpu::{self, Check, Device, Sampler};
 use crate::model::{Facing, Model};
 pub use chunks::{largest_heap, padded_chunks, Chunking, MemoryPlan, PlanChoices};
+use draw::SkinInputSet;
 use model_buffers::GpuModel;
 use offscreen::OffscreenTarget;
 use passes::cull::{self, CullPass};
@@ -53,7 +54,7 @@ use passes::forward::{self, ForwardPass, ForwardTargets};
 use passes::overlay::{OverlayFrame, OverlayPass};
 use passes::palette::PalettePass;
 use passes::shadow::{self, ShadowPass};
-use passes::skin::SkinPass;
+use passes::skin::{SkinInputs, SkinPass};
 use passes::triangles::{self, TriangleCulling};
 pub use shader_types::MAX_CHUNKS;
 use shader_types::{frustum_planes, CullCounters, FrameUniforms, InstanceData};
@@ -197,12 +198,11 @@ pub struct Passes {
 /// The descriptor sets the passes bind, the pool they come from and the samplers they reference;
 /// the frames' command pool.
 struct Bindings {
-    skin_set: vk::DescriptorSet,
-    debug_set: vk::DescriptorSet,
     /// One a material, in the model's order.
     material_sets: Vec<vk::DescriptorSet>,
     /// The `vertex` strategy's set: source vertices, influences and palettes for the vertex shaders.
-    skin_inputs: Option<(DescriptorSetLayout, vk::DescriptorSet)>,
+    /// The `vertex` strategy's set.
+    vertex_skinning: Option<SkinInputSet>,
     // Held, never read again: each is freed when the renderer is, after everything that uses it.
     /// Owns the sets above and the frames'.
     _pool: DescriptorPool,
@@ -212,8 +212,6 @@ struct Bindings {
     _shadow_sampler: Sampler,
     /// Referenced by the material sets.
     _texture_sampler: Sampler,
-    /// Referenced by the debug set.
-    _depth_sampler: Sampler,
 }
 
 /// What a renderer was built for.
@@ -301,16 +299,6 @@ impl Renderer {
         let chunking = plan.chunking;
         let vertex_bytes = gpu_model.skinned_bytes();
 
-        let skin_inputs_layout = match strategy {
-            Strategy::Vertex => Some(draw::skin_inputs_layout(device, MAX_CHUNKS)?),
-            _ => None,
-        };
-        let palette = PalettePass::new(device, chunking, instance_count, gpu_model.joint_count)?;
-        let skin = SkinPass::new(device, chunking, instance_count, vertex_bytes, strategy == Strategy::Compute, choices.skin)?;
-        let cull_mode = hidden_side(model.facing());
-        let shadow = ShadowPass::new(device, skin_inputs_layout.as_ref(), cull_mode)?;
-        let forward = ForwardPass::new(device, color_format, skin_inputs_layout.as_ref(), cull_mode)?;
-
         // What the cull pass writes each frame (GPU-produced, so one copy guarded by barriers): the
         // counts as indirect arguments, the list of instances to skin, and per-mesh draw commands
         // (chunk-major, then mesh-major, room for every instance) for the camera and the light.
@@ -320,39 +308,44 @@ impl Renderer {
             * u64::from(chunking.instances_per_chunk)
             * std::mem::size_of::<vk::DrawIndexedIndirectCommand>() as u64;
         let cull = CullPass::new(device, instance_count, command_bytes, gpu_model.levels.len() as u32)?;
-        let debug = DebugPass::new(device, color_format, &forward.frame_set_layout, cull_mode)?;
+        let palette = PalettePass::new(device, chunking, instance_count, gpu_model.joint_count)?;
+        let skin_inputs = SkinInputs {
+            source_vertices: &gpu_model.source_vertices,
+            influences: &gpu_model.influences,
+            palettes: &palette.palettes,
+            level_lists: &cull.level_lists,
+        };
+        let runs = strategy == Strategy::Compute;
+        let skin = SkinPass::new(device, chunking, instance_count, vertex_bytes, runs, choices.skin, &skin_inputs)?;
+        // The `vertex` strategy's shadow and forward vertex shaders skin from this set.
+        let vertex_skinning = match strategy {
+            Strategy::Vertex => Some(SkinInputSet::new(device, &gpu_model, &palette.palettes)?),
+            _ => None,
+        };
+        let vertex_skinning_layout = vertex_skinning.as_ref().map(|inputs| &inputs.layout);
+        let cull_mode = hidden_side(model.facing());
+        let shadow = ShadowPass::new(device, vertex_skinning_layout, cull_mode)?;
+        let forward = ForwardPass::new(device, color_format, vertex_skinning_layout, cull_mode)?;
+        let debug_inputs = DebugInputs {
+            joint_positions: &palette.joint_positions,
+            joint_parents: &gpu_model.joint_parents,
+            skin_list: &cull.skin_list,
+            boxes: &cull.debug_boxes,
+            shadow_view: shadow.depth.view,
+        };
+        let debug = DebugPass::new(device, color_format, &forward.frame_set_layout, cull_mode, &debug_inputs)?;
 
         let shadow_sampler = Sampler::shadow_compare(device, "shadow.sampler")?;
         let texture_sampler = Sampler::linear_repeat(device, "material.sampler")?;
-        let depth_sampler = Sampler::nearest_clamp(device, "debug.shadow_sampler")?;
         // Room for exactly the sets below: one of each pass's per-frame sets a frame in flight.
         let frames = FRAMES_IN_FLIGHT as u32;
-        let mut sets = vec![
-            (&skin.set_layout, 1),
-            (&debug.set_layout, 1),
+        let sets = [
             (&forward.material_set_layout, gpu_model.materials.len() as u32),
             (&palette.set_layout, frames),
             (&cull.set_layout, frames),
             (&forward.frame_set_layout, frames),
         ];
-        if let Some(layout) = &skin_inputs_layout {
-            sets.push((layout, 1));
-        }
         let descriptor_pool = DescriptorPool::for_sets(device, "descriptor_pool", &sets)?;
-        let skin_set = descriptor_pool.allocate(&skin.set_layout, "skin.set")?;
-        let debug_set = descriptor_pool.allocate(&debug.set_layout, "debug.set")?;
-        debug.write_set(
-            debug_set,
-            &DebugInputs {
-                joint_positions: &palette.joint_positions,
-                joint_parents: &gpu_model.joint_parents,
-                skin_list: &cull.skin_list,
-                boxes: &cull.debug_boxes,
-                shadow_view: shadow.depth.view,
-                shadow_sampler: depth_sampler.raw,
-            },
-        );
-        skin.write_set(skin_set, &gpu_model.source_vertices, &gpu_model.influences, &palette.palettes, &cull.level_lists);
         let triangles = match strategy {
             Strategy::Compute if triangles::serves(device, model) => {
                 let outputs = (&skin.skinned[..], &cull.level_lists);
@@ -361,22 +354,6 @@ impl Renderer {
                 Some(TriangleCulling::new(device, &gpu_model, layout, outputs, (cull_mode, samples), plan.light_level)?)
             }
             _ => None,
-        };
-        let skin_inputs = match skin_inputs_layout {
-            Some(layout) => {
-                let set = descriptor_pool.allocate(&layout, "vertex_skinning.set")?;
-                crate::gpu::descriptors::write_set(
-                    device,
-                    set,
-                    &[
-                        (draw::SKIN_INPUTS_SOURCE_VERTICES, Resource::StorageBuffer(&gpu_model.source_vertices)),
-                        (draw::SKIN_INPUTS_INFLUENCES, Resource::StorageBuffer(&gpu_model.influences)),
-                        (draw::SKIN_INPUTS_PALETTES, Resource::StorageBuffers(padded_chunks(&palette.palettes))),
-                    ],
-                );
-                Some((layout, set))
-            }
-            None => None,
         };
         let mut material_sets = Vec::new();
         for (index, material) in gpu_model.materials.iter().enumerate() {
@@ -400,15 +377,12 @@ impl Renderer {
             frames,
             passes: Passes { cull, palette, skin, triangles, shadow, forward, debug },
             bindings: Bindings {
-                skin_set,
-                debug_set,
                 material_sets,
-                skin_inputs,
+                vertex_skinning,
                 _pool: descriptor_pool,
                 _command_pool: command_pool,
                 _shadow_sampler: shadow_sampler,
                 _texture_sampler: texture_sampler,
-                _depth_sampler: depth_sampler,
             },
             model: gpu_model,
             targets: None,

@@ -22,7 +22,8 @@ use std::sync::Arc;
 use ash::vk;
 use glam::Mat4;
 
-use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
+use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
+use crate::gpu::image::Sampler;
 use crate::gpu::pipeline::{GraphicsDesc, Pipeline};
 use crate::gpu::{self, Buffer, Device};
 use crate::render::draw::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
@@ -106,8 +107,8 @@ pub struct DebugInputs<'a> {
     pub joint_parents: &'a Buffer,
     pub skin_list: &'a Buffer,
     pub boxes: &'a Buffer,
+    /// The shadow map, which the pass samples with its own nearest-texel sampler.
     pub shadow_view: vk::ImageView,
-    pub shadow_sampler: vk::Sampler,
 }
 
 /// What one frame's debug drawing needs.
@@ -142,6 +143,10 @@ pub struct DebugPass {
     bounds: Pipeline,
     shadowmap: Pipeline,
     pub set_layout: DescriptorSetLayout,
+    /// Its one set, over `DebugInputs`, from its own pool.
+    set: vk::DescriptorSet,
+    _pool: DescriptorPool,
+    _shadow_sampler: Sampler,
     device: Arc<Device>,
 }
 
@@ -154,6 +159,7 @@ impl DebugPass {
         color_format: vk::Format,
         frame_set_layout: &DescriptorSetLayout,
         cull_mode: vk::CullModeFlags,
+        inputs: &DebugInputs<'_>,
     ) -> gpu::Result<DebugPass> {
         let storage = vk::DescriptorType::STORAGE_BUFFER;
         let vertex = vk::ShaderStageFlags::VERTEX;
@@ -243,7 +249,32 @@ impl DebugPass {
                 ..lines_only
             },
         )?;
-        Ok(DebugPass { wireframe, normals, skeleton, bounds, shadowmap, set_layout, device: device.clone() })
+        let shadow_sampler = Sampler::nearest_clamp(device, "debug.shadow_sampler")?;
+        let pool = DescriptorPool::for_sets(device, "debug.pool", &[(&set_layout, 1)])?;
+        let set = pool.allocate(&set_layout, "debug.set")?;
+        crate::gpu::descriptors::write_set(
+            device,
+            set,
+            &[
+                (BINDING_JOINT_POSITIONS, Resource::StorageBuffer(inputs.joint_positions)),
+                (BINDING_JOINT_PARENTS, Resource::StorageBuffer(inputs.joint_parents)),
+                (BINDING_SKIN_LIST, Resource::StorageBuffer(inputs.skin_list)),
+                (BINDING_BOXES, Resource::StorageBuffer(inputs.boxes)),
+                (BINDING_SHADOW_DEPTH, Resource::SampledImage(inputs.shadow_view, shadow_sampler.raw)),
+            ],
+        );
+        Ok(DebugPass {
+            wireframe,
+            normals,
+            skeleton,
+            bounds,
+            shadowmap,
+            set_layout,
+            set,
+            _pool: pool,
+            _shadow_sampler: shadow_sampler,
+            device: device.clone(),
+        })
     }
 
     /// Why a view cannot be drawn on this device, if one cannot.
@@ -254,22 +285,7 @@ impl DebugPass {
         Ok(())
     }
 
-    pub fn write_set(&self, set: vk::DescriptorSet, inputs: &DebugInputs<'_>) {
-        crate::gpu::descriptors::write_set(
-            &self.device,
-            set,
-            &[
-                (BINDING_JOINT_POSITIONS, Resource::StorageBuffer(inputs.joint_positions)),
-                (BINDING_JOINT_PARENTS, Resource::StorageBuffer(inputs.joint_parents)),
-                (BINDING_SKIN_LIST, Resource::StorageBuffer(inputs.skin_list)),
-                (BINDING_BOXES, Resource::StorageBuffer(inputs.boxes)),
-                (BINDING_SHADOW_DEPTH, Resource::SampledImage(inputs.shadow_view, inputs.shadow_sampler)),
-            ],
-        );
-    }
-
-    /// Records the views that are on, inside the forward pass's rendering (its targets bound).
-    pub fn record(&self, command_buffer: vk::CommandBuffer, set: vk::DescriptorSet, frame: &DebugFrame<'_>) {
+    pub fn record(&self, command_buffer: vk::CommandBuffer, frame: &DebugFrame<'_>) {
         let device = &self.device;
         let views = frame.views;
         if !views.any() {
@@ -277,7 +293,7 @@ impl DebugPass {
         }
         device.begin_label(command_buffer, c"debug");
         let push = |value: u32| LinePush { view_projection: frame.view_projection.to_cols_array(), value, unused: [0; 3] };
-        let sets = [frame.frame_set, set];
+        let sets = [frame.frame_set, self.set];
         let skinned_draws = |pipeline: &Pipeline| {
             pipeline.bind(command_buffer);
             pipeline.bind_sets(command_buffer, 0, &sets);

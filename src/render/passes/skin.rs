@@ -16,7 +16,7 @@ use gpu_allocator::MemoryLocation;
 use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
 
 use crate::gpu::barrier::{side, Hazard, Side};
-use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
+use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
 use crate::render::model_buffers::GpuModel;
@@ -72,9 +72,22 @@ pub const BINDING_PALETTES: u32 = 2;
 pub const BINDING_SKINNED: u32 = 3;
 pub const BINDING_LEVEL_LISTS: u32 = 4;
 
+/// What the pass reads, made by the model's upload and the passes before it.
+pub struct SkinInputs<'a> {
+    pub source_vertices: &'a Buffer,
+    pub influences: &'a Buffer,
+    /// The palette pass's output, a buffer a chunk.
+    pub palettes: &'a [Buffer],
+    /// The cull pass's level lists (the instances to skin, per level).
+    pub level_lists: &'a Buffer,
+}
+
 pub struct SkinPass {
     pub pipeline: Pipeline,
     pub tuning: SkinTuning,
+    /// Its one set, over `SkinInputs` and `skinned`, from its own pool.
+    set: vk::DescriptorSet,
+    _pool: DescriptorPool,
     pub set_layout: DescriptorSetLayout,
     /// Every kept instance's skinned vertices, in chunks of instances (see `Chunking`).
     pub skinned: Vec<Buffer>,
@@ -109,6 +122,7 @@ impl SkinPass {
         vertex_bytes: u64,
         runs: bool,
         tuning: Option<SkinTuning>,
+        inputs: &SkinInputs<'_>,
     ) -> gpu::Result<SkinPass> {
         let tuning = match tuning {
             Some(tuning) => tuning,
@@ -142,28 +156,20 @@ impl SkinPass {
             std::mem::size_of::<SkinPush>() as u32,
             &[(0, tuning.workgroup_size), (1, u32::from(tuning.staged_stores))],
         )?;
-        Ok(SkinPass { pipeline, tuning, set_layout, skinned, device: device.clone() })
-    }
-
-    pub fn write_set(
-        &self,
-        set: vk::DescriptorSet,
-        source_vertices: &Buffer,
-        influences: &Buffer,
-        palettes: &[Buffer],
-        level_lists: &Buffer,
-    ) {
+        let pool = DescriptorPool::for_sets(device, "skin.pool", &[(&set_layout, 1)])?;
+        let set = pool.allocate(&set_layout, "skin.set")?;
         crate::gpu::descriptors::write_set(
-            &self.device,
+            device,
             set,
             &[
-                (BINDING_SOURCE_VERTICES, Resource::StorageBuffer(source_vertices)),
-                (BINDING_INFLUENCES, Resource::StorageBuffer(influences)),
-                (BINDING_PALETTES, Resource::StorageBuffers(padded_chunks(palettes))),
-                (BINDING_SKINNED, Resource::StorageBuffers(padded_chunks(&self.skinned))),
-                (BINDING_LEVEL_LISTS, Resource::StorageBuffer(level_lists)),
+                (BINDING_SOURCE_VERTICES, Resource::StorageBuffer(inputs.source_vertices)),
+                (BINDING_INFLUENCES, Resource::StorageBuffer(inputs.influences)),
+                (BINDING_PALETTES, Resource::StorageBuffers(padded_chunks(inputs.palettes))),
+                (BINDING_SKINNED, Resource::StorageBuffers(padded_chunks(&skinned))),
+                (BINDING_LEVEL_LISTS, Resource::StorageBuffer(inputs.level_lists)),
             ],
         );
+        Ok(SkinPass { pipeline, tuning, set, _pool: pool, set_layout, skinned, device: device.clone() })
     }
 
     /// Before the pass: last frame's readers of the skinned vertices are done.
@@ -188,16 +194,10 @@ impl SkinPass {
 
     /// One indirect dispatch per level: `arguments` at `offsets[l]` holds (the level's vertex
     /// groups, instances to skin at it, 1), and `pushes[l]` says which list and vertices.
-    pub fn record(
-        &self,
-        command_buffer: vk::CommandBuffer,
-        set: vk::DescriptorSet,
-        pushes: &[SkinPush],
-        (arguments, offsets): (&Buffer, &[u64]),
-    ) {
+    pub fn record(&self, command_buffer: vk::CommandBuffer, pushes: &[SkinPush], (arguments, offsets): (&Buffer, &[u64])) {
         self.device.begin_label(command_buffer, c"skin");
         self.pipeline.bind(command_buffer);
-        self.pipeline.bind_sets(command_buffer, 0, &[set]);
+        self.pipeline.bind_sets(command_buffer, 0, &[self.set]);
         for (push, &offset) in pushes.iter().zip(offsets) {
             self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, push);
             unsafe { self.device.raw.cmd_dispatch_indirect(command_buffer, arguments.raw, offset) };
