@@ -9,10 +9,14 @@
 //! rise and stay below the count (the crate would skip the others silently). Then components are
 //! dequantized as the spec says, and decoded bytes are capped (see [`MAX_DECODED_BYTES`]).
 
+use super::{error, located, MAX_DECODED_BYTES};
+use crate::formats::FormatError;
+use gltf::accessor::DataType;
 use gltf::accessor::{Dimensions, Item, Iter};
 use gltf::buffer::View;
-
-use super::*;
+use gltf::{Accessor, Document};
+use std::cell::Cell;
+use std::path::Path;
 
 /// The document and its buffers, with checked accessor reads.
 pub(super) struct Data<'a> {

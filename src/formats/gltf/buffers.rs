@@ -1,13 +1,17 @@
 //! Buffers and URIs: the GLB binary chunk, data URIs, and files inside the model's folder, each
 //! read up to its declared length within the external budget.
 
+use super::container::Container;
+use super::{error, located};
+use crate::formats::{files, FormatError};
 use base64::alphabet::STANDARD;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::DecodePaddingMode;
 use base64::Engine;
+use gltf::Document;
 use percent_encoding::percent_decode_str;
-
-use super::*;
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
 
 /// Standard base64 as data URIs use it; some writers leave the padding out.
 const BASE64: GeneralPurpose =

@@ -4,10 +4,15 @@
 //! every enum one the spec knows: its wrapper types unwrap both) after the one index its
 //! validation reads unchecked; and the asset's version and required extensions.
 
+use super::{error, located};
+use crate::formats::FormatError;
 use gltf::binary::{ChunkType, Error as GlbError};
+use gltf::json::validation::Checked;
 use gltf::json::validation::{Error as Invalid, Validate};
-
-use super::*;
+use gltf::json::Root;
+use gltf::mesh::Semantic;
+use std::borrow::Cow;
+use std::path::Path;
 
 // Container and JSON
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,12 @@
 //! Animation curves: samplers and channels read and checked, STEP, LINEAR and CUBICSPLINE.
 
-use super::*;
+use super::accessors::Data;
+use super::hierarchy::Hierarchy;
+use super::{error, located, FLOAT, QUANTIZED};
+use crate::anim::{bracket, hermite, slerp_shortest, JointPose};
+use crate::formats::FormatError;
+use glam::{Quat, Vec3, Vec4};
+use gltf::animation::{Interpolation as GltfInterpolation, Property as GltfProperty};
 
 // Animation curves
 // ---------------------------------------------------------------------------------------------

@@ -1,7 +1,13 @@
 //! The node tree: parents, global transforms, and the budgeted walks from a joint up to its
 //! parent joint.
 
-use super::*;
+use super::error;
+use crate::anim::JointPose;
+use crate::formats::FormatError;
+use glam::{Mat4, Quat, Vec3, Vec4};
+use gltf::Document;
+use std::cell::Cell;
+use std::path::Path;
 
 // Node hierarchy
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,12 @@
 //! Materials and textures: base colour, normal maps and images, found or warned about.
 
-use super::*;
+use super::buffers::read_uri;
+use super::skins::Builder;
+use crate::formats::files;
+use crate::model::{Material, Texture};
+use glam::Vec4;
+use std::borrow::Cow;
+use std::path::PathBuf;
 
 impl Builder<'_> {
     /// The model material for a glTF material (or the default), made on first use.

@@ -1,7 +1,14 @@
 //! Meshes: each triangle primitive's vertices, indices and influences, skinned or rigid, and the
 //! bind shape folded out of inverse binds.
 
-use super::*;
+use super::skins::{Builder, JointSet, PrimitiveSource};
+use super::{error, located, BIND_SHAPE_TOLERANCE, INDEX, JOINT, MAX_INDICES, MAX_VERTICES, QUANTIZED, WEIGHT};
+use crate::anim::{Influence, Joint, JointPose};
+use crate::formats::FormatError;
+use crate::model::{compute_normals, compute_tangents, normalize_influences, Mesh, Vertex};
+use glam::{Mat3, Mat4, Vec2, Vec3, Vec4};
+use gltf::mesh::{Mode, Semantic};
+use gltf::{Accessor, Primitive};
 
 impl<'a> Builder<'a> {
     pub(super) fn add_meshes(&mut self) -> Result<(), FormatError> {

@@ -28,22 +28,21 @@
 //! tree), `skins.rs`, `meshes.rs`, `materials.rs`, `curves.rs` (animation samplers) and `rig.rs`
 //! (direct evaluation and the joints' channels). Here: the entry points.
 
-use std::borrow::Cow;
-use std::cell::Cell;
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-
-use glam::{Mat3, Mat4, Quat, Vec2, Vec3, Vec4};
+use accessors::Data;
+use buffers::load_buffers;
+use container::{check_asset, parse_json, split_container, validate};
+use curves::read_animations;
 use gltf::accessor::DataType;
-use gltf::animation::{Interpolation as GltfInterpolation, Property as GltfProperty};
-use gltf::json::validation::Checked;
-use gltf::json::Root;
-use gltf::mesh::{Mode, Semantic};
-use gltf::{Accessor, Document, Primitive};
+use hierarchy::Hierarchy;
+use rig::{animated_nodes, set_local_frames};
+use skins::Builder;
+use std::cell::Cell;
+use std::path::Path;
 
-use crate::anim::{self, bracket, hermite, slerp_shortest, Influence, Joint, JointPose, KeyTimes, Skeleton};
+use gltf::Document;
+
 use crate::formats::{files, FormatError, Location};
-use crate::model::{compute_normals, compute_tangents, normalize_influences, LoadStats, Material, Mesh, Model, Texture, Vertex};
+use crate::model::{LoadStats, Model};
 
 mod accessors;
 mod buffers;
@@ -54,15 +53,7 @@ mod materials;
 mod meshes;
 mod rig;
 mod skins;
-use accessors::*;
-use buffers::*;
-use container::*;
-use curves::*;
-use hierarchy::*;
-use meshes::*;
 pub use rig::Rig;
-use rig::*;
-use skins::*;
 
 /// Decoded accessor data in all, in bytes. Real models need a few megabytes; the cap is what stops
 /// a small file from reading one large accessor thousands of times.
@@ -175,7 +166,12 @@ fn located(path: &Path, offset: Option<u64>, message: impl Into<String>) -> Form
 
 #[cfg(test)]
 mod tests {
+    use super::buffers::read_uri;
+    use super::container::byte_of;
+    use super::curves::{Curve, Interpolation};
     use super::*;
+    use glam::{Quat, Vec4};
+    use gltf::json::Root;
 
     fn curve(interpolation: Interpolation, times: &[f32], values: &[Vec4]) -> Curve {
         Curve { interpolation, times: times.to_vec(), values: values.to_vec() }

@@ -1,7 +1,15 @@
 //! The rig: the curves evaluated directly on the node tree by the spec's formulas (the fidelity
 //! tests' reference), and the joints' channels.
 
-use super::*;
+use super::curves::{Animation, Interpolation, Property};
+use super::hierarchy::Hierarchy;
+use super::skins::Builder;
+use super::{error, MAX_JOINTS};
+use crate::anim;
+use crate::anim::{Joint, JointPose, KeyTimes, Skeleton};
+use crate::formats::FormatError;
+use glam::{Mat4, Vec4};
+use std::collections::HashMap;
 
 // Rig: direct evaluation, and baking
 // ---------------------------------------------------------------------------------------------

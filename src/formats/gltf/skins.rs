@@ -1,6 +1,18 @@
 //! Skins: the builder's state, every skin's joints parents first, and the nodes drawn.
 
-use super::*;
+use super::accessors::Data;
+use super::buffers::external_buffer_bytes;
+use super::hierarchy::Hierarchy;
+use super::meshes::common_bind_shape;
+use super::rig::invertible;
+use super::{error, FLOAT, MAX_JOINTS};
+use crate::anim::{Influence, Joint, JointPose, Skeleton};
+use crate::formats::{files, FormatError};
+use crate::model::{Material, Mesh, Texture, Vertex};
+use glam::Mat4;
+use gltf::{Accessor, Primitive};
+use std::collections::HashMap;
+use std::path::Path;
 
 // Skins, meshes and materials
 // ---------------------------------------------------------------------------------------------
