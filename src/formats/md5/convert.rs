@@ -1,7 +1,14 @@
 //! The document into the one `Model` type: Z-up to Y-up, every weight an influence, materials
 //! and textures found beside the mesh, each animation's frames as uniform-rate channels.
 
-use super::*;
+use super::parse::{parse_anim_with_lines, to_usize};
+use super::{orientation_from_xyz, Md5Anim, Md5Joint, Md5Mesh, Md5Vert, Md5Weight, TEXTURE_EXTENSIONS, Z_UP_TO_Y_UP};
+use crate::anim::{Animation, Channel, Influence, Interpolation, JointPose, KeyTimes, Property};
+use crate::formats::{texture, FormatError};
+use crate::model::{normalize_influences, LoadStats, Material, Texture, Vertex};
+use glam::{Vec3, Vec4};
+use std::fmt;
+use std::path::{Path, PathBuf};
 
 // ---------------------------------------------------------------------------------------------
 // Loading into a Model

@@ -15,21 +15,20 @@
 //! `parse.rs`: text into the document types; `write.rs`: back; `convert.rs`: the document into
 //! the `Model`. Here: the document types and the load.
 
-use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 
-use glam::{Quat, Vec2, Vec3, Vec4};
+use glam::{Quat, Vec2, Vec3};
 
-use crate::anim::{Animation, Channel, Influence, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
+use crate::anim::{Influence, Joint, JointPose, Skeleton};
 use crate::formats::{texture, FormatError};
-use crate::model::{compute_normals, compute_tangents, normalize_influences, LoadStats, Material, Mesh, Model, Texture, Vertex};
+use crate::model::{compute_normals, compute_tangents, LoadStats, Mesh, Model, Vertex};
 
 mod convert;
 mod parse;
 mod write;
 pub use convert::animation_channels;
-use convert::*;
-use parse::*;
+use convert::{bind_pose, bind_vertex, file_stem, load_animation, load_material, local_rest, read_text, relative_to, VertPlace};
+use parse::parse_mesh_with_lines;
 pub use parse::{parse_anim, parse_mesh};
 pub use write::{write_anim, write_mesh};
 
@@ -260,6 +259,8 @@ pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)])
 
 #[cfg(test)]
 mod tests {
+    use super::convert::{texture_candidates, to_y_up};
+    use super::parse::{Parser, TokenKind, Tokenizer};
     use super::*;
 
     fn tokens(text: &str) -> Vec<(TokenKind<'_>, usize)> {

@@ -1,7 +1,11 @@
 //! The tokenizer and the parser: MD5 text into the document types, every count and index checked
 //! against what is present before it sizes anything.
 
-use super::*;
+use super::{Md5Anim, Md5Hierarchy, Md5Joint, Md5Mesh, Md5MeshPart, Md5Vert, Md5Weight, FLAG_MASK, VERSION};
+use crate::formats::FormatError;
+use glam::{Vec2, Vec3};
+use std::fmt;
+use std::path::Path;
 
 // ---------------------------------------------------------------------------------------------
 // Tokenizer

@@ -1,7 +1,11 @@
 //! The writer: the document types back into id's canonical layout, so that
 //! `parse(write(document)) == document`.
 
-use super::*;
+use super::parse::to_usize;
+use super::{Md5Anim, Md5Mesh, COMPONENT_NAMES, VERSION};
+use glam::Vec3;
+use std::fmt;
+use std::fmt::Write;
 
 // ---------------------------------------------------------------------------------------------
 // Writer
