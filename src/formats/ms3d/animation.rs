@@ -2,7 +2,13 @@
 //! with the SDK's tangents, evaluated directly (the reference the fidelity tests hold the
 //! model's channels to).
 
-use super::*;
+use super::layout::{validate, JointOrder, Layout};
+use super::read::byte_error;
+use super::{Ms3dFile, Ms3dKey};
+use crate::anim::{bracket, hermite, slerp_shortest, JointPose};
+use crate::formats::FormatError;
+use glam::{Quat, Vec3};
+use std::path::Path;
 
 // ---------------------------------------------------------------------------------------------
 // Animation

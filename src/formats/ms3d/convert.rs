@@ -1,7 +1,16 @@
 //! The document into the one `Model` type: geometry, weights by the SDK's rule, materials and
 //! textures found beside the file, and each joint's keys as channels.
 
-use super::*;
+use super::animation::{animated_joints, bind_poses_into, timeline, AnimatedJoint};
+use super::layout::{validate, Layout};
+use super::read::{byte_error, parse};
+use super::{Ms3dFile, Ms3dMaterial, Ms3dVertex, Ms3dVertexExtra, JOINT_PARENT_NAME_OFFSET};
+use crate::anim::{Animation, Channel, Influence, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
+use crate::formats::{texture, FormatError};
+use crate::model::{compute_tangents, normalize_influences, LoadStats, Material, Mesh, Model, Vertex};
+use glam::{Mat4, Vec2, Vec3, Vec4};
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
 
 // ---------------------------------------------------------------------------------------------
 // Loading into a Model

@@ -75,30 +75,18 @@
 //! `Model`. Here: the document types.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt;
-use std::path::{Component, Path, PathBuf};
 
-use glam::{Mat4, Quat, Vec2, Vec3, Vec4};
-
-use crate::anim::{
-    bracket, hermite, slerp_shortest, Animation, Channel, Influence, Interpolation, Joint, JointPose, KeyTimes, Property,
-    Skeleton,
-};
-use crate::formats::{texture, FormatError, Location};
-use crate::model::{compute_tangents, normalize_influences, LoadStats, Material, Mesh, Model, Vertex};
+use glam::{Vec3, Vec4};
 
 mod animation;
 mod convert;
 mod layout;
 mod read;
 mod write;
-use animation::*;
 pub use animation::{euler_rotation, Ms3dAnimation};
 pub use convert::{load, to_model};
-use layout::*;
 pub use read::parse;
-use read::*;
 pub use write::write;
 
 const MAGIC: &[u8; 10] = b"MS3D000000";
@@ -331,8 +319,15 @@ pub struct Ms3dModelExtra {
 
 #[cfg(test)]
 mod tests {
+    use super::animation::{position_tangents, AnimatedJoint, Tangent};
     use super::convert::vertex_influences;
+    use super::layout::Layout;
+    use super::read::Reader;
     use super::*;
+    use crate::anim::Influence;
+    use crate::formats::Location;
+    use glam::Quat;
+    use std::path::Path;
 
     fn key(time: f32, value: Vec3) -> Ms3dKey {
         Ms3dKey { time, value }

@@ -1,7 +1,15 @@
 //! The reader and the parser: bytes into the document types, every count checked against the bytes
 //! that remain before it sizes anything, every error at its byte offset.
 
-use super::*;
+use super::layout::{validate, Layout};
+use super::{
+    FixedText, Ms3dComment, Ms3dComments, Ms3dFile, Ms3dGroup, Ms3dJoint, Ms3dJointExtras, Ms3dKey, Ms3dMaterial, Ms3dModelExtra,
+    Ms3dTriangle, Ms3dVertex, Ms3dVertexExtra, Ms3dVertexExtras, COMMENT_MIN_SIZE, GROUP_MIN_SIZE, JOINT_EXTRA_SIZE,
+    JOINT_MIN_SIZE, KEY_SIZE, MAGIC, MATERIAL_SIZE, MODEL_EXTRA_SIZE, SUPPORTED_VERSIONS, TRIANGLE_SIZE, VERTEX_SIZE,
+};
+use crate::formats::{fmt, FormatError, Location};
+use glam::{Vec3, Vec4};
+use std::path::Path;
 
 // ---------------------------------------------------------------------------------------------
 // Reader

@@ -1,6 +1,8 @@
 //! The writer: the document types back into bytes, so that `parse(write(file)) == file`.
 
-use super::*;
+use super::layout::{extra_value_count, Sections};
+use super::{Ms3dComment, Ms3dComments, Ms3dFile, MAGIC};
+use glam::{Vec3, Vec4};
 
 // ---------------------------------------------------------------------------------------------
 // Writer
