@@ -7,8 +7,9 @@ use super::{
     Ms3dTriangle, Ms3dVertex, Ms3dVertexExtra, Ms3dVertexExtras, COMMENT_MIN_SIZE, GROUP_MIN_SIZE, JOINT_EXTRA_SIZE,
     JOINT_MIN_SIZE, KEY_SIZE, MAGIC, MATERIAL_SIZE, MODEL_EXTRA_SIZE, SUPPORTED_VERSIONS, TRIANGLE_SIZE, VERTEX_SIZE,
 };
-use crate::formats::{fmt, FormatError, Location};
+use crate::formats::{FormatError, Location};
 use glam::{Vec3, Vec4};
+use std::fmt;
 use std::path::Path;
 
 // ---------------------------------------------------------------------------------------------
