@@ -1,6 +1,12 @@
 //! The clips: walk and wave as motions per joint and phase, stored as MD5 frames with their bounds.
 
-use super::*;
+use super::skeleton::{
+    BindJoint, Side, CHEST, HEAD, JOINT_COUNT, LEFT, NECK, ORIGIN, PELVIS, RIGHT, SIDES, SPINE_LOWER, SPINE_MIDDLE,
+};
+use super::{read_orientation, rounded_vector, stored_orientation, FRAME_COUNT, FRAME_RATE};
+use crate::formats::md5::{Md5Anim, Md5Hierarchy, Md5Mesh};
+use glam::{DQuat, DVec3, Vec3};
+use std::f64::consts::TAU;
 
 // ---------------------------------------------------------------------------------------------
 // Animation

@@ -12,14 +12,17 @@
 //! `skeleton.rs`, `surfaces.rs`, `animation.rs`, `texture.rs`; here: the entry points and the
 //! rounding every number goes through.
 
-use std::f64::consts::{FRAC_PI_2, PI, TAU};
+use animation::{animation, motion, wave_motion};
+use skeleton::skeleton;
 use std::io;
 use std::path::{Path, PathBuf};
+use surfaces::{mesh, pieces};
+use texture::texture;
 
-use glam::{DQuat, DVec3, Vec2, Vec3};
-use image::{Rgba, RgbaImage};
+use glam::{DQuat, DVec3, Vec3};
+use image::RgbaImage;
 
-use crate::formats::md5::{self, Md5Anim, Md5Hierarchy, Md5Joint, Md5Mesh, Md5MeshPart, Md5Vert, Md5Weight};
+use crate::formats::md5::{self, Md5Anim, Md5Mesh};
 
 mod animation;
 pub mod dense;
@@ -27,10 +30,6 @@ pub mod long_clip;
 mod skeleton;
 mod surfaces;
 mod texture;
-use animation::*;
-use skeleton::*;
-use surfaces::*;
-use texture::*;
 
 /// The body part's shader, and so the stem of its texture's file name.
 pub const BODY_SHADER: &str = "figure_body";
@@ -117,6 +116,9 @@ fn smoothstep(edge0: f64, edge1: f64, x: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use super::animation::{model_space_frame, skinned_bounds};
+    use super::skeleton::{ORIGIN, PELVIS};
+    use super::surfaces::surface;
     use super::*;
     use std::collections::HashMap;
 

@@ -1,6 +1,9 @@
 //! The skeleton: 23 joints placed by landmarks, each side's limbs mirrored.
 
-use super::*;
+use super::{read_orientation, rounded_vector, stored_orientation};
+use glam::DQuat;
+use glam::{DVec3, Vec3};
+use std::f64::consts::PI;
 
 // ---------------------------------------------------------------------------------------------
 // Skeleton

@@ -1,7 +1,12 @@
 //! The surfaces: pieces of lofted sections around the bones, their UV regions, and each vertex's
 //! weights from the joints it hangs between.
 
-use super::*;
+use super::skeleton::{on, BindJoint, CHEST, HEAD, LEFT, NECK, PELVIS, RIGHT, SIDES, SPINE_LOWER, SPINE_MIDDLE};
+use super::texture::{BELT_BOTTOM_V, BELT_TOP_V};
+use super::{rounded, rounded_vector, smoothstep, BODY_SHADER};
+use crate::formats::md5::{Md5Joint, Md5Mesh, Md5MeshPart, Md5Vert, Md5Weight};
+use glam::{DVec3, Vec2};
+use std::f64::consts::{FRAC_PI_2, TAU};
 
 // ---------------------------------------------------------------------------------------------
 // Surfaces

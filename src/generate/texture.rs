@@ -1,6 +1,6 @@
 //! The texture: shirt, trousers, skin and shoes, procedurally shaded.
 
-use super::*;
+use image::{Rgba, RgbaImage};
 
 // ---------------------------------------------------------------------------------------------
 // Texture
