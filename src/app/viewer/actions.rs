@@ -1,10 +1,16 @@
 //! What the panel's controls, a dropped file and `--drive` do to the viewer: the one place a
 //! renderer is rebuilt for another strategy, count or model.
 
-use super::*;
 use std::sync::mpsc::TryRecvError;
+use std::time::Instant;
 
-use crate::render::{MemoryPlan, PlanChoices};
+use super::{LevelBuild, Viewer};
+use crate::app::panel::Action;
+use crate::app::{default_animations, SceneSetup};
+use crate::formats::load_model;
+use crate::gpu;
+use crate::render::passes::debug::DebugViews;
+use crate::render::{MemoryPlan, Output, PlanChoices, Renderer, Strategy};
 
 impl Viewer {
     /// The frame at the current clock, rendered offscreen by the same renderer (and the last

@@ -19,8 +19,7 @@ use winit::window::{Window, WindowId};
 
 use crate::app::capture::FrameCapture;
 use crate::app::panel::{Action, Panel};
-use crate::app::{default_animations, SceneSetup};
-use crate::formats::load_model;
+use crate::app::SceneSetup;
 use crate::gpu::device::DeviceRequest;
 use crate::gpu::swapchain::{Acquired, Surface, Swapchain};
 use crate::gpu::{self, Device, Instance, InstanceOptions, MessageCounts};
