@@ -1,34 +1,20 @@
-//! The headless commands of the binary (`vkskin render`, `vkskin soak`), apart from the argument
-//! parsing in main.rs: a part of the binary, not of the library.
+//! The headless commands: `vkskin render` (frames to a PNG) and `vkskin soak` (many frames, memory
+//! logged).
 
 use std::path::Path;
 
 use vkskin::app::capture::FrameCapture;
 use vkskin::app::{headless_device, HeadlessRenderer};
-use vkskin::gpu::MessageCounts;
 use vkskin::render::offscreen::save_png;
 
-use crate::SceneArgs;
-
-pub(crate) fn check_messages(validation: bool, messages: MessageCounts) -> Result<(), String> {
-    if validation {
-        eprintln!("validation: {} errors, {} warnings", messages.errors, messages.warnings);
-        if messages.errors + messages.warnings > 0 {
-            return Err(format!("the validation layer reported {} errors and {} warnings", messages.errors, messages.warnings));
-        }
-    }
-    Ok(())
-}
+use super::check_messages;
+use crate::cli::{RenderArgs, SceneArgs, SoakArgs};
 
 /// Renders `frames` frames a 60th of a second apart ending at `time` (at least up to the one
 /// `--capture-frame` asks for) and writes the last.
-pub(crate) fn render(
-    scene_args: &SceneArgs,
-    time: f64,
-    (width, height): (u32, u32),
-    out: &Path,
-    frames: u64,
-) -> Result<(), String> {
+pub(crate) fn render(arguments: RenderArgs) -> Result<(), String> {
+    let RenderArgs { scene, time, size: (width, height), out, frames } = arguments;
+    let (scene_args, out) = (&scene, out.as_path());
     let validation = scene_args.validation();
     // Before any work: an output that cannot be written fails now, not after the frames. Opened
     // without truncating (an existing image stays until the new one replaces it), and removed again
@@ -88,14 +74,9 @@ fn rss_kib() -> (u64, u64) {
     (resident * 4, resident.saturating_sub(shared) * 4)
 }
 
-pub(crate) fn soak(
-    scene_args: &SceneArgs,
-    frames: u64,
-    switch_every: u64,
-    every: u64,
-    size: (u32, u32),
-    report: &Path,
-) -> Result<(), String> {
+pub(crate) fn soak(arguments: SoakArgs) -> Result<(), String> {
+    let SoakArgs { scene, frames, switch_every, every, size, out } = arguments;
+    let (scene_args, report, switch_every, every) = (&scene, out.as_path(), switch_every.max(1), every.max(1));
     let validation = scene_args.validation();
     let mut log = std::fs::File::create(report).map_err(|error| format!("cannot write {}: {error}", report.display()))?;
     let device = headless_device(validation).map_err(|error| error.to_string())?;

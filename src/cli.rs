@@ -1,0 +1,309 @@
+//! The command line as clap reads it: the commands, their arguments and the value parsers. What
+//! each command does is in `commands/`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use vkskin::render::passes::debug::DebugViews;
+use vkskin::render::Strategy;
+
+/// The viewer is the default command: `vkskin FILE [options]` and `vkskin [options]` are
+/// `vkskin view FILE [options]` and `vkskin view [options]`. One vocabulary across the commands:
+/// `--instances` and `--strategy` (bench: comma-separated lists), `--out FILE` for a file written,
+/// `--out-dir DIR` for a folder, `--frames N` for how many frames are rendered.
+#[derive(Parser)]
+#[command(
+    name = "vkskin",
+    version,
+    about = "GPU skeletal animation with Vulkan: skin once in compute, draw twice",
+    args_conflicts_with_subcommands = true
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+    /// With no command: the viewer's options.
+    #[command(flatten)]
+    pub(crate) view: ViewArgs,
+}
+
+/// The viewer's options (`view`, or no command at all).
+#[derive(Args)]
+pub(crate) struct ViewArgs {
+    #[command(flatten)]
+    pub(crate) scene: SceneArgs,
+    /// Window size, WxH.
+    #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+    pub(crate) size: (u32, u32),
+    /// Quit after this many frames.
+    #[arg(long)]
+    pub(crate) frames: Option<u64>,
+    /// Drive N window events at the window (resizes, 0×0, minimize, focus, hide): a test.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) storm: u32,
+    /// On exit, write the last frame (rendered offscreen by the same renderer) as PNG.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) screenshot: Option<PathBuf>,
+    /// Start without the panel (and without its overlay pass; F1 then does nothing).
+    #[arg(long)]
+    pub(crate) no_ui: bool,
+    /// Run the panel's controls at set frames: FRAME:ACTION;... with ACTION strategy=NAME,
+    /// instances=N, clip=N, fade=S, speed=X, seek=S, pause, play, step, debug=VIEWS or
+    /// panel=on|off. With --screenshot PATH, the frame before each is written as PATH_FRAME.png.
+    #[arg(long, value_parser = parse_drive)]
+    pub(crate) drive: Option<Drive>,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Open a window on a model (the default command: `vkskin FILE` is `vkskin view FILE`). Drag to
+    /// orbit, wheel to zoom, Space pauses, N steps a frame while paused, R resets, Esc quits.
+    View(ViewArgs),
+    /// Render one frame headless and write it as PNG.
+    Render(RenderArgs),
+    /// Describe a model: joint tree, meshes, influences, clips, bounds, textures. No Vulkan needed.
+    Inspect(InspectArgs),
+    /// Benchmark the skinning strategies side by side, headless: a table on stdout, JSON, CSV and
+    /// PNG plots in --out-dir.
+    Bench(BenchArgs),
+    /// Soak: render many headless frames, switching clips, and log process RSS and GPU memory
+    /// (gpu-allocator) to a CSV so leaks show as a rising line.
+    Soak(SoakArgs),
+    /// Write the bundled default model (assets/figure.*) into a folder.
+    Generate(GenerateArgs),
+}
+
+/// `vkskin render`'s arguments.
+#[derive(Args)]
+pub(crate) struct RenderArgs {
+    #[command(flatten)]
+    pub(crate) scene: SceneArgs,
+    /// Seconds into the animation.
+    #[arg(long, default_value_t = 0.0, value_parser = parse_seconds)]
+    pub(crate) time: f64,
+    /// Image size, WxH.
+    #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+    pub(crate) size: (u32, u32),
+    /// The PNG written.
+    #[arg(long, value_name = "FILE", default_value = "vkskin.png")]
+    pub(crate) out: PathBuf,
+    /// Render this many frames, a 60th of a second apart, ending at --time (soak and
+    /// validation runs); the last is written.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) frames: u64,
+}
+
+/// `vkskin inspect`'s arguments.
+#[derive(Args)]
+pub(crate) struct InspectArgs {
+    /// Model file: .md5mesh, .gltf, .glb, .ms3d or .dae.
+    pub(crate) model: PathBuf,
+    /// Animation file(s) whose clips play on the model (today: .md5anim). Default: a .md5mesh's
+    /// sibling .md5anim files.
+    #[arg(long = "anim", value_name = "FILE")]
+    pub(crate) animations: Vec<PathBuf>,
+    /// Cut named clips from the first animation: NAME=FIRST-LAST,... (frames, or seconds as 0.5s-1.2s).
+    #[arg(long)]
+    pub(crate) clips: Option<String>,
+    /// Build and list the levels of detail (`off`: skip them).
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    pub(crate) lod: Switch,
+}
+
+/// `vkskin bench`'s arguments.
+#[derive(Args)]
+pub(crate) struct BenchArgs {
+    /// Model file (.md5mesh, .gltf, .glb, .ms3d, .dae). Default: the bundled figure.
+    pub(crate) model: Option<PathBuf>,
+    /// Animation file(s) whose clips play on the model (today: .md5anim).
+    #[arg(long = "anim", value_name = "FILE")]
+    pub(crate) animations: Vec<PathBuf>,
+    /// Instance counts, comma separated.
+    #[arg(long, default_value = "1,10,100,1000,10000", value_delimiter = ',')]
+    pub(crate) instances: Vec<usize>,
+    /// Strategies, comma separated: compute, vertex, cpu.
+    #[arg(long, default_value = "compute,vertex,cpu", value_delimiter = ',', value_parser = parse_strategy)]
+    pub(crate) strategy: Vec<Strategy>,
+    /// Levels of detail, comma separated: on, off. With both, each row with them on gets the
+    /// difference its last frame makes against the same frame with them off.
+    #[arg(long, value_enum, default_value = "on", value_delimiter = ',')]
+    pub(crate) lod: Vec<Switch>,
+    /// The triangle pass's light run (the shadow pass draws only triangles that can reach a
+    /// texel), comma separated: on, off (`compute` only; on where memory allows).
+    #[arg(long, value_enum, default_value = "off", value_delimiter = ',')]
+    pub(crate) light_culling: Vec<Switch>,
+    /// Animation LOD (palettes of instances under 48 pixels every second frame), comma
+    /// separated: on, off.
+    #[arg(long, value_enum, default_value = "off", value_delimiter = ',')]
+    pub(crate) animation_lod: Vec<Switch>,
+    /// Frames measured for each row (after the warm-up).
+    #[arg(long, default_value_t = 60)]
+    pub(crate) measure: u32,
+    /// Frames rendered before measuring.
+    #[arg(long, default_value_t = 10)]
+    pub(crate) warmup: u32,
+    /// Image size, WxH.
+    #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+    pub(crate) size: (u32, u32),
+    /// Folder for bench.json, bench.csv and the plots.
+    #[arg(long, value_name = "DIR", default_value = "bench-results")]
+    pub(crate) out_dir: PathBuf,
+    /// Turn on the validation layer (slower; for checking, not for figures).
+    #[arg(long)]
+    pub(crate) validate: bool,
+    /// Capture frame N (counted over the whole run, warm-up included) with RenderDoc.
+    #[arg(long, value_name = "N")]
+    pub(crate) capture_frame: Option<u64>,
+}
+
+/// `vkskin soak`'s arguments.
+#[derive(Args)]
+pub(crate) struct SoakArgs {
+    #[command(flatten)]
+    pub(crate) scene: SceneArgs,
+    /// Frames to render.
+    #[arg(long, default_value_t = 10_000)]
+    pub(crate) frames: u64,
+    /// Switch every instance to the next clip (crossfading) every this many frames.
+    #[arg(long, default_value_t = 120)]
+    pub(crate) switch_every: u64,
+    /// Log a row every this many frames.
+    #[arg(long, default_value_t = 100)]
+    pub(crate) every: u64,
+    #[arg(long, default_value = "160x120", value_parser = parse_size)]
+    pub(crate) size: (u32, u32),
+    /// The CSV written: frame, seconds, rss_kib, gpu_allocated_bytes, gpu_capacity_bytes,
+    /// rss_anon_kib.
+    #[arg(long, value_name = "FILE", default_value = "soak.csv")]
+    pub(crate) out: PathBuf,
+}
+
+/// `vkskin generate`'s arguments.
+#[derive(Args)]
+pub(crate) struct GenerateArgs {
+    /// The folder written.
+    #[arg(long, value_name = "DIR", default_value = "assets")]
+    pub(crate) out_dir: PathBuf,
+    /// Write long_clip.ms3d instead: 60 joints, 3 minutes of keys at 30 fps (a load-time check).
+    #[arg(long)]
+    pub(crate) long_clip: bool,
+    /// Also write figure_dense.md5mesh and its clips: the figure with each triangle split into
+    /// four, N times over (N = 2: 111,168 triangles; a load-time and level-of-detail check).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=5))]
+    pub(crate) subdivide: Option<u32>,
+}
+
+/// A feature on or off on the command line (`--lod`, `--light-culling`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Switch {
+    On,
+    Off,
+}
+
+impl Switch {
+    pub(crate) fn on(self) -> bool {
+        self == Switch::On
+    }
+}
+
+/// The scene every rendering command shares: model, clips, instances, strategy, features.
+#[derive(Args)]
+pub(crate) struct SceneArgs {
+    /// Model file: .md5mesh, .gltf, .glb, .ms3d or .dae. Default: the bundled figure.
+    pub(crate) model: Option<PathBuf>,
+    /// Animation file(s) whose clips play on the model (today: .md5anim). Default: a .md5mesh's
+    /// sibling .md5anim files.
+    #[arg(long = "anim", value_name = "FILE")]
+    pub(crate) animations: Vec<PathBuf>,
+    /// Capture frame N (from 0) with RenderDoc and print the .rdc path: under `renderdoccmd capture`,
+    /// or with librenderdoc.so loadable (Debian package renderdoc).
+    #[arg(long, value_name = "N")]
+    pub(crate) capture_frame: Option<u64>,
+    /// Debug views, comma separated: skeleton, normals, shadowmap, wireframe, bounds.
+    #[arg(long, default_value = "", value_parser = DebugViews::parse)]
+    pub(crate) debug: DebugViews,
+    /// Number of animated instances, laid out in a grid.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) instances: u32,
+    /// The clip to play, by name or index (default: the first). In the viewer, keys 1-9 switch.
+    #[arg(long)]
+    pub(crate) clip: Option<String>,
+    /// Cut named clips from the first animation: NAME=FIRST-LAST,... in frames (12-30) or seconds
+    /// (0.5s-1.2s). They come first; a "<model> animation ranges.txt" beside the model is read too.
+    #[arg(long)]
+    pub(crate) clips: Option<String>,
+    /// Play a second clip over one joint's subtree on every instance: CLIP@JOINT or
+    /// CLIP@JOINT:WEIGHT (default weight 1), e.g. wave@upper_arm_left:0.8.
+    #[arg(long)]
+    pub(crate) layer: Option<String>,
+    /// Crossfade time in seconds when the viewer switches clips (0: cut).
+    #[arg(long, default_value_t = 0.3, value_parser = parse_fade)]
+    pub(crate) fade: f32,
+    /// How vertices are skinned: compute (skin once, draw twice), vertex (skin in each pass's vertex
+    /// shader, as the tutorials do) or cpu (software skinning on all cores).
+    #[arg(long, default_value = "compute", value_parser = parse_strategy)]
+    pub(crate) strategy: Strategy,
+    /// Levels of detail: on (each instance drawn at the coarsest level within a pixel of the full
+    /// mesh) or off (full detail).
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    pub(crate) lod: Switch,
+    /// The triangle pass's light run (`compute`): the shadow pass draws only the triangles that can
+    /// reach a shadow texel. Off by default: on lavapipe it costs the triangle pass more than it
+    /// saves the shadow pass (docs/results.md).
+    #[arg(long, value_enum, default_value_t = Switch::Off)]
+    pub(crate) light_culling: Switch,
+    /// Animation LOD: on computes the palette of an instance under 48 pixels on screen (or seen
+    /// only by the light) every second frame, skinning it from last frame's palette between.
+    #[arg(long, value_enum, default_value_t = Switch::Off)]
+    pub(crate) animation_lod: Switch,
+    /// Turn on the Khronos validation layer with synchronization validation (also VKSKIN_VALIDATION=1).
+    #[arg(long)]
+    pub(crate) validate: bool,
+}
+
+pub(crate) fn parse_strategy(text: &str) -> Result<Strategy, String> {
+    Strategy::parse(text).ok_or_else(|| format!("expected compute, vertex or cpu, got '{text}'"))
+}
+
+/// A finite number of seconds (NaN and infinities have no frame).
+pub(crate) fn parse_seconds(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|seconds| seconds.is_finite())
+        .ok_or_else(|| format!("expected a finite number of seconds, got '{text}'"))
+}
+
+/// A crossfade's length: finite, not negative.
+pub(crate) fn parse_fade(text: &str) -> Result<f32, String> {
+    parse_seconds(text)
+        .map(|seconds| seconds as f32)
+        .ok()
+        .filter(|seconds| *seconds >= 0.0 && seconds.is_finite())
+        .ok_or_else(|| format!("expected a crossfade of 0 or more seconds, got '{text}'"))
+}
+
+/// `--drive`'s steps, in frame order (one value to clap, not a list of them).
+#[derive(Clone)]
+pub(crate) struct Drive(pub(crate) Vec<(u64, vkskin::app::panel::Action)>);
+
+pub(crate) fn parse_drive(text: &str) -> Result<Drive, String> {
+    let mut steps = Vec::new();
+    for step in text.split(';').map(str::trim).filter(|step| !step.is_empty()) {
+        let (frame, action) = step.split_once(':').ok_or(format!("'{step}': expected FRAME:ACTION"))?;
+        let frame = frame.trim().parse::<u64>().map_err(|_| format!("'{step}': expected a frame number before ':'"))?;
+        steps.push((frame, vkskin::app::panel::Action::parse(action.trim())?));
+    }
+    steps.sort_by_key(|&(frame, _)| frame);
+    Ok(Drive(steps))
+}
+
+pub(crate) fn parse_size(text: &str) -> Result<(u32, u32), String> {
+    let (width, height) =
+        text.split_once(['x', 'X']).ok_or_else(|| format!("expected WxH, for example 1280x720, got '{text}'"))?;
+    let parse = |side: &str| side.trim().parse::<u32>().ok().filter(|&value| (1..=16384).contains(&value));
+    match (parse(width), parse(height)) {
+        (Some(width), Some(height)) => Ok((width, height)),
+        _ => Err(format!("expected WxH with sides from 1 to 16384, got '{text}'")),
+    }
+}

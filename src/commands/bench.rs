@@ -1,0 +1,45 @@
+//! `vkskin bench`: the strategies side by side, a progress line, the table and the files.
+
+use vkskin::app::bench::{progress_bar, BenchOptions};
+use vkskin::app::capture::FrameCapture;
+use vkskin::app::{default_animations, default_model_path};
+use vkskin::formats::load_model;
+use vkskin::gpu::instance::validation_from_env;
+
+use crate::cli::BenchArgs;
+
+pub(crate) fn bench(arguments: BenchArgs) -> Result<(), String> {
+    let mut capture = arguments.capture_frame.map(FrameCapture::attach).transpose()?;
+    let path = arguments.model.unwrap_or_else(default_model_path);
+    let animations = default_animations(&path, &arguments.animations);
+    let model = load_model(&path, &animations).map_err(|error| error.to_string())?;
+    let options = BenchOptions {
+        lods: arguments.lod.iter().map(|lod| lod.on()).collect(),
+        light_culling: arguments.light_culling.iter().map(|light| light.on()).collect(),
+        animation_lod: arguments.animation_lod.iter().map(|switch| switch.on()).collect(),
+        counts: arguments.instances,
+        strategies: arguments.strategy,
+        warmup: arguments.warmup,
+        frames: arguments.measure.max(1),
+        size: arguments.size,
+        out: arguments.out_dir.clone(),
+        validation: arguments.validate || validation_from_env(),
+    };
+    // A bar redrawn in place on a terminal; in a log, a plain line a step.
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let report = vkskin::app::bench::run(&model, &options, capture.as_mut(), |done, total, what| {
+        if terminal {
+            eprint!("{}", progress_bar(done, total, what));
+        } else {
+            eprintln!("bench: {done}/{total} {what}");
+        }
+    })?;
+    if terminal {
+        eprintln!();
+    }
+    print!("{}", report.table());
+    for path in report.write(&arguments.out_dir)? {
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,132 @@
+//! The scene a rendering command plays, from its arguments: the model read with its clips, cells
+//! and levels of detail, the instances, the clip and the layer.
+
+use std::path::PathBuf;
+
+use vkskin::anim::Layer;
+use vkskin::app::{default_animations, default_model_path, find_clip, SceneSetup};
+use vkskin::formats::ranges::parse_clips_argument;
+use vkskin::formats::read_model;
+use vkskin::gpu::instance::validation_from_env;
+use vkskin::model::Model;
+use vkskin::render::{MemoryPlan, PlanChoices};
+
+use crate::cli::SceneArgs;
+
+impl SceneArgs {
+    pub(crate) fn validation(&self) -> bool {
+        self.validate || validation_from_env()
+    }
+
+    /// The renderer's `Setup::animation_lod` for `--animation-lod`.
+    pub(crate) fn animation_lod(&self) -> Option<f32> {
+        self.animation_lod.on().then_some(vkskin::render::ANIMATION_LOD_PIXELS)
+    }
+
+    /// What the memory plan is asked for: room for the light's run with `--light-culling on`.
+    pub(crate) fn choices(&self) -> PlanChoices {
+        PlanChoices { light_culling: self.light_culling.on(), ..PlanChoices::default() }
+    }
+
+    /// The model with its instances, playing the chosen clip; without levels of detail, which the
+    /// viewer builds on a worker thread while it draws the full mesh.
+    pub(crate) fn setup(&self) -> Result<SceneSetup, String> {
+        self.setup_within(None, false)
+    }
+
+    /// `setup`, refusing up front (before laying out a single instance) a count past what
+    /// `device` can hold, with the limit and the largest count that fits.
+    /// `build_levels`: with `--lod on`, build the levels of detail before returning (the headless
+    /// commands, whose frames are all rendered at once).
+    pub(crate) fn setup_within(&self, device: Option<&vkskin::gpu::Device>, build_levels: bool) -> Result<SceneSetup, String> {
+        let model = self.load(build_levels)?;
+        match device {
+            Some(device) => {
+                MemoryPlan::new(device, &model, self.strategy, self.instances, self.choices())
+                    .map_err(|error| error.to_string())?;
+            }
+            None => MemoryPlan::check_any_device(&model, self.strategy, self.instances)?,
+        }
+        let clip = self.clip.as_deref().map(|selector| find_clip(&model, selector)).transpose()?;
+        let layer = self.layer.as_deref().map(|text| parse_layer(&model, text)).transpose()?;
+        let mut setup = SceneSetup::new(model, self.instances as usize);
+        if let Some(clip) = clip {
+            setup.play(clip, 0.0, 0.0);
+            setup.frame_played();
+        }
+        for instance in &mut setup.instances {
+            instance.layer = layer;
+        }
+        Ok(setup)
+    }
+
+    pub(crate) fn load(&self, build_levels: bool) -> Result<Model, String> {
+        let path = self.model.clone().unwrap_or_else(default_model_path);
+        let animations = default_animations(&path, &self.animations);
+        let (model, _) = open_model(&path, &animations, self.clips.as_deref(), build_levels && self.lod.on())?;
+        for warning in &model.stats.warnings {
+            log::warn!("{}", vkskin::formats::files::one_line(warning));
+        }
+        log::info!(
+            "{}: {} vertices, {} joints, up to {} influences a vertex, {} clips",
+            path.display(),
+            model.vertices.len(),
+            model.skeleton.len(),
+            model.stats.max_influences,
+            model.clips.len()
+        );
+        Ok(model)
+    }
+}
+
+/// Reads a model, cuts `--clips` from it, and builds its culling cells and, with `levels`, its
+/// levels of detail side by side (neither needs the other, and the chain is mostly one thread's
+/// work). Returns how long the levels took.
+pub(crate) fn open_model(
+    path: &std::path::Path,
+    animations: &[PathBuf],
+    clips: Option<&str>,
+    levels: bool,
+) -> Result<(Model, Option<f64>), String> {
+    let mut model = read_model(path, animations).map_err(|error| error.to_string())?;
+    if let Some(text) = clips {
+        model.cut_clips(&parse_clips_argument(text)?)?;
+    }
+    // A thread of its own, not a rayon task: the chain waits on its own helper thread, and a
+    // waiting rayon worker would be one worker less for both jobs' parallel parts.
+    let (bounds, levelled) = std::thread::scope(|scope| {
+        let chain = levels.then(|| {
+            scope.spawn(|| {
+                let started = std::time::Instant::now();
+                (vkskin::model::lod::with_levels(&model), started.elapsed().as_secs_f64())
+            })
+        });
+        let bounds = model.cell_bounds();
+        (bounds, chain.map(|chain| chain.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
+    });
+    // The levels reorder the vertices; the cells do not depend on their order.
+    let (mut model, seconds) = match levelled {
+        Some((levelled, seconds)) => (levelled, Some(seconds)),
+        None => (model, None),
+    };
+    model.bounds = bounds;
+    Ok((model, seconds))
+}
+
+/// `--layer CLIP@JOINT[:WEIGHT]`: a clip by name or index over a joint (by name) and its subtree.
+fn parse_layer(model: &Model, text: &str) -> Result<Layer, String> {
+    let expected = || format!("--layer \"{text}\": expected CLIP@JOINT or CLIP@JOINT:WEIGHT");
+    let (clip, rest) = text.split_once('@').ok_or_else(expected)?;
+    let (joint, weight) = match rest.rsplit_once(':') {
+        Some((joint, weight)) => (joint, weight.trim().parse::<f32>().map_err(|_| expected())?),
+        None => (rest, 1.0),
+    };
+    if !(0.0..=1.0).contains(&weight) {
+        return Err(format!("--layer \"{text}\": expected a weight from 0 to 1, found {weight}"));
+    }
+    let clip = find_clip(model, clip.trim())?;
+    let joint = model.skeleton.joints.iter().position(|candidate| candidate.name == joint.trim()).ok_or_else(|| {
+        format!("--layer \"{text}\": {} has no joint \"{}\" (`vkskin inspect` lists them)", model.name, joint.trim())
+    })?;
+    Ok(Layer { clip, joint, weight })
+}

@@ -1,0 +1,46 @@
+//! `vkskin view` (and `vkskin FILE`): the viewer, then what it reports.
+
+use vkskin::app::capture::FrameCapture;
+use vkskin::app::default_model_path;
+use vkskin::app::viewer::ViewerOptions;
+
+use super::check_messages;
+use crate::cli::ViewArgs;
+
+pub(crate) fn view(arguments: ViewArgs) -> Result<(), String> {
+    let ViewArgs { scene, size, frames, storm, screenshot, no_ui, drive } = arguments;
+    // RenderDoc first: its layer must see the Vulkan instance being created.
+    let capture = scene.capture_frame.map(FrameCapture::attach).transpose()?;
+    let setup = scene.setup()?;
+    let validation = scene.validation();
+    let options = ViewerOptions {
+        validation,
+        frame_limit: frames,
+        size,
+        fade_seconds: scene.fade,
+        strategy: scene.strategy,
+        light_culling: scene.light_culling.on(),
+        animation_lod: scene.animation_lod(),
+        lod: scene.lod.on(),
+        capture,
+        debug: scene.debug,
+        storm,
+        screenshot,
+        ui: !no_ui,
+        model_path: Some(scene.model.clone().unwrap_or_else(default_model_path)),
+        animations: scene.animations.clone(),
+        drive: drive.map_or_else(Vec::new, |drive| drive.0),
+    };
+    let report = vkskin::app::viewer::run(setup, options)?;
+    println!("presented {} frames of {}", report.frames, report.model);
+    if let Some([x0, y0, x1, y1]) = report.panel_rect {
+        println!("panel: {x0},{y0} to {x1},{y1}");
+    }
+    if let Some((median, mean)) = report.overlay_ms {
+        println!("overlay pass: {median:.3} ms a frame (median), {mean:.3} ms (mean)");
+    }
+    if storm > 0 {
+        println!("storm: {} window events, {} swapchains", report.storm_events, report.swapchains);
+    }
+    check_messages(validation, report.messages)
+}
