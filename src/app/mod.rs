@@ -24,7 +24,7 @@ use crate::render::camera::OrbitCamera;
 use crate::render::offscreen::{OffscreenTarget, OFFSCREEN_FORMAT};
 use crate::render::passes::shadow;
 use crate::render::shader_types::InstanceData;
-use crate::render::{FrameScene, Output, PlanChoices, Renderer, Strategy};
+use crate::render::{FrameScene, Output, RenderSettings, Renderer, Strategy};
 
 /// The bundled default model, made by `vkskin generate` (src/generate/). Found where an installed
 /// binary's files go (`assets/` beside the executable, or `../share/vkskin/` from it), then in the
@@ -201,25 +201,25 @@ impl HeadlessRenderer {
         size: (u32, u32),
         strategy: Strategy,
     ) -> gpu::Result<HeadlessRenderer> {
-        HeadlessRenderer::with_choices(device, setup, size, strategy, PlanChoices::default())
+        HeadlessRenderer::with_settings(device, setup, size, strategy, RenderSettings::default())
     }
 
-    /// `with_strategy`, with the plan's `choices`: room for the triangle pass's light run; the
-    /// device's limits lowered (storage-buffer bindings held below `choices.binding` bytes, so the
+    /// `with_strategy`, with the application's `settings` (`RenderSettings`); in tests, the
+    /// device's limits lowered (storage-buffer bindings held below `settings.binding` bytes, so the
     /// skinned vertices and palettes split into chunks at small counts; the heap held to
-    /// `choices.heap`: tests).
-    pub fn with_choices(
+    /// `settings.heap`).
+    pub fn with_settings(
         device: &Arc<Device>,
         setup: &SceneSetup,
         (width, height): (u32, u32),
         strategy: Strategy,
-        choices: PlanChoices,
+        settings: RenderSettings,
     ) -> gpu::Result<HeadlessRenderer> {
         if width == 0 || height == 0 {
             return Err(gpu::Error::Other(format!("image size {width}x{height}: both sides must be at least 1")));
         }
         let count = setup.instances.len() as u32;
-        let renderer = Renderer::with_choices(device, &setup.model, count, OFFSCREEN_FORMAT, strategy, choices)?;
+        let renderer = Renderer::with_settings(device, &setup.model, count, OFFSCREEN_FORMAT, strategy, settings)?;
         let target = OffscreenTarget::new(device, width, height)?;
         Ok(HeadlessRenderer { target, renderer })
     }

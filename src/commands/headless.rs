@@ -47,10 +47,9 @@ fn render_into(
     let setup = scene_args.setup_within(Some(&device), true)?;
     let image = {
         let mut headless =
-            HeadlessRenderer::with_choices(&device, &setup, (width, height), scene_args.strategy, scene_args.choices())
+            HeadlessRenderer::with_settings(&device, &setup, (width, height), scene_args.strategy, scene_args.settings())
                 .map_err(|error| error.to_string())?;
         headless.renderer.set_debug(scene_args.debug)?;
-        headless.renderer.setup.animation_lod = scene_args.animation_lod();
         let last = scene_args.capture_frame.unwrap_or(0).max(frames - 1);
         for frame in 0..=last {
             let scene = setup.frame(time - (last - frame) as f64 / 60.0, headless.aspect());
@@ -81,10 +80,9 @@ pub(crate) fn soak(arguments: SoakArgs) -> Result<(), String> {
     let mut log = std::fs::File::create(report).map_err(|error| format!("cannot write {}: {error}", report.display()))?;
     let device = headless_device(validation).map_err(|error| error.to_string())?;
     let mut setup = scene_args.setup_within(Some(&device), true)?;
-    let mut headless = HeadlessRenderer::with_choices(&device, &setup, size, scene_args.strategy, scene_args.choices())
+    let mut headless = HeadlessRenderer::with_settings(&device, &setup, size, scene_args.strategy, scene_args.settings())
         .map_err(|error| error.to_string())?;
     headless.renderer.set_debug(scene_args.debug)?;
-    headless.renderer.setup.animation_lod = scene_args.animation_lod();
     use std::io::Write as _;
     let write_error = |error: std::io::Error| format!("cannot write {}: {error}", report.display());
     writeln!(log, "frame,seconds,rss_kib,gpu_allocated_bytes,gpu_capacity_bytes,rss_anon_kib").map_err(write_error)?;

@@ -9,7 +9,7 @@ use vkskin::formats::ranges::parse_clips_argument;
 use vkskin::formats::read_model;
 use vkskin::gpu::instance::validation_from_env;
 use vkskin::model::Model;
-use vkskin::render::{MemoryPlan, PlanChoices};
+use vkskin::render::{MemoryPlan, RenderSettings};
 
 use crate::cli::SceneArgs;
 
@@ -23,9 +23,13 @@ impl SceneArgs {
         self.animation_lod.on().then_some(vkskin::render::ANIMATION_LOD_PIXELS)
     }
 
-    /// What the memory plan is asked for: room for the light's run with `--light-culling on`.
-    pub(crate) fn choices(&self) -> PlanChoices {
-        PlanChoices { light_culling: self.light_culling.on(), ..PlanChoices::default() }
+    /// The renderer's settings: room for the light's run with `--light-culling on`, animation LOD.
+    pub(crate) fn settings(&self) -> RenderSettings {
+        RenderSettings {
+            light_culling: self.light_culling.on(),
+            animation_lod: self.animation_lod(),
+            ..RenderSettings::default()
+        }
     }
 
     /// The model with its instances, playing the chosen clip; without levels of detail, which the
@@ -42,7 +46,7 @@ impl SceneArgs {
         let model = self.load(build_levels)?;
         match device {
             Some(device) => {
-                MemoryPlan::new(device, &model, self.strategy, self.instances, self.choices())
+                MemoryPlan::new(device, &model, self.strategy, self.instances, self.settings())
                     .map_err(|error| error.to_string())?;
             }
             None => MemoryPlan::check_any_device(&model, self.strategy, self.instances)?,

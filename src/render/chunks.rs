@@ -81,43 +81,48 @@ pub struct MemoryPlan {
     pub light_level: Option<u32>,
 }
 
-/// What a plan is asked for besides the model, the strategy and the count.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PlanChoices {
+/// What the application chooses for a renderer besides the model, the strategy and the count,
+/// passed whole to `Renderer::with_settings`: the features it turns on, the skin pass's layout, and
+/// (tests) lowered device limits.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RenderSettings {
     /// Room for the triangle pass's light run (`--light-culling on`), where the count fits with it.
     pub light_culling: bool,
+    /// Animation LOD (`--animation-lod on`): an instance under this many pixels on screen has its
+    /// palette computed every second frame (`Setup::animation_lod`); None: every frame.
+    pub animation_lod: Option<f32>,
+    /// The skin pass's layout; None: the device's default, or what `VKSKIN_SKIN_WORKGROUP` and
+    /// `VKSKIN_SKIN_STAGED_STORES` ask for (`SkinTuning::from_env`).
+    pub skin: Option<crate::render::passes::skin::SkinTuning>,
     /// Tests lower the device's limits to reach them with few instances: the bytes one
     /// storage-buffer binding may hold, below maxStorageBufferRange (many chunks)...
     pub binding: Option<u64>,
     /// ...and the bytes of the largest memory heap (a plan short of memory).
     pub heap: Option<u64>,
-    /// The skin pass's layout; None: the device's default, or what `VKSKIN_SKIN_WORKGROUP` and
-    /// `VKSKIN_SKIN_STAGED_STORES` ask for (`SkinTuning::from_env`).
-    pub skin: Option<crate::render::passes::skin::SkinTuning>,
 }
 
-impl From<Option<u64>> for PlanChoices {
+impl From<Option<u64>> for RenderSettings {
     /// The binding's limit alone.
-    fn from(binding: Option<u64>) -> PlanChoices {
-        PlanChoices { binding, ..PlanChoices::default() }
+    fn from(binding: Option<u64>) -> RenderSettings {
+        RenderSettings { binding, ..RenderSettings::default() }
     }
 }
 
 impl MemoryPlan {
     /// The plan for `instance_count` instances, or an error naming the limit they exceed and the
-    /// largest count that fits. `choices`: room for the light's run; lowered limits (tests).
+    /// largest count that fits. `settings`: room for the light's run; lowered limits (tests).
     pub fn new(
         device: &Device,
         model: &Model,
         strategy: Strategy,
         instance_count: u32,
-        choices: PlanChoices,
+        settings: RenderSettings,
     ) -> gpu::Result<MemoryPlan> {
         let limits = device.limits();
-        let range = u64::from(limits.max_storage_buffer_range).min(choices.binding.unwrap_or(u64::MAX));
-        let heap = largest_heap(device).min(choices.heap.unwrap_or(u64::MAX));
+        let range = u64::from(limits.max_storage_buffer_range).min(settings.binding.unwrap_or(u64::MAX));
+        let heap = largest_heap(device).min(settings.heap.unwrap_or(u64::MAX));
         let rows = limits.max_compute_work_group_count[1];
-        let plan = match choices.light_culling {
+        let plan = match settings.light_culling {
             true => MemoryPlan::with_light_culling(Shape::of(model), strategy, instance_count, range, heap, rows),
             false => MemoryPlan::for_limits(Shape::of(model), strategy, instance_count, range, heap, rows),
         };

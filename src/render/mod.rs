@@ -44,7 +44,7 @@ use crate::gpu::descriptors::DescriptorPool;
 use crate::gpu::device::Needs;
 use crate::gpu::{self, Check, Device, Sampler};
 use crate::model::{Facing, Model};
-pub use chunks::{largest_heap, padded_chunks, Chunking, MemoryPlan, PlanChoices};
+pub use chunks::{largest_heap, padded_chunks, Chunking, MemoryPlan, RenderSettings};
 use draw::SkinInputSet;
 use model_buffers::GpuModel;
 use offscreen::OffscreenTarget;
@@ -279,23 +279,23 @@ impl Renderer {
         color_format: vk::Format,
         strategy: Strategy,
     ) -> gpu::Result<Renderer> {
-        Renderer::with_choices(device, model, instance_count, color_format, strategy, PlanChoices::default())
+        Renderer::with_settings(device, model, instance_count, color_format, strategy, RenderSettings::default())
     }
 
-    /// `new`, with the plan's `choices`: room for the triangle pass's light run (`--light-culling
-    /// on`); the device's limits lowered (tests: many chunks, or a plan short of memory, with few
-    /// instances).
-    pub fn with_choices(
+    /// `new`, with the application's `settings`: room for the triangle pass's light run
+    /// (`--light-culling on`), animation LOD, the skin pass's layout; the device's limits lowered
+    /// (tests: many chunks, or a plan short of memory, with few instances).
+    pub fn with_settings(
         device: &Arc<Device>,
         model: &Model,
         instance_count: u32,
         color_format: vk::Format,
         strategy: Strategy,
-        choices: PlanChoices,
+        settings: RenderSettings,
     ) -> gpu::Result<Renderer> {
         let instance_count = instance_count.max(1);
         let gpu_model = GpuModel::upload(device, model)?;
-        let plan = MemoryPlan::new(device, model, strategy, instance_count, choices)?;
+        let plan = MemoryPlan::new(device, model, strategy, instance_count, settings)?;
         let chunking = plan.chunking;
         let vertex_bytes = gpu_model.skinned_bytes();
 
@@ -316,7 +316,7 @@ impl Renderer {
             level_lists: &cull.level_lists,
         };
         let runs = strategy == Strategy::Compute;
-        let skin = SkinPass::new(device, chunking, instance_count, vertex_bytes, runs, choices.skin, &skin_inputs)?;
+        let skin = SkinPass::new(device, chunking, instance_count, vertex_bytes, runs, settings.skin, &skin_inputs)?;
         // The `vertex` strategy's shadow and forward vertex shaders skin from this set.
         let vertex_skinning = match strategy {
             Strategy::Vertex => Some(SkinInputSet::new(device, &gpu_model, &palette.palettes)?),
@@ -399,7 +399,7 @@ impl Renderer {
                 skeleton_only,
                 dispatch_rows: device.limits().max_compute_work_group_count[1].max(1),
                 light_culling,
-                animation_lod: None,
+                animation_lod: settings.animation_lod,
             },
             debug: DebugViews { skeleton: skeleton_only, ..DebugViews::default() },
             stats: FrameStats::default(),

@@ -25,7 +25,7 @@ fn chunked_instances_skin_and_draw_as_one_buffer_does() {
         let scene_at = |headless: &HeadlessRenderer, time| setup.frame(time, headless.aspect());
         let mut whole = HeadlessRenderer::with_strategy(&device, &setup, (width, height), strategy).expect("renderer");
         let mut chunked =
-            HeadlessRenderer::with_choices(&device, &setup, (width, height), strategy, Some(limit).into()).expect("renderer");
+            HeadlessRenderer::with_settings(&device, &setup, (width, height), strategy, Some(limit).into()).expect("renderer");
         assert_eq!(whole.renderer.setup.chunking.chunk_count, 1);
         assert_eq!((chunked.renderer.setup.chunking.instances_per_chunk, chunked.renderer.setup.chunking.chunk_count), (3, 4));
         for frame in 0..3 {
@@ -56,7 +56,7 @@ fn a_count_past_the_chunks_is_refused_with_the_largest_that_fits() {
     let setup = SceneSetup::new(default_model(), 3 * MAX_CHUNKS as usize + 1);
     let limit = three_instances(&setup);
     let device = validated_device();
-    let error = HeadlessRenderer::with_choices(&device, &setup, (64, 48), Strategy::Compute, Some(limit).into())
+    let error = HeadlessRenderer::with_settings(&device, &setup, (64, 48), Strategy::Compute, Some(limit).into())
         .err()
         .expect("too many instances");
     let message = error.to_string();
@@ -64,7 +64,7 @@ fn a_count_past_the_chunks_is_refused_with_the_largest_that_fits() {
     assert!(message.contains("maxStorageBufferRange"), "{message}");
     // One fewer fits.
     let setup = SceneSetup::new(default_model(), 3 * MAX_CHUNKS as usize);
-    let headless = HeadlessRenderer::with_choices(&device, &setup, (64, 48), Strategy::Compute, Some(limit).into());
+    let headless = HeadlessRenderer::with_settings(&device, &setup, (64, 48), Strategy::Compute, Some(limit).into());
     assert_eq!(headless.expect("fits").renderer.setup.chunking.chunk_count, MAX_CHUNKS);
     assert_no_validation_messages(&device);
 }

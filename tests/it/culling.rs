@@ -63,7 +63,7 @@ fn culling_keeps_what_the_camera_or_the_light_sees() {
         [(Strategy::Compute, None), (Strategy::Vertex, None), (Strategy::Compute, Some(chunk_of_four))]
     {
         let mut headless =
-            HeadlessRenderer::with_choices(&device, &setup, (160, 120), strategy, binding_limit.into()).expect("renderer");
+            HeadlessRenderer::with_settings(&device, &setup, (160, 120), strategy, binding_limit.into()).expect("renderer");
         let chunking = headless.renderer.setup.chunking;
         let mut scene = setup.frame(0.6, headless.aspect());
         // Two instances far out of both volumes: culled entirely.

@@ -49,7 +49,7 @@ fn gpu_skinning_matches_the_cpu_reference() {
 #[test]
 fn every_skin_tuning_skins_the_same_vertices() {
     use vkskin::render::passes::skin::SkinTuning;
-    use vkskin::render::{PlanChoices, Strategy};
+    use vkskin::render::{RenderSettings, Strategy};
     let setup = varied_setup(default_model());
     let mut setup_many = SceneSetup::new(setup.model.clone(), 150);
     setup_many.play(0, 0.0, 0.0);
@@ -58,9 +58,9 @@ fn every_skin_tuning_skins_the_same_vertices() {
         let mut results = Vec::new();
         for (workgroup_size, staged_stores) in [(64, false), (32, true), (64, true), (128, false), (256, true), (512, true)] {
             let tuning = SkinTuning { workgroup_size, staged_stores };
-            let choices = PlanChoices { skin: Some(tuning), ..PlanChoices::default() };
+            let settings = RenderSettings { skin: Some(tuning), ..RenderSettings::default() };
             let mut headless =
-                HeadlessRenderer::with_choices(&device, setup, (64, 48), Strategy::Compute, choices).expect("renderer");
+                HeadlessRenderer::with_settings(&device, setup, (64, 48), Strategy::Compute, settings).expect("renderer");
             let scene = setup.frame(0.83, headless.aspect());
             let (skinned, _) = skin_on_gpu(&mut headless, &scene);
             let bits: Vec<u8> = bytemuck::cast_slice(&skinned).to_vec(); // positions, normals, tangents

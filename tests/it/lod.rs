@@ -68,7 +68,7 @@ fn the_cull_pass_picks_levels_as_the_cpu_mirror_does() {
         (Strategy::Compute, None, Some(128)),
     ] {
         let mut headless =
-            HeadlessRenderer::with_choices(&device, &setup, (640, 360), strategy, binding_limit.into()).expect("renderer");
+            HeadlessRenderer::with_settings(&device, &setup, (640, 360), strategy, binding_limit.into()).expect("renderer");
         if let Some(rows) = rows {
             assert!(count.div_ceil(rows) <= MAX_PARTS);
             headless.renderer.setup.dispatch_rows = rows as u32;

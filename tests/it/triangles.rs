@@ -15,7 +15,7 @@ use vkskin::model::Model;
 use vkskin::render::passes::shadow;
 use vkskin::render::passes::triangles::View;
 use vkskin::render::shader_types::{DrawCommand, SkinnedVertex};
-use vkskin::render::{MemoryPlan, PlanChoices, Strategy};
+use vkskin::render::{MemoryPlan, RenderSettings, Strategy};
 
 /// triangles.comp's `visible`, on the CPU: `step` samples a pixel row on a lattice (4: 4× MSAA,
 /// 1: the centres); the lattice points in a small triangle's box are tested against its edges.
@@ -80,13 +80,13 @@ fn level_triangles(model: &Model, level: usize) -> (&[u32], Vec<(u32, u32)>) {
 fn check_against_the_mirror(
     setup: &SceneSetup,
     (width, height): (u32, u32),
-    lowered: PlanChoices,
+    lowered: RenderSettings,
     view: View,
 ) -> (usize, usize, usize) {
     let device = validated_device();
-    let choices = PlanChoices { light_culling: true, ..lowered };
+    let settings = RenderSettings { light_culling: true, ..lowered };
     let mut headless =
-        HeadlessRenderer::with_choices(&device, setup, (width, height), Strategy::Compute, choices).expect("renderer");
+        HeadlessRenderer::with_settings(&device, setup, (width, height), Strategy::Compute, settings).expect("renderer");
     let scene = setup.frame(0.4, headless.aspect());
     headless.render(&scene).expect("frame");
     headless.renderer.wait_all().expect("idle");
@@ -185,7 +185,7 @@ fn the_triangle_pass_keeps_what_its_cpu_mirror_keeps() {
     let mut setup = SceneSetup::new(default_model(), 6);
     setup.play(1, 0.0, 0.0);
     for view in [View::Camera, View::Light] {
-        let (kept, _, total) = check_against_the_mirror(&setup, (320, 240), PlanChoices::default(), view);
+        let (kept, _, total) = check_against_the_mirror(&setup, (320, 240), RenderSettings::default(), view);
         // Facing away alone removes about half (the camera's frustum and samples remove a little more).
         assert!(kept > 0 && kept * 100 < total * 52, "{view:?}: {kept} of {total} kept");
     }
@@ -224,13 +224,13 @@ fn the_lights_run_fits_the_coarser_level_the_plan_made_room_for() {
         plan.bytes_per_instance - figure.level_indices[0] * 2 - 40 + figure.level_indices[level] * 2 + 40
     };
     let heap = (40 * (room(2) + room(1)) / 2) as f64 / 0.8;
-    let lowered = PlanChoices { light_culling: true, heap: Some(heap as u64), ..PlanChoices::default() };
+    let lowered = RenderSettings { light_culling: true, heap: Some(heap as u64), ..RenderSettings::default() };
     let (kept, box_kept, total) = check_against_the_mirror(&setup, (320, 240), lowered, View::Light);
     assert!(kept > 0 && kept < total, "{kept} of {total} kept");
     // Texels coarse against the triangles: many boxes hold a texel centre the triangle misses.
     assert!(kept * 10 < box_kept * 9, "the edge test dropped too little: {kept} of the box test's {box_kept}");
     let device = validated_device();
-    let headless = HeadlessRenderer::with_choices(&device, &setup, (64, 48), Strategy::Compute, lowered).expect("renderer");
+    let headless = HeadlessRenderer::with_settings(&device, &setup, (64, 48), Strategy::Compute, lowered).expect("renderer");
     let output = headless.renderer.passes.triangles.as_ref().and_then(|triangles| triangles.light.as_ref());
     assert_eq!(output.map(|output| output.layout_level), Some(2));
 }
@@ -240,9 +240,9 @@ fn shadows_are_the_same_with_the_lights_run_and_without() {
     // One instance close up (the full mesh), and a crowd at coarse levels.
     for setup in [SceneSetup::new(default_model(), 1), spread_crowd()] {
         let device = validated_device();
-        let choices = PlanChoices { light_culling: true, ..PlanChoices::default() };
+        let settings = RenderSettings { light_culling: true, ..RenderSettings::default() };
         let mut headless =
-            HeadlessRenderer::with_choices(&device, &setup, (320, 240), Strategy::Compute, choices).expect("renderer");
+            HeadlessRenderer::with_settings(&device, &setup, (320, 240), Strategy::Compute, settings).expect("renderer");
         assert!(headless.renderer.setup.light_culling, "room for the light's run");
         let scene = setup.frame(0.7, headless.aspect());
         let culled = headless.render(&scene).expect("frame");

@@ -16,7 +16,7 @@ use crate::app::{headless_device, HeadlessRenderer, SceneSetup};
 use crate::model::Model;
 use crate::render::passes::copy::CopyPass;
 use crate::render::shader_types::{SkinnedVertex, SourceVertex};
-use crate::render::{MemoryPlan, PlanChoices};
+use crate::render::{MemoryPlan, RenderSettings};
 use crate::render::{Pass, Strategy, VisibleCounts};
 
 pub struct BenchOptions {
@@ -293,8 +293,12 @@ pub fn run(
                     continue;
                 }
                 let setup = SceneSetup::new(model.clone(), instances);
-                let choices = PlanChoices { light_culling: light, ..PlanChoices::default() };
-                let mut headless = match HeadlessRenderer::with_choices(&device, &setup, options.size, strategy, choices) {
+                let settings = RenderSettings {
+                    light_culling: light,
+                    animation_lod: animation_lod.then_some(crate::render::ANIMATION_LOD_PIXELS),
+                    ..RenderSettings::default()
+                };
+                let mut headless = match HeadlessRenderer::with_settings(&device, &setup, options.size, strategy, settings) {
                     Ok(headless) => headless,
                     Err(error) => {
                         row.skipped = Some(error.to_string());
@@ -303,7 +307,6 @@ pub fn run(
                     }
                 };
                 row.light_culling = headless.renderer.setup.light_culling;
-                headless.renderer.setup.animation_lod = animation_lod.then_some(crate::render::ANIMATION_LOD_PIXELS);
                 row.bytes_per_instance = headless.renderer.setup.memory.bytes_per_instance;
                 let aspect = headless.aspect();
                 let mut frame_walls = Vec::new();

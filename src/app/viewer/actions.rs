@@ -10,7 +10,7 @@ use crate::app::{default_animations, SceneSetup};
 use crate::formats::load_model;
 use crate::gpu;
 use crate::render::passes::debug::DebugViews;
-use crate::render::{MemoryPlan, Output, PlanChoices, Renderer, Strategy};
+use crate::render::{MemoryPlan, Output, Renderer, Strategy};
 
 impl Viewer {
     /// The frame at the current clock, rendered offscreen by the same renderer (and the last
@@ -91,10 +91,9 @@ impl Viewer {
         let count = setup.instances.len();
         let format = graphics.renderer.setup.color_format;
         graphics.device.wait_idle()?;
-        let choices = PlanChoices { light_culling: self.options.light_culling, ..PlanChoices::default() };
-        match Renderer::with_choices(&graphics.device, &setup.model, count as u32, format, strategy, choices) {
+        let settings = self.options.render_settings();
+        match Renderer::with_settings(&graphics.device, &setup.model, count as u32, format, strategy, settings) {
             Ok(mut renderer) => {
-                renderer.setup.animation_lod = self.options.animation_lod;
                 let mut views = graphics.renderer.debug;
                 if let Err(reason) = views.check(strategy) {
                     self.last_error = Some(format!("debug views turned off: {reason}"));

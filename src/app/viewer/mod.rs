@@ -27,7 +27,7 @@ use crate::model::Model;
 use crate::render::camera::OrbitCamera;
 use crate::render::passes::debug::DebugViews;
 use crate::render::passes::overlay::{OverlayFrame, OverlayPass};
-use crate::render::{Output, PlanChoices, Renderer, Strategy};
+use crate::render::{Output, RenderSettings, Renderer, Strategy};
 
 mod actions;
 mod storm;
@@ -42,7 +42,7 @@ pub struct ViewerOptions {
     /// Crossfade time when keys 1-9 switch clips.
     pub fade_seconds: f32,
     pub strategy: Strategy,
-    /// `--light-culling on`: room for the triangle pass's light run (`PlanChoices`).
+    /// `--light-culling on`: room for the triangle pass's light run (`RenderSettings`).
     pub light_culling: bool,
     /// `Setup::animation_lod` for every renderer the viewer builds.
     pub animation_lod: Option<f32>,
@@ -67,6 +67,13 @@ pub struct ViewerOptions {
     pub animations: Vec<std::path::PathBuf>,
     /// `--drive`: panel actions to apply after so many frames, in frame order.
     pub drive: Vec<(u64, Action)>,
+}
+
+impl ViewerOptions {
+    /// What every renderer the viewer builds is given (`Renderer::with_settings`).
+    pub fn render_settings(&self) -> RenderSettings {
+        RenderSettings { light_culling: self.light_culling, animation_lod: self.animation_lod, ..RenderSettings::default() }
+    }
 }
 
 /// What the viewer reports when it closes.
@@ -239,12 +246,11 @@ impl Viewer {
         let swapchain = Swapchain::new(&device, &surface, vk::Extent2D { width: size.width, height: size.height }, None)
             .map_err(|error| error.to_string())?;
         let instances = self.setup.instances.len() as u32;
-        let choices = PlanChoices { light_culling: self.options.light_culling, ..PlanChoices::default() };
+        let settings = self.options.render_settings();
         let mut renderer =
-            Renderer::with_choices(&device, &self.setup.model, instances, swapchain.format, self.options.strategy, choices)
+            Renderer::with_settings(&device, &self.setup.model, instances, swapchain.format, self.options.strategy, settings)
                 .map_err(|error| error.to_string())?;
         renderer.set_debug(self.options.debug)?;
-        renderer.setup.animation_lod = self.options.animation_lod;
         let ui = if self.options.ui {
             let pass = OverlayPass::new(&device, swapchain.format).map_err(|error| error.to_string())?;
             let context = egui::Context::default();
