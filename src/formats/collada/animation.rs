@@ -1,4 +1,5 @@
-//! `<library_animations>` (nested `<animation>`s included) and `<library_animation_clips>`.
+//! `<library_animations>` (nested `<animation>`s included): each channel read into keys of a node's
+//! transform elements. The clips are in `clips.rs`, the resampling into clip keys in `resample.rs`.
 //!
 //! Channels drive a node's transform elements: a whole `<matrix>` (one matrix a key), or one
 //! element or one value of it (`rotateZ.ANGLE`, `translate.X`, `transform(3)(0)`). Each key says
@@ -18,20 +19,15 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use glam::{Mat4, Vec4};
+use glam::Mat4;
 use roxmltree::Node;
 
 use super::document::Document;
-use super::scene::{compose, Element, Kind, Scene};
-use crate::anim::{curve, Channel, Interpolation, JointPose, KeyTimes, Property};
+use super::resample::{Resampler, Stack, TOLERANCE};
+use super::scene::{Kind, Scene};
+use crate::anim::curve;
 use crate::formats::{files, FormatError};
 
-/// Resampling stops where the interpolated keys are this close to the file's curves: per entry of
-/// the rotation-and-scale columns (relative to the column's length, at least 1), and in
-/// translation relative to the scene's largest node offset.
-const TOLERANCE: f32 = 2e-5;
-/// Key intervals this short (seconds) are not halved further: no display shows the difference.
-const SHORTEST_INTERVAL: f32 = 2e-3;
 /// Keys resampling may add: this many per key the file holds, plus [`ADDED_ALLOWANCE`], so time
 /// and memory stay proportional to the file.
 const ADDED_PER_KEY: usize = 64;
@@ -48,15 +44,6 @@ pub struct NodeKeys<'a, 'input> {
     pub animation: Node<'a, 'input>,
     /// The bytes of its channels' keys in the file (times, values and tangents, as f32).
     pub file_bytes: usize,
-}
-
-/// A named clip: the animations it instances and its time range.
-pub struct ClipRange<'a, 'input> {
-    pub element: Node<'a, 'input>,
-    pub name: String,
-    pub start: f32,
-    pub end: Option<f32>,
-    pub animations: Vec<Node<'a, 'input>>,
 }
 
 /// How a channel goes from one key to the next.
@@ -77,11 +64,11 @@ struct Controls {
 }
 
 /// A sampler's keys, read for one width (a whole element's values, or one of them).
-struct Curve {
+pub(super) struct Curve {
     times: Vec<f32>,
     /// `width` values a key.
     values: Vec<f32>,
-    width: usize,
+    pub(super) width: usize,
     /// One a key: how the values go on to the next key.
     segments: Vec<Segment>,
     /// `width` a key where any segment is a Bézier; empty otherwise.
@@ -91,13 +78,13 @@ struct Curve {
 }
 
 /// One channel's keys on one transform element (or one value of it).
-struct ElementKeys<'a, 'input> {
+pub(super) struct ElementKeys<'a, 'input> {
     node: usize,
-    element: usize,
+    pub(super) element: usize,
     /// The value it drives within the element; None: all of them.
-    member: Option<usize>,
+    pub(super) member: Option<usize>,
     /// Shared by the channels that read one sampler.
-    curve: Rc<Curve>,
+    pub(super) curve: Rc<Curve>,
     /// Drives a whole `<matrix>`, whose LINEAR keys are decomposed, not followed entry by entry.
     whole_matrix: bool,
     animation: Node<'a, 'input>,
@@ -105,7 +92,7 @@ struct ElementKeys<'a, 'input> {
 
 impl ElementKeys<'_, '_> {
     /// The channel's values at `time`: held before the first key and after the last.
-    fn sample(&self, time: f32, out: &mut [f32]) {
+    pub(super) fn sample(&self, time: f32, out: &mut [f32]) {
         let curve = &*self.curve;
         let width = curve.width;
         let value = |key: usize| &curve.values[key * width..(key + 1) * width];
@@ -139,7 +126,7 @@ impl ElementKeys<'_, '_> {
 
     /// Whether, from `time` to the next key, the decomposed keys may stray from this channel's
     /// curve (and the interval is checked).
-    fn curved_after(&self, time: f32) -> bool {
+    pub(super) fn curved_after(&self, time: f32) -> bool {
         match curve::bracket(&self.curve.times, |&key| key, time) {
             Some(at) if at.key != at.next => match self.curve.segments[at.key] {
                 Segment::Step => false,
@@ -466,207 +453,4 @@ fn read_curve<'a, 'input>(
         }
     }
     Ok(Some(Curve { times, values: values.values, width, segments, controls, file_bytes }))
-}
-
-/// A node's transform stack and the channels that drive it.
-struct Stack<'s, 'a, 'input> {
-    elements: &'s [Element<'a>],
-    members: &'s [&'s ElementKeys<'a, 'input>],
-}
-
-impl Stack<'_, '_, '_> {
-    /// The node's matrix at `time`: the stack with each driven value replaced by its channel's.
-    fn evaluate(&self, time: f32) -> Mat4 {
-        let mut elements = self.elements.to_vec();
-        for channel in self.members {
-            let Some(element) = elements.get_mut(channel.element) else { continue };
-            match channel.member {
-                Some(index) => {
-                    let mut value = [0.0f32];
-                    channel.sample(time, &mut value);
-                    if let Some(slot) = element.values.get_mut(index) {
-                        *slot = value[0];
-                    }
-                }
-                None if element.values.len() == channel.curve.width => channel.sample(time, &mut element.values),
-                None => {}
-            }
-        }
-        compose(&elements)
-    }
-
-    fn curved_after(&self, time: f32) -> bool {
-        self.members.iter().any(|channel| channel.curved_after(time))
-    }
-}
-
-/// A key as the clip will interpolate it: translation, rotation, scale.
-fn decomposed(matrix: Mat4) -> JointPose {
-    let (scale, rotation, translation) = matrix.to_scale_rotation_translation();
-    JointPose { rotation, translation, scale }
-}
-
-/// Adds keys where interpolating the decomposed keys strays from the file's curves.
-struct Resampler {
-    translation_tolerance: f32,
-    /// Keys it may still add.
-    budget: usize,
-    /// Whether the budget ran out.
-    exhausted: bool,
-}
-
-impl Resampler {
-    fn resample(&mut self, stack: &Stack, times: &[f32]) -> (Vec<f32>, Vec<Mat4>) {
-        let mut out = (Vec::with_capacity(times.len()), Vec::with_capacity(times.len()));
-        let mut previous: Option<(f32, Mat4)> = None;
-        for &time in times {
-            let matrix = stack.evaluate(time);
-            if let Some((start, start_matrix)) = previous {
-                if stack.curved_after(start) {
-                    self.refine(stack, (start, start_matrix), (time, matrix), &mut out);
-                }
-            }
-            out.0.push(time);
-            out.1.push(matrix);
-            previous = Some((time, matrix));
-        }
-        out
-    }
-
-    /// Pushes the keys strictly between `start` and `end` that keep the interpolation within
-    /// tolerance of the stack, halving the interval while it strays.
-    fn refine(&mut self, stack: &Stack, start: (f32, Mat4), end: (f32, Mat4), out: &mut (Vec<f32>, Vec<Mat4>)) {
-        let middle = 0.5 * (start.0 + end.0);
-        if end.0 - start.0 < SHORTEST_INTERVAL || middle <= start.0 || middle >= end.0 {
-            return;
-        }
-        let (from, to) = (decomposed(start.1), decomposed(end.1));
-        let strays = [0.25f32, 0.5, 0.75].into_iter().any(|fraction| {
-            let exact = stack.evaluate(start.0 + (end.0 - start.0) * fraction);
-            !self.close(exact, JointPose::interpolate(from, to, fraction).to_mat4())
-        });
-        if !strays {
-            return;
-        }
-        if self.budget == 0 {
-            self.exhausted = true;
-            return;
-        }
-        self.budget -= 1;
-        let halfway = (middle, stack.evaluate(middle));
-        self.refine(stack, start, halfway, out);
-        out.0.push(halfway.0);
-        out.1.push(halfway.1);
-        self.refine(stack, halfway, end, out);
-    }
-
-    fn close(&self, exact: Mat4, interpolated: Mat4) -> bool {
-        let columns_close = (0..3).all(|column| {
-            let (a, b) = (exact.col(column).truncate(), interpolated.col(column).truncate());
-            (a - b).abs().max_element() <= TOLERANCE * a.length().max(1.0)
-        });
-        columns_close && (exact.w_axis - interpolated.w_axis).truncate().abs().max_element() <= self.translation_tolerance
-    }
-}
-
-/// The file's clips (`<animation_clip>`), each over the animations it instances.
-pub fn clips<'a, 'input>(document: &Document<'a, 'input>) -> Result<Vec<ClipRange<'a, 'input>>, FormatError> {
-    let root = document.xml.root_element();
-    let mut clips = Vec::new();
-    for clip in root.descendants().filter(|node| node.has_tag_name("animation_clip")) {
-        let number = |name: &str| -> Result<Option<f32>, FormatError> {
-            clip.attribute(name)
-                .map(|text| {
-                    text.trim().parse::<f32>().ok().filter(|value| value.is_finite()).ok_or_else(|| {
-                        document.error(clip, format!("expected {name} to be a time in seconds, found {}", files::quoted(text)))
-                    })
-                })
-                .transpose()
-        };
-        let animations = clip
-            .children()
-            .filter(|child| child.has_tag_name("instance_animation"))
-            .map(|instance| document.lookup(instance, document.attribute(instance, "url")?))
-            .collect::<Result<_, _>>()?;
-        let name = clip.attribute("name").or(clip.attribute("id")).unwrap_or("clip").to_string();
-        clips.push(ClipRange { element: clip, name, start: number("start")?.unwrap_or(0.0), end: number("end")?, animations });
-    }
-    Ok(clips)
-}
-
-/// A joint's channels from its node's matrix keys (its local transform, as `rest`): translation,
-/// rotation and scale per key.
-pub fn joint_channels(joint: usize, keys: &NodeKeys<'_, '_>, warnings: &mut Vec<String>, name: &str) -> [Channel; 3] {
-    let (mut translations, mut rotations, mut scales) = (Vec::new(), Vec::new(), Vec::new());
-    let mut previous = glam::Quat::IDENTITY;
-    let mut sheared = false;
-    for matrix in &keys.matrices {
-        let matrix = *matrix;
-        let (scale, mut rotation, translation) = matrix.to_scale_rotation_translation();
-        if !Mat4::from_scale_rotation_translation(scale, rotation, translation)
-            .abs_diff_eq(matrix, 1e-4 * matrix.abs().to_cols_array().iter().fold(1.0f32, |a, b| a.max(*b)))
-        {
-            sheared = true;
-        }
-        // Neighbouring keys on the same side of the sphere, as exporters write them.
-        if previous.dot(rotation) < 0.0 {
-            rotation = -rotation;
-        }
-        previous = rotation;
-        translations.extend(translation.to_array());
-        rotations.extend(rotation.to_array());
-        scales.extend(scale.to_array());
-    }
-    if sheared {
-        warnings.push(format!(
-            "joint {}: a matrix key has shear, which its translation, rotation and scale leave out",
-            files::quoted(name)
-        ));
-    }
-    let interpolation = if keys.step { Interpolation::Step } else { Interpolation::Linear };
-    let channel = |property, mask, values| Channel {
-        joint,
-        property,
-        interpolation,
-        times: KeyTimes::from_list(keys.times.clone()),
-        mask,
-        base: Vec4::ZERO,
-        implied_w: false,
-        wraps: false,
-        values,
-    };
-    [
-        channel(Property::Translation, 0b0111, translations),
-        channel(Property::Rotation, 0b1111, rotations),
-        channel(Property::Scale, 0b0111, scales),
-    ]
-}
-
-/// The animations each clip covers, grouped: (the clip, indices into `keys`); without clips, one
-/// group of every key.
-pub fn group<'c, 'a, 'input>(
-    keys: &[NodeKeys<'a, 'input>],
-    clips: &'c [ClipRange<'a, 'input>],
-) -> Vec<(Option<&'c ClipRange<'a, 'input>>, Vec<usize>)> {
-    if clips.is_empty() {
-        return vec![(None, (0..keys.len()).collect())];
-    }
-    // An animation counts for a clip when it, or an <animation> above it, is instanced.
-    // The keys under each <animation> (their own or an enclosing one), so a clip costs what it
-    // instances and what it gets, not a pass over every key.
-    let mut under: HashMap<roxmltree::NodeId, Vec<usize>> = HashMap::new();
-    for (index, node_keys) in keys.iter().enumerate() {
-        for ancestor in node_keys.animation.ancestors() {
-            under.entry(ancestor.id()).or_default().push(index);
-        }
-    }
-    let mut groups = Vec::new();
-    for clip in clips {
-        let mut members: Vec<usize> =
-            clip.animations.iter().filter_map(|animation| under.get(&animation.id())).flatten().copied().collect();
-        members.sort_unstable();
-        members.dedup();
-        groups.push((Some(clip), members));
-    }
-    groups
 }

@@ -15,9 +15,11 @@
 //! `<unit meter>` to metres) in front. A skin's bind shape matrix is moved into its vertices.
 
 mod animation;
+mod clips;
 mod document;
 mod geometry;
 mod material;
+mod resample;
 mod scene;
 mod skin;
 
@@ -395,11 +397,11 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
     // Animations: one of everything, or one per set of animations clips instance, each clip a
     // span of its set's (clips over the same animations share one: a thousand clips on one
     // timeline are a thousand spans, not a thousand copies).
-    let clips = animation::clips(&document)?;
+    let clips = clips::clips(&document)?;
     let mut joint_channels: Vec<Option<[crate::anim::Channel; 3]>> = Vec::with_capacity(keys.len());
     for node_keys in &keys {
         joint_channels.push(match joint_of_node[node_keys.node] {
-            Some(joint) => Some(animation::joint_channels(joint, node_keys, &mut warnings, &skeleton.joints[joint].name)),
+            Some(joint) => Some(clips::joint_channels(joint, node_keys, &mut warnings, &skeleton.joints[joint].name)),
             None => {
                 document.warn("animated node not a joint", scene.nodes[node_keys.node].element, || {
                     format!(
@@ -419,7 +421,7 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
     let file_keys: usize = keys.iter().map(|node_keys| node_keys.times.len()).sum();
     let key_limit = MAX_CLIP_KEYS_ALLOWANCE.saturating_add(file_keys.saturating_mul(MAX_CLIP_KEYS_PER_KEY));
     let mut clip_keys = 0usize;
-    for (clip, members) in animation::group(&keys, &clips) {
+    for (clip, members) in clips::group(&keys, &clips) {
         let members: Vec<usize> = members.into_iter().filter(|&member| joint_channels[member].is_some()).collect();
         if members.is_empty() {
             continue;
