@@ -9,6 +9,7 @@
 
 use ash::vk;
 
+use super::settings::RenderSettings;
 use super::shader_types::{DrawCommand, InstanceData, PaletteMatrix, SkinnedVertex, MAX_CHUNKS, MAX_LEVELS, MAX_PARTS};
 use super::{Strategy, FRAMES_IN_FLIGHT};
 use crate::gpu::{self, Buffer, Device};
@@ -79,33 +80,6 @@ pub struct MemoryPlan {
     /// whose copy of the culled indices still lets the count fit; None: no room, or no triangle
     /// pass). The light's run happens in frames whose shadow map takes this level or a coarser one.
     pub light_level: Option<u32>,
-}
-
-/// What the application chooses for a renderer besides the model, the strategy and the count,
-/// passed whole to `Renderer::with_settings`: the features it turns on, the skin pass's layout, and
-/// (tests) lowered device limits.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct RenderSettings {
-    /// Room for the triangle pass's light run (`--light-culling on`), where the count fits with it.
-    pub light_culling: bool,
-    /// Animation LOD (`--animation-lod on`): an instance under this many pixels on screen has its
-    /// palette computed every second frame (`Setup::animation_lod`); None: every frame.
-    pub animation_lod: Option<f32>,
-    /// The skin pass's layout; None: the device's default, or what `VKSKIN_SKIN_WORKGROUP` and
-    /// `VKSKIN_SKIN_STAGED_STORES` ask for (`SkinTuning::from_env`).
-    pub skin: Option<crate::render::passes::skin::SkinTuning>,
-    /// Tests lower the device's limits to reach them with few instances: the bytes one
-    /// storage-buffer binding may hold, below maxStorageBufferRange (many chunks)...
-    pub binding: Option<u64>,
-    /// ...and the bytes of the largest memory heap (a plan short of memory).
-    pub heap: Option<u64>,
-}
-
-impl From<Option<u64>> for RenderSettings {
-    /// The binding's limit alone.
-    fn from(binding: Option<u64>) -> RenderSettings {
-        RenderSettings { binding, ..RenderSettings::default() }
-    }
 }
 
 impl MemoryPlan {

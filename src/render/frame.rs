@@ -6,7 +6,8 @@ use ash::vk;
 use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 
 use super::draw::{DrawList, VertexSource};
-use super::passes::cull::{self, CullPass, LevelChoice, List};
+use super::lists::{list_dispatches, List};
+use super::passes::cull::{CullPass, LevelChoice};
 use super::passes::debug::DebugFrame;
 use super::passes::forward::{ForwardTargets, MeshDraw, ResolveTarget};
 use super::passes::overlay::{OverlayFrame, OverlayPass};
@@ -58,7 +59,7 @@ impl Renderer {
         // skin: every kept instance's vertices, once, for the triangle, shadow and forward passes.
         if strategy == Strategy::Compute {
             let skin = &self.passes.skin;
-            let dispatches = cull::list_dispatches(List::Skin, self.model.levels.len(), 0, &self.setup);
+            let dispatches = list_dispatches(List::Skin, self.model.levels.len(), 0, &self.setup);
             let pushes = SkinPass::pushes(&self.model, &self.setup, &dispatches);
             let offsets: Vec<u64> = dispatches.iter().map(|dispatch| dispatch.arguments).collect();
             let record = |command_buffer| skin.record(command_buffer, &pushes, (&cull.counters, &offsets));
@@ -223,7 +224,7 @@ impl Renderer {
             sample_step: 1,
         };
         let run = |list: List, output: &CulledOutput, view: RunView| {
-            let dispatches = cull::list_dispatches(list, self.model.levels.len(), choice.light_level as usize, &self.setup);
+            let dispatches = list_dispatches(list, self.model.levels.len(), choice.light_level as usize, &self.setup);
             let push = |dispatch| triangles.push(&self.model, &self.setup, &view, output, dispatch);
             dispatches.into_iter().map(|dispatch| (push(dispatch), dispatch.arguments)).collect()
         };

@@ -48,7 +48,7 @@ fn gpu_skinning_matches_the_cpu_reference() {
 /// whose vertex count is no multiple of any workgroup size (3724) and 150 instances.
 #[test]
 fn every_skin_tuning_skins_the_same_vertices() {
-    use vkskin::render::passes::skin::SkinTuning;
+    use vkskin::render::SkinTuning;
     use vkskin::render::{RenderSettings, Strategy};
     let setup = varied_setup(default_model());
     let mut setup_many = SceneSetup::new(setup.model.clone(), 150);

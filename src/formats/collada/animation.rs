@@ -4,7 +4,7 @@
 //! Channels drive a node's transform elements: a whole `<matrix>` (one matrix a key), or one
 //! element or one value of it (`rotateZ.ANGLE`, `translate.X`, `transform(3)(0)`). Each key says
 //! how its values go on to the next: STEP, LINEAR, BEZIER or HERMITE (both cubic Béziers over
-//! time, [`curve::bezier_at_time`]; HERMITE's tangents become Bézier controls a third along them).
+//! time, [`crate::anim::curve::bezier_at_time`]; HERMITE's tangents become Bézier controls a third along them).
 //!
 //! vkskin's clips hold translation, rotation and scale keys, lerped and slerped between. So a
 //! node's channels in one `<animation>` are evaluated together at each of their key times (the
@@ -23,9 +23,9 @@ use glam::Mat4;
 use roxmltree::Node;
 
 use super::document::Document;
+use super::keys::{Controls, Curve, ElementKeys, Segment};
 use super::resample::{Resampler, Stack, TOLERANCE};
 use super::scene::{Kind, Scene};
-use crate::anim::curve;
 use crate::formats::{files, FormatError};
 
 /// Keys resampling may add: this many per key the file holds, plus [`ADDED_ALLOWANCE`], so time
@@ -44,102 +44,6 @@ pub struct NodeKeys<'a, 'input> {
     pub animation: Node<'a, 'input>,
     /// The bytes of its channels' keys in the file (times, values and tangents, as f32).
     pub file_bytes: usize,
-}
-
-/// How a channel goes from one key to the next.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Segment {
-    Step,
-    Linear,
-    /// BEZIER, or HERMITE turned into Bézier controls.
-    Bezier,
-}
-
-/// A key's Bézier control points (time, value), one a value: the one before the key (ending the
-/// segment that arrives) and the one after it (starting the segment that leaves).
-#[derive(Clone, Copy, Debug, Default)]
-struct Controls {
-    before: [f32; 2],
-    after: [f32; 2],
-}
-
-/// A sampler's keys, read for one width (a whole element's values, or one of them).
-pub(super) struct Curve {
-    times: Vec<f32>,
-    /// `width` values a key.
-    values: Vec<f32>,
-    pub(super) width: usize,
-    /// One a key: how the values go on to the next key.
-    segments: Vec<Segment>,
-    /// `width` a key where any segment is a Bézier; empty otherwise.
-    controls: Vec<Controls>,
-    /// The bytes of its keys in the file (times, values and tangents, as f32).
-    file_bytes: usize,
-}
-
-/// One channel's keys on one transform element (or one value of it).
-pub(super) struct ElementKeys<'a, 'input> {
-    node: usize,
-    pub(super) element: usize,
-    /// The value it drives within the element; None: all of them.
-    pub(super) member: Option<usize>,
-    /// Shared by the channels that read one sampler.
-    pub(super) curve: Rc<Curve>,
-    /// Drives a whole `<matrix>`, whose LINEAR keys are decomposed, not followed entry by entry.
-    whole_matrix: bool,
-    animation: Node<'a, 'input>,
-}
-
-impl ElementKeys<'_, '_> {
-    /// The channel's values at `time`: held before the first key and after the last.
-    pub(super) fn sample(&self, time: f32, out: &mut [f32]) {
-        let curve = &*self.curve;
-        let width = curve.width;
-        let value = |key: usize| &curve.values[key * width..(key + 1) * width];
-        let Some(at) = curve::bracket(&curve.times, |&key| key, time) else { return };
-        if at.key == at.next {
-            out.copy_from_slice(value(at.key));
-            return;
-        }
-        let (key, next) = (at.key, at.next);
-        let (t0, t1) = (curve.times[key], curve.times[next]);
-        match curve.segments[key] {
-            Segment::Step => out.copy_from_slice(value(key)),
-            Segment::Linear => {
-                for ((out, a), b) in out.iter_mut().zip(value(key)).zip(value(next)) {
-                    *out = a + (b - a) * at.fraction;
-                }
-            }
-            Segment::Bezier => {
-                for (component, out) in out.iter_mut().enumerate() {
-                    let after = curve.controls[key * width + component].after;
-                    let before = curve.controls[next * width + component].before;
-                    *out = curve::bezier_at_time(
-                        [t0, after[0], before[0], t1],
-                        [value(key)[component], after[1], before[1], value(next)[component]],
-                        time,
-                    );
-                }
-            }
-        }
-    }
-
-    /// Whether, from `time` to the next key, the decomposed keys may stray from this channel's
-    /// curve (and the interval is checked).
-    pub(super) fn curved_after(&self, time: f32) -> bool {
-        match curve::bracket(&self.curve.times, |&key| key, time) {
-            Some(at) if at.key != at.next => match self.curve.segments[at.key] {
-                Segment::Step => false,
-                Segment::Linear => !self.whole_matrix,
-                Segment::Bezier => true,
-            },
-            _ => false,
-        }
-    }
-
-    fn is_step(&self) -> bool {
-        self.curve.segments.iter().all(|segment| *segment == Segment::Step)
-    }
 }
 
 /// The Bézier controls of a sampler's keys from its IN_TANGENT and OUT_TANGENT sources. Tangents

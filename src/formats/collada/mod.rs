@@ -18,6 +18,7 @@ mod animation;
 mod clips;
 mod document;
 mod geometry;
+mod keys;
 mod material;
 mod resample;
 mod scene;

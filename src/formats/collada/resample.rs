@@ -4,7 +4,7 @@
 
 use glam::Mat4;
 
-use super::animation::ElementKeys;
+use super::keys::ElementKeys;
 use super::scene::{compose, Element};
 use crate::anim::JointPose;
 

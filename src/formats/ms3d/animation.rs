@@ -2,8 +2,8 @@
 //! with the SDK's tangents, evaluated directly (the reference the fidelity tests hold the
 //! model's channels to).
 
+use super::byte_error;
 use super::layout::{validate, JointOrder, Layout};
-use super::read::byte_error;
 use super::{Ms3dFile, Ms3dKey};
 use crate::anim::{bracket, hermite, slerp_shortest, JointPose};
 use crate::formats::FormatError;

@@ -2,8 +2,9 @@
 //! textures found beside the file, and each joint's keys as channels.
 
 use super::animation::{animated_joints, bind_poses_into, timeline, AnimatedJoint};
+use super::byte_error;
 use super::layout::{validate, Layout};
-use super::read::{byte_error, parse};
+use super::read::parse;
 use super::{Ms3dFile, Ms3dMaterial, Ms3dVertex, Ms3dVertexExtra, JOINT_PARENT_NAME_OFFSET};
 use crate::anim::{Animation, Channel, Influence, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
 use crate::formats::{texture, FormatError};

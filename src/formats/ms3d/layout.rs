@@ -1,7 +1,7 @@
 //! Layout and validation: which optional sections a file has, references between its parts, and
 //! the joints ordered parents first.
 
-use super::read::{byte_error, to_u64};
+use super::{byte_error, to_u64};
 use super::{
     Ms3dComment, Ms3dFile, GROUP_MIN_SIZE, HEADER_SIZE, JOINT_MIN_SIZE, JOINT_PARENT_NAME_OFFSET, KEY_SIZE, MATERIAL_SIZE,
     TRIANGLE_SIZE, VERTEX_SIZE,

@@ -76,8 +76,11 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::path::Path;
 
 use glam::{Vec3, Vec4};
+
+use crate::formats::{FormatError, Location};
 
 mod animation;
 mod convert;
@@ -315,6 +318,14 @@ pub struct Ms3dModelExtra {
     /// 0 simple, 1 depth-buffered with alpha reference, 2 depth-sorted triangles.
     pub transparency_mode: i32,
     pub alpha_ref: f32,
+}
+
+fn byte_error(path: &Path, offset: u64, message: impl Into<String>) -> FormatError {
+    FormatError { file: path.to_path_buf(), location: Location::Byte(offset), message: message.into() }
+}
+
+fn to_u64(value: usize) -> u64 {
+    u64::try_from(value).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

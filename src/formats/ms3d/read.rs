@@ -3,11 +3,12 @@
 
 use super::layout::{validate, Layout};
 use super::{
-    FixedText, Ms3dComment, Ms3dComments, Ms3dFile, Ms3dGroup, Ms3dJoint, Ms3dJointExtras, Ms3dKey, Ms3dMaterial, Ms3dModelExtra,
-    Ms3dTriangle, Ms3dVertex, Ms3dVertexExtra, Ms3dVertexExtras, COMMENT_MIN_SIZE, GROUP_MIN_SIZE, JOINT_EXTRA_SIZE,
-    JOINT_MIN_SIZE, KEY_SIZE, MAGIC, MATERIAL_SIZE, MODEL_EXTRA_SIZE, SUPPORTED_VERSIONS, TRIANGLE_SIZE, VERTEX_SIZE,
+    byte_error, to_u64, FixedText, Ms3dComment, Ms3dComments, Ms3dFile, Ms3dGroup, Ms3dJoint, Ms3dJointExtras, Ms3dKey,
+    Ms3dMaterial, Ms3dModelExtra, Ms3dTriangle, Ms3dVertex, Ms3dVertexExtra, Ms3dVertexExtras, COMMENT_MIN_SIZE, GROUP_MIN_SIZE,
+    JOINT_EXTRA_SIZE, JOINT_MIN_SIZE, KEY_SIZE, MAGIC, MATERIAL_SIZE, MODEL_EXTRA_SIZE, SUPPORTED_VERSIONS, TRIANGLE_SIZE,
+    VERTEX_SIZE,
 };
-use crate::formats::{FormatError, Location};
+use crate::formats::FormatError;
 use glam::{Vec3, Vec4};
 use std::fmt;
 use std::path::Path;
@@ -15,14 +16,6 @@ use std::path::Path;
 // ---------------------------------------------------------------------------------------------
 // Reader
 // ---------------------------------------------------------------------------------------------
-
-pub(super) fn byte_error(path: &Path, offset: u64, message: impl Into<String>) -> FormatError {
-    FormatError { file: path.to_path_buf(), location: Location::Byte(offset), message: message.into() }
-}
-
-pub(super) fn to_u64(value: usize) -> u64 {
-    u64::try_from(value).unwrap_or(u64::MAX)
-}
 
 /// Reads little-endian fields in order. Every `what` finishes the sentence "expected ..." of the
 /// error raised when the field is missing or unusable.

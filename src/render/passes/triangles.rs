@@ -31,8 +31,8 @@ use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
 use crate::render::chunks::{group_size, Chunking};
+use crate::render::lists::ListDispatch;
 use crate::render::model_buffers::GpuModel;
-use crate::render::passes::cull::ListDispatch;
 use crate::render::shader_types::{DrawCommand, TrianglesPush};
 use crate::render::{padded_chunks, Setup, MAX_CHUNKS};
 

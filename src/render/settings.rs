@@ -1,0 +1,73 @@
+//! What the application chooses for its renderers: one value passed whole to
+//! `Renderer::with_settings`.
+
+use ash::vk;
+
+/// What the application chooses for a renderer besides the model, the strategy and the count,
+/// passed whole to `Renderer::with_settings`: the features it turns on, the skin pass's layout, and
+/// (tests) lowered device limits.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RenderSettings {
+    /// Room for the triangle pass's light run (`--light-culling on`), where the count fits with it.
+    pub light_culling: bool,
+    /// Animation LOD (`--animation-lod on`): an instance under this many pixels on screen has its
+    /// palette computed every second frame (`Setup::animation_lod`); None: every frame.
+    pub animation_lod: Option<f32>,
+    /// The skin pass's layout; None: the device's default, or what `VKSKIN_SKIN_WORKGROUP` and
+    /// `VKSKIN_SKIN_STAGED_STORES` ask for (`SkinTuning::from_env`).
+    pub skin: Option<SkinTuning>,
+    /// Tests lower the device's limits to reach them with few instances: the bytes one
+    /// storage-buffer binding may hold, below maxStorageBufferRange (many chunks)...
+    pub binding: Option<u64>,
+    /// ...and the bytes of the largest memory heap (a plan short of memory).
+    pub heap: Option<u64>,
+}
+
+impl From<Option<u64>> for RenderSettings {
+    /// The binding's limit alone.
+    fn from(binding: Option<u64>) -> RenderSettings {
+        RenderSettings { binding, ..RenderSettings::default() }
+    }
+}
+
+/// How the skin pass's work is laid out. Every layout skins the same bits
+/// (tests/it/gpu_skinning.rs); the defaults are what measurements chose (docs/results.md, "On a
+/// GPU"), and two variables override them for tuning on another device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SkinTuning {
+    /// Vertices per workgroup (x); the y dimension walks instances. `VKSKIN_SKIN_WORKGROUP`
+    /// (32, 64, 128, 256 or 512). 64 was fastest on an H200 (128: 1.02x its time, 256: 1.08x).
+    pub workgroup_size: u32,
+    /// The workgroup gathers its skinned words in shared memory and stores them as one contiguous
+    /// span (whole sectors a warp store) instead of 7 words 28 bytes apart: 0.65x the pass's time
+    /// on an H200, 1.6x on lavapipe, so on for GPUs and off for CPU devices.
+    /// `VKSKIN_SKIN_STAGED_STORES=0|1`.
+    pub staged_stores: bool,
+}
+
+impl SkinTuning {
+    /// What the measurements chose for a device of this type.
+    pub fn for_device(device_type: vk::PhysicalDeviceType) -> SkinTuning {
+        SkinTuning { workgroup_size: 64, staged_stores: device_type != vk::PhysicalDeviceType::CPU }
+    }
+
+    /// `defaults`, with what the variables ask for; a value out of range is an error that says
+    /// what is allowed rather than a silent default.
+    pub fn from_env(defaults: SkinTuning) -> Result<SkinTuning, String> {
+        let mut tuning = defaults;
+        if let Ok(value) = std::env::var("VKSKIN_SKIN_WORKGROUP") {
+            tuning.workgroup_size = match value.trim().parse::<u32>() {
+                Ok(size @ (32 | 64 | 128 | 256 | 512)) => size,
+                _ => return Err(format!("VKSKIN_SKIN_WORKGROUP={value}: expected 32, 64, 128, 256 or 512")),
+            };
+        }
+        if let Ok(value) = std::env::var("VKSKIN_SKIN_STAGED_STORES") {
+            tuning.staged_stores = match value.trim() {
+                "1" | "on" => true,
+                "0" | "off" => false,
+                _ => return Err(format!("VKSKIN_SKIN_STAGED_STORES={value}: expected 0 or 1")),
+            };
+        }
+        Ok(tuning)
+    }
+}
