@@ -10,8 +10,9 @@
 //!  draws                         light)
 //! ```
 //! Each pass owns what it writes and declares the hazards before and after it; `frame.rs`
-//! records them in order, one barrier per boundary. Data the CPU writes (uniforms, instance
-//! parameters) is ring-buffered per frame in flight and written only after that slot's fence.
+//! records them in order and `recorder.rs` issues one barrier per boundary. Data the CPU writes
+//! (uniforms, instance parameters) is ring-buffered per frame in flight and written only after
+//! that slot's fence.
 //! Data the GPU produces exists once and is guarded by those barriers, including the
 //! write-after-read from last frame's draws to this frame's writes.
 
