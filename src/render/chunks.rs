@@ -82,6 +82,17 @@ pub struct MemoryPlan {
     pub light_level: Option<u32>,
 }
 
+/// The device limits a plan must keep within.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlanLimits {
+    /// Bytes one storage-buffer binding may hold (maxStorageBufferRange).
+    pub binding: u64,
+    /// Bytes of the largest device-local heap.
+    pub heap: u64,
+    /// Rows one dispatch may have (maxComputeWorkGroupCount[1]).
+    pub dispatch_rows: u32,
+}
+
 impl MemoryPlan {
     /// The plan for `instance_count` instances, or an error naming the limit they exceed and the
     /// largest count that fits. `settings`: room for the light's run; lowered limits (tests).
@@ -97,8 +108,18 @@ impl MemoryPlan {
         let heap = largest_heap(device).min(settings.heap.unwrap_or(u64::MAX));
         let rows = limits.max_compute_work_group_count[1];
         let plan = match settings.light_culling {
-            true => MemoryPlan::with_light_culling(Shape::of(model), strategy, instance_count, range, heap, rows),
-            false => MemoryPlan::for_limits(Shape::of(model), strategy, instance_count, range, heap, rows),
+            true => MemoryPlan::with_light_culling(
+                Shape::of(model),
+                strategy,
+                instance_count,
+                PlanLimits { binding: range, heap, dispatch_rows: rows },
+            ),
+            false => MemoryPlan::for_limits(
+                Shape::of(model),
+                strategy,
+                instance_count,
+                PlanLimits { binding: range, heap, dispatch_rows: rows },
+            ),
         };
         if instance_count > plan.max_instances {
             return Err(gpu::Error::Other(format!(
@@ -121,7 +142,12 @@ impl MemoryPlan {
     /// dispatch rows). The viewer and the bench check this before laying out a single instance;
     /// `new` then checks the device's own limits.
     pub fn check_any_device(model: &Model, strategy: Strategy, instance_count: u32) -> Result<(), String> {
-        let plan = MemoryPlan::for_limits(Shape::of(model), strategy, instance_count, u64::from(u32::MAX), u64::MAX, u32::MAX);
+        let plan = MemoryPlan::for_limits(
+            Shape::of(model),
+            strategy,
+            instance_count,
+            PlanLimits { binding: u64::from(u32::MAX), heap: u64::MAX, dispatch_rows: u32::MAX },
+        );
         if instance_count > plan.max_instances {
             return Err(format!(
                 "{instance_count} instances of {} with the {} strategy exceed what any Vulkan device can bind: at most {} \
@@ -135,29 +161,14 @@ impl MemoryPlan {
         Ok(())
     }
 
-    /// The plan from the numbers alone: binding range, heap size, dispatch rows.
-    pub fn for_limits(
-        shape: Shape,
-        strategy: Strategy,
-        instance_count: u32,
-        range: u64,
-        heap: u64,
-        max_dispatch_rows: u32,
-    ) -> MemoryPlan {
-        MemoryPlan::with_light_room(shape, strategy, instance_count, (range, heap, max_dispatch_rows), None)
+    /// The plan from the numbers alone.
+    pub fn for_limits(shape: Shape, strategy: Strategy, instance_count: u32, limits: PlanLimits) -> MemoryPlan {
+        MemoryPlan::with_light_room(shape, strategy, instance_count, limits, None)
     }
 
     /// `for_limits`, with room for the triangle pass's light run of the finest level whose copy
     /// still lets the count fit; without, where none does.
-    pub fn with_light_culling(
-        shape: Shape,
-        strategy: Strategy,
-        instance_count: u32,
-        range: u64,
-        heap: u64,
-        max_dispatch_rows: u32,
-    ) -> MemoryPlan {
-        let limits = (range, heap, max_dispatch_rows);
+    pub fn with_light_culling(shape: Shape, strategy: Strategy, instance_count: u32, limits: PlanLimits) -> MemoryPlan {
         let without = MemoryPlan::with_light_room(shape, strategy, instance_count, limits, None);
         (0..shape.levels.min(MAX_LEVELS as u64) as u32)
             .map(|level| MemoryPlan::with_light_room(shape, strategy, instance_count, limits, Some(level)))
@@ -171,9 +182,10 @@ impl MemoryPlan {
         shape: Shape,
         strategy: Strategy,
         instance_count: u32,
-        (range, heap, max_dispatch_rows): (u64, u64, u32),
+        limits: PlanLimits,
         light_level: Option<u32>,
     ) -> MemoryPlan {
+        let PlanLimits { binding: range, heap, dispatch_rows: max_dispatch_rows } = limits;
         let vertices = shape.vertices.max(1);
         let joints = shape.joints.max(1);
         let meshes = shape.meshes.max(1);
@@ -312,7 +324,12 @@ mod tests {
     fn chunks_fit_one_binding_and_cover_every_instance() {
         let model = figure_like();
         let range = 128 << 20;
-        let plan = MemoryPlan::for_limits(model, Strategy::Compute, 10_000, range, 2 << 30, 65_535);
+        let plan = MemoryPlan::for_limits(
+            model,
+            Strategy::Compute,
+            10_000,
+            PlanLimits { binding: range, heap: 2 << 30, dispatch_rows: 65_535 },
+        );
         let chunking = plan.chunking;
         // 2,000 vertices × 28 bytes = 56,000 bytes an instance: 2,396 instances in 128 MiB.
         assert_eq!(chunking.instances_per_chunk, 2396);
@@ -333,12 +350,22 @@ mod tests {
         level_indices[0] = 60_000;
         let shape = Shape { vertices: 2000, joints: 24, meshes: 1, indices: 60_000, levels: 1, level_indices };
         let range = 128 << 20;
-        let plan = MemoryPlan::with_light_culling(shape, Strategy::Compute, 5_000, range, 1 << 40, 65_535);
+        let plan = MemoryPlan::with_light_culling(
+            shape,
+            Strategy::Compute,
+            5_000,
+            PlanLimits { binding: range, heap: 1 << 40, dispatch_rows: 65_535 },
+        );
         assert_eq!(plan.chunking.instances_per_chunk, 1_088);
         assert_eq!(plan.chunking.instances_per_chunk % 32, 0);
         assert!(u64::from(plan.chunking.instances_per_chunk) * 120_000 <= range);
         // Other strategies keep no culled indices; `compute` keeps the camera's and the light's.
-        let vertex = MemoryPlan::for_limits(shape, Strategy::Vertex, 5_000, range, 1 << 40, 65_535);
+        let vertex = MemoryPlan::for_limits(
+            shape,
+            Strategy::Vertex,
+            5_000,
+            PlanLimits { binding: range, heap: 1 << 40, dispatch_rows: 65_535 },
+        );
         assert_eq!((plan.light_level, vertex.light_level), (Some(0), None));
         assert_eq!(plan.bytes_per_instance - vertex.bytes_per_instance, 56_000 + 2 * (120_000 + 20));
     }
@@ -349,22 +376,47 @@ mod tests {
         // range, a 24 GiB heap, 65,535 rows a dispatch.
         let level_indices = [20_844, 10_422, 5_208, 2_604, 1_302, 648, 324, 162];
         let figure = Shape { vertices: 3724, joints: 23, meshes: 2, indices: 20_844, levels: 8, level_indices };
-        let plan = MemoryPlan::with_light_culling(figure, Strategy::Compute, 100_000, u64::from(u32::MAX), 24 << 30, 65_535);
+        let plan = MemoryPlan::with_light_culling(
+            figure,
+            Strategy::Compute,
+            100_000,
+            PlanLimits { binding: u64::from(u32::MAX), heap: 24 << 30, dispatch_rows: 65_535 },
+        );
         // Room for the light's copy of the full mesh's culled indices (41,688 bytes and 2 commands).
         assert_eq!((plan.bytes_per_instance, plan.light_level), (147_760 + 41_728, Some(0)));
         assert!(plan.max_instances >= 100_000, "{} ({})", plan.max_instances, plan.limiting);
         assert!(plan.limiting.contains("memory heap"), "{}", plan.limiting);
         // On lavapipe's 2 GiB heap, 10,000 fit with room for the first level's light copy only.
-        let lavapipe = MemoryPlan::with_light_culling(figure, Strategy::Compute, 10_000, 128 << 20, 2 << 30, 65_535);
+        let lavapipe = MemoryPlan::with_light_culling(
+            figure,
+            Strategy::Compute,
+            10_000,
+            PlanLimits { binding: 128 << 20, heap: 2 << 30, dispatch_rows: 65_535 },
+        );
         assert_eq!((lavapipe.bytes_per_instance, lavapipe.light_level), (147_760 + 20_844 + 40, Some(1)));
         // 11,626 fit with none.
-        let full = MemoryPlan::with_light_culling(figure, Strategy::Compute, 11_626, 128 << 20, 2 << 30, 65_535);
+        let full = MemoryPlan::with_light_culling(
+            figure,
+            Strategy::Compute,
+            11_626,
+            PlanLimits { binding: 128 << 20, heap: 2 << 30, dispatch_rows: 65_535 },
+        );
         assert_eq!((full.bytes_per_instance, full.light_level), (147_760, None));
         // Without the light's run asked for, no room for it.
-        let unasked = MemoryPlan::for_limits(figure, Strategy::Compute, 100_000, u64::from(u32::MAX), 24 << 30, 65_535);
+        let unasked = MemoryPlan::for_limits(
+            figure,
+            Strategy::Compute,
+            100_000,
+            PlanLimits { binding: u64::from(u32::MAX), heap: 24 << 30, dispatch_rows: 65_535 },
+        );
         assert_eq!((unasked.bytes_per_instance, unasked.light_level), (147_760, None));
         // The dispatches' rows alone would stop at 4 × 65,535.
-        let rows = MemoryPlan::for_limits(figure, Strategy::Compute, 1, u64::from(u32::MAX), 1 << 50, 65_535);
+        let rows = MemoryPlan::for_limits(
+            figure,
+            Strategy::Compute,
+            1,
+            PlanLimits { binding: u64::from(u32::MAX), heap: 1 << 50, dispatch_rows: 65_535 },
+        );
         assert_eq!((rows.max_instances, rows.limiting.contains("maxComputeWorkGroupCount")), (4 * 65_535, true));
     }
 
@@ -372,16 +424,36 @@ mod tests {
     fn the_smallest_limit_names_itself() {
         let model = figure_like();
         // A 256 MiB heap: 80 % of it at about 57 KB an instance is the limit.
-        let plan = MemoryPlan::for_limits(model, Strategy::Compute, 100_000, 128 << 20, 256 << 20, 65_535);
+        let plan = MemoryPlan::for_limits(
+            model,
+            Strategy::Compute,
+            100_000,
+            PlanLimits { binding: 128 << 20, heap: 256 << 20, dispatch_rows: 65_535 },
+        );
         assert!(plan.limiting.contains("memory heap"), "{}", plan.limiting);
         assert_eq!(u64::from(plan.max_instances), ((256u64 << 20) as f64 * 0.8) as u64 / plan.bytes_per_instance);
         // A tiny binding range: the chunk count is the limit.
-        let plan = MemoryPlan::for_limits(model, Strategy::Compute, 100, 56_000 * 2, 1 << 40, 65_535);
+        let plan = MemoryPlan::for_limits(
+            model,
+            Strategy::Compute,
+            100,
+            PlanLimits { binding: 56_000 * 2, heap: 1 << 40, dispatch_rows: 65_535 },
+        );
         assert_eq!((plan.chunking.instances_per_chunk, plan.max_instances), (2, 2 * MAX_CHUNKS));
         assert!(plan.limiting.contains("chunks"), "{}", plan.limiting);
         // The vertex strategy keeps no skinned vertices.
-        let vertex = MemoryPlan::for_limits(model, Strategy::Vertex, 1, 128 << 20, 1 << 40, 65_535);
-        let compute = MemoryPlan::for_limits(model, Strategy::Compute, 1, 128 << 20, 1 << 40, 65_535);
+        let vertex = MemoryPlan::for_limits(
+            model,
+            Strategy::Vertex,
+            1,
+            PlanLimits { binding: 128 << 20, heap: 1 << 40, dispatch_rows: 65_535 },
+        );
+        let compute = MemoryPlan::for_limits(
+            model,
+            Strategy::Compute,
+            1,
+            PlanLimits { binding: 128 << 20, heap: 1 << 40, dispatch_rows: 65_535 },
+        );
         assert_eq!(compute.bytes_per_instance - vertex.bytes_per_instance, 56_000);
     }
 }

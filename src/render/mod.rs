@@ -47,7 +47,7 @@ use crate::gpu::descriptors::DescriptorPool;
 use crate::gpu::device::Needs;
 use crate::gpu::{self, Check, Device, Sampler};
 use crate::model::{Facing, Model};
-pub use chunks::{largest_heap, padded_chunks, Chunking, MemoryPlan};
+pub use chunks::{largest_heap, padded_chunks, Chunking, MemoryPlan, PlanLimits};
 use draw::SkinInputSet;
 use model_buffers::GpuModel;
 use offscreen::OffscreenTarget;
@@ -58,7 +58,7 @@ use passes::overlay::{OverlayFrame, OverlayPass};
 use passes::palette::PalettePass;
 use passes::shadow::{self, ShadowPass};
 use passes::skin::{SkinInputs, SkinPass};
-use passes::triangles::{self, TriangleCulling};
+use passes::triangles::{self, TriangleCulling, TriangleInputs};
 pub use settings::{RenderSettings, SkinTuning};
 pub use shader_types::MAX_CHUNKS;
 use shader_types::{frustum_planes, CullCounters, FrameUniforms, InstanceData};
@@ -352,10 +352,14 @@ impl Renderer {
         let descriptor_pool = DescriptorPool::for_sets(device, "descriptor_pool", &sets)?;
         let triangles = match strategy {
             Strategy::Compute if triangles::serves(device, model) => {
-                let outputs = (&skin.skinned[..], &cull.level_lists);
-                let samples = forward::SAMPLES;
-                let layout = (chunking, instance_count);
-                Some(TriangleCulling::new(device, &gpu_model, layout, outputs, (cull_mode, samples), plan.light_level)?)
+                let inputs = TriangleInputs {
+                    model: &gpu_model,
+                    skinned: &skin.skinned,
+                    level_lists: &cull.level_lists,
+                    chunking,
+                    instance_count,
+                };
+                Some(TriangleCulling::new(device, &inputs, cull_mode, forward::SAMPLES, plan.light_level)?)
             }
             _ => None,
         };

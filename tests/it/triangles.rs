@@ -15,7 +15,7 @@ use vkskin::model::Model;
 use vkskin::render::passes::shadow;
 use vkskin::render::passes::triangles::View;
 use vkskin::render::shader_types::{DrawCommand, SkinnedVertex};
-use vkskin::render::{MemoryPlan, RenderSettings, Strategy};
+use vkskin::render::{MemoryPlan, PlanLimits, RenderSettings, Strategy};
 
 /// triangles.comp's `visible`, on the CPU: `step` samples a pixel row on a lattice (4: 4× MSAA,
 /// 1: the centres); the lattice points in a small triangle's box are tested against its edges.
@@ -220,7 +220,12 @@ fn the_lights_run_fits_the_coarser_level_the_plan_made_room_for() {
     let figure = vkskin::render::chunks::Shape::of(&setup.model);
     // Heap for 40 instances with room for level 2's light copy and not level 1's.
     let room = |level: usize| {
-        let plan = MemoryPlan::with_light_culling(figure, Strategy::Compute, 1, 128 << 20, 1 << 40, 65_535);
+        let plan = MemoryPlan::with_light_culling(
+            figure,
+            Strategy::Compute,
+            1,
+            PlanLimits { binding: 128 << 20, heap: 1 << 40, dispatch_rows: 65_535 },
+        );
         plan.bytes_per_instance - figure.level_indices[0] * 2 - 40 + figure.level_indices[level] * 2 + 40
     };
     let heap = (40 * (room(2) + room(1)) / 2) as f64 / 0.8;

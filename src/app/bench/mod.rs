@@ -175,9 +175,7 @@ fn bytes_per_instance(model: &Model, strategy: Strategy) -> u64 {
         crate::render::chunks::Shape::of(model),
         strategy,
         1,
-        u64::MAX >> 1,
-        u64::MAX >> 1,
-        u32::MAX,
+        crate::render::PlanLimits { binding: u64::MAX >> 1, heap: u64::MAX >> 1, dispatch_rows: u32::MAX },
     )
     .bytes_per_instance
 }

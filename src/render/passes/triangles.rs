@@ -120,17 +120,28 @@ impl View {
     }
 }
 
+/// What the triangle pass reads and how many it serves: the model's buffers, the skin pass's
+/// output and the cull pass's level lists, for `instance_count` instances in `chunking`.
+pub struct TriangleInputs<'a> {
+    pub model: &'a GpuModel,
+    pub skinned: &'a [Buffer],
+    pub level_lists: &'a Buffer,
+    pub chunking: Chunking,
+    pub instance_count: u32,
+}
+
 impl CulledOutput {
-    /// `view`'s outputs for `instance_count` instances, with room for `layout_level`'s triangles,
-    /// and the set over them.
+    /// `view`'s outputs, with room for `layout_level`'s triangles, and their set from `pool`.
     fn new(
-        device: &Arc<Device>,
+        pass: &TrianglePass,
+        pool: &DescriptorPool,
+        inputs: &TriangleInputs<'_>,
         (view, layout_level): (View, u32),
-        (pass, pool): (&TrianglePass, &DescriptorPool),
-        (gpu_model, skinned, level_lists): (&GpuModel, &[Buffer], &Buffer),
-        (chunking, instance_count, group_size): (Chunking, u32, u32),
+        group_size: u32,
     ) -> gpu::Result<CulledOutput> {
         use vk::BufferUsageFlags as Usage;
+        let device = &pass.device;
+        let TriangleInputs { model: gpu_model, skinned, level_lists, chunking, instance_count } = *inputs;
         let level = gpu_model.levels[layout_level as usize];
         let mesh_count = gpu_model.mesh_count as usize;
         let ranges: Vec<(u32, u32)> = gpu_model.ranges[layout_level as usize * mesh_count..][..mesh_count]
@@ -267,23 +278,22 @@ impl TriangleCulling {
     /// The pass and its outputs for the model's instances (the light's too, with room for
     /// `light_level`'s triangles, where the plan gives one), and their sets over the skin pass's
     /// output and the cull pass's level lists.
+    /// `cull_mode` and `forward_samples`: the forward pass's, for the facing and sample tests.
     pub fn new(
         device: &Arc<Device>,
-        gpu_model: &GpuModel,
-        (chunking, instance_count): (Chunking, u32),
-        (skinned, level_lists): (&[Buffer], &Buffer),
-        (cull_mode, forward_samples): (vk::CullModeFlags, vk::SampleCountFlags),
+        inputs: &TriangleInputs<'_>,
+        cull_mode: vk::CullModeFlags,
+        forward_samples: vk::SampleCountFlags,
         light_level: Option<u32>,
     ) -> gpu::Result<TriangleCulling> {
         let pass = TrianglePass::new(device)?;
-        let group_size = group_size(gpu_model.vertex_count, chunking.instances_per_chunk);
+        let chunking = inputs.chunking;
+        let group_size = group_size(inputs.model.vertex_count, chunking.instances_per_chunk);
         let groups_per_chunk = chunking.instances_per_chunk.div_ceil(group_size);
         let pool = DescriptorPool::for_sets(device, "triangles.pool", &[(&pass.set_layout, 2)])?;
-        let inputs = (gpu_model, skinned, level_lists);
-        let layout = (chunking, instance_count, group_size);
-        let camera = CulledOutput::new(device, (View::Camera, 0), (&pass, &pool), inputs, layout)?;
+        let camera = CulledOutput::new(&pass, &pool, inputs, (View::Camera, 0), group_size)?;
         let light = match light_level {
-            Some(level) => Some(CulledOutput::new(device, (View::Light, level), (&pass, &pool), inputs, layout)?),
+            Some(level) => Some(CulledOutput::new(&pass, &pool, inputs, (View::Light, level), group_size)?),
             None => None,
         };
         let sample_test =
