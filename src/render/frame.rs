@@ -9,7 +9,7 @@ use super::draw::{DrawList, VertexSource};
 use super::lists::{list_dispatches, List};
 use super::passes::cull::{CullPass, LevelChoice};
 use super::passes::debug::DebugFrame;
-use super::passes::forward::{ForwardTargets, MeshDraw, ResolveTarget};
+use super::passes::forward::{ForwardFrame, ForwardTargets, ResolveTarget};
 use super::passes::overlay::{OverlayFrame, OverlayPass};
 use super::passes::palette::PalettePass;
 use super::passes::shadow;
@@ -308,17 +308,6 @@ impl Renderer {
             Output::Offscreen(target) => ResolveTarget { view: target.color.view, extent: target.color.extent() },
             Output::Swapchain { view, extent, .. } => ResolveTarget { view: *view, extent: *extent },
         };
-        let meshes: Vec<MeshDraw> = self
-            .setup
-            .mesh_draws
-            .iter()
-            .enumerate()
-            .map(|(mesh, &material)| MeshDraw {
-                material_set: self.bindings.material_sets[material],
-                base_color: self.model.materials[material].base_color,
-                mesh: mesh as u32,
-            })
-            .collect();
         let camera_draws = self.draw_list(&self.passes.cull.camera_draws, std::mem::offset_of!(CullCounters, camera_draws));
         let debug_frame = DebugFrame {
             views: self.debug,
@@ -338,18 +327,16 @@ impl Renderer {
         let culled = self.passes.triangles.as_ref().map(|triangles| {
             triangles.camera.draws(triangles, self.setup.mesh_draws.len() as u32, self.setup.chunking, self.setup.instance_count)
         });
-        let indices = &self.model.indices;
-        self.passes.forward.record(
-            command_buffer,
+        let forward_frame = ForwardFrame {
             targets,
-            &resolve,
-            frame.frame_set,
+            resolve: &resolve,
+            frame_set: frame.frame_set,
             vertices,
-            indices,
-            camera_draws,
-            culled.as_ref(),
-            &meshes,
-            &overlay,
-        );
+            indices: &self.model.indices,
+            draws: camera_draws,
+            culled: culled.as_ref(),
+            mesh_materials: &self.setup.mesh_draws,
+        };
+        self.passes.forward.record(command_buffer, &forward_frame, &overlay);
     }
 }

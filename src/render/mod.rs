@@ -202,20 +202,15 @@ pub struct Passes {
 /// The descriptor sets the passes bind, the pool they come from and the samplers they reference;
 /// the frames' command pool.
 struct Bindings {
-    /// One a material, in the model's order.
-    material_sets: Vec<vk::DescriptorSet>,
     /// The `vertex` strategy's set: source vertices, influences and palettes for the vertex shaders.
-    /// The `vertex` strategy's set.
     vertex_skinning: Option<SkinInputSet>,
     // Held, never read again: each is freed when the renderer is, after everything that uses it.
-    /// Owns the sets above and the frames'.
+    /// Owns the frames' sets.
     _pool: DescriptorPool,
     /// Owns the frames' command buffers.
     _command_pool: CommandPool,
     /// Referenced by the frame sets.
     _shadow_sampler: Sampler,
-    /// Referenced by the material sets.
-    _texture_sampler: Sampler,
 }
 
 /// What a renderer was built for.
@@ -329,7 +324,7 @@ impl Renderer {
         let vertex_skinning_layout = vertex_skinning.as_ref().map(|inputs| &inputs.layout);
         let cull_mode = hidden_side(model.facing());
         let shadow = ShadowPass::new(device, vertex_skinning_layout, cull_mode)?;
-        let forward = ForwardPass::new(device, color_format, vertex_skinning_layout, cull_mode)?;
+        let forward = ForwardPass::new(device, color_format, vertex_skinning_layout, cull_mode, &gpu_model.materials)?;
         let debug_inputs = DebugInputs {
             joint_positions: &palette.joint_positions,
             joint_parents: &gpu_model.joint_parents,
@@ -340,15 +335,9 @@ impl Renderer {
         let debug = DebugPass::new(device, color_format, &forward.frame_set_layout, cull_mode, &debug_inputs)?;
 
         let shadow_sampler = Sampler::shadow_compare(device, "shadow.sampler")?;
-        let texture_sampler = Sampler::linear_repeat(device, "material.sampler")?;
         // Room for exactly the sets below: one of each pass's per-frame sets a frame in flight.
         let frames = FRAMES_IN_FLIGHT as u32;
-        let sets = [
-            (&forward.material_set_layout, gpu_model.materials.len() as u32),
-            (&palette.set_layout, frames),
-            (&cull.set_layout, frames),
-            (&forward.frame_set_layout, frames),
-        ];
+        let sets = [(&palette.set_layout, frames), (&cull.set_layout, frames), (&forward.frame_set_layout, frames)];
         let descriptor_pool = DescriptorPool::for_sets(device, "descriptor_pool", &sets)?;
         let triangles = match strategy {
             Strategy::Compute if triangles::serves(device, model) => {
@@ -363,12 +352,6 @@ impl Renderer {
             }
             _ => None,
         };
-        let mut material_sets = Vec::new();
-        for (index, material) in gpu_model.materials.iter().enumerate() {
-            let set = descriptor_pool.allocate(&forward.material_set_layout, &format!("material[{index}].set"))?;
-            forward.write_material_set(set, &material.texture, &material.normal_map, texture_sampler.raw);
-            material_sets.push(set);
-        }
 
         let command_pool = CommandPool::new(device, "frame.command_pool", vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER)?;
         let command_buffers = command_pool.allocate("frame.command_buffer", FRAMES_IN_FLIGHT as u32)?;
@@ -385,12 +368,10 @@ impl Renderer {
             frames,
             passes: Passes { cull, palette, skin, triangles, shadow, forward, debug },
             bindings: Bindings {
-                material_sets,
                 vertex_skinning,
                 _pool: descriptor_pool,
                 _command_pool: command_pool,
                 _shadow_sampler: shadow_sampler,
-                _texture_sampler: texture_sampler,
             },
             model: gpu_model,
             targets: None,

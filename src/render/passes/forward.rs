@@ -14,10 +14,12 @@ use std::sync::Arc;
 use ash::vk;
 
 use crate::gpu::barrier::{side, Hazard};
-use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
+use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
+use crate::gpu::image::Sampler;
 use crate::gpu::pipeline::{GraphicsDesc, Pipeline};
 use crate::gpu::{self, Buffer, Device, Image, ImageDesc};
 use crate::render::draw::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
+use crate::render::model_buffers::GpuMaterial;
 use crate::render::passes::triangles::CulledDraws;
 
 pub const SAMPLES: vk::SampleCountFlags = vk::SampleCountFlags::TYPE_4;
@@ -87,11 +89,19 @@ pub struct ResolveTarget {
     pub extent: vk::Extent2D,
 }
 
-/// One mesh's material, for its culled draws.
-pub struct MeshDraw {
-    pub material_set: vk::DescriptorSet,
-    pub base_color: [f32; 4],
-    pub mesh: u32,
+/// What one frame's forward pass draws with, besides the pass's own pipelines and material sets.
+#[derive(Clone, Copy)]
+pub struct ForwardFrame<'a> {
+    pub targets: &'a ForwardTargets,
+    pub resolve: &'a ResolveTarget,
+    pub frame_set: vk::DescriptorSet,
+    pub vertices: VertexSource<'a>,
+    pub indices: &'a Buffer,
+    pub draws: DrawList<'a>,
+    /// The triangle pass's survivors (`compute`), drawn instead of `draws` when present.
+    pub culled: Option<&'a CulledDraws<'a>>,
+    /// Each mesh's material index.
+    pub mesh_materials: &'a [usize],
 }
 
 pub struct ForwardPass {
@@ -99,6 +109,10 @@ pub struct ForwardPass {
     pub ground_pipeline: Pipeline,
     pub frame_set_layout: DescriptorSetLayout,
     pub material_set_layout: DescriptorSetLayout,
+    /// A set a material (its base colour and normal map), and its base colour factor.
+    materials: Vec<(vk::DescriptorSet, [f32; 4])>,
+    _material_pool: DescriptorPool,
+    _texture_sampler: Sampler,
     device: Arc<Device>,
 }
 
@@ -106,11 +120,13 @@ impl ForwardPass {
     /// `skin_inputs`: the `vertex` strategy's set layout (set 2), whose vertex shader skins; None
     /// reads a skinned vertex buffer. `cull_mode`: the side of the model's triangles that is never
     /// seen ([`crate::render::hidden_side`]).
+    /// `materials`: the model's, a set each from the pass's own pool.
     pub fn new(
         device: &Arc<Device>,
         color_format: vk::Format,
         skin_inputs: Option<&DescriptorSetLayout>,
         cull_mode: vk::CullModeFlags,
+        materials: &[GpuMaterial],
     ) -> gpu::Result<ForwardPass> {
         let graphics = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
         let frame_set_layout = DescriptorSetLayout::new(
@@ -180,7 +196,32 @@ impl ForwardPass {
                 ..base
             },
         )?;
-        Ok(ForwardPass { model_pipeline, ground_pipeline, frame_set_layout, material_set_layout, device: device.clone() })
+        let texture_sampler = Sampler::linear_repeat(device, "material.sampler")?;
+        let count = materials.len().max(1) as u32;
+        let material_pool = DescriptorPool::for_sets(device, "forward.material_pool", &[(&material_set_layout, count)])?;
+        let mut material_sets = Vec::new();
+        for (index, material) in materials.iter().enumerate() {
+            let set = material_pool.allocate(&material_set_layout, &format!("material[{index}].set"))?;
+            crate::gpu::descriptors::write_set(
+                device,
+                set,
+                &[
+                    (BINDING_BASE_COLOR, Resource::SampledImage(material.texture.view, texture_sampler.raw)),
+                    (BINDING_NORMAL_MAP, Resource::SampledImage(material.normal_map.view, texture_sampler.raw)),
+                ],
+            );
+            material_sets.push((set, material.base_color));
+        }
+        Ok(ForwardPass {
+            model_pipeline,
+            ground_pipeline,
+            frame_set_layout,
+            material_set_layout,
+            materials: material_sets,
+            _material_pool: material_pool,
+            _texture_sampler: texture_sampler,
+            device: device.clone(),
+        })
     }
 
     pub fn write_frame_set(
@@ -202,33 +243,9 @@ impl ForwardPass {
         );
     }
 
-    pub fn write_material_set(&self, set: vk::DescriptorSet, base_color: &Image, normal_map: &Image, sampler: vk::Sampler) {
-        crate::gpu::descriptors::write_set(
-            &self.device,
-            set,
-            &[
-                (BINDING_BASE_COLOR, Resource::SampledImage(base_color.view, sampler)),
-                (BINDING_NORMAL_MAP, Resource::SampledImage(normal_map.view, sampler)),
-            ],
-        );
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub fn record(
-        &self,
-        command_buffer: vk::CommandBuffer,
-        targets: &ForwardTargets,
-        resolve: &ResolveTarget,
-        frame_set: vk::DescriptorSet,
-        vertices: VertexSource<'_>,
-        indices: &Buffer,
-        draws: DrawList<'_>,
-        // The triangle pass's survivors (`compute`), drawn instead of `draws` when present.
-        culled: Option<&CulledDraws<'_>>,
-        meshes: &[MeshDraw],
-        // Drawn after the model, into the same multisampled targets (the debug views).
-        overlay: &dyn Fn(vk::CommandBuffer),
-    ) {
+    /// `overlay` draws after the model, into the same multisampled targets (the debug views).
+    pub fn record(&self, command_buffer: vk::CommandBuffer, frame: &ForwardFrame<'_>, overlay: &dyn Fn(vk::CommandBuffer)) {
+        let ForwardFrame { targets, resolve, frame_set, vertices, indices, draws, culled, mesh_materials } = *frame;
         let device = &self.device;
         device.begin_label(command_buffer, c"forward");
         let color_attachment = [vk::RenderingAttachmentInfo::default()
@@ -268,14 +285,15 @@ impl ForwardPass {
         }
         unsafe { device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, vk::IndexType::UINT32) };
         // Material by material; within one, chunk by chunk (a vertex buffer each).
-        for mesh in meshes {
-            self.model_pipeline.bind_sets(command_buffer, 1, &[mesh.material_set]);
-            self.model_pipeline.push_constants(command_buffer, vk::ShaderStageFlags::FRAGMENT, &mesh.base_color);
+        for (mesh, &material) in mesh_materials.iter().enumerate() {
+            let (material_set, base_color) = self.materials[material];
+            self.model_pipeline.bind_sets(command_buffer, 1, &[material_set]);
+            self.model_pipeline.push_constants(command_buffer, vk::ShaderStageFlags::FRAGMENT, &base_color);
             for chunk in 0..draws.chunk_count {
                 vertices.bind_chunk(device, command_buffer, chunk);
                 match culled {
-                    Some(culled) => culled.draw(device, command_buffer, chunk, mesh.mesh),
-                    None => draws.draw(device, command_buffer, chunk, mesh.mesh),
+                    Some(culled) => culled.draw(device, command_buffer, chunk, mesh as u32),
+                    None => draws.draw(device, command_buffer, chunk, mesh as u32),
                 }
             }
         }
