@@ -141,7 +141,7 @@ impl CulledOutput {
     ) -> gpu::Result<CulledOutput> {
         use vk::BufferUsageFlags as Usage;
         let device = &pass.device;
-        let TriangleInputs { model: gpu_model, skinned, level_lists, chunking, instance_count } = *inputs;
+        let TriangleInputs { model: gpu_model, chunking, instance_count, .. } = *inputs;
         let level = gpu_model.levels[layout_level as usize];
         let mesh_count = gpu_model.mesh_count as usize;
         let ranges: Vec<(u32, u32)> = gpu_model.ranges[layout_level as usize * mesh_count..][..mesh_count]
@@ -186,7 +186,7 @@ impl CulledOutput {
             )?);
         }
         let set = pool.allocate(&pass.set_layout, &format!("triangles.{name}_set"))?;
-        pass.write_set(set, &gpu_model.indices, &gpu_model.mesh_ranges, skinned, level_lists, &draws, &indices);
+        pass.write_set(set, inputs, &draws, &indices);
         Ok(CulledOutput { view, layout_level, template, draws, indices, set })
     }
 
@@ -397,25 +397,16 @@ impl TrianglePass {
         Ok(TrianglePass { pipeline, set_layout, device: device.clone() })
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub fn write_set(
-        &self,
-        set: vk::DescriptorSet,
-        indices: &Buffer,
-        mesh_ranges: &Buffer,
-        skinned: &[Buffer],
-        level_lists: &Buffer,
-        draws: &Buffer,
-        culled_indices: &[Buffer],
-    ) {
+    /// A view's set: what the pass reads (`inputs`) and that view's outputs.
+    fn write_set(&self, set: vk::DescriptorSet, inputs: &TriangleInputs<'_>, draws: &Buffer, culled_indices: &[Buffer]) {
         crate::gpu::descriptors::write_set(
             &self.device,
             set,
             &[
-                (BINDING_INDICES, Resource::StorageBuffer(indices)),
-                (BINDING_MESH_RANGES, Resource::StorageBuffer(mesh_ranges)),
-                (BINDING_SKINNED, Resource::StorageBuffers(padded_chunks(skinned))),
-                (BINDING_LEVEL_LISTS, Resource::StorageBuffer(level_lists)),
+                (BINDING_INDICES, Resource::StorageBuffer(&inputs.model.indices)),
+                (BINDING_MESH_RANGES, Resource::StorageBuffer(&inputs.model.mesh_ranges)),
+                (BINDING_SKINNED, Resource::StorageBuffers(padded_chunks(inputs.skinned))),
+                (BINDING_LEVEL_LISTS, Resource::StorageBuffer(inputs.level_lists)),
                 (BINDING_DRAWS, Resource::StorageBuffer(draws)),
                 (BINDING_CULLED_INDICES, Resource::StorageBuffers(padded_chunks(culled_indices))),
             ],
