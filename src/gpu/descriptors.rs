@@ -65,7 +65,7 @@ fn add_count(counts: &mut Vec<(vk::DescriptorType, u32)>, kind: vk::DescriptorTy
     }
 }
 
-/// One pool for the renderer's sets; sets are freed with it.
+/// A pool of descriptor sets; sets are freed with it.
 pub struct DescriptorPool {
     pub raw: vk::DescriptorPool,
     device: Arc<Device>,
@@ -90,6 +90,20 @@ impl DescriptorPool {
         let raw = unsafe { device.raw.create_descriptor_pool(&info, None) }.check("vkCreateDescriptorPool")?;
         device.set_name(raw, name);
         Ok(DescriptorPool { raw, device: device.clone() })
+    }
+
+    /// A pool of one set of `layout`, named `NAME.pool` and `NAME.set`, with the set written: what a
+    /// pass whose set never changes keeps beside it.
+    pub fn with_one_set(
+        device: &Arc<Device>,
+        name: &str,
+        layout: &DescriptorSetLayout,
+        bindings: &[(u32, Resource<'_>)],
+    ) -> Result<(DescriptorPool, vk::DescriptorSet)> {
+        let pool = DescriptorPool::for_sets(device, &format!("{name}.pool"), &[(layout, 1)])?;
+        let set = pool.allocate(layout, &format!("{name}.set"))?;
+        write_set(device, set, bindings);
+        Ok((pool, set))
     }
 
     pub fn allocate(&self, layout: &DescriptorSetLayout, name: &str) -> Result<vk::DescriptorSet> {

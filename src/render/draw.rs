@@ -39,17 +39,16 @@ impl SkinInputSet {
                 (SKIN_INPUTS_PALETTES, storage, vertex, MAX_CHUNKS),
             ],
         )?;
-        let pool = DescriptorPool::for_sets(device, "vertex_skinning.pool", &[(&layout, 1)])?;
-        let set = pool.allocate(&layout, "vertex_skinning.set")?;
-        crate::gpu::descriptors::write_set(
+        let (pool, set) = DescriptorPool::with_one_set(
             device,
-            set,
+            "vertex_skinning",
+            &layout,
             &[
                 (SKIN_INPUTS_SOURCE_VERTICES, Resource::StorageBuffer(&model.source_vertices)),
                 (SKIN_INPUTS_INFLUENCES, Resource::StorageBuffer(&model.influences)),
                 (SKIN_INPUTS_PALETTES, Resource::StorageBuffers(padded_chunks(palettes))),
             ],
-        );
+        )?;
         Ok(SkinInputSet { layout, set, _pool: pool })
     }
 }

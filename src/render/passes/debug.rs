@@ -250,11 +250,10 @@ impl DebugPass {
             },
         )?;
         let shadow_sampler = Sampler::nearest_clamp(device, "debug.shadow_sampler")?;
-        let pool = DescriptorPool::for_sets(device, "debug.pool", &[(&set_layout, 1)])?;
-        let set = pool.allocate(&set_layout, "debug.set")?;
-        crate::gpu::descriptors::write_set(
+        let (pool, set) = DescriptorPool::with_one_set(
             device,
-            set,
+            "debug",
+            &set_layout,
             &[
                 (BINDING_JOINT_POSITIONS, Resource::StorageBuffer(inputs.joint_positions)),
                 (BINDING_JOINT_PARENTS, Resource::StorageBuffer(inputs.joint_parents)),
@@ -262,7 +261,7 @@ impl DebugPass {
                 (BINDING_BOXES, Resource::StorageBuffer(inputs.boxes)),
                 (BINDING_SHADOW_DEPTH, Resource::SampledImage(inputs.shadow_view, shadow_sampler.raw)),
             ],
-        );
+        )?;
         Ok(DebugPass {
             wireframe,
             normals,

@@ -115,11 +115,10 @@ impl SkinPass {
             std::mem::size_of::<SkinPush>() as u32,
             &[(0, tuning.workgroup_size), (1, u32::from(tuning.staged_stores))],
         )?;
-        let pool = DescriptorPool::for_sets(device, "skin.pool", &[(&set_layout, 1)])?;
-        let set = pool.allocate(&set_layout, "skin.set")?;
-        crate::gpu::descriptors::write_set(
+        let (pool, set) = DescriptorPool::with_one_set(
             device,
-            set,
+            "skin",
+            &set_layout,
             &[
                 (BINDING_SOURCE_VERTICES, Resource::StorageBuffer(inputs.source_vertices)),
                 (BINDING_INFLUENCES, Resource::StorageBuffer(inputs.influences)),
@@ -127,7 +126,7 @@ impl SkinPass {
                 (BINDING_SKINNED, Resource::StorageBuffers(padded_chunks(&skinned))),
                 (BINDING_LEVEL_LISTS, Resource::StorageBuffer(inputs.level_lists)),
             ],
-        );
+        )?;
         Ok(SkinPass { pipeline, tuning, set, _pool: pool, set_layout, skinned, device: device.clone() })
     }
 
