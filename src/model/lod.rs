@@ -293,10 +293,11 @@ fn level_error(weld: &Weld, skinned: &[Vec<Vec3>], pieces: &[Vec<f32>], meshes: 
     // Each worker's marks of what it gathered for which point (points are never measured twice, so
     // the marks need no clearing between runs).
     let marks = || Marks { regions: vec![u32::MAX; points], triangles: vec![u32::MAX; triangles.len()] };
+    let measured = Measured { weld, skinned, pieces, triangles: &triangles, around: &around, nearest: &nearest };
     runs.par_iter()
         .map_init(marks, |marks, &run| {
             let points = run * RUN..((run + 1) * RUN).min(points);
-            run_error(weld, skinned, pieces, &triangles, &around, &nearest, points, at_least, marks)
+            run_error(&measured, points, at_least, marks)
         })
         .reduce(|| at_least, f32::max)
 }
@@ -307,19 +308,21 @@ struct Marks {
     triangles: Vec<u32>,
 }
 
+/// What one level's error is measured with: the full mesh's welded points, their skinned poses
+/// and pieces, and the level's triangles, those around each kept point, and each point's nearest
+/// kept point.
+struct Measured<'a> {
+    weld: &'a Weld,
+    skinned: &'a [Vec<Vec3>],
+    pieces: &'a [Vec<f32>],
+    triangles: &'a [[u32; 3]],
+    around: &'a TrianglesAround,
+    nearest: &'a [u32],
+}
+
 /// [`level_error`] over some of the points, starting from `at_least`.
-#[allow(clippy::too_many_arguments)]
-fn run_error(
-    weld: &Weld,
-    skinned: &[Vec<Vec3>],
-    pieces: &[Vec<f32>],
-    triangles: &[[u32; 3]],
-    around: &TrianglesAround,
-    nearest: &[u32],
-    points: std::ops::Range<usize>,
-    at_least: f32,
-    marks: &mut Marks,
-) -> f32 {
+fn run_error(measured: &Measured<'_>, points: std::ops::Range<usize>, at_least: f32, marks: &mut Marks) -> f32 {
+    let Measured { weld, skinned, pieces, triangles, around, nearest } = *measured;
     let distance = |positions: &[Vec3], point: Vec3, triangle: u32| {
         let [a, b, c] = triangles[triangle as usize].map(|index| positions[index as usize]);
         point.distance(closest_on_triangle(point, a, b, c))
