@@ -43,9 +43,8 @@ use ash::vk;
 use glam::{Mat4, Vec3, Vec4};
 
 use crate::gpu::commands::{self, CommandPool};
-use crate::gpu::descriptors::DescriptorPool;
 use crate::gpu::device::Needs;
-use crate::gpu::{self, Check, Device, Sampler};
+use crate::gpu::{self, Check, Device};
 use crate::model::{Facing, Model};
 pub use chunks::{largest_heap, padded_chunks, Chunking, MemoryPlan, PlanLimits};
 use draw::SkinInputSet;
@@ -204,13 +203,8 @@ pub struct Passes {
 struct Bindings {
     /// The `vertex` strategy's set: source vertices, influences and palettes for the vertex shaders.
     vertex_skinning: Option<SkinInputSet>,
-    // Held, never read again: each is freed when the renderer is, after everything that uses it.
-    /// Owns the frames' sets.
-    _pool: DescriptorPool,
-    /// Owns the frames' command buffers.
+    /// Owns the frames' command buffers: held, never read again, freed with the renderer.
     _command_pool: CommandPool,
-    /// Referenced by the frame sets.
-    _shadow_sampler: Sampler,
 }
 
 /// What a renderer was built for.
@@ -334,11 +328,6 @@ impl Renderer {
         };
         let debug = DebugPass::new(device, color_format, &forward.frame_set_layout, cull_mode, &debug_inputs)?;
 
-        let shadow_sampler = Sampler::shadow_compare(device, "shadow.sampler")?;
-        // Room for exactly the sets below: one of each pass's per-frame sets a frame in flight.
-        let frames = FRAMES_IN_FLIGHT as u32;
-        let sets = [(&palette.set_layout, frames), (&cull.set_layout, frames), (&forward.frame_set_layout, frames)];
-        let descriptor_pool = DescriptorPool::for_sets(device, "descriptor_pool", &sets)?;
         let triangles = match strategy {
             Strategy::Compute if triangles::serves(device, model) => {
                 let inputs = TriangleInputs {
@@ -355,24 +344,19 @@ impl Renderer {
 
         let command_pool = CommandPool::new(device, "frame.command_pool", vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER)?;
         let command_buffers = command_pool.allocate("frame.command_buffer", FRAMES_IN_FLIGHT as u32)?;
-        let passes = (&cull, &palette, &forward, &shadow);
+        let passes = Passes { cull, palette, skin, triangles, shadow, forward, debug };
         let mut frames = Vec::new();
         for (slot, &command_buffer) in command_buffers.iter().enumerate() {
             let setup = SlotSetup { slot, command_buffer, instance_count, strategy, vertex_bytes };
-            frames.push(FrameSlot::new(device, &setup, &gpu_model, passes, &descriptor_pool, &shadow_sampler)?);
+            frames.push(FrameSlot::new(device, &setup, &gpu_model, &passes)?);
         }
 
         let skeleton_only = model.vertices.is_empty() && !model.skeleton.is_empty();
-        let light_culling = triangles.as_ref().is_some_and(|triangles| triangles.light.is_some());
+        let light_culling = passes.triangles.as_ref().is_some_and(|triangles| triangles.light.is_some());
         Ok(Renderer {
             frames,
-            passes: Passes { cull, palette, skin, triangles, shadow, forward, debug },
-            bindings: Bindings {
-                vertex_skinning,
-                _pool: descriptor_pool,
-                _command_pool: command_pool,
-                _shadow_sampler: shadow_sampler,
-            },
+            passes,
+            bindings: Bindings { vertex_skinning, _command_pool: command_pool },
             model: gpu_model,
             targets: None,
             setup: Setup {

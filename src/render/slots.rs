@@ -8,16 +8,13 @@ use ash::vk;
 use gpu_allocator::MemoryLocation;
 
 use super::model_buffers::GpuModel;
-use super::passes::cull::{CullInputs, CullPass};
-use super::passes::forward::ForwardPass;
-use super::passes::palette::{PaletteInputs, PalettePass};
-use super::passes::shadow::ShadowPass;
+use super::passes::cull::CullInputs;
+use super::passes::palette::PaletteInputs;
 use super::shader_types::{CullCounters, FrameUniforms, InstanceData};
-use super::{Pass, Strategy};
+use super::{Pass, Passes, Strategy};
 use crate::gpu::commands::{Fence, Semaphore};
-use crate::gpu::descriptors::DescriptorPool;
 use crate::gpu::query::TimestampPool;
-use crate::gpu::{self, Buffer, Device, Sampler};
+use crate::gpu::{self, Buffer, Device};
 
 /// The per-frame-in-flight resources.
 pub struct FrameSlot {
@@ -48,14 +45,8 @@ pub struct SlotSetup {
 }
 
 impl FrameSlot {
-    pub fn new(
-        device: &Arc<Device>,
-        setup: &SlotSetup,
-        gpu_model: &GpuModel,
-        (cull, palette, forward, shadow): (&CullPass, &PalettePass, &ForwardPass, &ShadowPass),
-        descriptor_pool: &DescriptorPool,
-        shadow_sampler: &Sampler,
-    ) -> gpu::Result<FrameSlot> {
+    pub fn new(device: &Arc<Device>, setup: &SlotSetup, gpu_model: &GpuModel, passes: &Passes) -> gpu::Result<FrameSlot> {
+        let Passes { cull, palette, forward, shadow, .. } = passes;
         use vk::BufferUsageFlags as Usage;
         let SlotSetup { slot, command_buffer, instance_count, strategy, vertex_bytes } = *setup;
         let uniforms = Buffer::new(
@@ -72,9 +63,8 @@ impl FrameSlot {
             Usage::STORAGE_BUFFER,
             MemoryLocation::CpuToGpu,
         )?;
-        let palette_set = descriptor_pool.allocate(&palette.set_layout, &format!("palette.set[{slot}]"))?;
-        palette.write_set(
-            palette_set,
+        let palette_set = palette.frame_set(
+            slot,
             &PaletteInputs {
                 channels: &gpu_model.channels,
                 key_times: &gpu_model.key_times,
@@ -85,10 +75,9 @@ impl FrameSlot {
                 palette_list: &cull.palette_list,
                 counters: &cull.counters,
             },
-        );
-        let cull_set = descriptor_pool.allocate(&cull.set_layout, &format!("cull.set[{slot}]"))?;
-        cull.write_set(
-            cull_set,
+        )?;
+        let cull_set = cull.frame_set(
+            slot,
             &CullInputs {
                 frame_uniforms: &uniforms,
                 instances: &instances,
@@ -96,9 +85,8 @@ impl FrameSlot {
                 cells: &gpu_model.cells,
                 mesh_ranges: &gpu_model.mesh_ranges,
             },
-        );
-        let frame_set = descriptor_pool.allocate(&forward.frame_set_layout, &format!("forward.frame_set[{slot}]"))?;
-        forward.write_frame_set(frame_set, &uniforms, &shadow.depth, shadow_sampler.raw, &gpu_model.texcoords);
+        )?;
+        let frame_set = forward.frame_set(slot, &uniforms, &shadow.depth, &gpu_model.texcoords)?;
         let cpu_skinned = match strategy {
             Strategy::Cpu => Some(Buffer::new(
                 device,

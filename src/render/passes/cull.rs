@@ -18,14 +18,14 @@ use glam::{Mat4, Vec3};
 
 use crate::anim::Aabb;
 use crate::gpu::barrier::{side, Hazard, Side};
-use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
+use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
 use crate::model::Model;
 use crate::render::model_buffers::GpuModel;
 use crate::render::passes::triangles;
 use crate::render::shader_types::{frustum_planes, CullCounters, CullPush, InstanceData, MAX_LEVELS, MAX_PARTS, NO_CLIP};
-use crate::render::{FrameScene, Setup};
+use crate::render::{FrameScene, Setup, FRAMES_IN_FLIGHT};
 use gpu_allocator::MemoryLocation;
 use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
 
@@ -66,6 +66,8 @@ pub struct CullPass {
     pub palette_frames: Buffer,
     /// The kept instances whose palettes the palette pass computes this frame.
     pub palette_list: Buffer,
+    /// Its per-frame sets, one a frame in flight.
+    frame_pool: DescriptorPool,
     device: Arc<Device>,
 }
 
@@ -120,7 +122,9 @@ impl CullPass {
             std::mem::size_of::<CullPush>() as u32,
             &[(0, WORKGROUP_SIZE), (1, crate::render::passes::palette::WORKGROUP_SIZE)],
         )?;
+        let frame_pool = DescriptorPool::for_sets(device, "cull.pool", &[(&set_layout, FRAMES_IN_FLIGHT as u32)])?;
         Ok(CullPass {
+            frame_pool,
             pipeline,
             set_layout,
             counters,
@@ -135,7 +139,9 @@ impl CullPass {
         })
     }
 
-    pub fn write_set(&self, set: vk::DescriptorSet, inputs: &CullInputs<'_>) {
+    /// Frame slot `slot`'s set over its `inputs`.
+    pub fn frame_set(&self, slot: usize, inputs: &CullInputs<'_>) -> gpu::Result<vk::DescriptorSet> {
+        let set = self.frame_pool.allocate(&self.set_layout, &format!("cull.set[{slot}]"))?;
         crate::gpu::descriptors::write_set(
             &self.device,
             set,
@@ -155,6 +161,7 @@ impl CullPass {
                 (BINDING_PALETTE_LIST, Resource::StorageBuffer(&self.palette_list)),
             ],
         );
+        Ok(set)
     }
 
     /// Before the counters' reset: last frame's readers are done with them.

@@ -21,6 +21,7 @@ use crate::gpu::{self, Buffer, Device, Image, ImageDesc};
 use crate::render::draw::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
 use crate::render::model_buffers::GpuMaterial;
 use crate::render::passes::triangles::CulledDraws;
+use crate::render::FRAMES_IN_FLIGHT;
 
 pub const SAMPLES: vk::SampleCountFlags = vk::SampleCountFlags::TYPE_4;
 pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
@@ -113,6 +114,9 @@ pub struct ForwardPass {
     materials: Vec<(vk::DescriptorSet, [f32; 4])>,
     _material_pool: DescriptorPool,
     _texture_sampler: Sampler,
+    /// Its per-frame sets (one a frame in flight), and the shadow map's comparing sampler in them.
+    frame_pool: DescriptorPool,
+    shadow_sampler: Sampler,
     device: Arc<Device>,
 }
 
@@ -212,7 +216,11 @@ impl ForwardPass {
             );
             material_sets.push((set, material.base_color));
         }
+        let frame_pool = DescriptorPool::for_sets(device, "forward.frame_pool", &[(&frame_set_layout, FRAMES_IN_FLIGHT as u32)])?;
+        let shadow_sampler = Sampler::shadow_compare(device, "shadow.sampler")?;
         Ok(ForwardPass {
+            frame_pool,
+            shadow_sampler,
             model_pipeline,
             ground_pipeline,
             frame_set_layout,
@@ -224,23 +232,25 @@ impl ForwardPass {
         })
     }
 
-    pub fn write_frame_set(
+    /// Frame slot `slot`'s set: its uniforms, the shadow map and the model's texture coordinates.
+    pub fn frame_set(
         &self,
-        set: vk::DescriptorSet,
+        slot: usize,
         uniforms: &Buffer,
         shadow_map: &Image,
-        shadow_sampler: vk::Sampler,
         texcoords: &Buffer,
-    ) {
+    ) -> gpu::Result<vk::DescriptorSet> {
+        let set = self.frame_pool.allocate(&self.frame_set_layout, &format!("forward.frame_set[{slot}]"))?;
         crate::gpu::descriptors::write_set(
             &self.device,
             set,
             &[
                 (BINDING_FRAME_UNIFORMS, Resource::UniformBuffer(uniforms)),
-                (BINDING_SHADOW_MAP, Resource::SampledImage(shadow_map.view, shadow_sampler)),
+                (BINDING_SHADOW_MAP, Resource::SampledImage(shadow_map.view, self.shadow_sampler.raw)),
                 (BINDING_TEXCOORDS, Resource::StorageBuffer(texcoords)),
             ],
         );
+        Ok(set)
     }
 
     /// `overlay` draws after the model, into the same multisampled targets (the debug views).

@@ -19,12 +19,12 @@ use gpu_allocator::MemoryLocation;
 use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
 
 use crate::gpu::barrier::{side, Hazard, Side};
-use crate::gpu::descriptors::{DescriptorSetLayout, Resource};
+use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
 use crate::render::model_buffers::GpuModel;
 use crate::render::shader_types::{PaletteMatrix, PalettePush};
-use crate::render::{padded_chunks, Chunking, Setup, MAX_CHUNKS};
+use crate::render::{padded_chunks, Chunking, Setup, FRAMES_IN_FLIGHT, MAX_CHUNKS};
 
 /// Listed instances per workgroup, one invocation each (the cull pass counts the workgroups).
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -47,6 +47,8 @@ pub struct PalettePass {
     pub palettes: Vec<Buffer>,
     /// Each instance's joint positions (the skeleton view), written only when asked.
     pub joint_positions: Buffer,
+    /// Its per-frame sets, one a frame in flight.
+    frame_pool: DescriptorPool,
     device: Arc<Device>,
 }
 
@@ -112,10 +114,13 @@ impl PalettePass {
             std::mem::size_of::<PalettePush>() as u32,
             &[(0, WORKGROUP_SIZE)],
         )?;
-        Ok(PalettePass { pipeline, set_layout, palettes, joint_positions, device: device.clone() })
+        let frame_pool = DescriptorPool::for_sets(device, "palette.pool", &[(&set_layout, FRAMES_IN_FLIGHT as u32)])?;
+        Ok(PalettePass { pipeline, set_layout, palettes, joint_positions, frame_pool, device: device.clone() })
     }
 
-    pub fn write_set(&self, set: vk::DescriptorSet, inputs: &PaletteInputs<'_>) {
+    /// Frame slot `slot`'s set over its `inputs`.
+    pub fn frame_set(&self, slot: usize, inputs: &PaletteInputs<'_>) -> gpu::Result<vk::DescriptorSet> {
+        let set = self.frame_pool.allocate(&self.set_layout, &format!("palette.set[{slot}]"))?;
         crate::gpu::descriptors::write_set(
             &self.device,
             set,
@@ -132,6 +137,7 @@ impl PalettePass {
                 (BINDING_COUNTERS, Resource::StorageBuffer(inputs.counters)),
             ],
         );
+        Ok(set)
     }
 
     /// Before the pass: last frame's readers of the palettes (the skin pass, or the vertex
