@@ -96,7 +96,7 @@ pub(crate) struct RenderArgs {
 /// `vkskin inspect`'s arguments.
 #[derive(Args)]
 pub(crate) struct InspectArgs {
-    /// Model file: .md5mesh, .gltf, .glb, .ms3d or .dae.
+    /// Model file: .md5mesh, .gltf, .glb, .ms3d, .dae or .fbx.
     pub(crate) model: PathBuf,
     /// Animation file(s) whose clips play on the model (today: .md5anim). Default: a .md5mesh's
     /// sibling .md5anim files.
@@ -113,7 +113,7 @@ pub(crate) struct InspectArgs {
 /// `vkskin bench`'s arguments.
 #[derive(Args)]
 pub(crate) struct BenchArgs {
-    /// Model file (.md5mesh, .gltf, .glb, .ms3d, .dae). Default: the bundled figure.
+    /// Model file (.md5mesh, .gltf, .glb, .ms3d, .dae, .fbx). Default: the bundled figure.
     pub(crate) model: Option<PathBuf>,
     /// Animation file(s) whose clips play on the model (today: .md5anim).
     #[arg(long = "anim", value_name = "FILE")]
@@ -209,7 +209,7 @@ impl Switch {
 /// The scene every rendering command shares: model, clips, instances, strategy, features.
 #[derive(Args)]
 pub(crate) struct SceneArgs {
-    /// Model file: .md5mesh, .gltf, .glb, .ms3d or .dae. Default: the bundled figure.
+    /// Model file: .md5mesh, .gltf, .glb, .ms3d, .dae or .fbx. Default: the bundled figure.
     pub(crate) model: Option<PathBuf>,
     /// Animation file(s) whose clips play on the model (today: .md5anim). Default: a .md5mesh's
     /// sibling .md5anim files.

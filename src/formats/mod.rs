@@ -4,6 +4,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod collada;
+pub mod fbx;
 pub mod files;
 pub mod gltf;
 pub mod md5;
@@ -62,11 +63,12 @@ pub enum Format {
     Gltf,
     Ms3d,
     Collada,
+    Fbx,
 }
 
 /// What the error for an unknown format lists.
 pub const SUPPORTED: &str =
-    "MD5 (.md5mesh with .md5anim), glTF 2.0 (.gltf, .glb), Milkshape 3D (.ms3d v3/v4), COLLADA (.dae 1.4.1/1.5)";
+    "MD5 (.md5mesh with .md5anim), glTF 2.0 (.gltf, .glb), Milkshape 3D (.ms3d v3/v4), COLLADA (.dae 1.4.1/1.5), FBX (.fbx)";
 
 impl Format {
     /// By the file's first bytes; None when they say nothing (then the extension decides).
@@ -77,12 +79,18 @@ impl Format {
         if head.starts_with(b"glTF") {
             return Some(Format::Gltf);
         }
+        if head.starts_with(b"Kaydara FBX Binary") {
+            return Some(Format::Fbx);
+        }
         let text = std::str::from_utf8(head).unwrap_or("").trim_start_matches('\u{feff}').trim_start();
         if text.starts_with("MD5Version") {
             return Some(Format::Md5);
         }
         if text.starts_with('<') && text.contains("<COLLADA") {
             return Some(Format::Collada);
+        }
+        if text.starts_with("; FBX") {
+            return Some(Format::Fbx);
         }
         None
     }
@@ -93,6 +101,7 @@ impl Format {
             "gltf" | "glb" => Some(Format::Gltf),
             "ms3d" => Some(Format::Ms3d),
             "dae" => Some(Format::Collada),
+            "fbx" => Some(Format::Fbx),
             _ => None,
         }
     }
@@ -148,6 +157,7 @@ pub fn read_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatEr
         Format::Gltf => gltf::load(path),
         Format::Ms3d => ms3d::load(path),
         Format::Collada => collada::load(path),
+        Format::Fbx => fbx::load(path),
     }?;
     check_finite(&model).map_err(|message| FormatError::in_file(path, message))?;
     // The free Psionic models ship their clips' frame ranges beside them.

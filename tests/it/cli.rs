@@ -146,7 +146,7 @@ fn the_commands_share_one_vocabulary() {
         ("render", &["--instances", "--strategy", "--frames", "--out <FILE>"][..], &["--out-dir"][..]),
         ("soak", &["--instances", "--strategy", "--frames", "--out <FILE>"][..], &["--report"][..]),
         ("generate", &["--out-dir <DIR>"][..], &["--out <"][..]),
-        ("inspect", &["--anim <FILE>", ".gltf, .glb, .ms3d or .dae"][..], &[][..]),
+        ("inspect", &["--anim <FILE>", ".gltf, .glb, .ms3d, .dae or .fbx"][..], &[][..]),
     ] {
         let output = vkskin().args([command, "--help"]).output().expect("vkskin runs");
         let help = text(&output);

@@ -148,3 +148,73 @@ fn collada_rigged_figure_every_influence_kept() {
         assert_eq!((model.skeleton.len(), model.stats.max_influences, model.clips.len()), (19, 8, 1));
     });
 }
+
+#[test]
+fn fbx_mixamo_style_character_eleven_stacks_unnormalized_weights() {
+    conform("fbx/QuaterniusMan/Male_Casual.fbx", |model| {
+        assert_eq!(model.clips.len(), 11);
+        assert!(model.clips.iter().any(|clip| clip.name == "HumanArmature|Man_Walk"));
+        // Blender's weights sum to 0.91-1.05 here: normalized, with one warning.
+        assert!(model.stats.warnings.iter().any(|warning| warning.contains("normalized")));
+        assert!(model.stats.max_influences >= 4);
+    });
+}
+
+#[test]
+fn fbx_robot_rigid_parts_beside_skinned_ones() {
+    conform("fbx/QuaterniusRobot/Robot.fbx", |model| {
+        assert_eq!(model.clips.len(), 14);
+        assert!(model.meshes.len() >= 14);
+    });
+}
+
+#[test]
+fn fbx_more_than_four_influences_stay_exact() {
+    conform("fbx/AssimpArmature/animation_with_skeleton.fbx", |model| {
+        assert_eq!(model.clips.len(), 1);
+        assert_eq!(model.stats.max_influences, 6);
+    });
+}
+
+#[test]
+fn fbx_maya_stacks_on_one_timeline_binary_ascii_and_6_1_alike() {
+    let mut poses = Vec::new();
+    for file in [
+        "fbx/MayaSausage/maya_game_sausage_7500_binary_combined.fbx",
+        "fbx/MayaSausage/maya_game_sausage_7500_ascii_combined.fbx",
+        "fbx/MayaSausage/maya_game_sausage_6100_ascii_combined.fbx",
+    ] {
+        conform(file, |model| {
+            let names: Vec<&str> = model.clips.iter().map(|clip| clip.name.as_str()).collect();
+            assert_eq!(names, ["wiggle", "spin", "deform"], "{file}");
+            // Each stack's clip starts at its stack's start: 0.8333 s long each.
+            for clip in &model.clips {
+                assert!(
+                    (clip.duration - 0.8333).abs() < 1e-3 || (clip.duration - 0.7917).abs() < 1e-3,
+                    "{file}: {}",
+                    clip.duration
+                );
+            }
+            let mut palette = vec![glam::Mat4::IDENTITY; model.skeleton.len()];
+            let spin = &model.clips[1];
+            model.palette_at(spin.animation, spin.start + 0.3, &mut palette);
+            poses.push(model.vertices.iter().map(|vertex| model.skinned_position(vertex, Some(&palette))).collect::<Vec<_>>());
+        });
+    }
+    // The same scene in three encodings gives the same pose (skipped models give none).
+    for pose in &poses[1..] {
+        let farthest = pose.iter().zip(&poses[0]).map(|(a, b)| a.distance(*b)).fold(0.0f32, f32::max);
+        assert!(farthest < 1e-6, "encodings differ by {farthest}");
+    }
+}
+
+#[test]
+fn fbx_skinned_model_without_animation_and_z_up_max_scene() {
+    conform("fbx/MayaSausage/maya_game_sausage_7500_binary.fbx", |model| assert!(model.clips.is_empty()));
+    conform("fbx/MaxSkin/max_transformed_skin_7500_binary.fbx", |model| {
+        assert_eq!(model.clips.len(), 1);
+        // Z-up in the file, standing up (Y) here.
+        let size = model.bind_bounds().size();
+        assert!(size.y > size.z, "{size}");
+    });
+}

@@ -1,0 +1,279 @@
+//! FBX (binary and ASCII, 6.1 to 7.7) through the `ufbx` crate: FBX is a large, loosely specified
+//! format that ufbx reads as the authoring tools write it (pivots, pre-rotations, geometric
+//! transforms, takes), so this loader only maps its scene onto a [`Model`].
+//!
+//! - Every node but the scene root is a joint, parents first. The scene root carries ufbx's
+//!   conversion to Y-up metres, which becomes the top-level joints' `pre`.
+//! - Skinned meshes are put in the bind pose in world space through each skin's clusters, whose
+//!   bind matrices give their bones' inverse binds; other joints bind at their rest pose, and an
+//!   unskinned mesh follows its own node.
+//! - Every animation stack is baked by ufbx into linear translation, rotation and scale keys per
+//!   node, which the GPU samples like any other format's keys. A clip's time 0 is its stack's start.
+//!
+//! Not read yet (issue 28): textures, blend shapes.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use glam::{Mat3, Mat4, Quat, Vec2, Vec3, Vec4};
+
+use crate::anim::{Animation, Channel, Influence, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
+use crate::formats::{files, FormatError};
+use crate::model::{compute_normals, compute_tangents, normalize_influences, LoadStats, Material, Mesh, Model, Vertex};
+
+/// ufbx may use this many bytes for each byte of the file (and at least [`MIN_MEMORY`]): time and
+/// memory stay in proportion to the file.
+const MEMORY_PER_BYTE: usize = 64;
+const MIN_MEMORY: usize = 64 << 20;
+
+pub fn load(path: &Path) -> Result<Model, FormatError> {
+    let error = |message: String| FormatError::in_file(path, message);
+    let bytes = files::read(path, files::MAX_MODEL_BYTES).map_err(&error)?;
+    let limit = bytes.len().saturating_mul(MEMORY_PER_BYTE).max(MIN_MEMORY);
+    let mut options = ufbx::LoadOpts {
+        target_axes: ufbx::CoordinateAxes::right_handed_y_up(),
+        target_unit_meters: 1.0,
+        generate_missing_normals: true,
+        // Maya's segment scale compensation and other inheritance that is not plain parent *
+        // child: scale helper nodes (joints here) make it plain, so the GPU composes as ufbx does.
+        inherit_mode_handling: ufbx::InheritModeHandling::Compensate,
+        ..Default::default()
+    };
+    options.result_allocator.memory_limit = limit;
+    options.temp_allocator.memory_limit = limit;
+    let scene = ufbx::load_memory(&bytes, options)
+        .map_err(|problem| error(format!("not a readable FBX file: {}", problem.description)))?;
+    let mut warnings = Vec::new();
+
+    // Joints: every node but the root, parents before children.
+    let mut nodes: Vec<&ufbx::Node> = scene.nodes.iter().map(|node| &**node).filter(|node| !node.is_root).collect();
+    nodes.sort_by_key(|node| node.node_depth);
+    let joint_of: HashMap<u32, usize> = nodes.iter().enumerate().map(|(index, node)| (node.element.typed_id, index)).collect();
+    let conversion = matrix(&scene.root_node.node_to_world);
+    let mut joints: Vec<Joint> = nodes
+        .iter()
+        .map(|node| {
+            let parent = node.parent.as_ref().and_then(|parent| joint_of.get(&parent.element.typed_id).copied());
+            let transform = &node.local_transform;
+            Joint {
+                name: node.element.name.to_string(),
+                parent,
+                inverse_bind: matrix(&node.node_to_world).inverse(),
+                rest: JointPose {
+                    translation: vec3(transform.translation),
+                    rotation: quat(transform.rotation),
+                    scale: vec3(transform.scale),
+                },
+                pre: if parent.is_none() { conversion } else { Mat4::IDENTITY },
+            }
+        })
+        .collect();
+    // A skin's vertices go into model space by its first cluster's geometry-to-world (`to_model`
+    // below), and each bone's inverse bind is the cluster's geometry-to-bone from there: skinning
+    // then gives what ufbx's own evaluation gives even where the clusters disagree on the
+    // geometry's bind pose (3ds Max's geometric transforms).
+    for skin in scene.skin_deformers.iter() {
+        let Some(first) = skin.clusters.iter().next() else { continue };
+        let model_to_geometry = matrix(&first.geometry_to_world).inverse();
+        for cluster in skin.clusters.iter() {
+            if let Some(joint) = cluster.bone_node.as_ref().and_then(|bone| joint_of.get(&bone.element.typed_id)) {
+                joints[*joint].inverse_bind = matrix(&cluster.geometry_to_bone) * model_to_geometry;
+            }
+        }
+    }
+
+    // Materials, by ufbx's order; untextured for now.
+    let material_of: HashMap<u32, usize> =
+        scene.materials.iter().enumerate().map(|(index, material)| (material.element.typed_id, index)).collect();
+    let mut materials: Vec<Material> = scene
+        .materials
+        .iter()
+        .map(|material| {
+            let mut out = Material::untextured(material.element.name.to_string());
+            let color = &material.fbx.diffuse_color;
+            if color.has_value {
+                out.base_color = Vec4::new(color.value_vec4.x as f32, color.value_vec4.y as f32, color.value_vec4.z as f32, 1.0);
+            }
+            out
+        })
+        .collect();
+
+    let (mut vertices, mut influences, mut indices, mut meshes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut unnormalized = false;
+    let mut max_influences = 0;
+    for mesh in scene.meshes.iter() {
+        let Some(node) = mesh.element.instances.iter().next() else { continue };
+        let Some(&node_joint) = joint_of.get(&node.element.typed_id) else { continue };
+        let skin = mesh.skin_deformers.iter().next().filter(|skin| !skin.clusters.is_empty());
+        // Geometry space to the bind pose in model space.
+        let to_model = match &skin {
+            Some(skin) => matrix(&skin.clusters[0].geometry_to_world),
+            None => joints[node_joint].inverse_bind.inverse() * matrix(&node.geometry_to_node),
+        };
+        let normal_matrix = Mat3::from_mat4(to_model).inverse().transpose();
+        // Each control point's influences, normalized.
+        let point_influences: Vec<Vec<Influence>> = (0..mesh.num_vertices)
+            .map(|point| {
+                let rigid = vec![Influence { joint: node_joint as u32, weight: 1.0 }];
+                let Some(skin) = &skin else { return rigid };
+                let Some(entry) = skin.vertices.get(point) else { return rigid };
+                let weights = &skin.weights.as_ref()[entry.weight_begin as usize..][..entry.num_weights as usize];
+                let raw: Vec<Influence> = weights
+                    .iter()
+                    .filter_map(|weight| {
+                        let bone = skin.clusters.get(weight.cluster_index as usize)?.bone_node.as_ref()?;
+                        Some(Influence { joint: *joint_of.get(&bone.element.typed_id)? as u32, weight: weight.weight as f32 })
+                    })
+                    .collect();
+                let sum: f32 = raw.iter().map(|influence| influence.weight).sum();
+                unnormalized |= !raw.is_empty() && (sum - 1.0).abs() > 1e-3;
+                normalize_influences(&raw).unwrap_or(rigid)
+            })
+            .collect();
+        let slots = mesh.materials.len().max(1);
+        let mut corners = vec![0u32; mesh.max_face_triangles * 3];
+        for slot in 0..slots {
+            let first_index = indices.len() as u32;
+            let mut welded: HashMap<(u32, [u32; 3], [u32; 2]), u32> = HashMap::new();
+            for (face_index, face) in mesh.faces.iter().enumerate() {
+                let face_slot = mesh.face_material.get(face_index).copied().unwrap_or(0) as usize;
+                if face_slot.min(slots - 1) != slot {
+                    continue;
+                }
+                let triangles = mesh.triangulate_face(&mut corners, *face) as usize;
+                for &corner in &corners[..triangles * 3] {
+                    let corner = corner as usize;
+                    let point = mesh.vertex_indices[corner];
+                    let normal = if mesh.vertex_normal.exists { vec3(mesh.vertex_normal[corner]) } else { Vec3::ZERO };
+                    let uv = if mesh.vertex_uv.exists { vec2(mesh.vertex_uv[corner]) } else { Vec2::ZERO };
+                    let key = (point, normal.to_array().map(f32::to_bits), uv.to_array().map(f32::to_bits));
+                    let index = *welded.entry(key).or_insert_with(|| {
+                        let point_influences = &point_influences[point as usize];
+                        max_influences = max_influences.max(point_influences.len());
+                        let first_influence = influences.len() as u32;
+                        influences.extend_from_slice(point_influences);
+                        vertices.push(Vertex {
+                            position: to_model.transform_point3(vec3(mesh.vertex_position[corner])),
+                            normal: (normal_matrix * normal).normalize_or_zero(),
+                            tangent: Vec4::ZERO,
+                            // FBX counts v from the bottom, the renderer from the top.
+                            uv: Vec2::new(uv.x, 1.0 - uv.y),
+                            first_influence,
+                            influence_count: point_influences.len() as u32,
+                        });
+                        vertices.len() as u32 - 1
+                    });
+                    indices.push(index);
+                }
+            }
+            let index_count = indices.len() as u32 - first_index;
+            if index_count == 0 {
+                continue;
+            }
+            let material = match mesh.materials.get(slot).and_then(|material| material_of.get(&material.element.typed_id)) {
+                Some(&material) => material,
+                None => {
+                    materials.push(Material::untextured(format!("{} (no material)", mesh.element.name)));
+                    materials.len() - 1
+                }
+            };
+            meshes.push(Mesh { name: mesh.element.name.to_string(), first_index, index_count, material });
+        }
+    }
+    if unnormalized {
+        warnings.push("skin weights that do not sum to 1 were normalized".to_string());
+    }
+    if vertices.iter().all(|vertex| vertex.normal == Vec3::ZERO) {
+        compute_normals(&mut vertices, &indices);
+    }
+    compute_tangents(&mut vertices, &indices);
+
+    let mut animations = Vec::new();
+    for stack in scene.anim_stacks.iter() {
+        let baked = ufbx::bake_anim(&scene, &stack.anim, ufbx::BakeOpts::default())
+            .map_err(|problem| error(format!("animation stack \"{}\": {}", stack.element.name, problem.description)))?;
+        let start = stack.time_begin;
+        let mut channels = Vec::new();
+        let mut key_bytes = 0;
+        for baked_node in baked.nodes.iter() {
+            let Some(&joint) = joint_of.get(&baked_node.typed_id) else { continue };
+            let vector_keys = |keys: &[ufbx::BakedVec3]| -> (Vec<f32>, Vec<f32>) {
+                let times = keys.iter().map(|key| (key.time - start) as f32).collect();
+                let values = keys.iter().flat_map(|key| vec3(key.value).to_array()).collect();
+                (times, values)
+            };
+            let (times, values) = vector_keys(&baked_node.translation_keys);
+            channels.push((joint, Property::Translation, 0b0111, times, values));
+            let times = baked_node.rotation_keys.iter().map(|key| (key.time - start) as f32).collect();
+            let values = baked_node.rotation_keys.iter().flat_map(|key| quat(key.value).to_array()).collect();
+            channels.push((joint, Property::Rotation, 0b1111, times, values));
+            let (times, values) = vector_keys(&baked_node.scale_keys);
+            channels.push((joint, Property::Scale, 0b0111, times, values));
+        }
+        let channels: Vec<Channel> = channels
+            .into_iter()
+            .filter(|(_, _, _, times, _): &(usize, Property, u8, Vec<f32>, Vec<f32>)| !times.is_empty())
+            .map(|(joint, property, mask, times, values)| {
+                key_bytes += 4 * (times.len() + values.len());
+                Channel {
+                    joint,
+                    property,
+                    interpolation: Interpolation::Linear,
+                    times: KeyTimes::from_list(times),
+                    mask,
+                    base: Vec4::ZERO,
+                    implied_w: false,
+                    wraps: false,
+                    values,
+                }
+            })
+            .collect();
+        let duration = (stack.time_end - stack.time_begin).max(0.0) as f32;
+        animations.push(Animation {
+            name: stack.element.name.to_string(),
+            duration,
+            frame_rate: Some(scene.settings.frames_per_second as f32).filter(|rate| *rate > 0.0),
+            channels,
+            file_key_bytes: key_bytes,
+        });
+    }
+
+    let name = path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut model = Model {
+        name,
+        vertices,
+        influences,
+        indices,
+        meshes,
+        materials,
+        skeleton: Skeleton { joints },
+        animations,
+        clips: Vec::new(),
+        bounds: Default::default(),
+        levels: Vec::new(),
+        stats: LoadStats { max_influences, warnings },
+    };
+    model.clip_each_animation();
+    Ok(model)
+}
+
+fn matrix(m: &ufbx::Matrix) -> Mat4 {
+    Mat4::from_cols(
+        Vec4::new(m.m00 as f32, m.m10 as f32, m.m20 as f32, 0.0),
+        Vec4::new(m.m01 as f32, m.m11 as f32, m.m21 as f32, 0.0),
+        Vec4::new(m.m02 as f32, m.m12 as f32, m.m22 as f32, 0.0),
+        Vec4::new(m.m03 as f32, m.m13 as f32, m.m23 as f32, 1.0),
+    )
+}
+
+fn vec3(v: ufbx::Vec3) -> Vec3 {
+    Vec3::new(v.x as f32, v.y as f32, v.z as f32)
+}
+
+fn vec2(v: ufbx::Vec2) -> Vec2 {
+    Vec2::new(v.x as f32, v.y as f32)
+}
+
+fn quat(q: ufbx::Quat) -> Quat {
+    Quat::from_xyzw(q.x as f32, q.y as f32, q.z as f32, q.w as f32).normalize()
+}

@@ -1,0 +1,117 @@
+//! FBX through ufbx (`src/formats/fbx.rs`), held to the authoring tools' own posed meshes: the
+//! reference OBJs beside the Maya and 3ds Max exports in `../shared/models/fbx` are the meshes the
+//! tools themselves evaluated at a frame, in the file's own units and axes.
+
+use std::path::Path;
+
+use glam::{Mat4, Vec3, Vec4};
+use vkskin::formats::load_model;
+use vkskin::model::Model;
+
+use crate::common::shared_models;
+
+/// The `v` lines of an OBJ file.
+fn obj_points(path: &Path) -> Vec<Vec3> {
+    let text = std::fs::read_to_string(path).expect("reference OBJ");
+    text.lines()
+        .filter_map(|line| line.strip_prefix("v "))
+        .map(|rest| {
+            let numbers: Vec<f32> = rest.split_whitespace().map(|number| number.parse().expect("number")).collect();
+            Vec3::new(numbers[0], numbers[1], numbers[2])
+        })
+        .collect()
+}
+
+/// What ufbx's conversion to Y-up metres does to the file's own coordinates (the scene root's
+/// transform), for bringing the reference OBJs into the model's space.
+fn conversion(path: &Path) -> Mat4 {
+    let options =
+        ufbx::LoadOpts { target_axes: ufbx::CoordinateAxes::right_handed_y_up(), target_unit_meters: 1.0, ..Default::default() };
+    let scene = ufbx::load_file(path.to_str().expect("path"), options).expect("loads");
+    let m = &scene.root_node.node_to_world;
+    Mat4::from_cols(
+        Vec4::new(m.m00 as f32, m.m10 as f32, m.m20 as f32, 0.0),
+        Vec4::new(m.m01 as f32, m.m11 as f32, m.m21 as f32, 0.0),
+        Vec4::new(m.m02 as f32, m.m12 as f32, m.m22 as f32, 0.0),
+        Vec4::new(m.m03 as f32, m.m13 as f32, m.m23 as f32, 1.0),
+    )
+}
+
+/// The model skinned on the CPU at `time` into its `clip`'s animation.
+fn skinned(model: &Model, clip: &str, time: f32) -> Vec<Vec3> {
+    let clip = model.clips.iter().find(|candidate| candidate.name == clip).expect("the clip");
+    let mut palette = vec![Mat4::IDENTITY; model.skeleton.len()];
+    model.palette_at(clip.animation, clip.start + time, &mut palette);
+    model.vertices.iter().map(|vertex| model.skinned_position(vertex, Some(&palette))).collect()
+}
+
+/// The farthest any point of either set lies from the nearest point of the other.
+fn set_distance(a: &[Vec3], b: &[Vec3]) -> f32 {
+    let farthest = |from: &[Vec3], to: &[Vec3]| {
+        from.iter().map(|p| to.iter().map(|q| p.distance(*q)).fold(f32::INFINITY, f32::min)).fold(0.0, f32::max)
+    };
+    farthest(a, b).max(farthest(b, a))
+}
+
+/// Each export's skinned vertices at the reference frames equal the tool's posed mesh within
+/// 1e-4 of the model's extent (the OBJs' vertex order is not the file's, so as point sets).
+#[test]
+fn skinned_vertices_match_the_authoring_tools_posed_meshes() {
+    let Some(folder) = shared_models("fbx") else { return };
+    // (file, clip, seconds into the clip, reference): the sausage's stacks share one 24 fps timeline
+    // (wiggle from frame 1, spin from 20, deform from 40); the Max take runs at 30 fps from 0.
+    let sausage = "MayaSausage/maya_game_sausage_7500_binary_combined.fbx";
+    let cases = [
+        (sausage, "wiggle", 9.0 / 24.0, "MayaSausage/reference/maya_game_sausage_wiggle_10.obj"),
+        (sausage, "wiggle", 17.0 / 24.0, "MayaSausage/reference/maya_game_sausage_wiggle_18.obj"),
+        (sausage, "spin", 7.0 / 24.0, "MayaSausage/reference/maya_game_sausage_spin_7.obj"),
+        (sausage, "spin", 15.0 / 24.0, "MayaSausage/reference/maya_game_sausage_spin_15.obj"),
+        (sausage, "deform", 8.0 / 24.0, "MayaSausage/reference/maya_game_sausage_deform_8.obj"),
+        (sausage, "deform", 15.0 / 24.0, "MayaSausage/reference/maya_game_sausage_deform_15.obj"),
+        ("MaxSkin/max_transformed_skin_7500_binary.fbx", "Take 001", 5.0 / 30.0, "MaxSkin/reference/max_transformed_skin_5.obj"),
+        (
+            "MaxSkin/max_transformed_skin_7500_binary.fbx",
+            "Take 001",
+            15.0 / 30.0,
+            "MaxSkin/reference/max_transformed_skin_15.obj",
+        ),
+    ];
+    for (file, clip, time, reference) in cases {
+        let path = folder.join(file);
+        let model = load_model(&path, &[]).expect("loads");
+        let to_model = conversion(&path);
+        let expected: Vec<Vec3> = obj_points(&folder.join(reference)).iter().map(|p| to_model.transform_point3(*p)).collect();
+        let distance = set_distance(&skinned(&model, clip, time), &expected);
+        let extent = model.extent();
+        println!("{file} {clip} at {time:.4} s: {distance:e} from {reference} (extent {extent})");
+        assert!(distance <= 1e-4 * extent, "{file} {clip} at {time} s: {distance} from {reference}, extent {extent}");
+    }
+}
+
+/// Broken FBX files give one error naming the file, never a panic or an abort: cut short, bytes
+/// after the magic that mean nothing, an empty file named .fbx.
+#[test]
+fn broken_files_are_errors_that_name_the_file() {
+    let folder = crate::common::scratch_in("fbx", "");
+    let mut cases: Vec<(&str, Vec<u8>)> = vec![
+        ("empty.fbx", Vec::new()),
+        ("garbage.fbx", b"Kaydara FBX Binary  \x00\x1a\x00\xe8\x1c\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff".to_vec()),
+        ("text.fbx", b"; FBX 7.5.0 project file\nFBXHeaderExtension: {\n  FBXVersion: 7500\n  Objects: {{{{".to_vec()),
+    ];
+    if let Some(models) = shared_models("fbx") {
+        let real = std::fs::read(models.join("QuaterniusMan/Male_Casual.fbx")).expect("file");
+        cases.push(("cut.fbx", real[..real.len() / 3].to_vec()));
+    }
+    for (name, bytes) in cases {
+        let path = folder.join(name);
+        std::fs::write(&path, &bytes).expect("written");
+        match load_model(&path, &[]) {
+            Err(error) => {
+                let message = error.to_string();
+                assert!(message.contains(name), "{name}: {message}");
+                println!("{name}: {message}");
+            }
+            Ok(model) => panic!("{name} loaded as {} vertices", model.vertices.len()),
+        }
+    }
+}
