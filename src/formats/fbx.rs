@@ -27,8 +27,13 @@ const MEMORY_PER_BYTE: usize = 64;
 const MIN_MEMORY: usize = 64 << 20;
 
 pub fn load(path: &Path) -> Result<Model, FormatError> {
+    let bytes = files::read(path, files::MAX_MODEL_BYTES).map_err(|message| FormatError::in_file(path, message))?;
+    from_bytes(&bytes, path)
+}
+
+/// [`load`] from the file's bytes (`path` names it in errors and the model).
+pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
     let error = |message: String| FormatError::in_file(path, message);
-    let bytes = files::read(path, files::MAX_MODEL_BYTES).map_err(&error)?;
     let limit = bytes.len().saturating_mul(MEMORY_PER_BYTE).max(MIN_MEMORY);
     let mut options = ufbx::LoadOpts {
         target_axes: ufbx::CoordinateAxes::right_handed_y_up(),
@@ -41,7 +46,7 @@ pub fn load(path: &Path) -> Result<Model, FormatError> {
     };
     options.result_allocator.memory_limit = limit;
     options.temp_allocator.memory_limit = limit;
-    let scene = ufbx::load_memory(&bytes, options)
+    let scene = ufbx::load_memory(bytes, options)
         .map_err(|problem| error(format!("not a readable FBX file: {}", problem.description)))?;
     let mut warnings = Vec::new();
 
@@ -104,6 +109,16 @@ pub fn load(path: &Path) -> Result<Model, FormatError> {
     for mesh in scene.meshes.iter() {
         let Some(node) = mesh.element.instances.iter().next() else { continue };
         let Some(&node_joint) = joint_of.get(&node.element.typed_id) else { continue };
+        if !mesh.blend_deformers.is_empty() {
+            warnings.push(format!("mesh \"{}\" has blend shapes; vkskin draws its base shape", mesh.element.name));
+        }
+        if mesh.element.instances.len() > 1 {
+            warnings.push(format!(
+                "mesh \"{}\" is instanced {} times; vkskin draws the first",
+                mesh.element.name,
+                mesh.element.instances.len()
+            ));
+        }
         let skin = mesh.skin_deformers.iter().next().filter(|skin| !skin.clusters.is_empty());
         // Geometry space to the bind pose in model space.
         let to_model = match &skin {
