@@ -203,9 +203,13 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
     }
     compute_tangents(&mut vertices, &indices);
 
+    let (low, high) = vertices.iter().fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(low, high), vertex| {
+        (low.min(vertex.position), high.max(vertex.position))
+    });
+    let extent = if vertices.is_empty() { 1.0 } else { (high - low).max_element().max(f32::MIN_POSITIVE) };
     let mut animations = Vec::new();
     for stack in scene.anim_stacks.iter() {
-        let baked = ufbx::bake_anim(&scene, &stack.anim, ufbx::BakeOpts::default())
+        let baked = ufbx::bake_anim(&scene, &stack.anim, bake_options(extent))
             .map_err(|problem| error(format!("animation stack \"{}\": {}", stack.element.name, problem.description)))?;
         let start = stack.time_begin;
         let mut channels = Vec::new();
@@ -271,6 +275,26 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
     model.clip_each_animation();
     Ok(model)
 }
+
+/// How stacks are baked: every curve resampled at [`RESAMPLE_RATE`] (dense files included: their
+/// cubic curves between frames are not linear either), then the keys that linear interpolation
+/// reproduces within 1e-5 of the model's `extent` (1e-5 for rotations, at most) dropped again.
+/// Measured against ufbx's own evaluation between frames: at 240 Hz without reduction the
+/// Quaternius characters were 2.7e-4 of their extent off; at 480 Hz they are within 1e-4
+/// (`tests/it/fbx_loader.rs`).
+fn bake_options(extent: f32) -> ufbx::BakeOpts {
+    ufbx::BakeOpts {
+        resample_rate: RESAMPLE_RATE,
+        minimum_sample_rate: RESAMPLE_RATE,
+        maximum_sample_rate: RESAMPLE_RATE,
+        key_reduction_enabled: true,
+        key_reduction_rotation: true,
+        key_reduction_threshold: 1e-5 * f64::from(extent.min(1.0)),
+        ..Default::default()
+    }
+}
+
+const RESAMPLE_RATE: f64 = 480.0;
 
 fn matrix(m: &ufbx::Matrix) -> Mat4 {
     Mat4::from_cols(

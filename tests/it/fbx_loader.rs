@@ -162,3 +162,61 @@ fn mutated_files_load_or_fail_cleanly() {
     }
     println!("{loaded} mutants loaded, {refused} refused");
 }
+
+/// The baked keys follow ufbx's own evaluation of the file's curves at any time, not only at
+/// frames: every clip of every shared FBX file at 7 times between its keys, skinned on the CPU,
+/// against `ufbx::evaluate_scene` with skinning, within 1e-4 of the extent (as point sets).
+#[test]
+fn baked_clips_follow_ufbx_evaluation_between_frames() {
+    let Some(folder) = shared_models("fbx") else { return };
+    let files = [
+        "QuaterniusMan/Male_Casual.fbx",
+        "QuaterniusRobot/Robot.fbx",
+        "AssimpArmature/animation_with_skeleton.fbx",
+        "MayaSausage/maya_game_sausage_7500_binary_combined.fbx",
+        "MaxSkin/max_transformed_skin_7500_binary.fbx",
+    ];
+    for file in files {
+        let path = folder.join(file);
+        let model = load_model(&path, &[]).expect("loads");
+        let options = ufbx::LoadOpts {
+            target_axes: ufbx::CoordinateAxes::right_handed_y_up(),
+            target_unit_meters: 1.0,
+            inherit_mode_handling: ufbx::InheritModeHandling::Compensate,
+            ..Default::default()
+        };
+        let scene = ufbx::load_file(path.to_str().expect("path"), options).expect("loads");
+        let extent = model.extent();
+        let mut worst = 0.0f32;
+        for (clip, stack) in model.clips.iter().zip(scene.anim_stacks.iter()) {
+            for fraction in [0.03, 0.17, 0.29, 0.43, 0.61, 0.77, 0.93] {
+                let time = clip.duration * fraction;
+                let evaluate = ufbx::EvaluateOpts { evaluate_skinning: true, ..Default::default() };
+                let posed =
+                    ufbx::evaluate_scene(&scene, &stack.anim, stack.time_begin + f64::from(time), evaluate).expect("evaluates");
+                let mut expected = Vec::new();
+                for mesh in posed.meshes.iter() {
+                    let Some(node) = mesh.element.instances.iter().next() else { continue };
+                    let to_world = to_mat4(&node.geometry_to_world);
+                    for p in mesh.skinned_position.values.iter() {
+                        let p = Vec3::new(p.x as f32, p.y as f32, p.z as f32);
+                        expected.push(if mesh.skinned_is_local { to_world.transform_point3(p) } else { p });
+                    }
+                }
+                let distance = set_distance(&skinned(&model, &clip.name, time), &expected);
+                worst = worst.max(distance);
+                assert!(distance <= 1e-4 * extent, "{file} {} at {time} s: {distance}, extent {extent}", clip.name);
+            }
+        }
+        println!("{file}: worst {worst:e} (extent {extent}) over {} clips", model.clips.len());
+    }
+}
+
+fn to_mat4(m: &ufbx::Matrix) -> Mat4 {
+    Mat4::from_cols(
+        Vec4::new(m.m00 as f32, m.m10 as f32, m.m20 as f32, 0.0),
+        Vec4::new(m.m01 as f32, m.m11 as f32, m.m21 as f32, 0.0),
+        Vec4::new(m.m02 as f32, m.m12 as f32, m.m22 as f32, 0.0),
+        Vec4::new(m.m03 as f32, m.m13 as f32, m.m23 as f32, 1.0),
+    )
+}
