@@ -296,7 +296,8 @@ fn bake_options(extent: f32) -> ufbx::BakeOpts {
 
 const RESAMPLE_RATE: f64 = 480.0;
 
-fn matrix(m: &ufbx::Matrix) -> Mat4 {
+/// ufbx's 3×4 matrix (column-major, f64) as glam's.
+pub fn matrix(m: &ufbx::Matrix) -> Mat4 {
     Mat4::from_cols(
         Vec4::new(m.m00 as f32, m.m10 as f32, m.m20 as f32, 0.0),
         Vec4::new(m.m01 as f32, m.m11 as f32, m.m21 as f32, 0.0),

@@ -4,7 +4,8 @@
 
 use std::path::Path;
 
-use glam::{Mat4, Vec3, Vec4};
+use glam::{Mat4, Vec3};
+use vkskin::formats::fbx::matrix;
 use vkskin::formats::load_model;
 use vkskin::model::Model;
 
@@ -28,13 +29,7 @@ fn conversion(path: &Path) -> Mat4 {
     let options =
         ufbx::LoadOpts { target_axes: ufbx::CoordinateAxes::right_handed_y_up(), target_unit_meters: 1.0, ..Default::default() };
     let scene = ufbx::load_file(path.to_str().expect("path"), options).expect("loads");
-    let m = &scene.root_node.node_to_world;
-    Mat4::from_cols(
-        Vec4::new(m.m00 as f32, m.m10 as f32, m.m20 as f32, 0.0),
-        Vec4::new(m.m01 as f32, m.m11 as f32, m.m21 as f32, 0.0),
-        Vec4::new(m.m02 as f32, m.m12 as f32, m.m22 as f32, 0.0),
-        Vec4::new(m.m03 as f32, m.m13 as f32, m.m23 as f32, 1.0),
-    )
+    matrix(&scene.root_node.node_to_world)
 }
 
 /// The model skinned on the CPU at `time` into its `clip`'s animation.
@@ -197,7 +192,7 @@ fn baked_clips_follow_ufbx_evaluation_between_frames() {
                 let mut expected = Vec::new();
                 for mesh in posed.meshes.iter() {
                     let Some(node) = mesh.element.instances.iter().next() else { continue };
-                    let to_world = to_mat4(&node.geometry_to_world);
+                    let to_world = matrix(&node.geometry_to_world);
                     for p in mesh.skinned_position.values.iter() {
                         let p = Vec3::new(p.x as f32, p.y as f32, p.z as f32);
                         expected.push(if mesh.skinned_is_local { to_world.transform_point3(p) } else { p });
@@ -210,13 +205,4 @@ fn baked_clips_follow_ufbx_evaluation_between_frames() {
         }
         println!("{file}: worst {worst:e} (extent {extent}) over {} clips", model.clips.len());
     }
-}
-
-fn to_mat4(m: &ufbx::Matrix) -> Mat4 {
-    Mat4::from_cols(
-        Vec4::new(m.m00 as f32, m.m10 as f32, m.m20 as f32, 0.0),
-        Vec4::new(m.m01 as f32, m.m11 as f32, m.m21 as f32, 0.0),
-        Vec4::new(m.m02 as f32, m.m12 as f32, m.m22 as f32, 0.0),
-        Vec4::new(m.m03 as f32, m.m13 as f32, m.m23 as f32, 1.0),
-    )
 }
