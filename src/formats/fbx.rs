@@ -17,7 +17,7 @@ use std::path::Path;
 
 use glam::{Mat3, Mat4, Quat, Vec2, Vec3, Vec4};
 
-use crate::anim::{Animation, Channel, Influence, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
+use crate::anim::{Aabb, Animation, Channel, Influence, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
 use crate::formats::{files, FormatError};
 use crate::model::{compute_normals, compute_tangents, normalize_influences, LoadStats, Material, Mesh, Model, Vertex};
 
@@ -203,50 +203,48 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
     }
     compute_tangents(&mut vertices, &indices);
 
-    let (low, high) = vertices.iter().fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(low, high), vertex| {
-        (low.min(vertex.position), high.max(vertex.position))
-    });
-    let extent = if vertices.is_empty() { 1.0 } else { (high - low).max_element().max(f32::MIN_POSITIVE) };
+    // The bind pose's extent (`Model::extent`), which the baking's key reduction is measured in.
+    let extent = Aabb::from_points(vertices.iter().map(|vertex| vertex.position)).extent().max(f32::MIN_POSITIVE);
     let mut animations = Vec::new();
     for stack in scene.anim_stacks.iter() {
         let baked = ufbx::bake_anim(&scene, &stack.anim, bake_options(extent))
             .map_err(|problem| error(format!("animation stack \"{}\": {}", stack.element.name, problem.description)))?;
         let start = stack.time_begin;
-        let mut channels = Vec::new();
-        let mut key_bytes = 0;
+        let (mut channels, mut key_bytes) = (Vec::new(), 0);
+        let mut add = |joint: usize, property: Property, mask: u8, times: Vec<f32>, values: Vec<f32>| {
+            if times.is_empty() {
+                return;
+            }
+            key_bytes += 4 * (times.len() + values.len());
+            let times = KeyTimes::from_list(times);
+            let channel = Channel {
+                joint,
+                property,
+                interpolation: Interpolation::Linear,
+                times,
+                mask,
+                base: Vec4::ZERO,
+                implied_w: false,
+                wraps: false,
+                values,
+            };
+            channels.push(channel);
+        };
+        let seconds = |time: f64| (time - start) as f32;
         for baked_node in baked.nodes.iter() {
             let Some(&joint) = joint_of.get(&baked_node.typed_id) else { continue };
-            let vector_keys = |keys: &[ufbx::BakedVec3]| -> (Vec<f32>, Vec<f32>) {
-                let times = keys.iter().map(|key| (key.time - start) as f32).collect();
-                let values = keys.iter().flat_map(|key| vec3(key.value).to_array()).collect();
-                (times, values)
+            let vectors = |keys: &[ufbx::BakedVec3]| {
+                let times = keys.iter().map(|key| seconds(key.time)).collect();
+                (times, keys.iter().flat_map(|key| vec3(key.value).to_array()).collect())
             };
-            let (times, values) = vector_keys(&baked_node.translation_keys);
-            channels.push((joint, Property::Translation, 0b0111, times, values));
-            let times = baked_node.rotation_keys.iter().map(|key| (key.time - start) as f32).collect();
-            let values = baked_node.rotation_keys.iter().flat_map(|key| quat(key.value).to_array()).collect();
-            channels.push((joint, Property::Rotation, 0b1111, times, values));
-            let (times, values) = vector_keys(&baked_node.scale_keys);
-            channels.push((joint, Property::Scale, 0b0111, times, values));
+            let (times, values) = vectors(&baked_node.translation_keys);
+            add(joint, Property::Translation, 0b0111, times, values);
+            let rotations = &baked_node.rotation_keys;
+            let times = rotations.iter().map(|key| seconds(key.time)).collect();
+            add(joint, Property::Rotation, 0b1111, times, rotations.iter().flat_map(|key| quat(key.value).to_array()).collect());
+            let (times, values) = vectors(&baked_node.scale_keys);
+            add(joint, Property::Scale, 0b0111, times, values);
         }
-        let channels: Vec<Channel> = channels
-            .into_iter()
-            .filter(|(_, _, _, times, _): &(usize, Property, u8, Vec<f32>, Vec<f32>)| !times.is_empty())
-            .map(|(joint, property, mask, times, values)| {
-                key_bytes += 4 * (times.len() + values.len());
-                Channel {
-                    joint,
-                    property,
-                    interpolation: Interpolation::Linear,
-                    times: KeyTimes::from_list(times),
-                    mask,
-                    base: Vec4::ZERO,
-                    implied_w: false,
-                    wraps: false,
-                    values,
-                }
-            })
-            .collect();
         let duration = (stack.time_end - stack.time_begin).max(0.0) as f32;
         animations.push(Animation {
             name: stack.element.name.to_string(),
