@@ -10,35 +10,11 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use vkskin::app::imagediff::ImageDifference;
+use vkskin::app::imagediff::{ImageDifference, LargestDifference, FAR_ABOVE};
 
-/// A pixel whose largest channel moved by more than this is "far" (the strategies test's 12).
-const FAR_ABOVE: u8 = 12;
-
-struct Comparison {
-    far: u64,
-    pixels: u64,
-    /// Mean over pixels of the largest channel difference, in levels.
-    mean_largest: f64,
-    psnr: f64,
-}
-
-impl Comparison {
-    fn within_tolerance(&self) -> bool {
-        self.far * 200 <= self.pixels && self.mean_largest < 1.0
-    }
-}
-
-fn compare(a: &image::RgbaImage, b: &image::RgbaImage) -> Option<Comparison> {
+fn compare(a: &image::RgbaImage, b: &image::RgbaImage) -> Option<(LargestDifference, f64)> {
     let difference = ImageDifference::between(a, b)?;
-    let (mut far, mut largest_sum) = (0u64, 0u64);
-    for (p, q) in a.pixels().zip(b.pixels()) {
-        let largest = (0..3).map(|channel| p[channel].abs_diff(q[channel])).max().unwrap_or(0);
-        largest_sum += u64::from(largest);
-        far += u64::from(largest > FAR_ABOVE);
-    }
-    let pixels = difference.pixels;
-    Some(Comparison { far, pixels, mean_largest: largest_sum as f64 / pixels.max(1) as f64, psnr: difference.psnr })
+    Some((LargestDifference::between(a, b), difference.psnr))
 }
 
 /// DIFF_DIR: each pair outside the tolerance is written there as the reference image with its far
@@ -83,15 +59,15 @@ fn main() -> std::process::ExitCode {
         let open = |folder: &Path| image::open(folder.join(name)).map(|image| image.to_rgba8());
         let row = match (open(reference), open(other)) {
             (Ok(a), Ok(b)) => match compare(&a, &b) {
-                Some(c) => {
-                    let within = c.within_tolerance();
+                Some((c, psnr)) => {
+                    let within = c.within_strategies_tolerance();
                     if let (false, Some(folder)) = (within, std::env::var_os("DIFF_DIR")) {
                         mark_far_pixels(&a, &b, &Path::new(&folder).join(name));
                     }
                     failures += usize::from(!within);
                     let share = 100.0 * c.far as f64 / c.pixels.max(1) as f64;
                     let verdict = if within { "yes" } else { "**no**" };
-                    format!("{share:.3} % | {:.3} | {:.1} | {verdict}", c.mean_largest, c.psnr)
+                    format!("{share:.3} % | {:.3} | {psnr:.1} | {verdict}", c.mean)
                 }
                 None => {
                     failures += 1;

@@ -53,6 +53,40 @@ impl std::fmt::Display for ImageDifference {
     }
 }
 
+/// The strategies test's measure (tests/it/strategies.rs; `examples/compare_renders`): pixels
+/// whose largest channel moved by more than [`FAR_ABOVE`], and the mean of each pixel's largest
+/// channel difference.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LargestDifference {
+    pub far: u64,
+    pub pixels: u64,
+    /// Mean over pixels of the largest channel difference, in levels of 255.
+    pub mean: f64,
+}
+
+/// A pixel whose largest channel moved by more than this is far (shading a level or two apart
+/// stays near; a silhouette pixel that flipped does not).
+pub const FAR_ABOVE: u8 = 12;
+
+impl LargestDifference {
+    /// `a` against `b` (the same size; extra pixels of either are not compared).
+    pub fn between(a: &image::RgbaImage, b: &image::RgbaImage) -> LargestDifference {
+        let (mut far, mut sum) = (0u64, 0u64);
+        for (p, q) in a.pixels().zip(b.pixels()) {
+            let largest = (0..3).map(|channel| p[channel].abs_diff(q[channel])).max().unwrap_or(0);
+            sum += u64::from(largest);
+            far += u64::from(largest > FAR_ABOVE);
+        }
+        let pixels = u64::from(a.width()) * u64::from(a.height());
+        LargestDifference { far, pixels, mean: sum as f64 / pixels.max(1) as f64 }
+    }
+
+    /// At most 0.5 % of pixels far, and a mean under one level.
+    pub fn within_strategies_tolerance(&self) -> bool {
+        self.far * 200 <= self.pixels && self.mean < 1.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,6 +7,7 @@
 //! difference stays under one level.
 
 use crate::common::{assert_no_validation_messages, default_model, validated_device};
+use vkskin::app::imagediff::{LargestDifference, FAR_ABOVE};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::render::Strategy;
 
@@ -43,18 +44,12 @@ fn strategies_agree(setup: &SceneSetup, (width, height): (u32, u32)) {
     }
     let (_, reference) = &images[0];
     for (strategy, image) in &images[1..] {
-        let mut far = 0usize;
-        let mut total_difference = 0u64;
-        for (a, b) in reference.pixels().zip(image.pixels()) {
-            let difference = (0..3).map(|channel| a[channel].abs_diff(b[channel])).max().unwrap_or(0);
-            total_difference += u64::from(difference);
-            if difference > 12 {
-                far += 1;
-            }
-        }
-        let pixels = (width * height) as usize;
-        let mean = total_difference as f64 / pixels as f64;
-        println!("{} vs compute: {far} pixels differ by more than 12 levels, mean difference {mean:.3}", strategy.name());
+        let difference = LargestDifference::between(reference, image);
+        let (far, pixels, mean) = (difference.far, difference.pixels, difference.mean);
+        println!(
+            "{} vs compute: {far} pixels differ by more than {FAR_ABOVE} levels, mean difference {mean:.3}",
+            strategy.name()
+        );
         assert!(far * 200 <= pixels, "{}: {far} of {pixels} pixels differ", strategy.name());
         assert!(mean < 1.0, "{}: mean difference {mean}", strategy.name());
     }
