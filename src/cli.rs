@@ -98,8 +98,9 @@ pub(crate) struct RenderArgs {
 pub(crate) struct InspectArgs {
     /// Model file: .md5mesh, .gltf, .glb, .ms3d, .dae or .fbx.
     pub(crate) model: PathBuf,
-    /// Animation file(s) whose clips play on the model (today: .md5anim). Default: a .md5mesh's
-    /// sibling .md5anim files.
+    /// File(s) whose clips play on the model, any format (a .md5anim alone, a "without skin"
+    /// FBX or glTF, another character), matched by joint name without namespaces and case; what
+    /// matched is reported. Default: a .md5mesh's sibling .md5anim files.
     #[arg(long = "anim", value_name = "FILE")]
     pub(crate) animations: Vec<PathBuf>,
     /// Cut named clips from the first animation: NAME=FIRST-LAST,... (frames, or seconds as 0.5s-1.2s).
@@ -115,7 +116,7 @@ pub(crate) struct InspectArgs {
 pub(crate) struct BenchArgs {
     /// Model file (.md5mesh, .gltf, .glb, .ms3d, .dae, .fbx). Default: the bundled figure.
     pub(crate) model: Option<PathBuf>,
-    /// Animation file(s) whose clips play on the model (today: .md5anim).
+    /// File(s) whose clips play on the model, any format, matched by joint name (as `view`).
     #[arg(long = "anim", value_name = "FILE")]
     pub(crate) animations: Vec<PathBuf>,
     /// Instance counts, comma separated.
@@ -211,8 +212,9 @@ impl Switch {
 pub(crate) struct SceneArgs {
     /// Model file: .md5mesh, .gltf, .glb, .ms3d, .dae or .fbx. Default: the bundled figure.
     pub(crate) model: Option<PathBuf>,
-    /// Animation file(s) whose clips play on the model (today: .md5anim). Default: a .md5mesh's
-    /// sibling .md5anim files.
+    /// File(s) whose clips play on the model, any format (a .md5anim alone, a "without skin"
+    /// FBX or glTF, another character), matched by joint name without namespaces and case; what
+    /// matched is reported. Default: a .md5mesh's sibling .md5anim files.
     #[arg(long = "anim", value_name = "FILE")]
     pub(crate) animations: Vec<PathBuf>,
     /// Capture frame N (from 0) with RenderDoc and print the .rdc path: under `renderdoccmd capture`,

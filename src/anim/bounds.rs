@@ -582,8 +582,14 @@ mod tests {
             wraps: false,
             values,
         };
-        let animation =
-            Animation { name: "swing".into(), duration: 0.5, frame_rate: None, channels: vec![channel], file_key_bytes: 40 };
+        let animation = Animation {
+            name: "swing".into(),
+            duration: 0.5,
+            frame_rate: None,
+            channels: vec![channel],
+            file_key_bytes: 40,
+            source: None,
+        };
         (skeleton, animation, Vec3::new(2.0, 0.0, 0.0), vec![Influence { joint: 1, weight: 1.0 }])
     }
 
@@ -642,8 +648,14 @@ mod tests {
             values,
         };
         let duration = (frames - 1) as f32 / 30.0;
-        let animation =
-            Animation { name: "long".into(), duration, frame_rate: Some(30.0), channels: vec![channel], file_key_bytes: 0 };
+        let animation = Animation {
+            name: "long".into(),
+            duration,
+            frame_rate: Some(30.0),
+            channels: vec![channel],
+            file_key_bytes: 0,
+            source: None,
+        };
         let tip = Vec3::new(0.001 * (joints - 1) as f32, 0.0, 0.0);
         let influences = [Influence { joint: (joints - 1) as u32, weight: 1.0 }];
         let bounds = model_bounds(&skeleton, std::slice::from_ref(&animation), [(tip, &influences[..])]);

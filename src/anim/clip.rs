@@ -276,6 +276,8 @@ pub struct Animation {
     /// The bytes of keys the file stores, as f32 (times and values; MD5: its animated
     /// components), for comparing with what the GPU holds.
     pub file_key_bytes: usize,
+    /// The file it came from, where that is not the model's own (`--anim`, MD5's .md5anim files).
+    pub source: Option<std::path::PathBuf>,
 }
 
 impl Animation {

@@ -14,6 +14,7 @@ pub mod bounds;
 pub mod clip;
 pub mod curve;
 pub mod playback;
+pub mod retarget;
 
 pub use clip::{Animation, Channel, Clip, ClipRange, Interpolation, KeyTimes, Property, RangeUnit};
 pub use curve::{bracket, hermite, slerp_shortest, KeySpan};

@@ -134,10 +134,17 @@ pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
     }
     let _ = writeln!(out, "clips: {}", model.clips.len());
     for (index, clip) in model.clips.iter().enumerate() {
+        // Where it came from: the model's own file, or the file whose clips were matched onto it.
+        let source = model.animations.get(clip.animation).and_then(|animation| animation.source.as_deref());
+        let file = source.map_or_else(|| "this file".to_string(), |path| path.display().to_string());
         let _ = writeln!(
             out,
-            "  [{index}] {}: {:.3} s from {:.3} s of animation {}",
-            clip.name, clip.duration, clip.start, clip.animation
+            "  [{index}] {}: {:.3} s from {:.3} s of animation {}, from {}",
+            clip.name,
+            clip.duration,
+            clip.start,
+            clip.animation,
+            crate::formats::files::one_line(&file)
         );
     }
     if model.stats.warnings.is_empty() {

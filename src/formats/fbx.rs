@@ -60,8 +60,14 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
         .map(|node| {
             let parent = node.parent.as_ref().and_then(|parent| joint_of.get(&parent.element.typed_id).copied());
             let transform = &node.local_transform;
+            // ufbx's unnamed helper below a Maya joint that compensates its parent's scale: named
+            // after that joint, so helpers match between files (`--anim`) and show in `inspect`.
+            let name = match (&node.parent, node.is_scale_helper) {
+                (Some(parent), true) => format!("{} scale helper", parent.element.name),
+                _ => node.element.name.to_string(),
+            };
             Joint {
-                name: node.element.name.to_string(),
+                name,
                 parent,
                 inverse_bind: matrix(&node.node_to_world).inverse(),
                 rest: JointPose {
@@ -252,6 +258,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
             frame_rate: Some(scene.settings.frames_per_second as f32).filter(|rate| *rate > 0.0),
             channels,
             file_key_bytes: key_bytes,
+            source: None,
         });
     }
 

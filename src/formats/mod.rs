@@ -132,8 +132,9 @@ fn check_finite(model: &Model) -> Result<(), String> {
     Ok(())
 }
 
-/// Loads a model, choosing the format by magic bytes and extension. `animations` are MD5's
-/// separate .md5anim files; the other formats carry their clips inside.
+/// Loads a model, choosing the format by magic bytes and extension. `animations` are files whose
+/// clips play on it: an MD5 mesh's own .md5anim files, or any format's clips matched by joint name
+/// ([`crate::anim::retarget`]).
 pub fn load_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatError> {
     let mut model = read_model(path, animations)?;
     model.compute_bounds();
@@ -144,22 +145,21 @@ pub fn load_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatEr
 /// work to do beside them: `inspect`, `render` and `soak` build the levels of detail meanwhile.
 pub fn read_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatError> {
     let format = Format::detect(path)?;
-    if format != Format::Md5 {
-        if let Some(animation) = animations.first() {
-            return Err(FormatError::in_file(
-                animation,
-                format!("separate animation files go with .md5mesh models only; {} carries its own clips", path.display()),
-            ));
-        }
-    }
+    // An MD5 mesh takes its own rig's .md5anim files as the format defines them (same joints, same
+    // order, checked); everything else is matched by joint name.
+    let (own, others): (Vec<PathBuf>, Vec<PathBuf>) =
+        animations.iter().cloned().partition(|animation| format == Format::Md5 && is_md5_anim(animation));
     let mut model = match format {
-        Format::Md5 => md5::load(path, animations),
+        Format::Md5 => md5::load(path, &own),
         Format::Gltf => gltf::load(path),
         Format::Ms3d => ms3d::load(path),
         Format::Collada => collada::load(path),
         Format::Fbx => fbx::load(path),
     }?;
     check_finite(&model).map_err(|message| FormatError::in_file(path, message))?;
+    for animation in &others {
+        add_clips(&mut model, animation)?;
+    }
     // The free Psionic models ship their clips' frame ranges beside them.
     if let Some(ranges_path) = ranges::ranges_file_beside(path) {
         if !model.animations.is_empty() {
@@ -170,4 +170,55 @@ pub fn read_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatEr
         }
     }
     Ok(model)
+}
+
+/// A .md5anim, by extension or by its `numFrames` line.
+fn is_md5_anim(path: &Path) -> bool {
+    if path.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("md5anim")) {
+        return true;
+    }
+    files::read_prefix(path, 512, false)
+        .is_ok_and(|head| Format::from_magic(&head) == Some(Format::Md5) && String::from_utf8_lossy(&head).contains("numFrames"))
+}
+
+/// A file read for its joints and clips alone: any model format (with or without a mesh), or a
+/// .md5anim on its own.
+pub fn read_clips(path: &Path) -> Result<Model, FormatError> {
+    let model = if is_md5_anim(path) { md5::load_animation_only(path)? } else { read_model(path, &[])? };
+    check_finite(&model).map_err(|message| FormatError::in_file(path, message))?;
+    if model.animations.is_empty() {
+        return Err(FormatError::in_file(path, "expected animations to play on the model, found none"));
+    }
+    Ok(model)
+}
+
+/// Whether a file holds clips but nothing to draw (a "without skin" download): dropped on the
+/// viewer, it adds its clips to the model shown rather than replacing it.
+pub fn is_clips_only(path: &Path) -> bool {
+    is_md5_anim(path) || read_model(path, &[]).is_ok_and(|model| model.vertices.is_empty() && !model.animations.is_empty())
+}
+
+/// Plays the clips of `path` on `model`, matched by joint name: each becomes an animation and a
+/// clip of the model, named as in its file (with the file's name after it where the model has a
+/// clip of that name already); what matched goes into the model's warnings.
+pub fn add_clips(model: &mut Model, path: &Path) -> Result<(), FormatError> {
+    let source = read_clips(path)?;
+    let retargeted = crate::anim::retarget::retarget(&source.skeleton, &source.animations, &model.skeleton)
+        .map_err(|message| FormatError::in_file(path, format!("its clips cannot play on {}: {message}", model.name)))?;
+    let file = path.file_name().map_or_else(|| path.display().to_string(), |name| name.to_string_lossy().into_owned());
+    model.stats.warnings.push(format!("clips of {file}: {}", retargeted.report(source.skeleton.len())));
+    for mut animation in retargeted.animations {
+        if model.clips.iter().any(|clip| clip.name == animation.name) {
+            animation.name = format!("{} ({file})", animation.name);
+        }
+        animation.source = Some(path.to_path_buf());
+        model.clips.push(crate::anim::Clip {
+            name: animation.name.clone(),
+            animation: model.animations.len(),
+            start: 0.0,
+            duration: animation.duration,
+        });
+        model.animations.push(animation);
+    }
+    Ok(())
 }

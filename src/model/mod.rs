@@ -449,6 +449,7 @@ mod tests {
             frame_rate: None,
             channels: vec![scale(-1.0)],
             file_key_bytes: 32,
+            source: None,
         });
         model.compute_bounds();
         assert_eq!(model.facing(), Facing::TwoSided);

@@ -12,7 +12,7 @@ use vkskin::model::Model;
 use crate::common::shared_models;
 
 /// The `v` lines of an OBJ file.
-fn obj_points(path: &Path) -> Vec<Vec3> {
+pub(crate) fn obj_points(path: &Path) -> Vec<Vec3> {
     let text = std::fs::read_to_string(path).expect("reference OBJ");
     text.lines()
         .filter_map(|line| line.strip_prefix("v "))
@@ -25,7 +25,7 @@ fn obj_points(path: &Path) -> Vec<Vec3> {
 
 /// What ufbx's conversion to Y-up metres does to the file's own coordinates (the scene root's
 /// transform), for bringing the reference OBJs into the model's space.
-fn conversion(path: &Path) -> Mat4 {
+pub(crate) fn conversion(path: &Path) -> Mat4 {
     let options =
         ufbx::LoadOpts { target_axes: ufbx::CoordinateAxes::right_handed_y_up(), target_unit_meters: 1.0, ..Default::default() };
     let scene = ufbx::load_file(path.to_str().expect("path"), options).expect("loads");
@@ -33,7 +33,7 @@ fn conversion(path: &Path) -> Mat4 {
 }
 
 /// The model skinned on the CPU at `time` into its `clip`'s animation.
-fn skinned(model: &Model, clip: &str, time: f32) -> Vec<Vec3> {
+pub(crate) fn skinned(model: &Model, clip: &str, time: f32) -> Vec<Vec3> {
     let clip = model.clips.iter().find(|candidate| candidate.name == clip).expect("the clip");
     let mut palette = vec![Mat4::IDENTITY; model.skeleton.len()];
     model.palette_at(clip.animation, clip.start + time, &mut palette);
@@ -41,7 +41,7 @@ fn skinned(model: &Model, clip: &str, time: f32) -> Vec<Vec3> {
 }
 
 /// The farthest any point of either set lies from the nearest point of the other.
-fn set_distance(a: &[Vec3], b: &[Vec3]) -> f32 {
+pub(crate) fn set_distance(a: &[Vec3], b: &[Vec3]) -> f32 {
     let farthest = |from: &[Vec3], to: &[Vec3]| {
         from.iter().map(|p| to.iter().map(|q| p.distance(*q)).fold(f32::INFINITY, f32::min)).fold(0.0, f32::max)
     };

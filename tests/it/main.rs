@@ -28,5 +28,6 @@ mod ms3d_loader;
 mod no_panics;
 mod panel;
 mod renderdoc;
+mod retarget;
 mod strategies;
 mod triangles;

@@ -116,19 +116,20 @@ impl Viewer {
         }
     }
 
-    /// A file dropped on the window: a model replaces the current one; a .md5anim adds its clip
-    /// to the MD5 model shown. A file that fails keeps the current model and shows its error.
+    /// A file dropped on the window: a model replaces the current one; a file of clips without a
+    /// mesh (a .md5anim, a "without skin" FBX or glTF) adds its clips to the model shown, matched by
+    /// joint name. A file that fails keeps the current model and shows its error.
     fn open_dropped(&mut self, path: &std::path::Path) -> gpu::Result<()> {
-        let is_animation = path.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("md5anim"));
+        let is_animation = crate::formats::is_clips_only(path);
         let (mesh, animations) = if is_animation {
             match &self.options.model_path {
-                Some(mesh) if mesh.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("md5mesh")) => {
+                Some(mesh) => {
                     let mut animations = default_animations(mesh, &self.options.animations);
                     animations.push(path.to_path_buf());
                     (mesh.clone(), animations)
                 }
-                _ => {
-                    self.last_error = Some(format!("{}: a .md5anim goes onto an MD5 model (.md5mesh)", path.display()));
+                None => {
+                    self.last_error = Some(format!("{}: clips without a mesh go onto a model: open one first", path.display()));
                     return Ok(());
                 }
             }
@@ -142,7 +143,10 @@ impl Viewer {
                 return Ok(());
             }
         };
-        let added_clip = is_animation.then(|| model.clips.len().saturating_sub(1));
+        // The dropped file's first clip plays.
+        let added_clip = model.clips.iter().position(|clip| {
+            is_animation && model.animations.get(clip.animation).and_then(|animation| animation.source.as_deref()) == Some(path)
+        });
         let mut setup = SceneSetup::new(model, self.setup.instances.len());
         if let Some(clip) = added_clip {
             setup.play(clip, self.clock, self.options.fade_seconds);

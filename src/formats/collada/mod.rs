@@ -184,9 +184,6 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
             }
         }
     }
-    if instances.is_empty() {
-        return Err(document.error(root, "expected an <instance_controller> or <instance_geometry> in the scene, found none"));
-    }
 
     // The joints: skin joints by sid, id or name, and each rigid instance's node.
     let mut is_joint = vec![false; scene.nodes.len()];
@@ -212,6 +209,17 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
     let mut animated = vec![false; scene.nodes.len()];
     for node_keys in &keys {
         animated[node_keys.node] = true;
+    }
+    // A scene of animated nodes and nothing to draw is a file of clips (`--anim`): its animated
+    // nodes are the joints.
+    if instances.is_empty() {
+        if keys.is_empty() {
+            return Err(document.error(
+                root,
+                "expected an <instance_controller> or <instance_geometry> in the scene, or animated nodes, found neither",
+            ));
+        }
+        is_joint.clone_from(&animated);
     }
     let mut joint_below = vec![false; scene.nodes.len()];
     for index in (0..scene.nodes.len()).rev() {
@@ -454,6 +462,7 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
                     frame_rate: None,
                     channels,
                     file_key_bytes: members.iter().map(|&member| keys[member].file_bytes).sum(),
+                    source: None,
                 });
                 animation_of.insert(members, animations.len() - 1);
                 animations.len() - 1

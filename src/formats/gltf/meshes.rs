@@ -11,7 +11,10 @@ use gltf::mesh::{Mode, Semantic};
 use gltf::{Accessor, Primitive};
 
 impl<'a> Builder<'a> {
-    pub(super) fn add_meshes(&mut self) -> Result<(), FormatError> {
+    /// Every drawn mesh's primitives. A file with no mesh at all is refused unless `clips_only`
+    /// (it has animations: a "without skin" download, whose joints and clips go onto another
+    /// model).
+    pub(super) fn add_meshes(&mut self, clips_only: bool) -> Result<(), FormatError> {
         let (document, path) = (self.data.document, self.path());
         let drawn = self.drawn_nodes();
         let mut mesh_nodes = 0;
@@ -39,6 +42,9 @@ impl<'a> Builder<'a> {
                 };
                 self.add_primitive(&source)?;
             }
+        }
+        if mesh_nodes == 0 && clips_only && document.meshes().len() == 0 {
+            return Ok(());
         }
         if mesh_nodes == 0 {
             return Err(error(path, "expected at least one node with a mesh in the scene, found none"));

@@ -121,8 +121,11 @@ pub fn load_from_slice_with_rig(bytes: &[u8], path: &Path, base_dir: Option<&Pat
     let mut builder = Builder::new(&data, &hierarchy, base_dir, warnings);
     let animations = read_animations(&data, &hierarchy, &mut builder.warnings)?;
     builder.add_skins()?;
-    builder.add_meshes()?;
+    builder.add_meshes(!animations.is_empty())?;
     let animated = animated_nodes(&animations, hierarchy.parents.len());
+    if builder.skeleton.is_empty() {
+        builder.add_animated_nodes(&animated)?;
+    }
     builder.promote_animated_ancestors(&animated)?;
     let Builder { mut skeleton, joint_nodes, vertices, influences, indices, meshes, materials, warnings, max_influences, .. } =
         builder;

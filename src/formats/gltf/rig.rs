@@ -162,6 +162,7 @@ impl Animation {
             frame_rate: None,
             channels,
             file_key_bytes: self.file_key_bytes,
+            source: None,
         }
     }
 }
@@ -199,6 +200,18 @@ pub(super) fn set_local_frames(
 }
 
 impl Builder<'_> {
+    /// A file of clips without skins or meshes: every animated node is a joint, bound at its rest
+    /// pose ([`Builder::promote_animated_ancestors`] then links them parents first).
+    pub(super) fn add_animated_nodes(&mut self, animated: &[bool]) -> Result<(), FormatError> {
+        let hierarchy = self.hierarchy;
+        for node in (0..animated.len()).filter(|&node| animated[node]) {
+            let global = hierarchy.rest_global.get(node).copied().unwrap_or(Mat4::IDENTITY);
+            let inverse_bind = if invertible(&global) { global.inverse() } else { Mat4::IDENTITY };
+            self.push_joint(Joint::new(hierarchy.name(node), None, inverse_bind, JointPose::IDENTITY), node)?;
+        }
+        Ok(())
+    }
+
     /// Makes every animated node between a joint and its parent joint (or above a root joint) a
     /// joint of its own, so its motion reaches the joints below: a fixed `pre` cannot carry it.
     /// Joints stay parents first; influences are renumbered. Joints under the same parent joint

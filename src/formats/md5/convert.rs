@@ -232,7 +232,9 @@ pub(super) fn load_animation(text: &str, anim_path: &Path, mesh_path: &Path, mes
             ));
         }
     }
-    Ok(animation_channels(&anim, &clip_name(anim_path, mesh_path)))
+    let mut animation = animation_channels(&anim, &clip_name(anim_path, mesh_path));
+    animation.source = Some(anim_path.to_path_buf());
+    Ok(animation)
 }
 
 /// An animation as the format defines it: per joint a translation and a rotation channel, one key
@@ -285,6 +287,7 @@ pub fn animation_channels(anim: &Md5Anim, name: &str) -> Animation {
         frame_rate: Some(anim.frame_rate),
         channels,
         file_key_bytes,
+        source: None,
     }
 }
 

@@ -257,6 +257,56 @@ pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)])
     Ok(model)
 }
 
+/// A `.md5anim` on its own, as a model of joints and one clip without a mesh: what `--anim`
+/// plays on a model of another format. The hierarchy and baseframe are the skeleton (its rest and
+/// bind pose), Z-up turned to Y-up on the roots as a mesh's are.
+pub fn load_animation_only(anim_path: &Path) -> Result<Model, FormatError> {
+    let text = read_text(anim_path)?;
+    let anim = parse_anim(&text, anim_path)?;
+    let mut skeleton = Skeleton {
+        joints: anim
+            .hierarchy
+            .iter()
+            .zip(&anim.baseframe)
+            .map(|(joint, &[position, orientation])| {
+                let parent = usize::try_from(joint.parent).ok();
+                let mut skeleton_joint = Joint::new(
+                    joint.name.clone(),
+                    parent,
+                    glam::Mat4::IDENTITY,
+                    JointPose::new(orientation_from_xyz(orientation), position),
+                );
+                if parent.is_none() {
+                    skeleton_joint.pre = glam::Mat4::from_quat(Z_UP_TO_Y_UP);
+                }
+                skeleton_joint
+            })
+            .collect(),
+    };
+    let rest: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
+    let mut models = vec![glam::Mat4::IDENTITY; skeleton.len()];
+    crate::anim::local_to_model(&skeleton, &rest, glam::Mat4::IDENTITY, &mut models);
+    for (joint, model) in skeleton.joints.iter_mut().zip(models) {
+        joint.inverse_bind = model.inverse();
+    }
+    let mut model = Model {
+        name: file_stem(anim_path),
+        vertices: Vec::new(),
+        influences: Vec::new(),
+        indices: Vec::new(),
+        meshes: Vec::new(),
+        materials: Vec::new(),
+        skeleton,
+        animations: vec![animation_channels(&anim, &file_stem(anim_path))],
+        clips: Vec::new(),
+        bounds: Default::default(),
+        levels: Vec::new(),
+        stats: LoadStats::default(),
+    };
+    model.clip_each_animation();
+    Ok(model)
+}
+
 #[cfg(test)]
 mod tests {
     use super::convert::{texture_candidates, to_y_up};

@@ -109,6 +109,7 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
             frame_rate: Some(file.animation_fps),
             channels,
             file_key_bytes,
+            source: None,
         });
     }
 
