@@ -109,6 +109,24 @@ pub(crate) struct InspectArgs {
     /// Build and list the levels of detail (`off`: skip them).
     #[arg(long, value_enum, default_value_t = Switch::On)]
     pub(crate) lod: Switch,
+    /// Instead of describing the model: evaluate it at TIME seconds into --clip on the GPU (one
+    /// instance, the full mesh) and print what the palette and skin passes computed, in the file's
+    /// own units and axes: every joint in the file's order, every mesh's skinned vertices in the
+    /// file's order. Vertex order: glTF, each primitive's accessors; MD5, each mesh's verts;
+    /// Milkshape, its one vertex list ("vertices"); FBX, each mesh's control points (a point split
+    /// by normals or UVs is reported once); COLLADA, which vkskin splits per normal and UV, each
+    /// mesh's vertices in the order its triangles first use them. A vertex no triangle uses is
+    /// null. Needs Vulkan; VKSKIN_VALIDATION=1 validates.
+    #[arg(long, value_name = "TIME", value_parser = parse_seconds)]
+    pub(crate) pose: Option<f64>,
+    /// With --pose: the clip, by name or index (default: the first; a model without clips is
+    /// posed in its bind pose).
+    #[arg(long, requires = "pose")]
+    pub(crate) clip: Option<String>,
+    /// With --pose: print {"time", "clip", "joints": [{"name", "model": [16 floats,
+    /// column-major]}], "meshes": [{"name", "positions": [[x, y, z], ...]}]} instead of text.
+    #[arg(long, requires = "pose")]
+    pub(crate) json: bool,
 }
 
 /// `vkskin bench`'s arguments.

@@ -8,6 +8,7 @@ pub mod imagediff;
 pub mod inspect;
 pub mod panel;
 pub mod plot;
+pub mod pose;
 pub mod viewer;
 
 use std::path::{Path, PathBuf};

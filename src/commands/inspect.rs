@@ -1,18 +1,45 @@
-//! `vkskin inspect`: a model described, no Vulkan needed.
+//! `vkskin inspect`: a model described, no Vulkan needed; with `--pose`, evaluated on the GPU.
 
 use std::io::Write as _;
 
-use vkskin::app::default_animations;
+use vkskin::app::{default_animations, find_clip, headless_device};
+use vkskin::gpu::instance::validation_from_env;
 
+use super::check_messages;
 use super::scene::open_model;
 use crate::cli::InspectArgs;
 
 pub(crate) fn inspect(arguments: InspectArgs) -> Result<(), String> {
     let animations = default_animations(&arguments.model, &arguments.animations);
+    if let Some(time) = arguments.pose {
+        return pose(&arguments, &animations, time);
+    }
     let (model, chain_seconds) = open_model(&arguments.model, &animations, arguments.clips.as_deref(), arguments.lod.on())?;
-    // A reader that stops early (`| head`) is not an error; print! would panic on it.
-    match std::io::stdout().lock().write_all(vkskin::app::inspect::describe(&model, chain_seconds).as_bytes()) {
-        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("cannot write the description: {error}")),
+    write_out(&vkskin::app::inspect::describe(&model, chain_seconds))
+}
+
+/// `--pose TIME [--clip C] [--json]`: the full mesh (no levels of detail), one frame, read back.
+fn pose(arguments: &InspectArgs, animations: &[std::path::PathBuf], time: f64) -> Result<(), String> {
+    let (model, _) = open_model(&arguments.model, animations, arguments.clips.as_deref(), false)?;
+    let clip = match arguments.clip.as_deref() {
+        Some(selector) => Some(find_clip(&model, selector)?),
+        None => (!model.clips.is_empty()).then_some(0),
+    };
+    let validation = validation_from_env();
+    let device = headless_device(validation).map_err(|error| error.to_string())?;
+    let pose = vkskin::app::pose::evaluate(&device, model, clip, time)?;
+    check_messages(validation, device.instance.message_counts())?;
+    if arguments.json {
+        write_out(&format!("{}\n", pose.to_json()))
+    } else {
+        write_out(&pose.describe())
+    }
+}
+
+/// To stdout: a reader that stops early (`| head`) is not an error; print! would panic on it.
+fn write_out(text: &str) -> Result<(), String> {
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("cannot write the output: {error}")),
         _ => Ok(()),
     }
 }

@@ -19,7 +19,9 @@ use glam::{Mat3, Mat4, Quat, Vec2, Vec3, Vec4};
 
 use crate::anim::{Aabb, Animation, Channel, Influence, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
 use crate::formats::{files, FormatError};
-use crate::model::{compute_normals, compute_tangents, normalize_influences, LoadStats, Material, Mesh, Model, Vertex};
+use crate::model::{
+    compute_normals, compute_tangents, normalize_influences, FileLayout, FileMesh, LoadStats, Material, Mesh, Model, Vertex,
+};
 
 /// ufbx may use this many bytes for each byte of the file (and at least [`MIN_MEMORY`]): time and
 /// memory stay in proportion to the file.
@@ -112,6 +114,8 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
     let (mut vertices, mut influences, mut indices, mut meshes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut unnormalized = false;
     let mut max_influences = 0;
+    // Per mesh, each control point's first vertex (`inspect --pose` reports in their order).
+    let mut file_meshes = Vec::new();
     for mesh in scene.meshes.iter() {
         let Some(node) = mesh.element.instances.iter().next() else { continue };
         let Some(&node_joint) = joint_of.get(&node.element.typed_id) else { continue };
@@ -151,6 +155,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
                 normalize_influences(&raw).unwrap_or(rigid)
             })
             .collect();
+        let mut file_vertices: Vec<Option<u32>> = vec![None; mesh.num_vertices];
         let slots = mesh.materials.len().max(1);
         let mut corners = vec![0u32; mesh.max_face_triangles * 3];
         for slot in 0..slots {
@@ -184,6 +189,9 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
                         });
                         vertices.len() as u32 - 1
                     });
+                    if let Some(first) = file_vertices.get_mut(point as usize).filter(|first| first.is_none()) {
+                        *first = Some(index);
+                    }
                     indices.push(index);
                 }
             }
@@ -200,6 +208,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
             };
             meshes.push(Mesh { name: mesh.element.name.to_string(), first_index, index_count, material });
         }
+        file_meshes.push(FileMesh { name: mesh.element.name.to_string(), vertices: file_vertices });
     }
     if unnormalized {
         warnings.push("skin weights that do not sum to 1 were normalized".to_string());
@@ -276,6 +285,16 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
         bounds: Default::default(),
         levels: Vec::new(),
         stats: LoadStats { max_influences, warnings },
+        layout: FileLayout {
+            to_model: conversion,
+            // ufbx's node order is the file's; the joints sorted by depth from it.
+            joint_order: {
+                let mut order: Vec<u32> = (0..nodes.len() as u32).collect();
+                order.sort_by_key(|&joint| nodes[joint as usize].element.typed_id);
+                order
+            },
+            meshes: file_meshes,
+        },
     };
     model.clip_each_animation();
     Ok(model)

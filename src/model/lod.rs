@@ -122,6 +122,7 @@ pub fn with_levels(model: &Model) -> Model {
     for index in &mut model.indices {
         *index = new_index[*index as usize];
     }
+    model.layout.renumber_vertices(&new_index);
     model.levels = levels;
     model
 }

@@ -195,3 +195,8 @@ pub fn mutants(text: &str, stride: usize) -> Vec<String> {
     }
     out
 }
+
+/// The largest side of the box around `points`.
+pub fn extent_of(points: &[Vec3]) -> f32 {
+    vkskin::anim::Aabb::from_points(points.iter().copied()).extent()
+}

@@ -27,6 +27,7 @@ mod missing_parts;
 mod ms3d_loader;
 mod no_panics;
 mod panel;
+mod pose;
 mod renderdoc;
 mod retarget;
 mod strategies;

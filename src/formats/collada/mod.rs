@@ -31,7 +31,7 @@ use glam::{Mat3, Mat4, Vec3};
 
 use super::{files, texture, FormatError};
 use crate::anim::{Animation, Clip, Influence, Joint, JointPose, Skeleton};
-use crate::model::{compute_normals, compute_tangents, normalize_influences, LoadStats, Mesh, Model, Vertex};
+use crate::model::{compute_normals, compute_tangents, normalize_influences, FileLayout, LoadStats, Mesh, Model, Vertex};
 use document::Document;
 
 /// Candidate nodes tried for skin joint names in one load (see `Scene::find_under`).
@@ -489,6 +489,9 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
         bounds: Default::default(),
         levels: Vec::new(),
         stats: LoadStats { max_influences, warnings },
+        // COLLADA's vertices are split per normal and UV from shared position sources: the model's
+        // own order stands in (`Model::file_meshes`).
+        layout: FileLayout { to_model: convert, ..FileLayout::default() },
     };
     model.clip_each_animation();
     Ok(model)

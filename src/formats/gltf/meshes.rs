@@ -5,7 +5,7 @@ use super::skins::{Builder, JointSet, PrimitiveSource};
 use super::{error, located, BIND_SHAPE_TOLERANCE, INDEX, JOINT, MAX_INDICES, MAX_VERTICES, QUANTIZED, WEIGHT};
 use crate::anim::{Influence, Joint, JointPose};
 use crate::formats::FormatError;
-use crate::model::{compute_normals, compute_tangents, normalize_influences, Mesh, Vertex};
+use crate::model::{compute_normals, compute_tangents, normalize_influences, FileMesh, Mesh, Vertex};
 use glam::{Mat3, Mat4, Vec2, Vec3, Vec4};
 use gltf::mesh::{Mode, Semantic};
 use gltf::{Accessor, Primitive};
@@ -189,6 +189,8 @@ impl<'a> Builder<'a> {
         let first_vertex = self.vertices.len() as u32;
         let first_index = self.indices.len() as u32;
         self.indices.extend(indices.iter().map(|&index| first_vertex + index));
+        let file_vertices = (first_vertex..).take(vertices.len()).map(Some).collect();
+        self.file_meshes.push(FileMesh { name: source.mesh_name.clone(), vertices: file_vertices });
         self.vertices.extend(vertices);
         self.meshes.push(Mesh { name: source.mesh_name.clone(), first_index, index_count: indices.len() as u32, material });
         Ok(())

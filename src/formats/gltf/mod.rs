@@ -42,7 +42,7 @@ use std::path::Path;
 use gltf::Document;
 
 use crate::formats::{files, FormatError, Location};
-use crate::model::{LoadStats, Model};
+use crate::model::{FileLayout, LoadStats, Model};
 
 mod accessors;
 mod buffers;
@@ -127,8 +127,22 @@ pub fn load_from_slice_with_rig(bytes: &[u8], path: &Path, base_dir: Option<&Pat
         builder.add_animated_nodes(&animated)?;
     }
     builder.promote_animated_ancestors(&animated)?;
-    let Builder { mut skeleton, joint_nodes, vertices, influences, indices, meshes, materials, warnings, max_influences, .. } =
-        builder;
+    let Builder {
+        mut skeleton,
+        joint_nodes,
+        vertices,
+        influences,
+        indices,
+        meshes,
+        file_meshes,
+        materials,
+        warnings,
+        max_influences,
+        ..
+    } = builder;
+    // The file's joint order: by node (a node in two skins: its joints in skin order).
+    let mut joint_order: Vec<u32> = (0..joint_nodes.len() as u32).collect();
+    joint_order.sort_by_key(|&joint| joint_nodes[joint as usize]);
     set_local_frames(&mut skeleton, &joint_nodes, &hierarchy, &animated).map_err(|reason| error(path, reason))?;
     let model_animations = animations.iter().map(|animation| animation.channels_for(&joint_nodes)).collect();
 
@@ -148,6 +162,7 @@ pub fn load_from_slice_with_rig(bytes: &[u8], path: &Path, base_dir: Option<&Pat
         bounds: Default::default(),
         levels: Vec::new(),
         stats,
+        layout: FileLayout { to_model: glam::Mat4::IDENTITY, joint_order, meshes: file_meshes },
     };
     model.clip_each_animation();
     Ok((model, rig))

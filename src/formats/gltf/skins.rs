@@ -8,7 +8,7 @@ use super::rig::invertible;
 use super::{error, FLOAT, MAX_JOINTS};
 use crate::anim::{Influence, Joint, JointPose, Skeleton};
 use crate::formats::{files, FormatError};
-use crate::model::{Material, Mesh, Texture, Vertex};
+use crate::model::{FileMesh, Material, Mesh, Texture, Vertex};
 use glam::Mat4;
 use gltf::{Accessor, Primitive};
 use std::collections::HashMap;
@@ -66,6 +66,8 @@ pub(super) struct Builder<'a> {
     pub(super) influences: Vec<Influence>,
     pub(super) indices: Vec<u32>,
     pub(super) meshes: Vec<Mesh>,
+    /// Each primitive's vertices, in its accessors' order (`inspect --pose`).
+    pub(super) file_meshes: Vec<FileMesh>,
     pub(super) materials: Vec<Material>,
     /// The model material of each glTF material used so far; `None` the default's.
     pub(super) material_map: HashMap<Option<usize>, usize>,
@@ -96,6 +98,7 @@ impl<'a> Builder<'a> {
             influences: Vec::new(),
             indices: Vec::new(),
             meshes: Vec::new(),
+            file_meshes: Vec::new(),
             materials: Vec::new(),
             material_map: HashMap::new(),
             images: HashMap::new(),

@@ -21,7 +21,7 @@ use glam::{Quat, Vec2, Vec3};
 
 use crate::anim::{Influence, Joint, JointPose, Skeleton};
 use crate::formats::{texture, FormatError};
-use crate::model::{compute_normals, compute_tangents, LoadStats, Mesh, Model, Vertex};
+use crate::model::{compute_normals, compute_tangents, FileLayout, FileMesh, LoadStats, Mesh, Model, Vertex};
 
 mod convert;
 mod parse;
@@ -207,9 +207,12 @@ pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)])
     let mut meshes = Vec::new();
     let mut materials = Vec::new();
     let mut textures = texture::Library::default();
+    let mut file_meshes = Vec::with_capacity(document.meshes.len());
     for (part_index, ((part, vert_lines), &mesh_line)) in document.meshes.iter().zip(&lines.verts).zip(&lines.meshes).enumerate()
     {
+        let name = format!("mesh_{part_index}");
         if part.verts.is_empty() || part.tris.is_empty() {
+            file_meshes.push(FileMesh { name, vertices: vec![None; part.verts.len()] });
             continue;
         }
         let mut part_vertices = Vec::with_capacity(part.verts.len());
@@ -229,8 +232,10 @@ pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)])
         let first_index = u32::try_from(indices.len()).map_err(|_| too_many())?;
         let index_count = u32::try_from(part_indices.len()).map_err(|_| too_many())?;
         indices.extend(part_indices.iter().map(|&index| first_vertex.saturating_add(index)));
+        file_meshes
+            .push(FileMesh { name: name.clone(), vertices: (first_vertex..).take(part_vertices.len()).map(Some).collect() });
         vertices.extend(part_vertices);
-        meshes.push(Mesh { name: format!("mesh_{part_index}"), first_index, index_count, material: materials.len() });
+        meshes.push(Mesh { name, first_index, index_count, material: materials.len() });
         materials.push(load_material(&part.shader, folder, part_index, &mut textures, &mut stats.warnings));
     }
 
@@ -252,6 +257,7 @@ pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)])
         bounds: Default::default(),
         levels: Vec::new(),
         stats,
+        layout: FileLayout { to_model: glam::Mat4::from_quat(Z_UP_TO_Y_UP), joint_order: Vec::new(), meshes: file_meshes },
     };
     model.clip_each_animation();
     Ok(model)
@@ -302,6 +308,7 @@ pub fn load_animation_only(anim_path: &Path) -> Result<Model, FormatError> {
         bounds: Default::default(),
         levels: Vec::new(),
         stats: LoadStats::default(),
+        layout: FileLayout { to_model: glam::Mat4::from_quat(Z_UP_TO_Y_UP), ..FileLayout::default() },
     };
     model.clip_each_animation();
     Ok(model)

@@ -8,7 +8,7 @@ use super::read::parse;
 use super::{Ms3dFile, Ms3dMaterial, Ms3dVertex, Ms3dVertexExtra, JOINT_PARENT_NAME_OFFSET};
 use crate::anim::{Animation, Channel, Influence, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
 use crate::formats::{texture, FormatError};
-use crate::model::{compute_tangents, normalize_influences, LoadStats, Material, Mesh, Model, Vertex};
+use crate::model::{compute_tangents, normalize_influences, FileLayout, FileMesh, LoadStats, Material, Mesh, Model, Vertex};
 use glam::{Mat4, Vec2, Vec3, Vec4};
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -86,6 +86,9 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
     if file.joints.is_empty() || geometry.uses_root {
         skeleton.joints.push(Joint::new(name.clone(), None, Mat4::IDENTITY, JointPose::IDENTITY));
     }
+    // The file's joints in its order, then the extra root where there is one.
+    let mut joint_order: Vec<u32> = order.skeleton_index.iter().map(|&index| index as u32).collect();
+    joint_order.extend(order.skeleton_index.len() as u32..skeleton.len() as u32);
     stats.max_influences = geometry.max_influences;
 
     let folder = path.parent().unwrap_or(Path::new(""));
@@ -126,6 +129,12 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
         bounds: Default::default(),
         levels: Vec::new(),
         stats,
+        layout: FileLayout {
+            to_model: glam::Mat4::IDENTITY,
+            joint_order,
+            // One vertex list shared by every group: one mesh.
+            meshes: vec![FileMesh { name: "vertices".into(), vertices: geometry.file_vertices }],
+        },
     };
     model.clip_each_animation();
     Ok(model)
@@ -207,6 +216,8 @@ pub(super) struct Geometry {
     pub(super) max_influences: usize,
     pub(super) uses_root: bool,
     pub(super) uses_default_material: bool,
+    /// Per vertex of the file, the first model vertex it became (`None`: no triangle uses it).
+    pub(super) file_vertices: Vec<Option<u32>>,
 }
 
 /// A triangle corner's identity for splitting: the file vertex, and the bit patterns of its normal
@@ -236,6 +247,7 @@ pub(super) fn build_geometry(
         max_influences: 0,
         uses_root: false,
         uses_default_material: false,
+        file_vertices: vec![None; file.vertices.len()],
     };
     let mut corners: HashMap<CornerKey, u32> = HashMap::new();
     for group in &file.groups {
@@ -279,6 +291,9 @@ pub(super) fn build_geometry(
                             influence_count,
                         });
                         corners.insert(key, index);
+                        if let Some(first) = geometry.file_vertices.get_mut(file_vertex).filter(|first| first.is_none()) {
+                            *first = Some(index);
+                        }
                         index
                     }
                 };
