@@ -278,6 +278,46 @@ pub struct Animation {
     pub file_key_bytes: usize,
     /// The file it came from, where that is not the model's own (`--anim`, MD5's .md5anim files).
     pub source: Option<std::path::PathBuf>,
+    /// Animated morph target weights (`Model::morph_targets`), at most one channel a target.
+    pub weights: Vec<WeightChannel>,
+}
+
+/// One morph target's weight over time (FBX's DeformPercent as a fraction, glTF's `weights`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WeightChannel {
+    /// Index into `Model::morph_targets`.
+    pub target: usize,
+    pub interpolation: Interpolation,
+    pub times: KeyTimes,
+    /// `interpolation.values_per_key()` values a key (in-tangent, value, out-tangent for cubics).
+    pub values: Vec<f32>,
+}
+
+impl WeightChannel {
+    /// The weight at `time`, held before the first key and after the last.
+    pub fn sample(&self, time: f32) -> f32 {
+        let count = self.times.count();
+        let per_key = self.interpolation.values_per_key();
+        let value = |key: usize, slot: usize| self.values.get(key * per_key + slot).copied().unwrap_or(0.0);
+        let middle = usize::from(per_key == 3);
+        let at = match &self.times {
+            KeyTimes::Listed(times) => bracket(times, |&time| time, time),
+            KeyTimes::Uniform { .. } => {
+                let times: Vec<f32> = (0..count).map(|key| self.times.time(key)).collect();
+                bracket(&times, |&time| time, time)
+            }
+        };
+        let Some(at) = at else { return 0.0 };
+        let (a, b) = (value(at.key, middle), value(at.next, middle));
+        match self.interpolation {
+            Interpolation::Step => a,
+            Interpolation::Linear => a + (b - a) * at.fraction,
+            Interpolation::CubicSpline | Interpolation::Hermite => {
+                let scale = if self.interpolation == Interpolation::CubicSpline { at.span } else { 1.0 };
+                hermite(a, value(at.key, 2) * scale, b, value(at.next, 0) * scale, at.fraction)
+            }
+        }
+    }
 }
 
 impl Animation {

@@ -16,7 +16,7 @@ pub mod curve;
 pub mod playback;
 pub mod retarget;
 
-pub use clip::{Animation, Channel, Clip, ClipRange, Interpolation, KeyTimes, Property, RangeUnit};
+pub use clip::{Animation, Channel, Clip, ClipRange, Interpolation, KeyTimes, Property, RangeUnit, WeightChannel};
 pub use curve::{bracket, hermite, slerp_shortest, KeySpan};
 pub use playback::{Fade, InstanceState, Layer, Playback};
 

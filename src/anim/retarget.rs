@@ -417,6 +417,7 @@ mod tests {
             ],
             file_key_bytes: 0,
             source: None,
+            weights: Vec::new(),
         };
         let retargeted = retarget(&source, std::slice::from_ref(&animation), &target).expect("names match");
         assert_eq!(retargeted.matched, 2);
@@ -449,6 +450,7 @@ mod tests {
             channels: vec![channel(1, Property::Translation, &keys)],
             file_key_bytes: 0,
             source: None,
+            weights: Vec::new(),
         };
         let retargeted = retarget(&source, std::slice::from_ref(&animation), &source).expect("names match");
         assert_eq!(retargeted.animations[0].channels, animation.channels);

@@ -132,6 +132,29 @@ pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
             tightness.worst
         );
     }
+    if !model.morph_targets.is_empty() {
+        let moved: usize = model.morph_targets.iter().map(|target| target.vertices.len()).sum();
+        let _ = writeln!(
+            out,
+            "morph targets: {} ({moved} vertex offsets in all; drawn in the base shape until the skin pass morphs)",
+            model.morph_targets.len()
+        );
+        for target in &model.morph_targets {
+            let animated = model.animations.iter().filter(|animation| {
+                animation.weights.iter().any(|channel| {
+                    model.morph_targets.get(channel.target).is_some_and(|candidate| std::ptr::eq(candidate, target))
+                })
+            });
+            let _ = writeln!(
+                out,
+                "  {}: {} vertices, weight {:.3}, animated in {} animations",
+                crate::formats::files::quoted(&target.name),
+                target.vertices.len(),
+                target.default_weight,
+                animated.count()
+            );
+        }
+    }
     let _ = writeln!(out, "clips: {}", model.clips.len());
     for (index, clip) in model.clips.iter().enumerate() {
         // Where it came from: the model's own file, or the file whose clips were matched onto it.

@@ -10,17 +10,25 @@
 //! - Every animation stack is baked by ufbx into linear translation, rotation and scale keys per
 //!   node, which the GPU samples like any other format's keys. A clip's time 0 is its stack's start.
 //!
-//! Not read yet (issue 28): textures, blend shapes.
+//! - Each material's diffuse colour, and its diffuse (or PBR base colour) texture: embedded, or
+//!   the file it names found as the other formats find theirs.
+//!
+//! - Blend shapes become morph targets on the model's vertices (sparse, model space) and their
+//!   animated DeformPercent each stack's weight channels; the renderer draws the base shape until
+//!   the skin pass morphs (issue 29).
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use glam::{Mat3, Mat4, Quat, Vec2, Vec3, Vec4};
 
-use crate::anim::{Aabb, Animation, Channel, Influence, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
-use crate::formats::{files, FormatError};
+use crate::anim::{
+    Aabb, Animation, Channel, Influence, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton, WeightChannel,
+};
+use crate::formats::{files, texture, FormatError};
 use crate::model::{
-    compute_normals, compute_tangents, normalize_influences, FileLayout, FileMesh, LoadStats, Material, Mesh, Model, Vertex,
+    compute_normals, compute_tangents, normalize_influences, FileLayout, FileMesh, LoadStats, Material, Mesh, Model, MorphTarget,
+    Vertex,
 };
 
 /// ufbx may use this many bytes for each byte of the file (and at least [`MIN_MEMORY`]): time and
@@ -95,7 +103,10 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
         }
     }
 
-    // Materials, by ufbx's order; untextured for now.
+    // Materials, by ufbx's order: the diffuse colour, and the diffuse (or PBR base colour) texture,
+    // embedded in the file or found beside it.
+    let folder = path.parent().unwrap_or(Path::new(""));
+    let mut textures = texture::Library::default();
     let material_of: HashMap<u32, usize> =
         scene.materials.iter().enumerate().map(|(index, material)| (material.element.typed_id, index)).collect();
     let mut materials: Vec<Material> = scene
@@ -107,6 +118,14 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
             if color.has_value {
                 out.base_color = Vec4::new(color.value_vec4.x as f32, color.value_vec4.y as f32, color.value_vec4.z as f32, 1.0);
             }
+            let map = [&material.fbx.diffuse_color, &material.pbr.base_color].into_iter().find(|map| map.texture.is_some());
+            if let Some(found) = map.and_then(|map| map.texture.as_ref()) {
+                out.texture = diffuse_texture(found, folder, &mut textures, &out.name, &mut warnings);
+                if out.texture.is_some() {
+                    // The texture is the colour (FBX's diffuse colour is what shows without one).
+                    out.base_color = Vec4::ONE;
+                }
+            }
             out
         })
         .collect();
@@ -116,12 +135,13 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
     let mut max_influences = 0;
     // Per mesh, each control point's first vertex (`inspect --pose` reports in their order).
     let mut file_meshes = Vec::new();
+    let mut morph_targets = Vec::new();
+    // Each blend channel's target, by the channel's element id (what the baked weights name).
+    let mut target_of_channel: HashMap<u32, usize> = HashMap::new();
     for mesh in scene.meshes.iter() {
         let Some(node) = mesh.element.instances.iter().next() else { continue };
         let Some(&node_joint) = joint_of.get(&node.element.typed_id) else { continue };
-        if !mesh.blend_deformers.is_empty() {
-            warnings.push(format!("mesh \"{}\" has blend shapes; vkskin draws its base shape", mesh.element.name));
-        }
+        let mesh_first_vertex = vertices.len();
         if mesh.element.instances.len() > 1 {
             warnings.push(format!(
                 "mesh \"{}\" is instanced {} times; vkskin draws the first",
@@ -156,6 +176,8 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
             })
             .collect();
         let mut file_vertices: Vec<Option<u32>> = vec![None; mesh.num_vertices];
+        // Each new vertex's control point, for the blend shapes (which move control points).
+        let mut vertex_points: Vec<u32> = Vec::new();
         let slots = mesh.materials.len().max(1);
         let mut corners = vec![0u32; mesh.max_face_triangles * 3];
         for slot in 0..slots {
@@ -192,6 +214,9 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
                     if let Some(first) = file_vertices.get_mut(point as usize).filter(|first| first.is_none()) {
                         *first = Some(index);
                     }
+                    if index as usize == vertex_points.len() + mesh_first_vertex {
+                        vertex_points.push(point);
+                    }
                     indices.push(index);
                 }
             }
@@ -209,6 +234,32 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
             meshes.push(Mesh { name: mesh.element.name.to_string(), first_index, index_count, material });
         }
         file_meshes.push(FileMesh { name: mesh.element.name.to_string(), vertices: file_vertices });
+        let linear = BlendSpace { positions: Mat3::from_mat4(to_model), normals: normal_matrix };
+        for channel in mesh.blend_deformers.iter().flat_map(|deformer| deformer.channels.iter()) {
+            if channel.keyframes.len() > 1 {
+                warnings.push(format!(
+                    "blend shape \"{}\" has {} in-between shapes; vkskin reads the full one",
+                    channel.element.name,
+                    channel.keyframes.len() - 1
+                ));
+            }
+            let Some(shape) = channel.target_shape.as_ref() else { continue };
+            target_of_channel.insert(channel.element.element_id, morph_targets.len());
+            morph_targets.push(blend_target(
+                channel,
+                shape,
+                mesh_first_vertex as u32,
+                &vertex_points,
+                mesh.num_vertices,
+                &linear,
+            ));
+        }
+    }
+    if !morph_targets.is_empty() {
+        warnings.push(format!(
+            "{} blend shapes read as morph targets; vkskin draws the base shape until the skin pass morphs (issue 29)",
+            morph_targets.len()
+        ));
     }
     if unnormalized {
         warnings.push("skin weights that do not sum to 1 were normalized".to_string());
@@ -260,6 +311,19 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
             let (times, values) = vectors(&baked_node.scale_keys);
             add(joint, Property::Scale, 0b0111, times, values);
         }
+        // Blend channels' DeformPercent, 0 to 100, as weights.
+        let mut weights = Vec::new();
+        for element in baked.elements.iter() {
+            let Some(&target) = target_of_channel.get(&element.element_id) else { continue };
+            let Some(percent) = element.props.iter().find(|prop| prop.name.as_ref() == "DeformPercent") else { continue };
+            key_bytes += 8 * percent.keys.len();
+            weights.push(WeightChannel {
+                target,
+                interpolation: Interpolation::Linear,
+                times: KeyTimes::from_list(percent.keys.iter().map(|key| seconds(key.time)).collect()),
+                values: percent.keys.iter().map(|key| key.value.x as f32 / 100.0).collect(),
+            });
+        }
         let duration = (stack.time_end - stack.time_begin).max(0.0) as f32;
         animations.push(Animation {
             name: stack.element.name.to_string(),
@@ -268,6 +332,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
             channels,
             file_key_bytes: key_bytes,
             source: None,
+            weights,
         });
     }
 
@@ -295,9 +360,84 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
             },
             meshes: file_meshes,
         },
+        morph_targets,
     };
     model.clip_each_animation();
     Ok(model)
+}
+
+/// Geometry space to model space for a blend shape's offsets (linear parts only).
+struct BlendSpace {
+    positions: Mat3,
+    normals: Mat3,
+}
+
+/// A blend channel's full shape as a morph target on the model vertices made from `mesh`'s control
+/// points: the vertices from `first_vertex` on, `vertex_points[i]` the point of vertex
+/// `first_vertex + i`. Every vertex split from a moved point moves with it; per-vertex shape
+/// weights scale the offsets.
+fn blend_target(
+    channel: &ufbx::BlendChannel,
+    shape: &ufbx::BlendShape,
+    first_vertex: u32,
+    vertex_points: &[u32],
+    point_count: usize,
+    space: &BlendSpace,
+) -> MorphTarget {
+    let mut copies: Vec<Vec<u32>> = vec![Vec::new(); point_count];
+    for (offset, &point) in vertex_points.iter().enumerate() {
+        if let Some(copies) = copies.get_mut(point as usize) {
+            copies.push(first_vertex + offset as u32);
+        }
+    }
+    let mut moved: Vec<(u32, Vec3, Vec3)> = Vec::new();
+    for (index, &point) in shape.offset_vertices.iter().enumerate() {
+        let weight = shape.offset_weights.get(index).map_or(1.0, |&weight| weight as f32);
+        let position = shape.position_offsets.get(index).map_or(Vec3::ZERO, |&offset| space.positions * vec3(offset) * weight);
+        let normal = shape.normal_offsets.get(index).map_or(Vec3::ZERO, |&offset| space.normals * vec3(offset) * weight);
+        for &vertex in copies.get(point as usize).map_or(&[][..], Vec::as_slice) {
+            moved.push((vertex, position, normal));
+        }
+    }
+    moved.sort_by_key(|&(vertex, _, _)| vertex);
+    MorphTarget {
+        name: channel.element.name.to_string(),
+        vertices: moved.iter().map(|&(vertex, _, _)| vertex).collect(),
+        position_deltas: moved.iter().map(|&(_, position, _)| position).collect(),
+        normal_deltas: moved.iter().map(|&(_, _, normal)| normal).collect(),
+        default_weight: channel.weight as f32,
+    }
+}
+
+/// A material's texture: embedded in the file (its `Content`), or the file it names, tried as a
+/// relative path, then by name beside the model (an absolute path from the artist's machine),
+/// as the other formats do.
+fn diffuse_texture(
+    found: &ufbx::Texture,
+    folder: &Path,
+    textures: &mut texture::Library,
+    material: &str,
+    warnings: &mut Vec<String>,
+) -> Option<crate::model::Texture> {
+    let written = [&found.relative_filename, &found.filename, &found.absolute_filename]
+        .into_iter()
+        .map(|name| name.to_string())
+        .find(|name| !name.is_empty())
+        .unwrap_or_default();
+    if !found.content.is_empty() {
+        return match texture::describe(found.content.to_vec(), PathBuf::from(&written)) {
+            Ok(described) => Some(described),
+            Err(reason) => {
+                warnings.push(format!("material {}: embedded texture: {reason}; drawn without it", files::quoted(material)));
+                None
+            }
+        };
+    }
+    if written.is_empty() {
+        warnings.push(format!("material {}: a texture without a file name; drawn without it", files::quoted(material)));
+        return None;
+    }
+    texture::find(&written, folder, textures, material, warnings)
 }
 
 /// How stacks are baked: every curve resampled at [`RESAMPLE_RATE`] (dense files included: their

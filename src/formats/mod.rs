@@ -207,7 +207,21 @@ pub fn add_clips(model: &mut Model, path: &Path) -> Result<(), FormatError> {
         .map_err(|message| FormatError::in_file(path, format!("its clips cannot play on {}: {message}", model.name)))?;
     let file = path.file_name().map_or_else(|| path.display().to_string(), |name| name.to_string_lossy().into_owned());
     model.stats.warnings.push(format!("clips of {file}: {}", retargeted.report(source.skeleton.len())));
-    for mut animation in retargeted.animations {
+    // Morph weights follow their targets by name; a target the model lacks is dropped.
+    let target_of = |source_target: usize| {
+        let name = &source.morph_targets.get(source_target)?.name;
+        model.morph_targets.iter().position(|target| &target.name == name)
+    };
+    let weights: Vec<Vec<crate::anim::WeightChannel>> = retargeted
+        .animations
+        .iter()
+        .map(|animation| {
+            let mapped = animation.weights.iter().filter_map(|channel| Some((target_of(channel.target)?, channel)));
+            mapped.map(|(target, channel)| crate::anim::WeightChannel { target, ..channel.clone() }).collect()
+        })
+        .collect();
+    for (mut animation, weights) in retargeted.animations.into_iter().zip(weights) {
+        animation.weights = weights;
         if model.clips.iter().any(|clip| clip.name == animation.name) {
             animation.name = format!("{} ({file})", animation.name);
         }

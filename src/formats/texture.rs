@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::io::Cursor;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use image::{ImageFormat, ImageReader, Limits};
@@ -96,6 +96,65 @@ impl Texture {
         }
         Ok(image.into_rgba8().into_raw())
     }
+}
+
+/// Where a material's texture may be, in the order tried: a relative path (`.\skin.jpg`,
+/// `textures\skin.jpg`) under the model's folder; the file name alone in that folder (all that is
+/// left of an absolute path such as `C:\models\skin.jpg`); then a file in that folder whose name
+/// matches ignoring ASCII case, since the paths were written on Windows.
+pub fn candidates(written: &str, folder: &Path) -> Vec<PathBuf> {
+    let normalized = written.trim().replace('\\', "/");
+    let drive = normalized.as_bytes().get(1) == Some(&b':');
+    let absolute = normalized.starts_with('/') || drive;
+    let file_name = normalized.rsplit('/').next().unwrap_or_default().to_string();
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    let mut add = |candidate: PathBuf| {
+        if !candidates.contains(&candidate) {
+            candidates.push(candidate);
+        }
+    };
+    if !absolute {
+        let relative: PathBuf = Path::new(&normalized).components().filter(|component| *component != Component::CurDir).collect();
+        add(folder.join(relative));
+    }
+    if !file_name.is_empty() {
+        add(folder.join(&file_name));
+        if let Ok(entries) = std::fs::read_dir(folder) {
+            let mut matches: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .filter(|entry| entry.file_name().to_str().is_some_and(|name| name.eq_ignore_ascii_case(&file_name)))
+                .map(|entry| entry.path())
+                .collect();
+            matches.sort();
+            matches.into_iter().for_each(&mut add);
+        }
+    }
+    candidates
+}
+
+/// The texture a material names as `written` (a path from the authoring tool's machine), found by
+/// [`candidates`] and described; `None` with a warning naming what was tried when none is there.
+pub fn find(written: &str, folder: &Path, textures: &mut Library, material: &str, warnings: &mut Vec<String>) -> Option<Texture> {
+    let candidates = candidates(written, folder);
+    let mut failures = Vec::new();
+    let texture =
+        candidates.iter().filter(|candidate| candidate.is_file()).find_map(|candidate| match textures.describe_file(candidate) {
+            Ok(texture) => Some(texture),
+            Err(error) => {
+                failures.push(format!("{}: {error}", candidate.display()));
+                None
+            }
+        });
+    if texture.is_none() {
+        let tried = candidates.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ");
+        let (material, written) = (crate::formats::files::quoted(material), crate::formats::files::quoted(written));
+        warnings.push(if failures.is_empty() {
+            format!("material {material}: texture {written} not found; tried {tried}")
+        } else {
+            format!("material {material}: texture {written} not decoded ({}); tried {tried}", failures.join("; "))
+        });
+    }
+    texture
 }
 
 #[cfg(test)]

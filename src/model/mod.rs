@@ -148,6 +148,24 @@ pub struct Model {
     pub stats: LoadStats,
     /// Where the joints and vertices are in the file, in its units and axes (`inspect --pose`).
     pub layout: FileLayout,
+    /// Blend shapes: read (FBX), animated by [`Animation::weights`]; the renderer draws the base
+    /// shape until the skin pass morphs (issue 29).
+    pub morph_targets: Vec<MorphTarget>,
+}
+
+/// A morph target (blend shape), stored sparsely: the vertices it moves and by how much at weight
+/// 1, in model space.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MorphTarget {
+    pub name: String,
+    /// The model vertices it moves, ascending.
+    pub vertices: Vec<u32>,
+    /// Per moved vertex, its position's offset.
+    pub position_deltas: Vec<Vec3>,
+    /// Per moved vertex, its normal's offset (zero where the file gives none).
+    pub normal_deltas: Vec<Vec3>,
+    /// Its weight where no clip animates it.
+    pub default_weight: f32,
 }
 
 /// Where a model's joints and vertices are in its file, and the file's own units and axes: what
@@ -194,6 +212,31 @@ impl FileLayout {
 }
 
 impl Model {
+    /// Every morph target's weight at `time` into `animation`: its channel's, or its default.
+    pub fn morph_weights(&self, animation: usize, time: f32) -> Vec<f32> {
+        let mut weights: Vec<f32> = self.morph_targets.iter().map(|target| target.default_weight).collect();
+        for channel in self.animations.get(animation).map_or(&[][..], |animation| &animation.weights) {
+            if let Some(weight) = weights.get_mut(channel.target) {
+                *weight = channel.sample(time);
+            }
+        }
+        weights
+    }
+
+    /// The bind-pose positions with the morph targets applied at `weights` (the CPU reference of
+    /// what the skin pass is to do before skinning).
+    pub fn morphed_positions(&self, weights: &[f32]) -> Vec<Vec3> {
+        let mut positions: Vec<Vec3> = self.vertices.iter().map(|vertex| vertex.position).collect();
+        for (target, &weight) in self.morph_targets.iter().zip(weights).filter(|(_, &weight)| weight != 0.0) {
+            for (&vertex, delta) in target.vertices.iter().zip(&target.position_deltas) {
+                if let Some(position) = positions.get_mut(vertex as usize) {
+                    *position += *delta * weight;
+                }
+            }
+        }
+        positions
+    }
+
     /// The file's meshes with their vertices in its order ([`FileLayout::meshes`]), or, where the
     /// loader keeps none, each mesh's vertices in the order its triangles first use them.
     pub fn file_meshes(&self) -> Vec<FileMesh> {
@@ -436,6 +479,7 @@ mod tests {
             levels: Vec::new(),
             stats: LoadStats::default(),
             layout: FileLayout::default(),
+            morph_targets: Vec::new(),
         }
     }
 
@@ -514,6 +558,7 @@ mod tests {
             channels: vec![scale(-1.0)],
             file_key_bytes: 32,
             source: None,
+            weights: Vec::new(),
         });
         model.compute_bounds();
         assert_eq!(model.facing(), Facing::TwoSided);

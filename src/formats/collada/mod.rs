@@ -463,6 +463,7 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
                     channels,
                     file_key_bytes: members.iter().map(|&member| keys[member].file_bytes).sum(),
                     source: None,
+                    weights: Vec::new(),
                 });
                 animation_of.insert(members, animations.len() - 1);
                 animations.len() - 1
@@ -492,6 +493,7 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
         // COLLADA's vertices are split per normal and UV from shared position sources: the model's
         // own order stands in (`Model::file_meshes`).
         layout: FileLayout { to_model: convert, ..FileLayout::default() },
+        morph_targets: Vec::new(),
     };
     model.clip_each_animation();
     Ok(model)

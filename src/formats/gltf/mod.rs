@@ -163,6 +163,7 @@ pub fn load_from_slice_with_rig(bytes: &[u8], path: &Path, base_dir: Option<&Pat
         levels: Vec::new(),
         stats,
         layout: FileLayout { to_model: glam::Mat4::IDENTITY, joint_order, meshes: file_meshes },
+        morph_targets: Vec::new(),
     };
     model.clip_each_animation();
     Ok((model, rig))

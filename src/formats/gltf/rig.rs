@@ -163,6 +163,7 @@ impl Animation {
             channels,
             file_key_bytes: self.file_key_bytes,
             source: None,
+            weights: Vec::new(),
         }
     }
 }

@@ -288,6 +288,7 @@ pub fn animation_channels(anim: &Md5Anim, name: &str) -> Animation {
         channels,
         file_key_bytes,
         source: None,
+        weights: Vec::new(),
     }
 }
 

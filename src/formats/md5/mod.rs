@@ -258,6 +258,7 @@ pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)])
         levels: Vec::new(),
         stats,
         layout: FileLayout { to_model: glam::Mat4::from_quat(Z_UP_TO_Y_UP), joint_order: Vec::new(), meshes: file_meshes },
+        morph_targets: Vec::new(),
     };
     model.clip_each_animation();
     Ok(model)
@@ -309,6 +310,7 @@ pub fn load_animation_only(anim_path: &Path) -> Result<Model, FormatError> {
         levels: Vec::new(),
         stats: LoadStats::default(),
         layout: FileLayout { to_model: glam::Mat4::from_quat(Z_UP_TO_Y_UP), ..FileLayout::default() },
+        morph_targets: Vec::new(),
     };
     model.clip_each_animation();
     Ok(model)

@@ -11,7 +11,7 @@ use crate::formats::{texture, FormatError};
 use crate::model::{compute_tangents, normalize_influences, FileLayout, FileMesh, LoadStats, Material, Mesh, Model, Vertex};
 use glam::{Mat4, Vec2, Vec3, Vec4};
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 // ---------------------------------------------------------------------------------------------
 // Loading into a Model
@@ -113,6 +113,7 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
             channels,
             file_key_bytes,
             source: None,
+            weights: Vec::new(),
         });
     }
 
@@ -135,6 +136,7 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
             // One vertex list shared by every group: one mesh.
             meshes: vec![FileMesh { name: "vertices".into(), vertices: geometry.file_vertices }],
         },
+        morph_targets: Vec::new(),
     };
     model.clip_each_animation();
     Ok(model)
@@ -332,57 +334,6 @@ pub(super) fn load_material(
     if written.trim().is_empty() {
         return Material { name, base_color, texture: None, normal_map: None };
     }
-    let candidates = texture_candidates(&written, folder);
-    let mut failures = Vec::new();
-    let texture =
-        candidates.iter().filter(|candidate| candidate.is_file()).find_map(|candidate| match textures.describe_file(candidate) {
-            Ok(texture) => Some(texture),
-            Err(error) => {
-                failures.push(format!("{}: {error}", candidate.display()));
-                None
-            }
-        });
-    if texture.is_none() {
-        let tried = candidates.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ");
-        warnings.push(if failures.is_empty() {
-            format!("material \"{name}\": texture \"{written}\" not found; tried {tried}")
-        } else {
-            format!("material \"{name}\": texture \"{written}\" not decoded ({}); tried {tried}", failures.join("; "))
-        });
-    }
+    let texture = texture::find(&written, folder, textures, &name, warnings);
     Material { name, base_color, texture, normal_map: None }
-}
-
-/// Where a material's texture may be, in the order tried: a relative path (`.\skin.jpg`,
-/// `textures\skin.jpg`) under the model's folder; the file name alone in that folder (all that is
-/// left of an absolute path such as `C:\models\skin.jpg`); then a file in that folder whose name
-/// matches ignoring ASCII case, since the paths were written on Windows.
-pub(super) fn texture_candidates(written: &str, folder: &Path) -> Vec<PathBuf> {
-    let normalized = written.trim().replace('\\', "/");
-    let drive = normalized.as_bytes().get(1) == Some(&b':');
-    let absolute = normalized.starts_with('/') || drive;
-    let file_name = normalized.rsplit('/').next().unwrap_or_default().to_string();
-    let mut candidates: Vec<PathBuf> = Vec::new();
-    let mut add = |candidate: PathBuf| {
-        if !candidates.contains(&candidate) {
-            candidates.push(candidate);
-        }
-    };
-    if !absolute {
-        let relative: PathBuf = Path::new(&normalized).components().filter(|component| *component != Component::CurDir).collect();
-        add(folder.join(relative));
-    }
-    if !file_name.is_empty() {
-        add(folder.join(&file_name));
-        if let Ok(entries) = std::fs::read_dir(folder) {
-            let mut matches: Vec<PathBuf> = entries
-                .filter_map(Result::ok)
-                .filter(|entry| entry.file_name().to_str().is_some_and(|name| name.eq_ignore_ascii_case(&file_name)))
-                .map(|entry| entry.path())
-                .collect();
-            matches.sort();
-            matches.into_iter().for_each(&mut add);
-        }
-    }
-    candidates
 }
