@@ -179,16 +179,24 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
         // Each new vertex's control point, for the blend shapes (which move control points).
         let mut vertex_points: Vec<u32> = Vec::new();
         let slots = mesh.materials.len().max(1);
-        let mut corners = vec![0u32; mesh.max_face_triangles * 3];
-        for slot in 0..slots {
+        // Faces by material slot, in one pass (not a pass a slot: a file may have thousands).
+        let mut slot_faces: Vec<Vec<ufbx::Face>> = vec![Vec::new(); slots];
+        for (face_index, face) in mesh.faces.iter().enumerate() {
+            let face_slot = mesh.face_material.get(face_index).copied().unwrap_or(0) as usize;
+            slot_faces[face_slot.min(slots - 1)].push(*face);
+        }
+        let mut corners = vec![0u32; mesh.max_face_triangles.min(MAX_CLIPPED_CORNERS) * 3];
+        let mut fanned = 0usize;
+        for (slot, faces) in slot_faces.iter().enumerate() {
             let first_index = indices.len() as u32;
             let mut welded: HashMap<(u32, [u32; 3], [u32; 2]), u32> = HashMap::new();
-            for (face_index, face) in mesh.faces.iter().enumerate() {
-                let face_slot = mesh.face_material.get(face_index).copied().unwrap_or(0) as usize;
-                if face_slot.min(slots - 1) != slot {
-                    continue;
-                }
-                let triangles = mesh.triangulate_face(&mut corners, *face) as usize;
+            for face in faces {
+                let triangles = if face.num_indices as usize > MAX_CLIPPED_CORNERS {
+                    fanned += 1;
+                    fan(face, &mut corners)
+                } else {
+                    mesh.triangulate_face(&mut corners, *face) as usize
+                };
                 for &corner in &corners[..triangles * 3] {
                     let corner = corner as usize;
                     let point = mesh.vertex_indices[corner];
@@ -232,6 +240,12 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
                 }
             };
             meshes.push(Mesh { name: mesh.element.name.to_string(), first_index, index_count, material });
+        }
+        if fanned > 0 {
+            warnings.push(format!(
+                "mesh \"{}\": {fanned} faces of more than {MAX_CLIPPED_CORNERS} corners triangulated as fans",
+                mesh.element.name
+            ));
         }
         file_meshes.push(FileMesh { name: mesh.element.name.to_string(), vertices: file_vertices });
         let linear = BlendSpace { positions: Mat3::from_mat4(to_model), normals: normal_matrix };
@@ -364,6 +378,22 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
     };
     model.clip_each_animation();
     Ok(model)
+}
+
+/// Faces with more corners than this are cut into a fan from their first corner instead of by
+/// ufbx's ear clipping, whose time grows faster than the corners (a 200,000-corner face took 16 s).
+const MAX_CLIPPED_CORNERS: usize = 1024;
+
+/// `face` as a fan of triangles from its first corner into `corners` (mesh-wide corner indices);
+/// returns the triangle count.
+fn fan(face: &ufbx::Face, corners: &mut Vec<u32>) -> usize {
+    let count = (face.num_indices as usize).saturating_sub(2);
+    corners.resize(corners.len().max(count * 3), 0);
+    for triangle in 0..count {
+        let first = face.index_begin;
+        corners[triangle * 3..triangle * 3 + 3].copy_from_slice(&[first, first + triangle as u32 + 1, first + triangle as u32 + 2]);
+    }
+    count
 }
 
 /// Geometry space to model space for a blend shape's offsets (linear parts only).
