@@ -56,8 +56,9 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
     };
     options.result_allocator.memory_limit = limit;
     options.temp_allocator.memory_limit = limit;
-    let scene = ufbx::load_memory(bytes, options)
-        .map_err(|problem| error(format!("not a readable FBX file: {}", problem.description)))?;
+    let scene = ufbx::load_memory(bytes, options).map_err(|problem| {
+        error(format!("expected an FBX file (binary or ASCII, 6.1 to 7.7) ufbx can read: {}", reason(&problem)))
+    })?;
     let mut warnings = Vec::new();
 
     // Joints: every node but the root, parents before children.
@@ -380,6 +381,27 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
     Ok(model)
 }
 
+/// What ufbx says went wrong: its description, its detail, and where in its reading it was (the
+/// innermost frames of its error stack: "Failed to load" alone says nothing).
+fn reason(problem: &ufbx::Error) -> String {
+    let mut text = problem.description.to_string();
+    if !problem.info().is_empty() {
+        text += &format!(" ({})", problem.info());
+    }
+    let frames: Vec<String> = problem
+        .stack
+        .iter()
+        .take(problem.stack_size as usize)
+        .map(|frame| frame.description.to_string())
+        .filter(|description| !description.is_empty() && *description != text)
+        .take(2)
+        .collect();
+    if !frames.is_empty() {
+        text += &format!(": {}", frames.join(", in "));
+    }
+    text
+}
+
 /// Faces with more corners than this are cut into a fan from their first corner instead of by
 /// ufbx's ear clipping, whose time grows faster than the corners (a 200,000-corner face took 16 s).
 const MAX_CLIPPED_CORNERS: usize = 1024;
@@ -391,7 +413,11 @@ fn fan(face: &ufbx::Face, corners: &mut Vec<u32>) -> usize {
     corners.resize(corners.len().max(count * 3), 0);
     for triangle in 0..count {
         let first = face.index_begin;
-        corners[triangle * 3..triangle * 3 + 3].copy_from_slice(&[first, first + triangle as u32 + 1, first + triangle as u32 + 2]);
+        corners[triangle * 3..triangle * 3 + 3].copy_from_slice(&[
+            first,
+            first + triangle as u32 + 1,
+            first + triangle as u32 + 2,
+        ]);
     }
     count
 }
