@@ -24,6 +24,7 @@ mod lod;
 mod long_runs;
 mod md5_parser;
 mod missing_parts;
+mod morph;
 mod ms3d_loader;
 mod no_panics;
 mod panel;

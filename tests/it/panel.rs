@@ -294,4 +294,10 @@ fn files_dropped_on_the_viewer_open_and_a_broken_one_keeps_the_model() {
     let cesium = gltf.join("CesiumMan/CesiumMan.glb");
     let message = run(&format!("10:open={}", cesium.display()));
     assert!(message.contains("presented 50 frames of CesiumMan, 1 clips"), "{message}");
+    // A glTF of joints and clips without a mesh joins the model shown, matched by joint name.
+    let simple = gltf.join("RiggedSimple/RiggedSimple.glb");
+    let clips = crate::retarget::without_meshes(&simple, &folder.join("clips_only.glb"));
+    let message = run(&format!("10:open={};20:open={}", simple.display(), clips.display()));
+    assert!(message.contains("presented 50 frames of RiggedSimple, 2 clips"), "{message}");
+    assert!(!message.contains("the panel says:"), "{message}");
 }

@@ -189,7 +189,7 @@ fn a_collada_scene_without_instances_loads_as_clips() {
 }
 
 /// `path` (a GLB) with its meshes, skins and materials removed, written to `out`.
-fn without_meshes(path: &Path, out: &Path) -> PathBuf {
+pub(crate) fn without_meshes(path: &Path, out: &Path) -> PathBuf {
     let bytes = std::fs::read(path).expect("GLB");
     let json_length = u32::from_le_bytes(bytes[12..16].try_into().expect("4 bytes")) as usize;
     let mut json: serde_json::Value = serde_json::from_slice(&bytes[20..20 + json_length]).expect("JSON");

@@ -3,8 +3,8 @@
 //! Mouse drag orbits, the wheel zooms, Space pauses, N steps one frame while paused, 1-9 switch
 //! clips with a crossfade, + and - double and halve the instances, R resets, F1 shows or hides
 //! the panel (`panel.rs`, drawn by the overlay pass), F2-F6 toggle the debug views, Esc quits. A
-//! model file dropped on the window replaces the model; a .md5anim dropped on an MD5 model adds
-//! its clip. The title keeps a short summary for window managers that show it.
+//! model file dropped on the window replaces the model; a file of clips without a mesh (a
+//! .md5anim, a "without skin" FBX or glTF) adds its clips, matched by joint name. The title keeps a short summary for window managers that show it.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -62,7 +62,8 @@ pub struct ViewerOptions {
     /// Start with the panel shown (F1 toggles it); `--no-ui` starts without it and without the
     /// overlay pass.
     pub ui: bool,
-    /// The model file and its separate animations, for a .md5anim dropped on the window.
+    /// The model file and the files whose clips play on it, for a file of clips dropped on the
+    /// window.
     pub model_path: Option<std::path::PathBuf>,
     pub animations: Vec<std::path::PathBuf>,
     /// `--drive`: panel actions to apply after so many frames, in frame order.

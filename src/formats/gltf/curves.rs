@@ -102,6 +102,18 @@ pub(super) struct Animation {
     /// The last key time over all channels (0 when there are none).
     pub(super) duration: f32,
     pub(super) channels: Vec<Channel>,
+    /// Morph-target weight channels, by node.
+    pub(super) weights: Vec<WeightCurve>,
+}
+
+/// A node's `weights` channel: per key, one value per morph target of its mesh (in-tangent, value
+/// and out-tangent blocks for CUBICSPLINE, as the spec lays them out).
+#[derive(Clone, Debug)]
+pub(super) struct WeightCurve {
+    pub(super) node: usize,
+    pub(super) interpolation: Interpolation,
+    pub(super) times: Vec<f32>,
+    pub(super) values: Vec<f32>,
 }
 
 pub(super) fn read_animations(
@@ -120,7 +132,7 @@ pub(super) fn read_animations(
         let mut channels = Vec::new();
         let mut accessors_counted = std::collections::HashSet::new();
         let mut file_key_bytes = 0;
-        let mut skipped_weights = false;
+        let mut weights = Vec::new();
         // The spec allows one channel a target (node and path) in an animation; of several, the
         // last is kept (as a later track overrides an earlier one in the engines that accept it),
         // and only it is read, so a file that repeats one channel thousands of times costs one.
@@ -145,7 +157,17 @@ pub(super) fn read_animations(
                 GltfProperty::Rotation => Property::Rotation,
                 GltfProperty::Scale => Property::Scale,
                 GltfProperty::MorphTargetWeights => {
-                    skipped_weights = true;
+                    let sampler = channel.sampler();
+                    let label = format!("animation {animation_index} (\"{name}\") sampler {}", sampler.index());
+                    let curve = read_weights(data, &sampler, node, &label)?;
+                    for (accessor, floats) in
+                        [(sampler.input().index(), curve.times.len()), (sampler.output().index(), curve.values.len())]
+                    {
+                        if accessors_counted.insert(accessor) {
+                            file_key_bytes += floats * 4;
+                        }
+                    }
+                    weights.push(curve);
                     continue;
                 }
             };
@@ -169,15 +191,54 @@ pub(super) fn read_animations(
             }
             channels.push(Channel { node, property, curve });
         }
-        if skipped_weights {
-            warnings.push(format!(
-                "animation {animation_index} (\"{name}\"): morph-target weight channels skipped (vkskin does not morph)"
-            ));
-        }
-        let duration = channels.iter().filter_map(|channel| channel.curve.times.last().copied()).fold(0.0f32, f32::max);
-        animations.push(Animation { name, file_key_bytes, duration, channels });
+        let duration = channels
+            .iter()
+            .filter_map(|channel| channel.curve.times.last().copied())
+            .chain(weights.iter().filter_map(|curve| curve.times.last().copied()))
+            .fold(0.0f32, f32::max);
+        animations.push(Animation { name, file_key_bytes, duration, channels, weights });
     }
     Ok(animations)
+}
+
+/// A `weights` sampler: its times, and its output as plain floats (the target count per key is
+/// known once the node's mesh is; `mod.rs` checks it).
+fn read_weights(
+    data: &Data<'_>,
+    sampler: &gltf::animation::Sampler<'_>,
+    node: usize,
+    label: &str,
+) -> Result<WeightCurve, FormatError> {
+    let interpolation = match sampler.interpolation() {
+        GltfInterpolation::Step => Interpolation::Step,
+        GltfInterpolation::Linear => Interpolation::Linear,
+        GltfInterpolation::CubicSpline => Interpolation::CubicSpline,
+    };
+    let times = read_times(data, &sampler.input(), &format!("input of {label}"))?;
+    let values =
+        data.floats::<1>(&sampler.output(), &format!("output of {label}"), QUANTIZED)?.into_iter().map(|[value]| value).collect();
+    Ok(WeightCurve { node, interpolation, times, values })
+}
+
+/// An input accessor's key times, which must not decrease.
+fn read_times(data: &Data<'_>, input: &gltf::Accessor<'_>, input_what: &str) -> Result<Vec<f32>, FormatError> {
+    let times: Vec<f32> = data.floats::<1>(input, input_what, FLOAT)?.into_iter().map(|[time]| time).collect();
+    for (key, pair) in times.windows(2).enumerate() {
+        if let [before, after] = pair {
+            if after < before {
+                return Err(located(
+                    data.path,
+                    data.element_offset(input, key + 1),
+                    format!(
+                        "accessor {} ({input_what}): expected increasing key times, found {after} after {before} at key {}",
+                        input.index(),
+                        key + 1
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(times)
 }
 
 pub(super) fn read_curve(
@@ -193,23 +254,7 @@ pub(super) fn read_curve(
         GltfInterpolation::CubicSpline => Interpolation::CubicSpline,
     };
     let (input, output) = (sampler.input(), sampler.output());
-    let input_what = format!("input of {label}");
-    let times: Vec<f32> = data.floats::<1>(&input, &input_what, FLOAT)?.into_iter().map(|[time]| time).collect();
-    for (key, pair) in times.windows(2).enumerate() {
-        if let [before, after] = pair {
-            if after < before {
-                return Err(located(
-                    path,
-                    data.element_offset(&input, key + 1),
-                    format!(
-                        "accessor {} ({input_what}): expected increasing key times, found {after} after {before} at key {}",
-                        input.index(),
-                        key + 1
-                    ),
-                ));
-            }
-        }
-    }
+    let times = read_times(data, &input, &format!("input of {label}"))?;
     let output_what = format!("output of {label}");
     let mut values: Vec<Vec4> = match property {
         Property::Rotation => data.floats::<4>(&output, &output_what, QUANTIZED)?.into_iter().map(Vec4::from_array).collect(),

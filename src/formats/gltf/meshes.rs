@@ -5,7 +5,7 @@ use super::skins::{Builder, JointSet, PrimitiveSource};
 use super::{error, located, BIND_SHAPE_TOLERANCE, INDEX, JOINT, MAX_INDICES, MAX_VERTICES, QUANTIZED, WEIGHT};
 use crate::anim::{Influence, Joint, JointPose};
 use crate::formats::FormatError;
-use crate::model::{compute_normals, compute_tangents, normalize_influences, FileMesh, Mesh, Vertex};
+use crate::model::{compute_normals, compute_tangents, normalize_influences, FileMesh, Mesh, MorphTarget, Vertex};
 use glam::{Mat3, Mat4, Vec2, Vec3, Vec4};
 use gltf::mesh::{Mode, Semantic};
 use gltf::{Accessor, Primitive};
@@ -27,9 +27,14 @@ impl<'a> Builder<'a> {
             let (mesh_index, skin) = (mesh.index(), node.skin().map(|skin| skin.index()));
             mesh_nodes += 1;
             let mesh_name = mesh.name().map_or_else(|| format!("mesh_{mesh_index}"), str::to_string);
-            if mesh.primitives().any(|primitive| primitive.morph_targets().len() > 0) {
-                self.warnings.push(format!("mesh {mesh_index} (\"{mesh_name}\") has morph targets; vkskin draws its base shape"));
-            }
+            let targets = mesh.primitives().map(|primitive| primitive.morph_targets().len()).max().unwrap_or(0);
+            let target_names = target_names(&mesh, targets);
+            let default_weights: Vec<f32> = (0..targets)
+                .map(|target| {
+                    let given = node.weights().or(mesh.weights());
+                    given.and_then(|weights| weights.get(target)).copied().unwrap_or(0.0)
+                })
+                .collect();
             let single = mesh.primitives().len() == 1;
             for primitive in mesh.primitives() {
                 let primitive_index = primitive.index();
@@ -39,6 +44,8 @@ impl<'a> Builder<'a> {
                     primitive,
                     label: format!("mesh {mesh_index} (\"{mesh_name}\") primitive {primitive_index}"),
                     mesh_name: if single { mesh_name.clone() } else { format!("{mesh_name}.{primitive_index}") },
+                    target_names: target_names.clone(),
+                    default_weights: default_weights.clone(),
                 };
                 self.add_primitive(&source)?;
             }
@@ -185,8 +192,15 @@ impl<'a> Builder<'a> {
             }
         }
 
+        // What the vertices went through on the way to model space: the bind shape of a skin, or a
+        // rigid node's rest transform. Morph offsets take its linear part.
+        let applied = match source.skin.filter(|_| !sets.is_empty()) {
+            Some(skin) => self.skins.get(skin).and_then(|binding| binding.bind_shape).unwrap_or(Mat4::IDENTITY),
+            None => self.rigid_joints.get(&source.node).map_or(Mat4::IDENTITY, |&(_, transform)| transform),
+        };
         let material = self.material(primitive.material());
         let first_vertex = self.vertices.len() as u32;
+        self.add_morph_targets(source, first_vertex, vertex_count, applied)?;
         let first_index = self.indices.len() as u32;
         self.indices.extend(indices.iter().map(|&index| first_vertex + index));
         let file_vertices = (first_vertex..).take(vertices.len()).map(Some).collect();
@@ -316,6 +330,56 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
+    /// The primitive's morph targets, sparse (the vertices a target moves), in model space.
+    fn add_morph_targets(
+        &mut self,
+        source: &PrimitiveSource<'a>,
+        first_vertex: u32,
+        vertex_count: usize,
+        applied: Mat4,
+    ) -> Result<(), FormatError> {
+        let (data, label) = (self.data, source.label.as_str());
+        let linear = Mat3::from_mat4(applied);
+        let normal_matrix = linear.inverse().transpose();
+        for (index, target) in source.primitive.morph_targets().enumerate() {
+            let read = |accessor: Option<Accessor<'_>>, what: &str| -> Result<Option<Vec<[f32; 3]>>, FormatError> {
+                let Some(accessor) = accessor else { return Ok(None) };
+                let what = format!("morph target {index} {what} of {label}");
+                let values = data.floats::<3>(&accessor, &what, QUANTIZED)?;
+                self.same_count(&accessor, &what, values.len(), vertex_count)?;
+                Ok(Some(values))
+            };
+            let positions = read(target.positions(), "POSITION")?;
+            let normals = read(target.normals(), "NORMAL")?;
+            let (mut vertices, mut position_deltas, mut normal_deltas) = (Vec::new(), Vec::new(), Vec::new());
+            for vertex in 0..vertex_count {
+                let position = positions.as_ref().map_or(Vec3::ZERO, |positions| Vec3::from_array(positions[vertex]));
+                let normal = normals.as_ref().map_or(Vec3::ZERO, |normals| Vec3::from_array(normals[vertex]));
+                if position != Vec3::ZERO || normal != Vec3::ZERO {
+                    vertices.push(first_vertex + vertex as u32);
+                    position_deltas.push(linear * position);
+                    normal_deltas.push(normal_matrix * normal);
+                }
+            }
+            // A target that moves nothing in this primitive (it moves another one) is left out.
+            if vertices.is_empty() {
+                continue;
+            }
+            self.morph_targets.push(MorphTarget {
+                name: match source.target_names.get(index) {
+                    Some(name) if !name.is_empty() => name.clone(),
+                    _ => format!("{}.{index}", source.mesh_name),
+                },
+                vertices,
+                position_deltas,
+                normal_deltas,
+                default_weight: source.default_weights.get(index).copied().unwrap_or(0.0),
+            });
+            self.morph_sources.push((source.node, index));
+        }
+        Ok(())
+    }
+
     pub(super) fn push_influences(&mut self, vertex: &mut Vertex, list: Vec<Influence>) -> Result<(), FormatError> {
         let first = u32::try_from(self.influences.len())
             .map_err(|_| error(self.path(), "expected at most 2^32 influences in all, found more"))?;
@@ -350,6 +414,16 @@ pub(super) fn transform_vertices(vertices: &mut [Vertex], indices: &mut [u32], t
             }
         }
     }
+}
+
+/// The names exporters give a mesh's morph targets (`extras.targetNames`, as Blender and three.js
+/// write them), `count` of them; unnamed ones are left empty for the caller to name.
+fn target_names(mesh: &gltf::Mesh<'_>, count: usize) -> Vec<String> {
+    let extras = mesh.extras().as_ref().and_then(|raw| serde_json::from_str::<serde_json::Value>(raw.get()).ok());
+    let names = extras.as_ref().and_then(|extras| extras.get("targetNames")).and_then(|names| names.as_array());
+    (0..count)
+        .map(|index| names.and_then(|names| names.get(index)).and_then(|name| name.as_str()).unwrap_or_default().to_string())
+        .collect()
 }
 
 /// The one transform that every rest palette (global rest × inverse bind) of a skin equals, when

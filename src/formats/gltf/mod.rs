@@ -136,16 +136,30 @@ pub fn load_from_slice_with_rig(bytes: &[u8], path: &Path, base_dir: Option<&Pat
         meshes,
         file_meshes,
         materials,
-        warnings,
+        mut warnings,
         max_influences,
+        morph_targets,
+        morph_sources,
         ..
     } = builder;
     // The file's joint order: by node (a node in two skins: its joints in skin order).
     let mut joint_order: Vec<u32> = (0..joint_nodes.len() as u32).collect();
     joint_order.sort_by_key(|&joint| joint_nodes[joint as usize]);
     set_local_frames(&mut skeleton, &joint_nodes, &hierarchy, &animated).map_err(|reason| error(path, reason))?;
-    let model_animations = animations.iter().map(|animation| animation.channels_for(&joint_nodes)).collect();
+    let mut model_animations: Vec<crate::anim::Animation> =
+        animations.iter().map(|animation| animation.channels_for(&joint_nodes)).collect();
+    for (model_animation, animation) in model_animations.iter_mut().zip(&animations) {
+        for curve in &animation.weights {
+            model_animation.weights.extend(weight_channels(curve, &morph_sources, path, &mut warnings)?);
+        }
+    }
 
+    if !morph_targets.is_empty() {
+        warnings.push(format!(
+            "{} morph targets read; vkskin draws the base shape until the skin pass morphs (issue 29)",
+            morph_targets.len()
+        ));
+    }
     let rig = Rig::new(&hierarchy, joint_nodes, animations);
     let stats = LoadStats { max_influences, warnings };
     let name = path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
@@ -163,10 +177,59 @@ pub fn load_from_slice_with_rig(bytes: &[u8], path: &Path, base_dir: Option<&Pat
         levels: Vec::new(),
         stats,
         layout: FileLayout { to_model: glam::Mat4::IDENTITY, joint_order, meshes: file_meshes },
-        morph_targets: Vec::new(),
+        morph_targets,
     };
     model.clip_each_animation();
     Ok((model, rig))
+}
+
+/// A node's `weights` curve as one weight channel per morph target of its mesh's primitives
+/// (`sources`: per model target, its node and its index in the mesh). A curve on a node without
+/// targets is skipped with a warning; one whose output is not keys × targets values is refused.
+fn weight_channels(
+    curve: &curves::WeightCurve,
+    sources: &[(usize, usize)],
+    path: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<crate::anim::WeightChannel>, FormatError> {
+    let targets: Vec<(usize, usize)> = sources
+        .iter()
+        .enumerate()
+        .filter(|(_, &(node, _))| node == curve.node)
+        .map(|(model, &(_, index))| (model, index))
+        .collect();
+    let Some(count) = targets.iter().map(|&(_, index)| index + 1).max() else {
+        warnings.push(format!("a weights channel on node {} whose mesh has no morph targets: skipped", curve.node));
+        return Ok(Vec::new());
+    };
+    let interpolation = match curve.interpolation {
+        curves::Interpolation::Step => crate::anim::Interpolation::Step,
+        curves::Interpolation::Linear => crate::anim::Interpolation::Linear,
+        curves::Interpolation::CubicSpline => crate::anim::Interpolation::CubicSpline,
+    };
+    let per_key = interpolation.values_per_key();
+    let expected = curve.times.len() * per_key * count;
+    if curve.values.len() != expected {
+        return Err(error(
+            path,
+            format!(
+                "node {}'s weights channel: expected {expected} output values ({} keys x {count} targets x {per_key}), found {}",
+                curve.node,
+                curve.times.len(),
+                curve.values.len()
+            ),
+        ));
+    }
+    let times = crate::anim::KeyTimes::from_list(curve.times.clone());
+    Ok(targets
+        .into_iter()
+        .map(|(target, index)| crate::anim::WeightChannel {
+            target,
+            interpolation,
+            times: times.clone(),
+            values: (0..curve.times.len() * per_key).map(|slot| curve.values[slot * count + index]).collect(),
+        })
+        .collect())
 }
 
 fn error(path: &Path, message: impl Into<String>) -> FormatError {

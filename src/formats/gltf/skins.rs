@@ -8,7 +8,7 @@ use super::rig::invertible;
 use super::{error, FLOAT, MAX_JOINTS};
 use crate::anim::{Influence, Joint, JointPose, Skeleton};
 use crate::formats::{files, FormatError};
-use crate::model::{FileMesh, Material, Mesh, Texture, Vertex};
+use crate::model::{FileMesh, Material, Mesh, MorphTarget, Texture, Vertex};
 use glam::Mat4;
 use gltf::{Accessor, Primitive};
 use std::collections::HashMap;
@@ -42,6 +42,10 @@ pub(super) struct PrimitiveSource<'r> {
     /// "mesh 0 "Body" primitive 1", for errors and warnings.
     pub(super) label: String,
     pub(super) mesh_name: String,
+    /// The morph targets' names (the mesh's `extras.targetNames`, as exporters write them) and
+    /// default weights (the node's `weights`, else the mesh's, else 0).
+    pub(super) target_names: Vec<String>,
+    pub(super) default_weights: Vec<f32>,
 }
 
 /// JOINTS_n and WEIGHTS_n of one set.
@@ -68,6 +72,10 @@ pub(super) struct Builder<'a> {
     pub(super) meshes: Vec<Mesh>,
     /// Each primitive's vertices, in its accessors' order (`inspect --pose`).
     pub(super) file_meshes: Vec<FileMesh>,
+    /// Every primitive's morph targets, and per target the node and the target's index in its
+    /// mesh (what a `weights` channel addresses).
+    pub(super) morph_targets: Vec<MorphTarget>,
+    pub(super) morph_sources: Vec<(usize, usize)>,
     pub(super) materials: Vec<Material>,
     /// The model material of each glTF material used so far; `None` the default's.
     pub(super) material_map: HashMap<Option<usize>, usize>,
@@ -99,6 +107,8 @@ impl<'a> Builder<'a> {
             indices: Vec::new(),
             meshes: Vec::new(),
             file_meshes: Vec::new(),
+            morph_targets: Vec::new(),
+            morph_sources: Vec::new(),
             materials: Vec::new(),
             material_map: HashMap::new(),
             images: HashMap::new(),
