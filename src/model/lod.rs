@@ -123,6 +123,9 @@ pub fn with_levels(model: &Model) -> Model {
         *index = new_index[*index as usize];
     }
     model.layout.renumber_vertices(&new_index);
+    for target in &mut model.morph_targets {
+        target.renumber_vertices(&new_index);
+    }
     model.levels = levels;
     model
 }

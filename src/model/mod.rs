@@ -193,6 +193,22 @@ pub struct FileMesh {
     pub vertices: Vec<Option<u32>>,
 }
 
+impl MorphTarget {
+    /// The vertices renumbered (`new_index[old]`), still ascending, their offsets with them.
+    pub fn renumber_vertices(&mut self, new_index: &[u32]) {
+        let mut moved: Vec<(u32, Vec3, Vec3)> = self
+            .vertices
+            .iter()
+            .zip(self.position_deltas.iter().zip(&self.normal_deltas))
+            .map(|(&vertex, (&position, &normal))| (new_index.get(vertex as usize).copied().unwrap_or(vertex), position, normal))
+            .collect();
+        moved.sort_by_key(|&(vertex, _, _)| vertex);
+        self.vertices = moved.iter().map(|&(vertex, _, _)| vertex).collect();
+        self.position_deltas = moved.iter().map(|&(_, position, _)| position).collect();
+        self.normal_deltas = moved.iter().map(|&(_, _, normal)| normal).collect();
+    }
+}
+
 impl FileLayout {
     /// The vertices renumbered (`new_index[old]`), after the levels of detail reorder them.
     pub fn renumber_vertices(&mut self, new_index: &[u32]) {

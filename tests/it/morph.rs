@@ -117,3 +117,24 @@ fn a_skinned_glb_keeps_its_named_expressions_and_their_channels() {
     assert_eq!(model.animations.len(), 14);
     assert!(model.animations.iter().all(|animation| animation.weights.len() == model.morph_targets.len()));
 }
+
+/// The levels of detail reorder the vertices (MorphStressTest gets 7 levels); the targets follow
+/// them: every file vertex morphs to the same place before and after.
+#[test]
+fn morph_targets_follow_the_levels_of_details_reordering() {
+    let Some(folder) = shared_models("gltf/MorphStressTest") else { return };
+    let model = load_model(&folder.join("glTF/MorphStressTest.gltf"), &[]).expect("loads");
+    let levelled = vkskin::model::lod::with_levels(&model);
+    assert!(!levelled.levels.is_empty(), "the model gets levels");
+    let weights = vec![1.0; model.morph_targets.len()];
+    let (before, after) = (model.morphed_positions(&weights), levelled.morphed_positions(&weights));
+    let mut compared = 0;
+    for (old, new) in model.layout.meshes.iter().zip(&levelled.layout.meshes) {
+        for (old, new) in old.vertices.iter().zip(&new.vertices) {
+            assert_eq!(before[old.expect("kept") as usize], after[new.expect("kept") as usize]);
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, model.vertices.len());
+    assert_ne!(before, after, "the order changed");
+}
