@@ -459,26 +459,55 @@ fn instanced_nodes_are_placed_and_loops_refused() {
     assert!(error.message.contains("instance itself"), "{error}");
 }
 
+/// A `<morph>` (a "smile" moving one corner) drawn on its own and under a skin: each instance's
+/// vertices get the target as a sparse offset in model space (Z-up turned to Y-up), with the
+/// file's weight; the renderer draws the base shape until the skin pass morphs (issue 29).
 #[test]
-fn morphs_are_drawn_in_their_base_shape_with_a_warning() {
+fn morph_targets_are_read_on_their_own_and_under_a_skin() {
     let morph = r##"<controller id="morph" name="smile"><morph source="#g" method="NORMALIZED">
-    <source id="mt"><IDREF_array id="mta" count="1">g</IDREF_array><technique_common><accessor source="#mta" count="1" stride="1"/></technique_common></source>
-    <targets><input semantic="MORPH_TARGET" source="#mt"/></targets></morph></controller>
+    <source id="mt"><IDREF_array id="mta" count="1">g2</IDREF_array><technique_common><accessor source="#mta" count="1" stride="1"/></technique_common></source>
+    <source id="mw"><float_array id="mwa" count="1">0.25</float_array><technique_common><accessor source="#mwa" count="1" stride="1"/></technique_common></source>
+    <targets><input semantic="MORPH_TARGET" source="#mt"/><input semantic="MORPH_WEIGHT" source="#mw"/></targets></morph></controller>
   <controller id="c">"##;
+    let target = r##"<geometry id="g2" name="smile_shape"><mesh>
+    <source id="p2"><float_array id="p2a" count="9">0 0 0 1 0 0 0 1 2</float_array>
+      <technique_common><accessor source="#p2a" count="3" stride="3"/></technique_common></source>
+    <vertices id="v2"><input semantic="POSITION" source="#p2"/></vertices>
+    <triangles count="1"><input semantic="VERTEX" source="#v2" offset="0"/><p>0 1 2</p></triangles>
+  </mesh></geometry></library_geometries>"##;
     // The skin deforms the morph (the usual order), and the morph is also instanced on its own.
     let text = small()
         .replace(r#"<controller id="c">"#, morph)
+        .replace("</library_geometries>", target)
         .replace(r##"<skin source="#g">"##, r##"<skin source="#morph">"##)
         .replace(r##"<node id="mesh">"##, r##"<node id="face"><instance_controller url="#morph"/></node><node id="mesh">"##);
     let model = collada::load_from_str(&text, Path::new("morph.dae"), Path::new("/nonexistent"))
         .unwrap_or_else(|error| panic!("{error}"));
     assert_eq!(model.meshes.len(), 2);
     assert_eq!(model.vertices.len(), 6);
-    assert!(
-        model.stats.warnings.iter().any(|warning| warning.contains("morph targets are not read")),
-        "{:?}",
-        model.stats.warnings
-    );
+    assert_eq!(model.morph_targets.len(), 2, "one a drawn instance");
+    for target in &model.morph_targets {
+        assert_eq!(target.name, "smile_shape");
+        assert_eq!(target.vertices.len(), 1, "only the moved corner");
+        assert!(target.position_deltas[0].distance(glam::Vec3::new(0.0, 2.0, 0.0)) < 1e-6, "Z-up to Y-up");
+        assert_eq!(target.default_weight, 0.25);
+    }
+    let morphed = model.morphed_positions(&model.morph_weights(0, 0.0));
+    let moved = model.morph_targets[0].vertices[0] as usize;
+    assert!((morphed[moved] - model.vertices[moved].position).distance(glam::Vec3::new(0.0, 0.5, 0.0)) < 1e-6);
+    // A target whose positions do not match its base's is refused at the instance.
+    let short = text
+        .replace(
+            r#"<float_array id="p2a" count="9">0 0 0 1 0 0 0 1 2</float_array>"#,
+            r#"<float_array id="p2a" count="6">0 0 0 1 0 0</float_array>"#,
+        )
+        .replace(r##"<accessor source="#p2a" count="3" stride="3"/>"##, r##"<accessor source="#p2a" count="2" stride="3"/>"##)
+        .replace(
+            "<p>0 1 2</p></triangles>\n  </mesh></geometry></library_geometries>",
+            "<p>0 1 1</p></triangles>\n  </mesh></geometry></library_geometries>",
+        );
+    let error = collada::load_from_str(&short, Path::new("morph.dae"), Path::new("/nonexistent")).expect_err("a short target");
+    assert!(error.to_string().contains("smile_shape"), "{error}");
 }
 
 /// A tangent source: its accessor's stride and its values.

@@ -143,6 +143,10 @@ impl Viewer {
                 return Ok(());
             }
         };
+        // What the loader noticed (for a file of clips: what matched), as at start-up.
+        for warning in &model.stats.warnings {
+            log::warn!("{}", crate::formats::files::one_line(warning));
+        }
         // The dropped file's first clip plays.
         let added_clip = model.clips.iter().position(|clip| {
             is_animation && model.animations.get(clip.animation).and_then(|animation| animation.source.as_deref()) == Some(path)

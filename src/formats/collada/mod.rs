@@ -31,7 +31,9 @@ use glam::{Mat3, Mat4, Vec3};
 
 use super::{files, texture, FormatError};
 use crate::anim::{Animation, Clip, Influence, Joint, JointPose, Skeleton};
-use crate::model::{compute_normals, compute_tangents, normalize_influences, FileLayout, LoadStats, Mesh, Model, Vertex};
+use crate::model::{
+    compute_normals, compute_tangents, normalize_influences, FileLayout, LoadStats, Mesh, Model, MorphTarget, Vertex,
+};
 use document::Document;
 
 /// Candidate nodes tried for skin joint names in one load (see `Scene::find_under`).
@@ -94,6 +96,8 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
         roots: Vec<usize>,
         /// The node of each of its skin's joints.
         joint_nodes: Vec<usize>,
+        /// An unskinned `<morph>` controller's targets (a skinned one's are its skin's).
+        morph: Option<skin::Morph<'a, 'input>>,
     }
     let mut skins: Vec<skin::Skin> = Vec::new();
     let mut skin_of: HashMap<roxmltree::NodeId, usize> = HashMap::new();
@@ -141,15 +145,16 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
                 continue;
             }
             if controller {
-                if let Some(base) = skin::morph_base(&document, target)? {
+                if let Some(morph) = skin::morph(&document, target)? {
                     instances.push(Instance {
                         element,
                         node: index,
                         skin: None,
-                        geometry: base,
+                        geometry: morph.base,
                         bindings,
                         roots: Vec::new(),
                         joint_nodes: Vec::new(),
+                        morph: Some(morph),
                     });
                     continue;
                 }
@@ -170,6 +175,7 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
                     bindings,
                     roots,
                     joint_nodes: Vec::new(),
+                    morph: None,
                 });
             } else {
                 instances.push(Instance {
@@ -180,6 +186,7 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
                     bindings,
                     roots: Vec::new(),
                     joint_nodes: Vec::new(),
+                    morph: None,
                 });
             }
         }
@@ -294,6 +301,10 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
     // stays in proportion to the file: neither memory nor the levels of detail get inputs out of
     // proportion to it.
     let mut meshes_read: HashMap<roxmltree::NodeId, geometry::MeshData> = HashMap::new();
+    // Morph targets' geometries, each read once; and the offsets they add, in proportion to the file.
+    let mut targets_read: HashMap<roxmltree::NodeId, geometry::MeshData> = HashMap::new();
+    let mut morph_targets: Vec<MorphTarget> = Vec::new();
+    let mut morph_offsets = 0usize;
     let limit = MAX_REPEATED_ALLOWANCE.saturating_add(text.len() / BYTES_PER_REPEATED);
     let (mut repeated_vertices, mut repeated_triangles) = (0usize, 0usize);
     for instance in &instances {
@@ -374,6 +385,33 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
                 influence_count: list.len() as u32,
             });
             influences.extend(list);
+        }
+        let morph = instance.morph.as_ref().or_else(|| instance.skin.and_then(|skin| skins[skin].morph.as_ref()));
+        if let Some(morph) = morph {
+            for (index, (name, target)) in morph.targets.iter().enumerate() {
+                let shape = match targets_read.entry(target.id()) {
+                    std::collections::hash_map::Entry::Occupied(read) => read.into_mut(),
+                    std::collections::hash_map::Entry::Vacant(slot) => slot.insert(geometry::read(&document, *target)?),
+                };
+                let target = morph_target(name, data, shape, morph.relative, Mat3::from_mat4(to_model))
+                    .map_err(|message| document.error(instance.element, message))?;
+                morph_offsets = morph_offsets.saturating_add(target.vertices.len());
+                if morph_offsets > limit {
+                    return Err(document.error(
+                        instance.element,
+                        format!(
+                            "expected the morph targets to move at most {limit} vertices in all ({MAX_REPEATED_ALLOWANCE} \
+                             plus one a {BYTES_PER_REPEATED} bytes of the file), found more"
+                        ),
+                    ));
+                }
+                let weight = morph.weights.get(index).copied().unwrap_or(0.0);
+                morph_targets.push(MorphTarget {
+                    vertices: target.vertices.iter().map(|&vertex| first_vertex + vertex).collect(),
+                    default_weight: weight,
+                    ..target
+                });
+            }
         }
         for part in &data.parts {
             let bound = part.material.as_deref().and_then(|symbol| instance.bindings.get(symbol)).copied();
@@ -493,7 +531,7 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
         // COLLADA's vertices are split per normal and UV from shared position sources: the model's
         // own order stands in (`Model::file_meshes`).
         layout: FileLayout { to_model: convert, ..FileLayout::default() },
-        morph_targets: Vec::new(),
+        morph_targets,
     };
     model.clip_each_animation();
     Ok(model)
@@ -578,4 +616,41 @@ fn asset_conversion(document: &Document<'_, '_>) -> Result<Mat4, FormatError> {
         }
     };
     Ok(Mat4::from_scale(Vec3::splat(scale)) * axis)
+}
+
+/// One morph target on an instance's vertices (numbered from 0): per vertex of `base`, the offset
+/// of the same position in `shape` (its `POSITION` source read in the same order), or the shape's
+/// value itself for a RELATIVE morph, into model space by `linear`; only the vertices it moves.
+fn morph_target(
+    name: &str,
+    base: &geometry::MeshData,
+    shape: &geometry::MeshData,
+    relative: bool,
+    linear: Mat3,
+) -> Result<MorphTarget, String> {
+    let mut source_positions: Vec<Option<Vec3>> = Vec::new();
+    for (vertex, &index) in shape.position_index.iter().enumerate() {
+        let index = index as usize;
+        if source_positions.len() <= index {
+            source_positions.resize(index + 1, None);
+        }
+        source_positions[index] = shape.positions.get(vertex).copied();
+    }
+    let (mut vertices, mut position_deltas) = (Vec::new(), Vec::new());
+    for (vertex, (&index, &position)) in base.position_index.iter().zip(&base.positions).enumerate() {
+        let Some(Some(target)) = source_positions.get(index as usize) else {
+            return Err(format!(
+                "morph target {}: expected position {index} as in its base geometry, found {} positions",
+                files::quoted(name),
+                source_positions.len()
+            ));
+        };
+        let offset = if relative { *target } else { *target - position };
+        if offset != Vec3::ZERO {
+            vertices.push(vertex as u32);
+            position_deltas.push(linear * offset);
+        }
+    }
+    let normal_deltas = vec![Vec3::ZERO; vertices.len()];
+    Ok(MorphTarget { name: name.to_string(), vertices, position_deltas, normal_deltas, default_weight: 0.0 })
 }

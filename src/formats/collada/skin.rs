@@ -13,6 +13,8 @@ const MAX_INFLUENCES: usize = 1 << 26;
 
 pub struct Skin<'a, 'input> {
     pub geometry: Node<'a, 'input>,
+    /// The morph the skin deforms, where its source is one (skinned blend shapes).
+    pub morph: Option<Morph<'a, 'input>>,
     pub bind_shape: Mat4,
     /// Joint names as the skin gives them (sids, or ids for IDREF_array).
     pub joints: Vec<&'a str>,
@@ -24,22 +26,53 @@ pub struct Skin<'a, 'input> {
     pub weights_element: Node<'a, 'input>,
 }
 
-/// The geometry a `<morph>` controller starts from: its targets are not read (a warning says so),
-/// so it is drawn in its base shape.
-pub fn morph_base<'a, 'input>(
+/// A `<morph>` controller: the geometry it starts from, its targets and their weights.
+#[derive(Clone)]
+pub struct Morph<'a, 'input> {
+    pub base: Node<'a, 'input>,
+    /// `method="RELATIVE"`: the targets are offsets; NORMALIZED (the default): whole shapes.
+    pub relative: bool,
+    /// Each target's name and `<geometry>`.
+    pub targets: Vec<(String, Node<'a, 'input>)>,
+    /// Each target's weight (`MORPH_WEIGHT`; 0 where the file gives none).
+    pub weights: Vec<f32>,
+}
+
+/// The `<morph>` of a controller, if it is one: base, targets and weights, the targets read into
+/// the model as morph targets (drawn in the base shape until the skin pass morphs, issue 29).
+pub fn morph<'a, 'input>(
     document: &Document<'a, 'input>,
     controller: Node<'a, 'input>,
-) -> Result<Option<Node<'a, 'input>>, FormatError> {
+) -> Result<Option<Morph<'a, 'input>>, FormatError> {
     let Some(morph) = document.child(controller, "morph") else { return Ok(None) };
-    let base = document.lookup(morph, document.attribute(morph, "source")?)?;
-    if !base.has_tag_name("geometry") {
-        return Err(document.error(morph, "expected its source to be a <geometry>"));
+    let geometry = |from: Node<'a, 'input>, url: &str| -> Result<Node<'a, 'input>, FormatError> {
+        let found = document.lookup(from, url)?;
+        if !found.has_tag_name("geometry") {
+            return Err(document.error(from, format!("expected {} to be a <geometry>", files::quoted(url))));
+        }
+        Ok(found)
+    };
+    let base = geometry(morph, document.attribute(morph, "source")?)?;
+    let relative = morph.attribute("method").is_some_and(|method| method.eq_ignore_ascii_case("RELATIVE"));
+    let (mut targets, mut weights) = (Vec::new(), Vec::new());
+    if let Some(inputs) = document.child(morph, "targets") {
+        for input in inputs.children().filter(|child| child.has_tag_name("input")) {
+            let source = document.lookup(input, document.attribute(input, "source")?)?;
+            match input.attribute("semantic") {
+                Some("MORPH_TARGET") => {
+                    for name in document.name_source(source)? {
+                        let target = geometry(input, &format!("#{name}"))?;
+                        let label = target.attribute("name").unwrap_or(name).to_string();
+                        targets.push((label, target));
+                    }
+                }
+                Some("MORPH_WEIGHT") => weights = document.float_source(source, 1)?.values,
+                _ => {}
+            }
+        }
     }
-    let name = controller.attribute("name").or(controller.attribute("id")).unwrap_or("");
-    document.warn("morph", controller, || {
-        format!("controller {}: morph targets are not read; drawn in its base shape", files::quoted(name))
-    });
-    Ok(Some(base))
+    weights.resize(targets.len(), 0.0);
+    Ok(Some(Morph { base, relative, targets, weights }))
 }
 
 pub fn read<'a, 'input>(document: &Document<'a, 'input>, controller: Node<'a, 'input>) -> Result<Skin<'a, 'input>, FormatError> {
@@ -48,10 +81,11 @@ pub fn read<'a, 'input>(document: &Document<'a, 'input>, controller: Node<'a, 'i
     };
     let source = document.lookup(skin, document.attribute(skin, "source")?)?;
     // A skin of a morph deforms the morph's base shape.
-    let geometry = match source.has_tag_name("controller") {
-        true => morph_base(document, source)?.unwrap_or(source),
-        false => source,
+    let morph = match source.has_tag_name("controller") {
+        true => morph(document, source)?,
+        false => None,
     };
+    let geometry = morph.as_ref().map_or(source, |morph| morph.base);
     if !geometry.has_tag_name("geometry") {
         return Err(document.error(skin, "expected its source to be a <geometry> or a <morph> of one"));
     }
@@ -136,6 +170,7 @@ pub fn read<'a, 'input>(document: &Document<'a, 'input>, controller: Node<'a, 'i
     }
     Ok(Skin {
         geometry,
+        morph,
         bind_shape,
         joints,
         inverse_binds,
