@@ -113,10 +113,9 @@ pub(crate) struct InspectArgs {
     /// instance, the full mesh) and print what the palette and skin passes computed, in the file's
     /// own units and axes: every joint in the file's order, every mesh's skinned vertices in the
     /// file's order. Vertex order: glTF, each primitive's accessors; MD5, each mesh's verts;
-    /// Milkshape, its one vertex list ("vertices"); FBX, each mesh's control points (a point split
-    /// by normals or UVs is reported once); COLLADA, which vkskin splits per normal and UV, each
-    /// mesh's vertices in the order its triangles first use them. A vertex no triangle uses is
-    /// null. Needs Vulkan; VKSKIN_VALIDATION=1 validates.
+    /// Milkshape, its one vertex list ("vertices"); FBX, each mesh's control points; COLLADA,
+    /// each drawn instance's POSITION source (a point or position that vkskin splits by normals or
+    /// UVs is reported once). A vertex no triangle uses is null. Needs Vulkan; VKSKIN_VALIDATION=1 validates.
     #[arg(long, value_name = "TIME", value_parser = parse_seconds)]
     pub(crate) pose: Option<f64>,
     /// With --pose: the clip, by name or index (default: the first; a model without clips is

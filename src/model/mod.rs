@@ -178,9 +178,9 @@ pub struct FileLayout {
     /// The skeleton's joints in the file's order, as indices into it; empty: the skeleton's order
     /// is the file's.
     pub joint_order: Vec<u32>,
-    /// The file's meshes in its order, each with its vertices in the file's order; empty: the
-    /// format has no vertex order of its own that vkskin keeps (COLLADA), and the model's meshes
-    /// stand in, their vertices in the order their triangles first use them.
+    /// The file's meshes in its order, each with its vertices in the file's order; empty (a model
+    /// built in code): the model's meshes stand in, their vertices in the order their triangles
+    /// first use them.
     pub meshes: Vec<FileMesh>,
 }
 

@@ -86,17 +86,19 @@ fn cpu_pose(model: &Model, clip: usize, time: f32) -> (Vec<Mat4>, Vec<Vec3>) {
     (joints, vertices)
 }
 
-/// glTF (accessor order, joints by node), MD5 (Z-up: the JSON turns back into it) and Milkshape
-/// (its one vertex list): the JSON is the CPU reference mapped back to the file, joint by joint
-/// and vertex by vertex, within 1e-4 of the extent.
+/// glTF (accessor order, joints by node), MD5 (Z-up: the JSON turns back into it), Milkshape
+/// (its one vertex list) and COLLADA (Z-up, each instance's POSITION source): the JSON is the CPU
+/// reference mapped back to the file, joint by joint and vertex by vertex, within 1e-4 of the
+/// extent.
 #[test]
-fn gltf_md5_and_ms3d_poses_follow_the_files_order_and_axes() {
+fn gltf_md5_ms3d_and_collada_poses_follow_the_files_order_and_axes() {
     let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
     let mut cases = vec![(assets.join("figure.md5mesh"), "wave", 0.4f32)];
     if let Some(models) = shared_models("") {
         cases.push((models.join("gltf/CesiumMan/CesiumMan.glb"), "0", 0.7));
         cases.push((models.join("gltf/RobotExpressive/RobotExpressive.glb"), "Dance", 1.3));
         cases.push((models.join("ms3d/ninja/ninja.ms3d"), "0", 2.5));
+        cases.push((models.join("collada/RiggedFigure/RiggedFigure.dae"), "0", 0.6));
     }
     for (file, clip, time) in cases {
         let model = load_model(&file, &vkskin::app::default_animations(&file, &[])).expect("loads");

@@ -32,7 +32,7 @@ use glam::{Mat3, Mat4, Vec3};
 use super::{files, texture, FormatError};
 use crate::anim::{Animation, Clip, Influence, Joint, JointPose, Skeleton};
 use crate::model::{
-    compute_normals, compute_tangents, normalize_influences, FileLayout, LoadStats, Mesh, Model, MorphTarget, Vertex,
+    compute_normals, compute_tangents, normalize_influences, FileLayout, FileMesh, LoadStats, Mesh, Model, MorphTarget, Vertex,
 };
 use document::Document;
 
@@ -304,6 +304,7 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
     // Morph targets' geometries, each read once; and the offsets they add, in proportion to the file.
     let mut targets_read: HashMap<roxmltree::NodeId, geometry::MeshData> = HashMap::new();
     let mut morph_targets: Vec<MorphTarget> = Vec::new();
+    let mut file_meshes: Vec<FileMesh> = Vec::new();
     let mut morph_offsets = 0usize;
     let limit = MAX_REPEATED_ALLOWANCE.saturating_add(text.len() / BYTES_PER_REPEATED);
     let (mut repeated_vertices, mut repeated_triangles) = (0usize, 0usize);
@@ -333,6 +334,15 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
         };
         let normal_matrix = Mat3::from_mat4(to_model).inverse().transpose();
         let first_vertex = vertices.len() as u32;
+        // Each position of the geometry's POSITION source: the first vertex split from it.
+        let source_count = data.position_index.iter().map(|&index| index as usize + 1).max().unwrap_or(0);
+        let mut file_vertices: Vec<Option<u32>> = vec![None; source_count];
+        for (vertex, &index) in data.position_index.iter().enumerate() {
+            if let Some(first) = file_vertices.get_mut(index as usize).filter(|first| first.is_none()) {
+                *first = Some(first_vertex + vertex as u32);
+            }
+        }
+        file_meshes.push(FileMesh { name: scene.nodes[instance.node].name.clone(), vertices: file_vertices });
         let normals_complete = data.normals.as_ref().is_some_and(|normals| normals.len() == data.positions.len());
         needs_normals |= !normals_complete;
         for (vertex, position) in data.positions.iter().enumerate() {
@@ -528,9 +538,9 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
         bounds: Default::default(),
         levels: Vec::new(),
         stats: LoadStats { max_influences, warnings },
-        // COLLADA's vertices are split per normal and UV from shared position sources: the model's
-        // own order stands in (`Model::file_meshes`).
-        layout: FileLayout { to_model: convert, ..FileLayout::default() },
+        // Per drawn instance, its geometry's POSITION source in order (vertices split per normal
+        // and UV from one position are reported once).
+        layout: FileLayout { to_model: convert, joint_order: Vec::new(), meshes: file_meshes },
         morph_targets,
     };
     model.clip_each_animation();
