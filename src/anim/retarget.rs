@@ -89,9 +89,12 @@ pub fn retarget(source: &Skeleton, animations: &[Animation], target: &Skeleton) 
     if matched == 0 {
         return Err("no joint name matches a joint of the model (names compared without namespaces and case)".into());
     }
-    let animated: Vec<bool> = (0..source.len())
-        .map(|joint| animations.iter().any(|animation| animation.channels.iter().any(|channel| channel.joint == joint)))
-        .collect();
+    let mut animated = vec![false; source.len()];
+    for channel in animations.iter().flat_map(|animation| &animation.channels) {
+        if let Some(animated) = animated.get_mut(channel.joint) {
+            *animated = true;
+        }
+    }
     let missing_in_target = source
         .joints
         .iter()
@@ -120,7 +123,9 @@ pub fn retarget(source: &Skeleton, animations: &[Animation], target: &Skeleton) 
 
 /// Per source joint, the target joints it drives (see [`retarget`]). Where names repeat (an FBX
 /// mesh node named as the bone it hangs from, a glTF node in two skins), a joint first takes those
-/// whose parent has its parent's name too; what is left goes to the first joint left of that name.
+/// whose parent has its parent's name too, then those of its name left over. Target joints wait in
+/// buckets by name that are emptied as they are handed out, so each is looked at a bounded number
+/// of times: linear, also for a file of a hundred thousand joints named alike.
 fn match_joints(source: &Skeleton, target: &Skeleton) -> Vec<Vec<usize>> {
     let keys = |skeleton: &Skeleton| -> Vec<(String, String)> {
         let names: Vec<String> = skeleton.joints.iter().map(|joint| joint_key(&joint.name)).collect();
@@ -130,40 +135,80 @@ fn match_joints(source: &Skeleton, target: &Skeleton) -> Vec<Vec<usize>> {
     let (source_keys, target_keys) = (keys(source), keys(target));
     let mut taken = vec![false; target.len()];
     let mut map: Vec<Vec<usize>> = vec![Vec::new(); source.len()];
-    let mut take = |targets: &mut Vec<usize>, wanted: &dyn Fn(usize) -> bool| {
-        for (index, taken) in taken.iter_mut().enumerate() {
-            if !*taken && wanted(index) {
-                *taken = true;
-                targets.push(index);
-            }
-        }
-    };
     // Unnamed joints (an exporter's helper nodes) match nothing.
-    let named = |index: usize| !source_keys[index].0.is_empty();
-    for (index, targets) in map.iter_mut().enumerate().filter(|(index, _)| named(*index)) {
-        take(targets, &|candidate| target_keys[candidate] == source_keys[index]);
+    let named: Vec<usize> = (0..source.len()).filter(|&index| !source_keys[index].0.is_empty()).collect();
+    let mut by_pair: HashMap<&(String, String), Vec<usize>> = HashMap::new();
+    for (index, key) in target_keys.iter().enumerate() {
+        by_pair.entry(key).or_default().push(index);
     }
-    for (index, targets) in map.iter_mut().enumerate().filter(|(index, _)| named(*index)) {
-        if targets.is_empty() {
-            take(targets, &|candidate| target_keys[candidate].0 == source_keys[index].0);
+    let mut sources_by_pair: Vec<(&(String, String), Vec<usize>)> = Vec::new();
+    let mut group_of: HashMap<&(String, String), usize> = HashMap::new();
+    for &index in &named {
+        let group = *group_of.entry(&source_keys[index]).or_insert_with(|| {
+            sources_by_pair.push((&source_keys[index], Vec::new()));
+            sources_by_pair.len() - 1
+        });
+        sources_by_pair[group].1.push(index);
+    }
+    for (pair, sources) in &sources_by_pair {
+        if let Some(bucket) = by_pair.remove(pair) {
+            share(sources, bucket, &mut taken, &mut map);
+        }
+    }
+    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+    for index in by_pair.into_values().flatten() {
+        by_name.entry(target_keys[index].0.as_str()).or_default().push(index);
+    }
+    let mut sources_by_name: Vec<(&str, Vec<usize>)> = Vec::new();
+    let mut name_group: HashMap<&str, usize> = HashMap::new();
+    for &index in named.iter().filter(|&&index| map[index].is_empty()) {
+        let name = source_keys[index].0.as_str();
+        let group = *name_group.entry(name).or_insert_with(|| {
+            sources_by_name.push((name, Vec::new()));
+            sources_by_name.len() - 1
+        });
+        sources_by_name[group].1.push(index);
+    }
+    for (name, sources) in &sources_by_name {
+        if let Some(bucket) = by_name.remove(name) {
+            share(sources, bucket, &mut taken, &mut map);
         }
     }
     // The last look, at what is left: one side's names without the rig's name in front.
     let (source_prefix, target_prefix) = (rig_prefix(source), rig_prefix(target));
-    let shorter = |skeleton: &Skeleton, prefix: &Option<String>, index: usize| {
-        prefix.as_deref().and_then(|prefix| without_prefix(&skeleton.joints[index].name, prefix))
-    };
-    for (index, targets) in map.iter_mut().enumerate().filter(|(index, _)| named(*index)) {
-        if targets.is_empty() {
-            let key = &source_keys[index].0;
-            let source_shorter = shorter(source, &source_prefix, index);
-            take(targets, &|candidate| {
-                shorter(target, &target_prefix, candidate).as_ref() == Some(key)
-                    || source_shorter.as_ref().is_some_and(|short| *short == target_keys[candidate].0)
-            });
+    let mut by_shorter: HashMap<String, Vec<usize>> = HashMap::new();
+    if let Some(prefix) = target_prefix.as_deref() {
+        for index in by_name.values().flatten() {
+            if let Some(shorter) = without_prefix(&target.joints[*index].name, prefix) {
+                by_shorter.entry(shorter).or_default().push(*index);
+            }
+        }
+    }
+    for &index in &named {
+        if map[index].is_empty() {
+            if let Some(bucket) = by_shorter.remove(&source_keys[index].0) {
+                share(&[index], bucket, &mut taken, &mut map);
+            }
+            let shorter = source_prefix.as_deref().and_then(|prefix| without_prefix(&source.joints[index].name, prefix));
+            if let Some(shorter) = shorter.filter(|_| map[index].is_empty()) {
+                if let Some(bucket) = by_name.remove(shorter.as_str()) {
+                    share(&[index], bucket, &mut taken, &mut map);
+                }
+            }
         }
     }
     map
+}
+
+/// A bucket of target joints shared among the source joints of one name: one source joint takes
+/// them all (a glTF node in two skins is two joints, both driven); several take them in turn, in
+/// order (the same file's two skins, or a chain of joints named alike, pair up one to one).
+fn share(sources: &[usize], bucket: Vec<usize>, taken: &mut [bool], map: &mut [Vec<usize>]) {
+    let free = bucket.into_iter().filter(|&index| !taken[index]);
+    for (turn, index) in free.collect::<Vec<_>>().into_iter().enumerate() {
+        taken[index] = true;
+        map[sources[turn % sources.len()]].push(index);
+    }
 }
 
 /// The first word (before `_` or a space) that more than half of a skeleton's joint names start
@@ -225,20 +270,19 @@ impl Conversions {
         let target_height = height(&mut pairs().map(|(_, target)| target_models[target].w_axis.truncate()));
         let ratio = if source_height > 1e-6 && target_height > 1e-6 { target_height / source_height } else { 1.0 };
 
+        // Whether a joint has a matched ancestor, parents first (joints are stored that way).
+        let mut matched_above = vec![false; source.len()];
+        for (index, joint) in source.joints.iter().enumerate() {
+            if let Some(parent) = joint.parent.filter(|&parent| parent < index) {
+                matched_above[index] = matched_above[parent] || !map[parent].is_empty();
+            }
+        }
         let joints = source
             .joints
             .iter()
             .enumerate()
             .map(|(index, joint)| {
-                let mut ancestor = joint.parent;
-                let mut top = true;
-                while let Some(parent) = ancestor {
-                    if map.get(parent).is_some_and(|targets| !targets.is_empty()) {
-                        top = false;
-                        break;
-                    }
-                    ancestor = source.joints.get(parent).and_then(|parent| parent.parent);
-                }
+                let top = !matched_above[index];
                 map[index]
                     .iter()
                     .map(|&target_index| {
@@ -340,6 +384,24 @@ fn rotation_of(matrix: Mat4) -> Quat {
 mod tests {
     use super::*;
     use crate::anim::{Interpolation, Joint, KeyTimes};
+
+    #[test]
+    fn repeated_names_go_by_their_parents_then_in_turn() {
+        let joint = |name: &str, parent| Joint::new(name, parent, Mat4::IDENTITY, JointPose::IDENTITY);
+        // A chain of joints all named alike pairs up one to one.
+        let chain = Skeleton { joints: vec![joint("j", None), joint("j", Some(0)), joint("j", Some(1)), joint("j", Some(2))] };
+        assert_eq!(match_joints(&chain, &chain), vec![vec![0], vec![1], vec![2], vec![3]]);
+        // One source joint drives both of the target's (a glTF node in two skins).
+        let one = Skeleton { joints: vec![joint("Hips", None)] };
+        let two = Skeleton { joints: vec![joint("Hips", None), joint("Hips", None)] };
+        assert_eq!(match_joints(&one, &two), vec![vec![0, 1]]);
+        // A mesh node named as a bone, under another parent, leaves the bone to the bone.
+        let source = Skeleton {
+            joints: vec![joint("Body", None), joint("Torso", Some(0)), joint("Abdomen", Some(0)), joint("Torso", Some(2))],
+        };
+        let target = Skeleton { joints: vec![joint("Body", None), joint("Abdomen", Some(0)), joint("Torso", Some(1))] };
+        assert_eq!(match_joints(&source, &target), vec![vec![0], vec![], vec![1], vec![2]]);
+    }
 
     #[test]
     fn names_match_across_namespaces_and_case() {

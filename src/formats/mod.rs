@@ -208,10 +208,11 @@ pub fn add_clips(model: &mut Model, path: &Path) -> Result<(), FormatError> {
     let file = path.file_name().map_or_else(|| path.display().to_string(), |name| name.to_string_lossy().into_owned());
     model.stats.warnings.push(format!("clips of {file}: {}", retargeted.report(source.skeleton.len())));
     // Morph weights follow their targets by name; a target the model lacks is dropped.
-    let target_of = |source_target: usize| {
-        let name = &source.morph_targets.get(source_target)?.name;
-        model.morph_targets.iter().position(|target| &target.name == name)
-    };
+    let mut model_targets: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (index, target) in model.morph_targets.iter().enumerate() {
+        model_targets.entry(target.name.as_str()).or_insert(index);
+    }
+    let target_of = |source_target: usize| model_targets.get(source.morph_targets.get(source_target)?.name.as_str()).copied();
     let weights: Vec<Vec<crate::anim::WeightChannel>> = retargeted
         .animations
         .iter()
@@ -220,10 +221,12 @@ pub fn add_clips(model: &mut Model, path: &Path) -> Result<(), FormatError> {
             mapped.map(|(target, channel)| crate::anim::WeightChannel { target, ..channel.clone() }).collect()
         })
         .collect();
+    let mut names: std::collections::HashSet<String> = model.clips.iter().map(|clip| clip.name.clone()).collect();
     for (mut animation, weights) in retargeted.animations.into_iter().zip(weights) {
         animation.weights = weights;
-        if model.clips.iter().any(|clip| clip.name == animation.name) {
+        if !names.insert(animation.name.clone()) {
             animation.name = format!("{} ({file})", animation.name);
+            names.insert(animation.name.clone());
         }
         animation.source = Some(path.to_path_buf());
         model.clips.push(crate::anim::Clip {
