@@ -326,10 +326,9 @@ impl Conversions {
 
 impl JointConversion {
     fn convert(&self, channel: &Channel) -> Option<Channel> {
-        let conversion = self;
         let joint = self.target;
         let translation = match channel.property {
-            Property::Translation => Some(conversion.translation.as_ref()?),
+            Property::Translation => Some(self.translation.as_ref()?),
             _ => None,
         };
         let per_key = channel.interpolation.values_per_key();
@@ -339,7 +338,7 @@ impl JointConversion {
             let tangent = per_key == 3 && slot % 3 != 1;
             let value = channel.entry(slot, tangent);
             let converted = match channel.property {
-                Property::Rotation => Vec4::from(conversion.left * Quat::from_vec4(value) * conversion.right),
+                Property::Rotation => Vec4::from(self.left * Quat::from_vec4(value) * self.right),
                 Property::Translation => {
                     let rule = translation?;
                     if tangent {

@@ -134,7 +134,6 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
     let (mut vertices, mut influences, mut indices, mut meshes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut unnormalized = false;
     let mut max_influences = 0;
-    // Per mesh, each control point's first vertex (`inspect --pose` reports in their order).
     let mut file_meshes = Vec::new();
     let mut morph_targets = Vec::new();
     // Each blend channel's target, by the channel's element id (what the baked weights name).
@@ -176,8 +175,8 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
                 normalize_influences(&raw).unwrap_or(rigid)
             })
             .collect();
-        let mut file_vertices: Vec<Option<u32>> = vec![None; mesh.num_vertices];
-        // Each new vertex's control point, for the blend shapes (which move control points).
+        // Each new vertex's control point, for the blend shapes (which move control points) and the
+        // file layout.
         let mut vertex_points: Vec<u32> = Vec::new();
         let slots = mesh.materials.len().max(1);
         // Faces by material slot, in one pass (not a pass a slot: a file may have thousands).
@@ -220,9 +219,6 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
                         });
                         vertices.len() as u32 - 1
                     });
-                    if let Some(first) = file_vertices.get_mut(point as usize).filter(|first| first.is_none()) {
-                        *first = Some(index);
-                    }
                     if index as usize == vertex_points.len() + mesh_first_vertex {
                         vertex_points.push(point);
                     }
@@ -248,7 +244,13 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
                 mesh.element.name
             ));
         }
-        file_meshes.push(FileMesh { name: mesh.element.name.to_string(), vertices: file_vertices });
+        // `inspect --pose` reports each control point by the first vertex made from it.
+        file_meshes.push(FileMesh::first_uses(
+            mesh.element.name.to_string(),
+            mesh.num_vertices,
+            mesh_first_vertex as u32,
+            &vertex_points,
+        ));
         let linear = BlendSpace { positions: Mat3::from_mat4(to_model), normals: normal_matrix };
         for channel in mesh.blend_deformers.iter().flat_map(|deformer| deformer.channels.iter()) {
             if channel.keyframes.len() > 1 {
@@ -269,12 +271,6 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
                 &linear,
             ));
         }
-    }
-    if !morph_targets.is_empty() {
-        warnings.push(format!(
-            "{} blend shapes read as morph targets; vkskin draws the base shape until the skin pass morphs (issue 29)",
-            morph_targets.len()
-        ));
     }
     if unnormalized {
         warnings.push("skin weights that do not sum to 1 were normalized".to_string());

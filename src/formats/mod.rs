@@ -157,6 +157,13 @@ pub fn read_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatEr
         Format::Fbx => fbx::load(path),
     }?;
     check_finite(&model).map_err(|message| FormatError::in_file(path, message))?;
+    // Every format's morph targets (glTF, COLLADA, FBX blend shapes) are read, not yet drawn.
+    if !model.morph_targets.is_empty() {
+        model.stats.warnings.push(format!(
+            "{} morph targets read; vkskin draws the base shape until the skin pass morphs (issue 29)",
+            model.morph_targets.len()
+        ));
+    }
     for animation in &others {
         add_clips(&mut model, animation)?;
     }
@@ -184,8 +191,14 @@ fn is_md5_anim(path: &Path) -> bool {
 /// A file read for its joints and clips alone: any model format (with or without a mesh), or a
 /// .md5anim on its own.
 pub fn read_clips(path: &Path) -> Result<Model, FormatError> {
-    let model = if is_md5_anim(path) { md5::load_animation_only(path)? } else { read_model(path, &[])? };
-    check_finite(&model).map_err(|message| FormatError::in_file(path, message))?;
+    // read_model checks its model's numbers; a lone .md5anim's are checked here.
+    let model = if is_md5_anim(path) {
+        let model = md5::load_animation_only(path)?;
+        check_finite(&model).map_err(|message| FormatError::in_file(path, message))?;
+        model
+    } else {
+        read_model(path, &[])?
+    };
     if model.animations.is_empty() {
         return Err(FormatError::in_file(path, "expected animations to play on the model, found none"));
     }

@@ -209,6 +209,21 @@ impl MorphTarget {
     }
 }
 
+impl FileMesh {
+    /// A file mesh from the point (control point, position) each of its vertices was made from:
+    /// vertex `first_vertex + i` came from point `points[i]`, and each of the `point_count` points
+    /// maps to the first vertex made from it.
+    pub fn first_uses(name: String, point_count: usize, first_vertex: u32, points: &[u32]) -> FileMesh {
+        let mut vertices: Vec<Option<u32>> = vec![None; point_count];
+        for (offset, &point) in points.iter().enumerate() {
+            if let Some(first) = vertices.get_mut(point as usize).filter(|first| first.is_none()) {
+                *first = Some(first_vertex + offset as u32);
+            }
+        }
+        FileMesh { name, vertices }
+    }
+}
+
 impl FileLayout {
     /// The vertices renumbered (`new_index[old]`), after the levels of detail reorder them.
     pub fn renumber_vertices(&mut self, new_index: &[u32]) {

@@ -336,13 +336,8 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
         let first_vertex = vertices.len() as u32;
         // Each position of the geometry's POSITION source: the first vertex split from it.
         let source_count = data.position_index.iter().map(|&index| index as usize + 1).max().unwrap_or(0);
-        let mut file_vertices: Vec<Option<u32>> = vec![None; source_count];
-        for (vertex, &index) in data.position_index.iter().enumerate() {
-            if let Some(first) = file_vertices.get_mut(index as usize).filter(|first| first.is_none()) {
-                *first = Some(first_vertex + vertex as u32);
-            }
-        }
-        file_meshes.push(FileMesh { name: scene.nodes[instance.node].name.clone(), vertices: file_vertices });
+        let name = scene.nodes[instance.node].name.clone();
+        file_meshes.push(FileMesh::first_uses(name, source_count, first_vertex, &data.position_index));
         let normals_complete = data.normals.as_ref().is_some_and(|normals| normals.len() == data.positions.len());
         needs_normals |= !normals_complete;
         for (vertex, position) in data.positions.iter().enumerate() {

@@ -174,12 +174,14 @@ impl<'a> Builder<'a> {
             Some(_) => self.joint_sets(primitive, label, vertex_count)?,
             None => Vec::new(),
         };
-        match source.skin.filter(|_| !sets.is_empty()) {
+        // What the vertices go through on the way to model space: the bind shape of a skin, or a
+        // rigid node's rest transform. Morph offsets take its linear part.
+        let applied = match source.skin.filter(|_| !sets.is_empty()) {
             Some(skin) => {
                 self.bind_skinned(&mut vertices, &sets, skin, label)?;
-                if let Some(shape) = self.skins.get(skin).and_then(|binding| binding.bind_shape) {
-                    transform_vertices(&mut vertices, &mut indices, shape);
-                }
+                let shape = self.skins.get(skin).and_then(|binding| binding.bind_shape).unwrap_or(Mat4::IDENTITY);
+                transform_vertices(&mut vertices, &mut indices, shape);
+                shape
             }
             None => {
                 if source.skin.is_some() {
@@ -188,15 +190,8 @@ impl<'a> Builder<'a> {
                         source.node
                     ));
                 }
-                self.bind_rigid(&mut vertices, &mut indices, source.node)?;
+                self.bind_rigid(&mut vertices, &mut indices, source.node)?
             }
-        }
-
-        // What the vertices went through on the way to model space: the bind shape of a skin, or a
-        // rigid node's rest transform. Morph offsets take its linear part.
-        let applied = match source.skin.filter(|_| !sets.is_empty()) {
-            Some(skin) => self.skins.get(skin).and_then(|binding| binding.bind_shape).unwrap_or(Mat4::IDENTITY),
-            None => self.rigid_joints.get(&source.node).map_or(Mat4::IDENTITY, |&(_, transform)| transform),
         };
         let material = self.material(primitive.material());
         let first_vertex = self.vertices.len() as u32;
@@ -302,7 +297,9 @@ impl<'a> Builder<'a> {
     /// A mesh without a skin follows its node through a joint of its own. Its vertices move to
     /// model space by the node's rest transform, and the joint's inverse bind undoes that, so the
     /// palette is the identity at rest and the node's motion when animated.
-    pub(super) fn bind_rigid(&mut self, vertices: &mut [Vertex], indices: &mut [u32], node: usize) -> Result<(), FormatError> {
+    /// Hangs the vertices on `node`'s joint (made on first use), moved by its rest transform, which
+    /// is returned.
+    pub(super) fn bind_rigid(&mut self, vertices: &mut [Vertex], indices: &mut [u32], node: usize) -> Result<Mat4, FormatError> {
         let (joint, transform) = match self.rigid_joints.get(&node) {
             Some(&known) => known,
             None => {
@@ -327,7 +324,7 @@ impl<'a> Builder<'a> {
         for vertex in vertices.iter_mut() {
             self.push_influences(vertex, vec![Influence { joint, weight: 1.0 }])?;
         }
-        Ok(())
+        Ok(transform)
     }
 
     /// The primitive's morph targets, sparse (the vertices a target moves), in model space.

@@ -154,12 +154,6 @@ pub fn load_from_slice_with_rig(bytes: &[u8], path: &Path, base_dir: Option<&Pat
         }
     }
 
-    if !morph_targets.is_empty() {
-        warnings.push(format!(
-            "{} morph targets read; vkskin draws the base shape until the skin pass morphs (issue 29)",
-            morph_targets.len()
-        ));
-    }
     let rig = Rig::new(&hierarchy, joint_nodes, animations);
     let stats = LoadStats { max_influences, warnings };
     let name = path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
