@@ -54,6 +54,38 @@ struct JointInfo {
 
 const uint NO_PARENT = 0xFFFFFFFFu;
 
+// A morph target (src/model/mod.rs: MorphTarget; src/render/model_buffers.rs: morph_buffers): 32 bytes.
+// Its deltas are morph_deltas[first_delta ..+ delta_count], ascending by vertex: the file's sparse
+// list, only the vertices it moves.
+struct MorphTarget {
+    uint first_delta;
+    uint delta_count;
+    uint first_vertex;     // the lowest and the highest vertex it moves: a vertex outside
+    uint last_vertex;      // that span costs one compare, not a search
+    float default_weight;  // where no clip keys it
+    uint unused0;
+    uint unused1;
+    uint unused2;
+};
+
+// One vertex's offsets in one target, at weight 1, model space: 32 bytes.
+struct MorphDelta {
+    vec3 position;
+    uint vertex;
+    vec3 normal;
+    float unused;
+};
+
+// Weight channels are Channel records too, past the joints' in channels[]: the one of (animation,
+// target) at push.weight_channels + animation × target_count + target, one component (x) a key.
+const uint PROPERTY_WEIGHT = 3u;
+
+// The morph block: after an instance's joint_count palette entries, the palette pass leaves the
+// weights of its active targets (non-zero weight) as floats, 12 to a palette slot: the count, then
+// a (target, weight) pair each, ascending by target. The skin pass reads it per vertex, so its cost
+// follows the active targets, not all of them. Floats, not bit patterns: small integers are exact.
+const uint SLOT_FLOATS = 12u;
+
 // Where an animation's culling cells start (src/anim/bounds.rs): 16 bytes.
 struct AnimationCells {
     uint first_cell;
@@ -95,7 +127,7 @@ struct Bounds {
 // of buffers, indexed by a value that is uniform across a workgroup (one instance per workgroup
 // row) or a draw (one instance per draw): dynamic indexing, a core feature. Twelve, because a stage
 // may see only maxPerStageDescriptorStorageBuffers (32 on lavapipe) and the skin pass binds two arrays
-// and three more buffers: 2 × 12 + 3 = 27.
+// and five more buffers: 2 × 12 + 5 = 29.
 const uint MAX_CHUNKS = 12u;
 
 // Levels of detail an instance can be drawn at, the full mesh included (src/model/lod.rs).

@@ -39,11 +39,17 @@ layout(set = 0, binding = 7) readonly buffer PaletteList { uint palette_list[]; 
 layout(set = 0, binding = 8) writeonly buffer JointPositions { vec4 joint_positions[]; };
 // What the cull pass counted: palettes.x is the palette list's length.
 layout(set = 0, binding = 9) readonly buffer Counters { CullCounters counters; };
+layout(set = 0, binding = 10) readonly buffer MorphTargets { MorphTarget morph_targets[]; };
+// Per target, a weight set by hand (the viewer's panel): x the weight, y 1 when it holds.
+layout(set = 0, binding = 11) readonly buffer MorphOverrides { vec2 morph_overrides[]; };
 
 layout(push_constant) uniform Push {
     uint joint_count;
     uint chunk_instances;        // instances per chunk of palettes
     uint write_joint_positions;  // 1: the skeleton view reads joint_positions this frame
+    uint palette_stride;         // palette slots an instance takes: its joints, then its morph block
+    uint target_count;           // morph targets
+    uint weight_channels;        // where the weight channels start in channels[]
 } push;
 
 struct JointPose {
@@ -271,6 +277,50 @@ void store_slot(uint chunk, uint slot, mat4 matrix) {
     palette_chunks[chunk].palettes[slot].rows[2] = vec4(matrix[0][2], matrix[1][2], matrix[2][2], matrix[3][2]);
 }
 
+// Target `target`'s weight in `animation` at `time`: its channel's, or its default where the
+// animation does not key it (keyed false).
+float target_weight(uint animation, float time, uint target, out bool keyed) {
+    uint record = push.weight_channels + animation * push.target_count + target;
+    keyed = animation != NO_CLIP && channels[record].key_count != 0u;
+    return keyed ? sample_channel(channels[record], time).x : morph_targets[target].default_weight;
+}
+
+void store_morph_word(uint chunk, uint block, uint word, float value) {
+    palette_chunks[chunk].palettes[block + word / SLOT_FLOATS].rows[(word % SLOT_FLOATS) / 4u][word % 4u] = value;
+}
+
+// The instance's morph block (common.glsl): every target's weight, blended as the joints are (a
+// crossfade from a to b; a layer over the targets its animation keys), a weight set by hand over
+// all, and the non-zero ones listed. Mirrors reference_weights in src/render/reference.rs.
+void write_morph_weights(Instance instance, uint chunk, uint block, bool fading, bool layered) {
+    uint animation_a = instance.animations & 0xFFFFu;
+    uint animation_b = instance.animations >> 16;
+    uint active_count = 0u;
+    for (uint target = 0u; target < push.target_count; ++target) {
+        bool keyed;
+        float weight = target_weight(animation_a, instance.time_a, target, keyed);
+        if (fading) {
+            weight += (target_weight(animation_b, instance.time_b, target, keyed) - weight) * instance.blend;
+        }
+        if (layered) {
+            float layer = target_weight(instance.layer & 0xFFFFu, instance.time_layer, target, keyed);
+            if (keyed) {
+                weight += (layer - weight) * instance.layer_weight;
+            }
+        }
+        vec2 set_by_hand = morph_overrides[target];
+        if (set_by_hand.y != 0.0) {
+            weight = set_by_hand.x;
+        }
+        if (weight != 0.0) {
+            store_morph_word(chunk, block, 1u + 2u * active_count, float(target));
+            store_morph_word(chunk, block, 2u + 2u * active_count, weight);
+            active_count += 1u;
+        }
+    }
+    store_morph_word(chunk, block, 0u, float(active_count));
+}
+
 void main() {
     uint entry = gl_GlobalInvocationID.x;
     if (entry >= counters.palettes.x) {
@@ -282,12 +332,17 @@ void main() {
     float s = sin(instance.position_yaw.w);
     mat4 world = mat4(vec4(c, 0.0, -s, 0.0), vec4(0.0, 1.0, 0.0, 0.0), vec4(s, 0.0, c, 0.0), vec4(instance.position_yaw.xyz, 1.0));
     uint chunk = instance_index / push.chunk_instances;
-    uint first_slot = (instance_index % push.chunk_instances) * push.joint_count;
+    uint first_slot = (instance_index % push.chunk_instances) * push.palette_stride;
 
     uint animation_a = instance.animations & 0xFFFFu;
     uint animation_b = instance.animations >> 16;
     uint layer_animation = instance.layer & 0xFFFFu;
     bool write_positions = push.write_joint_positions != 0u;
+    bool fading = animation_a != NO_CLIP && animation_b != NO_CLIP && instance.blend > 0.0;
+    bool layered = animation_a != NO_CLIP && layer_animation != NO_CLIP && instance.layer_weight > 0.0;
+    if (push.target_count > 0u) {
+        write_morph_weights(instance, chunk, first_slot + push.joint_count, fading, layered);
+    }
     if (animation_a == NO_CLIP) {
         // Without an animation every joint stands where the bind pose put it: world × bind × inverse bind.
         for (uint joint = 0u; joint < push.joint_count; ++joint) {
@@ -298,8 +353,6 @@ void main() {
         }
         return;
     }
-    bool fading = animation_b != NO_CLIP && instance.blend > 0.0;
-    bool layered = layer_animation != NO_CLIP && instance.layer_weight > 0.0;
     uvec2 layer_span = joints[min(instance.layer >> 16, push.joint_count - 1u)].links.yz;
 
     // Parents first: each joint's entry from its parent's, finished before it.

@@ -10,11 +10,12 @@ layout(push_constant) uniform Push {
     mat4 light_view_projection;
     uint joint_count;
     uint chunk_instances;
+    uint palette_stride;
 } push;
 
 void main() {
     // Each instance's draw offsets its vertices (vertex_offset) and names it (first_instance).
     uint vertex = uint(gl_VertexIndex - gl_BaseVertex);
-    SkinnedResult skinned_vertex = skin_vertex(vertex, uint(gl_InstanceIndex), push.chunk_instances, push.joint_count);
+    SkinnedResult skinned_vertex = skin_vertex(vertex, uint(gl_InstanceIndex), push.chunk_instances, push.joint_count, push.palette_stride);
     gl_Position = push.light_view_projection * vec4(skinned_vertex.position, 1.0);
 }

@@ -1,5 +1,6 @@
 #version 460
-// Skin pass: one invocation per (vertex, instance). Blends every influence the vertex has (an
+// Skin pass: one invocation per (vertex, instance). Adds the instance's active morph targets
+// (skinning.glsl: morph_vertex), then blends every influence the vertex has (an
 // offset and a count into the influence list, no cap) and writes the world-space position, normal
 // and tangent into the one skinned buffer that the shadow and forward passes then read as their
 // vertex buffer. Mirrors anim::skin_vertex. One dispatch per level of detail: it skins the level's
@@ -14,6 +15,8 @@ layout(set = 0, binding = 2) readonly buffer Palettes { PaletteMatrix palettes[]
 layout(set = 0, binding = 3) writeonly buffer Skinned { uint skinned[]; } skinned_chunks[MAX_CHUNKS];
 // The cull pass's level lists; this level's from list_offset, the dispatch's y size its count (indirect).
 layout(set = 0, binding = 4) readonly buffer LevelLists { uint level_lists[]; };
+layout(set = 0, binding = 5) readonly buffer MorphTargets { MorphTarget morph_targets[]; };
+layout(set = 0, binding = 6) readonly buffer MorphDeltas { MorphDelta morph_deltas[]; };
 
 layout(push_constant) uniform Push {
     uint vertex_count;       // the level's
@@ -21,6 +24,7 @@ layout(push_constant) uniform Push {
     uint instance_vertices;  // the model's: an instance's stride in the skinned buffer
     uint chunk_instances;    // instances per chunk of palettes and skinned vertices
     uint list_offset;        // where the level's list starts in level_lists
+    uint palette_stride;     // palette slots an instance takes: its joints, then its morph block
 } push;
 
 // STAGED_STORES (skin.rs: SkinTuning; on for GPUs): each invocation leaves its 7 words in shared
@@ -44,7 +48,7 @@ void main() {
     }
     uint words[SKINNED_VERTEX_UINTS];
     if (in_level) {
-        SkinnedResult skinned_vertex = skin_vertex(vertex, instance_index, push.chunk_instances, push.joint_count);
+        SkinnedResult skinned_vertex = skin_vertex(vertex, instance_index, push.chunk_instances, push.joint_count, push.palette_stride);
         words[0] = floatBitsToUint(skinned_vertex.position.x);
         words[1] = floatBitsToUint(skinned_vertex.position.y);
         words[2] = floatBitsToUint(skinned_vertex.position.z);

@@ -3,3 +3,5 @@
 layout(set = SKIN_INPUTS_SET, binding = 0) readonly buffer Sources { SourceVertex sources[]; };
 layout(set = SKIN_INPUTS_SET, binding = 1) readonly buffer Influences { Influence influences[]; };
 layout(set = SKIN_INPUTS_SET, binding = 2) readonly buffer Palettes { PaletteMatrix palettes[]; } palette_chunks[MAX_CHUNKS];
+layout(set = SKIN_INPUTS_SET, binding = 3) readonly buffer MorphTargets { MorphTarget morph_targets[]; };
+layout(set = SKIN_INPUTS_SET, binding = 4) readonly buffer MorphDeltas { MorphDelta morph_deltas[]; };

@@ -119,6 +119,8 @@ pub struct SceneSetup {
     pub camera: OrbitCamera,
     /// World bounds of every instance over all of its animation.
     pub bounds: Aabb,
+    /// Per morph target, a weight set by hand (the panel) over the clips', or None.
+    pub morph_overrides: Vec<Option<f32>>,
 }
 
 impl SceneSetup {
@@ -132,6 +134,7 @@ impl SceneSetup {
             light_direction: Vec3::new(-0.75, 0.9, -0.2).normalize(),
             camera,
             bounds,
+            morph_overrides: Vec::new(),
         }
     }
 
@@ -174,6 +177,7 @@ impl SceneSetup {
             light_view_projection: shadow::light_view_projection(self.light_direction, self.bounds, receiver),
             light_direction: self.light_direction,
             ground,
+            morph_overrides: self.morph_overrides.clone(),
         }
     }
 }

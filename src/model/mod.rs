@@ -254,18 +254,43 @@ impl Model {
         weights
     }
 
-    /// The bind-pose positions with the morph targets applied at `weights` (the CPU reference of
-    /// what the skin pass is to do before skinning).
+    /// The first `count` vertices with the morph targets applied at `weights` (per target): what
+    /// the skin pass does before skinning, and the CPU reference of it (`morph_vertex` in
+    /// shaders/skinning.glsl). Positions and normals move by weight × delta, targets in order; a
+    /// moved vertex's normal is renormalized and its tangent made perpendicular to it again.
+    pub fn morphed_vertices(&self, weights: &[f32], count: usize) -> Vec<Vertex> {
+        let mut vertices = self.vertices[..count.min(self.vertices.len())].to_vec();
+        self.morph_in_place(weights, &mut vertices);
+        vertices
+    }
+
+    /// Every vertex's position from [`Model::morphed_vertices`].
     pub fn morphed_positions(&self, weights: &[f32]) -> Vec<Vec3> {
-        let mut positions: Vec<Vec3> = self.vertices.iter().map(|vertex| vertex.position).collect();
+        self.morphed_vertices(weights, self.vertices.len()).iter().map(|vertex| vertex.position).collect()
+    }
+
+    /// [`Model::morphed_vertices`] into `vertices` (the model's first vertices, unmorphed).
+    pub fn morph_in_place(&self, weights: &[f32], vertices: &mut [Vertex]) {
+        let mut moved = Vec::new();
         for (target, &weight) in self.morph_targets.iter().zip(weights).filter(|(_, &weight)| weight != 0.0) {
-            for (&vertex, delta) in target.vertices.iter().zip(&target.position_deltas) {
-                if let Some(position) = positions.get_mut(vertex as usize) {
-                    *position += *delta * weight;
-                }
+            let deltas = target.vertices.iter().zip(target.position_deltas.iter().zip(&target.normal_deltas));
+            for (&index, (&position, &normal)) in deltas {
+                let Some(vertex) = vertices.get_mut(index as usize) else { continue };
+                vertex.position += weight * position;
+                vertex.normal += weight * normal;
+                moved.push(index);
             }
         }
-        positions
+        // Once per vertex, however many targets moved it.
+        moved.sort_unstable();
+        moved.dedup();
+        for index in moved {
+            let vertex = &mut vertices[index as usize];
+            vertex.normal = vertex.normal.normalize_or_zero();
+            let tangent = vertex.tangent.truncate();
+            let tangent = (tangent - vertex.normal * vertex.normal.dot(tangent)).normalize_or_zero();
+            vertex.tangent = tangent.extend(vertex.tangent.w);
+        }
     }
 
     /// The file's meshes with their vertices in its order ([`FileLayout::meshes`]), or, where the

@@ -39,6 +39,8 @@ impl Chunking {
 pub struct Shape {
     pub vertices: u64,
     pub joints: u64,
+    /// Palette slots an instance's morph block takes (`morph_slots`), after its joints' entries.
+    pub morph_slots: u64,
     pub meshes: u64,
     pub indices: u64,
     /// Levels of detail, the full mesh included.
@@ -52,6 +54,7 @@ impl Shape {
         Shape {
             vertices: model.vertices.len() as u64,
             joints: model.skeleton.len() as u64,
+            morph_slots: u64::from(crate::render::shader_types::morph_slots(model.morph_targets.len() as u32)),
             meshes: model.meshes.len() as u64,
             indices: model.indices.len() as u64,
             levels: model.levels.len() as u64 + 1,
@@ -190,7 +193,7 @@ impl MemoryPlan {
         let joints = shape.joints.max(1);
         let meshes = shape.meshes.max(1);
         let skinned = vertices * size_of::<SkinnedVertex>() as u64;
-        let palettes = joints * size_of::<PaletteMatrix>() as u64;
+        let palettes = (joints + shape.morph_slots) * size_of::<PaletteMatrix>() as u64;
         let frames = FRAMES_IN_FLIGHT as u64;
         // Parameters per frame in flight, a skin-list slot, a debug box, a palette-list slot and its
         // palette's frame (animation LOD), draw commands, a slot in each level's two lists and in
@@ -317,7 +320,7 @@ mod tests {
 
     fn figure_like() -> Shape {
         // No triangles: the triangle pass adds nothing, so the figures below are the skinned ones.
-        Shape { vertices: 2000, joints: 24, meshes: 1, indices: 0, levels: 1, level_indices: [0; MAX_LEVELS] }
+        Shape { vertices: 2000, joints: 24, morph_slots: 0, meshes: 1, indices: 0, levels: 1, level_indices: [0; MAX_LEVELS] }
     }
 
     #[test]
@@ -348,7 +351,7 @@ mod tests {
         // 32-instance groups (65,536 / 2,000 vertices), whose last would overflow the binding.
         let mut level_indices = [0; MAX_LEVELS];
         level_indices[0] = 60_000;
-        let shape = Shape { vertices: 2000, joints: 24, meshes: 1, indices: 60_000, levels: 1, level_indices };
+        let shape = Shape { vertices: 2000, joints: 24, morph_slots: 0, meshes: 1, indices: 60_000, levels: 1, level_indices };
         let range = 128 << 20;
         let plan = MemoryPlan::with_light_culling(
             shape,
@@ -375,7 +378,7 @@ mod tests {
         // The bundled figure with its 8 levels of detail, on NVIDIA-like limits: a 4 GiB binding
         // range, a 24 GiB heap, 65,535 rows a dispatch.
         let level_indices = [20_844, 10_422, 5_208, 2_604, 1_302, 648, 324, 162];
-        let figure = Shape { vertices: 3724, joints: 23, meshes: 2, indices: 20_844, levels: 8, level_indices };
+        let figure = Shape { vertices: 3724, joints: 23, morph_slots: 0, meshes: 2, indices: 20_844, levels: 8, level_indices };
         let plan = MemoryPlan::with_light_culling(
             figure,
             Strategy::Compute,

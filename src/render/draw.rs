@@ -12,11 +12,13 @@ use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::{Buffer, Device};
 
 /// The `vertex` strategy's skin-inputs set, which its shadow and forward vertex shaders read
-/// (`shaders/skin_inputs.glsl`, set 2): the source vertices, their influences, and the palettes
-/// chunk by chunk.
+/// (`shaders/skin_inputs.glsl`, set 2): the source vertices, their influences, the palettes chunk
+/// by chunk, and the morph targets.
 pub const SKIN_INPUTS_SOURCE_VERTICES: u32 = 0;
 pub const SKIN_INPUTS_INFLUENCES: u32 = 1;
 pub const SKIN_INPUTS_PALETTES: u32 = 2;
+pub const SKIN_INPUTS_MORPH_TARGETS: u32 = 3;
+pub const SKIN_INPUTS_MORPH_DELTAS: u32 = 4;
 
 /// The `vertex` strategy's skin-inputs set (see [`SKIN_INPUTS_SOURCE_VERTICES`]): its layout,
 /// which the shadow and forward pipelines take as a set, and the set over the model's vertices and
@@ -37,6 +39,8 @@ impl SkinInputSet {
                 (SKIN_INPUTS_SOURCE_VERTICES, storage, vertex, 1),
                 (SKIN_INPUTS_INFLUENCES, storage, vertex, 1),
                 (SKIN_INPUTS_PALETTES, storage, vertex, MAX_CHUNKS),
+                (SKIN_INPUTS_MORPH_TARGETS, storage, vertex, 1),
+                (SKIN_INPUTS_MORPH_DELTAS, storage, vertex, 1),
             ],
         )?;
         let (pool, set) = DescriptorPool::with_one_set(
@@ -47,6 +51,8 @@ impl SkinInputSet {
                 (SKIN_INPUTS_SOURCE_VERTICES, Resource::StorageBuffer(&model.source_vertices)),
                 (SKIN_INPUTS_INFLUENCES, Resource::StorageBuffer(&model.influences)),
                 (SKIN_INPUTS_PALETTES, Resource::StorageBuffers(padded_chunks(palettes))),
+                (SKIN_INPUTS_MORPH_TARGETS, Resource::StorageBuffer(&model.morph_targets)),
+                (SKIN_INPUTS_MORPH_DELTAS, Resource::StorageBuffer(&model.morph_deltas)),
             ],
         )?;
         Ok(SkinInputSet { layout, set, _pool: pool })
@@ -62,7 +68,7 @@ pub enum VertexSource<'a> {
     Skinned(&'a [(&'a Buffer, u64)]),
     /// No vertex buffer: the vertex shader skins from the palettes (`vertex`), reading the
     /// skin-inputs set.
-    SkinInVertexShader { skin_inputs: vk::DescriptorSet, joint_count: u32, chunk_instances: u32 },
+    SkinInVertexShader { skin_inputs: vk::DescriptorSet, joint_count: u32, chunk_instances: u32, palette_stride: u32 },
 }
 
 impl VertexSource<'_> {

@@ -255,6 +255,7 @@ impl Renderer {
                 skin_inputs: inputs.set,
                 joint_count: self.model.joint_count,
                 chunk_instances: self.setup.chunking.instances_per_chunk,
+                palette_stride: self.model.palette_stride,
             },
             _ => VertexSource::Skinned(chunk_vertices),
         }

@@ -168,6 +168,8 @@ pub struct FrameScene {
     pub light_direction: Vec3,
     /// Centre of the ground plane (xyz) and its half size (w).
     pub ground: Vec4,
+    /// Per morph target, a weight set by hand over every instance's clips, or None (missing: None).
+    pub morph_overrides: Vec<Option<f32>>,
 }
 
 /// Where the frame's resolved image goes.
@@ -301,12 +303,14 @@ impl Renderer {
             * u64::from(chunking.instances_per_chunk)
             * std::mem::size_of::<vk::DrawIndexedIndirectCommand>() as u64;
         let cull = CullPass::new(device, instance_count, command_bytes, gpu_model.levels.len() as u32)?;
-        let palette = PalettePass::new(device, chunking, instance_count, gpu_model.joint_count)?;
+        let palette = PalettePass::new(device, chunking, instance_count, &gpu_model)?;
         let skin_inputs = SkinInputs {
             source_vertices: &gpu_model.source_vertices,
             influences: &gpu_model.influences,
             palettes: &palette.palettes,
             level_lists: &cull.level_lists,
+            morph_targets: &gpu_model.morph_targets,
+            morph_deltas: &gpu_model.morph_deltas,
         };
         let runs = strategy == Strategy::Compute;
         let skin = SkinPass::new(device, chunking, instance_count, vertex_bytes, runs, settings.skin, &skin_inputs)?;
@@ -432,7 +436,12 @@ impl Renderer {
             light_color_ambient: [1.0, 0.96, 0.9, 0.28],
             ground: scene.ground.to_array(),
             shadow_params: [1.0 / shadow::SHADOW_MAP_SIZE as f32, 0.0, 0.0, 0.0],
-            skinning: [self.model.joint_count, self.setup.chunking.instances_per_chunk, self.model.vertex_count, 0],
+            skinning: [
+                self.model.joint_count,
+                self.setup.chunking.instances_per_chunk,
+                self.model.vertex_count,
+                self.model.palette_stride,
+            ],
             camera_planes: frustum_planes(scene.view_projection),
             light_planes: frustum_planes(scene.light_view_projection),
         };
@@ -443,9 +452,12 @@ impl Renderer {
         let slot = &mut self.frames[index];
         slot.uniforms.write(0, &[uniforms])?;
         slot.instances.write(0, &scene.instances)?;
+        if self.model.target_count > 0 {
+            slot.morph_overrides.write(0, &slots::override_records(&scene.morph_overrides, self.model.target_count))?;
+        }
         if let (Some(model), Some(counts), Some(buffer)) = (&self.cpu_model, &cpu_counts, slot.cpu_skinned.as_mut()) {
             let started = std::time::Instant::now();
-            reference::cpu_skin_instances(model, &scene.instances, counts, buffer.mapped_values()?);
+            reference::cpu_skin_instances(model, &scene.instances, &scene.morph_overrides, counts, buffer.mapped_values()?);
             self.stats.cpu_skinning_ms = started.elapsed().as_secs_f64() * 1e3;
         }
 

@@ -9,11 +9,11 @@ use ash::vk;
 use glam::Mat4;
 
 use super::shader_types::{
-    AnimationCells, GpuBounds, GpuChannel, GpuInfluence, GpuJoint, MeshRange, SkinnedVertex, SourceVertex,
-    CHANNEL_COMPONENTS_SHIFT, CHANNEL_HAS_BASE, CHANNEL_IMPLIED_W, CHANNEL_INTERPOLATION_SHIFT, CHANNEL_UNIFORM, CHANNEL_WRAPS,
-    MAX_ANIMATIONS, NO_PARENT,
+    morph_slots, AnimationCells, GpuBounds, GpuChannel, GpuInfluence, GpuJoint, GpuMorphDelta, GpuMorphTarget, MeshRange,
+    SkinnedVertex, SourceVertex, CHANNEL_COMPONENTS_SHIFT, CHANNEL_HAS_BASE, CHANNEL_IMPLIED_W, CHANNEL_INTERPOLATION_SHIFT,
+    CHANNEL_UNIFORM, CHANNEL_WRAPS, MAX_ANIMATIONS, NO_PARENT, PROPERTY_WEIGHT,
 };
-use crate::anim::{Aabb, Channel, KeyTimes};
+use crate::anim::{Aabb, Channel, Interpolation, KeyTimes, WeightChannel};
 use crate::gpu::{self, Buffer, Device, Image};
 use crate::model::{Model, Texture};
 
@@ -31,7 +31,8 @@ pub struct GpuModel {
     pub influences: Buffer,
     pub texcoords: Buffer,
     pub indices: Buffer,
-    /// One channel per (animation, joint, property); see `Channel` in common.glsl.
+    /// One channel per (animation, joint, property), then one per (animation, morph target); see
+    /// `Channel` in common.glsl.
     pub channels: Buffer,
     pub key_times: Buffer,
     pub key_values: Buffer,
@@ -44,6 +45,9 @@ pub struct GpuModel {
     pub mesh_ranges: Buffer,
     pub inverse_binds: Buffer,
     pub joint_parents: Buffer,
+    /// Each morph target's deltas span and default weight, and the deltas, target by target.
+    pub morph_targets: Buffer,
+    pub morph_deltas: Buffer,
     pub materials: Vec<GpuMaterial>,
     /// Every level of detail, the full mesh first: its indices follow the finer level's in
     /// `indices`, and its meshes' ranges follow in `mesh_ranges`.
@@ -56,6 +60,11 @@ pub struct GpuModel {
     pub index_count: u32,
     /// At least 1: a model without a skeleton is skinned by one identity joint.
     pub joint_count: u32,
+    pub target_count: u32,
+    /// Where the weight channels start in `channels`.
+    pub weight_channels: u32,
+    /// Palette slots an instance takes: its joints, then its morph block (`morph_slots`).
+    pub palette_stride: u32,
 }
 
 /// Where one level of detail lies in the model's buffers.
@@ -182,6 +191,9 @@ impl GpuModel {
             model.skeleton.joints.iter().map(|joint| joint.parent.map_or(u32::MAX, |parent| parent as u32)).collect();
         parents.resize(joint_count.max(1), u32::MAX);
         let joint_parents = Buffer::with_data(device, "model.joint_parents", storage, bytemuck::cast_slice(&parents))?;
+        let (targets, deltas) = morph_records(model);
+        let morph_targets = Buffer::with_data(device, "model.morph_targets", storage, bytemuck::cast_slice(&targets))?;
+        let morph_deltas = Buffer::with_data(device, "model.morph_deltas", storage, bytemuck::cast_slice(&deltas))?;
 
         let mut materials = Vec::new();
         // Each texture file is decoded once, however many materials use it.
@@ -221,6 +233,8 @@ impl GpuModel {
             mesh_ranges: mesh_ranges_buffer,
             inverse_binds,
             joint_parents,
+            morph_targets,
+            morph_deltas,
             materials,
             levels,
             ranges: ranges.iter().map(|range| (range.first_index, range.index_count)).collect(),
@@ -228,26 +242,72 @@ impl GpuModel {
             vertex_count: model.vertices.len() as u32,
             index_count: model.indices.len() as u32,
             joint_count: joint_count as u32,
+            target_count: model.morph_targets.len() as u32,
+            weight_channels: keys.weight_channels,
+            palette_stride: palette_stride(model),
         })
     }
 }
 
+/// Palette slots an instance of `model` takes: its joints (at least one), then its morph block.
+pub fn palette_stride(model: &Model) -> u32 {
+    model.skeleton.len().max(1) as u32 + morph_slots(model.morph_targets.len() as u32)
+}
+
+/// The morph targets as the skin pass reads them: a record per target, and every target's deltas
+/// back to back, each target's ascending by vertex (as `MorphTarget` keeps them). One placeholder
+/// each for a model without targets: storage buffers may not be empty.
+fn morph_records(model: &Model) -> (Vec<GpuMorphTarget>, Vec<GpuMorphDelta>) {
+    let mut targets = Vec::with_capacity(model.morph_targets.len().max(1));
+    let mut deltas = Vec::new();
+    for target in &model.morph_targets {
+        targets.push(GpuMorphTarget {
+            first_delta: deltas.len() as u32,
+            delta_count: target.vertices.len() as u32,
+            first_vertex: target.vertices.first().copied().unwrap_or(1),
+            last_vertex: target.vertices.last().copied().unwrap_or(0),
+            default_weight: target.default_weight,
+            unused: [0; 3],
+        });
+        deltas.extend(target.vertices.iter().zip(target.position_deltas.iter().zip(&target.normal_deltas)).map(
+            |(&vertex, (position, normal))| GpuMorphDelta {
+                position: position.to_array(),
+                vertex,
+                normal: normal.to_array(),
+                unused: 0,
+            },
+        ));
+    }
+    if targets.is_empty() {
+        targets.push(GpuMorphTarget { first_vertex: 1, ..GpuMorphTarget::default() });
+    }
+    if deltas.is_empty() {
+        deltas.push(GpuMorphDelta::default());
+    }
+    (targets, deltas)
+}
+
 /// The animations' keys as the palette pass reads them: one channel record per (animation, joint,
-/// property), the key times (evenly spaced ones as start and step; equal lists stored once) and the
-/// values, f32 as the files give them.
+/// property), then one per (animation, morph target) from `weight_channels`, the key times (evenly
+/// spaced ones as start and step; equal lists stored once) and the values, f32 as the files give
+/// them.
 pub struct AnimationData {
     pub channels: Vec<GpuChannel>,
     pub times: Vec<f32>,
     pub values: Vec<f32>,
+    pub weight_channels: u32,
 }
 
 impl AnimationData {
     pub fn new(model: &Model) -> AnimationData {
         let joint_count = model.skeleton.len().max(1);
+        let target_count = model.morph_targets.len();
+        let weight_channels = model.animations.len() * joint_count * 3;
         let mut data = AnimationData {
-            channels: vec![GpuChannel::default(); (model.animations.len() * joint_count * 3).max(1)],
+            channels: vec![GpuChannel::default(); (weight_channels + model.animations.len() * target_count).max(1)],
             times: Vec::new(),
             values: Vec::new(),
+            weight_channels: weight_channels as u32,
         };
         let mut shared_times: std::collections::HashMap<Vec<u32>, u32> = std::collections::HashMap::new();
         for (index, animation) in model.animations.iter().enumerate() {
@@ -257,6 +317,10 @@ impl AnimationData {
                 }
                 let record = data.channel_record(channel, &mut shared_times);
                 data.channels[(index * joint_count + channel.joint) * 3 + channel.property as usize] = record;
+            }
+            for channel in animation.weights.iter().filter(|channel| channel.target < target_count) {
+                let record = data.weight_record(channel, &mut shared_times);
+                data.channels[weight_channels + index * target_count + channel.target] = record;
             }
         }
         if data.times.is_empty() {
@@ -268,16 +332,42 @@ impl AnimationData {
         data
     }
 
-    fn channel_record(&mut self, channel: &Channel, shared_times: &mut std::collections::HashMap<Vec<u32>, u32>) -> GpuChannel {
-        let stored_times: Vec<f32> = match &channel.times {
+    /// Where `times` are in `self.times`: stored now, or where an equal list already is.
+    fn time_record(&mut self, times: &KeyTimes, shared_times: &mut std::collections::HashMap<Vec<u32>, u32>) -> u32 {
+        let stored_times: Vec<f32> = match times {
             KeyTimes::Uniform { start, step, .. } => vec![*start, *step],
             KeyTimes::Listed(times) => times.clone(),
         };
         let next = self.times.len() as u32;
-        let first_time = *shared_times.entry(stored_times.iter().map(|time| time.to_bits()).collect()).or_insert_with(|| {
+        *shared_times.entry(stored_times.iter().map(|time| time.to_bits()).collect()).or_insert_with(|| {
             self.times.extend(&stored_times);
             next
-        });
+        })
+    }
+
+    /// A weight channel as a one-component channel record (`PROPERTY_WEIGHT`, x keyed).
+    fn weight_record(&mut self, channel: &WeightChannel, shared_times: &mut std::collections::HashMap<Vec<u32>, u32>) -> GpuChannel {
+        let first_time = self.time_record(&channel.times, shared_times);
+        let first_value = self.values.len() as u32;
+        self.values.extend(&channel.values);
+        // Milkshape's Hermite keys never animate weights; a cubic weight is glTF's CUBICSPLINE.
+        let interpolation = match channel.interpolation {
+            Interpolation::Hermite => Interpolation::CubicSpline,
+            other => other,
+        };
+        GpuChannel {
+            packed: PROPERTY_WEIGHT
+                | (interpolation as u32) << CHANNEL_INTERPOLATION_SHIFT
+                | 1 << CHANNEL_COMPONENTS_SHIFT
+                | if channel.times.is_uniform() { CHANNEL_UNIFORM } else { 0 },
+            key_count: channel.times.count() as u32,
+            first_time,
+            first_value,
+        }
+    }
+
+    fn channel_record(&mut self, channel: &Channel, shared_times: &mut std::collections::HashMap<Vec<u32>, u32>) -> GpuChannel {
+        let first_time = self.time_record(&channel.times, shared_times);
         let has_base = channel.stores_base();
         let first_value = self.values.len() as u32;
         if has_base {

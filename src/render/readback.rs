@@ -41,6 +41,23 @@ impl Renderer {
         Ok((skinned, palettes))
     }
 
+    /// The last frame's skinned vertices, whichever strategy wrote them: the skin pass's chunks
+    /// (`compute`) or the last frame slot's CPU-written buffer (`cpu`); instance i's at i × the
+    /// model's vertex count. The `vertex` strategy keeps none: an error (tests; after `wait_all`).
+    pub fn read_back_skinned(&mut self) -> gpu::Result<Vec<SkinnedVertex>> {
+        match self.setup.strategy {
+            super::Strategy::Compute => Ok(self.read_back_skinning()?.0),
+            super::Strategy::Cpu => {
+                let last = (self.frame_index + super::FRAMES_IN_FLIGHT - 1) % super::FRAMES_IN_FLIGHT;
+                let buffer = self.frames[last].cpu_skinned.as_mut().ok_or_else(|| gpu::Error::Other("no CPU buffer".into()))?;
+                buffer.read()
+            }
+            super::Strategy::Vertex => {
+                Err(gpu::Error::Other("the vertex strategy skins in its vertex shaders and keeps no skinned vertices".into()))
+            }
+        }
+    }
+
     /// What the last cull pass wrote (tests; after `wait_all`): its counters, the instances it kept
     /// for skinning, and the camera's and the light's draw commands (mesh-major, `instance_count`
     /// slots a mesh, the first `counters.camera_draws` / `light_draws` of each filled).

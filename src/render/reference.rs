@@ -5,7 +5,7 @@ use glam::{Affine3A, Mat4, Vec3, Vec3A, Vec4};
 
 use super::shader_types::{InstanceData, SkinnedVertex, NO_CLIP};
 use crate::anim::{skin_vertex, JointPose, Skinned};
-use crate::model::Model;
+use crate::model::{Model, Vertex};
 
 /// The CPU reference of the palette pass for one instance record: sample animation a (and b
 /// while it fades in, and the layer), blend in local space, compose, and multiply by the inverse
@@ -36,11 +36,52 @@ pub fn reference_palette(model: &Model, data: &InstanceData) -> Vec<Mat4> {
     palette
 }
 
-/// The CPU reference of the skin pass for one instance record: every vertex, world space.
-pub fn reference_skinning(model: &Model, data: &InstanceData) -> Vec<Skinned> {
+/// The CPU reference of the palette pass's morph weights for one instance record, per target: the
+/// weight animation a's channel gives (its default where a keys none, or there is no a), faded
+/// toward b's as the joints are, toward the layer's where the layer keys the target, and a weight
+/// set by hand (`overrides`) over all. Mirrors `write_morph_weights` in palette.comp.glsl.
+pub fn reference_weights(model: &Model, data: &InstanceData, overrides: &[Option<f32>]) -> Vec<f32> {
+    let animation_at = |index: u32| model.animations.get(index as usize).filter(|_| index != NO_CLIP);
+    // Per target, the animation's weight where it keys the target.
+    let keyed = |index: u32, time: f32| {
+        let mut weights = vec![None; model.morph_targets.len()];
+        for channel in animation_at(index).map_or(&[][..], |animation| &animation.weights) {
+            if let Some(weight) = weights.get_mut(channel.target) {
+                *weight = Some(channel.sample(time));
+            }
+        }
+        weights
+    };
+    let defaults: Vec<f32> = model.morph_targets.iter().map(|target| target.default_weight).collect();
+    let or_defaults = |keyed: Vec<Option<f32>>| keyed.iter().zip(&defaults).map(|(keyed, &default)| keyed.unwrap_or(default)).collect();
+    let mut weights: Vec<f32> = or_defaults(keyed(data.animation_a(), data.time_a));
+    if data.fading() {
+        let other: Vec<f32> = or_defaults(keyed(data.animation_b(), data.time_b));
+        for (weight, other) in weights.iter_mut().zip(other) {
+            *weight += (other - *weight) * data.blend;
+        }
+    }
+    if data.layered() {
+        for (weight, layer) in weights.iter_mut().zip(keyed(data.layer_animation(), data.time_layer)) {
+            if let Some(layer) = layer {
+                *weight += (layer - *weight) * data.layer_weight;
+            }
+        }
+    }
+    for (weight, set_by_hand) in weights.iter_mut().zip(overrides) {
+        if let Some(set_by_hand) = set_by_hand {
+            *weight = *set_by_hand;
+        }
+    }
+    weights
+}
+
+/// The CPU reference of the skin pass for one instance record: every vertex morphed at the
+/// instance's weights, then skinned, world space.
+pub fn reference_skinning(model: &Model, data: &InstanceData, overrides: &[Option<f32>]) -> Vec<Skinned> {
     let palette = reference_palette(model, data);
     model
-        .vertices
+        .morphed_vertices(&reference_weights(model, data, overrides), model.vertices.len())
         .iter()
         .map(|vertex| {
             skin_vertex(&palette, vertex.position, vertex.normal, vertex.tangent.truncate(), model.influences_of(vertex))
@@ -67,18 +108,18 @@ fn pack_snorm16(v: Vec3A, w: f32) -> [i16; 4] {
 /// strategy's inner loop, [`skin_vertex`]'s maths on SIMD registers. On x86-64, [`x86`]'s kernels
 /// (256-bit with FMA where the CPU has AVX and FMA, found at run time; SSE2 otherwise); elsewhere
 /// [`skin_portable`].
-pub fn skin_packed(model: &Model, palette: &[Affine3A], out: &mut [SkinnedVertex]) {
+pub fn skin_packed(model: &Model, vertices: &[Vertex], palette: &[Affine3A], out: &mut [SkinnedVertex]) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx") && std::arch::is_x86_feature_detected!("fma") {
             // SAFETY: the CPU has AVX and FMA, checked just above.
-            unsafe { x86::skin_avx(model, palette, out) }
+            unsafe { x86::skin_avx(model, vertices, palette, out) }
         } else {
-            x86::skin_sse2(model, palette, out);
+            x86::skin_sse2(model, vertices, palette, out);
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    skin_portable(model, palette, out);
+    skin_portable(model, vertices, palette, out);
 }
 
 /// [`skin_packed`] in glam's SIMD affine type, for any CPU: a blended matrix is three columns and
@@ -86,8 +127,8 @@ pub fn skin_packed(model: &Model, palette: &[Affine3A], out: &mut [SkinnedVertex
 /// vertex's position, normal and tangent take three each. No matrix row the transforms never
 /// read, no intermediate vertex list.
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
-fn skin_portable(model: &Model, palette: &[Affine3A], out: &mut [SkinnedVertex]) {
-    for (vertex, out) in model.vertices.iter().zip(out) {
+fn skin_portable(model: &Model, vertices: &[Vertex], palette: &[Affine3A], out: &mut [SkinnedVertex]) {
+    for (vertex, out) in vertices.iter().zip(out) {
         let (mut x, mut y, mut z, mut t) = (Vec3A::ZERO, Vec3A::ZERO, Vec3A::ZERO, Vec3A::ZERO);
         for influence in model.influences_of(vertex) {
             let Some(matrix) = palette.get(influence.joint as usize) else { continue };
@@ -120,7 +161,7 @@ mod x86 {
 
     use glam::Affine3A;
 
-    use crate::model::Model;
+    use crate::model::{Model, Vertex};
     use crate::render::shader_types::SkinnedVertex;
 
     /// [`super::skin_packed`] in 256-bit registers with fused multiply-adds: a blended matrix is
@@ -131,8 +172,8 @@ mod x86 {
     /// # Safety
     /// The CPU must have AVX and FMA (`is_x86_feature_detected!`).
     #[target_feature(enable = "avx,fma")]
-    pub unsafe fn skin_avx(model: &Model, palette: &[Affine3A], out: &mut [SkinnedVertex]) {
-        for (vertex, out) in model.vertices.iter().zip(out) {
+    pub unsafe fn skin_avx(model: &Model, vertices: &[Vertex], palette: &[Affine3A], out: &mut [SkinnedVertex]) {
+        for (vertex, out) in vertices.iter().zip(out) {
             let (mut xy, mut zt) = (_mm256_setzero_ps(), _mm256_setzero_ps());
             for influence in model.influences_of(vertex) {
                 let Some(matrix) = palette.get(influence.joint as usize) else { continue };
@@ -185,10 +226,10 @@ mod x86 {
     }
 
     /// [`super::skin_packed`] in 128-bit registers, for x86-64 CPUs without AVX and FMA.
-    pub fn skin_sse2(model: &Model, palette: &[Affine3A], out: &mut [SkinnedVertex]) {
+    pub fn skin_sse2(model: &Model, vertices: &[Vertex], palette: &[Affine3A], out: &mut [SkinnedVertex]) {
         // SAFETY: SSE2 intrinsics on values in registers; stores go to local arrays.
         unsafe {
-            for (vertex, out) in model.vertices.iter().zip(out) {
+            for (vertex, out) in vertices.iter().zip(out) {
                 let zero = _mm_setzero_ps();
                 let (mut x, mut y, mut z, mut t) = (zero, zero, zero, zero);
                 for influence in model.influences_of(vertex) {
@@ -256,22 +297,39 @@ mod x86 {
 /// here, 4 % of a 64-instance frame on two cores. Instance i's first `skinned[i]` vertices are
 /// skinned (its level of detail's; 0: culled, not even sampled); the rest of its vertices are left
 /// as they were, as the skin pass leaves them, since no pass reads them.
-pub fn cpu_skin_instances(model: &Model, instances: &[InstanceData], skinned: &[u32], out: &mut [SkinnedVertex]) {
+pub fn cpu_skin_instances(
+    model: &Model,
+    instances: &[InstanceData],
+    overrides: &[Option<f32>],
+    skinned: &[u32],
+    out: &mut [SkinnedVertex],
+) {
     use rayon::prelude::*;
     let vertex_count = model.vertices.len();
     if vertex_count == 0 {
         return;
     }
     out.par_chunks_mut(vertex_count).zip(instances).zip(skinned).for_each_init(
-        || Vec::with_capacity(model.skeleton.len()),
-        |palette, ((out, data), &count)| {
+        || (Vec::with_capacity(model.skeleton.len()), Vec::new()),
+        |(palette, morphed), ((out, data), &count)| {
             if count == 0 {
                 return;
             }
             palette.clear();
             palette.extend(reference_palette(model, data).iter().map(|&matrix| Affine3A::from_mat4(matrix)));
             let count = (count as usize).min(out.len());
-            skin_packed(model, palette, &mut out[..count]);
+            // Morphed into a copy of the level's vertices where a target is active; else straight
+            // from the model's.
+            let weights = reference_weights(model, data, overrides);
+            let vertices = if weights.iter().any(|&weight| weight != 0.0) {
+                morphed.clear();
+                morphed.extend_from_slice(&model.vertices[..count]);
+                model.morph_in_place(&weights, morphed);
+                &morphed[..]
+            } else {
+                &model.vertices[..count]
+            };
+            skin_packed(model, vertices, palette, &mut out[..count]);
         },
     );
 }
@@ -296,19 +354,19 @@ mod tests {
         let affine: Vec<Affine3A> = palette.iter().map(|&matrix| Affine3A::from_mat4(matrix)).collect();
         let blank = vec![SkinnedVertex { position: [0.0; 3], normal: [0; 4], tangent: [0; 4] }; model.vertices.len()];
         // Every kernel this CPU can run: the portable one, and on x86-64 the SSE2 and FMA ones.
-        type Kernel = fn(&Model, &[Affine3A], &mut [SkinnedVertex]);
+        type Kernel = fn(&Model, &[Vertex], &[Affine3A], &mut [SkinnedVertex]);
         let mut kernels: Vec<(&str, Kernel)> = vec![("portable", skin_portable)];
         #[cfg(target_arch = "x86_64")]
         {
             kernels.push(("sse2", x86::skin_sse2));
             if std::arch::is_x86_feature_detected!("avx") && std::arch::is_x86_feature_detected!("fma") {
                 // SAFETY: the CPU has AVX and FMA, checked just above.
-                kernels.push(("avx", |model, palette, out| unsafe { x86::skin_avx(model, palette, out) }));
+                kernels.push(("avx", |model, vertices, palette, out| unsafe { x86::skin_avx(model, vertices, palette, out) }));
             }
         }
         for (name, kernel) in kernels {
             let mut out = blank.clone();
-            kernel(&model, &affine, &mut out);
+            kernel(&model, &model.vertices, &affine, &mut out);
             check(&model, &palette, &out, name);
         }
     }

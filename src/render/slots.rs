@@ -20,6 +20,8 @@ use crate::gpu::{self, Buffer, Device};
 pub struct FrameSlot {
     pub uniforms: Buffer,
     pub instances: Buffer,
+    /// Per morph target, a weight set by hand: (weight, 1 when it holds), as the palette pass reads it.
+    pub morph_overrides: Buffer,
     pub command_buffer: vk::CommandBuffer,
     /// Signalled when this slot's last submission finished; its buffers may then be rewritten.
     pub fence: Fence,
@@ -63,6 +65,14 @@ impl FrameSlot {
             Usage::STORAGE_BUFFER,
             MemoryLocation::CpuToGpu,
         )?;
+        let mut morph_overrides = Buffer::new(
+            device,
+            &format!("frame.morph_overrides[{slot}]"),
+            u64::from(gpu_model.target_count.max(1)) * 8,
+            Usage::STORAGE_BUFFER,
+            MemoryLocation::CpuToGpu,
+        )?;
+        morph_overrides.write(0, &override_records(&[], gpu_model.target_count.max(1)))?;
         let palette_set = palette.frame_set(
             slot,
             &PaletteInputs {
@@ -74,6 +84,8 @@ impl FrameSlot {
                 instances: &instances,
                 palette_list: &cull.palette_list,
                 counters: &cull.counters,
+                morph_targets: &gpu_model.morph_targets,
+                morph_overrides: &morph_overrides,
             },
         )?;
         let cull_set = cull.frame_set(
@@ -110,6 +122,7 @@ impl FrameSlot {
             counts_readback,
             uniforms,
             instances,
+            morph_overrides,
             command_buffer,
             fence: Fence::new(device, &format!("frame.fence[{slot}]"), true)?,
             image_available: Semaphore::new(device, &format!("frame.image_available[{slot}]"))?,
@@ -118,4 +131,15 @@ impl FrameSlot {
             frame_set,
         })
     }
+}
+
+/// The palette pass's override records for `target_count` targets: (weight, 1) where one is set by
+/// hand, (0, 0) where the clips hold.
+pub fn override_records(overrides: &[Option<f32>], target_count: u32) -> Vec<[f32; 2]> {
+    (0..target_count as usize)
+        .map(|target| match overrides.get(target).copied().flatten() {
+            Some(weight) => [weight, 1.0],
+            None => [0.0, 0.0],
+        })
+        .collect()
 }

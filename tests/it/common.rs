@@ -64,7 +64,7 @@ pub fn check_skinning(model: &Model, scene: &FrameScene, skinned: &[SkinnedVerte
     let vertex_count = model.vertices.len();
     let (mut worst_position, mut worst_normal) = (0.0f32, 0.0f32);
     for (instance_index, data) in scene.instances.iter().enumerate() {
-        for (vertex_index, reference) in reference_skinning(model, data).into_iter().enumerate() {
+        for (vertex_index, reference) in reference_skinning(model, data, &scene.morph_overrides).into_iter().enumerate() {
             let (position, normal) = (reference.position, reference.normal);
             let tangent_error = skinned[instance_index * vertex_count + vertex_index].tangent().distance(reference.tangent);
             assert!(

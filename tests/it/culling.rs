@@ -118,7 +118,7 @@ fn culling_keeps_what_the_camera_or_the_light_sees() {
             let vertex_count = model.vertices.len();
             for &instance in &light_only {
                 let data = &scene.instances[instance as usize];
-                for (index, reference) in reference_skinning(model, data).into_iter().enumerate() {
+                for (index, reference) in reference_skinning(model, data, &[]).into_iter().enumerate() {
                     let gpu = Vec3::from_array(vertices[instance as usize * vertex_count + index].position);
                     let error = gpu.distance(reference.position);
                     assert!(error <= tolerance, "light-only instance {instance} vertex {index}: error {error:e}");

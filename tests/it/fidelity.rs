@@ -83,7 +83,7 @@ fn gpu_skinning_follows_every_models_curves_with_crossfades_and_layers() {
             assert!(scene.instances[1].fading() && scene.instances[2].layered());
             let (skinned, _) = skin_on_gpu(&mut headless, &scene);
             for (instance, data) in scene.instances.iter().enumerate() {
-                for (vertex, reference) in reference_skinning(&setup.model, data).iter().enumerate() {
+                for (vertex, reference) in reference_skinning(&setup.model, data, &[]).iter().enumerate() {
                     let gpu = Vec3::from_array(skinned[instance * vertex_count + vertex].position);
                     worst = worst.max(gpu.distance(reference.position));
                 }

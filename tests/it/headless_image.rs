@@ -30,7 +30,7 @@ fn to_pixel(view_projection: Mat4, world: Vec3) -> Option<(u32, u32)> {
 
 /// World-space skinned positions of instance 0, from the CPU reference.
 fn cpu_skinned_positions(setup: &SceneSetup, scene: &FrameScene) -> Vec<Vec3> {
-    vkskin::render::reference::reference_skinning(&setup.model, &scene.instances[0])
+    vkskin::render::reference::reference_skinning(&setup.model, &scene.instances[0], &scene.morph_overrides)
         .iter()
         .map(|vertex| vertex.position)
         .collect()

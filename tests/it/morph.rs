@@ -1,13 +1,18 @@
-//! Morph targets read into the model (issue 28 for FBX, the first part of issue 29 for glTF): the
-//! model's targets at the weights its clips give equal the files' own morph, evaluated here from
-//! the glTF accessors by the spec's formula. The renderer does not morph yet (issue 29).
+//! Morph targets (issue 29): read into the model, the model's targets at the weights its clips
+//! give equal the files' own morph (evaluated here from the glTF accessors by the spec's formula),
+//! and every strategy morphs before it skins as the CPU reference does, on the shared morph models.
 
 use std::path::Path;
 
 use glam::{Mat4, Vec3};
+use vkskin::app::imagediff::LargestDifference;
+use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::formats::load_model;
+use vkskin::model::Model;
+use vkskin::render::reference::reference_skinning;
+use vkskin::render::Strategy;
 
-use crate::common::shared_models;
+use crate::common::{assert_no_validation_messages, shared_models, validated_device, DIRECTION_TOLERANCE};
 
 /// The spec's morph, straight from the file: per node with a mesh, each primitive's positions plus
 /// the weighted target offsets, the weights sampled linearly from the node's `weights` channel in
@@ -137,4 +142,112 @@ fn morph_targets_follow_the_levels_of_details_reordering() {
     }
     assert_eq!(compared, model.vertices.len());
     assert_ne!(before, after, "the order changed");
+}
+
+/// The shared models with morph targets the issue names (those present): the Khronos samples, the
+/// skinned and morphed robot, the Blender blend-shape cube, and MorphStressTest with its levels of
+/// detail (vertices reordered, the targets with them).
+fn morph_models() -> Vec<(&'static str, Model)> {
+    let files = [
+        ("gltf", "AnimatedMorphCube/glTF/AnimatedMorphCube.gltf"),
+        ("gltf", "SimpleMorph/glTF/SimpleMorph.gltf"),
+        ("gltf", "MorphStressTest/glTF/MorphStressTest.gltf"),
+        ("gltf", "RobotExpressive/RobotExpressive.glb"),
+        ("fbx", "BlenderShapeAnim/blender440_shape_weight_anim_7400_binary.fbx"),
+    ];
+    let mut models = Vec::new();
+    for (folder, file) in files {
+        let Some(folder) = shared_models(folder) else { continue };
+        let model = load_model(&folder.join(file), &[]).unwrap_or_else(|error| panic!("{file}: {error}"));
+        if file.starts_with("MorphStressTest") {
+            models.push(("MorphStressTest with levels of detail", vkskin::model::lod::with_levels(&model)));
+        }
+        models.push((file, model));
+    }
+    models
+}
+
+/// Every vertex of every instance as the GPU (`compute`) or the CPU (`cpu`) strategy left it, against
+/// the CPU reference: three instances playing the first clip, one of them fading into the last, at
+/// three times, the last with a target's weight set by hand. Positions within 1e-5 of the extent,
+/// directions within a snorm16 rounding.
+#[test]
+fn every_strategy_morphs_then_skins_as_the_cpu_reference() {
+    for (name, model) in morph_models() {
+        let extent = model.extent();
+        let last_clip = model.clips.len() - 1;
+        let duration = model.clips[0].duration;
+        let mut setup = SceneSetup::new(model, 3);
+        setup.play(0, 0.0, 0.0);
+        setup.instances[1].switch_clip(last_clip, 0.0, duration * 2.0);
+        for strategy in [Strategy::Compute, Strategy::Cpu] {
+            let device = validated_device();
+            let mut headless = HeadlessRenderer::with_strategy(&device, &setup, (96, 96), strategy).expect("renderer");
+            let (mut worst, mut moved) = (0.0f32, 0.0f32);
+            for (fraction, by_hand) in [(0.3, None), (0.65, None), (0.9, Some(0.7))] {
+                setup.morph_overrides = vec![by_hand];
+                let scene = setup.frame(f64::from(duration * fraction), headless.aspect());
+                headless.render(&scene).expect("frame");
+                let skinned = headless.renderer.read_back_skinned().expect("read back");
+                let vertex_count = setup.model.vertices.len();
+                let unmorphed = vec![Some(0.0); setup.model.morph_targets.len()];
+                for (instance, data) in scene.instances.iter().enumerate() {
+                    let reference = reference_skinning(&setup.model, data, &scene.morph_overrides);
+                    let base = reference_skinning(&setup.model, data, &unmorphed);
+                    for (vertex, (expected, base)) in reference.iter().zip(&base).enumerate() {
+                        let found = skinned[instance * vertex_count + vertex];
+                        let error = Vec3::from_array(found.position).distance(expected.position);
+                        worst = worst.max(error);
+                        moved = moved.max(expected.position.distance(base.position));
+                        assert!(
+                            error <= 1e-5 * extent,
+                            "{name}, {}: instance {instance} vertex {vertex} at {fraction}: {error:e} (extent {extent})",
+                            strategy.name()
+                        );
+                        let (normal, tangent) =
+                            (found.normal().distance(expected.normal), found.tangent().distance(expected.tangent));
+                        // A moved tangent is made perpendicular to the moved normal again: where it
+                        // leaned close to the normal, what is left is short, and normalizing it
+                        // scales the rounding up (RobotExpressive: 3.1e-5).
+                        assert!(
+                            normal <= DIRECTION_TOLERANCE && tangent <= 2.0 * DIRECTION_TOLERANCE,
+                            "{name}, {}: instance {instance} vertex {vertex}: normal {normal:e}, tangent {tangent:e}",
+                            strategy.name()
+                        );
+                    }
+                }
+            }
+            assert_no_validation_messages(&device);
+            println!("{name}, {}: worst {worst:e} of extent {extent}; the morph moved vertices up to {moved}", strategy.name());
+            assert!(moved > 1e-2 * extent, "{name}: the targets move the vertices");
+        }
+    }
+}
+
+/// The `vertex` strategy morphs in its vertex shaders what `compute` morphs in the skin pass: the
+/// same image; and the image changes as the clip's weights do.
+#[test]
+fn the_vertex_strategy_draws_the_morph_the_skin_pass_does_and_it_moves() {
+    let Some(folder) = shared_models("gltf/AnimatedMorphCube") else { return };
+    let model = load_model(&folder.join("glTF/AnimatedMorphCube.gltf"), &[]).expect("loads");
+    let duration = model.clips[0].duration;
+    let mut setup = SceneSetup::new(model, 1);
+    setup.play(0, 0.0, 0.0);
+    let mut images = Vec::new();
+    for strategy in [Strategy::Compute, Strategy::Vertex] {
+        let device = validated_device();
+        let mut headless = HeadlessRenderer::with_strategy(&device, &setup, (160, 120), strategy).expect("renderer");
+        for fraction in [0.05, 0.3] {
+            images.push(headless.render(&setup.frame(f64::from(duration * fraction), headless.aspect())).expect("frame"));
+        }
+        assert_no_validation_messages(&device);
+    }
+    for (early, late) in [(0, 2), (1, 3)] {
+        let difference = LargestDifference::between(&images[early], &images[late]);
+        println!("compute vs vertex: {} far pixels of {}, mean {:.3}", difference.far, difference.pixels, difference.mean);
+        assert!(difference.far * 200 <= difference.pixels && difference.mean < 1.0, "the strategies agree");
+    }
+    let over_time = LargestDifference::between(&images[0], &images[1]);
+    println!("0.05 against 0.3 of the clip: {} pixels differ far", over_time.far);
+    assert!(over_time.far > 100, "the morph changes the image over time");
 }

@@ -223,6 +223,7 @@ impl Viewer {
             light_direction: self.setup.light_direction,
             camera: self.setup.camera,
             bounds: self.setup.bounds,
+            morph_overrides: self.setup.morph_overrides.clone(),
         };
         self.replace_scene(setup, self.options.strategy).map(|_| ())
     }

@@ -1,10 +1,12 @@
 //! Palette pass (compute): one invocation per listed instance walks the skeleton parents first,
 //! samples every joint's channels at the instance's time, blends a crossfade and a layer in local
 //! space, composes each joint onto its parent's pose and writes `world × model pose × inverse bind`
-//! (why this shape: the shader's header).
+//! (why this shape: the shader's header); for a model with morph targets it then samples their
+//! weights alike and lists the non-zero ones in the instance's morph block after its joints.
 //!
 //! Reads: `model.channels`, `model.key_times`, `model.key_values`, `model.joints`,
-//! `model.inverse_binds`, `frame.instances[slot]`, and the instances to animate from
+//! `model.inverse_binds`, `model.morph_targets`, `frame.instances[slot]`,
+//! `frame.morph_overrides[slot]`, and the instances to animate from
 //! `cull.palette_list` (every kept instance, or with animation LOD the near ones and half the far),
 //! as many as `cull.counters` counted (the indirect dispatch covers them in workgroups of 64,
 //! counted by the cull pass too).
@@ -39,6 +41,8 @@ pub const BINDING_PALETTES: u32 = 6;
 pub const BINDING_PALETTE_LIST: u32 = 7;
 pub const BINDING_JOINT_POSITIONS: u32 = 8;
 pub const BINDING_COUNTERS: u32 = 9;
+pub const BINDING_MORPH_TARGETS: u32 = 10;
+pub const BINDING_MORPH_OVERRIDES: u32 = 11;
 
 pub struct PalettePass {
     pub pipeline: Pipeline,
@@ -65,6 +69,9 @@ pub struct PaletteInputs<'a> {
     pub instances: &'a Buffer,
     pub palette_list: &'a Buffer,
     pub counters: &'a Buffer,
+    pub morph_targets: &'a Buffer,
+    /// The frame slot's weights set by hand.
+    pub morph_overrides: &'a Buffer,
 }
 
 impl PalettePass {
@@ -74,11 +81,17 @@ impl PalettePass {
             joint_count: model.joint_count,
             chunk_instances: setup.chunking.instances_per_chunk,
             write_joint_positions: u32::from(write_joint_positions),
+            palette_stride: model.palette_stride,
+            target_count: model.target_count,
+            weight_channels: model.weight_channels,
         }
     }
 
-    pub fn new(device: &Arc<Device>, chunking: Chunking, instance_count: u32, joint_count: u32) -> gpu::Result<PalettePass> {
-        let palette_bytes = u64::from(joint_count) * std::mem::size_of::<PaletteMatrix>() as u64;
+    /// The pass and its outputs for `instance_count` instances of `model`: `palette_stride` slots
+    /// an instance (its joints' entries, then its morph block), `joint_count` joint positions.
+    pub fn new(device: &Arc<Device>, chunking: Chunking, instance_count: u32, model: &GpuModel) -> gpu::Result<PalettePass> {
+        let joint_count = model.joint_count;
+        let palette_bytes = u64::from(model.palette_stride) * std::mem::size_of::<PaletteMatrix>() as u64;
         let usage = Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC;
         let mut palettes = Vec::new();
         for chunk in 0..chunking.chunk_count {
@@ -104,6 +117,8 @@ impl PalettePass {
                 (BINDING_PALETTE_LIST, storage, compute, 1),
                 (BINDING_JOINT_POSITIONS, storage, compute, 1),
                 (BINDING_COUNTERS, storage, compute, 1),
+                (BINDING_MORPH_TARGETS, storage, compute, 1),
+                (BINDING_MORPH_OVERRIDES, storage, compute, 1),
             ],
         )?;
         let pipeline = Pipeline::compute(
@@ -135,6 +150,8 @@ impl PalettePass {
                 (BINDING_PALETTE_LIST, Resource::StorageBuffer(inputs.palette_list)),
                 (BINDING_JOINT_POSITIONS, Resource::StorageBuffer(&self.joint_positions)),
                 (BINDING_COUNTERS, Resource::StorageBuffer(inputs.counters)),
+                (BINDING_MORPH_TARGETS, Resource::StorageBuffer(inputs.morph_targets)),
+                (BINDING_MORPH_OVERRIDES, Resource::StorageBuffer(inputs.morph_overrides)),
             ],
         );
         Ok(set)

@@ -28,7 +28,8 @@ struct SkinningShadowPush {
     light_view_projection: [f32; 16],
     joint_count: u32,
     chunk_instances: u32,
-    unused: [u32; 2],
+    palette_stride: u32,
+    unused: u32,
 }
 
 pub const SHADOW_MAP_SIZE: u32 = 2048;
@@ -176,12 +177,13 @@ impl ShadowPass {
                 let matrix = light_view_projection.to_cols_array();
                 self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::VERTEX, &matrix);
             }
-            VertexSource::SkinInVertexShader { skin_inputs, joint_count, chunk_instances } => {
+            VertexSource::SkinInVertexShader { skin_inputs, joint_count, chunk_instances, palette_stride } => {
                 let push = SkinningShadowPush {
                     light_view_projection: light_view_projection.to_cols_array(),
                     joint_count,
                     chunk_instances,
-                    unused: [0; 2],
+                    palette_stride,
+                    unused: 0,
                 };
                 self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::VERTEX, &push);
                 self.pipeline.bind_sets(command_buffer, 0, &[skin_inputs]);

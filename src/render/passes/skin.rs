@@ -1,7 +1,9 @@
-//! Skin pass (compute): every vertex of every instance, blended by all of its influences (an offset
-//! and a count into `model.influences`), written once into `skinned_vertices` in world space.
+//! Skin pass (compute): every vertex of every instance, moved by the instance's active morph targets
+//! and then blended by all of its influences (an offset and a count into `model.influences`),
+//! written once into `skinned_vertices` in world space.
 //!
-//! Reads: `model.source_vertices`, `model.influences`, `joint_palettes`, and the instances to skin
+//! Reads: `model.source_vertices`, `model.influences`, `model.morph_targets`, `model.morph_deltas`,
+//! `joint_palettes` (with each instance's morph block), and the instances to skin
 //! from `cull.level_lists`: one dispatch per level of detail, skinning the level's vertices (a
 //! prefix of the model's) of the instances in its list, whose count is the dispatch's y size
 //! (`cull.counters.skin_levels`). Writes (and
@@ -30,6 +32,8 @@ pub const BINDING_INFLUENCES: u32 = 1;
 pub const BINDING_PALETTES: u32 = 2;
 pub const BINDING_SKINNED: u32 = 3;
 pub const BINDING_LEVEL_LISTS: u32 = 4;
+pub const BINDING_MORPH_TARGETS: u32 = 5;
+pub const BINDING_MORPH_DELTAS: u32 = 6;
 
 /// What the pass reads, made by the model's upload and the passes before it.
 pub struct SkinInputs<'a> {
@@ -39,6 +43,8 @@ pub struct SkinInputs<'a> {
     pub palettes: &'a [Buffer],
     /// The cull pass's level lists (the instances to skin, per level).
     pub level_lists: &'a Buffer,
+    pub morph_targets: &'a Buffer,
+    pub morph_deltas: &'a Buffer,
 }
 
 pub struct SkinPass {
@@ -67,6 +73,7 @@ impl SkinPass {
                 instance_vertices: model.vertex_count,
                 chunk_instances: setup.chunking.instances_per_chunk,
                 list_offset: dispatch.list_offset,
+                palette_stride: model.palette_stride,
             })
             .collect()
     }
@@ -105,6 +112,8 @@ impl SkinPass {
                 (BINDING_PALETTES, storage, compute, MAX_CHUNKS),
                 (BINDING_SKINNED, storage, compute, MAX_CHUNKS),
                 (BINDING_LEVEL_LISTS, storage, compute, 1),
+                (BINDING_MORPH_TARGETS, storage, compute, 1),
+                (BINDING_MORPH_DELTAS, storage, compute, 1),
             ],
         )?;
         let pipeline = Pipeline::compute(
@@ -125,6 +134,8 @@ impl SkinPass {
                 (BINDING_PALETTES, Resource::StorageBuffers(padded_chunks(inputs.palettes))),
                 (BINDING_SKINNED, Resource::StorageBuffers(padded_chunks(&skinned))),
                 (BINDING_LEVEL_LISTS, Resource::StorageBuffer(inputs.level_lists)),
+                (BINDING_MORPH_TARGETS, Resource::StorageBuffer(inputs.morph_targets)),
+                (BINDING_MORPH_DELTAS, Resource::StorageBuffer(inputs.morph_deltas)),
             ],
         )?;
         Ok(SkinPass { pipeline, tuning, set, _pool: pool, set_layout, skinned, device: device.clone() })

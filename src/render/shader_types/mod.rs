@@ -60,6 +60,8 @@ pub const CHANNEL_IMPLIED_W: u32 = 1 << 8;
 pub const CHANNEL_UNIFORM: u32 = 1 << 9;
 pub const CHANNEL_WRAPS: u32 = 1 << 10;
 pub const CHANNEL_HAS_BASE: u32 = 1 << 11;
+/// `PROPERTY_WEIGHT` in common.glsl: a morph target's weight channel.
+pub const PROPERTY_WEIGHT: u32 = 3;
 
 /// `JointInfo` in common.glsl.
 #[repr(C)]
@@ -72,6 +74,42 @@ pub struct GpuJoint {
     /// Parent (`NO_PARENT` for a root), the subtree's depth-first span, and 1 when `pre` is not the
     /// identity.
     pub links: [u32; 4],
+}
+
+/// `MorphTarget` in common.glsl: where one target's deltas are and what it weighs by default.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuMorphTarget {
+    pub first_delta: u32,
+    pub delta_count: u32,
+    /// The lowest and highest vertex it moves (a vertex outside skips the search).
+    pub first_vertex: u32,
+    pub last_vertex: u32,
+    pub default_weight: f32,
+    pub unused: [u32; 3],
+}
+
+/// `MorphDelta` in common.glsl: one vertex's offsets in one target at weight 1.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuMorphDelta {
+    pub position: [f32; 3],
+    pub vertex: u32,
+    pub normal: [f32; 3],
+    pub unused: u32,
+}
+
+/// Floats a palette slot (`PaletteMatrix`) holds: the morph block after an instance's joints is
+/// counted in them (common.glsl: the morph block).
+pub const SLOT_FLOATS: u32 = 12;
+
+/// Palette slots an instance's morph block takes for `target_count` targets: its active count and
+/// a (target, weight) pair per target that can be active, or none without targets.
+pub fn morph_slots(target_count: u32) -> u32 {
+    match target_count {
+        0 => 0,
+        count => (1 + 2 * count).div_ceil(SLOT_FLOATS),
+    }
 }
 
 /// `NO_PARENT` in common.glsl.
@@ -244,13 +282,13 @@ pub struct GpuBounds {
 }
 
 /// `MAX_CHUNKS` in common.glsl: the most chunks (storage-buffer bindings) the skinned vertices and
-/// the palettes may be split into (the skin pass binds 2 × 12 + 3 storage buffers; lavapipe allows
+/// the palettes may be split into (the skin pass binds 2 × 12 + 5 storage buffers; lavapipe allows
 /// 32 a stage).
 pub const MAX_CHUNKS: u32 = 12;
 
-/// Storage buffers the skin pass binds in one stage: two chunk arrays and three buffers (the device
-/// must allow as many: `device_needs`; the triangle pass checks its one more itself).
-pub const STORAGE_BUFFERS_PER_STAGE: u32 = 2 * MAX_CHUNKS + 3;
+/// Storage buffers the skin pass binds in one stage: two chunk arrays and five buffers (the device
+/// must allow as many: `device_needs`).
+pub const STORAGE_BUFFERS_PER_STAGE: u32 = 2 * MAX_CHUNKS + 5;
 
 /// `CullCounters` in common.glsl: the cull pass's counts, laid out as indirect arguments.
 #[repr(C)]
@@ -348,6 +386,11 @@ pub struct PalettePush {
     pub chunk_instances: u32,
     /// 1: write `joint_positions` (the skeleton view is on).
     pub write_joint_positions: u32,
+    /// Palette slots an instance takes: its joints, then its morph block ([`morph_slots`]).
+    pub palette_stride: u32,
+    pub target_count: u32,
+    /// Where the weight channels start in `model.channels`: (animation × target_count + target) past it.
+    pub weight_channels: u32,
 }
 
 /// Push constants of skin.comp.
@@ -362,6 +405,8 @@ pub struct SkinPush {
     pub chunk_instances: u32,
     /// Where the level's skin list starts in `cull.level_lists`.
     pub list_offset: u32,
+    /// Palette slots an instance takes (joints, then the morph block).
+    pub palette_stride: u32,
 }
 
 /// Push constants of triangles.comp.

@@ -195,6 +195,29 @@ fn layouts_match_the_compiled_shaders() {
             ("instance_vertices", offset_of!(SkinPush, instance_vertices)),
             ("chunk_instances", offset_of!(SkinPush, chunk_instances)),
             ("list_offset", offset_of!(SkinPush, list_offset)),
+            ("palette_stride", offset_of!(SkinPush, palette_stride)),
+        ],
+    );
+    check(
+        shaders::SKIN_COMP,
+        "MorphTarget",
+        size_of::<GpuMorphTarget>(),
+        &[
+            ("first_delta", offset_of!(GpuMorphTarget, first_delta)),
+            ("delta_count", offset_of!(GpuMorphTarget, delta_count)),
+            ("first_vertex", offset_of!(GpuMorphTarget, first_vertex)),
+            ("last_vertex", offset_of!(GpuMorphTarget, last_vertex)),
+            ("default_weight", offset_of!(GpuMorphTarget, default_weight)),
+        ],
+    );
+    check(
+        shaders::SKIN_COMP,
+        "MorphDelta",
+        size_of::<GpuMorphDelta>(),
+        &[
+            ("position", offset_of!(GpuMorphDelta, position)),
+            ("vertex", offset_of!(GpuMorphDelta, vertex)),
+            ("normal", offset_of!(GpuMorphDelta, normal)),
         ],
     );
     check(
@@ -255,6 +278,9 @@ fn layouts_match_the_compiled_shaders() {
             ("joint_count", offset_of!(PalettePush, joint_count)),
             ("chunk_instances", offset_of!(PalettePush, chunk_instances)),
             ("write_joint_positions", offset_of!(PalettePush, write_joint_positions)),
+            ("palette_stride", offset_of!(PalettePush, palette_stride)),
+            ("target_count", offset_of!(PalettePush, target_count)),
+            ("weight_channels", offset_of!(PalettePush, weight_channels)),
         ],
     );
     check(
