@@ -154,6 +154,10 @@ pub(crate) struct BenchArgs {
     /// separated: on, off.
     #[arg(long, value_enum, default_value = "off", value_delimiter = ',')]
     pub(crate) animation_lod: Vec<Switch>,
+    /// Morph targets as the clips weigh them (on) or held at weight 0 (off), comma separated; with
+    /// both, the report gives the morph's cost per vertex per active target. Models with targets only.
+    #[arg(long, value_enum, default_value = "on", value_delimiter = ',')]
+    pub(crate) morph: Vec<Switch>,
     /// Frames measured for each row (after the warm-up).
     #[arg(long, default_value_t = 60)]
     pub(crate) measure: u32,

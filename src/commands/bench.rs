@@ -17,6 +17,7 @@ pub(crate) fn bench(arguments: BenchArgs) -> Result<(), String> {
         lods: arguments.lod.iter().map(|lod| lod.on()).collect(),
         light_culling: arguments.light_culling.iter().map(|light| light.on()).collect(),
         animation_lod: arguments.animation_lod.iter().map(|switch| switch.on()).collect(),
+        morph: arguments.morph.iter().map(|switch| switch.on()).collect(),
         counts: arguments.instances,
         strategies: arguments.strategy,
         warmup: arguments.warmup,

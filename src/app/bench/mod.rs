@@ -28,6 +28,9 @@ pub struct BenchOptions {
     pub light_culling: Vec<bool>,
     /// Animation LOD off and on (`Setup::animation_lod`, at `ANIMATION_LOD_PIXELS`).
     pub animation_lod: Vec<bool>,
+    /// Morph targets as the clips weigh them (true) or held at 0 (false); a model without
+    /// targets runs once, as `true`.
+    pub morph: Vec<bool>,
     pub warmup: u32,
     pub frames: u32,
     pub size: (u32, u32),
@@ -77,6 +80,11 @@ pub struct BenchRow {
     pub light_culling: bool,
     /// Far instances' palettes every second frame.
     pub animation_lod: bool,
+    /// Morph targets as the clips weigh them; false: held at weight 0 (no target active).
+    pub morph: bool,
+    /// Active morph targets (non-zero weight) per instance, averaged over the instances in the
+    /// last measured frame (the CPU mirror of the palette pass's lists).
+    pub active_targets: f64,
     /// With levels of detail or animation LOD on, the last frame against the same frame at full
     /// detail (both off, the same light culling; when the run has it).
     pub image_difference: Option<ImageDifference>,
@@ -123,6 +131,16 @@ impl BenchRow {
         }
     }
 
+    /// The time that skins (`compute`: the skin pass; `cpu`: the CPU's skinning; `vertex`: the
+    /// shadow and forward passes, which skin in their vertex shaders), in milliseconds.
+    pub fn skinning_ms(&self) -> f64 {
+        match self.strategy {
+            Strategy::Compute => self.pass("skin").median,
+            Strategy::Cpu => self.cpu_skinning.median,
+            Strategy::Vertex => self.pass("shadow").median + self.pass("forward").median,
+        }
+    }
+
     /// Vertices animated per second of frame (wall) time: comparable across strategies.
     pub fn vertices_per_second(&self, vertex_count: usize) -> f64 {
         (self.instances * vertex_count) as f64 / (self.frame_wall.median / 1e3)
@@ -146,6 +164,7 @@ pub struct BenchReport {
     pub model: String,
     pub vertex_count: usize,
     pub joint_count: usize,
+    pub target_count: usize,
     pub frames: u32,
     pub warmup: u32,
     pub rows: Vec<BenchRow>,
@@ -194,14 +213,17 @@ pub fn run(
     let lods = if options.lods.is_empty() { vec![false] } else { options.lods.clone() };
     let lights = if options.light_culling.is_empty() { vec![true] } else { options.light_culling.clone() };
     let animation_lods = if options.animation_lod.is_empty() { vec![false] } else { options.animation_lod.clone() };
+    let morphs = if options.morph.is_empty() || model.morph_targets.is_empty() { vec![true] } else { options.morph.clone() };
     // Only `compute` has a triangle pass, and the `cpu` strategy no palette pass: they run without.
-    let variants = |strategy: Strategy| -> Vec<(bool, bool, bool)> {
+    let variants = |strategy: Strategy| -> Vec<(bool, bool, bool, bool)> {
         let lights = if strategy == Strategy::Compute { lights.clone() } else { vec![false] };
         let animation_lods = if strategy == Strategy::Cpu { vec![false] } else { animation_lods.clone() };
         let mut variants = Vec::new();
         for &lod in &lods {
             for &light in &lights {
-                variants.extend(animation_lods.iter().map(|&animation_lod| (lod, light, animation_lod)));
+                for &animation_lod in &animation_lods {
+                    variants.extend(morphs.iter().map(|&morph| (lod, light, animation_lod, morph)));
+                }
             }
         }
         variants
@@ -245,20 +267,21 @@ pub fn run(
     let mut rows: Vec<BenchRow> = Vec::new();
     // Each (count, strategy, light culling)'s last frame at full detail (levels of detail and
     // animation LOD off): the reference the other variants' last frames are compared with.
-    let mut full_detail: BTreeMap<(usize, usize, bool), image::RgbaImage> = BTreeMap::new();
+    let mut full_detail: BTreeMap<(usize, usize, bool, bool), image::RgbaImage> = BTreeMap::new();
     // Those variants' last frames while their reference is still to come.
-    let mut waiting: Vec<(usize, (usize, usize, bool), image::RgbaImage)> = Vec::new();
+    let mut waiting: Vec<(usize, (usize, usize, bool, bool), image::RgbaImage)> = Vec::new();
     let compared = lods.len() > 1 || animation_lods.len() > 1;
     for &instances in &options.counts {
         for (strategy_index, &strategy) in options.strategies.iter().enumerate() {
-            for (lod, light, animation_lod) in variants(strategy) {
+            for (lod, light, animation_lod, morph) in variants(strategy) {
                 let model = if lod { &levelled } else { &full };
                 let what = format!(
-                    "{} × {instances}, lod {}, light culling {}, animation lod {}",
+                    "{} × {instances}, lod {}, light culling {}, animation lod {}, morph {}",
                     strategy.name(),
                     on_off(lod),
                     on_off(light),
-                    on_off(animation_lod)
+                    on_off(animation_lod),
+                    on_off(morph)
                 );
                 progress(rows.len(), total, &what);
                 let mut row = BenchRow {
@@ -267,6 +290,8 @@ pub fn run(
                     lod,
                     light_culling: false,
                     animation_lod,
+                    morph,
+                    active_targets: 0.0,
                     image_difference: None,
                     skipped: None,
                     frame_wall: Stats::default(),
@@ -290,7 +315,10 @@ pub fn run(
                     rows.push(row);
                     continue;
                 }
-                let setup = SceneSetup::new(model.clone(), instances);
+                let mut setup = SceneSetup::new(model.clone(), instances);
+                if !morph {
+                    setup.morph_overrides = vec![Some(0.0); model.morph_targets.len()];
+                }
                 let settings = RenderSettings {
                     light_culling: light,
                     animation_lod: animation_lod.then_some(crate::render::ANIMATION_LOD_PIXELS),
@@ -332,6 +360,7 @@ pub fn run(
                 headless.renderer.wait_all().map_err(|error| error.to_string())?;
                 timings.extend(headless.renderer.stats.timings.clone());
                 row.visible = headless.renderer.stats.visible;
+                row.active_targets = active_targets(&setup, f64::from(options.warmup + options.frames - 1) / 60.0);
                 if compared && row.skipped.is_none() {
                     // The frame after the last measured one, read back: the image levels of detail
                     // and animation LOD change (the frame after, so that animation LOD has last
@@ -340,7 +369,7 @@ pub fn run(
                     let image = headless.render(&scene).map_err(|error| error.to_string())?;
                     // By the light culling asked for: where it found no room the row ran without,
                     // and the light's run leaves the shadows the same to the pixel either way.
-                    let key = (instances, strategy_index, light);
+                    let key = (instances, strategy_index, light, morph);
                     if !lod && !animation_lod {
                         // The reference: the variants run before it get their difference now.
                         for (at, _, other) in waiting.iter().filter(|(_, waiting_key, _)| *waiting_key == key) {
@@ -385,10 +414,49 @@ pub fn run(
         model: model.name.clone(),
         vertex_count: model.vertices.len(),
         joint_count: model.skeleton.len(),
+        target_count: model.morph_targets.len(),
         frames: options.frames,
         warmup: options.warmup,
         rows,
     })
+}
+
+/// Active morph targets per instance at `seconds`, averaged over the instances: what the palette
+/// pass lists, from its CPU mirror.
+fn active_targets(setup: &SceneSetup, seconds: f64) -> f64 {
+    if setup.model.morph_targets.is_empty() {
+        return 0.0;
+    }
+    let scene = setup.frame(seconds, 1.0);
+    let active: usize = scene
+        .instances
+        .iter()
+        .map(|data| {
+            let weights = crate::render::reference::reference_weights(&setup.model, data, &scene.morph_overrides);
+            weights.iter().filter(|&&weight| weight != 0.0).count()
+        })
+        .sum();
+    active as f64 / scene.instances.len().max(1) as f64
+}
+
+/// The morph's cost per vertex per active target, in nanoseconds, from each pair of rows that
+/// differ only in morphing on and off: (strategy, instances, lod, nanoseconds) where the rows with
+/// it on have active targets.
+pub fn morph_costs(report: &BenchReport) -> Vec<(Strategy, usize, bool, f64)> {
+    let mut costs = Vec::new();
+    for on in report.rows.iter().filter(|row| row.morph && row.skipped.is_none() && row.active_targets > 0.0) {
+        let off = report.rows.iter().find(|off| {
+            !off.morph
+                && off.skipped.is_none()
+                && (off.strategy, off.instances, off.lod, off.light_culling, off.animation_lod)
+                    == (on.strategy, on.instances, on.lod, on.light_culling, on.animation_lod)
+        });
+        if let Some(off) = off {
+            let work = (on.instances * report.vertex_count) as f64 * on.active_targets;
+            costs.push((on.strategy, on.instances, on.lod, (on.skinning_ms() - off.skinning_ms()) * 1e6 / work));
+        }
+    }
+    costs
 }
 
 pub(crate) fn on_off(on: bool) -> &'static str {

@@ -44,12 +44,13 @@ impl BenchReport {
         );
         let _ = writeln!(
             out,
-            "{:<8} {:>9} {:>4} {:>5} {:>4} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
+            "{:<8} {:>9} {:>4} {:>5} {:>4} {:>5} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
             "strategy",
             "instances",
             "lod",
             "light",
             "anim",
+            "morph",
             "frame ms",
             "p95",
             "gpu ms",
@@ -70,18 +71,24 @@ impl BenchReport {
             if let Some(reason) = &row.skipped {
                 let (strategy, lod, light) = (row.strategy.name(), on_off(row.lod), on_off(row.light_culling));
                 let animation = on_off(row.animation_lod);
-                let _ = writeln!(out, "{strategy:<8} {:>9} {lod:>4} {light:>5} {animation:>4}  skipped: {reason}", row.instances);
+                let morph = self.morph_column(row);
+                let _ = writeln!(
+                    out,
+                    "{strategy:<8} {:>9} {lod:>4} {light:>5} {animation:>4} {morph:>5}  skipped: {reason}",
+                    row.instances
+                );
                 continue;
             }
             let ratio = |ratio: f64| if ratio.is_finite() { format!("{ratio:.2}") } else { "-".into() };
             let _ = writeln!(
                 out,
-                "{:<8} {:>9} {:>4} {:>5} {:>4} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
+                "{:<8} {:>9} {:>4} {:>5} {:>4} {:>5} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
                 row.strategy.name(),
                 row.instances,
                 on_off(row.lod),
                 on_off(row.light_culling),
                 on_off(row.animation_lod),
+                self.morph_column(row),
                 milliseconds(row.frame_wall.median),
                 milliseconds(row.frame_wall.p95),
                 milliseconds(row.frame_gpu.median),
@@ -103,7 +110,30 @@ impl BenchReport {
                 )),
             );
         }
+        for (strategy, instances, lod, nanoseconds) in super::morph_costs(self) {
+            let what = match strategy {
+                Strategy::Compute => "skin pass",
+                Strategy::Cpu => "CPU skinning",
+                Strategy::Vertex => "shadow + forward passes",
+            };
+            let _ = writeln!(
+                out,
+                "morph cost, {} × {instances} (lod {}): {nanoseconds:.4} ns per vertex per active target ({what}, morph on − off)",
+                strategy.name(),
+                on_off(lod)
+            );
+        }
         out
+    }
+
+    /// The morph column: "-" for a model without targets, "off", or the active targets an instance
+    /// averaged.
+    fn morph_column(&self, row: &BenchRow) -> String {
+        match (self.target_count, row.morph) {
+            (0, _) => "-".into(),
+            (_, false) => "off".into(),
+            (_, true) => format!("{:.1}", row.active_targets),
+        }
     }
 
     pub fn to_json(&self) -> Value {
@@ -119,6 +149,8 @@ impl BenchReport {
                     "lod": row.lod,
                     "light_culling": row.light_culling,
                     "animation_lod": row.animation_lod,
+                    "morph": row.morph,
+                    "active_targets": row.active_targets,
                     "image_vs_full_detail": row.image_difference.map(|difference| json!({
                         "changed_pixels": difference.changed,
                         "changed_share": difference.changed_share(),
@@ -154,6 +186,13 @@ impl BenchReport {
             "model": self.model,
             "vertices": self.vertex_count,
             "joints": self.joint_count,
+            "morph_targets": self.target_count,
+            "morph_cost_ns_per_vertex_per_active_target": super::morph_costs(self).iter().map(|&(strategy, instances, lod, nanoseconds)| json!({
+                "strategy": strategy.name(),
+                "instances": instances,
+                "lod": lod,
+                "ns": finite(nanoseconds),
+            })).collect::<Vec<Value>>(),
             "frames": self.frames,
             "warmup": self.warmup,
             "rows": rows,
@@ -166,7 +205,7 @@ impl BenchReport {
              cull_ms,palette_ms,skin_ms,triangles_ms,shadow_ms,forward_ms,resolve_ms,cpu_skinning_ms,copy_reference_ms,copy_reference_wall_ms,skin_copy_ratio,\
              copy_touched_reference_ms,skin_copy_touched_ratio,\
              vertices_per_second,skinned_vertices_per_second,bytes_per_instance,visible_skinned,visible_camera,visible_light,\
-             lod,light_culling,animation_lod,image_changed_share,image_psnr_db\n",
+             lod,light_culling,animation_lod,image_changed_share,image_psnr_db,morph,active_targets\n",
         );
         let number = |value: f64| if value.is_finite() { format!("{value}") } else { String::new() };
         for row in &self.rows {
@@ -174,7 +213,7 @@ impl BenchReport {
             let visible = row.visible;
             let _ = writeln!(
                 out,
-                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 row.strategy.name(),
                 row.instances,
                 number(row.frame_wall.median),
@@ -205,6 +244,8 @@ impl BenchReport {
                 on_off(row.animation_lod),
                 row.image_difference.map_or(String::new(), |difference| number(difference.changed_share())),
                 row.image_difference.map_or(String::new(), |difference| number(difference.psnr)),
+                on_off(row.morph),
+                number(row.active_targets),
             );
         }
         out
@@ -236,7 +277,8 @@ impl BenchReport {
                 points: self
                     .rows
                     .iter()
-                    .filter(|row| row.strategy == strategy && row.lod == lod && row.skipped.is_none())
+                    // Rows with the morph held off are the morph cost's reference, not plotted.
+                    .filter(|row| row.strategy == strategy && row.lod == lod && row.morph && row.skipped.is_none())
                     .map(|row| (row.instances as f64, value(row)))
                     .filter(|(_, y)| y.is_finite())
                     .collect(),
