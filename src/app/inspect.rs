@@ -136,7 +136,7 @@ pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
         let moved: usize = model.morph_targets.iter().map(|target| target.vertices.len()).sum();
         let _ = writeln!(
             out,
-            "morph targets: {} ({moved} vertex offsets in all; drawn in the base shape until the skin pass morphs)",
+            "morph targets: {} ({moved} vertex offsets in all, added before skinning)",
             model.morph_targets.len()
         );
         for target in &model.morph_targets {
@@ -147,11 +147,12 @@ pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
             });
             let _ = writeln!(
                 out,
-                "  {}: {} vertices, weight {:.3}, animated in {} animations",
+                "  {}: {} vertices, weight {:.3}, animated in {} animations, normals {}",
                 crate::formats::files::quoted(&target.name),
                 target.vertices.len(),
                 target.default_weight,
-                animated.count()
+                animated.count(),
+                if target.normals_recomputed { "computed from the moved triangles (the file has none)" } else { "from the file" }
             );
         }
     }

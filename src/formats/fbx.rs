@@ -14,8 +14,7 @@
 //!   the file it names found as the other formats find theirs.
 //!
 //! - Blend shapes become morph targets on the model's vertices (sparse, model space) and their
-//!   animated DeformPercent each stack's weight channels; the renderer draws the base shape until
-//!   the skin pass morphs (issue 29).
+//!   animated DeformPercent each stack's weight channels, which the skin pass morphs by.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -458,6 +457,7 @@ fn blend_target(
         position_deltas: moved.iter().map(|&(_, position, _)| position).collect(),
         normal_deltas: moved.iter().map(|&(_, _, normal)| normal).collect(),
         default_weight: channel.weight as f32,
+        normals_recomputed: false,
     }
 }
 

@@ -157,13 +157,9 @@ pub fn read_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatEr
         Format::Fbx => fbx::load(path),
     }?;
     check_finite(&model).map_err(|message| FormatError::in_file(path, message))?;
-    // Every format's morph targets (glTF, COLLADA, FBX blend shapes) are read, not yet drawn.
-    if !model.morph_targets.is_empty() {
-        model.stats.warnings.push(format!(
-            "{} morph targets read; vkskin draws the base shape until the skin pass morphs (issue 29)",
-            model.morph_targets.len()
-        ));
-    }
+    // Targets without normal offsets (COLLADA's always, glTF's without NORMAL) get them computed,
+    // so that shading follows the moved surface.
+    model.recompute_morph_normals();
     for animation in &others {
         add_clips(&mut model, animation)?;
     }

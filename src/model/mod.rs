@@ -6,9 +6,11 @@
 mod facing;
 mod geometry;
 pub mod lod;
+mod morph;
 
 pub use facing::Facing;
 pub use geometry::{compute_normals, compute_tangents, normalize_influences};
+pub use morph::MorphTarget;
 
 use std::path::PathBuf;
 
@@ -148,24 +150,9 @@ pub struct Model {
     pub stats: LoadStats,
     /// Where the joints and vertices are in the file, in its units and axes (`inspect --pose`).
     pub layout: FileLayout,
-    /// Blend shapes: read (FBX), animated by [`Animation::weights`]; the renderer draws the base
-    /// shape until the skin pass morphs (issue 29).
+    /// Blend shapes (glTF, COLLADA, FBX), animated by [`Animation::weights`]; the skin pass adds
+    /// them before skinning.
     pub morph_targets: Vec<MorphTarget>,
-}
-
-/// A morph target (blend shape), stored sparsely: the vertices it moves and by how much at weight
-/// 1, in model space.
-#[derive(Clone, Debug, PartialEq)]
-pub struct MorphTarget {
-    pub name: String,
-    /// The model vertices it moves, ascending.
-    pub vertices: Vec<u32>,
-    /// Per moved vertex, its position's offset.
-    pub position_deltas: Vec<Vec3>,
-    /// Per moved vertex, its normal's offset (zero where the file gives none).
-    pub normal_deltas: Vec<Vec3>,
-    /// Its weight where no clip animates it.
-    pub default_weight: f32,
 }
 
 /// Where a model's joints and vertices are in its file, and the file's own units and axes: what
@@ -191,22 +178,6 @@ pub struct FileMesh {
     /// Per vertex of the file, in its order, the model vertex it became (the first, where normals
     /// or UVs split it); `None` for one no triangle uses, which the model does not keep.
     pub vertices: Vec<Option<u32>>,
-}
-
-impl MorphTarget {
-    /// The vertices renumbered (`new_index[old]`), still ascending, their offsets with them.
-    pub fn renumber_vertices(&mut self, new_index: &[u32]) {
-        let mut moved: Vec<(u32, Vec3, Vec3)> = self
-            .vertices
-            .iter()
-            .zip(self.position_deltas.iter().zip(&self.normal_deltas))
-            .map(|(&vertex, (&position, &normal))| (new_index.get(vertex as usize).copied().unwrap_or(vertex), position, normal))
-            .collect();
-        moved.sort_by_key(|&(vertex, _, _)| vertex);
-        self.vertices = moved.iter().map(|&(vertex, _, _)| vertex).collect();
-        self.position_deltas = moved.iter().map(|&(_, position, _)| position).collect();
-        self.normal_deltas = moved.iter().map(|&(_, _, normal)| normal).collect();
-    }
 }
 
 impl FileMesh {
@@ -243,56 +214,6 @@ impl FileLayout {
 }
 
 impl Model {
-    /// Every morph target's weight at `time` into `animation`: its channel's, or its default.
-    pub fn morph_weights(&self, animation: usize, time: f32) -> Vec<f32> {
-        let mut weights: Vec<f32> = self.morph_targets.iter().map(|target| target.default_weight).collect();
-        for channel in self.animations.get(animation).map_or(&[][..], |animation| &animation.weights) {
-            if let Some(weight) = weights.get_mut(channel.target) {
-                *weight = channel.sample(time);
-            }
-        }
-        weights
-    }
-
-    /// The first `count` vertices with the morph targets applied at `weights` (per target): what
-    /// the skin pass does before skinning, and the CPU reference of it (`morph_vertex` in
-    /// shaders/skinning.glsl). Positions and normals move by weight × delta, targets in order; a
-    /// moved vertex's normal is renormalized and its tangent made perpendicular to it again.
-    pub fn morphed_vertices(&self, weights: &[f32], count: usize) -> Vec<Vertex> {
-        let mut vertices = self.vertices[..count.min(self.vertices.len())].to_vec();
-        self.morph_in_place(weights, &mut vertices);
-        vertices
-    }
-
-    /// Every vertex's position from [`Model::morphed_vertices`].
-    pub fn morphed_positions(&self, weights: &[f32]) -> Vec<Vec3> {
-        self.morphed_vertices(weights, self.vertices.len()).iter().map(|vertex| vertex.position).collect()
-    }
-
-    /// [`Model::morphed_vertices`] into `vertices` (the model's first vertices, unmorphed).
-    pub fn morph_in_place(&self, weights: &[f32], vertices: &mut [Vertex]) {
-        let mut moved = Vec::new();
-        for (target, &weight) in self.morph_targets.iter().zip(weights).filter(|(_, &weight)| weight != 0.0) {
-            let deltas = target.vertices.iter().zip(target.position_deltas.iter().zip(&target.normal_deltas));
-            for (&index, (&position, &normal)) in deltas {
-                let Some(vertex) = vertices.get_mut(index as usize) else { continue };
-                vertex.position += weight * position;
-                vertex.normal += weight * normal;
-                moved.push(index);
-            }
-        }
-        // Once per vertex, however many targets moved it.
-        moved.sort_unstable();
-        moved.dedup();
-        for index in moved {
-            let vertex = &mut vertices[index as usize];
-            vertex.normal = vertex.normal.normalize_or_zero();
-            let tangent = vertex.tangent.truncate();
-            let tangent = (tangent - vertex.normal * vertex.normal.dot(tangent)).normalize_or_zero();
-            vertex.tangent = tangent.extend(vertex.tangent.w);
-        }
-    }
-
     /// The file's meshes with their vertices in its order ([`FileLayout::meshes`]), or, where the
     /// loader keeps none, each mesh's vertices in the order its triangles first use them.
     pub fn file_meshes(&self) -> Vec<FileMesh> {

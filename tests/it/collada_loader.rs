@@ -461,7 +461,7 @@ fn instanced_nodes_are_placed_and_loops_refused() {
 
 /// A `<morph>` (a "smile" moving one corner) drawn on its own and under a skin: each instance's
 /// vertices get the target as a sparse offset in model space (Z-up turned to Y-up), with the
-/// file's weight; the renderer draws the base shape until the skin pass morphs (issue 29).
+/// file's weight.
 #[test]
 fn morph_targets_are_read_on_their_own_and_under_a_skin() {
     let morph = r##"<controller id="morph" name="smile"><morph source="#g" method="NORMALIZED">

@@ -262,7 +262,7 @@ fn diffuse_textures_come_embedded_or_from_beside_the_file() {
 /// Blender's cube with two animated blend shapes (Key, Side; DeformPercent as a field; 100 units
 /// a metre): its morph targets at the weights its clip gives at frames 5, 15 and 25 put the
 /// vertices where Blender's own posed OBJs have them, within 1e-4 of the extent (the CPU
-/// reference the skin pass is to match, issue 29).
+/// reference the skin pass is held to in `tests/it/morph.rs`).
 #[test]
 fn blend_shapes_read_as_morph_targets_pose_like_blender() {
     let Some(folder) = shared_models("fbx/BlenderShapeAnim") else { return };

@@ -251,3 +251,35 @@ fn the_vertex_strategy_draws_the_morph_the_skin_pass_does_and_it_moves() {
     println!("0.05 against 0.3 of the clip: {} pixels differ far", over_time.far);
     assert!(over_time.far > 100, "the morph changes the image over time");
 }
+
+/// A target without NORMAL offsets gets them from its moved triangles: SimpleMorph's two (which
+/// slide its triangle within its plane: no turn), and one lifting a corner out of the plane, where
+/// at weight 1 every morphed normal is the moved triangle's own. Targets with NORMAL
+/// (MorphStressTest's) keep the file's.
+#[test]
+fn normals_follow_targets_the_file_gives_none_for() {
+    let Some(folder) = shared_models("gltf") else { return };
+    let mut model = load_model(&folder.join("SimpleMorph/glTF/SimpleMorph.gltf"), &[]).expect("loads");
+    assert!(model.morph_targets.iter().all(|target| target.normals_recomputed));
+    let lifted = &mut model.morph_targets[0];
+    lifted.vertices = vec![0];
+    lifted.position_deltas = vec![Vec3::new(0.0, 0.0, 0.8)];
+    lifted.normal_deltas = vec![Vec3::ZERO];
+    lifted.normals_recomputed = false;
+    assert_eq!(model.recompute_morph_normals(), 1, "only the target without normal offsets");
+    assert_eq!(model.morph_targets[0].vertices, [0, 1, 2], "the triangle's other corners turn too");
+    for target in 0..model.morph_targets.len() {
+        let mut weights = vec![0.0; model.morph_targets.len()];
+        weights[target] = 1.0;
+        let morphed = model.morphed_vertices(&weights, model.vertices.len());
+        let [a, b, c] = [0, 1, 2].map(|corner| morphed[model.indices[corner] as usize].position);
+        let face = (b - a).cross(c - a).normalize();
+        for vertex in &morphed {
+            println!("target {target}: normal {:?}, the moved triangle's {face:?}", vertex.normal);
+            assert!(vertex.normal.distance(face) < 1e-5, "target {target}");
+        }
+    }
+    assert!(model.morphed_vertices(&[1.0, 0.0], 1)[0].normal.distance(model.vertices[0].normal) > 0.1, "the lift turns it");
+    let stress = load_model(&folder.join("MorphStressTest/glTF/MorphStressTest.gltf"), &[]).expect("loads");
+    assert!(stress.morph_targets.iter().all(|target| !target.normals_recomputed));
+}

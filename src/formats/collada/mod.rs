@@ -657,5 +657,12 @@ fn morph_target(
         }
     }
     let normal_deltas = vec![Vec3::ZERO; vertices.len()];
-    Ok(MorphTarget { name: name.to_string(), vertices, position_deltas, normal_deltas, default_weight: 0.0 })
+    Ok(MorphTarget {
+        name: name.to_string(),
+        vertices,
+        position_deltas,
+        normal_deltas,
+        default_weight: 0.0,
+        normals_recomputed: false,
+    })
 }

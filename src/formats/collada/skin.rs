@@ -39,7 +39,7 @@ pub struct Morph<'a, 'input> {
 }
 
 /// The `<morph>` of a controller, if it is one: base, targets and weights, the targets read into
-/// the model as morph targets (drawn in the base shape until the skin pass morphs, issue 29).
+/// the model as morph targets.
 pub fn morph<'a, 'input>(
     document: &Document<'a, 'input>,
     controller: Node<'a, 'input>,

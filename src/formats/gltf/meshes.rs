@@ -371,6 +371,7 @@ impl<'a> Builder<'a> {
                 position_deltas,
                 normal_deltas,
                 default_weight: source.default_weights.get(index).copied().unwrap_or(0.0),
+                normals_recomputed: false,
             });
             self.morph_sources.push((source.node, index));
         }
