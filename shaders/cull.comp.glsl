@@ -64,6 +64,7 @@ layout(push_constant) uniform Push {
     uint palette_frame;    // this frame's number, from 2 (palette_frames starts at 0: none)
     float far_ratio;       // animation LOD: an instance is far when its box's diameter is below this
                            // × its distance (a threshold in pixels over pixels_at_unit); 0: off
+    float morph_reach;     // how far weights set by hand can move a vertex past its box (0: none set)
 } push;
 
 // The animation's cell around `time`, added to the box (AnimationBounds::at in src/anim/bounds.rs).
@@ -150,6 +151,9 @@ void main() {
             hi += vec3(push.blend_reach);
         }
     }
+    // Morph weights set by hand may be anything in their ranges, at any time.
+    lo -= vec3(push.morph_reach);
+    hi += vec3(push.morph_reach);
     // Into the world: rotate the box's centre and extent about +Y, then move it.
     float c = cos(instance.position_yaw.w);
     float s = sin(instance.position_yaw.w);

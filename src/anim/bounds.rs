@@ -65,6 +65,12 @@ pub struct ModelBounds {
     pub blend_reach: f32,
     /// Some key turns a joint's space inside out (a negative scale product or a mirroring pre).
     pub mirrors: bool,
+    /// Per joint, how much its palette matrix can stretch a vector in any pose the keys allow (a
+    /// bound on the linear part's largest singular value): what carries a morph offset.
+    pub palette_scales: Vec<f32>,
+    /// How far the morph targets can move a skinned vertex at any weights in their ranges
+    /// (`Model::weight_range`): what the cull pass grows every box by while a weight is set by hand.
+    pub morph_reach: f32,
 }
 
 /// Largest singular value bound of a 3×3 matrix: Gershgorin on AᵀA (exact for a rotation times a
@@ -265,6 +271,15 @@ pub fn joint_reach<'a>(skeleton: &Skeleton, vertices: impl IntoIterator<Item = (
     reach
 }
 
+/// `reach` grown by more vertices (each a position and its influences), as [`joint_reach`] would
+/// have taken them.
+pub fn extend_reach<'a>(reach: &mut [JointReach], skeleton: &Skeleton, vertices: impl IntoIterator<Item = (Vec3, &'a [Influence])>) {
+    for (joint, more) in reach.iter_mut().zip(joint_reach(skeleton, vertices)) {
+        joint.local = joint.local.union(more.local);
+        joint.radius = joint.radius.max(more.radius);
+    }
+}
+
 /// `local` carried by `matrix`: the box of its corners' images (centre and half-size through the
 /// matrix's absolute values, Arvo's method).
 fn carried(local: Aabb, matrix: &Mat4) -> Aabb {
@@ -303,21 +318,36 @@ pub const SPAN_BUDGET: usize = 16_000_000;
 /// with a 100,000-frame clip is bounded in a second or two, not minutes.
 pub const CELL_BUDGET: usize = 2_000_000;
 
+/// How an animation's timeline is cut: (cell count, cell duration, duration).
+pub fn cell_layout(skeleton: &Skeleton, animation: &Animation) -> (usize, f32, f32) {
+    let duration = if animation.duration.is_finite() { animation.duration.max(0.0) } else { 0.0 };
+    let most = (CELL_BUDGET / (skeleton.len() + animation.channels.len()).max(1)).clamp(1, MAX_CELLS);
+    let cell_count = ((duration * CELL_RATE).ceil() as usize).clamp(1, most);
+    (cell_count, duration / cell_count as f32, duration)
+}
+
 /// One animation's cells (see the module notes).
 pub fn animation_bounds(skeleton: &Skeleton, animation: &Animation, reach: &[JointReach]) -> AnimationBounds {
+    let (cell_count, cell_duration, _) = cell_layout(skeleton, animation);
+    AnimationBounds { cell_duration, cells: cells_in(skeleton, animation, reach, 0..cell_count) }
+}
+
+/// Cells `range` of one animation (of [`cell_layout`]'s), for vertices whose reach is `reach`:
+/// what the morph targets recompute a run of cells with, their offsets in the reach.
+pub fn cells_in(skeleton: &Skeleton, animation: &Animation, reach: &[JointReach], range: std::ops::Range<usize>) -> Vec<Aabb> {
     let joint_count = skeleton.len();
-    let duration = if animation.duration.is_finite() { animation.duration.max(0.0) } else { 0.0 };
-    let most = (CELL_BUDGET / (joint_count + animation.channels.len()).max(1)).clamp(1, MAX_CELLS);
-    let cell_count = ((duration * CELL_RATE).ceil() as usize).clamp(1, most);
-    let cell_duration = duration / cell_count as f32;
+    let (cell_count, cell_duration, duration) = cell_layout(skeleton, animation);
+    let range = range.start.min(cell_count)..range.end.min(cell_count);
     let table = channel_table(animation, joint_count);
     let pre: Vec<(Mat3, f32)> =
         skeleton.joints.iter().map(|joint| (Mat3::from_mat4(joint.pre), norm(Mat3::from_mat4(joint.pre)))).collect();
     let extra_spans = (SPAN_BUDGET / (joint_count + animation.channels.len()).max(1)).saturating_sub(cell_count);
     // Runs of cells bounded in parallel, each with its scratch space and its share of the splits.
     const RUN: usize = 32;
-    let runs: Vec<std::ops::Range<usize>> =
-        (0..cell_count.div_ceil(RUN)).map(|run| run * RUN..((run + 1) * RUN).min(cell_count)).collect();
+    let runs: Vec<std::ops::Range<usize>> = (range.start..range.end)
+        .step_by(RUN)
+        .map(|first| first..(first + RUN).min(range.end))
+        .collect();
     let boxes: Vec<Vec<Aabb>> = runs
         .par_iter()
         .map(|run| {
@@ -347,8 +377,7 @@ pub fn animation_bounds(skeleton: &Skeleton, animation: &Animation, reach: &[Joi
                 .collect()
         })
         .collect();
-    let cells = boxes.concat();
-    AnimationBounds { cell_duration, cells }
+    boxes.concat()
 }
 
 /// What bounding one span of an animation needs, and scratch space reused from span to span.
@@ -469,8 +498,9 @@ impl Spans<'_> {
 }
 
 /// The farthest a vertex can be from its root joint in any pose: bones at their longest (over
-/// rest and keys), scales at their largest, rotations anything.
-fn blend_reach(skeleton: &Skeleton, animations: &[Animation], joints: &[JointReach]) -> f32 {
+/// rest and keys), scales at their largest, rotations anything; and per joint the bound on its
+/// palette matrix's stretch (its model matrix's linear part's, times its inverse bind's).
+fn blend_reach(skeleton: &Skeleton, animations: &[Animation], joints: &[JointReach]) -> (f32, Vec<f32>) {
     let joint_count = skeleton.len();
     let mut longest = vec![0.0f32; joint_count];
     let mut largest_scale = vec![0.0f32; joint_count];
@@ -511,7 +541,8 @@ fn blend_reach(skeleton: &Skeleton, animations: &[Animation], joints: &[JointRea
         linear[index] = parent_linear * pre_norm * largest_scale[index];
         farthest = farthest.max(reach[index] + linear[index] * joints.get(index).map_or(0.0, |joint| joint.radius));
     }
-    farthest
+    let scales = skeleton.joints.iter().zip(&linear).map(|(joint, &linear)| linear * norm(Mat3::from_mat4(joint.inverse_bind))).collect();
+    (farthest, scales)
 }
 
 /// Whether some pose may turn a joint's palette inside out: a negative scale product in a rest pose
@@ -546,10 +577,13 @@ pub fn model_bounds<'a>(
     vertices: impl IntoIterator<Item = (Vec3, &'a [Influence])>,
 ) -> ModelBounds {
     let reach = joint_reach(skeleton, vertices);
+    let (blend_reach, palette_scales) = blend_reach(skeleton, animations, &reach);
     ModelBounds {
         animations: animations.iter().map(|animation| animation_bounds(skeleton, animation, &reach)).collect(),
-        blend_reach: blend_reach(skeleton, animations, &reach),
+        blend_reach,
         mirrors: mirrors(skeleton, animations),
+        palette_scales,
+        morph_reach: 0.0,
     }
 }
 

@@ -288,12 +288,15 @@ pub fn framed_points(model: &Model, instances: &[InstanceState]) -> Vec<Vec3> {
     let mut points = Vec::new();
     if instances.len() > FRAMED_INSTANCES || model.vertices.is_empty() {
         for instance in instances {
-            let local = instance.clip.and_then(|clip| model.clip_bounds(clip)).unwrap_or_else(|| model.bind_bounds());
+            let local = instance.clip.and_then(|clip| model.clip_bounds(clip)).unwrap_or_else(|| model.rest_bounds());
             points.extend(local.transformed(instance.world()).corners());
         }
         return points;
     }
     let mut palette = vec![glam::Mat4::IDENTITY; model.skeleton.len()];
+    let offsets = crate::model::VertexOffsets::of(model);
+    // Without a clip, each target at its default weight.
+    let defaults = model.morph_weights(usize::MAX, 0.0);
     for instance in instances {
         let world = instance.world();
         let clip = instance.clip.and_then(|clip| model.clips.get(clip));
@@ -301,13 +304,17 @@ pub fn framed_points(model: &Model, instances: &[InstanceState]) -> Vec<Vec3> {
         let per_pose = FRAMED_SKINNED / (poses * instances.len());
         let stride = model.vertices.len().div_ceil(per_pose.max(1)).max(1);
         for pose in 0..poses {
+            let mut weights = defaults.clone();
             if let Some(clip) = clip {
                 let time = clip.start + clip.duration * pose as f32 / poses as f32;
                 model.palette_at(clip.animation, time, &mut palette);
+                weights = model.morph_weights(clip.animation, time);
             }
             let palette = clip.is_some().then_some(palette.as_slice());
-            for vertex in model.vertices.iter().step_by(stride) {
-                points.push(world.transform_point3(model.skinned_position(vertex, palette)));
+            for (index, vertex) in model.vertices.iter().enumerate().step_by(stride) {
+                // Morphed at the clip's weights, then skinned, as the skin pass does.
+                let morphed = crate::model::Vertex { position: offsets.moved(index as u32, vertex.position, &weights), ..*vertex };
+                points.push(world.transform_point3(model.skinned_position(&morphed, palette)));
             }
         }
     }

@@ -10,7 +10,7 @@ mod morph;
 
 pub use facing::Facing;
 pub use geometry::{compute_normals, compute_tangents, normalize_influences};
-pub use morph::MorphTarget;
+pub use morph::{MorphTarget, VertexOffsets};
 
 use std::path::PathBuf;
 
@@ -244,7 +244,7 @@ impl Model {
     /// Bounds over the bind pose and every cell of every animation (conservative: see
     /// [`crate::anim::bounds`]).
     pub fn animated_bounds(&self) -> Aabb {
-        self.bounds.animations.iter().fold(self.bind_bounds(), |acc, animation| acc.union(animation.total()))
+        self.bounds.animations.iter().fold(self.rest_bounds(), |acc, animation| acc.union(animation.total()))
     }
 
     /// Adds named clips cut from the first animation, before the whole animations' clips: frames
@@ -333,8 +333,8 @@ impl Model {
     }
 
     /// How close the culling cells are to what the vertices do: for cells spread over every
-    /// animation, the diagonal of the cell's box over the diagonal of the box of the vertices skinned
-    /// on the CPU at [`TIGHTNESS_SAMPLES`] times across the cell (the ends included). At most `budget`
+    /// animation, the diagonal of the cell's box over the diagonal of the box of the vertices morphed
+    /// and skinned on the CPU at [`TIGHTNESS_SAMPLES`] times across the cell (the ends included). At most `budget`
     /// vertices are skinned in all, so the cells measured are fewer on a large model. `None` without
     /// animations or vertices.
     pub fn cell_tightness(&self, budget: usize) -> Option<Tightness> {
@@ -351,6 +351,7 @@ impl Model {
         let wanted = (budget / (TIGHTNESS_SAMPLES * self.vertices.len())).clamp(1, cells.len());
         let mut ratios = Vec::with_capacity(wanted);
         let mut palette = vec![glam::Mat4::IDENTITY; self.skeleton.len()];
+        let offsets = VertexOffsets::of(self);
         for pick in 0..wanted {
             let (animation, cell) = cells[pick * cells.len() / wanted];
             let bounds = &self.bounds.animations[animation];
@@ -361,8 +362,10 @@ impl Model {
             for sample in 0..TIGHTNESS_SAMPLES {
                 let time = start + (end - start) * sample as f32 / (TIGHTNESS_SAMPLES - 1) as f32;
                 self.palette_at(animation, time, &mut palette);
-                for vertex in &self.vertices {
-                    skinned = skinned.including(self.skinned_position(vertex, Some(&palette)));
+                let weights = self.morph_weights(animation, time);
+                for (index, vertex) in self.vertices.iter().enumerate() {
+                    let morphed = Vertex { position: offsets.moved(index as u32, vertex.position, &weights), ..*vertex };
+                    skinned = skinned.including(self.skinned_position(&morphed, Some(&palette)));
                 }
             }
             let truth = skinned.size().length();
@@ -393,10 +396,13 @@ impl Model {
     }
 
     /// The culling cells of every animation, from the skeleton, animations and vertices (not their
-    /// order): what [`Model::bounds`] holds.
+    /// order), grown by what the morph targets do ([`Model::grow_cells_by_morph`]): what
+    /// [`Model::bounds`] holds.
     pub fn cell_bounds(&self) -> crate::anim::bounds::ModelBounds {
         let vertices = self.vertices.iter().map(|vertex| (vertex.position, vertex.influences(&self.influences)));
-        crate::anim::bounds::model_bounds(&self.skeleton, &self.animations, vertices)
+        let mut bounds = crate::anim::bounds::model_bounds(&self.skeleton, &self.animations, vertices);
+        self.grow_cells_by_morph(&mut bounds);
+        bounds
     }
 
     /// Fills [`Model::bounds`] ([`Model::cell_bounds`]).

@@ -1,9 +1,77 @@
 //! Morph targets (blend shapes): what a target holds, its weights at a time, the CPU reference of
 //! the skin pass's morph, and the normal offsets a file leaves out, computed from the triangles.
 
+use std::collections::HashMap;
+
 use glam::Vec3;
 
 use super::{Model, Vertex};
+use crate::anim::bounds::ModelBounds;
+use crate::anim::{Aabb, Interpolation, WeightChannel};
+
+/// Moved vertices times cells, at most, that growing one animation's cells by its morph visits: a
+/// longer one shares each weight range over a run of cells.
+const MORPH_CELL_BUDGET: usize = 20_000_000;
+
+/// The weights `channel` takes within `[t0, t1]`: its values at both ends and at every key between
+/// (exact for STEP and LINEAR); a cubic curve's values and Bézier control points over all its keys
+/// (the curve stays in their hull, and may overshoot its keys).
+fn weight_span(channel: &WeightChannel, t0: f32, t1: f32) -> (f32, f32) {
+    let count = channel.times.count();
+    let per_key = channel.interpolation.values_per_key();
+    let mut low_high = (f32::INFINITY, f32::NEG_INFINITY);
+    let mut take = |weight: f32| low_high = (low_high.0.min(weight), low_high.1.max(weight));
+    if per_key == 3 {
+        // CUBICSPLINE tangents are per second (scaled by the interval); Hermite's per interval.
+        let longest = (1..count).map(|key| channel.times.time(key) - channel.times.time(key - 1)).fold(0.0f32, f32::max);
+        let scale = if channel.interpolation == Interpolation::CubicSpline { longest } else { 1.0 };
+        for key in channel.values.chunks_exact(3) {
+            let [into, value, out] = [key[0], key[1], key[2]];
+            [value, value + out * scale / 3.0, value - into * scale / 3.0].into_iter().for_each(&mut take);
+        }
+    } else {
+        take(channel.sample(t0));
+        take(channel.sample(t1));
+        // The first key after t0, then every key up to t1.
+        let (mut low, mut high) = (0, count);
+        while low < high {
+            let middle = (low + high) / 2;
+            if channel.times.time(middle) <= t0 {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        for key in (low..count).take_while(|&key| channel.times.time(key) < t1) {
+            take(channel.values.get(key).copied().unwrap_or(0.0));
+        }
+    }
+    low_high
+}
+
+/// Each moved vertex's offsets, target by target: for the CPU's sampled evaluations (the camera's
+/// framing, the cells' tightness) that morph a few vertices at many weights.
+pub struct VertexOffsets {
+    by_vertex: HashMap<u32, Vec<(usize, Vec3)>>,
+}
+
+impl VertexOffsets {
+    pub fn of(model: &Model) -> VertexOffsets {
+        let mut by_vertex: HashMap<u32, Vec<(usize, Vec3)>> = HashMap::new();
+        for (index, target) in model.morph_targets.iter().enumerate() {
+            for (&vertex, &delta) in target.vertices.iter().zip(&target.position_deltas) {
+                by_vertex.entry(vertex).or_default().push((index, delta));
+            }
+        }
+        VertexOffsets { by_vertex }
+    }
+
+    /// Vertex `index` at `position` moved by the targets at `weights`.
+    pub fn moved(&self, index: u32, position: Vec3, weights: &[f32]) -> Vec3 {
+        let offsets = self.by_vertex.get(&index).map_or(&[][..], Vec::as_slice);
+        offsets.iter().fold(position, |position, &(target, delta)| position + weights.get(target).copied().unwrap_or(0.0) * delta)
+    }
+}
 
 /// A morph target (blend shape), stored sparsely: the vertices it moves and by how much at weight
 /// 1, in model space.
@@ -90,6 +158,141 @@ impl Model {
         }
     }
 
+    /// The weights target `target` can take: its default's, every key value of its channels, and
+    /// 0 to 1 (what the panel's slider sets by hand).
+    pub fn weight_range(&self, target: usize) -> (f32, f32) {
+        let default = self.morph_targets.get(target).map_or(0.0, |target| target.default_weight);
+        let keyed = self.animations.iter().flat_map(|animation| &animation.weights).filter(|channel| channel.target == target);
+        let values = keyed.flat_map(|channel| {
+            // Cubic keys hold (in-tangent, value, out-tangent): the values only.
+            let per_key = channel.interpolation.values_per_key();
+            channel.values.iter().skip(usize::from(per_key == 3)).step_by(per_key).copied()
+        });
+        values.chain([default, 0.0, 1.0]).fold((f32::INFINITY, f32::NEG_INFINITY), |(low, high), weight| (low.min(weight), high.max(weight)))
+    }
+
+    /// Bounds of what an instance without a clip shows: the bind pose with the targets at their
+    /// default weights.
+    pub fn rest_bounds(&self) -> Aabb {
+        let bind = self.bind_bounds();
+        let defaults: Vec<f32> = self.morph_targets.iter().map(|target| target.default_weight).collect();
+        if defaults.iter().all(|&weight| weight == 0.0) {
+            return bind;
+        }
+        Aabb::from_points(self.morphed_positions(&defaults)).union(bind)
+    }
+
+    /// Grows each animation's culling cells (made from the unmoved vertices) by what its morph
+    /// can do within the cell's time: each target's weights over the cell ([`weight_span`]; its
+    /// default where the animation keys none) give each moved vertex a box of offsets. Without a
+    /// skeleton the vertices stay in model space, and the cell takes in each moved vertex's box;
+    /// skinned, the corners of the boxes join the vertices the joints carry
+    /// (`bounds::extend_reach`), and the cell is bounded again with them (`bounds::cells_in`).
+    /// `morph_reach` is how far an offset can reach, stretched by its joints, at every weight the
+    /// targets can take ([`Model::weight_range`]).
+    pub fn grow_cells_by_morph(&self, bounds: &mut ModelBounds) {
+        if self.morph_targets.is_empty() {
+            return;
+        }
+        let entries: usize = self.morph_targets.iter().map(|target| target.vertices.len()).sum();
+        let mut scratch = OffsetBoxes::new(self.vertices.len());
+        let global: Vec<(f32, f32)> = (0..self.morph_targets.len()).map(|target| self.weight_range(target)).collect();
+        bounds.morph_reach = self.grow(&mut scratch, &global, &bounds.palette_scales).radius;
+        let rigid = self.skeleton.is_empty();
+        let base_reach = if rigid {
+            Vec::new()
+        } else {
+            let vertices = self.vertices.iter().map(|vertex| (vertex.position, self.influences_of(vertex)));
+            crate::anim::bounds::joint_reach(&self.skeleton, vertices)
+        };
+        for (animation, cells) in self.animations.iter().zip(&mut bounds.animations) {
+            let count = cells.cells.len();
+            // Runs of cells share one weight range: few enough runs for the budget, and at most
+            // 1,024 of them (each bounds its cells again from the joints).
+            let run = (count.saturating_mul(entries) / MORPH_CELL_BUDGET + 1).max(count.div_ceil(1024)).min(count.max(1));
+            let mut keyed: Vec<Option<&WeightChannel>> = vec![None; self.morph_targets.len()];
+            for channel in &animation.weights {
+                if let Some(slot) = keyed.get_mut(channel.target) {
+                    *slot = Some(channel);
+                }
+            }
+            for first in (0..count).step_by(run) {
+                let last = (first + run).min(count);
+                let t0 = first as f32 * cells.cell_duration;
+                let t1 = if last == count { animation.duration } else { last as f32 * cells.cell_duration };
+                let ranges: Vec<(f32, f32)> = keyed
+                    .iter()
+                    .zip(&self.morph_targets)
+                    .map(|(channel, target)| match channel {
+                        Some(channel) => weight_span(channel, t0, t1),
+                        None => (target.default_weight, target.default_weight),
+                    })
+                    .collect();
+                if rigid {
+                    let growth = self.grow(&mut scratch, &ranges, &bounds.palette_scales);
+                    for cell in &mut cells.cells[first..last] {
+                        *cell = cell.union(growth.points.unwrap_or(Aabb::EMPTY));
+                    }
+                    continue;
+                }
+                // The moved vertices' boxes' corners, carried by their influences.
+                self.add_offsets(&mut scratch, &ranges);
+                let corners: Vec<(Vec3, &[crate::anim::Influence])> = scratch
+                    .touched
+                    .iter()
+                    .flat_map(|&vertex| {
+                        let (position, influences) = (self.vertices[vertex].position, self.influences_of(&self.vertices[vertex]));
+                        Aabb { min: position + scratch.low[vertex], max: position + scratch.high[vertex] }
+                            .corners()
+                            .map(|corner| (corner, influences))
+                    })
+                    .collect();
+                scratch.clear();
+                let mut reach = base_reach.clone();
+                crate::anim::bounds::extend_reach(&mut reach, &self.skeleton, corners);
+                let redone = crate::anim::bounds::cells_in(&self.skeleton, animation, &reach, first..last);
+                for (cell, redone) in cells.cells[first..last].iter_mut().zip(redone) {
+                    *cell = cell.union(redone);
+                }
+            }
+        }
+    }
+
+    /// Each moved vertex's box of offsets at weights within `ranges`, into `scratch`.
+    fn add_offsets(&self, scratch: &mut OffsetBoxes, ranges: &[(f32, f32)]) {
+        for (target, &(low, high)) in self.morph_targets.iter().zip(ranges) {
+            for (&vertex, &delta) in target.vertices.iter().zip(&target.position_deltas) {
+                let (a, b) = (delta * low, delta * high);
+                scratch.add(vertex as usize, a.min(b), a.max(b));
+            }
+        }
+    }
+
+    /// What the targets at weights within `ranges` add (see [`Growth`]).
+    fn grow(&self, scratch: &mut OffsetBoxes, ranges: &[(f32, f32)], palette_scales: &[f32]) -> Growth {
+        self.add_offsets(scratch, ranges);
+        let rigid = self.skeleton.is_empty();
+        let points = rigid.then(|| {
+            Aabb::from_points(scratch.touched.iter().flat_map(|&vertex| {
+                let position = self.vertices[vertex].position;
+                [position + scratch.low[vertex], position + scratch.high[vertex]]
+            }))
+        });
+        let radius = scratch.touched.iter().map(|&vertex| {
+            let corner = scratch.low[vertex].abs().max(scratch.high[vertex].abs()).length();
+            let stretch = if rigid {
+                1.0
+            } else {
+                let influences = self.influences_of(&self.vertices[vertex]).iter();
+                influences.map(|influence| palette_scales.get(influence.joint as usize).copied().unwrap_or(1.0)).fold(0.0f32, f32::max)
+            };
+            corner * stretch
+        });
+        let growth = Growth { points, radius: radius.fold(0.0, f32::max) };
+        scratch.clear();
+        growth
+    }
+
     /// Computes the normal offsets of the targets whose file gave none (all zero; not computed
     /// already): per target, the
     /// smooth normals of the mesh moved by the whole target, less the unmoved mesh's, on every
@@ -172,5 +375,43 @@ impl Model {
             done += 1;
         }
         done
+    }
+}
+
+/// What a morph at some weights adds: the box of the moved points (without a skeleton, where they
+/// stay in model space), and the farthest any offset reaches, stretched by its joints.
+#[derive(Clone, Copy)]
+struct Growth {
+    points: Option<Aabb>,
+    radius: f32,
+}
+
+/// Per vertex, the box of its summed offsets, and which vertices have one: reused from cell to cell.
+struct OffsetBoxes {
+    low: Vec<Vec3>,
+    high: Vec<Vec3>,
+    touched: Vec<usize>,
+}
+
+impl OffsetBoxes {
+    fn new(vertex_count: usize) -> OffsetBoxes {
+        OffsetBoxes { low: vec![Vec3::ZERO; vertex_count], high: vec![Vec3::ZERO; vertex_count], touched: Vec::new() }
+    }
+
+    fn add(&mut self, vertex: usize, low: Vec3, high: Vec3) {
+        let (Some(at_low), Some(at_high)) = (self.low.get_mut(vertex), self.high.get_mut(vertex)) else { return };
+        if *at_low == Vec3::ZERO && *at_high == Vec3::ZERO {
+            self.touched.push(vertex);
+        }
+        *at_low += low;
+        *at_high += high;
+    }
+
+    fn clear(&mut self) {
+        for &vertex in &self.touched {
+            self.low[vertex] = Vec3::ZERO;
+            self.high[vertex] = Vec3::ZERO;
+        }
+        self.touched.clear();
     }
 }

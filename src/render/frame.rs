@@ -41,7 +41,8 @@ impl Renderer {
         recorder.wait(cull.reset_hazards());
         let reset = CullPass::counter_reset(&self.model, choice, self.passes.skin.tuning.workgroup_size);
         recorder.step("the counters' reset", |command_buffer| cull.record_reset(command_buffer, &reset));
-        let push = CullPass::push(&self.model, &self.setup, choice, self.stats.frames_rendered, self.debug.skeleton);
+        let hand_set = super::passes::cull::hand_set(scene);
+        let push = CullPass::push(&self.model, &self.setup, choice, self.stats.frames_rendered, self.debug.skeleton, hand_set);
         let record = |command_buffer| cull.record(command_buffer, frame.cull_set, push);
         recorder.pass(Pass::Cull, cull.hazards_before(), record, cull.hazards_after());
 

@@ -221,10 +221,13 @@ pub struct Setup {
     pub cull_mode: vk::CullModeFlags,
     /// Each mesh's material index.
     pub mesh_draws: Vec<usize>,
-    /// Bounds of the bind pose: the cull pass's box for instances without a clip.
+    /// Bounds of the rest pose (the bind pose at the default morph weights): the cull pass's box for
+    /// instances without a clip.
     pub bind_bounds: crate::anim::Aabb,
     /// `ModelBounds::blend_reach`, for the cull pass.
     pub blend_reach: f32,
+    /// `ModelBounds::morph_reach`, for the cull pass while a morph weight is set by hand.
+    pub morph_reach: f32,
     /// The model has joints but no vertices: the skeleton view is always on.
     pub skeleton_only: bool,
     /// The shadow pass draws the triangle pass's light run (where the memory plan kept room for it);
@@ -371,7 +374,8 @@ impl Renderer {
                 color_format,
                 cull_mode,
                 mesh_draws,
-                bind_bounds: model.bind_bounds(),
+                bind_bounds: model.rest_bounds(),
+                morph_reach: model.bounds.morph_reach,
                 blend_reach: model.bounds.blend_reach,
                 skeleton_only,
                 dispatch_rows: device.limits().max_compute_work_group_count[1].max(1),

@@ -109,7 +109,7 @@ impl GpuModel {
         }
         let joints = joint_infos(model);
 
-        let bind_bounds = model.bind_bounds();
+        let bind_bounds = model.rest_bounds();
         let to_gpu = |bounds: Aabb| {
             let bounds = if bounds.is_empty() { bind_bounds } else { bounds };
             GpuBounds { min_corner: bounds.min.extend(0.0).to_array(), max_corner: bounds.max.extend(0.0).to_array() }

@@ -1,5 +1,5 @@
 //! Every character opens well framed: on every model in ../shared/models (and the bundled figure),
-//! the culling cells are held to the box of the vertices skinned on the CPU over each cell's time
+//! the culling cells are held to the box of the vertices morphed and skinned on the CPU over each cell's time
 //! (`Model::cell_tightness`: box diagonals, six times a cell), and the default camera shows the
 //! clip being played at 40-90 % of a 16:9 frame. Skipped, with a message, without that folder.
 
@@ -72,10 +72,13 @@ fn culling_cells_are_within_a_quarter_of_the_skinned_box() {
     assert!(median <= 1.25, "median of the worst cells {median:.3}x");
 }
 
-/// The share of a 16:9 frame the played clip's skinned vertices span (the larger of width and
-/// height), thirty times a second of the clip (24 times at least), seen by the setup's camera.
+/// The share of a 16:9 frame the played clip's morphed and skinned vertices span (the larger of
+/// width and height), thirty times a second of the clip (24 times at least), seen by the setup's
+/// camera.
 fn fill(setup: &SceneSetup) -> f32 {
     let model = &setup.model;
+    let offsets = vkskin::model::VertexOffsets::of(model);
+    let mut weights = model.morph_weights(usize::MAX, 0.0);
     let instance = &setup.instances[0];
     let view_projection = setup.camera.view_projection(16.0 / 9.0) * instance.world();
     let mut palette = vec![Mat4::IDENTITY; model.skeleton.len()];
@@ -87,10 +90,12 @@ fn fill(setup: &SceneSetup) -> f32 {
         if let Some(clip) = clip {
             let time = clip.start + clip.duration * sample as f32 / samples as f32;
             model.palette_at(clip.animation, time, &mut palette);
+            weights = model.morph_weights(clip.animation, time);
         }
         let palette = clip.is_some().then_some(palette.as_slice());
-        for vertex in &model.vertices {
-            let projected = view_projection.project_point3(model.skinned_position(vertex, palette));
+        for (index, vertex) in model.vertices.iter().enumerate() {
+            let morphed = vkskin::model::Vertex { position: offsets.moved(index as u32, vertex.position, &weights), ..*vertex };
+            let projected = view_projection.project_point3(model.skinned_position(&morphed, palette));
             (low, high) = (low.min(projected), high.max(projected));
         }
     }

@@ -42,7 +42,7 @@ fn gpu_levels(headless: &HeadlessRenderer, count: usize) -> (Vec<Option<u32>>, V
 fn near_threshold(headless: &HeadlessRenderer, setup: &SceneSetup, scene: &FrameScene, instance: usize) -> bool {
     let choice = headless.renderer.level_choice(scene);
     let data = &scene.instances[instance];
-    let world = vkskin::render::passes::cull::animated_box(&setup.model, data).transformed(data.world());
+    let world = vkskin::render::passes::cull::animated_box(&setup.model, data, false).transformed(data.world());
     let distance = world.distance_to(scene.camera_position);
     choice.errors.iter().any(|&error| (error * choice.pixels_at_unit - distance).abs() <= 1e-3 * distance.max(1e-3))
 }

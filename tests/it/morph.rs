@@ -190,11 +190,14 @@ fn every_strategy_morphs_then_skins_as_the_cpu_reference() {
                 headless.render(&scene).expect("frame");
                 let skinned = headless.renderer.read_back_skinned().expect("read back");
                 let vertex_count = setup.model.vertices.len();
+                // With levels of detail an instance is skinned at its level: a prefix of the
+                // vertices, of which the coarsest level's is skinned at every level.
+                let always_skinned = setup.model.levels.last().map_or(vertex_count, |level| level.vertex_count as usize);
                 let unmorphed = vec![Some(0.0); setup.model.morph_targets.len()];
                 for (instance, data) in scene.instances.iter().enumerate() {
                     let reference = reference_skinning(&setup.model, data, &scene.morph_overrides);
                     let base = reference_skinning(&setup.model, data, &unmorphed);
-                    for (vertex, (expected, base)) in reference.iter().zip(&base).enumerate() {
+                    for (vertex, (expected, base)) in reference.iter().zip(&base).enumerate().take(always_skinned) {
                         let found = skinned[instance * vertex_count + vertex];
                         let error = Vec3::from_array(found.position).distance(expected.position);
                         worst = worst.max(error);
@@ -282,4 +285,68 @@ fn normals_follow_targets_the_file_gives_none_for() {
     assert!(model.morphed_vertices(&[1.0, 0.0], 1)[0].normal.distance(model.vertices[0].normal) > 0.1, "the lift turns it");
     let stress = load_model(&folder.join("MorphStressTest/glTF/MorphStressTest.gltf"), &[]).expect("loads");
     assert!(stress.morph_targets.iter().all(|target| !target.normals_recomputed));
+}
+
+/// The culling boxes hold the morphed, skinned vertices: on each morph model, every vertex of
+/// the CPU reference lies in the box the cull pass tests (`animated_box`), for an instance playing
+/// each clip at 40 times over it, one fading between two clips, one without a clip (the default
+/// weights), and with a weight set by hand (the box then grown by the model's morph reach).
+#[test]
+fn culling_boxes_hold_the_morphed_vertices() {
+    use vkskin::anim::{InstanceState, Playback};
+    use vkskin::render::passes::cull::animated_box;
+    use vkskin::render::shader_types::InstanceData;
+    for (name, model) in morph_models() {
+        let tolerance = 1e-5 * model.extent();
+        let mut checked = 0;
+        let state = InstanceState {
+            position: glam::Vec3::ZERO,
+            yaw: 0.0,
+            clip: None,
+            fade: None,
+            layer: None,
+            phase: 0.0,
+            speed: 1.0,
+        };
+        let (mut worst_fill, mut worst_name) = (f32::INFINITY, String::new());
+        for clip in 0..model.clips.len() {
+            let animation = model.clips[clip].animation;
+            let duration = model.animations[animation].duration;
+            for step in 0..40 {
+                let time = duration * step as f32 / 39.0;
+                let other = (animation + 1) % model.animations.len();
+                let playbacks = [
+                    Playback { a: Some((animation, time)), ..Playback::default() },
+                    Playback { a: Some((animation, time)), b: Some((other, time * 0.5)), blend: 0.4, ..Playback::default() },
+                    Playback::default(),
+                ];
+                for playback in playbacks {
+                    let data = InstanceData::of(&state, &playback);
+                    for by_hand in [None, Some(1.0)] {
+                        let overrides = vec![by_hand];
+                        let bounds = animated_box(&model, &data, by_hand.is_some());
+                        let grown = vkskin::anim::Aabb {
+                            min: bounds.min - glam::Vec3::splat(tolerance),
+                            max: bounds.max + glam::Vec3::splat(tolerance),
+                        };
+                        let skinned = reference_skinning(&model, &data, &overrides);
+                        let held = vkskin::anim::Aabb::from_points(skinned.iter().map(|vertex| vertex.position));
+                        for (vertex, skinned) in skinned.iter().enumerate() {
+                            assert!(
+                                skinned.position.cmpge(grown.min).all() && skinned.position.cmple(grown.max).all(),
+                                "{name}: vertex {vertex} at {:?} outside {bounds:?} (clip {clip}, {time} s, by hand {by_hand:?})",
+                                skinned.position
+                            );
+                        }
+                        let fill = held.size().length() / bounds.size().length();
+                        if fill < worst_fill && by_hand.is_none() {
+                            (worst_fill, worst_name) = (fill, format!("clip {clip} at {time:.2} s"));
+                        }
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        println!("{name}: {checked} boxes hold their vertices; the loosest holds {worst_fill:.2} of its diagonal ({worst_name})");
+    }
 }

@@ -283,7 +283,15 @@ impl CullPass {
     /// The pass's push constants this frame. `frames_rendered` numbers the palette frames;
     /// `skeleton_view`: the skeleton view reads every joint position every frame, so animation LOD
     /// skips no palette while it is on.
-    pub fn push(model: &GpuModel, setup: &Setup, choice: &LevelChoice, frames_rendered: u64, skeleton_view: bool) -> CullPush {
+    /// `hand_set`: some morph weight is set by hand this frame.
+    pub fn push(
+        model: &GpuModel,
+        setup: &Setup,
+        choice: &LevelChoice,
+        frames_rendered: u64,
+        skeleton_view: bool,
+        hand_set: bool,
+    ) -> CullPush {
         let bind = setup.bind_bounds;
         let mut level_errors = [0.0; MAX_LEVELS];
         for (slot, &error) in level_errors.iter_mut().zip(&choice.errors) {
@@ -310,6 +318,7 @@ impl CullPass {
                 Some(pixels) if !skeleton_view => choice.far_ratio(pixels),
                 _ => 0.0,
             },
+            morph_reach: if hand_set { setup.morph_reach } else { 0.0 },
         }
     }
 }
@@ -408,7 +417,7 @@ fn reference_boxes<'a>(model: &'a Model, scene: &'a FrameScene, margin: f32) -> 
     let camera = frustum_planes(scene.view_projection);
     let light = frustum_planes(scene.light_view_projection);
     scene.instances.iter().map(move |data| {
-        let world = animated_box(model, data).transformed(data.world());
+        let world = animated_box(model, data, hand_set(scene)).transformed(data.world());
         let grow = world.size() * margin + Vec3::splat(margin);
         let world = Aabb { min: world.min - grow, max: world.max + grow };
         (world, Seen { camera: box_in_volume(world, &camera), light: box_in_volume(world, &light) })
@@ -439,8 +448,11 @@ pub fn computes_palette(instance: u32, far: bool, stale: bool, frame: u32) -> bo
 /// The box cull.comp tests for an instance, in model space: its animation's cell at its time (and
 /// during a crossfade or with a layer, the other animations' cells too, grown by the blend reach);
 /// the bind pose without an animation.
-pub fn animated_box(model: &Model, data: &InstanceData) -> Aabb {
-    let bind = model.bind_bounds();
+/// Grown by `ModelBounds::morph_reach` where a morph weight is set by hand (`hand_set`).
+pub fn animated_box(model: &Model, data: &InstanceData, hand_set: bool) -> Aabb {
+    let reach = Vec3::splat(if hand_set { model.bounds.morph_reach } else { 0.0 });
+    let grown = |bounds: Aabb| Aabb { min: bounds.min - reach, max: bounds.max + reach };
+    let bind = grown(model.rest_bounds());
     let cell =
         |animation: u32, time: f32| model.bounds.animations.get(animation as usize).map_or(Aabb::EMPTY, |bounds| bounds.at(time));
     if data.animation_a() == NO_CLIP {
@@ -460,7 +472,13 @@ pub fn animated_box(model: &Model, data: &InstanceData) -> Aabb {
         let reach = Vec3::splat(model.bounds.blend_reach);
         bounds = Aabb { min: bounds.min - reach, max: bounds.max + reach };
     }
-    bounds
+    grown(bounds)
+}
+
+/// Whether some morph weight is set by hand in `scene` (the cull pass then grows every box by the
+/// model's morph reach).
+pub fn hand_set(scene: &FrameScene) -> bool {
+    scene.morph_overrides.iter().any(Option::is_some)
 }
 
 /// The CPU reference of cull.comp: which instances of `scene` the camera and the light see.

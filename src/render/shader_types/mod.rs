@@ -376,6 +376,9 @@ pub struct CullPush {
     /// Animation LOD: an instance is far (its palette computed every second frame) when its box's
     /// diameter is below this × its distance; 0: off.
     pub far_ratio: f32,
+    /// How far weights set by hand can move a vertex past its box (`ModelBounds::morph_reach`
+    /// while one is set; 0 otherwise).
+    pub morph_reach: f32,
 }
 
 /// Push constants of palette.comp.
