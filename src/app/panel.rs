@@ -58,7 +58,24 @@ pub struct PanelInfo<'a> {
     pub renderdoc: bool,
     /// The last thing that failed (a dropped file, a strategy the device refused).
     pub error: Option<&'a str>,
+    /// The model's morph targets: the first instance's live weights, and those set by hand.
+    pub morph_targets: Vec<MorphRow<'a>>,
 }
+
+/// One morph target in the panel.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MorphRow<'a> {
+    pub name: &'a str,
+    /// Its weight on the first instance this frame (the palette pass's, from its CPU mirror).
+    pub weight: f32,
+    /// The slider's range: the weights its clips and default give, and 0 to 1.
+    pub range: (f32, f32),
+    /// Held by hand at this weight over every instance's clips.
+    pub set_by_hand: Option<f32>,
+}
+
+/// Morph targets the panel lists; a model with more shows the first ones and a count of the rest.
+pub const LISTED_TARGETS: usize = 64;
 
 /// What the user did in the panel this frame.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,14 +99,16 @@ pub enum Action {
     Panel(bool),
     /// Animation LOD on or off (`--animation-lod`): far instances' palettes every second frame.
     AnimationLod(bool),
+    /// A morph target's weight held by hand over every instance's clips, or given back to them.
+    Morph(usize, Option<f32>),
 }
 
 impl Action {
     /// An action written as `strategy=vertex`, `instances=16`, `clip=1`, `fade=0.5`, `speed=2`,
     /// `pause`, `play`, `step`, `seek=0.5`, `debug=skeleton,bounds`, `layer=1@4:0.8` (clip, joint
     /// and weight by number) or `layer=none`, `capture`, `open=PATH`, `panel=off` or
-    /// `animation-lod=on` (`view --drive`: a test or a demo runs the panel's controls without a
-    /// pointer).
+    /// `animation-lod=on`, `morph=TARGET:WEIGHT` or `morph=TARGET:clip` (`view --drive`: a test or a
+    /// demo runs the panel's controls without a pointer).
     pub fn parse(text: &str) -> Result<Action, String> {
         let (name, value) = text.split_once('=').unwrap_or((text, ""));
         let number = |what: &str| {
@@ -128,11 +147,21 @@ impl Action {
                 let weight = weight.parse::<f32>().ok().filter(|weight| (0.0..=1.0).contains(weight)).ok_or_else(expected)?;
                 Action::Layer(Some(Layer { clip, joint, weight }))
             }
+            "morph" => {
+                let expected = || format!("morph: expected TARGET:WEIGHT or TARGET:clip (numbers), found '{value}'");
+                let (target, weight) = value.split_once(':').ok_or_else(expected)?;
+                let target = target.parse().map_err(|_| expected())?;
+                let weight = match weight {
+                    "clip" => None,
+                    weight => Some(weight.parse::<f32>().ok().filter(|weight| weight.is_finite()).ok_or_else(expected)?),
+                };
+                Action::Morph(target, weight)
+            }
             "capture" => Action::Capture,
             "open" if !value.is_empty() => Action::Open(value.into()),
             _ => {
                 return Err(format!(
-                "expected strategy, instances, clip, fade, speed, seek, pause, play, step, debug, layer, capture, open=PATH, panel=on|off or animation-lod=on|off, found '{text}'"
+                "expected strategy, instances, clip, fade, speed, seek, pause, play, step, debug, layer, capture, open=PATH, panel=on|off, animation-lod=on|off or morph=TARGET:WEIGHT|clip, found '{text}'"
             ))
             }
         })
@@ -405,8 +434,36 @@ impl Panel {
                 }
             }
         });
+        if !info.morph_targets.is_empty() {
+            self.morph_targets(ui, info, actions);
+        }
         if info.renderdoc && ui.button("RenderDoc capture").clicked() {
             actions.push(Action::Capture);
         }
+    }
+
+    /// Each morph target's live weight on a slider; dragging one holds it there by hand over every
+    /// instance's clips, and its "clip" button gives it back.
+    fn morph_targets(&mut self, ui: &mut egui::Ui, info: &PanelInfo<'_>, actions: &mut Vec<Action>) {
+        let count = info.morph_targets.len();
+        egui::CollapsingHeader::new(format!("morph targets ({count})")).default_open(count <= 8).show(ui, |ui| {
+            for (index, row) in info.morph_targets.iter().enumerate().take(LISTED_TARGETS) {
+                ui.horizontal(|ui| {
+                    let mut weight = row.set_by_hand.unwrap_or(row.weight);
+                    let (low, high) = row.range;
+                    let slider = ui.add(Slider::new(&mut weight, low..=high).clamping(SliderClamping::Edits).text(row.name));
+                    self.place(&format!("morph {}", row.name), &slider);
+                    if slider.changed() {
+                        actions.push(Action::Morph(index, Some(weight)));
+                    }
+                    if row.set_by_hand.is_some() && ui.small_button("clip").on_hover_text("back to the clip's weight").clicked() {
+                        actions.push(Action::Morph(index, None));
+                    }
+                });
+            }
+            if count > LISTED_TARGETS {
+                ui.label(format!("… and {} more (view --drive morph=TARGET:WEIGHT)", count - LISTED_TARGETS));
+            }
+        });
     }
 }

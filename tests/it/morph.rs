@@ -350,3 +350,30 @@ fn culling_boxes_hold_the_morphed_vertices() {
         println!("{name}: {checked} boxes hold their vertices; the loosest holds {worst_fill:.2} of its diagonal ({worst_name})");
     }
 }
+
+/// In the viewer, a target held by hand (`--drive morph=0:1`, what the panel's slider does) moves
+/// the paused cube, and giving it back to the clip (`morph=0:clip`) puts it back.
+#[test]
+fn the_viewer_holds_a_target_by_hand_and_gives_it_back() {
+    if !crate::common::xvfb_available() {
+        return;
+    }
+    let Some(folder) = shared_models("gltf/AnimatedMorphCube") else { return };
+    let shots = crate::common::scratch_in("morph", "by_hand");
+    let _ = std::fs::remove_dir_all(&shots);
+    std::fs::create_dir_all(&shots).expect("folder");
+    let message = crate::common::run_validated(
+        crate::common::view_under_xvfb()
+            .arg(folder.join("glTF/AnimatedMorphCube.gltf"))
+            .args(["--frames", "40", "--size", "320x240", "--no-ui", "--validate", "--drive", "1:pause;10:morph=0:1;20:morph=0:clip;30:pause"])
+            .arg("--screenshot")
+            .arg(shots.join("shot.png")),
+    );
+    let shot = |name: &str| image::open(shots.join(name)).unwrap_or_else(|error| panic!("{name}: {error}\n{message}")).to_rgba8();
+    let (clip, by_hand, back) = (shot("shot_10.png"), shot("shot_20.png"), shot("shot_30.png"));
+    let held = LargestDifference::between(&clip, &by_hand);
+    let returned = LargestDifference::between(&clip, &back);
+    println!("by hand: {} pixels differ far; given back: {}", held.far, returned.far);
+    assert!(held.far > 200, "the target held at 1 moves the cube");
+    assert_eq!(returned.far, 0, "given back to the paused clip, the cube is where it was");
+}

@@ -4,7 +4,7 @@
 
 use egui::{Event, PointerButton, Pos2, RawInput, Rect};
 use vkskin::anim::Layer;
-use vkskin::app::panel::{Action, Panel, PanelInfo};
+use vkskin::app::panel::{Action, MorphRow, Panel, PanelInfo};
 use vkskin::render::passes::debug::DebugViews;
 use vkskin::render::stats::{PassTimings, VisibleCounts};
 use vkskin::render::Strategy;
@@ -77,6 +77,7 @@ impl Driver {
             visible: Some(VisibleCounts { skinned: 1, camera: 1, light: 1 }),
             renderdoc: false,
             error: None,
+            morph_targets: vec![MorphRow { name: "smile", weight: 0.25, range: (0.0, 1.0), set_by_hand: None }],
         };
         let input = RawInput {
             screen_rect: Some(Rect::from_min_size(Pos2::ZERO, egui::vec2(1280.0, 720.0))),
@@ -148,6 +149,12 @@ fn the_panels_controls_give_the_actions_the_viewer_applies() {
     let actions = driver.drag(from, slider.left_center() + egui::vec2(rail / 2.0, 0.0));
     let [Action::Instances(count)] = actions[..] else { panic!("one instance change on release: {actions:?}") };
     assert!((16..=256).contains(&count), "halfway along 1..4096 on a log scale: {count}");
+
+    // A morph target's slider: dragged to its far end, the weight is held there by hand.
+    let slider = driver.rect("morph smile");
+    let actions = driver.drag(slider.left_center() + egui::vec2(rail / 4.0, 0.0), slider.left_center() + egui::vec2(rail + 20.0, 0.0));
+    assert_eq!(actions.last(), Some(&Action::Morph(0, Some(1.0))), "{actions:?}");
+    assert!(driver.labels.iter().any(|label| label.contains("morph targets (1)")), "{:?}", driver.labels);
 }
 
 /// Whether two pixels differ by more than 2 in a channel.

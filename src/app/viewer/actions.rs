@@ -247,6 +247,13 @@ impl Viewer {
                 }
             }
             Action::Panel(on) => self.panel.visible = on && self.options.ui,
+            Action::Morph(target, weight) => {
+                let count = self.setup.model.morph_targets.len();
+                if target < count {
+                    self.setup.morph_overrides.resize(count, None);
+                    self.setup.morph_overrides[target] = weight;
+                }
+            }
             Action::AnimationLod(on) => {
                 self.options.animation_lod = on.then_some(crate::render::ANIMATION_LOD_PIXELS);
                 if let Some(graphics) = &mut self.graphics {

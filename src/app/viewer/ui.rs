@@ -6,10 +6,11 @@ use std::time::{Duration, Instant};
 use winit::window::Window;
 
 use super::ViewerOptions;
-use crate::app::panel::{Action, Panel, PanelInfo};
+use crate::app::panel::{Action, MorphRow, Panel, PanelInfo};
 use crate::app::SceneSetup;
 use crate::render::passes::overlay::{OverlayFrame, OverlayPass};
 use crate::render::stats::{PassTimings, VisibleCounts};
+use crate::render::shader_types::InstanceData;
 use crate::render::Renderer;
 
 /// The panel's pass and egui's state: with the viewer, not the renderer, so the panel's textures
@@ -129,6 +130,27 @@ impl<'a> PanelState<'a> {
             visible: self.live.visible,
             renderdoc: self.options.capture.is_some(),
             error: self.error,
+            morph_targets: self.morph_rows(),
         }
+    }
+
+    /// The panel's morph targets: the first instance's weights now, as the palette pass samples them.
+    fn morph_rows(&self) -> Vec<MorphRow<'a>> {
+        let model = &self.setup.model;
+        let Some(first) = self.setup.instances.first().filter(|_| !model.morph_targets.is_empty()) else { return Vec::new() };
+        let data = InstanceData::of(first, &first.playback(&model.clips, self.live.clock));
+        let weights = crate::render::reference::reference_weights(model, &data, &self.setup.morph_overrides);
+        model
+            .morph_targets
+            .iter()
+            .zip(weights)
+            .enumerate()
+            .map(|(index, (target, weight))| MorphRow {
+                name: &target.name,
+                weight,
+                range: model.weight_range(index),
+                set_by_hand: self.setup.morph_overrides.get(index).copied().flatten(),
+            })
+            .collect()
     }
 }
