@@ -136,6 +136,9 @@ pub(crate) struct BenchArgs {
     /// File(s) whose clips play on the model, any format, matched by joint name (as `view`).
     #[arg(long = "anim", value_name = "FILE")]
     pub(crate) animations: Vec<PathBuf>,
+    /// The clip every instance plays, by name or number (default: the first).
+    #[arg(long, value_name = "CLIP")]
+    pub(crate) clip: Option<String>,
     /// Instance counts, comma separated.
     #[arg(long, default_value = "1,10,100,1000,10000", value_delimiter = ',')]
     pub(crate) instances: Vec<usize>,

@@ -13,7 +13,9 @@ pub(crate) fn bench(arguments: BenchArgs) -> Result<(), String> {
     let path = arguments.model.unwrap_or_else(default_model_path);
     let animations = default_animations(&path, &arguments.animations);
     let model = load_model(&path, &animations).map_err(|error| error.to_string())?;
+    let clip = arguments.clip.as_deref().map(|clip| vkskin::app::find_clip(&model, clip)).transpose()?;
     let options = BenchOptions {
+        clip,
         lods: arguments.lod.iter().map(|lod| lod.on()).collect(),
         light_culling: arguments.light_culling.iter().map(|light| light.on()).collect(),
         animation_lod: arguments.animation_lod.iter().map(|switch| switch.on()).collect(),

@@ -31,6 +31,8 @@ pub struct BenchOptions {
     /// Morph targets as the clips weigh them (true) or held at 0 (false); a model without
     /// targets runs once, as `true`.
     pub morph: Vec<bool>,
+    /// The clip every instance plays (None: the first, each instance at its own phase).
+    pub clip: Option<usize>,
     pub warmup: u32,
     pub frames: u32,
     pub size: (u32, u32),
@@ -316,6 +318,11 @@ pub fn run(
                     continue;
                 }
                 let mut setup = SceneSetup::new(model.clone(), instances);
+                if let Some(clip) = options.clip {
+                    for instance in &mut setup.instances {
+                        instance.clip = Some(clip);
+                    }
+                }
                 if !morph {
                     setup.morph_overrides = vec![Some(0.0); model.morph_targets.len()];
                 }
