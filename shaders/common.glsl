@@ -63,9 +63,7 @@ struct MorphTarget {
     uint first_vertex;     // the lowest and the highest vertex it moves: a vertex outside
     uint last_vertex;      // that span costs one compare, not a search
     float default_weight;  // where no clip keys it
-    uint unused0;
-    uint unused1;
-    uint unused2;
+    uint unused[3];
 };
 
 // One vertex's offsets in one target, at weight 1, model space: 32 bytes.

@@ -9,8 +9,8 @@ use super::{Model, Vertex};
 use crate::anim::bounds::ModelBounds;
 use crate::anim::{Aabb, Interpolation, WeightChannel};
 
-/// Moved vertices times cells, at most, that growing one animation's cells by its morph visits: a
-/// longer one shares each weight range over a run of cells.
+/// Moved vertices times cells, at most, that growing the animations' cells by their morph visits
+/// (shared out over the animations): a longer one shares each weight range over a run of cells.
 const MORPH_CELL_BUDGET: usize = 20_000_000;
 
 /// The weights `channel` takes within `[t0, t1]`: its values at both ends and at every key between
@@ -209,7 +209,8 @@ impl Model {
             let count = cells.cells.len();
             // Runs of cells share one weight range: few enough runs for the budget, and at most
             // 1,024 of them (each bounds its cells again from the joints).
-            let run = (count.saturating_mul(entries) / MORPH_CELL_BUDGET + 1).max(count.div_ceil(1024)).min(count.max(1));
+            let budget = MORPH_CELL_BUDGET / self.animations.len().max(1);
+            let run = (count.saturating_mul(entries) / budget.max(1) + 1).max(count.div_ceil(1024)).min(count.max(1));
             let mut keyed: Vec<Option<&WeightChannel>> = vec![None; self.morph_targets.len()];
             for channel in &animation.weights {
                 if let Some(slot) = keyed.get_mut(channel.target) {

@@ -208,6 +208,7 @@ fn layouts_match_the_compiled_shaders() {
             ("first_vertex", offset_of!(GpuMorphTarget, first_vertex)),
             ("last_vertex", offset_of!(GpuMorphTarget, last_vertex)),
             ("default_weight", offset_of!(GpuMorphTarget, default_weight)),
+            ("unused", offset_of!(GpuMorphTarget, unused)),
         ],
     );
     check(
@@ -218,6 +219,7 @@ fn layouts_match_the_compiled_shaders() {
             ("position", offset_of!(GpuMorphDelta, position)),
             ("vertex", offset_of!(GpuMorphDelta, vertex)),
             ("normal", offset_of!(GpuMorphDelta, normal)),
+            ("unused", offset_of!(GpuMorphDelta, unused)),
         ],
     );
     check(
