@@ -335,24 +335,24 @@ impl Animation {
     }
 
     /// What the palette pass's buffers hold for this animation (`AnimationData` in
-    /// src/render/model_buffers.rs): a 16-byte record per joint and property, the key times (evenly spaced
-    /// ones as start and step, a list shared by channels stored once), the values and MD5's bases.
-    pub fn gpu_bytes(&self, joint_count: usize) -> usize {
-        let mut time_lists: Vec<&[f32]> = Vec::new();
+    /// src/render/model_buffers.rs): a 16-byte record per joint and property and per morph target,
+    /// the key times (evenly spaced ones as start and step, a list shared by channels stored once),
+    /// the values and MD5's bases.
+    pub fn gpu_bytes(&self, joint_count: usize, target_count: usize) -> usize {
+        let mut time_lists: std::collections::HashSet<Vec<u32>> = std::collections::HashSet::new();
         let mut floats = 0;
+        let mut times = |keys: &KeyTimes| match keys {
+            KeyTimes::Uniform { .. } => 2,
+            KeyTimes::Listed(times) if time_lists.insert(times.iter().map(|time| time.to_bits()).collect()) => times.len(),
+            KeyTimes::Listed(_) => 0,
+        };
         for channel in &self.channels {
-            match &channel.times {
-                KeyTimes::Uniform { .. } => floats += 2,
-                KeyTimes::Listed(times) => {
-                    if !time_lists.contains(&times.as_slice()) {
-                        time_lists.push(times);
-                        floats += times.len();
-                    }
-                }
-            }
-            floats += channel.values.len() + if channel.stores_base() { 4 } else { 0 };
+            floats += times(&channel.times) + channel.values.len() + if channel.stores_base() { 4 } else { 0 };
         }
-        joint_count.max(1) * 3 * 16 + floats * 4
+        for channel in &self.weights {
+            floats += times(&channel.times) + channel.values.len();
+        }
+        (joint_count.max(1) * 3 + target_count) * 16 + floats * 4
     }
 
     /// Keys over all channels, by property.

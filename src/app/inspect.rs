@@ -94,7 +94,7 @@ pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
     let _ = writeln!(out, "animations: {} (keys as the file stores them; nothing baked)", model.animations.len());
     for (index, animation) in model.animations.iter().enumerate() {
         let [translation, rotation, scale] = animation.key_counts();
-        let gpu_bytes = animation.gpu_bytes(joint_count);
+        let gpu_bytes = animation.gpu_bytes(joint_count, model.morph_targets.len());
         let joint_seconds = joint_count as f64 * f64::from(animation.duration);
         let per_joint_second = if joint_seconds > 0.0 {
             format!("{:.0} B per joint-second", gpu_bytes as f64 / joint_seconds)

@@ -866,7 +866,7 @@ fn sample(folder: &Path, relative: &str) -> (Model, Rig) {
             "\n  clip \"{}\": {:.4} s, {} B on the GPU ({} B of keys in the file): channels off the curves by {:.3e} of extent",
             animation.name,
             animation.duration,
-            animation.gpu_bytes(model.skeleton.len()),
+            animation.gpu_bytes(model.skeleton.len(), model.morph_targets.len()),
             animation.file_key_bytes,
             worst / extent
         );
