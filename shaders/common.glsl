@@ -103,13 +103,27 @@ struct Instance {
     uint layer;         // layer animation in the low 16 bits (NO_CLIP: none), its root joint in the high 16
     float time_layer;
     float layer_weight; // how far the layer's subtree blends toward the layer animation
-    uint unused;
+    uint skinning;      // SKINNING_*: how the instance's vertices blend their joints
 };
+
+const uint SKINNING_LINEAR = 0u;
+const uint SKINNING_DUAL_QUATERNION = 1u;
 
 // world × model pose × inverse bind as the top three rows of an affine matrix: 48 bytes.
 struct PaletteMatrix {
     vec4 rows[3];
 };
+
+// An instance's palette slots, `palette_stride` of them (src/render/model_buffers.rs: palette_stride):
+//   [0, J)        each joint's matrix (PaletteMatrix), J = joint_count
+//   [J, 2J)       with SKINNING_DUAL_QUATERNION, the same as dual quaternions (src/anim/dual_quaternion.rs):
+//                 rows[0] the rotation, rows[1] the dual part, rows[2].x the uniform scale applied
+//                 first, rows[2].y 1 when the matrix was a rotation times a uniform scale (else its
+//                 vertices blend linearly)
+//   2J            the header: rows[0].x the instance's SKINNING_* mode
+//   2J + 1 ...    the morph block, when the model has morph targets
+// A matrix counts as rigid when its columns are within this of equal lengths and right angles.
+const float RIGID_TOLERANCE = 1e-3;
 
 const uint NO_CLIP = 0xFFFFu;
 

@@ -271,6 +271,56 @@ mat4 load_slot(uint chunk, uint slot) {
                      palette_chunks[chunk].palettes[slot].rows[2]);
 }
 
+// The unit quaternion of a rotation matrix (glam's Quat::from_mat3, which the CPU reference uses).
+vec4 quaternion_of(mat3 m) {
+    if (m[2][2] <= 0.0) {
+        float difference = m[1][1] - m[0][0];
+        float one_minus = 1.0 - m[2][2];
+        if (difference <= 0.0) {
+            float four_x2 = one_minus - difference;
+            float inverse = 0.5 * inversesqrt(four_x2);
+            return vec4(four_x2, m[0][1] + m[1][0], m[0][2] + m[2][0], m[1][2] - m[2][1]) * inverse;
+        }
+        float four_y2 = one_minus + difference;
+        float inverse = 0.5 * inversesqrt(four_y2);
+        return vec4(m[0][1] + m[1][0], four_y2, m[1][2] + m[2][1], m[2][0] - m[0][2]) * inverse;
+    }
+    float sum = m[1][1] + m[0][0];
+    float one_plus = 1.0 + m[2][2];
+    if (sum <= 0.0) {
+        float four_z2 = one_plus - sum;
+        float inverse = 0.5 * inversesqrt(four_z2);
+        return vec4(m[0][2] + m[2][0], m[1][2] + m[2][1], four_z2, m[0][1] - m[1][0]) * inverse;
+    }
+    float four_w2 = one_plus + sum;
+    float inverse = 0.5 * inversesqrt(four_w2);
+    return vec4(m[1][2] - m[2][1], m[2][0] - m[0][2], m[0][1] - m[1][0], four_w2) * inverse;
+}
+
+// Hamilton product of two quaternions (xyzw).
+vec4 quaternion_product(vec4 a, vec4 b) {
+    return vec4(a.w * b.xyz + b.w * a.xyz + cross(a.xyz, b.xyz), a.w * b.w - dot(a.xyz, b.xyz));
+}
+
+// A palette matrix as dual-quaternion skinning reads it (common.glsl: the slots; mirrors
+// DualQuaternion::from_affine): a uniform scale, the rotation, and the dual part 0.5 (t, 0) q.
+void store_dual_quaternion(uint chunk, uint slot, mat4 matrix) {
+    vec3 x = matrix[0].xyz;
+    vec3 y = matrix[1].xyz;
+    vec3 z = matrix[2].xyz;
+    float scale = (length(x) + length(y) + length(z)) / 3.0;
+    float tolerance = RIGID_TOLERANCE * scale;
+    bool rigid = scale > 0.0 && abs(length(x) - scale) <= tolerance && abs(length(y) - scale) <= tolerance
+              && abs(length(z) - scale) <= tolerance && abs(dot(x, y)) <= tolerance * scale
+              && abs(dot(y, z)) <= tolerance * scale && abs(dot(z, x)) <= tolerance * scale
+              && determinant(mat3(x, y, z)) > 0.0;
+    vec4 real = rigid ? normalize(quaternion_of(mat3(x, y, z) * (1.0 / scale))) : vec4(0.0, 0.0, 0.0, 1.0);
+    vec4 dual = 0.5 * quaternion_product(vec4(matrix[3].xyz, 0.0), real);
+    palette_chunks[chunk].palettes[slot].rows[0] = real;
+    palette_chunks[chunk].palettes[slot].rows[1] = dual;
+    palette_chunks[chunk].palettes[slot].rows[2] = vec4(rigid ? scale : 1.0, rigid ? 1.0 : 0.0, 0.0, 0.0);
+}
+
 void store_slot(uint chunk, uint slot, mat4 matrix) {
     palette_chunks[chunk].palettes[slot].rows[0] = vec4(matrix[0][0], matrix[1][0], matrix[2][0], matrix[3][0]);
     palette_chunks[chunk].palettes[slot].rows[1] = vec4(matrix[0][1], matrix[1][1], matrix[2][1], matrix[3][1]);
@@ -340,8 +390,12 @@ void main() {
     bool write_positions = push.write_joint_positions != 0u;
     bool fading = animation_a != NO_CLIP && animation_b != NO_CLIP && instance.blend > 0.0;
     bool layered = animation_a != NO_CLIP && layer_animation != NO_CLIP && instance.layer_weight > 0.0;
+    bool dual = instance.skinning == SKINNING_DUAL_QUATERNION;
+    uint dual_slots = first_slot + push.joint_count;
+    uint header = first_slot + 2u * push.joint_count;
+    palette_chunks[chunk].palettes[header].rows[0] = vec4(float(instance.skinning), 0.0, 0.0, 0.0);
     if (push.target_count > 0u) {
-        write_morph_weights(instance, chunk, first_slot + push.joint_count, fading, layered);
+        write_morph_weights(instance, chunk, header + 1u, fading, layered);
     }
     if (animation_a == NO_CLIP) {
         // Without an animation every joint stands where the bind pose put it: world × bind × inverse bind.
@@ -350,6 +404,9 @@ void main() {
                 joint_positions[instance_index * push.joint_count + joint] = vec4((world * inverse(inverse_binds[joint]))[3].xyz, 1.0);
             }
             store_slot(chunk, first_slot + joint, world);
+            if (dual) {
+                store_dual_quaternion(chunk, dual_slots + joint, world);
+            }
         }
         return;
     }
@@ -374,6 +431,10 @@ void main() {
         if (write_positions) {
             joint_positions[instance_index * push.joint_count + joint] = vec4(posed[3].xyz, 1.0);
         }
-        store_slot(chunk, first_slot + joint, posed * inverse_binds[joint]);
+        mat4 palette = posed * inverse_binds[joint];
+        store_slot(chunk, first_slot + joint, palette);
+        if (dual) {
+            store_dual_quaternion(chunk, dual_slots + joint, palette);
+        }
     }
 }

@@ -15,6 +15,12 @@ vec3 safe_normalize(vec3 v) {
     return length_squared > 0.0 ? v * inversesqrt(length_squared) : vec3(0.0);
 }
 
+// `v` turned by the unit quaternion `q` (xyzw).
+vec3 rotate(vec4 q, vec3 v) {
+    vec3 t = 2.0 * cross(q.xyz, v);
+    return v + q.w * t + cross(q.xyz, t);
+}
+
 // Float `word` of the morph block at palette slot `block` (common.glsl: the morph block).
 float morph_word(uint chunk, uint block, uint word) {
     return palette_chunks[chunk].palettes[block + word / SLOT_FLOATS].rows[(word % SLOT_FLOATS) / 4u][word % 4u];
@@ -59,14 +65,64 @@ void morph_vertex(uint vertex, uint chunk, uint block, inout SourceVertex source
     }
 }
 
+// Dual-quaternion skinning (Kavan et al. 2007; src/anim/dual_quaternion.rs): the influences'
+// dual quaternions, each turned to the first one's hemisphere, blended, normalized, and applied
+// after the blended uniform scale. False, and nothing written, when an influence's matrix is not
+// a rotation times a uniform scale: the vertex then blends linearly.
+bool skin_dual_quaternion(uint chunk, uint first_entry, uint joint_count, SourceVertex source, out SkinnedResult result) {
+    vec4 first_real = vec4(0.0);
+    bool found = false;
+    vec4 real = vec4(0.0);
+    vec4 dual = vec4(0.0);
+    float scale = 0.0;
+    for (uint i = 0u; i < source.influence_count; ++i) {
+        Influence influence = influences[source.first_influence + i];
+        if (influence.joint >= joint_count) {
+            continue;
+        }
+        PaletteMatrix entry = palette_chunks[chunk].palettes[first_entry + influence.joint];
+        if (entry.rows[2].y == 0.0) {
+            return false;
+        }
+        if (!found) {
+            first_real = entry.rows[0];
+            found = true;
+        }
+        float w = dot(entry.rows[0], first_real) < 0.0 ? -influence.weight : influence.weight;
+        real += w * entry.rows[0];
+        dual += w * entry.rows[1];
+        scale += abs(w) * entry.rows[2].x;
+    }
+    float length_real = length(real);
+    if (!found || !(length_real > 0.0)) {
+        return false;
+    }
+    real /= length_real;
+    dual /= length_real;
+    // The translation: 2 (w_r d - w_d r + r × d), r and d the vector parts.
+    vec3 translation = 2.0 * (real.w * dual.xyz - dual.w * real.xyz + cross(real.xyz, dual.xyz));
+    result.position = rotate(real, source.position * scale) + translation;
+    result.normal = safe_normalize(rotate(real, source.normal));
+    result.tangent = safe_normalize(rotate(real, source.tangent.xyz));
+    result.bitangent_sign = source.tangent.w;
+    return true;
+}
+
 // `instance` in chunks of `chunk_instances` (common.glsl: MAX_CHUNKS); its palette slots are
-// `palette_stride` apart: joint_count entries, then the morph block when the model has targets.
+// `palette_stride` apart, laid out as common.glsl says.
 SkinnedResult skin_vertex(uint vertex, uint instance, uint chunk_instances, uint joint_count, uint palette_stride) {
     uint chunk = instance / chunk_instances;
     uint palette_base = (instance % chunk_instances) * palette_stride;
+    uint header = palette_base + 2u * joint_count;
     SourceVertex source = sources[vertex];
-    if (palette_stride > joint_count) {
-        morph_vertex(vertex, chunk, palette_base + joint_count, source);
+    if (palette_stride > 2u * joint_count + 1u) {
+        morph_vertex(vertex, chunk, header + 1u, source);
+    }
+    if (palette_chunks[chunk].palettes[header].rows[0].x == float(SKINNING_DUAL_QUATERNION)) {
+        SkinnedResult dual_result;
+        if (skin_dual_quaternion(chunk, palette_base + joint_count, joint_count, source, dual_result)) {
+            return dual_result;
+        }
     }
     // Linear blend skinning is linear in the matrix: blend the influences' rows first (12
     // multiply-adds an influence), then transform the position, normal and tangent once, rather

@@ -13,12 +13,14 @@
 pub mod bounds;
 pub mod clip;
 pub mod curve;
+pub mod dual_quaternion;
 pub mod playback;
 pub mod retarget;
 
 pub use clip::{Animation, Channel, Clip, ClipRange, Interpolation, KeyTimes, Property, RangeUnit, WeightChannel};
 pub use curve::{bracket, hermite, slerp_shortest, KeySpan};
-pub use playback::{Fade, InstanceState, Layer, Playback};
+pub use dual_quaternion::{skin_vertex_dual_quaternion, DualQuaternion};
+pub use playback::{Fade, InstanceState, Layer, Playback, Skinning};
 
 use glam::{Mat4, Quat, Vec3};
 

@@ -36,6 +36,32 @@ pub struct Fade {
     pub duration: f32,
 }
 
+/// How an instance's vertices blend their joints' palette matrices.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Skinning {
+    /// Linear blend skinning: the weighted sum of the matrices.
+    #[default]
+    Linear,
+    /// Dual-quaternion skinning ([`super::dual_quaternion`]): twists keep their volume.
+    DualQuaternion,
+}
+
+impl Skinning {
+    pub const ALL: [Skinning; 2] = [Skinning::Linear, Skinning::DualQuaternion];
+
+    /// Its name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Skinning::Linear => "linear",
+            Skinning::DualQuaternion => "dual-quaternion",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Skinning> {
+        Skinning::ALL.into_iter().find(|mode| mode.name().eq_ignore_ascii_case(text.trim()))
+    }
+}
+
 /// One animated copy of the model in the world.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct InstanceState {
@@ -50,6 +76,7 @@ pub struct InstanceState {
     /// Seconds added to the shared clock, so instances are out of step.
     pub phase: f32,
     pub speed: f32,
+    pub skinning: Skinning,
 }
 
 impl InstanceState {
@@ -109,6 +136,7 @@ mod tests {
             layer: None,
             phase: 0.0,
             speed: 1.0,
+            skinning: Skinning::Linear,
         };
         instance.switch_clip(1, 10.0, 0.5);
         let fading = instance.playback(&clips, 10.25);

@@ -269,6 +269,7 @@ pub fn grid_instances(model: &Model, count: usize) -> Vec<InstanceState> {
                 layer: None,
                 phase: duration * (index as f32 * 0.37).fract(),
                 speed: 1.0,
+                skinning: crate::anim::Skinning::Linear,
             }
         })
         .collect()

@@ -63,7 +63,7 @@ pub struct GpuModel {
     pub target_count: u32,
     /// Where the weight channels start in `channels`.
     pub weight_channels: u32,
-    /// Palette slots an instance takes: its joints, then its morph block (`morph_slots`).
+    /// Palette slots an instance takes ([`palette_stride`]).
     pub palette_stride: u32,
 }
 
@@ -249,9 +249,10 @@ impl GpuModel {
     }
 }
 
-/// Palette slots an instance of `model` takes: its joints (at least one), then its morph block.
+/// Palette slots an instance of `model` takes (common.glsl: the slots): its joints' matrices (at
+/// least one joint), the same as dual quaternions, a header, then its morph block.
 pub fn palette_stride(model: &Model) -> u32 {
-    model.skeleton.len().max(1) as u32 + morph_slots(model.morph_targets.len() as u32)
+    2 * model.skeleton.len().max(1) as u32 + 1 + morph_slots(model.morph_targets.len() as u32)
 }
 
 /// The morph targets as the skin pass reads them: a record per target, and every target's deltas

@@ -30,13 +30,17 @@ impl Renderer {
         readback.read()
     }
 
-    /// Copies `skinned_vertices` and `joint_palettes` back to the CPU (tests; after `wait_all`).
+    /// Copies `skinned_vertices` and `joint_palettes` back to the CPU (tests; after `wait_all`):
+    /// every instance's vertices, and every instance's joint matrices (the first `joint_count` of
+    /// its palette slots), instance after instance.
     pub fn read_back_skinning(&self) -> gpu::Result<(Vec<SkinnedVertex>, Vec<PaletteMatrix>)> {
         let mut skinned = Vec::new();
         let mut palettes = Vec::new();
+        let (stride, joints) = (self.model.palette_stride as usize, self.model.joint_count as usize);
         for chunk in 0..self.setup.chunking.chunk_count as usize {
             skinned.extend(self.read_back::<SkinnedVertex>(&self.passes.skin.skinned[chunk])?);
-            palettes.extend(self.read_back::<PaletteMatrix>(&self.passes.palette.palettes[chunk])?);
+            let slots = self.read_back::<PaletteMatrix>(&self.passes.palette.palettes[chunk])?;
+            palettes.extend(slots.chunks_exact(stride).flat_map(|instance| &instance[..joints]));
         }
         Ok((skinned, palettes))
     }

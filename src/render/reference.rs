@@ -4,7 +4,7 @@
 use glam::{Affine3A, Mat4, Vec3, Vec3A, Vec4};
 
 use super::shader_types::{InstanceData, SkinnedVertex, NO_CLIP};
-use crate::anim::{skin_vertex, JointPose, Skinned};
+use crate::anim::{skin_vertex, skin_vertex_dual_quaternion, DualQuaternion, JointPose, Skinned};
 use crate::model::{Model, Vertex};
 
 /// The CPU reference of the palette pass for one instance record: sample animation a (and b
@@ -77,16 +77,25 @@ pub fn reference_weights(model: &Model, data: &InstanceData, overrides: &[Option
 }
 
 /// The CPU reference of the skin pass for one instance record: every vertex morphed at the
-/// instance's weights, then skinned, world space.
+/// instance's weights, then skinned (linearly, or as dual quaternions), world space.
 pub fn reference_skinning(model: &Model, data: &InstanceData, overrides: &[Option<f32>]) -> Vec<Skinned> {
     let palette = reference_palette(model, data);
-    model
-        .morphed_vertices(&reference_weights(model, data, overrides), model.vertices.len())
-        .iter()
-        .map(|vertex| {
-            skin_vertex(&palette, vertex.position, vertex.normal, vertex.tangent.truncate(), model.influences_of(vertex))
-        })
-        .collect()
+    let vertices = model.morphed_vertices(&reference_weights(model, data, overrides), model.vertices.len());
+    skin_vertices(model, &palette, data.dual_quaternion(), &vertices).collect()
+}
+
+/// `vertices` (the model's, maybe morphed) skinned by `palette`, as dual quaternions when `dual`.
+fn skin_vertices<'a>(model: &'a Model, palette: &'a [Mat4], dual: bool, vertices: &'a [Vertex]) -> impl Iterator<Item = Skinned> + 'a {
+    let entries: Vec<DualQuaternion> = if dual { palette.iter().map(DualQuaternion::from_affine).collect() } else { Vec::new() };
+    vertices.iter().map(move |vertex| {
+        let (position, normal, tangent) = (vertex.position, vertex.normal, vertex.tangent.truncate());
+        let influences = model.influences_of(vertex);
+        if dual {
+            skin_vertex_dual_quaternion(palette, &entries, position, normal, tangent, influences)
+        } else {
+            skin_vertex(palette, position, normal, tangent, influences)
+        }
+    })
 }
 
 /// 1.5 × 2²³: a float of magnitude below 2²² added to it keeps its nearest integer (ties to even)
@@ -315,8 +324,9 @@ pub fn cpu_skin_instances(
             if count == 0 {
                 return;
             }
+            let matrices = reference_palette(model, data);
             palette.clear();
-            palette.extend(reference_palette(model, data).iter().map(|&matrix| Affine3A::from_mat4(matrix)));
+            palette.extend(matrices.iter().map(|&matrix| Affine3A::from_mat4(matrix)));
             let count = (count as usize).min(out.len());
             // Morphed into a copy of the level's vertices where a target is active; else straight
             // from the model's.
@@ -329,7 +339,19 @@ pub fn cpu_skin_instances(
             } else {
                 &model.vertices[..count]
             };
-            skin_packed(model, vertices, palette, &mut out[..count]);
+            if data.dual_quaternion() {
+                // Dual quaternions on the CPU: the reference's maths, packed as the skin pass packs.
+                let skinned = skin_vertices(model, &matrices, true, vertices);
+                for ((out, vertex), skinned) in out[..count].iter_mut().zip(vertices).zip(skinned) {
+                    *out = SkinnedVertex {
+                        position: skinned.position.to_array(),
+                        normal: pack_snorm16(skinned.normal.into(), 0.0),
+                        tangent: pack_snorm16(skinned.tangent.into(), vertex.tangent.w),
+                    };
+                }
+            } else {
+                skin_packed(model, vertices, palette, &mut out[..count]);
+            }
         },
     );
 }

@@ -307,6 +307,7 @@ fn culling_boxes_hold_the_morphed_vertices() {
             layer: None,
             phase: 0.0,
             speed: 1.0,
+            skinning: vkskin::anim::Skinning::Linear,
         };
         let (mut worst_fill, mut worst_name) = (f32::INFINITY, String::new());
         for clip in 0..model.clips.len() {

@@ -3,7 +3,7 @@
 use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec3, Vec4};
 
-use crate::anim::{Influence, InstanceState, Playback};
+use crate::anim::{Influence, InstanceState, Playback, Skinning};
 use crate::model::Vertex;
 
 /// `SourceVertex` in common.glsl.
@@ -146,8 +146,13 @@ pub struct InstanceData {
     pub layer: u32,
     pub time_layer: f32,
     pub layer_weight: f32,
-    pub unused: u32,
+    /// `SKINNING_*`: how the instance's vertices blend their joints.
+    pub skinning: u32,
 }
+
+/// `SKINNING_LINEAR` and `SKINNING_DUAL_QUATERNION` in common.glsl.
+pub const SKINNING_LINEAR: u32 = 0;
+pub const SKINNING_DUAL_QUATERNION: u32 = 1;
 
 impl InstanceData {
     /// Packs an instance's place and what it plays for the cull and palette passes.
@@ -168,7 +173,10 @@ impl InstanceData {
             layer,
             time_layer,
             layer_weight,
-            unused: 0,
+            skinning: match state.skinning {
+                Skinning::Linear => SKINNING_LINEAR,
+                Skinning::DualQuaternion => SKINNING_DUAL_QUATERNION,
+            },
         }
     }
 
@@ -191,6 +199,11 @@ impl InstanceData {
     /// Fading from a to b (b is blended in).
     pub fn fading(&self) -> bool {
         self.animation_a() != NO_CLIP && self.animation_b() != NO_CLIP && self.blend > 0.0
+    }
+
+    /// The instance blends its joints as dual quaternions.
+    pub fn dual_quaternion(&self) -> bool {
+        self.skinning == SKINNING_DUAL_QUATERNION
     }
 
     /// A layer is blended over the subtree.
@@ -389,7 +402,8 @@ pub struct PalettePush {
     pub chunk_instances: u32,
     /// 1: write `joint_positions` (the skeleton view is on).
     pub write_joint_positions: u32,
-    /// Palette slots an instance takes: its joints, then its morph block ([`morph_slots`]).
+    /// Palette slots an instance takes: its joints' matrices, their dual quaternions, a header,
+    /// then its morph block ([`morph_slots`]).
     pub palette_stride: u32,
     pub target_count: u32,
     /// Where the weight channels start in `model.channels`: (animation × target_count + target) past it.

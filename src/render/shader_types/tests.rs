@@ -269,7 +269,7 @@ fn layouts_match_the_compiled_shaders() {
             ("layer", offset_of!(InstanceData, layer)),
             ("time_layer", offset_of!(InstanceData, time_layer)),
             ("layer_weight", offset_of!(InstanceData, layer_weight)),
-            ("unused", offset_of!(InstanceData, unused)),
+            ("skinning", offset_of!(InstanceData, skinning)),
         ],
     );
     check(
