@@ -27,6 +27,7 @@ use crate::formats::md5::{self, Md5Anim, Md5Mesh};
 mod animation;
 pub mod dense;
 pub mod long_clip;
+pub mod twist;
 mod skeleton;
 mod surfaces;
 mod texture;

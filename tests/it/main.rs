@@ -9,6 +9,7 @@ mod common;
 mod conformance;
 mod culling;
 mod debug_views;
+mod dual_quaternion;
 mod fbx_loader;
 mod fidelity;
 mod frame_recipe;
