@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use vkskin::render::passes::debug::DebugViews;
+use vkskin::anim::Skinning;
 use vkskin::render::Strategy;
 
 /// The viewer is the default command: `vkskin FILE [options]` and `vkskin [options]` are
@@ -161,6 +162,10 @@ pub(crate) struct BenchArgs {
     /// both, the report gives the morph's cost per vertex per active target. Models with targets only.
     #[arg(long, value_enum, default_value = "on", value_delimiter = ',')]
     pub(crate) morph: Vec<Switch>,
+    /// Skinning modes, comma separated: linear, dual-quaternion; with both, the report gives each
+    /// mode's skinning cost per vertex-influence.
+    #[arg(long, default_value = "linear", value_delimiter = ',', value_parser = parse_skinning)]
+    pub(crate) skinning: Vec<Skinning>,
     /// Frames measured for each row (after the warm-up).
     #[arg(long, default_value_t = 60)]
     pub(crate) measure: u32,
@@ -282,9 +287,17 @@ pub(crate) struct SceneArgs {
     /// only by the light) every second frame, skinning it from last frame's palette between.
     #[arg(long, value_enum, default_value_t = Switch::Off)]
     pub(crate) animation_lod: Switch,
+    /// How every instance blends its joints: linear (blend skinning) or dual-quaternion (twists
+    /// keep their volume; a joint that stretches unevenly falls back to linear).
+    #[arg(long, default_value = "linear", value_parser = parse_skinning)]
+    pub(crate) skinning: Skinning,
     /// Turn on the Khronos validation layer with synchronization validation (also VKSKIN_VALIDATION=1).
     #[arg(long)]
     pub(crate) validate: bool,
+}
+
+pub(crate) fn parse_skinning(text: &str) -> Result<Skinning, String> {
+    Skinning::parse(text).ok_or_else(|| format!("expected linear or dual-quaternion, got '{text}'"))
 }
 
 pub(crate) fn parse_strategy(text: &str) -> Result<Strategy, String> {

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 
 use egui::{Color32, ComboBox, ProgressBar, RichText, Slider, SliderClamping};
 
-use crate::anim::Layer;
+use crate::anim::{Layer, Skinning};
 use crate::render::passes::debug::DebugViews;
 use crate::render::stats::{PassTimings, VisibleCounts};
 use crate::render::Strategy;
@@ -40,6 +40,8 @@ pub struct PanelInfo<'a> {
     pub max_instances: usize,
     pub limiting: &'a str,
     pub strategy: Strategy,
+    /// How the instances blend their joints.
+    pub skinning: Skinning,
     pub clips: Vec<&'a str>,
     pub clip: Option<usize>,
     /// The skeleton's joints by name (the layer's joint picker), and the layer playing.
@@ -101,14 +103,16 @@ pub enum Action {
     AnimationLod(bool),
     /// A morph target's weight held by hand over every instance's clips, or given back to them.
     Morph(usize, Option<f32>),
+    /// Every instance blends its joints linearly or as dual quaternions.
+    Skinning(Skinning),
 }
 
 impl Action {
     /// An action written as `strategy=vertex`, `instances=16`, `clip=1`, `fade=0.5`, `speed=2`,
     /// `pause`, `play`, `step`, `seek=0.5`, `debug=skeleton,bounds`, `layer=1@4:0.8` (clip, joint
     /// and weight by number) or `layer=none`, `capture`, `open=PATH`, `panel=off` or
-    /// `animation-lod=on`, `morph=TARGET:WEIGHT` or `morph=TARGET:clip` (`view --drive`: a test or a
-    /// demo runs the panel's controls without a pointer).
+    /// `animation-lod=on`, `morph=TARGET:WEIGHT` or `morph=TARGET:clip`, `skinning=dual-quaternion`
+    /// (`view --drive`: a test or a demo runs the panel's controls without a pointer).
     pub fn parse(text: &str) -> Result<Action, String> {
         let (name, value) = text.split_once('=').unwrap_or((text, ""));
         let number = |what: &str| {
@@ -147,6 +151,9 @@ impl Action {
                 let weight = weight.parse::<f32>().ok().filter(|weight| (0.0..=1.0).contains(weight)).ok_or_else(expected)?;
                 Action::Layer(Some(Layer { clip, joint, weight }))
             }
+            "skinning" => Action::Skinning(
+                Skinning::parse(value).ok_or(format!("skinning: expected linear or dual-quaternion, found '{value}'"))?,
+            ),
             "morph" => {
                 let expected = || format!("morph: expected TARGET:WEIGHT or TARGET:clip (numbers), found '{value}'");
                 let (target, weight) = value.split_once(':').ok_or_else(expected)?;
@@ -161,7 +168,7 @@ impl Action {
             "open" if !value.is_empty() => Action::Open(value.into()),
             _ => {
                 return Err(format!(
-                "expected strategy, instances, clip, fade, speed, seek, pause, play, step, debug, layer, capture, open=PATH, panel=on|off, animation-lod=on|off or morph=TARGET:WEIGHT|clip, found '{text}'"
+                "expected strategy, instances, clip, fade, speed, seek, pause, play, step, debug, layer, capture, open=PATH, panel=on|off, animation-lod=on|off, morph=TARGET:WEIGHT|clip or skinning=linear|dual-quaternion, found '{text}'"
             ))
             }
         })
@@ -348,6 +355,21 @@ impl Panel {
                 self.place(strategy.name(), &response);
                 if response.clicked() && info.strategy != strategy {
                     actions.push(Action::Strategy(strategy));
+                }
+            }
+        });
+
+        ui.horizontal(|ui| {
+            ui.label("skinning");
+            for skinning in Skinning::ALL {
+                let label = match skinning {
+                    Skinning::Linear => "linear",
+                    Skinning::DualQuaternion => "dual quaternion",
+                };
+                let response = ui.selectable_label(info.skinning == skinning, label);
+                self.place(label, &response);
+                if response.clicked() && info.skinning != skinning {
+                    actions.push(Action::Skinning(skinning));
                 }
             }
         });

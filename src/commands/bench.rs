@@ -20,6 +20,7 @@ pub(crate) fn bench(arguments: BenchArgs) -> Result<(), String> {
         light_culling: arguments.light_culling.iter().map(|light| light.on()).collect(),
         animation_lod: arguments.animation_lod.iter().map(|switch| switch.on()).collect(),
         morph: arguments.morph.iter().map(|switch| switch.on()).collect(),
+        skinning: arguments.skinning.clone(),
         counts: arguments.instances,
         strategies: arguments.strategy,
         warmup: arguments.warmup,

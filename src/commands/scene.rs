@@ -60,6 +60,7 @@ impl SceneArgs {
         }
         for instance in &mut setup.instances {
             instance.layer = layer;
+            instance.skinning = self.skinning;
         }
         Ok(setup)
     }

@@ -19,6 +19,7 @@ pub(crate) fn view(arguments: ViewArgs) -> Result<(), String> {
         size,
         fade_seconds: scene.fade,
         strategy: scene.strategy,
+        skinning: scene.skinning,
         light_culling: scene.light_culling.on(),
         animation_lod: scene.animation_lod(),
         lod: scene.lod.on(),

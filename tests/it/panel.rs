@@ -63,6 +63,7 @@ impl Driver {
             max_instances: 4096,
             limiting: "the test's limit",
             strategy: Strategy::Compute,
+            skinning: vkskin::anim::Skinning::Linear,
             clips: vec!["walk", "run"],
             clip: Some(0),
             joints_named: vec!["root", "hips", "spine", "head"],
@@ -128,6 +129,8 @@ fn the_panels_controls_give_the_actions_the_viewer_applies() {
 
     assert_eq!(driver.click("vertex"), vec![Action::Strategy(Strategy::Vertex)]);
     assert_eq!(driver.click("compute"), vec![], "the strategy in use is no change");
+    assert_eq!(driver.click("dual quaternion"), vec![Action::Skinning(vkskin::anim::Skinning::DualQuaternion)]);
+    assert_eq!(driver.click("linear"), vec![], "the mode in use is no change");
     assert_eq!(driver.click("skeleton"), vec![Action::Debug(DebugViews { skeleton: true, ..Default::default() })]);
     assert_eq!(driver.click("step"), vec![Action::Step], "step works while paused");
     assert_eq!(driver.click("pause"), vec![Action::Pause(false)]);

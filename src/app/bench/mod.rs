@@ -18,6 +18,7 @@ use crate::render::passes::copy::CopyPass;
 use crate::render::shader_types::{SkinnedVertex, SourceVertex};
 use crate::render::{MemoryPlan, RenderSettings};
 use crate::render::{Pass, Strategy, VisibleCounts};
+use crate::anim::Skinning;
 
 pub struct BenchOptions {
     pub counts: Vec<usize>,
@@ -33,6 +34,8 @@ pub struct BenchOptions {
     pub morph: Vec<bool>,
     /// The clip every instance plays (None: the first, each instance at its own phase).
     pub clip: Option<usize>,
+    /// Skinning modes, each a row (`Skinning::Linear` alone when empty).
+    pub skinning: Vec<Skinning>,
     pub warmup: u32,
     pub frames: u32,
     pub size: (u32, u32),
@@ -87,6 +90,8 @@ pub struct BenchRow {
     /// Active morph targets (non-zero weight) per instance, averaged over the instances in the
     /// last measured frame (the CPU mirror of the palette pass's lists).
     pub active_targets: f64,
+    /// How the instances blended their joints.
+    pub skinning: Skinning,
     /// With levels of detail or animation LOD on, the last frame against the same frame at full
     /// detail (both off, the same light culling; when the run has it).
     pub image_difference: Option<ImageDifference>,
@@ -167,6 +172,8 @@ pub struct BenchReport {
     pub vertex_count: usize,
     pub joint_count: usize,
     pub target_count: usize,
+    /// The model's influences, every vertex's together.
+    pub influence_count: usize,
     pub frames: u32,
     pub warmup: u32,
     pub rows: Vec<BenchRow>,
@@ -216,15 +223,18 @@ pub fn run(
     let lights = if options.light_culling.is_empty() { vec![true] } else { options.light_culling.clone() };
     let animation_lods = if options.animation_lod.is_empty() { vec![false] } else { options.animation_lod.clone() };
     let morphs = if options.morph.is_empty() || model.morph_targets.is_empty() { vec![true] } else { options.morph.clone() };
+    let skinnings = if options.skinning.is_empty() { vec![Skinning::Linear] } else { options.skinning.clone() };
     // Only `compute` has a triangle pass, and the `cpu` strategy no palette pass: they run without.
-    let variants = |strategy: Strategy| -> Vec<(bool, bool, bool, bool)> {
+    let variants = |strategy: Strategy| -> Vec<(bool, bool, bool, bool, Skinning)> {
         let lights = if strategy == Strategy::Compute { lights.clone() } else { vec![false] };
         let animation_lods = if strategy == Strategy::Cpu { vec![false] } else { animation_lods.clone() };
         let mut variants = Vec::new();
         for &lod in &lods {
             for &light in &lights {
                 for &animation_lod in &animation_lods {
-                    variants.extend(morphs.iter().map(|&morph| (lod, light, animation_lod, morph)));
+                    for &morph in &morphs {
+                        variants.extend(skinnings.iter().map(|&skinning| (lod, light, animation_lod, morph, skinning)));
+                    }
                 }
             }
         }
@@ -269,21 +279,22 @@ pub fn run(
     let mut rows: Vec<BenchRow> = Vec::new();
     // Each (count, strategy, light culling)'s last frame at full detail (levels of detail and
     // animation LOD off): the reference the other variants' last frames are compared with.
-    let mut full_detail: BTreeMap<(usize, usize, bool, bool), image::RgbaImage> = BTreeMap::new();
+    let mut full_detail: BTreeMap<(usize, usize, bool, bool, usize), image::RgbaImage> = BTreeMap::new();
     // Those variants' last frames while their reference is still to come.
-    let mut waiting: Vec<(usize, (usize, usize, bool, bool), image::RgbaImage)> = Vec::new();
+    let mut waiting: Vec<(usize, (usize, usize, bool, bool, usize), image::RgbaImage)> = Vec::new();
     let compared = lods.len() > 1 || animation_lods.len() > 1;
     for &instances in &options.counts {
         for (strategy_index, &strategy) in options.strategies.iter().enumerate() {
-            for (lod, light, animation_lod, morph) in variants(strategy) {
+            for (lod, light, animation_lod, morph, skinning) in variants(strategy) {
                 let model = if lod { &levelled } else { &full };
                 let what = format!(
-                    "{} × {instances}, lod {}, light culling {}, animation lod {}, morph {}",
+                    "{} × {instances}, lod {}, light culling {}, animation lod {}, morph {}, {} skinning",
                     strategy.name(),
                     on_off(lod),
                     on_off(light),
                     on_off(animation_lod),
-                    on_off(morph)
+                    on_off(morph),
+                    skinning.name()
                 );
                 progress(rows.len(), total, &what);
                 let mut row = BenchRow {
@@ -294,6 +305,7 @@ pub fn run(
                     animation_lod,
                     morph,
                     active_targets: 0.0,
+                    skinning,
                     image_difference: None,
                     skipped: None,
                     frame_wall: Stats::default(),
@@ -318,10 +330,9 @@ pub fn run(
                     continue;
                 }
                 let mut setup = SceneSetup::new(model.clone(), instances);
-                if let Some(clip) = options.clip {
-                    for instance in &mut setup.instances {
-                        instance.clip = Some(clip);
-                    }
+                for instance in &mut setup.instances {
+                    instance.clip = options.clip.or(instance.clip);
+                    instance.skinning = skinning;
                 }
                 if !morph {
                     setup.morph_overrides = vec![Some(0.0); model.morph_targets.len()];
@@ -376,7 +387,7 @@ pub fn run(
                     let image = headless.render(&scene).map_err(|error| error.to_string())?;
                     // By the light culling asked for: where it found no room the row ran without,
                     // and the light's run leaves the shadows the same to the pixel either way.
-                    let key = (instances, strategy_index, light, morph);
+                    let key = (instances, strategy_index, light, morph, skinning as usize);
                     if !lod && !animation_lod {
                         // The reference: the variants run before it get their difference now.
                         for (at, _, other) in waiting.iter().filter(|(_, waiting_key, _)| *waiting_key == key) {
@@ -422,6 +433,7 @@ pub fn run(
         vertex_count: model.vertices.len(),
         joint_count: model.skeleton.len(),
         target_count: model.morph_targets.len(),
+        influence_count: model.influences.len(),
         frames: options.frames,
         warmup: options.warmup,
         rows,
@@ -455,8 +467,8 @@ pub fn morph_costs(report: &BenchReport) -> Vec<(Strategy, usize, bool, f64)> {
         let off = report.rows.iter().find(|off| {
             !off.morph
                 && off.skipped.is_none()
-                && (off.strategy, off.instances, off.lod, off.light_culling, off.animation_lod)
-                    == (on.strategy, on.instances, on.lod, on.light_culling, on.animation_lod)
+                && (off.strategy, off.instances, off.lod, off.light_culling, off.animation_lod, off.skinning)
+                    == (on.strategy, on.instances, on.lod, on.light_culling, on.animation_lod, on.skinning)
         });
         if let Some(off) = off {
             let work = (on.instances * report.vertex_count) as f64 * on.active_targets;
@@ -464,6 +476,21 @@ pub fn morph_costs(report: &BenchReport) -> Vec<(Strategy, usize, bool, f64)> {
         }
     }
     costs
+}
+
+/// Each row's skinning cost per vertex-influence, in nanoseconds: the time that skins
+/// (`BenchRow::skinning_ms`) over instances × the model's influences, for rows at full detail
+/// (levels of detail off, so every influence is skinned): (strategy, instances, mode, nanoseconds).
+pub fn skinning_costs(report: &BenchReport) -> Vec<(Strategy, usize, Skinning, f64)> {
+    report
+        .rows
+        .iter()
+        .filter(|row| row.skipped.is_none() && !row.lod && row.morph)
+        .map(|row| {
+            let work = (row.instances * report.influence_count) as f64;
+            (row.strategy, row.instances, row.skinning, row.skinning_ms() * 1e6 / work)
+        })
+        .collect()
 }
 
 pub(crate) fn on_off(on: bool) -> &'static str {

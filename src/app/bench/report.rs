@@ -7,7 +7,17 @@ use serde_json::{json, Value};
 
 use super::{finite, on_off, BenchReport, BenchRow};
 use crate::app::plot::{LineChart, Series};
+use crate::anim::Skinning;
 use crate::render::Strategy;
+
+/// What skins in a strategy's frame, for the cost lines.
+fn what_skins(strategy: Strategy) -> &'static str {
+    match strategy {
+        Strategy::Compute => "skin pass",
+        Strategy::Cpu => "CPU skinning",
+        Strategy::Vertex => "shadow + forward passes",
+    }
+}
 
 fn milliseconds(value: f64) -> String {
     if value.is_finite() {
@@ -44,13 +54,14 @@ impl BenchReport {
         );
         let _ = writeln!(
             out,
-            "{:<8} {:>9} {:>4} {:>5} {:>4} {:>5} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
+            "{:<8} {:>9} {:>4} {:>5} {:>4} {:>5} {:>4} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
             "strategy",
             "instances",
             "lod",
             "light",
             "anim",
             "morph",
+            "dq",
             "frame ms",
             "p95",
             "gpu ms",
@@ -71,10 +82,10 @@ impl BenchReport {
             if let Some(reason) = &row.skipped {
                 let (strategy, lod, light) = (row.strategy.name(), on_off(row.lod), on_off(row.light_culling));
                 let animation = on_off(row.animation_lod);
-                let morph = self.morph_column(row);
+                let (morph, dual) = (self.morph_column(row), on_off(row.skinning == Skinning::DualQuaternion));
                 let _ = writeln!(
                     out,
-                    "{strategy:<8} {:>9} {lod:>4} {light:>5} {animation:>4} {morph:>5}  skipped: {reason}",
+                    "{strategy:<8} {:>9} {lod:>4} {light:>5} {animation:>4} {morph:>5} {dual:>4}  skipped: {reason}",
                     row.instances
                 );
                 continue;
@@ -82,13 +93,14 @@ impl BenchReport {
             let ratio = |ratio: f64| if ratio.is_finite() { format!("{ratio:.2}") } else { "-".into() };
             let _ = writeln!(
                 out,
-                "{:<8} {:>9} {:>4} {:>5} {:>4} {:>5} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
+                "{:<8} {:>9} {:>4} {:>5} {:>4} {:>5} {:>4} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
                 row.strategy.name(),
                 row.instances,
                 on_off(row.lod),
                 on_off(row.light_culling),
                 on_off(row.animation_lod),
                 self.morph_column(row),
+                on_off(row.skinning == Skinning::DualQuaternion),
                 milliseconds(row.frame_wall.median),
                 milliseconds(row.frame_wall.p95),
                 milliseconds(row.frame_gpu.median),
@@ -110,17 +122,25 @@ impl BenchReport {
                 )),
             );
         }
+        let modes: std::collections::HashSet<Skinning> = self.rows.iter().map(|row| row.skinning).collect();
+        if modes.len() > 1 {
+            for (strategy, instances, skinning, nanoseconds) in super::skinning_costs(self) {
+                let _ = writeln!(
+                    out,
+                    "skinning cost, {} × {instances}, {}: {nanoseconds:.4} ns per vertex-influence ({})",
+                    strategy.name(),
+                    skinning.name(),
+                    what_skins(strategy)
+                );
+            }
+        }
         for (strategy, instances, lod, nanoseconds) in super::morph_costs(self) {
-            let what = match strategy {
-                Strategy::Compute => "skin pass",
-                Strategy::Cpu => "CPU skinning",
-                Strategy::Vertex => "shadow + forward passes",
-            };
             let _ = writeln!(
                 out,
-                "morph cost, {} × {instances} (lod {}): {nanoseconds:.4} ns per vertex per active target ({what}, morph on − off)",
+                "morph cost, {} × {instances} (lod {}): {nanoseconds:.4} ns per vertex per active target ({}, morph on − off)",
                 strategy.name(),
-                on_off(lod)
+                on_off(lod),
+                what_skins(strategy)
             );
         }
         out
@@ -151,6 +171,7 @@ impl BenchReport {
                     "animation_lod": row.animation_lod,
                     "morph": row.morph,
                     "active_targets": row.active_targets,
+                    "skinning": row.skinning.name(),
                     "image_vs_full_detail": row.image_difference.map(|difference| json!({
                         "changed_pixels": difference.changed,
                         "changed_share": difference.changed_share(),
@@ -187,6 +208,13 @@ impl BenchReport {
             "vertices": self.vertex_count,
             "joints": self.joint_count,
             "morph_targets": self.target_count,
+            "influences": self.influence_count,
+            "skinning_cost_ns_per_vertex_influence": super::skinning_costs(self).iter().map(|&(strategy, instances, skinning, nanoseconds)| json!({
+                "strategy": strategy.name(),
+                "instances": instances,
+                "skinning": skinning.name(),
+                "ns": finite(nanoseconds),
+            })).collect::<Vec<Value>>(),
             "morph_cost_ns_per_vertex_per_active_target": super::morph_costs(self).iter().map(|&(strategy, instances, lod, nanoseconds)| json!({
                 "strategy": strategy.name(),
                 "instances": instances,
@@ -205,7 +233,7 @@ impl BenchReport {
              cull_ms,palette_ms,skin_ms,triangles_ms,shadow_ms,forward_ms,resolve_ms,cpu_skinning_ms,copy_reference_ms,copy_reference_wall_ms,skin_copy_ratio,\
              copy_touched_reference_ms,skin_copy_touched_ratio,\
              vertices_per_second,skinned_vertices_per_second,bytes_per_instance,visible_skinned,visible_camera,visible_light,\
-             lod,light_culling,animation_lod,image_changed_share,image_psnr_db,morph,active_targets\n",
+             lod,light_culling,animation_lod,image_changed_share,image_psnr_db,morph,active_targets,skinning\n",
         );
         let number = |value: f64| if value.is_finite() { format!("{value}") } else { String::new() };
         for row in &self.rows {
@@ -213,7 +241,7 @@ impl BenchReport {
             let visible = row.visible;
             let _ = writeln!(
                 out,
-                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 row.strategy.name(),
                 row.instances,
                 number(row.frame_wall.median),
@@ -246,6 +274,7 @@ impl BenchReport {
                 row.image_difference.map_or(String::new(), |difference| number(difference.psnr)),
                 on_off(row.morph),
                 number(row.active_targets),
+                row.skinning.name(),
             );
         }
         out
@@ -277,8 +306,10 @@ impl BenchReport {
                 points: self
                     .rows
                     .iter()
-                    // Rows with the morph held off are the morph cost's reference, not plotted.
+                    // Rows with the morph held off are the morph cost's reference, not plotted; with
+                    // both skinning modes, the linear rows are.
                     .filter(|row| row.strategy == strategy && row.lod == lod && row.morph && row.skipped.is_none())
+                    .filter(|row| row.skinning == Skinning::Linear || !self.rows.iter().any(|other| other.skinning == Skinning::Linear))
                     .map(|row| (row.instances as f64, value(row)))
                     .filter(|(_, y)| y.is_finite())
                     .collect(),

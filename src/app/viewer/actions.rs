@@ -86,7 +86,10 @@ impl Viewer {
     /// A new renderer for `setup` with `strategy` (the one place the viewer waits for the GPU
     /// outside a resize). What the device refuses keeps the old scene and says why in the panel;
     /// whether the scene was replaced.
-    fn replace_scene(&mut self, setup: SceneSetup, strategy: Strategy) -> gpu::Result<bool> {
+    fn replace_scene(&mut self, mut setup: SceneSetup, strategy: Strategy) -> gpu::Result<bool> {
+        for instance in &mut setup.instances {
+            instance.skinning = self.options.skinning;
+        }
         let Some(graphics) = &mut self.graphics else { return Ok(false) };
         let count = setup.instances.len();
         let format = graphics.renderer.setup.color_format;
@@ -247,6 +250,12 @@ impl Viewer {
                 }
             }
             Action::Panel(on) => self.panel.visible = on && self.options.ui,
+            Action::Skinning(skinning) => {
+                self.options.skinning = skinning;
+                for instance in &mut self.setup.instances {
+                    instance.skinning = skinning;
+                }
+            }
             Action::Morph(target, weight) => {
                 let count = self.setup.model.morph_targets.len();
                 if target < count {

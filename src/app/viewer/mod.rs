@@ -42,6 +42,8 @@ pub struct ViewerOptions {
     /// Crossfade time when keys 1-9 switch clips.
     pub fade_seconds: f32,
     pub strategy: Strategy,
+    /// How every instance blends its joints (`--skinning`, the panel).
+    pub skinning: crate::anim::Skinning,
     /// `--light-culling on`: room for the triangle pass's light run (`RenderSettings`).
     pub light_culling: bool,
     /// `Setup::animation_lod` for every renderer the viewer builds.

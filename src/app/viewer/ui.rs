@@ -116,6 +116,7 @@ impl<'a> PanelState<'a> {
             max_instances: renderer.setup.memory.max_instances as usize,
             limiting: &renderer.setup.memory.limiting,
             strategy: self.options.strategy,
+            skinning: self.options.skinning,
             clips: model.clips.iter().map(|clip| clip.name.as_str()).collect(),
             clip,
             joints_named: model.skeleton.joints.iter().map(|joint| joint.name.as_str()).collect(),
