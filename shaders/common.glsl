@@ -108,6 +108,9 @@ struct Instance {
 
 const uint SKINNING_LINEAR = 0u;
 const uint SKINNING_DUAL_QUATERNION = 1u;
+// Set in a skin list's entry (cull.comp) when the instance blends dual quaternions, so that the
+// skin pass knows it from the entry it reads anyway, without a load of the palette header per vertex.
+const uint LIST_DUAL_QUATERNION = 0x80000000u;
 
 // world × model pose × inverse bind as the top three rows of an affine matrix: 48 bytes.
 struct PaletteMatrix {
@@ -120,7 +123,8 @@ struct PaletteMatrix {
 //                 rows[0] the rotation, rows[1] the dual part, rows[2].x the uniform scale applied
 //                 first, rows[2].y 1 when the matrix was a rotation times a uniform scale (else its
 //                 vertices blend linearly)
-//   2J            the header: rows[0].x the instance's SKINNING_* mode
+//   2J            the header: rows[0].x the instance's SKINNING_* mode (the vertex strategy's shaders
+//                 read it; the skin pass has the mode from its skin list's entry)
 //   2J + 1 ...    the morph block, when the model has morph targets
 // A matrix counts as rigid when its columns are within this of equal lengths and right angles.
 const float RIGID_TOLERANCE = 1e-3;

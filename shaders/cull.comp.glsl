@@ -188,7 +188,8 @@ void main() {
     uint seen_level = camera_sees ? camera_level(distance) : push.light_level;
     uint skin_level = light_sees ? min(seen_level, push.light_level) : seen_level;
     uint entry = atomicAdd(counters.level_counts[skin_level], 1u);
-    level_lists[skin_level * push.list_stride + entry] = instance_index;
+    uint dual = instance.skinning == SKINNING_DUAL_QUATERNION ? LIST_DUAL_QUATERNION : 0u;
+    level_lists[skin_level * push.list_stride + entry] = instance_index | dual;
     // Entries are dense from 0, so the largest one a part gets is its count.
     uint part = skin_level * MAX_PARTS + entry / push.dispatch_rows;
     atomicMax(counters.skin_levels[part].y, entry % push.dispatch_rows + 1u);

@@ -12,7 +12,9 @@
 void main() {
     uint vertex = uint(gl_VertexIndex - gl_BaseVertex);
     uint joint_count = frame.skinning.x;
-    SkinnedResult skinned_vertex = skin_vertex(vertex, uint(gl_InstanceIndex), frame.skinning.y, joint_count, frame.skinning.w);
+    uint instance = uint(gl_InstanceIndex);
+    bool dual = instance_dual(instance, frame.skinning.y, joint_count, frame.skinning.w);
+    SkinnedResult skinned_vertex = skin_vertex(vertex, instance, frame.skinning.y, joint_count, frame.skinning.w, dual);
     vec4 position = vec4(skinned_vertex.position, 1.0);
     gl_Position = frame.view_projection * position;
     out_normal = skinned_vertex.normal;

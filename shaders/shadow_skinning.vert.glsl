@@ -16,6 +16,8 @@ layout(push_constant) uniform Push {
 void main() {
     // Each instance's draw offsets its vertices (vertex_offset) and names it (first_instance).
     uint vertex = uint(gl_VertexIndex - gl_BaseVertex);
-    SkinnedResult skinned_vertex = skin_vertex(vertex, uint(gl_InstanceIndex), push.chunk_instances, push.joint_count, push.palette_stride);
+    uint instance = uint(gl_InstanceIndex);
+    bool dual = instance_dual(instance, push.chunk_instances, push.joint_count, push.palette_stride);
+    SkinnedResult skinned_vertex = skin_vertex(vertex, instance, push.chunk_instances, push.joint_count, push.palette_stride, dual);
     gl_Position = push.light_view_projection * vec4(skinned_vertex.position, 1.0);
 }

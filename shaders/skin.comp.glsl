@@ -39,7 +39,9 @@ shared uint staged_words[STAGED_STORES ? gl_WorkGroupSize.x * SKINNED_VERTEX_UIN
 
 void main() {
     uint vertex = gl_GlobalInvocationID.x;
-    uint instance_index = level_lists[push.list_offset + gl_GlobalInvocationID.y];
+    uint listed = level_lists[push.list_offset + gl_GlobalInvocationID.y];
+    uint instance_index = listed & ~LIST_DUAL_QUATERNION;
+    bool dual = (listed & LIST_DUAL_QUATERNION) != 0u;
     uint chunk = instance_index / push.chunk_instances;
     uint instance_in_chunk = instance_index % push.chunk_instances;
     bool in_level = vertex < push.vertex_count;
@@ -48,7 +50,7 @@ void main() {
     }
     uint words[SKINNED_VERTEX_UINTS];
     if (in_level) {
-        SkinnedResult skinned_vertex = skin_vertex(vertex, instance_index, push.chunk_instances, push.joint_count, push.palette_stride);
+        SkinnedResult skinned_vertex = skin_vertex(vertex, instance_index, push.chunk_instances, push.joint_count, push.palette_stride, dual);
         words[0] = floatBitsToUint(skinned_vertex.position.x);
         words[1] = floatBitsToUint(skinned_vertex.position.y);
         words[2] = floatBitsToUint(skinned_vertex.position.z);

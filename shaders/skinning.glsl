@@ -108,9 +108,16 @@ bool skin_dual_quaternion(uint chunk, uint first_entry, uint joint_count, Source
     return true;
 }
 
+// Whether `instance` blends dual quaternions, from its palette header (the `vertex` strategy's
+// shaders; the skin pass has it from its skin list's entry).
+bool instance_dual(uint instance, uint chunk_instances, uint joint_count, uint palette_stride) {
+    uint header = (instance % chunk_instances) * palette_stride + 2u * joint_count;
+    return palette_chunks[instance / chunk_instances].palettes[header].rows[0].x == float(SKINNING_DUAL_QUATERNION);
+}
+
 // `instance` in chunks of `chunk_instances` (common.glsl: MAX_CHUNKS); its palette slots are
-// `palette_stride` apart, laid out as common.glsl says.
-SkinnedResult skin_vertex(uint vertex, uint instance, uint chunk_instances, uint joint_count, uint palette_stride) {
+// `palette_stride` apart, laid out as common.glsl says; `dual`: it blends dual quaternions.
+SkinnedResult skin_vertex(uint vertex, uint instance, uint chunk_instances, uint joint_count, uint palette_stride, bool dual) {
     uint chunk = instance / chunk_instances;
     uint palette_base = (instance % chunk_instances) * palette_stride;
     uint header = palette_base + 2u * joint_count;
@@ -118,7 +125,7 @@ SkinnedResult skin_vertex(uint vertex, uint instance, uint chunk_instances, uint
     if (palette_stride > 2u * joint_count + 1u) {
         morph_vertex(vertex, chunk, header + 1u, source);
     }
-    if (palette_chunks[chunk].palettes[header].rows[0].x == float(SKINNING_DUAL_QUATERNION)) {
+    if (dual) {
         SkinnedResult dual_result;
         if (skin_dual_quaternion(chunk, palette_base + joint_count, joint_count, source, dual_result)) {
             return dual_result;

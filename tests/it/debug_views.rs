@@ -67,7 +67,10 @@ fn each_debug_view_draws_what_it_shows() {
         }
     }
     println!("shadowmap: {inside} pixels changed in the corner, {outside} outside");
-    assert!(inside > (side * side / 2) as usize && outside == 0);
+    // Outside the corner at most a few pixels, none on lavapipe: on a GPU the triangle pass's
+    // lists are appended with atomics, so where two triangles meet at one depth the order that
+    // picks the colour changes from frame to frame (an H100 changed 1 pixel).
+    assert!(inside > (side * side / 2) as usize && outside <= 4);
 
     // All at once still draws, and turning them off gives the plain image back.
     let all = render("skeleton,normals,shadowmap,wireframe,bounds");

@@ -28,7 +28,8 @@ fn gpu_levels(headless: &HeadlessRenderer, count: usize) -> (Vec<Option<u32>>, V
             (level * count, counters[0].level_counts[level], &mut skinned),
             ((levels + level) * count, counters[0].level_counts[MAX_LEVELS + level], &mut camera),
         ] {
-            for &instance in &lists[first..first + entries as usize] {
+            // A skin list's entry carries the dual-quaternion bit (LIST_DUAL_QUATERNION).
+            for instance in lists[first..first + entries as usize].iter().map(|&entry| entry & 0x7FFF_FFFF) {
                 assert!(out[instance as usize].is_none(), "instance {instance} is in two lists");
                 out[instance as usize] = Some(level as u32);
             }
