@@ -72,11 +72,11 @@ fn animation(c: &mut Criterion) {
     let affine: Vec<Affine3A> = matrices.iter().map(|&matrix| Affine3A::from_mat4(matrix)).collect();
     let mut out = vec![SkinnedVertex { position: [0.0; 3], normal: [0; 4], tangent: [0; 4] }; model.vertices.len()];
     group.bench_function("cpu strategy: skinned and packed (per vertex)", |b| {
-        b.iter(|| skin_packed(&model, black_box(&affine), &mut out))
+        b.iter(|| skin_packed(&model, &model.vertices, black_box(&affine), &mut out))
     });
     group.throughput(Throughput::Elements(model.influences.len() as u64));
     group.bench_function("cpu strategy: skinned and packed (per influence)", |b| {
-        b.iter(|| skin_packed(&model, black_box(&affine), &mut out))
+        b.iter(|| skin_packed(&model, &model.vertices, black_box(&affine), &mut out))
     });
     // The same loop with every vertex given four influences (its own, then its first again at weight
     // 0), as the C++ figure in docs/passes.md counts them: the cost of the influences against the fixed
@@ -95,7 +95,7 @@ fn animation(c: &mut Criterion) {
     }
     group.throughput(Throughput::Elements(four.vertices.len() as u64));
     group.bench_function("cpu strategy: 4 influences a vertex (per vertex)", |b| {
-        b.iter(|| skin_packed(&four, black_box(&affine), &mut out))
+        b.iter(|| skin_packed(&four, &four.vertices, black_box(&affine), &mut out))
     });
     // The whole `cpu` strategy for 64 walking instances (sampling, blending and palettes included),
     // on one thread and on two: how it scales over this machine's two cores. Into one output, as the
@@ -108,7 +108,7 @@ fn animation(c: &mut Criterion) {
     for threads in [1, 2] {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a thread pool");
         group.bench_function(format!("cpu strategy, 64 instances, {threads} thread(s) (per vertex)"), |b| {
-            b.iter(|| pool.install(|| cpu_skin_instances(&model, black_box(&scene.instances), &all, &mut out)))
+            b.iter(|| pool.install(|| cpu_skin_instances(&model, black_box(&scene.instances), &scene.morph_overrides, &all, &mut out)))
         });
     }
     group.finish();

@@ -279,9 +279,11 @@ pub fn run(
     let mut rows: Vec<BenchRow> = Vec::new();
     // Each (count, strategy, light culling)'s last frame at full detail (levels of detail and
     // animation LOD off): the reference the other variants' last frames are compared with.
-    let mut full_detail: BTreeMap<(usize, usize, bool, bool, usize), image::RgbaImage> = BTreeMap::new();
+    // Keyed by (count, strategy, light culling, morph, skinning mode).
+    type Key = (usize, usize, bool, bool, usize);
+    let mut full_detail: BTreeMap<Key, image::RgbaImage> = BTreeMap::new();
     // Those variants' last frames while their reference is still to come.
-    let mut waiting: Vec<(usize, (usize, usize, bool, bool, usize), image::RgbaImage)> = Vec::new();
+    let mut waiting: Vec<(usize, Key, image::RgbaImage)> = Vec::new();
     let compared = lods.len() > 1 || animation_lods.len() > 1;
     for &instances in &options.counts {
         for (strategy_index, &strategy) in options.strategies.iter().enumerate() {
