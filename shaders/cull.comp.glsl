@@ -145,8 +145,9 @@ void main() {
         if (layered) {
             grow_by_cell(layer_animation, instance.time_layer, lo, hi);
         }
-        // A local-space blend makes poses neither animation has: anything within reach of the roots.
-        if (fading || layered) {
+        // A local-space blend makes poses neither animation has, and dual quaternions blend a vertex
+        // off the hull of its joints' images: anything within reach of the roots.
+        if (fading || layered || instance.skinning == SKINNING_DUAL_QUATERNION) {
             lo -= vec3(push.blend_reach);
             hi += vec3(push.blend_reach);
         }
@@ -176,9 +177,15 @@ void main() {
     // The box's nearest point to the camera (0 inside it): no vertex is nearer, none larger on screen.
     float distance = length(max(abs(frame.camera_position.xyz - center) - extent, vec3(0.0)));
     bool far = push.far_ratio > 0.0 && (!camera_sees || 2.0 * length(extent) < push.far_ratio * distance);
-    bool stale = palette_frames[instance_index] + 1u != push.palette_frame;
-    if (!far || stale || ((instance_index ^ push.palette_frame) & 1u) == 0u) {
-        palette_frames[instance_index] = push.palette_frame;
+    // palette_frames keeps the frame of the instance's palette and, in its top bit, whether it was
+    // written with dual quaternions: a switch of mode makes the palette stale, so no frame skins
+    // from dual-quaternion slots an older frame left (or none wrote).
+    uint dual_bit = instance.skinning == SKINNING_DUAL_QUATERNION ? LIST_DUAL_QUATERNION : 0u;
+    uint frame = push.palette_frame & ~LIST_DUAL_QUATERNION;
+    uint kept = palette_frames[instance_index];
+    bool stale = (kept & ~LIST_DUAL_QUATERNION) + 1u != frame || (kept & LIST_DUAL_QUATERNION) != dual_bit;
+    if (!far || stale || ((instance_index ^ frame) & 1u) == 0u) {
+        palette_frames[instance_index] = frame | dual_bit;
         uint entry = atomicAdd(counters.palettes.x, 1u);
         if (entry % PALETTE_WORKGROUP_SIZE == 0u) {
             atomicAdd(counters.palette_dispatch.x, 1u);
@@ -188,8 +195,7 @@ void main() {
     uint seen_level = camera_sees ? camera_level(distance) : push.light_level;
     uint skin_level = light_sees ? min(seen_level, push.light_level) : seen_level;
     uint entry = atomicAdd(counters.level_counts[skin_level], 1u);
-    uint dual = instance.skinning == SKINNING_DUAL_QUATERNION ? LIST_DUAL_QUATERNION : 0u;
-    level_lists[skin_level * push.list_stride + entry] = instance_index | dual;
+    level_lists[skin_level * push.list_stride + entry] = instance_index | dual_bit;
     // Entries are dense from 0, so the largest one a part gets is its count.
     uint part = skin_level * MAX_PARTS + entry / push.dispatch_rows;
     atomicMax(counters.skin_levels[part].y, entry % push.dispatch_rows + 1u);

@@ -92,6 +92,31 @@ pub struct MorphTarget {
 }
 
 impl MorphTarget {
+    /// Each vertex once, ascending, its offsets summed where the file listed it more than once (an
+    /// FBX shape may name a control point twice): the skin pass's search finds one entry a vertex.
+    pub fn merge_repeated_vertices(&mut self) {
+        let mut moved: Vec<(u32, Vec3, Vec3)> = self
+            .vertices
+            .iter()
+            .zip(self.position_deltas.iter().zip(&self.normal_deltas))
+            .map(|(&vertex, (&position, &normal))| (vertex, position, normal))
+            .collect();
+        moved.sort_by_key(|&(vertex, _, _)| vertex);
+        let mut merged: Vec<(u32, Vec3, Vec3)> = Vec::with_capacity(moved.len());
+        for (vertex, position, normal) in moved {
+            match merged.last_mut() {
+                Some(last) if last.0 == vertex => {
+                    last.1 += position;
+                    last.2 += normal;
+                }
+                _ => merged.push((vertex, position, normal)),
+            }
+        }
+        self.vertices = merged.iter().map(|&(vertex, _, _)| vertex).collect();
+        self.position_deltas = merged.iter().map(|&(_, position, _)| position).collect();
+        self.normal_deltas = merged.iter().map(|&(_, _, normal)| normal).collect();
+    }
+
     /// The vertices renumbered (`new_index[old]`), still ascending, their offsets with them.
     pub fn renumber_vertices(&mut self, new_index: &[u32]) {
         let mut moved: Vec<(u32, Vec3, Vec3)> = self
@@ -111,7 +136,9 @@ impl Model {
     /// Every morph target's weight at `time` into `animation`: its channel's, or its default.
     pub fn morph_weights(&self, animation: usize, time: f32) -> Vec<f32> {
         let mut weights: Vec<f32> = self.morph_targets.iter().map(|target| target.default_weight).collect();
-        for channel in self.animations.get(animation).map_or(&[][..], |animation| &animation.weights) {
+        // A channel without keys leaves its target at its default, as on the GPU (key_count 0).
+        let channels = self.animations.get(animation).map_or(&[][..], |animation| &animation.weights);
+        for channel in channels.iter().filter(|channel| channel.times.count() > 0) {
             if let Some(weight) = weights.get_mut(channel.target) {
                 *weight = channel.sample(time);
             }
@@ -163,12 +190,9 @@ impl Model {
     pub fn weight_range(&self, target: usize) -> (f32, f32) {
         let default = self.morph_targets.get(target).map_or(0.0, |target| target.default_weight);
         let keyed = self.animations.iter().flat_map(|animation| &animation.weights).filter(|channel| channel.target == target);
-        let values = keyed.flat_map(|channel| {
-            // Cubic keys hold (in-tangent, value, out-tangent): the values only.
-            let per_key = channel.interpolation.values_per_key();
-            channel.values.iter().skip(usize::from(per_key == 3)).step_by(per_key).copied()
-        });
-        values.chain([default, 0.0, 1.0]).fold((f32::INFINITY, f32::NEG_INFINITY), |(low, high), weight| (low.min(weight), high.max(weight)))
+        // Every key, and a cubic curve's control points (it may overshoot its keys).
+        let spans = keyed.map(|channel| weight_span(channel, f32::NEG_INFINITY, f32::INFINITY));
+        spans.chain([(default, default), (0.0, 1.0)]).fold((f32::INFINITY, f32::NEG_INFINITY), |(low, high), (a, b)| (low.min(a), high.max(b)))
     }
 
     /// Bounds of what an instance without a clip shows: the bind pose with the targets at their
@@ -198,6 +222,9 @@ impl Model {
         let mut scratch = OffsetBoxes::new(self.vertices.len());
         let global: Vec<(f32, f32)> = (0..self.morph_targets.len()).map(|target| self.weight_range(target)).collect();
         bounds.morph_reach = self.grow(&mut scratch, &global, &bounds.palette_scales).radius;
+        // A crossfade or a layer mixes weights as it mixes poses: what the morph can add to a
+        // vertex's reach from its root adds to the blend reach (the triangle inequality).
+        bounds.blend_reach += bounds.morph_reach;
         let rigid = self.skeleton.is_empty();
         let base_reach = if rigid {
             Vec::new()
@@ -231,8 +258,11 @@ impl Model {
                     .collect();
                 if rigid {
                     let growth = self.grow(&mut scratch, &ranges, &bounds.palette_scales);
+                    // Without joints the cells may be empty (the upload then uses the rest pose): the
+                    // unmoved vertices stay in them.
+                    let unmoved = self.bind_bounds();
                     for cell in &mut cells.cells[first..last] {
-                        *cell = cell.union(growth.points.unwrap_or(Aabb::EMPTY));
+                        *cell = cell.union(unmoved).union(growth.points.unwrap_or(Aabb::EMPTY));
                     }
                     continue;
                 }
@@ -414,5 +444,27 @@ impl OffsetBoxes {
             self.high[vertex] = Vec3::ZERO;
         }
         self.touched.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A vertex named twice gets one entry with the offsets summed, and the list stays ascending.
+    #[test]
+    fn repeated_vertices_merge() {
+        let mut target = MorphTarget {
+            name: "shape".into(),
+            vertices: vec![4, 1, 4],
+            position_deltas: vec![Vec3::X, Vec3::Y, Vec3::Z],
+            normal_deltas: vec![Vec3::ZERO, Vec3::X, Vec3::Y],
+            default_weight: 0.0,
+            normals_recomputed: false,
+        };
+        target.merge_repeated_vertices();
+        assert_eq!(target.vertices, [1, 4]);
+        assert_eq!(target.position_deltas, [Vec3::Y, Vec3::X + Vec3::Z]);
+        assert_eq!(target.normal_deltas, [Vec3::X, Vec3::Y]);
     }
 }

@@ -13,7 +13,7 @@ use super::shader_types::{
     SkinnedVertex, SourceVertex, CHANNEL_COMPONENTS_SHIFT, CHANNEL_HAS_BASE, CHANNEL_IMPLIED_W, CHANNEL_INTERPOLATION_SHIFT,
     CHANNEL_UNIFORM, CHANNEL_WRAPS, MAX_ANIMATIONS, NO_PARENT, PROPERTY_WEIGHT,
 };
-use crate::anim::{Aabb, Channel, Interpolation, KeyTimes, WeightChannel};
+use crate::anim::{Aabb, Channel, KeyTimes, WeightChannel};
 use crate::gpu::{self, Buffer, Device, Image};
 use crate::model::{Model, Texture};
 
@@ -351,14 +351,9 @@ impl AnimationData {
         let first_time = self.time_record(&channel.times, shared_times);
         let first_value = self.values.len() as u32;
         self.values.extend(&channel.values);
-        // Milkshape's Hermite keys never animate weights; a cubic weight is glTF's CUBICSPLINE.
-        let interpolation = match channel.interpolation {
-            Interpolation::Hermite => Interpolation::CubicSpline,
-            other => other,
-        };
         GpuChannel {
             packed: PROPERTY_WEIGHT
-                | (interpolation as u32) << CHANNEL_INTERPOLATION_SHIFT
+                | (channel.interpolation as u32) << CHANNEL_INTERPOLATION_SHIFT
                 | 1 << CHANNEL_COMPONENTS_SHIFT
                 | if channel.times.is_uniform() { CHANNEL_UNIFORM } else { 0 },
             key_count: channel.times.count() as u32,

@@ -45,7 +45,9 @@ pub fn reference_weights(model: &Model, data: &InstanceData, overrides: &[Option
     // Per target, the animation's weight where it keys the target.
     let keyed = |index: u32, time: f32| {
         let mut weights = vec![None; model.morph_targets.len()];
-        for channel in animation_at(index).map_or(&[][..], |animation| &animation.weights) {
+        // A channel without keys leaves its target unkeyed, as on the GPU (key_count 0).
+        let channels = animation_at(index).map_or(&[][..], |animation| &animation.weights);
+        for channel in channels.iter().filter(|channel| channel.times.count() > 0) {
             if let Some(weight) = weights.get_mut(channel.target) {
                 *weight = Some(channel.sample(time));
             }

@@ -215,3 +215,29 @@ fn files_with_scale_keys_skin_dual_quaternions_as_the_reference() {
         held_to_the_reference(&setup, &scene, Strategy::Compute);
     }
 }
+
+/// The culling boxes hold dual-quaternion vertices, which leave the hull of their joints' images
+/// (the cull pass grows such an instance's box by the blend reach): the twisting cylinder and the
+/// walking figure, 40 times over their first clip.
+#[test]
+fn culling_boxes_hold_dual_quaternion_vertices() {
+    use vkskin::anim::Playback;
+    use vkskin::render::passes::cull::animated_box;
+    use vkskin::render::shader_types::InstanceData;
+    for model in [twisted_cylinder(false), default_model()] {
+        let mut state = SceneSetup::new(model.clone(), 1).instances[0];
+        state.skinning = Skinning::DualQuaternion;
+        let duration = model.animations[0].duration;
+        let tolerance = 1e-5 * model.extent();
+        for step in 0..40 {
+            let time = duration * step as f32 / 39.0;
+            let data = InstanceData::of(&state, &Playback { a: Some((0, time)), ..Playback::default() });
+            let bounds = animated_box(&model, &data, false);
+            for (vertex, skinned) in reference_skinning(&model, &data, &[]).iter().enumerate() {
+                let local = state.world().inverse().transform_point3(skinned.position);
+                let inside = local.cmpge(bounds.min - Vec3::splat(tolerance)).all() && local.cmple(bounds.max + Vec3::splat(tolerance)).all();
+                assert!(inside, "{}: vertex {vertex} at {time} s: {local:?} outside {bounds:?}", model.name);
+            }
+        }
+    }
+}

@@ -259,8 +259,10 @@ impl Viewer {
             Action::Morph(target, weight) => {
                 let count = self.setup.model.morph_targets.len();
                 if target < count {
+                    // Within the target's range, which the culling boxes allow for (morph_reach).
+                    let (low, high) = self.setup.model.weight_range(target);
                     self.setup.morph_overrides.resize(count, None);
-                    self.setup.morph_overrides[target] = weight;
+                    self.setup.morph_overrides[target] = weight.map(|weight| weight.clamp(low, high));
                 }
             }
             Action::AnimationLod(on) => {

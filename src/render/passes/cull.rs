@@ -468,7 +468,7 @@ pub fn animated_box(model: &Model, data: &InstanceData, hand_set: bool) -> Aabb 
     if bounds.is_empty() {
         return bind;
     }
-    if data.fading() || data.layered() {
+    if data.fading() || data.layered() || data.dual_quaternion() {
         let reach = Vec3::splat(model.bounds.blend_reach);
         bounds = Aabb { min: bounds.min - reach, max: bounds.max + reach };
     }
