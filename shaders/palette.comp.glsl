@@ -7,7 +7,10 @@
 // where `fixed` is the parent's bind matrix × the joint's pre transform (src/render/model_buffers.rs: joint_infos):
 // the parent's bind undoes its inverse bind, so a child reads its parent's finished entry and
 // each slot is written once. Mirrors Channel::sample, Animation::sample, blend_local,
-// local_to_model and palette in src/anim/.
+// local_to_model and palette in src/anim/. For an instance set to dual-quaternion skinning it
+// also writes each entry as a dual quaternion (store_dual_quaternion); for a model with morph
+// targets it samples their weights and lists the non-zero ones (write_morph_weights). The slots
+// these go to: common.glsl.
 //
 // Why an invocation per instance, not a workgroup per instance composing one depth level at a time
 // (the previous design; docs/animation.md has both measured): the 64 lanes of a workgroup are 64
