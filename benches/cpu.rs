@@ -108,7 +108,9 @@ fn animation(c: &mut Criterion) {
     for threads in [1, 2] {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a thread pool");
         group.bench_function(format!("cpu strategy, 64 instances, {threads} thread(s) (per vertex)"), |b| {
-            b.iter(|| pool.install(|| cpu_skin_instances(&model, black_box(&scene.instances), &scene.morph_overrides, &all, &mut out)))
+            b.iter(|| {
+                pool.install(|| cpu_skin_instances(&model, black_box(&scene.instances), &scene.morph_overrides, &all, &mut out))
+            })
         });
     }
     group.finish();

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use vkskin::render::passes::debug::DebugViews;
 use vkskin::anim::Skinning;
+use vkskin::render::passes::debug::DebugViews;
 use vkskin::render::Strategy;
 
 /// The viewer is the default command: `vkskin FILE [options]` and `vkskin [options]` are

@@ -273,7 +273,11 @@ pub fn joint_reach<'a>(skeleton: &Skeleton, vertices: impl IntoIterator<Item = (
 
 /// `reach` grown by more vertices (each a position and its influences), as [`joint_reach`] would
 /// have taken them.
-pub fn extend_reach<'a>(reach: &mut [JointReach], skeleton: &Skeleton, vertices: impl IntoIterator<Item = (Vec3, &'a [Influence])>) {
+pub fn extend_reach<'a>(
+    reach: &mut [JointReach],
+    skeleton: &Skeleton,
+    vertices: impl IntoIterator<Item = (Vec3, &'a [Influence])>,
+) {
     for (joint, more) in reach.iter_mut().zip(joint_reach(skeleton, vertices)) {
         joint.local = joint.local.union(more.local);
         joint.radius = joint.radius.max(more.radius);
@@ -344,10 +348,8 @@ pub fn cells_in(skeleton: &Skeleton, animation: &Animation, reach: &[JointReach]
     let extra_spans = (SPAN_BUDGET / (joint_count + animation.channels.len()).max(1)).saturating_sub(cell_count);
     // Runs of cells bounded in parallel, each with its scratch space and its share of the splits.
     const RUN: usize = 32;
-    let runs: Vec<std::ops::Range<usize>> = (range.start..range.end)
-        .step_by(RUN)
-        .map(|first| first..(first + RUN).min(range.end))
-        .collect();
+    let runs: Vec<std::ops::Range<usize>> =
+        (range.start..range.end).step_by(RUN).map(|first| first..(first + RUN).min(range.end)).collect();
     let boxes: Vec<Vec<Aabb>> = runs
         .par_iter()
         .map(|run| {
@@ -541,7 +543,8 @@ fn blend_reach(skeleton: &Skeleton, animations: &[Animation], joints: &[JointRea
         linear[index] = parent_linear * pre_norm * largest_scale[index];
         farthest = farthest.max(reach[index] + linear[index] * joints.get(index).map_or(0.0, |joint| joint.radius));
     }
-    let scales = skeleton.joints.iter().zip(&linear).map(|(joint, &linear)| linear * norm(Mat3::from_mat4(joint.inverse_bind))).collect();
+    let scales =
+        skeleton.joints.iter().zip(&linear).map(|(joint, &linear)| linear * norm(Mat3::from_mat4(joint.inverse_bind))).collect();
     (farthest, scales)
 }
 

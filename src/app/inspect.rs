@@ -134,11 +134,8 @@ pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
     }
     if !model.morph_targets.is_empty() {
         let moved: usize = model.morph_targets.iter().map(|target| target.vertices.len()).sum();
-        let _ = writeln!(
-            out,
-            "morph targets: {} ({moved} vertex offsets in all, added before skinning)",
-            model.morph_targets.len()
-        );
+        let _ =
+            writeln!(out, "morph targets: {} ({moved} vertex offsets in all, added before skinning)", model.morph_targets.len());
         for target in &model.morph_targets {
             let animated = model.animations.iter().filter(|animation| {
                 animation.weights.iter().any(|channel| {

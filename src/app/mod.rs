@@ -314,7 +314,8 @@ pub fn framed_points(model: &Model, instances: &[InstanceState]) -> Vec<Vec3> {
             let palette = clip.is_some().then_some(palette.as_slice());
             for (index, vertex) in model.vertices.iter().enumerate().step_by(stride) {
                 // Morphed at the clip's weights, then skinned, as the skin pass does.
-                let morphed = crate::model::Vertex { position: offsets.moved(index as u32, vertex.position, &weights), ..*vertex };
+                let morphed =
+                    crate::model::Vertex { position: offsets.moved(index as u32, vertex.position, &weights), ..*vertex };
                 points.push(world.transform_point3(model.skinned_position(&morphed, palette)));
             }
         }

@@ -27,10 +27,10 @@ use crate::formats::md5::{self, Md5Anim, Md5Mesh};
 mod animation;
 pub mod dense;
 pub mod long_clip;
-pub mod twist;
 mod skeleton;
 mod surfaces;
 mod texture;
+pub mod twist;
 
 /// The body part's shader, and so the stem of its texture's file name.
 pub const BODY_SHADER: &str = "figure_body";

@@ -22,7 +22,11 @@ const SEGMENTS: usize = 32;
 pub fn twisted_cylinder(hard: bool) -> Model {
     let tip_weight = |y: f32| {
         if hard {
-            if y >= HEIGHT * 0.5 { 1.0 } else { 0.0 }
+            if y >= HEIGHT * 0.5 {
+                1.0
+            } else {
+                0.0
+            }
         } else {
             ((y / HEIGHT - 0.25) / 0.5).clamp(0.0, 1.0)
         }

@@ -192,7 +192,9 @@ impl Model {
         let keyed = self.animations.iter().flat_map(|animation| &animation.weights).filter(|channel| channel.target == target);
         // Every key, and a cubic curve's control points (it may overshoot its keys).
         let spans = keyed.map(|channel| weight_span(channel, f32::NEG_INFINITY, f32::INFINITY));
-        spans.chain([(default, default), (0.0, 1.0)]).fold((f32::INFINITY, f32::NEG_INFINITY), |(low, high), (a, b)| (low.min(a), high.max(b)))
+        spans
+            .chain([(default, default), (0.0, 1.0)])
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(low, high), (a, b)| (low.min(a), high.max(b)))
     }
 
     /// Bounds of what an instance without a clip shows: the bind pose with the targets at their
@@ -315,7 +317,9 @@ impl Model {
                 1.0
             } else {
                 let influences = self.influences_of(&self.vertices[vertex]).iter();
-                influences.map(|influence| palette_scales.get(influence.joint as usize).copied().unwrap_or(1.0)).fold(0.0f32, f32::max)
+                influences
+                    .map(|influence| palette_scales.get(influence.joint as usize).copied().unwrap_or(1.0))
+                    .fold(0.0f32, f32::max)
             };
             corner * stretch
         });

@@ -55,7 +55,8 @@ pub fn reference_weights(model: &Model, data: &InstanceData, overrides: &[Option
         weights
     };
     let defaults: Vec<f32> = model.morph_targets.iter().map(|target| target.default_weight).collect();
-    let or_defaults = |keyed: Vec<Option<f32>>| keyed.iter().zip(&defaults).map(|(keyed, &default)| keyed.unwrap_or(default)).collect();
+    let or_defaults =
+        |keyed: Vec<Option<f32>>| keyed.iter().zip(&defaults).map(|(keyed, &default)| keyed.unwrap_or(default)).collect();
     let mut weights: Vec<f32> = or_defaults(keyed(data.animation_a(), data.time_a));
     if data.fading() {
         let other: Vec<f32> = or_defaults(keyed(data.animation_b(), data.time_b));
@@ -87,7 +88,12 @@ pub fn reference_skinning(model: &Model, data: &InstanceData, overrides: &[Optio
 }
 
 /// `vertices` (the model's, maybe morphed) skinned by `palette`, as dual quaternions when `dual`.
-fn skin_vertices<'a>(model: &'a Model, palette: &'a [Mat4], dual: bool, vertices: &'a [Vertex]) -> impl Iterator<Item = Skinned> + 'a {
+fn skin_vertices<'a>(
+    model: &'a Model,
+    palette: &'a [Mat4],
+    dual: bool,
+    vertices: &'a [Vertex],
+) -> impl Iterator<Item = Skinned> + 'a {
     let entries: Vec<DualQuaternion> = if dual { palette.iter().map(DualQuaternion::from_affine).collect() } else { Vec::new() };
     vertices.iter().map(move |vertex| {
         let (position, normal, tangent) = (vertex.position, vertex.normal, vertex.tangent.truncate());

@@ -104,9 +104,11 @@ fn every_strategy_skins_dual_quaternions_as_the_cpu_reference() {
         held_to_the_reference(&setup, &scene, strategy);
     }
     let mut images = Vec::new();
-    for (strategy, skinning) in
-        [(Strategy::Compute, Skinning::DualQuaternion), (Strategy::Vertex, Skinning::DualQuaternion), (Strategy::Vertex, Skinning::Linear)]
-    {
+    for (strategy, skinning) in [
+        (Strategy::Compute, Skinning::DualQuaternion),
+        (Strategy::Vertex, Skinning::DualQuaternion),
+        (Strategy::Vertex, Skinning::Linear),
+    ] {
         let mut one = SceneSetup::new(twisted_cylinder(false), 1);
         one.play(0, 0.0, 0.0);
         one.instances[0].phase = 0.0;
@@ -184,7 +186,9 @@ fn a_uniform_scale_blends_as_dual_quaternions_and_a_stretch_falls_back_to_linear
         };
         let differ = (0..vertex_count).filter(|&vertex| local(0, vertex).distance(local(1, vertex)) > 1e-4).count();
         let blended = setup.model.vertices.iter().filter(|vertex| vertex.influence_count > 1).count();
-        println!("tip scaled by {scale}: {differ} of {vertex_count} vertices differ between the modes ({blended} blend two joints)");
+        println!(
+            "tip scaled by {scale}: {differ} of {vertex_count} vertices differ between the modes ({blended} blend two joints)"
+        );
         if uniform {
             assert!(differ * 2 > blended, "a uniformly scaled tip still blends as dual quaternions");
         } else {
@@ -235,7 +239,8 @@ fn culling_boxes_hold_dual_quaternion_vertices() {
             let bounds = animated_box(&model, &data, false);
             for (vertex, skinned) in reference_skinning(&model, &data, &[]).iter().enumerate() {
                 let local = state.world().inverse().transform_point3(skinned.position);
-                let inside = local.cmpge(bounds.min - Vec3::splat(tolerance)).all() && local.cmple(bounds.max + Vec3::splat(tolerance)).all();
+                let inside = local.cmpge(bounds.min - Vec3::splat(tolerance)).all()
+                    && local.cmple(bounds.max + Vec3::splat(tolerance)).all();
                 assert!(inside, "{}: vertex {vertex} at {time} s: {local:?} outside {bounds:?}", model.name);
             }
         }

@@ -366,7 +366,16 @@ fn the_viewer_holds_a_target_by_hand_and_gives_it_back() {
     let message = crate::common::run_validated(
         crate::common::view_under_xvfb()
             .arg(folder.join("glTF/AnimatedMorphCube.gltf"))
-            .args(["--frames", "40", "--size", "320x240", "--no-ui", "--validate", "--drive", "1:pause;10:morph=0:1;20:morph=0:clip;30:pause"])
+            .args([
+                "--frames",
+                "40",
+                "--size",
+                "320x240",
+                "--no-ui",
+                "--validate",
+                "--drive",
+                "1:pause;10:morph=0:1;20:morph=0:clip;30:pause",
+            ])
             .arg("--screenshot")
             .arg(shots.join("shot.png")),
     );

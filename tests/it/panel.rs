@@ -155,7 +155,8 @@ fn the_panels_controls_give_the_actions_the_viewer_applies() {
 
     // A morph target's slider: dragged to its far end, the weight is held there by hand.
     let slider = driver.rect("morph smile");
-    let actions = driver.drag(slider.left_center() + egui::vec2(rail / 4.0, 0.0), slider.left_center() + egui::vec2(rail + 20.0, 0.0));
+    let actions =
+        driver.drag(slider.left_center() + egui::vec2(rail / 4.0, 0.0), slider.left_center() + egui::vec2(rail + 20.0, 0.0));
     assert_eq!(actions.last(), Some(&Action::Morph(0, Some(1.0))), "{actions:?}");
     assert!(driver.labels.iter().any(|label| label.contains("morph targets (1)")), "{:?}", driver.labels);
 }

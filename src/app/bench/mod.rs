@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 
 mod report;
 
+use crate::anim::Skinning;
 use crate::app::imagediff::ImageDifference;
 use crate::app::{headless_device, HeadlessRenderer, SceneSetup};
 use crate::model::Model;
@@ -18,7 +19,6 @@ use crate::render::passes::copy::CopyPass;
 use crate::render::shader_types::{SkinnedVertex, SourceVertex};
 use crate::render::{MemoryPlan, RenderSettings};
 use crate::render::{Pass, Strategy, VisibleCounts};
-use crate::anim::Skinning;
 
 pub struct BenchOptions {
     pub counts: Vec<usize>,

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::{finite, on_off, BenchReport, BenchRow};
-use crate::app::plot::{LineChart, Series};
 use crate::anim::Skinning;
+use crate::app::plot::{LineChart, Series};
 use crate::render::Strategy;
 
 /// What skins in a strategy's frame, for the cost lines.
@@ -309,7 +309,9 @@ impl BenchReport {
                     // Rows with the morph held off are the morph cost's reference, not plotted; with
                     // both skinning modes, the linear rows are.
                     .filter(|row| row.strategy == strategy && row.lod == lod && row.morph && row.skipped.is_none())
-                    .filter(|row| row.skinning == Skinning::Linear || !self.rows.iter().any(|other| other.skinning == Skinning::Linear))
+                    .filter(|row| {
+                        row.skinning == Skinning::Linear || !self.rows.iter().any(|other| other.skinning == Skinning::Linear)
+                    })
                     .map(|row| (row.instances as f64, value(row)))
                     .filter(|(_, y)| y.is_finite())
                     .collect(),

@@ -9,8 +9,8 @@ use super::ViewerOptions;
 use crate::app::panel::{Action, MorphRow, Panel, PanelInfo};
 use crate::app::SceneSetup;
 use crate::render::passes::overlay::{OverlayFrame, OverlayPass};
-use crate::render::stats::{PassTimings, VisibleCounts};
 use crate::render::shader_types::InstanceData;
+use crate::render::stats::{PassTimings, VisibleCounts};
 use crate::render::Renderer;
 
 /// The panel's pass and egui's state: with the viewer, not the renderer, so the panel's textures
