@@ -95,6 +95,38 @@ impl KeyTimes {
     pub fn is_uniform(&self) -> bool {
         matches!(self, KeyTimes::Uniform { .. })
     }
+
+    /// The keys around `time`, clamped to the first and last, or with `wraps` (uniform keys only)
+    /// running from the last back to the first over one more step. Mirrors `locate_key` in
+    /// palette.comp.glsl.
+    pub fn locate(&self, time: f32, wraps: bool) -> KeySpan {
+        let count = self.count();
+        let hold = |key: usize| KeySpan { key, next: key, fraction: 0.0, span: 1.0 };
+        if count <= 1 {
+            return hold(0);
+        }
+        match self {
+            KeyTimes::Uniform { start, step, .. } => {
+                let position = (time - start) / step;
+                if position.is_nan() || position <= 0.0 {
+                    return hold(0);
+                }
+                let whole = position.floor();
+                // Compared as floats: a time far past the keys must not overflow the index.
+                if whole < (count - 1) as f32 {
+                    let key = whole as usize;
+                    KeySpan { key, next: key + 1, fraction: position - whole, span: *step }
+                } else if wraps && whole < count as f32 {
+                    KeySpan { key: count - 1, next: 0, fraction: position - whole, span: *step }
+                } else {
+                    hold(count - 1)
+                }
+            }
+            // At the first key itself the first key is held, as `locate_key` does.
+            KeyTimes::Listed(times) if time <= times[0] => hold(0),
+            KeyTimes::Listed(times) => bracket(times, |&key_time| key_time, time).unwrap_or(hold(0)),
+        }
+    }
 }
 
 /// One property of one joint over time.
@@ -159,32 +191,7 @@ impl Channel {
     /// The keys around `time`, clamped to the first and last (or wrapping, see [`Channel::wraps`]).
     /// Mirrors `locate_key` in palette.comp.glsl.
     pub fn locate(&self, time: f32) -> KeySpan {
-        let count = self.times.count();
-        let hold = |key: usize| KeySpan { key, next: key, fraction: 0.0, span: 1.0 };
-        if count <= 1 {
-            return hold(0);
-        }
-        match &self.times {
-            KeyTimes::Uniform { start, step, .. } => {
-                let position = (time - start) / step;
-                if position.is_nan() || position <= 0.0 {
-                    return hold(0);
-                }
-                let whole = position.floor();
-                // Compared as floats: a time far past the keys must not overflow the index.
-                if whole < (count - 1) as f32 {
-                    let key = whole as usize;
-                    KeySpan { key, next: key + 1, fraction: position - whole, span: *step }
-                } else if self.wraps && whole < count as f32 {
-                    KeySpan { key: count - 1, next: 0, fraction: position - whole, span: *step }
-                } else {
-                    hold(count - 1)
-                }
-            }
-            // At the first key itself the first key is held, as `locate_key` does.
-            KeyTimes::Listed(times) if time <= times[0] => hold(0),
-            KeyTimes::Listed(times) => bracket(times, |&key_time| key_time, time).unwrap_or(hold(0)),
-        }
+        self.times.locate(time, self.wraps)
     }
 
     /// As [`Channel::locate`], looking first a few keys on from key `hint`: times met in increasing
@@ -294,20 +301,13 @@ pub struct WeightChannel {
 }
 
 impl WeightChannel {
-    /// The weight at `time`, held before the first key and after the last.
+    /// The weight at `time`, held before the first key and after the last (0 without keys).
     pub fn sample(&self, time: f32) -> f32 {
-        let count = self.times.count();
         let per_key = self.interpolation.values_per_key();
         let value = |key: usize, slot: usize| self.values.get(key * per_key + slot).copied().unwrap_or(0.0);
         let middle = usize::from(per_key == 3);
-        let at = match &self.times {
-            KeyTimes::Listed(times) => bracket(times, |&time| time, time),
-            KeyTimes::Uniform { .. } => {
-                let times: Vec<f32> = (0..count).map(|key| self.times.time(key)).collect();
-                bracket(&times, |&time| time, time)
-            }
-        };
-        let Some(at) = at else { return 0.0 };
+        // Located as joint channels are (and as the palette pass locates a weight's keys).
+        let at = self.times.locate(time, false);
         let (a, b) = (value(at.key, middle), value(at.next, middle));
         match self.interpolation {
             Interpolation::Step => a,
