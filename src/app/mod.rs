@@ -297,7 +297,7 @@ pub fn framed_points(model: &Model, instances: &[InstanceState]) -> Vec<Vec3> {
     let mut palette = vec![glam::Mat4::IDENTITY; model.skeleton.len()];
     let offsets = crate::model::VertexOffsets::of(model);
     // Without a clip, each target at its default weight.
-    let defaults = model.morph_weights(usize::MAX, 0.0);
+    let defaults = model.default_weights();
     for instance in instances {
         let world = instance.world();
         let clip = instance.clip.and_then(|clip| model.clips.get(clip));

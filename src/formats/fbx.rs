@@ -450,15 +450,17 @@ fn blend_target(
             moved.push((vertex, position, normal));
         }
     }
-    moved.sort_by_key(|&(vertex, _, _)| vertex);
-    MorphTarget {
+    let mut target = MorphTarget {
         name: channel.element.name.to_string(),
         vertices: moved.iter().map(|&(vertex, _, _)| vertex).collect(),
         position_deltas: moved.iter().map(|&(_, position, _)| position).collect(),
         normal_deltas: moved.iter().map(|&(_, _, normal)| normal).collect(),
         default_weight: channel.weight as f32,
         normals_recomputed: false,
-    }
+    };
+    // Ascending, a control point the shape names twice once.
+    target.merge_repeated_vertices();
+    target
 }
 
 /// A material's texture: embedded in the file (its `Content`), or the file it names, tried as a

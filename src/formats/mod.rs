@@ -157,11 +157,8 @@ pub fn read_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatEr
         Format::Fbx => fbx::load(path),
     }?;
     check_finite(&model).map_err(|message| FormatError::in_file(path, message))?;
-    // One entry a vertex in each target; targets without normal offsets (COLLADA's always, glTF's
-    // without NORMAL) get them computed, so that shading follows the moved surface.
-    for target in &mut model.morph_targets {
-        target.merge_repeated_vertices();
-    }
+    // Targets without normal offsets (COLLADA's always, glTF's without NORMAL) get them computed,
+    // so that shading follows the moved surface.
     model.recompute_morph_normals();
     for animation in &others {
         add_clips(&mut model, animation)?;

@@ -92,8 +92,8 @@ pub struct MorphTarget {
 }
 
 impl MorphTarget {
-    /// Each vertex once, ascending, its offsets summed where the file listed it more than once (an
-    /// FBX shape may name a control point twice): the skin pass's search finds one entry a vertex.
+    /// Each vertex once, ascending, its offsets summed where it was listed more than once (an FBX
+    /// shape may name a control point twice): the skin pass's search finds one entry a vertex.
     pub fn merge_repeated_vertices(&mut self) {
         let mut moved: Vec<(u32, Vec3, Vec3)> = self
             .vertices
@@ -119,31 +119,40 @@ impl MorphTarget {
 
     /// The vertices renumbered (`new_index[old]`), still ascending, their offsets with them.
     pub fn renumber_vertices(&mut self, new_index: &[u32]) {
-        let mut moved: Vec<(u32, Vec3, Vec3)> = self
-            .vertices
-            .iter()
-            .zip(self.position_deltas.iter().zip(&self.normal_deltas))
-            .map(|(&vertex, (&position, &normal))| (new_index.get(vertex as usize).copied().unwrap_or(vertex), position, normal))
-            .collect();
-        moved.sort_by_key(|&(vertex, _, _)| vertex);
-        self.vertices = moved.iter().map(|&(vertex, _, _)| vertex).collect();
-        self.position_deltas = moved.iter().map(|&(_, position, _)| position).collect();
-        self.normal_deltas = moved.iter().map(|&(_, _, normal)| normal).collect();
+        for vertex in &mut self.vertices {
+            *vertex = new_index.get(*vertex as usize).copied().unwrap_or(*vertex);
+        }
+        self.merge_repeated_vertices();
     }
 }
 
 impl Model {
-    /// Every morph target's weight at `time` into `animation`: its channel's, or its default.
-    pub fn morph_weights(&self, animation: usize, time: f32) -> Vec<f32> {
-        let mut weights: Vec<f32> = self.morph_targets.iter().map(|target| target.default_weight).collect();
-        // A channel without keys leaves its target at its default, as on the GPU (key_count 0).
+    /// Every morph target's weight where no clip keys it.
+    pub fn default_weights(&self) -> Vec<f32> {
+        self.morph_targets.iter().map(|target| target.default_weight).collect()
+    }
+
+    /// Per morph target, the weight `animation` gives it at `time`, or None where the animation
+    /// keys none (or there is no such animation). A channel without keys keys nothing, as on the
+    /// GPU (key_count 0).
+    pub fn keyed_weights(&self, animation: usize, time: f32) -> Vec<Option<f32>> {
+        let mut weights = vec![None; self.morph_targets.len()];
         let channels = self.animations.get(animation).map_or(&[][..], |animation| &animation.weights);
         for channel in channels.iter().filter(|channel| channel.times.count() > 0) {
             if let Some(weight) = weights.get_mut(channel.target) {
-                *weight = channel.sample(time);
+                *weight = Some(channel.sample(time));
             }
         }
         weights
+    }
+
+    /// Every morph target's weight at `time` into `animation`: its channel's, or its default.
+    pub fn morph_weights(&self, animation: usize, time: f32) -> Vec<f32> {
+        self.keyed_weights(animation, time)
+            .iter()
+            .zip(&self.morph_targets)
+            .map(|(keyed, target)| keyed.unwrap_or(target.default_weight))
+            .collect()
     }
 
     /// The first `count` vertices with the morph targets applied at `weights` (per target): what
@@ -201,7 +210,7 @@ impl Model {
     /// default weights.
     pub fn rest_bounds(&self) -> Aabb {
         let bind = self.bind_bounds();
-        let defaults: Vec<f32> = self.morph_targets.iter().map(|target| target.default_weight).collect();
+        let defaults = self.default_weights();
         if defaults.iter().all(|&weight| weight == 0.0) {
             return bind;
         }
@@ -228,6 +237,9 @@ impl Model {
         // vertex's reach from its root adds to the blend reach (the triangle inequality).
         bounds.blend_reach += bounds.morph_reach;
         let rigid = self.skeleton.is_empty();
+        // Without joints the cells may be empty (the upload then uses the rest pose): the unmoved
+        // vertices stay in them. With joints, what the joints carry of the unmoved vertices.
+        let unmoved = if rigid { self.bind_bounds() } else { Aabb::EMPTY };
         let base_reach = if rigid {
             Vec::new()
         } else {
@@ -260,9 +272,6 @@ impl Model {
                     .collect();
                 if rigid {
                     let growth = self.grow(&mut scratch, &ranges, &bounds.palette_scales);
-                    // Without joints the cells may be empty (the upload then uses the rest pose): the
-                    // unmoved vertices stay in them.
-                    let unmoved = self.bind_bounds();
                     for cell in &mut cells.cells[first..last] {
                         *cell = cell.union(unmoved).union(growth.points.unwrap_or(Aabb::EMPTY));
                     }

@@ -41,20 +41,9 @@ pub fn reference_palette(model: &Model, data: &InstanceData) -> Vec<Mat4> {
 /// toward b's as the joints are, toward the layer's where the layer keys the target, and a weight
 /// set by hand (`overrides`) over all. Mirrors `write_morph_weights` in palette.comp.glsl.
 pub fn reference_weights(model: &Model, data: &InstanceData, overrides: &[Option<f32>]) -> Vec<f32> {
-    let animation_at = |index: u32| model.animations.get(index as usize).filter(|_| index != NO_CLIP);
-    // Per target, the animation's weight where it keys the target.
-    let keyed = |index: u32, time: f32| {
-        let mut weights = vec![None; model.morph_targets.len()];
-        // A channel without keys leaves its target unkeyed, as on the GPU (key_count 0).
-        let channels = animation_at(index).map_or(&[][..], |animation| &animation.weights);
-        for channel in channels.iter().filter(|channel| channel.times.count() > 0) {
-            if let Some(weight) = weights.get_mut(channel.target) {
-                *weight = Some(channel.sample(time));
-            }
-        }
-        weights
-    };
-    let defaults: Vec<f32> = model.morph_targets.iter().map(|target| target.default_weight).collect();
+    // Per target, the animation's weight where it keys the target (NO_CLIP keys none).
+    let keyed = |index: u32, time: f32| model.keyed_weights(if index == NO_CLIP { usize::MAX } else { index as usize }, time);
+    let defaults = model.default_weights();
     let or_defaults =
         |keyed: Vec<Option<f32>>| keyed.iter().zip(&defaults).map(|(keyed, &default)| keyed.unwrap_or(default)).collect();
     let mut weights: Vec<f32> = or_defaults(keyed(data.animation_a(), data.time_a));

@@ -78,7 +78,7 @@ fn culling_cells_are_within_a_quarter_of_the_skinned_box() {
 fn fill(setup: &SceneSetup) -> f32 {
     let model = &setup.model;
     let offsets = vkskin::model::VertexOffsets::of(model);
-    let mut weights = model.morph_weights(usize::MAX, 0.0);
+    let mut weights = model.default_weights();
     let instance = &setup.instances[0];
     let view_projection = setup.camera.view_projection(16.0 / 9.0) * instance.world();
     let mut palette = vec![Mat4::IDENTITY; model.skeleton.len()];

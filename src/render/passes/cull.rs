@@ -452,11 +452,12 @@ pub fn computes_palette(instance: u32, far: bool, stale: bool, frame: u32) -> bo
 pub fn animated_box(model: &Model, data: &InstanceData, hand_set: bool) -> Aabb {
     let reach = Vec3::splat(if hand_set { model.bounds.morph_reach } else { 0.0 });
     let grown = |bounds: Aabb| Aabb { min: bounds.min - reach, max: bounds.max + reach };
-    let bind = grown(model.rest_bounds());
+    // The rest pose's box, over every vertex: only for an instance without a clip or its cells.
+    let bind = || grown(model.rest_bounds());
     let cell =
         |animation: u32, time: f32| model.bounds.animations.get(animation as usize).map_or(Aabb::EMPTY, |bounds| bounds.at(time));
     if data.animation_a() == NO_CLIP {
-        return bind;
+        return bind();
     }
     let mut bounds = cell(data.animation_a(), data.time_a);
     if data.fading() {
@@ -466,7 +467,7 @@ pub fn animated_box(model: &Model, data: &InstanceData, hand_set: bool) -> Aabb 
         bounds = bounds.union(cell(data.layer_animation(), data.time_layer));
     }
     if bounds.is_empty() {
-        return bind;
+        return bind();
     }
     if data.fading() || data.layered() || data.dual_quaternion() {
         let reach = Vec3::splat(model.bounds.blend_reach);
