@@ -333,26 +333,34 @@ pub fn cell_layout(skeleton: &Skeleton, animation: &Animation) -> (usize, f32, f
 /// One animation's cells (see the module notes).
 pub fn animation_bounds(skeleton: &Skeleton, animation: &Animation, reach: &[JointReach]) -> AnimationBounds {
     let (cell_count, cell_duration, _) = cell_layout(skeleton, animation);
-    AnimationBounds { cell_duration, cells: cells_in(skeleton, animation, reach, 0..cell_count) }
+    let cells = cells_in(skeleton, animation, &[(0..cell_count, reach)]).concat();
+    AnimationBounds { cell_duration, cells }
 }
 
-/// Cells `range` of one animation (of [`cell_layout`]'s), for vertices whose reach is `reach`:
-/// what the morph targets recompute a run of cells with, their offsets in the reach.
-pub fn cells_in(skeleton: &Skeleton, animation: &Animation, reach: &[JointReach], range: std::ops::Range<usize>) -> Vec<Aabb> {
+/// Ranges of one animation's cells (of [`cell_layout`]'s), each for vertices whose reach is given
+/// beside it: the whole animation for its vertices, or runs of cells that the morph targets bound
+/// again with their offsets in the reach. All in one parallel sweep; a range's cells in order.
+pub fn cells_in(skeleton: &Skeleton, animation: &Animation, parts: &[(std::ops::Range<usize>, &[JointReach])]) -> Vec<Vec<Aabb>> {
     let joint_count = skeleton.len();
     let (cell_count, cell_duration, duration) = cell_layout(skeleton, animation);
-    let range = range.start.min(cell_count)..range.end.min(cell_count);
     let table = channel_table(animation, joint_count);
     let pre: Vec<(Mat3, f32)> =
         skeleton.joints.iter().map(|joint| (Mat3::from_mat4(joint.pre), norm(Mat3::from_mat4(joint.pre)))).collect();
     let extra_spans = (SPAN_BUDGET / (joint_count + animation.channels.len()).max(1)).saturating_sub(cell_count);
-    // Runs of cells bounded in parallel, each with its scratch space and its share of the splits.
+    // Runs of at most RUN cells bounded in parallel, each with its scratch space and its share of
+    // the splits: (part, cells, reach).
     const RUN: usize = 32;
-    let runs: Vec<std::ops::Range<usize>> =
-        (range.start..range.end).step_by(RUN).map(|first| first..(first + RUN).min(range.end)).collect();
+    let runs: Vec<(usize, std::ops::Range<usize>, &[JointReach])> = parts
+        .iter()
+        .enumerate()
+        .flat_map(|(part, (range, reach))| {
+            let range = range.start.min(cell_count)..range.end.min(cell_count);
+            (range.start..range.end).step_by(RUN).map(move |first| (part, first..(first + RUN).min(range.end), *reach))
+        })
+        .collect();
     let boxes: Vec<Vec<Aabb>> = runs
         .par_iter()
-        .map(|run| {
+        .map(|(_, run, reach)| {
             let mut spans = Spans {
                 skeleton,
                 reach,
@@ -379,7 +387,11 @@ pub fn cells_in(skeleton: &Skeleton, animation: &Animation, reach: &[JointReach]
                 .collect()
         })
         .collect();
-    boxes.concat()
+    let mut cells = vec![Vec::new(); parts.len()];
+    for ((part, _, _), boxes) in runs.iter().zip(boxes) {
+        cells[*part].extend(boxes);
+    }
+    cells
 }
 
 /// What bounding one span of an animation needs, and scratch space reused from span to span.

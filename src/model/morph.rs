@@ -222,7 +222,8 @@ impl Model {
     /// default where the animation keys none) give each moved vertex a box of offsets. Without a
     /// skeleton the vertices stay in model space, and the cell takes in each moved vertex's box;
     /// skinned, the corners of the boxes join the vertices the joints carry
-    /// (`bounds::extend_reach`), and the cell is bounded again with them (`bounds::cells_in`).
+    /// (`bounds::extend_reach`), and the cell is bounded again with them (`bounds::cells_in`, every
+    /// run of an animation in one parallel sweep).
     /// `morph_reach` is how far an offset can reach, stretched by its joints, at every weight the
     /// targets can take ([`Model::weight_range`]).
     pub fn grow_cells_by_morph(&self, bounds: &mut ModelBounds) {
@@ -258,42 +259,71 @@ impl Model {
                     *slot = Some(channel);
                 }
             }
-            for first in (0..count).step_by(run) {
-                let last = (first + run).min(count);
-                let t0 = first as f32 * cells.cell_duration;
-                let t1 = if last == count { animation.duration } else { last as f32 * cells.cell_duration };
-                let ranges: Vec<(f32, f32)> = keyed
+            let runs: Vec<std::ops::Range<usize>> =
+                (0..count).step_by(run).map(|first| first..(first + run).min(count)).collect();
+            // Each target's weights over a run of cells.
+            let ranges_over = |cells_run: &std::ops::Range<usize>| -> Vec<(f32, f32)> {
+                let t0 = cells_run.start as f32 * cells.cell_duration;
+                let t1 = if cells_run.end == count { animation.duration } else { cells_run.end as f32 * cells.cell_duration };
+                keyed
                     .iter()
                     .zip(&self.morph_targets)
                     .map(|(channel, target)| match channel {
                         Some(channel) => weight_span(channel, t0, t1),
                         None => (target.default_weight, target.default_weight),
                     })
-                    .collect();
-                if rigid {
-                    let growth = self.grow(&mut scratch, &ranges, &bounds.palette_scales);
-                    for cell in &mut cells.cells[first..last] {
+                    .collect()
+            };
+            if rigid {
+                for cells_run in runs {
+                    let growth = self.grow(&mut scratch, &ranges_over(&cells_run), &bounds.palette_scales);
+                    for cell in &mut cells.cells[cells_run] {
                         *cell = cell.union(unmoved).union(growth.points.unwrap_or(Aabb::EMPTY));
                     }
-                    continue;
                 }
-                // The moved vertices' boxes' corners, carried by their influences.
-                self.add_offsets(&mut scratch, &ranges);
-                let corners: Vec<(Vec3, &[crate::anim::Influence])> = scratch
-                    .touched
-                    .iter()
-                    .flat_map(|&vertex| {
-                        let (position, influences) = (self.vertices[vertex].position, self.influences_of(&self.vertices[vertex]));
-                        Aabb { min: position + scratch.low[vertex], max: position + scratch.high[vertex] }
-                            .corners()
-                            .map(|corner| (corner, influences))
-                    })
-                    .collect();
-                scratch.clear();
-                let mut reach = base_reach.clone();
-                crate::anim::bounds::extend_reach(&mut reach, &self.skeleton, corners);
-                let redone = crate::anim::bounds::cells_in(&self.skeleton, animation, &reach, first..last);
-                for (cell, redone) in cells.cells[first..last].iter_mut().zip(redone) {
+                continue;
+            }
+            // Per run, the joints' reach with the moved vertices' boxes' corners carried by their
+            // influences; the runs in parallel, each thread with its own offset boxes.
+            use rayon::prelude::*;
+            let redo: Vec<(std::ops::Range<usize>, Vec<crate::anim::bounds::JointReach>)> = runs
+                .par_iter()
+                .map_init(
+                    || OffsetBoxes::new(self.vertices.len()),
+                    |scratch, cells_run| {
+                        let ranges = ranges_over(cells_run);
+                        // Weights that stay 0 over the run move nothing: its cells, bounded from the
+                        // unmoved vertices, stand (most clips of a character with a few expressions
+                        // key them so).
+                        if ranges.iter().all(|&range| range == (0.0, 0.0)) {
+                            return None;
+                        }
+                        self.add_offsets(scratch, &ranges);
+                        let corners: Vec<(Vec3, &[crate::anim::Influence])> = scratch
+                            .touched
+                            .iter()
+                            .flat_map(|&vertex| {
+                                let (position, influences) =
+                                    (self.vertices[vertex].position, self.influences_of(&self.vertices[vertex]));
+                                Aabb { min: position + scratch.low[vertex], max: position + scratch.high[vertex] }
+                                    .corners()
+                                    .map(|corner| (corner, influences))
+                            })
+                            .collect();
+                        scratch.clear();
+                        let mut reach = base_reach.clone();
+                        crate::anim::bounds::extend_reach(&mut reach, &self.skeleton, corners);
+                        Some((cells_run.clone(), reach))
+                    },
+                )
+                .flatten()
+                .collect();
+            // Every run's cells bounded again in one parallel sweep, each with its own reach.
+            let parts: Vec<(std::ops::Range<usize>, &[crate::anim::bounds::JointReach])> =
+                redo.iter().map(|(range, reach)| (range.clone(), reach.as_slice())).collect();
+            let redone = crate::anim::bounds::cells_in(&self.skeleton, animation, &parts);
+            for ((range, _), redone) in redo.iter().zip(redone) {
+                for (cell, redone) in cells.cells[range.clone()].iter_mut().zip(redone) {
                     *cell = cell.union(redone);
                 }
             }
