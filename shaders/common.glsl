@@ -103,11 +103,27 @@ struct Instance {
     uint layer;         // layer animation in the low 16 bits (NO_CLIP: none), its root joint in the high 16
     float time_layer;
     float layer_weight; // how far the layer's subtree blends toward the layer animation
-    uint skinning;      // SKINNING_*: how the instance's vertices blend their joints
+    uint skinning;      // SKINNING_*: how the instance's vertices blend their joints (the low 16
+                        // bits), and the INSTANCE_* flags above them
 };
 
 const uint SKINNING_LINEAR = 0u;
 const uint SKINNING_DUAL_QUATERNION = 1u;
+const uint SKINNING_MODE_MASK = 0xFFFFu;
+// Set by the renderer when the instance's record is last frame's: its pose has not moved, so its
+// motion is the camera's alone (no second skinning for the motion vectors).
+const uint INSTANCE_STILL = 1u << 30;
+// Set for the first frame after a jump (a teleport, a clip switched without a crossfade): the
+// instance has no motion of its own this frame, so nothing streaks from where it was.
+const uint INSTANCE_RESTART = 1u << 31;
+
+// Per instance (cull.motions, written by the cull pass for each kept instance): the frame it was
+// last kept in, and MOTION_MOVING when its vertices move by themselves this frame. Then the palette
+// pass keeps last frame's palette as the previous block before it computes the new one, and the
+// forward vertex shaders skin the vertex a second time from it to find where it was. Not moving: the
+// instance is still, was not drawn last frame, restarts, switched skinning mode, or (animation LOD)
+// keeps last frame's palette.
+const uint MOTION_MOVING = 0x80000000u;
 // Set in a skin list's entry (cull.comp) when the instance blends dual quaternions, so that the
 // skin pass knows it from the entry it reads anyway, without a load of the palette header per vertex.
 const uint LIST_DUAL_QUATERNION = 0x80000000u;
@@ -126,6 +142,9 @@ struct PaletteMatrix {
 //   2J            the header: rows[0].x the instance's SKINNING_* mode (the vertex strategy's shaders
 //                 read it; the skin pass has the mode from its skin list's entry)
 //   2J + 1 ...    the morph block, when the model has morph targets
+// That is the current block; the previous block (the palette the instance was drawn with last frame,
+// when it moves: MOTION_MOVING) follows it, laid out the same: palette_stride covers both, and
+// the previous block starts at palette_stride / 2.
 // A matrix counts as rigid when its columns are within this of equal lengths and right angles.
 const float RIGID_TOLERANCE = 1e-3;
 

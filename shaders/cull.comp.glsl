@@ -45,6 +45,8 @@ layout(set = 0, binding = 12) writeonly buffer LevelLists { uint level_lists[]; 
 layout(set = 0, binding = 13) buffer PaletteFrames { uint palette_frames[]; };
 // The kept instances whose palettes the palette pass computes this frame.
 layout(set = 0, binding = 14) writeonly buffer PaletteList { uint palette_list[]; };
+// Per instance, the frame it was last kept in and whether it moves by itself (common.glsl: MOTION_MOVING).
+layout(set = 0, binding = 15) buffer Motions { uint motions[]; };
 
 layout(push_constant) uniform Push {
     vec4 bind_min;        // bounds of the bind pose (instances without a clip)
@@ -147,7 +149,7 @@ void main() {
         }
         // A local-space blend makes poses neither animation has, and dual quaternions blend a vertex
         // off the hull of its joints' images: anything within reach of the roots.
-        if (fading || layered || instance.skinning == SKINNING_DUAL_QUATERNION) {
+        if (fading || layered || (instance.skinning & SKINNING_MODE_MASK) == SKINNING_DUAL_QUATERNION) {
             lo -= vec3(push.blend_reach);
             hi += vec3(push.blend_reach);
         }
@@ -180,11 +182,18 @@ void main() {
     // palette_frames keeps the frame of the instance's palette and, in its top bit, whether it was
     // written with dual quaternions: a switch of mode makes the palette stale, so no frame skins
     // from dual-quaternion slots an older frame left (or none wrote).
-    uint dual_bit = instance.skinning == SKINNING_DUAL_QUATERNION ? LIST_DUAL_QUATERNION : 0u;
+    uint dual_bit = (instance.skinning & SKINNING_MODE_MASK) == SKINNING_DUAL_QUATERNION ? LIST_DUAL_QUATERNION : 0u;
     uint frame = push.palette_frame & ~LIST_DUAL_QUATERNION;
     uint kept = palette_frames[instance_index];
-    bool stale = (kept & ~LIST_DUAL_QUATERNION) + 1u != frame || (kept & LIST_DUAL_QUATERNION) != dual_bit;
-    if (!far || stale || ((instance_index ^ frame) & 1u) == 0u) {
+    bool switched = (kept & LIST_DUAL_QUATERNION) != dual_bit;
+    bool stale = (kept & ~LIST_DUAL_QUATERNION) + 1u != frame || switched;
+    bool computes = !far || stale || ((instance_index ^ frame) & 1u) == 0u;
+    // It moves by itself when it was drawn last frame (so its palette slots hold what it was drawn
+    // with), gets a new palette now, and its record says neither still nor restarting.
+    bool drawn_last_frame = (motions[instance_index] & ~MOTION_MOVING) + 1u == frame;
+    bool moving = drawn_last_frame && computes && !switched && (instance.skinning & (INSTANCE_STILL | INSTANCE_RESTART)) == 0u;
+    motions[instance_index] = frame | (moving ? MOTION_MOVING : 0u);
+    if (computes) {
         palette_frames[instance_index] = frame | dual_bit;
         uint entry = atomicAdd(counters.palettes.x, 1u);
         if (entry % PALETTE_WORKGROUP_SIZE == 0u) {

@@ -3,18 +3,44 @@
 // (already in world space); texture coordinates are per model vertex, so they are fetched by the
 // index within the instance: a draw's vertex offset is its first instance's, and one draw may
 // cover several instances (the triangle pass's groups), so modulo the vertices per instance.
+//
+// Where the vertex was last frame, for the velocity target: an instance that moves by itself
+// (common.glsl: MOTION_MOVING) is skinned a second time here, position only, from its previous
+// palette block; any other was where it is. Why the previous palette and not last frame's skinned
+// buffer: the buffer is the largest thing the frame writes (28 bytes a vertex of every instance),
+// and a second one would halve the instances that fit; the palette is a few slots an instance, and
+// the second skinning runs only for vertices the forward pass draws of instances that move.
 #include "frame.glsl"
+#include "common.glsl"
+#define SKIN_INPUTS_SET 2
+#include "skin_inputs.glsl"
+#include "skinning.glsl"
 
 layout(location = 0) in vec3 position;
 layout(location = 1) in vec4 normal;  // snorm16, xyz used
 layout(location = 2) in vec4 tangent; // snorm16, xyz + bitangent sign
 
+// The chunk whose skinned vertices are bound (the draw's vertex buffer): after the fragment
+// shader's material colour.
+layout(push_constant) uniform Draw {
+    layout(offset = 16) uint chunk;
+} draw;
+
 #include "forward_vertex_outputs.glsl"
 
 void main() {
-    gl_Position = frame.view_projection * vec4(position, 1.0);
+    uint vertex_count = frame.skinning.z;
+    uint instance = draw.chunk * frame.skinning.y + uint(gl_VertexIndex) / vertex_count;
+    uint vertex = uint(gl_VertexIndex - gl_BaseVertex) % vertex_count;
+    vec3 previous = position;
+    uint motion = motions[instance];
+    if ((motion & MOTION_MOVING) != 0u) {
+        uint joint_count = frame.skinning.x;
+        bool dual = instance_dual(instance, frame.skinning.y, joint_count, frame.skinning.w);
+        previous = skin_vertex(vertex, instance, frame.skinning.y, joint_count, frame.skinning.w, dual, true).position;
+    }
+    write_positions(position, previous);
     out_normal = normal.xyz;
     out_tangent = tangent;
-    out_uv = texcoords[uint(gl_VertexIndex - gl_BaseVertex) % frame.skinning.z];
-    out_light_clip = frame.light_view_projection * vec4(position, 1.0);
+    out_uv = texcoords[vertex];
 }

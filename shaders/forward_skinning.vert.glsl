@@ -1,6 +1,7 @@
 #version 460
 // Forward pass, `vertex` strategy (the tutorials' way): skins every vertex here from the palettes,
-// a second time after the shadow pass did the same. Outputs match forward.vert.
+// a second time after the shadow pass did the same, and a third (position only, from the previous
+// palette block) for an instance that moves by itself, for the velocity target. Outputs match forward.vert.
 #include "frame.glsl"
 #include "common.glsl"
 #define SKIN_INPUTS_SET 2
@@ -14,11 +15,13 @@ void main() {
     uint joint_count = frame.skinning.x;
     uint instance = uint(gl_InstanceIndex);
     bool dual = instance_dual(instance, frame.skinning.y, joint_count, frame.skinning.w);
-    SkinnedResult skinned_vertex = skin_vertex(vertex, instance, frame.skinning.y, joint_count, frame.skinning.w, dual);
-    vec4 position = vec4(skinned_vertex.position, 1.0);
-    gl_Position = frame.view_projection * position;
+    SkinnedResult skinned_vertex = skin_vertex(vertex, instance, frame.skinning.y, joint_count, frame.skinning.w, dual, false);
+    vec3 previous = skinned_vertex.position;
+    if ((motions[instance] & MOTION_MOVING) != 0u) {
+        previous = skin_vertex(vertex, instance, frame.skinning.y, joint_count, frame.skinning.w, dual, true).position;
+    }
+    write_positions(skinned_vertex.position, previous);
     out_normal = skinned_vertex.normal;
     out_tangent = vec4(skinned_vertex.tangent, skinned_vertex.bitangent_sign);
     out_uv = texcoords[vertex];
-    out_light_clip = frame.light_view_projection * position;
 }

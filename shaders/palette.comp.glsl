@@ -45,6 +45,8 @@ layout(set = 0, binding = 9) readonly buffer Counters { CullCounters counters; }
 layout(set = 0, binding = 10) readonly buffer MorphTargets { MorphTarget morph_targets[]; };
 // Per target, a weight set by hand (the viewer's panel): x the weight, y 1 when it holds.
 layout(set = 0, binding = 11) readonly buffer MorphOverrides { vec2 morph_overrides[]; };
+// Per instance, whether it moves by itself this frame (common.glsl: MOTION_MOVING, from the cull pass).
+layout(set = 0, binding = 12) readonly buffer Motions { uint motions[]; };
 
 layout(push_constant) uniform Push {
     uint joint_count;
@@ -374,6 +376,19 @@ void write_morph_weights(Instance instance, uint chunk, uint block, bool fading,
     store_morph_word(chunk, block, 0u, float(active_count));
 }
 
+// Last frame's palette, which the instance was drawn with, into the previous block (common.glsl:
+// the slots) before this frame's overwrites it: the slots it skins from, the dual quaternions only
+// when it blends them. A copy of what one invocation wrote last frame, so no other reads it.
+void keep_previous(uint chunk, uint first_slot, bool dual) {
+    uint block_slots = push.palette_stride / 2u;
+    for (uint slot = 0u; slot < block_slots; ++slot) {
+        if (!dual && slot >= push.joint_count && slot < 2u * push.joint_count) {
+            slot = 2u * push.joint_count;
+        }
+        palette_chunks[chunk].palettes[first_slot + block_slots + slot] = palette_chunks[chunk].palettes[first_slot + slot];
+    }
+}
+
 void main() {
     uint entry = gl_GlobalInvocationID.x;
     if (entry >= counters.palettes.x) {
@@ -393,10 +408,14 @@ void main() {
     bool write_positions = push.write_joint_positions != 0u;
     bool fading = animation_a != NO_CLIP && animation_b != NO_CLIP && instance.blend > 0.0;
     bool layered = animation_a != NO_CLIP && layer_animation != NO_CLIP && instance.layer_weight > 0.0;
-    bool dual = instance.skinning == SKINNING_DUAL_QUATERNION;
+    uint mode = instance.skinning & SKINNING_MODE_MASK;
+    bool dual = mode == SKINNING_DUAL_QUATERNION;
+    if ((motions[instance_index] & MOTION_MOVING) != 0u) {
+        keep_previous(chunk, first_slot, dual);
+    }
     uint dual_slots = first_slot + push.joint_count;
     uint header = first_slot + 2u * push.joint_count;
-    palette_chunks[chunk].palettes[header].rows[0] = vec4(float(instance.skinning), 0.0, 0.0, 0.0);
+    palette_chunks[chunk].palettes[header].rows[0] = vec4(float(mode), 0.0, 0.0, 0.0);
     if (push.target_count > 0u) {
         write_morph_weights(instance, chunk, header + 1u, fading, layered);
     }

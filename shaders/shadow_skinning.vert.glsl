@@ -18,6 +18,6 @@ void main() {
     uint vertex = uint(gl_VertexIndex - gl_BaseVertex);
     uint instance = uint(gl_InstanceIndex);
     bool dual = instance_dual(instance, push.chunk_instances, push.joint_count, push.palette_stride);
-    SkinnedResult skinned_vertex = skin_vertex(vertex, instance, push.chunk_instances, push.joint_count, push.palette_stride, dual);
+    SkinnedResult skinned_vertex = skin_vertex(vertex, instance, push.chunk_instances, push.joint_count, push.palette_stride, dual, false);
     gl_Position = push.light_view_projection * vec4(skinned_vertex.position, 1.0);
 }

@@ -50,7 +50,7 @@ void main() {
     }
     uint words[SKINNED_VERTEX_UINTS];
     if (in_level) {
-        SkinnedResult skinned_vertex = skin_vertex(vertex, instance_index, push.chunk_instances, push.joint_count, push.palette_stride, dual);
+        SkinnedResult skinned_vertex = skin_vertex(vertex, instance_index, push.chunk_instances, push.joint_count, push.palette_stride, dual, false);
         words[0] = floatBitsToUint(skinned_vertex.position.x);
         words[1] = floatBitsToUint(skinned_vertex.position.y);
         words[2] = floatBitsToUint(skinned_vertex.position.z);

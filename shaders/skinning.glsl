@@ -116,13 +116,16 @@ bool instance_dual(uint instance, uint chunk_instances, uint joint_count, uint p
 }
 
 // `instance` in chunks of `chunk_instances` (common.glsl: MAX_CHUNKS); its palette slots are
-// `palette_stride` apart, laid out as common.glsl says; `dual`: it blends dual quaternions.
-SkinnedResult skin_vertex(uint vertex, uint instance, uint chunk_instances, uint joint_count, uint palette_stride, bool dual) {
+// `palette_stride` apart, laid out as common.glsl says; `dual`: it blends dual quaternions;
+// `previous`: from the previous block (where the vertex was last frame, for the motion vectors).
+SkinnedResult skin_vertex(uint vertex, uint instance, uint chunk_instances, uint joint_count, uint palette_stride, bool dual,
+                          bool previous) {
     uint chunk = instance / chunk_instances;
-    uint palette_base = (instance % chunk_instances) * palette_stride;
+    uint block_slots = palette_stride / 2u;
+    uint palette_base = (instance % chunk_instances) * palette_stride + (previous ? block_slots : 0u);
     uint header = palette_base + 2u * joint_count;
     SourceVertex source = sources[vertex];
-    if (palette_stride > 2u * joint_count + 1u) {
+    if (block_slots > 2u * joint_count + 1u) {
         morph_vertex(vertex, chunk, header + 1u, source);
     }
     if (dual) {

@@ -34,6 +34,9 @@ pub struct Device {
     pub fill_mode_non_solid: bool,
     /// Geometry shaders, enabled where the device has them.
     pub geometry_shader: bool,
+    /// independentBlend (a pipeline that leaves its second attachment unwritten), enabled where
+    /// the device has it: every desktop GPU and lavapipe.
+    pub independent_blend: bool,
     /// storageBuffer16BitAccess, enabled where the device has it.
     pub storage_buffer_16bit: bool,
     pub instance: Instance,
@@ -110,7 +113,8 @@ impl Device {
             .draw_indirect_first_instance(needs.draw_indirect_first_instance)
             .shader_storage_buffer_array_dynamic_indexing(needs.storage_buffer_array_dynamic_indexing)
             .fill_mode_non_solid(supported_features.fill_mode_non_solid == vk::TRUE)
-            .geometry_shader(supported_features.geometry_shader == vk::TRUE);
+            .geometry_shader(supported_features.geometry_shader == vk::TRUE)
+            .independent_blend(supported_features.independent_blend == vk::TRUE);
         // 16-bit storage, where there is some (reported as `storage_buffer_16bit`).
         let mut supported11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut supported2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut supported11);
@@ -196,6 +200,7 @@ impl Device {
             queue_family,
             fill_mode_non_solid: supported_features.fill_mode_non_solid == vk::TRUE,
             geometry_shader: supported_features.geometry_shader == vk::TRUE,
+            independent_blend: supported_features.independent_blend == vk::TRUE,
             storage_buffer_16bit,
             barrier_calls: AtomicU64::new(0),
             instance,

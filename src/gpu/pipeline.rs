@@ -164,15 +164,25 @@ impl Pipeline {
             .depth_test_enable(desc.depth_format.is_some())
             .depth_write_enable(desc.depth_write)
             .depth_compare_op(desc.depth_compare);
+        // Without independentBlend every attachment's state is the same: the second is written
+        // (with what the shader leaves there) rather than the pipeline refused.
+        let write = |written: bool| {
+            let mask = match written || !device.independent_blend {
+                true => vk::ColorComponentFlags::RGBA,
+                false => vk::ColorComponentFlags::empty(),
+            };
+            vk::PipelineColorBlendAttachmentState::default().color_write_mask(mask)
+        };
         let blend_attachments: Vec<_> = desc
             .color_format
             .iter()
-            .map(|_| vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA))
+            .map(|_| write(true))
+            .chain(desc.second_color.map(|(_, written)| write(written)))
             .collect();
         let color_blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
         let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
         let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
-        let color_formats: Vec<_> = desc.color_format.into_iter().collect();
+        let color_formats: Vec<_> = desc.color_format.into_iter().chain(desc.second_color.map(|(format, _)| format)).collect();
         let mut rendering = vk::PipelineRenderingCreateInfo::default()
             .color_attachment_formats(&color_formats)
             .depth_attachment_format(desc.depth_format.unwrap_or(vk::Format::UNDEFINED));
@@ -227,6 +237,9 @@ pub struct GraphicsDesc<'a> {
     pub depth_bias: Option<(f32, f32)>,
     pub samples: vk::SampleCountFlags,
     pub color_format: Option<vk::Format>,
+    /// A second colour attachment (the forward pass's velocity target) and whether this pipeline
+    /// writes it (false: its write mask is empty, the attachment keeps what others wrote).
+    pub second_color: Option<(vk::Format, bool)>,
     pub depth_format: Option<vk::Format>,
     pub depth_write: bool,
     pub depth_compare: vk::CompareOp,

@@ -193,8 +193,9 @@ impl MemoryPlan {
         let joints = shape.joints.max(1);
         let meshes = shape.meshes.max(1);
         let skinned = vertices * size_of::<SkinnedVertex>() as u64;
-        // Each joint's matrix and dual quaternion, a header, the morph block (common.glsl: the slots).
-        let palettes = (2 * joints + 1 + shape.morph_slots) * size_of::<PaletteMatrix>() as u64;
+        // Each joint's matrix and dual quaternion, a header, the morph block (common.glsl: the slots),
+        // twice: this frame's and the previous block, for the motion vectors.
+        let palettes = 2 * (2 * joints + 1 + shape.morph_slots) * size_of::<PaletteMatrix>() as u64;
         let frames = FRAMES_IN_FLIGHT as u64;
         // Parameters per frame in flight, a skin-list slot, a debug box, a palette-list slot and its
         // palette's frame (animation LOD), draw commands, a slot in each level's two lists and in
@@ -202,6 +203,7 @@ impl MemoryPlan {
         let fixed = size_of::<InstanceData>() as u64 * frames
             + 4
             + 32
+            + 4
             + 4
             + 4
             + 2 * meshes * size_of::<DrawCommand>() as u64
@@ -387,17 +389,17 @@ mod tests {
             PlanLimits { binding: u64::from(u32::MAX), heap: 24 << 30, dispatch_rows: 65_535 },
         );
         // Room for the light's copy of the full mesh's culled indices (41,688 bytes and 2 commands).
-        assert_eq!((plan.bytes_per_instance, plan.light_level), (148_912 + 41_728, Some(0)));
+        assert_eq!((plan.bytes_per_instance, plan.light_level), (151_172 + 41_728, Some(0)));
         assert!(plan.max_instances >= 100_000, "{} ({})", plan.max_instances, plan.limiting);
         assert!(plan.limiting.contains("memory heap"), "{}", plan.limiting);
-        // On lavapipe's 2 GiB heap, 10,000 fit with room for the first level's light copy only.
+        // On lavapipe's 2 GiB heap, 10,000 fit with room for the third level's light copy only.
         let lavapipe = MemoryPlan::with_light_culling(
             figure,
             Strategy::Compute,
             10_000,
             PlanLimits { binding: 128 << 20, heap: 2 << 30, dispatch_rows: 65_535 },
         );
-        assert_eq!((lavapipe.bytes_per_instance, lavapipe.light_level), (148_912 + 20_844 + 40, Some(1)));
+        assert_eq!((lavapipe.bytes_per_instance, lavapipe.light_level), (151_172 + 10_416 + 40, Some(2)));
         // 11,536 fit with none.
         let full = MemoryPlan::with_light_culling(
             figure,
@@ -405,7 +407,7 @@ mod tests {
             11_536,
             PlanLimits { binding: 128 << 20, heap: 2 << 30, dispatch_rows: 65_535 },
         );
-        assert_eq!((full.bytes_per_instance, full.light_level), (148_912, None));
+        assert_eq!((full.bytes_per_instance, full.light_level), (151_172, None));
         // Without the light's run asked for, no room for it.
         let unasked = MemoryPlan::for_limits(
             figure,
@@ -413,7 +415,7 @@ mod tests {
             100_000,
             PlanLimits { binding: u64::from(u32::MAX), heap: 24 << 30, dispatch_rows: 65_535 },
         );
-        assert_eq!((unasked.bytes_per_instance, unasked.light_level), (148_912, None));
+        assert_eq!((unasked.bytes_per_instance, unasked.light_level), (151_172, None));
         // The dispatches' rows alone would stop at 4 × 65,535.
         let rows = MemoryPlan::for_limits(
             figure,

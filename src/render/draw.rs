@@ -11,18 +11,20 @@ use super::{padded_chunks, MAX_CHUNKS};
 use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::{Buffer, Device};
 
-/// The `vertex` strategy's skin-inputs set, which its shadow and forward vertex shaders read
-/// (`shaders/skin_inputs.glsl`, set 2): the source vertices, their influences, the palettes chunk
-/// by chunk, and the morph targets.
+/// The skin-inputs set (`shaders/skin_inputs.glsl`): the source vertices, their influences, the
+/// palettes chunk by chunk, the morph targets, and the cull pass's motions. The `vertex` strategy's
+/// shadow and forward vertex shaders skin from it; the `compute` strategy's forward vertex shader
+/// skins a moving vertex's previous position from it (the previous block), for the motion vectors.
 pub const SKIN_INPUTS_SOURCE_VERTICES: u32 = 0;
 pub const SKIN_INPUTS_INFLUENCES: u32 = 1;
 pub const SKIN_INPUTS_PALETTES: u32 = 2;
 pub const SKIN_INPUTS_MORPH_TARGETS: u32 = 3;
 pub const SKIN_INPUTS_MORPH_DELTAS: u32 = 4;
+pub const SKIN_INPUTS_MOTIONS: u32 = 5;
 
-/// The `vertex` strategy's skin-inputs set (see [`SKIN_INPUTS_SOURCE_VERTICES`]): its layout,
-/// which the shadow and forward pipelines take as a set, and the set over the model's vertices and
-/// influences and the palette pass's chunk buffers, from its own pool.
+/// The skin-inputs set (see [`SKIN_INPUTS_SOURCE_VERTICES`]): its layout, which the pipelines that
+/// skin in a vertex shader take as a set, and the set over the model's vertices and influences, the
+/// palette pass's chunk buffers and the cull pass's motions, from its own pool.
 pub struct SkinInputSet {
     pub layout: DescriptorSetLayout,
     pub set: vk::DescriptorSet,
@@ -30,22 +32,23 @@ pub struct SkinInputSet {
 }
 
 impl SkinInputSet {
-    pub fn new(device: &Arc<Device>, model: &GpuModel, palettes: &[Buffer]) -> crate::gpu::Result<SkinInputSet> {
+    pub fn new(device: &Arc<Device>, model: &GpuModel, palettes: &[Buffer], motions: &Buffer) -> crate::gpu::Result<SkinInputSet> {
         let (storage, vertex) = (vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX);
         let layout = DescriptorSetLayout::with_counts(
             device,
-            "vertex_skinning.set_layout",
+            "skin_inputs.set_layout",
             &[
                 (SKIN_INPUTS_SOURCE_VERTICES, storage, vertex, 1),
                 (SKIN_INPUTS_INFLUENCES, storage, vertex, 1),
                 (SKIN_INPUTS_PALETTES, storage, vertex, MAX_CHUNKS),
                 (SKIN_INPUTS_MORPH_TARGETS, storage, vertex, 1),
                 (SKIN_INPUTS_MORPH_DELTAS, storage, vertex, 1),
+                (SKIN_INPUTS_MOTIONS, storage, vertex, 1),
             ],
         )?;
         let (pool, set) = DescriptorPool::with_one_set(
             device,
-            "vertex_skinning",
+            "skin_inputs",
             &layout,
             &[
                 (SKIN_INPUTS_SOURCE_VERTICES, Resource::StorageBuffer(&model.source_vertices)),
@@ -53,6 +56,7 @@ impl SkinInputSet {
                 (SKIN_INPUTS_PALETTES, Resource::StorageBuffers(padded_chunks(palettes))),
                 (SKIN_INPUTS_MORPH_TARGETS, Resource::StorageBuffer(&model.morph_targets)),
                 (SKIN_INPUTS_MORPH_DELTAS, Resource::StorageBuffer(&model.morph_deltas)),
+                (SKIN_INPUTS_MOTIONS, Resource::StorageBuffer(motions)),
             ],
         )?;
         Ok(SkinInputSet { layout, set, _pool: pool })

@@ -9,7 +9,8 @@ use super::draw::{DrawList, VertexSource};
 use super::lists::{list_dispatches, List};
 use super::passes::cull::{CullPass, LevelChoice};
 use super::passes::debug::DebugFrame;
-use super::passes::forward::{ForwardFrame, ForwardTargets, ResolveTarget};
+use super::passes::forward::{ForwardFrame, ForwardTargets, PreviousPositions, ResolveTarget};
+use super::passes::motion::{self, MotionPush};
 use super::passes::overlay::{OverlayFrame, OverlayPass};
 use super::passes::palette::PalettePass;
 use super::passes::shadow;
@@ -79,11 +80,23 @@ impl Renderer {
         // shadow, then forward: both draw the skinned vertices (or skin in their vertex shaders).
         let chunk_vertices = self.chunk_vertices(frame);
         let vertices = self.vertex_source(&chunk_vertices);
+        let previous_chunks = self.previous_chunks(frame);
+        let previous = self.previous_positions(&previous_chunks);
         let shadow = &self.passes.shadow;
         let record = |command_buffer| self.record_shadow(command_buffer, vertices, (scene, choice));
         recorder.pass(Pass::Shadow, shadow.hazards_before(), record, shadow.hazards_after());
-        let record = |command_buffer| self.record_forward(command_buffer, frame, vertices, output, scene);
+        let record = |command_buffer| self.record_forward(command_buffer, frame, (vertices, previous), output, scene);
         recorder.pass(Pass::Forward, self.forward_hazards(output), record, Vec::new());
+
+        // motion: motion blur or the motion view, from the forward pass's colour and velocity.
+        if self.motion_pass_runs() {
+            let (_, view, extent) = output.target();
+            let motion = &self.passes.motion;
+            let mut before = motion.hazards_before(self.targets());
+            before.push(output.resolve_hazard(RESOLVE_WRITES));
+            let record = |command_buffer| motion.record(command_buffer, view, extent, self.motion_push());
+            recorder.pass(Pass::Motion, before, record, Vec::new());
+        }
 
         // overlay: the viewer's panel over the resolved image (drawn, or copied from its cache).
         let mut last_writes = (RESOLVE_WRITES, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
@@ -102,16 +115,22 @@ impl Renderer {
     }
 }
 
-/// The forward pass's MSAA resolve, the earlier side of the hazards on the frame's image.
+/// The forward pass's MSAA resolve or the motion pass, the earlier side of the hazards on the
+/// frame's image (both colour attachment writes).
 const RESOLVE_WRITES: barrier::Side = side("resolve writes", Stage::COLOR_ATTACHMENT_OUTPUT, Access::COLOR_ATTACHMENT_WRITE);
 
 /// The cull pass's kinds of list in `cull.level_lists`: per level, the instances to skin at it and
 /// the instances the camera sees at it; and the instances the light sees (at its level).
-/// Who reads the palettes: the skin pass, or the shadow and forward vertex shaders.
+/// Who reads the palettes: the skin pass and the forward vertex shader (the previous block, for
+/// the motion vectors), or the shadow and forward vertex shaders.
 fn palette_readers(strategy: Strategy) -> barrier::Side {
     match strategy {
         Strategy::Vertex => side("shadow and forward vertex shaders", Stage::VERTEX_SHADER, Access::SHADER_STORAGE_READ),
-        _ => side("skin reads", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ),
+        _ => side(
+            "skin reads; the forward vertex shader's previous block",
+            Stage::COMPUTE_SHADER | Stage::VERTEX_SHADER,
+            Access::SHADER_STORAGE_READ,
+        ),
     }
 }
 
@@ -171,12 +190,30 @@ impl Renderer {
         self.targets.as_ref().expect("render() creates the targets before recording")
     }
 
-    /// Before the forward pass: its attachments, and the image it resolves into.
+    /// Before the forward pass: its attachments, and the image it resolves into (the frame's, or
+    /// the scene colour the motion pass reads).
     fn forward_hazards(&self, output: &Output<'_>) -> Vec<Hazard> {
         let targets = self.targets();
         let mut hazards = targets.hazards_before();
-        hazards.push(output.resolve_hazard(RESOLVE_WRITES));
+        hazards.push(match self.motion_pass_runs() {
+            true => targets.scene_color_hazard(RESOLVE_WRITES),
+            false => output.resolve_hazard(RESOLVE_WRITES),
+        });
         hazards
+    }
+
+    /// The motion pass runs this frame: motion blur, or the motion view, is on.
+    pub(super) fn motion_pass_runs(&self) -> bool {
+        self.motion_blur || self.debug.motion
+    }
+
+    fn motion_push(&self) -> MotionPush {
+        MotionPush {
+            shutter: motion::SHUTTER,
+            max_pixels: motion::MAX_STREAK_PIXELS,
+            show: u32::from(self.debug.motion),
+            full_pixels: motion::FULL_VIEW_PIXELS,
+        }
     }
 
     fn record_resolve(&self, command_buffer: vk::CommandBuffer, frame: &FrameSlot, output: &Output<'_>) {
@@ -250,8 +287,28 @@ impl Renderer {
         }
     }
 
+    /// Each chunk's previous positions in the slot's `cpu_previous` (`cpu`; empty otherwise).
+    fn previous_chunks<'s>(&'s self, frame: &'s FrameSlot) -> Vec<(&'s Buffer, u64)> {
+        let bytes = u64::from(self.model.vertex_count) * 12;
+        match &frame.cpu_previous {
+            Some(previous) => (0..self.setup.chunking.chunk_count)
+                .map(|chunk| (previous, u64::from(self.setup.chunking.range(chunk, self.setup.instance_count).0) * bytes))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Where the forward pass finds last frame's positions (see [`PreviousPositions`]).
+    fn previous_positions<'s>(&self, previous_chunks: &'s [(&'s Buffer, u64)]) -> PreviousPositions<'s> {
+        match (self.setup.strategy, &self.bindings.skin_inputs) {
+            (Strategy::Cpu, _) => PreviousPositions::Streamed(previous_chunks),
+            (Strategy::Compute, Some(inputs)) => PreviousPositions::Skinned(inputs.set),
+            _ => PreviousPositions::WithVertices,
+        }
+    }
+
     fn vertex_source<'s>(&self, chunk_vertices: &'s [(&'s Buffer, u64)]) -> VertexSource<'s> {
-        match (self.setup.strategy, &self.bindings.vertex_skinning) {
+        match (self.setup.strategy, &self.bindings.skin_inputs) {
             (Strategy::Vertex, Some(inputs)) => VertexSource::SkinInVertexShader {
                 skin_inputs: inputs.set,
                 joint_count: self.model.joint_count,
@@ -301,15 +358,14 @@ impl Renderer {
         &self,
         command_buffer: vk::CommandBuffer,
         frame: &FrameSlot,
-        vertices: VertexSource<'_>,
+        (vertices, previous): (VertexSource<'_>, PreviousPositions<'_>),
         output: &Output<'_>,
         scene: &FrameScene,
     ) {
         let targets = self.targets();
-        let resolve = match output {
-            Output::Offscreen(target) => ResolveTarget { view: target.color.view, extent: target.color.extent() },
-            Output::Swapchain { view, extent, .. } => ResolveTarget { view: *view, extent: *extent },
-        };
+        let (_, view, extent) = output.target();
+        let view = if self.motion_pass_runs() { targets.scene_color.view } else { view };
+        let resolve = ResolveTarget { view, extent };
         let camera_draws = self.draw_list(&self.passes.cull.camera_draws, std::mem::offset_of!(CullCounters, camera_draws));
         let debug_frame = DebugFrame {
             views: self.debug,
@@ -334,6 +390,7 @@ impl Renderer {
             resolve: &resolve,
             frame_set: frame.frame_set,
             vertices,
+            previous,
             indices: &self.model.indices,
             draws: camera_draws,
             culled: culled.as_ref(),

@@ -1,13 +1,13 @@
 //! The renderer: frame slots, the passes, and the frame's recipe (`frame.rs`).
 //!
 //! ```text
-//!  cull ──▶ palette ──▶ skin ──▶ triangles ──▶ shadow ──▶ forward ──▶ overlay ──▶ resolve
-//!  cull.rs  palette.rs  skin.rs  triangles.rs shadow.rs  forward.rs  overlay.rs  frame.rs (present | copy-out)
-//!  kept     joint       skinned  culled       shadow     4× MSAA,    the viewer's offscreen.rs
-//!  lists    palettes    vertices indices,     .depth     resolved,   panel (egui)
-//!  per                  per      draws                   debug.rs views
-//!  level,               level    (camera,
-//!  draws                         light)
+//!  cull ──▶ palette ──▶ skin ──▶ triangles ──▶ shadow ──▶ forward ──▶ motion ──▶ overlay ──▶ resolve
+//!  cull.rs  palette.rs  skin.rs  triangles.rs shadow.rs  forward.rs  motion.rs  overlay.rs  frame.rs (present | copy-out)
+//!  kept     joint       skinned  culled       shadow     4× MSAA,    motion     the viewer's offscreen.rs
+//!  lists    palettes    vertices indices,     .depth     resolved;   blur or    panel (egui)
+//!  per      (and last   per      draws                   velocity,   the motion
+//!  level,   frame's)    level    (camera,                debug.rs    view (when
+//!  draws                         light)                  views       on)
 //! ```
 //! Each pass owns what it writes and declares the hazards before and after it; `frame.rs`
 //! records them in order and `recorder.rs` issues one barrier per boundary. Data the CPU writes
@@ -20,6 +20,7 @@ pub mod camera;
 pub mod chunks;
 pub mod draw;
 pub mod frame;
+pub mod history;
 pub mod lists;
 pub mod model_buffers;
 pub mod offscreen;
@@ -53,6 +54,7 @@ use offscreen::OffscreenTarget;
 use passes::cull::{self, CullPass};
 use passes::debug::{DebugInputs, DebugPass, DebugViews};
 use passes::forward::{self, ForwardPass, ForwardTargets};
+use passes::motion::MotionPass;
 use passes::overlay::{OverlayFrame, OverlayPass};
 use passes::palette::PalettePass;
 use passes::shadow::{self, ShadowPass};
@@ -93,6 +95,7 @@ pub enum Pass {
     Triangles,
     Shadow,
     Forward,
+    Motion,
     Overlay,
     Resolve,
 }
@@ -100,8 +103,17 @@ pub enum Pass {
 impl Pass {
     /// Every pass in recording order (each one's discriminant is its place here): timestamp i + 1
     /// closes `ALL[i]`.
-    pub const ALL: [Pass; 8] =
-        [Pass::Cull, Pass::Palette, Pass::Skin, Pass::Triangles, Pass::Shadow, Pass::Forward, Pass::Overlay, Pass::Resolve];
+    pub const ALL: [Pass; 9] = [
+        Pass::Cull,
+        Pass::Palette,
+        Pass::Skin,
+        Pass::Triangles,
+        Pass::Shadow,
+        Pass::Forward,
+        Pass::Motion,
+        Pass::Overlay,
+        Pass::Resolve,
+    ];
 
     /// Its name in the timings, the bench's report and the frame's barrier table.
     pub const fn name(self) -> &'static str {
@@ -112,6 +124,7 @@ impl Pass {
             Pass::Triangles => "triangles",
             Pass::Shadow => "shadow",
             Pass::Forward => "forward",
+            Pass::Motion => "motion",
             Pass::Overlay => "overlay",
             Pass::Resolve => "resolve",
         }
@@ -198,13 +211,15 @@ pub struct Passes {
     pub shadow: ShadowPass,
     pub forward: ForwardPass,
     pub debug: DebugPass,
+    pub motion: MotionPass,
 }
 
 /// The descriptor sets the passes bind, the pool they come from and the samplers they reference;
 /// the frames' command pool.
 struct Bindings {
-    /// The `vertex` strategy's set: source vertices, influences and palettes for the vertex shaders.
-    vertex_skinning: Option<SkinInputSet>,
+    /// The skin-inputs set: source vertices, influences, palettes and motions, for the `vertex`
+    /// strategy's vertex shaders and the forward vertex shader's previous positions (`compute`).
+    skin_inputs: Option<SkinInputSet>,
     /// Owns the frames' command buffers: held, never read again, freed with the renderer.
     _command_pool: CommandPool,
 }
@@ -263,6 +278,10 @@ pub struct Renderer {
     pub stats: FrameStats,
     /// The `cpu` strategy skins from the model on the CPU.
     cpu_model: Option<Box<Model>>,
+    /// Motion blur from the velocity target (the motion pass); off unless asked for.
+    pub motion_blur: bool,
+    /// Last frame's camera and instances, which this frame's motion is measured from.
+    history: history::FrameHistory,
     frame_index: usize,
     pub device: Arc<Device>,
 }
@@ -317,15 +336,19 @@ impl Renderer {
         };
         let runs = strategy == Strategy::Compute;
         let skin = SkinPass::new(device, chunking, instance_count, vertex_bytes, runs, settings.skin, &skin_inputs)?;
-        // The `vertex` strategy's shadow and forward vertex shaders skin from this set.
-        let vertex_skinning = match strategy {
-            Strategy::Vertex => Some(SkinInputSet::new(device, &gpu_model, &palette.palettes)?),
-            _ => None,
+        // The `vertex` strategy's shadow and forward vertex shaders skin from this set; the
+        // `compute` strategy's forward vertex shader skins previous positions from it.
+        let skin_inputs = match strategy {
+            Strategy::Cpu => None,
+            _ => Some(SkinInputSet::new(device, &gpu_model, &palette.palettes, &cull.motions)?),
         };
-        let vertex_skinning_layout = vertex_skinning.as_ref().map(|inputs| &inputs.layout);
+        let skin_inputs_layout = skin_inputs.as_ref().map(|inputs| &inputs.layout);
+        let vertex_skinning_layout = skin_inputs_layout.filter(|_| strategy == Strategy::Vertex);
         let cull_mode = hidden_side(model.facing());
         let shadow = ShadowPass::new(device, vertex_skinning_layout, cull_mode)?;
-        let forward = ForwardPass::new(device, color_format, vertex_skinning_layout, cull_mode, &gpu_model.materials)?;
+        let forward =
+            ForwardPass::new(device, color_format, (strategy, skin_inputs_layout), cull_mode, &gpu_model.materials)?;
+        let motion = MotionPass::new(device, color_format)?;
         let debug_inputs = DebugInputs {
             joint_positions: &palette.joint_positions,
             joint_parents: &gpu_model.joint_parents,
@@ -351,7 +374,7 @@ impl Renderer {
 
         let command_pool = CommandPool::new(device, "frame.command_pool", vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER)?;
         let command_buffers = command_pool.allocate("frame.command_buffer", FRAMES_IN_FLIGHT as u32)?;
-        let passes = Passes { cull, palette, skin, triangles, shadow, forward, debug };
+        let passes = Passes { cull, palette, skin, triangles, shadow, forward, debug, motion };
         let mut frames = Vec::new();
         for (slot, &command_buffer) in command_buffers.iter().enumerate() {
             let setup = SlotSetup { slot, command_buffer, instance_count, strategy, vertex_bytes };
@@ -359,11 +382,12 @@ impl Renderer {
         }
 
         let skeleton_only = model.vertices.is_empty() && !model.skeleton.is_empty();
+        let vertex_count = gpu_model.vertex_count;
         let light_culling = passes.triangles.as_ref().is_some_and(|triangles| triangles.light.is_some());
         Ok(Renderer {
             frames,
             passes,
-            bindings: Bindings { vertex_skinning, _command_pool: command_pool },
+            bindings: Bindings { skin_inputs, _command_pool: command_pool },
             model: gpu_model,
             targets: None,
             setup: Setup {
@@ -385,6 +409,8 @@ impl Renderer {
             debug: DebugViews { skeleton: skeleton_only, ..DebugViews::default() },
             stats: FrameStats::default(),
             cpu_model: (strategy == Strategy::Cpu).then(|| Box::new(model.clone())),
+            motion_blur: false,
+            history: history::FrameHistory::new(strategy == Strategy::Cpu, instance_count, vertex_count),
             frame_index: 0,
             device: device.clone(),
         })
@@ -419,7 +445,9 @@ impl Renderer {
             // Only at start-up and on resize: no frame may still use the old attachments.
             self.device.wait_idle()?;
             self.targets = None;
-            self.targets = Some(ForwardTargets::new(&self.device, self.setup.color_format, extent)?);
+            let targets = ForwardTargets::new(&self.device, self.setup.color_format, extent)?;
+            self.passes.motion.bind_targets(&targets);
+            self.targets = Some(targets);
         }
         if scene.instances.len() != self.setup.instance_count as usize {
             return Err(gpu::Error::Other(format!(
@@ -448,20 +476,28 @@ impl Renderer {
             ],
             camera_planes: frustum_planes(scene.view_projection),
             light_planes: frustum_planes(scene.light_view_projection),
+            previous_view_projection: self.history.camera(scene.view_projection).to_cols_array_2d(),
+            viewport: [extent.width as f32, extent.height as f32, 0.0, 0.0],
         };
+        // Each instance's record with the flags that say whether it moves by itself.
+        let instances = self.history.instances(&scene.instances, &scene.morph_overrides);
         // The `cpu` strategy skins each instance's level of detail, as the cull pass will pick it.
         // How the cull pass picks levels this frame, worked out once for every pass that needs it.
         let choice = self.level_choice(scene);
         let cpu_counts = self.cpu_model.as_deref().map(|model| self.cpu_vertex_counts(model, scene, &choice));
         let slot = &mut self.frames[index];
         slot.uniforms.write(0, &[uniforms])?;
-        slot.instances.write(0, &scene.instances)?;
+        slot.instances.write(0, &instances)?;
         if self.model.target_count > 0 {
             slot.morph_overrides.write(0, &slots::override_records(&scene.morph_overrides, self.model.target_count))?;
         }
-        if let (Some(model), Some(counts), Some(buffer)) = (&self.cpu_model, &cpu_counts, slot.cpu_skinned.as_mut()) {
+        if let (Some(model), Some(counts), Some(buffer), Some(previous)) =
+            (&self.cpu_model, &cpu_counts, slot.cpu_skinned.as_mut(), slot.cpu_previous.as_mut())
+        {
             let started = std::time::Instant::now();
-            reference::cpu_skin_instances(model, &scene.instances, &scene.morph_overrides, counts, buffer.mapped_values()?);
+            let out = buffer.mapped_values()?;
+            reference::cpu_skin_instances(model, &instances, &scene.morph_overrides, counts, out);
+            self.history.cpu_previous_positions(&instances, counts, out, previous.mapped_values()?);
             self.stats.cpu_skinning_ms = started.elapsed().as_secs_f64() * 1e3;
         }
 

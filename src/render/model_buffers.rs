@@ -250,9 +250,10 @@ impl GpuModel {
 }
 
 /// Palette slots an instance of `model` takes (common.glsl: the slots): its joints' matrices (at
-/// least one joint), the same as dual quaternions, a header, then its morph block.
+/// least one joint), the same as dual quaternions, a header, then its morph block; then all that
+/// again as the previous block, which the motion vectors skin from.
 pub fn palette_stride(model: &Model) -> u32 {
-    2 * model.skeleton.len().max(1) as u32 + 1 + morph_slots(model.morph_targets.len() as u32)
+    2 * (2 * model.skeleton.len().max(1) as u32 + 1 + morph_slots(model.morph_targets.len() as u32))
 }
 
 /// The morph targets as the skin pass reads them: a record per target, and every target's deltas

@@ -29,6 +29,9 @@ pub struct FrameSlot {
     pub timestamps: TimestampPool,
     /// The `cpu` strategy's skinned vertices for this slot, written by the CPU after the fence.
     pub cpu_skinned: Option<Buffer>,
+    /// Beside it, where each of those vertices was last frame (12 bytes a vertex), for the motion
+    /// vectors (`history::FrameHistory::cpu_previous_positions`).
+    pub cpu_previous: Option<Buffer>,
     pub cull_set: vk::DescriptorSet,
     /// `cull.counters` copied out at the end of this slot's frame, read after its fence.
     pub counts_readback: Buffer,
@@ -86,6 +89,7 @@ impl FrameSlot {
                 counters: &cull.counters,
                 morph_targets: &gpu_model.morph_targets,
                 morph_overrides: &morph_overrides,
+                motions: &cull.motions,
             },
         )?;
         let cull_set = cull.frame_set(
@@ -109,6 +113,16 @@ impl FrameSlot {
             )?),
             _ => None,
         };
+        let cpu_previous = match strategy {
+            Strategy::Cpu => Some(Buffer::new(
+                device,
+                &format!("cpu_previous_positions[{slot}]"),
+                u64::from(instance_count) * u64::from(gpu_model.vertex_count).max(1) * 12,
+                Usage::VERTEX_BUFFER,
+                MemoryLocation::CpuToGpu,
+            )?),
+            _ => None,
+        };
         let counts_readback = Buffer::new(
             device,
             &format!("cull.counters_readback[{slot}]"),
@@ -118,6 +132,7 @@ impl FrameSlot {
         )?;
         Ok(FrameSlot {
             cpu_skinned,
+            cpu_previous,
             cull_set,
             counts_readback,
             uniforms,

@@ -45,6 +45,7 @@ pub const BINDING_DEBUG_BOXES: u32 = 11;
 pub const BINDING_LEVEL_LISTS: u32 = 12;
 pub const BINDING_PALETTE_FRAMES: u32 = 13;
 pub const BINDING_PALETTE_LIST: u32 = 14;
+pub const BINDING_MOTIONS: u32 = 15;
 
 pub struct CullPass {
     pub pipeline: Pipeline,
@@ -66,6 +67,10 @@ pub struct CullPass {
     pub palette_frames: Buffer,
     /// The kept instances whose palettes the palette pass computes this frame.
     pub palette_list: Buffer,
+    /// Per instance, the frame it was last kept in and whether it moves by itself this frame
+    /// (common.glsl: `MOTION_MOVING`): the cull pass's own across frames, read by the palette pass
+    /// (which then keeps the previous palette) and the forward vertex shaders (which skin from it).
+    pub motions: Buffer,
     /// Its per-frame sets, one a frame in flight.
     frame_pool: DescriptorPool,
     device: Arc<Device>,
@@ -106,11 +111,12 @@ impl CullPass {
         let zeros = vec![0u8; 4 * instance_count as usize];
         let palette_frames = Buffer::with_data(device, "cull.palette_frames", storage, &zeros)?;
         let palette_list = buffer("cull.palette_list", 4 * u64::from(instance_count), storage)?;
+        let motions = Buffer::with_data(device, "cull.motions", storage, &zeros)?;
 
         let storage = vk::DescriptorType::STORAGE_BUFFER;
         let compute = vk::ShaderStageFlags::COMPUTE;
         let mut bindings = vec![(BINDING_FRAME_UNIFORMS, vk::DescriptorType::UNIFORM_BUFFER, compute)];
-        for binding in BINDING_INSTANCES..=BINDING_PALETTE_LIST {
+        for binding in BINDING_INSTANCES..=BINDING_MOTIONS {
             bindings.push((binding, storage, compute));
         }
         let set_layout = DescriptorSetLayout::new(device, "cull.set_layout", &bindings)?;
@@ -135,6 +141,7 @@ impl CullPass {
             level_lists,
             palette_frames,
             palette_list,
+            motions,
             device: device.clone(),
         })
     }
@@ -159,6 +166,7 @@ impl CullPass {
                 (BINDING_LEVEL_LISTS, Resource::StorageBuffer(&self.level_lists)),
                 (BINDING_PALETTE_FRAMES, Resource::StorageBuffer(&self.palette_frames)),
                 (BINDING_PALETTE_LIST, Resource::StorageBuffer(&self.palette_list)),
+                (BINDING_MOTIONS, Resource::StorageBuffer(&self.motions)),
             ],
         );
         Ok(set)
@@ -214,6 +222,20 @@ impl CullPass {
                     Access::SHADER_STORAGE_READ | Access::SHADER_STORAGE_WRITE,
                 ),
             ),
+            Hazard::buffer(
+                "cull.motions",
+                &self.motions,
+                side(
+                    "last frame's cull writes, palette and vertex-shader reads",
+                    Stage::COMPUTE_SHADER | Stage::VERTEX_SHADER,
+                    Access::SHADER_STORAGE_WRITE,
+                ),
+                side(
+                    "cull's reads and writes",
+                    Stage::COMPUTE_SHADER,
+                    Access::SHADER_STORAGE_READ | Access::SHADER_STORAGE_WRITE,
+                ),
+            ),
         ]
     }
 
@@ -233,8 +255,8 @@ impl CullPass {
         vec![
             Hazard::buffer("cull.counters", &self.counters, CULL_WRITES, arguments),
             Hazard::buffers(
-                "cull.skin_list, debug_boxes, level_lists, palette_list",
-                [&self.skin_list, &self.debug_boxes, &self.level_lists, &self.palette_list],
+                "cull.skin_list, debug_boxes, level_lists, palette_list, motions",
+                [&self.skin_list, &self.debug_boxes, &self.level_lists, &self.palette_list, &self.motions],
                 CULL_WRITES,
                 lists,
             ),

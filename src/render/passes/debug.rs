@@ -27,7 +27,7 @@ use crate::gpu::image::Sampler;
 use crate::gpu::pipeline::{GraphicsDesc, Pipeline};
 use crate::gpu::{self, Buffer, Device};
 use crate::render::draw::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
-use crate::render::passes::forward::{DEPTH_FORMAT, SAMPLES};
+use crate::render::passes::forward::{DEPTH_FORMAT, SAMPLES, VELOCITY_FORMAT};
 use crate::render::Strategy;
 
 /// Which debug views are on.
@@ -38,10 +38,12 @@ pub struct DebugViews {
     pub shadowmap: bool,
     pub wireframe: bool,
     pub bounds: bool,
+    /// The velocity target as colours (drawn by the motion pass, not inside the forward pass).
+    pub motion: bool,
 }
 
 impl DebugViews {
-    pub const NAMES: [&'static str; 5] = ["skeleton", "normals", "shadowmap", "wireframe", "bounds"];
+    pub const NAMES: [&'static str; 6] = ["skeleton", "normals", "shadowmap", "wireframe", "bounds", "motion"];
 
     /// A comma-separated list of view names.
     pub fn parse(text: &str) -> Result<DebugViews, String> {
@@ -61,6 +63,7 @@ impl DebugViews {
             "shadowmap" => Some(&mut self.shadowmap),
             "wireframe" => Some(&mut self.wireframe),
             "bounds" => Some(&mut self.bounds),
+            "motion" => Some(&mut self.motion),
             _ => None,
         }
     }
@@ -73,12 +76,17 @@ impl DebugViews {
     }
 
     pub fn any(&self) -> bool {
+        self.drawn_in_forward() || self.motion
+    }
+
+    /// Some view that draws inside the forward pass (all but `motion`) is on.
+    pub fn drawn_in_forward(&self) -> bool {
         self.skeleton || self.normals || self.shadowmap || self.wireframe || self.bounds
     }
 
     /// The names of the views that are on.
     pub fn names(&self) -> Vec<&'static str> {
-        let flags = [self.skeleton, self.normals, self.shadowmap, self.wireframe, self.bounds];
+        let flags = [self.skeleton, self.normals, self.shadowmap, self.wireframe, self.bounds, self.motion];
         DebugViews::NAMES.iter().zip(flags).filter(|(_, on)| *on).map(|(name, _)| *name).collect()
     }
 
@@ -187,6 +195,8 @@ impl DebugPass {
             depth_bias: None,
             samples: SAMPLES,
             color_format: Some(color_format),
+            // Drawn inside the forward pass, whose velocity target they leave as the model wrote it.
+            second_color: Some((VELOCITY_FORMAT, false)),
             depth_format: Some(DEPTH_FORMAT),
             depth_write: false,
             depth_compare: vk::CompareOp::ALWAYS,
@@ -287,7 +297,7 @@ impl DebugPass {
     pub fn record(&self, command_buffer: vk::CommandBuffer, frame: &DebugFrame<'_>) {
         let device = &self.device;
         let views = frame.views;
-        if !views.any() {
+        if !views.drawn_in_forward() {
             return;
         }
         device.begin_label(command_buffer, c"debug");

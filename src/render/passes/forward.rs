@@ -1,10 +1,14 @@
 //! Forward pass (graphics, 4× MSAA with resolve): the ground plane, then every mesh of every
-//! instance from `skinned_vertices`, lit by Lambert + ambient with a PCF shadow lookup.
+//! instance from `skinned_vertices`, lit by Lambert + ambient with a PCF shadow lookup; beside the
+//! colour, each sample's screen-space motion since last frame into the velocity target (RG16F,
+//! pixels), from this frame's and last frame's positions and view-projections.
 //!
 //! Reads: `skinned_vertices` (vertex input), `model.texcoords`, `model.indices`, `cull.camera_draws`
-//! and its count in `cull.counters`,
-//! `frame.uniforms[slot]`, `shadow.depth` (sampled), material textures. Writes: `forward.color_msaa`,
-//! `forward.depth_msaa`, and resolves into the target (swapchain image or `offscreen.color`).
+//! and its count in `cull.counters`, `frame.uniforms[slot]`, `shadow.depth` (sampled), material
+//! textures; for the motion, the previous palette block and `cull.motions` (`compute`, `vertex`) or
+//! the slot's previous positions (`cpu`). Writes: `forward.color_msaa`, `forward.depth_msaa`,
+//! `forward.velocity_msaa`, and resolves into the target (swapchain image or `offscreen.color`; with
+//! the motion pass on, `forward.scene_color`, which that pass reads) and into `forward.velocity`.
 //! Its hazards: [`ForwardTargets::hazards_before`] (the attachments) and the image it resolves
 //! into (`Renderer::forward_hazards` in frame.rs); its inputs are guarded by the hazards their
 //! writers declare after them.
@@ -13,7 +17,7 @@ use std::sync::Arc;
 
 use ash::vk;
 
-use crate::gpu::barrier::{side, Hazard};
+use crate::gpu::barrier::{side, Hazard, Side};
 use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::image::Sampler;
 use crate::gpu::pipeline::{GraphicsDesc, Pipeline};
@@ -21,11 +25,14 @@ use crate::gpu::{self, Buffer, Device, Image, ImageDesc};
 use crate::render::draw::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
 use crate::render::model_buffers::GpuMaterial;
 use crate::render::passes::triangles::CulledDraws;
-use crate::render::FRAMES_IN_FLIGHT;
+use crate::render::{Strategy, FRAMES_IN_FLIGHT};
 
 pub const SAMPLES: vk::SampleCountFlags = vk::SampleCountFlags::TYPE_4;
 pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
 pub const CLEAR_COLOR: [f32; 4] = [0.32, 0.40, 0.50, 1.0];
+/// The velocity target's format: pixels of motion, x and y (half floats hold ±65504 and, below 64
+/// pixels, steps of at most 1/32).
+pub const VELOCITY_FORMAT: vk::Format = vk::Format::R16G16_SFLOAT;
 
 // Set 0: per frame.
 pub const BINDING_FRAME_UNIFORMS: u32 = 0;
@@ -35,10 +42,16 @@ pub const BINDING_TEXCOORDS: u32 = 2;
 pub const BINDING_BASE_COLOR: u32 = 0;
 pub const BINDING_NORMAL_MAP: u32 = 1;
 
-/// The multisampled attachments, sized to the target and rebuilt with it.
+/// The multisampled attachments, the velocity target they resolve into, and the image the colour
+/// resolves into when the motion pass follows: sized to the target and rebuilt with it.
 pub struct ForwardTargets {
     pub color: Image,
     pub depth: Image,
+    pub velocity_msaa: Image,
+    /// Resolved (averaged over a pixel's samples): the motion pass samples it, tests read it back.
+    pub velocity: Image,
+    /// The resolved colour, when the motion pass makes the frame's image from it.
+    pub scene_color: Image,
 }
 
 impl ForwardTargets {
@@ -67,7 +80,34 @@ impl ForwardTargets {
                 depth,
                 (ImageLayout::UNDEFINED, ImageLayout::DEPTH_ATTACHMENT_OPTIMAL),
             ),
+            Hazard::image(
+                "forward.velocity_msaa",
+                &self.velocity_msaa,
+                color,
+                color,
+                (ImageLayout::UNDEFINED, ImageLayout::COLOR_ATTACHMENT_OPTIMAL),
+            ),
+            Hazard::image(
+                "forward.velocity",
+                &self.velocity,
+                side("last frame's motion-pass reads and read-back", Stage::FRAGMENT_SHADER | Stage::COPY, Access::NONE),
+                side("the resolve", Stage::COLOR_ATTACHMENT_OUTPUT, Access::COLOR_ATTACHMENT_WRITE),
+                (ImageLayout::UNDEFINED, ImageLayout::COLOR_ATTACHMENT_OPTIMAL),
+            ),
         ]
+    }
+
+    /// Before the forward pass resolves into `scene_color` (the motion pass is on): last frame's
+    /// motion pass is done reading it.
+    pub fn scene_color_hazard(&self, resolve: Side) -> Hazard {
+        use vk::{AccessFlags2 as Access, ImageLayout, PipelineStageFlags2 as Stage};
+        Hazard::image(
+            "forward.scene_color",
+            &self.scene_color,
+            side("last frame's motion-pass reads", Stage::FRAGMENT_SHADER, Access::NONE),
+            resolve,
+            (ImageLayout::UNDEFINED, ImageLayout::COLOR_ATTACHMENT_OPTIMAL),
+        )
     }
 
     pub fn new(device: &Arc<Device>, format: vk::Format, extent: vk::Extent2D) -> gpu::Result<ForwardTargets> {
@@ -80,7 +120,21 @@ impl ForwardTargets {
             "forward.depth_msaa",
             ImageDesc::depth_attachment(DEPTH_FORMAT, extent, SAMPLES).with_usage(transient),
         )?;
-        Ok(ForwardTargets { color, depth })
+        let velocity_msaa = Image::new(
+            device,
+            "forward.velocity_msaa",
+            ImageDesc::color_attachment(VELOCITY_FORMAT, extent, SAMPLES).with_usage(transient),
+        )?;
+        let single = vk::SampleCountFlags::TYPE_1;
+        let sampled = vk::ImageUsageFlags::SAMPLED;
+        let velocity = Image::new(
+            device,
+            "forward.velocity",
+            ImageDesc::color_attachment(VELOCITY_FORMAT, extent, single).with_usage(sampled | vk::ImageUsageFlags::TRANSFER_SRC),
+        )?;
+        let scene_color =
+            Image::new(device, "forward.scene_color", ImageDesc::color_attachment(format, extent, single).with_usage(sampled))?;
+        Ok(ForwardTargets { color, depth, velocity_msaa, velocity, scene_color })
     }
 }
 
@@ -97,6 +151,10 @@ pub struct ForwardFrame<'a> {
     pub resolve: &'a ResolveTarget,
     pub frame_set: vk::DescriptorSet,
     pub vertices: VertexSource<'a>,
+    /// Where last frame's positions come from: the skin-inputs set (`compute`: the previous
+    /// palette block), or the `cpu` strategy's previous positions, per chunk (binding 1). The
+    /// `vertex` strategy's `vertices` bring the set.
+    pub previous: PreviousPositions<'a>,
     pub indices: &'a Buffer,
     pub draws: DrawList<'a>,
     /// The triangle pass's survivors (`compute`), drawn instead of `draws` when present.
@@ -104,6 +162,21 @@ pub struct ForwardFrame<'a> {
     /// Each mesh's material index.
     pub mesh_materials: &'a [usize],
 }
+
+/// Where the forward vertex shader finds a vertex's position last frame.
+#[derive(Clone, Copy)]
+pub enum PreviousPositions<'a> {
+    /// It skins them (the skin-inputs set: the previous palette block).
+    Skinned(vk::DescriptorSet),
+    /// A second vertex buffer, one (buffer, byte offset) per chunk (`cpu`).
+    Streamed(&'a [(&'a Buffer, u64)]),
+    /// The vertex shader skins both from the set `vertices` binds (`vertex`).
+    WithVertices,
+}
+
+/// The model pipeline's push constants: the material's colour (fragment), then the chunk whose
+/// vertices are bound (vertex, forward.vert).
+const PUSH_BYTES: u32 = 20;
 
 pub struct ForwardPass {
     pub model_pipeline: Pipeline,
@@ -121,14 +194,15 @@ pub struct ForwardPass {
 }
 
 impl ForwardPass {
-    /// `skin_inputs`: the `vertex` strategy's set layout (set 2), whose vertex shader skins; None
-    /// reads a skinned vertex buffer. `cull_mode`: the side of the model's triangles that is never
-    /// seen ([`crate::render::hidden_side`]).
-    /// `materials`: the model's, a set each from the pass's own pool.
+    /// `strategy` picks the vertex shader: `compute` reads the skinned buffer and skins previous
+    /// positions from the skin-inputs set (`skin_inputs`, set 2), `vertex` skins both from that set,
+    /// `cpu` reads both from vertex buffers. `cull_mode`: the side of the model's triangles that is
+    /// never seen ([`crate::render::hidden_side`]). `materials`: the model's, a set each from the
+    /// pass's own pool.
     pub fn new(
         device: &Arc<Device>,
         color_format: vk::Format,
-        skin_inputs: Option<&DescriptorSetLayout>,
+        (strategy, skin_inputs): (Strategy, Option<&DescriptorSetLayout>),
         cull_mode: vk::CullModeFlags,
         materials: &[GpuMaterial],
     ) -> gpu::Result<ForwardPass> {
@@ -151,6 +225,16 @@ impl ForwardPass {
             ],
         )?;
         let (bindings, attributes) = skinned_vertex_input();
+        let streamed_bindings = [
+            bindings[0],
+            vk::VertexInputBindingDescription::default().binding(1).stride(12).input_rate(vk::VertexInputRate::VERTEX),
+        ];
+        let streamed_attributes = [
+            attributes[0],
+            attributes[1],
+            attributes[2],
+            vk::VertexInputAttributeDescription::default().location(3).binding(1).format(vk::Format::R32G32B32_SFLOAT),
+        ];
         let base = GraphicsDesc {
             vertex_shader: crate::render::shaders::FORWARD_VERT,
             geometry_shader: None,
@@ -165,15 +249,25 @@ impl ForwardPass {
             depth_bias: None,
             samples: SAMPLES,
             color_format: Some(color_format),
+            second_color: Some((VELOCITY_FORMAT, true)),
             depth_format: Some(DEPTH_FORMAT),
             depth_write: true,
             depth_compare: vk::CompareOp::LESS,
             set_layouts: &[&frame_set_layout, &material_set_layout],
-            push_constants: Some((vk::ShaderStageFlags::FRAGMENT, 16)),
+            push_constants: Some((vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, PUSH_BYTES)),
         };
-        let model_pipeline = match skin_inputs {
-            None => Pipeline::graphics(device, "forward.model", &base)?,
-            Some(skin_inputs) => Pipeline::graphics(
+        let model_pipeline = match (strategy, skin_inputs) {
+            (Strategy::Cpu, _) => Pipeline::graphics(
+                device,
+                "forward.model.streamed",
+                &GraphicsDesc {
+                    vertex_shader: crate::render::shaders::FORWARD_STREAMED_VERT,
+                    vertex_bindings: &streamed_bindings,
+                    vertex_attributes: &streamed_attributes,
+                    ..base
+                },
+            )?,
+            (Strategy::Vertex, Some(skin_inputs)) => Pipeline::graphics(
                 device,
                 "forward.model.vertex_skinning",
                 &GraphicsDesc {
@@ -184,6 +278,12 @@ impl ForwardPass {
                     ..base
                 },
             )?,
+            (_, Some(skin_inputs)) => Pipeline::graphics(
+                device,
+                "forward.model",
+                &GraphicsDesc { set_layouts: &[&frame_set_layout, &material_set_layout, skin_inputs], ..base },
+            )?,
+            (_, None) => return Err(gpu::Error::Other("the forward pass skins previous positions from the skin inputs".into())),
         };
         let ground_pipeline = Pipeline::graphics(
             device,
@@ -255,7 +355,7 @@ impl ForwardPass {
 
     /// `overlay` draws after the model, into the same multisampled targets (the debug views).
     pub fn record(&self, command_buffer: vk::CommandBuffer, frame: &ForwardFrame<'_>, overlay: &dyn Fn(vk::CommandBuffer)) {
-        let ForwardFrame { targets, resolve, frame_set, vertices, indices, draws, culled, mesh_materials } = *frame;
+        let ForwardFrame { targets, resolve, frame_set, vertices, previous, indices, draws, culled, mesh_materials } = *frame;
         let device = &self.device;
         device.begin_label(command_buffer, c"forward");
         let color_attachment = [vk::RenderingAttachmentInfo::default()
@@ -266,7 +366,18 @@ impl ForwardPass {
             .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
             .load_op(vk::AttachmentLoadOp::CLEAR)
             .store_op(vk::AttachmentStoreOp::DONT_CARE)
-            .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: CLEAR_COLOR } })];
+            .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: CLEAR_COLOR } }),
+        vk::RenderingAttachmentInfo::default()
+            .image_view(targets.velocity_msaa.view)
+            .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+            // Float formats resolve by averaging (the only mode besides none): at an edge, the
+            // pixel's samples' mean motion.
+            .resolve_mode(vk::ResolveModeFlags::AVERAGE)
+            .resolve_image_view(targets.velocity.view)
+            .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+            .load_op(vk::AttachmentLoadOp::CLEAR)
+            .store_op(vk::AttachmentStoreOp::DONT_CARE)
+            .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: [0.0; 4] } })];
         let depth_attachment = vk::RenderingAttachmentInfo::default()
             .image_view(targets.depth.view)
             .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
@@ -293,14 +404,26 @@ impl ForwardPass {
         if let VertexSource::SkinInVertexShader { skin_inputs, .. } = vertices {
             self.model_pipeline.bind_sets(command_buffer, 2, &[skin_inputs]);
         }
+        if let PreviousPositions::Skinned(skin_inputs) = previous {
+            self.model_pipeline.bind_sets(command_buffer, 2, &[skin_inputs]);
+        }
+        let push_stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
         unsafe { device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, vk::IndexType::UINT32) };
         // Material by material; within one, chunk by chunk (a vertex buffer each).
         for (mesh, &material) in mesh_materials.iter().enumerate() {
             let (material_set, base_color) = self.materials[material];
             self.model_pipeline.bind_sets(command_buffer, 1, &[material_set]);
-            self.model_pipeline.push_constants(command_buffer, vk::ShaderStageFlags::FRAGMENT, &base_color);
             for chunk in 0..draws.chunk_count {
+                let mut push = [0u32; 5];
+                push[..4].copy_from_slice(&base_color.map(f32::to_bits));
+                push[4] = chunk;
+                self.model_pipeline.push_constants(command_buffer, push_stages, &push);
                 vertices.bind_chunk(device, command_buffer, chunk);
+                if let PreviousPositions::Streamed(chunks) = previous {
+                    if let Some(&(buffer, offset)) = chunks.get(chunk as usize) {
+                        unsafe { device.raw.cmd_bind_vertex_buffers(command_buffer, 1, &[buffer.raw], &[offset]) };
+                    }
+                }
                 match culled {
                     Some(culled) => culled.draw(device, command_buffer, chunk, mesh as u32),
                     None => draws.draw(device, command_buffer, chunk, mesh as u32),

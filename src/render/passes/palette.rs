@@ -43,6 +43,7 @@ pub const BINDING_JOINT_POSITIONS: u32 = 8;
 pub const BINDING_COUNTERS: u32 = 9;
 pub const BINDING_MORPH_TARGETS: u32 = 10;
 pub const BINDING_MORPH_OVERRIDES: u32 = 11;
+pub const BINDING_MOTIONS: u32 = 12;
 
 pub struct PalettePass {
     pub pipeline: Pipeline,
@@ -72,6 +73,8 @@ pub struct PaletteInputs<'a> {
     pub morph_targets: &'a Buffer,
     /// The frame slot's weights set by hand.
     pub morph_overrides: &'a Buffer,
+    /// The cull pass's `motions`: which instances keep their previous palette.
+    pub motions: &'a Buffer,
 }
 
 impl PalettePass {
@@ -119,6 +122,7 @@ impl PalettePass {
                 (BINDING_COUNTERS, storage, compute, 1),
                 (BINDING_MORPH_TARGETS, storage, compute, 1),
                 (BINDING_MORPH_OVERRIDES, storage, compute, 1),
+                (BINDING_MOTIONS, storage, compute, 1),
             ],
         )?;
         let pipeline = Pipeline::compute(
@@ -152,6 +156,7 @@ impl PalettePass {
                 (BINDING_COUNTERS, Resource::StorageBuffer(inputs.counters)),
                 (BINDING_MORPH_TARGETS, Resource::StorageBuffer(inputs.morph_targets)),
                 (BINDING_MORPH_OVERRIDES, Resource::StorageBuffer(inputs.morph_overrides)),
+                (BINDING_MOTIONS, Resource::StorageBuffer(inputs.motions)),
             ],
         );
         Ok(set)

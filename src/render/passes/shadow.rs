@@ -136,6 +136,7 @@ impl ShadowPass {
                 depth_bias: Some((1.25, 1.75)),
                 samples: vk::SampleCountFlags::TYPE_1,
                 color_format: None,
+                second_color: None,
                 depth_format: Some(SHADOW_FORMAT),
                 depth_write: true,
                 depth_compare: vk::CompareOp::LESS,

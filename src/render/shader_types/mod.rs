@@ -146,13 +146,22 @@ pub struct InstanceData {
     pub layer: u32,
     pub time_layer: f32,
     pub layer_weight: f32,
-    /// `SKINNING_*`: how the instance's vertices blend their joints.
+    /// `SKINNING_*`: how the instance's vertices blend their joints (the low 16 bits); the
+    /// renderer adds the `INSTANCE_*` motion flags above them.
     pub skinning: u32,
 }
 
 /// `SKINNING_LINEAR` and `SKINNING_DUAL_QUATERNION` in common.glsl.
 pub const SKINNING_LINEAR: u32 = 0;
 pub const SKINNING_DUAL_QUATERNION: u32 = 1;
+pub const SKINNING_MODE_MASK: u32 = 0xFFFF;
+/// The renderer found the record as last frame's: no motion of its own (common.glsl).
+pub const INSTANCE_STILL: u32 = 1 << 30;
+/// Its motion history starts anew this frame: a teleport or a cut, no streak (common.glsl).
+pub const INSTANCE_RESTART: u32 = 1 << 31;
+pub const INSTANCE_FLAGS: u32 = INSTANCE_STILL | INSTANCE_RESTART;
+/// `cull.motions`: the instance moves by itself this frame (common.glsl).
+pub const MOTION_MOVING: u32 = 1 << 31;
 
 impl InstanceData {
     /// Packs an instance's place and what it plays for the cull and palette passes.
@@ -203,7 +212,19 @@ impl InstanceData {
 
     /// The instance blends its joints as dual quaternions.
     pub fn dual_quaternion(&self) -> bool {
-        self.skinning == SKINNING_DUAL_QUATERNION
+        self.skinning & SKINNING_MODE_MASK == SKINNING_DUAL_QUATERNION
+    }
+
+    /// This frame starts the instance's motion anew (a teleport, a cut): it shows no motion of its
+    /// own, so nothing streaks from where it was. The renderer finds clip switches itself.
+    pub fn restart_motion(mut self) -> InstanceData {
+        self.skinning |= INSTANCE_RESTART;
+        self
+    }
+
+    /// The record without the motion flags.
+    pub fn without_flags(&self) -> InstanceData {
+        InstanceData { skinning: self.skinning & !INSTANCE_FLAGS, ..*self }
     }
 
     /// A layer is blended over the subtree.
@@ -274,6 +295,10 @@ pub struct FrameUniforms {
     pub camera_planes: [[f32; 4]; 6],
     /// The shadow map's volume, likewise.
     pub light_planes: [[f32; 4]; 6],
+    /// Last frame's view_projection (this frame's on the first), for the motion vectors.
+    pub previous_view_projection: [[f32; 4]; 4],
+    /// xy: the target's size in pixels.
+    pub viewport: [f32; 4],
 }
 
 /// The six planes of a view-projection's clip volume (Vulkan: depth 0..1), normals pointing in

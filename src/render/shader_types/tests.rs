@@ -300,6 +300,8 @@ fn layouts_match_the_compiled_shaders() {
             ("skinning", offset_of!(FrameUniforms, skinning)),
             ("camera_planes", offset_of!(FrameUniforms, camera_planes)),
             ("light_planes", offset_of!(FrameUniforms, light_planes)),
+            ("previous_view_projection", offset_of!(FrameUniforms, previous_view_projection)),
+            ("viewport", offset_of!(FrameUniforms, viewport)),
         ],
     );
     check(shaders::CULL_COMP, "Bounds", size_of::<GpuBounds>(), &[("min_corner", 0), ("max_corner", 16)]);

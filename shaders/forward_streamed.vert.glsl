@@ -1,0 +1,20 @@
+#version 460
+// Forward pass, `cpu` strategy: the CPU skinned the vertices into this frame slot's buffer
+// (binding 0) and wrote where each was last frame beside it (binding 1: src/render/reference.rs,
+// MotionHistory). On the CPU a copy of last frame's positions costs less than skinning again.
+// Outputs match forward.vert.
+#include "frame.glsl"
+
+layout(location = 0) in vec3 position;
+layout(location = 1) in vec4 normal;  // snorm16, xyz used
+layout(location = 2) in vec4 tangent; // snorm16, xyz + bitangent sign
+layout(location = 3) in vec3 previous_position;
+
+#include "forward_vertex_outputs.glsl"
+
+void main() {
+    write_positions(position, previous_position);
+    out_normal = normal.xyz;
+    out_tangent = tangent;
+    out_uv = texcoords[uint(gl_VertexIndex - gl_BaseVertex) % frame.skinning.z];
+}

@@ -1,0 +1,106 @@
+//! What this frame's motion is measured from: last frame's camera, each instance's record, and
+//! (the `cpu` strategy) where its vertices were. The renderer flags each instance's record for the
+//! GPU (common.glsl: `INSTANCE_STILL`, `INSTANCE_RESTART`); the cull pass adds what only the GPU
+//! knows (drawn last frame, a new palette now) and decides `MOTION_MOVING`.
+
+use glam::Mat4;
+
+use super::shader_types::{InstanceData, SkinnedVertex, INSTANCE_FLAGS, INSTANCE_RESTART, INSTANCE_STILL};
+
+/// Last frame's camera and instance records; the `cpu` strategy's last positions.
+pub struct FrameHistory {
+    view_projection: Option<Mat4>,
+    instances: Vec<InstanceData>,
+    overrides: Vec<Option<f32>>,
+    /// `cpu`: every instance's positions last frame (instance i's at i × vertex count) and how
+    /// many of them it skinned (its level's prefix; 0: none).
+    cpu: Option<CpuPositions>,
+}
+
+struct CpuPositions {
+    positions: Vec<[f32; 3]>,
+    counts: Vec<u32>,
+    vertex_count: usize,
+}
+
+impl FrameHistory {
+    /// No history yet: the first frame has no motion. `cpu`: keep the vertices' positions.
+    pub fn new(cpu: bool, instance_count: u32, vertex_count: u32) -> FrameHistory {
+        let cpu = cpu.then(|| CpuPositions {
+            positions: vec![[0.0; 3]; instance_count as usize * vertex_count as usize],
+            counts: vec![0; instance_count as usize],
+            vertex_count: vertex_count as usize,
+        });
+        FrameHistory { view_projection: None, instances: Vec::new(), overrides: Vec::new(), cpu }
+    }
+
+    /// Last frame's view-projection (this one's on the first frame), and this one kept for the next.
+    pub fn camera(&mut self, view_projection: Mat4) -> Mat4 {
+        self.view_projection.replace(view_projection).unwrap_or(view_projection)
+    }
+
+    /// The records with their motion flags, and these kept for the next frame: still where the
+    /// record and the weights set by hand are last frame's; restarting where the caller says so,
+    /// where there was none, and where the pose jumps: a clip switched without a crossfade, or a
+    /// switch of skinning mode.
+    pub fn instances(&mut self, instances: &[InstanceData], overrides: &[Option<f32>]) -> Vec<InstanceData> {
+        let same_overrides = self.overrides == overrides;
+        let flagged = instances
+            .iter()
+            .enumerate()
+            .map(|(index, &instance)| {
+                let mut flagged = instance;
+                let flags = match self.instances.get(index) {
+                    None => INSTANCE_RESTART,
+                    Some(previous) if jumps(previous, &instance) => INSTANCE_RESTART,
+                    Some(previous) if same_overrides && previous.without_flags() == instance.without_flags() => {
+                        INSTANCE_STILL
+                    }
+                    Some(_) => 0,
+                };
+                flagged.skinning |= flags;
+                flagged
+            })
+            .collect();
+        self.instances = instances.to_vec();
+        self.overrides = overrides.to_vec();
+        flagged
+    }
+
+    /// `cpu`: each skinned vertex's position last frame into `previous` (beside `skinned`, which
+    /// the CPU just wrote, instance i's at i × vertex count), and this frame's kept. An instance
+    /// that is still or restarts, or whose vertices were not all skinned last frame (culled, or a
+    /// coarser level's prefix), was where it is: the GPU's `MOTION_MOVING` rule.
+    pub fn cpu_previous_positions(
+        &mut self,
+        instances: &[InstanceData],
+        counts: &[u32],
+        skinned: &[SkinnedVertex],
+        previous: &mut [[f32; 3]],
+    ) {
+        let Some(cpu) = &mut self.cpu else { return };
+        let vertex_count = cpu.vertex_count;
+        if vertex_count == 0 {
+            return;
+        }
+        let rows = cpu.positions.chunks_exact_mut(vertex_count).zip(previous.chunks_exact_mut(vertex_count));
+        let rows = rows.zip(skinned.chunks_exact(vertex_count)).zip(instances.iter().zip(counts)).zip(&mut cpu.counts);
+        for ((((kept, previous), skinned), (instance, &count)), kept_count) in rows {
+            let count = (count as usize).min(vertex_count);
+            let moving = instance.skinning & INSTANCE_FLAGS == 0 && *kept_count as usize >= count;
+            for ((kept, previous), vertex) in kept[..count].iter_mut().zip(&mut previous[..count]).zip(&skinned[..count]) {
+                *previous = if moving { *kept } else { vertex.position };
+                *kept = vertex.position;
+            }
+            *kept_count = count as u32;
+        }
+    }
+}
+
+/// The pose jumps from `previous` to `now`: animation a changed other than by a crossfade's end
+/// (a fade from a to b ends with b as a), or the skinning mode changed.
+fn jumps(previous: &InstanceData, now: &InstanceData) -> bool {
+    let faded_in = previous.fading() && now.animation_a() == previous.animation_b();
+    let switched = now.animation_a() != previous.animation_a() && !faded_in;
+    switched || previous.dual_quaternion() != now.dual_quaternion()
+}
