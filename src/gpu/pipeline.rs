@@ -173,12 +173,8 @@ impl Pipeline {
             };
             vk::PipelineColorBlendAttachmentState::default().color_write_mask(mask)
         };
-        let blend_attachments: Vec<_> = desc
-            .color_format
-            .iter()
-            .map(|_| write(true))
-            .chain(desc.second_color.map(|(_, written)| write(written)))
-            .collect();
+        let blend_attachments: Vec<_> =
+            desc.color_format.iter().map(|_| write(true)).chain(desc.second_color.map(|(_, written)| write(written))).collect();
         let color_blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
         let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
         let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);

@@ -32,7 +32,12 @@ pub struct SkinInputSet {
 }
 
 impl SkinInputSet {
-    pub fn new(device: &Arc<Device>, model: &GpuModel, palettes: &[Buffer], motions: &Buffer) -> crate::gpu::Result<SkinInputSet> {
+    pub fn new(
+        device: &Arc<Device>,
+        model: &GpuModel,
+        palettes: &[Buffer],
+        motions: &Buffer,
+    ) -> crate::gpu::Result<SkinInputSet> {
         let (storage, vertex) = (vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX);
         let layout = DescriptorSetLayout::with_counts(
             device,

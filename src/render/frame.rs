@@ -93,16 +93,17 @@ impl Renderer {
             let (_, view, extent) = output.target();
             let motion = &self.passes.motion;
             let mut before = motion.hazards_before(self.targets());
-            before.push(output.resolve_hazard(RESOLVE_WRITES));
+            before.push(output.resolve_hazard(MOTION_WRITES));
             let record = |command_buffer| motion.record(command_buffer, view, extent, self.motion_push());
             recorder.pass(Pass::Motion, before, record, Vec::new());
         }
 
         // overlay: the viewer's panel over the resolved image (drawn, or copied from its cache).
-        let mut last_writes = (RESOLVE_WRITES, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
+        let last = if self.motion_pass_runs() { MOTION_WRITES } else { RESOLVE_WRITES };
+        let mut last_writes = (last, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
         if let Some((pass, ui)) = overlay {
             let (image, view, extent) = output.target();
-            let before = pass.hazards_before(image, RESOLVE_WRITES);
+            let before = pass.hazards_before(image, last);
             last_writes = pass.last_writes();
             let record = |command_buffer| pass.record(command_buffer, (image, view), extent, ui);
             recorder.pass(Pass::Overlay, before, record, Vec::new());
@@ -115,9 +116,11 @@ impl Renderer {
     }
 }
 
-/// The forward pass's MSAA resolve or the motion pass, the earlier side of the hazards on the
-/// frame's image (both colour attachment writes).
+/// The forward pass's MSAA resolve, the earlier side of the hazards on the frame's image (or on the
+/// scene colour the motion pass reads).
 const RESOLVE_WRITES: barrier::Side = side("resolve writes", Stage::COLOR_ATTACHMENT_OUTPUT, Access::COLOR_ATTACHMENT_WRITE);
+/// The motion pass's, when it makes the frame's image.
+const MOTION_WRITES: barrier::Side = side("motion-pass writes", Stage::COLOR_ATTACHMENT_OUTPUT, Access::COLOR_ATTACHMENT_WRITE);
 
 /// The cull pass's kinds of list in `cull.level_lists`: per level, the instances to skin at it and
 /// the instances the camera sees at it; and the instances the light sees (at its level).

@@ -53,9 +53,7 @@ impl FrameHistory {
                 let flags = match self.instances.get(index) {
                     None => INSTANCE_RESTART,
                     Some(previous) if jumps(previous, &instance) => INSTANCE_RESTART,
-                    Some(previous) if same_overrides && previous.without_flags() == instance.without_flags() => {
-                        INSTANCE_STILL
-                    }
+                    Some(previous) if same_overrides && previous.without_flags() == instance.without_flags() => INSTANCE_STILL,
                     Some(_) => 0,
                 };
                 flagged.skinning |= flags;

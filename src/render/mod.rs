@@ -346,8 +346,7 @@ impl Renderer {
         let vertex_skinning_layout = skin_inputs_layout.filter(|_| strategy == Strategy::Vertex);
         let cull_mode = hidden_side(model.facing());
         let shadow = ShadowPass::new(device, vertex_skinning_layout, cull_mode)?;
-        let forward =
-            ForwardPass::new(device, color_format, (strategy, skin_inputs_layout), cull_mode, &gpu_model.materials)?;
+        let forward = ForwardPass::new(device, color_format, (strategy, skin_inputs_layout), cull_mode, &gpu_model.materials)?;
         let motion = MotionPass::new(device, color_format)?;
         let debug_inputs = DebugInputs {
             joint_positions: &palette.joint_positions,

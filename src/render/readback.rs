@@ -62,6 +62,49 @@ impl Renderer {
         }
     }
 
+    /// The last frame's velocity target (tests; after `wait_all`): each pixel's motion in pixels,
+    /// row after row.
+    pub fn read_velocity(&self) -> gpu::Result<Vec<glam::Vec2>> {
+        let targets = self.targets.as_ref().ok_or_else(|| gpu::Error::Other("no frame rendered yet".into()))?;
+        let image = &targets.velocity;
+        let extent = image.extent();
+        let size = u64::from(extent.width) * u64::from(extent.height) * 4;
+        let mut readback =
+            Buffer::new(&self.device, "readback.velocity", size, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+        // The layout the frame left it in: sampled by the motion pass, or as the resolve wrote it.
+        let layout = match self.motion_pass_runs() {
+            true => vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+            false => vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+        };
+        commands::submit_once(&self.device, "readback.velocity", |command_buffer| {
+            let any_write = side("the frames' writes", Stage::ALL_COMMANDS, Access::MEMORY_WRITE);
+            let copy_read = side("the copy", Stage::COPY, Access::TRANSFER_READ);
+            let layouts = (layout, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
+            barrier::issue(
+                &self.device,
+                command_buffer,
+                &[Hazard::image("forward.velocity", image, any_write, copy_read, layouts)],
+            );
+            let region = vk::BufferImageCopy::default()
+                .image_subresource(vk::ImageSubresourceLayers::default().aspect_mask(vk::ImageAspectFlags::COLOR).layer_count(1))
+                .image_extent(vk::Extent3D { width: extent.width, height: extent.height, depth: 1 });
+            unsafe {
+                self.device.raw.cmd_copy_image_to_buffer(
+                    command_buffer,
+                    image.raw,
+                    vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                    readback.raw,
+                    &[region],
+                )
+            };
+            let host = [Hazard::buffer("read-back", &readback, barrier::COPY_WRITES, barrier::HOST_READS)];
+            barrier::issue(&self.device, command_buffer, &host);
+        })?;
+        let halves: Vec<u16> = readback.read()?;
+        let value = |bits: u16| half::f16::from_bits(bits).to_f32();
+        Ok(halves.chunks_exact(2).map(|pair| glam::Vec2::new(value(pair[0]), value(pair[1]))).collect())
+    }
+
     /// What the last cull pass wrote (tests; after `wait_all`): its counters, the instances it kept
     /// for skinning, and the camera's and the light's draw commands (mesh-major, `instance_count`
     /// slots a mesh, the first `counters.camera_draws` / `light_draws` of each filled).

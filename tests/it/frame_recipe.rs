@@ -1,5 +1,6 @@
-//! The frame's barriers as recorded: one `vkCmdPipelineBarrier2` per boundary, and the README's
-//! barrier table is exactly what the `compute` strategy's frame issues (so the two cannot drift).
+//! The frame's barriers as recorded: one `vkCmdPipelineBarrier2` per boundary, with the motion
+//! pass and without, and the README's barrier table is exactly what the `compute` strategy's frame
+//! with motion blur issues (so the two cannot drift).
 
 use crate::common::{assert_no_validation_messages, default_model, validated_device};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
@@ -13,9 +14,10 @@ const END: &str = "<!-- end of barrier table -->";
 fn one_barrier_per_boundary_and_the_readme_table_is_the_frames() {
     let device = validated_device();
     let mut compute_table = String::new();
-    for strategy in Strategy::ALL {
+    for (strategy, motion_blur) in Strategy::ALL.into_iter().flat_map(|strategy| [(strategy, false), (strategy, true)]) {
         let setup = SceneSetup::new(default_model(), 3);
         let mut headless = HeadlessRenderer::with_strategy(&device, &setup, (96, 64), strategy).expect("renderer");
+        headless.renderer.motion_blur = motion_blur;
         let scene = setup.frame(0.5, headless.aspect());
         let issued_before = device.barrier_calls();
         headless.submit(&scene).expect("frame submits");
@@ -26,13 +28,13 @@ fn one_barrier_per_boundary_and_the_readme_table_is_the_frames() {
         let issued = device.barrier_calls() - issued_before;
         let calls = &headless.renderer.stats.barriers;
         let mut boundaries: Vec<&str> = calls.iter().map(|call| call.before).collect();
-        println!("{}: {issued} barrier calls before {boundaries:?}", strategy.name());
+        println!("{} (motion blur {motion_blur}): {issued} barrier calls before {boundaries:?}", strategy.name());
         assert_eq!(issued, calls.len() as u64, "{}: barrier calls the frame's record does not list", strategy.name());
         boundaries.sort();
         boundaries.dedup();
         assert_eq!(boundaries.len(), calls.len(), "two barrier calls at one boundary");
         assert!(calls.iter().all(|call| !call.hazards.is_empty()));
-        if strategy == Strategy::Compute {
+        if strategy == Strategy::Compute && motion_blur {
             assert!(headless.renderer.passes.triangles.is_some(), "the bundled model takes the triangle pass");
             compute_table = barrier_table(calls);
         }

@@ -26,6 +26,7 @@ mod long_runs;
 mod md5_parser;
 mod missing_parts;
 mod morph;
+mod motion;
 mod ms3d_loader;
 mod no_panics;
 mod panel;

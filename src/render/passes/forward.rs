@@ -358,26 +358,28 @@ impl ForwardPass {
         let ForwardFrame { targets, resolve, frame_set, vertices, previous, indices, draws, culled, mesh_materials } = *frame;
         let device = &self.device;
         device.begin_label(command_buffer, c"forward");
-        let color_attachment = [vk::RenderingAttachmentInfo::default()
-            .image_view(targets.color.view)
-            .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-            .resolve_mode(vk::ResolveModeFlags::AVERAGE)
-            .resolve_image_view(resolve.view)
-            .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-            .load_op(vk::AttachmentLoadOp::CLEAR)
-            .store_op(vk::AttachmentStoreOp::DONT_CARE)
-            .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: CLEAR_COLOR } }),
-        vk::RenderingAttachmentInfo::default()
-            .image_view(targets.velocity_msaa.view)
-            .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-            // Float formats resolve by averaging (the only mode besides none): at an edge, the
-            // pixel's samples' mean motion.
-            .resolve_mode(vk::ResolveModeFlags::AVERAGE)
-            .resolve_image_view(targets.velocity.view)
-            .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-            .load_op(vk::AttachmentLoadOp::CLEAR)
-            .store_op(vk::AttachmentStoreOp::DONT_CARE)
-            .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: [0.0; 4] } })];
+        let color_attachment = [
+            vk::RenderingAttachmentInfo::default()
+                .image_view(targets.color.view)
+                .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                .resolve_mode(vk::ResolveModeFlags::AVERAGE)
+                .resolve_image_view(resolve.view)
+                .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                .load_op(vk::AttachmentLoadOp::CLEAR)
+                .store_op(vk::AttachmentStoreOp::DONT_CARE)
+                .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: CLEAR_COLOR } }),
+            vk::RenderingAttachmentInfo::default()
+                .image_view(targets.velocity_msaa.view)
+                .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                // Float formats resolve by averaging (the only mode besides none): at an edge, the
+                // pixel's samples' mean motion.
+                .resolve_mode(vk::ResolveModeFlags::AVERAGE)
+                .resolve_image_view(targets.velocity.view)
+                .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                .load_op(vk::AttachmentLoadOp::CLEAR)
+                .store_op(vk::AttachmentStoreOp::DONT_CARE)
+                .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: [0.0; 4] } }),
+        ];
         let depth_attachment = vk::RenderingAttachmentInfo::default()
             .image_view(targets.depth.view)
             .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
