@@ -250,7 +250,8 @@ pub(crate) struct SceneArgs {
     /// or with librenderdoc.so loadable (Debian package renderdoc).
     #[arg(long, value_name = "N")]
     pub(crate) capture_frame: Option<u64>,
-    /// Debug views, comma separated: skeleton, normals, shadowmap, wireframe, bounds.
+    /// Debug views, comma separated: skeleton, normals, shadowmap, wireframe, bounds, motion (each
+    /// pixel's motion since last frame as a colour: direction as hue, length as strength).
     #[arg(long, default_value = "", value_parser = DebugViews::parse)]
     pub(crate) debug: DebugViews,
     /// Number of animated instances, laid out in a grid.
@@ -291,6 +292,11 @@ pub(crate) struct SceneArgs {
     /// keep their volume; a joint that stretches unevenly falls back to linear).
     #[arg(long, default_value = "linear", value_parser = parse_skinning)]
     pub(crate) skinning: Skinning,
+    /// Motion blur: on smears each pixel along its motion since last frame (the velocity target
+    /// the forward pass writes, from this and last frame's skinned positions and camera). `render`
+    /// then draws the frame before the last too, so that it has a frame to move from.
+    #[arg(long, value_enum, default_value_t = Switch::Off)]
+    pub(crate) motion_blur: Switch,
     /// Turn on the Khronos validation layer with synchronization validation (also VKSKIN_VALIDATION=1).
     #[arg(long)]
     pub(crate) validate: bool,

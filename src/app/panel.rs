@@ -35,6 +35,8 @@ pub struct PanelInfo<'a> {
     pub light_culling: bool,
     /// Far instances' palettes every second frame (`--animation-lod on`).
     pub animation_lod: bool,
+    /// Motion blur from the velocity target (`--motion-blur on`).
+    pub motion_blur: bool,
     pub instances: usize,
     /// The most instances this device takes with this strategy, and the limit that sets it.
     pub max_instances: usize,
@@ -105,14 +107,16 @@ pub enum Action {
     Morph(usize, Option<f32>),
     /// Every instance blends its joints linearly or as dual quaternions.
     Skinning(Skinning),
+    /// Motion blur on or off (`--motion-blur`).
+    MotionBlur(bool),
 }
 
 impl Action {
     /// An action written as `strategy=vertex`, `instances=16`, `clip=1`, `fade=0.5`, `speed=2`,
     /// `pause`, `play`, `step`, `seek=0.5`, `debug=skeleton,bounds`, `layer=1@4:0.8` (clip, joint
     /// and weight by number) or `layer=none`, `capture`, `open=PATH`, `panel=off` or
-    /// `animation-lod=on`, `morph=TARGET:WEIGHT` or `morph=TARGET:clip`, `skinning=dual-quaternion`
-    /// (`view --drive`: a test or a demo runs the panel's controls without a pointer).
+    /// `animation-lod=on`, `morph=TARGET:WEIGHT` or `morph=TARGET:clip`, `skinning=dual-quaternion`,
+    /// `motion-blur=on` (`view --drive`: a test or a demo runs the panel's controls without a pointer).
     pub fn parse(text: &str) -> Result<Action, String> {
         let (name, value) = text.split_once('=').unwrap_or((text, ""));
         let number = |what: &str| {
@@ -140,6 +144,7 @@ impl Action {
             "debug" => Action::Debug(DebugViews::parse(value)?),
             "panel" if value == "on" || value == "off" => Action::Panel(value == "on"),
             "animation-lod" if value == "on" || value == "off" => Action::AnimationLod(value == "on"),
+            "motion-blur" if value == "on" || value == "off" => Action::MotionBlur(value == "on"),
             "layer" if value == "none" => Action::Layer(None),
             "layer" => {
                 // CLIP@JOINT:WEIGHT, all three as numbers.
@@ -168,7 +173,7 @@ impl Action {
             "open" if !value.is_empty() => Action::Open(value.into()),
             _ => {
                 return Err(format!(
-                "expected strategy, instances, clip, fade, speed, seek, pause, play, step, debug, layer, capture, open=PATH, panel=on|off, animation-lod=on|off, morph=TARGET:WEIGHT|clip or skinning=linear|dual-quaternion, found '{text}'"
+                "expected strategy, instances, clip, fade, speed, seek, pause, play, step, debug, layer, capture, open=PATH, panel=on|off, animation-lod=on|off, morph=TARGET:WEIGHT|clip, skinning=linear|dual-quaternion or motion-blur=on|off, found '{text}'"
             ))
             }
         })
@@ -435,6 +440,14 @@ impl Panel {
             self.place("animation LOD", &toggle);
             if toggle.changed() {
                 actions.push(Action::AnimationLod(animation_lod));
+            }
+            let mut motion_blur = info.motion_blur;
+            let toggle = ui
+                .checkbox(&mut motion_blur, "motion blur")
+                .on_hover_text("each pixel smeared along its motion since last frame (the velocity target)");
+            self.place("motion blur", &toggle);
+            if toggle.changed() {
+                actions.push(Action::MotionBlur(motion_blur));
             }
         });
         let duration = f64::from(info.clip_duration.max(1e-3));

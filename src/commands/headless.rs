@@ -50,7 +50,9 @@ fn render_into(
             HeadlessRenderer::with_settings(&device, &setup, (width, height), scene_args.strategy, scene_args.settings())
                 .map_err(|error| error.to_string())?;
         headless.renderer.set_debug(scene_args.debug)?;
-        let last = scene_args.capture_frame.unwrap_or(0).max(frames - 1);
+        // Motion shows from the second frame on: the motion pass gets a frame to move from.
+        let shows_motion = scene_args.motion_blur.on() || scene_args.debug.motion;
+        let last = scene_args.capture_frame.unwrap_or(0).max(frames - 1).max(u64::from(shows_motion));
         for frame in 0..=last {
             let scene = setup.frame(time - (last - frame) as f64 / 60.0, headless.aspect());
             vkskin::app::capture::around_frame(capture.as_mut(), frame, || headless.submit(&scene))?;

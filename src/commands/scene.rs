@@ -23,11 +23,13 @@ impl SceneArgs {
         self.animation_lod.on().then_some(vkskin::render::ANIMATION_LOD_PIXELS)
     }
 
-    /// The renderer's settings: room for the light's run with `--light-culling on`, animation LOD.
+    /// The renderer's settings: room for the light's run with `--light-culling on`, animation LOD,
+    /// motion blur.
     pub(crate) fn settings(&self) -> RenderSettings {
         RenderSettings {
             light_culling: self.light_culling.on(),
             animation_lod: self.animation_lod(),
+            motion_blur: self.motion_blur.on(),
             ..RenderSettings::default()
         }
     }

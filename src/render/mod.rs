@@ -408,7 +408,7 @@ impl Renderer {
             debug: DebugViews { skeleton: skeleton_only, ..DebugViews::default() },
             stats: FrameStats::default(),
             cpu_model: (strategy == Strategy::Cpu).then(|| Box::new(model.clone())),
-            motion_blur: false,
+            motion_blur: settings.motion_blur,
             history: history::FrameHistory::new(strategy == Strategy::Cpu, instance_count, vertex_count),
             frame_index: 0,
             device: device.clone(),

@@ -13,6 +13,9 @@ pub struct RenderSettings {
     /// Animation LOD (`--animation-lod on`): an instance under this many pixels on screen has its
     /// palette computed every second frame (`Setup::animation_lod`); None: every frame.
     pub animation_lod: Option<f32>,
+    /// Motion blur from the velocity target (`--motion-blur on`): the renderer's `motion_blur`
+    /// at start, which may change between frames.
+    pub motion_blur: bool,
     /// The skin pass's layout; None: the device's default, or what `VKSKIN_SKIN_WORKGROUP` and
     /// `VKSKIN_SKIN_STAGED_STORES` ask for (`SkinTuning::from_env`).
     pub skin: Option<SkinTuning>,

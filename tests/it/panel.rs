@@ -59,6 +59,7 @@ impl Driver {
             levels: 8,
             light_culling: false,
             animation_lod: false,
+            motion_blur: false,
             instances: 1,
             max_instances: 4096,
             limiting: "the test's limit",
@@ -135,6 +136,9 @@ fn the_panels_controls_give_the_actions_the_viewer_applies() {
     assert_eq!(driver.click("step"), vec![Action::Step], "step works while paused");
     assert_eq!(driver.click("pause"), vec![Action::Pause(false)]);
     assert_eq!(driver.click("animation LOD"), vec![Action::AnimationLod(true)]);
+    assert_eq!(driver.click("motion blur"), vec![Action::MotionBlur(true)]);
+    assert_eq!(driver.click("motion"), vec![Action::Debug(DebugViews { motion: true, ..Default::default() })]);
+    assert_eq!(Action::parse("motion-blur=on"), Ok(Action::MotionBlur(true)));
 
     // The clip picker: open it, pick the second clip.
     assert_eq!(driver.click("clip"), vec![]);

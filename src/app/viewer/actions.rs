@@ -265,6 +265,12 @@ impl Viewer {
                     self.setup.morph_overrides[target] = weight.map(|weight| weight.clamp(low, high));
                 }
             }
+            Action::MotionBlur(on) => {
+                self.options.motion_blur = on;
+                if let Some(graphics) = &mut self.graphics {
+                    graphics.renderer.motion_blur = on;
+                }
+            }
             Action::AnimationLod(on) => {
                 self.options.animation_lod = on.then_some(crate::render::ANIMATION_LOD_PIXELS);
                 if let Some(graphics) = &mut self.graphics {

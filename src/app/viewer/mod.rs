@@ -48,12 +48,14 @@ pub struct ViewerOptions {
     pub light_culling: bool,
     /// `Setup::animation_lod` for every renderer the viewer builds.
     pub animation_lod: Option<f32>,
+    /// Motion blur (`--motion-blur on`, the panel) for every renderer the viewer builds.
+    pub motion_blur: bool,
     /// Levels of detail for every model shown, built on a worker thread while the full mesh is
     /// drawn (`--lod on`).
     pub lod: bool,
     /// `--capture-frame N`: RenderDoc, attached before the window's Vulkan instance.
     pub capture: Option<FrameCapture>,
-    /// Debug views on at start (F2-F6 toggle them).
+    /// Debug views on at start (F2-F7 toggle them).
     pub debug: DebugViews,
     /// `--storm N`: the viewer drives N window events at itself, one a frame (resizes to odd and
     /// tiny sizes, 0×0 as a minimized window reports it, minimize and restore, focus, hide and
@@ -75,7 +77,12 @@ pub struct ViewerOptions {
 impl ViewerOptions {
     /// What every renderer the viewer builds is given (`Renderer::with_settings`).
     pub fn render_settings(&self) -> RenderSettings {
-        RenderSettings { light_culling: self.light_culling, animation_lod: self.animation_lod, ..RenderSettings::default() }
+        RenderSettings {
+            light_culling: self.light_culling,
+            animation_lod: self.animation_lod,
+            motion_blur: self.motion_blur,
+            ..RenderSettings::default()
+        }
     }
 }
 
@@ -455,8 +462,8 @@ impl ApplicationHandler for Viewer {
                     self.clock = 0.0;
                     self.setup.camera = self.initial_camera;
                 }
-                Key::Named(named @ (NamedKey::F2 | NamedKey::F3 | NamedKey::F4 | NamedKey::F5 | NamedKey::F6)) => {
-                    let index = [NamedKey::F2, NamedKey::F3, NamedKey::F4, NamedKey::F5, NamedKey::F6]
+                Key::Named(named @ (NamedKey::F2 | NamedKey::F3 | NamedKey::F4 | NamedKey::F5 | NamedKey::F6 | NamedKey::F7)) => {
+                    let index = [NamedKey::F2, NamedKey::F3, NamedKey::F4, NamedKey::F5, NamedKey::F6, NamedKey::F7]
                         .iter()
                         .position(|key| *key == named)
                         .unwrap_or(0);

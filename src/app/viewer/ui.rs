@@ -112,6 +112,7 @@ impl<'a> PanelState<'a> {
             levels_building: self.levels_building,
             light_culling: renderer.setup.light_culling,
             animation_lod: renderer.setup.animation_lod.is_some(),
+            motion_blur: renderer.motion_blur,
             instances: self.setup.instances.len(),
             max_instances: renderer.setup.memory.max_instances as usize,
             limiting: &renderer.setup.memory.limiting,
