@@ -166,6 +166,10 @@ pub(crate) struct BenchArgs {
     /// mode's skinning cost per vertex-influence.
     #[arg(long, default_value = "linear", value_delimiter = ',', value_parser = parse_skinning)]
     pub(crate) skinning: Vec<Skinning>,
+    /// Motion blur (the motion pass, after the forward pass), comma separated: on, off; the
+    /// `motion` column is its time.
+    #[arg(long, value_enum, default_value = "off", value_delimiter = ',')]
+    pub(crate) motion_blur: Vec<Switch>,
     /// Frames measured for each row (after the warm-up).
     #[arg(long, default_value_t = 60)]
     pub(crate) measure: u32,

@@ -21,6 +21,7 @@ pub(crate) fn bench(arguments: BenchArgs) -> Result<(), String> {
         animation_lod: arguments.animation_lod.iter().map(|switch| switch.on()).collect(),
         morph: arguments.morph.iter().map(|switch| switch.on()).collect(),
         skinning: arguments.skinning.clone(),
+        motion_blur: arguments.motion_blur.iter().map(|switch| switch.on()).collect(),
         counts: arguments.instances,
         strategies: arguments.strategy,
         warmup: arguments.warmup,

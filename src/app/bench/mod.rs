@@ -36,6 +36,8 @@ pub struct BenchOptions {
     pub clip: Option<usize>,
     /// Skinning modes, each a row (`Skinning::Linear` alone when empty).
     pub skinning: Vec<Skinning>,
+    /// Motion blur off and on (the motion pass; off alone when empty).
+    pub motion_blur: Vec<bool>,
     pub warmup: u32,
     pub frames: u32,
     pub size: (u32, u32),
@@ -92,6 +94,8 @@ pub struct BenchRow {
     pub active_targets: f64,
     /// How the instances blended their joints.
     pub skinning: Skinning,
+    /// The motion pass made the image (motion blur).
+    pub motion_blur: bool,
     /// With levels of detail or animation LOD on, the last frame against the same frame at full
     /// detail (both off, the same light culling; when the run has it).
     pub image_difference: Option<ImageDifference>,
@@ -221,8 +225,9 @@ pub fn run(
     let animation_lods = if options.animation_lod.is_empty() { vec![false] } else { options.animation_lod.clone() };
     let morphs = if options.morph.is_empty() || model.morph_targets.is_empty() { vec![true] } else { options.morph.clone() };
     let skinnings = if options.skinning.is_empty() { vec![Skinning::Linear] } else { options.skinning.clone() };
+    let blurs = if options.motion_blur.is_empty() { vec![false] } else { options.motion_blur.clone() };
     // Only `compute` has a triangle pass, and the `cpu` strategy no palette pass: they run without.
-    let variants = |strategy: Strategy| -> Vec<(bool, bool, bool, bool, Skinning)> {
+    let variants = |strategy: Strategy| -> Vec<(bool, bool, bool, bool, Skinning, bool)> {
         let lights = if strategy == Strategy::Compute { lights.clone() } else { vec![false] };
         let animation_lods = if strategy == Strategy::Cpu { vec![false] } else { animation_lods.clone() };
         let mut variants = Vec::new();
@@ -230,7 +235,9 @@ pub fn run(
             for &light in &lights {
                 for &animation_lod in &animation_lods {
                     for &morph in &morphs {
-                        variants.extend(skinnings.iter().map(|&skinning| (lod, light, animation_lod, morph, skinning)));
+                        for &skinning in &skinnings {
+                            variants.extend(blurs.iter().map(|&blur| (lod, light, animation_lod, morph, skinning, blur)));
+                        }
                     }
                 }
             }
@@ -276,24 +283,25 @@ pub fn run(
     let mut rows: Vec<BenchRow> = Vec::new();
     // Each (count, strategy, light culling)'s last frame at full detail (levels of detail and
     // animation LOD off): the reference the other variants' last frames are compared with.
-    // Keyed by (count, strategy, light culling, morph, skinning mode).
-    type Key = (usize, usize, bool, bool, usize);
+    // Keyed by (count, strategy, light culling, morph, skinning mode, motion blur).
+    type Key = (usize, usize, bool, bool, usize, bool);
     let mut full_detail: BTreeMap<Key, image::RgbaImage> = BTreeMap::new();
     // Those variants' last frames while their reference is still to come.
     let mut waiting: Vec<(usize, Key, image::RgbaImage)> = Vec::new();
     let compared = lods.len() > 1 || animation_lods.len() > 1;
     for &instances in &options.counts {
         for (strategy_index, &strategy) in options.strategies.iter().enumerate() {
-            for (lod, light, animation_lod, morph, skinning) in variants(strategy) {
+            for (lod, light, animation_lod, morph, skinning, motion_blur) in variants(strategy) {
                 let model = if lod { &levelled } else { &full };
                 let what = format!(
-                    "{} × {instances}, lod {}, light culling {}, animation lod {}, morph {}, {} skinning",
+                    "{} × {instances}, lod {}, light culling {}, animation lod {}, morph {}, {} skinning, motion blur {}",
                     strategy.name(),
                     on_off(lod),
                     on_off(light),
                     on_off(animation_lod),
                     on_off(morph),
-                    skinning.name()
+                    skinning.name(),
+                    on_off(motion_blur)
                 );
                 progress(rows.len(), total, &what);
                 let mut row = BenchRow {
@@ -305,6 +313,7 @@ pub fn run(
                     morph,
                     active_targets: 0.0,
                     skinning,
+                    motion_blur,
                     image_difference: None,
                     skipped: None,
                     frame_wall: Stats::default(),
@@ -339,6 +348,7 @@ pub fn run(
                 let settings = RenderSettings {
                     light_culling: light,
                     animation_lod: animation_lod.then_some(crate::render::ANIMATION_LOD_PIXELS),
+                    motion_blur,
                     ..RenderSettings::default()
                 };
                 let mut headless = match HeadlessRenderer::with_settings(&device, &setup, options.size, strategy, settings) {
@@ -386,7 +396,7 @@ pub fn run(
                     let image = headless.render(&scene).map_err(|error| error.to_string())?;
                     // By the light culling asked for: where it found no room the row ran without,
                     // and the light's run leaves the shadows the same to the pixel either way.
-                    let key = (instances, strategy_index, light, morph, skinning as usize);
+                    let key = (instances, strategy_index, light, morph, skinning as usize, motion_blur);
                     if !lod && !animation_lod {
                         // The reference: the variants run before it get their difference now.
                         for (at, _, other) in waiting.iter().filter(|(_, waiting_key, _)| *waiting_key == key) {
@@ -466,8 +476,8 @@ pub fn morph_costs(report: &BenchReport) -> Vec<(Strategy, usize, bool, f64)> {
         let off = report.rows.iter().find(|off| {
             !off.morph
                 && off.skipped.is_none()
-                && (off.strategy, off.instances, off.lod, off.light_culling, off.animation_lod, off.skinning)
-                    == (on.strategy, on.instances, on.lod, on.light_culling, on.animation_lod, on.skinning)
+                && (off.strategy, off.instances, off.lod, off.light_culling, off.animation_lod, off.skinning, off.motion_blur)
+                    == (on.strategy, on.instances, on.lod, on.light_culling, on.animation_lod, on.skinning, on.motion_blur)
         });
         if let Some(off) = off {
             let work = (on.instances * report.vertex_count) as f64 * on.active_targets;

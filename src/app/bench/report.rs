@@ -54,7 +54,7 @@ impl BenchReport {
         );
         let _ = writeln!(
             out,
-            "{:<8} {:>9} {:>4} {:>5} {:>4} {:>5} {:>4} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
+            "{:<8} {:>9} {:>4} {:>5} {:>4} {:>5} {:>4} {:>4} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
             "strategy",
             "instances",
             "lod",
@@ -62,6 +62,7 @@ impl BenchReport {
             "anim",
             "morph",
             "dq",
+            "blur",
             "frame ms",
             "p95",
             "gpu ms",
@@ -71,6 +72,7 @@ impl BenchReport {
             "triangles",
             "shadow",
             "forward",
+            "motion",
             "cpu skin",
             "copy ms",
             "skin/copy",
@@ -83,9 +85,10 @@ impl BenchReport {
                 let (strategy, lod, light) = (row.strategy.name(), on_off(row.lod), on_off(row.light_culling));
                 let animation = on_off(row.animation_lod);
                 let (morph, dual) = (self.morph_column(row), on_off(row.skinning == Skinning::DualQuaternion));
+                let blur = on_off(row.motion_blur);
                 let _ = writeln!(
                     out,
-                    "{strategy:<8} {:>9} {lod:>4} {light:>5} {animation:>4} {morph:>5} {dual:>4}  skipped: {reason}",
+                    "{strategy:<8} {:>9} {lod:>4} {light:>5} {animation:>4} {morph:>5} {dual:>4} {blur:>4}  skipped: {reason}",
                     row.instances
                 );
                 continue;
@@ -93,7 +96,7 @@ impl BenchReport {
             let ratio = |ratio: f64| if ratio.is_finite() { format!("{ratio:.2}") } else { "-".into() };
             let _ = writeln!(
                 out,
-                "{:<8} {:>9} {:>4} {:>5} {:>4} {:>5} {:>4} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
+                "{:<8} {:>9} {:>4} {:>5} {:>4} {:>5} {:>4} {:>4} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
                 row.strategy.name(),
                 row.instances,
                 on_off(row.lod),
@@ -101,6 +104,7 @@ impl BenchReport {
                 on_off(row.animation_lod),
                 self.morph_column(row),
                 on_off(row.skinning == Skinning::DualQuaternion),
+                on_off(row.motion_blur),
                 milliseconds(row.frame_wall.median),
                 milliseconds(row.frame_wall.p95),
                 milliseconds(row.frame_gpu.median),
@@ -110,6 +114,7 @@ impl BenchReport {
                 milliseconds(row.pass("triangles").median),
                 milliseconds(row.pass("shadow").median),
                 milliseconds(row.pass("forward").median),
+                milliseconds(row.pass("motion").median),
                 milliseconds(row.cpu_skinning.median),
                 milliseconds(row.copy.median),
                 ratio(row.skin_copy_ratio()),
@@ -172,6 +177,7 @@ impl BenchReport {
                     "morph": row.morph,
                     "active_targets": row.active_targets,
                     "skinning": row.skinning.name(),
+                    "motion_blur": row.motion_blur,
                     "image_vs_full_detail": row.image_difference.map(|difference| json!({
                         "changed_pixels": difference.changed,
                         "changed_share": difference.changed_share(),
@@ -230,10 +236,10 @@ impl BenchReport {
     pub fn to_csv(&self) -> String {
         let mut out = String::from(
             "strategy,instances,status,frame_wall_ms_median,frame_wall_ms_p95,frame_gpu_ms_median,frame_gpu_ms_p95,\
-             cull_ms,palette_ms,skin_ms,triangles_ms,shadow_ms,forward_ms,resolve_ms,cpu_skinning_ms,copy_reference_ms,copy_reference_wall_ms,skin_copy_ratio,\
+             cull_ms,palette_ms,skin_ms,triangles_ms,shadow_ms,forward_ms,motion_ms,resolve_ms,cpu_skinning_ms,copy_reference_ms,copy_reference_wall_ms,skin_copy_ratio,\
              copy_touched_reference_ms,skin_copy_touched_ratio,\
              vertices_per_second,skinned_vertices_per_second,bytes_per_instance,visible_skinned,visible_camera,visible_light,\
-             lod,light_culling,animation_lod,image_changed_share,image_psnr_db,morph,active_targets,skinning\n",
+             lod,light_culling,animation_lod,image_changed_share,image_psnr_db,morph,active_targets,skinning,motion_blur\n",
         );
         let number = |value: f64| if value.is_finite() { format!("{value}") } else { String::new() };
         for row in &self.rows {
@@ -241,7 +247,7 @@ impl BenchReport {
             let visible = row.visible;
             let _ = writeln!(
                 out,
-                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 row.strategy.name(),
                 row.instances,
                 number(row.frame_wall.median),
@@ -254,6 +260,7 @@ impl BenchReport {
                 number(row.pass("triangles").median),
                 number(row.pass("shadow").median),
                 number(row.pass("forward").median),
+                number(row.pass("motion").median),
                 number(row.pass("resolve").median),
                 number(row.cpu_skinning.median),
                 number(row.copy.median),
@@ -275,6 +282,7 @@ impl BenchReport {
                 on_off(row.morph),
                 number(row.active_targets),
                 row.skinning.name(),
+                on_off(row.motion_blur),
             );
         }
         out
