@@ -3,13 +3,16 @@
 //! moves its pixels by that offset's projection, which is also how far its silhouette moved in the
 //! image; a moving camera moves the ground's pixels as reprojecting them says; a teleport or a clip
 //! switched without a crossfade gives no motion (no streak), and the motion blur then leaves the
-//! image as it is; the three strategies agree; the blur changes only pixels that move.
+//! image as it is; the three strategies agree; the blur changes only pixels that move; with
+//! animation LOD a far figure moves only on the frames its palette is computed; morph targets
+//! move pixels as their weights change.
 
 use glam::{Mat4, Vec2, Vec3, Vec4Swizzles};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
-use vkskin::render::{FrameScene, Strategy};
+use vkskin::formats::load_model;
+use vkskin::render::{FrameScene, RenderSettings, Strategy};
 
-use crate::common::{assert_no_validation_messages, default_model, validated_device};
+use crate::common::{assert_no_validation_messages, default_model, shared_models, validated_device};
 
 const WIDTH: u32 = 160;
 const HEIGHT: u32 = 120;
@@ -63,9 +66,12 @@ impl Frame {
 
 /// Renders the scenes in order with one renderer, reading each frame's velocity target back.
 fn frames(setup: &SceneSetup, scenes: &[FrameScene], strategy: Strategy, motion_blur: bool) -> Vec<Frame> {
+    frames_with(setup, scenes, strategy, RenderSettings { motion_blur, ..RenderSettings::default() })
+}
+
+fn frames_with(setup: &SceneSetup, scenes: &[FrameScene], strategy: Strategy, settings: RenderSettings) -> Vec<Frame> {
     let device = validated_device();
-    let mut headless = HeadlessRenderer::with_strategy(&device, setup, (WIDTH, HEIGHT), strategy).expect("renderer");
-    headless.renderer.motion_blur = motion_blur;
+    let mut headless = HeadlessRenderer::with_settings(&device, setup, (WIDTH, HEIGHT), strategy, settings).expect("renderer");
     let frames = scenes
         .iter()
         .map(|scene| {
@@ -277,5 +283,43 @@ fn the_strategies_measure_the_same_motion() {
         println!("{} against compute: {} interior pixels within {worst:.5}", strategy.name(), interior.len());
         assert!(interior.len() > 100);
         assert!(worst <= 0.05, "{}: a pixel's motion differs by {worst}", strategy.name());
+    }
+}
+
+#[test]
+fn with_animation_lod_a_far_figure_moves_only_when_its_palette_is_computed() {
+    let mut setup = walking();
+    // Seen from four times as far, the figure is under 48 pixels across: far, its palette computed
+    // every second frame. Between, it is skinned from last frame's palette: drawn where it was,
+    // no motion.
+    setup.camera.distance *= 4.0;
+    let scenes: Vec<FrameScene> = (0..8).map(|frame| setup.frame(0.5 + frame as f64 * STEP, aspect())).collect();
+    let settings = RenderSettings { animation_lod: Some(vkskin::render::ANIMATION_LOD_PIXELS), ..RenderSettings::default() };
+    for strategy in [Strategy::Compute, Strategy::Vertex] {
+        let frames = frames_with(&setup, &scenes, strategy, settings);
+        let longest: Vec<f32> = frames.iter().map(Frame::longest).collect();
+        println!("{}: {longest:?}", strategy.name());
+        // The first frames compute every palette (none is last frame's yet); then they alternate.
+        let moving: Vec<bool> = longest[2..].iter().map(|&longest| longest > 0.0).collect();
+        assert!(moving.windows(2).all(|pair| pair[0] != pair[1]), "{}: {longest:?}", strategy.name());
+        assert!(longest[2..].iter().any(|&longest| longest > 0.05), "{}: {longest:?}", strategy.name());
+    }
+}
+
+#[test]
+fn morph_targets_move_pixels_as_their_weights_change() {
+    let Some(folder) = shared_models("gltf/AnimatedMorphCube") else { return };
+    let model = load_model(&folder.join("glTF/AnimatedMorphCube.gltf"), &[]).expect("loads");
+    let mut setup = SceneSetup::new(model, 1);
+    setup.play(0, 0.0, 0.0);
+    setup.frame_played();
+    // The cube's only motion is its two targets' weights: half a second on, then paused.
+    let scenes = [setup.frame(0.3, aspect()), setup.frame(0.8, aspect()), setup.frame(0.8, aspect())];
+    for strategy in Strategy::ALL {
+        let frames = frames(&setup, &scenes, strategy, false);
+        let longest: Vec<f32> = frames.iter().map(Frame::longest).collect();
+        println!("{}: {longest:?}", strategy.name());
+        assert!(longest[1] > 1.0, "{}: the weights moved the cube's faces: {longest:?}", strategy.name());
+        assert_eq!(longest[2], 0.0, "{}: paused, nothing moves", strategy.name());
     }
 }
