@@ -254,6 +254,17 @@ impl Panel {
         self.controls.push((label.to_string(), response.rect));
     }
 
+    /// A checkbox showing `on`, placed under its label, with its hover text (if any): the new
+    /// value when clicked.
+    fn checkbox(&mut self, ui: &mut egui::Ui, (label, hover): (&str, &str), mut on: bool) -> Option<bool> {
+        let mut response = ui.checkbox(&mut on, label);
+        if !hover.is_empty() {
+            response = response.on_hover_text(hover);
+        }
+        self.place(label, &response);
+        response.changed().then_some(on)
+    }
+
     /// Records one frame's CPU-side frame time for the graph.
     pub fn push_frame_time(&mut self, milliseconds: f32) {
         if self.frame_ms.len() == HISTORY {
@@ -422,10 +433,7 @@ impl Panel {
             actions.push(Action::Speed(speed));
         }
         ui.horizontal(|ui| {
-            let mut paused = info.paused;
-            let pause = ui.checkbox(&mut paused, "pause");
-            self.place("pause", &pause);
-            if pause.changed() {
+            if let Some(paused) = self.checkbox(ui, ("pause", ""), info.paused) {
                 actions.push(Action::Pause(paused));
             }
             let step = ui.add_enabled(info.paused, egui::Button::new("step"));
@@ -433,21 +441,13 @@ impl Panel {
             if step.clicked() {
                 actions.push(Action::Step);
             }
-            let mut animation_lod = info.animation_lod;
-            let toggle = ui
-                .checkbox(&mut animation_lod, "animation LOD")
-                .on_hover_text("palettes of instances under 48 pixels (or seen by the light only) every second frame");
-            self.place("animation LOD", &toggle);
-            if toggle.changed() {
-                actions.push(Action::AnimationLod(animation_lod));
+            let hover = "palettes of instances under 48 pixels (or seen by the light only) every second frame";
+            if let Some(on) = self.checkbox(ui, ("animation LOD", hover), info.animation_lod) {
+                actions.push(Action::AnimationLod(on));
             }
-            let mut motion_blur = info.motion_blur;
-            let toggle = ui
-                .checkbox(&mut motion_blur, "motion blur")
-                .on_hover_text("each pixel smeared along its motion since last frame (the velocity target)");
-            self.place("motion blur", &toggle);
-            if toggle.changed() {
-                actions.push(Action::MotionBlur(motion_blur));
+            let hover = "each pixel smeared along its motion since last frame (the velocity target)";
+            if let Some(on) = self.checkbox(ui, ("motion blur", hover), info.motion_blur) {
+                actions.push(Action::MotionBlur(on));
             }
         });
         let duration = f64::from(info.clip_duration.max(1e-3));

@@ -39,6 +39,11 @@ impl FrameHistory {
         self.view_projection.replace(view_projection).unwrap_or(view_projection)
     }
 
+    /// The next frame's camera starts anew (the target was resized: its aspect jumped).
+    pub fn cut_camera(&mut self) {
+        self.view_projection = None;
+    }
+
     /// The records with their motion flags, and these kept for the next frame: still where the
     /// record and the weights set by hand are last frame's; restarting where the caller says so,
     /// where there was none, and where the pose jumps: a clip switched without a crossfade, or a

@@ -447,6 +447,7 @@ impl Renderer {
             let targets = ForwardTargets::new(&self.device, self.setup.color_format, extent)?;
             self.passes.motion.bind_targets(&targets);
             self.targets = Some(targets);
+            self.history.cut_camera();
         }
         if scene.instances.len() != self.setup.instance_count as usize {
             return Err(gpu::Error::Other(format!(
