@@ -1,6 +1,8 @@
 //! Compiles every `shaders/<pass>.<stage>.glsl` to SPIR-V in OUT_DIR and writes `shaders.rs`, which
-//! embeds them as `<PASS>_<STAGE>: &[u8]`. Files without a stage (`shaders/*.glsl` like
-//! `common.glsl`) are include files. A compile error fails the build with the file and line.
+//! embeds them as `<PASS>_<STAGE>: &[u8]`. A line `// variant: NAME` in a shader asks for a second
+//! build with NAME defined, embedded as `<PASS>_<STAGE>_<NAME>` (the forward pass's shaders with and
+//! without the velocity target). Files without a stage (`shaders/*.glsl` like `common.glsl`) are
+//! include files. A compile error fails the build with the file and line.
 
 // Debian's libshaderc_combined.a lacks glslang and SPIRV-Tools; this crate links them (see its build.rs).
 use shaderc_link as _;
@@ -54,18 +56,27 @@ fn main() {
         let file_name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
         let Some((name, kind)) = stage_of(file_name) else { continue };
         let source = std::fs::read_to_string(path).expect("shader source is readable UTF-8");
-        match compiler.compile_into_spirv(&source, kind, &path.display().to_string(), "main", Some(&options)) {
-            Ok(artifact) => {
-                if artifact.get_num_warnings() > 0 {
-                    println!("cargo:warning={}", artifact.get_warning_messages().replace('\n', " | "));
-                }
-                let spv_path = out_dir.join(format!("{name}.spv"));
-                std::fs::write(&spv_path, artifact.as_binary_u8()).expect("OUT_DIR is writable");
-                let constant = name.replace('.', "_").to_uppercase();
-                writeln!(embedded, "pub const {constant}: &[u8] = include_bytes!({:?});", spv_path.display().to_string())
-                    .expect("writing to a String");
+        let variants = source.lines().filter_map(|line| line.trim().strip_prefix("// variant: ")).map(str::trim);
+        for variant in std::iter::once(None).chain(variants.map(Some)) {
+            let mut options = options.clone();
+            let mut name = name.clone();
+            if let Some(variant) = variant {
+                options.add_macro_definition(variant, Some("1"));
+                name = format!("{name}.{}", variant.to_lowercase());
             }
-            Err(error) => failures.push(error.to_string()),
+            match compiler.compile_into_spirv(&source, kind, &path.display().to_string(), "main", Some(&options)) {
+                Ok(artifact) => {
+                    if artifact.get_num_warnings() > 0 {
+                        println!("cargo:warning={}", artifact.get_warning_messages().replace('\n', " | "));
+                    }
+                    let spv_path = out_dir.join(format!("{name}.spv"));
+                    std::fs::write(&spv_path, artifact.as_binary_u8()).expect("OUT_DIR is writable");
+                    let constant = name.replace('.', "_").to_uppercase();
+                    writeln!(embedded, "pub const {constant}: &[u8] = include_bytes!({:?});", spv_path.display().to_string())
+                        .expect("writing to a String");
+                }
+                Err(error) => failures.push(error.to_string()),
+            }
         }
     }
     if !failures.is_empty() {

@@ -67,6 +67,7 @@ layout(push_constant) uniform Push {
     float far_ratio;       // animation LOD: an instance is far when its box's diameter is below this
                            // × its distance (a threshold in pixels over pixels_at_unit); 0: off
     float morph_reach;     // how far weights set by hand can move a vertex past its box (0: none set)
+    uint motion_vectors;   // 1: the forward pass writes the velocity target this frame
 } push;
 
 // The animation's cell around `time`, added to the box (AnimationBounds::at in src/anim/bounds.rs).
@@ -189,9 +190,11 @@ void main() {
     bool stale = (kept & ~LIST_DUAL_QUATERNION) + 1u != frame || switched;
     bool computes = !far || stale || ((instance_index ^ frame) & 1u) == 0u;
     // It moves by itself when it was drawn last frame (so its palette slots hold what it was drawn
-    // with), gets a new palette now, and its record says neither still nor restarting.
+    // with), gets a new palette now, and its record says neither still nor restarting; and only
+    // while the velocity target is written (else nothing reads the previous block).
     bool drawn_last_frame = (motions[instance_index] & ~MOTION_MOVING) + 1u == frame;
-    bool moving = drawn_last_frame && computes && !switched && (instance.skinning & (INSTANCE_STILL | INSTANCE_RESTART)) == 0u;
+    bool moving = push.motion_vectors != 0u && drawn_last_frame && computes && !switched
+               && (instance.skinning & (INSTANCE_STILL | INSTANCE_RESTART)) == 0u;
     motions[instance_index] = frame | (moving ? MOTION_MOVING : 0u);
     if (computes) {
         palette_frames[instance_index] = frame | dual_bit;

@@ -1,4 +1,7 @@
 #version 460
+// Forward pass, the model: lit colour and, in the VELOCITY build, the velocity target beside it
+// (src/render/passes/forward.rs: a pipeline without the target and one with it).
+// variant: VELOCITY
 #include "frame.glsl"
 #include "lighting.glsl"
 
@@ -14,12 +17,16 @@ layout(location = 0) in vec3 normal;
 layout(location = 1) in vec2 uv;
 layout(location = 2) in vec4 light_clip;
 layout(location = 3) in vec4 tangent;
+#ifdef VELOCITY
 layout(location = 4) in vec4 clip;
 layout(location = 5) in vec4 previous_clip;
+#endif
 
 layout(location = 0) out vec4 color;
+#ifdef VELOCITY
 // The velocity target (RG16F): this pixel's motion since last frame, in pixels.
 layout(location = 1) out vec2 velocity;
+#endif
 
 void main() {
     vec4 albedo = material.base_color * texture(base_color_texture, uv);
@@ -36,5 +43,7 @@ void main() {
     // winding point away from such a face, so light the side we see.
     n = gl_FrontFacing ? n : -n;
     color = vec4(shade(albedo.rgb, n, light_clip), 1.0);
+#ifdef VELOCITY
     velocity = pixel_motion(clip, previous_clip);
+#endif
 }

@@ -10,6 +10,7 @@
 // buffer: the buffer is the largest thing the frame writes (28 bytes a vertex of every instance),
 // and a second one would halve the instances that fit; the palette is a few slots an instance, and
 // the second skinning runs only for vertices the forward pass draws of instances that move.
+// variant: VELOCITY
 #include "frame.glsl"
 #include "common.glsl"
 #define SKIN_INPUTS_SET 2
@@ -30,16 +31,18 @@ layout(push_constant) uniform Draw {
 
 void main() {
     uint vertex_count = frame.skinning.z;
-    uint instance = draw.chunk * frame.skinning.y + uint(gl_VertexIndex) / vertex_count;
     uint vertex = uint(gl_VertexIndex - gl_BaseVertex) % vertex_count;
+    write_position(position);
+#ifdef VELOCITY
+    uint instance = draw.chunk * frame.skinning.y + uint(gl_VertexIndex) / vertex_count;
     vec3 previous = position;
-    uint motion = motions[instance];
-    if ((motion & MOTION_MOVING) != 0u) {
+    if ((motions[instance] & MOTION_MOVING) != 0u) {
         uint joint_count = frame.skinning.x;
         bool dual = instance_dual(instance, frame.skinning.y, joint_count, frame.skinning.w);
         previous = skin_vertex(vertex, instance, frame.skinning.y, joint_count, frame.skinning.w, dual, true).position;
     }
-    write_positions(position, previous);
+    write_previous_position(previous);
+#endif
     out_normal = normal.xyz;
     out_tangent = tangent;
     out_uv = texcoords[vertex];

@@ -2,6 +2,7 @@
 // Forward pass, `vertex` strategy (the tutorials' way): skins every vertex here from the palettes,
 // a second time after the shadow pass did the same, and a third (position only, from the previous
 // palette block) for an instance that moves by itself, for the velocity target. Outputs match forward.vert.
+// variant: VELOCITY
 #include "frame.glsl"
 #include "common.glsl"
 #define SKIN_INPUTS_SET 2
@@ -16,11 +17,14 @@ void main() {
     uint instance = uint(gl_InstanceIndex);
     bool dual = instance_dual(instance, frame.skinning.y, joint_count, frame.skinning.w);
     SkinnedResult skinned_vertex = skin_vertex(vertex, instance, frame.skinning.y, joint_count, frame.skinning.w, dual, false);
+    write_position(skinned_vertex.position);
+#ifdef VELOCITY
     vec3 previous = skinned_vertex.position;
     if ((motions[instance] & MOTION_MOVING) != 0u) {
         previous = skin_vertex(vertex, instance, frame.skinning.y, joint_count, frame.skinning.w, dual, true).position;
     }
-    write_positions(skinned_vertex.position, previous);
+    write_previous_position(previous);
+#endif
     out_normal = skinned_vertex.normal;
     out_tangent = vec4(skinned_vertex.tangent, skinned_vertex.bitangent_sign);
     out_uv = texcoords[vertex];

@@ -1,20 +1,31 @@
 // What the forward vertex shaders (forward.vert: skinned buffer; forward_skinning.vert: the
 // `vertex` strategy; forward_streamed.vert: the `cpu` strategy's buffers) hand to forward.frag, and
-// the per-model texture coordinates they read.
+// the per-model texture coordinates they read. Each is built twice: without the velocity target,
+// and with it (VELOCITY: where the vertex was last frame, as well).
 layout(set = 0, binding = 2) readonly buffer TexCoords { vec2 texcoords[]; };
 
 layout(location = 0) out vec3 out_normal;
 layout(location = 1) out vec2 out_uv;
 layout(location = 2) out vec4 out_light_clip;
 layout(location = 3) out vec4 out_tangent;
+#ifdef VELOCITY
 // This frame's and last frame's clip positions, for the velocity target.
 layout(location = 4) out vec4 out_clip;
 layout(location = 5) out vec4 out_previous_clip;
+#endif
 
-// gl_Position and the clip positions of a vertex now at `position` and last frame at `previous` (world space).
-void write_positions(vec3 position, vec3 previous) {
-    out_clip = frame.view_projection * vec4(position, 1.0);
-    gl_Position = out_clip;
-    out_previous_clip = frame.previous_view_projection * vec4(previous, 1.0);
+// gl_Position and the clip positions of a vertex now at `position` (world space).
+void write_position(vec3 position) {
+    gl_Position = frame.view_projection * vec4(position, 1.0);
     out_light_clip = frame.light_view_projection * vec4(position, 1.0);
+#ifdef VELOCITY
+    out_clip = gl_Position;
+#endif
 }
+
+#ifdef VELOCITY
+// Where the vertex was last frame (world space), on last frame's screen.
+void write_previous_position(vec3 previous) {
+    out_previous_clip = frame.previous_view_projection * vec4(previous, 1.0);
+}
+#endif

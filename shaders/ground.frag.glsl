@@ -1,14 +1,20 @@
 #version 460
+// Forward pass, the ground: lit checker and, in the VELOCITY build, the velocity target.
+// variant: VELOCITY
 #include "frame.glsl"
 #include "lighting.glsl"
 
 layout(location = 0) in vec3 world;
 layout(location = 1) in vec4 light_clip;
+#ifdef VELOCITY
 layout(location = 2) in vec4 clip;
 layout(location = 3) in vec4 previous_clip;
+#endif
 
 layout(location = 0) out vec4 color;
+#ifdef VELOCITY
 layout(location = 1) out vec2 velocity;
+#endif
 
 void main() {
     // Ten cells across the half-width: the checker scales with the model, whatever its units.
@@ -16,5 +22,7 @@ void main() {
     float checker = mod(cell.x + cell.y, 2.0);
     vec3 albedo = mix(vec3(0.46, 0.48, 0.46), vec3(0.54, 0.56, 0.54), checker);
     color = vec4(shade(albedo, vec3(0.0, 1.0, 0.0), light_clip), 1.0);
+#ifdef VELOCITY
     velocity = pixel_motion(clip, previous_clip);
+#endif
 }

@@ -43,7 +43,8 @@ impl Renderer {
         let reset = CullPass::counter_reset(&self.model, choice, self.passes.skin.tuning.workgroup_size);
         recorder.step("the counters' reset", |command_buffer| cull.record_reset(command_buffer, &reset));
         let hand_set = super::passes::cull::hand_set(scene);
-        let push = CullPass::push(&self.model, &self.setup, choice, self.stats.frames_rendered, self.debug.skeleton, hand_set);
+        let flags = (hand_set, self.velocity_written());
+        let push = CullPass::push(&self.model, &self.setup, choice, self.stats.frames_rendered, self.debug.skeleton, flags);
         let record = |command_buffer| cull.record(command_buffer, frame.cull_set, push);
         recorder.pass(Pass::Cull, cull.hazards_before(), record, cull.hazards_after());
 
@@ -197,7 +198,7 @@ impl Renderer {
     /// the scene colour the motion pass reads).
     fn forward_hazards(&self, output: &Output<'_>) -> Vec<Hazard> {
         let targets = self.targets();
-        let mut hazards = targets.hazards_before();
+        let mut hazards = targets.hazards_before(self.velocity_written());
         hazards.push(match self.motion_pass_runs() {
             true => targets.scene_color_hazard(RESOLVE_WRITES),
             false => output.resolve_hazard(RESOLVE_WRITES),
@@ -208,6 +209,13 @@ impl Renderer {
     /// The motion pass runs this frame: motion blur, or the motion view, is on.
     pub(super) fn motion_pass_runs(&self) -> bool {
         self.motion_blur || self.debug.motion
+    }
+
+    /// The forward pass writes the velocity target this frame: the motion pass reads it, or the
+    /// application asked for it (`write_velocity`). Else no instance moves on the GPU (no previous
+    /// palette kept, no second skinning) and the pass draws without the target.
+    pub fn velocity_written(&self) -> bool {
+        self.motion_pass_runs() || self.write_velocity
     }
 
     fn motion_push(&self) -> MotionPush {
@@ -383,6 +391,7 @@ impl Renderer {
             joint_count: self.model.joint_count,
             normal_length: self.setup.bind_bounds.size().length() * 0.02,
             extent: resolve.extent,
+            velocity: self.velocity_written(),
         };
         let overlay = |command_buffer| self.passes.debug.record(command_buffer, &debug_frame);
         let culled = self.passes.triangles.as_ref().map(|triangles| {
@@ -396,6 +405,7 @@ impl Renderer {
             previous,
             indices: &self.model.indices,
             draws: camera_draws,
+            velocity: self.velocity_written(),
             culled: culled.as_ref(),
             mesh_materials: &self.setup.mesh_draws,
         };

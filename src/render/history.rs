@@ -70,6 +70,14 @@ impl FrameHistory {
         flagged
     }
 
+    /// `cpu`, a frame without the velocity target: no position is kept, so the next frame with
+    /// it has no motion of its own.
+    pub fn forget_cpu_positions(&mut self) {
+        if let Some(cpu) = &mut self.cpu {
+            cpu.counts.fill(0);
+        }
+    }
+
     /// `cpu`: each skinned vertex's position last frame into `previous` (beside `skinned`, which
     /// the CPU just wrote, instance i's at i × vertex count), and this frame's kept. An instance
     /// that is still or restarts, or whose vertices were not all skinned last frame (culled, or a

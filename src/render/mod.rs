@@ -280,6 +280,11 @@ pub struct Renderer {
     cpu_model: Option<Box<Model>>,
     /// Motion blur from the velocity target (the motion pass); off unless asked for.
     pub motion_blur: bool,
+    /// Write the velocity target even when the motion pass does not run (tests read it back; an
+    /// application's own pass could use it).
+    pub write_velocity: bool,
+    /// Whether the last frame recorded wrote the velocity target (`read_velocity`).
+    velocity_in_last_frame: bool,
     /// Last frame's camera and instances, which this frame's motion is measured from.
     history: history::FrameHistory,
     frame_index: usize,
@@ -409,6 +414,8 @@ impl Renderer {
             stats: FrameStats::default(),
             cpu_model: (strategy == Strategy::Cpu).then(|| Box::new(model.clone())),
             motion_blur: settings.motion_blur,
+            write_velocity: false,
+            velocity_in_last_frame: false,
             history: history::FrameHistory::new(strategy == Strategy::Cpu, instance_count, vertex_count),
             frame_index: 0,
             device: device.clone(),
@@ -484,6 +491,8 @@ impl Renderer {
         // The `cpu` strategy skins each instance's level of detail, as the cull pass will pick it.
         // How the cull pass picks levels this frame, worked out once for every pass that needs it.
         let choice = self.level_choice(scene);
+        let velocity = self.velocity_written();
+        self.velocity_in_last_frame = velocity;
         let cpu_counts = self.cpu_model.as_deref().map(|model| self.cpu_vertex_counts(model, scene, &choice));
         let slot = &mut self.frames[index];
         slot.uniforms.write(0, &[uniforms])?;
@@ -497,7 +506,10 @@ impl Renderer {
             let started = std::time::Instant::now();
             let out = buffer.mapped_values()?;
             reference::cpu_skin_instances(model, &instances, &scene.morph_overrides, counts, out);
-            self.history.cpu_previous_positions(&instances, counts, out, previous.mapped_values()?);
+            match velocity {
+                true => self.history.cpu_previous_positions(&instances, counts, out, previous.mapped_values()?),
+                false => self.history.forget_cpu_positions(),
+            }
             self.stats.cpu_skinning_ms = started.elapsed().as_secs_f64() * 1e3;
         }
 

@@ -66,6 +66,9 @@ impl Renderer {
     /// row after row.
     pub fn read_velocity(&self) -> gpu::Result<Vec<glam::Vec2>> {
         let targets = self.targets.as_ref().ok_or_else(|| gpu::Error::Other("no frame rendered yet".into()))?;
+        if !self.velocity_in_last_frame {
+            return Err(gpu::Error::Other("the last frame wrote no velocity target (see Renderer::write_velocity)".into()));
+        }
         let image = &targets.velocity;
         let extent = image.extent();
         let size = u64::from(extent.width) * u64::from(extent.height) * 4;

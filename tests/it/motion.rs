@@ -72,6 +72,7 @@ fn frames(setup: &SceneSetup, scenes: &[FrameScene], strategy: Strategy, motion_
 fn frames_with(setup: &SceneSetup, scenes: &[FrameScene], strategy: Strategy, settings: RenderSettings) -> Vec<Frame> {
     let device = validated_device();
     let mut headless = HeadlessRenderer::with_settings(&device, setup, (WIDTH, HEIGHT), strategy, settings).expect("renderer");
+    headless.renderer.write_velocity = true;
     let frames = scenes
         .iter()
         .map(|scene| {

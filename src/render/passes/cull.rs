@@ -305,14 +305,15 @@ impl CullPass {
     /// The pass's push constants this frame. `frames_rendered` numbers the palette frames;
     /// `skeleton_view`: the skeleton view reads every joint position every frame, so animation LOD
     /// skips no palette while it is on.
-    /// `hand_set`: some morph weight is set by hand this frame.
+    /// `hand_set`: some morph weight is set by hand this frame. `motion_vectors`: the forward pass
+    /// writes the velocity target.
     pub fn push(
         model: &GpuModel,
         setup: &Setup,
         choice: &LevelChoice,
         frames_rendered: u64,
         skeleton_view: bool,
-        hand_set: bool,
+        (hand_set, motion_vectors): (bool, bool),
     ) -> CullPush {
         let bind = setup.bind_bounds;
         let mut level_errors = [0.0; MAX_LEVELS];
@@ -341,6 +342,7 @@ impl CullPass {
                 _ => 0.0,
             },
             morph_reach: if hand_set { setup.morph_reach } else { 0.0 },
+            motion_vectors: u32::from(motion_vectors),
         }
     }
 }

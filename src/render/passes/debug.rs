@@ -134,6 +134,8 @@ pub struct DebugFrame<'a> {
     /// Length of a normal line, world units.
     pub normal_length: f32,
     pub extent: vk::Extent2D,
+    /// The forward pass writes its velocity target this frame.
+    pub velocity: bool,
 }
 
 #[repr(C)]
@@ -144,12 +146,18 @@ struct LinePush {
     unused: [u32; 3],
 }
 
-pub struct DebugPass {
+/// The views' pipelines, for one shape of the forward pass's attachments.
+struct DebugPipelines {
     wireframe: Pipeline,
     normals: Option<Pipeline>,
     skeleton: Pipeline,
     bounds: Pipeline,
     shadowmap: Pipeline,
+}
+
+pub struct DebugPass {
+    /// Without the forward pass's velocity target, and with it (`DebugFrame::velocity`).
+    pipelines: [DebugPipelines; 2],
     pub set_layout: DescriptorSetLayout,
     /// Its one set, over `DebugInputs`, from its own pool.
     set: vk::DescriptorSet,
@@ -183,82 +191,89 @@ impl DebugPass {
             ],
         )?;
         let (bindings, attributes) = skinned_vertex_input();
-        let lines_only = GraphicsDesc {
-            vertex_shader: crate::render::shaders::DEBUG_SKELETON_VERT,
-            geometry_shader: None,
-            fragment_shader: Some(crate::render::shaders::DEBUG_LINES_FRAG),
-            vertex_bindings: &[],
-            vertex_attributes: &[],
-            topology: vk::PrimitiveTopology::LINE_LIST,
-            polygon_mode: vk::PolygonMode::FILL,
-            cull_mode: vk::CullModeFlags::NONE,
-            depth_bias: None,
-            samples: SAMPLES,
-            color_format: Some(color_format),
-            // Drawn inside the forward pass, whose velocity target they leave as the model wrote it.
-            second_color: Some((VELOCITY_FORMAT, false)),
-            depth_format: Some(DEPTH_FORMAT),
-            depth_write: false,
-            depth_compare: vk::CompareOp::ALWAYS,
-            set_layouts: &[frame_set_layout, &set_layout],
-            push_constants: Some((vk::ShaderStageFlags::VERTEX, std::mem::size_of::<LinePush>() as u32)),
-        };
-        let skeleton = Pipeline::graphics(device, "debug.skeleton", &lines_only)?;
-        let bounds = Pipeline::graphics(
-            device,
-            "debug.bounds",
-            &GraphicsDesc {
-                vertex_shader: crate::render::shaders::DEBUG_BOUNDS_VERT,
-                depth_compare: vk::CompareOp::LESS_OR_EQUAL,
-                ..lines_only
-            },
-        )?;
-        let wireframe = Pipeline::graphics(
-            device,
-            "debug.wireframe",
-            &GraphicsDesc {
-                vertex_shader: crate::render::shaders::DEBUG_WIREFRAME_VERT,
-                vertex_bindings: &bindings,
-                vertex_attributes: &attributes[..1],
-                topology: vk::PrimitiveTopology::TRIANGLE_LIST,
-                // Lines over their own triangles: pulled towards the camera so they win the depth test.
-                polygon_mode: if device.fill_mode_non_solid { vk::PolygonMode::LINE } else { vk::PolygonMode::FILL },
-                cull_mode,
-                depth_bias: Some((-2.0, -1.0)),
-                depth_compare: vk::CompareOp::LESS_OR_EQUAL,
-                push_constants: None,
-                ..lines_only
-            },
-        )?;
-        let normals = if device.geometry_shader {
-            Some(Pipeline::graphics(
+        // Two of each, as the forward pass has: without its velocity target and with it.
+        let build = |velocity: bool| -> gpu::Result<DebugPipelines> {
+            let suffix = if velocity { ".velocity" } else { "" };
+            let lines_only = GraphicsDesc {
+                vertex_shader: crate::render::shaders::DEBUG_SKELETON_VERT,
+                geometry_shader: None,
+                fragment_shader: Some(crate::render::shaders::DEBUG_LINES_FRAG),
+                vertex_bindings: &[],
+                vertex_attributes: &[],
+                topology: vk::PrimitiveTopology::LINE_LIST,
+                polygon_mode: vk::PolygonMode::FILL,
+                cull_mode: vk::CullModeFlags::NONE,
+                depth_bias: None,
+                samples: SAMPLES,
+                color_format: Some(color_format),
+                // Drawn inside the forward pass, whose velocity target (when it has one) they leave as
+                // the model wrote it.
+                second_color: Some((if velocity { VELOCITY_FORMAT } else { vk::Format::UNDEFINED }, false)),
+                depth_format: Some(DEPTH_FORMAT),
+                depth_write: false,
+                depth_compare: vk::CompareOp::ALWAYS,
+                set_layouts: &[frame_set_layout, &set_layout],
+                push_constants: Some((vk::ShaderStageFlags::VERTEX, std::mem::size_of::<LinePush>() as u32)),
+            };
+            let skeleton = Pipeline::graphics(device, &format!("debug.skeleton{suffix}"), &lines_only)?;
+            let bounds = Pipeline::graphics(
                 device,
-                "debug.normals",
+                &format!("debug.bounds{suffix}"),
                 &GraphicsDesc {
-                    vertex_shader: crate::render::shaders::DEBUG_NORMALS_VERT,
-                    geometry_shader: Some(crate::render::shaders::DEBUG_NORMALS_GEOM),
-                    vertex_bindings: &bindings,
-                    vertex_attributes: &attributes[..2],
-                    topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+                    vertex_shader: crate::render::shaders::DEBUG_BOUNDS_VERT,
                     depth_compare: vk::CompareOp::LESS_OR_EQUAL,
-                    push_constants: Some((vk::ShaderStageFlags::GEOMETRY, std::mem::size_of::<LinePush>() as u32)),
                     ..lines_only
                 },
-            )?)
-        } else {
-            None
+            )?;
+            let wireframe = Pipeline::graphics(
+                device,
+                &format!("debug.wireframe{suffix}"),
+                &GraphicsDesc {
+                    vertex_shader: crate::render::shaders::DEBUG_WIREFRAME_VERT,
+                    vertex_bindings: &bindings,
+                    vertex_attributes: &attributes[..1],
+                    topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+                    // Lines over their own triangles: pulled towards the camera so they win the depth test.
+                    polygon_mode: if device.fill_mode_non_solid { vk::PolygonMode::LINE } else { vk::PolygonMode::FILL },
+                    cull_mode,
+                    depth_bias: Some((-2.0, -1.0)),
+                    depth_compare: vk::CompareOp::LESS_OR_EQUAL,
+                    push_constants: None,
+                    ..lines_only
+                },
+            )?;
+            let normals = if device.geometry_shader {
+                Some(Pipeline::graphics(
+                    device,
+                    &format!("debug.normals{suffix}"),
+                    &GraphicsDesc {
+                        vertex_shader: crate::render::shaders::DEBUG_NORMALS_VERT,
+                        geometry_shader: Some(crate::render::shaders::DEBUG_NORMALS_GEOM),
+                        vertex_bindings: &bindings,
+                        vertex_attributes: &attributes[..2],
+                        topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+                        depth_compare: vk::CompareOp::LESS_OR_EQUAL,
+                        push_constants: Some((vk::ShaderStageFlags::GEOMETRY, std::mem::size_of::<LinePush>() as u32)),
+                        ..lines_only
+                    },
+                )?)
+            } else {
+                None
+            };
+            let shadowmap = Pipeline::graphics(
+                device,
+                &format!("debug.shadowmap{suffix}"),
+                &GraphicsDesc {
+                    vertex_shader: crate::render::shaders::DEBUG_SHADOWMAP_VERT,
+                    fragment_shader: Some(crate::render::shaders::DEBUG_SHADOWMAP_FRAG),
+                    topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+                    push_constants: None,
+                    ..lines_only
+                },
+            )?;
+            Ok(DebugPipelines { wireframe, normals, skeleton, bounds, shadowmap })
         };
-        let shadowmap = Pipeline::graphics(
-            device,
-            "debug.shadowmap",
-            &GraphicsDesc {
-                vertex_shader: crate::render::shaders::DEBUG_SHADOWMAP_VERT,
-                fragment_shader: Some(crate::render::shaders::DEBUG_SHADOWMAP_FRAG),
-                topology: vk::PrimitiveTopology::TRIANGLE_LIST,
-                push_constants: None,
-                ..lines_only
-            },
-        )?;
+        let pipelines = [build(false)?, build(true)?];
         let shadow_sampler = Sampler::nearest_clamp(device, "debug.shadow_sampler")?;
         let (pool, set) = DescriptorPool::with_one_set(
             device,
@@ -273,11 +288,7 @@ impl DebugPass {
             ],
         )?;
         Ok(DebugPass {
-            wireframe,
-            normals,
-            skeleton,
-            bounds,
-            shadowmap,
+            pipelines,
             set_layout,
             set,
             _pool: pool,
@@ -288,7 +299,7 @@ impl DebugPass {
 
     /// Why a view cannot be drawn on this device, if one cannot.
     pub fn check(&self, views: DebugViews) -> Result<(), String> {
-        if views.normals && self.normals.is_none() {
+        if views.normals && self.pipelines[0].normals.is_none() {
             return Err("the normals view needs geometry shaders, which this device lacks".into());
         }
         Ok(())
@@ -301,6 +312,7 @@ impl DebugPass {
             return;
         }
         device.begin_label(command_buffer, c"debug");
+        let DebugPipelines { wireframe, normals, skeleton, bounds, shadowmap } = &self.pipelines[usize::from(frame.velocity)];
         let push = |value: u32| LinePush { view_projection: frame.view_projection.to_cols_array(), value, unused: [0; 3] };
         let sets = [frame.frame_set, self.set];
         let skinned_draws = |pipeline: &Pipeline| {
@@ -311,10 +323,10 @@ impl DebugPass {
         };
         if views.wireframe {
             device.begin_label(command_buffer, c"wireframe");
-            skinned_draws(&self.wireframe);
+            skinned_draws(wireframe);
             device.end_label(command_buffer);
         }
-        if let (true, Some(normals)) = (views.normals, &self.normals) {
+        if let (true, Some(normals)) = (views.normals, normals) {
             device.begin_label(command_buffer, c"normals");
             let push = LinePush { value: frame.normal_length.to_bits(), ..push(0) };
             normals.bind(command_buffer);
@@ -324,17 +336,17 @@ impl DebugPass {
         }
         if views.bounds {
             device.begin_label(command_buffer, c"bounds");
-            self.bounds.bind(command_buffer);
-            self.bounds.bind_sets(command_buffer, 0, &sets);
-            self.bounds.push_constants(command_buffer, vk::ShaderStageFlags::VERTEX, &push(0));
+            bounds.bind(command_buffer);
+            bounds.bind_sets(command_buffer, 0, &sets);
+            bounds.push_constants(command_buffer, vk::ShaderStageFlags::VERTEX, &push(0));
             unsafe { device.raw.cmd_draw_indirect(command_buffer, frame.counters.raw, frame.box_offset, 1, 16) };
             device.end_label(command_buffer);
         }
         if views.skeleton {
             device.begin_label(command_buffer, c"skeleton");
-            self.skeleton.bind(command_buffer);
-            self.skeleton.bind_sets(command_buffer, 0, &sets);
-            self.skeleton.push_constants(command_buffer, vk::ShaderStageFlags::VERTEX, &push(frame.joint_count));
+            skeleton.bind(command_buffer);
+            skeleton.bind_sets(command_buffer, 0, &sets);
+            skeleton.push_constants(command_buffer, vk::ShaderStageFlags::VERTEX, &push(frame.joint_count));
             unsafe { device.raw.cmd_draw_indirect(command_buffer, frame.counters.raw, frame.skeleton_offset, 1, 16) };
             device.end_label(command_buffer);
         }
@@ -351,8 +363,8 @@ impl DebugPass {
                 max_depth: 1.0,
             };
             unsafe { device.raw.cmd_set_viewport(command_buffer, 0, &[viewport]) };
-            self.shadowmap.bind(command_buffer);
-            self.shadowmap.bind_sets(command_buffer, 0, &sets);
+            shadowmap.bind(command_buffer);
+            shadowmap.bind_sets(command_buffer, 0, &sets);
             unsafe { device.raw.cmd_draw(command_buffer, 6, 1, 0, 0) };
             set_viewport(device, command_buffer, frame.extent);
             device.end_label(command_buffer);

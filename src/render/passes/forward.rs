@@ -56,8 +56,8 @@ pub struct ForwardTargets {
 
 impl ForwardTargets {
     /// Before the pass: last frame's use of the attachments is done; their contents are
-    /// discarded (the pass clears them).
-    pub fn hazards_before(&self) -> Vec<Hazard> {
+    /// discarded (the pass clears them). `velocity`: the pass writes the velocity target.
+    pub fn hazards_before(&self, velocity: bool) -> Vec<Hazard> {
         use vk::{AccessFlags2 as Access, ImageLayout, PipelineStageFlags2 as Stage};
         let color = side("colour output", Stage::COLOR_ATTACHMENT_OUTPUT, Access::COLOR_ATTACHMENT_WRITE);
         let depth = side(
@@ -65,7 +65,7 @@ impl ForwardTargets {
             Stage::EARLY_FRAGMENT_TESTS | Stage::LATE_FRAGMENT_TESTS,
             Access::DEPTH_STENCIL_ATTACHMENT_READ | Access::DEPTH_STENCIL_ATTACHMENT_WRITE,
         );
-        vec![
+        let mut hazards = vec![
             Hazard::image(
                 "forward.color_msaa",
                 &self.color,
@@ -80,6 +80,11 @@ impl ForwardTargets {
                 depth,
                 (ImageLayout::UNDEFINED, ImageLayout::DEPTH_ATTACHMENT_OPTIMAL),
             ),
+        ];
+        if !velocity {
+            return hazards;
+        }
+        hazards.extend([
             Hazard::image(
                 "forward.velocity_msaa",
                 &self.velocity_msaa,
@@ -94,7 +99,8 @@ impl ForwardTargets {
                 side("the resolve", Stage::COLOR_ATTACHMENT_OUTPUT, Access::COLOR_ATTACHMENT_WRITE),
                 (ImageLayout::UNDEFINED, ImageLayout::COLOR_ATTACHMENT_OPTIMAL),
             ),
-        ]
+        ]);
+        hazards
     }
 
     /// Before the forward pass resolves into `scene_color` (the motion pass is on): last frame's
@@ -157,6 +163,8 @@ pub struct ForwardFrame<'a> {
     pub previous: PreviousPositions<'a>,
     pub indices: &'a Buffer,
     pub draws: DrawList<'a>,
+    /// Write the velocity target this frame (something reads it: the motion pass, a test).
+    pub velocity: bool,
     /// The triangle pass's survivors (`compute`), drawn instead of `draws` when present.
     pub culled: Option<&'a CulledDraws<'a>>,
     /// Each mesh's material index.
@@ -178,9 +186,15 @@ pub enum PreviousPositions<'a> {
 /// vertices are bound (vertex, forward.vert).
 const PUSH_BYTES: u32 = 20;
 
+/// The model's and the ground's pipelines, for one shape of the pass's attachments.
+struct DrawPipelines {
+    model: Pipeline,
+    ground: Pipeline,
+}
+
 pub struct ForwardPass {
-    pub model_pipeline: Pipeline,
-    pub ground_pipeline: Pipeline,
+    /// Without the velocity target, and with it (`ForwardFrame::velocity`).
+    pipelines: [DrawPipelines; 2],
     pub frame_set_layout: DescriptorSetLayout,
     pub material_set_layout: DescriptorSetLayout,
     /// A set a material (its base colour and normal map), and its base colour factor.
@@ -256,50 +270,74 @@ impl ForwardPass {
             set_layouts: &[&frame_set_layout, &material_set_layout],
             push_constants: Some((vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, PUSH_BYTES)),
         };
-        let model_pipeline = match (strategy, skin_inputs) {
-            (Strategy::Cpu, _) => Pipeline::graphics(
+        // Two of each: without the velocity target (its format undefined, its view none: nothing
+        // reads motion this frame) and with it.
+        let build = |velocity: bool| -> gpu::Result<DrawPipelines> {
+            let (format, suffix) = if velocity { (VELOCITY_FORMAT, ".velocity") } else { (vk::Format::UNDEFINED, "") };
+            // Each shader's build (build.rs: variants): with VELOCITY defined, or not.
+            let pick = |with: &'static [u8], without: &'static [u8]| if velocity { with } else { without };
+            use crate::render::shaders::*;
+            let base = GraphicsDesc {
+                vertex_shader: pick(FORWARD_VERT_VELOCITY, FORWARD_VERT),
+                fragment_shader: Some(pick(FORWARD_FRAG_VELOCITY, FORWARD_FRAG)),
+                second_color: Some((format, velocity)),
+                ..base
+            };
+            // The `cpu` strategy's previous positions are a second vertex buffer.
+            let (streamed_bindings, streamed_attributes) = match velocity {
+                true => (&streamed_bindings[..], &streamed_attributes[..]),
+                false => (&bindings[..], &attributes[..]),
+            };
+            let with_set_2 = [&frame_set_layout, &material_set_layout];
+            let model = match (strategy, skin_inputs) {
+                (Strategy::Cpu, _) => Pipeline::graphics(
+                    device,
+                    &format!("forward.model.streamed{suffix}"),
+                    &GraphicsDesc {
+                        vertex_shader: pick(FORWARD_STREAMED_VERT_VELOCITY, FORWARD_STREAMED_VERT),
+                        vertex_bindings: streamed_bindings,
+                        vertex_attributes: streamed_attributes,
+                        ..base
+                    },
+                )?,
+                (Strategy::Vertex, Some(skin_inputs)) => Pipeline::graphics(
+                    device,
+                    &format!("forward.model.vertex_skinning{suffix}"),
+                    &GraphicsDesc {
+                        vertex_shader: pick(FORWARD_SKINNING_VERT_VELOCITY, FORWARD_SKINNING_VERT),
+                        vertex_bindings: &[],
+                        vertex_attributes: &[],
+                        set_layouts: &[with_set_2[0], with_set_2[1], skin_inputs],
+                        ..base
+                    },
+                )?,
+                (_, Some(skin_inputs)) => Pipeline::graphics(
+                    device,
+                    &format!("forward.model{suffix}"),
+                    &GraphicsDesc { set_layouts: &[with_set_2[0], with_set_2[1], skin_inputs], ..base },
+                )?,
+                (_, None) => {
+                    return Err(gpu::Error::Other("the forward pass skins previous positions from the skin inputs".into()))
+                }
+            };
+            let ground = Pipeline::graphics(
                 device,
-                "forward.model.streamed",
+                &format!("forward.ground{suffix}"),
                 &GraphicsDesc {
-                    vertex_shader: crate::render::shaders::FORWARD_STREAMED_VERT,
-                    vertex_bindings: &streamed_bindings,
-                    vertex_attributes: &streamed_attributes,
-                    ..base
-                },
-            )?,
-            (Strategy::Vertex, Some(skin_inputs)) => Pipeline::graphics(
-                device,
-                "forward.model.vertex_skinning",
-                &GraphicsDesc {
-                    vertex_shader: crate::render::shaders::FORWARD_SKINNING_VERT,
+                    vertex_shader: pick(GROUND_VERT_VELOCITY, GROUND_VERT),
+                    fragment_shader: Some(pick(GROUND_FRAG_VELOCITY, GROUND_FRAG)),
                     vertex_bindings: &[],
                     vertex_attributes: &[],
-                    set_layouts: &[&frame_set_layout, &material_set_layout, skin_inputs],
+                    set_layouts: &[&frame_set_layout],
+                    push_constants: None,
+                    // Seen from above and below alike (the camera orbits).
+                    cull_mode: vk::CullModeFlags::NONE,
                     ..base
                 },
-            )?,
-            (_, Some(skin_inputs)) => Pipeline::graphics(
-                device,
-                "forward.model",
-                &GraphicsDesc { set_layouts: &[&frame_set_layout, &material_set_layout, skin_inputs], ..base },
-            )?,
-            (_, None) => return Err(gpu::Error::Other("the forward pass skins previous positions from the skin inputs".into())),
+            )?;
+            Ok(DrawPipelines { model, ground })
         };
-        let ground_pipeline = Pipeline::graphics(
-            device,
-            "forward.ground",
-            &GraphicsDesc {
-                vertex_shader: crate::render::shaders::GROUND_VERT,
-                fragment_shader: Some(crate::render::shaders::GROUND_FRAG),
-                vertex_bindings: &[],
-                vertex_attributes: &[],
-                set_layouts: &[&frame_set_layout],
-                push_constants: None,
-                // Seen from above and below alike (the camera orbits).
-                cull_mode: vk::CullModeFlags::NONE,
-                ..base
-            },
-        )?;
+        let pipelines = [build(false)?, build(true)?];
         let texture_sampler = Sampler::linear_repeat(device, "material.sampler")?;
         let count = materials.len().max(1) as u32;
         let material_pool = DescriptorPool::for_sets(device, "forward.material_pool", &[(&material_set_layout, count)])?;
@@ -321,8 +359,7 @@ impl ForwardPass {
         Ok(ForwardPass {
             frame_pool,
             shadow_sampler,
-            model_pipeline,
-            ground_pipeline,
+            pipelines,
             frame_set_layout,
             material_set_layout,
             materials: material_sets,
@@ -355,7 +392,9 @@ impl ForwardPass {
 
     /// `overlay` draws after the model, into the same multisampled targets (the debug views).
     pub fn record(&self, command_buffer: vk::CommandBuffer, frame: &ForwardFrame<'_>, overlay: &dyn Fn(vk::CommandBuffer)) {
-        let ForwardFrame { targets, resolve, frame_set, vertices, previous, indices, draws, culled, mesh_materials } = *frame;
+        let ForwardFrame { targets, resolve, frame_set, vertices, previous, indices, draws, velocity, culled, mesh_materials } =
+            *frame;
+        let DrawPipelines { model, ground } = &self.pipelines[usize::from(velocity)];
         let device = &self.device;
         device.begin_label(command_buffer, c"forward");
         let color_attachment = [
@@ -368,6 +407,10 @@ impl ForwardPass {
                 .load_op(vk::AttachmentLoadOp::CLEAR)
                 .store_op(vk::AttachmentStoreOp::DONT_CARE)
                 .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: CLEAR_COLOR } }),
+            // Without the velocity target: no view (the pipelines leave its format undefined).
+            if !velocity {
+                vk::RenderingAttachmentInfo::default()
+            } else {
             vk::RenderingAttachmentInfo::default()
                 .image_view(targets.velocity_msaa.view)
                 .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
@@ -378,7 +421,8 @@ impl ForwardPass {
                 .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
                 .load_op(vk::AttachmentLoadOp::CLEAR)
                 .store_op(vk::AttachmentStoreOp::DONT_CARE)
-                .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: [0.0; 4] } }),
+                .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: [0.0; 4] } })
+            },
         ];
         let depth_attachment = vk::RenderingAttachmentInfo::default()
             .image_view(targets.depth.view)
@@ -395,33 +439,33 @@ impl ForwardPass {
         set_viewport(device, command_buffer, resolve.extent);
 
         device.begin_label(command_buffer, c"ground");
-        self.ground_pipeline.bind(command_buffer);
-        self.ground_pipeline.bind_sets(command_buffer, 0, &[frame_set]);
+        ground.bind(command_buffer);
+        ground.bind_sets(command_buffer, 0, &[frame_set]);
         unsafe { device.raw.cmd_draw(command_buffer, 6, 1, 0, 0) };
         device.end_label(command_buffer);
 
         device.begin_label(command_buffer, c"model");
-        self.model_pipeline.bind(command_buffer);
-        self.model_pipeline.bind_sets(command_buffer, 0, &[frame_set]);
+        model.bind(command_buffer);
+        model.bind_sets(command_buffer, 0, &[frame_set]);
         if let VertexSource::SkinInVertexShader { skin_inputs, .. } = vertices {
-            self.model_pipeline.bind_sets(command_buffer, 2, &[skin_inputs]);
+            model.bind_sets(command_buffer, 2, &[skin_inputs]);
         }
         if let PreviousPositions::Skinned(skin_inputs) = previous {
-            self.model_pipeline.bind_sets(command_buffer, 2, &[skin_inputs]);
+            model.bind_sets(command_buffer, 2, &[skin_inputs]);
         }
         let push_stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
         unsafe { device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, vk::IndexType::UINT32) };
         // Material by material; within one, chunk by chunk (a vertex buffer each).
         for (mesh, &material) in mesh_materials.iter().enumerate() {
             let (material_set, base_color) = self.materials[material];
-            self.model_pipeline.bind_sets(command_buffer, 1, &[material_set]);
+            model.bind_sets(command_buffer, 1, &[material_set]);
             for chunk in 0..draws.chunk_count {
                 let mut push = [0u32; 5];
                 push[..4].copy_from_slice(&base_color.map(f32::to_bits));
                 push[4] = chunk;
-                self.model_pipeline.push_constants(command_buffer, push_stages, &push);
+                model.push_constants(command_buffer, push_stages, &push);
                 vertices.bind_chunk(device, command_buffer, chunk);
-                if let PreviousPositions::Streamed(chunks) = previous {
+                if let (true, PreviousPositions::Streamed(chunks)) = (velocity, previous) {
                     if let Some(&(buffer, offset)) = chunks.get(chunk as usize) {
                         unsafe { device.raw.cmd_bind_vertex_buffers(command_buffer, 1, &[buffer.raw], &[offset]) };
                     }

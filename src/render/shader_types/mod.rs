@@ -417,6 +417,9 @@ pub struct CullPush {
     /// How far weights set by hand can move a vertex past its box (`ModelBounds::morph_reach`
     /// while one is set; 0 otherwise).
     pub morph_reach: f32,
+    /// 1: the forward pass writes the velocity target this frame (instances may move, their
+    /// previous palettes are kept); 0: none moves.
+    pub motion_vectors: u32,
 }
 
 /// Push constants of palette.comp.

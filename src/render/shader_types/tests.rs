@@ -342,6 +342,7 @@ fn layouts_match_the_compiled_shaders() {
             ("instance_count", offset_of!(CullPush, instance_count)),
             ("blend_reach", offset_of!(CullPush, blend_reach)),
             ("morph_reach", offset_of!(CullPush, morph_reach)),
+            ("motion_vectors", offset_of!(CullPush, motion_vectors)),
             ("joint_count", offset_of!(CullPush, joint_count)),
             ("vertex_count", offset_of!(CullPush, vertex_count)),
             ("mesh_count", offset_of!(CullPush, mesh_count)),
