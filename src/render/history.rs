@@ -94,9 +94,11 @@ impl FrameHistory {
         if vertex_count == 0 {
             return;
         }
-        let rows = cpu.positions.chunks_exact_mut(vertex_count).zip(previous.chunks_exact_mut(vertex_count));
-        let rows = rows.zip(skinned.chunks_exact(vertex_count)).zip(instances.iter().zip(counts)).zip(&mut cpu.counts);
-        for ((((kept, previous), skinned), (instance, &count)), kept_count) in rows {
+        // Instance by instance on every core, as the skinning before it.
+        use rayon::prelude::*;
+        let rows = cpu.positions.par_chunks_exact_mut(vertex_count).zip(previous.par_chunks_exact_mut(vertex_count));
+        let rows = rows.zip(skinned.par_chunks_exact(vertex_count)).zip(instances.par_iter().zip(counts)).zip(&mut cpu.counts);
+        rows.for_each(|((((kept, previous), skinned), (instance, &count)), kept_count)| {
             let count = (count as usize).min(vertex_count);
             let moving = instance.skinning & INSTANCE_FLAGS == 0 && *kept_count as usize >= count;
             for ((kept, previous), vertex) in kept[..count].iter_mut().zip(&mut previous[..count]).zip(&skinned[..count]) {
@@ -104,7 +106,7 @@ impl FrameHistory {
                 *kept = vertex.position;
             }
             *kept_count = count as u32;
-        }
+        });
     }
 }
 

@@ -324,3 +324,29 @@ fn morph_targets_move_pixels_as_their_weights_change() {
         assert_eq!(longest[2], 0.0, "{}: paused, nothing moves", strategy.name());
     }
 }
+
+#[test]
+fn the_velocity_target_is_written_only_when_read_and_turning_it_on_needs_no_warm_up() {
+    let setup = walking();
+    let scenes: Vec<FrameScene> = (0..3).map(|frame| setup.frame(0.5 + frame as f64 * 6.0 * STEP, aspect())).collect();
+    let device = validated_device();
+    for strategy in [Strategy::Compute, Strategy::Vertex] {
+        let name = strategy.name();
+        // Off (the default): no target, and no instance moves on the GPU.
+        let mut headless = HeadlessRenderer::with_strategy(&device, &setup, (WIDTH, HEIGHT), strategy).expect("renderer");
+        headless.render(&scenes[0]).expect("frame");
+        headless.render(&scenes[1]).expect("frame");
+        assert!(headless.renderer.read_velocity().is_err(), "{name}: a frame without the target has none to read");
+        // On from the third frame: its motion is already what a renderer with it on all along sees,
+        // since last frame's palette is still in the slots the new one overwrites.
+        headless.renderer.write_velocity = true;
+        headless.render(&scenes[2]).expect("frame");
+        let turned_on = headless.renderer.read_velocity().expect("velocity");
+        let all_along = frames(&setup, &scenes, strategy, false);
+        let longest = turned_on.iter().map(|motion| motion.length()).fold(0.0, f32::max);
+        println!("{name}: turned on, the longest motion is {longest} pixels; on all along, {}", all_along[2].longest());
+        assert!(longest > 0.3, "{name}: {longest}");
+        assert!(turned_on == all_along[2].velocity, "{name}: the first frame with the target differs from one with it all along");
+    }
+    assert_no_validation_messages(&device);
+}

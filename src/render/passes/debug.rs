@@ -287,14 +287,7 @@ impl DebugPass {
                 (BINDING_SHADOW_DEPTH, Resource::SampledImage(inputs.shadow_view, shadow_sampler.raw)),
             ],
         )?;
-        Ok(DebugPass {
-            pipelines,
-            set_layout,
-            set,
-            _pool: pool,
-            _shadow_sampler: shadow_sampler,
-            device: device.clone(),
-        })
+        Ok(DebugPass { pipelines, set_layout, set, _pool: pool, _shadow_sampler: shadow_sampler, device: device.clone() })
     }
 
     /// Why a view cannot be drawn on this device, if one cannot.

@@ -411,17 +411,17 @@ impl ForwardPass {
             if !velocity {
                 vk::RenderingAttachmentInfo::default()
             } else {
-            vk::RenderingAttachmentInfo::default()
-                .image_view(targets.velocity_msaa.view)
-                .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-                // Float formats resolve by averaging (the only mode besides none): at an edge, the
-                // pixel's samples' mean motion.
-                .resolve_mode(vk::ResolveModeFlags::AVERAGE)
-                .resolve_image_view(targets.velocity.view)
-                .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-                .load_op(vk::AttachmentLoadOp::CLEAR)
-                .store_op(vk::AttachmentStoreOp::DONT_CARE)
-                .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: [0.0; 4] } })
+                vk::RenderingAttachmentInfo::default()
+                    .image_view(targets.velocity_msaa.view)
+                    .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                    // Float formats resolve by averaging (the only mode besides none): at an edge, the
+                    // pixel's samples' mean motion.
+                    .resolve_mode(vk::ResolveModeFlags::AVERAGE)
+                    .resolve_image_view(targets.velocity.view)
+                    .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                    .load_op(vk::AttachmentLoadOp::CLEAR)
+                    .store_op(vk::AttachmentStoreOp::DONT_CARE)
+                    .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: [0.0; 4] } })
             },
         ];
         let depth_attachment = vk::RenderingAttachmentInfo::default()
