@@ -188,13 +188,18 @@ void main() {
     uint kept = palette_frames[instance_index];
     bool switched = (kept & LIST_DUAL_QUATERNION) != dual_bit;
     bool stale = (kept & ~LIST_DUAL_QUATERNION) + 1u != frame || switched;
-    bool computes = !far || stale || ((instance_index ^ frame) & 1u) == 0u;
+    // A restart (a teleport, a cut) takes a new palette now, far or not: the old one has the old
+    // place and pose in it.
+    bool restarts = (instance.skinning & INSTANCE_RESTART) != 0u;
+    bool computes = !far || stale || restarts || ((instance_index ^ frame) & 1u) == 0u;
     // It moves by itself when it was drawn last frame (so its palette slots hold what it was drawn
-    // with), gets a new palette now, and its record says neither still nor restarting; and only
-    // while the velocity target is written (else nothing reads the previous block).
+    // with), gets a new palette now, and does not restart; and only while the velocity target is
+    // written (else nothing reads the previous block). A record as last frame's (still) has not
+    // moved, when last frame's palette came from that record: not when animation LOD drew it from
+    // an older one.
     bool drawn_last_frame = (motions[instance_index] & ~MOTION_MOVING) + 1u == frame;
-    bool moving = push.motion_vectors != 0u && drawn_last_frame && computes && !switched
-               && (instance.skinning & (INSTANCE_STILL | INSTANCE_RESTART)) == 0u;
+    bool still = (instance.skinning & INSTANCE_STILL) != 0u && !stale;
+    bool moving = push.motion_vectors != 0u && drawn_last_frame && computes && !switched && !restarts && !still;
     motions[instance_index] = frame | (moving ? MOTION_MOVING : 0u);
     if (computes) {
         palette_frames[instance_index] = frame | dual_bit;

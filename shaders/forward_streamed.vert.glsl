@@ -1,8 +1,8 @@
 #version 460
 // Forward pass, `cpu` strategy: the CPU skinned the vertices into this frame slot's buffer
-// (binding 0) and wrote where each was last frame beside it (binding 1: src/render/reference.rs,
-// MotionHistory). On the CPU a copy of last frame's positions costs less than skinning again.
-// Outputs match forward.vert.
+// (binding 0) and wrote where each was last frame beside it (binding 1: src/render/history.rs,
+// FrameHistory::cpu_previous_positions). On the CPU a copy of last frame's positions costs less
+// than skinning again. Outputs match forward.vert.
 // variant: VELOCITY
 #include "frame.glsl"
 

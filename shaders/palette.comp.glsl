@@ -52,7 +52,7 @@ layout(push_constant) uniform Push {
     uint joint_count;
     uint chunk_instances;        // instances per chunk of palettes
     uint write_joint_positions;  // 1: the skeleton view reads joint_positions this frame
-    uint palette_stride;         // palette slots an instance takes: its joints, then its morph block
+    uint palette_stride;         // palette slots an instance takes: this frame's block, then the previous one
     uint target_count;           // morph targets
     uint weight_channels;        // where the weight channels start in channels[]
 } push;

@@ -24,7 +24,7 @@ layout(push_constant) uniform Push {
     uint instance_vertices;  // the model's: an instance's stride in the skinned buffer
     uint chunk_instances;    // instances per chunk of palettes and skinned vertices
     uint list_offset;        // where the level's list starts in level_lists
-    uint palette_stride;     // palette slots an instance takes: its joints, then its morph block
+    uint palette_stride;     // palette slots an instance takes: this frame's block, then the previous one
 } push;
 
 // STAGED_STORES (skin.rs: SkinTuning; on for GPUs): each invocation leaves its 7 words in shared

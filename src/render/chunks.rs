@@ -224,7 +224,9 @@ impl MemoryPlan {
             + match strategy {
                 Strategy::Compute => skinned + palettes + joint_positions + culled_indices + culled_commands + light_bytes,
                 Strategy::Vertex => palettes + joint_positions,
-                Strategy::Cpu => skinned * frames + joint_positions,
+                // Per frame in flight, the skinned vertices and (the motion vectors) their
+                // positions last frame, 12 bytes a vertex.
+                Strategy::Cpu => (skinned + vertices * 12) * frames + joint_positions,
             };
 
         // Instances per chunk: as many as one binding holds of the skinned vertices, the palettes and

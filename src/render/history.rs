@@ -44,6 +44,12 @@ impl FrameHistory {
         self.view_projection = None;
     }
 
+    /// The next frame starts anew: the camera and every instance (a cut, a jump of the clock).
+    pub fn cut(&mut self) {
+        self.view_projection = None;
+        self.instances.clear();
+    }
+
     /// The records with their motion flags, and these kept for the next frame: still where the
     /// record and the weights set by hand are last frame's; restarting where the caller says so,
     /// where there was none, and where the pose jumps: a clip switched without a crossfade, or a
@@ -111,9 +117,48 @@ impl FrameHistory {
 }
 
 /// The pose jumps from `previous` to `now`: animation a changed other than by a crossfade's end
-/// (a fade from a to b ends with b as a), or the skinning mode changed.
+/// (a fade from a to b ends with b as a), the layer's animation or joint changed, or the skinning
+/// mode did.
 fn jumps(previous: &InstanceData, now: &InstanceData) -> bool {
     let faded_in = previous.fading() && now.animation_a() == previous.animation_b();
     let switched = now.animation_a() != previous.animation_a() && !faded_in;
-    switched || previous.dual_quaternion() != now.dual_quaternion()
+    let layer_switched = previous.layer != now.layer && (previous.layered() || now.layered());
+    switched || layer_switched || previous.dual_quaternion() != now.dual_quaternion()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::shader_types::{NO_CLIP, SKINNING_DUAL_QUATERNION};
+    use bytemuck::Zeroable;
+
+    fn playing(animation: u32, time: f32) -> InstanceData {
+        InstanceData { animations: animation | NO_CLIP << 16, time_a: time, layer: NO_CLIP, ..InstanceData::zeroed() }
+    }
+
+    fn flags(history: &mut FrameHistory, instance: InstanceData) -> u32 {
+        history.instances(&[instance], &[])[0].skinning & INSTANCE_FLAGS
+    }
+
+    #[test]
+    fn records_are_flagged_still_restarting_or_moving() {
+        let mut history = FrameHistory::new(false, 1, 0);
+        assert_eq!(flags(&mut history, playing(0, 0.1)), INSTANCE_RESTART, "the first frame");
+        assert_eq!(flags(&mut history, playing(0, 0.2)), 0, "playing on");
+        assert_eq!(flags(&mut history, playing(0, 0.2)), INSTANCE_STILL, "paused");
+        assert_eq!(flags(&mut history, playing(1, 0.2)), INSTANCE_RESTART, "a clip switched without a crossfade");
+        // A crossfade from 1 to 2: it starts with a unchanged and ends with b as a.
+        let fading = InstanceData { animations: 1 | 2 << 16, blend: 0.5, ..playing(1, 0.3) };
+        assert_eq!(flags(&mut history, fading), 0, "a crossfade starts");
+        assert_eq!(flags(&mut history, playing(2, 0.4)), 0, "a crossfade ends");
+        let layered = InstanceData { layer: 3 | 4 << 16, layer_weight: 1.0, ..playing(2, 0.5) };
+        assert_eq!(flags(&mut history, layered), INSTANCE_RESTART, "a layer put on");
+        let dual = InstanceData { skinning: SKINNING_DUAL_QUATERNION, ..layered };
+        assert_eq!(flags(&mut history, dual), INSTANCE_RESTART, "a switch of skinning mode");
+        assert_eq!(flags(&mut history, dual.restart_motion()), INSTANCE_RESTART | INSTANCE_STILL, "a teleport the caller marks");
+        history.cut();
+        assert_eq!(flags(&mut history, dual), INSTANCE_RESTART, "after a cut");
+        // A weight set by hand that changes moves even a paused instance.
+        assert_eq!(history.instances(&[dual], &[Some(0.5)])[0].skinning & INSTANCE_FLAGS, 0);
+    }
 }

@@ -283,8 +283,9 @@ pub struct Renderer {
     /// Write the velocity target even when the motion pass does not run (tests read it back; an
     /// application's own pass could use it).
     pub write_velocity: bool,
-    /// Whether the last frame recorded wrote the velocity target (`read_velocity`).
-    velocity_in_last_frame: bool,
+    /// The layout the frames recorded so far left the velocity target in; None: the last frame
+    /// wrote none (`read_velocity`).
+    velocity_layout: std::cell::Cell<Option<vk::ImageLayout>>,
     /// Last frame's camera and instances, which this frame's motion is measured from.
     history: history::FrameHistory,
     frame_index: usize,
@@ -415,7 +416,7 @@ impl Renderer {
             cpu_model: (strategy == Strategy::Cpu).then(|| Box::new(model.clone())),
             motion_blur: settings.motion_blur,
             write_velocity: false,
-            velocity_in_last_frame: false,
+            velocity_layout: std::cell::Cell::new(None),
             history: history::FrameHistory::new(strategy == Strategy::Cpu, instance_count, vertex_count),
             frame_index: 0,
             device: device.clone(),
@@ -492,7 +493,10 @@ impl Renderer {
         // How the cull pass picks levels this frame, worked out once for every pass that needs it.
         let choice = self.level_choice(scene);
         let velocity = self.velocity_written();
-        self.velocity_in_last_frame = velocity;
+        self.velocity_layout.set(velocity.then_some(match self.motion_pass_runs() {
+            true => vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+            false => vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+        }));
         let cpu_counts = self.cpu_model.as_deref().map(|model| self.cpu_vertex_counts(model, scene, &choice));
         let slot = &mut self.frames[index];
         slot.uniforms.write(0, &[uniforms])?;
@@ -595,6 +599,14 @@ impl Renderer {
             self.collect_timings(slot)?;
         }
         Ok(())
+    }
+
+    /// The next frame's motion starts anew, the camera's and every instance's: no pixel shows
+    /// motion of its own, so nothing streaks across a cut (a camera cut, a jump of the clock, a
+    /// switch between clips of one animation). A teleport of a single instance is
+    /// `InstanceData::restart_motion`.
+    pub fn cut_motion(&mut self) {
+        self.history.cut();
     }
 
     /// Turns debug views on or off; an error (and no change) for a view this strategy or device

@@ -66,19 +66,17 @@ impl Renderer {
     /// row after row.
     pub fn read_velocity(&self) -> gpu::Result<Vec<glam::Vec2>> {
         let targets = self.targets.as_ref().ok_or_else(|| gpu::Error::Other("no frame rendered yet".into()))?;
-        if !self.velocity_in_last_frame {
-            return Err(gpu::Error::Other("the last frame wrote no velocity target (see Renderer::write_velocity)".into()));
-        }
+        // The layout the last frame left it in: sampled by the motion pass, as the resolve wrote
+        // it, or as an earlier read-back left it.
+        let layout = self
+            .velocity_layout
+            .get()
+            .ok_or_else(|| gpu::Error::Other("the last frame wrote no velocity target (see Renderer::write_velocity)".into()))?;
         let image = &targets.velocity;
         let extent = image.extent();
         let size = u64::from(extent.width) * u64::from(extent.height) * 4;
         let mut readback =
             Buffer::new(&self.device, "readback.velocity", size, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
-        // The layout the frame left it in: sampled by the motion pass, or as the resolve wrote it.
-        let layout = match self.motion_pass_runs() {
-            true => vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-            false => vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-        };
         commands::submit_once(&self.device, "readback.velocity", |command_buffer| {
             let any_write = side("the frames' writes", Stage::ALL_COMMANDS, Access::MEMORY_WRITE);
             let copy_read = side("the copy", Stage::COPY, Access::TRANSFER_READ);
@@ -103,6 +101,7 @@ impl Renderer {
             let host = [Hazard::buffer("read-back", &readback, barrier::COPY_WRITES, barrier::HOST_READS)];
             barrier::issue(&self.device, command_buffer, &host);
         })?;
+        self.velocity_layout.set(Some(vk::ImageLayout::TRANSFER_SRC_OPTIMAL));
         let halves: Vec<u16> = readback.read()?;
         let value = |bits: u16| half::f16::from_bits(bits).to_f32();
         Ok(halves.chunks_exact(2).map(|pair| glam::Vec2::new(value(pair[0]), value(pair[1]))).collect())

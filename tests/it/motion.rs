@@ -244,6 +244,20 @@ fn a_teleport_or_a_clip_switch_leaves_no_streak() {
         let streaked = frames(&setup, &[walk.clone(), untold.clone()], strategy, false);
         assert!(streaked[1].longest() > 5.0, "{name}: an untold teleport moves {} pixels", streaked[1].longest());
     }
+    // A cut of the whole view: the camera jumps and the clock with it; Renderer::cut_motion says so.
+    let device = validated_device();
+    let mut headless = HeadlessRenderer::new(&device, &setup, WIDTH, HEIGHT).expect("renderer");
+    headless.renderer.write_velocity = true;
+    headless.render(&walk).expect("frame");
+    setup.camera.orbit(120.0, 20.0);
+    let cut = setup.frame(2.0, aspect());
+    headless.renderer.cut_motion();
+    headless.render(&cut).expect("frame");
+    let after_cut = headless.renderer.read_velocity().expect("velocity");
+    assert!(after_cut.iter().all(|motion| *motion == Vec2::ZERO), "the frame after a cut shows motion");
+    headless.render(&setup.frame(2.0 + STEP, aspect())).expect("frame");
+    assert!(headless.renderer.read_velocity().expect("velocity").iter().any(|motion| *motion != Vec2::ZERO));
+    assert_no_validation_messages(&device);
 }
 
 #[test]
@@ -304,6 +318,22 @@ fn with_animation_lod_a_far_figure_moves_only_when_its_palette_is_computed() {
         let moving: Vec<bool> = longest[2..].iter().map(|&longest| longest > 0.0).collect();
         assert!(moving.windows(2).all(|pair| pair[0] != pair[1]), "{}: {longest:?}", strategy.name());
         assert!(longest[2..].iter().any(|&longest| longest > 0.05), "{}: {longest:?}", strategy.name());
+    }
+    // Teleported across the view, on a frame whose parity would skip the far figure's palette: the
+    // restart takes a new palette now, so no later frame streaks from the old place.
+    let mut moved = setup;
+    let mut scenes = scenes;
+    moved.instances[0].position += Vec3::X * moved.bounds.extent();
+    for (frame, scene) in scenes.iter_mut().enumerate().skip(3) {
+        *scene = moved.frame(0.5 + frame as f64 * STEP, aspect());
+        if frame == 3 {
+            scene.instances[0] = scene.instances[0].restart_motion();
+        }
+    }
+    for strategy in [Strategy::Compute, Strategy::Vertex] {
+        let longest: Vec<f32> = frames_with(&moved, &scenes, strategy, settings).iter().map(Frame::longest).collect();
+        println!("{}, teleported at the fourth frame: {longest:?}", strategy.name());
+        assert!(longest[3..].iter().all(|&longest| longest < 0.5), "{}: {longest:?}", strategy.name());
     }
 }
 

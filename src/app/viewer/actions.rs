@@ -231,17 +231,37 @@ impl Viewer {
         self.replace_scene(setup, self.options.strategy).map(|_| ())
     }
 
+    /// Every instance to `clip`, crossfading over the `--fade` time; without one (0), a cut: no
+    /// frame streaks from the old pose (clips cut from one animation share its index, so the
+    /// renderer cannot tell that switch from motion by itself).
+    pub(super) fn switch_clip(&mut self, clip: usize) {
+        self.setup.play(clip, self.clock, self.options.fade_seconds);
+        if self.options.fade_seconds <= 0.0 {
+            self.cut_motion();
+        }
+    }
+
+    /// The next frame starts the motion vectors anew: a jump of the clock or the camera.
+    pub(super) fn cut_motion(&mut self) {
+        if let Some(graphics) = &mut self.graphics {
+            graphics.renderer.cut_motion();
+        }
+    }
+
     /// Applies what the user did in the panel.
     pub(super) fn apply(&mut self, action: Action) -> gpu::Result<()> {
         match action {
             Action::Strategy(strategy) => self.rebuild(self.setup.instances.len(), strategy)?,
             Action::Instances(count) => self.rebuild(count, self.options.strategy)?,
-            Action::Clip(clip) => self.setup.play(clip, self.clock, self.options.fade_seconds),
+            Action::Clip(clip) => self.switch_clip(clip),
             Action::Fade(seconds) => self.options.fade_seconds = seconds,
             Action::Speed(speed) => self.speed = speed,
             Action::Pause(paused) => self.paused = paused,
             Action::Step => self.clock += self.frame_step(),
-            Action::Seek(seconds) => self.clock = seconds,
+            Action::Seek(seconds) => {
+                self.clock = seconds;
+                self.cut_motion();
+            }
             Action::Debug(views) => {
                 if let Some(graphics) = &mut self.graphics {
                     if let Err(error) = graphics.renderer.set_debug(views) {

@@ -456,11 +456,12 @@ impl ApplicationHandler for Viewer {
                 Key::Character(ref text) if text.eq_ignore_ascii_case("n") && self.paused => self.clock += self.frame_step(),
                 Key::Character(ref text) if matches!(text.as_str(), "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9") => {
                     let index = text.parse::<usize>().unwrap_or(1).saturating_sub(1);
-                    self.setup.play(index, self.clock, self.options.fade_seconds);
+                    self.switch_clip(index);
                 }
                 Key::Character(ref text) if text.eq_ignore_ascii_case("r") => {
                     self.clock = 0.0;
                     self.setup.camera = self.initial_camera;
+                    self.cut_motion();
                 }
                 Key::Named(named @ (NamedKey::F2 | NamedKey::F3 | NamedKey::F4 | NamedKey::F5 | NamedKey::F6 | NamedKey::F7)) => {
                     let index = [NamedKey::F2, NamedKey::F3, NamedKey::F4, NamedKey::F5, NamedKey::F6, NamedKey::F7]

@@ -463,8 +463,8 @@ pub fn reference_far(model: &Model, scene: &FrameScene, choice: &LevelChoice, pi
 }
 
 /// Whether cull.comp lists an instance for the palette pass in frame `frame`
-/// (`CullPush::palette_frame`): near, or its palette not last frame's (`stale`), or the frame of
-/// its parity.
+/// (`CullPush::palette_frame`): near, or its palette not last frame's or its record restarting
+/// (`stale`), or the frame of its parity.
 pub fn computes_palette(instance: u32, far: bool, stale: bool, frame: u32) -> bool {
     !far || stale || (instance ^ frame) & 1 == 0
 }

@@ -75,10 +75,6 @@ impl DebugViews {
         }
     }
 
-    pub fn any(&self) -> bool {
-        self.drawn_in_forward() || self.motion
-    }
-
     /// Some view that draws inside the forward pass (all but `motion`) is on.
     pub fn drawn_in_forward(&self) -> bool {
         self.skeleton || self.normals || self.shadowmap || self.wireframe || self.bounds

@@ -5,7 +5,7 @@
 //!
 //! Reads: `forward.scene_color` and `forward.velocity` (sampled). Writes: the frame's image
 //! (swapchain image or `offscreen.color`). Its hazards: [`MotionPass::hazards_before`] and the
-//! image it writes (`Renderer::motion_hazards` in frame.rs).
+//! image it writes (`record_frame` in frame.rs adds the image's).
 
 use std::sync::Arc;
 

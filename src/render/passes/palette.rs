@@ -91,7 +91,8 @@ impl PalettePass {
     }
 
     /// The pass and its outputs for `instance_count` instances of `model`: `palette_stride` slots
-    /// an instance (its joints' entries, then its morph block), `joint_count` joint positions.
+    /// an instance (this frame's block and the previous one: common.glsl), `joint_count` joint
+    /// positions.
     pub fn new(device: &Arc<Device>, chunking: Chunking, instance_count: u32, model: &GpuModel) -> gpu::Result<PalettePass> {
         let joint_count = model.joint_count;
         let palette_bytes = u64::from(model.palette_stride) * std::mem::size_of::<PaletteMatrix>() as u64;
@@ -163,17 +164,26 @@ impl PalettePass {
     }
 
     /// Before the pass: last frame's readers of the palettes (the skin pass, or the vertex
-    /// shaders with the `vertex` strategy) and of the joint positions are done.
+    /// shaders with the `vertex` strategy) and of the joint positions are done, and last frame's
+    /// palette writes are visible to this frame's reads (a moving instance's copy into its
+    /// previous block).
     pub fn hazards_before(&self) -> Vec<Hazard> {
         let readers =
             side("last frame's skin or vertex-shader reads", Stage::COMPUTE_SHADER | Stage::VERTEX_SHADER, Access::NONE);
-        let joint_positions = Some(&self.joint_positions);
-        vec![Hazard::buffers(
-            "joint_palettes[c], joint_positions",
-            self.palettes.iter().chain(joint_positions),
-            readers,
-            PALETTE_WRITES,
-        )]
+        let last_frame = side(
+            "last frame's palette writes; skin or vertex-shader reads",
+            Stage::COMPUTE_SHADER | Stage::VERTEX_SHADER,
+            Access::SHADER_STORAGE_WRITE,
+        );
+        let copy = side(
+            "palette reads (the previous block's copy) and writes",
+            Stage::COMPUTE_SHADER,
+            Access::SHADER_STORAGE_READ | Access::SHADER_STORAGE_WRITE,
+        );
+        vec![
+            Hazard::buffers("joint_palettes[c]", &self.palettes, last_frame, copy),
+            Hazard::buffer("joint_positions", &self.joint_positions, readers, PALETTE_WRITES),
+        ]
     }
 
     /// After the pass: the palettes to `reader` (the skin pass, or the shadow and forward vertex

@@ -431,7 +431,7 @@ pub struct PalettePush {
     /// 1: write `joint_positions` (the skeleton view is on).
     pub write_joint_positions: u32,
     /// Palette slots an instance takes: its joints' matrices, their dual quaternions, a header,
-    /// then its morph block ([`morph_slots`]).
+    /// its morph block ([`morph_slots`]); then all that again, the previous block.
     pub palette_stride: u32,
     pub target_count: u32,
     /// Where the weight channels start in `model.channels`: (animation × target_count + target) past it.
@@ -450,7 +450,7 @@ pub struct SkinPush {
     pub chunk_instances: u32,
     /// Where the level's skin list starts in `cull.level_lists`.
     pub list_offset: u32,
-    /// Palette slots an instance takes (joints, then the morph block).
+    /// Palette slots an instance takes (this frame's block, then the previous block).
     pub palette_stride: u32,
 }
 
