@@ -27,7 +27,7 @@ void main() {
         float strength = clamp(length(motion) / push.full_pixels, 0.0, 1.0);
         float angle = atan(motion.y, motion.x);
         vec3 hue = 0.5 + 0.5 * cos(angle + vec3(0.0, 2.0944, 4.1888));
-        color = vec4(mix(scene.rgb * 0.3, hue, strength), 1.0);
+        color = vec4(mix(scene.rgb * 0.15, hue, strength), 1.0);
         return;
     }
     vec2 streak = motion * push.shutter;

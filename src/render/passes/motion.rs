@@ -29,7 +29,7 @@ pub const SHUTTER: f32 = 0.5;
 /// The longest streak, pixels: motion beyond it (a cut the renderer was not told of) stays short.
 pub const MAX_STREAK_PIXELS: f32 = 48.0;
 /// The motion debug view's full colour, pixels of motion a frame.
-pub const FULL_VIEW_PIXELS: f32 = 16.0;
+pub const FULL_VIEW_PIXELS: f32 = 8.0;
 
 /// The motion pass's push constants (motion.frag).
 #[repr(C)]
