@@ -134,16 +134,13 @@ impl Image {
             let copy_write = side("the upload copy", vk::PipelineStageFlags2::COPY, vk::AccessFlags2::TRANSFER_WRITE);
             let layouts = (vk::ImageLayout::UNDEFINED, vk::ImageLayout::TRANSFER_DST_OPTIMAL);
             barrier::issue(device, command_buffer, &[Hazard::image("texture", &image, barrier::FRESH, copy_write, layouts)]);
-            let region = vk::BufferImageCopy::default()
-                .image_subresource(vk::ImageSubresourceLayers::default().aspect_mask(vk::ImageAspectFlags::COLOR).layer_count(1))
-                .image_extent(vk::Extent3D { width, height, depth: 1 });
             unsafe {
                 device.raw.cmd_copy_buffer_to_image(
                     command_buffer,
                     staging.raw,
                     image.raw,
                     vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                    &[region],
+                    &[image.whole_copy()],
                 )
             };
             let sampling =
@@ -152,6 +149,21 @@ impl Image {
             barrier::issue(device, command_buffer, &[Hazard::image("texture", &image, copy_write, sampling, layouts)]);
         })?;
         Ok(image)
+    }
+
+    /// The whole colour image, tightly packed in a buffer: the region of a copy either way.
+    pub fn whole_copy(&self) -> vk::BufferImageCopy {
+        let vk::Extent2D { width, height } = self.desc.extent;
+        vk::BufferImageCopy::default()
+            .image_subresource(vk::ImageSubresourceLayers::default().aspect_mask(vk::ImageAspectFlags::COLOR).layer_count(1))
+            .image_extent(vk::Extent3D { width, height, depth: 1 })
+    }
+
+    /// Copies the whole image, in `TRANSFER_SRC_OPTIMAL`, into `buffer` (the caller orders it).
+    pub fn record_copy_to(&self, command_buffer: vk::CommandBuffer, buffer: &Buffer) {
+        let region = [self.whole_copy()];
+        let layout = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
+        unsafe { self.device.raw.cmd_copy_image_to_buffer(command_buffer, self.raw, layout, buffer.raw, &region) };
     }
 
     pub fn full_range(&self) -> vk::ImageSubresourceRange {

@@ -21,7 +21,7 @@ use super::shader_types::CullCounters;
 use super::slots::FrameSlot;
 use super::{FrameScene, Output, Pass, Renderer, Strategy};
 use crate::gpu::barrier::{self, side, Hazard};
-use crate::gpu::{self, Buffer, Device};
+use crate::gpu::{self, Buffer};
 
 impl Renderer {
     /// The frame's recipe: the passes in order, each with the hazards it declares before and after
@@ -174,9 +174,9 @@ impl Output<'_> {
         }
     }
 
-    fn record_copy_out(&self, device: &Device, command_buffer: vk::CommandBuffer) {
+    fn record_copy_out(&self, command_buffer: vk::CommandBuffer) {
         if let Output::Offscreen(target) = self {
-            target.record_copy_out(device, command_buffer);
+            target.record_copy_out(command_buffer);
         }
     }
 
@@ -229,7 +229,7 @@ impl Renderer {
 
     fn record_resolve(&self, command_buffer: vk::CommandBuffer, frame: &FrameSlot, output: &Output<'_>) {
         self.device.begin_label(command_buffer, c"resolve");
-        output.record_copy_out(&self.device, command_buffer);
+        output.record_copy_out(command_buffer);
         self.passes.cull.record_counts_copy(command_buffer, &frame.counts_readback);
         self.device.end_label(command_buffer);
     }
@@ -287,26 +287,24 @@ impl Renderer {
     /// Each chunk's skinned vertices: its own buffer (`compute`), or its range of the slot's
     /// CPU-written one (`cpu`).
     fn chunk_vertices<'s>(&'s self, frame: &'s FrameSlot) -> Vec<(&'s Buffer, u64)> {
-        let vertex_bytes = self.model.skinned_bytes();
         match &frame.cpu_skinned {
-            Some(cpu_skinned) => (0..self.setup.chunking.chunk_count)
-                .map(|chunk| {
-                    (cpu_skinned, u64::from(self.setup.chunking.range(chunk, self.setup.instance_count).0) * vertex_bytes)
-                })
-                .collect(),
+            Some(cpu_skinned) => self.slot_chunks(cpu_skinned, self.model.skinned_bytes()),
             None => self.passes.skin.skinned.iter().map(|buffer| (buffer, 0)).collect(),
         }
     }
 
+    /// Each chunk's range of a frame slot's buffer that holds `instance_bytes` for every instance,
+    /// instance after instance (the `cpu` strategy's).
+    fn slot_chunks<'s>(&self, buffer: &'s Buffer, instance_bytes: u64) -> Vec<(&'s Buffer, u64)> {
+        let chunking = self.setup.chunking;
+        let first = |chunk| u64::from(chunking.range(chunk, self.setup.instance_count).0);
+        (0..chunking.chunk_count).map(|chunk| (buffer, first(chunk) * instance_bytes)).collect()
+    }
+
     /// Each chunk's previous positions in the slot's `cpu_previous` (`cpu`; empty otherwise).
     fn previous_chunks<'s>(&'s self, frame: &'s FrameSlot) -> Vec<(&'s Buffer, u64)> {
-        let bytes = u64::from(self.model.vertex_count) * 12;
-        match &frame.cpu_previous {
-            Some(previous) => (0..self.setup.chunking.chunk_count)
-                .map(|chunk| (previous, u64::from(self.setup.chunking.range(chunk, self.setup.instance_count).0) * bytes))
-                .collect(),
-            None => Vec::new(),
-        }
+        let positions = u64::from(self.model.vertex_count) * 12;
+        frame.cpu_previous.as_ref().map_or_else(Vec::new, |previous| self.slot_chunks(previous, positions))
     }
 
     /// Where the forward pass finds last frame's positions (see [`PreviousPositions`]).

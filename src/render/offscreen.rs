@@ -61,21 +61,8 @@ impl OffscreenTarget {
     }
 
     /// The resolved image into the readback buffer.
-    pub fn record_copy_out(&self, device: &Device, command_buffer: vk::CommandBuffer) {
-        let extent = self.color.extent();
-        let region = vk::BufferImageCopy::default()
-            .image_subresource(vk::ImageSubresourceLayers::default().aspect_mask(vk::ImageAspectFlags::COLOR).layer_count(1))
-            .image_extent(vk::Extent3D { width: extent.width, height: extent.height, depth: 1 });
-        let readback = self.readback.borrow();
-        unsafe {
-            device.raw.cmd_copy_image_to_buffer(
-                command_buffer,
-                self.color.raw,
-                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-                readback.raw,
-                &[region],
-            )
-        };
+    pub fn record_copy_out(&self, command_buffer: vk::CommandBuffer) {
+        self.color.record_copy_to(command_buffer, &self.readback.borrow());
     }
 
     /// After the copy-out: the host reads the pixels after the fence.

@@ -86,18 +86,7 @@ impl Renderer {
                 command_buffer,
                 &[Hazard::image("forward.velocity", image, any_write, copy_read, layouts)],
             );
-            let region = vk::BufferImageCopy::default()
-                .image_subresource(vk::ImageSubresourceLayers::default().aspect_mask(vk::ImageAspectFlags::COLOR).layer_count(1))
-                .image_extent(vk::Extent3D { width: extent.width, height: extent.height, depth: 1 });
-            unsafe {
-                self.device.raw.cmd_copy_image_to_buffer(
-                    command_buffer,
-                    image.raw,
-                    vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-                    readback.raw,
-                    &[region],
-                )
-            };
+            image.record_copy_to(command_buffer, &readback);
             let host = [Hazard::buffer("read-back", &readback, barrier::COPY_WRITES, barrier::HOST_READS)];
             barrier::issue(&self.device, command_buffer, &host);
         })?;

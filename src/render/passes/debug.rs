@@ -27,7 +27,7 @@ use crate::gpu::image::Sampler;
 use crate::gpu::pipeline::{GraphicsDesc, Pipeline};
 use crate::gpu::{self, Buffer, Device};
 use crate::render::draw::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
-use crate::render::passes::forward::{DEPTH_FORMAT, SAMPLES, VELOCITY_FORMAT};
+use crate::render::passes::forward::{velocity_attachment, DEPTH_FORMAT, SAMPLES};
 use crate::render::Strategy;
 
 /// Which debug views are on.
@@ -189,7 +189,7 @@ impl DebugPass {
         let (bindings, attributes) = skinned_vertex_input();
         // Two of each, as the forward pass has: without its velocity target and with it.
         let build = |velocity: bool| -> gpu::Result<DebugPipelines> {
-            let suffix = if velocity { ".velocity" } else { "" };
+            let (format, suffix) = velocity_attachment(velocity);
             let lines_only = GraphicsDesc {
                 vertex_shader: crate::render::shaders::DEBUG_SKELETON_VERT,
                 geometry_shader: None,
@@ -204,7 +204,7 @@ impl DebugPass {
                 color_format: Some(color_format),
                 // Drawn inside the forward pass, whose velocity target (when it has one) they leave as
                 // the model wrote it.
-                second_color: Some((if velocity { VELOCITY_FORMAT } else { vk::Format::UNDEFINED }, false)),
+                second_color: Some((format, false)),
                 depth_format: Some(DEPTH_FORMAT),
                 depth_write: false,
                 depth_compare: vk::CompareOp::ALWAYS,

@@ -34,6 +34,17 @@ pub const CLEAR_COLOR: [f32; 4] = [0.32, 0.40, 0.50, 1.0];
 /// pixels, steps of at most 1/32).
 pub const VELOCITY_FORMAT: vk::Format = vk::Format::R16G16_SFLOAT;
 
+/// The second attachment's format in a pipeline drawn inside the forward pass, built with the
+/// velocity target or without it (undefined: the pass binds no view there), and the suffix of the
+/// pipeline's name.
+pub fn velocity_attachment(velocity: bool) -> (vk::Format, &'static str) {
+    if velocity {
+        (VELOCITY_FORMAT, ".velocity")
+    } else {
+        (vk::Format::UNDEFINED, "")
+    }
+}
+
 // Set 0: per frame.
 pub const BINDING_FRAME_UNIFORMS: u32 = 0;
 pub const BINDING_SHADOW_MAP: u32 = 1;
@@ -263,7 +274,8 @@ impl ForwardPass {
             depth_bias: None,
             samples: SAMPLES,
             color_format: Some(color_format),
-            second_color: Some((VELOCITY_FORMAT, true)),
+            // Set per build below.
+            second_color: None,
             depth_format: Some(DEPTH_FORMAT),
             depth_write: true,
             depth_compare: vk::CompareOp::LESS,
@@ -273,7 +285,7 @@ impl ForwardPass {
         // Two of each: without the velocity target (its format undefined, its view none: nothing
         // reads motion this frame) and with it.
         let build = |velocity: bool| -> gpu::Result<DrawPipelines> {
-            let (format, suffix) = if velocity { (VELOCITY_FORMAT, ".velocity") } else { (vk::Format::UNDEFINED, "") };
+            let (format, suffix) = velocity_attachment(velocity);
             // Each shader's build (build.rs: variants): with VELOCITY defined, or not.
             let pick = |with: &'static [u8], without: &'static [u8]| if velocity { with } else { without };
             use crate::render::shaders::*;
@@ -288,7 +300,6 @@ impl ForwardPass {
                 true => (&streamed_bindings[..], &streamed_attributes[..]),
                 false => (&bindings[..], &attributes[..]),
             };
-            let with_set_2 = [&frame_set_layout, &material_set_layout];
             let model = match (strategy, skin_inputs) {
                 (Strategy::Cpu, _) => Pipeline::graphics(
                     device,
@@ -307,14 +318,14 @@ impl ForwardPass {
                         vertex_shader: pick(FORWARD_SKINNING_VERT_VELOCITY, FORWARD_SKINNING_VERT),
                         vertex_bindings: &[],
                         vertex_attributes: &[],
-                        set_layouts: &[with_set_2[0], with_set_2[1], skin_inputs],
+                        set_layouts: &[&frame_set_layout, &material_set_layout, skin_inputs],
                         ..base
                     },
                 )?,
                 (_, Some(skin_inputs)) => Pipeline::graphics(
                     device,
                     &format!("forward.model{suffix}"),
-                    &GraphicsDesc { set_layouts: &[with_set_2[0], with_set_2[1], skin_inputs], ..base },
+                    &GraphicsDesc { set_layouts: &[&frame_set_layout, &material_set_layout, skin_inputs], ..base },
                 )?,
                 (_, None) => {
                     return Err(gpu::Error::Other("the forward pass skins previous positions from the skin inputs".into()))
