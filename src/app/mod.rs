@@ -148,6 +148,19 @@ impl SceneSetup {
         }
     }
 
+    /// What the first instance plays at `seconds` on the shared clock, for a person to read:
+    /// `clip [1] "mixamo.com" at 1.20 of 2.43 s`, or that it holds the rest pose.
+    pub fn playing(&self, seconds: f64) -> String {
+        let Some(instance) = self.instances.first() else { return "no instances".to_string() };
+        let Some((index, clip)) = instance.clip.and_then(|index| Some((index, self.model.clips.get(index)?))) else {
+            return if self.model.clips.is_empty() { "no clips: the rest pose" } else { "no clip: the rest pose" }.to_string();
+        };
+        let local = seconds * f64::from(instance.speed) + f64::from(instance.phase);
+        let time = clip.animation_time(local) - clip.start;
+        let empty = if self.model.clip_moves(index) { "" } else { " (moves nothing)" };
+        format!("clip [{index}] {} at {time:.2} of {:.2} s{empty}", crate::formats::files::quoted(&clip.name), clip.duration)
+    }
+
     /// A camera that frames the instances over the clips they play.
     pub fn frame_played(&mut self) {
         self.camera = OrbitCamera::framing_points(&framed_points(&self.model, &self.instances));
@@ -254,8 +267,8 @@ pub fn grid_instances(model: &Model, count: usize) -> Vec<InstanceState> {
     let spacing = bounds.size().x.max(bounds.size().z) * 1.6 + 0.2;
     let columns = (count as f32).sqrt().ceil().max(1.0) as usize;
     let rows = count.div_ceil(columns);
-    let clip = (!model.clips.is_empty()).then_some(0);
-    let duration = model.clips.first().map_or(1.0, |clip| clip.duration);
+    let clip = model.default_clip();
+    let duration = clip.and_then(|clip| model.clips.get(clip)).map_or(1.0, |clip| clip.duration);
     (0..count)
         .map(|index| {
             let (row, column) = (index / columns, index % columns);

@@ -51,6 +51,8 @@ pub struct PanelInfo<'a> {
     pub layer: Option<Layer>,
     /// The playing clip's length, seconds (the scrubber's range).
     pub clip_duration: f32,
+    /// What the first instance plays, named, and where in it (`SceneSetup::playing`).
+    pub playing: String,
     pub clock: f64,
     pub paused: bool,
     pub speed: f32,
@@ -450,6 +452,7 @@ impl Panel {
                 actions.push(Action::MotionBlur(on));
             }
         });
+        ui.label(RichText::new(format!("playing {}", info.playing)).small());
         let duration = f64::from(info.clip_duration.max(1e-3));
         let mut time = info.clock.rem_euclid(duration);
         if ui.add(Slider::new(&mut time, 0.0..=duration).text("time s")).changed() {

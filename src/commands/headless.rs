@@ -61,7 +61,13 @@ fn render_into(
         headless.target.read_image().map_err(|error| error.to_string())?
     };
     save_png(&image, out)?;
-    println!("wrote {} ({width}x{height}, t = {time} s, {} on {})", out.display(), setup.model.name, device.name());
+    println!(
+        "wrote {} ({width}x{height}, t = {time} s, {}: {}, on {})",
+        out.display(),
+        setup.model.name,
+        setup.playing(time),
+        device.name()
+    );
     check_messages(validation, device.instance.message_counts())
 }
 

@@ -23,7 +23,7 @@ fn pose(arguments: &InspectArgs, animations: &[std::path::PathBuf], time: f64) -
     let (model, _) = open_model(&arguments.model, animations, arguments.clips.as_deref(), false)?;
     let clip = match arguments.clip.as_deref() {
         Some(selector) => Some(find_clip(&model, selector)?),
-        None => (!model.clips.is_empty()).then_some(0),
+        None => model.default_clip(),
     };
     let validation = validation_from_env();
     let device = headless_device(validation).map_err(|error| error.to_string())?;

@@ -3,6 +3,7 @@
 //! Y-up, right-handed, metres-ish. Vertices are in the bind pose; animations keep the file's keys.
 //! Its levels of detail are built in [`lod`].
 
+mod clip_choice;
 mod facing;
 mod geometry;
 pub mod lod;

@@ -136,15 +136,22 @@ pub fn skip(why: &str) {
     println!("skipped: {why}");
 }
 
-/// `../shared/models/<folder>` (the third-party models, beside the repository), or None when it is
-/// absent (see [`skip`]).
+/// Names the folder of the third-party conformance models when they are not at `../shared/models`
+/// beside the repository (README.md, "Models": where the set comes from).
+pub const MODELS: &str = "VKSKIN_MODELS";
+
+/// `<models>/<folder>`, the models being `$VKSKIN_MODELS` or else `../shared/models` beside the
+/// repository, or None when it is absent (see [`skip`]).
 #[track_caller]
 pub fn shared_models(folder: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models").join(folder);
+    let models = std::env::var_os(MODELS)
+        .filter(|value| !value.is_empty())
+        .map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models"), PathBuf::from);
+    let path = models.join(folder);
     if path.is_dir() {
         return Some(path);
     }
-    skip(&format!("{} is absent (the third-party models live there)", path.display()));
+    skip(&format!("{} is absent (the third-party models live there; {MODELS}=DIR names another copy)", path.display()));
     None
 }
 

@@ -9,6 +9,7 @@ mod common;
 mod conformance;
 mod culling;
 mod debug_views;
+mod default_clip;
 mod dual_quaternion;
 mod fbx_loader;
 mod fidelity;

@@ -70,6 +70,7 @@ impl Driver {
             joints_named: vec!["root", "hips", "spine", "head"],
             layer: None,
             clip_duration: 1.0,
+            playing: "clip [0] \"walk\" at 0.25 of 1.00 s".to_string(),
             clock: 0.25,
             paused: true,
             speed: 1.0,
@@ -127,6 +128,7 @@ fn the_panels_controls_give_the_actions_the_viewer_applies() {
     assert!(driver.frame(vec![]).is_empty());
     let shown = driver.labels.join(" | ");
     assert!(shown.contains("forward 2.00 ms") && shown.contains("3724 vertices"), "{shown}");
+    assert!(shown.contains("playing clip [0] \"walk\" at 0.25 of 1.00 s"), "the panel names the clip playing: {shown}");
 
     assert_eq!(driver.click("vertex"), vec![Action::Strategy(Strategy::Vertex)]);
     assert_eq!(driver.click("compute"), vec![], "the strategy in use is no change");

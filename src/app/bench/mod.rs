@@ -32,7 +32,8 @@ pub struct BenchOptions {
     /// Morph targets as the clips weigh them (true) or held at 0 (false); a model without
     /// targets runs once, as `true`.
     pub morph: Vec<bool>,
-    /// The clip every instance plays (None: the first, each instance at its own phase).
+    /// The clip every instance plays (None: the default clip, `Model::default_clip`, each instance at
+    /// its own phase).
     pub clip: Option<usize>,
     /// Skinning modes, each a row (`Skinning::Linear` alone when empty).
     pub skinning: Vec<Skinning>,

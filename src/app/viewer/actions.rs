@@ -150,10 +150,14 @@ impl Viewer {
         for warning in &model.stats.warnings {
             log::warn!("{}", crate::formats::files::one_line(warning));
         }
-        // The dropped file's first clip plays.
-        let added_clip = model.clips.iter().position(|clip| {
-            is_animation && model.animations.get(clip.animation).and_then(|animation| animation.source.as_deref()) == Some(path)
-        });
+        // The dropped file's first clip that moves something plays (else its first).
+        let added: Vec<usize> = (0..model.clips.len())
+            .filter(|&clip| {
+                let animation = model.animations.get(model.clips[clip].animation);
+                is_animation && animation.and_then(|animation| animation.source.as_deref()) == Some(path)
+            })
+            .collect();
+        let added_clip = added.iter().copied().find(|&clip| model.clip_moves(clip)).or(added.first().copied());
         let mut setup = SceneSetup::new(model, self.setup.instances.len());
         if let Some(clip) = added_clip {
             setup.play(clip, self.clock, self.options.fade_seconds);

@@ -123,6 +123,7 @@ impl<'a> PanelState<'a> {
             joints_named: model.skeleton.joints.iter().map(|joint| joint.name.as_str()).collect(),
             layer: first.and_then(|instance| instance.layer),
             clip_duration: clip.and_then(|clip| model.clips.get(clip)).map_or(1.0, |clip| clip.duration),
+            playing: self.setup.playing(self.live.clock),
             clock: self.live.clock,
             paused: self.paused,
             speed: self.speed,
