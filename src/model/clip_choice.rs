@@ -49,9 +49,8 @@ impl Model {
     /// The clip played when none is named (see the module's text), or None without clips.
     pub fn default_clip(&self) -> Option<usize> {
         let moving: Vec<usize> = (0..self.clips.len()).filter(|&clip| self.clip_moves(clip)).collect();
-        let from_another_file = |&&clip: &&usize| {
-            self.animations.get(self.clips[clip].animation).is_some_and(|animation| animation.source.is_some())
-        };
+        let from_another_file =
+            |&&clip: &&usize| self.animations.get(self.clips[clip].animation).is_some_and(|animation| animation.source.is_some());
         let first = (!self.clips.is_empty()).then_some(0);
         moving.iter().find(from_another_file).or(moving.first()).copied().or(first)
     }

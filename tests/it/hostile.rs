@@ -129,9 +129,12 @@ fn counts_times_and_outputs_from_the_command_line_get_one_clean_line() {
     };
     // Refused before a single instance is laid out (and before the viewer looks for a display).
     one_error(&["view", "--instances", "4294967295"], "exceed what any Vulkan device can bind");
-    one_error(&["render", "--instances", "4294967295", "--out", "target/never.png"], "instances");
-    one_error(&["render", "--time", "NaN", "--out", "target/never.png"], "finite number of seconds");
-    one_error(&["render", "--fade", "inf", "--out", "target/never.png"], "crossfade");
+    // Into the scratch folder: a clone whose build goes elsewhere (CARGO_TARGET_DIR) has no target/.
+    let never = scratch("never.png");
+    let never = never.to_str().expect("a UTF-8 scratch path");
+    one_error(&["render", "--instances", "4294967295", "--out", never], "instances");
+    one_error(&["render", "--time", "NaN", "--out", never], "finite number of seconds");
+    one_error(&["render", "--fade", "inf", "--out", never], "crossfade");
     // A write error is reported, not lost when a buffered writer drops.
     one_error(&["render", "--size", "64x64", "--out", "/dev/full"], "/dev/full");
     // The bench skips a count no device holds, row by row, with the reason.

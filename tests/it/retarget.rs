@@ -4,7 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use glam::{Mat4, Vec3};
+use glam::{Mat4, Quat, Vec3};
+use vkskin::anim::retarget::compare::bone_angles;
+use vkskin::anim::retarget::retarget;
+use vkskin::anim::{local_to_model, Joint, JointPose, Skeleton};
 use vkskin::formats::{load_model, read_clips};
 use vkskin::model::Model;
 
@@ -122,7 +125,7 @@ fn a_lone_md5anim_matched_by_name_equals_the_md5_path() {
     let mut bare = load_model(&assets.join("figure.md5mesh"), &[]).expect("loads");
     bare.animations.clear();
     bare.clips.clear();
-    let retargeted = vkskin::anim::retarget::retarget(&source.skeleton, &source.animations, &bare.skeleton).expect("names match");
+    let retargeted = retarget(&source.skeleton, &source.animations, &bare.skeleton).expect("names match");
     assert!(retargeted.missing_in_source.is_empty() && retargeted.missing_in_target.is_empty());
     bare.animations = retargeted.animations;
     bare.clip_each_animation();
@@ -247,4 +250,92 @@ fn inspect_lists_where_each_clip_came_from() {
     let output = crate::common::text(&output);
     assert!(output.contains(&format!("[0] wiggle: 0.792 s from 0.000 s of animation 0, from {}", source.display())), "{output}");
     assert!(output.contains("5 of 8 joints matched by name"), "{output}");
+}
+
+/// `skeleton` rebuilt as another exporter might give the same rig: every joint's local axes
+/// turned (10-40° about an axis of its own, under the 45° within which the old rule copied local
+/// rotations) and every bone scaled by 1.3, the rest pose the same in model space and bound there:
+/// each bone points the same way, only the axes and size differ. No `pre`. (Bones scaled each by its own
+/// factor would change the directions a translation key gives, as on real characters.)
+fn turned_and_scaled(skeleton: &Skeleton) -> Skeleton {
+    let rest: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
+    let mut models = vec![Mat4::IDENTITY; skeleton.len()];
+    local_to_model(skeleton, &rest, Mat4::IDENTITY, &mut models);
+    let mut positions: Vec<Vec3> = Vec::new();
+    let mut rotations: Vec<Quat> = Vec::new();
+    let mut joints = Vec::new();
+    for (index, joint) in skeleton.joints.iter().enumerate() {
+        let seed = index as f32 * 2.399_963;
+        let axis = Vec3::new(seed.sin(), (seed * 1.7).cos(), (seed * 0.6).sin() + 0.3).normalize();
+        let turn = Quat::from_axis_angle(axis, (10.0 + 30.0 * (seed * 3.1).sin().abs()).to_radians());
+        let scale = 1.3;
+        let (_, rotation, position) = models[index].to_scale_rotation_translation();
+        let rotation = rotation.normalize() * turn;
+        let (local, position) = match joint.parent {
+            Some(parent) => {
+                let (_, _, parent_position) = models[parent].to_scale_rotation_translation();
+                let position = positions[parent] + (position - parent_position) * scale;
+                let inverse = rotations[parent].inverse();
+                (JointPose::new(inverse * rotation, inverse * (position - positions[parent])), position)
+            }
+            None => (JointPose::new(rotation, position * scale), position * scale),
+        };
+        positions.push(position);
+        rotations.push(rotation);
+        joints.push(Joint::new(
+            joint.name.clone(),
+            joint.parent,
+            Mat4::from_rotation_translation(rotation, position).inverse(),
+            local,
+        ));
+    }
+    Skeleton { joints }
+}
+
+/// Issue 39: a clip carried to a skeleton whose joints have other local axes and other bone
+/// lengths (same rest pose in model space) points every bone where the source's points, within
+/// 0.5°, on CesiumMan's walk and the Fox's run (1° on the robot's dance, whose `pre`s the rebuilt
+/// skeleton drops). Copying local rotations, as the rule before it did for joints whose axes differ
+/// by under 45°, was tens of degrees off.
+#[test]
+fn a_clip_carried_to_other_joint_axes_points_every_bone_the_same_way() {
+    let Some(models) = shared_models("gltf") else { return };
+    for (file, clip) in [("CesiumMan/CesiumMan.glb", 0), ("Fox/Fox.glb", 2), ("RobotExpressive/RobotExpressive.glb", 0)] {
+        let source = load_model(&models.join(file), &[]).expect("loads");
+        let target = turned_and_scaled(&source.skeleton);
+        let animation = &source.animations[source.clips[clip].animation];
+        let carried = retarget(&source.skeleton, std::slice::from_ref(animation), &target).expect("names match");
+        let times: Vec<f32> = (0..24).map(|step| animation.duration * step as f32 / 24.0).collect();
+        let angles = bone_angles(&source.skeleton, animation, &target, &carried.animations[0], &times).expect("bones to compare");
+        println!("{file} {}: {angles:?}", animation.name);
+        assert!(angles.rest_worst < 0.1, "{file}: the rebuilt rest points every bone the same way: {angles:?}");
+        // The robot's hips (Bone → Body, whose translation keys bounce) come out 0.70° off,
+        // not yet understood (CesiumMan and the Fox, 0.04° at worst); held to 1°.
+        let bound = if file.starts_with("RobotExpressive") { 1.0 } else { 0.5 };
+        assert!(angles.worst <= bound, "{file}: {angles:?}");
+    }
+}
+
+/// The real pairs of one rig family in the shared models (the robot as Blender's FBX and as
+/// FBX2glTF's glTF; the sausage with and without its clips): every bone within issue 39's goal
+/// (median ≤ 3°, worst ≤ 10° beyond what the two rests differ).
+#[test]
+fn real_pairs_of_one_rig_carry_within_the_goal() {
+    let Some(models) = shared_models("") else { return };
+    let pairs = [
+        ("fbx/QuaterniusRobot/Robot.fbx", "gltf/RobotExpressive/RobotExpressive.glb"),
+        ("fbx/MayaSausage/maya_game_sausage_7500_binary_combined.fbx", "fbx/MayaSausage/maya_game_sausage_7500_binary.fbx"),
+    ];
+    for (source, target) in pairs {
+        let source = load_model(&models.join(source), &[]).expect("the source loads");
+        let target = load_model(&models.join(target), &[]).expect("the target loads");
+        let carried = retarget(&source.skeleton, &source.animations, &target.skeleton).expect("names match");
+        for (animation, converted) in source.animations.iter().zip(&carried.animations) {
+            let times: Vec<f32> = (0..16).map(|step| animation.duration * step as f32 / 16.0).collect();
+            let angles = bone_angles(&source.skeleton, animation, &target.skeleton, converted, &times).expect("bones");
+            println!("{} {}: {angles:?}", target.name, animation.name);
+            assert!(angles.median <= 3.0, "{}: {angles:?}", animation.name);
+            assert!(angles.worst <= angles.rest_worst + 10.0, "{}: {angles:?}", animation.name);
+        }
+    }
 }
