@@ -59,7 +59,7 @@ impl Model {
 fn moved(property: Property, rest: &JointPose, pose: &JointPose, extent: f32) -> bool {
     match property {
         Property::Translation => pose.translation.distance(rest.translation) > TRANSLATION_TOLERANCE * extent,
-        Property::Rotation => pose.rotation.angle_between(rest.rotation) > ROTATION_TOLERANCE,
+        Property::Rotation => crate::anim::curve::rotation_distance(pose.rotation, rest.rotation) > ROTATION_TOLERANCE,
         Property::Scale => {
             let difference = (pose.scale - rest.scale).abs().max_element();
             difference > SCALE_TOLERANCE * rest.scale.abs().max_element().max(f32::MIN_POSITIVE)

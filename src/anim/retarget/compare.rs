@@ -138,6 +138,8 @@ fn facing_turn(pairs: &[(Vec3, Vec3)]) -> glam::Quat {
     glam::Quat::from_rotation_y(angle)
 }
 
+/// The angle between two unit vectors, in degrees, accurate for small ones (an arc cosine of
+/// their dot product is not, in f32).
 fn angle_degrees(a: Vec3, b: Vec3) -> f32 {
-    a.dot(b).clamp(-1.0, 1.0).acos().to_degrees()
+    (2.0 * f32::atan2((a - b).length(), (a + b).length())).to_degrees()
 }

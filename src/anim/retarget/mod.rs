@@ -230,7 +230,7 @@ impl Conversions {
             let held = self.source_rest[joint].rotation;
             for conversion in conversions {
                 let value = (conversion.left * held * conversion.right).normalize();
-                if value.angle_between(conversion.target_rest) > 1e-6 {
+                if super::curve::rotation_distance(value, conversion.target_rest) > 1e-6 {
                     channels.push(Channel {
                         joint: conversion.target,
                         property: Property::Rotation,
@@ -327,7 +327,7 @@ const SAME_BONE: f32 = 2.0 * std::f32::consts::PI / 180.0;
 /// `rotation`, or exactly the identity within a millionth of a radian of it (the same rig on
 /// both sides takes its keys unchanged, bit for bit).
 fn snapped(rotation: Quat) -> Quat {
-    if rotation.angle_between(Quat::IDENTITY) < 1e-6 {
+    if super::curve::rotation_distance(rotation, Quat::IDENTITY) < 1e-6 {
         Quat::IDENTITY
     } else {
         rotation.normalize()
