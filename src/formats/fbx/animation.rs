@@ -161,7 +161,7 @@ fn node_channels(stack: &ufbx::AnimStack, node: &ufbx::Node, joint: usize, toler
     }
     times.extend([stack.time_begin, stack.time_end]);
     times.retain(|time| (stack.time_begin..=stack.time_end).contains(time));
-    times.sort_by(f64::total_cmp);
+    times.sort_unstable_by(f64::total_cmp);
     times.dedup_by(|a, b| (*a - *b).abs() < FINEST * 0.25);
 
     let evaluate = |time: f64| -> Pose {
@@ -173,28 +173,64 @@ fn node_channels(stack: &ufbx::AnimStack, node: &ufbx::Node, joint: usize, toler
             Vec4::new(s.x as f32, s.y as f32, s.z as f32, 0.0),
         ]
     };
-    let sample = |time: f64| {
+    // The rate of change from `value` at `time` to the pose `step` seconds away (either side).
+    let slope = |time: f64, value: &Pose, step: f64| -> Pose {
+        let other = evaluate(time + step);
+        let other_rotation = if other[1].dot(value[1]) < 0.0 { -other[1] } else { other[1] };
+        let step = step as f32;
+        [(other[0] - value[0]) / step, (other_rotation - value[1]) / step, (other[2] - value[2]) / step]
+    };
+    let exact = |time: f64| {
         let value = evaluate(time);
-        let rate = |from: f64, to: f64| -> Pose {
-            let (a, b) = (evaluate(from), evaluate(to));
-            let align = |q: Vec4| if q.dot(value[1]) < 0.0 { -q } else { q };
-            let span = (to - from) as f32;
-            [(b[0] - a[0]) / span, (align(b[1]) - align(a[1])) / span, (b[2] - a[2]) / span]
-        };
         let before = time - SLOPE_STEP >= stack.time_begin;
         let after = time + SLOPE_STEP <= stack.time_end;
-        let incoming = if before { rate(time - SLOPE_STEP, time) } else { rate(time, time + SLOPE_STEP) };
-        let outgoing = if after { rate(time, time + SLOPE_STEP) } else { incoming };
+        let incoming = if before { slope(time, &value, -SLOPE_STEP) } else { slope(time, &value, SLOPE_STEP) };
+        let outgoing = if after { slope(time, &value, SLOPE_STEP) } else { incoming };
         Sample { time, value, incoming, outgoing }
     };
-    let mut samples = vec![sample(times[0])];
-    let mut previous = samples[0];
-    for &time in &times[1..] {
-        let end = sample(time).facing(previous.value[1]);
-        refine(&evaluate, &sample, previous, end, &tolerance, &mut samples);
-        let last = samples.last().map_or(previous.value[1], |last| last.value[1]);
-        previous = end.facing(last);
-        samples.push(previous);
+
+    // The poses at the keys, one hemisphere throughout, with rates of change from their
+    // neighbours (a curve keyed every frame needs nothing more).
+    let mut keys: Vec<Sample> = Vec::with_capacity(times.len());
+    for &time in &times {
+        let value = evaluate(time);
+        let sample = Sample { time, value, incoming: value, outgoing: value };
+        keys.push(match keys.last() {
+            Some(previous) => sample.facing(previous.value[1]),
+            None => sample,
+        });
+    }
+    let rates: Vec<Pose> = (0..keys.len())
+        .map(|index| {
+            let (before, after) = (&keys[index.saturating_sub(1)], &keys[(index + 1).min(keys.len() - 1)]);
+            let span = (after.time - before.time) as f32;
+            if span > 0.0 {
+                [0, 1, 2].map(|property| (after.value[property] - before.value[property]) / span)
+            } else {
+                [Vec4::ZERO; 3]
+            }
+        })
+        .collect();
+    for (key, rate) in keys.iter_mut().zip(&rates) {
+        (key.incoming, key.outgoing) = (*rate, *rate);
+    }
+    // Each segment looked at a third and two thirds of the way (see `refine`); one that strays
+    // gets the exact rates at its ends (its own sides of them), then is refined as it needs.
+    let mut samples = Vec::with_capacity(keys.len());
+    samples.push(keys[0]);
+    for next in 1..keys.len() {
+        let mut start = *samples.last().unwrap_or(&keys[next - 1]);
+        let mut end = keys[next];
+        if strays(&evaluate, &start, &end, &tolerance) {
+            start.outgoing = exact(start.time).facing(start.value[1]).outgoing;
+            end.incoming = exact(end.time).facing(end.value[1]).incoming;
+            if let Some(last) = samples.last_mut() {
+                last.outgoing = start.outgoing;
+            }
+            refine(&evaluate, &exact, start, end, &tolerance, &mut samples);
+        }
+        let last = samples.last().map_or(end.value[1], |last| last.value[1]);
+        samples.push(end.facing(last));
     }
     let start = stack.time_begin;
     [Property::Translation, Property::Rotation, Property::Scale]
@@ -202,6 +238,15 @@ fn node_channels(stack: &ufbx::AnimStack, node: &ufbx::Node, joint: usize, toler
         .enumerate()
         .map(|(index, property)| channel(joint, property, &samples, index, tolerance[index], start))
         .collect()
+}
+
+/// Whether the pose a third or two thirds of the way from `start` to `end` is off what their
+/// Hermite keys give there.
+fn strays(evaluate: &impl Fn(f64) -> Pose, start: &Sample, end: &Sample, tolerance: &[f32; 3]) -> bool {
+    let span = end.time - start.time;
+    [1.0 / 3.0, 2.0 / 3.0]
+        .into_iter()
+        .any(|s: f64| off(&evaluate(start.time + span * s), &between(start, end, s as f32), tolerance))
 }
 
 /// Samples between `start` and `end` (neither pushed) where the pose leaves what their Hermite
@@ -218,14 +263,11 @@ fn refine(
     if span < 1.5 * FINEST {
         return;
     }
-    let (first, second) = (start.time + span / 3.0, start.time + span * 2.0 / 3.0);
-    if !off(&evaluate(first), &between(&start, &end, 1.0 / 3.0), tolerance)
-        && !off(&evaluate(second), &between(&start, &end, 2.0 / 3.0), tolerance)
-    {
+    if !strays(evaluate, &start, &end, tolerance) {
         return;
     }
-    let first = sample(first).facing(start.value[1]);
-    let second = sample(second).facing(first.value[1]);
+    let first = sample(start.time + span / 3.0).facing(start.value[1]);
+    let second = sample(start.time + span * 2.0 / 3.0).facing(first.value[1]);
     let end = end.facing(second.value[1]);
     refine(evaluate, sample, start, first, tolerance, out);
     out.push(first);
@@ -290,10 +332,18 @@ fn moving_times(stack: &ufbx::AnimStack, node: &ufbx::Node) -> Vec<f64> {
 /// `node`.
 fn key_times(stack: &ufbx::AnimStack, node: &ufbx::Node) -> Vec<f64> {
     let mut times = Vec::new();
+    // Exporters key a node's curves together (Mixamo: nine curves, every frame): a curve keyed
+    // at the times of the one before adds nothing to sort.
+    let mut last: &[ufbx::Keyframe] = &[];
     for layer in stack.layers.iter() {
         for prop in ufbx::find_anim_props(layer, &node.element) {
             for curve in prop.anim_value.curves.iter().flatten() {
-                times.extend(curve.keyframes.iter().map(|key| key.time));
+                let keys = curve.keyframes.as_ref();
+                let same = keys.len() == last.len() && keys.iter().zip(last).all(|(a, b)| a.time == b.time);
+                if !same {
+                    times.extend(keys.iter().map(|key| key.time));
+                    last = keys;
+                }
             }
         }
     }

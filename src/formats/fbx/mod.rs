@@ -47,8 +47,15 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
     let rig = skeleton::read(&scene);
     let folder = path.parent().unwrap_or(Path::new(""));
     let geometry = meshes::read(&scene, &rig, folder, &mut warnings);
-    // The bind pose's extent (`Model::extent`), which the sampling's tolerance is measured in.
-    let extent = Aabb::from_points(geometry.vertices.iter().map(|vertex| vertex.position)).extent().max(f32::MIN_POSITIVE);
+    // The bind pose's extent (`Model::extent`: the joints' where there is no mesh), which the
+    // sampling's tolerance is measured in.
+    let points: Vec<Vec3> = if geometry.vertices.is_empty() {
+        rig.joints.iter().map(|joint| joint.inverse_bind.inverse().w_axis.truncate()).collect()
+    } else {
+        geometry.vertices.iter().map(|vertex| vertex.position).collect()
+    };
+    let extent = Aabb::from_points(points).extent();
+    let extent = if extent.is_normal() { extent } else { 1.0 };
     let animations = animation::read(&scene, &rig, &geometry, extent).map_err(|message| FormatError::in_file(path, message))?;
     let layout = FileLayout {
         to_model: rig.conversion,
