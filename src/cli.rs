@@ -60,7 +60,7 @@ pub(crate) enum Command {
     /// Open a window on a model (the default command: `vkskin FILE` is `vkskin view FILE`). Drag to
     /// orbit, wheel to zoom, Space pauses, N steps a frame while paused, R resets, Esc quits.
     View(ViewArgs),
-    /// Render one frame headless and write it as PNG.
+    /// Render one frame headless and write it as an image (PNG, or JPEG, BMP, TGA by --out).
     Render(RenderArgs),
     /// Describe a model: joint tree, meshes, influences, clips, bounds, textures. No Vulkan needed.
     Inspect(InspectArgs),
@@ -79,14 +79,14 @@ pub(crate) enum Command {
 pub(crate) struct RenderArgs {
     #[command(flatten)]
     pub(crate) scene: SceneArgs,
-    /// Seconds into the animation.
-    #[arg(long, default_value_t = 0.0, value_parser = parse_seconds)]
+    /// Seconds into the animation (negative counts back from the start of the loop).
+    #[arg(long, default_value_t = 0.0, value_parser = parse_seconds, allow_negative_numbers = true, display_order = 1)]
     pub(crate) time: f64,
     /// Image size, WxH.
-    #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+    #[arg(long, default_value = "1280x720", value_parser = parse_size, display_order = 3)]
     pub(crate) size: (u32, u32),
-    /// The PNG written.
-    #[arg(long, value_name = "FILE", default_value = "vkskin.png")]
+    /// The image written: PNG, or JPEG, BMP or TGA by its extension.
+    #[arg(long, value_name = "FILE", default_value = "vkskin.png", display_order = 2)]
     pub(crate) out: PathBuf,
     /// Render this many frames, a 60th of a second apart, ending at --time (soak and
     /// validation runs); the last is written.
@@ -215,8 +215,8 @@ pub(crate) struct SoakArgs {
 /// `vkskin generate`'s arguments.
 #[derive(Args)]
 pub(crate) struct GenerateArgs {
-    /// The folder written.
-    #[arg(long, value_name = "DIR", default_value = "assets")]
+    /// The folder written (not `assets/` unless named: the bundled files live there).
+    #[arg(long, value_name = "DIR", default_value = "vkskin-generated")]
     pub(crate) out_dir: PathBuf,
     /// Write long_clip.ms3d instead: 60 joints, 3 minutes of keys at 30 fps (a load-time check).
     #[arg(long)]
@@ -259,7 +259,7 @@ pub(crate) struct SceneArgs {
     #[arg(long, default_value = "", value_parser = DebugViews::parse)]
     pub(crate) debug: DebugViews,
     /// Number of animated instances, laid out in a grid.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 1, value_parser = parse_instances)]
     pub(crate) instances: u32,
     /// The clip to play, by name or index (default: the first). In the viewer, keys 1-9 switch.
     #[arg(long)]
@@ -304,6 +304,15 @@ pub(crate) struct SceneArgs {
     /// Turn on the Khronos validation layer with synchronization validation (also VKSKIN_VALIDATION=1).
     #[arg(long)]
     pub(crate) validate: bool,
+}
+
+/// An instance count: 1 or more.
+pub(crate) fn parse_instances(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<u64>() {
+        Ok(0) => Err("expected at least 1 instance, got 0".to_string()),
+        Ok(count) => u32::try_from(count).map_err(|_| format!("expected at most {} instances, got {count}", u32::MAX)),
+        Err(_) => Err(format!("expected a whole number of instances, got '{text}'")),
+    }
 }
 
 pub(crate) fn parse_skinning(text: &str) -> Result<Skinning, String> {

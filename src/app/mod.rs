@@ -71,23 +71,22 @@ fn default_model_in(folders: &[PathBuf], cache: &Path) -> PathBuf {
     }
 }
 
-/// The animations that go with a .md5mesh when none are given: `<stem>.md5anim` and every
-/// `<stem>_*.md5anim` beside it, sorted by name. Other formats carry their clips inside.
+/// The animations that go with a .md5mesh when none are given: every .md5anim beside it whose
+/// joints are the mesh's (names in order, as the format requires), sorted by name: the mesh's own
+/// `<stem>_*.md5anim` and the others a game put there (the Doom 3 hellknight's `idle2`, `walk7`).
+/// Other formats carry their clips inside.
 pub fn default_animations(model: &Path, given: &[PathBuf]) -> Vec<PathBuf> {
     if !given.is_empty() || !model.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("md5mesh")) {
         return given.to_vec();
     }
-    let Some(stem) = model.file_stem().and_then(|stem| stem.to_str()) else { return Vec::new() };
+    let Some(joints) = crate::formats::md5::joint_names(model) else { return Vec::new() };
     let folder = model.parent().filter(|folder| !folder.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let prefix = format!("{stem}_");
     let mut found: Vec<PathBuf> = std::fs::read_dir(folder)
         .map(|entries| {
             entries
                 .filter_map(|entry| entry.ok().map(|entry| entry.path()))
                 .filter(|path| path.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("md5anim")))
-                .filter(|path| {
-                    path.file_stem().and_then(|name| name.to_str()).is_some_and(|name| name == stem || name.starts_with(&prefix))
-                })
+                .filter(|path| crate::formats::md5::joint_names(path).is_some_and(|names| names == joints))
                 .collect()
         })
         .unwrap_or_default();
@@ -104,6 +103,9 @@ pub fn find_clip(model: &Model, selector: &str) -> Result<usize, String> {
         let names: Vec<String> = model.clips.iter().enumerate().map(|(index, clip)| format!("[{index}] {}", clip.name)).collect();
         if names.is_empty() {
             format!("{} has no clips, so there is no clip '{selector}'", model.name)
+        } else if selector.trim().parse::<usize>().is_ok() {
+            let last = names.len() - 1;
+            format!("{} has no clip {selector}: clips are numbered 0 to {last} ({})", model.name, names.join(", "))
         } else {
             format!("{} has no clip '{selector}'; it has {}", model.name, names.join(", "))
         }

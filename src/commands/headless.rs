@@ -5,7 +5,7 @@ use std::path::Path;
 
 use vkskin::app::capture::FrameCapture;
 use vkskin::app::{headless_device, HeadlessRenderer};
-use vkskin::render::offscreen::save_png;
+use vkskin::render::offscreen::{image_format, save_image};
 
 use super::check_messages;
 use crate::cli::{RenderArgs, SceneArgs, SoakArgs};
@@ -19,6 +19,7 @@ pub(crate) fn render(arguments: RenderArgs) -> Result<(), String> {
     // Before any work: an output that cannot be written fails now, not after the frames. Opened
     // without truncating (an existing image stays until the new one replaces it), and removed again
     // if this run created it and then fails, so a failed render leaves no empty file behind.
+    let format = image_format(out)?;
     let existed = out.exists();
     std::fs::OpenOptions::new()
         .write(true)
@@ -26,7 +27,7 @@ pub(crate) fn render(arguments: RenderArgs) -> Result<(), String> {
         .truncate(false)
         .open(out)
         .map_err(|error| format!("cannot write {}: {error}", out.display()))?;
-    let result = render_into(scene_args, time, (width, height), out, frames, validation);
+    let result = render_into(scene_args, time, (width, height), (out, format), frames, validation);
     if result.is_err() && !existed {
         let _ = std::fs::remove_file(out);
     }
@@ -37,7 +38,7 @@ fn render_into(
     scene_args: &SceneArgs,
     time: f64,
     (width, height): (u32, u32),
-    out: &Path,
+    (out, format): (&Path, image::ImageFormat),
     frames: u64,
     validation: bool,
 ) -> Result<(), String> {
@@ -60,7 +61,7 @@ fn render_into(
         headless.renderer.wait_all().map_err(|error| error.to_string())?;
         headless.target.read_image().map_err(|error| error.to_string())?
     };
-    save_png(&image, out)?;
+    save_image(&image, out, format)?;
     println!(
         "wrote {} ({width}x{height}, t = {time} s, {}: {}, on {})",
         out.display(),

@@ -88,12 +88,29 @@ pub fn parse_clips_argument(text: &str) -> Result<Vec<ClipRange>, String> {
     Ok(ranges)
 }
 
-/// `<dir>/<stem> animation ranges.txt` beside a model file (the Psionic naming), if that file exists and is a regular file.
+/// The Psionic ranges file beside a model: `<stem> animation ranges.txt`; else one whose name
+/// before " animation ranges.txt" is the model's without its trailing digits, any case ("dwarf
+/// animation ranges.txt" beside `dwarf1.ms3d`); else the folder's only such file.
 pub fn ranges_file_beside(model: &Path) -> Option<PathBuf> {
-    let mut file_name = model.file_stem()?.to_os_string();
-    file_name.push(" animation ranges.txt");
-    let path = model.with_file_name(file_name);
-    path.is_file().then_some(path)
+    const SUFFIX: &str = " animation ranges.txt";
+    let stem = model.file_stem()?.to_str()?;
+    let exact = model.with_file_name(format!("{stem}{SUFFIX}"));
+    if exact.is_file() {
+        return Some(exact);
+    }
+    let folder = model.parent().filter(|folder| !folder.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let candidates: Vec<(PathBuf, String)> = std::fs::read_dir(folder)
+        .ok()?
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            let name = path.file_name()?.to_str()?.to_lowercase();
+            let prefix = name.strip_suffix(SUFFIX)?.to_string();
+            path.is_file().then_some((path, prefix))
+        })
+        .collect();
+    let base = stem.trim_end_matches(|c: char| c.is_ascii_digit() || c == '_' || c == ' ').to_lowercase();
+    let named = candidates.iter().find(|(_, prefix)| *prefix == base).map(|(path, _)| path.clone());
+    named.or_else(|| (candidates.len() == 1).then(|| candidates[0].0.clone()))
 }
 
 /// Psionic's files use '-'; an en dash is what a word processor turns it into.

@@ -86,9 +86,31 @@ impl OffscreenTarget {
 /// a full disk). Encoded in memory first and written with one checked write: a buffered writer
 /// would lose the error of its last flush when dropped, and report success.
 pub fn save_png(image: &image::RgbaImage, path: &Path) -> Result<(), String> {
+    save_image(image, path, image::ImageFormat::Png)
+}
+
+/// The format a written image takes from its file's extension: PNG (also without one), JPEG,
+/// BMP or TGA; another extension is refused, before anything is rendered.
+pub fn image_format(path: &Path) -> Result<image::ImageFormat, String> {
+    let extension = path.extension().and_then(|extension| extension.to_str()).map(str::to_ascii_lowercase);
+    match extension.as_deref() {
+        None | Some("png") => Ok(image::ImageFormat::Png),
+        Some("jpg" | "jpeg") => Ok(image::ImageFormat::Jpeg),
+        Some("bmp") => Ok(image::ImageFormat::Bmp),
+        Some("tga") => Ok(image::ImageFormat::Tga),
+        Some(other) => Err(format!("{}: expected a .png, .jpg, .bmp or .tga file to write, found .{other}", path.display())),
+    }
+}
+
+/// `image` written to `path` as `format` (JPEG without its alpha, which it cannot hold).
+pub fn save_image(image: &image::RgbaImage, path: &Path, format: image::ImageFormat) -> Result<(), String> {
     let mut encoded = Vec::new();
-    image
-        .write_to(&mut std::io::Cursor::new(&mut encoded), image::ImageFormat::Png)
-        .map_err(|error| format!("cannot encode {}: {error}", path.display()))?;
+    let mut cursor = std::io::Cursor::new(&mut encoded);
+    let written = if format == image::ImageFormat::Jpeg {
+        image::DynamicImage::ImageRgba8(image.clone()).to_rgb8().write_to(&mut cursor, format)
+    } else {
+        image.write_to(&mut cursor, format)
+    };
+    written.map_err(|error| format!("cannot encode {}: {error}", path.display()))?;
     std::fs::write(path, encoded).map_err(|error| format!("cannot write {}: {error}", path.display()))
 }

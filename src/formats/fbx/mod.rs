@@ -87,10 +87,21 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
     Ok(model)
 }
 
-/// The scene, Y-up in metres, within the memory budget.
+/// How often (bytes) ufbx says how far it has read: where a broken file stopped it, to this.
+const PROGRESS_BYTES: u64 = 1024;
+
+/// The scene, Y-up in metres, within the memory budget. A file ufbx refuses gets its reason and
+/// where it stopped reading: the byte offset, and the line for an ASCII file.
 fn parse(bytes: &[u8]) -> Result<ufbx::SceneRoot, String> {
     let limit = bytes.len().saturating_mul(MEMORY_PER_BYTE).max(MIN_MEMORY);
+    let mut read = 0u64;
+    let mut progress = |progress: &ufbx::Progress| {
+        read = progress.bytes_read;
+        ufbx::ProgressResult::Continue
+    };
     let mut options = ufbx::LoadOpts {
+        progress_cb: ufbx::ProgressCb::Mut(&mut progress),
+        progress_interval_hint: PROGRESS_BYTES,
         target_axes: ufbx::CoordinateAxes::right_handed_y_up(),
         target_unit_meters: 1.0,
         generate_missing_normals: true,
@@ -101,8 +112,26 @@ fn parse(bytes: &[u8]) -> Result<ufbx::SceneRoot, String> {
     };
     options.result_allocator.memory_limit = limit;
     options.temp_allocator.memory_limit = limit;
-    ufbx::load_memory(bytes, options)
-        .map_err(|problem| format!("expected an FBX file (binary or ASCII, 6.1 to 7.7) ufbx can read: {}", reason(&problem)))
+    let scene = ufbx::load_memory(bytes, options);
+    scene.map_err(|problem| {
+        let at = (read as usize).min(bytes.len());
+        format!(
+            "{}: expected an FBX file (binary or ASCII, 6.1 to 7.7) ufbx can read: {}",
+            where_stopped(bytes, at),
+            reason(&problem)
+        )
+    })
+}
+
+/// Where ufbx stopped reading, for an error: `byte N` (it had read up to there, give or take
+/// [`PROGRESS_BYTES`]), with the line of an ASCII file.
+fn where_stopped(bytes: &[u8], at: usize) -> String {
+    let binary = bytes.starts_with(b"Kaydara FBX Binary");
+    if binary || at == 0 {
+        return format!("near byte {at} of {}", bytes.len());
+    }
+    let line = 1 + bytes[..at].iter().filter(|&&byte| byte == b'\n').count();
+    format!("near line {line} (byte {at} of {})", bytes.len())
 }
 
 /// What ufbx says went wrong: its description, its detail, and where in its reading it was (the

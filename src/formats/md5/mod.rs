@@ -32,6 +32,25 @@ use parse::parse_mesh_with_lines;
 pub use parse::{parse_anim, parse_mesh};
 pub use write::{write_anim, write_mesh};
 
+/// The joint names of a .md5mesh (its `joints` block) or a .md5anim (its `hierarchy` block), in
+/// order, read from the file's first megabyte without parsing the rest; None for a file without
+/// such a block there. Which .md5anim files beside a mesh are its clips goes by these.
+pub fn joint_names(path: &Path) -> Option<Vec<String>> {
+    let head = crate::formats::files::read_prefix(path, 1 << 20, false).ok()?;
+    let text = String::from_utf8_lossy(&head);
+    let mut lines = text.lines().map(str::trim);
+    lines.find(|line| line.starts_with("joints") || line.starts_with("hierarchy"))?;
+    let mut names = Vec::new();
+    for line in lines {
+        if line.starts_with('}') {
+            return Some(names);
+        }
+        let name = line.strip_prefix('"')?.split('"').next()?;
+        names.push(name.to_string());
+    }
+    None
+}
+
 /// The only version id's tools wrote, and the only one this loader reads.
 const VERSION: i64 = 10;
 
