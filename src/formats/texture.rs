@@ -40,7 +40,7 @@ fn reader<'a>(bytes: &'a [u8], path: &Path, limited: bool) -> Result<ImageReader
     }
     let mut reader = reader.with_guessed_format().map_err(|error| error.to_string())?;
     if reader.format().is_none() {
-        return Err("expected a PNG, JPEG or TGA image, found none of them".to_string());
+        return Err("expected a PNG, JPEG, TGA, BMP or GIF image, found none of them".to_string());
     }
     if limited {
         reader.limits(limits());
@@ -101,7 +101,8 @@ impl Texture {
 /// Where a material's texture may be, in the order tried: a relative path (`.\skin.jpg`,
 /// `textures\skin.jpg`) under the model's folder; the file name alone in that folder (all that is
 /// left of an absolute path such as `C:\models\skin.jpg`); then a file in that folder whose name
-/// matches ignoring ASCII case, since the paths were written on Windows.
+/// matches ignoring ASCII case, since the paths were written on Windows; last, a file there of the
+/// same name in another image format (a Milkshape material's `Hair.tga` shipped as `hair.png`).
 pub fn candidates(written: &str, folder: &Path) -> Vec<PathBuf> {
     let normalized = written.trim().replace('\\', "/");
     let drive = normalized.as_bytes().get(1) == Some(&b':');
@@ -128,6 +129,21 @@ pub fn candidates(written: &str, folder: &Path) -> Vec<PathBuf> {
             matches.sort();
             matches.into_iter().for_each(&mut add);
         }
+        let stem = Path::new(&file_name).file_stem().and_then(|stem| stem.to_str()).unwrap_or_default().to_string();
+        if let Ok(entries) = std::fs::read_dir(folder) {
+            let mut converted: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .map(|entry| entry.path())
+                .filter(|path| {
+                    let same_stem =
+                        path.file_stem().and_then(|name| name.to_str()).is_some_and(|name| name.eq_ignore_ascii_case(&stem));
+                    let extension = path.extension().and_then(|extension| extension.to_str()).map(str::to_ascii_lowercase);
+                    same_stem && matches!(extension.as_deref(), Some("png" | "jpg" | "jpeg" | "tga" | "bmp" | "gif"))
+                })
+                .collect();
+            converted.sort();
+            converted.into_iter().for_each(&mut add);
+        }
     }
     candidates
 }
@@ -146,7 +162,11 @@ pub fn find(written: &str, folder: &Path, textures: &mut Library, material: &str
             }
         });
     if texture.is_none() {
-        let tried = candidates.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ");
+        // The first two places tried say where it was looked for; the rest is their variants.
+        let mut tried = candidates.iter().take(2).map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ");
+        if candidates.len() > 2 {
+            tried += &format!(" and {} more", candidates.len() - 2);
+        }
         let (material, written) = (crate::formats::files::quoted(material), crate::formats::files::quoted(written));
         warnings.push(if failures.is_empty() {
             format!("material {material}: texture {written} not found; tried {tried}")
@@ -180,7 +200,7 @@ mod tests {
     #[test]
     fn bad_bytes_and_huge_sizes_are_refused_before_decoding() {
         let error = describe(b"not an image at all".to_vec(), PathBuf::from("t.bin")).unwrap_err();
-        assert!(error.contains("expected a PNG, JPEG or TGA"), "{error}");
+        assert!(error.contains("expected a PNG, JPEG, TGA, BMP or GIF"), "{error}");
         // A PNG header claiming 100000 × 1 pixels: refused from the header alone.
         let mut huge = png(1, 1);
         huge[16..20].copy_from_slice(&100_000u32.to_be_bytes());
@@ -191,5 +211,19 @@ mod tests {
         truncated.truncate(60);
         let texture = describe(truncated, PathBuf::from("cut.png")).unwrap();
         assert!(texture.decode().is_err());
+    }
+
+    #[test]
+    fn a_texture_named_in_one_format_is_found_in_another() {
+        let folder = std::env::temp_dir().join(format!("vkskin-texture-{}", std::process::id()));
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("hair.png"), png(2, 2)).unwrap();
+        let mut library = Library::default();
+        let mut warnings = Vec::new();
+        let found = find("Hair.tga", &folder, &mut library, "Hair", &mut warnings);
+        assert!(found.is_some_and(|texture| texture.path.ends_with("hair.png")) && warnings.is_empty(), "{warnings:?}");
+        let missing = find("C:\\art\\Skin.tga", &folder, &mut library, "Skin", &mut warnings);
+        assert!(missing.is_none() && warnings.len() == 1 && warnings[0].matches(", ").count() <= 1, "{warnings:?}");
+        let _ = std::fs::remove_dir_all(&folder);
     }
 }
