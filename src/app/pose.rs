@@ -97,6 +97,35 @@ impl Pose {
         })
     }
 
+    /// [`Pose::to_json`] as text a person can page through: one joint, one vertex a line (a
+    /// character's pose is megabytes, which on one line no editor or pager shows).
+    pub fn to_json_lines(&self) -> String {
+        let value = |value: serde_json::Value| value.to_string();
+        let joints: Vec<String> = self
+            .joints
+            .iter()
+            .map(|(name, model)| format!("    {}", value(json!({"name": name, "model": model.to_cols_array()}))))
+            .collect();
+        let meshes: Vec<String> = self
+            .meshes
+            .iter()
+            .map(|(name, positions)| {
+                let positions: Vec<String> = positions
+                    .iter()
+                    .map(|position| format!("        {}", value(json!(position.map(|p| p.to_array())))))
+                    .collect();
+                format!("    {{\"name\": {}, \"positions\": [\n{}\n    ]}}", value(json!(name)), positions.join(",\n"))
+            })
+            .collect();
+        format!(
+            "{{\"time\": {}, \"clip\": {},\n  \"joints\": [\n{}\n  ],\n  \"meshes\": [\n{}\n  ]\n}}\n",
+            value(json!(self.time)),
+            value(json!(self.clip)),
+            joints.join(",\n"),
+            meshes.join(",\n")
+        )
+    }
+
     /// The same, for reading: each joint's position, each mesh's vertex count and box.
     pub fn describe(&self) -> String {
         let mut out = format!(

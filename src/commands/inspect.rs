@@ -30,7 +30,7 @@ fn pose(arguments: &InspectArgs, animations: &[std::path::PathBuf], time: f64) -
     let pose = vkskin::app::pose::evaluate(&device, model, clip, time)?;
     check_messages(validation, device.instance.message_counts())?;
     if arguments.json {
-        write_out(&format!("{}\n", pose.to_json()))
+        write_out(&pose.to_json_lines())
     } else {
         write_out(&pose.describe())
     }

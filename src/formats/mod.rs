@@ -157,6 +157,15 @@ pub fn read_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatEr
         Format::Fbx => fbx::load(path),
     }?;
     check_finite(&model).map_err(|message| FormatError::in_file(path, message))?;
+    if model.vertices.is_empty() && !model.skeleton.is_empty() {
+        model.stats.warnings.push(format!(
+            "no mesh, only {} joints and {} animations (a \"without skin\" download): drawn as its skeleton; \
+             its clips play on a character with `vkskin CHARACTER --anim {}`",
+            model.skeleton.len(),
+            model.animations.len(),
+            path.display()
+        ));
+    }
     // Targets without normal offsets (COLLADA's always, glTF's without NORMAL) get them computed,
     // so that shading follows the moved surface.
     model.recompute_morph_normals();

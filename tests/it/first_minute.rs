@@ -213,3 +213,14 @@ fn the_command_line_says_what_it_means() {
     let image = image::ImageReader::open(&out).expect("opens").with_guessed_format().expect("reads");
     assert_eq!(image.format(), Some(image::ImageFormat::Jpeg));
 }
+
+/// A file of joints and clips without a mesh (a Mixamo "without skin" download) says so, and how
+/// its clips go onto a character.
+#[test]
+fn a_file_without_a_mesh_says_so() {
+    let Some(folder) = shared_models("gltf/RiggedSimple") else { return };
+    let clips = crate::retarget::without_meshes(&folder.join("RiggedSimple.glb"), &scratch_in("first_minute", "no_mesh.glb"));
+    let model = load_model(&clips, &[]).expect("loads");
+    let warning = model.stats.warnings.iter().find(|warning| warning.starts_with("no mesh")).expect("says so");
+    assert!(warning.contains("drawn as its skeleton") && warning.contains("--anim"), "{warning}");
+}
