@@ -257,11 +257,21 @@ impl<'a, 'input> Document<'a, 'input> {
         Ok(total.max(1))
     }
 
+    /// Every word of a `<source>` of names, however many its accessor counts; None without an array.
+    pub fn name_words(&self, source: Node<'a, 'input>) -> Option<Vec<&'a str>> {
+        let (_, array) = self.accessor(source).ok()?;
+        Some(array.text().unwrap_or("").split_ascii_whitespace().collect())
+    }
+
     /// A `<source>` of names (`Name_array` or `IDREF_array`), one an item.
+    /// A `Name_array` with more words than its count holds names with spaces (3ds Max): its first
+    /// words stand in until the skin puts the names back together ([`super::skin::regroup_names`]).
     pub fn name_source(&self, source: Node<'a, 'input>) -> Result<Vec<&'a str>, FormatError> {
         let (accessor, array) = self.accessor(source)?;
         let names: Vec<&str> = array.text().unwrap_or("").split_ascii_whitespace().collect();
-        let (count, stride, offset) = self.reach(accessor, array, names.len())?;
+        let declared = self.count_attribute(array, "count", names.len())?;
+        let spaced = array.has_tag_name("Name_array") && names.len() > declared;
+        let (count, stride, offset) = self.reach(accessor, array, if spaced { declared } else { names.len() })?;
         Ok((0..count).map(|item| names[offset + item * stride]).collect())
     }
 }

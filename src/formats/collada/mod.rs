@@ -192,6 +192,12 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
         }
     }
 
+    // Names with spaces, written as words (3ds Max): put back together against the nodes.
+    for skin in skins.iter_mut().filter(|skin| !skin.joint_words.is_empty()) {
+        if let Some(names) = skin::regroup_names(&skin.joint_words, skin.joints.len(), |name| scene.knows(name)) {
+            skin.joints = names;
+        }
+    }
     // The joints: skin joints by sid, id or name, and each rigid instance's node.
     let mut is_joint = vec![false; scene.nodes.len()];
     let mut steps = LOOKUP_STEPS;

@@ -17,7 +17,11 @@ pub struct Skin<'a, 'input> {
     pub morph: Option<Morph<'a, 'input>>,
     pub bind_shape: Mat4,
     /// Joint names as the skin gives them (sids, or ids for IDREF_array).
-    pub joints: Vec<&'a str>,
+    pub joints: Vec<String>,
+    /// Every word of the joints' name array, where the words outnumber the joints: 3ds Max writes
+    /// names with spaces in them ("Bip01 L Thigh") into a `Name_array` of words, which
+    /// [`regroup_names`] puts back together against the scene's nodes.
+    pub joint_words: Vec<&'a str>,
     pub inverse_binds: Vec<Mat4>,
     /// Per position of the mesh: its influences, `joint` indexing `joints`.
     pub weights: Vec<Vec<Influence>>,
@@ -103,6 +107,8 @@ pub fn read<'a, 'input>(document: &Document<'a, 'input>, controller: Node<'a, 'i
     let joint_input = input(joints_element, "JOINT")?;
     let names_source = document.lookup(joint_input, document.attribute(joint_input, "source")?)?;
     let joints = document.name_source(names_source)?;
+    let joint_words = document.name_words(names_source).filter(|words| words.len() > joints.len()).unwrap_or_default();
+    let joints: Vec<String> = joints.into_iter().map(str::to_string).collect();
     let matrices_input = input(joints_element, "INV_BIND_MATRIX")?;
     let matrices = document.float_source(document.lookup(matrices_input, document.attribute(matrices_input, "source")?)?, 16)?;
     if matrices.count != joints.len() {
@@ -173,9 +179,26 @@ pub fn read<'a, 'input>(document: &Document<'a, 'input>, controller: Node<'a, 'i
         morph,
         bind_shape,
         joints,
+        joint_words,
         inverse_binds,
         weights,
         names_element: names_source,
         weights_element: vertex_weights,
     })
+}
+
+/// `count` names made of `words` in order, each word run joined by single spaces, each the name
+/// (or sid, or id) of a node (`known`), longest first; None where the words do not make `count`
+/// known names exactly.
+pub fn regroup_names(words: &[&str], count: usize, known: impl Fn(&str) -> bool) -> Option<Vec<String>> {
+    let mut names = Vec::with_capacity(count);
+    let mut at = 0;
+    while at < words.len() {
+        let left = count.checked_sub(names.len() + 1)?;
+        let longest = words.len() - at - left;
+        let name = (1..=longest).rev().map(|length| words[at..at + length].join(" ")).find(|name| known(name))?;
+        at += name.split(' ').count();
+        names.push(name);
+    }
+    (names.len() == count).then_some(names)
 }
