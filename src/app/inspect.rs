@@ -175,6 +175,9 @@ pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
             crate::formats::files::one_line(&file)
         );
     }
+    for note in &model.stats.notes {
+        let _ = writeln!(out, "note: {}", crate::formats::files::one_line(note));
+    }
     if model.stats.warnings.is_empty() {
         let _ = writeln!(out, "warnings: none");
     } else {

@@ -74,6 +74,9 @@ impl SceneArgs {
         for warning in &model.stats.warnings {
             log::warn!("{}", vkskin::formats::files::one_line(warning));
         }
+        for note in &model.stats.notes {
+            log::info!("{}", vkskin::formats::files::one_line(note));
+        }
         log::info!(
             "{}: {} vertices, {} joints, up to {} influences a vertex, {} clips",
             path.display(),

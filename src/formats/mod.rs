@@ -224,7 +224,13 @@ pub fn add_clips(model: &mut Model, path: &Path) -> Result<(), FormatError> {
     let retargeted = crate::anim::retarget::retarget(&source.skeleton, &source.animations, &model.skeleton)
         .map_err(|message| FormatError::in_file(path, format!("its clips cannot play on {}: {message}", model.name)))?;
     let file = path.file_name().map_or_else(|| path.display().to_string(), |name| name.to_string_lossy().into_owned());
-    model.stats.warnings.push(format!("clips of {file}: {}", retargeted.report(source.skeleton.len())));
+    // A full match is news, a partial one a warning.
+    let report = format!("clips of {file}: {}", retargeted.report(source.skeleton.len()));
+    if retargeted.missing_in_target.is_empty() && retargeted.missing_in_source.is_empty() {
+        model.stats.notes.push(report);
+    } else {
+        model.stats.warnings.push(report);
+    }
     // Morph weights follow their targets by name; a target the model lacks is dropped.
     let mut model_targets: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (index, target) in model.morph_targets.iter().enumerate() {

@@ -113,6 +113,8 @@ pub struct LoadStats {
     pub max_influences: usize,
     /// Non-fatal problems, for example a texture that could not be found.
     pub warnings: Vec<String>,
+    /// What went as it should but is worth a line (`--anim` clips that matched every joint).
+    pub notes: Vec<String>,
 }
 
 /// Times a cell is skinned at by [`Model::cell_tightness`].

@@ -150,6 +150,9 @@ impl Viewer {
         for warning in &model.stats.warnings {
             log::warn!("{}", crate::formats::files::one_line(warning));
         }
+        for note in &model.stats.notes {
+            log::info!("{}", crate::formats::files::one_line(note));
+        }
         // The dropped file's first clip that moves something plays (else its first).
         let added: Vec<usize> = (0..model.clips.len())
             .filter(|&clip| {

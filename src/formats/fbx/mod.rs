@@ -79,7 +79,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
         clips: Vec::new(),
         bounds: Default::default(),
         levels: Vec::new(),
-        stats: LoadStats { max_influences: geometry.max_influences, warnings },
+        stats: LoadStats { max_influences: geometry.max_influences, warnings, notes: Vec::new() },
         layout,
         morph_targets: geometry.morph_targets,
     };
