@@ -9,12 +9,13 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    // Lines a person reads, as the errors are: `vkskin: warning: ...`, no timestamp or module.
+    // Lines a person reads, as the errors are: `vkskin: warning: ...`, no timestamp or module. A
+    // logged error (what the Vulkan loader said on the way) is not the run's one `vkskin: error:`.
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
         .format(|out, record| {
             use std::io::Write as _;
             let level = match record.level() {
-                log::Level::Error => "error",
+                log::Level::Error => "logged error",
                 log::Level::Warn => "warning",
                 log::Level::Info => "info",
                 log::Level::Debug | log::Level::Trace => "debug",

@@ -129,11 +129,14 @@ impl SceneSetup {
     pub fn new(model: Model, instance_count: usize) -> SceneSetup {
         let instances = grid_instances(&model, instance_count.max(1));
         let bounds = world_bounds(&model, &instances);
-        let camera = OrbitCamera::framing_points(&framed_points(&model, &instances));
+        let camera = framing_camera(&model, &instances);
+        let facing = glam::Quat::from_rotation_y(model.facing_yaw().unwrap_or(0.0));
         SceneSetup {
             model,
-            instances, // From the camera's left and a little behind, so the shadow falls where the camera sees it.
-            light_direction: Vec3::new(-0.75, 0.9, -0.2).normalize(),
+            instances,
+            // From the camera's left and a little behind, so the shadow falls where the camera
+            // sees it: turned with the camera to the character's front.
+            light_direction: facing * Vec3::new(-0.75, 0.9, -0.2).normalize(),
             camera,
             bounds,
             morph_overrides: Vec::new(),
@@ -165,7 +168,7 @@ impl SceneSetup {
 
     /// A camera that frames the instances over the clips they play.
     pub fn frame_played(&mut self) {
-        self.camera = OrbitCamera::framing_points(&framed_points(&self.model, &self.instances));
+        self.camera = framing_camera(&self.model, &self.instances);
     }
 
     /// The ground: a square at the lowest point of the scene, a few model sizes wide.
@@ -196,6 +199,16 @@ impl SceneSetup {
         }
     }
 }
+
+/// A camera in front of the character (`Model::facing_yaw`) that frames the instances over the
+/// clips they play.
+fn framing_camera(model: &Model, instances: &[InstanceState]) -> OrbitCamera {
+    let yaw = FRAMING_YAW + model.facing_yaw().unwrap_or(0.0);
+    OrbitCamera::framing_points_from(&framed_points(model, instances), yaw)
+}
+
+/// The camera's turn (radians) from straight in front of the character: a little to its left.
+const FRAMING_YAW: f32 = 0.45;
 
 /// Instance and device without a window.
 pub fn headless_device(validation: bool) -> gpu::Result<Arc<Device>> {

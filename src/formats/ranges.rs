@@ -90,7 +90,8 @@ pub fn parse_clips_argument(text: &str) -> Result<Vec<ClipRange>, String> {
 
 /// The Psionic ranges file beside a model: `<stem> animation ranges.txt`; else one whose name
 /// before " animation ranges.txt" is the model's without its trailing digits, any case ("dwarf
-/// animation ranges.txt" beside `dwarf1.ms3d`); else the folder's only such file.
+/// animation ranges.txt" beside `dwarf1.ms3d`). Not any other: Psionic's folders hold several
+/// models, each with its own.
 pub fn ranges_file_beside(model: &Path) -> Option<PathBuf> {
     const SUFFIX: &str = " animation ranges.txt";
     let stem = model.file_stem()?.to_str()?;
@@ -109,8 +110,7 @@ pub fn ranges_file_beside(model: &Path) -> Option<PathBuf> {
         })
         .collect();
     let base = stem.trim_end_matches(|c: char| c.is_ascii_digit() || c == '_' || c == ' ').to_lowercase();
-    let named = candidates.iter().find(|(_, prefix)| *prefix == base).map(|(path, _)| path.clone());
-    named.or_else(|| (candidates.len() == 1).then(|| candidates[0].0.clone()))
+    candidates.into_iter().find(|(_, prefix)| *prefix == base).map(|(path, _)| path)
 }
 
 /// Psionic's files use '-'; an en dash is what a word processor turns it into.
@@ -289,9 +289,11 @@ mod tests {
         let found = ranges_file_beside(&dir.join("ninja.ms3d"));
         let directory = ranges_file_beside(&dir.join("robot.ms3d"));
         let missing = ranges_file_beside(&dir.join("jeep1.ms3d"));
+        let numbered = ranges_file_beside(&dir.join("Ninja2.ms3d"));
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(found, Some(dir.join("ninja animation ranges.txt")));
         assert_eq!(directory, None);
         assert_eq!(missing, None);
+        assert_eq!(numbered, Some(dir.join("ninja animation ranges.txt")));
     }
 }

@@ -5,6 +5,7 @@
 
 mod clip_choice;
 mod facing;
+mod front;
 mod geometry;
 pub mod lod;
 mod morph;

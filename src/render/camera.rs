@@ -31,11 +31,15 @@ impl OrbitCamera {
     /// [`OrbitCamera::framing`] for the box of `points`, with what the frame shows measured on the
     /// points themselves (a fox's outline, not its box's corners).
     pub fn framing_points(points: &[Vec3]) -> OrbitCamera {
+        Self::framing_points_from(points, 0.45)
+    }
+
+    /// [`OrbitCamera::framing_points`] from the side at `yaw` (0: on +Z, looking towards -Z).
+    pub fn framing_points_from(points: &[Vec3], yaw: f32) -> OrbitCamera {
         let bounds = Aabb::from_points(points.iter().copied());
         let radius = bounds.size().length() * 0.5;
         let fov_y = 45f32.to_radians();
-        let mut camera =
-            OrbitCamera { target: bounds.center(), distance: radius / (fov_y * 0.5).sin(), yaw: 0.45, pitch: 0.25, fov_y };
+        let mut camera = OrbitCamera { target: bounds.center(), distance: radius / (fov_y * 0.5).sin(), yaw, pitch: 0.25, fov_y };
         if !(radius > 0.0 && radius.is_finite()) {
             camera.distance = 1.0;
             return camera;
