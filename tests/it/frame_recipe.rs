@@ -1,5 +1,5 @@
 //! The frame's barriers as recorded: one `vkCmdPipelineBarrier2` per boundary, with the motion
-//! pass and without, and the README's barrier table is exactly what the `compute` strategy's frame
+//! pass and without, and docs/passes.md's barrier table is exactly what the `compute` strategy's frame
 //! with motion blur issues (so the two cannot drift).
 
 use crate::common::{assert_no_validation_messages, default_model, validated_device};
@@ -41,18 +41,18 @@ fn one_barrier_per_boundary_and_the_readme_table_is_the_frames() {
     }
     assert_no_validation_messages(&device);
 
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
-    let readme = std::fs::read_to_string(&path).expect("README.md");
-    let start = readme.find(BEGIN).expect("the README marks its barrier table") + BEGIN.len();
-    let end = start + readme[start..].find(END).expect("the README marks the table's end");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/passes.md");
+    let readme = std::fs::read_to_string(&path).expect("docs/passes.md");
+    let start = readme.find(BEGIN).expect("docs/passes.md marks its barrier table") + BEGIN.len();
+    let end = start + readme[start..].find(END).expect("docs/passes.md marks the table's end");
     if std::env::var_os("VKSKIN_BLESS").is_some() {
         let rewritten = format!("{}{compute_table}{}", &readme[..start], &readme[end..]);
-        std::fs::write(&path, rewritten).expect("README.md written");
+        std::fs::write(&path, rewritten).expect("docs/passes.md written");
         return;
     }
     assert_eq!(
         readme[start..end],
         compute_table,
-        "README.md's barrier table differs from the frame's; VKSKIN_BLESS=1 rewrites it"
+        "docs/passes.md's barrier table differs from the frame's; VKSKIN_BLESS=1 rewrites it"
     );
 }
