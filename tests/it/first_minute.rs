@@ -163,30 +163,22 @@ fn a_broken_fbx_says_where() {
     for byte in &mut binary[broken_at..broken_at + 256] {
         *byte ^= 0x5a;
     }
-    let path = scratch_in("first_minute", "broken_binary.fbx");
-    std::fs::write(&path, &binary).expect("written");
-    let error = load_model(&path, &[]).expect_err("broken").to_string();
-    let at: usize = error
-        .split("near byte ")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .and_then(|number| number.parse().ok())
-        .unwrap_or_else(|| panic!("a byte offset: {error}"));
+    // The number after `words` in the error loading `bytes`, and the error.
+    let reported = |name: &str, bytes: &[u8], words: &str| {
+        let path = scratch_in("first_minute", name);
+        std::fs::write(&path, bytes).expect("written");
+        let error = load_model(&path, &[]).expect_err("broken").to_string();
+        let number = error.split(words).nth(1).and_then(|rest| rest.split(' ').next()).and_then(|number| number.parse().ok());
+        (number.unwrap_or_else(|| panic!("'{words}' and a number: {error}")), error)
+    };
+    let (at, error): (usize, String) = reported("broken_binary.fbx", &binary, "near byte ");
     assert!(at + 1024 >= broken_at && at <= broken_at + (64 << 10), "{at} for bytes broken at {broken_at}: {error}");
 
     let text = std::fs::read_to_string(folder.join("MayaSausage/maya_game_sausage_7500_ascii_combined.fbx")).expect("ASCII");
     let line = 300;
     let cut: usize = text.lines().take(line - 1).map(|line| line.len() + 1).sum();
     let broken = format!("{}\"unclosed {{ ;{}", &text[..cut], &text[cut..]);
-    let path = scratch_in("first_minute", "broken_ascii.fbx");
-    std::fs::write(&path, broken).expect("written");
-    let error = load_model(&path, &[]).expect_err("broken").to_string();
-    let reported: usize = error
-        .split("near line ")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .and_then(|number| number.parse().ok())
-        .unwrap_or_else(|| panic!("a line: {error}"));
+    let (reported, error) = reported("broken_ascii.fbx", broken.as_bytes(), "near line ");
     assert!(reported <= line && reported + 100 >= line, "line {reported} for a file broken at {line}: {error}");
 }
 
