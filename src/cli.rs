@@ -36,6 +36,9 @@ pub(crate) struct ViewArgs {
     /// Window size, WxH.
     #[arg(long, default_value = "1280x720", value_parser = parse_size)]
     pub(crate) size: (u32, u32),
+    /// Crossfade time in seconds when keys 1-9 switch clips (0: cut).
+    #[arg(long, default_value_t = 0.3, value_parser = parse_fade)]
+    pub(crate) fade: f32,
     /// Quit after this many frames.
     #[arg(long)]
     pub(crate) frames: Option<u64>,
@@ -201,6 +204,9 @@ pub(crate) struct SoakArgs {
     /// Switch every instance to the next clip (crossfading) every this many frames.
     #[arg(long, default_value_t = 120)]
     pub(crate) switch_every: u64,
+    /// The crossfade's time in seconds at each switch (0: cut).
+    #[arg(long, default_value_t = 0.25, value_parser = parse_fade)]
+    pub(crate) fade: f32,
     /// Log a row every this many frames.
     #[arg(long, default_value_t = 100)]
     pub(crate) every: u64,
@@ -272,9 +278,6 @@ pub(crate) struct SceneArgs {
     /// CLIP@JOINT:WEIGHT (default weight 1), e.g. wave@upper_arm_left:0.8.
     #[arg(long)]
     pub(crate) layer: Option<String>,
-    /// Crossfade time in seconds when the viewer switches clips (0: cut).
-    #[arg(long, default_value_t = 0.3, value_parser = parse_fade)]
-    pub(crate) fade: f32,
     /// How vertices are skinned: compute (skin once, draw twice), vertex (skin in each pass's vertex
     /// shader, as the tutorials do) or cpu (software skinning on all cores).
     #[arg(long, default_value = "compute", value_parser = parse_strategy)]

@@ -83,7 +83,7 @@ fn rss_kib() -> (u64, u64) {
 }
 
 pub(crate) fn soak(arguments: SoakArgs) -> Result<(), String> {
-    let SoakArgs { scene, frames, switch_every, every, size, out } = arguments;
+    let SoakArgs { scene, frames, switch_every, fade, every, size, out } = arguments;
     let (scene_args, report, switch_every, every) = (&scene, out.as_path(), switch_every.max(1), every.max(1));
     let validation = scene_args.validation();
     let mut log = std::fs::File::create(report).map_err(|error| format!("cannot write {}: {error}", report.display()))?;
@@ -100,7 +100,7 @@ pub(crate) fn soak(arguments: SoakArgs) -> Result<(), String> {
     for frame in 0..frames {
         let time = frame as f64 / 60.0;
         if frame > 0 && frame % switch_every == 0 {
-            setup.play((frame / switch_every) as usize % clips, time, 0.25);
+            setup.play((frame / switch_every) as usize % clips, time, fade);
         }
         headless.submit(&setup.frame(time, headless.aspect())).map_err(|error| error.to_string())?;
         if frame % every == 0 || frame + 1 == frames {

@@ -8,7 +8,7 @@ use super::check_messages;
 use crate::cli::ViewArgs;
 
 pub(crate) fn view(arguments: ViewArgs) -> Result<(), String> {
-    let ViewArgs { scene, size, frames, storm, screenshot, no_ui, drive } = arguments;
+    let ViewArgs { scene, size, fade, frames, storm, screenshot, no_ui, drive } = arguments;
     // RenderDoc first: its layer must see the Vulkan instance being created.
     let capture = scene.capture_frame.map(FrameCapture::attach).transpose()?;
     let setup = scene.setup()?;
@@ -17,7 +17,7 @@ pub(crate) fn view(arguments: ViewArgs) -> Result<(), String> {
         validation,
         frame_limit: frames,
         size,
-        fade_seconds: scene.fade,
+        fade_seconds: fade,
         strategy: scene.strategy,
         skinning: scene.skinning,
         light_culling: scene.light_culling.on(),

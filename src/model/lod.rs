@@ -59,7 +59,7 @@ pub fn with_levels(model: &Model) -> Model {
         return model;
     }
     let poses = sample_poses(&model, (POSED_VERTICES / vertex_count.max(1)).clamp(2, MAX_POSES));
-    let skinned: Vec<Vec<Vec3>> = poses.iter().map(|palette| skin_positions(&model, palette)).collect();
+    let skinned: Vec<Vec<Vec3>> = poses.par_iter().map(|palette| skin_positions(&model, palette)).collect();
     let attributes = attributes(&model, &skinned);
 
     // Each level simplifies the one before it, mesh by mesh: its vertices are a subset of that one's.

@@ -134,7 +134,7 @@ fn counts_times_and_outputs_from_the_command_line_get_one_clean_line() {
     let never = never.to_str().expect("a UTF-8 scratch path");
     one_error(&["render", "--instances", "4294967295", "--out", never], "instances");
     one_error(&["render", "--time", "NaN", "--out", never], "finite number of seconds");
-    one_error(&["render", "--fade", "inf", "--out", never], "crossfade");
+    one_error(&["view", "--fade", "inf"], "crossfade");
     // A write error is reported, not lost when a buffered writer drops.
     one_error(&["render", "--size", "64x64", "--out", "/dev/full"], "/dev/full");
     // The bench skips a count no device holds, row by row, with the reason.
