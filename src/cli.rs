@@ -110,6 +110,10 @@ pub(crate) struct InspectArgs {
     /// Cut named clips from the first animation: NAME=FIRST-LAST,... (frames, or seconds as 0.5s-1.2s).
     #[arg(long)]
     pub(crate) clips: Option<String>,
+    /// Cut clips by a ranges file of another name than `<model> animation ranges.txt` (Psionic's
+    /// "FIRST-LAST NAME" lines).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ranges: Option<PathBuf>,
     /// Build and list the levels of detail (`off`: skip them).
     #[arg(long, value_enum, default_value_t = Switch::On)]
     pub(crate) lod: Switch,
@@ -274,6 +278,10 @@ pub(crate) struct SceneArgs {
     /// (0.5s-1.2s). They come first; a "<model> animation ranges.txt" beside the model is read too.
     #[arg(long)]
     pub(crate) clips: Option<String>,
+    /// Cut clips by a ranges file of another name than `<model> animation ranges.txt` (Psionic's
+    /// "FIRST-LAST NAME" lines).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ranges: Option<PathBuf>,
     /// Play a second clip over one joint's subtree on every instance: CLIP@JOINT or
     /// CLIP@JOINT:WEIGHT (default weight 1), e.g. wave@upper_arm_left:0.8.
     #[arg(long)]

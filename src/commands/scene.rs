@@ -70,7 +70,8 @@ impl SceneArgs {
     pub(crate) fn load(&self, build_levels: bool) -> Result<Model, String> {
         let path = self.model.clone().unwrap_or_else(default_model_path);
         let animations = default_animations(&path, &self.animations);
-        let (model, _) = open_model(&path, &animations, self.clips.as_deref(), build_levels && self.lod.on())?;
+        let (model, _) =
+            open_model(&path, &animations, (self.clips.as_deref(), self.ranges.as_deref()), build_levels && self.lod.on())?;
         for warning in &model.stats.warnings {
             log::warn!("{}", vkskin::formats::files::one_line(warning));
         }
@@ -89,16 +90,22 @@ impl SceneArgs {
     }
 }
 
-/// Reads a model, cuts `--clips` from it, and builds its culling cells and, with `levels`, its
+/// Reads a model, cuts `--clips` and `--ranges FILE` from it, and builds its culling cells and, with `levels`, its
 /// levels of detail side by side (neither needs the other, and the chain is mostly one thread's
 /// work). Returns how long the levels took.
 pub(crate) fn open_model(
     path: &std::path::Path,
     animations: &[PathBuf],
-    clips: Option<&str>,
+    (clips, ranges): (Option<&str>, Option<&std::path::Path>),
     levels: bool,
 ) -> Result<(Model, Option<f64>), String> {
     let mut model = read_model(path, animations).map_err(|error| error.to_string())?;
+    if let Some(file) = ranges {
+        let text = vkskin::formats::files::read_text(file, vkskin::formats::files::MAX_MODEL_BYTES)
+            .map_err(|message| format!("{}: {message}", file.display()))?;
+        let ranges = vkskin::formats::ranges::parse_ranges_file(&text, file).map_err(|error| error.to_string())?;
+        model.cut_clips(&ranges).map_err(|message| format!("{}: {message}", file.display()))?;
+    }
     if let Some(text) = clips {
         model.cut_clips(&parse_clips_argument(text)?)?;
     }

@@ -239,3 +239,25 @@ fn collada_joint_names_with_spaces_are_put_back_together() {
     let positions = |model: &vkskin::model::Model| model.joint_matrices(0, 0.5).iter().map(|m| m.w_axis).collect::<Vec<_>>();
     assert_eq!(positions(&model), positions(&original), "posed alike");
 }
+
+/// `--ranges FILE` cuts the clips by a ranges file of any name: the ninja renamed, its ranges file
+/// elsewhere, gives the clips the shared ninja gets from the file beside it.
+#[test]
+fn ranges_of_another_name_are_taken_from_the_command_line() {
+    let Some(ninja) = shared_models("ms3d/ninja") else { return };
+    let folder = scratch_in("first_minute", "ranges_given");
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).expect("the folder");
+    std::fs::copy(ninja.join("ninja.ms3d"), folder.join("warrior.ms3d")).expect("copied");
+    std::fs::copy(ninja.join("ninja animation ranges.txt"), folder.join("moves.txt")).expect("copied");
+    let clips = |args: &[&std::ffi::OsStr]| {
+        let output = vkskin().arg("inspect").args(args).args(["--lod", "off"]).output().expect("runs");
+        let said = text(&output);
+        assert!(output.status.success(), "{said}");
+        said.lines().find_map(|line| line.strip_prefix("clips: ")?.parse::<usize>().ok()).expect("a clip count")
+    };
+    let alone = clips(&[folder.join("warrior.ms3d").as_os_str()]);
+    let given = clips(&[folder.join("warrior.ms3d").as_os_str(), "--ranges".as_ref(), folder.join("moves.txt").as_os_str()]);
+    let own = clips(&[ninja.join("ninja.ms3d").as_os_str()]);
+    assert!(alone < own && given == own, "alone {alone}, with --ranges {given}, the ninja {own}");
+}
