@@ -18,6 +18,10 @@ pub struct OrbitCamera {
     /// Radians above the horizon.
     pub pitch: f32,
     pub fov_y: f32,
+    /// The share of the frame's width, on the left, that the image leaves free: the viewer draws
+    /// the scene beside its panel, not under it, as a viewport the width of what is left. 0
+    /// elsewhere.
+    pub inset: f32,
 }
 
 impl OrbitCamera {
@@ -39,7 +43,8 @@ impl OrbitCamera {
         let bounds = Aabb::from_points(points.iter().copied());
         let radius = bounds.size().length() * 0.5;
         let fov_y = 45f32.to_radians();
-        let mut camera = OrbitCamera { target: bounds.center(), distance: radius / (fov_y * 0.5).sin(), yaw, pitch: 0.25, fov_y };
+        let mut camera =
+            OrbitCamera { target: bounds.center(), distance: radius / (fov_y * 0.5).sin(), yaw, pitch: 0.25, fov_y, inset: 0.0 };
         if !(radius > 0.0 && radius.is_finite()) {
             camera.distance = 1.0;
             return camera;
@@ -85,7 +90,11 @@ impl OrbitCamera {
     }
 
     pub fn view_projection(&self, aspect: f32) -> Mat4 {
-        self.projection(aspect) * self.view()
+        // In clip space, the image scaled into the right (1 - inset) of the frame: x from [-1, 1]
+        // to [2·inset - 1, 1], y by the same scale (the aspect kept).
+        let scale = 1.0 - self.inset;
+        let into = Mat4::from_translation(Vec3::new(self.inset, 0.0, 0.0)) * Mat4::from_scale(Vec3::new(scale, scale, 1.0));
+        into * self.projection(aspect) * self.view()
     }
 
     /// Mouse drag in pixels: yaw and pitch, pitch kept off the poles.

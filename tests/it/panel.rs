@@ -202,8 +202,10 @@ fn the_panel_changes_only_the_pixels_inside_its_rectangle() {
             run_validated(view_under_xvfb().args(["--frames", "60", "--validate", "--screenshot"]).arg(&screenshot).args(extra));
         (image::open(&screenshot).expect("screenshot written").to_rgba8(), message)
     };
+    // Hidden (F1) rather than --no-ui: a viewer with a panel keeps the character beside it,
+    // shown or hidden.
     let (with_panel, message) = run("panel.png", &[]);
-    let (without, plain) = run("no-panel.png", &["--no-ui"]);
+    let (without, plain) = run("no-panel.png", &["--drive", "0:panel=off"]);
     assert!(!plain.contains("panel:"), "{plain}");
     let [x0, y0, x1, y1] = panel_rect(&message);
     let (count, bounds) = differences(&with_panel, &without);
@@ -255,14 +257,18 @@ fn the_viewer_applies_the_panels_controls_as_they_say() {
     let (paused, compute, vertex, nine) = (shot("shot_1.png"), shot("shot_60.png"), shot("shot_120.png"), shot("shot_180.png"));
     let (clip_0, clip_1, skeleton) = (shot("shot_181.png"), shot("shot_240.png"), shot("shot.png"));
     let pixels = paused.width() as usize * paused.height() as usize;
-    assert_eq!(changed(&paused, &compute, 0), 0, "paused: the same frame 59 frames later");
+    // Where two triangles meet at one depth, which one shows depends on the order the triangle
+    // pass's atomic counters listed them (as in the test above): a few pixels may differ.
+    let still = changed(&paused, &compute, 0);
+    assert!(still <= 16, "paused: the same frame 59 frames later, but {still} pixels differ");
     let strategy = changed(&compute, &vertex, 8);
     assert!(strategy < pixels / 200, "the vertex strategy draws the compute strategy's image: {strategy} pixels differ");
     let (one, many) = (count(&vertex, &dark), count(&nine, &dark));
     // The camera stays where it was, framing the first figure at 75 % of the frame: the grid's
     // other eight show around it, in part.
     assert!(2 * many > 3 * one, "nine instances show more figure than one: {one} -> {many} dark pixels");
-    assert_eq!(changed(&nine, &clip_0, 0), 0, "the crossfade setting alone changes nothing on screen");
+    let fade_only = changed(&nine, &clip_0, 0);
+    assert!(fade_only <= 16, "the crossfade setting alone changes nothing on screen, but {fade_only} pixels differ");
     let pose = changed(&clip_0, &clip_1, 8);
     assert!(pose > pixels / 100, "the second clip poses the figures differently: {pose} pixels");
     let (before, after) = (count(&clip_1, &yellow), count(&skeleton, &yellow));

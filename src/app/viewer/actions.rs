@@ -19,6 +19,7 @@ impl Viewer {
         let Some(graphics) = &mut self.graphics else { return Ok(()) };
         let size = graphics.window.inner_size();
         let (width, height) = if size.width == 0 || size.height == 0 { self.options.size } else { (size.width, size.height) };
+        self.setup.camera.inset = super::panel_inset(self.options.ui, width);
         let scene = self.setup.frame(self.clock, width as f32 / height.max(1) as f32);
         let format = graphics.renderer.setup.color_format;
         let target = crate::render::offscreen::OffscreenTarget::with_format(&graphics.device, width, height, format)

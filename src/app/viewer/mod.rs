@@ -318,6 +318,7 @@ impl Viewer {
             }
         };
         let extent = swapchain.extent;
+        self.setup.camera.inset = panel_inset(self.options.ui, extent.width);
         let scene = self.setup.frame(self.clock, extent.width as f32 / extent.height.max(1) as f32);
 
         // The panel: its numbers refreshed four times a second; egui runs on this frame's input
@@ -523,5 +524,19 @@ impl ApplicationHandler for Viewer {
         if let Some(graphics) = &self.graphics {
             graphics.window.request_redraw();
         }
+    }
+}
+
+/// The panel's right edge in pixels (egui's window at 8 px, 300 wide, its margins).
+const PANEL_RIGHT: f32 = 320.0;
+
+/// The share of the window's width the panel takes, which the scene is drawn beside
+/// ([`OrbitCamera::inset`](crate::render::camera::OrbitCamera::inset)), whenever the viewer has a
+/// panel, shown or hidden, so F1 changes no pixel outside it; at most half a narrow window.
+fn panel_inset(ui: bool, width: u32) -> f32 {
+    if ui {
+        (PANEL_RIGHT / width.max(1) as f32).min(0.5)
+    } else {
+        0.0
     }
 }
