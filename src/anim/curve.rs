@@ -43,7 +43,6 @@ impl KeySpan {
     }
 }
 
-/// Spherical interpolation along the shorter arc, written out so the shader can copy it exactly.
 /// The angle between two unit rotations (radians), accurate for small ones: glam's
 /// `angle_between` takes an arc cosine of a dot product, which in f32 cannot tell apart turns
 /// under about 5e-4 radians (a 0.03° tolerance would be noise).
@@ -53,6 +52,7 @@ pub fn rotation_distance(a: Quat, b: Quat) -> f32 {
     4.0 * (0.5 * chord).min(1.0).asin()
 }
 
+/// Spherical interpolation along the shorter arc, written out so the shader can copy it exactly.
 /// Falls back to a normalized lerp when the two rotations are nearly equal (sin θ ≈ 0).
 pub fn slerp_shortest(a: Quat, b: Quat, t: f32) -> Quat {
     let a = Vec4::from(a);

@@ -263,8 +263,7 @@ impl<'a, 'input> Document<'a, 'input> {
         Some(array.text().unwrap_or("").split_ascii_whitespace().collect())
     }
 
-    /// A `<source>` of names (`Name_array` or `IDREF_array`), one an item.
-    /// A `Name_array` with more words than its count holds names with spaces (3ds Max): its first
+    /// A `<source>` of names (`Name_array` or `IDREF_array`), one an item. A `Name_array` with more words than its count holds names with spaces (3ds Max): its first
     /// words stand in until the skin puts the names back together ([`super::skin::regroup_names`]).
     pub fn name_source(&self, source: Node<'a, 'input>) -> Result<Vec<&'a str>, FormatError> {
         let (accessor, array) = self.accessor(source)?;

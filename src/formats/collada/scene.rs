@@ -45,14 +45,14 @@ impl Scene<'_, '_> {
         first_of_sid.or_else(|| self.by_id.get(name)).or_else(|| self.by_name.get(name)).copied()
     }
 
-    /// The node a skin's joint name means under its `<skeleton>` roots: a node of that sid inside
-    /// one of their subtrees, else (no roots, or none there) as `find`. `steps` bounds the
-    /// candidates tried in one load (many nodes sharing a sid cannot make this quadratic).
     /// Whether some node has this sid, id or name.
     pub fn knows(&self, name: &str) -> bool {
         self.all_by_sid.contains_key(name) || self.by_id.contains_key(name) || self.by_name.contains_key(name)
     }
 
+    /// The node a skin's joint name means under its `<skeleton>` roots: a node of that sid inside
+    /// one of their subtrees, else (no roots, or none there) as `find`. `steps` bounds the
+    /// candidates tried in one load (many nodes sharing a sid cannot make this quadratic).
     pub fn find_under(&self, name: &str, roots: &[usize], steps: &mut usize) -> Option<usize> {
         if !roots.is_empty() {
             for &candidate in self.all_by_sid.get(name).map_or(&[][..], Vec::as_slice) {
