@@ -120,30 +120,23 @@ pub fn candidates(written: &str, folder: &Path) -> Vec<PathBuf> {
     }
     if !file_name.is_empty() {
         add(folder.join(&file_name));
-        if let Ok(entries) = std::fs::read_dir(folder) {
-            let mut matches: Vec<PathBuf> = entries
-                .filter_map(Result::ok)
-                .filter(|entry| entry.file_name().to_str().is_some_and(|name| name.eq_ignore_ascii_case(&file_name)))
-                .map(|entry| entry.path())
-                .collect();
-            matches.sort();
-            matches.into_iter().for_each(&mut add);
-        }
+        // The folder listed once, sorted, for both looks.
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(folder)
+            .map(|entries| entries.filter_map(Result::ok).map(|entry| entry.path()).collect())
+            .unwrap_or_default();
+        entries.sort();
+        let name_of = |path: &PathBuf| path.file_name().and_then(|name| name.to_str()).map(str::to_string);
+        entries
+            .iter()
+            .filter(|path| name_of(path).is_some_and(|name| name.eq_ignore_ascii_case(&file_name)))
+            .for_each(|path| add(path.clone()));
         let stem = Path::new(&file_name).file_stem().and_then(|stem| stem.to_str()).unwrap_or_default().to_string();
-        if let Ok(entries) = std::fs::read_dir(folder) {
-            let mut converted: Vec<PathBuf> = entries
-                .filter_map(Result::ok)
-                .map(|entry| entry.path())
-                .filter(|path| {
-                    let same_stem =
-                        path.file_stem().and_then(|name| name.to_str()).is_some_and(|name| name.eq_ignore_ascii_case(&stem));
-                    let extension = path.extension().and_then(|extension| extension.to_str()).map(str::to_ascii_lowercase);
-                    same_stem && matches!(extension.as_deref(), Some("png" | "jpg" | "jpeg" | "tga" | "bmp" | "gif"))
-                })
-                .collect();
-            converted.sort();
-            converted.into_iter().for_each(&mut add);
-        }
+        let converted = |path: &&PathBuf| {
+            let same_stem = path.file_stem().and_then(|name| name.to_str()).is_some_and(|name| name.eq_ignore_ascii_case(&stem));
+            let extension = path.extension().and_then(|extension| extension.to_str()).map(str::to_ascii_lowercase);
+            same_stem && matches!(extension.as_deref(), Some("png" | "jpg" | "jpeg" | "tga" | "bmp" | "gif"))
+        };
+        entries.iter().filter(converted).for_each(|path| add(path.clone()));
     }
     candidates
 }
