@@ -236,6 +236,18 @@ pub fn local_to_model(skeleton: &Skeleton, poses: &[JointPose], world: Mat4, out
     }
 }
 
+/// Model-space matrices of `skeleton` posed by `animation` at `time` (its rest where the animation
+/// keys nothing), or at rest without one: no blending, no world.
+pub fn posed_models(skeleton: &Skeleton, animation: Option<&Animation>, time: f32) -> Vec<Mat4> {
+    let mut poses: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
+    if let Some(animation) = animation {
+        animation.sample(skeleton, time, &mut poses);
+    }
+    let mut models = vec![Mat4::IDENTITY; skeleton.len()];
+    local_to_model(skeleton, &poses, Mat4::IDENTITY, &mut models);
+    models
+}
+
 /// Joint palette: `model × inverse bind` per joint, ready to multiply bind-pose vertices.
 pub fn palette(skeleton: &Skeleton, models: &[Mat4], out: &mut [Mat4]) {
     for ((out, joint), model) in out.iter_mut().zip(&skeleton.joints).zip(models) {

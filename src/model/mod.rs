@@ -291,13 +291,7 @@ impl Model {
     /// Every joint's model-space matrix in an animation at a time (no blending, no world): what the
     /// palette pass composes before the inverse binds. An unknown animation gives the rest pose.
     pub fn joint_matrices(&self, animation: usize, time: f32) -> Vec<glam::Mat4> {
-        let mut poses: Vec<crate::anim::JointPose> = self.skeleton.joints.iter().map(|joint| joint.rest).collect();
-        if let Some(animation) = self.animations.get(animation) {
-            animation.sample(&self.skeleton, time, &mut poses);
-        }
-        let mut matrices = vec![glam::Mat4::IDENTITY; self.skeleton.len()];
-        crate::anim::local_to_model(&self.skeleton, &poses, glam::Mat4::IDENTITY, &mut matrices);
-        matrices
+        crate::anim::posed_models(&self.skeleton, self.animations.get(animation), time)
     }
 
     /// The skinning palette (model space, no world) of an animation at a time into `out`: the

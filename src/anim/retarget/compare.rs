@@ -6,7 +6,7 @@
 use glam::{Mat4, Vec3};
 
 use super::names::match_joints;
-use crate::anim::{Animation, JointPose, Skeleton};
+use crate::anim::{posed_models, Animation, Skeleton};
 
 /// Bone angles over every sampled time, in degrees.
 #[derive(Clone, Debug, PartialEq)]
@@ -55,7 +55,7 @@ pub fn bone_angles(
             }
         }
     }
-    let (source_rest, target_rest) = (posed(source, None, 0.0), posed(target, None, 0.0));
+    let (source_rest, target_rest) = (posed_models(source, None, 0.0), posed_models(target, None, 0.0));
     let long =
         |models: &[Mat4], from: usize, to: usize| models[to].w_axis.truncate().distance(models[from].w_axis.truncate()) > 1e-6;
     // (target joint, target child, source joint, source child)
@@ -89,7 +89,7 @@ pub fn bone_angles(
     let rest = angles_at(&source_rest, &target_rest);
     let mut all: Vec<(f32, usize)> = Vec::new();
     for &time in times {
-        let angles = angles_at(&posed(source, Some(source_clip), time), &posed(target, Some(target_clip), time));
+        let angles = angles_at(&posed_models(source, Some(source_clip), time), &posed_models(target, Some(target_clip), time));
         all.extend(angles.into_iter().enumerate().map(|(bone, angle)| (angle, bone)));
     }
     let (median, worst, worst_index) = summary(&mut all)?;
@@ -112,17 +112,6 @@ fn summary(samples: &mut [(f32, usize)]) -> Option<(f32, f32, usize)> {
     let median = samples.get(samples.len() / 2)?.0;
     let &(worst, bone) = samples.last()?;
     Some((median, worst, bone))
-}
-
-/// The skeleton's model-space matrices at `time` of `clip`, or at rest.
-fn posed(skeleton: &Skeleton, clip: Option<&Animation>, time: f32) -> Vec<Mat4> {
-    let mut poses: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
-    if let Some(clip) = clip {
-        clip.sample(skeleton, time, &mut poses);
-    }
-    let mut models = vec![Mat4::IDENTITY; skeleton.len()];
-    crate::anim::local_to_model(skeleton, &poses, Mat4::IDENTITY, &mut models);
-    models
 }
 
 /// The turn about +Y that best lays each second direction on its first (least squares).

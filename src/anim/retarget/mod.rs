@@ -142,14 +142,6 @@ struct TranslationRule {
     target_rest: Vec3,
 }
 
-/// Model-space matrices of a skeleton at rest.
-fn rest_models(skeleton: &Skeleton) -> Vec<Mat4> {
-    let poses: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
-    let mut models = vec![Mat4::IDENTITY; skeleton.len()];
-    super::local_to_model(skeleton, &poses, Mat4::IDENTITY, &mut models);
-    models
-}
-
 /// A joint's frame at rest: its parent's model matrix (the identity for a root), then its `pre`.
 fn frame(models: &[Mat4], skeleton: &Skeleton, joint: usize) -> Mat4 {
     let joint = &skeleton.joints[joint];
@@ -165,7 +157,7 @@ fn reference_frame(reference: &[Quat], skeleton: &Skeleton, joint: usize) -> Qua
 
 impl Conversions {
     fn new(source: &Skeleton, target: &Skeleton, map: &[Vec<usize>], moving: &[bool]) -> Conversions {
-        let (source_rest, target_rest) = (rest_models(source), rest_models(target));
+        let (source_rest, target_rest) = (super::posed_models(source, None, 0.0), super::posed_models(target, None, 0.0));
         let mut driver = vec![None; target.len()];
         for (source_joint, targets) in map.iter().enumerate() {
             for &target_joint in targets {
@@ -468,11 +460,7 @@ mod tests {
 
     /// The model-space matrices of `skeleton` posed by `animation` at `time`.
     fn posed(skeleton: &Skeleton, animation: &Animation, time: f32) -> Vec<Mat4> {
-        let mut poses = vec![JointPose::IDENTITY; skeleton.len()];
-        animation.sample(skeleton, time, &mut poses);
-        let mut models = vec![Mat4::IDENTITY; skeleton.len()];
-        local_to_model(skeleton, &poses, Mat4::IDENTITY, &mut models);
-        models
+        crate::anim::posed_models(skeleton, Some(animation), time)
     }
 
     #[test]
