@@ -24,10 +24,11 @@
 use glam::{Quat, Vec4};
 use rayon::prelude::*;
 
-use super::meshes::Geometry;
-use super::skeleton::Rig;
+use std::collections::HashMap;
+
 use crate::anim::curve::hermite;
 use crate::anim::{Animation, Channel, Interpolation, KeyTimes, Property, WeightChannel};
+use crate::model::Model;
 
 /// Samples are never closer than this (seconds).
 const FINEST: f64 = 1.0 / 480.0;
@@ -43,13 +44,22 @@ const TOLERANCE: f32 = 6e-6;
 const LEAST_REACH: f32 = 0.05;
 
 /// Every stack of the scene as an animation of the rig's joints.
-pub(super) fn read(scene: &ufbx::SceneRoot, rig: &Rig, geometry: &Geometry, extent: f32) -> Result<Vec<Animation>, String> {
+/// `nodes` are the scene's nodes in `model`'s joint order; `target_of_channel` each blend
+/// channel's morph target.
+pub(super) fn read(
+    scene: &ufbx::SceneRoot,
+    nodes: &[&ufbx::Node],
+    model: &Model,
+    target_of_channel: &HashMap<u32, usize>,
+) -> Result<Vec<Animation>, String> {
+    let extent = model.extent();
+    let extent = if extent.is_normal() { extent } else { 1.0 };
     let frame_rate = Some(scene.settings.frames_per_second as f32).filter(|rate| *rate > 0.0);
     let mut animations = Vec::new();
     // The scene is shared between threads by index (its root is Sync, its nodes' references are
     // not): a joint's node is `scene.nodes[node_of[joint]]`.
-    let node_of: Vec<usize> = rig.nodes.iter().map(|node| node.element.typed_id as usize).collect();
-    let reach = reaches(rig, geometry, extent);
+    let node_of: Vec<usize> = nodes.iter().map(|node| node.element.typed_id as usize).collect();
+    let reach = reaches(nodes, model, extent);
     for (stack_index, stack) in scene.anim_stacks.iter().enumerate() {
         // Nodes are sampled independently, on every core.
         let channels: Vec<Channel> = (0..node_of.len())
@@ -63,7 +73,7 @@ pub(super) fn read(scene: &ufbx::SceneRoot, rig: &Rig, geometry: &Geometry, exte
                 node_channels(stack, node, joint, tolerance)
             })
             .collect();
-        let weights = blend_weights(scene, stack, geometry)?;
+        let weights = blend_weights(scene, stack, target_of_channel)?;
         let key_bytes = channels.iter().map(|channel| 4 * (channel.times.count() + channel.values.len())).sum::<usize>()
             + weights.iter().map(|channel| 8 * channel.times.count()).sum::<usize>();
         animations.push(Animation {
@@ -81,19 +91,20 @@ pub(super) fn read(scene: &ufbx::SceneRoot, rig: &Rig, geometry: &Geometry, exte
 
 /// Per joint, how far what it moves lies from it at rest, in model units: the vertices it
 /// influences and, through them, its children's (at least [`LEAST_REACH`] of the extent).
-fn reaches(rig: &Rig, geometry: &Geometry, extent: f32) -> Vec<f32> {
-    let position = |joint: usize| super::matrix(&rig.nodes[joint].node_to_world).w_axis.truncate();
-    let mut reach = vec![LEAST_REACH * extent; rig.joints.len()];
-    for vertex in &geometry.vertices {
-        for influence in vertex.influences(&geometry.influences) {
+fn reaches(nodes: &[&ufbx::Node], model: &Model, extent: f32) -> Vec<f32> {
+    let position = |joint: usize| super::matrix(&nodes[joint].node_to_world).w_axis.truncate();
+    let joints = &model.skeleton.joints;
+    let mut reach = vec![LEAST_REACH * extent; joints.len()];
+    for vertex in &model.vertices {
+        for influence in vertex.influences(&model.influences) {
             if let Some(reach) = reach.get_mut(influence.joint as usize) {
                 *reach = reach.max(vertex.position.distance(position(influence.joint as usize)));
             }
         }
     }
     // Children come after their parents: from the last joint up, each reach reaches its parent.
-    for joint in (0..rig.joints.len()).rev() {
-        let Some(parent) = rig.joints[joint].parent else { continue };
+    for joint in (0..joints.len()).rev() {
+        let Some(parent) = joints[joint].parent else { continue };
         let through = position(joint).distance(position(parent)) + reach[joint];
         reach[parent] = reach[parent].max(through);
     }
@@ -351,8 +362,12 @@ fn key_times(stack: &ufbx::AnimStack, node: &ufbx::Node) -> Vec<f64> {
 }
 
 /// Blend channels' DeformPercent, 0 to 100, as weights, baked by ufbx.
-fn blend_weights(scene: &ufbx::Scene, stack: &ufbx::AnimStack, geometry: &Geometry) -> Result<Vec<WeightChannel>, String> {
-    if geometry.target_of_channel.is_empty() {
+fn blend_weights(
+    scene: &ufbx::Scene,
+    stack: &ufbx::AnimStack,
+    target_of_channel: &HashMap<u32, usize>,
+) -> Result<Vec<WeightChannel>, String> {
+    if target_of_channel.is_empty() {
         return Ok(Vec::new());
     }
     let options = ufbx::BakeOpts {
@@ -369,7 +384,7 @@ fn blend_weights(scene: &ufbx::Scene, stack: &ufbx::AnimStack, geometry: &Geomet
     let seconds = |time: f64| (time - stack.time_begin) as f32;
     let mut weights = Vec::new();
     for element in baked.elements.iter() {
-        let Some(&target) = geometry.target_of_channel.get(&element.element_id) else { continue };
+        let Some(&target) = target_of_channel.get(&element.element_id) else { continue };
         let Some(percent) = element.props.iter().find(|prop| prop.name.as_ref() == "DeformPercent") else { continue };
         weights.push(WeightChannel {
             target,

@@ -25,7 +25,7 @@ use std::path::Path;
 
 use glam::{Mat4, Quat, Vec2, Vec3, Vec4};
 
-use crate::anim::{Aabb, Skeleton};
+use crate::anim::Skeleton;
 use crate::formats::{files, FormatError};
 use crate::model::{FileLayout, LoadStats, Model};
 
@@ -47,16 +47,6 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
     let rig = skeleton::read(&scene);
     let folder = path.parent().unwrap_or(Path::new(""));
     let geometry = meshes::read(&scene, &rig, folder, &mut warnings);
-    // The bind pose's extent (`Model::extent`: the joints' where there is no mesh), which the
-    // sampling's tolerance is measured in.
-    let points: Vec<Vec3> = if geometry.vertices.is_empty() {
-        rig.joints.iter().map(|joint| joint.inverse_bind.inverse().w_axis.truncate()).collect()
-    } else {
-        geometry.vertices.iter().map(|vertex| vertex.position).collect()
-    };
-    let extent = Aabb::from_points(points).extent();
-    let extent = if extent.is_normal() { extent } else { 1.0 };
-    let animations = animation::read(&scene, &rig, &geometry, extent).map_err(|message| FormatError::in_file(path, message))?;
     let layout = FileLayout {
         to_model: rig.conversion,
         // ufbx's node order is the file's; the joints sorted by depth from it.
@@ -75,7 +65,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
         meshes: geometry.meshes,
         materials: geometry.materials,
         skeleton: Skeleton { joints: rig.joints },
-        animations,
+        animations: Vec::new(),
         clips: Vec::new(),
         bounds: Default::default(),
         levels: Vec::new(),
@@ -83,6 +73,10 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
         layout,
         morph_targets: geometry.morph_targets,
     };
+    // Last: the stacks are sampled to a tolerance in the model's extent, and by what each joint
+    // moves of it.
+    model.animations = animation::read(&scene, &rig.nodes, &model, &geometry.target_of_channel)
+        .map_err(|message| FormatError::in_file(path, message))?;
     model.clip_each_animation();
     Ok(model)
 }
