@@ -100,28 +100,26 @@ impl Pose {
     /// [`Pose::to_json`] as text a person can page through: one joint, one vertex a line (a
     /// character's pose is megabytes, which on one line no editor or pager shows).
     pub fn to_json_lines(&self) -> String {
-        let value = |value: serde_json::Value| value.to_string();
-        let joints: Vec<String> = self
-            .joints
+        let value = self.to_json();
+        // An array's items, compact, one a line.
+        let items = |array: &serde_json::Value, indent: &str| {
+            let items = array.as_array().map(Vec::as_slice).unwrap_or_default();
+            items.iter().map(|item| format!("{indent}{item}")).collect::<Vec<_>>().join(",\n")
+        };
+        let meshes: Vec<String> = value["meshes"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
             .iter()
-            .map(|(name, model)| format!("    {}", value(json!({"name": name, "model": model.to_cols_array()}))))
-            .collect();
-        let meshes: Vec<String> = self
-            .meshes
-            .iter()
-            .map(|(name, positions)| {
-                let positions: Vec<String> = positions
-                    .iter()
-                    .map(|position| format!("        {}", value(json!(position.map(|p| p.to_array())))))
-                    .collect();
-                format!("    {{\"name\": {}, \"positions\": [\n{}\n    ]}}", value(json!(name)), positions.join(",\n"))
+            .map(|mesh| {
+                format!("    {{\"name\": {}, \"positions\": [\n{}\n    ]}}", mesh["name"], items(&mesh["positions"], "        "))
             })
             .collect();
         format!(
             "{{\"time\": {}, \"clip\": {},\n  \"joints\": [\n{}\n  ],\n  \"meshes\": [\n{}\n  ]\n}}\n",
-            value(json!(self.time)),
-            value(json!(self.clip)),
-            joints.join(",\n"),
+            value["time"],
+            value["clip"],
+            items(&value["joints"], "    "),
             meshes.join(",\n")
         )
     }
