@@ -157,7 +157,7 @@ pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
     let _ = writeln!(out, "clips: {}", model.clips.len());
     for (index, clip) in model.clips.iter().enumerate() {
         // Where it came from: the model's own file, or the file whose clips were matched onto it.
-        let source = model.animations.get(clip.animation).and_then(|animation| animation.source.as_deref());
+        let source = model.clip_source(index);
         let file = source.map_or_else(|| "this file".to_string(), |path| path.display().to_string());
         let state = match (default_clip == Some(index), model.clip_moves(index)) {
             (true, true) => " (plays by default)",

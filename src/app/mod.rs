@@ -94,6 +94,16 @@ pub fn default_animations(model: &Path, given: &[PathBuf]) -> Vec<PathBuf> {
     found
 }
 
+/// What the loader noticed, as log lines: its warnings as warnings, its notes as information.
+pub fn log_load_report(model: &Model) {
+    for warning in &model.stats.warnings {
+        log::warn!("{}", crate::formats::files::one_line(warning));
+    }
+    for note in &model.stats.notes {
+        log::info!("{}", crate::formats::files::one_line(note));
+    }
+}
+
 /// A clip by name (exact, then ignoring case) or by index; the error lists what there is.
 pub fn find_clip(model: &Model, selector: &str) -> Result<usize, String> {
     let by_name = model.clips.iter().position(|clip| clip.name == selector);
@@ -130,7 +140,8 @@ impl SceneSetup {
         let instances = grid_instances(&model, instance_count.max(1));
         let bounds = world_bounds(&model, &instances);
         let camera = framing_camera(&model, &instances);
-        let facing = glam::Quat::from_rotation_y(model.facing_yaw().unwrap_or(0.0));
+        // The character's front, which the camera was turned to.
+        let facing = glam::Quat::from_rotation_y(camera.yaw - crate::render::camera::FRAMING_YAW);
         SceneSetup {
             model,
             instances,
@@ -203,12 +214,9 @@ impl SceneSetup {
 /// A camera in front of the character (`Model::facing_yaw`) that frames the instances over the
 /// clips they play.
 fn framing_camera(model: &Model, instances: &[InstanceState]) -> OrbitCamera {
-    let yaw = FRAMING_YAW + model.facing_yaw().unwrap_or(0.0);
+    let yaw = crate::render::camera::FRAMING_YAW + model.facing_yaw().unwrap_or(0.0);
     OrbitCamera::framing_points_from(&framed_points(model, instances), yaw)
 }
-
-/// The camera's turn (radians) from straight in front of the character: a little to its left.
-const FRAMING_YAW: f32 = 0.45;
 
 /// Instance and device without a window.
 pub fn headless_device(validation: bool) -> gpu::Result<Arc<Device>> {

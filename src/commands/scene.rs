@@ -72,12 +72,7 @@ impl SceneArgs {
         let animations = default_animations(&path, &self.animations);
         let (model, _) =
             open_model(&path, &animations, (self.clips.as_deref(), self.ranges.as_deref()), build_levels && self.lod.on())?;
-        for warning in &model.stats.warnings {
-            log::warn!("{}", vkskin::formats::files::one_line(warning));
-        }
-        for note in &model.stats.notes {
-            log::info!("{}", vkskin::formats::files::one_line(note));
-        }
+        vkskin::app::log_load_report(&model);
         log::info!(
             "{}: {} vertices, {} joints, up to {} influences a vertex, {} clips",
             path.display(),
@@ -101,10 +96,7 @@ pub(crate) fn open_model(
 ) -> Result<(Model, Option<f64>), String> {
     let mut model = read_model(path, animations).map_err(|error| error.to_string())?;
     if let Some(file) = ranges {
-        let text = vkskin::formats::files::read_text(file, vkskin::formats::files::MAX_MODEL_BYTES)
-            .map_err(|message| format!("{}: {message}", file.display()))?;
-        let ranges = vkskin::formats::ranges::parse_ranges_file(&text, file).map_err(|error| error.to_string())?;
-        model.cut_clips(&ranges).map_err(|message| format!("{}: {message}", file.display()))?;
+        vkskin::formats::ranges::cut_by_file(&mut model, file).map_err(|error| error.to_string())?;
     }
     if let Some(text) = clips {
         model.cut_clips(&parse_clips_argument(text)?)?;

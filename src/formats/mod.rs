@@ -175,10 +175,7 @@ pub fn read_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatEr
     // The free Psionic models ship their clips' frame ranges beside them.
     if let Some(ranges_path) = ranges::ranges_file_beside(path) {
         if !model.animations.is_empty() {
-            let text = files::read_text(&ranges_path, files::MAX_MODEL_BYTES)
-                .map_err(|message| FormatError::in_file(&ranges_path, message))?;
-            let ranges = ranges::parse_ranges_file(&text, &ranges_path)?;
-            model.cut_clips(&ranges).map_err(|message| FormatError::in_file(&ranges_path, message))?;
+            ranges::cut_by_file(&mut model, &ranges_path)?;
         }
     }
     Ok(model)

@@ -88,6 +88,14 @@ pub fn parse_clips_argument(text: &str) -> Result<Vec<ClipRange>, String> {
     Ok(ranges)
 }
 
+/// `model`'s first animation cut into the clips a ranges file names (they come first).
+pub fn cut_by_file(model: &mut crate::model::Model, ranges_path: &Path) -> Result<(), FormatError> {
+    let text = super::files::read_text(ranges_path, super::files::MAX_MODEL_BYTES)
+        .map_err(|message| FormatError::in_file(ranges_path, message))?;
+    let ranges = parse_ranges_file(&text, ranges_path)?;
+    model.cut_clips(&ranges).map_err(|message| FormatError::in_file(ranges_path, message))
+}
+
 /// The Psionic ranges file beside a model: `<stem> animation ranges.txt`; else one whose name
 /// before " animation ranges.txt" is the model's without its trailing digits, any case ("dwarf
 /// animation ranges.txt" beside `dwarf1.ms3d`). Not any other: Psionic's folders hold several

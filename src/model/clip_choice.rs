@@ -48,11 +48,20 @@ impl Model {
 
     /// The clip played when none is named (see the module's text), or None without clips.
     pub fn default_clip(&self) -> Option<usize> {
-        let moving: Vec<usize> = (0..self.clips.len()).filter(|&clip| self.clip_moves(clip)).collect();
-        let from_another_file =
-            |&&clip: &&usize| self.animations.get(self.clips[clip].animation).is_some_and(|animation| animation.source.is_some());
+        let from_another_file = (0..self.clips.len()).filter(|&clip| self.clip_source(clip).is_some());
         let first = (!self.clips.is_empty()).then_some(0);
-        moving.iter().find(from_another_file).or(moving.first()).copied().or(first)
+        self.first_moving(from_another_file).or_else(|| self.first_moving(0..self.clips.len())).or(first)
+    }
+
+    /// The first of `clips` that moves something.
+    pub fn first_moving(&self, mut clips: impl Iterator<Item = usize>) -> Option<usize> {
+        clips.find(|&clip| self.clip_moves(clip))
+    }
+
+    /// The file a clip's animation came from, where it is not the model's own (`--anim`, MD5's
+    /// .md5anim files).
+    pub fn clip_source(&self, clip: usize) -> Option<&std::path::Path> {
+        self.animations.get(self.clips.get(clip)?.animation)?.source.as_deref()
     }
 }
 

@@ -4,6 +4,10 @@ use glam::{Mat4, Vec3};
 
 use crate::anim::Aabb;
 
+/// The turn (radians) [`OrbitCamera::framing`] looks from, from straight in front (+Z): a little to
+/// the left of a character facing the camera.
+pub const FRAMING_YAW: f32 = 0.45;
+
 /// The share of the frame [`OrbitCamera::framing`] gives the framed box.
 pub const FRAME_FILL: f32 = 0.75;
 /// The frame shape it frames for: the viewer's and `render`'s default 1280×720.
@@ -35,7 +39,7 @@ impl OrbitCamera {
     /// [`OrbitCamera::framing`] for the box of `points`, with what the frame shows measured on the
     /// points themselves (a fox's outline, not its box's corners).
     pub fn framing_points(points: &[Vec3]) -> OrbitCamera {
-        Self::framing_points_from(points, 0.45)
+        Self::framing_points_from(points, FRAMING_YAW)
     }
 
     /// [`OrbitCamera::framing_points`] from the side at `yaw` (0: on +Z, looking towards -Z).

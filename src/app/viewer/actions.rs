@@ -148,20 +148,11 @@ impl Viewer {
             }
         };
         // What the loader noticed (for a file of clips: what matched), as at start-up.
-        for warning in &model.stats.warnings {
-            log::warn!("{}", crate::formats::files::one_line(warning));
-        }
-        for note in &model.stats.notes {
-            log::info!("{}", crate::formats::files::one_line(note));
-        }
+        crate::app::log_load_report(&model);
         // The dropped file's first clip that moves something plays (else its first).
-        let added: Vec<usize> = (0..model.clips.len())
-            .filter(|&clip| {
-                let animation = model.animations.get(model.clips[clip].animation);
-                is_animation && animation.and_then(|animation| animation.source.as_deref()) == Some(path)
-            })
-            .collect();
-        let added_clip = added.iter().copied().find(|&clip| model.clip_moves(clip)).or(added.first().copied());
+        let added: Vec<usize> =
+            (0..model.clips.len()).filter(|&clip| is_animation && model.clip_source(clip) == Some(path)).collect();
+        let added_clip = model.first_moving(added.iter().copied()).or(added.first().copied());
         let mut setup = SceneSetup::new(model, self.setup.instances.len());
         if let Some(clip) = added_clip {
             setup.play(clip, self.clock, self.options.fade_seconds);
