@@ -1,15 +1,8 @@
 //! The `vkskin` binary as a user runs it: headless render, errors on bad input and missing parts,
 //! and the viewer under Xvfb. Validation is on wherever Vulkan runs.
 
-use crate::common::{run_validated, scratch_in, text, view_under_xvfb, vkskin_under_xvfb, xvfb_available};
+use crate::common::{run_validated, scratch_in, text, view_under_xvfb, vkskin, vkskin_under_xvfb, xvfb_available};
 use std::path::PathBuf;
-use std::process::Command;
-
-fn vkskin() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_vkskin"));
-    command.env("RUST_LOG", "warn");
-    command
-}
 
 fn scratch(name: &str) -> PathBuf {
     scratch_in("cli", name)

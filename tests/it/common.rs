@@ -100,6 +100,21 @@ pub fn scratch_in(suite: &str, name: &str) -> PathBuf {
     folder.join(name)
 }
 
+/// `vkskin` as a user runs it, from the repository's folder, warnings shown.
+pub fn vkskin() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_vkskin"));
+    command.env("RUST_LOG", "warn").current_dir(env!("CARGO_MANIFEST_DIR"));
+    command
+}
+
+/// `scratch_in(suite, name)` as an empty folder.
+pub fn fresh_folder(suite: &str, name: &str) -> PathBuf {
+    let folder = scratch_in(suite, name);
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).expect("folder");
+    folder
+}
+
 /// `vkskin` on a fresh Xvfb display, whose screen holds every window the tests open; the caller
 /// adds the arguments.
 pub fn vkskin_under_xvfb() -> Command {

@@ -10,18 +10,11 @@
 //!   instance count out of range.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use vkskin::app::SceneSetup;
 use vkskin::formats::load_model;
 
-use crate::common::{scratch_in, shared_models, text};
-
-fn vkskin() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_vkskin"));
-    command.env("RUST_LOG", "warn");
-    command
-}
+use crate::common::{fresh_folder, scratch_in, shared_models, text, vkskin};
 
 /// FBX time units a second.
 const KTIME_PER_SECOND: u64 = 46_186_158_000;
@@ -62,7 +55,7 @@ fn an_empty_stack_is_listed_but_not_played() {
     assert!(setup.playing(0.5).starts_with("clip [1] \"wiggle\" at 0.50 of "), "{}", setup.playing(0.5));
 
     // inspect says which is empty and which plays.
-    let output = Command::new(env!("CARGO_BIN_EXE_vkskin")).args(["inspect", "--lod", "off"]).arg(&path).output().expect("runs");
+    let output = vkskin().args(["inspect", "--lod", "off"]).arg(&path).output().expect("runs");
     let said = text(&output);
     assert!(output.status.success(), "{said}");
     assert!(said.contains("[0] Take 001: 0.960 s") && said.contains("(empty: moves nothing, never played by default)"), "{said}");
@@ -83,7 +76,7 @@ fn with_anim_the_given_files_first_clip_plays() {
 
     // `render` and `inspect --pose` play it and say so.
     let out = scratch_in("first_minute", "with_anim.png");
-    let output = Command::new(env!("CARGO_BIN_EXE_vkskin"))
+    let output = vkskin()
         .args(["render", "--size", "64x48", "--time", "0.25", "--lod", "off"])
         .arg(&path)
         .arg("--anim")
@@ -97,7 +90,7 @@ fn with_anim_the_given_files_first_clip_plays() {
     assert!(said.contains("clip [4] \"wiggle (maya_game_sausage_7500_binary_combined.fbx)\" at 0.25 of"), "{said}");
 
     let pose = |extra: &[&str]| {
-        let output = Command::new(env!("CARGO_BIN_EXE_vkskin"))
+        let output = vkskin()
             .args(["inspect", "--pose", "0.4", "--json"])
             .arg(&path)
             .arg("--anim")
@@ -118,9 +111,7 @@ fn with_anim_the_given_files_first_clip_plays() {
 /// Doom 3 hellknight's `idle2.md5anim`); one of another rig is not.
 #[test]
 fn md5_clips_beside_the_mesh_are_found_by_their_joints() {
-    let folder = scratch_in("first_minute", "md5_beside");
-    let _ = std::fs::remove_dir_all(&folder);
-    std::fs::create_dir_all(&folder).expect("the folder");
+    let folder = fresh_folder("first_minute", "md5_beside");
     let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
     std::fs::copy(assets.join("figure.md5mesh"), folder.join("figure.md5mesh")).expect("copied");
     std::fs::copy(assets.join("figure_walk.md5anim"), folder.join("idle2.md5anim")).expect("copied");
@@ -142,9 +133,7 @@ fn md5_clips_beside_the_mesh_are_found_by_their_joints() {
 #[test]
 fn a_ranges_file_is_found_beside_a_numbered_model() {
     let Some(ninja) = shared_models("ms3d/ninja") else { return };
-    let folder = scratch_in("first_minute", "ranges_beside");
-    let _ = std::fs::remove_dir_all(&folder);
-    std::fs::create_dir_all(&folder).expect("the folder");
+    let folder = fresh_folder("first_minute", "ranges_beside");
     std::fs::copy(ninja.join("ninja.ms3d"), folder.join("ninja1.ms3d")).expect("copied");
     std::fs::copy(ninja.join("ninja animation ranges.txt"), folder.join("Ninja animation ranges.txt")).expect("copied");
     let model = load_model(&folder.join("ninja1.ms3d"), &[]).expect("loads");
@@ -245,9 +234,7 @@ fn collada_joint_names_with_spaces_are_put_back_together() {
 #[test]
 fn ranges_of_another_name_are_taken_from_the_command_line() {
     let Some(ninja) = shared_models("ms3d/ninja") else { return };
-    let folder = scratch_in("first_minute", "ranges_given");
-    let _ = std::fs::remove_dir_all(&folder);
-    std::fs::create_dir_all(&folder).expect("the folder");
+    let folder = fresh_folder("first_minute", "ranges_given");
     std::fs::copy(ninja.join("ninja.ms3d"), folder.join("warrior.ms3d")).expect("copied");
     std::fs::copy(ninja.join("ninja animation ranges.txt"), folder.join("moves.txt")).expect("copied");
     let clips = |args: &[&std::ffi::OsStr]| {

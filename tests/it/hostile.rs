@@ -7,18 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::collada_loader::{load_str, small, turning};
-use crate::common::{scratch_in, text};
+use crate::common::{scratch_in, text, vkskin};
 use vkskin::formats::{self, collada, files, md5, FormatError, Location};
 use vkskin::model::Model;
 
 fn scratch(name: &str) -> PathBuf {
     scratch_in("hostile", name)
-}
-
-fn vkskin() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_vkskin"));
-    command.env("RUST_LOG", "warn").current_dir(env!("CARGO_MANIFEST_DIR"));
-    command
 }
 
 fn mkfifo(path: &Path) {

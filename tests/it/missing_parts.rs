@@ -4,15 +4,9 @@
 //! panic or a hang. (No display: tests/it/cli.rs. No loader library: libvulkan1 is a dependency of
 //! the window system here and cannot be hidden from a test; the message is `gpu::Error::Loader`.)
 
-use crate::common::{scratch_in, text};
+use crate::common::{scratch_in, text, vkskin};
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn vkskin() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_vkskin"));
-    command.env("RUST_LOG", "warn").current_dir(env!("CARGO_MANIFEST_DIR"));
-    command
-}
+use std::process::Output;
 
 fn scratch(name: &str) -> PathBuf {
     scratch_in("missing", name)

@@ -9,14 +9,11 @@ use vkskin::render::passes::debug::DebugViews;
 use vkskin::render::stats::{PassTimings, VisibleCounts};
 use vkskin::render::Strategy;
 
-use crate::common::{run_validated, scratch_in, view_under_xvfb, xvfb_available};
+use crate::common::{run_validated, view_under_xvfb, xvfb_available};
 
 /// An empty folder for one test's files.
 fn fresh_folder(name: &str) -> std::path::PathBuf {
-    let folder = scratch_in("panel", name);
-    let _ = std::fs::remove_dir_all(&folder);
-    std::fs::create_dir_all(&folder).expect("folder");
-    folder
+    crate::common::fresh_folder("panel", name)
 }
 
 /// The panel's rectangle as the viewer printed it ("panel: x0,y0 to x1,y1").
