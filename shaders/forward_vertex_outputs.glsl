@@ -19,13 +19,13 @@ void write_position(vec3 position) {
     gl_Position = frame.view_projection * vec4(position, 1.0);
     out_light_clip = frame.light_view_projection * vec4(position, 1.0);
 #ifdef VELOCITY
-    out_clip = gl_Position;
+    out_clip = clip_position(frame.view_projection, position);
 #endif
 }
 
 #ifdef VELOCITY
 // Where the vertex was last frame (world space), on last frame's screen.
 void write_previous_position(vec3 previous) {
-    out_previous_clip = frame.previous_view_projection * vec4(previous, 1.0);
+    out_previous_clip = clip_position(frame.previous_view_projection, previous);
 }
 #endif

@@ -15,13 +15,28 @@ layout(set = 0, binding = 0, std140) uniform FrameUniforms {
     vec4 viewport;             // xy: the target's size in pixels
 } frame;
 
+// A point's clip position under one of the frame's matrices, for the velocity target. This frame's
+// and last frame's both go through here, and `precise` keeps the compiler from fusing multiplies
+// and adds differently in the two: a point that did not move then gets exactly zero motion on any
+// driver.
+vec4 clip_position(mat4 view_projection, vec3 world) {
+    precise vec4 clip = view_projection * vec4(world, 1.0);
+    return clip;
+}
+
 // The screen-space motion from where a point was last frame (previous_clip) to where it is
 // (clip): pixels, +x right, +y down. Zero when either lies behind its camera.
 vec2 pixel_motion(vec4 clip, vec4 previous_clip) {
     if (!(clip.w > 0.0) || !(previous_clip.w > 0.0)) {
         return vec2(0.0);
     }
-    return (clip.xy / clip.w - previous_clip.xy / previous_clip.w) * 0.5 * frame.viewport.xy;
+    // `precise` again: unmarked, a compiler may fuse one side's divide into the subtraction
+    // (a fused multiply-add with the reciprocal) and round the other, leaving a few millionths of
+    // a pixel between two equal points.
+    precise vec2 now = clip.xy / clip.w;
+    precise vec2 before = previous_clip.xy / previous_clip.w;
+    precise vec2 motion = (now - before) * 0.5 * frame.viewport.xy;
+    return motion;
 }
 
 layout(set = 0, binding = 1) uniform sampler2DShadow shadow_map;

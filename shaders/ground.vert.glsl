@@ -17,9 +17,9 @@ void main() {
     vec3 world = frame.ground.xyz + vec3(corner.x, 0.0, corner.y);
     gl_Position = frame.view_projection * vec4(world, 1.0);
 #ifdef VELOCITY
-    out_clip = gl_Position;
+    out_clip = clip_position(frame.view_projection, world);
     // The ground stands still: only the camera moves it on screen.
-    out_previous_clip = frame.previous_view_projection * vec4(world, 1.0);
+    out_previous_clip = clip_position(frame.previous_view_projection, world);
 #endif
     out_world = world;
     out_light_clip = frame.light_view_projection * vec4(world, 1.0);

@@ -5,7 +5,7 @@
 
 use glam::Mat4;
 
-use super::shader_types::{InstanceData, SkinnedVertex, INSTANCE_FLAGS, INSTANCE_RESTART, INSTANCE_STILL};
+use super::shader_types::{InstanceData, INSTANCE_FLAGS, INSTANCE_RESTART, INSTANCE_STILL};
 
 /// Last frame's camera and instance records; the `cpu` strategy's last positions.
 pub struct FrameHistory {
@@ -19,6 +19,8 @@ pub struct FrameHistory {
 
 struct CpuPositions {
     positions: Vec<[f32; 3]>,
+    /// This frame's, written beside the mapped buffer as the CPU skins (`cpu_positions_now`).
+    now: Vec<[f32; 3]>,
     counts: Vec<u32>,
     vertex_count: usize,
 }
@@ -28,6 +30,7 @@ impl FrameHistory {
     pub fn new(cpu: bool, instance_count: u32, vertex_count: u32) -> FrameHistory {
         let cpu = cpu.then(|| CpuPositions {
             positions: vec![[0.0; 3]; instance_count as usize * vertex_count as usize],
+            now: vec![[0.0; 3]; instance_count as usize * vertex_count as usize],
             counts: vec![0; instance_count as usize],
             vertex_count: vertex_count as usize,
         });
@@ -84,17 +87,17 @@ impl FrameHistory {
         }
     }
 
-    /// `cpu`: each skinned vertex's position last frame into `previous` (beside `skinned`, which
-    /// the CPU just wrote, instance i's at i × vertex count), and this frame's kept. An instance
-    /// that is still or restarts, or whose vertices were not all skinned last frame (culled, or a
-    /// coarser level's prefix), was where it is: the GPU's `MOTION_MOVING` rule.
-    pub fn cpu_previous_positions(
-        &mut self,
-        instances: &[InstanceData],
-        counts: &[u32],
-        skinned: &[SkinnedVertex],
-        previous: &mut [[f32; 3]],
-    ) {
+    /// `cpu`, a frame with the velocity target: where the skinning writes this frame's positions
+    /// (laid out as the skinned buffer), for `cpu_previous_positions`.
+    pub fn cpu_positions_now(&mut self) -> Option<&mut [[f32; 3]]> {
+        self.cpu.as_mut().map(|cpu| &mut cpu.now[..])
+    }
+
+    /// `cpu`: each skinned vertex's position last frame into `previous` (beside this frame's
+    /// vertices, instance i's at i × vertex count), and this frame's (`cpu_positions_now`) kept.
+    /// An instance that is still or restarts, or whose vertices were not all skinned last frame
+    /// (culled, or a coarser level's prefix), was where it is: the GPU's `MOTION_MOVING` rule.
+    pub fn cpu_previous_positions(&mut self, instances: &[InstanceData], counts: &[u32], previous: &mut [[f32; 3]]) {
         let Some(cpu) = &mut self.cpu else { return };
         let vertex_count = cpu.vertex_count;
         if vertex_count == 0 {
@@ -103,13 +106,13 @@ impl FrameHistory {
         // Instance by instance on every core, as the skinning before it.
         use rayon::prelude::*;
         let rows = cpu.positions.par_chunks_exact_mut(vertex_count).zip(previous.par_chunks_exact_mut(vertex_count));
-        let rows = rows.zip(skinned.par_chunks_exact(vertex_count)).zip(instances.par_iter().zip(counts)).zip(&mut cpu.counts);
-        rows.for_each(|((((kept, previous), skinned), (instance, &count)), kept_count)| {
+        let rows = rows.zip(cpu.now.par_chunks_exact(vertex_count)).zip(instances.par_iter().zip(counts)).zip(&mut cpu.counts);
+        rows.for_each(|((((kept, previous), now), (instance, &count)), kept_count)| {
             let count = (count as usize).min(vertex_count);
             let moving = instance.skinning & INSTANCE_FLAGS == 0 && *kept_count as usize >= count;
-            for ((kept, previous), vertex) in kept[..count].iter_mut().zip(&mut previous[..count]).zip(&skinned[..count]) {
-                *previous = if moving { *kept } else { vertex.position };
-                *kept = vertex.position;
+            for ((kept, previous), &now) in kept[..count].iter_mut().zip(&mut previous[..count]).zip(&now[..count]) {
+                *previous = if moving { *kept } else { now };
+                *kept = now;
             }
             *kept_count = count as u32;
         });

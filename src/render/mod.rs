@@ -509,9 +509,10 @@ impl Renderer {
         {
             let started = std::time::Instant::now();
             let out = buffer.mapped_values()?;
-            reference::cpu_skin_instances(model, &instances, &scene.morph_overrides, counts, out);
+            let now = self.history.cpu_positions_now().filter(|_| velocity);
+            reference::cpu_skin_instances(model, &instances, &scene.morph_overrides, counts, out, now);
             match velocity {
-                true => self.history.cpu_previous_positions(&instances, counts, out, previous.mapped_values()?),
+                true => self.history.cpu_previous_positions(&instances, counts, previous.mapped_values()?),
                 false => self.history.forget_cpu_positions(),
             }
             self.stats.cpu_skinning_ms = started.elapsed().as_secs_f64() * 1e3;

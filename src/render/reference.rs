@@ -1,6 +1,7 @@
 //! The CPU reference of the palette and skin passes for one instance record: what the GPU-vs-CPU
 //! tests and the `cpu` strategy compute.
 
+use bytemuck::Zeroable;
 use glam::{Affine3A, Mat4, Vec3, Vec3A, Vec4};
 
 use super::shader_types::{InstanceData, SkinnedVertex, NO_CLIP};
@@ -303,21 +304,32 @@ mod x86 {
 /// here, 4 % of a 64-instance frame on two cores. Instance i's first `skinned[i]` vertices are
 /// skinned (its level of detail's; 0: culled, not even sampled); the rest of its vertices are left
 /// as they were, as the skin pass leaves them, since no pass reads them.
+///
+/// `positions` (laid out as `out`), where given, gets each skinned vertex's position too, for the
+/// motion vectors. `out` is only ever written: on a GPU it is write-combined memory, and reading
+/// the positions back from it made an H100 machine's CPU part of a frame 115× slower (10,000
+/// figures). So such an instance is skinned into a scratch copy first, then copied to both.
 pub fn cpu_skin_instances(
     model: &Model,
     instances: &[InstanceData],
     overrides: &[Option<f32>],
     skinned: &[u32],
     out: &mut [SkinnedVertex],
+    positions: Option<&mut [[f32; 3]]>,
 ) {
+    use rayon::iter::Either;
     use rayon::prelude::*;
     let vertex_count = model.vertices.len();
     if vertex_count == 0 {
         return;
     }
-    out.par_chunks_mut(vertex_count).zip(instances).zip(skinned).for_each_init(
-        || (Vec::with_capacity(model.skeleton.len()), Vec::new()),
-        |(palette, morphed), ((out, data), &count)| {
+    let sinks = match positions {
+        Some(positions) => Either::Left(positions.par_chunks_mut(vertex_count).map(Some)),
+        None => Either::Right((0..instances.len()).into_par_iter().map(|_| None)),
+    };
+    out.par_chunks_mut(vertex_count).zip(sinks).zip(instances).zip(skinned).for_each_init(
+        || (Vec::with_capacity(model.skeleton.len()), Vec::new(), Vec::new()),
+        |(palette, morphed, scratch), (((out, sink), data), &count)| {
             if count == 0 {
                 return;
             }
@@ -336,18 +348,31 @@ pub fn cpu_skin_instances(
             } else {
                 &model.vertices[..count]
             };
+            let target: &mut [SkinnedVertex] = match sink {
+                Some(_) => {
+                    scratch.resize(count, SkinnedVertex::zeroed());
+                    scratch
+                }
+                None => &mut out[..count],
+            };
             if data.dual_quaternion() {
                 // Dual quaternions on the CPU: the reference's maths, packed as the skin pass packs.
                 let skinned = skin_vertices(model, &matrices, true, vertices);
-                for ((out, vertex), skinned) in out[..count].iter_mut().zip(vertices).zip(skinned) {
-                    *out = SkinnedVertex {
+                for ((target, vertex), skinned) in target.iter_mut().zip(vertices).zip(skinned) {
+                    *target = SkinnedVertex {
                         position: skinned.position.to_array(),
                         normal: pack_snorm16(skinned.normal.into(), 0.0),
                         tangent: pack_snorm16(skinned.tangent.into(), vertex.tangent.w),
                     };
                 }
             } else {
-                skin_packed(model, vertices, palette, &mut out[..count]);
+                skin_packed(model, vertices, palette, target);
+            }
+            if let Some(sink) = sink {
+                out[..count].copy_from_slice(scratch);
+                for (position, vertex) in sink[..count].iter_mut().zip(scratch.iter()) {
+                    *position = vertex.position;
+                }
             }
         },
     );
