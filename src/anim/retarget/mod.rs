@@ -357,7 +357,8 @@ fn best_rotation(pairs: &[(Vec3, Vec3)]) -> Quat {
             *out = shift * q[row] + (0..4).map(|column| n[row][column] * q[column]).sum::<f32>();
         }
         let length = next.iter().map(|value| value * value).sum::<f32>().sqrt();
-        if !(length > 0.0) {
+        // Also stops on NaN.
+        if length.is_nan() || length <= 0.0 {
             break;
         }
         q = next.map(|value| value / length);

@@ -13,6 +13,7 @@
 //!   down to [`FINEST`] apart. An eased segment passes through the middle of its chord, so a
 //!   single midpoint says nothing; a cubic that meets another at both thirds and both ends, with
 //!   its slopes, is that cubic.
+//!
 //! A Mixamo dance keyed every frame takes five evaluations a frame where resampling every curve at
 //! 480 Hz took sixteen, and stays as close to ufbx's evaluation (`examples/fbx_bake_error.rs`
 //! measures it on any file; `tests/it/fbx_loader.rs` holds the shared ones to 1e-4 of the extent).
@@ -146,11 +147,9 @@ impl Sample {
 /// What the Hermite keys `a` and `b` give at fraction `s` of the way, property by property.
 fn between(a: &Sample, b: &Sample, s: f32) -> Pose {
     let span = (b.time - a.time) as f32;
-    let mut pose = [Vec4::ZERO; 3];
-    for property in 0..3 {
-        pose[property] =
-            hermite(a.value[property], a.outgoing[property] * span, b.value[property], b.incoming[property] * span, s);
-    }
+    let mut pose: Pose = std::array::from_fn(|property| {
+        hermite(a.value[property], a.outgoing[property] * span, b.value[property], b.incoming[property] * span, s)
+    });
     pose[1] = pose[1].normalize_or_zero();
     pose
 }
