@@ -109,7 +109,9 @@ fn animation(c: &mut Criterion) {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a thread pool");
         group.bench_function(format!("cpu strategy, 64 instances, {threads} thread(s) (per vertex)"), |b| {
             b.iter(|| {
-                pool.install(|| cpu_skin_instances(&model, black_box(&scene.instances), &scene.morph_overrides, &all, &mut out, None))
+                pool.install(|| {
+                    cpu_skin_instances(&model, black_box(&scene.instances), &scene.morph_overrides, &all, &mut out, None)
+                })
             })
         });
     }

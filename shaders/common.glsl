@@ -5,11 +5,16 @@
 // A bind-pose vertex as the skin pass reads it: 48 bytes.
 struct SourceVertex {
     vec3 position;
-    uint first_influence;  // index into influences[]
+    uint first_influence;  // index into influences[] (and influence_offsets[])
     vec3 normal;
-    uint influence_count;  // every weight the file gave it, no cap
+    uint influence_count;  // every weight the file gave it, no cap; the top bit: INFLUENCE_OFFSETS
     vec4 tangent;          // xyz, w = bitangent sign
 };
+
+// influence_count's top bit: each influence of this vertex carries an offset from its position
+// (MD5 weights that put it at different places; src/model/influence_offsets.rs), three floats in
+// influence_offsets[] at 3 × the influence's index.
+const uint INFLUENCE_OFFSETS = 0x80000000u;
 
 // One joint's weight on a vertex: 8 bytes.
 struct Influence {

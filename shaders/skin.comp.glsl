@@ -17,6 +17,7 @@ layout(set = 0, binding = 3) writeonly buffer Skinned { uint skinned[]; } skinne
 layout(set = 0, binding = 4) readonly buffer LevelLists { uint level_lists[]; };
 layout(set = 0, binding = 5) readonly buffer MorphTargets { MorphTarget morph_targets[]; };
 layout(set = 0, binding = 6) readonly buffer MorphDeltas { MorphDelta morph_deltas[]; };
+layout(set = 0, binding = 7) readonly buffer InfluenceOffsets { float influence_offsets[]; };
 
 layout(push_constant) uniform Push {
     uint vertex_count;       // the level's

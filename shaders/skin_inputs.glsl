@@ -6,3 +6,4 @@ layout(set = SKIN_INPUTS_SET, binding = 2) readonly buffer Palettes { PaletteMat
 layout(set = SKIN_INPUTS_SET, binding = 3) readonly buffer MorphTargets { MorphTarget morph_targets[]; };
 layout(set = SKIN_INPUTS_SET, binding = 4) readonly buffer MorphDeltas { MorphDelta morph_deltas[]; };
 layout(set = SKIN_INPUTS_SET, binding = 5) readonly buffer Motions { uint motions[]; };
+layout(set = SKIN_INPUTS_SET, binding = 6) readonly buffer InfluenceOffsets { float influence_offsets[]; };

@@ -1,7 +1,8 @@
 // The morph and the skinning blend, shared by the skin pass (compute, once per frame) and the
 // `vertex` strategy's shadow and forward vertex shaders (the tutorials' way: once per pass). The
-// includer declares sources[], influences[], palette_chunks[], morph_targets[] and morph_deltas[]
-// first. Mirrors Model::morph_vertex and anim::skin_vertex.
+// includer declares sources[], influences[], influence_offsets[], palette_chunks[], morph_targets[]
+// and morph_deltas[] first. Mirrors Model::morph_vertex, anim::skin_vertex and
+// anim::offset_correction.
 
 struct SkinnedResult {
     vec3 position;
@@ -13,6 +14,11 @@ struct SkinnedResult {
 vec3 safe_normalize(vec3 v) {
     float length_squared = dot(v, v);
     return length_squared > 0.0 ? v * inversesqrt(length_squared) : vec3(0.0);
+}
+
+// Influence `index`'s offset (common.glsl: INFLUENCE_OFFSETS).
+vec3 influence_offset(uint index) {
+    return vec3(influence_offsets[3u * index], influence_offsets[3u * index + 1u], influence_offsets[3u * index + 2u]);
 }
 
 // `v` turned by the unit quaternion `q` (xyzw).
@@ -69,13 +75,17 @@ void morph_vertex(uint vertex, uint chunk, uint block, inout SourceVertex source
 // dual quaternions, each turned to the first one's hemisphere, blended, normalized, and applied
 // after the blended uniform scale. False, and nothing written, when an influence's matrix is not
 // a rotation times a uniform scale: the vertex then blends linearly.
+// With influence offsets, each offset turned by its own influence's rotation and scale is added,
+// weighted, as linear blending adds it.
 bool skin_dual_quaternion(uint chunk, uint first_entry, uint joint_count, SourceVertex source, out SkinnedResult result) {
     vec4 first_real = vec4(0.0);
     bool found = false;
     vec4 real = vec4(0.0);
     vec4 dual = vec4(0.0);
     float scale = 0.0;
-    for (uint i = 0u; i < source.influence_count; ++i) {
+    vec3 correction = vec3(0.0);
+    bool offsets = (source.influence_count & INFLUENCE_OFFSETS) != 0u;
+    for (uint i = 0u; i < (source.influence_count & ~INFLUENCE_OFFSETS); ++i) {
         Influence influence = influences[source.first_influence + i];
         if (influence.joint >= joint_count) {
             continue;
@@ -92,6 +102,9 @@ bool skin_dual_quaternion(uint chunk, uint first_entry, uint joint_count, Source
         real += w * entry.rows[0];
         dual += w * entry.rows[1];
         scale += abs(w) * entry.rows[2].x;
+        if (offsets) {
+            correction += influence.weight * entry.rows[2].x * rotate(entry.rows[0], influence_offset(source.first_influence + i));
+        }
     }
     float length_real = length(real);
     if (!found || !(length_real > 0.0)) {
@@ -101,7 +114,7 @@ bool skin_dual_quaternion(uint chunk, uint first_entry, uint joint_count, Source
     dual /= length_real;
     // The translation: 2 (w_r d - w_d r + r × d), r and d the vector parts.
     vec3 translation = 2.0 * (real.w * dual.xyz - dual.w * real.xyz + cross(real.xyz, dual.xyz));
-    result.position = rotate(real, source.position * scale) + translation;
+    result.position = rotate(real, source.position * scale) + translation + correction;
     result.normal = safe_normalize(rotate(real, source.normal));
     result.tangent = safe_normalize(rotate(real, source.tangent.xyz));
     result.bitangent_sign = source.tangent.w;
@@ -137,10 +150,13 @@ SkinnedResult skin_vertex(uint vertex, uint instance, uint chunk_instances, uint
     // Linear blend skinning is linear in the matrix: blend the influences' rows first (12
     // multiply-adds an influence), then transform the position, normal and tangent once, rather
     // than transforming all three by every influence (30).
+    // An influence offset is turned by its own matrix alone (its linear part), weighted.
     vec4 row0 = vec4(0.0);
     vec4 row1 = vec4(0.0);
     vec4 row2 = vec4(0.0);
-    for (uint i = 0u; i < source.influence_count; ++i) {
+    vec3 correction = vec3(0.0);
+    bool offsets = (source.influence_count & INFLUENCE_OFFSETS) != 0u;
+    for (uint i = 0u; i < (source.influence_count & ~INFLUENCE_OFFSETS); ++i) {
         Influence influence = influences[source.first_influence + i];
         if (influence.joint >= joint_count) {
             continue; // loaders never produce this; the CPU reference skips it too
@@ -150,10 +166,14 @@ SkinnedResult skin_vertex(uint vertex, uint instance, uint chunk_instances, uint
         row0 += w * m.rows[0];
         row1 += w * m.rows[1];
         row2 += w * m.rows[2];
+        if (offsets) {
+            vec3 offset = influence_offset(source.first_influence + i);
+            correction += w * vec3(dot(m.rows[0].xyz, offset), dot(m.rows[1].xyz, offset), dot(m.rows[2].xyz, offset));
+        }
     }
     vec4 position = vec4(source.position, 1.0);
     SkinnedResult result;
-    result.position = vec3(dot(row0, position), dot(row1, position), dot(row2, position));
+    result.position = vec3(dot(row0, position), dot(row1, position), dot(row2, position)) + correction;
     result.normal = vec3(dot(row0.xyz, source.normal), dot(row1.xyz, source.normal), dot(row2.xyz, source.normal));
     result.tangent = vec3(dot(row0.xyz, source.tangent.xyz), dot(row1.xyz, source.tangent.xyz), dot(row2.xyz, source.tangent.xyz));
     result.normal = safe_normalize(result.normal);

@@ -285,6 +285,21 @@ pub fn skin_vertex(palette: &[Mat4], position: Vec3, normal: Vec3, tangent: Vec3
     }
 }
 
+/// What a vertex's influence offsets (`Model::influence_offsets`) add to its skinned position:
+/// each influence's offset turned by its matrix's linear part, weighted. With it, linear blending is
+/// the weighted sum of each joint carrying its own point, MD5's definition. Dual-quaternion
+/// blending adds the same: a rigid palette matrix's linear part is its rotation times its scale.
+/// Zero where `offsets` is empty. Mirrors shaders/skinning.glsl.
+pub fn offset_correction(palette: &[Mat4], influences: &[Influence], offsets: &[Vec3]) -> Vec3 {
+    influences
+        .iter()
+        .zip(offsets)
+        .filter_map(|(influence, &offset)| {
+            Some(palette.get(influence.joint as usize)?.transform_vector3(offset) * influence.weight)
+        })
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,6 +24,23 @@ pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
     );
     let _ = writeln!(out, "  faces: {}", model.facing().describe());
     let _ = writeln!(out, "  influences: up to {} a vertex, {} in all", model.stats.max_influences, model.influences.len());
+    if model.stats.weight_disagreement > 0.0 {
+        let apart = model.vertices.iter().filter(|vertex| model.has_influence_offsets(vertex)).count();
+        let (largest, extent) = (model.stats.weight_disagreement, model.extent().max(f32::MIN_POSITIVE));
+        let _ = match apart {
+            0 => writeln!(
+                out,
+                "  weights agree: each puts its vertex within {:.1e} of the extent of its bind position",
+                largest / extent
+            ),
+            _ => writeln!(
+                out,
+                "  weights disagree: one puts its vertex up to {largest:.4} ({:.2e} of the extent) from its bind \
+                 position; {apart} vertices skinned with each weight at its own position, as MD5 defines",
+                largest / extent,
+            ),
+        };
+    }
     let bind = model.bind_bounds();
     let animated = model.animated_bounds();
     let _ =

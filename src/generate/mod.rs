@@ -28,6 +28,7 @@ mod animation;
 pub mod dense;
 pub mod long_clip;
 mod skeleton;
+pub mod spread_weights;
 mod surfaces;
 mod texture;
 pub mod twist;

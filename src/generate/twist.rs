@@ -127,6 +127,7 @@ pub fn twisted_cylinder(hard: bool) -> Model {
         stats: Default::default(),
         layout: Default::default(),
         morph_targets: Vec::new(),
+        influence_offsets: Vec::new(),
     };
     model.stats.max_influences = 2;
     model.clip_each_animation();

@@ -7,6 +7,7 @@ mod clip_choice;
 mod facing;
 mod front;
 mod geometry;
+mod influence_offsets;
 pub mod lod;
 mod morph;
 
@@ -112,6 +113,9 @@ impl Material {
 pub struct LoadStats {
     /// The largest influence count any vertex has.
     pub max_influences: usize,
+    /// MD5: the farthest a vertex's weight puts it from its bind position (model units; 0 where
+    /// every vertex's weights agree), which [`Model::influence_offsets`] carry.
+    pub weight_disagreement: f32,
     /// Non-fatal problems, for example a texture that could not be found.
     pub warnings: Vec<String>,
     /// What went as it should but is worth a line (`--anim` clips that matched every joint).
@@ -157,6 +161,11 @@ pub struct Model {
     /// Blend shapes (glTF, COLLADA, FBX), animated by [`Animation::weights`]; the skin pass adds
     /// them before skinning.
     pub morph_targets: Vec<MorphTarget>,
+    /// Empty, or one per influence (parallel to `influences`): where that influence's joint puts
+    /// the vertex in the bind pose, less the vertex's `position`. MD5 gives each weight its own
+    /// position, and where a vertex's weights disagree the format's vertex is the weighted sum of
+    /// each joint carrying its own; see [`Model::settle_influence_offsets`].
+    pub influence_offsets: Vec<Vec3>,
 }
 
 /// Where a model's joints and vertices are in its file, and the file's own units and axes: what
@@ -311,7 +320,8 @@ impl Model {
         let influences = self.influences_of(vertex);
         match palette {
             Some(palette) if !influences.is_empty() && !palette.is_empty() => {
-                crate::anim::skin_vertex(palette, vertex.position, vertex.normal, Vec3::X, influences).position
+                let skinned = crate::anim::skin_vertex(palette, vertex.position, vertex.normal, Vec3::X, influences).position;
+                skinned + crate::anim::offset_correction(palette, influences, self.influence_offsets_of(vertex))
             }
             _ => vertex.position,
         }
@@ -397,7 +407,7 @@ impl Model {
     /// order), grown by what the morph targets do ([`Model::grow_cells_by_morph`]): what
     /// [`Model::bounds`] holds.
     pub fn cell_bounds(&self) -> crate::anim::bounds::ModelBounds {
-        let vertices = self.vertices.iter().map(|vertex| (vertex.position, vertex.influences(&self.influences)));
+        let vertices = self.vertices.iter().flat_map(|vertex| self.bind_points(vertex));
         let mut bounds = crate::anim::bounds::model_bounds(&self.skeleton, &self.animations, vertices);
         self.grow_cells_by_morph(&mut bounds);
         bounds
@@ -461,6 +471,7 @@ mod tests {
             stats: LoadStats::default(),
             layout: FileLayout::default(),
             morph_targets: Vec::new(),
+            influence_offsets: Vec::new(),
         }
     }
 

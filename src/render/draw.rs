@@ -12,7 +12,7 @@ use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::{Buffer, Device};
 
 /// The skin-inputs set (`shaders/skin_inputs.glsl`): the source vertices, their influences, the
-/// palettes chunk by chunk, the morph targets, and the cull pass's motions. The `vertex` strategy's
+/// palettes chunk by chunk, the morph targets, the cull pass's motions and the influence offsets. The `vertex` strategy's
 /// shadow and forward vertex shaders skin from it; the `compute` strategy's forward vertex shader
 /// skins a moving vertex's previous position from it (the previous block), for the motion vectors.
 pub const SKIN_INPUTS_SOURCE_VERTICES: u32 = 0;
@@ -21,6 +21,7 @@ pub const SKIN_INPUTS_PALETTES: u32 = 2;
 pub const SKIN_INPUTS_MORPH_TARGETS: u32 = 3;
 pub const SKIN_INPUTS_MORPH_DELTAS: u32 = 4;
 pub const SKIN_INPUTS_MOTIONS: u32 = 5;
+pub const SKIN_INPUTS_INFLUENCE_OFFSETS: u32 = 6;
 
 /// The skin-inputs set (see [`SKIN_INPUTS_SOURCE_VERTICES`]): its layout, which the pipelines that
 /// skin in a vertex shader take as a set, and the set over the model's vertices and influences, the
@@ -49,6 +50,7 @@ impl SkinInputSet {
                 (SKIN_INPUTS_MORPH_TARGETS, storage, vertex, 1),
                 (SKIN_INPUTS_MORPH_DELTAS, storage, vertex, 1),
                 (SKIN_INPUTS_MOTIONS, storage, vertex, 1),
+                (SKIN_INPUTS_INFLUENCE_OFFSETS, storage, vertex, 1),
             ],
         )?;
         let (pool, set) = DescriptorPool::with_one_set(
@@ -62,6 +64,7 @@ impl SkinInputSet {
                 (SKIN_INPUTS_MORPH_TARGETS, Resource::StorageBuffer(&model.morph_targets)),
                 (SKIN_INPUTS_MORPH_DELTAS, Resource::StorageBuffer(&model.morph_deltas)),
                 (SKIN_INPUTS_MOTIONS, Resource::StorageBuffer(motions)),
+                (SKIN_INPUTS_INFLUENCE_OFFSETS, Resource::StorageBuffer(&model.influence_offsets)),
             ],
         )?;
         Ok(SkinInputSet { layout, set, _pool: pool })

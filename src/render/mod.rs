@@ -335,6 +335,7 @@ impl Renderer {
         let skin_inputs = SkinInputs {
             source_vertices: &gpu_model.source_vertices,
             influences: &gpu_model.influences,
+            influence_offsets: &gpu_model.influence_offsets,
             palettes: &palette.palettes,
             level_lists: &cull.level_lists,
             morph_targets: &gpu_model.morph_targets,

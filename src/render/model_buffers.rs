@@ -29,6 +29,9 @@ pub struct GpuMaterial {
 pub struct GpuModel {
     pub source_vertices: Buffer,
     pub influences: Buffer,
+    /// Each influence's offset (three floats; `Model::influence_offsets`), or one zero offset
+    /// for a model without them: read only for a vertex flagged `INFLUENCE_OFFSETS`.
+    pub influence_offsets: Buffer,
     pub texcoords: Buffer,
     pub indices: Buffer,
     /// One channel per (animation, joint, property), then one per (animation, morph target); see
@@ -93,7 +96,7 @@ impl GpuModel {
                 model.animations.len()
             )));
         }
-        let sources: Vec<SourceVertex> = model.vertices.iter().map(SourceVertex::from).collect();
+        let sources: Vec<SourceVertex> = model.vertices.iter().map(|vertex| SourceVertex::of(model, vertex)).collect();
         let mut influences: Vec<GpuInfluence> = model.influences.iter().map(GpuInfluence::from).collect();
         let texcoords: Vec<[f32; 2]> = model.vertices.iter().map(|vertex| vertex.uv.to_array()).collect();
         let joint_count = model.skeleton.len().max(1);
@@ -164,10 +167,15 @@ impl GpuModel {
         if influences.is_empty() {
             influences.push(GpuInfluence { joint: 0, weight: 0.0 });
         }
+        let mut offsets: Vec<[f32; 3]> = model.influence_offsets.iter().map(|offset| offset.to_array()).collect();
+        if offsets.is_empty() {
+            offsets.push([0.0; 3]);
+        }
 
         let storage = Usage::STORAGE_BUFFER;
         let source_vertices = Buffer::with_data(device, "model.source_vertices", storage, bytemuck::cast_slice(&sources))?;
         let influences = Buffer::with_data(device, "model.influences", storage, bytemuck::cast_slice(&influences))?;
+        let influence_offsets = Buffer::with_data(device, "model.influence_offsets", storage, bytemuck::cast_slice(&offsets))?;
         let texcoords = Buffer::with_data(device, "model.texcoords", storage, bytemuck::cast_slice(&texcoords))?;
         // STORAGE: the triangle pass reads them too.
         let indices = Buffer::with_data(
@@ -222,6 +230,7 @@ impl GpuModel {
         Ok(GpuModel {
             source_vertices,
             influences,
+            influence_offsets,
             texcoords,
             indices,
             channels,

@@ -5,7 +5,7 @@ use bytemuck::Zeroable;
 use glam::{Affine3A, Mat4, Vec3, Vec3A, Vec4};
 
 use super::shader_types::{InstanceData, SkinnedVertex, NO_CLIP};
-use crate::anim::{skin_vertex, skin_vertex_dual_quaternion, DualQuaternion, JointPose, Skinned};
+use crate::anim::{offset_correction, skin_vertex, skin_vertex_dual_quaternion, DualQuaternion, JointPose, Skinned};
 use crate::model::{Model, Vertex};
 
 /// The CPU reference of the palette pass for one instance record: sample animation a (and b
@@ -88,11 +88,13 @@ fn skin_vertices<'a>(
     vertices.iter().map(move |vertex| {
         let (position, normal, tangent) = (vertex.position, vertex.normal, vertex.tangent.truncate());
         let influences = model.influences_of(vertex);
-        if dual {
+        let mut skinned = if dual {
             skin_vertex_dual_quaternion(palette, &entries, position, normal, tangent, influences)
         } else {
             skin_vertex(palette, position, normal, tangent, influences)
-        }
+        };
+        skinned.position += offset_correction(palette, influences, model.influence_offsets_of(vertex));
+        skinned
     })
 }
 
@@ -308,7 +310,9 @@ mod x86 {
 /// `positions` (laid out as `out`), where given, gets each skinned vertex's position too, for the
 /// motion vectors. `out` is only ever written: on a GPU it is write-combined memory, and reading
 /// the positions back from it made an H100 machine's CPU part of a frame 115× slower (10,000
-/// figures). So such an instance is skinned into a scratch copy first, then copied to both.
+/// figures). So such an instance is skinned into a scratch copy first, then copied to both; so is
+/// one of a model with influence offsets (MD5), whose vertices' positions are corrected after the
+/// packed kernel.
 pub fn cpu_skin_instances(
     model: &Model,
     instances: &[InstanceData],
@@ -348,12 +352,13 @@ pub fn cpu_skin_instances(
             } else {
                 &model.vertices[..count]
             };
-            let target: &mut [SkinnedVertex] = match sink {
-                Some(_) => {
+            let offsets = !model.influence_offsets.is_empty();
+            let target: &mut [SkinnedVertex] = match sink.is_some() || offsets {
+                true => {
                     scratch.resize(count, SkinnedVertex::zeroed());
                     scratch
                 }
-                None => &mut out[..count],
+                false => &mut out[..count],
             };
             if data.dual_quaternion() {
                 // Dual quaternions on the CPU: the reference's maths, packed as the skin pass packs.
@@ -368,8 +373,18 @@ pub fn cpu_skin_instances(
             } else {
                 skin_packed(model, vertices, palette, target);
             }
-            if let Some(sink) = sink {
+            if offsets {
+                for (target, vertex) in target.iter_mut().zip(vertices).filter(|(_, vertex)| model.has_influence_offsets(vertex))
+                {
+                    let correction =
+                        offset_correction(&matrices, model.influences_of(vertex), model.influence_offsets_of(vertex));
+                    target.position = (Vec3::from_array(target.position) + correction).to_array();
+                }
+            }
+            if sink.is_some() || offsets {
                 out[..count].copy_from_slice(scratch);
+            }
+            if let Some(sink) = sink {
                 for (position, vertex) in sink[..count].iter_mut().zip(scratch.iter()) {
                     *position = vertex.position;
                 }

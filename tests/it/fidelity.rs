@@ -99,7 +99,7 @@ fn gpu_skinning_follows_every_models_curves_with_crossfades_and_layers() {
 /// joints are the baseframe with the flagged components replaced (w implied, ≤ 0), the two frames
 /// around the time are interpolated per joint in its parent's space (lerp, slerp), the last frame
 /// running back into the first, and composed onto the parents; roots turn from Z-up to Y-up.
-fn md5_reference(anim: &md5::Md5Anim, time: f32) -> Vec<Mat4> {
+pub(crate) fn md5_reference(anim: &md5::Md5Anim, time: f32) -> Vec<Mat4> {
     let frames = anim.frames.len();
     let position = time * anim.frame_rate;
     let frame0 = (position.floor() as usize) % frames;

@@ -25,6 +25,7 @@ mod layering;
 mod lod;
 mod long_runs;
 mod md5_parser;
+mod md5_weights;
 mod missing_parts;
 mod morph;
 mod motion;

@@ -538,11 +538,12 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
         clips: model_clips,
         bounds: Default::default(),
         levels: Vec::new(),
-        stats: LoadStats { max_influences, warnings, notes: Vec::new() },
+        stats: LoadStats { max_influences, warnings, ..LoadStats::default() },
         // Per drawn instance, its geometry's POSITION source in order (vertices split per normal
         // and UV from one position are reported once).
         layout: FileLayout { to_model: convert, joint_order: Vec::new(), meshes: file_meshes },
         morph_targets,
+        influence_offsets: Vec::new(),
     };
     model.clip_each_animation();
     Ok(model)

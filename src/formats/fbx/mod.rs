@@ -69,9 +69,10 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
         clips: Vec::new(),
         bounds: Default::default(),
         levels: Vec::new(),
-        stats: LoadStats { max_influences: geometry.max_influences, warnings, notes: Vec::new() },
+        stats: LoadStats { max_influences: geometry.max_influences, warnings, ..LoadStats::default() },
         layout,
         morph_targets: geometry.morph_targets,
+        influence_offsets: Vec::new(),
     };
     // Last: the stacks are sampled to a tolerance in the model's extent, and by what each joint
     // moves of it.

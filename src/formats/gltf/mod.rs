@@ -155,7 +155,7 @@ pub fn load_from_slice_with_rig(bytes: &[u8], path: &Path, base_dir: Option<&Pat
     }
 
     let rig = Rig::new(&hierarchy, joint_nodes, animations);
-    let stats = LoadStats { max_influences, warnings, notes: Vec::new() };
+    let stats = LoadStats { max_influences, warnings, ..LoadStats::default() };
     let name = path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
     let mut model = Model {
         name,
@@ -172,6 +172,7 @@ pub fn load_from_slice_with_rig(bytes: &[u8], path: &Path, base_dir: Option<&Pat
         stats,
         layout: FileLayout { to_model: glam::Mat4::IDENTITY, joint_order, meshes: file_meshes },
         morph_targets,
+        influence_offsets: Vec::new(),
     };
     model.clip_each_animation();
     Ok((model, rig))

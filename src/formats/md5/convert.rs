@@ -74,13 +74,16 @@ impl VertPlace<'_> {
 }
 
 /// The vertex MD5 defines: position from all weights, and every weight kept as an influence
-/// (appended to `influences`), normalized and heaviest first.
+/// (appended to `influences`), normalized and heaviest first, with where its joint puts the vertex
+/// in the bind pose less that position (appended to `offsets`: `Model::influence_offsets`). Two
+/// weights on one joint are one influence at their weighted mean, which that joint carries as it
+/// carries each.
 pub(super) fn bind_vertex(
     vert: &Md5Vert,
     weights: &[Md5Weight],
     bind: &[JointPose],
     place: VertPlace<'_>,
-    influences: &mut Vec<Influence>,
+    (influences, offsets): (&mut Vec<Influence>, &mut Vec<Vec3>),
     stats: &mut LoadStats,
 ) -> Result<Vertex, FormatError> {
     let start = to_usize(vert.start_weight);
@@ -94,12 +97,15 @@ pub(super) fn bind_vertex(
 
     let mut position = Vec3::ZERO;
     let mut raw = Vec::with_capacity(vert_weights.len());
+    let mut points = Vec::with_capacity(vert_weights.len());
     for weight in vert_weights {
         let Some(joint) = bind.get(to_usize(weight.joint)) else {
             return Err(place.error(format_args!("expected a joint below {}, found {}", bind.len(), weight.joint)));
         };
-        position += weight.bias * (joint.translation + joint.rotation * weight.position);
+        let point = joint.translation + joint.rotation * weight.position;
+        position += weight.bias * point;
         raw.push(Influence { joint: weight.joint, weight: weight.bias });
+        points.push(point);
     }
     // A joint named twice is still one influence; the sum must be positive to normalize.
     let Some(normalized) = normalize_influences(&raw) else {
@@ -115,6 +121,16 @@ pub(super) fn bind_vertex(
     let first_influence =
         u32::try_from(influences.len()).map_err(|_| place.error("expected at most 2^32 influences in all, found more"))?;
     let influence_count = normalized.len() as u32;
+    for influence in &normalized {
+        let (mut sum, mut total) = (Vec3::ZERO, 0.0);
+        for (weight, point) in
+            raw.iter().zip(&points).filter(|(weight, _)| weight.joint == influence.joint && weight.weight > 0.0)
+        {
+            sum += weight.weight * *point;
+            total += weight.weight;
+        }
+        offsets.push(sum / total - position);
+    }
     influences.extend(normalized);
     Ok(Vertex { position, normal: Vec3::Y, tangent: Vec4::X, uv: vert.uv, first_influence, influence_count })
 }

@@ -222,6 +222,7 @@ pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)])
     }
     let mut vertices: Vec<Vertex> = Vec::new();
     let mut influences: Vec<Influence> = Vec::new();
+    let mut offsets: Vec<Vec3> = Vec::new();
     let mut indices: Vec<u32> = Vec::new();
     let mut meshes = Vec::new();
     let mut materials = Vec::new();
@@ -237,7 +238,7 @@ pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)])
         let mut part_vertices = Vec::with_capacity(part.verts.len());
         for (vert_index, (vert, &line)) in part.verts.iter().zip(vert_lines).enumerate() {
             let place = VertPlace { path: mesh_path, line, index: vert_index };
-            part_vertices.push(bind_vertex(vert, &part.weights, &bind, place, &mut influences, &mut stats)?);
+            part_vertices.push(bind_vertex(vert, &part.weights, &bind, place, (&mut influences, &mut offsets), &mut stats)?);
         }
         let part_indices: Vec<u32> = part.tris.iter().flatten().copied().collect();
         // Per part: MD5 parts share no vertices, so normals never smooth across a part boundary.
@@ -278,7 +279,9 @@ pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)])
         stats,
         layout: FileLayout { to_model: glam::Mat4::from_quat(Z_UP_TO_Y_UP), joint_order: Vec::new(), meshes: file_meshes },
         morph_targets: Vec::new(),
+        influence_offsets: offsets,
     };
+    model.settle_influence_offsets();
     model.clip_each_animation();
     Ok(model)
 }
@@ -330,6 +333,7 @@ pub fn load_animation_only(anim_path: &Path) -> Result<Model, FormatError> {
         stats: LoadStats::default(),
         layout: FileLayout { to_model: glam::Mat4::from_quat(Z_UP_TO_Y_UP), ..FileLayout::default() },
         morph_targets: Vec::new(),
+        influence_offsets: Vec::new(),
     };
     model.clip_each_animation();
     Ok(model)

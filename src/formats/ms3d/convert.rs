@@ -137,6 +137,7 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
             meshes: vec![FileMesh { name: "vertices".into(), vertices: geometry.file_vertices }],
         },
         morph_targets: Vec::new(),
+        influence_offsets: Vec::new(),
     };
     model.clip_each_animation();
     Ok(model)

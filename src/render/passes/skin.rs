@@ -34,11 +34,13 @@ pub const BINDING_SKINNED: u32 = 3;
 pub const BINDING_LEVEL_LISTS: u32 = 4;
 pub const BINDING_MORPH_TARGETS: u32 = 5;
 pub const BINDING_MORPH_DELTAS: u32 = 6;
+pub const BINDING_INFLUENCE_OFFSETS: u32 = 7;
 
 /// What the pass reads, made by the model's upload and the passes before it.
 pub struct SkinInputs<'a> {
     pub source_vertices: &'a Buffer,
     pub influences: &'a Buffer,
+    pub influence_offsets: &'a Buffer,
     /// The palette pass's output, a buffer a chunk.
     pub palettes: &'a [Buffer],
     /// The cull pass's level lists (the instances to skin, per level).
@@ -114,6 +116,7 @@ impl SkinPass {
                 (BINDING_LEVEL_LISTS, storage, compute, 1),
                 (BINDING_MORPH_TARGETS, storage, compute, 1),
                 (BINDING_MORPH_DELTAS, storage, compute, 1),
+                (BINDING_INFLUENCE_OFFSETS, storage, compute, 1),
             ],
         )?;
         let pipeline = Pipeline::compute(
@@ -136,6 +139,7 @@ impl SkinPass {
                 (BINDING_LEVEL_LISTS, Resource::StorageBuffer(inputs.level_lists)),
                 (BINDING_MORPH_TARGETS, Resource::StorageBuffer(inputs.morph_targets)),
                 (BINDING_MORPH_DELTAS, Resource::StorageBuffer(inputs.morph_deltas)),
+                (BINDING_INFLUENCE_OFFSETS, Resource::StorageBuffer(inputs.influence_offsets)),
             ],
         )?;
         Ok(SkinPass { pipeline, tuning, set, _pool: pool, set_layout, skinned, device: device.clone() })

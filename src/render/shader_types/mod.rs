@@ -4,7 +4,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec3, Vec4};
 
 use crate::anim::{Influence, InstanceState, Playback, Skinning};
-use crate::model::Vertex;
+use crate::model::{Model, Vertex};
 
 /// `SourceVertex` in common.glsl.
 #[repr(C)]
@@ -17,13 +17,19 @@ pub struct SourceVertex {
     pub tangent: [f32; 4],
 }
 
-impl From<&Vertex> for SourceVertex {
-    fn from(vertex: &Vertex) -> SourceVertex {
+/// `INFLUENCE_OFFSETS` in common.glsl: a `SourceVertex::influence_count` bit, set where the
+/// vertex's influences have offsets (`Model::influence_offsets`) the skinning must add.
+pub const INFLUENCE_OFFSETS: u32 = 1 << 31;
+
+impl SourceVertex {
+    /// `vertex` of `model`, flagged [`INFLUENCE_OFFSETS`] where it has them.
+    pub fn of(model: &Model, vertex: &Vertex) -> SourceVertex {
+        let flag = if model.has_influence_offsets(vertex) { INFLUENCE_OFFSETS } else { 0 };
         SourceVertex {
             position: vertex.position.to_array(),
             first_influence: vertex.first_influence,
             normal: vertex.normal.to_array(),
-            influence_count: vertex.influence_count,
+            influence_count: vertex.influence_count | flag,
             tangent: vertex.tangent.to_array(),
         }
     }
