@@ -31,7 +31,12 @@ pub fn spread_weights(mesh: &Md5Mesh, spread: f32) -> Md5Mesh {
             let (first, last) = (vert.start_weight as usize, (vert.start_weight + vert.weight_count) as usize - 1);
             let Some(weights) = part.weights.get(first..=last.max(first)) else { continue };
             let (a, b) = (&weights[0], &weights[weights.len() - 1]);
-            if vert.weight_count < 2 || a.joint == b.joint || !(b.bias > 0.0) || range.clone().any(|w| shared.contains(&w)) {
+            if vert.weight_count < 2
+                || a.joint == b.joint
+                || b.bias.is_nan()
+                || b.bias <= 0.0
+                || range.clone().any(|w| shared.contains(&w))
+            {
                 continue;
             }
             let (Some(&turn_a), Some(&turn_b)) = (rotations.get(a.joint as usize), rotations.get(b.joint as usize)) else {

@@ -5,7 +5,7 @@
 //! written from the format's description, on the CPU and the GPU, and the three strategies draw it
 //! alike.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::common::{assert_no_validation_messages, fresh_folder, skin_on_gpu, validated_device};
 use crate::fidelity::md5_reference;
@@ -34,7 +34,7 @@ fn spread_figure(name: &str) -> PathBuf {
     path
 }
 
-fn load(path: &PathBuf) -> Model {
+fn load(path: &Path) -> Model {
     load_model(path, &default_animations(path, &[])).unwrap_or_else(|error| panic!("{error}"))
 }
 
