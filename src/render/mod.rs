@@ -20,10 +20,13 @@ pub mod camera;
 pub mod chunks;
 pub mod draw;
 pub mod frame;
+mod frame_inputs;
+mod frame_setup;
 pub mod history;
 pub mod lists;
 pub mod model_buffers;
 pub mod offscreen;
+pub mod output;
 pub mod passes;
 pub mod readback;
 pub mod recorder;
@@ -50,19 +53,19 @@ use crate::model::{Facing, Model};
 pub use chunks::{largest_heap, padded_chunks, Chunking, MemoryPlan, PlanLimits};
 use draw::SkinInputSet;
 use model_buffers::GpuModel;
-use offscreen::OffscreenTarget;
-use passes::cull::{self, CullPass};
+pub use output::Output;
+use passes::cull::CullPass;
 use passes::debug::{DebugInputs, DebugPass, DebugViews};
 use passes::forward::{self, ForwardPass, ForwardTargets};
 use passes::motion::MotionPass;
 use passes::overlay::{OverlayFrame, OverlayPass};
 use passes::palette::PalettePass;
-use passes::shadow::{self, ShadowPass};
+use passes::shadow::ShadowPass;
 use passes::skin::{SkinInputs, SkinPass};
 use passes::triangles::{self, TriangleCulling, TriangleInputs};
 pub use settings::{RenderSettings, SkinTuning};
 pub use shader_types::MAX_CHUNKS;
-use shader_types::{frustum_planes, CullCounters, FrameUniforms, InstanceData};
+use shader_types::{CullCounters, InstanceData};
 use slots::{FrameSlot, SlotSetup};
 pub use stats::{CullReadback, FrameStats, PassTimings, VisibleCounts};
 
@@ -183,21 +186,6 @@ pub struct FrameScene {
     pub ground: Vec4,
     /// Per morph target, a weight set by hand over every instance's clips, or None (missing: None).
     pub morph_overrides: Vec<Option<f32>>,
-}
-
-/// Where the frame's resolved image goes.
-pub enum Output<'a> {
-    /// Headless: resolve into `offscreen.color`, then copy to its readback buffer.
-    Offscreen(&'a OffscreenTarget),
-    /// A swapchain image acquired with the slot's `image_available` semaphore.
-    Swapchain {
-        image: vk::Image,
-        view: vk::ImageView,
-        extent: vk::Extent2D,
-        render_finished: vk::Semaphore,
-        /// The image takes copies (`TRANSFER_DST`): the overlay may copy the panel onto it.
-        takes_copies: bool,
-    },
 }
 
 /// The passes, in recording order, each owning what it writes.
@@ -437,27 +425,17 @@ impl Renderer {
         self.render_with_overlay(scene, output, None)
     }
 
-    /// [`render`](Self::render), with the viewer's panel drawn over the image (the overlay pass).
+    /// [`render`](Self::render), with the viewer's panel drawn over the image (the overlay pass):
+    /// the slot's buffers written (and the `cpu` strategy's skinning done), the frame recorded,
+    /// then submitted (`frame_setup.rs` holds the steps).
     pub fn render_with_overlay(
         &mut self,
         scene: &FrameScene,
         output: Output<'_>,
         overlay: Option<(&mut OverlayPass, &OverlayFrame)>,
     ) -> gpu::Result<()> {
-        let extent = match &output {
-            Output::Offscreen(target) => target.color.extent(),
-            Output::Swapchain { extent, .. } => *extent,
-        };
-        let stale = self.targets.as_ref().is_none_or(|targets| targets.color.extent() != extent);
-        if stale {
-            // Only at start-up and on resize: no frame may still use the old attachments.
-            self.device.wait_idle()?;
-            self.targets = None;
-            let targets = ForwardTargets::new(&self.device, self.setup.color_format, extent)?;
-            self.passes.motion.bind_targets(&targets);
-            self.targets = Some(targets);
-            self.history.cut_camera();
-        }
+        let (_, _, extent) = output.target();
+        self.ensure_targets(extent)?;
         if scene.instances.len() != self.setup.instance_count as usize {
             return Err(gpu::Error::Other(format!(
                 "the scene has {} instances, the renderer was built for {}",
@@ -465,71 +443,20 @@ impl Renderer {
                 self.setup.instance_count
             )));
         }
-
         let index = self.frame_index;
         self.frames[index].fence.wait()?;
         self.collect_timings(index)?;
-        let uniforms = FrameUniforms {
-            view_projection: scene.view_projection.to_cols_array_2d(),
-            light_view_projection: scene.light_view_projection.to_cols_array_2d(),
-            camera_position: scene.camera_position.extend(1.0).to_array(),
-            light_direction: scene.light_direction.normalize().extend(0.0).to_array(),
-            light_color_ambient: [1.0, 0.96, 0.9, 0.28],
-            ground: scene.ground.to_array(),
-            shadow_params: [1.0 / shadow::SHADOW_MAP_SIZE as f32, 0.0, 0.0, 0.0],
-            skinning: [
-                self.model.joint_count,
-                self.setup.chunking.instances_per_chunk,
-                self.model.vertex_count,
-                self.model.palette_stride,
-            ],
-            camera_planes: frustum_planes(scene.view_projection),
-            light_planes: frustum_planes(scene.light_view_projection),
-            previous_view_projection: self.history.camera(scene.view_projection).to_cols_array_2d(),
-            viewport: [extent.width as f32, extent.height as f32, 0.0, 0.0],
-        };
-        // Each instance's record with the flags that say whether it moves by itself.
-        let instances = self.history.instances(&scene.instances, &scene.morph_overrides);
-        // The `cpu` strategy skins each instance's level of detail, as the cull pass will pick it.
         // How the cull pass picks levels this frame, worked out once for every pass that needs it.
         let choice = self.level_choice(scene);
-        let velocity = self.velocity_written();
-        self.velocity_layout.set(velocity.then_some(match self.motion_pass_runs() {
-            true => vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-            false => vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-        }));
-        let cpu_counts = self.cpu_model.as_deref().map(|model| self.cpu_vertex_counts(model, scene, &choice));
-        let slot = &mut self.frames[index];
-        slot.uniforms.write(0, &[uniforms])?;
-        slot.instances.write(0, &instances)?;
-        if self.model.target_count > 0 {
-            slot.morph_overrides.write(0, &slots::override_records(&scene.morph_overrides, self.model.target_count))?;
-        }
-        if let (Some(model), Some(counts), Some(buffer), Some(previous)) =
-            (&self.cpu_model, &cpu_counts, slot.cpu_skinned.as_mut(), slot.cpu_previous.as_mut())
-        {
-            let started = std::time::Instant::now();
-            let out = buffer.mapped_values()?;
-            let now = self.history.cpu_positions_now().filter(|_| velocity);
-            reference::cpu_skin_instances(model, &instances, &scene.morph_overrides, counts, out, now);
-            match velocity {
-                true => self.history.cpu_previous_positions(&instances, counts, previous.mapped_values()?),
-                false => self.history.forget_cpu_positions(),
-            }
-            self.stats.cpu_skinning_ms = started.elapsed().as_secs_f64() * 1e3;
-        }
+        self.write_slot(index, scene, &choice, extent)?;
 
-        let command_buffer = slot.command_buffer;
+        let command_buffer = self.frames[index].command_buffer;
         unsafe { self.device.raw.reset_command_buffer(command_buffer, vk::CommandBufferResetFlags::empty()) }
             .check("vkResetCommandBuffer")?;
         commands::begin(&self.device, command_buffer)?;
         let overlay = match overlay {
             Some((pass, frame)) => {
-                let takes_copies = match &output {
-                    Output::Offscreen(_) => true,
-                    Output::Swapchain { takes_copies, .. } => *takes_copies,
-                };
-                pass.prepare(frame, extent, takes_copies)?;
+                pass.prepare(frame, extent, output.takes_copies())?;
                 Some((pass, frame))
             }
             None => None,
@@ -537,35 +464,7 @@ impl Renderer {
         self.stats.barriers = self.record_frame(command_buffer, index, (scene, &choice), &output, overlay);
         commands::end(&self.device, command_buffer)?;
         self.frames[index].timestamps.written = true;
-
-        let slot = &self.frames[index];
-        slot.fence.reset()?;
-        let command_buffers = [command_buffer];
-        let (wait, wait_stages, signal) = match &output {
-            Output::Swapchain { render_finished, .. } => {
-                (vec![slot.image_available.raw], vec![vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT], vec![*render_finished])
-            }
-            Output::Offscreen(_) => (vec![], vec![], vec![]),
-        };
-        let submit = vk::SubmitInfo::default()
-            .command_buffers(&command_buffers)
-            .wait_semaphores(&wait)
-            .wait_dst_stage_mask(&wait_stages)
-            .signal_semaphores(&signal);
-        unsafe { self.device.raw.queue_submit(self.device.queue, &[submit], slot.fence.raw) }.check("vkQueueSubmit")?;
-        self.frame_index = (self.frame_index + 1) % FRAMES_IN_FLIGHT;
-        self.stats.frames_rendered += 1;
-        Ok(())
-    }
-
-    /// Per instance, the vertices the `cpu` strategy skins: its level's (a prefix), by the cull
-    /// pass's CPU mirror made conservative (it sees at least what the GPU sees, at a level no
-    /// coarser); 0 for an instance neither view sees.
-    fn cpu_vertex_counts(&self, model: &Model, scene: &FrameScene, choice: &cull::LevelChoice) -> Vec<u32> {
-        let levels = cull::reference_levels(model, scene, choice, 1e-3);
-        let vertices =
-            |level: u32| self.model.levels.get(level as usize).map_or(self.model.vertex_count, |level| level.vertex_count);
-        levels.iter().map(|levels| levels.map_or(0, |levels| vertices(levels.skinned))).collect()
+        self.submit(index, &output)
     }
 
     /// Reads a finished slot's timestamps and cull counts into `stats.timings` and `stats.visible`.

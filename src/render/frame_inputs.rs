@@ -1,0 +1,175 @@
+//! The draws' inputs, gathered for the frame's recipe (`frame.rs`): where the vertices come from
+//! in each strategy, the cull pass's draw lists, the triangle pass's runs, and the shadow and
+//! forward passes' arguments.
+
+use ash::vk;
+
+use super::draw::{DrawList, VertexSource};
+use super::lists::{list_dispatches, List};
+use super::passes::cull::LevelChoice;
+use super::passes::debug::DebugFrame;
+use super::passes::forward::{ForwardFrame, PreviousPositions, ResolveTarget};
+use super::passes::shadow;
+use super::passes::triangles::{CulledOutput, RunView, TriangleCulling};
+use super::shader_types::CullCounters;
+use super::slots::FrameSlot;
+use super::{FrameScene, Output, Renderer, Strategy};
+use crate::gpu::Buffer;
+
+impl Renderer {
+    pub(super) fn record_triangles(
+        &self,
+        command_buffer: vk::CommandBuffer,
+        triangles: &TriangleCulling,
+        (scene, choice): (&FrameScene, &LevelChoice),
+    ) {
+        let extent = self.targets().color.extent();
+        let camera = RunView {
+            view_projection: scene.view_projection,
+            viewport: [extent.width as f32, extent.height as f32],
+            sample_step: u32::from(triangles.sample_test) * 4,
+        };
+        // The shadow map: one sample a texel, at its centre.
+        let light = RunView {
+            view_projection: scene.light_view_projection,
+            viewport: [shadow::SHADOW_MAP_SIZE as f32; 2],
+            sample_step: 1,
+        };
+        let run = |list: List, output: &CulledOutput, view: RunView| {
+            let dispatches = list_dispatches(list, self.model.levels.len(), choice.light_level as usize, &self.setup);
+            let push = |dispatch| triangles.push(&self.model, &self.setup, &view, output, dispatch);
+            dispatches.into_iter().map(|dispatch| (push(dispatch), dispatch.arguments)).collect()
+        };
+        let mut runs = vec![(triangles.camera.set, run(List::Camera, &triangles.camera, camera))];
+        if let Some(output) = self.light_run(choice) {
+            runs.push((output.set, run(List::Light, output, light)));
+        }
+        triangles.pass.record(command_buffer, &runs, &self.passes.cull.counters);
+    }
+
+    /// Each chunk's skinned vertices: its own buffer (`compute`), or its range of the slot's
+    /// CPU-written one (`cpu`).
+    pub(super) fn chunk_vertices<'s>(&'s self, frame: &'s FrameSlot) -> Vec<(&'s Buffer, u64)> {
+        match &frame.cpu_skinned {
+            Some(cpu_skinned) => self.slot_chunks(cpu_skinned, self.model.skinned_bytes()),
+            None => self.passes.skin.skinned.iter().map(|buffer| (buffer, 0)).collect(),
+        }
+    }
+
+    /// Each chunk's range of a frame slot's buffer that holds `instance_bytes` for every instance,
+    /// instance after instance (the `cpu` strategy's).
+    fn slot_chunks<'s>(&self, buffer: &'s Buffer, instance_bytes: u64) -> Vec<(&'s Buffer, u64)> {
+        let chunking = self.setup.chunking;
+        let first = |chunk| u64::from(chunking.range(chunk, self.setup.instance_count).0);
+        (0..chunking.chunk_count).map(|chunk| (buffer, first(chunk) * instance_bytes)).collect()
+    }
+
+    /// Each chunk's previous positions in the slot's `cpu_previous` (`cpu`; empty otherwise).
+    pub(super) fn previous_chunks<'s>(&'s self, frame: &'s FrameSlot) -> Vec<(&'s Buffer, u64)> {
+        let positions = u64::from(self.model.vertex_count) * 12;
+        frame.cpu_previous.as_ref().map_or_else(Vec::new, |previous| self.slot_chunks(previous, positions))
+    }
+
+    /// Where the forward pass finds last frame's positions (see [`PreviousPositions`]).
+    pub(super) fn previous_positions<'s>(&self, previous_chunks: &'s [(&'s Buffer, u64)]) -> PreviousPositions<'s> {
+        match (self.setup.strategy, &self.bindings.skin_inputs) {
+            (Strategy::Cpu, _) => PreviousPositions::Streamed(previous_chunks),
+            (Strategy::Compute, Some(inputs)) => PreviousPositions::Skinned(inputs.set),
+            _ => PreviousPositions::WithVertices,
+        }
+    }
+
+    pub(super) fn vertex_source<'s>(&self, chunk_vertices: &'s [(&'s Buffer, u64)]) -> VertexSource<'s> {
+        match (self.setup.strategy, &self.bindings.skin_inputs) {
+            (Strategy::Vertex, Some(inputs)) => VertexSource::SkinInVertexShader {
+                skin_inputs: inputs.set,
+                joint_count: self.model.joint_count,
+                chunk_instances: self.setup.chunking.instances_per_chunk,
+                palette_stride: self.model.palette_stride,
+            },
+            _ => VertexSource::Skinned(chunk_vertices),
+        }
+    }
+
+    /// One draw list of the cull pass: the light's or the camera's, with its counts.
+    fn draw_list<'s>(&'s self, commands: &'s Buffer, count_offset: usize) -> DrawList<'s> {
+        DrawList {
+            commands,
+            counts: &self.passes.cull.counters,
+            count_offset: count_offset as u64,
+            capacity: self.setup.chunking.instances_per_chunk,
+            mesh_count: self.setup.mesh_draws.len() as u32,
+            chunk_count: self.setup.chunking.chunk_count,
+        }
+    }
+
+    /// The triangle pass's light run this frame: where the plan made room for it, it is on, and
+    /// the shadow map's level is the room's or coarser.
+    fn light_run(&self, choice: &LevelChoice) -> Option<&CulledOutput> {
+        let output = self.passes.triangles.as_ref()?.light.as_ref()?;
+        let fits = choice.light_level >= output.layout_level;
+        (self.setup.light_culling && fits).then_some(output)
+    }
+
+    pub(super) fn record_shadow(
+        &self,
+        command_buffer: vk::CommandBuffer,
+        vertices: VertexSource<'_>,
+        (scene, choice): (&FrameScene, &LevelChoice),
+    ) {
+        let draws = self.draw_list(&self.passes.cull.light_draws, std::mem::offset_of!(CullCounters, light_draws));
+        // The triangle pass's light run, where it ran: the triangles that can reach a texel.
+        let culled = self.passes.triangles.as_ref().zip(self.light_run(choice)).map(|(triangles, output)| {
+            output.draws(triangles, self.setup.mesh_draws.len() as u32, self.setup.chunking, self.setup.instance_count)
+        });
+        let light_view_projection = scene.light_view_projection;
+        self.passes.shadow.record(command_buffer, vertices, &self.model.indices, (draws, culled.as_ref()), light_view_projection);
+    }
+
+    pub(super) fn record_forward(
+        &self,
+        command_buffer: vk::CommandBuffer,
+        frame: &FrameSlot,
+        (vertices, previous): (VertexSource<'_>, PreviousPositions<'_>),
+        output: &Output<'_>,
+        scene: &FrameScene,
+    ) {
+        let targets = self.targets();
+        let (_, view, extent) = output.target();
+        let view = if self.motion_pass_runs() { targets.scene_color.view } else { view };
+        let resolve = ResolveTarget { view, extent };
+        let camera_draws = self.draw_list(&self.passes.cull.camera_draws, std::mem::offset_of!(CullCounters, camera_draws));
+        let debug_frame = DebugFrame {
+            views: self.debug,
+            frame_set: frame.frame_set,
+            vertices,
+            indices: &self.model.indices,
+            camera_draws,
+            counters: &self.passes.cull.counters,
+            skeleton_offset: std::mem::offset_of!(CullCounters, skeleton_draw) as u64,
+            box_offset: std::mem::offset_of!(CullCounters, box_draw) as u64,
+            view_projection: scene.view_projection,
+            joint_count: self.model.joint_count,
+            normal_length: self.setup.bind_bounds.size().length() * 0.02,
+            extent: resolve.extent,
+            velocity: self.velocity_written(),
+        };
+        let overlay = |command_buffer| self.passes.debug.record(command_buffer, &debug_frame);
+        let culled = self.passes.triangles.as_ref().map(|triangles| {
+            triangles.camera.draws(triangles, self.setup.mesh_draws.len() as u32, self.setup.chunking, self.setup.instance_count)
+        });
+        let forward_frame = ForwardFrame {
+            targets,
+            resolve: &resolve,
+            frame_set: frame.frame_set,
+            vertices,
+            previous,
+            indices: &self.model.indices,
+            draws: camera_draws,
+            velocity: self.velocity_written(),
+            culled: culled.as_ref(),
+            mesh_materials: &self.setup.mesh_draws,
+        };
+        self.passes.forward.record(command_buffer, &forward_frame, &overlay);
+    }
+}

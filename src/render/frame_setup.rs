@@ -1,0 +1,126 @@
+//! A frame's steps around its recording (`Renderer::render_with_overlay`): the forward pass's
+//! attachments at the output's size, the slot's uniforms and instance records (and the `cpu`
+//! strategy's skinning), and the submit.
+
+use ash::vk;
+
+use super::passes::cull::{self, LevelChoice};
+use super::passes::forward::ForwardTargets;
+use super::passes::shadow;
+use super::shader_types::{frustum_planes, FrameUniforms};
+use super::{reference, slots, FrameScene, Output, Renderer, FRAMES_IN_FLIGHT};
+use crate::gpu::{self, Check};
+use crate::model::Model;
+
+impl Renderer {
+    /// The forward pass's attachments at `extent`: made at start-up and on a resize, when no frame
+    /// may still use the old ones.
+    pub(super) fn ensure_targets(&mut self, extent: vk::Extent2D) -> gpu::Result<()> {
+        if self.targets.as_ref().is_some_and(|targets| targets.color.extent() == extent) {
+            return Ok(());
+        }
+        self.device.wait_idle()?;
+        self.targets = None;
+        let targets = ForwardTargets::new(&self.device, self.setup.color_format, extent)?;
+        self.passes.motion.bind_targets(&targets);
+        self.targets = Some(targets);
+        self.history.cut_camera();
+        Ok(())
+    }
+
+    /// Slot `index`'s uniforms, instance records (flagged for motion) and morph weights set by
+    /// hand; on the `cpu` strategy, every instance skinned into the slot's buffer.
+    pub(super) fn write_slot(
+        &mut self,
+        index: usize,
+        scene: &FrameScene,
+        choice: &LevelChoice,
+        extent: vk::Extent2D,
+    ) -> gpu::Result<()> {
+        let uniforms = self.frame_uniforms(scene, extent);
+        // Each instance's record with the flags that say whether it moves by itself.
+        let instances = self.history.instances(&scene.instances, &scene.morph_overrides);
+        let velocity = self.velocity_written();
+        self.velocity_layout.set(velocity.then_some(match self.motion_pass_runs() {
+            true => vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+            false => vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+        }));
+        // The `cpu` strategy skins each instance's level of detail, as the cull pass will pick it.
+        let cpu_counts = self.cpu_model.as_deref().map(|model| self.cpu_vertex_counts(model, scene, choice));
+        let slot = &mut self.frames[index];
+        slot.uniforms.write(0, &[uniforms])?;
+        slot.instances.write(0, &instances)?;
+        if self.model.target_count > 0 {
+            slot.morph_overrides.write(0, &slots::override_records(&scene.morph_overrides, self.model.target_count))?;
+        }
+        if let (Some(model), Some(counts), Some(buffer), Some(previous)) =
+            (&self.cpu_model, &cpu_counts, slot.cpu_skinned.as_mut(), slot.cpu_previous.as_mut())
+        {
+            let started = std::time::Instant::now();
+            let out = buffer.mapped_values()?;
+            let now = self.history.cpu_positions_now().filter(|_| velocity);
+            reference::cpu_skin_instances(model, &instances, &scene.morph_overrides, counts, out, now);
+            match velocity {
+                true => self.history.cpu_previous_positions(&instances, counts, previous.mapped_values()?),
+                false => self.history.forget_cpu_positions(),
+            }
+            self.stats.cpu_skinning_ms = started.elapsed().as_secs_f64() * 1e3;
+        }
+        Ok(())
+    }
+
+    fn frame_uniforms(&mut self, scene: &FrameScene, extent: vk::Extent2D) -> FrameUniforms {
+        FrameUniforms {
+            view_projection: scene.view_projection.to_cols_array_2d(),
+            light_view_projection: scene.light_view_projection.to_cols_array_2d(),
+            camera_position: scene.camera_position.extend(1.0).to_array(),
+            light_direction: scene.light_direction.normalize().extend(0.0).to_array(),
+            light_color_ambient: [1.0, 0.96, 0.9, 0.28],
+            ground: scene.ground.to_array(),
+            shadow_params: [1.0 / shadow::SHADOW_MAP_SIZE as f32, 0.0, 0.0, 0.0],
+            skinning: [
+                self.model.joint_count,
+                self.setup.chunking.instances_per_chunk,
+                self.model.vertex_count,
+                self.model.palette_stride,
+            ],
+            camera_planes: frustum_planes(scene.view_projection),
+            light_planes: frustum_planes(scene.light_view_projection),
+            previous_view_projection: self.history.camera(scene.view_projection).to_cols_array_2d(),
+            viewport: [extent.width as f32, extent.height as f32, 0.0, 0.0],
+        }
+    }
+
+    /// Per instance, the vertices the `cpu` strategy skins: its level's (a prefix), by the cull
+    /// pass's CPU mirror made conservative (it sees at least what the GPU sees, at a level no
+    /// coarser); 0 for an instance neither view sees.
+    fn cpu_vertex_counts(&self, model: &Model, scene: &FrameScene, choice: &LevelChoice) -> Vec<u32> {
+        let levels = cull::reference_levels(model, scene, choice, 1e-3);
+        let vertices =
+            |level: u32| self.model.levels.get(level as usize).map_or(self.model.vertex_count, |level| level.vertex_count);
+        levels.iter().map(|levels| levels.map_or(0, |levels| vertices(levels.skinned))).collect()
+    }
+
+    /// Submits slot `index`'s command buffer: on a swapchain, after the acquire and before the
+    /// present (its semaphores).
+    pub(super) fn submit(&mut self, index: usize, output: &Output<'_>) -> gpu::Result<()> {
+        let slot = &self.frames[index];
+        slot.fence.reset()?;
+        let command_buffers = [slot.command_buffer];
+        let (wait, wait_stages, signal) = match output {
+            Output::Swapchain { render_finished, .. } => {
+                (vec![slot.image_available.raw], vec![vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT], vec![*render_finished])
+            }
+            Output::Offscreen(_) => (vec![], vec![], vec![]),
+        };
+        let submit = vk::SubmitInfo::default()
+            .command_buffers(&command_buffers)
+            .wait_semaphores(&wait)
+            .wait_dst_stage_mask(&wait_stages)
+            .signal_semaphores(&signal);
+        unsafe { self.device.raw.queue_submit(self.device.queue, &[submit], slot.fence.raw) }.check("vkQueueSubmit")?;
+        self.frame_index = (self.frame_index + 1) % FRAMES_IN_FLIGHT;
+        self.stats.frames_rendered += 1;
+        Ok(())
+    }
+}
