@@ -1,7 +1,7 @@
 //! Materials and textures: base colour, normal maps and images, found or warned about.
 
 use super::buffers::read_uri;
-use super::skins::Builder;
+use super::builder::Builder;
 use crate::formats::files;
 use crate::model::{Material, Texture};
 use glam::Vec4;

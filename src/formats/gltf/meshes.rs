@@ -1,8 +1,8 @@
 //! Meshes: each triangle primitive's vertices, indices and influences, skinned or rigid, and the
 //! bind shape folded out of inverse binds.
 
-use super::skins::{Builder, JointSet, PrimitiveSource};
-use super::{error, located, BIND_SHAPE_TOLERANCE, INDEX, JOINT, MAX_INDICES, MAX_VERTICES, QUANTIZED, WEIGHT};
+use super::builder::{Builder, JointSet, PrimitiveSource};
+use super::{error, located, INDEX, JOINT, MAX_INDICES, MAX_VERTICES, QUANTIZED, WEIGHT};
 use crate::anim::{Influence, Joint, JointPose};
 use crate::formats::FormatError;
 use crate::model::{compute_normals, compute_tangents, normalize_influences, FileMesh, Mesh, MorphTarget, Vertex};
@@ -422,22 +422,6 @@ fn target_names(mesh: &gltf::Mesh<'_>, count: usize) -> Vec<String> {
     (0..count)
         .map(|index| names.and_then(|names| names.get(index)).and_then(|name| name.as_str()).unwrap_or_default().to_string())
         .collect()
-}
-
-/// The one transform that every rest palette (global rest × inverse bind) of a skin equals, when
-/// there is one and it is not the identity; `Err(())` when they differ.
-pub(super) fn common_bind_shape(rest_palettes: &[Mat4]) -> Result<Option<Mat4>, ()> {
-    let Some(&first) = rest_palettes.first() else { return Ok(None) };
-    let largest = first.to_cols_array().iter().fold(1.0f32, |largest, value| largest.max(value.abs()));
-    let tolerance = BIND_SHAPE_TOLERANCE * largest;
-    let near = |a: Mat4, b: Mat4| (a - b).to_cols_array().iter().all(|difference| difference.abs() <= tolerance);
-    if !rest_palettes.iter().all(|&palette| near(palette, first)) {
-        return Err(());
-    }
-    if near(first, Mat4::IDENTITY) || !first.determinant().is_normal() || !first.inverse().is_finite() {
-        return Ok(None);
-    }
-    Ok(Some(first))
 }
 
 // ---------------------------------------------------------------------------------------------

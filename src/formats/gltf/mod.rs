@@ -30,12 +30,12 @@
 
 use accessors::Data;
 use buffers::load_buffers;
+use builder::Builder;
 use container::{check_asset, parse_json, split_container, validate};
 use curves::read_animations;
 use gltf::accessor::DataType;
 use hierarchy::Hierarchy;
 use rig::{animated_nodes, set_local_frames};
-use skins::Builder;
 use std::cell::Cell;
 use std::path::Path;
 
@@ -46,6 +46,7 @@ use crate::model::{FileLayout, LoadStats, Model};
 
 mod accessors;
 mod buffers;
+mod builder;
 mod container;
 mod curves;
 mod hierarchy;

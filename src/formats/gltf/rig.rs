@@ -1,9 +1,9 @@
 //! The rig: the curves evaluated directly on the node tree by the spec's formulas (the fidelity
 //! tests' reference), and the joints' channels.
 
+use super::builder::{invertible, Builder};
 use super::curves::{Animation, Interpolation, Property};
 use super::hierarchy::Hierarchy;
-use super::skins::Builder;
 use super::{error, MAX_JOINTS};
 use crate::anim;
 use crate::anim::{Joint, JointPose, KeyTimes, Skeleton};
@@ -315,9 +315,4 @@ impl Builder<'_> {
         }
         Ok(())
     }
-}
-
-/// Whether a matrix has a finite inverse (an inverse bind matrix must).
-pub(super) fn invertible(matrix: &Mat4) -> bool {
-    matrix.is_finite() && matrix.determinant().is_normal() && matrix.inverse().is_finite()
 }
