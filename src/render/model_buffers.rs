@@ -87,6 +87,8 @@ impl GpuModel {
         u64::from(self.vertex_count) * std::mem::size_of::<SkinnedVertex>() as u64
     }
 
+    /// Uploads `model`'s data, each record kind a buffer; refuses a model with more animations than
+    /// fit, or with a joint whose inverse bind matrix is not invertible.
     pub fn upload(device: &Arc<Device>, model: &Model) -> gpu::Result<GpuModel> {
         use vk::BufferUsageFlags as Usage;
         if model.animations.len() > MAX_ANIMATIONS {
@@ -112,58 +114,9 @@ impl GpuModel {
         }
         let joints = joint_infos(model);
 
-        let bind_bounds = model.rest_bounds();
-        let to_gpu = |bounds: Aabb| {
-            let bounds = if bounds.is_empty() { bind_bounds } else { bounds };
-            GpuBounds { min_corner: bounds.min.extend(0.0).to_array(), max_corner: bounds.max.extend(0.0).to_array() }
-        };
-        let mut cells: Vec<GpuBounds> = Vec::new();
-        let mut animation_cells = Vec::new();
-        for bounds in &model.bounds.animations {
-            animation_cells.push(AnimationCells {
-                first_cell: cells.len() as u32,
-                cell_count: bounds.cells.len().max(1) as u32,
-                cell_duration: bounds.cell_duration,
-                unused: 0,
-            });
-            cells.extend(bounds.cells.iter().map(|&cell| to_gpu(cell)));
-            if bounds.cells.is_empty() {
-                cells.push(to_gpu(bind_bounds));
-            }
-        }
-        let mut mesh_ranges: Vec<MeshRange> =
-            model.meshes.iter().map(|mesh| MeshRange { index_count: mesh.index_count, first_index: mesh.first_index }).collect();
-        // Level 0 is the model; each coarser level's indices and mesh ranges follow.
-        let mut all_indices = model.indices.clone();
-        let mut levels = vec![GpuLevel {
-            vertex_count: model.vertices.len() as u32,
-            first_index: 0,
-            index_count: model.indices.len() as u32,
-            error: 0.0,
-        }];
-        for level in &model.levels {
-            let first_index = all_indices.len() as u32;
-            all_indices.extend_from_slice(&level.indices);
-            mesh_ranges.extend(
-                level.ranges.iter().map(|&(first, count)| MeshRange { index_count: count, first_index: first_index + first }),
-            );
-            levels.push(GpuLevel {
-                vertex_count: level.vertex_count,
-                first_index,
-                index_count: level.indices.len() as u32,
-                error: level.error,
-            });
-        }
-        if mesh_ranges.is_empty() {
-            mesh_ranges.push(MeshRange { index_count: 0, first_index: 0 });
-        }
+        let (cells, animation_cells) = cell_records(model);
+        let (all_indices, mesh_ranges, levels) = level_records(model);
         // Storage buffers may not be empty: keep one placeholder element.
-        if cells.is_empty() {
-            cells.push(to_gpu(bind_bounds));
-        }
-        if animation_cells.is_empty() {
-            animation_cells.push(AnimationCells { first_cell: 0, cell_count: 1, cell_duration: 0.0, unused: 0 });
-        }
         if influences.is_empty() {
             influences.push(GpuInfluence { joint: 0, weight: 0.0 });
         }
@@ -203,30 +156,7 @@ impl GpuModel {
         let morph_targets = Buffer::with_data(device, "model.morph_targets", storage, bytemuck::cast_slice(&targets))?;
         let morph_deltas = Buffer::with_data(device, "model.morph_deltas", storage, bytemuck::cast_slice(&deltas))?;
 
-        let mut materials = Vec::new();
-        // Each texture file is decoded once, however many materials use it.
-        let mut decoded: HashMap<&Path, Vec<u8>> = HashMap::new();
-        for (index, material) in model.materials.iter().enumerate() {
-            let name = format!("material[{index}].{}", material.name);
-            let (srgb, unorm) = (vk::Format::R8G8B8A8_SRGB, vk::Format::R8G8B8A8_UNORM);
-            let texture = match &material.texture {
-                Some(texture) => {
-                    Image::texture_rgba8(device, &name, (texture.width, texture.height), srgb, pixels(&mut decoded, texture)?)?
-                }
-                None => Image::texture_rgba8(device, &format!("{name}.white"), (1, 1), srgb, &[255; 4])?,
-            };
-            let normal_map = match &material.normal_map {
-                Some(map) => Image::texture_rgba8(
-                    device,
-                    &format!("{name}.normal"),
-                    (map.width, map.height),
-                    unorm,
-                    pixels(&mut decoded, map)?,
-                )?,
-                None => Image::texture_rgba8(device, &format!("{name}.flat_normal"), (1, 1), unorm, &[128, 128, 255, 255])?,
-            };
-            materials.push(GpuMaterial { texture, normal_map, base_color: material.base_color.to_array() });
-        }
+        let materials = upload_materials(device, model)?;
         Ok(GpuModel {
             source_vertices,
             influences,
@@ -256,6 +186,99 @@ impl GpuModel {
             palette_stride: palette_stride(model),
         })
     }
+}
+
+/// The culling cells of every animation, back to back, and where each animation's start (at least
+/// one cell each: the rest bounds where an animation has none; at least one record in all).
+fn cell_records(model: &Model) -> (Vec<GpuBounds>, Vec<AnimationCells>) {
+    let bind_bounds = model.rest_bounds();
+    let to_gpu = |bounds: Aabb| {
+        let bounds = if bounds.is_empty() { bind_bounds } else { bounds };
+        GpuBounds { min_corner: bounds.min.extend(0.0).to_array(), max_corner: bounds.max.extend(0.0).to_array() }
+    };
+    let mut cells: Vec<GpuBounds> = Vec::new();
+    let mut animation_cells = Vec::new();
+    for bounds in &model.bounds.animations {
+        animation_cells.push(AnimationCells {
+            first_cell: cells.len() as u32,
+            cell_count: bounds.cells.len().max(1) as u32,
+            cell_duration: bounds.cell_duration,
+            unused: 0,
+        });
+        cells.extend(bounds.cells.iter().map(|&cell| to_gpu(cell)));
+        if bounds.cells.is_empty() {
+            cells.push(to_gpu(bind_bounds));
+        }
+    }
+    if cells.is_empty() {
+        cells.push(to_gpu(bind_bounds));
+    }
+    if animation_cells.is_empty() {
+        animation_cells.push(AnimationCells { first_cell: 0, cell_count: 1, cell_duration: 0.0, unused: 0 });
+    }
+    (cells, animation_cells)
+}
+
+/// Every level's indices back to back (level 0, the model's, first), each mesh's range in them
+/// level by level (at least one), and each level's record.
+fn level_records(model: &Model) -> (Vec<u32>, Vec<MeshRange>, Vec<GpuLevel>) {
+    let mut mesh_ranges: Vec<MeshRange> =
+        model.meshes.iter().map(|mesh| MeshRange { index_count: mesh.index_count, first_index: mesh.first_index }).collect();
+    // Level 0 is the model; each coarser level's indices and mesh ranges follow.
+    let mut all_indices = model.indices.clone();
+    let mut levels = vec![GpuLevel {
+        vertex_count: model.vertices.len() as u32,
+        first_index: 0,
+        index_count: model.indices.len() as u32,
+        error: 0.0,
+    }];
+    for level in &model.levels {
+        let first_index = all_indices.len() as u32;
+        all_indices.extend_from_slice(&level.indices);
+        mesh_ranges.extend(
+            level.ranges.iter().map(|&(first, count)| MeshRange { index_count: count, first_index: first_index + first }),
+        );
+        levels.push(GpuLevel {
+            vertex_count: level.vertex_count,
+            first_index,
+            index_count: level.indices.len() as u32,
+            error: level.error,
+        });
+    }
+    if mesh_ranges.is_empty() {
+        mesh_ranges.push(MeshRange { index_count: 0, first_index: 0 });
+    }
+    (all_indices, mesh_ranges, levels)
+}
+
+/// Each material's colour texture and normal map as images (a white or flat one where it has none),
+/// each texture file decoded once however many materials use it.
+fn upload_materials(device: &Arc<Device>, model: &Model) -> gpu::Result<Vec<GpuMaterial>> {
+    let mut materials = Vec::new();
+    // Each texture file is decoded once, however many materials use it.
+    let mut decoded: HashMap<&Path, Vec<u8>> = HashMap::new();
+    for (index, material) in model.materials.iter().enumerate() {
+        let name = format!("material[{index}].{}", material.name);
+        let (srgb, unorm) = (vk::Format::R8G8B8A8_SRGB, vk::Format::R8G8B8A8_UNORM);
+        let texture = match &material.texture {
+            Some(texture) => {
+                Image::texture_rgba8(device, &name, (texture.width, texture.height), srgb, pixels(&mut decoded, texture)?)?
+            }
+            None => Image::texture_rgba8(device, &format!("{name}.white"), (1, 1), srgb, &[255; 4])?,
+        };
+        let normal_map = match &material.normal_map {
+            Some(map) => Image::texture_rgba8(
+                device,
+                &format!("{name}.normal"),
+                (map.width, map.height),
+                unorm,
+                pixels(&mut decoded, map)?,
+            )?,
+            None => Image::texture_rgba8(device, &format!("{name}.flat_normal"), (1, 1), unorm, &[128, 128, 255, 255])?,
+        };
+        materials.push(GpuMaterial { texture, normal_map, base_color: material.base_color.to_array() });
+    }
+    Ok(materials)
 }
 
 /// Palette slots an instance of `model` takes (common.glsl: the slots): its joints' matrices (at
