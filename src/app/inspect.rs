@@ -11,7 +11,21 @@ const TIGHTNESS_BUDGET: usize = 20_000;
 /// where they were built.
 pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
     let mut out = String::new();
-    // Writing into a String cannot fail; the results are ignored on purpose.
+    summary(&mut out, model);
+    skeleton(&mut out, model);
+    meshes_and_levels(&mut out, model, chain_seconds);
+    materials(&mut out, model);
+    animations(&mut out, model);
+    morph_targets(&mut out, model);
+    clips(&mut out, model);
+    notes_and_warnings(&mut out, model);
+    out
+}
+
+// Each section writes into a String, which cannot fail; the results are ignored on purpose.
+
+/// The model's sizes, facing, influences (and MD5 weights that disagree) and bounds.
+fn summary(out: &mut String, model: &Model) {
     let triangles = model.indices.len() / 3;
     let _ = writeln!(out, "model {}", model.name);
     let _ = writeln!(
@@ -46,7 +60,10 @@ pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
     let _ =
         writeln!(out, "  bind bounds {:.3?} .. {:.3?} (extent {:.3})", bind.min.to_array(), bind.max.to_array(), bind.extent());
     let _ = writeln!(out, "  animated bounds {:.3?} .. {:.3?}", animated.min.to_array(), animated.max.to_array());
+}
 
+/// The joints as an indented tree.
+fn skeleton(out: &mut String, model: &Model) {
     const MAX_INDENT: usize = 32;
     let _ = writeln!(out, "skeleton: {} joints, depth {}", model.skeleton.len(), model.skeleton.depth());
     let mut children = vec![Vec::new(); model.skeleton.len()];
@@ -67,7 +84,10 @@ pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
         let _ = writeln!(out, "{indent}{level}{}", crate::formats::files::one_line(&model.skeleton.joints[index].name));
         stack.extend(children[index].iter().rev().map(|&child| (child, depth + 1)));
     }
+}
 
+/// Each mesh, and the levels of detail with their errors.
+fn meshes_and_levels(out: &mut String, model: &Model, chain_seconds: Option<f64>) {
     let _ = writeln!(out, "meshes:");
     for mesh in &model.meshes {
         let material = model.materials.get(mesh.material).map_or("?", |material| material.name.as_str());
@@ -96,6 +116,10 @@ pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
             );
         }
     }
+}
+
+/// Each material's colour, texture and normal map.
+fn materials(out: &mut String, model: &Model) {
     let _ = writeln!(out, "materials:");
     for material in &model.materials {
         let texture = match &material.texture {
@@ -107,6 +131,10 @@ pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
         let color = material.base_color.to_array();
         let _ = writeln!(out, "  {}: base colour {color:.2?}, {texture}{normal_map}", material.name);
     }
+}
+
+/// Each animation's keys, its GPU bytes, and the culling cells.
+fn animations(out: &mut String, model: &Model) {
     let joint_count = model.skeleton.len();
     let _ = writeln!(out, "animations: {} (keys as the file stores them; nothing baked)", model.animations.len());
     for (index, animation) in model.animations.iter().enumerate() {
@@ -149,6 +177,10 @@ pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
             tightness.worst
         );
     }
+}
+
+/// Each morph target, where there are any.
+fn morph_targets(out: &mut String, model: &Model) {
     if !model.morph_targets.is_empty() {
         let moved: usize = model.morph_targets.iter().map(|target| target.vertices.len()).sum();
         let _ =
@@ -170,6 +202,10 @@ pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
             );
         }
     }
+}
+
+/// Each clip, where it came from, and which plays by default.
+fn clips(out: &mut String, model: &Model) {
     let default_clip = model.default_clip();
     let _ = writeln!(out, "clips: {}", model.clips.len());
     for (index, clip) in model.clips.iter().enumerate() {
@@ -192,6 +228,10 @@ pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
             crate::formats::files::one_line(&file)
         );
     }
+}
+
+/// What the loader noted and warned of.
+fn notes_and_warnings(out: &mut String, model: &Model) {
     for note in &model.stats.notes {
         let _ = writeln!(out, "note: {}", crate::formats::files::one_line(note));
     }
@@ -203,5 +243,4 @@ pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
             let _ = writeln!(out, "  {}", crate::formats::files::one_line(warning));
         }
     }
-    out
 }
