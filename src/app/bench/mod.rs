@@ -3,22 +3,21 @@
 //! frames; compare them as ratios within one run (the machine is shared and noisy). The report's
 //! table, JSON, CSV and plots: `report.rs`.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Instant;
 
 use serde_json::{json, Value};
 
 mod report;
+mod run;
+
+pub use run::run;
 
 use crate::anim::Skinning;
 use crate::app::imagediff::ImageDifference;
-use crate::app::{headless_device, HeadlessRenderer, SceneSetup};
+use crate::app::SceneSetup;
 use crate::model::Model;
-use crate::render::passes::copy::CopyPass;
 use crate::render::shader_types::{SkinnedVertex, SourceVertex};
-use crate::render::{MemoryPlan, RenderSettings};
-use crate::render::{Pass, Strategy, VisibleCounts};
+use crate::render::{Strategy, VisibleCounts};
 
 pub struct BenchOptions {
     pub counts: Vec<usize>,
@@ -208,246 +207,6 @@ fn bytes_per_instance(model: &Model, strategy: Strategy) -> u64 {
         crate::render::PlanLimits { binding: u64::MAX >> 1, heap: u64::MAX >> 1, dispatch_rows: u32::MAX },
     )
     .bytes_per_instance
-}
-
-/// Runs the whole campaign. `progress` gets (done, total, what is running now).
-/// `capture`: RenderDoc, to capture one frame of the run (counted over every strategy and count,
-/// warm-up frames included).
-pub fn run(
-    model: &Model,
-    options: &BenchOptions,
-    mut capture: Option<&mut crate::app::capture::FrameCapture>,
-    mut progress: impl FnMut(usize, usize, &str),
-) -> Result<BenchReport, String> {
-    let mut frames_submitted = 0u64;
-    let device = headless_device(options.validation).map_err(|error| error.to_string())?;
-    let lods = if options.lods.is_empty() { vec![false] } else { options.lods.clone() };
-    let lights = if options.light_culling.is_empty() { vec![true] } else { options.light_culling.clone() };
-    let animation_lods = if options.animation_lod.is_empty() { vec![false] } else { options.animation_lod.clone() };
-    let morphs = if options.morph.is_empty() || model.morph_targets.is_empty() { vec![true] } else { options.morph.clone() };
-    let skinnings = if options.skinning.is_empty() { vec![Skinning::Linear] } else { options.skinning.clone() };
-    let blurs = if options.motion_blur.is_empty() { vec![false] } else { options.motion_blur.clone() };
-    // Only `compute` has a triangle pass, and the `cpu` strategy no palette pass: they run without.
-    let variants = |strategy: Strategy| -> Vec<(bool, bool, bool, bool, Skinning, bool)> {
-        let lights = if strategy == Strategy::Compute { lights.clone() } else { vec![false] };
-        let animation_lods = if strategy == Strategy::Cpu { vec![false] } else { animation_lods.clone() };
-        let mut variants = Vec::new();
-        for &lod in &lods {
-            for &light in &lights {
-                for &animation_lod in &animation_lods {
-                    for &morph in &morphs {
-                        for &skinning in &skinnings {
-                            variants.extend(blurs.iter().map(|&blur| (lod, light, animation_lod, morph, skinning, blur)));
-                        }
-                    }
-                }
-            }
-        }
-        variants
-    };
-    let total: usize = options.counts.len() * options.strategies.iter().map(|&strategy| variants(strategy).len()).sum::<usize>();
-    let mut full = model.clone();
-    full.levels.clear();
-    let levelled = if lods.contains(&true) { crate::model::lod::with_levels(model) } else { full.clone() };
-    // The copy references first, while the device is fresh (see CopyPass::measure). A copy that
-    // does not fit in memory leaves its count without a reference.
-    let mut copies: BTreeMap<usize, (Stats, Stats)> = BTreeMap::new();
-    let mut touched_copies: BTreeMap<usize, Stats> = BTreeMap::new();
-    {
-        let copy_pass = CopyPass::new(&device).map_err(|error| error.to_string())?;
-        // Reads and writes `bytes` each: (GPU, wall) statistics over the repetitions.
-        let measure = |bytes: u64| -> Option<(Stats, Stats)> {
-            let samples = copy_pass.measure(bytes, options.frames.max(3)).ok()?;
-            let gpu: Vec<f64> = samples.iter().map(|sample| sample.0).collect();
-            let wall: Vec<f64> = samples.iter().map(|sample| sample.1).collect();
-            Some((Stats::of(&gpu), Stats::of(&wall)))
-        };
-        for &instances in &options.counts {
-            // A count no strategy can hold gets no reference (its rows are skipped below).
-            let fits = |strategy| {
-                u32::try_from(instances)
-                    .is_ok_and(|count| MemoryPlan::new(&device, model, strategy, count, Default::default()).is_ok())
-            };
-            if !options.strategies.iter().copied().any(fits) {
-                continue;
-            }
-            progress(0, total, &format!("copy reference × {instances}"));
-            // As many bytes moved as the skin pass streams; then as many as it touches.
-            if let Some(copy) = measure(skin_stream_bytes(model) * instances as u64 / 2) {
-                copies.insert(instances, copy);
-            }
-            if let Some((gpu, _)) = measure(skin_touched_bytes(model) * instances as u64 / 2) {
-                touched_copies.insert(instances, gpu);
-            }
-        }
-    }
-    let mut rows: Vec<BenchRow> = Vec::new();
-    // Each (count, strategy, light culling)'s last frame at full detail (levels of detail and
-    // animation LOD off): the reference the other variants' last frames are compared with.
-    // Keyed by (count, strategy, light culling, morph, skinning mode, motion blur).
-    type Key = (usize, usize, bool, bool, usize, bool);
-    let mut full_detail: BTreeMap<Key, image::RgbaImage> = BTreeMap::new();
-    // Those variants' last frames while their reference is still to come.
-    let mut waiting: Vec<(usize, Key, image::RgbaImage)> = Vec::new();
-    let compared = lods.len() > 1 || animation_lods.len() > 1;
-    for &instances in &options.counts {
-        for (strategy_index, &strategy) in options.strategies.iter().enumerate() {
-            for (lod, light, animation_lod, morph, skinning, motion_blur) in variants(strategy) {
-                let model = if lod { &levelled } else { &full };
-                let what = format!(
-                    "{} × {instances}, lod {}, light culling {}, animation lod {}, morph {}, {} skinning, motion blur {}",
-                    strategy.name(),
-                    on_off(lod),
-                    on_off(light),
-                    on_off(animation_lod),
-                    on_off(morph),
-                    skinning.name(),
-                    on_off(motion_blur)
-                );
-                progress(rows.len(), total, &what);
-                let mut row = BenchRow {
-                    strategy,
-                    instances,
-                    lod,
-                    light_culling: false,
-                    animation_lod,
-                    morph,
-                    active_targets: 0.0,
-                    skinning,
-                    motion_blur,
-                    image_difference: None,
-                    skipped: None,
-                    frame_wall: Stats::default(),
-                    frame_gpu: Stats::default(),
-                    passes: Vec::new(),
-                    cpu_skinning: Stats::default(),
-                    copy: copies.get(&instances).map_or_else(Stats::default, |copy| copy.0),
-                    copy_wall: copies.get(&instances).map_or_else(Stats::default, |copy| copy.1),
-                    copy_touched: touched_copies.get(&instances).copied().unwrap_or_default(),
-                    bytes_per_instance: bytes_per_instance(model, strategy),
-                    visible: None,
-                };
-                // The memory plan first: a count past the device is skipped before anything is laid out.
-                let planned = u32::try_from(instances)
-                    .map_err(|_| format!("{instances} instances: expected at most {}", u32::MAX))
-                    .and_then(|count| {
-                        MemoryPlan::new(&device, model, strategy, count, Default::default()).map_err(|error| error.to_string())
-                    });
-                if let Err(reason) = planned {
-                    row.skipped = Some(reason);
-                    rows.push(row);
-                    continue;
-                }
-                let mut setup = SceneSetup::new(model.clone(), instances);
-                for instance in &mut setup.instances {
-                    instance.clip = options.clip.or(instance.clip);
-                    instance.skinning = skinning;
-                }
-                if !morph {
-                    setup.morph_overrides = vec![Some(0.0); model.morph_targets.len()];
-                }
-                let settings = RenderSettings {
-                    light_culling: light,
-                    animation_lod: animation_lod.then_some(crate::render::ANIMATION_LOD_PIXELS),
-                    motion_blur,
-                    ..RenderSettings::default()
-                };
-                let mut headless = match HeadlessRenderer::with_settings(&device, &setup, options.size, strategy, settings) {
-                    Ok(headless) => headless,
-                    Err(error) => {
-                        row.skipped = Some(error.to_string());
-                        rows.push(row);
-                        continue;
-                    }
-                };
-                row.light_culling = headless.renderer.setup.light_culling;
-                row.bytes_per_instance = headless.renderer.setup.memory.bytes_per_instance;
-                let aspect = headless.aspect();
-                let mut frame_walls = Vec::new();
-                let mut timings = Vec::new();
-                let mut cpu_skinning = Vec::new();
-                let mut last = Instant::now();
-                for frame in 0..options.warmup + options.frames {
-                    let scene = setup.frame(f64::from(frame) / 60.0, aspect);
-                    let submitted =
-                        crate::app::capture::around_frame(capture.as_deref_mut(), frames_submitted, || headless.submit(&scene));
-                    frames_submitted += 1;
-                    if let Err(error) = submitted {
-                        row.skipped = Some(error);
-                        break;
-                    }
-                    let now = Instant::now();
-                    if frame >= options.warmup {
-                        frame_walls.push(now.duration_since(last).as_secs_f64() * 1e3);
-                        cpu_skinning.push(headless.renderer.stats.cpu_skinning_ms);
-                        // The timings of the frame whose slot this one reused (two frames ago).
-                        timings.extend(headless.renderer.stats.timings.clone());
-                    }
-                    last = now;
-                }
-                headless.renderer.wait_all().map_err(|error| error.to_string())?;
-                timings.extend(headless.renderer.stats.timings.clone());
-                row.visible = headless.renderer.stats.visible;
-                row.active_targets = active_targets(&setup, f64::from(options.warmup + options.frames - 1) / 60.0);
-                if compared && row.skipped.is_none() {
-                    // The frame after the last measured one, read back: the image levels of detail
-                    // and animation LOD change (the frame after, so that animation LOD has last
-                    // frame's palettes to keep).
-                    let scene = setup.frame(f64::from(options.warmup + options.frames) / 60.0, aspect);
-                    let image = headless.render(&scene).map_err(|error| error.to_string())?;
-                    // By the light culling asked for: where it found no room the row ran without,
-                    // and the light's run leaves the shadows the same to the pixel either way.
-                    let key = (instances, strategy_index, light, morph, skinning as usize, motion_blur);
-                    if !lod && !animation_lod {
-                        // The reference: the variants run before it get their difference now.
-                        for (at, _, other) in waiting.iter().filter(|(_, waiting_key, _)| *waiting_key == key) {
-                            rows[*at].image_difference = ImageDifference::between(other, &image);
-                        }
-                        waiting.retain(|(_, waiting_key, _)| *waiting_key != key);
-                        full_detail.insert(key, image);
-                    } else if let Some(reference) = full_detail.get(&key) {
-                        row.image_difference = ImageDifference::between(&image, reference);
-                    } else {
-                        waiting.push((rows.len(), key, image));
-                    }
-                }
-                drop(headless);
-                if row.skipped.is_some() {
-                    rows.push(row);
-                    continue;
-                }
-                row.frame_wall = Stats::of(&frame_walls);
-                row.frame_gpu = Stats::of(&timings.iter().map(|timing| timing.total()).collect::<Vec<_>>());
-                // The benchmark draws no panel: the overlay pass never runs here.
-                row.passes = Pass::ALL
-                    .iter()
-                    .filter(|&&pass| pass != Pass::Overlay)
-                    .map(|pass| pass.name())
-                    .map(|pass| (pass, Stats::of(&timings.iter().filter_map(|timing| timing.get(pass)).collect::<Vec<_>>())))
-                    .collect();
-                row.cpu_skinning = if strategy == Strategy::Cpu { Stats::of(&cpu_skinning) } else { Stats::of(&[]) };
-                rows.push(row);
-            }
-        }
-    }
-    progress(total, total, "done");
-    let counts = device.instance.message_counts();
-    if options.validation && counts.errors + counts.warnings > 0 {
-        return Err(format!("the validation layer reported {} errors and {} warnings", counts.errors, counts.warnings));
-    }
-    Ok(BenchReport {
-        device: device.name(),
-        driver: device.driver_name.trim().to_string(),
-        resolution: options.size,
-        model: model.name.clone(),
-        vertex_count: model.vertices.len(),
-        joint_count: model.skeleton.len(),
-        target_count: model.morph_targets.len(),
-        influence_count: model.influences.len(),
-        frames: options.frames,
-        warmup: options.warmup,
-        rows,
-    })
 }
 
 /// Active morph targets per instance at `seconds`, averaged over the instances: what the palette

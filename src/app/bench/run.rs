@@ -1,0 +1,327 @@
+//! The campaign `vkskin bench` runs: the copy references first, then a row per count, strategy and
+//! variant (levels of detail, light culling, animation LOD, morph targets, skinning mode, motion
+//! blur), each measured over its frames and, where variants are compared, its last frame's image
+//! held against the same row at full detail.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use image::RgbaImage;
+
+use super::{active_targets, bytes_per_instance, on_off, skin_stream_bytes, skin_touched_bytes};
+use super::{BenchOptions, BenchReport, BenchRow, Stats};
+use crate::anim::Skinning;
+use crate::app::capture::FrameCapture;
+use crate::app::imagediff::ImageDifference;
+use crate::app::{headless_device, HeadlessRenderer, SceneSetup};
+use crate::gpu::Device;
+use crate::model::Model;
+use crate::render::passes::copy::CopyPass;
+use crate::render::{MemoryPlan, Pass, RenderSettings, Strategy};
+
+/// Runs the whole campaign. `progress` gets (done, total, what is running now).
+/// `capture`: RenderDoc, to capture one frame of the run (counted over every strategy and count,
+/// warm-up frames included).
+pub fn run(
+    model: &Model,
+    options: &BenchOptions,
+    capture: Option<&mut FrameCapture>,
+    mut progress: impl FnMut(usize, usize, &str),
+) -> Result<BenchReport, String> {
+    let device = headless_device(options.validation).map_err(|error| error.to_string())?;
+    let total: usize =
+        options.counts.len() * options.strategies.iter().map(|&strategy| variants(options, model, strategy).len()).sum::<usize>();
+    let mut full = model.clone();
+    full.levels.clear();
+    let levelled = if options.lods.contains(&true) { crate::model::lod::with_levels(model) } else { full.clone() };
+    let copies = CopyReferences::measure(&device, model, options, |what| progress(0, total, what))?;
+    let mut rows: Vec<BenchRow> = Vec::new();
+    let mut comparisons =
+        Comparisons { compared: options.lods.len() > 1 || options.animation_lod.len() > 1, ..Default::default() };
+    let mut frames = (capture, 0u64);
+    for &instances in &options.counts {
+        for (strategy_index, &strategy) in options.strategies.iter().enumerate() {
+            for variant in variants(options, model, strategy) {
+                let model = if variant.lod { &levelled } else { &full };
+                progress(rows.len(), total, &variant.describe(strategy, instances));
+                let mut row = variant.row(strategy, instances, model, &copies);
+                let image = measure(&device, model, options, (strategy, variant), &mut frames, &mut row, comparisons.compared)?;
+                if let Some(image) = image {
+                    let key = (instances, strategy_index, variant.light, variant.morph, variant.skinning as usize, variant.blur);
+                    comparisons.add(&mut rows, &mut row, key, image, !variant.lod && !variant.animation_lod);
+                }
+                rows.push(row);
+            }
+        }
+    }
+    progress(total, total, "done");
+    let counts = device.instance.message_counts();
+    if options.validation && counts.errors + counts.warnings > 0 {
+        return Err(format!("the validation layer reported {} errors and {} warnings", counts.errors, counts.warnings));
+    }
+    Ok(BenchReport {
+        device: device.name(),
+        driver: device.driver_name.trim().to_string(),
+        resolution: options.size,
+        model: model.name.clone(),
+        vertex_count: model.vertices.len(),
+        joint_count: model.skeleton.len(),
+        target_count: model.morph_targets.len(),
+        influence_count: model.influences.len(),
+        frames: options.frames,
+        warmup: options.warmup,
+        rows,
+    })
+}
+
+/// One configuration a strategy runs in.
+#[derive(Clone, Copy)]
+struct Variant {
+    lod: bool,
+    light: bool,
+    animation_lod: bool,
+    morph: bool,
+    skinning: Skinning,
+    blur: bool,
+}
+
+/// Every variant the options ask of `strategy`: each option's values (its default where none is
+/// given), less what the strategy cannot run (only `compute` has a triangle pass, and `cpu` no
+/// palette pass); morph targets on and off only for a model that has some.
+fn variants(options: &BenchOptions, model: &Model, strategy: Strategy) -> Vec<Variant> {
+    let or = |given: &[bool], default: bool| if given.is_empty() { vec![default] } else { given.to_vec() };
+    let lods = or(&options.lods, false);
+    let lights = if strategy == Strategy::Compute { or(&options.light_culling, true) } else { vec![false] };
+    let animation_lods = if strategy == Strategy::Cpu { vec![false] } else { or(&options.animation_lod, false) };
+    let morphs = if model.morph_targets.is_empty() { vec![true] } else { or(&options.morph, true) };
+    let skinnings = if options.skinning.is_empty() { vec![Skinning::Linear] } else { options.skinning.clone() };
+    let blurs = or(&options.motion_blur, false);
+    let mut variants = Vec::new();
+    for &lod in &lods {
+        for &light in &lights {
+            for &animation_lod in &animation_lods {
+                for &morph in &morphs {
+                    for &skinning in &skinnings {
+                        variants.extend(blurs.iter().map(|&blur| Variant { lod, light, animation_lod, morph, skinning, blur }));
+                    }
+                }
+            }
+        }
+    }
+    variants
+}
+
+impl Variant {
+    /// What the progress line says while the variant runs.
+    fn describe(&self, strategy: Strategy, instances: usize) -> String {
+        format!(
+            "{} × {instances}, lod {}, light culling {}, animation lod {}, morph {}, {} skinning, motion blur {}",
+            strategy.name(),
+            on_off(self.lod),
+            on_off(self.light),
+            on_off(self.animation_lod),
+            on_off(self.morph),
+            self.skinning.name(),
+            on_off(self.blur)
+        )
+    }
+
+    /// The variant's row before it runs: what it is, and the copy references of its count.
+    fn row(&self, strategy: Strategy, instances: usize, model: &Model, copies: &CopyReferences) -> BenchRow {
+        let copy = copies.streamed.get(&instances).copied();
+        BenchRow {
+            strategy,
+            instances,
+            lod: self.lod,
+            light_culling: false,
+            animation_lod: self.animation_lod,
+            morph: self.morph,
+            active_targets: 0.0,
+            skinning: self.skinning,
+            motion_blur: self.blur,
+            image_difference: None,
+            skipped: None,
+            frame_wall: Stats::default(),
+            frame_gpu: Stats::default(),
+            passes: Vec::new(),
+            cpu_skinning: Stats::default(),
+            copy: copy.map_or_else(Stats::default, |copy| copy.0),
+            copy_wall: copy.map_or_else(Stats::default, |copy| copy.1),
+            copy_touched: copies.touched.get(&instances).copied().unwrap_or_default(),
+            bytes_per_instance: bytes_per_instance(model, strategy),
+            visible: None,
+        }
+    }
+}
+
+/// Per count, a plain copy of as many bytes as the skin pass streams ((GPU, wall) statistics), and
+/// of as many as it touches (GPU): what the skin pass is held against.
+struct CopyReferences {
+    streamed: BTreeMap<usize, (Stats, Stats)>,
+    touched: BTreeMap<usize, Stats>,
+}
+
+impl CopyReferences {
+    /// Measured first, while the device is fresh (see CopyPass::measure). A count no strategy can
+    /// hold gets no reference (its rows are skipped), nor does a copy that does not fit in memory.
+    fn measure(
+        device: &Arc<Device>,
+        model: &Model,
+        options: &BenchOptions,
+        mut progress: impl FnMut(&str),
+    ) -> Result<Self, String> {
+        let copy_pass = CopyPass::new(device).map_err(|error| error.to_string())?;
+        // Reads and writes `bytes` each: (GPU, wall) statistics over the repetitions.
+        let measure = |bytes: u64| -> Option<(Stats, Stats)> {
+            let samples = copy_pass.measure(bytes, options.frames.max(3)).ok()?;
+            let gpu: Vec<f64> = samples.iter().map(|sample| sample.0).collect();
+            let wall: Vec<f64> = samples.iter().map(|sample| sample.1).collect();
+            Some((Stats::of(&gpu), Stats::of(&wall)))
+        };
+        let mut references = CopyReferences { streamed: BTreeMap::new(), touched: BTreeMap::new() };
+        for &instances in &options.counts {
+            let fits = |strategy| {
+                u32::try_from(instances)
+                    .is_ok_and(|count| MemoryPlan::new(device, model, strategy, count, Default::default()).is_ok())
+            };
+            if !options.strategies.iter().copied().any(fits) {
+                continue;
+            }
+            progress(&format!("copy reference × {instances}"));
+            if let Some(copy) = measure(skin_stream_bytes(model) * instances as u64 / 2) {
+                references.streamed.insert(instances, copy);
+            }
+            if let Some((gpu, _)) = measure(skin_touched_bytes(model) * instances as u64 / 2) {
+                references.touched.insert(instances, gpu);
+            }
+        }
+        Ok(references)
+    }
+}
+
+/// Runs one row's frames and fills its statistics, or says why it was skipped. Returns the image of
+/// the frame after the last measured one where variants are compared (`compared`): the frame
+/// after, so that animation LOD has last frame's palettes to keep.
+fn measure(
+    device: &Arc<Device>,
+    model: &Model,
+    options: &BenchOptions,
+    (strategy, variant): (Strategy, Variant),
+    (capture, frames_submitted): &mut (Option<&mut FrameCapture>, u64),
+    row: &mut BenchRow,
+    compared: bool,
+) -> Result<Option<RgbaImage>, String> {
+    // The memory plan first: a count past the device is skipped before anything is laid out.
+    let instances = row.instances;
+    let planned = u32::try_from(instances)
+        .map_err(|_| format!("{instances} instances: expected at most {}", u32::MAX))
+        .and_then(|count| MemoryPlan::new(device, model, strategy, count, Default::default()).map_err(|error| error.to_string()));
+    if let Err(reason) = planned {
+        row.skipped = Some(reason);
+        return Ok(None);
+    }
+    let mut setup = SceneSetup::new(model.clone(), instances);
+    for instance in &mut setup.instances {
+        instance.clip = options.clip.or(instance.clip);
+        instance.skinning = variant.skinning;
+    }
+    if !variant.morph {
+        setup.morph_overrides = vec![Some(0.0); model.morph_targets.len()];
+    }
+    let settings = RenderSettings {
+        light_culling: variant.light,
+        animation_lod: variant.animation_lod.then_some(crate::render::ANIMATION_LOD_PIXELS),
+        motion_blur: variant.blur,
+        ..RenderSettings::default()
+    };
+    let mut headless = match HeadlessRenderer::with_settings(device, &setup, options.size, strategy, settings) {
+        Ok(headless) => headless,
+        Err(error) => {
+            row.skipped = Some(error.to_string());
+            return Ok(None);
+        }
+    };
+    row.light_culling = headless.renderer.setup.light_culling;
+    row.bytes_per_instance = headless.renderer.setup.memory.bytes_per_instance;
+    let aspect = headless.aspect();
+    let (mut frame_walls, mut timings, mut cpu_skinning) = (Vec::new(), Vec::new(), Vec::new());
+    let mut last = Instant::now();
+    for frame in 0..options.warmup + options.frames {
+        let scene = setup.frame(f64::from(frame) / 60.0, aspect);
+        let submitted = crate::app::capture::around_frame(capture.as_deref_mut(), *frames_submitted, || headless.submit(&scene));
+        *frames_submitted += 1;
+        if let Err(error) = submitted {
+            row.skipped = Some(error);
+            break;
+        }
+        let now = Instant::now();
+        if frame >= options.warmup {
+            frame_walls.push(now.duration_since(last).as_secs_f64() * 1e3);
+            cpu_skinning.push(headless.renderer.stats.cpu_skinning_ms);
+            // The timings of the frame whose slot this one reused (two frames ago).
+            timings.extend(headless.renderer.stats.timings.clone());
+        }
+        last = now;
+    }
+    headless.renderer.wait_all().map_err(|error| error.to_string())?;
+    timings.extend(headless.renderer.stats.timings.clone());
+    row.visible = headless.renderer.stats.visible;
+    row.active_targets = active_targets(&setup, f64::from(options.warmup + options.frames - 1) / 60.0);
+    let image = match compared && row.skipped.is_none() {
+        true => {
+            let scene = setup.frame(f64::from(options.warmup + options.frames) / 60.0, aspect);
+            Some(headless.render(&scene).map_err(|error| error.to_string())?)
+        }
+        false => None,
+    };
+    if row.skipped.is_some() {
+        return Ok(image);
+    }
+    row.frame_wall = Stats::of(&frame_walls);
+    row.frame_gpu = Stats::of(&timings.iter().map(|timing| timing.total()).collect::<Vec<_>>());
+    // The benchmark draws no panel: the overlay pass never runs here.
+    row.passes = Pass::ALL
+        .iter()
+        .filter(|&&pass| pass != Pass::Overlay)
+        .map(|pass| pass.name())
+        .map(|pass| (pass, Stats::of(&timings.iter().filter_map(|timing| timing.get(pass)).collect::<Vec<_>>())))
+        .collect();
+    row.cpu_skinning = if strategy == Strategy::Cpu { Stats::of(&cpu_skinning) } else { Stats::of(&[]) };
+    Ok(image)
+}
+
+/// Keyed by (count, strategy, light culling, morph, skinning mode, motion blur): a row's variants
+/// differ only in levels of detail and animation LOD.
+type Key = (usize, usize, bool, bool, usize, bool);
+
+/// The images that levels of detail and animation LOD change, against the row at full detail.
+#[derive(Default)]
+struct Comparisons {
+    /// Whether rows are compared at all (either is asked on and off).
+    compared: bool,
+    /// Each key's last frame at full detail (levels of detail and animation LOD off).
+    full_detail: BTreeMap<Key, RgbaImage>,
+    /// Rows (by index) run before their reference, with their image.
+    waiting: Vec<(usize, Key, RgbaImage)>,
+}
+
+impl Comparisons {
+    /// `row`'s image, `rows.len()` its index to be. Held against its reference where that ran;
+    /// else kept until it does. A reference gives the rows waiting for it their difference.
+    /// By the light culling asked for: where it found no room the row ran without, and the
+    /// light's run leaves the shadows the same to the pixel either way.
+    fn add(&mut self, rows: &mut [BenchRow], row: &mut BenchRow, key: Key, image: RgbaImage, reference: bool) {
+        if reference {
+            for (at, _, other) in self.waiting.iter().filter(|(_, waiting_key, _)| *waiting_key == key) {
+                rows[*at].image_difference = ImageDifference::between(other, &image);
+            }
+            self.waiting.retain(|(_, waiting_key, _)| *waiting_key != key);
+            self.full_detail.insert(key, image);
+        } else if let Some(reference) = self.full_detail.get(&key) {
+            row.image_difference = ImageDifference::between(&image, reference);
+        } else {
+            self.waiting.push((rows.len(), key, image));
+        }
+    }
+}
