@@ -1,5 +1,5 @@
 //! `<library_animation_clips>`: the named clips, the animations each covers, and a joint's
-//! channels from its node's keys.
+//! channels from its node's keys; from them, the model's animations and clips.
 
 use std::collections::HashMap;
 
@@ -8,8 +8,17 @@ use roxmltree::Node;
 
 use super::animation::NodeKeys;
 use super::document::Document;
-use crate::anim::{Channel, Interpolation, KeyTimes, Property};
+use super::rig::Rig;
+use super::scene::Scene;
+use crate::anim::{Animation, Channel, Clip, Interpolation, KeyTimes, Property};
 use crate::formats::{files, FormatError};
+
+/// Keys that the animations made for clips may hold in all: this many, plus
+/// [`MAX_CLIP_KEYS_PER_KEY`] times the keys the file's animations make. Clips that share their
+/// animations share one copy; clips over overlapping sets (a walk, and the walk with a wave on
+/// top) copy what they share, which a file of many such clips could turn into gigabytes.
+const MAX_CLIP_KEYS_ALLOWANCE: usize = 1 << 21;
+const MAX_CLIP_KEYS_PER_KEY: usize = 4;
 
 /// A named clip: the animations it instances and its time range.
 pub struct ClipRange<'a, 'input> {
@@ -120,4 +129,100 @@ pub fn group<'c, 'a, 'input>(
         groups.push((Some(clip), members));
     }
     groups
+}
+
+/// Animations: one of everything, or one per set of animations clips instance, each clip a
+/// span of its set's (clips over the same animations share one: a thousand clips on one
+/// timeline are a thousand spans, not a thousand copies). The model's animations and clips (none
+/// where the file names no clip); `stem` names the one animation of a file without clips.
+pub fn animations<'a, 'input>(
+    document: &Document<'a, 'input>,
+    scene: &Scene<'a, 'input>,
+    keys: &[NodeKeys<'a, 'input>],
+    rig: &Rig,
+    stem: &str,
+    warnings: &mut Vec<String>,
+) -> Result<(Vec<Animation>, Vec<Clip>), FormatError> {
+    let clips = clips(document)?;
+    let node_channels = channels_of_keys(document, scene, keys, rig, warnings);
+    let mut animations: Vec<Animation> = Vec::new();
+    let mut model_clips = Vec::new();
+    let mut animation_of: HashMap<Vec<usize>, usize> = HashMap::new();
+    // Clips over overlapping sets of animations copy their keys: at most this many in all.
+    let file_keys: usize = keys.iter().map(|node_keys| node_keys.times.len()).sum();
+    let key_limit = MAX_CLIP_KEYS_ALLOWANCE.saturating_add(file_keys.saturating_mul(MAX_CLIP_KEYS_PER_KEY));
+    let mut clip_keys = 0usize;
+    for (clip, members) in group(keys, &clips) {
+        let members: Vec<usize> = members.into_iter().filter(|&member| node_channels[member].is_some()).collect();
+        if members.is_empty() {
+            continue;
+        }
+        let (name, start, end) = match clip {
+            Some(clip) => (clip.name.clone(), clip.start, clip.end),
+            None => (stem.to_string(), 0.0, None),
+        };
+        let duration = members.iter().map(|&member| keys[member].times.last().copied().unwrap_or(0.0)).fold(0.0f32, f32::max);
+        let end = end.unwrap_or(duration).max(start);
+        let animation_index = match animation_of.get(&members) {
+            Some(&index) => index,
+            None => {
+                clip_keys = clip_keys.saturating_add(members.iter().map(|&member| keys[member].times.len()).sum::<usize>());
+                if let Some(clip) = clip.filter(|_| clip_keys > key_limit) {
+                    return Err(document.error(
+                        clip.element,
+                        format!(
+                            "expected the clips' animations to hold at most {key_limit} keys in all \
+                             ({MAX_CLIP_KEYS_ALLOWANCE} plus {MAX_CLIP_KEYS_PER_KEY} times the {file_keys} keys of the file's \
+                             animations; clips over overlapping animations copy them), found more"
+                        ),
+                    ));
+                }
+                let channels = members.iter().filter_map(|&member| node_channels[member].clone()).flatten().collect();
+                animations.push(Animation {
+                    name: name.clone(),
+                    duration,
+                    frame_rate: None,
+                    channels,
+                    file_key_bytes: members.iter().map(|&member| keys[member].file_bytes).sum(),
+                    source: None,
+                    weights: Vec::new(),
+                });
+                animation_of.insert(members, animations.len() - 1);
+                animations.len() - 1
+            }
+        };
+        let animation = &mut animations[animation_index];
+        animation.duration = animation.duration.max(end);
+        if !clips.is_empty() {
+            model_clips.push(Clip { name, animation: animation_index, start, duration: end - start });
+        }
+    }
+    Ok((animations, model_clips))
+}
+
+/// Per animated node (as `keys`), its joint's channels; None, with a warning, for a node that is
+/// not a joint, whose animation is left out.
+fn channels_of_keys(
+    document: &Document<'_, '_>,
+    scene: &Scene<'_, '_>,
+    keys: &[NodeKeys<'_, '_>],
+    rig: &Rig,
+    warnings: &mut Vec<String>,
+) -> Vec<Option<[Channel; 3]>> {
+    let mut channels: Vec<Option<[Channel; 3]>> = Vec::with_capacity(keys.len());
+    for node_keys in keys {
+        channels.push(match rig.joint_of_node[node_keys.node] {
+            Some(joint) => Some(joint_channels(joint, node_keys, warnings, &rig.skeleton.joints[joint].name)),
+            None => {
+                document.warn("animated node not a joint", scene.nodes[node_keys.node].element, || {
+                    format!(
+                        "node {}: animated but not a joint; its animation is left out",
+                        files::quoted(&scene.nodes[node_keys.node].name)
+                    )
+                });
+                None
+            }
+        });
+    }
+    channels
 }
