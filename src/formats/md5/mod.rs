@@ -25,6 +25,7 @@ use crate::model::{compute_normals, compute_tangents, FileLayout, FileMesh, Load
 
 mod convert;
 mod parse;
+mod tokens;
 mod write;
 pub use convert::animation_channels;
 use convert::{bind_pose, bind_vertex, file_stem, load_animation, load_material, local_rest, read_text, relative_to, VertPlace};
@@ -342,7 +343,8 @@ pub fn load_animation_only(anim_path: &Path) -> Result<Model, FormatError> {
 #[cfg(test)]
 mod tests {
     use super::convert::{texture_candidates, to_y_up};
-    use super::parse::{Parser, TokenKind, Tokenizer};
+    use super::parse::Parser;
+    use super::tokens::{TokenKind, Tokenizer};
     use super::*;
 
     fn tokens(text: &str) -> Vec<(TokenKind<'_>, usize)> {
