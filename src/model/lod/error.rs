@@ -1,0 +1,310 @@
+//! A level's error ([`super`]: "The error, in an animated pose"): the farthest a vertex of the full
+//! mesh lies from the level's triangles near it along the mesh, over the sampled poses.
+
+use std::collections::{HashMap, VecDeque};
+
+use glam::Vec3;
+use rayon::prelude::*;
+
+use super::ERROR_MARGIN;
+use crate::model::Model;
+
+/// Each level's error: the largest distance, over the sampled poses, from a vertex of the full
+/// mesh to the level's triangles near it, times [`ERROR_MARGIN`]; never less than the finer level's.
+/// The levels come in one by one, finest first, as the simplifier makes them.
+pub(super) fn measure_errors(model: &Model, skinned: &[Vec<Vec3>], levels: std::sync::mpsc::Receiver<Vec<Vec<u32>>>) -> Vec<f32> {
+    let weld = Weld::new(model);
+    // A piece a level dropped whole is missing by its size, in the pose at hand.
+    let pieces: Vec<Vec<f32>> = skinned.iter().map(|positions| weld.piece_sizes(positions)).collect();
+    // A level's error is never less than the finer one's, so only distances past that can matter:
+    // each level starts from it, finest first, and skips every vertex and pose that cannot pass it.
+    let mut finer = 0.0f32;
+    levels
+        .into_iter()
+        .map(|meshes| {
+            finer = level_error(&weld, skinned, &pieces, &meshes, finer);
+            finer * ERROR_MARGIN
+        })
+        .collect()
+}
+
+/// One level's largest distance over vertices and poses (see [`measure_errors`]), the points
+/// measured in parallel runs. A vertex the level leaves out is measured against the level's
+/// triangles around its nearest kept point along the mesh and around the nearest kept points of
+/// the points within two edges of it (so a vertex near the border between kept points' regions
+/// sees them all). Only the largest distance matters, so a vertex's nearest triangle in the pose
+/// before is tried first: when even that one is no farther than the largest distance so far, the
+/// vertex's nearest cannot raise it and its other candidates are skipped. The result is the same
+/// as trying them all, for about one distance a vertex and pose.
+fn level_error(weld: &Weld, skinned: &[Vec<Vec3>], pieces: &[Vec<f32>], meshes: &[Vec<u32>], at_least: f32) -> f32 {
+    let triangles: Vec<[u32; 3]> = meshes.iter().flat_map(|mesh| mesh.chunks_exact(3).map(|t| [t[0], t[1], t[2]])).collect();
+    let around = weld.triangles_around(&triangles);
+    let nearest = weld.nearest_kept(&around);
+    // The points in runs measured in parallel, each run keeping its own largest distance.
+    const RUN: usize = 4096;
+    let points = weld.vertices_of.len();
+    let runs: Vec<usize> = (0..points.div_ceil(RUN)).collect();
+    // Each worker's marks of what it gathered for which point (points are never measured twice, so
+    // the marks need no clearing between runs).
+    let marks = || Marks { regions: vec![u32::MAX; points], triangles: vec![u32::MAX; triangles.len()] };
+    let measured = Measured { weld, skinned, pieces, triangles: &triangles, around: &around, nearest: &nearest };
+    runs.par_iter()
+        .map_init(marks, |marks, &run| {
+            let points = run * RUN..((run + 1) * RUN).min(points);
+            run_error(&measured, points, at_least, marks)
+        })
+        .reduce(|| at_least, f32::max)
+}
+
+/// The point each region and triangle was last gathered for: each is gathered once a point.
+struct Marks {
+    regions: Vec<u32>,
+    triangles: Vec<u32>,
+}
+
+/// What one level's error is measured with: the full mesh's welded points, their skinned poses
+/// and pieces, and the level's triangles, those around each kept point, and each point's nearest
+/// kept point.
+struct Measured<'a> {
+    weld: &'a Weld,
+    skinned: &'a [Vec<Vec3>],
+    pieces: &'a [Vec<f32>],
+    triangles: &'a [[u32; 3]],
+    around: &'a TrianglesAround,
+    nearest: &'a [u32],
+}
+
+/// [`level_error`] over some of the points, starting from `at_least`.
+fn run_error(measured: &Measured<'_>, points: std::ops::Range<usize>, at_least: f32, marks: &mut Marks) -> f32 {
+    let Measured { weld, skinned, pieces, triangles, around, nearest } = *measured;
+    let distance = |positions: &[Vec3], point: Vec3, triangle: u32| {
+        let [a, b, c] = triangles[triangle as usize].map(|index| positions[index as usize]);
+        point.distance(closest_on_triangle(point, a, b, c))
+    };
+    let mut error = at_least;
+    let mut nearby: Vec<u32> = Vec::new();
+    let Marks { regions: region_seen, triangles: triangle_seen } = marks;
+    for point in points {
+        if !around.of(point).is_empty() || weld.neighbours[point].is_empty() {
+            continue; // kept, or in no triangle of the full mesh
+        }
+        if nearest[point] == u32::MAX {
+            // A piece the level dropped whole is missing by its size.
+            let piece = weld.piece_of[point] as usize;
+            error = pieces.iter().fold(error, |error, sizes| error.max(sizes[piece]));
+            continue;
+        }
+        nearby.clear();
+        let stamp = point as u32;
+        let mut gather = |region: u32| {
+            if region == u32::MAX || region_seen[region as usize] == stamp {
+                return;
+            }
+            region_seen[region as usize] = stamp;
+            for &triangle in around.of(region as usize) {
+                if triangle_seen[triangle as usize] != stamp {
+                    triangle_seen[triangle as usize] = stamp;
+                    nearby.push(triangle);
+                }
+            }
+        };
+        gather(nearest[point]);
+        for &next in &weld.neighbours[point] {
+            gather(nearest[next as usize]);
+            for &beyond in &weld.neighbours[next as usize] {
+                gather(nearest[beyond as usize]);
+            }
+        }
+        let first = nearby[0];
+        for &vertex in &weld.vertices_of[point] {
+            let mut best = first;
+            for positions in skinned {
+                let point = positions[vertex as usize];
+                // A triangle is no farther than its nearest corner: that first, the exact distance
+                // only when the corner is too far.
+                let corners = triangles[best as usize].map(|index| positions[index as usize]);
+                let corner = corners.iter().map(|corner| corner.distance_squared(point)).fold(f32::INFINITY, f32::min);
+                if corner <= error * error || distance(positions, point, best) <= error {
+                    continue;
+                }
+                let (nearest, triangle) = nearby
+                    .iter()
+                    .map(|&triangle| (distance(positions, point, triangle), triangle))
+                    .fold((f32::INFINITY, first), |a, b| if b.0 < a.0 { b } else { a });
+                best = triangle;
+                error = error.max(nearest);
+            }
+        }
+    }
+    error
+}
+
+/// Lists of triangles, one list a point, in one allocation.
+struct TrianglesAround {
+    starts: Vec<u32>,
+    triangles: Vec<u32>,
+}
+
+impl TrianglesAround {
+    fn of(&self, point: usize) -> &[u32] {
+        &self.triangles[self.starts[point] as usize..self.starts[point + 1] as usize]
+    }
+}
+
+/// The full mesh's vertices welded by position (a UV or normal seam splits one point into several
+/// vertices) and joined by its edges.
+struct Weld {
+    /// Each vertex's point.
+    point_of: Vec<u32>,
+    /// Each point's vertices.
+    vertices_of: Vec<Vec<u32>>,
+    /// Each point's neighbours along the full mesh's edges.
+    neighbours: Vec<Vec<u32>>,
+    /// Each point's connected piece of the mesh.
+    piece_of: Vec<u32>,
+}
+
+impl Weld {
+    fn new(model: &Model) -> Weld {
+        let mut points: HashMap<[u32; 3], u32> = HashMap::new();
+        let mut vertices_of: Vec<Vec<u32>> = Vec::new();
+        let point_of: Vec<u32> = model
+            .vertices
+            .iter()
+            .enumerate()
+            .map(|(index, vertex)| {
+                let key = vertex.position.to_array().map(f32::to_bits);
+                let point = *points.entry(key).or_insert_with(|| {
+                    vertices_of.push(Vec::new());
+                    (vertices_of.len() - 1) as u32
+                });
+                vertices_of[point as usize].push(index as u32);
+                point
+            })
+            .collect();
+        let mut neighbours = vec![Vec::new(); vertices_of.len()];
+        for triangle in model.indices.chunks_exact(3) {
+            for (a, b) in [(0, 1), (1, 2), (2, 0)] {
+                let (a, b) = (point_of[triangle[a] as usize], point_of[triangle[b] as usize]);
+                if a != b && !neighbours[a as usize].contains(&b) {
+                    neighbours[a as usize].push(b);
+                    neighbours[b as usize].push(a);
+                }
+            }
+        }
+        let mut piece_of = vec![u32::MAX; vertices_of.len()];
+        let mut pieces = 0;
+        for start in 0..piece_of.len() {
+            if piece_of[start] != u32::MAX {
+                continue;
+            }
+            piece_of[start] = pieces;
+            let mut stack = vec![start];
+            while let Some(point) = stack.pop() {
+                for &next in &neighbours[point] {
+                    if piece_of[next as usize] == u32::MAX {
+                        piece_of[next as usize] = pieces;
+                        stack.push(next as usize);
+                    }
+                }
+            }
+            pieces += 1;
+        }
+        Weld { point_of, vertices_of, neighbours, piece_of }
+    }
+
+    /// Each piece's size (the diagonal of its box) with its vertices at `positions`.
+    fn piece_sizes(&self, positions: &[Vec3]) -> Vec<f32> {
+        let pieces = self.piece_of.iter().max().map_or(0, |&last| last as usize + 1);
+        let mut boxes = vec![crate::anim::Aabb::EMPTY; pieces];
+        for (vertex, &position) in positions.iter().enumerate() {
+            let piece = &mut boxes[self.piece_of[self.point_of[vertex] as usize] as usize];
+            *piece = piece.union(crate::anim::Aabb { min: position, max: position });
+        }
+        boxes.iter().map(|bounds| bounds.size().length()).collect()
+    }
+
+    /// The triangles of a level touching each point.
+    fn triangles_around(&self, triangles: &[[u32; 3]]) -> TrianglesAround {
+        // A triangle's distinct points (a welded seam can give two corners one point).
+        let points = |triangle: &[u32; 3]| {
+            let corners = triangle.map(|vertex| self.point_of[vertex as usize]);
+            (0..3).filter(move |&at| !corners[..at].contains(&corners[at])).map(move |at| corners[at] as usize)
+        };
+        let mut starts = vec![0u32; self.vertices_of.len() + 1];
+        for point in triangles.iter().flat_map(points) {
+            starts[point + 1] += 1;
+        }
+        for point in 0..self.vertices_of.len() {
+            starts[point + 1] += starts[point];
+        }
+        let mut filled = starts.clone();
+        let mut list = vec![0u32; starts[self.vertices_of.len()] as usize];
+        for (index, triangle) in triangles.iter().enumerate() {
+            for point in points(triangle) {
+                list[filled[point] as usize] = index as u32;
+                filled[point] += 1;
+            }
+        }
+        TrianglesAround { starts, triangles: list }
+    }
+
+    /// Each point's nearest kept point along the full mesh's edges (a breadth-first walk from all
+    /// kept points at once), or `u32::MAX` where its piece has none.
+    fn nearest_kept(&self, around: &TrianglesAround) -> Vec<u32> {
+        let mut nearest = vec![u32::MAX; self.vertices_of.len()];
+        let mut queue = VecDeque::new();
+        for (point, nearest) in nearest.iter_mut().enumerate() {
+            if !around.of(point).is_empty() {
+                *nearest = point as u32;
+                queue.push_back(point as u32);
+            }
+        }
+        while let Some(point) = queue.pop_front() {
+            for &next in &self.neighbours[point as usize] {
+                if nearest[next as usize] == u32::MAX {
+                    nearest[next as usize] = nearest[point as usize];
+                    queue.push_back(next);
+                }
+            }
+        }
+        nearest
+    }
+}
+
+/// The point of triangle abc nearest to p (Ericson, Real-Time Collision Detection, 5.1.5).
+pub(super) fn closest_on_triangle(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> Vec3 {
+    let (ab, ac, ap) = (b - a, c - a, p - a);
+    let (d1, d2) = (ab.dot(ap), ac.dot(ap));
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return a;
+    }
+    let bp = p - b;
+    let (d3, d4) = (ab.dot(bp), ac.dot(bp));
+    if d3 >= 0.0 && d4 <= d3 {
+        return b;
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        return a + ab * (d1 / (d1 - d3));
+    }
+    let cp = p - c;
+    let (d5, d6) = (ab.dot(cp), ac.dot(cp));
+    if d6 >= 0.0 && d5 <= d6 {
+        return c;
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        return a + ac * (d2 / (d2 - d6));
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
+        return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
+    }
+    let denominator = 1.0 / (va + vb + vc);
+    if !denominator.is_finite() {
+        // A degenerate triangle: its nearest corner.
+        return [a, b, c].into_iter().min_by(|x, y| x.distance_squared(p).total_cmp(&y.distance_squared(p))).unwrap_or(a);
+    }
+    a + ab * (vb * denominator) + ac * (vc * denominator)
+}
