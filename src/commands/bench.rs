@@ -32,9 +32,10 @@ pub(crate) fn bench(arguments: BenchArgs) -> Result<(), String> {
     };
     // A bar redrawn in place on a terminal; in a log, a plain line a step.
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let started = std::time::Instant::now();
     let report = vkskin::app::bench::run(&model, &options, capture.as_mut(), |done, total, what| {
         if terminal {
-            eprint!("{}", progress_bar(done, total, what));
+            eprint!("{}", progress_bar(done, total, what, started.elapsed()));
         } else {
             eprintln!("bench: {done}/{total} {what}");
         }

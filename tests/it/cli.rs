@@ -205,6 +205,14 @@ fn bench_writes_complete_json_csv_and_plots() {
     let message = text(&output);
     assert!(output.status.success(), "{message}");
     assert!(message.contains("device: ") && message.contains("96x64"), "prints the device and resolution: {message}");
+    // The table: the settings every row shares on one line (no light culling, the default, one
+    // skinning mode), a column only for what some row has, and what each column means.
+    let every_row = message.lines().find(|line| line.starts_with("every row: ")).expect("the shared settings");
+    assert!(every_row.contains("skinning linear") && every_row.contains("motion blur off"), "{every_row}");
+    let header = message.lines().find(|line| line.starts_with("strategy ")).expect("the header");
+    assert!(header.contains(" lod ") && header.contains("animation lod") && !header.contains("motion blur"), "{header}");
+    assert!(!header.split_whitespace().any(|word| word == "motion"), "no row ran the motion pass: {header}");
+    assert!(message.contains("columns: frame ms: wall time a frame"), "{message}");
 
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("bench.json")).expect("bench.json")).expect("valid JSON");

@@ -271,10 +271,21 @@ pub(crate) fn on_off(on: bool) -> &'static str {
 }
 
 /// A one-line text progress bar for stderr.
-pub fn progress_bar(done: usize, total: usize, what: &str) -> String {
+pub fn progress_bar(done: usize, total: usize, what: &str, elapsed: std::time::Duration) -> String {
     let width = 24;
     let filled = (done * width).checked_div(total).unwrap_or(width);
-    format!("\r[{}{}] {done}/{total} {what:<24}", "#".repeat(filled), "-".repeat(width - filled))
+    // Time left, from the rows so far (rows of one run take about as long as each other).
+    let left = match done {
+        0 => String::new(),
+        _ => {
+            let seconds = elapsed.as_secs_f64() / done as f64 * total.saturating_sub(done) as f64;
+            format!(
+                ", about {} left",
+                if seconds < 90.0 { format!("{seconds:.0} s") } else { format!("{:.0} min", seconds / 60.0) }
+            )
+        }
+    };
+    format!("\r[{}{}] {done}/{total}{left}: {what:<24}", "#".repeat(filled), "-".repeat(width - filled))
 }
 
 #[cfg(test)]
@@ -288,6 +299,8 @@ mod tests {
         assert_eq!(stats.median, 51.0);
         assert_eq!(stats.p95, 95.0);
         assert!(Stats::of(&[]).median.is_nan());
-        assert_eq!(progress_bar(1, 4, "x").matches('#').count(), 6);
+        let bar = progress_bar(1, 4, "x", std::time::Duration::from_secs(20));
+        assert_eq!(bar.matches('#').count(), 6);
+        assert!(bar.contains("about 60 s left"), "{bar}");
     }
 }

@@ -19,6 +19,29 @@ fn what_skins(strategy: Strategy) -> &'static str {
     }
 }
 
+/// One column of the printed table: its header, whether it is a setting (or a measure), what it
+/// means (for the legend), and its cell in a row.
+struct Column {
+    header: &'static str,
+    setting: bool,
+    meaning: &'static str,
+    value: Box<dyn Fn(&BenchReport, &BenchRow) -> String>,
+}
+
+impl Column {
+    fn setting(header: &'static str, value: impl Fn(&BenchReport, &BenchRow) -> String + 'static) -> Column {
+        Column { header, setting: true, meaning: "", value: Box::new(value) }
+    }
+
+    fn measured(
+        header: &'static str,
+        meaning: &'static str,
+        value: impl Fn(&BenchReport, &BenchRow) -> String + 'static,
+    ) -> Column {
+        Column { header, setting: false, meaning, value: Box::new(value) }
+    }
+}
+
 fn milliseconds(value: f64) -> String {
     if value.is_finite() {
         format!("{value:.3}")
@@ -36,7 +59,9 @@ fn rate(value: f64) -> String {
 }
 
 impl BenchReport {
-    /// The table printed on stdout.
+    /// The table printed on stdout: a column for each setting that differs between rows (the
+    /// others on one line above), and each measured column that has a value in some row; the
+    /// columns' meanings below it.
     pub fn table(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(
@@ -52,81 +77,57 @@ impl BenchReport {
             self.frames,
             self.warmup
         );
-        let _ = writeln!(
-            out,
-            "{:<8} {:>9} {:>4} {:>5} {:>4} {:>5} {:>4} {:>4} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
-            "strategy",
-            "instances",
-            "lod",
-            "light",
-            "anim",
-            "morph",
-            "dq",
-            "blur",
-            "frame ms",
-            "p95",
-            "gpu ms",
-            "cull",
-            "palette",
-            "skin",
-            "triangles",
-            "shadow",
-            "forward",
-            "motion",
-            "cpu skin",
-            "copy ms",
-            "skin/copy",
-            "skin/all",
-            "Mvert/s",
-            "image vs full"
-        );
-        for row in &self.rows {
-            if let Some(reason) = &row.skipped {
-                let (strategy, lod, light) = (row.strategy.name(), on_off(row.lod), on_off(row.light_culling));
-                let animation = on_off(row.animation_lod);
-                let (morph, dual) = (self.morph_column(row), on_off(row.skinning == Skinning::DualQuaternion));
-                let blur = on_off(row.motion_blur);
-                let _ = writeln!(
-                    out,
-                    "{strategy:<8} {:>9} {lod:>4} {light:>5} {animation:>4} {morph:>5} {dual:>4} {blur:>4}  skipped: {reason}",
-                    row.instances
-                );
-                continue;
-            }
-            let ratio = |ratio: f64| if ratio.is_finite() { format!("{ratio:.2}") } else { "-".into() };
-            let _ = writeln!(
-                out,
-                "{:<8} {:>9} {:>4} {:>5} {:>4} {:>5} {:>4} {:>4} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>10} {:>18}",
-                row.strategy.name(),
-                row.instances,
-                on_off(row.lod),
-                on_off(row.light_culling),
-                on_off(row.animation_lod),
-                self.morph_column(row),
-                on_off(row.skinning == Skinning::DualQuaternion),
-                on_off(row.motion_blur),
-                milliseconds(row.frame_wall.median),
-                milliseconds(row.frame_wall.p95),
-                milliseconds(row.frame_gpu.median),
-                milliseconds(row.pass("cull").median),
-                milliseconds(row.pass("palette").median),
-                milliseconds(row.pass("skin").median),
-                milliseconds(row.pass("triangles").median),
-                milliseconds(row.pass("shadow").median),
-                milliseconds(row.pass("forward").median),
-                milliseconds(row.pass("motion").median),
-                milliseconds(row.cpu_skinning.median),
-                milliseconds(row.copy.median),
-                ratio(row.skin_copy_ratio()),
-                ratio(row.skin_copy_touched_ratio()),
-                rate(row.vertices_per_second(self.vertex_count)),
-                row.image_difference.map_or("-".into(), |difference| format!(
-                    "{:.3}%, {:.1} dB",
-                    100.0 * difference.changed_share(),
-                    difference.psnr
-                )),
-            );
+        let columns = self.columns();
+        let (settings, measured): (Vec<&Column>, Vec<&Column>) = columns.iter().partition(|column| column.setting);
+        let cells = |column: &Column| self.rows.iter().map(|row| (column.value)(self, row)).collect::<Vec<String>>();
+        // A setting every row shares goes on one line; a measure no row has is left out.
+        let (varying, same): (Vec<&Column>, Vec<&Column>) =
+            settings.into_iter().partition(|column| cells(column).windows(2).any(|pair| pair[0] != pair[1]));
+        if let Some(first) = self.rows.first() {
+            let shared: Vec<String> =
+                same.iter().map(|column| format!("{} {}", column.header, (column.value)(self, first))).collect();
+            let _ = writeln!(out, "every row: {}", shared.join(", "));
         }
+        let ran: Vec<&BenchRow> = self.rows.iter().filter(|row| row.skipped.is_none()).collect();
+        let shown: Vec<&Column> =
+            measured.into_iter().filter(|column| ran.iter().any(|row| (column.value)(self, row) != "-")).collect();
+        let line = |cells: Vec<String>, widths: &[usize]| -> String {
+            let mut line = String::new();
+            // The strategy's name to the left, numbers to the right.
+            for (index, (cell, width)) in cells.iter().zip(widths).enumerate() {
+                let _ = match index == 0 && !varying.is_empty() {
+                    true => write!(line, "{cell:<width$} "),
+                    false => write!(line, "{cell:>width$} "),
+                };
+            }
+            line.trim_end().to_string()
+        };
+        let table_columns: Vec<&Column> = varying.iter().chain(&shown).copied().collect();
+        let widths: Vec<usize> = table_columns
+            .iter()
+            .map(|column| {
+                cells(column).iter().map(|cell| cell.chars().count()).chain([column.header.chars().count()]).max().unwrap_or(1)
+            })
+            .collect();
+        let _ = writeln!(out, "{}", line(table_columns.iter().map(|column| column.header.to_string()).collect(), &widths));
+        for row in &self.rows {
+            let setting_cells: Vec<String> = varying.iter().map(|column| (column.value)(self, row)).collect();
+            match &row.skipped {
+                Some(reason) => {
+                    let _ = writeln!(out, "{}  skipped: {reason}", line(setting_cells, &widths[..varying.len()]));
+                }
+                None => {
+                    let all = setting_cells.into_iter().chain(shown.iter().map(|column| (column.value)(self, row))).collect();
+                    let _ = writeln!(out, "{}", line(all, &widths));
+                }
+            }
+        }
+        let meanings: Vec<String> = shown
+            .iter()
+            .filter(|column| !column.meaning.is_empty())
+            .map(|column| format!("{}: {}", column.header, column.meaning))
+            .collect();
+        let _ = writeln!(out, "columns: {}", meanings.join("; "));
         let modes: std::collections::HashSet<Skinning> = self.rows.iter().map(|row| row.skinning).collect();
         if modes.len() > 1 {
             for (strategy, instances, skinning, nanoseconds) in super::skinning_costs(self) {
@@ -159,6 +160,72 @@ impl BenchReport {
             (_, false) => "off".into(),
             (_, true) => format!("{:.1}", row.active_targets),
         }
+    }
+
+    /// Every column the table may show: the settings, then what was measured (medians over the
+    /// measured frames, in ms, unless the header says otherwise).
+    fn columns(&self) -> Vec<Column> {
+        // A pass the row's strategy or settings leave out still has its timestamps (a few µs
+        // apart): shown as "-".
+        let pass = |header: &'static str, pass: &'static str, meaning: &'static str| Column {
+            header,
+            setting: false,
+            meaning,
+            value: Box::new(move |_, row| {
+                let runs = match pass {
+                    "palette" => row.strategy != Strategy::Cpu,
+                    "skin" | "triangles" => row.strategy == Strategy::Compute,
+                    "motion" => row.motion_blur,
+                    _ => true,
+                };
+                if runs {
+                    milliseconds(row.pass(pass).median)
+                } else {
+                    "-".into()
+                }
+            }),
+        };
+        let ratio = |ratio: f64| if ratio.is_finite() { format!("{ratio:.2}") } else { "-".into() };
+        vec![
+            Column::setting("strategy", |_, row| row.strategy.name().to_string()),
+            Column::setting("instances", |_, row| row.instances.to_string()),
+            Column::setting("lod", |_, row| on_off(row.lod).to_string()),
+            Column::setting("light culling", |_, row| on_off(row.light_culling).to_string()),
+            Column::setting("animation lod", |_, row| on_off(row.animation_lod).to_string()),
+            Column::setting("morph", |report, row| report.morph_column(row)),
+            Column::setting("skinning", |_, row| row.skinning.name().to_string()),
+            Column::setting("motion blur", |_, row| on_off(row.motion_blur).to_string()),
+            Column::measured("frame ms", "wall time a frame", |_, row| milliseconds(row.frame_wall.median)),
+            Column::measured("frame p95", "its 95th percentile", |_, row| milliseconds(row.frame_wall.p95)),
+            Column::measured("GPU ms", "the GPU's time a frame, every pass", |_, row| milliseconds(row.frame_gpu.median)),
+            pass("cull", "cull", ""),
+            pass("palette", "palette", ""),
+            pass("skin", "skin", ""),
+            pass("triangles", "triangles", ""),
+            pass("shadow", "shadow", ""),
+            pass("forward", "forward", ""),
+            pass("motion", "motion", ""),
+            Column::measured("CPU skin ms", "the cpu strategy's skinning on the CPU", |_, row| {
+                milliseconds(row.cpu_skinning.median)
+            }),
+            Column::measured("copy ms", "a plain GPU copy of the bytes the skin pass streams", |_, row| {
+                milliseconds(row.copy.median)
+            }),
+            Column::measured("skin/copy", "skin pass ÷ that copy (1: as fast as memory allows)", move |_, row| {
+                ratio(row.skin_copy_ratio())
+            }),
+            Column::measured("skin/touched", "skin pass ÷ a copy of every byte it touches", move |_, row| {
+                ratio(row.skin_copy_touched_ratio())
+            }),
+            Column::measured("Mvert/s", "animated vertices per second of frame time", |report, row| {
+                rate(row.vertices_per_second(report.vertex_count))
+            }),
+            Column::measured("image vs full detail", "pixels changed and PSNR against the row without LOD", |_, row| {
+                row.image_difference.map_or("-".into(), |difference| {
+                    format!("{:.3}%, {:.1} dB", 100.0 * difference.changed_share(), difference.psnr)
+                })
+            }),
+        ]
     }
 
     pub fn to_json(&self) -> Value {
@@ -396,6 +463,10 @@ impl BenchReport {
             ),
         ];
         for (name, chart) in charts {
+            // A chart with nothing to draw (no compute rows for the skin pass's) is not written.
+            if chart.series.iter().all(|series| series.points.iter().all(|&(_, y)| !y.is_finite())) {
+                continue;
+            }
             let image = chart.render(900, 560)?;
             let path = folder.join(name);
             image
