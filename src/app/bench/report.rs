@@ -19,13 +19,16 @@ fn what_skins(strategy: Strategy) -> &'static str {
     }
 }
 
+/// A column's cell in a row of a report.
+type Cell = Box<dyn Fn(&BenchReport, &BenchRow) -> String>;
+
 /// One column of the printed table: its header, whether it is a setting (or a measure), what it
 /// means (for the legend), and its cell in a row.
 struct Column {
     header: &'static str,
     setting: bool,
     meaning: &'static str,
-    value: Box<dyn Fn(&BenchReport, &BenchRow) -> String>,
+    value: Cell,
 }
 
 impl Column {
