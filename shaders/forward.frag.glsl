@@ -17,6 +17,7 @@ layout(location = 0) in vec3 normal;
 layout(location = 1) in vec2 uv;
 layout(location = 2) in vec4 light_clip;
 layout(location = 3) in vec4 tangent;
+layout(location = 6) in vec4 vertex_color;
 #ifdef VELOCITY
 layout(location = 4) in vec4 clip;
 layout(location = 5) in vec4 previous_clip;
@@ -29,7 +30,8 @@ layout(location = 1) out vec2 velocity;
 #endif
 
 void main() {
-    vec4 albedo = material.base_color * texture(base_color_texture, uv);
+    // glTF's base colour: the material's factor × its texture × the vertex colour.
+    vec4 albedo = material.base_color * texture(base_color_texture, uv) * vertex_color;
     vec3 n = normalize(normal);
     vec3 t = tangent.xyz - n * dot(n, tangent.xyz);
     if (dot(t, t) > 1e-8) {

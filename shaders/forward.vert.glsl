@@ -45,5 +45,5 @@ void main() {
 #endif
     out_normal = normal.xyz;
     out_tangent = tangent;
-    out_uv = texcoords[vertex];
+    write_surface(vertex);
 }

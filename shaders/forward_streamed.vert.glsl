@@ -22,5 +22,5 @@ void main() {
 #endif
     out_normal = normal.xyz;
     out_tangent = tangent;
-    out_uv = texcoords[uint(gl_VertexIndex - gl_BaseVertex) % frame.skinning.z];
+    write_surface(uint(gl_VertexIndex - gl_BaseVertex) % frame.skinning.z);
 }

@@ -1,13 +1,21 @@
 // What the forward vertex shaders (forward.vert: skinned buffer; forward_skinning.vert: the
 // `vertex` strategy; forward_streamed.vert: the `cpu` strategy's buffers) hand to forward.frag, and
-// the per-model texture coordinates they read. Each is built twice: without the velocity target,
+// the per-model surface attributes they read. Each is built twice: without the velocity target,
 // and with it (VELOCITY: where the vertex was last frame, as well).
-layout(set = 0, binding = 2) readonly buffer TexCoords { vec2 texcoords[]; };
+
+// A vertex's texture coordinates and colour (RGBA8, linear): src/render/shader_types: Surface.
+struct Surface {
+    vec2 uv;
+    uint color;
+    uint unused;
+};
+layout(set = 0, binding = 2) readonly buffer Surfaces { Surface surfaces[]; };
 
 layout(location = 0) out vec3 out_normal;
 layout(location = 1) out vec2 out_uv;
 layout(location = 2) out vec4 out_light_clip;
 layout(location = 3) out vec4 out_tangent;
+layout(location = 6) out vec4 out_color;
 #ifdef VELOCITY
 // This frame's and last frame's clip positions, for the velocity target.
 layout(location = 4) out vec4 out_clip;
@@ -21,6 +29,12 @@ void write_position(vec3 position) {
 #ifdef VELOCITY
     out_clip = clip_position(frame.view_projection, position);
 #endif
+}
+
+// The texture coordinates and colour of model vertex `vertex`.
+void write_surface(uint vertex) {
+    out_uv = surfaces[vertex].uv;
+    out_color = unpackUnorm4x8(surfaces[vertex].color);
 }
 
 #ifdef VELOCITY

@@ -42,7 +42,15 @@ pub fn twisted_cylinder(hard: bool) -> Model {
         list.retain(|influence| influence.weight > 0.0);
         let influence_count = list.len() as u32;
         influences.extend(list);
-        vertices.push(Vertex { position, normal, tangent: Vec4::new(1.0, 0.0, 0.0, 1.0), uv, first_influence, influence_count });
+        vertices.push(Vertex {
+            position,
+            normal,
+            tangent: Vec4::new(1.0, 0.0, 0.0, 1.0),
+            uv,
+            color: Vec4::ONE,
+            first_influence,
+            influence_count,
+        });
         vertices.len() as u32 - 1
     };
     let mut indices = Vec::new();

@@ -31,6 +31,9 @@ pub struct Vertex {
     /// Bind-pose tangent (xyz, unit) and bitangent sign (w = ±1), for normal maps.
     pub tangent: Vec4,
     pub uv: Vec2,
+    /// Linear RGBA multiplied into the material's colour (glTF `COLOR_0`); white where the file
+    /// gives none.
+    pub color: Vec4,
     /// This vertex's influences are `Model::influences[first_influence..][..influence_count]`: every
     /// weight the file gave it, heaviest first, summing to 1. No cap: the skin pass walks the list.
     pub first_influence: u32,
@@ -452,6 +455,7 @@ mod tests {
                 normal: Vec3::Y,
                 tangent: Vec4::X,
                 uv: Vec2::ZERO,
+                color: Vec4::ONE,
                 first_influence: 0,
                 influence_count: 0,
             })

@@ -10,8 +10,8 @@ use glam::Mat4;
 
 use super::shader_types::{
     morph_slots, AnimationCells, GpuBounds, GpuChannel, GpuInfluence, GpuJoint, GpuMorphDelta, GpuMorphTarget, MeshRange,
-    SkinnedVertex, SourceVertex, CHANNEL_COMPONENTS_SHIFT, CHANNEL_HAS_BASE, CHANNEL_IMPLIED_W, CHANNEL_INTERPOLATION_SHIFT,
-    CHANNEL_UNIFORM, CHANNEL_WRAPS, MAX_ANIMATIONS, NO_PARENT, PROPERTY_WEIGHT,
+    SkinnedVertex, SourceVertex, Surface, CHANNEL_COMPONENTS_SHIFT, CHANNEL_HAS_BASE, CHANNEL_IMPLIED_W,
+    CHANNEL_INTERPOLATION_SHIFT, CHANNEL_UNIFORM, CHANNEL_WRAPS, MAX_ANIMATIONS, NO_PARENT, PROPERTY_WEIGHT,
 };
 use crate::anim::{Aabb, Channel, KeyTimes, WeightChannel};
 use crate::gpu::{self, Buffer, Device, Image};
@@ -32,7 +32,8 @@ pub struct GpuModel {
     /// Each influence's offset (three floats; `Model::influence_offsets`), or one zero offset
     /// for a model without them: read only for a vertex flagged `INFLUENCE_OFFSETS`.
     pub influence_offsets: Buffer,
-    pub texcoords: Buffer,
+    /// Each vertex's texture coordinates and colour (`Surface`), for the forward pass.
+    pub surfaces: Buffer,
     pub indices: Buffer,
     /// One channel per (animation, joint, property), then one per (animation, morph target); see
     /// `Channel` in common.glsl.
@@ -100,7 +101,7 @@ impl GpuModel {
         }
         let sources: Vec<SourceVertex> = model.vertices.iter().map(|vertex| SourceVertex::of(model, vertex)).collect();
         let mut influences: Vec<GpuInfluence> = model.influences.iter().map(GpuInfluence::from).collect();
-        let texcoords: Vec<[f32; 2]> = model.vertices.iter().map(|vertex| vertex.uv.to_array()).collect();
+        let surfaces: Vec<Surface> = model.vertices.iter().map(Surface::from).collect();
         let joint_count = model.skeleton.len().max(1);
         let mut inverse_binds: Vec<[f32; 16]> =
             model.skeleton.joints.iter().map(|joint| joint.inverse_bind.to_cols_array()).collect();
@@ -129,7 +130,7 @@ impl GpuModel {
         let source_vertices = Buffer::with_data(device, "model.source_vertices", storage, bytemuck::cast_slice(&sources))?;
         let influences = Buffer::with_data(device, "model.influences", storage, bytemuck::cast_slice(&influences))?;
         let influence_offsets = Buffer::with_data(device, "model.influence_offsets", storage, bytemuck::cast_slice(&offsets))?;
-        let texcoords = Buffer::with_data(device, "model.texcoords", storage, bytemuck::cast_slice(&texcoords))?;
+        let surfaces = Buffer::with_data(device, "model.surfaces", storage, bytemuck::cast_slice(&surfaces))?;
         // STORAGE: the triangle pass reads them too.
         let indices = Buffer::with_data(
             device,
@@ -161,7 +162,7 @@ impl GpuModel {
             source_vertices,
             influences,
             influence_offsets,
-            texcoords,
+            surfaces,
             indices,
             channels,
             key_times,

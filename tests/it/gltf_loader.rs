@@ -1101,3 +1101,41 @@ fn no_single_byte_change_makes_the_loader_panic() {
     }
     println!("{} bytes x 6 values: {loaded} loaded, {refused} refused, none panicked", glb.len());
 }
+
+/// COLOR_0 (issue 39): RGB floats and RGBA normalized bytes are each vertex's colour, white where
+/// a primitive has none; drawn, it tints the material's colour (the three.js Horse and Parrot
+/// are coloured this way and rendered grey before).
+#[test]
+fn vertex_colours_are_read_and_tint_the_drawn_model() {
+    let mut asset = Asset::default();
+    let (positions, indices) = triangle(&mut asset);
+    let rgb = asset.floats(&[1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0], "VEC3");
+    let bytes = asset.view(&[0, 255, 0, 255, 0, 255, 0, 128, 0, 255, 0, 255], None);
+    asset.accessors.push(format!(r#"{{"bufferView":{bytes},"componentType":5121,"normalized":true,"count":3,"type":"VEC4"}}"#));
+    let rgba = asset.accessors.len() - 1;
+    let body = format!(
+        r#""nodes":[{{"mesh":0}},{{"mesh":1,"translation":[2,0,0]}},{{"mesh":2,"translation":[4,0,0]}}],
+"meshes":[{{"primitives":[{{"attributes":{{"POSITION":{positions},"COLOR_0":{rgb}}},"indices":{indices}}}]}},
+{{"primitives":[{{"attributes":{{"POSITION":{positions},"COLOR_0":{rgba}}},"indices":{indices}}}]}},
+{{"primitives":[{{"attributes":{{"POSITION":{positions}}},"indices":{indices}}}]}}]"#
+    );
+    let path = crate::common::fresh_folder("gltf_loader", "colours").join("colours.gltf");
+    std::fs::write(&path, asset.gltf(&body)).expect("scratch file");
+    let model = vkskin::formats::load_model(&path, &[]).expect("loads");
+    let colours: Vec<Vec4> = model.vertices.iter().map(|vertex| vertex.color).collect();
+    assert_eq!(colours[..3], [Vec4::new(1.0, 0.0, 0.0, 1.0); 3]);
+    assert_eq!(colours[3], Vec4::new(0.0, 1.0, 0.0, 1.0));
+    assert!((colours[4].w - 128.0 / 255.0).abs() < 1e-6, "{:?}", colours[4]);
+    assert_eq!(colours[6..], [Vec4::ONE; 3]);
+
+    // Drawn: the red triangle's pixels are red, the white one's grey.
+    let device = crate::common::validated_device();
+    let setup = vkskin::app::SceneSetup::new(model, 1);
+    let mut headless = vkskin::app::HeadlessRenderer::new(&device, &setup, 240, 120).expect("renderer");
+    let image = headless.render(&setup.frame(0.0, headless.aspect())).expect("frame");
+    let reddish = image.pixels().filter(|pixel| pixel[0] > 2 * u16::from(pixel[1]).max(30) as u8).count();
+    let greenish = image.pixels().filter(|pixel| u16::from(pixel[1]) > 2 * u16::from(pixel[0]).max(30)).count();
+    println!("{reddish} red pixels, {greenish} green");
+    assert!(reddish > 50 && greenish > 50, "{reddish} red, {greenish} green pixels");
+    crate::common::assert_no_validation_messages(&device);
+}

@@ -179,6 +179,7 @@ impl<'a, 'input> Drawer<'_, 'a, 'input> {
                 normal: (normal_matrix * normal).normalize_or(Vec3::Y),
                 tangent: glam::Vec4::X,
                 uv: data.uvs[vertex],
+                color: glam::Vec4::ONE,
                 first_influence: self.drawing.influences.len() as u32,
                 influence_count: list.len() as u32,
             });

@@ -142,6 +142,7 @@ pub(super) fn read(scene: &ufbx::Scene, rig: &Rig, folder: &Path, warnings: &mut
                             tangent: Vec4::ZERO,
                             // FBX counts v from the bottom, the renderer from the top.
                             uv: Vec2::new(uv.x, 1.0 - uv.y),
+                            color: Vec4::ONE,
                             first_influence,
                             influence_count: point_influences.len() as u32,
                         });

@@ -62,6 +62,17 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
+    /// COLOR_0: RGB or RGBA, float or normalized unsigned bytes or shorts (the spec's types, as
+    /// for weights), linear; alpha 1 where the file gives RGB.
+    fn colors(&self, accessor: &Accessor<'_>, what: &str) -> Result<Vec<Vec4>, FormatError> {
+        Ok(match accessor.dimensions() {
+            gltf::accessor::Dimensions::Vec3 => {
+                self.data.floats::<3>(accessor, what, WEIGHT)?.into_iter().map(|rgb| Vec3::from_array(rgb).extend(1.0)).collect()
+            }
+            _ => self.data.floats::<4>(accessor, what, WEIGHT)?.into_iter().map(Vec4::from_array).collect(),
+        })
+    }
+
     pub(super) fn same_count(
         &self,
         accessor: &Accessor<'_>,
@@ -124,6 +135,14 @@ impl<'a> Builder<'a> {
             }
             None => None,
         };
+        let colors = match optional(Semantic::Colors(0), "COLOR_0") {
+            Some((accessor, what)) => {
+                let colors = self.colors(&accessor, &what)?;
+                self.same_count(&accessor, &what, colors.len(), vertex_count)?;
+                Some(colors)
+            }
+            None => None,
+        };
         let mut indices: Vec<u32> = match primitive.indices() {
             Some(accessor) => {
                 let meaning = format!("the POSITION count of {label}");
@@ -160,7 +179,16 @@ impl<'a> Builder<'a> {
                     direction.extend(if w < 0.0 { -1.0 } else { 1.0 })
                 });
                 let uv = uvs.as_ref().and_then(|uvs| uvs.get(index)).map_or(Vec2::ZERO, |&uv| Vec2::from_array(uv));
-                Vertex { position: Vec3::from_array(position), normal, tangent, uv, first_influence: 0, influence_count: 0 }
+                let color = colors.as_ref().and_then(|colors| colors.get(index)).copied().unwrap_or(Vec4::ONE);
+                Vertex {
+                    position: Vec3::from_array(position),
+                    normal,
+                    tangent,
+                    uv,
+                    color,
+                    first_influence: 0,
+                    influence_count: 0,
+                }
             })
             .collect();
         if normals.is_none() {

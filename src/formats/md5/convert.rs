@@ -132,7 +132,7 @@ pub(super) fn bind_vertex(
         offsets.push(sum / total - position);
     }
     influences.extend(normalized);
-    Ok(Vertex { position, normal: Vec3::Y, tangent: Vec4::X, uv: vert.uv, first_influence, influence_count })
+    Ok(Vertex { position, normal: Vec3::Y, tangent: Vec4::X, uv: vert.uv, color: Vec4::ONE, first_influence, influence_count })
 }
 
 /// The material of one mesh part; a texture that cannot be had is a warning, not an error. A normal

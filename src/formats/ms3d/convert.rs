@@ -290,6 +290,7 @@ pub(super) fn build_geometry(
                             normal: normal.try_normalize().or_else(|| face_normal.try_normalize()).unwrap_or(Vec3::Y),
                             tangent: Vec4::X,
                             uv: Vec2::new(s, t),
+                            color: Vec4::ONE,
                             first_influence,
                             influence_count,
                         });

@@ -3,7 +3,7 @@
 //! colour, each sample's screen-space motion since last frame into the velocity target (RG16F,
 //! pixels), from this frame's and last frame's positions and view-projections.
 //!
-//! Reads: `skinned_vertices` (vertex input), `model.texcoords`, `model.indices`, `cull.camera_draws`
+//! Reads: `skinned_vertices` (vertex input), `model.surfaces` (texture coordinates, vertex colours), `model.indices`, `cull.camera_draws`
 //! and its count in `cull.counters`, `frame.uniforms[slot]`, `shadow.depth` (sampled), material
 //! textures; for the motion, the previous palette block and `cull.motions` (`compute`, `vertex`) or
 //! the slot's previous positions (`cpu`). Writes: `forward.color_msaa`, `forward.depth_msaa`,
@@ -48,7 +48,7 @@ pub fn velocity_attachment(velocity: bool) -> (vk::Format, &'static str) {
 // Set 0: per frame.
 pub const BINDING_FRAME_UNIFORMS: u32 = 0;
 pub const BINDING_SHADOW_MAP: u32 = 1;
-pub const BINDING_TEXCOORDS: u32 = 2;
+pub const BINDING_SURFACES: u32 = 2;
 // Set 1: per material.
 pub const BINDING_BASE_COLOR: u32 = 0;
 pub const BINDING_NORMAL_MAP: u32 = 1;
@@ -238,7 +238,7 @@ impl ForwardPass {
             &[
                 (BINDING_FRAME_UNIFORMS, vk::DescriptorType::UNIFORM_BUFFER, graphics),
                 (BINDING_SHADOW_MAP, vk::DescriptorType::COMBINED_IMAGE_SAMPLER, vk::ShaderStageFlags::FRAGMENT),
-                (BINDING_TEXCOORDS, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
+                (BINDING_SURFACES, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
             ],
         )?;
         let material_set_layout = DescriptorSetLayout::new(
@@ -386,7 +386,7 @@ impl ForwardPass {
         slot: usize,
         uniforms: &Buffer,
         shadow_map: &Image,
-        texcoords: &Buffer,
+        surfaces: &Buffer,
     ) -> gpu::Result<vk::DescriptorSet> {
         let set = self.frame_pool.allocate(&self.frame_set_layout, &format!("forward.frame_set[{slot}]"))?;
         crate::gpu::descriptors::write_set(
@@ -395,7 +395,7 @@ impl ForwardPass {
             &[
                 (BINDING_FRAME_UNIFORMS, Resource::UniformBuffer(uniforms)),
                 (BINDING_SHADOW_MAP, Resource::SampledImage(shadow_map.view, self.shadow_sampler.raw)),
-                (BINDING_TEXCOORDS, Resource::StorageBuffer(texcoords)),
+                (BINDING_SURFACES, Resource::StorageBuffer(surfaces)),
             ],
         );
         Ok(set)

@@ -35,6 +35,24 @@ impl SourceVertex {
     }
 }
 
+/// `Surface` in forward_vertex_outputs.glsl: a vertex's texture coordinates and colour (RGBA8,
+/// linear), what the forward pass reads beside the skinned position.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct Surface {
+    pub uv: [f32; 2],
+    pub color: u32,
+    pub unused: u32,
+}
+
+impl From<&Vertex> for Surface {
+    fn from(vertex: &Vertex) -> Surface {
+        let channel = |value: f32| (value.clamp(0.0, 1.0) * 255.0).round() as u32;
+        let [r, g, b, a] = vertex.color.to_array().map(channel);
+        Surface { uv: vertex.uv.to_array(), color: r | g << 8 | b << 16 | a << 24, unused: 0 }
+    }
+}
+
 /// `Influence` in common.glsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
