@@ -145,9 +145,10 @@ impl SceneSetup {
         SceneSetup {
             model,
             instances,
-            // From the camera's left and a little behind, so the shadow falls where the camera
-            // sees it: turned with the camera to the character's front.
-            light_direction: facing * Vec3::new(-0.75, 0.9, -0.2).normalize(),
+            // From the camera's left and a little in front of the character, turned with the
+            // camera to the character's front: the shadow falls behind and beside the feet, on
+            // the ground the camera sees, not towards the camera and out of the frame's bottom.
+            light_direction: facing * Vec3::new(-0.6, 0.9, 0.8).normalize(),
             camera,
             bounds,
             morph_overrides: Vec::new(),
