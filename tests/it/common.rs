@@ -49,6 +49,21 @@ pub fn skin_on_gpu(headless: &mut HeadlessRenderer, scene: &FrameScene) -> (Vec<
     headless.renderer.read_back_skinning().expect("read back")
 }
 
+/// Renders `scene` and returns the farthest any skinned position is from the CPU reference's
+/// (`reference_skinning`), over every instance and vertex.
+pub fn worst_position_against_reference(headless: &mut HeadlessRenderer, model: &Model, scene: &FrameScene) -> f32 {
+    let (skinned, _) = skin_on_gpu(headless, scene);
+    let vertex_count = model.vertices.len();
+    let mut worst = 0.0f32;
+    for (instance, data) in scene.instances.iter().enumerate() {
+        for (vertex, reference) in reference_skinning(model, data, &[]).iter().enumerate() {
+            let gpu = Vec3::from_array(skinned[instance * vertex_count + vertex].position);
+            worst = worst.max(gpu.distance(reference.position));
+        }
+    }
+    worst
+}
+
 /// How far a skinned unit normal or tangent may be from the CPU reference's, whatever the model's
 /// size: the skin pass stores each component as a 16-bit snorm, rounded by up to half a step
 /// (1 / 65,534), so up to √3 / 65,534 ≈ 2.6e-5 in all; single-precision blending and

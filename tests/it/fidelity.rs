@@ -7,13 +7,12 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{assert_no_validation_messages, skin_on_gpu, validated_device};
+use crate::common::{assert_no_validation_messages, validated_device, worst_position_against_reference};
 use glam::{Mat4, Quat, Vec3};
 use vkskin::anim::Layer;
 use vkskin::app::{default_animations, HeadlessRenderer, SceneSetup};
 use vkskin::formats::{load_model, md5};
 use vkskin::model::Model;
-use vkskin::render::reference::reference_skinning;
 
 fn models() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -72,7 +71,6 @@ fn gpu_skinning_follows_every_models_curves_with_crossfades_and_layers() {
         setup.instances[2].layer = Some(Layer { clip: 1, joint: layer_joint(&setup.model), weight: 0.6 });
         let mut headless = HeadlessRenderer::new(&device, &setup, 64, 48).expect("renderer");
         let duration = f64::from(setup.model.clips[0].duration.max(0.1));
-        let vertex_count = setup.model.vertices.len();
         let mut worst = 0.0f32;
         for _ in 0..20 {
             random ^= random << 13;
@@ -81,13 +79,7 @@ fn gpu_skinning_follows_every_models_curves_with_crossfades_and_layers() {
             let seconds = (random % 10_000) as f64 / 10_000.0 * 2.0 * duration;
             let scene = setup.frame(seconds, 1.0);
             assert!(scene.instances[1].fading() && scene.instances[2].layered());
-            let (skinned, _) = skin_on_gpu(&mut headless, &scene);
-            for (instance, data) in scene.instances.iter().enumerate() {
-                for (vertex, reference) in reference_skinning(&setup.model, data, &[]).iter().enumerate() {
-                    let gpu = Vec3::from_array(skinned[instance * vertex_count + vertex].position);
-                    worst = worst.max(gpu.distance(reference.position));
-                }
-            }
+            worst = worst.max(worst_position_against_reference(&mut headless, &setup.model, &scene));
         }
         println!("{name}: GPU against the curves, worst {worst:e} = {:e} of the extent {extent:.3}", worst / extent);
         assert!(worst <= 1e-5 * extent, "{name}: {worst:e} off, extent {extent}");

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{assert_no_validation_messages, fresh_folder, skin_on_gpu, validated_device};
+use crate::common::{assert_no_validation_messages, fresh_folder, validated_device, worst_position_against_reference};
 use crate::fidelity::md5_reference;
 use glam::Vec3;
 use vkskin::app::imagediff::LargestDifference;
@@ -15,7 +15,6 @@ use vkskin::app::{default_animations, HeadlessRenderer, SceneSetup};
 use vkskin::formats::{load_model, md5};
 use vkskin::generate::spread_weights::spread_weights;
 use vkskin::model::Model;
-use vkskin::render::reference::reference_skinning;
 use vkskin::render::Strategy;
 
 /// The bundled figure's files in a scratch folder, its mesh's weights spread by 4 % of its height.
@@ -89,17 +88,10 @@ fn md5_vertices_follow_each_weight_at_its_own_position() {
     let mut setup = SceneSetup::new(model, 2);
     setup.instances[1].skinning = vkskin::anim::Skinning::DualQuaternion;
     let mut headless = HeadlessRenderer::new(&device, &setup, 64, 48).expect("renderer");
-    let vertex_count = setup.model.vertices.len();
     let mut gpu_worst = 0.0f32;
     for step in 0..8 {
         let scene = setup.frame(0.37 * f64::from(step), 1.0);
-        let (skinned, _) = skin_on_gpu(&mut headless, &scene);
-        for (instance, data) in scene.instances.iter().enumerate() {
-            for (vertex, reference) in reference_skinning(&setup.model, data, &[]).iter().enumerate() {
-                let gpu = Vec3::from_array(skinned[instance * vertex_count + vertex].position);
-                gpu_worst = gpu_worst.max(gpu.distance(reference.position));
-            }
-        }
+        gpu_worst = gpu_worst.max(worst_position_against_reference(&mut headless, &setup.model, &scene));
     }
     println!("GPU against the CPU: {:e} of the extent", gpu_worst / extent);
     assert!(gpu_worst <= 1e-5 * extent, "{gpu_worst:e}");
