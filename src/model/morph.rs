@@ -221,7 +221,7 @@ impl Model {
     /// can do within the cell's time: each target's weights over the cell ([`weight_span`]; its
     /// default where the animation keys none) give each moved vertex a box of offsets. Without a
     /// skeleton the vertices stay in model space, and the cell takes in each moved vertex's box;
-    /// skinned, the corners of the boxes join the vertices the joints carry
+    /// skinned, the boxes join the vertices the joints carry, each carried whole into its joints
     /// (`bounds::extend_reach`), and the cell is bounded again with them (`bounds::cells_in`, every
     /// run of an animation in one parallel sweep).
     /// `morph_reach` is how far an offset can reach, stretched by its joints, at every weight the
@@ -299,20 +299,18 @@ impl Model {
                             return None;
                         }
                         self.add_offsets(scratch, &ranges);
-                        let corners: Vec<(Vec3, &[crate::anim::Influence])> = scratch
+                        let boxes: Vec<(Aabb, &[crate::anim::Influence])> = scratch
                             .touched
                             .iter()
-                            .flat_map(|&vertex| {
+                            .map(|&vertex| {
                                 let (position, influences) =
                                     (self.vertices[vertex].position, self.influences_of(&self.vertices[vertex]));
-                                Aabb { min: position + scratch.low[vertex], max: position + scratch.high[vertex] }
-                                    .corners()
-                                    .map(|corner| (corner, influences))
+                                (Aabb { min: position + scratch.low[vertex], max: position + scratch.high[vertex] }, influences)
                             })
                             .collect();
                         scratch.clear();
                         let mut reach = base_reach.clone();
-                        crate::anim::bounds::extend_reach(&mut reach, &self.skeleton, corners);
+                        crate::anim::bounds::extend_reach(&mut reach, &self.skeleton, boxes);
                         Some((cells_run.clone(), reach))
                     },
                 )

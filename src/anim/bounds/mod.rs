@@ -101,16 +101,20 @@ pub fn joint_reach<'a>(skeleton: &Skeleton, vertices: impl IntoIterator<Item = (
     reach
 }
 
-/// `reach` grown by more vertices (each a position and its influences), as [`joint_reach`] would
-/// have taken them.
-pub fn extend_reach<'a>(
-    reach: &mut [JointReach],
-    skeleton: &Skeleton,
-    vertices: impl IntoIterator<Item = (Vec3, &'a [Influence])>,
-) {
-    for (joint, more) in reach.iter_mut().zip(joint_reach(skeleton, vertices)) {
-        joint.local = joint.local.union(more.local);
-        joint.radius = joint.radius.max(more.radius);
+/// `reach` grown by boxes of places a vertex may be (each with the vertex's influences): each box
+/// carried into each joint's space whole ([`carried`]: the box of its corners there, one transform
+/// rather than eight), the radius to the carried box's farthest corner (at least the corners'
+/// own, so never less than [`joint_reach`] of the corners would give).
+pub fn extend_reach<'a>(reach: &mut [JointReach], skeleton: &Skeleton, boxes: impl IntoIterator<Item = (Aabb, &'a [Influence])>) {
+    for (bounds, influences) in boxes {
+        for influence in influences.iter().filter(|influence| influence.weight > 0.0) {
+            let joint = influence.joint as usize;
+            if let (Some(reach), Some(joint)) = (reach.get_mut(joint), skeleton.joints.get(joint)) {
+                let local = carried(bounds, &joint.inverse_bind);
+                reach.local = reach.local.union(local);
+                reach.radius = reach.radius.max(local.min.abs().max(local.max.abs()).length());
+            }
+        }
     }
 }
 
