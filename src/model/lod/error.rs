@@ -2,6 +2,7 @@
 //! mesh lies from the level's triangles near it along the mesh, over the sampled poses.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use glam::Vec3;
 use rayon::prelude::*;
@@ -48,12 +49,16 @@ fn level_error(weld: &Weld, skinned: &[Vec<Vec3>], pieces: &[Vec<f32>], meshes: 
     // the marks need no clearing between runs).
     let marks = || Marks { regions: vec![u32::MAX; points], triangles: vec![u32::MAX; triangles.len()] };
     let measured = Measured { weld, skinned, pieces, triangles: &triangles, around: &around, nearest: &nearest };
-    runs.par_iter()
-        .map_init(marks, |marks, &run| {
-            let points = run * RUN..((run + 1) * RUN).min(points);
-            run_error(&measured, points, at_least, marks)
-        })
-        .reduce(|| at_least, f32::max)
+    // The largest distance so far, shared by the runs (a non-negative float's bits order as the
+    // float does): a run that starts after another raised it skips what cannot pass it. The
+    // result is the same largest distance whatever the order.
+    let largest = AtomicU32::new(at_least.to_bits());
+    runs.par_iter().for_each_init(marks, |marks, &run| {
+        let points = run * RUN..((run + 1) * RUN).min(points);
+        let error = run_error(&measured, points, f32::from_bits(largest.load(Ordering::Relaxed)), marks);
+        largest.fetch_max(error.to_bits(), Ordering::Relaxed);
+    });
+    f32::from_bits(largest.into_inner())
 }
 
 /// The point each region and triangle was last gathered for: each is gathered once a point.
