@@ -53,13 +53,21 @@ impl OrbitCamera {
             camera.distance = 1.0;
             return camera;
         }
-        // The box's share of the frame goes about as the inverse of the distance: a few steps settle it.
+        // The box's share of the frame goes about as the inverse of the distance, and the points'
+        // middle on screen as the target's sideways shift: a few steps settle both (the nearer
+        // side of a crowd looks wider, so the box's centre is not the picture's).
         for _ in 0..4 {
             let fill = camera.fill(points, FRAMING_ASPECT);
             if !(fill > 0.0 && fill.is_finite()) {
                 break;
             }
             camera.distance = (camera.distance * fill / FRAME_FILL).max(radius * 1.1);
+            let middle = camera.screen_middle(points, FRAMING_ASPECT);
+            let half_width = camera.distance * (camera.fov_y * 0.5).tan() * FRAMING_ASPECT;
+            let right = camera.view().inverse().x_axis.truncate();
+            if middle.is_finite() {
+                camera.target += right * middle * half_width;
+            }
         }
         camera
     }
@@ -74,6 +82,16 @@ impl OrbitCamera {
             (low, high) = (low.min(projected), high.max(projected));
         }
         ((high.x - low.x) * 0.5).max((high.y - low.y) * 0.5)
+    }
+
+    /// The middle of `points`' horizontal span on screen (-1: the left edge, 1: the right).
+    fn screen_middle(&self, points: &[Vec3], aspect: f32) -> f32 {
+        let view_projection = self.view_projection(aspect);
+        let (low, high) = points
+            .iter()
+            .map(|point| view_projection.project_point3(*point).x)
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(low, high), x| (low.min(x), high.max(x)));
+        (low + high) * 0.5
     }
 
     pub fn position(&self) -> Vec3 {
