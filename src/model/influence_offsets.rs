@@ -53,16 +53,16 @@ impl Model {
     /// position with all of them, or, with offsets, each influence's own point with that influence.
     /// What a joint's reach (the culling cells) is measured from: the skinned vertex is a weighted
     /// mean of the points as their joints carry them, so it stays within their boxes' hull.
-    pub fn bind_points<'a>(&'a self, vertex: &'a Vertex) -> Vec<(Vec3, &'a [Influence])> {
+    pub fn bind_points<'a>(&'a self, vertex: &'a Vertex) -> impl Iterator<Item = (Vec3, &'a [Influence])> + 'a {
         let influences = self.influences_of(vertex);
-        if !self.has_influence_offsets(vertex) {
-            return vec![(vertex.position, influences)];
-        }
-        let offsets = self.influence_offsets_of(vertex);
-        influences
-            .iter()
-            .zip(offsets)
-            .map(|(influence, &offset)| (vertex.position + offset, std::slice::from_ref(influence)))
-            .collect()
+        let offsets = self.has_influence_offsets(vertex).then(|| self.influence_offsets_of(vertex));
+        let whole = offsets.is_none().then_some((vertex.position, influences));
+        let each = offsets.into_iter().flat_map(move |offsets| {
+            influences
+                .iter()
+                .zip(offsets)
+                .map(move |(influence, &offset)| (vertex.position + offset, std::slice::from_ref(influence)))
+        });
+        whole.into_iter().chain(each)
     }
 }

@@ -244,7 +244,7 @@ impl Model {
         let base_reach = if rigid {
             Vec::new()
         } else {
-            let vertices = self.vertices.iter().map(|vertex| (vertex.position, self.influences_of(vertex)));
+            let vertices = self.vertices.iter().flat_map(|vertex| self.bind_points(vertex));
             crate::anim::bounds::joint_reach(&self.skeleton, vertices)
         };
         for (animation, cells) in self.animations.iter().zip(&mut bounds.animations) {

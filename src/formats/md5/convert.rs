@@ -121,14 +121,16 @@ pub(super) fn bind_vertex(
     let first_influence =
         u32::try_from(influences.len()).map_err(|_| place.error("expected at most 2^32 influences in all, found more"))?;
     let influence_count = normalized.len() as u32;
+    // Each joint's weighted points summed in one pass (a search per influence would be quadratic in
+    // a vertex's weights, as normalize_influences' own merge once was), over the weights it keeps.
+    let mut by_joint: std::collections::HashMap<u32, (Vec3, f32)> = std::collections::HashMap::new();
+    for (weight, point) in raw.iter().zip(&points).filter(|(weight, _)| weight.weight > 0.0 && weight.weight.is_finite()) {
+        let (sum, total) = by_joint.entry(weight.joint).or_insert((Vec3::ZERO, 0.0));
+        *sum += weight.weight * *point;
+        *total += weight.weight;
+    }
     for influence in &normalized {
-        let (mut sum, mut total) = (Vec3::ZERO, 0.0);
-        for (weight, point) in
-            raw.iter().zip(&points).filter(|(weight, _)| weight.joint == influence.joint && weight.weight > 0.0)
-        {
-            sum += weight.weight * *point;
-            total += weight.weight;
-        }
+        let (sum, total) = by_joint[&influence.joint];
         offsets.push(sum / total - position);
     }
     influences.extend(normalized);
