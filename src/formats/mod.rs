@@ -229,7 +229,7 @@ pub fn add_clips(model: &mut Model, path: &Path) -> Result<(), FormatError> {
         model.stats.warnings.push(report);
     }
     // Morph weights follow their targets by name; a target the model lacks is dropped.
-    let mut model_targets: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut model_targets: ahash::AHashMap<&str, usize> = ahash::AHashMap::new();
     for (index, target) in model.morph_targets.iter().enumerate() {
         model_targets.entry(target.name.as_str()).or_insert(index);
     }

@@ -5,7 +5,7 @@
 //! Read by hand: the format is a handful of `FIRST-LAST NAME` lines between free prose, which no
 //! crate covers. Prose is skipped; a line that looks like a range must be a well-formed one.
 
-use std::collections::HashMap;
+use ahash::AHashMap as HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::anim::{ClipRange, RangeUnit};

@@ -7,7 +7,7 @@
 //! model's memory never pay for pixels no one draws (a 1024 × 1024 PNG costs 4 MiB and about
 //! 10 ms to decode; its header costs microseconds).
 
-use std::collections::HashMap;
+use ahash::AHashMap as HashMap;
 use std::io::Cursor;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! Which side of a model's triangles can ever be seen ([`Model::facing`]): closed surfaces found
 //! by welding seams and walking shared edges, each piece's winding from its signed volume.
 
-use std::collections::HashMap;
+use ahash::AHashMap as HashMap;
 
 use glam::Vec3;
 
@@ -20,7 +20,7 @@ impl Model {
             return Facing::TwoSided;
         }
         // Seam copies share a place and, to stay together when skinned, their influences.
-        let mut welded: HashMap<WeldKey, u32> = HashMap::new();
+        let mut welded: HashMap<WeldKey, u32> = HashMap::with_capacity(self.vertices.len());
         let ids: Vec<u32> = self
             .vertices
             .iter()
@@ -34,7 +34,7 @@ impl Model {
             })
             .collect();
         // Each directed edge and the one triangle that runs it; a second one means not closed.
-        let mut edges: HashMap<(u32, u32), usize> = HashMap::new();
+        let mut edges: HashMap<(u32, u32), usize> = HashMap::with_capacity(self.indices.len());
         let mut triangles: Vec<[u32; 3]> = Vec::with_capacity(self.indices.len() / 3);
         for triangle in self.indices.chunks_exact(3) {
             let corner = |index: u32| ids.get(index as usize).copied();

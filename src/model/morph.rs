@@ -1,7 +1,7 @@
 //! Morph targets (blend shapes): what a target holds, its weights at a time, the CPU reference of
 //! the skin pass's morph, and the normal offsets a file leaves out, computed from the triangles.
 
-use std::collections::HashMap;
+use ahash::AHashMap as HashMap;
 
 use glam::Vec3;
 
@@ -410,7 +410,7 @@ impl Model {
             if target.normals_recomputed || target.normal_deltas.iter().any(|&delta| delta != Vec3::ZERO) {
                 continue;
             }
-            let offsets: std::collections::HashMap<usize, Vec3> =
+            let offsets: HashMap<usize, Vec3> =
                 target.vertices.iter().zip(&target.position_deltas).map(|(&vertex, &delta)| (vertex as usize, delta)).collect();
             let moved = |index: usize| self.vertices[index].position + offsets.get(&index).copied().unwrap_or(Vec3::ZERO);
             // The triangles it moves, once each, and the change each makes to its corners' sums.

@@ -1,7 +1,7 @@
 //! The model's GPU-side data, uploaded once: vertices, influences, joints, channels and keys,
 //! culling cells, materials and textures.
 
-use std::collections::HashMap;
+use ahash::AHashMap as HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -344,7 +344,7 @@ impl AnimationData {
             values: Vec::new(),
             weight_channels: weight_channels as u32,
         };
-        let mut shared_times: std::collections::HashMap<Vec<u32>, u32> = std::collections::HashMap::new();
+        let mut shared_times: HashMap<Vec<u32>, u32> = HashMap::new();
         for (index, animation) in model.animations.iter().enumerate() {
             for channel in &animation.channels {
                 if channel.joint >= joint_count {
@@ -368,7 +368,7 @@ impl AnimationData {
     }
 
     /// Where `times` are in `self.times`: stored now, or where an equal list already is.
-    fn time_record(&mut self, times: &KeyTimes, shared_times: &mut std::collections::HashMap<Vec<u32>, u32>) -> u32 {
+    fn time_record(&mut self, times: &KeyTimes, shared_times: &mut HashMap<Vec<u32>, u32>) -> u32 {
         let stored_times: Vec<f32> = match times {
             KeyTimes::Uniform { start, step, .. } => vec![*start, *step],
             KeyTimes::Listed(times) => times.clone(),
@@ -384,7 +384,7 @@ impl AnimationData {
     fn weight_record(
         &mut self,
         channel: &WeightChannel,
-        shared_times: &mut std::collections::HashMap<Vec<u32>, u32>,
+        shared_times: &mut HashMap<Vec<u32>, u32>,
     ) -> GpuChannel {
         let first_time = self.time_record(&channel.times, shared_times);
         let first_value = self.values.len() as u32;
@@ -400,7 +400,7 @@ impl AnimationData {
         }
     }
 
-    fn channel_record(&mut self, channel: &Channel, shared_times: &mut std::collections::HashMap<Vec<u32>, u32>) -> GpuChannel {
+    fn channel_record(&mut self, channel: &Channel, shared_times: &mut HashMap<Vec<u32>, u32>) -> GpuChannel {
         let first_time = self.time_record(&channel.times, shared_times);
         let has_base = channel.stores_base();
         let first_value = self.values.len() as u32;

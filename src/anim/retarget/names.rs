@@ -1,7 +1,7 @@
 //! Which joint of one skeleton drives which of another: names compared without namespaces,
 //! prefixes and case, repeated names told apart by their parents' names.
 
-use std::collections::HashMap;
+use ahash::AHashMap as HashMap;
 
 use crate::anim::Skeleton;
 

@@ -16,7 +16,7 @@
 //! importer reads them: lerping its 16 values would shrink the mesh between keys. A sheared key
 //! is a warning.
 
-use std::collections::HashMap;
+use ahash::AHashMap as HashMap;
 use std::rc::Rc;
 
 use glam::Mat4;

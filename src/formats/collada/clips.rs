@@ -1,7 +1,7 @@
 //! `<library_animation_clips>`: the named clips, the animations each covers, and a joint's
 //! channels from its node's keys; from them, the model's animations and clips.
 
-use std::collections::HashMap;
+use ahash::AHashMap as HashMap;
 
 use glam::{Mat4, Vec4};
 use roxmltree::Node;

@@ -3,7 +3,7 @@
 //! warnings grouped by kind (one line a kind, however often a file earns it).
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use ahash::{AHashMap as HashMap, AHashSet as HashSet};
 use std::path::Path;
 
 use glam::Mat4;

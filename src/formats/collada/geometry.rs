@@ -2,7 +2,7 @@
 //! inputs by offset, read through `<vertices>` and each `<source>`'s accessor. Corners that share
 //! every index share a vertex.
 
-use std::collections::HashMap;
+use ahash::AHashMap as HashMap;
 
 use glam::{Vec2, Vec3};
 use roxmltree::Node;

@@ -1,7 +1,7 @@
 //! Instances: skinned meshes (controllers) and rigid ones (geometries), with their materials; the
 //! skins they use, each read once; and the scene node of each skin joint.
 
-use std::collections::{HashMap, HashSet};
+use ahash::{AHashMap as HashMap, AHashSet as HashSet};
 
 use roxmltree::{Node, NodeId};
 

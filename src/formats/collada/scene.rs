@@ -1,7 +1,7 @@
 //! The `<visual_scene>` node tree, flattened parents first, each node's rest transform from its
 //! `<matrix>` or its `<translate>`/`<rotate>`/`<scale>` stack in document order.
 
-use std::collections::HashMap;
+use ahash::AHashMap as HashMap;
 
 use glam::{Mat4, Quat, Vec3};
 use roxmltree::Node;

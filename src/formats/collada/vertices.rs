@@ -1,7 +1,7 @@
 //! Vertices and parts: each instance's geometry in model space, with its influences, its morph
 //! targets and its parts' materials, into the [`Model`](crate::model::Model)'s buffers.
 
-use std::collections::HashMap;
+use ahash::AHashMap as HashMap;
 use std::path::Path;
 
 use glam::{Mat3, Mat4, Vec3};

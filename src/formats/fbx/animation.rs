@@ -25,7 +25,7 @@
 use glam::{Quat, Vec4};
 use rayon::prelude::*;
 
-use std::collections::HashMap;
+use ahash::AHashMap as HashMap;
 
 use crate::anim::curve::hermite;
 use crate::anim::{Animation, Channel, Interpolation, KeyTimes, Property, WeightChannel};

@@ -2,7 +2,7 @@
 //! model space (through its skin's first cluster, or its node), its faces triangulated by
 //! material, its blend shapes as sparse morph targets.
 
-use std::collections::HashMap;
+use ahash::AHashMap as HashMap;
 use std::path::{Path, PathBuf};
 
 use glam::{Mat3, Vec2, Vec3, Vec4};

@@ -1,7 +1,7 @@
 //! FBX nodes as joints: every node but the scene root, parents first, each skin's clusters giving
 //! their bones' inverse binds.
 
-use std::collections::HashMap;
+use ahash::AHashMap as HashMap;
 
 use glam::Mat4;
 

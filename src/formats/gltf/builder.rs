@@ -11,7 +11,7 @@ use crate::formats::{files, FormatError};
 use crate::model::{FileMesh, Material, Mesh, MorphTarget, Texture, Vertex};
 use glam::Mat4;
 use gltf::{Accessor, Primitive};
-use std::collections::HashMap;
+use ahash::AHashMap as HashMap;
 use std::path::Path;
 
 /// A skin's joints in the skeleton.

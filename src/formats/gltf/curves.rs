@@ -136,7 +136,7 @@ pub(super) fn read_animations(
         // The spec allows one channel a target (node and path) in an animation; of several, the
         // last is kept (as a later track overrides an earlier one in the engines that accept it),
         // and only it is read, so a file that repeats one channel thousands of times costs one.
-        let mut last_of_target = std::collections::HashMap::new();
+        let mut last_of_target = ahash::AHashMap::new();
         for channel in animation.channels() {
             last_of_target.insert((channel.target().node().index(), channel.target().property() as usize), channel.index());
         }

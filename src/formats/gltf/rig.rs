@@ -9,7 +9,7 @@ use crate::anim;
 use crate::anim::{Joint, JointPose, KeyTimes, Skeleton};
 use crate::formats::FormatError;
 use glam::{Mat4, Vec4};
-use std::collections::HashMap;
+use ahash::AHashMap as HashMap;
 
 // Rig: direct evaluation, and baking
 // ---------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ use super::{error, BIND_SHAPE_TOLERANCE, FLOAT};
 use crate::anim::{Joint, JointPose};
 use crate::formats::FormatError;
 use glam::Mat4;
-use std::collections::HashMap;
+use ahash::AHashMap as HashMap;
 
 impl<'a> Builder<'a> {
     /// Every skin's joints, each skin's parents first. A joint's parent is its nearest ancestor

@@ -123,7 +123,7 @@ pub(super) fn bind_vertex(
     let influence_count = normalized.len() as u32;
     // Each joint's weighted points summed in one pass (a search per influence would be quadratic in
     // a vertex's weights, as normalize_influences' own merge once was), over the weights it keeps.
-    let mut by_joint: std::collections::HashMap<u32, (Vec3, f32)> = std::collections::HashMap::new();
+    let mut by_joint: ahash::AHashMap<u32, (Vec3, f32)> = ahash::AHashMap::new();
     for (weight, point) in raw.iter().zip(&points).filter(|(weight, _)| weight.weight > 0.0 && weight.weight.is_finite()) {
         let (sum, total) = by_joint.entry(weight.joint).or_insert((Vec3::ZERO, 0.0));
         *sum += weight.weight * *point;

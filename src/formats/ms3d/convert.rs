@@ -10,7 +10,7 @@ use crate::anim::{Animation, Channel, Influence, Interpolation, Joint, JointPose
 use crate::formats::{texture, FormatError};
 use crate::model::{compute_tangents, normalize_influences, FileLayout, FileMesh, LoadStats, Material, Mesh, Model, Vertex};
 use glam::{Mat4, Vec2, Vec3, Vec4};
-use std::collections::HashMap;
+use ahash::AHashMap as HashMap;
 use std::path::Path;
 
 // ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ use super::{
     TRIANGLE_SIZE, VERTEX_SIZE,
 };
 use crate::formats::FormatError;
-use std::collections::HashMap;
+use ahash::AHashMap as HashMap;
 use std::path::Path;
 
 // ---------------------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 //! A level's error ([`super`]: "The error, in an animated pose"): the farthest a vertex of the full
 //! mesh lies from the level's triangles near it along the mesh, over the sampled poses.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use ahash::AHashMap as HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use glam::Vec3;
@@ -88,7 +90,6 @@ fn run_error(measured: &Measured<'_>, points: std::ops::Range<usize>, at_least: 
     };
     let mut error = at_least;
     let mut nearby: Vec<u32> = Vec::new();
-    let Marks { regions: region_seen, triangles: triangle_seen } = marks;
     for point in points {
         if !around.of(point).is_empty() || weld.neighbours[point].is_empty() {
             continue; // kept, or in no triangle of the full mesh
@@ -99,49 +100,62 @@ fn run_error(measured: &Measured<'_>, points: std::ops::Range<usize>, at_least: 
             error = pieces.iter().fold(error, |error, sizes| error.max(sizes[piece]));
             continue;
         }
-        nearby.clear();
-        let stamp = point as u32;
-        let mut gather = |region: u32| {
-            if region == u32::MAX || region_seen[region as usize] == stamp {
-                return;
-            }
-            region_seen[region as usize] = stamp;
-            for &triangle in around.of(region as usize) {
-                if triangle_seen[triangle as usize] != stamp {
-                    triangle_seen[triangle as usize] = stamp;
-                    nearby.push(triangle);
-                }
-            }
-        };
-        gather(nearest[point]);
-        for &next in &weld.neighbours[point] {
-            gather(nearest[next as usize]);
-            for &beyond in &weld.neighbours[next as usize] {
-                gather(nearest[beyond as usize]);
-            }
-        }
-        let first = nearby[0];
+        // The nearest kept point's first triangle is tried first in every pose; the triangles
+        // around the nearby kept points are gathered only when a pose needs them.
+        let first = around.of(nearest[point] as usize)[0];
+        let mut gathered = false;
         for &vertex in &weld.vertices_of[point] {
             let mut best = first;
             for positions in skinned {
-                let point = positions[vertex as usize];
+                let point_at = positions[vertex as usize];
                 // A triangle is no farther than its nearest corner: that first, the exact distance
                 // only when the corner is too far.
                 let corners = triangles[best as usize].map(|index| positions[index as usize]);
-                let corner = corners.iter().map(|corner| corner.distance_squared(point)).fold(f32::INFINITY, f32::min);
-                if corner <= error * error || distance(positions, point, best) <= error {
+                let corner = corners.iter().map(|corner| corner.distance_squared(point_at)).fold(f32::INFINITY, f32::min);
+                if corner <= error * error || distance(positions, point_at, best) <= error {
                     continue;
                 }
-                let (nearest, triangle) = nearby
+                if !gathered {
+                    gather_nearby(weld, around, nearest, point, marks, &mut nearby);
+                    gathered = true;
+                }
+                let (closest, triangle) = nearby
                     .iter()
-                    .map(|&triangle| (distance(positions, point, triangle), triangle))
+                    .map(|&triangle| (distance(positions, point_at, triangle), triangle))
                     .fold((f32::INFINITY, first), |a, b| if b.0 < a.0 { b } else { a });
                 best = triangle;
-                error = error.max(nearest);
+                error = error.max(closest);
             }
         }
     }
     error
+}
+
+/// Into `nearby`, the level's triangles around `point`'s nearest kept point and around those of
+/// the points within two edges of it, each once (the nearest kept point's first).
+fn gather_nearby(weld: &Weld, around: &TrianglesAround, nearest: &[u32], point: usize, marks: &mut Marks, nearby: &mut Vec<u32>) {
+    nearby.clear();
+    let stamp = point as u32;
+    let Marks { regions: region_seen, triangles: triangle_seen } = marks;
+    let mut gather = |region: u32| {
+        if region == u32::MAX || region_seen[region as usize] == stamp {
+            return;
+        }
+        region_seen[region as usize] = stamp;
+        for &triangle in around.of(region as usize) {
+            if triangle_seen[triangle as usize] != stamp {
+                triangle_seen[triangle as usize] = stamp;
+                nearby.push(triangle);
+            }
+        }
+    };
+    gather(nearest[point]);
+    for &next in &weld.neighbours[point] {
+        gather(nearest[next as usize]);
+        for &beyond in &weld.neighbours[next as usize] {
+            gather(nearest[beyond as usize]);
+        }
+    }
 }
 
 /// Lists of triangles, one list a point, in one allocation.
@@ -171,7 +185,7 @@ struct Weld {
 
 impl Weld {
     fn new(model: &Model) -> Weld {
-        let mut points: HashMap<[u32; 3], u32> = HashMap::new();
+        let mut points: HashMap<[u32; 3], u32> = HashMap::with_capacity(model.vertices.len());
         let mut vertices_of: Vec<Vec<u32>> = Vec::new();
         let point_of: Vec<u32> = model
             .vertices

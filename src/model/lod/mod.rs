@@ -11,9 +11,9 @@
 //! than the camera).
 //!
 //! **The error, in an animated pose.** A level's error is the farthest any vertex of the full mesh
-//! lies from the level's surface, measured after skinning both, in the bind pose and at
-//! [`SAMPLES_PER_CLIP`] evenly spaced times of every clip ([`MAX_POSES`] at most, fewer for models
-//! of over 83,000 vertices), then grown by
+//! lies from the level's surface, measured after skinning both, in the bind pose and in the clips'
+//! most telling poses ([`MAX_POSES`] in all at most, fewer for models of over 250,000 vertices:
+//! those farthest apart of [`SAMPLES_PER_CLIP`] evenly spaced times of every clip), then grown by
 //! [`ERROR_MARGIN`] for the poses between samples, crossfades and layers. The distance of a
 //! removed vertex is taken to the level's triangles around the nearest kept vertices *along the
 //! mesh* (a walk over edges, seams welded), not the nearest in space: a finger's vertex is never
@@ -21,14 +21,13 @@
 //! that no sample comes near can exceed it. The cull pass projects it to the screen and picks the
 //! coarsest level whose error is at most one pixel there.
 
-use std::collections::HashMap;
+use ahash::AHashMap as HashMap;
 
 use glam::{Mat4, Vec3};
 use rayon::prelude::*;
 
 mod error;
 
-use crate::anim::skin_vertex;
 use crate::model::{Level, Model, MAX_LEVELS};
 use error::measure_errors;
 
@@ -38,12 +37,17 @@ const REDUCTION: f32 = 0.5;
 const MIN_TRIANGLES: usize = 64;
 /// A level that keeps more than this fraction of the finer level's triangles ends the chain.
 const MIN_PROGRESS: f32 = 0.85;
-/// Poses of each clip at which the error is measured (and the bind pose).
+/// Times of each clip that are candidate poses for measuring the error (fewer when the clips are
+/// many)...
 pub const SAMPLES_PER_CLIP: usize = 8;
-/// At most this many poses in all...
-pub const MAX_POSES: usize = 48;
+/// ...this many candidates at most, the bind pose included...
+const CANDIDATES: usize = 64;
+/// ...of which this many are measured at most, the bind pose and the most telling ones...
+pub const MAX_POSES: usize = 16;
+/// ...as far as this many vertices spread over the model tell (see [`sample_poses`]).
+const PROBE_VERTICES: usize = 256;
 /// ...and at most this many vertices skinned over all of them (at least the bind pose and one
-/// more), so a model of a million vertices is measured in a few poses, not 48.
+/// more), so a model of a million vertices is measured in a few poses, not 16.
 const POSED_VERTICES: usize = 4_000_000;
 /// Poses whose skinned positions the simplifier weighs as attributes (18 of its 32 floats).
 const ATTRIBUTE_POSES: usize = 6;
@@ -152,35 +156,56 @@ fn mesh_indices<'a>(model: &'a Model, mesh: &crate::model::Mesh) -> &'a [u32] {
     model.indices.get(first..first + mesh.index_count as usize).unwrap_or(&[])
 }
 
-/// The bind pose, then [`SAMPLES_PER_CLIP`] evenly spaced times of every clip, as palettes (model
-/// space, no world), at most `limit`.
+/// The poses the levels are measured in, most telling first: the bind pose, then, from the
+/// candidates ([`SAMPLES_PER_CLIP`] evenly spaced times of every clip, fewer a clip when that
+/// would pass [`CANDIDATES`]),
+/// each time the one farthest from every pose taken so far (farthest-point sampling; the distance
+/// between two poses is the farthest any of [`PROBE_VERTICES`] spread vertices moves between
+/// them), `limit` at most. Evenly spaced samples spend most poses on what the clips repeat (a walk
+/// cycle's two halves, a held pose); these reach the extremes, where a level strays most.
+/// A candidate no farther than 1e-6 of the extent from a pose taken adds nothing and ends the
+/// choice. Palettes are in model space, no world.
 fn sample_poses(model: &Model, limit: usize) -> Vec<Vec<Mat4>> {
-    let mut poses = vec![vec![Mat4::IDENTITY; model.skeleton.len()]];
-    for clip in &model.clips {
-        for sample in 0..SAMPLES_PER_CLIP {
-            if poses.len() >= limit {
-                return poses;
-            }
-            let time = clip.start + clip.duration * sample as f32 / SAMPLES_PER_CLIP as f32;
-            let mut palette = vec![Mat4::IDENTITY; model.skeleton.len()];
-            model.palette_at(clip.animation, time, &mut palette);
-            poses.push(palette);
+    // Fewer times a clip when there are many clips, but never fewer than its start and middle.
+    let per_clip = (CANDIDATES / model.clips.len().max(1)).clamp(2, SAMPLES_PER_CLIP);
+    let times: Vec<(usize, f32)> = model
+        .clips
+        .iter()
+        .flat_map(|clip| (0..per_clip).map(move |sample| (clip.animation, clip.start + clip.duration * sample as f32 / per_clip as f32)))
+        .take(CANDIDATES - 1)
+        .collect();
+    let mut candidates = vec![vec![Mat4::IDENTITY; model.skeleton.len()]];
+    candidates.par_extend(times.par_iter().map(|&(animation, time)| {
+        let mut palette = vec![Mat4::IDENTITY; model.skeleton.len()];
+        model.palette_at(animation, time, &mut palette);
+        palette
+    }));
+    let step = (model.vertices.len() / PROBE_VERTICES).max(1);
+    let probes: Vec<&crate::model::Vertex> = model.vertices.iter().step_by(step).collect();
+    let placed: Vec<Vec<Vec3>> = candidates
+        .par_iter()
+        .map(|palette| probes.iter().map(|vertex| model.skinned_position(vertex, Some(palette))).collect())
+        .collect();
+    let apart = |a: &[Vec3], b: &[Vec3]| a.iter().zip(b).map(|(a, b)| a.distance_squared(*b)).fold(0.0f32, f32::max).sqrt();
+    let still = 1e-6 * model.extent();
+    let mut chosen = vec![0];
+    let mut nearest = vec![f32::INFINITY; candidates.len()];
+    while chosen.len() < limit.min(candidates.len()) {
+        let last = &placed[chosen[chosen.len() - 1]];
+        for (distance, candidate) in nearest.iter_mut().zip(&placed) {
+            *distance = distance.min(apart(candidate, last));
         }
+        let Some((next, &farthest)) = nearest.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)) else { break };
+        if farthest <= still {
+            break;
+        }
+        chosen.push(next);
     }
-    poses
+    chosen.into_iter().map(|index| std::mem::take(&mut candidates[index])).collect()
 }
 
 fn skin_positions(model: &Model, palette: &[Mat4]) -> Vec<Vec3> {
-    model
-        .vertices
-        .iter()
-        .map(|vertex| {
-            if palette.is_empty() {
-                return vertex.position;
-            }
-            skin_vertex(palette, vertex.position, vertex.normal, vertex.tangent.truncate(), model.influences_of(vertex)).position
-        })
-        .collect()
+    model.vertices.iter().map(|vertex| model.skinned_position(vertex, Some(palette))).collect()
 }
 
 /// Attribute floats per vertex: normal, UV, then the skinned position in up to
@@ -196,13 +221,8 @@ struct Attributes {
 
 fn attributes(model: &Model, skinned: &[Vec<Vec3>]) -> Attributes {
     let scale = 1.0 / model.extent().max(1e-6);
-    // Poses spread over the samples (the first is the bind pose, which the position already is).
-    let animated: Vec<&Vec<Vec3>> = if skinned.len() > 1 {
-        let step = ((skinned.len() - 1) as f32 / ATTRIBUTE_POSES as f32).max(1.0);
-        (0..ATTRIBUTE_POSES).filter_map(|pose| skinned.get(1 + (pose as f32 * step) as usize)).collect()
-    } else {
-        Vec::new()
-    };
+    // The most telling poses after the bind pose, which the position already is.
+    let animated: Vec<&Vec<Vec3>> = skinned.iter().skip(1).take(ATTRIBUTE_POSES).collect();
     let mut values = Vec::with_capacity(model.vertices.len() * ATTRIBUTES);
     for (index, vertex) in model.vertices.iter().enumerate() {
         values.extend_from_slice(&vertex.normal.to_array());
