@@ -19,63 +19,119 @@ impl Model {
         if self.bounds.mirrors {
             return Facing::TwoSided;
         }
-        // Seam copies share a place and, to stay together when skinned, their influences.
-        let mut welded: HashMap<WeldKey, u32> = HashMap::with_capacity(self.vertices.len());
-        let ids: Vec<u32> = self
-            .vertices
-            .iter()
-            .map(|vertex| {
-                // +0.0 and -0.0 are one place.
-                let place = (vertex.position + Vec3::ZERO).to_array().map(f32::to_bits);
-                let influences =
-                    self.influences_of(vertex).iter().map(|influence| (influence.joint, influence.weight.to_bits())).collect();
-                let next = welded.len() as u32;
-                *welded.entry((place, influences)).or_insert(next)
+        let Some(ids) = self.welded_ids() else {
+            return Facing::TwoSided; // an index past the vertices: loaders never produce one
+        };
+        // The triangles that cover something once welded.
+        let triangles: Vec<[u32; 3]> = self
+            .indices
+            .chunks_exact(3)
+            .map(|triangle| [triangle[0], triangle[1], triangle[2]])
+            .filter(|triangle| {
+                let [a, b, c] = triangle.map(|corner| ids[corner as usize]);
+                a != b && b != c && c != a // welded to a line: covers nothing, bounds nothing
             })
             .collect();
-        // Each directed edge and the one triangle that runs it; a second one means not closed.
-        let mut edges: HashMap<(u32, u32), usize> = HashMap::with_capacity(self.indices.len());
-        let mut triangles: Vec<[u32; 3]> = Vec::with_capacity(self.indices.len() / 3);
-        for triangle in self.indices.chunks_exact(3) {
-            let corner = |index: u32| ids.get(index as usize).copied();
-            let (Some(a), Some(b), Some(c)) = (corner(triangle[0]), corner(triangle[1]), corner(triangle[2])) else {
-                return Facing::TwoSided; // an index past the vertices: loaders never produce one
-            };
-            if a == b || b == c || c == a {
-                continue; // welded to a line: covers nothing, bounds nothing
-            }
-            for edge in [(a, b), (b, c), (c, a)] {
-                if edges.insert(edge, triangles.len()).is_some() {
-                    return Facing::TwoSided;
-                }
-            }
-            triangles.push([triangle[0], triangle[1], triangle[2]]);
-        }
         if triangles.is_empty() {
             return Facing::TwoSided;
         }
-        // Closed: every edge has its twin. Triangles sharing an edge are one piece (sharing only a
-        // corner is not enough: two pieces may touch at a point and face opposite ways).
+        // Each welded vertex's outgoing edges as (to, triangle), counted into one list: a second
+        // edge the same way means not closed, and so does an edge without its twin the other way.
+        let points = ids.iter().max().map_or(0, |&last| last as usize + 1);
+        let edges_of = |triangle: &[u32; 3]| {
+            let [a, b, c] = triangle.map(|corner| ids[corner as usize]);
+            [(a, b), (b, c), (c, a)]
+        };
+        let mut starts = vec![0u32; points + 1];
+        for triangle in &triangles {
+            for (from, _) in edges_of(triangle) {
+                starts[from as usize + 1] += 1;
+            }
+        }
+        for point in 0..points {
+            starts[point + 1] += starts[point];
+        }
+        let mut filled = starts.clone();
+        let mut outgoing = vec![(0u32, 0u32); 3 * triangles.len()];
+        for (index, triangle) in triangles.iter().enumerate() {
+            for (from, to) in edges_of(triangle) {
+                outgoing[filled[from as usize] as usize] = (to, index as u32);
+                filled[from as usize] += 1;
+            }
+        }
+        let edges = |point: u32| &outgoing[starts[point as usize] as usize..starts[point as usize + 1] as usize];
         let mut pieces = Pieces::new(triangles.len());
-        for (&(from, to), &triangle) in &edges {
-            match edges.get(&(to, from)) {
-                Some(&twin) => pieces.join(triangle as u32, twin as u32),
-                None => return Facing::TwoSided,
+        for from in 0..points as u32 {
+            let out = edges(from);
+            for (at, &(to, triangle)) in out.iter().enumerate() {
+                if out[..at].iter().any(|&(other, _)| other == to) {
+                    return Facing::TwoSided;
+                }
+                // Closed: every edge has its twin. Triangles sharing an edge are one piece
+                // (sharing only a corner is not enough: two pieces may touch at a point and face
+                // opposite ways).
+                match edges(to).iter().find(|&&(back, _)| back == from) {
+                    Some(&(_, twin)) => pieces.join(triangle, twin),
+                    None => return Facing::TwoSided,
+                }
             }
         }
         // Six times each piece's signed volume, in f64: thin pieces sum many small terms.
-        let mut volumes: HashMap<u32, f64> = HashMap::new();
+        let mut volumes = vec![0.0f64; triangles.len()];
         for (index, triangle) in triangles.iter().enumerate() {
             let [p, q, r] = triangle.map(|corner| self.vertices[corner as usize].position.as_dvec3());
-            *volumes.entry(pieces.root(index as u32)).or_default() += p.dot(q.cross(r));
+            volumes[pieces.root(index as u32) as usize] += p.dot(q.cross(r));
         }
-        if volumes.values().all(|&volume| volume > 0.0) {
+        let volumes: Vec<f64> = (0..triangles.len() as u32).filter(|&index| pieces.root(index) == index).map(|root| volumes[root as usize]).collect();
+        if volumes.iter().all(|&volume| volume > 0.0) {
             Facing::Outward
-        } else if volumes.values().all(|&volume| volume < 0.0) {
+        } else if volumes.iter().all(|&volume| volume < 0.0) {
             Facing::Inward
         } else {
             Facing::TwoSided
         }
+    }
+}
+
+impl Model {
+    /// Each vertex's welded id: seam copies share a place and, to stay together when skinned,
+    /// their influences, so both must match. `None` where an index lies past the vertices.
+    fn welded_ids(&self) -> Option<Vec<u32>> {
+        if self.indices.iter().any(|&index| index as usize >= self.vertices.len()) {
+            return None;
+        }
+        // The first vertex at each place, and from each vertex the next one at its place: the few
+        // copies at a place are compared by their influences directly, nothing allocated a vertex.
+        let mut first_at: HashMap<[u32; 3], u32> = HashMap::with_capacity(self.vertices.len());
+        let mut next_at = vec![u32::MAX; self.vertices.len()];
+        let mut ids = vec![0u32; self.vertices.len()];
+        let mut count = 0;
+        let same = |a: &super::Vertex, b: &super::Vertex| {
+            let (a, b) = (self.influences_of(a), self.influences_of(b));
+            a.len() == b.len()
+                && a.iter().zip(b).all(|(a, b)| a.joint == b.joint && a.weight.to_bits() == b.weight.to_bits())
+        };
+        for (index, vertex) in self.vertices.iter().enumerate() {
+            // +0.0 and -0.0 are one place.
+            let place = (vertex.position + Vec3::ZERO).to_array().map(f32::to_bits);
+            let mut at = *first_at.entry(place).or_insert(index as u32);
+            ids[index] = loop {
+                if at == index as u32 {
+                    count += 1; // the first vertex at its place
+                    break count - 1;
+                }
+                if same(&self.vertices[at as usize], vertex) {
+                    break ids[at as usize];
+                }
+                if next_at[at as usize] == u32::MAX {
+                    next_at[at as usize] = index as u32; // a new copy at this place
+                    count += 1;
+                    break count - 1;
+                }
+                at = next_at[at as usize];
+            };
+        }
+        Some(ids)
     }
 }
 
@@ -100,9 +156,6 @@ impl Facing {
         }
     }
 }
-
-/// A vertex's place (position bits) and influences (joint, weight bits): seam copies share both.
-type WeldKey = ([u32; 3], Vec<(u32, u32)>);
 
 /// Connected pieces of a closed mesh: union-find over triangles joined by their shared edges.
 struct Pieces {
