@@ -102,23 +102,27 @@ pub(crate) fn open_model(
         model.cut_clips(&parse_clips_argument(text)?)?;
     }
     // A thread of its own, not a rayon task: the chain waits on its own helper thread, and a
-    // waiting rayon worker would be one worker less for both jobs' parallel parts.
-    let (bounds, levelled) = std::thread::scope(|scope| {
+    // waiting rayon worker would be one worker less for both jobs' parallel parts. Both read the
+    // model; the levels, which reorder its vertices, go in afterwards (the cells do not depend on
+    // the vertices' order).
+    let (bounds, chain) = std::thread::scope(|scope| {
         let chain = levels.then(|| {
             scope.spawn(|| {
                 let started = std::time::Instant::now();
-                (vkskin::model::lod::with_levels(&model), started.elapsed().as_secs_f64())
+                (vkskin::model::lod::chain(&model), started.elapsed().as_secs_f64())
             })
         });
         let bounds = model.cell_bounds();
         (bounds, chain.map(|chain| chain.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
     });
-    // The levels reorder the vertices; the cells do not depend on their order.
-    let (mut model, seconds) = match levelled {
-        Some((levelled, seconds)) => (levelled, Some(seconds)),
-        None => (model, None),
-    };
     model.bounds = bounds;
+    let seconds = chain.map(|(chain, seconds)| {
+        match chain {
+            Some(chain) => chain.apply(&mut model),
+            None => model.levels.clear(),
+        }
+        seconds
+    });
     Ok((model, seconds))
 }
 

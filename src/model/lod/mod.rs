@@ -59,24 +59,57 @@ pub const ERROR_MARGIN: f32 = 1.25;
 /// comes back without levels. Best called from a thread of its own rather than a rayon task: it
 /// waits for its error-measuring helper thread, and a waiting worker is lost to the pool meanwhile.
 pub fn with_levels(model: &Model) -> Model {
-    let mut model = model.clone();
-    model.levels.clear();
-    let vertex_count = model.vertices.len();
-    if model.indices.len() < 3 * MIN_TRIANGLES || model.meshes.is_empty() || !simplifiable(&model) {
-        return model;
+    let mut levelled = model.clone();
+    match chain(model) {
+        Some(chain) => chain.apply(&mut levelled),
+        None => levelled.levels.clear(),
     }
-    let poses = sample_poses(&model, (POSED_VERTICES / vertex_count.max(1)).clamp(2, MAX_POSES));
-    let skinned: Vec<Vec<Vec3>> = poses.par_iter().map(|palette| skin_positions(&model, palette)).collect();
-    let attributes = attributes(&model, &skinned);
+    levelled
+}
+
+/// A model's levels of detail and the vertex order they need, made without changing the model
+/// (so its culling cells may be built from it meanwhile, and nothing is copied): [`Chain::apply`]
+/// puts them in.
+pub struct Chain {
+    levels: Vec<Level>,
+    /// The old index of each new vertex, and the new index of each old one.
+    order: Vec<u32>,
+    new_index: Vec<u32>,
+}
+
+impl Chain {
+    /// `model` with its vertices reordered and its levels set.
+    pub fn apply(self, model: &mut Model) {
+        model.vertices = self.order.iter().map(|&old| model.vertices[old as usize]).collect();
+        for index in &mut model.indices {
+            *index = self.new_index[*index as usize];
+        }
+        model.layout.renumber_vertices(&self.new_index);
+        for target in &mut model.morph_targets {
+            target.renumber_vertices(&self.new_index);
+        }
+        model.levels = self.levels;
+    }
+}
+
+/// [`with_levels`]'s levels without the copy: `None` where the model gets none.
+pub fn chain(model: &Model) -> Option<Chain> {
+    let vertex_count = model.vertices.len();
+    if model.indices.len() < 3 * MIN_TRIANGLES || model.meshes.is_empty() || !simplifiable(model) {
+        return None;
+    }
+    let poses = sample_poses(model, (POSED_VERTICES / vertex_count.max(1)).clamp(2, MAX_POSES));
+    let skinned: Vec<Vec<Vec3>> = poses.par_iter().map(|palette| skin_positions(model, palette)).collect();
+    let attributes = attributes(model, &skinned);
 
     // Each level simplifies the one before it, mesh by mesh: its vertices are a subset of that one's.
     // A level's error is measured on a second thread while the next level is simplified (the
     // simplifier works on one mesh at a time, and many characters are one mesh).
     let (chain, errors) = std::thread::scope(|scope| {
         let (send, levels) = std::sync::mpsc::channel::<Vec<Vec<u32>>>();
-        let measuring = scope.spawn(|| measure_errors(&model, &skinned, levels));
+        let measuring = scope.spawn(|| measure_errors(model, &skinned, levels));
         let mut chain: Vec<Vec<Vec<u32>>> = Vec::new();
-        let full: Vec<Vec<u32>> = model.meshes.iter().map(|mesh| mesh_indices(&model, mesh).to_vec()).collect();
+        let full: Vec<Vec<u32>> = model.meshes.iter().map(|mesh| mesh_indices(model, mesh).to_vec()).collect();
         while chain.len() + 1 < MAX_LEVELS {
             let finer = chain.last().unwrap_or(&full);
             let triangles: usize = finer.iter().map(|indices| indices.len() / 3).sum();
@@ -97,7 +130,7 @@ pub fn with_levels(model: &Model) -> Model {
         (chain, errors)
     });
     if chain.is_empty() {
-        return model;
+        return None;
     }
 
     // The coarsest level each vertex belongs to; vertices sort coarsest first (stable).
@@ -125,16 +158,7 @@ pub fn with_levels(model: &Model) -> Model {
         let vertex_count = rank.iter().filter(|&&rank| rank > level).count() as u32;
         levels.push(Level { vertex_count, indices, ranges, error: errors[level] });
     }
-    model.vertices = order.iter().map(|&old| model.vertices[old as usize]).collect();
-    for index in &mut model.indices {
-        *index = new_index[*index as usize];
-    }
-    model.layout.renumber_vertices(&new_index);
-    for target in &mut model.morph_targets {
-        target.renumber_vertices(&new_index);
-    }
-    model.levels = levels;
-    model
+    Some(Chain { levels, order, new_index })
 }
 
 /// What meshoptimizer takes on trust (its checks are asserts, compiled out in release): whole
