@@ -285,6 +285,16 @@ pub fn skin_vertex(palette: &[Mat4], position: Vec3, normal: Vec3, tangent: Vec3
     }
 }
 
+/// [`skin_vertex`]'s position alone: the same blend, without the normal and tangent.
+pub fn skin_position(palette: &[Mat4], position: Vec3, influences: &[Influence]) -> Vec3 {
+    let mut blended = Mat4::ZERO;
+    for influence in influences {
+        let Some(matrix) = palette.get(influence.joint as usize) else { continue };
+        blended += *matrix * influence.weight;
+    }
+    blended.transform_point3(position)
+}
+
 /// What a vertex's influence offsets (`Model::influence_offsets`) add to its skinned position:
 /// each influence's offset turned by its matrix's linear part, weighted. With it, linear blending is
 /// the weighted sum of each joint carrying its own point, MD5's definition. Dual-quaternion

@@ -323,7 +323,7 @@ impl Model {
         let influences = self.influences_of(vertex);
         match palette {
             Some(palette) if !influences.is_empty() && !palette.is_empty() => {
-                let skinned = crate::anim::skin_vertex(palette, vertex.position, vertex.normal, Vec3::X, influences).position;
+                let skinned = crate::anim::skin_position(palette, vertex.position, influences);
                 skinned + crate::anim::offset_correction(palette, influences, self.influence_offsets_of(vertex))
             }
             _ => vertex.position,

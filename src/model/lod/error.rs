@@ -185,8 +185,8 @@ impl Lists {
         self.starts.len() - 1
     }
 
-    /// From (point, item) pairs in any order, each list sorted and without repeats (a counting
-    /// sort by point: linear in the pairs, where sorting them all was most of the weld's time).
+    /// From (point, item) pairs in any order, each list in the pairs' order without repeats (a
+    /// counting sort by point, linear in the pairs: sorting them all was most of the weld's time).
     fn from_pairs(points: usize, pairs: &[(u32, u32)]) -> Lists {
         let mut starts = vec![0u32; points + 1];
         for &(point, _) in pairs {
@@ -201,15 +201,19 @@ impl Lists {
             items[filled[point as usize] as usize] = item;
             filled[point as usize] += 1;
         }
-        // Each list sorted and its repeats dropped, moved down over the room they took.
+        // Each list's repeats dropped (the point that last took each item marks it), the lists
+        // moved down over the room the repeats took.
+        let largest = items.iter().max().map_or(0, |&item| item as usize + 1);
+        let mut taken_by = vec![u32::MAX; largest];
         let mut kept = 0;
         for point in 0..points {
             let (start, end) = (starts[point] as usize, starts[point + 1] as usize);
             starts[point] = kept as u32;
-            items[start..end].sort_unstable();
             for at in start..end {
-                if at == start || items[at] != items[at - 1] {
-                    items[kept] = items[at];
+                let item = items[at];
+                if taken_by[item as usize] != point as u32 {
+                    taken_by[item as usize] = point as u32;
+                    items[kept] = item;
                     kept += 1;
                 }
             }

@@ -247,15 +247,15 @@ fn attributes(model: &Model, skinned: &[Vec<Vec3>]) -> Attributes {
     let scale = 1.0 / model.extent().max(1e-6);
     // The most telling poses after the bind pose, which the position already is.
     let animated: Vec<&Vec<Vec3>> = skinned.iter().skip(1).take(ATTRIBUTE_POSES).collect();
-    let mut values = Vec::with_capacity(model.vertices.len() * ATTRIBUTES);
-    for (index, vertex) in model.vertices.iter().enumerate() {
-        values.extend_from_slice(&vertex.normal.to_array());
-        values.extend_from_slice(&vertex.uv.to_array());
+    let mut values = vec![0.0f32; model.vertices.len() * ATTRIBUTES];
+    values.par_chunks_mut(ATTRIBUTES).zip(&model.vertices).enumerate().for_each(|(index, (values, vertex))| {
+        values[..3].copy_from_slice(&vertex.normal.to_array());
+        values[3..5].copy_from_slice(&vertex.uv.to_array());
         for pose in 0..ATTRIBUTE_POSES {
             let position = animated.get(pose).map_or(vertex.position, |positions| positions[index]);
-            values.extend_from_slice(&(position * scale).to_array());
+            values[5 + 3 * pose..8 + 3 * pose].copy_from_slice(&(position * scale).to_array());
         }
-    }
+    });
     let mut weights = [0.0; ATTRIBUTES];
     weights[..3].fill(0.5); // normals: shading
     weights[3..5].fill(0.25); // UVs: texture swim
