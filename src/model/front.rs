@@ -10,8 +10,34 @@ impl Model {
     /// The turn about +Y (radians) from +Z to the way the character faces in its bind pose, from
     /// its joints named left and right (`LeftArm`, `upper_arm_left`, `Bip01 L Thigh`, `hand.L`):
     /// the character's left is from its right joints towards its left ones, and it faces along
-    /// left × up. None where the names say nothing or the two sides do not stand apart.
+    /// left × up ([`Model::named_sides_yaw`]).
+    ///
+    /// Where the names say nothing (the Milkshape ninja's `Joint1` to `Joint29`), the feet do
+    /// ([`Model::feet_yaw`]). Where both tell and disagree by more than a right angle, the feet in
+    /// the first pose that plays decide: a rig whose `.L` joints sit on the character's right
+    /// (Blender's Bob.md5mesh) and a COLLADA stormtrooper whose bind pose has its toes behind
+    /// its ankles, turned round by its clip, each open facing the camera then. None where neither
+    /// tells.
     pub fn facing_yaw(&self) -> Option<f32> {
+        let bind: Vec<Vec3> = self.skeleton.joints.iter().map(|joint| joint.inverse_bind.inverse().w_axis.truncate()).collect();
+        match (self.named_sides_yaw(), self.feet_yaw(&bind)) {
+            (Some(names), Some(feet)) if (names - feet).cos() < 0.0 => Some(self.played_feet_yaw(&bind).unwrap_or(names)),
+            (names, feet) => names.or(feet),
+        }
+    }
+
+    /// The feet's yaw in the first pose the default clip plays.
+    fn played_feet_yaw(&self, bind: &[Vec3]) -> Option<f32> {
+        let clip = self.clips.get(self.default_clip()?)?;
+        let mut palette = vec![glam::Mat4::IDENTITY; self.skeleton.len()];
+        self.palette_at(clip.animation, clip.start, &mut palette);
+        let posed: Vec<Vec3> = bind.iter().zip(&palette).map(|(&position, matrix)| matrix.transform_point3(position)).collect();
+        self.feet_yaw(&posed)
+    }
+
+    /// [`Model::facing_yaw`] from the joints' names alone: None where they say nothing or the two
+    /// sides do not stand apart.
+    pub fn named_sides_yaw(&self) -> Option<f32> {
         let (mut left, mut right) = ((Vec3::ZERO, 0u32), (Vec3::ZERO, 0u32));
         for joint in &self.skeleton.joints {
             let position = joint.inverse_bind.inverse().w_axis.truncate();
@@ -33,6 +59,45 @@ impl Model {
             return None;
         }
         let forward = across.cross(Vec3::Y);
+        Some(forward.x.atan2(forward.z))
+    }
+}
+
+impl Model {
+    /// [`Model::facing_yaw`] from the feet, with the joints at `positions`: a joint that ends a
+    /// chain near the ground (within a tenth of the extent of the lowest joint) and lies mostly
+    /// level with its parent is a toe, ahead of its ankle. The character faces the way the toes
+    /// point, where at least two do and they agree.
+    pub fn feet_yaw(&self, positions: &[Vec3]) -> Option<f32> {
+        let joints = &self.skeleton.joints;
+        if positions.len() != joints.len() {
+            return None;
+        }
+        let mut ends_chain = vec![true; joints.len()];
+        for joint in joints {
+            if let Some(parent) = joint.parent.filter(|&parent| parent < joints.len()) {
+                ends_chain[parent] = false;
+            }
+        }
+        let lowest = positions.iter().filter(|position| position.is_finite()).map(|position| position.y).fold(f32::INFINITY, f32::min);
+        let near_ground = lowest + 0.1 * self.extent();
+        let (mut forward, mut toes) = (Vec3::ZERO, 0);
+        for (index, joint) in joints.iter().enumerate() {
+            let Some(parent) = joint.parent.filter(|&parent| parent < joints.len()) else { continue };
+            if !ends_chain[index] || !(positions[index].y <= near_ground) {
+                continue;
+            }
+            let step = positions[index] - positions[parent];
+            let level = Vec3::new(step.x, 0.0, step.z);
+            if level.is_finite() && level.length() > 0.5 * step.length() {
+                forward += level.normalize();
+                toes += 1;
+            }
+        }
+        // Toes that point apart (a star of joints on the ground) say nothing.
+        if toes < 2 || forward.length() < 0.7 * toes as f32 {
+            return None;
+        }
         Some(forward.x.atan2(forward.z))
     }
 }

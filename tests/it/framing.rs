@@ -130,3 +130,56 @@ fn the_default_camera_frames_the_played_clip_at_40_to_90_percent() {
         }
     }
 }
+
+/// The angle between two yaws (radians), 0 to π.
+fn yaw_apart(a: f32, b: f32) -> f32 {
+    (a - b).sin().atan2((a - b).cos()).abs()
+}
+
+fn toes_yaw(model: &Model) -> Option<f32> {
+    let bind: Vec<Vec3> = model.skeleton.joints.iter().map(|joint| joint.inverse_bind.inverse().w_axis.truncate()).collect();
+    model.feet_yaw(&bind)
+}
+
+/// The camera opens in front of the character (`Model::facing_yaw`), and its cues are held to each
+/// other. The bundled figure's names and toes agree; with its left and right names swapped (a rig
+/// whose `.L` joints sit on the character's right, as Blender's Bob.md5mesh) the toes in the pose
+/// that plays face it the same way as before; renamed `Joint0`, `Joint1`, ... (the Milkshape
+/// ninja's names) its toes alone do. On the shared models names and toes agree within 15°
+/// wherever both tell, and the ninja faces -Z.
+#[test]
+fn the_camera_opens_in_front_by_the_names_or_the_toes() {
+    let figure = load(&default_model_path());
+    let yaw = figure.facing_yaw().expect("the bundled figure's names tell its left from its right");
+    let fifteen = 15f32.to_radians();
+    let toes = toes_yaw(&figure).expect("the bundled figure's toes tell");
+    assert!(yaw_apart(yaw, toes) < fifteen, "names {yaw}, toes {toes}");
+
+    let mut swapped = figure.clone();
+    for joint in &mut swapped.skeleton.joints {
+        joint.name = joint.name.replace("left", "LEFT").replace("right", "left").replace("LEFT", "right");
+    }
+    let mirrored = swapped.named_sides_yaw().expect("swapped names still tell");
+    assert!(yaw_apart(mirrored, yaw) > 165f32.to_radians(), "swapped names give {mirrored}, not the opposite of {yaw}");
+    let decided = swapped.facing_yaw().expect("the swapped figure faces somewhere");
+    assert!(yaw_apart(decided, yaw) < fifteen, "swapped names: {decided} against {yaw}");
+
+    let mut unnamed = figure.clone();
+    for (index, joint) in unnamed.skeleton.joints.iter_mut().enumerate() {
+        joint.name = format!("Joint{index}");
+    }
+    assert!(unnamed.named_sides_yaw().is_none());
+    let by_toes = unnamed.facing_yaw().expect("the toes tell without the names");
+    assert!(yaw_apart(by_toes, yaw) < fifteen, "toes alone: {by_toes} against {yaw}");
+
+    for path in models() {
+        let model = load(&path);
+        if let (Some(names), Some(toes)) = (model.named_sides_yaw(), toes_yaw(&model)) {
+            assert!(yaw_apart(names, toes) < fifteen, "{}: names {names}, toes {toes}", path.display());
+        }
+        if path.ends_with("ninja.ms3d") {
+            let ninja = model.facing_yaw().expect("the ninja's toes tell");
+            assert!(yaw_apart(ninja, std::f32::consts::PI) < 10f32.to_radians(), "the ninja faces {ninja}, not -Z");
+        }
+    }
+}
