@@ -62,6 +62,7 @@ pub(super) fn read(
     let node_of: Vec<usize> = nodes.iter().map(|node| node.element.typed_id as usize).collect();
     let reach = reaches(nodes, model, extent);
     for (stack_index, stack) in scene.anim_stacks.iter().enumerate() {
+        let scales_held = scales_held(stack);
         // Nodes are sampled independently, on every core.
         let channels: Vec<Channel> = (0..node_of.len())
             .into_par_iter()
@@ -71,7 +72,7 @@ pub(super) fn read(
                 // The quaternion's chord is half the angle.
                 let turn = 0.5 * TOLERANCE * extent / reach[joint];
                 let tolerance = [TOLERANCE * extent / parent_units, turn, 2.0 * turn];
-                node_channels(stack, node, joint, tolerance)
+                node_channels(stack, node, joint, tolerance, scales_held)
             })
             .collect();
         let weights = blend_weights(scene, stack, target_of_channel)?;
@@ -164,7 +165,7 @@ fn off(pose: &Pose, expected: &Pose, tolerance: &[f32; 3]) -> bool {
 
 /// The node's translation, rotation and scale channels over the stack, or none where no curve of
 /// the stack animates it (the joint then holds its rest, which is the same pose).
-fn node_channels(stack: &ufbx::AnimStack, node: &ufbx::Node, joint: usize, tolerance: [f32; 3]) -> Vec<Channel> {
+fn node_channels(stack: &ufbx::AnimStack, node: &ufbx::Node, joint: usize, tolerance: [f32; 3], scales_held: bool) -> Vec<Channel> {
     let mut times = moving_times(stack, node);
     if times.is_empty() {
         return Vec::new();
@@ -174,8 +175,17 @@ fn node_channels(stack: &ufbx::AnimStack, node: &ufbx::Node, joint: usize, toler
     times.sort_unstable_by(f64::total_cmp);
     times.dedup_by(|a, b| (*a - *b).abs() < FINEST * 0.25);
 
+    // Where only the rotation moves, ufbx evaluates the rotation alone (a third of the properties
+    // it looks up by name) and the translation and scale are the ones at the start.
+    let rotation_only = only_rotation_moves(stack, node, scales_held);
+    let held = ufbx::evaluate_transform(&stack.anim, node, stack.time_begin);
     let evaluate = |time: f64| -> Pose {
-        let transform = ufbx::evaluate_transform(&stack.anim, node, time.clamp(stack.time_begin, stack.time_end));
+        let time = time.clamp(stack.time_begin, stack.time_end);
+        let transform = if rotation_only {
+            ufbx::Transform { rotation: ufbx::evaluate_transform_flags(&stack.anim, node, time, ROTATION_ONLY).rotation, ..held }
+        } else {
+            ufbx::evaluate_transform(&stack.anim, node, time)
+        };
         let (t, r, s) = (transform.translation, transform.rotation, transform.scale);
         [
             Vec4::new(t.x as f32, t.y as f32, t.z as f32, 0.0),
@@ -248,6 +258,43 @@ fn node_channels(stack: &ufbx::AnimStack, node: &ufbx::Node, joint: usize, toler
         .enumerate()
         .map(|(index, property)| channel(joint, property, &samples, index, tolerance[index], start))
         .collect()
+}
+
+/// ufbx's UFBX_TRANSFORM_FLAG_EXPLICIT_INCLUDES | UFBX_TRANSFORM_FLAG_INCLUDE_ROTATION (the Rust
+/// binding's `TransformFlags` does not give its bits to the function that takes them).
+const ROTATION_ONLY: u32 = 0x4 | 0x20;
+
+/// Whether the stack moves nothing of `node` but its rotation: one layer at a fixed weight, no
+/// property of the node animated but its translation, rotation and scale, the translation's and
+/// scale's curves each holding one value. A scale above the node reaches its translation where it
+/// inherits scale componentwise or through a scale helper: then no scale may move anywhere in the
+/// stack (`scales_held`, [`scales_held`]).
+fn only_rotation_moves(stack: &ufbx::AnimStack, node: &ufbx::Node, scales_held: bool) -> bool {
+    let [layer] = stack.layers.as_ref() else { return false };
+    let plain = node.original_inherit_mode == ufbx::InheritMode::Normal
+        && !node.is_scale_helper
+        && node.parent.as_ref().is_none_or(|parent| parent.scale_helper.is_none() && parent.inherit_scale_node.is_none());
+    (plain || scales_held)
+        && !layer.weight_is_animated
+        && ufbx::find_anim_props(layer, &node.element).iter().all(|prop| match prop.prop_name.as_ref() {
+            "Lcl Rotation" => true,
+            "Lcl Translation" | "Lcl Scaling" => prop_held(prop),
+            _ => false,
+        })
+}
+
+/// Whether no node's scale moves in the stack (one layer, every scale curve holding one value).
+fn scales_held(stack: &ufbx::AnimStack) -> bool {
+    let [layer] = stack.layers.as_ref() else { return false };
+    layer.anim_props.iter().filter(|prop| prop.prop_name.as_ref() == "Lcl Scaling").all(prop_held)
+}
+
+/// Whether each curve of the property holds one value, with flat tangents.
+fn prop_held(prop: &ufbx::AnimProp) -> bool {
+    prop.anim_value.curves.iter().flatten().all(|curve| {
+        let first = curve.keyframes.first().map_or(0.0, |key| key.value);
+        curve.keyframes.iter().all(|key| key.value == first && key.left.dy == 0.0 && key.right.dy == 0.0)
+    })
 }
 
 /// Whether the pose a third or two thirds of the way from `start` to `end` is off what their
