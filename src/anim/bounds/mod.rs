@@ -178,6 +178,8 @@ pub fn cells_in(skeleton: &Skeleton, animation: &Animation, parts: &[(std::ops::
     let joint_count = skeleton.len();
     let (cell_count, cell_duration, duration) = cell_layout(skeleton, animation);
     let table = channel_table(animation, joint_count);
+    let turns: Vec<Option<Vec<(f32, bool)>>> =
+        table.iter().map(|[_, rotation, _]| rotation.and_then(motion::segment_turns)).collect();
     let pre: Vec<(Mat3, f32)> =
         skeleton.joints.iter().map(|joint| (Mat3::from_mat4(joint.pre), norm(Mat3::from_mat4(joint.pre)))).collect();
     let extra_spans = (SPAN_BUDGET / (joint_count + animation.channels.len()).max(1)).saturating_sub(cell_count);
@@ -199,6 +201,7 @@ pub fn cells_in(skeleton: &Skeleton, animation: &Animation, parts: &[(std::ops::
                 skeleton,
                 reach,
                 table: &table,
+                turns: &turns,
                 pre: &pre,
                 poses: vec![JointPose::IDENTITY; joint_count],
                 located: vec![[None; 3]; joint_count],
@@ -234,6 +237,8 @@ struct Spans<'a> {
     reach: &'a [JointReach],
     /// Per joint and property, the animation's channel.
     table: &'a [[Option<&'a Channel>; 3]],
+    /// Per joint, its linear rotation channel's turn along each key segment.
+    turns: &'a [Option<Vec<(f32, bool)>>],
     /// Each joint's `pre` linear part and its norm.
     pre: &'a [(Mat3, f32)],
     /// The pose at `posed_at`, where each of its channels was located and its value there, and the
@@ -295,7 +300,8 @@ impl Spans<'_> {
             let pose = self.poses[index];
             let [translation, rotation, scale] = [0, 1, 2].map(|property| {
                 let (channel, start) = (self.table[index][property]?, self.located[index][property]?);
-                Some(motion(channel, (t0, t1), start, points, segments))
+                let turns = if property == 1 { self.turns[index].as_deref() } else { None };
+                Some(motion(channel, (t0, t1), start, turns, points, segments))
             });
             let tau = translation.map_or(0.0, |motion| motion.deviation);
             let phi = rotation.map_or(0.0, |motion| motion.deviation);

@@ -78,11 +78,40 @@ fn segment_span(channel: &Channel, key: usize, next: usize) -> f32 {
     }
 }
 
-/// `start` and `v0`: where `t0` lies among the channel's keys and its value there.
+/// The key after `key` along a channel: the next, or key 0 where a uniform channel wraps, or the
+/// key itself at the end.
+fn next_key(channel: &Channel, key: usize) -> usize {
+    if key + 1 < channel.times.count() {
+        key + 1
+    } else if channel.wraps {
+        0
+    } else {
+        key
+    }
+}
+
+/// A linear rotation channel's turn along each key segment (from each key to [`next_key`]), and
+/// whether the two keys are so close that slerp falls back to a normalized lerp: the same for
+/// every span that crosses the segment, so worked out once an animation, not once a span.
+pub(super) fn segment_turns(channel: &Channel) -> Option<Vec<(f32, bool)>> {
+    if channel.property != Property::Rotation || channel.interpolation != Interpolation::Linear {
+        return None;
+    }
+    let turn = |key: usize| {
+        let a = channel.key_value(key).normalize_or_zero();
+        let b = channel.key_value(next_key(channel, key)).normalize_or_zero();
+        (angle(a, b), a.dot(b).abs() > 0.9995)
+    };
+    Some((0..channel.times.count()).map(turn).collect())
+}
+
+/// `start` and `v0`: where `t0` lies among the channel's keys and its value there; `turns`, the
+/// channel's [`segment_turns`] where it has them.
 pub(super) fn motion(
     channel: &Channel,
     (t0, t1): (f32, f32),
     (start, v0): (KeySpan, Vec4),
+    turns: Option<&[(f32, bool)]>,
     points: &mut Vec<Vec4>,
     segments: &mut Vec<(usize, usize)>,
 ) -> Motion {
@@ -92,14 +121,7 @@ pub(super) fn motion(
     segments.clear();
     let last_key = if end.key >= start.key { end.key } else { count.saturating_sub(1) };
     for key in start.key..=last_key {
-        let next = if key + 1 < count {
-            key + 1
-        } else if channel.wraps {
-            0
-        } else {
-            key
-        };
-        segments.push((key, next));
+        segments.push((key, next_key(channel, key)));
     }
     if end.key < start.key {
         segments.push((end.key, end.next)); // wrapped around within the cell
@@ -107,20 +129,6 @@ pub(super) fn motion(
     let mut result = Motion::default();
     let rotation = channel.property == Property::Rotation;
     for &(key, next) in segments.iter() {
-        points.clear();
-        segment_points(channel, key, next, points);
-        if points.len() == 4 {
-            // A curve: only the part of it within the cell, as the control points of that part.
-            let start = channel.times.time(key);
-            let span = segment_span(channel, key, next);
-            if span > 0.0 {
-                let u0 = ((t0 - start) / span).clamp(0.0, 1.0);
-                let u1 = ((t1 - start) / span).clamp(0.0, 1.0);
-                let part = bezier_part([points[0], points[2], points[3], points[1]], u0, u1);
-                points.clear();
-                points.extend_from_slice(&part);
-            }
-        }
         if channel.interpolation == Interpolation::Linear {
             // Constant speed along the segment: the distance covered within the cell is the
             // segment's length times the part of it the cell overlaps (slerp turns at a constant
@@ -129,7 +137,10 @@ pub(super) fn motion(
             let start = channel.times.time(key);
             let end = start + segment_span(channel, key, next);
             let overlap = if end > start { ((t1.min(end) - t0.max(start)).max(0.0) / (end - start)).min(1.0) } else { 0.0 };
-            let (length, whole) = if rotation {
+            let turn = turns.filter(|_| next == next_key(channel, key)).and_then(|turns| turns.get(key));
+            let (length, whole) = if let Some(&turn) = turn {
+                turn
+            } else if rotation {
                 let a = a.normalize_or_zero();
                 let b = b.normalize_or_zero();
                 (angle(a, b), a.dot(b).abs() > 0.9995)
@@ -145,10 +156,24 @@ pub(super) fn motion(
                 result.sweeps_to(a.truncate() - v0.truncate());
             }
             if !rotation {
-                result.largest =
-                    points.iter().fold(result.largest, |largest, point| largest.max(point.truncate().abs().max_element()));
+                // A linear segment's control points are its two keys.
+                result.largest = result.largest.max(a.truncate().abs().max_element()).max(b.truncate().abs().max_element());
             }
             continue;
+        }
+        points.clear();
+        segment_points(channel, key, next, points);
+        if points.len() == 4 {
+            // A curve: only the part of it within the cell, as the control points of that part.
+            let start = channel.times.time(key);
+            let span = segment_span(channel, key, next);
+            if span > 0.0 {
+                let u0 = ((t0 - start) / span).clamp(0.0, 1.0);
+                let u1 = ((t1 - start) / span).clamp(0.0, 1.0);
+                let part = bezier_part([points[0], points[2], points[3], points[1]], u0, u1);
+                points.clear();
+                points.extend_from_slice(&part);
+            }
         }
         if rotation {
             let q0 = v0.normalize_or_zero();
