@@ -35,47 +35,9 @@ impl Model {
         if triangles.is_empty() {
             return Facing::TwoSided;
         }
-        // Each welded vertex's outgoing edges as (to, triangle), counted into one list: a second
-        // edge the same way means not closed, and so does an edge without its twin the other way.
-        let points = ids.iter().max().map_or(0, |&last| last as usize + 1);
-        let edges_of = |triangle: &[u32; 3]| {
-            let [a, b, c] = triangle.map(|corner| ids[corner as usize]);
-            [(a, b), (b, c), (c, a)]
+        let Some(mut pieces) = closed_pieces(&triangles, &ids) else {
+            return Facing::TwoSided;
         };
-        let mut starts = vec![0u32; points + 1];
-        for triangle in &triangles {
-            for (from, _) in edges_of(triangle) {
-                starts[from as usize + 1] += 1;
-            }
-        }
-        for point in 0..points {
-            starts[point + 1] += starts[point];
-        }
-        let mut filled = starts.clone();
-        let mut outgoing = vec![(0u32, 0u32); 3 * triangles.len()];
-        for (index, triangle) in triangles.iter().enumerate() {
-            for (from, to) in edges_of(triangle) {
-                outgoing[filled[from as usize] as usize] = (to, index as u32);
-                filled[from as usize] += 1;
-            }
-        }
-        let edges = |point: u32| &outgoing[starts[point as usize] as usize..starts[point as usize + 1] as usize];
-        let mut pieces = Pieces::new(triangles.len());
-        for from in 0..points as u32 {
-            let out = edges(from);
-            for (at, &(to, triangle)) in out.iter().enumerate() {
-                if out[..at].iter().any(|&(other, _)| other == to) {
-                    return Facing::TwoSided;
-                }
-                // Closed: every edge has its twin. Triangles sharing an edge are one piece
-                // (sharing only a corner is not enough: two pieces may touch at a point and face
-                // opposite ways).
-                match edges(to).iter().find(|&&(back, _)| back == from) {
-                    Some(&(_, twin)) => pieces.join(triangle, twin),
-                    None => return Facing::TwoSided,
-                }
-            }
-        }
         // Six times each piece's signed volume, in f64: thin pieces sum many small terms.
         let mut volumes = vec![0.0f64; triangles.len()];
         for (index, triangle) in triangles.iter().enumerate() {
@@ -133,6 +95,52 @@ impl Model {
         }
         Some(ids)
     }
+}
+
+/// The triangles' connected pieces where they close (`ids`: each vertex's welded id): each
+/// welded vertex's outgoing edges as (to, triangle), counted into one list. A second edge the same
+/// way means not closed, and so does an edge without its twin the other way (`None`).
+fn closed_pieces(triangles: &[[u32; 3]], ids: &[u32]) -> Option<Pieces> {
+    let points = ids.iter().max().map_or(0, |&last| last as usize + 1);
+    let edges_of = |triangle: &[u32; 3]| {
+        let [a, b, c] = triangle.map(|corner| ids[corner as usize]);
+        [(a, b), (b, c), (c, a)]
+    };
+    let mut starts = vec![0u32; points + 1];
+    for triangle in triangles {
+        for (from, _) in edges_of(triangle) {
+            starts[from as usize + 1] += 1;
+        }
+    }
+    for point in 0..points {
+        starts[point + 1] += starts[point];
+    }
+    let mut filled = starts.clone();
+    let mut outgoing = vec![(0u32, 0u32); 3 * triangles.len()];
+    for (index, triangle) in triangles.iter().enumerate() {
+        for (from, to) in edges_of(triangle) {
+            outgoing[filled[from as usize] as usize] = (to, index as u32);
+            filled[from as usize] += 1;
+        }
+    }
+    let edges = |point: u32| &outgoing[starts[point as usize] as usize..starts[point as usize + 1] as usize];
+    let mut pieces = Pieces::new(triangles.len());
+    for from in 0..points as u32 {
+        let out = edges(from);
+        for (at, &(to, triangle)) in out.iter().enumerate() {
+            if out[..at].iter().any(|&(other, _)| other == to) {
+                return None;
+            }
+            // Closed: every edge has its twin. Triangles sharing an edge are one piece
+            // (sharing only a corner is not enough: two pieces may touch at a point and face
+            // opposite ways).
+            match edges(to).iter().find(|&&(back, _)| back == from) {
+                Some(&(_, twin)) => pieces.join(triangle, twin),
+                None => return None,
+            }
+        }
+    }
+    Some(pieces)
 }
 
 /// Which side of a model's triangles faces the viewer wherever it can be seen ([`Model::facing`]).

@@ -175,24 +175,7 @@ fn node_channels(stack: &ufbx::AnimStack, node: &ufbx::Node, joint: usize, toler
     times.sort_unstable_by(f64::total_cmp);
     times.dedup_by(|a, b| (*a - *b).abs() < FINEST * 0.25);
 
-    // Where only the rotation moves, ufbx evaluates the rotation alone (a third of the properties
-    // it looks up by name) and the translation and scale are the ones at the start.
-    let rotation_only = only_rotation_moves(stack, node, scales_held);
-    let held = ufbx::evaluate_transform(&stack.anim, node, stack.time_begin);
-    let evaluate = |time: f64| -> Pose {
-        let time = time.clamp(stack.time_begin, stack.time_end);
-        let transform = if rotation_only {
-            ufbx::Transform { rotation: ufbx::evaluate_transform_flags(&stack.anim, node, time, ROTATION_ONLY).rotation, ..held }
-        } else {
-            ufbx::evaluate_transform(&stack.anim, node, time)
-        };
-        let (t, r, s) = (transform.translation, transform.rotation, transform.scale);
-        [
-            Vec4::new(t.x as f32, t.y as f32, t.z as f32, 0.0),
-            Vec4::from(Quat::from_xyzw(r.x as f32, r.y as f32, r.z as f32, r.w as f32).normalize()),
-            Vec4::new(s.x as f32, s.y as f32, s.z as f32, 0.0),
-        ]
-    };
+    let evaluate = evaluator(stack, node, scales_held);
     // The rate of change from `value` at `time` to the pose `step` seconds away (either side).
     let slope = |time: f64, value: &Pose, step: f64| -> Pose {
         let other = evaluate(time + step);
@@ -258,6 +241,28 @@ fn node_channels(stack: &ufbx::AnimStack, node: &ufbx::Node, joint: usize, toler
         .enumerate()
         .map(|(index, property)| channel(joint, property, &samples, index, tolerance[index], start))
         .collect()
+}
+
+/// The node's pose at a time of the stack (clamped to it), as ufbx evaluates it. Where only the
+/// rotation moves ([`only_rotation_moves`]), ufbx evaluates the rotation alone (a third of the
+/// properties it looks up by name) and the translation and scale are the ones at the start.
+fn evaluator<'a>(stack: &'a ufbx::AnimStack, node: &'a ufbx::Node, scales_held: bool) -> impl Fn(f64) -> Pose + 'a {
+    let rotation_only = only_rotation_moves(stack, node, scales_held);
+    let held = ufbx::evaluate_transform(&stack.anim, node, stack.time_begin);
+    move |time: f64| -> Pose {
+        let time = time.clamp(stack.time_begin, stack.time_end);
+        let transform = if rotation_only {
+            ufbx::Transform { rotation: ufbx::evaluate_transform_flags(&stack.anim, node, time, ROTATION_ONLY).rotation, ..held }
+        } else {
+            ufbx::evaluate_transform(&stack.anim, node, time)
+        };
+        let (t, r, s) = (transform.translation, transform.rotation, transform.scale);
+        [
+            Vec4::new(t.x as f32, t.y as f32, t.z as f32, 0.0),
+            Vec4::from(Quat::from_xyzw(r.x as f32, r.y as f32, r.z as f32, r.w as f32).normalize()),
+            Vec4::new(s.x as f32, s.y as f32, s.z as f32, 0.0),
+        ]
+    }
 }
 
 /// ufbx's UFBX_TRANSFORM_FLAG_EXPLICIT_INCLUDES | UFBX_TRANSFORM_FLAG_INCLUDE_ROTATION (the Rust
