@@ -378,20 +378,50 @@ fn moving_times(stack: &ufbx::AnimStack, node: &ufbx::Node) -> Vec<f64> {
     while node.is_scale_helper || node.original_inherit_mode != ufbx::InheritMode::Normal {
         // The scale it compensates for, wherever ufbx keeps it (the parent's helper).
         if let Some(scale) = node.inherit_scale_node.as_ref() {
-            times.extend(key_times(stack, scale));
+            times = merged(&times, &key_times(stack, scale));
         }
         let Some(parent) = node.parent.as_ref() else { break };
-        times.extend(key_times(stack, parent));
+        times = merged(&times, &key_times(stack, parent));
         if let Some(helper) = parent.scale_helper.as_ref() {
-            times.extend(key_times(stack, helper));
+            times = merged(&times, &key_times(stack, helper));
         }
         node = parent;
     }
     times
 }
 
+/// Two sorted lists of times as one, each time once. A Mixamo joint inherits scale componentwise,
+/// so its times take in every ancestor's, which are mostly the same: merged as they come, the list
+/// stays as long as one node's, where sorting them all at the end sorted one joint's chain.
+fn merged(a: &[f64], b: &[f64]) -> Vec<f64> {
+    let mut out = Vec::with_capacity(a.len().max(b.len()));
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let next = match (a.get(i), b.get(j)) {
+            (Some(&x), Some(&y)) if x.total_cmp(&y).is_le() => {
+                i += 1;
+                j += usize::from(x == y);
+                x
+            }
+            (_, Some(&y)) => {
+                j += 1;
+                y
+            }
+            (Some(&x), None) => {
+                i += 1;
+                x
+            }
+            (None, None) => break,
+        };
+        if out.last() != Some(&next) {
+            out.push(next);
+        }
+    }
+    out
+}
+
 /// The times of every key of every curve of the stack's layers that animates a property of
-/// `node`.
+/// `node`, in order, each once.
 fn key_times(stack: &ufbx::AnimStack, node: &ufbx::Node) -> Vec<f64> {
     let mut times = Vec::new();
     // Exporters key a node's curves together (Mixamo: nine curves, every frame): a curve keyed
@@ -409,6 +439,8 @@ fn key_times(stack: &ufbx::AnimStack, node: &ufbx::Node) -> Vec<f64> {
             }
         }
     }
+    times.sort_unstable_by(f64::total_cmp);
+    times.dedup();
     times
 }
 
