@@ -478,3 +478,17 @@ fn blend_weights(
     }
     Ok(weights)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::merged;
+
+    #[test]
+    fn merged_times_keep_each_time_once_in_order() {
+        assert_eq!(merged(&[0.0, 1.0, 2.0], &[1.0, 3.0]), [0.0, 1.0, 2.0, 3.0]);
+        assert_eq!(merged(&[], &[0.5, 0.5, 2.0]), [0.5, 2.0]);
+        assert_eq!(merged(&[4.0], &[]), [4.0]);
+        assert_eq!(merged(&[1.0, 2.0], &[1.0, 2.0]), [1.0, 2.0]);
+        assert_eq!(merged(&[3.0], &[-1.0, 5.0]), [-1.0, 3.0, 5.0]);
+    }
+}
