@@ -272,12 +272,7 @@ pub struct Skinned {
 /// weighted palette sum, normal and tangent by the same sum's linear part, then renormalized.
 /// An influence naming a joint outside the palette is skipped (loaders never produce one).
 pub fn skin_vertex(palette: &[Mat4], position: Vec3, normal: Vec3, tangent: Vec3, influences: &[Influence]) -> Skinned {
-    // The blend is linear in the matrix: blend once, transform once (as shaders/skinning.glsl does).
-    let mut blended = Mat4::ZERO;
-    for influence in influences {
-        let Some(matrix) = palette.get(influence.joint as usize) else { continue };
-        blended += *matrix * influence.weight;
-    }
+    let blended = blend(palette, influences);
     Skinned {
         position: (blended * position.extend(1.0)).truncate(),
         normal: (blended * normal.extend(0.0)).truncate().normalize_or_zero(),
@@ -287,12 +282,18 @@ pub fn skin_vertex(palette: &[Mat4], position: Vec3, normal: Vec3, tangent: Vec3
 
 /// [`skin_vertex`]'s position alone: the same blend, without the normal and tangent.
 pub fn skin_position(palette: &[Mat4], position: Vec3, influences: &[Influence]) -> Vec3 {
+    blend(palette, influences).transform_point3(position)
+}
+
+/// The influences' palette matrices, weighted and summed. The blend is linear in the matrix:
+/// blend once, transform once (as shaders/skinning.glsl does).
+fn blend(palette: &[Mat4], influences: &[Influence]) -> Mat4 {
     let mut blended = Mat4::ZERO;
     for influence in influences {
         let Some(matrix) = palette.get(influence.joint as usize) else { continue };
         blended += *matrix * influence.weight;
     }
-    blended.transform_point3(position)
+    blended
 }
 
 /// What a vertex's influence offsets (`Model::influence_offsets`) add to its skinned position:

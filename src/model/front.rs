@@ -19,8 +19,8 @@ impl Model {
     /// its ankles, turned round by its clip, each open facing the camera then. None where neither
     /// tells.
     pub fn facing_yaw(&self) -> Option<f32> {
-        let bind: Vec<Vec3> = self.skeleton.joints.iter().map(|joint| joint.inverse_bind.inverse().w_axis.truncate()).collect();
-        match (self.named_sides_yaw(), self.feet_yaw(&bind)) {
+        let bind = self.bind_joint_positions();
+        match (self.named_sides_yaw(&bind), self.feet_yaw(&bind)) {
             (Some(names), Some(feet)) if (names - feet).cos() < 0.0 => Some(self.played_feet_yaw(&bind).unwrap_or(names)),
             (names, feet) => names.or(feet),
         }
@@ -35,12 +35,11 @@ impl Model {
         self.feet_yaw(&posed)
     }
 
-    /// [`Model::facing_yaw`] from the joints' names alone: None where they say nothing or the two
-    /// sides do not stand apart.
-    pub fn named_sides_yaw(&self) -> Option<f32> {
+    /// [`Model::facing_yaw`] from the joints' names alone, with the joints at `positions`: None
+    /// where they say nothing or the two sides do not stand apart.
+    pub fn named_sides_yaw(&self, positions: &[Vec3]) -> Option<f32> {
         let (mut left, mut right) = ((Vec3::ZERO, 0u32), (Vec3::ZERO, 0u32));
-        for joint in &self.skeleton.joints {
-            let position = joint.inverse_bind.inverse().w_axis.truncate();
+        for (joint, &position) in self.skeleton.joints.iter().zip(positions) {
             if !position.is_finite() {
                 continue;
             }

@@ -248,11 +248,16 @@ impl Model {
             .collect()
     }
 
+    /// Where each joint stands in the bind pose (model space), from its inverse bind matrix.
+    pub fn bind_joint_positions(&self) -> Vec<Vec3> {
+        self.skeleton.joints.iter().map(|joint| joint.inverse_bind.inverse().w_axis.truncate()).collect()
+    }
+
     /// Bounds of the bind-pose vertices; for a skeleton-only model (no vertices), of the joints'
     /// bind positions, so it can still be framed and culled.
     pub fn bind_bounds(&self) -> Aabb {
         if self.vertices.is_empty() {
-            return Aabb::from_points(self.skeleton.joints.iter().map(|joint| joint.inverse_bind.inverse().w_axis.truncate()));
+            return Aabb::from_points(self.bind_joint_positions());
         }
         Aabb::from_points(self.vertices.iter().map(|vertex| vertex.position))
     }

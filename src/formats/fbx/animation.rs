@@ -247,14 +247,15 @@ fn node_channels(stack: &ufbx::AnimStack, node: &ufbx::Node, joint: usize, toler
 /// rotation moves ([`only_rotation_moves`]), ufbx evaluates the rotation alone (a third of the
 /// properties it looks up by name) and the translation and scale are the ones at the start.
 fn evaluator<'a>(stack: &'a ufbx::AnimStack, node: &'a ufbx::Node, scales_held: bool) -> impl Fn(f64) -> Pose + 'a {
-    let rotation_only = only_rotation_moves(stack, node, scales_held);
-    let held = ufbx::evaluate_transform(&stack.anim, node, stack.time_begin);
+    // The translation and scale at the start, where they hold.
+    let held = only_rotation_moves(stack, node, scales_held).then(|| ufbx::evaluate_transform(&stack.anim, node, stack.time_begin));
     move |time: f64| -> Pose {
         let time = time.clamp(stack.time_begin, stack.time_end);
-        let transform = if rotation_only {
-            ufbx::Transform { rotation: ufbx::evaluate_transform_flags(&stack.anim, node, time, ROTATION_ONLY).rotation, ..held }
-        } else {
-            ufbx::evaluate_transform(&stack.anim, node, time)
+        let transform = match held {
+            Some(held) => {
+                ufbx::Transform { rotation: ufbx::evaluate_transform_flags(&stack.anim, node, time, ROTATION_ONLY).rotation, ..held }
+            }
+            None => ufbx::evaluate_transform(&stack.anim, node, time),
         };
         let (t, r, s) = (transform.translation, transform.rotation, transform.scale);
         [

@@ -294,29 +294,15 @@ impl Weld {
         boxes.iter().map(|bounds| bounds.size().length()).collect()
     }
 
-    /// The triangles of a level touching each point.
+    /// The triangles of a level touching each point, each once (a welded seam can give two
+    /// corners of a triangle one point).
     fn triangles_around(&self, triangles: &[[u32; 3]]) -> Lists {
-        // A triangle's distinct points (a welded seam can give two corners one point).
-        let points = |triangle: &[u32; 3]| {
-            let corners = triangle.map(|vertex| self.point_of[vertex as usize]);
-            (0..3).filter(move |&at| !corners[..at].contains(&corners[at])).map(move |at| corners[at] as usize)
-        };
-        let mut starts = vec![0u32; self.vertices_of.len() + 1];
-        for point in triangles.iter().flat_map(points) {
-            starts[point + 1] += 1;
-        }
-        for point in 0..self.vertices_of.len() {
-            starts[point + 1] += starts[point];
-        }
-        let mut filled = starts.clone();
-        let mut list = vec![0u32; starts[self.vertices_of.len()] as usize];
-        for (index, triangle) in triangles.iter().enumerate() {
-            for point in points(triangle) {
-                list[filled[point] as usize] = index as u32;
-                filled[point] += 1;
-            }
-        }
-        Lists { starts, items: list }
+        let pairs: Vec<(u32, u32)> = triangles
+            .iter()
+            .enumerate()
+            .flat_map(|(index, triangle)| triangle.map(|vertex| (self.point_of[vertex as usize], index as u32)))
+            .collect();
+        Lists::from_pairs(self.vertices_of.len(), &pairs)
     }
 
     /// Each point's nearest kept point along the full mesh's edges (a breadth-first walk from all
