@@ -44,7 +44,8 @@ impl Model {
             let [p, q, r] = triangle.map(|corner| self.vertices[corner as usize].position.as_dvec3());
             volumes[pieces.root(index as u32) as usize] += p.dot(q.cross(r));
         }
-        let volumes: Vec<f64> = (0..triangles.len() as u32).filter(|&index| pieces.root(index) == index).map(|root| volumes[root as usize]).collect();
+        let volumes: Vec<f64> =
+            (0..triangles.len() as u32).filter(|&index| pieces.root(index) == index).map(|root| volumes[root as usize]).collect();
         if volumes.iter().all(|&volume| volume > 0.0) {
             Facing::Outward
         } else if volumes.iter().all(|&volume| volume < 0.0) {
@@ -70,8 +71,7 @@ impl Model {
         let mut count = 0;
         let same = |a: &super::Vertex, b: &super::Vertex| {
             let (a, b) = (self.influences_of(a), self.influences_of(b));
-            a.len() == b.len()
-                && a.iter().zip(b).all(|(a, b)| a.joint == b.joint && a.weight.to_bits() == b.weight.to_bits())
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| a.joint == b.joint && a.weight.to_bits() == b.weight.to_bits())
         };
         for (index, vertex) in self.vertices.iter().enumerate() {
             // +0.0 and -0.0 are one place.

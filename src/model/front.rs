@@ -78,7 +78,8 @@ impl Model {
                 ends_chain[parent] = false;
             }
         }
-        let lowest = positions.iter().filter(|position| position.is_finite()).map(|position| position.y).fold(f32::INFINITY, f32::min);
+        let lowest =
+            positions.iter().filter(|position| position.is_finite()).map(|position| position.y).fold(f32::INFINITY, f32::min);
         let near_ground = lowest + 0.1 * self.extent();
         let (mut forward, mut toes) = (Vec3::ZERO, 0);
         for (index, joint) in joints.iter().enumerate() {

@@ -381,11 +381,7 @@ impl AnimationData {
     }
 
     /// A weight channel as a one-component channel record (`PROPERTY_WEIGHT`, x keyed).
-    fn weight_record(
-        &mut self,
-        channel: &WeightChannel,
-        shared_times: &mut HashMap<Vec<u32>, u32>,
-    ) -> GpuChannel {
+    fn weight_record(&mut self, channel: &WeightChannel, shared_times: &mut HashMap<Vec<u32>, u32>) -> GpuChannel {
         let first_time = self.time_record(&channel.times, shared_times);
         let first_value = self.values.len() as u32;
         self.values.extend(&channel.values);

@@ -2,8 +2,8 @@
 //! the line and column of an element, number and name arrays read through their `<accessor>`, and
 //! warnings grouped by kind (one line a kind, however often a file earns it).
 
-use std::cell::RefCell;
 use ahash::{AHashMap as HashMap, AHashSet as HashSet};
+use std::cell::RefCell;
 use std::path::Path;
 
 use glam::Mat4;

@@ -165,7 +165,13 @@ fn off(pose: &Pose, expected: &Pose, tolerance: &[f32; 3]) -> bool {
 
 /// The node's translation, rotation and scale channels over the stack, or none where no curve of
 /// the stack animates it (the joint then holds its rest, which is the same pose).
-fn node_channels(stack: &ufbx::AnimStack, node: &ufbx::Node, joint: usize, tolerance: [f32; 3], scales_held: bool) -> Vec<Channel> {
+fn node_channels(
+    stack: &ufbx::AnimStack,
+    node: &ufbx::Node,
+    joint: usize,
+    tolerance: [f32; 3],
+    scales_held: bool,
+) -> Vec<Channel> {
     let mut times = moving_times(stack, node);
     if times.is_empty() {
         return Vec::new();
@@ -248,13 +254,15 @@ fn node_channels(stack: &ufbx::AnimStack, node: &ufbx::Node, joint: usize, toler
 /// properties it looks up by name) and the translation and scale are the ones at the start.
 fn evaluator<'a>(stack: &'a ufbx::AnimStack, node: &'a ufbx::Node, scales_held: bool) -> impl Fn(f64) -> Pose + 'a {
     // The translation and scale at the start, where they hold.
-    let held = only_rotation_moves(stack, node, scales_held).then(|| ufbx::evaluate_transform(&stack.anim, node, stack.time_begin));
+    let held =
+        only_rotation_moves(stack, node, scales_held).then(|| ufbx::evaluate_transform(&stack.anim, node, stack.time_begin));
     move |time: f64| -> Pose {
         let time = time.clamp(stack.time_begin, stack.time_end);
         let transform = match held {
-            Some(held) => {
-                ufbx::Transform { rotation: ufbx::evaluate_transform_flags(&stack.anim, node, time, ROTATION_ONLY).rotation, ..held }
-            }
+            Some(held) => ufbx::Transform {
+                rotation: ufbx::evaluate_transform_flags(&stack.anim, node, time, ROTATION_ONLY).rotation,
+                ..held
+            },
             None => ufbx::evaluate_transform(&stack.anim, node, time),
         };
         let (t, r, s) = (transform.translation, transform.rotation, transform.scale);

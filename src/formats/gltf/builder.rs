@@ -9,9 +9,9 @@ use super::{error, MAX_JOINTS};
 use crate::anim::{Influence, Joint, Skeleton};
 use crate::formats::{files, FormatError};
 use crate::model::{FileMesh, Material, Mesh, MorphTarget, Texture, Vertex};
+use ahash::AHashMap as HashMap;
 use glam::Mat4;
 use gltf::{Accessor, Primitive};
-use ahash::AHashMap as HashMap;
 use std::path::Path;
 
 /// A skin's joints in the skeleton.

@@ -8,8 +8,8 @@ use super::{error, MAX_JOINTS};
 use crate::anim;
 use crate::anim::{Joint, JointPose, KeyTimes, Skeleton};
 use crate::formats::FormatError;
-use glam::{Mat4, Vec4};
 use ahash::AHashMap as HashMap;
+use glam::{Mat4, Vec4};
 
 // Rig: direct evaluation, and baking
 // ---------------------------------------------------------------------------------------------

@@ -4,8 +4,8 @@ use super::builder::{invertible, Builder, SkinBinding};
 use super::{error, BIND_SHAPE_TOLERANCE, FLOAT};
 use crate::anim::{Joint, JointPose};
 use crate::formats::FormatError;
-use glam::Mat4;
 use ahash::AHashMap as HashMap;
+use glam::Mat4;
 
 impl<'a> Builder<'a> {
     /// Every skin's joints, each skin's parents first. A joint's parent is its nearest ancestor

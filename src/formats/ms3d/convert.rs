@@ -9,8 +9,8 @@ use super::{Ms3dFile, Ms3dMaterial, Ms3dVertex, Ms3dVertexExtra, JOINT_PARENT_NA
 use crate::anim::{Animation, Channel, Influence, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
 use crate::formats::{texture, FormatError};
 use crate::model::{compute_tangents, normalize_influences, FileLayout, FileMesh, LoadStats, Material, Mesh, Model, Vertex};
-use glam::{Mat4, Vec2, Vec3, Vec4};
 use ahash::AHashMap as HashMap;
+use glam::{Mat4, Vec2, Vec3, Vec4};
 use std::path::Path;
 
 // ---------------------------------------------------------------------------------------------

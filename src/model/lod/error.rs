@@ -119,7 +119,8 @@ fn run_error(measured: &Measured<'_>, points: std::ops::Range<usize>, at_least: 
                 // The triangles around the nearest kept point next (the nearest is nearly always
                 // one of them): when the closest of those cannot raise the largest distance, nor
                 // can the closest of all the nearby ones, which include them.
-                let (closest, triangle) = nearest_of(around.of(nearest[point] as usize), |triangle| distance(positions, point_at, triangle));
+                let (closest, triangle) =
+                    nearest_of(around.of(nearest[point] as usize), |triangle| distance(positions, point_at, triangle));
                 if closest <= error {
                     best = triangle;
                     continue;
@@ -139,7 +140,13 @@ fn run_error(measured: &Measured<'_>, points: std::ops::Range<usize>, at_least: 
 
 /// The triangle of `triangles` (not empty) at the least `distance`, and that distance.
 fn nearest_of(triangles: &[u32], distance: impl Fn(u32) -> f32) -> (f32, u32) {
-    triangles.iter().map(|&triangle| (distance(triangle), triangle)).fold((f32::INFINITY, triangles[0]), |a, b| if b.0 < a.0 { b } else { a })
+    triangles.iter().map(|&triangle| (distance(triangle), triangle)).fold((f32::INFINITY, triangles[0]), |a, b| {
+        if b.0 < a.0 {
+            b
+        } else {
+            a
+        }
+    })
 }
 
 /// Into `nearby`, the level's triangles around `point`'s nearest kept point and around those of

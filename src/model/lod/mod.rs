@@ -195,7 +195,9 @@ fn sample_poses(model: &Model, limit: usize) -> Vec<Vec<Mat4>> {
     let times: Vec<(usize, f32)> = model
         .clips
         .iter()
-        .flat_map(|clip| (0..per_clip).map(move |sample| (clip.animation, clip.start + clip.duration * sample as f32 / per_clip as f32)))
+        .flat_map(|clip| {
+            (0..per_clip).map(move |sample| (clip.animation, clip.start + clip.duration * sample as f32 / per_clip as f32))
+        })
         .take(CANDIDATES - 1)
         .collect();
     let mut candidates = vec![vec![Mat4::IDENTITY; model.skeleton.len()]];
