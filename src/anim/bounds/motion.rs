@@ -182,8 +182,10 @@ pub(super) fn motion(
             let qk = points[0].normalize_or_zero();
             let within = match channel.interpolation {
                 // The Bézier hull lies in the cone around q_k when every control point leans its way.
+                // The largest angle is that of the smallest cosine (one arc cosine, not four).
                 Interpolation::CubicSpline | Interpolation::Hermite if points.iter().all(|point| point.dot(qk) > 0.0) => {
-                    points.iter().map(|point| angle(qk, point.normalize_or_zero())).fold(0.0, f32::max)
+                    let nearest = points.iter().map(|point| qk.dot(point.normalize_or_zero()).abs()).fold(f32::INFINITY, f32::min);
+                    2.0 * nearest.min(1.0).acos()
                 }
                 Interpolation::CubicSpline | Interpolation::Hermite => std::f32::consts::PI,
                 // Step: the keys themselves.
