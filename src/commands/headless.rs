@@ -50,7 +50,9 @@ fn render_into(
         let mut headless =
             HeadlessRenderer::with_settings(&device, &setup, (width, height), scene_args.strategy, scene_args.settings())
                 .map_err(|error| error.to_string())?;
-        headless.renderer.set_debug(scene_args.debug)?;
+        if let Some(missing) = headless.renderer.set_debug(scene_args.debug)? {
+            log::warn!("{missing}");
+        }
         // Motion shows from the second frame on: the motion pass gets a frame to move from.
         let shows_motion = scene_args.motion_blur.on() || scene_args.debug.motion;
         let last = scene_args.capture_frame.unwrap_or(0).max(frames - 1).max(u64::from(shows_motion));
@@ -91,7 +93,9 @@ pub(crate) fn soak(arguments: SoakArgs) -> Result<(), String> {
     let mut setup = scene_args.setup_within(Some(&device), true)?;
     let mut headless = HeadlessRenderer::with_settings(&device, &setup, size, scene_args.strategy, scene_args.settings())
         .map_err(|error| error.to_string())?;
-    headless.renderer.set_debug(scene_args.debug)?;
+    if let Some(missing) = headless.renderer.set_debug(scene_args.debug)? {
+        log::warn!("{missing}");
+    }
     use std::io::Write as _;
     let write_error = |error: std::io::Error| format!("cannot write {}: {error}", report.display());
     writeln!(log, "frame,seconds,rss_kib,gpu_allocated_bytes,gpu_capacity_bytes,rss_anon_kib").map_err(write_error)?;

@@ -9,7 +9,7 @@
 
 use std::fs::File;
 use std::io::Read;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// A model or animation file: far beyond any sample model (the long mocap test clip is 5.3 MB),
 /// small enough that parsing it stays within a few GiB.
@@ -21,19 +21,24 @@ pub const MAX_TEXTURE_BYTES: u64 = 128 << 20;
 /// A glTF's external buffers and images together.
 pub const MAX_EXTERNAL_BYTES: u64 = 512 << 20;
 
+/// What a path that is not a regular file is, in the words of the error: what `std` can tell on
+/// this system (on Windows: a directory or something else, such as a device or a pipe).
 fn kind(file_type: std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
     if file_type.is_dir() {
-        "a directory"
-    } else if file_type.is_fifo() {
-        "a FIFO"
-    } else if file_type.is_char_device() || file_type.is_block_device() {
-        "a device"
-    } else if file_type.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
+        return "a directory";
     }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "a FIFO";
+        } else if file_type.is_char_device() || file_type.is_block_device() {
+            return "a device";
+        } else if file_type.is_socket() {
+            return "a socket";
+        }
+    }
+    "not a regular file"
 }
 
 /// The file's size, when `path` is a regular file (symbolic links followed).
@@ -82,24 +87,48 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, String> {
 
 /// `relative`, a path written inside a file, joined to the folder it is read from. Refused when it
 /// is absolute or climbs out of that folder with `..`: a downloaded model has no business reading
-/// `/etc` or a neighbour's files.
+/// `/etc` or a neighbour's files. A path is read the same way on every system: `\` separates
+/// folders as `/` does (exporters on Windows write it), and a drive letter (`C:`) makes it absolute.
 pub fn inside(folder: &Path, relative: &str) -> Result<PathBuf, String> {
-    let written = Path::new(relative);
+    let written = written_path(relative);
+    if written.starts_with('/') || has_drive_letter(&written) {
+        return Err(format!("expected a relative path, found the absolute path {}", quoted(relative)));
+    }
     let mut depth = 0usize;
-    for component in written.components() {
-        match component {
-            Component::Normal(_) => depth += 1,
-            Component::CurDir => {}
-            Component::ParentDir if depth > 0 => depth -= 1,
-            Component::ParentDir => {
-                return Err(format!("expected a path inside the model's folder, found {}", quoted(relative)));
+    let mut joined = folder.to_path_buf();
+    for part in written.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if depth > 0 => {
+                depth -= 1;
+                joined.push("..");
             }
-            Component::RootDir | Component::Prefix(_) => {
-                return Err(format!("expected a relative path, found the absolute path {}", quoted(relative)));
+            ".." => return Err(format!("expected a path inside the model's folder, found {}", quoted(relative))),
+            part => {
+                depth += 1;
+                joined.push(part);
             }
         }
     }
-    Ok(folder.join(written))
+    Ok(joined)
+}
+
+/// A path as a file wrote it, with `\` turned into `/`: the separator on Windows, and no name on
+/// any system would hold one in a model's folder.
+pub fn written_path(text: &str) -> String {
+    text.trim().replace('\\', "/")
+}
+
+/// The last name in a path as a file wrote it (`C:\art\skin.png` -> `skin.png`): what is left of
+/// an absolute path from the artist's machine, on every system.
+pub fn written_file_name(text: &str) -> String {
+    written_path(text).rsplit('/').next().unwrap_or_default().to_string()
+}
+
+/// `C:` or `C:/...`, after [`written_path`].
+pub fn has_drive_letter(written: &str) -> bool {
+    let bytes = written.as_bytes();
+    bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':'
 }
 
 /// Text from a file, quoted for a one-line message: control characters (a newline, an escape
@@ -127,11 +156,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn devices_fifos_and_directories_are_refused_without_reading() {
+    fn directories_are_refused_on_every_system() {
+        let error = read(&std::env::temp_dir(), 1 << 20).unwrap_err();
+        assert!(error.contains("a directory"), "{error}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_and_fifos_are_refused_without_reading() {
         let error = read(Path::new("/dev/zero"), 1 << 20).unwrap_err();
         assert!(error.contains("a device"), "{error}");
-        let error = read(Path::new("/"), 1 << 20).unwrap_err();
-        assert!(error.contains("a directory"), "{error}");
         let folder = std::env::temp_dir().join(format!("vkskin_files_{}", std::process::id()));
         std::fs::create_dir_all(&folder).unwrap();
         let fifo = folder.join("model.glb");
@@ -162,6 +196,16 @@ mod tests {
         assert!(inside(folder, "../secret.bin").unwrap_err().contains("inside the model's folder"));
         assert!(inside(folder, "a/../../b").unwrap_err().contains("inside"));
         assert!(inside(folder, "/etc/passwd").unwrap_err().contains("absolute"));
+        // Written on Windows: the same paths, on every system.
+        assert_eq!(inside(folder, ".\\textures\\fox.png").unwrap(), folder.join("textures").join("fox.png"));
+        assert_eq!(inside(folder, "a\\..\\fox.bin").unwrap(), folder.join("a").join("..").join("fox.bin"));
+        assert!(inside(folder, "..\\secret.bin").unwrap_err().contains("inside the model's folder"));
+        assert!(inside(folder, "C:\\art\\fox.png").unwrap_err().contains("absolute"));
+        assert!(inside(folder, "c:fox.png").unwrap_err().contains("absolute"));
+        assert!(inside(folder, "\\\\server\\share\\fox.png").unwrap_err().contains("absolute"));
+        assert_eq!(written_file_name("C:\\Users\\Zoë\\Desktop\\skin.PNG"), "skin.PNG");
+        assert_eq!(written_file_name("textures/skin.png"), "skin.png");
+        assert_eq!(inside(folder, "текстуры/кожа.png").unwrap(), folder.join("текстуры").join("кожа.png"));
         assert_eq!(quoted("a\nerror: b\u{1b}[2J"), "\"a\\nerror: b\\u{1b}[2J\"");
         assert_eq!(one_line("café × 2\r"), "café × 2\\r");
     }

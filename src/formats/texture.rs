@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use image::{ImageFormat, ImageReader, Limits};
 
+use super::files;
 use crate::model::Texture;
 
 /// The widest and tallest texture accepted (Vulkan guarantees 4096; lavapipe and desktop GPUs
@@ -71,8 +72,8 @@ impl Library {
         if let Some(known) = self.read.get(path) {
             return known.clone();
         }
-        let left = super::files::MAX_EXTERNAL_BYTES.saturating_sub(self.bytes);
-        let described = super::files::read(path, super::files::MAX_TEXTURE_BYTES.min(left)).and_then(|encoded| {
+        let left = files::MAX_EXTERNAL_BYTES.saturating_sub(self.bytes);
+        let described = files::read(path, files::MAX_TEXTURE_BYTES.min(left)).and_then(|encoded| {
             self.bytes += encoded.len() as u64;
             describe(encoded, path.to_path_buf())
         });
@@ -104,10 +105,9 @@ impl Texture {
 /// matches ignoring ASCII case, since the paths were written on Windows; last, a file there of the
 /// same name in another image format (a Milkshape material's `Hair.tga` shipped as `hair.png`).
 pub fn candidates(written: &str, folder: &Path) -> Vec<PathBuf> {
-    let normalized = written.trim().replace('\\', "/");
-    let drive = normalized.as_bytes().get(1) == Some(&b':');
-    let absolute = normalized.starts_with('/') || drive;
-    let file_name = normalized.rsplit('/').next().unwrap_or_default().to_string();
+    let normalized = files::written_path(written);
+    let absolute = normalized.starts_with('/') || files::has_drive_letter(&normalized);
+    let file_name = files::written_file_name(written);
     let mut candidates: Vec<PathBuf> = Vec::new();
     let mut add = |candidate: PathBuf| {
         if !candidates.contains(&candidate) {

@@ -129,6 +129,16 @@ impl Device {
         let mut dynamic_rendering = vk::PhysicalDeviceDynamicRenderingFeatures::default().dynamic_rendering(true);
 
         let mut extensions: Vec<*const i8> = Vec::new();
+        // A portability driver (MoltenVK) lists VK_KHR_portability_subset, and the spec requires
+        // enabling it: the device then runs what it can of full Vulkan, which is all this sample
+        // asks (its gaps, such as geometry shaders, are features checked on their own).
+        let offered = unsafe { instance.raw.enumerate_device_extension_properties(physical) }
+            .check("vkEnumerateDeviceExtensionProperties")?;
+        let portability_subset =
+            offered.iter().any(|extension| extension.extension_name_as_c_str() == Ok(ash::khr::portability_subset::NAME));
+        if portability_subset {
+            extensions.push(ash::khr::portability_subset::NAME.as_ptr());
+        }
         if request.surface.is_some() {
             extensions.push(ash::khr::swapchain::NAME.as_ptr());
         }

@@ -115,6 +115,13 @@ impl Instance {
         if validation_features {
             extensions.push(ash::ext::validation_features::NAME.as_ptr());
         }
+        // MoltenVK (macOS) is a "portability" driver: the loader lists it only for an instance that
+        // asks for those too. Where the loader offers the extension, ask (it changes nothing where
+        // no such driver is installed).
+        let portability = has_extension(ash::khr::portability_enumeration::NAME);
+        if portability {
+            extensions.push(ash::khr::portability_enumeration::NAME.as_ptr());
+        }
         let layers: Vec<*const i8> = if options.validation { vec![VALIDATION_LAYER.as_ptr()] } else { vec![] };
 
         let application_name = CString::new("vkskin").map_err(|error| Error::Other(error.to_string()))?;
@@ -142,7 +149,10 @@ impl Instance {
         let enabled_features = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
         let mut features = vk::ValidationFeaturesEXT::default().enabled_validation_features(&enabled_features);
 
+        let flags =
+            if portability { vk::InstanceCreateFlags::ENUMERATE_PORTABILITY_KHR } else { vk::InstanceCreateFlags::empty() };
         let mut create_info = vk::InstanceCreateInfo::default()
+            .flags(flags)
             .application_info(&application)
             .enabled_layer_names(&layers)
             .enabled_extension_names(&extensions);

@@ -84,7 +84,9 @@ impl Model {
         let (mut forward, mut toes) = (Vec3::ZERO, 0);
         for (index, joint) in joints.iter().enumerate() {
             let Some(parent) = joint.parent.filter(|&parent| parent < joints.len()) else { continue };
-            if !ends_chain[index] || !(positions[index].y <= near_ground) {
+            // A joint not at the end of a chain, or not near the ground (a NaN height is not), is no toe.
+            let grounded = positions[index].y <= near_ground;
+            if !ends_chain[index] || !grounded {
                 continue;
             }
             let step = positions[index] - positions[parent];

@@ -510,15 +510,15 @@ impl Renderer {
         self.history.cut();
     }
 
-    /// Turns debug views on or off; an error (and no change) for a view this strategy or device
-    /// cannot draw.
-    pub fn set_debug(&mut self, mut views: DebugViews) -> Result<(), String> {
+    /// Turns debug views on or off: an error (and no change) for a view this strategy cannot draw.
+    /// A view this device cannot draw is left off, and the line returned says so.
+    pub fn set_debug(&mut self, mut views: DebugViews) -> Result<Option<String>, String> {
         // A skeleton-only file (joints and keys, no vertices) shows its animated skeleton.
         views.skeleton |= self.setup.skeleton_only;
         views.check(self.setup.strategy)?;
-        self.passes.debug.check(views)?;
+        let missing = self.passes.debug.without_missing(&mut views);
         self.debug = views;
-        Ok(())
+        Ok(missing)
     }
 }
 

@@ -38,7 +38,8 @@ pub fn assert_no_validation_messages(device: &Device) {
 /// Turns on the debug `views` (comma separated; "" for none), then renders `scene` twice (the second
 /// frame reuses the first one's slot state) and returns the image.
 pub fn render_with_views(headless: &mut HeadlessRenderer, scene: &FrameScene, views: &str) -> image::RgbaImage {
-    headless.renderer.set_debug(DebugViews::parse(views).expect("views")).expect("drawable");
+    let missing = headless.renderer.set_debug(DebugViews::parse(views).expect("views")).expect("drawable");
+    assert_eq!(missing, None, "every view drawn on this device");
     headless.submit(scene).expect("frame");
     headless.render(scene).expect("frame")
 }

@@ -1,7 +1,10 @@
 //! The debug views (validation on): each one drawn over the same frame changes the image the way it
-//! should, and views a strategy cannot draw are refused with a reason.
+//! should, views a strategy cannot draw are refused with a reason, and a view the device cannot
+//! draw is turned off with one.
 
 use crate::common::{assert_no_validation_messages, default_model, render_with_views, validated_device};
+use std::sync::Arc;
+
 use image::{Rgba, RgbaImage};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::render::passes::debug::DebugViews;
@@ -95,5 +98,26 @@ fn views_a_strategy_cannot_draw_are_refused() {
     assert!(error.contains("cpu strategy"), "{error}");
     let error = DebugViews::parse("skeleton,bones").expect_err("unknown view");
     assert!(error.contains("bones") && error.contains("wireframe"), "{error}");
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn a_view_the_device_cannot_draw_is_turned_off_with_the_reason() {
+    // As on MoltenVK (macOS), which has no geometry shaders: the device says it has none, so the
+    // normals view's pipeline is never built.
+    let mut device = validated_device();
+    Arc::get_mut(&mut device).expect("the one handle").geometry_shader = false;
+    let setup = SceneSetup::new(default_model(), 1);
+    let mut headless = HeadlessRenderer::with_strategy(&device, &setup, (96, 72), Strategy::Compute).expect("renderer");
+    let scene = setup.frame(0.6, headless.aspect());
+    let missing = headless.renderer.set_debug(DebugViews::parse("normals,skeleton").expect("views")).expect("not an error");
+    let missing = missing.expect("a reason");
+    assert!(missing.contains("normals") && missing.contains("geometry shaders"), "{missing}");
+    assert!(!headless.renderer.debug.normals && headless.renderer.debug.skeleton);
+    headless.submit(&scene).expect("frame");
+    let without_normals = headless.render(&scene).expect("frame");
+    // The frame is the skeleton view's alone.
+    let skeleton = render_with_views(&mut headless, &scene, "skeleton");
+    assert!(without_normals == skeleton, "the frame shows the skeleton and nothing of the normals");
     assert_no_validation_messages(&device);
 }

@@ -4,7 +4,6 @@
 //! what is checked is what was read and what was said.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::collada_loader::{load_str, small, turning};
 use crate::common::{scratch_in, text, vkskin};
@@ -15,9 +14,10 @@ fn scratch(name: &str) -> PathBuf {
     scratch_in("hostile", name)
 }
 
+#[cfg(unix)]
 fn mkfifo(path: &Path) {
     let _ = std::fs::remove_file(path);
-    let status = Command::new("mkfifo").arg(path).status().expect("mkfifo runs");
+    let status = std::process::Command::new("mkfifo").arg(path).status().expect("mkfifo runs");
     assert!(status.success());
 }
 
@@ -35,7 +35,20 @@ fn gltf_with_buffers(uri: &str, byte_length: u64, buffers: usize) -> String {
 }
 
 #[test]
-fn devices_fifos_and_directories_are_refused_as_models_without_reading() {
+fn directories_are_refused_as_models_on_every_system() {
+    let folder = scratch("directories");
+    let directory = folder.join("dir.md5mesh");
+    std::fs::create_dir_all(&directory).expect("dir");
+    let error = formats::load_model(&directory, &[]).expect_err("a directory");
+    assert!(error.to_string().contains("a directory"), "{error}");
+    let output = vkskin().args(["inspect", "assets/figure.md5mesh", "--anim"]).arg(&directory).output().expect("vkskin runs");
+    let message = text(&output);
+    assert!(!output.status.success() && message.contains("a directory"), "{message}");
+}
+
+#[cfg(unix)]
+#[test]
+fn devices_and_fifos_are_refused_as_models_without_reading() {
     for (path, kind) in [(PathBuf::from("/dev/zero"), "a device"), (PathBuf::from("/dev/urandom"), "a device")] {
         let error = formats::load_model(&path, &[]).expect_err("not a model");
         assert!(error.to_string().contains(kind), "{error}");
@@ -47,10 +60,6 @@ fn devices_fifos_and_directories_are_refused_as_models_without_reading() {
     mkfifo(&fifo);
     let error = formats::load_model(&fifo, &[]).expect_err("a FIFO");
     assert!(error.to_string().contains("a FIFO"), "{error}");
-    let directory = folder.join("dir.md5mesh");
-    std::fs::create_dir_all(&directory).expect("dir");
-    let error = formats::load_model(&directory, &[]).expect_err("a directory");
-    assert!(error.to_string().contains("a directory"), "{error}");
 
     // An --anim that is a device, through the command line: one line, no hang.
     let output = vkskin().args(["inspect", "assets/figure.md5mesh", "--anim", "/dev/zero"]).output().expect("vkskin runs");
@@ -66,12 +75,18 @@ fn devices_fifos_and_directories_are_refused_as_models_without_reading() {
 fn gltf_buffers_read_at_most_what_they_declare_and_only_inside_the_folder() {
     let folder = scratch("buffers");
     std::fs::create_dir_all(&folder).expect("folder");
-    // A buffer naming a device, an absolute path, a path out of the folder, a FIFO inside it.
-    let fifo = folder.join("pipe.bin");
-    mkfifo(&fifo);
-    for (uri, expected) in
-        [("/dev/zero", "absolute path"), ("../../../../../../dev/zero", "inside the model's folder"), ("pipe.bin", "a FIFO")]
-    {
+    // A buffer naming a device, an absolute path (as Unix and Windows write it), a path out of the
+    // folder, a FIFO inside it.
+    #[cfg(unix)]
+    mkfifo(&folder.join("pipe.bin"));
+    let fifo = cfg!(unix).then_some(("pipe.bin", "a FIFO"));
+    let cases = [
+        ("/dev/zero", "absolute path"),
+        (r"C:\\Windows\\win.ini", "absolute path"),
+        ("../../../../../../dev/zero", "inside the model's folder"),
+        (r"..\\..\\..\\..\\..\\..\\dev\\zero", "inside the model's folder"),
+    ];
+    for (uri, expected) in cases.into_iter().chain(fifo) {
         let path = folder.join("model.gltf");
         std::fs::write(&path, gltf_with_buffers(uri, 36, 1)).expect("written");
         let error = formats::load_model(&path, &[]).expect_err(uri);
@@ -130,7 +145,9 @@ fn counts_times_and_outputs_from_the_command_line_get_one_clean_line() {
     one_error(&["render", "--time", "NaN", "--out", never], "finite number of seconds");
     one_error(&["view", "--fade", "inf"], "crossfade");
     // A write error is reported, not lost when a buffered writer drops.
-    one_error(&["render", "--size", "64x64", "--out", "/dev/full"], "/dev/full");
+    if cfg!(target_os = "linux") {
+        one_error(&["render", "--size", "64x64", "--out", "/dev/full"], "/dev/full");
+    }
     // The bench skips a count no device holds, row by row, with the reason.
     let out = scratch("bench_counts");
     let output = vkskin()

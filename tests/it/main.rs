@@ -32,6 +32,7 @@ mod motion;
 mod ms3d_loader;
 mod no_panics;
 mod panel;
+mod portable;
 mod pose;
 mod renderdoc;
 mod retarget;

@@ -184,7 +184,8 @@ pub(super) fn motion(
                 // The Bézier hull lies in the cone around q_k when every control point leans its way.
                 // The largest angle is that of the smallest cosine (one arc cosine, not four).
                 Interpolation::CubicSpline | Interpolation::Hermite if points.iter().all(|point| point.dot(qk) > 0.0) => {
-                    let nearest = points.iter().map(|point| qk.dot(point.normalize_or_zero()).abs()).fold(f32::INFINITY, f32::min);
+                    let nearest =
+                        points.iter().map(|point| qk.dot(point.normalize_or_zero()).abs()).fold(f32::INFINITY, f32::min);
                     2.0 * nearest.min(1.0).acos()
                 }
                 Interpolation::CubicSpline | Interpolation::Hermite => std::f32::consts::PI,

@@ -103,8 +103,8 @@ impl Viewer {
                     self.last_error = Some(format!("debug views turned off: {reason}"));
                     views = DebugViews::default();
                 }
-                if let Err(error) = renderer.set_debug(views) {
-                    self.last_error = Some(error);
+                if let Ok(Some(message)) | Err(message) = renderer.set_debug(views) {
+                    self.last_error = Some(message);
                 }
                 graphics.renderer = renderer;
                 self.setup = setup;
@@ -263,8 +263,8 @@ impl Viewer {
             }
             Action::Debug(views) => {
                 if let Some(graphics) = &mut self.graphics {
-                    if let Err(error) = graphics.renderer.set_debug(views) {
-                        self.last_error = Some(error);
+                    if let Ok(Some(message)) | Err(message) = graphics.renderer.set_debug(views) {
+                        self.last_error = Some(message);
                     }
                 }
             }

@@ -226,7 +226,7 @@ pub fn run(setup: SceneSetup, options: ViewerOptions) -> Result<ViewerReport, St
 }
 
 impl Viewer {
-    fn create_graphics(&self, event_loop: &ActiveEventLoop) -> Result<Graphics, String> {
+    fn create_graphics(&mut self, event_loop: &ActiveEventLoop) -> Result<Graphics, String> {
         let (width, height) = self.options.size;
         let attributes =
             Window::default_attributes().with_title("vkskin").with_inner_size(winit::dpi::PhysicalSize::new(width, height));
@@ -260,7 +260,10 @@ impl Viewer {
         let mut renderer =
             Renderer::with_settings(&device, &self.setup.model, instances, swapchain.format, self.options.strategy, settings)
                 .map_err(|error| error.to_string())?;
-        renderer.set_debug(self.options.debug)?;
+        if let Some(missing) = renderer.set_debug(self.options.debug)? {
+            log::warn!("{missing}");
+            self.last_error = Some(missing);
+        }
         let ui = if self.options.ui {
             let pass = OverlayPass::new(&device, swapchain.format).map_err(|error| error.to_string())?;
             let context = egui::Context::default();
@@ -472,8 +475,8 @@ impl ApplicationHandler for Viewer {
                     if let Some(graphics) = &mut self.graphics {
                         let mut views = graphics.renderer.debug;
                         views.toggle(DebugViews::NAMES[index]);
-                        if let Err(error) = graphics.renderer.set_debug(views) {
-                            log::warn!("{error}");
+                        if let Ok(Some(message)) | Err(message) = graphics.renderer.set_debug(views) {
+                            log::warn!("{message}");
                         }
                     }
                 }

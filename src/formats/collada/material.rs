@@ -87,7 +87,10 @@ fn image_path(
     let decoded = percent_encoding::percent_decode_str(written).decode_utf8_lossy().into_owned();
     files::inside(folder, decoded.trim_start_matches("./")).or_else(|_| {
         // Exporters write absolute paths from the artist's machine: the file name beside the model.
-        let name = Path::new(&decoded).file_name().ok_or(format!("no file name in {}", files::quoted(written)))?;
+        let name = files::written_file_name(&decoded);
+        if name.is_empty() {
+            return Err(format!("no file name in {}", files::quoted(written)));
+        }
         Ok(folder.join(name))
     })
 }

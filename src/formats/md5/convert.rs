@@ -4,7 +4,7 @@
 use super::parse::{parse_anim_with_lines, to_usize};
 use super::{orientation_from_xyz, Md5Anim, Md5Joint, Md5Mesh, Md5Vert, Md5Weight, TEXTURE_EXTENSIONS, Z_UP_TO_Y_UP};
 use crate::anim::{Animation, Channel, Influence, Interpolation, JointPose, KeyTimes, Property};
-use crate::formats::{texture, FormatError};
+use crate::formats::{files, texture, FormatError};
 use crate::model::{normalize_influences, LoadStats, Material, Texture, Vertex};
 use glam::{Vec3, Vec4};
 use std::fmt;
@@ -188,7 +188,7 @@ pub(super) fn find_texture(
 /// `models/monsters/imp/imp.tga` with `_local` -> `models/monsters/imp/imp_local`: the suffix goes on
 /// the file stem, and the extension is left to the candidate search.
 pub(super) fn normal_map_name(shader: &str, suffix: &str) -> String {
-    let written = shader.replace('\\', "/");
+    let written = files::written_path(shader);
     let path = Path::new(&written);
     let stem = path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
     match path.parent().map(|parent| parent.to_string_lossy().into_owned()).filter(|parent| !parent.is_empty()) {
@@ -201,7 +201,7 @@ pub(super) fn normal_map_name(shader: &str, suffix: &str) -> String {
 /// written and then its file name alone, each as-is and with each known extension replacing or
 /// added to its own.
 pub(super) fn texture_candidates(shader: &str, folder: &Path) -> Vec<PathBuf> {
-    let written = shader.replace('\\', "/");
+    let written = files::written_path(shader);
     // id's shaders are game-root paths ("/textures/.."): never look outside the model's folder.
     let relative = Path::new(written.trim_start_matches('/'));
     let mut bases = vec![folder.join(relative)];

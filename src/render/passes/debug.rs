@@ -286,12 +286,14 @@ impl DebugPass {
         Ok(DebugPass { pipelines, set_layout, set, _pool: pool, _shadow_sampler: shadow_sampler, device: device.clone() })
     }
 
-    /// Why a view cannot be drawn on this device, if one cannot.
-    pub fn check(&self, views: DebugViews) -> Result<(), String> {
+    /// Turns off the views this device cannot draw (the normals view without geometry shaders, as
+    /// on MoltenVK), and says which and why.
+    pub fn without_missing(&self, views: &mut DebugViews) -> Option<String> {
         if views.normals && self.pipelines[0].normals.is_none() {
-            return Err("the normals view needs geometry shaders, which this device lacks".into());
+            views.normals = false;
+            return Some("the normals view is off: it needs geometry shaders, which this device lacks".into());
         }
-        Ok(())
+        None
     }
 
     pub fn record(&self, command_buffer: vk::CommandBuffer, frame: &DebugFrame<'_>) {
