@@ -12,8 +12,18 @@ use std::path::PathBuf;
 
 use renderdoc::{RenderDoc, V141};
 
-/// Where Debian's `renderdoc` package puts the library, tried after the loader's search path.
+/// The library by name, then where RenderDoc's installer (Windows) or Debian's `renderdoc` package
+/// puts it.
+#[cfg(windows)]
+const LIBRARY_PATHS: [&str; 2] = ["renderdoc.dll", r"C:\Program Files\RenderDoc\renderdoc.dll"];
+#[cfg(not(windows))]
 const LIBRARY_PATHS: [&str; 2] = ["librenderdoc.so", "/usr/lib/librenderdoc.so"];
+
+/// How to get RenderDoc, on this system.
+#[cfg(windows)]
+const INSTALL: &str = "install RenderDoc (https://renderdoc.org) or start vkskin from it";
+#[cfg(not(windows))]
+const INSTALL: &str = "install the Debian package 'renderdoc' or run under 'renderdoccmd capture'";
 
 pub struct FrameCapture {
     api: RenderDoc<V141>,
@@ -46,8 +56,8 @@ impl FrameCapture {
             }
         }
         Err(format!(
-            "--capture-frame needs RenderDoc: the process was not started by RenderDoc and librenderdoc.so could not \
-             be loaded ({}); install the Debian package 'renderdoc' or run under 'renderdoccmd capture'",
+            "--capture-frame needs RenderDoc: the process was not started by RenderDoc and its library could not be \
+             loaded ({}); {INSTALL}",
             failures.join("; ")
         ))
     }

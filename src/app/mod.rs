@@ -38,9 +38,11 @@ pub fn default_model_path() -> PathBuf {
     let mut folders: Vec<PathBuf> =
         beside_binary.iter().flat_map(|folder| [folder.join("assets"), folder.join("../share/vkskin")]).collect();
     folders.push(source_tree);
+    // The user's cache folder: XDG's, or Windows' local application data.
     let cache = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .or_else(|| std::env::var_os("LOCALAPPDATA").map(PathBuf::from))
         .unwrap_or_else(std::env::temp_dir)
         .join(concat!("vkskin-", env!("CARGO_PKG_VERSION")));
     default_model_in(&folders, &cache)

@@ -91,9 +91,10 @@ impl Instance {
             unsafe { entry.enumerate_instance_layer_properties() }.check("vkEnumerateInstanceLayerProperties")?;
         let has_layer = |name: &CStr| available_layers.iter().any(|layer| layer.layer_name_as_c_str() == Ok(name));
         if options.validation && !has_layer(VALIDATION_LAYER) {
-            return Err(Error::Other(
-                "validation was requested but VK_LAYER_KHRONOS_validation is not installed: `apt-get install vulkan-validationlayers`".into(),
-            ));
+            return Err(Error::Other(format!(
+                "validation was requested but VK_LAYER_KHRONOS_validation is not installed: {}",
+                super::INSTALL_VALIDATION
+            )));
         }
         let mut layer_extensions = Vec::new();
         if options.validation {

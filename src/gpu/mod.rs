@@ -21,16 +21,36 @@ pub use instance::{Instance, InstanceOptions, MessageCounts};
 
 use ash::vk;
 
+/// Where the Vulkan loader comes from, on this system.
+#[cfg(windows)]
+const INSTALL_LOADER: &str = "vulkan-1.dll comes with the GPU's driver, and with the Vulkan SDK (https://vulkan.lunarg.com)";
+#[cfg(target_os = "macos")]
+const INSTALL_LOADER: &str = "Install the Vulkan SDK (https://vulkan.lunarg.com): its libvulkan.1.dylib loads MoltenVK";
+#[cfg(not(any(windows, target_os = "macos")))]
+const INSTALL_LOADER: &str = "Install libvulkan.so.1 with `apt-get install libvulkan1 mesa-vulkan-drivers`";
+
+/// Where a Vulkan device comes from, on this system.
+#[cfg(windows)]
+const INSTALL_DEVICE: &str = "Install or update the GPU's driver";
+#[cfg(target_os = "macos")]
+const INSTALL_DEVICE: &str = "MoltenVK comes with the Vulkan SDK; vkskin needs one with drawIndirectCount";
+#[cfg(not(any(windows, target_os = "macos")))]
+const INSTALL_DEVICE: &str = "For a CPU device install `mesa-vulkan-drivers` (lavapipe)";
+
+/// Where the validation layer comes from, on this system.
+#[cfg(any(windows, target_os = "macos"))]
+pub(crate) const INSTALL_VALIDATION: &str = "install the Vulkan SDK (https://vulkan.lunarg.com)";
+#[cfg(not(any(windows, target_os = "macos")))]
+pub(crate) const INSTALL_VALIDATION: &str = "`apt-get install vulkan-validationlayers`";
+
 /// What can go wrong below the renderer.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error(
-        "cannot load the Vulkan loader (libvulkan.so.1): {0}. Install it with `apt-get install libvulkan1 mesa-vulkan-drivers`"
-    )]
+    #[error("cannot load the Vulkan loader: {0}. {hint}", hint = INSTALL_LOADER)]
     Loader(String),
     #[error("{call} failed: {result}{hint}", hint = hint_for(*.result))]
     Call { call: &'static str, result: vk::Result },
-    #[error("no usable Vulkan device: {0}. For a CPU device install `mesa-vulkan-drivers` (lavapipe)")]
+    #[error("no usable Vulkan device: {0}. {hint}", hint = INSTALL_DEVICE)]
     NoDevice(String),
     #[error("GPU memory allocation for {name} failed: {source}")]
     Allocation { name: String, source: gpu_allocator::AllocationError },
