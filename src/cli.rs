@@ -261,7 +261,8 @@ pub(crate) struct SceneArgs {
     #[arg(long = "anim", value_name = "FILE")]
     pub(crate) animations: Vec<PathBuf>,
     /// Capture frame N (from 0) with RenderDoc and print the .rdc path: under `renderdoccmd capture`,
-    /// or with librenderdoc.so loadable (Debian package renderdoc).
+    /// or with RenderDoc's library loadable (librenderdoc.so from the Debian package renderdoc;
+    /// renderdoc.dll on Windows).
     #[arg(long, value_name = "N")]
     pub(crate) capture_frame: Option<u64>,
     /// Debug views, comma separated: skeleton, normals, shadowmap, wireframe, bounds, motion (each
