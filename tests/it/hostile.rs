@@ -23,7 +23,7 @@ fn mkfifo(path: &Path) {
 
 /// A glTF (JSON) with one triangle whose buffer is `uri` declaring `byte_length` bytes, repeated
 /// `buffers` times.
-fn gltf_with_buffers(uri: &str, byte_length: u64, buffers: usize) -> String {
+pub(crate) fn gltf_with_buffers(uri: &str, byte_length: u64, buffers: usize) -> String {
     let buffer = format!(r#"{{"uri":"{uri}","byteLength":{byte_length}}}"#);
     let list = vec![buffer; buffers].join(",");
     format!(

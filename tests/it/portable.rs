@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::common::{scratch_in, shared_models};
+use crate::hostile::gltf_with_buffers;
 use vkskin::formats::load_model;
 use vkskin::model::Model;
 
@@ -62,16 +63,6 @@ fn md5_files_with_crlf_line_ends_in_a_folder_named_outside_ascii_load_the_same()
     assert_eq!(copy.clips.len(), 2);
 }
 
-/// A glTF with one triangle in an external buffer named `uri`, a JSON string as written.
-fn triangle_gltf(uri: &str) -> String {
-    format!(
-        r#"{{"asset":{{"version":"2.0"}},"buffers":[{{"uri":"{uri}","byteLength":36}}],
-"bufferViews":[{{"buffer":0,"byteLength":36}}],
-"accessors":[{{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}}],
-"meshes":[{{"primitives":[{{"attributes":{{"POSITION":0}}}}]}}],"nodes":[{{"mesh":0}}],"scenes":[{{"nodes":[0]}}],"scene":0}}"#
-    )
-}
-
 #[test]
 fn gltf_buffers_named_with_backslashes_and_outside_ascii_are_found_on_every_system() {
     let folder = scratch("gltf");
@@ -93,7 +84,7 @@ fn gltf_buffers_named_with_backslashes_and_outside_ascii_are_found_on_every_syst
     let mut models = Vec::new();
     for (name, uri) in written {
         let path = folder.join(name);
-        std::fs::write(&path, crlf(&triangle_gltf(&uri))).expect("written");
+        std::fs::write(&path, crlf(&gltf_with_buffers(&uri, 36, 1))).expect("written");
         let model = load_model(&path, &[]).unwrap_or_else(|error| panic!("{name} ({uri}): {error}"));
         assert_eq!(model.vertices.len(), 3, "{name}");
         models.push(model);
@@ -103,7 +94,7 @@ fn gltf_buffers_named_with_backslashes_and_outside_ascii_are_found_on_every_syst
     }
     // A drive letter is an absolute path on every system, and is refused as one.
     let path = folder.join("drive.gltf");
-    std::fs::write(&path, triangle_gltf(r"D:\\art\\треугольник.bin")).expect("written");
+    std::fs::write(&path, gltf_with_buffers(r"D:\\art\\треугольник.bin", 36, 1)).expect("written");
     let error = load_model(&path, &[]).expect_err("absolute");
     assert!(error.to_string().contains("absolute path"), "{error}");
 }
