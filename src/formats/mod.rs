@@ -3,6 +3,7 @@
 // Input-dependent code: no unwrap, expect or panic! outside tests (`cargo clippy` enforces it).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod bvh;
 pub mod collada;
 pub mod fbx;
 pub mod files;
@@ -64,11 +65,13 @@ pub enum Format {
     Ms3d,
     Collada,
     Fbx,
+    Bvh,
 }
 
 /// What the error for an unknown format lists.
 pub const SUPPORTED: &str =
-    "MD5 (.md5mesh with .md5anim), glTF 2.0 (.gltf, .glb), Milkshape 3D (.ms3d v3/v4), COLLADA (.dae 1.4.1/1.5), FBX (.fbx)";
+    "MD5 (.md5mesh with .md5anim), glTF 2.0 (.gltf, .glb), Milkshape 3D (.ms3d v3/v4), COLLADA (.dae 1.4.1/1.5), FBX (.fbx), \
+     BVH motion capture (.bvh)";
 
 impl Format {
     /// By the file's first bytes; None when they say nothing (then the extension decides).
@@ -92,6 +95,9 @@ impl Format {
         if text.starts_with("; FBX") {
             return Some(Format::Fbx);
         }
+        if text.get(..9).is_some_and(|word| word.eq_ignore_ascii_case("HIERARCHY")) {
+            return Some(Format::Bvh);
+        }
         None
     }
 
@@ -102,6 +108,7 @@ impl Format {
             "ms3d" => Some(Format::Ms3d),
             "dae" => Some(Format::Collada),
             "fbx" => Some(Format::Fbx),
+            "bvh" => Some(Format::Bvh),
             _ => None,
         }
     }
@@ -155,6 +162,7 @@ pub fn read_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatEr
         Format::Ms3d => ms3d::load(path),
         Format::Collada => collada::load(path),
         Format::Fbx => fbx::load(path),
+        Format::Bvh => bvh::load(path),
     }?;
     check_finite(&model).map_err(|message| FormatError::in_file(path, message))?;
     if model.vertices.is_empty() && !model.skeleton.is_empty() {

@@ -415,6 +415,15 @@ impl Model {
     /// order), grown by what the morph targets do ([`Model::grow_cells_by_morph`]): what
     /// [`Model::bounds`] holds.
     pub fn cell_bounds(&self) -> crate::anim::bounds::ModelBounds {
+        if self.vertices.is_empty() {
+            // A skeleton without a mesh (a BVH file, a "without skin" download) is drawn as its
+            // bones: its cells hold every joint, each carried by itself, so the camera and the
+            // ground follow its whole motion.
+            let influences: Vec<[Influence; 1]> =
+                (0..self.skeleton.len()).map(|joint| [Influence { joint: joint as u32, weight: 1.0 }]).collect();
+            let joints = self.bind_joint_positions().into_iter().zip(influences.iter().map(|one| one.as_slice()));
+            return crate::anim::bounds::model_bounds(&self.skeleton, &self.animations, joints);
+        }
         let vertices = self.vertices.iter().flat_map(|vertex| self.bind_points(vertex));
         let mut bounds = crate::anim::bounds::model_bounds(&self.skeleton, &self.animations, vertices);
         self.grow_cells_by_morph(&mut bounds);

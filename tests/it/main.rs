@@ -2,6 +2,7 @@
 //! feature; `common` holds what several share).
 
 mod animation_lod;
+mod bvh_loader;
 mod chunking;
 mod cli;
 mod collada_loader;

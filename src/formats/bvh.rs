@@ -1,0 +1,576 @@
+//! BVH (Biovision hierarchy), the format of motion capture: the CMU database and most free mocap.
+//!
+//! `HIERARCHY` gives the joints: `ROOT` and `JOINT` blocks, each with an `OFFSET` from its parent
+//! and its `CHANNELS` (positions and Euler rotations, any count up to six, in any order), and an
+//! `End Site` where a chain ends. `MOTION` gives `Frames:`, `Frame Time:` and then one line a frame
+//! with every joint's channel values in the order the hierarchy declares them.
+//!
+//! As three.js and Blender read it:
+//! - a joint's position channels are added to its `OFFSET`;
+//! - its rotation is the product of its rotation channels in the order they are listed (degrees),
+//!   `Zrotation Xrotation Yrotation` being `Rz × Rx × Ry`;
+//! - the rest pose is the `OFFSET` pose with no rotation. It is what `--anim` retargets from.
+//!
+//! End sites become joints of their own (named after their parent, with " End"), so the skeleton
+//! draws its last bones and has the full height.
+//!
+//! **Units.** BVH says nothing of them. CMU's files are in CMU units of 5.6444 cm, others in
+//! centimetres, inches or metres. vkskin guesses from the size of the rest pose (a figure between
+//! 1 and 2.5 m in each unit) and says what it chose in the load report. Played on a character
+//! (`--anim`), a clip's translations take the character's height instead (`anim::retarget`), so the
+//! guess matters only for a BVH file on its own.
+//!
+//! Written by hand: no maintained crate reads BVH with line numbers in its errors and bounded work
+//! on hostile files.
+
+use std::path::Path;
+
+use glam::{DQuat, DVec3, Mat4, Quat, Vec3};
+
+use super::{files, FormatError};
+use crate::anim::{Animation, Channel, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
+use crate::model::{FileLayout, LoadStats, Model};
+
+/// Joints (with end sites) a file may have, as every loader bounds them.
+const MAX_JOINTS: usize = 1 << 16;
+
+/// The largest magnitude an offset or a channel value may have: far beyond any motion in any unit
+/// (a kilometre in millimetres), small enough that nothing overflows on the way to the GPU.
+const MAX_MAGNITUDE: f64 = 1e7;
+
+/// A channel of a joint, as `CHANNELS` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ChannelKind {
+    Position(usize),
+    Rotation(usize),
+}
+
+impl ChannelKind {
+    fn parse(name: &str) -> Option<ChannelKind> {
+        let lower = name.to_ascii_lowercase();
+        let axis = match lower.as_bytes().first()? {
+            b'x' => 0,
+            b'y' => 1,
+            b'z' => 2,
+            _ => return None,
+        };
+        match &lower[1..] {
+            "position" => Some(ChannelKind::Position(axis)),
+            "rotation" => Some(ChannelKind::Rotation(axis)),
+            _ => None,
+        }
+    }
+}
+
+/// A joint of the hierarchy, an end site being one with no channels.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BvhJoint {
+    pub name: String,
+    pub parent: Option<usize>,
+    pub offset: DVec3,
+    channels: Vec<ChannelKind>,
+    /// Where its values start in a frame's line.
+    first_value: usize,
+}
+
+/// A parsed file: the joints in the order of the file, and the motion's values, frame after frame.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bvh {
+    pub joints: Vec<BvhJoint>,
+    pub frame_time: f64,
+    /// Channel values a frame.
+    pub channels: usize,
+    pub frames: usize,
+    values: Vec<f32>,
+    /// What was forgiven, for the load report.
+    pub warnings: Vec<String>,
+}
+
+/// The words of a text, each with its line, and what is left of a line.
+struct Words<'a> {
+    lines: std::iter::Enumerate<std::str::Lines<'a>>,
+    line: usize,
+    rest: &'a str,
+}
+
+impl<'a> Words<'a> {
+    fn new(text: &'a str) -> Words<'a> {
+        Words { lines: text.lines().enumerate(), line: 0, rest: "" }
+    }
+
+    /// The next word, with its line (1-based).
+    fn next(&mut self) -> Option<(usize, &'a str)> {
+        loop {
+            let trimmed = self.rest.trim_start();
+            if !trimmed.is_empty() {
+                let end = trimmed.find(char::is_whitespace).unwrap_or(trimmed.len());
+                self.rest = &trimmed[end..];
+                return Some((self.line, &trimmed[..end]));
+            }
+            let (index, line) = self.lines.next()?;
+            self.line = index + 1;
+            self.rest = line;
+        }
+    }
+
+    /// The rest of the current line, trimmed: a joint's name, which may hold spaces.
+    fn rest_of_line(&mut self) -> &'a str {
+        std::mem::take(&mut self.rest).trim()
+    }
+
+    /// The next line that holds anything, with its number.
+    fn next_line(&mut self) -> Option<(usize, &'a str)> {
+        self.rest = "";
+        loop {
+            let (index, line) = self.lines.next()?;
+            self.line = index + 1;
+            if !line.trim().is_empty() {
+                return Some((self.line, line));
+            }
+        }
+    }
+}
+
+fn number(path: &Path, (line, word): (usize, &str), what: &str) -> Result<f64, FormatError> {
+    match word.parse::<f64>() {
+        Ok(value) if value.is_finite() && value.abs() <= MAX_MAGNITUDE => Ok(value),
+        _ => Err(FormatError::at_line(
+            path,
+            line,
+            format!("expected {what}, a finite number of at most {MAX_MAGNITUDE:e}, found {}", files::quoted(word)),
+        )),
+    }
+}
+
+/// Parses a BVH text; `path` names it in errors.
+pub fn parse(text: &str, path: &Path) -> Result<Bvh, FormatError> {
+    let text = text.trim_start_matches('\u{feff}');
+    let mut words = Words::new(text);
+    let end = |words: &Words<'_>, what: &str| {
+        FormatError::at_line(path, words.line.max(1), format!("expected {what}, found the end of the file"))
+    };
+    match words.next() {
+        Some((_, word)) if word.eq_ignore_ascii_case("HIERARCHY") => {}
+        Some((line, word)) => {
+            return Err(FormatError::at_line(path, line, format!("expected HIERARCHY, found {}", files::quoted(word))))
+        }
+        None => return Err(end(&words, "HIERARCHY")),
+    }
+
+    let mut joints: Vec<BvhJoint> = Vec::new();
+    // Open blocks: the joint each belongs to, whether it has its OFFSET yet, whether it is an End Site.
+    let mut open: Vec<(usize, bool, bool)> = Vec::new();
+    let mut channels = 0usize;
+    loop {
+        let Some((line, word)) = words.next() else { return Err(end(&words, "MOTION")) };
+        let keyword = word.to_ascii_uppercase();
+        match keyword.as_str() {
+            "ROOT" | "JOINT" | "END" => {
+                let in_end_site = open.last().is_some_and(|&(_, _, end_site)| end_site);
+                if (keyword == "ROOT") != open.is_empty() || in_end_site {
+                    let expected = if open.is_empty() {
+                        "ROOT or MOTION"
+                    } else if in_end_site {
+                        "OFFSET or }"
+                    } else {
+                        "JOINT"
+                    };
+                    return Err(FormatError::at_line(path, line, format!("expected {expected}, found {word}")));
+                }
+                if joints.len() >= MAX_JOINTS {
+                    return Err(FormatError::at_line(path, line, format!("expected at most {MAX_JOINTS} joints, found more")));
+                }
+                let parent = open.last().map(|&(joint, _, _)| joint);
+                if keyword == "END" {
+                    let site = words.next().map(|(_, word)| word).unwrap_or_default();
+                    if !site.eq_ignore_ascii_case("Site") {
+                        return Err(FormatError::at_line(
+                            path,
+                            line,
+                            format!("expected End Site, found End {}", files::quoted(site)),
+                        ));
+                    }
+                }
+                // A `{` may end the name's line, or start the next.
+                let rest = words.rest_of_line();
+                let (written, braced) = match rest.strip_suffix('{') {
+                    Some(name) => (name.trim(), true),
+                    None => (rest, false),
+                };
+                let name = if keyword == "END" {
+                    format!("{} End", parent.map(|parent| joints[parent].name.as_str()).unwrap_or_default())
+                } else {
+                    written.to_string()
+                };
+                if !braced {
+                    match words.next() {
+                        Some((_, "{")) => {}
+                        Some((line, word)) => {
+                            return Err(FormatError::at_line(path, line, format!("expected {{, found {}", files::quoted(word))))
+                        }
+                        None => return Err(end(&words, "{")),
+                    }
+                }
+                joints.push(BvhJoint { name, parent, offset: DVec3::ZERO, channels: Vec::new(), first_value: channels });
+                open.push((joints.len() - 1, false, keyword == "END"));
+            }
+            "OFFSET" => {
+                let Some(&mut (joint, ref mut has_offset, _)) = open.last_mut() else {
+                    return Err(FormatError::at_line(path, line, "expected OFFSET inside a joint"));
+                };
+                if *has_offset {
+                    return Err(FormatError::at_line(path, line, "expected one OFFSET a joint, found a second"));
+                }
+                *has_offset = true;
+                let mut offset = [0.0; 3];
+                for value in &mut offset {
+                    *value = number(path, words.next().ok_or_else(|| end(&words, "an OFFSET value"))?, "an OFFSET value")?;
+                }
+                joints[joint].offset = DVec3::from_array(offset);
+            }
+            "CHANNELS" => {
+                let Some(&(joint, _, end_site)) = open.last() else {
+                    return Err(FormatError::at_line(path, line, "expected CHANNELS inside a joint"));
+                };
+                if !joints[joint].channels.is_empty() || end_site {
+                    return Err(FormatError::at_line(path, line, "expected one CHANNELS a joint and none in an End Site"));
+                }
+                let count_word = words.next().ok_or_else(|| end(&words, "the channel count"))?;
+                let count = count_word.1.parse::<usize>().ok().filter(|&count| count <= 6).ok_or_else(|| {
+                    FormatError::at_line(
+                        path,
+                        count_word.0,
+                        format!("expected a channel count from 0 to 6, found {}", files::quoted(count_word.1)),
+                    )
+                })?;
+                let mut kinds = Vec::with_capacity(count);
+                for _ in 0..count {
+                    let (line, word) = words.next().ok_or_else(|| end(&words, "a channel name"))?;
+                    let kind = ChannelKind::parse(word).ok_or_else(|| {
+                        FormatError::at_line(
+                            path,
+                            line,
+                            format!("expected a channel (Xposition ... Zrotation), found {}", files::quoted(word)),
+                        )
+                    })?;
+                    if kinds.contains(&kind) {
+                        return Err(FormatError::at_line(path, line, format!("expected each channel once, found {word} twice")));
+                    }
+                    kinds.push(kind);
+                }
+                joints[joint].first_value = channels;
+                channels += count;
+                joints[joint].channels = kinds;
+            }
+            "}" => {
+                if open.pop().is_none() {
+                    return Err(FormatError::at_line(path, line, "expected ROOT or MOTION, found }"));
+                }
+            }
+            "MOTION" if open.is_empty() => break,
+            _ => {
+                let expected = if open.is_empty() { "ROOT or MOTION" } else { "OFFSET, CHANNELS, JOINT, End Site or }" };
+                return Err(FormatError::at_line(path, line, format!("expected {expected}, found {}", files::quoted(word))));
+            }
+        }
+    }
+    if joints.is_empty() {
+        return Err(FormatError::at_line(path, words.line, "expected a ROOT before MOTION, found none"));
+    }
+
+    // Frames: N and Frame Time: T, then a line a frame.
+    let (line, word) = words.next().ok_or_else(|| end(&words, "Frames:"))?;
+    let declared = match word.to_ascii_lowercase().strip_prefix("frames:") {
+        Some("") => words.next().ok_or_else(|| end(&words, "the frame count"))?,
+        Some(count) => (line, &word[word.len() - count.len()..]),
+        None => return Err(FormatError::at_line(path, line, format!("expected Frames:, found {}", files::quoted(word)))),
+    };
+    let declared_frames = declared.1.parse::<u64>().map_err(|_| {
+        FormatError::at_line(path, declared.0, format!("expected a frame count, found {}", files::quoted(declared.1)))
+    })?;
+    let (line, word) = words.next().ok_or_else(|| end(&words, "Frame Time:"))?;
+    let time_word = words.next().ok_or_else(|| end(&words, "Frame Time:"))?;
+    let frame_time_word = if word.eq_ignore_ascii_case("Frame") && time_word.1.eq_ignore_ascii_case("Time:") {
+        words.next().ok_or_else(|| end(&words, "the frame time"))?
+    } else {
+        return Err(FormatError::at_line(path, line, format!("expected Frame Time:, found {}", files::quoted(word))));
+    };
+    let frame_time = number(path, frame_time_word, "the frame time in seconds")?;
+    if frame_time <= 0.0 {
+        return Err(FormatError::at_line(path, frame_time_word.0, "expected a frame time above 0 seconds"));
+    }
+
+    // The values: never more than the text holds (no allocation from the declared count).
+    let mut values: Vec<f32> = Vec::new();
+    let mut warnings = Vec::new();
+    let mut frames = 0usize;
+    if channels > 0 {
+        let mut truncated = None;
+        while let Some((line, text)) = words.next_line() {
+            let start = values.len();
+            for word in text.split_whitespace() {
+                values.push(number(path, (line, word), "a channel value")? as f32);
+            }
+            let found = values.len() - start;
+            if found != channels {
+                values.truncate(start);
+                if truncated.is_some() || found > channels {
+                    return Err(FormatError::at_line(
+                        path,
+                        line,
+                        format!("expected {channels} values a frame (the channels the hierarchy declares), found {found}"),
+                    ));
+                }
+                truncated = Some((line, found));
+                continue;
+            }
+            if let Some((line, found)) = truncated {
+                return Err(FormatError::at_line(
+                    path,
+                    line,
+                    format!("expected {channels} values a frame (the channels the hierarchy declares), found {found}"),
+                ));
+            }
+            frames += 1;
+        }
+        if let Some((line, found)) = truncated {
+            warnings.push(format!("line {line}: the last frame has {found} of its {channels} values (a cut file?): left out"));
+        }
+    } else {
+        frames = usize::try_from(declared_frames).unwrap_or(usize::MAX).min(1);
+    }
+    if channels > 0 && frames as u64 != declared_frames {
+        warnings.push(format!("Frames: says {declared_frames}, the file has {frames}: {frames} are played"));
+    }
+    Ok(Bvh { joints, frame_time, channels, frames, values, warnings })
+}
+
+/// How a file's units are read: the name and metres per unit, from the rest pose's size.
+fn guess_unit(extent: f64) -> (&'static str, f64) {
+    // A standing figure of 1 to 2.5 m, in each unit vkskin knows (CMU's is 5.6444 cm).
+    match extent {
+        extent if extent <= 4.0 => ("metres", 1.0),
+        extent if extent <= 45.0 => ("CMU units of 5.6444 cm", 0.056444),
+        extent if extent <= 110.0 => ("inches", 0.0254),
+        extent if extent <= 400.0 => ("centimetres", 0.01),
+        _ => ("millimetres", 0.001),
+    }
+}
+
+/// Loads a BVH file as a model with a skeleton and one animation, in metres.
+pub fn load(path: &Path) -> Result<Model, FormatError> {
+    let text = files::read_text(path, files::MAX_MODEL_BYTES).map_err(|message| FormatError::in_file(path, message))?;
+    let bvh = parse(&text, path)?;
+    Ok(to_model(&bvh, path))
+}
+
+/// The model of a parsed file (see the module notes).
+pub fn to_model(bvh: &Bvh, path: &Path) -> Model {
+    // The rest pose's joints in file units, for the unit guess.
+    let mut rest_positions = vec![DVec3::ZERO; bvh.joints.len()];
+    for (index, joint) in bvh.joints.iter().enumerate() {
+        rest_positions[index] = joint.parent.map_or(DVec3::ZERO, |parent| rest_positions[parent]) + joint.offset;
+    }
+    let (low, high) = rest_positions
+        .iter()
+        .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(low, high), &position| (low.min(position), high.max(position)));
+    let extent = (high - low).max_element().max(0.0);
+    let (unit, metres) = guess_unit(extent);
+
+    let joints: Vec<Joint> = bvh
+        .joints
+        .iter()
+        .map(|joint| {
+            let rest = JointPose::new(Quat::IDENTITY, (joint.offset * metres).as_vec3());
+            Joint::new(joint.name.clone(), joint.parent, Mat4::IDENTITY, rest)
+        })
+        .collect();
+    let mut skeleton = Skeleton { joints };
+    let rest: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
+    let mut models = vec![Mat4::IDENTITY; skeleton.len()];
+    crate::anim::local_to_model(&skeleton, &rest, Mat4::IDENTITY, &mut models);
+    for (joint, model) in skeleton.joints.iter_mut().zip(models) {
+        joint.inverse_bind = model.inverse();
+    }
+
+    let times = KeyTimes::Uniform { start: 0.0, step: bvh.frame_time as f32, count: bvh.frames };
+    let value =
+        |frame: usize, joint: &BvhJoint, slot: usize| f64::from(bvh.values[frame * bvh.channels + joint.first_value + slot]);
+    let mut channels = Vec::new();
+    for (index, joint) in bvh.joints.iter().enumerate() {
+        if bvh.frames == 0 {
+            break;
+        }
+        let moves = |wanted: fn(&ChannelKind) -> bool| joint.channels.iter().any(wanted);
+        if moves(|kind| matches!(kind, ChannelKind::Position(_))) {
+            let mut values = Vec::with_capacity(bvh.frames * 3);
+            for frame in 0..bvh.frames {
+                let mut position = joint.offset;
+                for (slot, kind) in joint.channels.iter().enumerate() {
+                    if let ChannelKind::Position(axis) = *kind {
+                        position[axis] += value(frame, joint, slot);
+                    }
+                }
+                values.extend_from_slice(&(position * metres).as_vec3().to_array());
+            }
+            channels.push(channel(index, Property::Translation, times.clone(), 0b0111, values));
+        }
+        if moves(|kind| matches!(kind, ChannelKind::Rotation(_))) {
+            let mut values = Vec::with_capacity(bvh.frames * 4);
+            for frame in 0..bvh.frames {
+                let mut rotation = DQuat::IDENTITY;
+                for (slot, kind) in joint.channels.iter().enumerate() {
+                    if let ChannelKind::Rotation(axis) = *kind {
+                        let angle = value(frame, joint, slot).to_radians();
+                        rotation *= DQuat::from_axis_angle(DVec3::AXES[axis], angle);
+                    }
+                }
+                values.extend_from_slice(&rotation.normalize().as_quat().to_array());
+            }
+            channels.push(channel(index, Property::Rotation, times.clone(), 0b1111, values));
+        }
+    }
+    let name = path.file_stem().map_or_else(|| "bvh".to_string(), |stem| stem.to_string_lossy().into_owned());
+    let duration = (bvh.frames.saturating_sub(1) as f64 * bvh.frame_time) as f32;
+    let animation = Animation {
+        name: name.clone(),
+        duration,
+        frame_rate: Some((1.0 / bvh.frame_time) as f32),
+        channels,
+        file_key_bytes: bvh.values.len() * 4,
+        source: None,
+        weights: Vec::new(),
+    };
+    let mut stats = LoadStats { warnings: bvh.warnings.clone(), ..LoadStats::default() };
+    stats.notes.push(format!(
+        "BVH units: the rest pose spans {extent:.3} units, read as {unit} ({:.2} m); the rest pose is the OFFSETs with no \
+         rotation (what --anim retargets from), and on a character its clips take the character's height",
+        extent * metres
+    ));
+    let mut model = Model {
+        name,
+        vertices: Vec::new(),
+        influences: Vec::new(),
+        indices: Vec::new(),
+        meshes: Vec::new(),
+        materials: Vec::new(),
+        skeleton,
+        animations: if bvh.frames > 0 { vec![animation] } else { Vec::new() },
+        clips: Vec::new(),
+        bounds: Default::default(),
+        levels: Vec::new(),
+        stats,
+        layout: FileLayout { to_model: Mat4::from_scale(Vec3::splat(metres as f32)), ..FileLayout::default() },
+        morph_targets: Vec::new(),
+        influence_offsets: Vec::new(),
+    };
+    model.clip_each_animation();
+    model
+}
+
+fn channel(joint: usize, property: Property, times: KeyTimes, mask: u8, values: Vec<f32>) -> Channel {
+    Channel {
+        joint,
+        property,
+        interpolation: Interpolation::Linear,
+        times,
+        mask,
+        base: glam::Vec4::ZERO,
+        implied_w: false,
+        wraps: false,
+        values,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: &str = "HIERARCHY
+ROOT Hips
+{
+\tOFFSET 0 0 0
+\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+\tJOINT Left Up Leg
+\t{
+\t\tOFFSET 1 -2 0
+\t\tCHANNELS 3 Zrotation Xrotation Yrotation
+\t\tEnd Site
+\t\t{
+\t\t\tOFFSET 0 -20 0
+\t\t}
+\t}
+}
+MOTION
+Frames: 2
+Frame Time: 0.5
+0 10 0 0 0 0 0 90 0
+1 10 0 90 0 0 0 0 0
+";
+
+    #[test]
+    fn a_small_file_reads_joints_channels_and_frames() {
+        let bvh = parse(SMALL, Path::new("small.bvh")).expect("parses");
+        let names: Vec<&str> = bvh.joints.iter().map(|joint| joint.name.as_str()).collect();
+        assert_eq!(names, ["Hips", "Left Up Leg", "Left Up Leg End"]);
+        assert_eq!(bvh.joints[2].parent, Some(1));
+        assert_eq!((bvh.channels, bvh.frames, bvh.frame_time), (9, 2, 0.5));
+        assert!(bvh.warnings.is_empty(), "{:?}", bvh.warnings);
+        let model = to_model(&bvh, Path::new("small.bvh"));
+        // 22 units tall: read as CMU units.
+        assert!(model.stats.notes[0].contains("CMU units"), "{:?}", model.stats.notes);
+        let animation = &model.animations[0];
+        assert_eq!(animation.duration, 0.5);
+        let mut pose = vec![JointPose::IDENTITY; 3];
+        animation.sample(&model.skeleton, 0.0, &mut pose);
+        // Offset plus position channels, in metres.
+        assert!((pose[0].translation - Vec3::new(0.0, 10.0, 0.0) * 0.056444).length() < 1e-6);
+        // Zrotation Xrotation Yrotation: the leg's first frame turns 90 degrees about x (its second value).
+        let expected = Quat::from_rotation_x(90f32.to_radians());
+        assert!(pose[1].rotation.angle_between(expected) < 1e-5, "{:?}", pose[1].rotation);
+        animation.sample(&model.skeleton, 0.5, &mut pose);
+        assert!((pose[0].translation.x - 0.056444).abs() < 1e-6);
+        assert!(pose[0].rotation.angle_between(Quat::from_rotation_z(90f32.to_radians())) < 1e-5);
+    }
+
+    #[test]
+    fn rotations_compose_in_the_listed_order() {
+        let text = SMALL.replace("CHANNELS 3 Zrotation Xrotation Yrotation", "CHANNELS 3 Yrotation Xrotation Zrotation");
+        let bvh = parse(&text.replace("0 10 0 0 0 0 0 90 0", "0 10 0 0 0 0 30 40 50"), Path::new("order.bvh")).expect("parses");
+        let model = to_model(&bvh, Path::new("order.bvh"));
+        let mut pose = vec![JointPose::IDENTITY; 3];
+        model.animations[0].sample(&model.skeleton, 0.0, &mut pose);
+        let expected = Quat::from_rotation_y(30f32.to_radians())
+            * Quat::from_rotation_x(40f32.to_radians())
+            * Quat::from_rotation_z(50f32.to_radians());
+        assert!(pose[1].rotation.angle_between(expected) < 1e-5);
+    }
+
+    #[test]
+    fn broken_files_name_the_line_and_what_was_expected() {
+        let error = |text: &str| parse(text, Path::new("bad.bvh")).expect_err("refused").to_string();
+        assert_eq!(
+            error("HIERARCHY\nROOT a\n{\nOFFSET 0 0\n}"),
+            "bad.bvh:5: expected an OFFSET value, a finite number of at most 1e7, found \"}\""
+        );
+        let unknown = SMALL.replace("Zrotation Xrotation Yrotation\n\t\tEnd", "Zrotation Xrotation Wrotation\n\t\tEnd");
+        assert!(error(&unknown).starts_with("bad.bvh:9: expected a channel (Xposition ... Zrotation), found \"Wrotation\""));
+        assert!(error(&SMALL.replace("CHANNELS 3", "CHANNELS 1000000")).contains("from 0 to 6"));
+        assert!(error(&SMALL.replace("0 10 0 0 0 0 0 90 0", "0 10 0 0 0 0 0 90"))
+            .starts_with("bad.bvh:19: expected 9 values a frame"));
+        assert!(error(&SMALL.replace("0 10 0 0 0 0 0 90 0", "0 10 0 NaN 0 0 0 90 0")).contains("found \"NaN\""));
+        assert!(error(&SMALL.replace("0 10 0 0 0 0 0 90 0", "0 10 0 1e300 0 0 0 90 0")).contains("1e300"));
+        assert!(error(&SMALL.replace("Frame Time: 0.5", "Frame Time: 0")).contains("above 0 seconds"));
+        assert!(error("HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\n").contains("expected MOTION, found the end"));
+        assert!(error("MOTION").contains("expected HIERARCHY"));
+    }
+
+    #[test]
+    fn a_cut_last_frame_and_a_wrong_frame_count_are_forgiven_with_a_word() {
+        let cut = SMALL.replace("1 10 0 90 0 0 0 0 0\n", "1 10 0 0\n").replace("Frames: 2", "Frames: 10000000");
+        let bvh = parse(&cut, Path::new("cut.bvh")).expect("parses");
+        assert_eq!(bvh.frames, 1);
+        assert_eq!(bvh.warnings.len(), 2, "{:?}", bvh.warnings);
+        assert!(bvh.warnings[0].contains("left out") && bvh.warnings[1].contains("Frames: says 10000000"));
+    }
+}
