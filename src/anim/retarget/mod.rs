@@ -31,6 +31,7 @@
 //! source playing its clip and the same bone of the target playing the carried clip.
 
 pub mod compare;
+pub mod humanoid;
 mod names;
 
 pub use names::joint_key;

@@ -3,6 +3,7 @@
 
 use ahash::AHashMap as HashMap;
 
+use super::humanoid;
 use crate::anim::Skeleton;
 
 /// A joint name as compared: the part after the last namespace separator (`mixamorig:`,
@@ -99,7 +100,35 @@ pub(super) fn match_joints(source: &Skeleton, target: &Skeleton) -> Vec<Vec<usiz
             }
         }
     }
+    by_role(source, target, &mut map);
     map
+}
+
+/// Humanoid roles ([`humanoid`]) over names: a name match that the two joints' roles contradict
+/// (CMU's `LeftShoulder`, an upper arm, on a Mixamo rig's clavicle of that name) is undone, and a
+/// joint left without a match takes the target joint of its role.
+fn by_role(source: &Skeleton, target: &Skeleton, map: &mut [Vec<usize>]) {
+    let (source_roles, target_roles) = (humanoid::roles(source), humanoid::roles(target));
+    if source_roles.iter().all(Option::is_none) || target_roles.iter().all(Option::is_none) {
+        return;
+    }
+    let same =
+        |a: humanoid::Role, b: humanoid::Role| a == b || matches!((a, b), (humanoid::Role::Spine(_), humanoid::Role::Spine(_)));
+    for (joint, targets) in map.iter_mut().enumerate() {
+        if let Some(role) = source_roles[joint] {
+            targets.retain(|&index| target_roles[index].is_none_or(|other| same(role, other)));
+        }
+    }
+    let mut taken = vec![false; target.len()];
+    for &index in map.iter().flatten() {
+        taken[index] = true;
+    }
+    for (joint, found) in humanoid::by_role(source, target).into_iter().enumerate() {
+        if let Some(index) = found.filter(|&index| map[joint].is_empty() && !taken[index]) {
+            taken[index] = true;
+            map[joint].push(index);
+        }
+    }
 }
 
 /// A bucket of target joints shared among the source joints of one name: one source joint takes

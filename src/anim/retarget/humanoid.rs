@@ -1,0 +1,310 @@
+//! What each joint of a humanoid rig is (hips, spine, left upper arm, ...) whatever the naming
+//! convention, for clips carried between conventions that give one name to different bones.
+//!
+//! Motion capture libraries and character rigs name the same bones differently: CMU's 3ds Max
+//! release (`LeftHip`, `LeftKnee`, `LeftCollar`, `LeftShoulder` for the *upper arm*, `LeftElbow`,
+//! `LeftWrist`), its MotionBuilder release and Mixamo (`LeftUpLeg`, `LeftLeg`, `LeftShoulder` for
+//! the *clavicle*, `LeftArm`, `LeftForeArm`, `LeftHand`), DAZ (`lThigh`, `lShldr`), Unreal
+//! (`thigh_l`, `upperarm_l`), 3ds Max's Biped (`Bip01 L Thigh`). A name match alone sends CMU's upper
+//! arm to Mixamo's clavicle. So a joint's role comes from its name's body part and side, with the
+//! ambiguous "shoulder" read by its neighbours (the upper arm where the same side has a collar or
+//! clavicle, else the clavicle), and the spine from the skeleton's shape: the joints between the
+//! hips and the neck, bottom to top.
+
+use super::super::Skeleton;
+use super::names::joint_key;
+
+/// A humanoid bone, sided ones as left and right.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    Hips,
+    /// The spine's joints between the hips and the neck: the position from the bottom over
+    /// the count, as a fraction in 0..=1000 (both skeletons' chains are matched by it).
+    Spine(u16),
+    Neck,
+    Head,
+    Clavicle(Side),
+    UpperArm(Side),
+    Forearm(Side),
+    Hand(Side),
+    UpperLeg(Side),
+    LowerLeg(Side),
+    Foot(Side),
+    Toes(Side),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Side {
+    Left,
+    Right,
+}
+
+/// A sided body part, before "shoulder" is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    Clavicle,
+    /// Clavicle or upper arm, by the neighbours.
+    Shoulder,
+    UpperArm,
+    Forearm,
+    Hand,
+    UpperLeg,
+    LowerLeg,
+    Foot,
+    Toes,
+}
+
+fn part(word: &str) -> Option<Part> {
+    Some(match word {
+        "collar" | "clavicle" => Part::Clavicle,
+        "shoulder" => Part::Shoulder,
+        "arm" | "upperarm" | "uparm" | "shldr" => Part::UpperArm,
+        "forearm" | "lowerarm" | "elbow" => Part::Forearm,
+        "hand" | "wrist" => Part::Hand,
+        "upleg" | "upperleg" | "thigh" | "hip" => Part::UpperLeg,
+        "leg" | "lowerleg" | "knee" | "shin" | "calf" => Part::LowerLeg,
+        "foot" | "ankle" => Part::Foot,
+        "toebase" | "toe" | "toes" | "ball" => Part::Toes,
+        _ => return None,
+    })
+}
+
+/// A key's side and body part: `left`/`right` or `l`/`r` before or after the part's word.
+fn sided_part(key: &str) -> Option<(Side, Part)> {
+    let key = key.strip_prefix("bip01").or_else(|| key.strip_prefix("bip001")).unwrap_or(key);
+    for (affix, side) in [("left", Side::Left), ("right", Side::Right), ("l", Side::Left), ("r", Side::Right)] {
+        let rest = key.strip_prefix(affix).or_else(|| key.strip_suffix(affix));
+        if let Some(part) = rest.and_then(part) {
+            return Some((side, part));
+        }
+    }
+    None
+}
+
+/// Each joint's role, where its name and place tell one; each role goes to the first joint (in
+/// the skeleton's parents-first order) that has it. `None` for every joint of a skeleton in which
+/// fewer than eight roles are found: not a humanoid this reads.
+pub fn roles(skeleton: &Skeleton) -> Vec<Option<Role>> {
+    let keys: Vec<String> = skeleton.joints.iter().map(|joint| joint_key(&joint.name)).collect();
+    let parts: Vec<Option<(Side, Part)>> = keys.iter().map(|key| sided_part(key)).collect();
+    let has_clavicle =
+        |side: Side| parts.iter().flatten().any(|&(joint_side, part)| joint_side == side && part == Part::Clavicle);
+    let mut roles: Vec<Option<Role>> = parts
+        .iter()
+        .map(|found| {
+            let (side, part) = (*found)?;
+            Some(match part {
+                Part::Clavicle => Role::Clavicle(side),
+                Part::Shoulder if has_clavicle(side) => Role::UpperArm(side),
+                Part::Shoulder => Role::Clavicle(side),
+                Part::UpperArm => Role::UpperArm(side),
+                Part::Forearm => Role::Forearm(side),
+                Part::Hand => Role::Hand(side),
+                Part::UpperLeg => Role::UpperLeg(side),
+                Part::LowerLeg => Role::LowerLeg(side),
+                Part::Foot => Role::Foot(side),
+                Part::Toes => Role::Toes(side),
+            })
+        })
+        .collect();
+    // A limb's joint hangs below the one before it in the limb, where the skeleton has that one (a
+    // foot IK target at the root named `Foot.L` is no foot).
+    let before = |role: Role| match role {
+        Role::Forearm(side) => Some(Role::UpperArm(side)),
+        Role::Hand(side) => Some(Role::Forearm(side)),
+        Role::LowerLeg(side) => Some(Role::UpperLeg(side)),
+        Role::Foot(side) => Some(Role::LowerLeg(side)),
+        Role::Toes(side) => Some(Role::Foot(side)),
+        _ => None,
+    };
+    let snapshot = roles.clone();
+    for (index, role) in roles.iter_mut().enumerate() {
+        let Some(wanted) = role.and_then(before) else { continue };
+        if !snapshot.contains(&Some(wanted)) {
+            continue;
+        }
+        let mut ancestor = skeleton.joints[index].parent;
+        let mut found = false;
+        while let Some(at) = ancestor {
+            if snapshot[at] == Some(wanted) {
+                found = true;
+                break;
+            }
+            ancestor = skeleton.joints[at].parent.filter(|&parent| parent < at);
+        }
+        if !found {
+            *role = None;
+        }
+    }
+    // The hips and head by name, the neck as the head's parent where it is named so, the spine as
+    // what lies between.
+    let head = keys.iter().position(|key| key == "head" || key == "bip01head");
+    // The hips are where the legs and the spine meet: the lowest joint above both upper legs and
+    // the head (a rig may hang its legs from a `Body` above its `Hips`). Without legs, by name.
+    let legs: Vec<usize> = [Side::Left, Side::Right]
+        .into_iter()
+        .filter_map(|side| roles.iter().position(|role| *role == Some(Role::UpperLeg(side))))
+        .collect();
+    // A joint and its ancestors, nearest first (parents come before children: each step goes down
+    // in index, so the walk ends).
+    let above = |joint: usize| {
+        let mut chain = vec![joint];
+        let mut at = joint;
+        while let Some(parent) = skeleton.joints[at].parent.filter(|&parent| parent < at) {
+            chain.push(parent);
+            at = parent;
+        }
+        chain
+    };
+    let meeting = head.filter(|_| legs.len() == 2).and_then(|head| {
+        let spine = above(head);
+        // Each leg's first ancestor on the head's chain; the one highest up holds all three.
+        let meets: Option<Vec<usize>> =
+            legs.iter().map(|&leg| above(leg).into_iter().skip(1).find(|joint| spine.contains(joint))).collect();
+        meets?.into_iter().max_by_key(|joint| spine.iter().position(|on| on == joint))
+    });
+    let hips = meeting.or_else(|| keys.iter().position(|key| matches!(key.as_str(), "hips" | "hip" | "pelvis" | "bip01pelvis")));
+    if let (Some(hips), Some(head)) = (hips, head) {
+        roles[hips] = Some(Role::Hips);
+        roles[head] = Some(Role::Head);
+        let mut chain = Vec::new();
+        let mut joint = skeleton.joints[head].parent;
+        while let Some(index) = joint.filter(|&index| index != hips) {
+            chain.push(index);
+            joint = skeleton.joints[index].parent.filter(|&parent| parent < index);
+        }
+        if joint == Some(hips) {
+            chain.reverse(); // bottom to top
+            if chain.last().is_some_and(|&neck| keys[neck].contains("neck")) {
+                roles[chain.pop().unwrap_or_default()] = Some(Role::Neck);
+            }
+            // A second neck joint (CMU's `lowerneck`) is neck, not spine.
+            while chain.last().is_some_and(|&neck| keys[neck].contains("neck")) {
+                chain.pop();
+            }
+            let last = chain.len().saturating_sub(1).max(1);
+            for (order, &index) in chain.iter().enumerate() {
+                roles[index] = Some(Role::Spine((order * 1000 / last) as u16));
+            }
+        }
+    }
+    // Each role once: the first joint that has it (CMU's `lhand` under `LeftWrist` is no hand).
+    let mut seen = std::collections::HashSet::new();
+    for role in roles.iter_mut() {
+        if let Some(found) = *role {
+            if !seen.insert(found) {
+                *role = None;
+            }
+        }
+    }
+    if seen.len() < 8 {
+        return vec![None; skeleton.len()];
+    }
+    roles
+}
+
+/// The target joint each source joint's role points to, where both skeletons read as humanoids:
+/// the spine by the nearest position along the chain, every other role by itself.
+pub fn by_role(source: &Skeleton, target: &Skeleton) -> Vec<Option<usize>> {
+    let (source_roles, target_roles) = (roles(source), roles(target));
+    let spine: Vec<(u16, usize)> = target_roles
+        .iter()
+        .enumerate()
+        .filter_map(|(index, role)| match role {
+            Some(Role::Spine(at)) => Some((*at, index)),
+            _ => None,
+        })
+        .collect();
+    let mut taken = vec![false; target.len()];
+    source_roles
+        .iter()
+        .map(|role| {
+            let found = match (*role)? {
+                Role::Spine(at) => spine.iter().min_by_key(|(other, _)| other.abs_diff(at)).map(|&(_, index)| index),
+                role => target_roles.iter().position(|other| *other == Some(role)),
+            }?;
+            // Two source spine joints may be nearest to one target joint: the first takes it.
+            (!std::mem::replace(&mut taken[found], true)).then_some(found)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anim::{Joint, JointPose};
+    use glam::Mat4;
+
+    /// A skeleton of `(name, parent)` pairs.
+    fn skeleton(joints: &[(&str, Option<usize>)]) -> Skeleton {
+        Skeleton {
+            joints: joints.iter().map(|&(name, parent)| Joint::new(name, parent, Mat4::IDENTITY, JointPose::IDENTITY)).collect(),
+        }
+    }
+
+    /// CMU's 3ds Max naming, one side (as 131_01.bvh has it).
+    fn cmu_max() -> Skeleton {
+        skeleton(&[
+            ("Hips", None),
+            ("LHipJoint", Some(0)),
+            ("LeftHip", Some(1)),
+            ("LeftKnee", Some(2)),
+            ("LeftAnkle", Some(3)),
+            ("LeftToe", Some(4)),
+            ("lowerback", Some(0)),
+            ("Chest", Some(6)),
+            ("Chest2", Some(7)),
+            ("lowerneck", Some(8)),
+            ("Neck", Some(9)),
+            ("Head", Some(10)),
+            ("LeftCollar", Some(8)),
+            ("LeftShoulder", Some(12)),
+            ("LeftElbow", Some(13)),
+            ("LeftWrist", Some(14)),
+            ("lhand", Some(15)),
+        ])
+    }
+
+    /// Mixamo's naming, one side.
+    fn mixamo() -> Skeleton {
+        skeleton(&[
+            ("mixamorig:Hips", None),
+            ("mixamorig:LeftUpLeg", Some(0)),
+            ("mixamorig:LeftLeg", Some(1)),
+            ("mixamorig:LeftFoot", Some(2)),
+            ("mixamorig:LeftToeBase", Some(3)),
+            ("mixamorig:Spine", Some(0)),
+            ("mixamorig:Spine1", Some(5)),
+            ("mixamorig:Spine2", Some(6)),
+            ("mixamorig:Neck", Some(7)),
+            ("mixamorig:Head", Some(8)),
+            ("mixamorig:LeftShoulder", Some(7)),
+            ("mixamorig:LeftArm", Some(10)),
+            ("mixamorig:LeftForeArm", Some(11)),
+            ("mixamorig:LeftHand", Some(12)),
+        ])
+    }
+
+    #[test]
+    fn cmu_max_names_meet_mixamo_by_role_not_by_the_shared_word() {
+        let map = by_role(&cmu_max(), &mixamo());
+        let target = mixamo();
+        let name = |source: usize| map[source].map(|index| target.joints[index].name.as_str());
+        // CMU's LeftShoulder is the upper arm; Mixamo's is the clavicle.
+        assert_eq!(name(13), Some("mixamorig:LeftArm"));
+        assert_eq!(name(12), Some("mixamorig:LeftShoulder"));
+        assert_eq!(name(2), Some("mixamorig:LeftUpLeg"));
+        assert_eq!(name(3), Some("mixamorig:LeftLeg"));
+        assert_eq!(name(15), Some("mixamorig:LeftHand"));
+        assert_eq!(name(16), None, "lhand under LeftWrist is no second hand");
+        assert_eq!(name(1), None, "LHipJoint has no role");
+        assert_eq!([name(6), name(7), name(8)], [Some("mixamorig:Spine"), Some("mixamorig:Spine1"), Some("mixamorig:Spine2")]);
+        assert_eq!((name(9), name(10)), (None, Some("mixamorig:Neck")));
+    }
+
+    #[test]
+    fn a_skeleton_that_is_no_humanoid_has_no_roles() {
+        let tail = skeleton(&[("root", None), ("tail1", Some(0)), ("tail2", Some(1)), ("LeftFin", Some(0))]);
+        assert!(roles(&tail).iter().all(Option::is_none));
+    }
+}
