@@ -100,10 +100,11 @@ pub(crate) struct RenderArgs {
 /// `vkskin inspect`'s arguments.
 #[derive(Args)]
 pub(crate) struct InspectArgs {
-    /// Model file: .md5mesh, .gltf, .glb, .ms3d, .dae or .fbx.
+    /// Model file: .md5mesh, .gltf, .glb, .ms3d, .dae or .fbx; or motion alone: .bvh, .acl.sjson.
     pub(crate) model: PathBuf,
     /// File(s) whose clips play on the model, any format (a .md5anim alone, a "without skin"
-    /// FBX or glTF, another character), matched by joint name without namespaces and case; what
+    /// FBX or glTF, BVH motion capture, an ACL clip, another character), matched by joint name
+    /// without namespaces and case, then by humanoid role (CMU's, DAZ's or Mixamo's names); what
     /// matched is reported. Default: a .md5mesh's sibling .md5anim files.
     #[arg(long = "anim", value_name = "FILE")]
     pub(crate) animations: Vec<PathBuf>,
@@ -253,10 +254,12 @@ impl Switch {
 /// The scene every rendering command shares: model, clips, instances, strategy, features.
 #[derive(Args)]
 pub(crate) struct SceneArgs {
-    /// Model file: .md5mesh, .gltf, .glb, .ms3d, .dae or .fbx. Default: the bundled figure.
+    /// Model file: .md5mesh, .gltf, .glb, .ms3d, .dae or .fbx; or motion alone: .bvh, .acl.sjson.
+    /// Default: the bundled figure.
     pub(crate) model: Option<PathBuf>,
     /// File(s) whose clips play on the model, any format (a .md5anim alone, a "without skin"
-    /// FBX or glTF, another character), matched by joint name without namespaces and case; what
+    /// FBX or glTF, BVH motion capture, an ACL clip, another character), matched by joint name
+    /// without namespaces and case, then by humanoid role (CMU's, DAZ's or Mixamo's names); what
     /// matched is reported. Default: a .md5mesh's sibling .md5anim files.
     #[arg(long = "anim", value_name = "FILE")]
     pub(crate) animations: Vec<PathBuf>,

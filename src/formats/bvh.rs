@@ -345,18 +345,6 @@ pub fn parse(text: &str, path: &Path) -> Result<Bvh, FormatError> {
     Ok(Bvh { joints, frame_time, channels, frames, values, warnings })
 }
 
-/// How a file's units are read: the name and metres per unit, from the rest pose's size.
-fn guess_unit(extent: f64) -> (&'static str, f64) {
-    // A standing figure of 1 to 2.5 m, in each unit vkskin knows (CMU's is 5.6444 cm).
-    match extent {
-        extent if extent <= 4.0 => ("metres", 1.0),
-        extent if extent <= 45.0 => ("CMU units of 5.6444 cm", 0.056444),
-        extent if extent <= 110.0 => ("inches", 0.0254),
-        extent if extent <= 400.0 => ("centimetres", 0.01),
-        _ => ("millimetres", 0.001),
-    }
-}
-
 /// Loads a BVH file as a model with a skeleton and one animation, in metres.
 pub fn load(path: &Path) -> Result<Model, FormatError> {
     let text = files::read_text(path, files::MAX_MODEL_BYTES).map_err(|message| FormatError::in_file(path, message))?;
@@ -375,7 +363,7 @@ pub fn to_model(bvh: &Bvh, path: &Path) -> Model {
         .iter()
         .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(low, high), &position| (low.min(position), high.max(position)));
     let extent = (high - low).max_element().max(0.0);
-    let (unit, metres) = guess_unit(extent);
+    let (unit, metres) = super::guess_unit(extent);
 
     let joints: Vec<Joint> = bvh
         .joints

@@ -1,6 +1,7 @@
 //! Every integration test, in one binary so that `cargo test` links once (one module per
 //! feature; `common` holds what several share).
 
+mod acl_clips;
 mod animation_lod;
 mod bvh_loader;
 mod chunking;
