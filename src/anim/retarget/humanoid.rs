@@ -11,6 +11,8 @@
 //! clavicle, else the clavicle), and the spine from the skeleton's shape: the joints between the
 //! hips and the neck, bottom to top.
 
+use ahash::AHashMap as HashMap;
+
 use super::super::Skeleton;
 use super::names::joint_key;
 
@@ -81,21 +83,26 @@ fn sided_part(key: &str) -> Option<(Side, Part)> {
     None
 }
 
+/// Candidates a limb role's hierarchy check looks at (the first joints named for it): what keeps a
+/// file of a hundred thousand joints named alike linear.
+const CANDIDATES: usize = 4;
+
 /// Each joint's role, where its name and place tell one; each role goes to the first joint (in
 /// the skeleton's parents-first order) that has it. `None` for every joint of a skeleton in which
-/// fewer than eight roles are found: not a humanoid this reads.
+/// fewer than eight roles are found: not a humanoid this reads. Linear in the joints, whatever the
+/// names and depth.
 pub fn roles(skeleton: &Skeleton) -> Vec<Option<Role>> {
+    let count = skeleton.len();
     let keys: Vec<String> = skeleton.joints.iter().map(|joint| joint_key(&joint.name)).collect();
     let parts: Vec<Option<(Side, Part)>> = keys.iter().map(|key| sided_part(key)).collect();
-    let has_clavicle =
-        |side: Side| parts.iter().flatten().any(|&(joint_side, part)| joint_side == side && part == Part::Clavicle);
-    let mut roles: Vec<Option<Role>> = parts
+    let has_clavicle = [Side::Left, Side::Right].map(|side| parts.iter().flatten().any(|&found| found == (side, Part::Clavicle)));
+    let named: Vec<Option<Role>> = parts
         .iter()
         .map(|found| {
             let (side, part) = (*found)?;
             Some(match part {
                 Part::Clavicle => Role::Clavicle(side),
-                Part::Shoulder if has_clavicle(side) => Role::UpperArm(side),
+                Part::Shoulder if has_clavicle[side as usize] => Role::UpperArm(side),
                 Part::Shoulder => Role::Clavicle(side),
                 Part::UpperArm => Role::UpperArm(side),
                 Part::Forearm => Role::Forearm(side),
@@ -107,8 +114,22 @@ pub fn roles(skeleton: &Skeleton) -> Vec<Option<Role>> {
             })
         })
         .collect();
-    // A limb's joint hangs below the one before it in the limb, where the skeleton has that one (a
-    // foot IK target at the root named `Foot.L` is no foot).
+    let parent = |joint: usize| skeleton.joints[joint].parent.filter(|&parent| parent < joint);
+    let is_ancestor = |ancestor: usize, mut joint: usize| {
+        while let Some(up) = parent(joint) {
+            if up == ancestor {
+                return true;
+            }
+            if up < ancestor {
+                return false; // parents come first: the ancestor is no longer ahead
+            }
+            joint = up;
+        }
+        false
+    };
+    // Each limb role to the first of its first few candidates that hangs below the role before it
+    // in the limb, where the skeleton has that one (a foot IK target at the root named `Foot.L`
+    // is no foot). Limbs are settled from the body out, so "before" is already settled.
     let before = |role: Role| match role {
         Role::Forearm(side) => Some(Role::UpperArm(side)),
         Role::Hand(side) => Some(Role::Forearm(side)),
@@ -117,66 +138,91 @@ pub fn roles(skeleton: &Skeleton) -> Vec<Option<Role>> {
         Role::Toes(side) => Some(Role::Foot(side)),
         _ => None,
     };
-    let snapshot = roles.clone();
-    for (index, role) in roles.iter_mut().enumerate() {
-        let Some(wanted) = role.and_then(before) else { continue };
-        if !snapshot.contains(&Some(wanted)) {
-            continue;
-        }
-        let mut ancestor = skeleton.joints[index].parent;
-        let mut found = false;
-        while let Some(at) = ancestor {
-            if snapshot[at] == Some(wanted) {
-                found = true;
-                break;
+    let mut candidates: HashMap<Role, Vec<usize>> = HashMap::new();
+    for (joint, role) in named.iter().enumerate() {
+        if let Some(role) = *role {
+            let list = candidates.entry(role).or_default();
+            if list.len() < CANDIDATES {
+                list.push(joint);
             }
-            ancestor = skeleton.joints[at].parent.filter(|&parent| parent < at);
-        }
-        if !found {
-            *role = None;
         }
     }
-    // The hips and head by name, the neck as the head's parent where it is named so, the spine as
-    // what lies between.
-    let head = keys.iter().position(|key| key == "head" || key == "bip01head");
-    // The hips are where the legs and the spine meet: the lowest joint above both upper legs and
-    // the head (a rig may hang its legs from a `Body` above its `Hips`). Without legs, by name.
-    let legs: Vec<usize> = [Side::Left, Side::Right]
-        .into_iter()
-        .filter_map(|side| roles.iter().position(|role| *role == Some(Role::UpperLeg(side))))
-        .collect();
-    // A joint and its ancestors, nearest first (parents come before children: each step goes down
-    // in index, so the walk ends).
-    let above = |joint: usize| {
-        let mut chain = vec![joint];
-        let mut at = joint;
-        while let Some(parent) = skeleton.joints[at].parent.filter(|&parent| parent < at) {
-            chain.push(parent);
-            at = parent;
-        }
-        chain
+    let mut settled: HashMap<Role, usize> = HashMap::new();
+    let limb_order = |side| {
+        [
+            Role::Clavicle(side),
+            Role::UpperArm(side),
+            Role::Forearm(side),
+            Role::Hand(side),
+            Role::UpperLeg(side),
+            Role::LowerLeg(side),
+            Role::Foot(side),
+            Role::Toes(side),
+        ]
     };
-    let meeting = head.filter(|_| legs.len() == 2).and_then(|head| {
-        let spine = above(head);
-        // Each leg's first ancestor on the head's chain; the one highest up holds all three.
-        let meets: Option<Vec<usize>> =
-            legs.iter().map(|&leg| above(leg).into_iter().skip(1).find(|joint| spine.contains(joint))).collect();
-        meets?.into_iter().max_by_key(|joint| spine.iter().position(|on| on == joint))
-    });
+    for role in limb_order(Side::Left).into_iter().chain(limb_order(Side::Right)) {
+        let Some(list) = candidates.get(&role) else { continue };
+        let needed = before(role).filter(|wanted| candidates.contains_key(wanted));
+        let chosen = match needed {
+            None => list.first().copied(),
+            Some(wanted) => {
+                let above = settled.get(&wanted).copied();
+                list.iter().copied().find(|&joint| above.is_some_and(|above| is_ancestor(above, joint)))
+            }
+        };
+        if let Some(joint) = chosen {
+            settled.insert(role, joint);
+        }
+    }
+    let mut roles = vec![None; count];
+    for (&role, &joint) in &settled {
+        roles[joint] = Some(role);
+    }
+
+    // The head by name; the hips where the legs and the spine meet, the lowest joint above both
+    // upper legs and the head (a rig may hang its legs from a `Body` above its `Hips`), or by name
+    // without legs; the neck as the head's parent where it is named so; the spine between.
+    let head = keys.iter().position(|key| key == "head" || key == "bip01head");
+    let mut on_spine = vec![false; count];
+    let mut spine_chain = Vec::new();
+    if let Some(head) = head {
+        let mut at = Some(head);
+        while let Some(joint) = at {
+            on_spine[joint] = true;
+            spine_chain.push(joint);
+            at = parent(joint);
+        }
+    }
+    let legs: Vec<usize> =
+        [Side::Left, Side::Right].iter().filter_map(|&side| settled.get(&Role::UpperLeg(side)).copied()).collect();
+    let meeting = if head.is_some() && legs.len() == 2 {
+        // Each leg's first ancestor on the head's chain; the one highest up (the lowest index,
+        // parents coming first) holds all three.
+        legs.iter()
+            .map(|&leg| {
+                let mut at = parent(leg);
+                while let Some(joint) = at.filter(|&joint| !on_spine[joint]) {
+                    at = parent(joint);
+                }
+                at
+            })
+            .collect::<Option<Vec<usize>>>()
+            .and_then(|meets| meets.into_iter().min())
+    } else {
+        None
+    };
     let hips = meeting.or_else(|| keys.iter().position(|key| matches!(key.as_str(), "hips" | "hip" | "pelvis" | "bip01pelvis")));
     if let (Some(hips), Some(head)) = (hips, head) {
-        roles[hips] = Some(Role::Hips);
-        roles[head] = Some(Role::Head);
-        let mut chain = Vec::new();
-        let mut joint = skeleton.joints[head].parent;
-        while let Some(index) = joint.filter(|&index| index != hips) {
-            chain.push(index);
-            joint = skeleton.joints[index].parent.filter(|&parent| parent < index);
-        }
-        if joint == Some(hips) {
-            chain.reverse(); // bottom to top
+        if on_spine[hips] && roles[hips].is_none() && roles[head].is_none() {
+            roles[hips] = Some(Role::Hips);
+            roles[head] = Some(Role::Head);
+            // Between them, bottom to top.
+            let mut chain: Vec<usize> = spine_chain.iter().copied().skip(1).take_while(|&joint| joint != hips).collect();
+            chain.reverse();
             if chain.last().is_some_and(|&neck| keys[neck].contains("neck")) {
-                roles[chain.pop().unwrap_or_default()] = Some(Role::Neck);
+                if let Some(neck) = chain.pop() {
+                    roles[neck] = Some(Role::Neck);
+                }
             }
             // A second neck joint (CMU's `lowerneck`) is neck, not spine.
             while chain.last().is_some_and(|&neck| keys[neck].contains("neck")) {
@@ -184,21 +230,15 @@ pub fn roles(skeleton: &Skeleton) -> Vec<Option<Role>> {
             }
             let last = chain.len().saturating_sub(1).max(1);
             for (order, &index) in chain.iter().enumerate() {
-                roles[index] = Some(Role::Spine((order * 1000 / last) as u16));
+                if roles[index].is_none() {
+                    roles[index] = Some(Role::Spine((order * 1000 / last) as u16));
+                }
             }
         }
     }
-    // Each role once: the first joint that has it (CMU's `lhand` under `LeftWrist` is no hand).
-    let mut seen = std::collections::HashSet::new();
-    for role in roles.iter_mut() {
-        if let Some(found) = *role {
-            if !seen.insert(found) {
-                *role = None;
-            }
-        }
-    }
-    if seen.len() < 8 {
-        return vec![None; skeleton.len()];
+    let found = roles.iter().flatten().count();
+    if found < 8 {
+        return vec![None; count];
     }
     roles
 }
@@ -207,21 +247,24 @@ pub fn roles(skeleton: &Skeleton) -> Vec<Option<Role>> {
 /// the spine by the nearest position along the chain, every other role by itself.
 pub fn by_role(source: &Skeleton, target: &Skeleton) -> Vec<Option<usize>> {
     let (source_roles, target_roles) = (roles(source), roles(target));
-    let spine: Vec<(u16, usize)> = target_roles
-        .iter()
-        .enumerate()
-        .filter_map(|(index, role)| match role {
-            Some(Role::Spine(at)) => Some((*at, index)),
-            _ => None,
-        })
-        .collect();
+    let mut spine: Vec<(u16, usize)> = Vec::new();
+    let mut index_of: HashMap<Role, usize> = HashMap::new();
+    for (index, role) in target_roles.iter().enumerate() {
+        match role {
+            Some(Role::Spine(at)) => spine.push((*at, index)),
+            Some(role) => {
+                index_of.entry(*role).or_insert(index);
+            }
+            None => {}
+        }
+    }
     let mut taken = vec![false; target.len()];
     source_roles
         .iter()
         .map(|role| {
             let found = match (*role)? {
                 Role::Spine(at) => spine.iter().min_by_key(|(other, _)| other.abs_diff(at)).map(|&(_, index)| index),
-                role => target_roles.iter().position(|other| *other == Some(role)),
+                role => index_of.get(&role).copied(),
             }?;
             // Two source spine joints may be nearest to one target joint: the first takes it.
             (!std::mem::replace(&mut taken[found], true)).then_some(found)
@@ -300,6 +343,21 @@ mod tests {
         assert_eq!(name(1), None, "LHipJoint has no role");
         assert_eq!([name(6), name(7), name(8)], [Some("mixamorig:Spine"), Some("mixamorig:Spine1"), Some("mixamorig:Spine2")]);
         assert_eq!((name(9), name(10)), (None, Some("mixamorig:Neck")));
+    }
+
+    #[test]
+    fn a_hundred_thousand_joints_named_alike_are_read_in_linear_time() {
+        // A chain alternating limb names, 100,000 deep, under a head: quadratic work here would take
+        // minutes (each joint walking to the root, or searching every other).
+        let mut joints = vec![("Hips", None), ("Head", Some(0))];
+        for index in 2..100_002 {
+            joints.push((if index % 2 == 0 { "LeftUpLeg" } else { "LeftLeg" }, Some(index - 1)));
+        }
+        let chain = skeleton(&joints);
+        let roles = roles(&chain);
+        assert!(roles.iter().flatten().count() <= 4, "one joint a role at most");
+        let map = by_role(&chain, &mixamo());
+        assert_eq!(map.len(), chain.len());
     }
 
     #[test]
