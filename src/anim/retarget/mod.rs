@@ -35,7 +35,7 @@ pub mod humanoid;
 mod names;
 
 pub use names::joint_key;
-use names::match_joints;
+use names::match_joints_counted;
 
 use glam::{Mat3, Mat4, Quat, Vec3, Vec4};
 
@@ -48,6 +48,8 @@ pub struct Retargeted {
     pub animations: Vec<Animation>,
     /// Source joints matched to a target joint.
     pub matched: usize,
+    /// Of those, the ones their humanoid role matched rather than their name ([`humanoid`]).
+    pub by_role: usize,
     /// Source joints the clips animate that no target joint matches (their keys are dropped).
     pub missing_in_target: Vec<String>,
     /// Target joints no source joint matches (they stay at rest).
@@ -65,6 +67,9 @@ impl Retargeted {
             format!("{}{more}", shown.join(", "))
         };
         let mut line = format!("{} of {source_joints} joints matched by name", self.matched);
+        if self.by_role > 0 {
+            line += &format!(" or humanoid role ({} by role)", self.by_role);
+        }
         if !self.missing_in_target.is_empty() {
             line += &format!("; animated but not in the model: {}", list(&self.missing_in_target));
         }
@@ -80,7 +85,7 @@ impl Retargeted {
 /// joints). Names left over are compared once more with a first word (`Skeleton_`, `Bip01 `) taken
 /// off the other side's name, for exporters that prefix every joint with the rig's name.
 pub fn retarget(source: &Skeleton, animations: &[Animation], target: &Skeleton) -> Result<Retargeted, String> {
-    let map = match_joints(source, target);
+    let (map, by_role) = match_joints_counted(source, target);
     let matched = map.iter().filter(|targets| !targets.is_empty()).count();
     if matched == 0 {
         return Err("no joint name matches a joint of the model (names compared without namespaces and case)".into());
@@ -109,7 +114,7 @@ pub fn retarget(source: &Skeleton, animations: &[Animation], target: &Skeleton) 
 
     let conversions = Conversions::new(source, target, &map, &moving);
     let animations = animations.iter().map(|animation| conversions.animation(animation)).collect();
-    Ok(Retargeted { animations, matched, missing_in_target, missing_in_source })
+    Ok(Retargeted { animations, matched, by_role, missing_in_target, missing_in_source })
 }
 
 /// Whether a channel's keys differ from its first (a still mesh node's are all alike).

@@ -30,6 +30,11 @@ pub fn joint_key(name: &str) -> String {
 /// buckets by name that are emptied as they are handed out, so each is looked at a bounded number
 /// of times: linear, also for a file of a hundred thousand joints named alike.
 pub(super) fn match_joints(source: &Skeleton, target: &Skeleton) -> Vec<Vec<usize>> {
+    match_joints_counted(source, target).0
+}
+
+/// [`match_joints`], and how many source joints their humanoid role matched (see [`by_role`]).
+pub(super) fn match_joints_counted(source: &Skeleton, target: &Skeleton) -> (Vec<Vec<usize>>, usize) {
     let keys = |skeleton: &Skeleton| -> Vec<(String, String)> {
         let names: Vec<String> = skeleton.joints.iter().map(|joint| joint_key(&joint.name)).collect();
         let parent = |joint: &crate::anim::Joint| joint.parent.and_then(|parent| names.get(parent)).cloned().unwrap_or_default();
@@ -100,17 +105,18 @@ pub(super) fn match_joints(source: &Skeleton, target: &Skeleton) -> Vec<Vec<usiz
             }
         }
     }
-    by_role(source, target, &mut map);
-    map
+    let by_role = by_role(source, target, &mut map);
+    (map, by_role)
 }
 
 /// Humanoid roles ([`humanoid`]) over names: a name match that the two joints' roles contradict
 /// (CMU's `LeftShoulder`, an upper arm, on a Mixamo rig's clavicle of that name) is undone, and a
 /// joint left without a match takes the target joint of its role.
-fn by_role(source: &Skeleton, target: &Skeleton, map: &mut [Vec<usize>]) {
+/// Returns how many source joints took their role's joint.
+fn by_role(source: &Skeleton, target: &Skeleton, map: &mut [Vec<usize>]) -> usize {
     let (source_roles, target_roles) = (humanoid::roles(source), humanoid::roles(target));
     if source_roles.iter().all(Option::is_none) || target_roles.iter().all(Option::is_none) {
-        return;
+        return 0;
     }
     let same =
         |a: humanoid::Role, b: humanoid::Role| a == b || matches!((a, b), (humanoid::Role::Spine(_), humanoid::Role::Spine(_)));
@@ -123,12 +129,15 @@ fn by_role(source: &Skeleton, target: &Skeleton, map: &mut [Vec<usize>]) {
     for &index in map.iter().flatten() {
         taken[index] = true;
     }
+    let mut matched = 0;
     for (joint, found) in humanoid::by_role(source, target).into_iter().enumerate() {
         if let Some(index) = found.filter(|&index| map[joint].is_empty() && !taken[index]) {
             taken[index] = true;
             map[joint].push(index);
+            matched += 1;
         }
     }
+    matched
 }
 
 /// A bucket of target joints shared among the source joints of one name: one source joint takes
