@@ -186,13 +186,20 @@ pub fn read_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatEr
     }?;
     check_finite(&model).map_err(|message| FormatError::in_file(path, message))?;
     if model.vertices.is_empty() && !model.skeleton.is_empty() {
-        model.stats.warnings.push(format!(
-            "no mesh, only {} joints and {} animations (a \"without skin\" download): drawn as its skeleton; \
-             its clips play on a character with `vkskin CHARACTER --anim {}`",
+        // Motion capture and ACL's clips never have a mesh: that is a note, not a warning.
+        let what = if matches!(format, Format::Bvh | Format::Acl) { "motion alone" } else { "a \"without skin\" download" };
+        let line = format!(
+            "no mesh, only {} joints and {} animations ({what}): drawn as its skeleton; its clips play on a character \
+             with `vkskin CHARACTER --anim {}`",
             model.skeleton.len(),
             model.animations.len(),
             path.display()
-        ));
+        );
+        if matches!(format, Format::Bvh | Format::Acl) {
+            model.stats.notes.push(line);
+        } else {
+            model.stats.warnings.push(line);
+        }
     }
     // Targets without normal offsets (COLLADA's always, glTF's without NORMAL) get them computed,
     // so that shading follows the moved surface.
