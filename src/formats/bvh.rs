@@ -373,13 +373,7 @@ pub fn to_model(bvh: &Bvh, path: &Path) -> Model {
             Joint::new(joint.name.clone(), joint.parent, Mat4::IDENTITY, rest)
         })
         .collect();
-    let mut skeleton = Skeleton { joints };
-    let rest: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
-    let mut models = vec![Mat4::IDENTITY; skeleton.len()];
-    crate::anim::local_to_model(&skeleton, &rest, Mat4::IDENTITY, &mut models);
-    for (joint, model) in skeleton.joints.iter_mut().zip(models) {
-        joint.inverse_bind = model.inverse();
-    }
+    let skeleton = Skeleton { joints };
 
     let times = KeyTimes::Uniform { start: 0.0, step: bvh.frame_time as f32, count: bvh.frames };
     let value =
@@ -435,25 +429,9 @@ pub fn to_model(bvh: &Bvh, path: &Path) -> Model {
          rotation (what --anim retargets from), and on a character its clips take the character's height",
         extent * metres
     ));
-    let mut model = Model {
-        name,
-        vertices: Vec::new(),
-        influences: Vec::new(),
-        indices: Vec::new(),
-        meshes: Vec::new(),
-        materials: Vec::new(),
-        skeleton,
-        animations: if bvh.frames > 0 { vec![animation] } else { Vec::new() },
-        clips: Vec::new(),
-        bounds: Default::default(),
-        levels: Vec::new(),
-        stats,
-        layout: FileLayout { to_model: Mat4::from_scale(Vec3::splat(metres as f32)), ..FileLayout::default() },
-        morph_targets: Vec::new(),
-        influence_offsets: Vec::new(),
-    };
-    model.clip_each_animation();
-    model
+    let animations = if bvh.frames > 0 { vec![animation] } else { Vec::new() };
+    let layout = FileLayout { to_model: Mat4::from_scale(Vec3::splat(metres as f32)), ..FileLayout::default() };
+    Model::skeleton_only(name, skeleton, animations, stats, layout)
 }
 
 fn channel(joint: usize, property: Property, times: KeyTimes, mask: u8, values: Vec<f32>) -> Channel {

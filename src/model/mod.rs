@@ -394,6 +394,42 @@ impl Model {
         Some(Tightness { median: ratios[ratios.len() / 2], worst, cells: ratios.len(), of: cells.len() })
     }
 
+    /// A model of joints and clips without a mesh (a lone `.md5anim`, BVH, ACL's clips): each
+    /// joint's inverse bind from its rest pose, a clip for each animation.
+    pub fn skeleton_only(
+        name: String,
+        mut skeleton: Skeleton,
+        animations: Vec<Animation>,
+        stats: LoadStats,
+        layout: FileLayout,
+    ) -> Model {
+        let rest: Vec<crate::anim::JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
+        let mut models = vec![glam::Mat4::IDENTITY; skeleton.len()];
+        crate::anim::local_to_model(&skeleton, &rest, glam::Mat4::IDENTITY, &mut models);
+        for (joint, model) in skeleton.joints.iter_mut().zip(models) {
+            joint.inverse_bind = model.inverse();
+        }
+        let mut model = Model {
+            name,
+            vertices: Vec::new(),
+            influences: Vec::new(),
+            indices: Vec::new(),
+            meshes: Vec::new(),
+            materials: Vec::new(),
+            skeleton,
+            animations,
+            clips: Vec::new(),
+            bounds: Default::default(),
+            levels: Vec::new(),
+            stats,
+            layout,
+            morph_targets: Vec::new(),
+            influence_offsets: Vec::new(),
+        };
+        model.clip_each_animation();
+        model
+    }
+
     /// Gives every animation a clip of its own when the loader made none. Loaders call it last.
     pub fn clip_each_animation(&mut self) {
         if self.clips.is_empty() {

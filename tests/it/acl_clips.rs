@@ -2,24 +2,13 @@
 //! regression data has them, read as their text says (skipped, with a message, when that folder is
 //! absent), shown alone as a moving skeleton, and played on a character of another naming.
 
-use std::path::PathBuf;
-
-use crate::common::skip;
+use crate::common::shared_clips;
 use vkskin::anim::JointPose;
 use vkskin::formats::{load_model, read_model};
 
-fn cmu_sjson() -> Option<PathBuf> {
-    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/clips/cmu/sjson");
-    if folder.is_dir() {
-        return Some(folder);
-    }
-    skip(&format!("{} is absent (the CMU clips in ACL's format live there)", folder.display()));
-    None
-}
-
 #[test]
 fn the_cmu_clips_read_as_the_readme_counts_them() {
-    let Some(folder) = cmu_sjson() else { return };
+    let Some(folder) = shared_clips("cmu/sjson") else { return };
     // The shared README's table: samples at 24 Hz; 44 joints.
     for (clip, samples) in [("13_07", 291), ("27_06", 574), ("49_09", 384), ("104_30", 273)] {
         let path = folder.join(format!("{clip}.acl.sjson"));
@@ -55,7 +44,9 @@ fn the_cmu_clips_read_as_the_readme_counts_them() {
 
 #[test]
 fn a_cmu_clip_in_acl_format_plays_on_a_character_of_another_naming() {
-    let (Some(folder), Some(man)) = (cmu_sjson(), crate::common::shared_models("fbx/QuaterniusMan")) else { return };
+    let (Some(folder), Some(man)) = (shared_clips("cmu/sjson"), crate::common::shared_models("fbx/QuaterniusMan")) else {
+        return;
+    };
     let source = read_model(&folder.join("13_07.acl.sjson"), &[]).unwrap_or_else(|error| panic!("{error}"));
     let target = read_model(&man.join("Male_Casual.fbx"), &[]).unwrap_or_else(|error| panic!("{error}"));
     let carried = vkskin::anim::retarget::retarget(&source.skeleton, &source.animations, &target.skeleton).expect("carried");

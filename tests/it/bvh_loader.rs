@@ -3,27 +3,15 @@
 //! the ground, its clip plays on a character with `--anim`, and hostile files end in one clean
 //! error or a bounded load.
 
-use std::path::PathBuf;
-
 use glam::Vec3;
 
-use crate::common::{scratch_in, skip, text, vkskin};
+use crate::common::{scratch_in, shared_clips, text, vkskin};
 use vkskin::anim::JointPose;
 use vkskin::formats::{bvh, load_model};
 
-/// `../shared/clips/cmu/bvh`, or None (skipped) without it.
-fn cmu_bvh() -> Option<PathBuf> {
-    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/clips/cmu/bvh");
-    if folder.is_dir() {
-        return Some(folder);
-    }
-    skip(&format!("{} is absent (the CMU clips live there)", folder.display()));
-    None
-}
-
 #[test]
 fn cmu_clips_read_as_their_text_says() {
-    let Some(folder) = cmu_bvh() else { return };
+    let Some(folder) = shared_clips("cmu/bvh") else { return };
     for (file, frames) in [("131_01.bvh", 994), ("131_02.bvh", 1247)] {
         let path = folder.join(file);
         let text = std::fs::read_to_string(&path).expect("the clip");
@@ -60,7 +48,7 @@ fn cmu_clips_read_as_their_text_says() {
 
 #[test]
 fn a_bvh_alone_renders_its_skeleton_and_plays_on_a_character() {
-    let Some(folder) = cmu_bvh() else { return };
+    let Some(folder) = shared_clips("cmu/bvh") else { return };
     let clip = folder.join("131_01.bvh");
     let out = scratch_in("bvh_loader", "walk.png");
     let output = vkskin()
@@ -130,7 +118,7 @@ fn hostile_bvh_files_end_in_one_clean_line_or_a_bounded_load() {
 /// `Body` above its `Hips`) by humanoid role: the bones of the carried walk point as the mocap's.
 #[test]
 fn a_cmu_walk_plays_on_a_character_of_another_naming_by_role() {
-    let (Some(folder), Some(man)) = (cmu_bvh(), crate::common::shared_models("fbx/QuaterniusMan")) else { return };
+    let (Some(folder), Some(man)) = (shared_clips("cmu/bvh"), crate::common::shared_models("fbx/QuaterniusMan")) else { return };
     let source = vkskin::formats::read_model(&folder.join("131_01.bvh"), &[]).unwrap_or_else(|error| panic!("{error}"));
     let target = vkskin::formats::read_model(&man.join("Male_Casual.fbx"), &[]).unwrap_or_else(|error| panic!("{error}"));
     let carried = vkskin::anim::retarget::retarget(&source.skeleton, &source.animations, &target.skeleton).expect("carried");

@@ -186,6 +186,17 @@ pub fn shared_models(folder: &str) -> Option<PathBuf> {
     None
 }
 
+/// `../shared/clips/<folder>` (motion capture and ACL's clips), or None (see [`skip`]) without it.
+#[track_caller]
+pub fn shared_clips(folder: &str) -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/clips").join(folder);
+    if path.is_dir() {
+        return Some(path);
+    }
+    skip(&format!("{} is absent (the shared clips live there)", path.display()));
+    None
+}
+
 /// Whether `xvfb-run` is installed (see [`skip`]).
 #[track_caller]
 pub fn xvfb_available() -> bool {

@@ -180,11 +180,6 @@ pub fn to_model(root: &Node, path: &Path) -> Result<Model, FormatError> {
     for channel in channels.iter_mut().filter(|channel| channel.property == Property::Translation) {
         channel.values.iter_mut().for_each(|value| *value *= metres as f32);
     }
-    let rest: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
-    crate::anim::local_to_model(&skeleton, &rest, Mat4::IDENTITY, &mut models);
-    for (joint, model) in skeleton.joints.iter_mut().zip(&models) {
-        joint.inverse_bind = model.inverse();
-    }
     let name = clip.get("name").and_then(Node::text).map(str::to_string).unwrap_or_else(|| {
         path.file_stem().map_or_else(|| "clip".to_string(), |stem| stem.to_string_lossy().trim_end_matches(".acl").to_string())
     });
@@ -203,25 +198,9 @@ pub fn to_model(root: &Node, path: &Path) -> Result<Model, FormatError> {
          its clips take the character's height",
         extent * metres
     ));
-    let mut model = Model {
-        name,
-        vertices: Vec::new(),
-        influences: Vec::new(),
-        indices: Vec::new(),
-        meshes: Vec::new(),
-        materials: Vec::new(),
-        skeleton,
-        animations: if samples > 0 { vec![animation] } else { Vec::new() },
-        clips: Vec::new(),
-        bounds: Default::default(),
-        levels: Vec::new(),
-        stats,
-        layout: FileLayout { to_model: Mat4::from_scale(Vec3::splat(metres as f32)), ..FileLayout::default() },
-        morph_targets: Vec::new(),
-        influence_offsets: Vec::new(),
-    };
-    model.clip_each_animation();
-    Ok(model)
+    let animations = if samples > 0 { vec![animation] } else { Vec::new() };
+    let layout = FileLayout { to_model: Mat4::from_scale(Vec3::splat(metres as f32)), ..FileLayout::default() };
+    Ok(Model::skeleton_only(name, skeleton, animations, stats, layout))
 }
 
 #[cfg(test)]

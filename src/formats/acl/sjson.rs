@@ -74,6 +74,11 @@ impl Parser<'_> {
         FormatError::at_line(self.path, self.line, message)
     }
 
+    /// What was opened at `line` and never closed.
+    fn unclosed(&self, line: usize, message: &str) -> FormatError {
+        FormatError::at_line(self.path, line, message)
+    }
+
     /// Past whitespace, commas and comments.
     fn skip(&mut self) -> Result<(), FormatError> {
         while let Some(&byte) = self.bytes.get(self.at) {
@@ -93,13 +98,7 @@ impl Parser<'_> {
                     self.at += 2;
                     loop {
                         match self.bytes.get(self.at) {
-                            None => {
-                                return Err(FormatError::at_line(
-                                    self.path,
-                                    line,
-                                    "expected */ to end this comment, found the end of the file",
-                                ))
-                            }
+                            None => return Err(self.unclosed(line, "expected */ to end this comment, found the end of the file")),
                             Some(b'*') if self.bytes.get(self.at + 1) == Some(&b'/') => {
                                 self.at += 2;
                                 break;
@@ -148,13 +147,7 @@ impl Parser<'_> {
         let mut text = Vec::new();
         loop {
             match self.bytes.get(self.at) {
-                None => {
-                    return Err(FormatError::at_line(
-                        self.path,
-                        line,
-                        "expected \" to end this string, found the end of the file",
-                    ))
-                }
+                None => return Err(self.unclosed(line, "expected \" to end this string, found the end of the file")),
                 Some(b'"') => {
                     self.at += 1;
                     return Ok(String::from_utf8_lossy(&text).into_owned());
@@ -220,13 +213,7 @@ impl Parser<'_> {
                 loop {
                     self.skip()?;
                     match self.bytes.get(self.at) {
-                        None => {
-                            return Err(FormatError::at_line(
-                                self.path,
-                                line,
-                                "expected ] to end this list, found the end of the file",
-                            ))
-                        }
+                        None => return Err(self.unclosed(line, "expected ] to end this list, found the end of the file")),
                         Some(b']') => {
                             self.at += 1;
                             break;

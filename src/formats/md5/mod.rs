@@ -293,7 +293,7 @@ pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)])
 pub fn load_animation_only(anim_path: &Path) -> Result<Model, FormatError> {
     let text = read_text(anim_path)?;
     let anim = parse_anim(&text, anim_path)?;
-    let mut skeleton = Skeleton {
+    let skeleton = Skeleton {
         joints: anim
             .hierarchy
             .iter()
@@ -313,31 +313,13 @@ pub fn load_animation_only(anim_path: &Path) -> Result<Model, FormatError> {
             })
             .collect(),
     };
-    let rest: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
-    let mut models = vec![glam::Mat4::IDENTITY; skeleton.len()];
-    crate::anim::local_to_model(&skeleton, &rest, glam::Mat4::IDENTITY, &mut models);
-    for (joint, model) in skeleton.joints.iter_mut().zip(models) {
-        joint.inverse_bind = model.inverse();
-    }
-    let mut model = Model {
-        name: file_stem(anim_path),
-        vertices: Vec::new(),
-        influences: Vec::new(),
-        indices: Vec::new(),
-        meshes: Vec::new(),
-        materials: Vec::new(),
+    Ok(Model::skeleton_only(
+        file_stem(anim_path),
         skeleton,
-        animations: vec![animation_channels(&anim, &file_stem(anim_path))],
-        clips: Vec::new(),
-        bounds: Default::default(),
-        levels: Vec::new(),
-        stats: LoadStats::default(),
-        layout: FileLayout { to_model: glam::Mat4::from_quat(Z_UP_TO_Y_UP), ..FileLayout::default() },
-        morph_targets: Vec::new(),
-        influence_offsets: Vec::new(),
-    };
-    model.clip_each_animation();
-    Ok(model)
+        vec![animation_channels(&anim, &file_stem(anim_path))],
+        LoadStats::default(),
+        FileLayout { to_model: glam::Mat4::from_quat(Z_UP_TO_Y_UP), ..FileLayout::default() },
+    ))
 }
 
 #[cfg(test)]
