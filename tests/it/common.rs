@@ -197,6 +197,35 @@ pub fn shared_clips(folder: &str) -> Option<PathBuf> {
     None
 }
 
+/// `source`'s first clip carried onto `target`'s skeleton, and the angles between each bone of the
+/// two playing it at 48 times (`anim::retarget::compare`): what matched, and how well.
+pub fn carried_first_clip(
+    source: &Model,
+    target: &Model,
+) -> (vkskin::anim::retarget::Retargeted, vkskin::anim::retarget::compare::BoneAngles) {
+    let carried = vkskin::anim::retarget::retarget(&source.skeleton, &source.animations, &target.skeleton).expect("carried");
+    let clip = &source.clips[0];
+    let times: Vec<f32> = (0..48).map(|step| clip.start + clip.duration * step as f32 / 48.0).collect();
+    let animation = clip.animation;
+    let angles = vkskin::anim::retarget::compare::bone_angles(
+        &source.skeleton,
+        &source.animations[animation],
+        &target.skeleton,
+        &carried.animations[animation],
+        &times,
+    )
+    .expect("bones on both sides");
+    println!(
+        "{}; {} bones: median {:.2}°, worst {:.2}° ({})",
+        carried.report(source.skeleton.len()),
+        angles.bones,
+        angles.median,
+        angles.worst,
+        angles.worst_bone
+    );
+    (carried, angles)
+}
+
 /// Whether `xvfb-run` is installed (see [`skip`]).
 #[track_caller]
 pub fn xvfb_available() -> bool {

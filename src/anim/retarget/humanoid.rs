@@ -62,7 +62,7 @@ fn part(word: &str) -> Option<Part> {
         "shoulder" => Part::Shoulder,
         "arm" | "upperarm" | "uparm" | "shldr" => Part::UpperArm,
         "forearm" | "lowerarm" | "elbow" => Part::Forearm,
-        "hand" | "wrist" => Part::Hand,
+        "hand" | "wrist" | "palm" => Part::Hand,
         "upleg" | "upperleg" | "thigh" | "hip" => Part::UpperLeg,
         "leg" | "lowerleg" | "knee" | "shin" | "calf" => Part::LowerLeg,
         "foot" | "ankle" => Part::Foot,
