@@ -217,6 +217,11 @@ fn bench_writes_complete_json_csv_and_plots() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("bench.json")).expect("bench.json")).expect("valid JSON");
     assert!(json["device"].as_str().is_some_and(|device| !device.is_empty()));
+    // The clips' keys beside each row's bytes per instance: the figure's two clips, which
+    // `Animation::gpu_bytes` counts for the palette pass.
+    let figure = crate::common::default_model();
+    let keys: usize = figure.animations.iter().map(|animation| animation.gpu_bytes(figure.skeleton.len(), 0)).sum();
+    assert_eq!((json["clips"].as_u64(), json["clip_bytes"].as_u64()), (Some(2), Some(keys as u64)), "{json}");
     let rows = json["rows"].as_array().expect("rows");
     // Levels of detail off and on; animation LOD off and on but for `cpu`, which has no palette pass.
     assert_eq!(rows.len(), 2 * (4 + 4 + 2), "3 strategies × 2 counts × the variants");

@@ -175,6 +175,10 @@ pub struct BenchReport {
     pub target_count: usize,
     /// The model's influences, every vertex's together.
     pub influence_count: usize,
+    /// The model's clips: how many, and the bytes of keys the palette pass reads for them, which
+    /// every instance shares (`Animation::gpu_bytes`), beside each row's bytes per instance.
+    pub clip_count: usize,
+    pub clip_bytes: u64,
     pub frames: u32,
     pub warmup: u32,
     pub rows: Vec<BenchRow>,

@@ -69,7 +69,8 @@ impl BenchReport {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "device: {} ({}), {}x{}, model {} ({} vertices, {} joints), {} frames after {} warm-up",
+            "device: {} ({}), {}x{}, model {} ({} vertices, {} joints; {} clips, {} B of keys on the GPU, shared by every \
+             instance), {} frames after {} warm-up",
             self.device,
             self.driver,
             self.resolution.0,
@@ -77,6 +78,8 @@ impl BenchReport {
             self.model,
             self.vertex_count,
             self.joint_count,
+            self.clip_count,
+            self.clip_bytes,
             self.frames,
             self.warmup
         );
@@ -283,6 +286,8 @@ impl BenchReport {
             "model": self.model,
             "vertices": self.vertex_count,
             "joints": self.joint_count,
+            "clips": self.clip_count,
+            "clip_bytes": self.clip_bytes,
             "morph_targets": self.target_count,
             "influences": self.influence_count,
             "skinning_cost_ns_per_vertex_influence": super::skinning_costs(self).iter().map(|&(strategy, instances, skinning, nanoseconds)| json!({

@@ -69,6 +69,12 @@ pub fn run(
         joint_count: model.skeleton.len(),
         target_count: model.morph_targets.len(),
         influence_count: model.influences.len(),
+        clip_count: model.clips.len(),
+        clip_bytes: model
+            .animations
+            .iter()
+            .map(|animation| animation.gpu_bytes(model.skeleton.len(), model.morph_targets.len()) as u64)
+            .sum(),
         frames: options.frames,
         warmup: options.warmup,
         rows,
