@@ -365,12 +365,22 @@ pub fn to_model(bvh: &Bvh, path: &Path) -> Model {
     let extent = (high - low).max_element().max(0.0);
     let (unit, metres) = super::guess_unit(extent);
 
+    // Up: Y as BVH has it, unless the head stands along Z from the root (a Z-up exporter's file):
+    // then the roots turn Z-up to Y-up, as MD5's do.
+    let head = bvh.joints.iter().position(|joint| joint.name.to_ascii_lowercase().contains("head"));
+    let rise = head.map_or(DVec3::Y, |head| rest_positions[head] - rest_positions[0]);
+    let z_up = rise.z > 0.0 && rise.z.abs() > 2.0 * rise.y.abs();
+    let up_turn = if z_up { Quat::from_rotation_x(-std::f32::consts::FRAC_PI_2) } else { Quat::IDENTITY };
     let joints: Vec<Joint> = bvh
         .joints
         .iter()
         .map(|joint| {
             let rest = JointPose::new(Quat::IDENTITY, (joint.offset * metres).as_vec3());
-            Joint::new(joint.name.clone(), joint.parent, Mat4::IDENTITY, rest)
+            let mut out = Joint::new(joint.name.clone(), joint.parent, Mat4::IDENTITY, rest);
+            if joint.parent.is_none() {
+                out.pre = Mat4::from_quat(up_turn);
+            }
+            out
         })
         .collect();
     let skeleton = Skeleton { joints };
@@ -425,12 +435,14 @@ pub fn to_model(bvh: &Bvh, path: &Path) -> Model {
     };
     let mut stats = LoadStats { warnings: bvh.warnings.clone(), ..LoadStats::default() };
     stats.notes.push(format!(
-        "BVH units: the rest pose spans {extent:.3} units, read as {unit} ({:.2} m); the rest pose is the OFFSETs with no \
-         rotation (what --anim retargets from), and on a character its clips take the character's height",
-        extent * metres
+        "BVH units: the rest pose spans {extent:.3} units, read as {unit} ({:.2} m){}; the rest pose is the OFFSETs with \
+         no rotation (what --anim retargets from), and on a character its clips take the character's height",
+        extent * metres,
+        if z_up { ", Z up (its head stands along Z)" } else { "" }
     ));
     let animations = if bvh.frames > 0 { vec![animation] } else { Vec::new() };
-    let layout = FileLayout { to_model: Mat4::from_scale(Vec3::splat(metres as f32)), ..FileLayout::default() };
+    let layout =
+        FileLayout { to_model: Mat4::from_quat(up_turn) * Mat4::from_scale(Vec3::splat(metres as f32)), ..FileLayout::default() };
     Model::skeleton_only(name, skeleton, animations, stats, layout)
 }
 
@@ -497,6 +509,23 @@ Frame Time: 0.5
         animation.sample(&model.skeleton, 0.5, &mut pose);
         assert!((pose[0].translation.x - 0.056444).abs() < 1e-6);
         assert!(pose[0].rotation.angle_between(Quat::from_rotation_z(90f32.to_radians())) < 1e-5);
+    }
+
+    #[test]
+    fn a_z_up_file_stands_up() {
+        // The leg's chain along -Z, a head along +Z: the file is Z-up.
+        let text = SMALL.replace("OFFSET 1 -2 0", "OFFSET 1 0 -2").replace("OFFSET 0 -20 0", "OFFSET 0 0 -20").replace(
+            "}\nMOTION",
+            "\tJOINT Head\n\t{\n\t\tOFFSET 0 0 5\n\t\tCHANNELS 0\n\t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 0 2\n\t\t}\n\t}\n}\nMOTION",
+        );
+        let bvh = parse(&text, Path::new("z.bvh")).expect("parses");
+        let model = to_model(&bvh, Path::new("z.bvh"));
+        assert!(model.stats.notes[0].contains("Z up"), "{:?}", model.stats.notes);
+        let positions = model.bind_joint_positions();
+        let head = model.skeleton.joints.iter().position(|joint| joint.name == "Head").expect("a head");
+        assert!(positions[head].y > positions[0].y + 0.1 && positions[head].z.abs() < 1e-5, "{positions:?}");
+        // A Y-up file keeps its axes.
+        assert!(!to_model(&parse(SMALL, Path::new("y.bvh")).expect("parses"), Path::new("y.bvh")).stats.notes[0].contains("Z up"));
     }
 
     #[test]
