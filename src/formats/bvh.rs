@@ -511,15 +511,36 @@ Frame Time: 0.5
         assert!(pose[0].rotation.angle_between(Quat::from_rotation_z(90f32.to_radians())) < 1e-5);
     }
 
+    /// SMALL as a Z-up exporter writes it: the leg down -Z, a head up +Z.
+    const Z_UP: &str = "HIERARCHY
+ROOT Hips
+{
+\tOFFSET 0 0 0
+\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+\tJOINT Leg
+\t{
+\t\tOFFSET 1 0 -2
+\t\tCHANNELS 3 Zrotation Xrotation Yrotation
+\t\tEnd Site
+\t\t{
+\t\t\tOFFSET 0 0 -20
+\t\t}
+\t}
+\tJOINT Head
+\t{
+\t\tOFFSET 0 0 5
+\t\tCHANNELS 0
+\t}
+}
+MOTION
+Frames: 1
+Frame Time: 0.5
+0 0 10 0 0 0 0 0 0
+";
+
     #[test]
     fn a_z_up_file_stands_up() {
-        // The leg's chain along -Z, a head along +Z: the file is Z-up.
-        let text = SMALL.replace("OFFSET 1 -2 0", "OFFSET 1 0 -2").replace("OFFSET 0 -20 0", "OFFSET 0 0 -20").replace(
-            "}\nMOTION",
-            "\tJOINT Head\n\t{\n\t\tOFFSET 0 0 5\n\t\tCHANNELS 0\n\t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 0 2\n\t\t}\n\t}\n}\nMOTION",
-        );
-        let bvh = parse(&text, Path::new("z.bvh")).expect("parses");
-        let model = to_model(&bvh, Path::new("z.bvh"));
+        let model = to_model(&parse(Z_UP, Path::new("z.bvh")).expect("parses"), Path::new("z.bvh"));
         assert!(model.stats.notes[0].contains("Z up"), "{:?}", model.stats.notes);
         let positions = model.bind_joint_positions();
         let head = model.skeleton.joints.iter().position(|joint| joint.name == "Head").expect("a head");
