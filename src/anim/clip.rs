@@ -152,6 +152,22 @@ pub struct Channel {
 }
 
 impl Channel {
+    /// A channel of whole values (xyzw for a rotation, xyz otherwise) interpolated linearly, as a
+    /// file of samples gives them (BVH, ACL's clips).
+    pub fn linear(joint: usize, property: Property, times: KeyTimes, values: Vec<f32>) -> Channel {
+        Channel {
+            joint,
+            property,
+            interpolation: Interpolation::Linear,
+            times,
+            mask: if property == Property::Rotation { 0b1111 } else { 0b0111 },
+            base: Vec4::ZERO,
+            implied_w: false,
+            wraps: false,
+            values,
+        }
+    }
+
     pub fn components(&self) -> usize {
         self.mask.count_ones() as usize
     }

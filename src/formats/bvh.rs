@@ -28,7 +28,7 @@ use std::path::Path;
 use glam::{DQuat, DVec3, Mat4, Quat, Vec3};
 
 use super::{files, FormatError};
-use crate::anim::{Animation, Channel, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
+use crate::anim::{Animation, Channel, Joint, JointPose, KeyTimes, Property, Skeleton};
 use crate::model::{FileLayout, LoadStats, Model};
 
 /// Joints (with end sites) a file may have, as every loader bounds them.
@@ -405,7 +405,7 @@ pub fn to_model(bvh: &Bvh, path: &Path) -> Model {
                 }
                 values.extend_from_slice(&(position * metres).as_vec3().to_array());
             }
-            channels.push(channel(index, Property::Translation, times.clone(), 0b0111, values));
+            channels.push(Channel::linear(index, Property::Translation, times.clone(), values));
         }
         if moves(|kind| matches!(kind, ChannelKind::Rotation(_))) {
             let mut values = Vec::with_capacity(bvh.frames * 4);
@@ -419,7 +419,7 @@ pub fn to_model(bvh: &Bvh, path: &Path) -> Model {
                 }
                 values.extend_from_slice(&rotation.normalize().as_quat().to_array());
             }
-            channels.push(channel(index, Property::Rotation, times.clone(), 0b1111, values));
+            channels.push(Channel::linear(index, Property::Rotation, times.clone(), values));
         }
     }
     let name = path.file_stem().map_or_else(|| "bvh".to_string(), |stem| stem.to_string_lossy().into_owned());
@@ -444,20 +444,6 @@ pub fn to_model(bvh: &Bvh, path: &Path) -> Model {
     let layout =
         FileLayout { to_model: Mat4::from_quat(up_turn) * Mat4::from_scale(Vec3::splat(metres as f32)), ..FileLayout::default() };
     Model::skeleton_only(name, skeleton, animations, stats, layout)
-}
-
-fn channel(joint: usize, property: Property, times: KeyTimes, mask: u8, values: Vec<f32>) -> Channel {
-    Channel {
-        joint,
-        property,
-        interpolation: Interpolation::Linear,
-        times,
-        mask,
-        base: glam::Vec4::ZERO,
-        implied_w: false,
-        wraps: false,
-        values,
-    }
 }
 
 #[cfg(test)]

@@ -403,9 +403,7 @@ impl Model {
         stats: LoadStats,
         layout: FileLayout,
     ) -> Model {
-        let rest: Vec<crate::anim::JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
-        let mut models = vec![glam::Mat4::IDENTITY; skeleton.len()];
-        crate::anim::local_to_model(&skeleton, &rest, glam::Mat4::IDENTITY, &mut models);
+        let models = crate::anim::posed_models(&skeleton, None, 0.0);
         for (joint, model) in skeleton.joints.iter_mut().zip(models) {
             joint.inverse_bind = model.inverse();
         }

@@ -92,8 +92,26 @@ const CANDIDATES: usize = 4;
 /// fewer than eight roles are found: not a humanoid this reads. Linear in the joints, whatever the
 /// names and depth.
 pub fn roles(skeleton: &Skeleton) -> Vec<Option<Role>> {
-    let count = skeleton.len();
     let keys: Vec<String> = skeleton.joints.iter().map(|joint| joint_key(&joint.name)).collect();
+    let settled = limb_roles(skeleton, &keys);
+    let mut roles = vec![None; skeleton.len()];
+    for (&role, &joint) in &settled {
+        roles[joint] = Some(role);
+    }
+    trunk_roles(skeleton, &keys, &settled, &mut roles);
+    if roles.iter().flatten().count() < 8 {
+        return vec![None; skeleton.len()];
+    }
+    roles
+}
+
+/// A joint's parent, where it comes before the joint (as a skeleton stores them).
+fn parent_of(skeleton: &Skeleton, joint: usize) -> Option<usize> {
+    skeleton.joints[joint].parent.filter(|&parent| parent < joint)
+}
+
+/// The limbs' roles, by name and side, each settled on a joint below the limb's joint before it.
+fn limb_roles(skeleton: &Skeleton, keys: &[String]) -> HashMap<Role, usize> {
     let parts: Vec<Option<(Side, Part)>> = keys.iter().map(|key| sided_part(key)).collect();
     let has_clavicle = [Side::Left, Side::Right].map(|side| parts.iter().flatten().any(|&found| found == (side, Part::Clavicle)));
     let named: Vec<Option<Role>> = parts
@@ -114,9 +132,8 @@ pub fn roles(skeleton: &Skeleton) -> Vec<Option<Role>> {
             })
         })
         .collect();
-    let parent = |joint: usize| skeleton.joints[joint].parent.filter(|&parent| parent < joint);
     let is_ancestor = |ancestor: usize, mut joint: usize| {
-        while let Some(up) = parent(joint) {
+        while let Some(up) = parent_of(skeleton, joint) {
             if up == ancestor {
                 return true;
             }
@@ -174,23 +191,23 @@ pub fn roles(skeleton: &Skeleton) -> Vec<Option<Role>> {
             settled.insert(role, joint);
         }
     }
-    let mut roles = vec![None; count];
-    for (&role, &joint) in &settled {
-        roles[joint] = Some(role);
-    }
+    settled
+}
 
+/// The hips, spine, neck and head, into `roles` where the limbs left the joints free.
+fn trunk_roles(skeleton: &Skeleton, keys: &[String], settled: &HashMap<Role, usize>, roles: &mut [Option<Role>]) {
     // The head by name; the hips where the legs and the spine meet, the lowest joint above both
     // upper legs and the head (a rig may hang its legs from a `Body` above its `Hips`), or by name
     // without legs; the neck as the head's parent where it is named so; the spine between.
     let head = keys.iter().position(|key| key == "head" || key == "bip01head");
-    let mut on_spine = vec![false; count];
+    let mut on_spine = vec![false; skeleton.len()];
     let mut spine_chain = Vec::new();
     if let Some(head) = head {
         let mut at = Some(head);
         while let Some(joint) = at {
             on_spine[joint] = true;
             spine_chain.push(joint);
-            at = parent(joint);
+            at = parent_of(skeleton, joint);
         }
     }
     let legs: Vec<usize> =
@@ -200,9 +217,9 @@ pub fn roles(skeleton: &Skeleton) -> Vec<Option<Role>> {
         // parents coming first) holds all three.
         legs.iter()
             .map(|&leg| {
-                let mut at = parent(leg);
+                let mut at = parent_of(skeleton, leg);
                 while let Some(joint) = at.filter(|&joint| !on_spine[joint]) {
-                    at = parent(joint);
+                    at = parent_of(skeleton, joint);
                 }
                 at
             })
@@ -236,17 +253,11 @@ pub fn roles(skeleton: &Skeleton) -> Vec<Option<Role>> {
             }
         }
     }
-    let found = roles.iter().flatten().count();
-    if found < 8 {
-        return vec![None; count];
-    }
-    roles
 }
 
-/// The target joint each source joint's role points to, where both skeletons read as humanoids:
-/// the spine by the nearest position along the chain, every other role by itself.
-pub fn by_role(source: &Skeleton, target: &Skeleton) -> Vec<Option<usize>> {
-    let (source_roles, target_roles) = (roles(source), roles(target));
+/// The target joint each source joint's role points to, from the two skeletons' [`roles`]: the
+/// spine by the nearest position along the chain, every other role by itself.
+pub fn by_role(source_roles: &[Option<Role>], target_roles: &[Option<Role>]) -> Vec<Option<usize>> {
     let mut spine: Vec<(u16, usize)> = Vec::new();
     let mut index_of: HashMap<Role, usize> = HashMap::new();
     for (index, role) in target_roles.iter().enumerate() {
@@ -258,7 +269,7 @@ pub fn by_role(source: &Skeleton, target: &Skeleton) -> Vec<Option<usize>> {
             None => {}
         }
     }
-    let mut taken = vec![false; target.len()];
+    let mut taken = vec![false; target_roles.len()];
     source_roles
         .iter()
         .map(|role| {
@@ -330,7 +341,7 @@ mod tests {
 
     #[test]
     fn cmu_max_names_meet_mixamo_by_role_not_by_the_shared_word() {
-        let map = by_role(&cmu_max(), &mixamo());
+        let map = by_role(&roles(&cmu_max()), &roles(&mixamo()));
         let target = mixamo();
         let name = |source: usize| map[source].map(|index| target.joints[index].name.as_str());
         // CMU's LeftShoulder is the upper arm; Mixamo's is the clavicle.
@@ -356,7 +367,7 @@ mod tests {
         let chain = skeleton(&joints);
         let roles = roles(&chain);
         assert!(roles.iter().flatten().count() <= 4, "one joint a role at most");
-        let map = by_role(&chain, &mixamo());
+        let map = by_role(&roles, &super::roles(&mixamo()));
         assert_eq!(map.len(), chain.len());
     }
 

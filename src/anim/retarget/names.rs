@@ -130,7 +130,7 @@ fn by_role(source: &Skeleton, target: &Skeleton, map: &mut [Vec<usize>]) -> usiz
         taken[index] = true;
     }
     let mut matched = 0;
-    for (joint, found) in humanoid::by_role(source, target).into_iter().enumerate() {
+    for (joint, found) in humanoid::by_role(&source_roles, &target_roles).into_iter().enumerate() {
         if let Some(index) = found.filter(|&index| map[joint].is_empty() && !taken[index]) {
             taken[index] = true;
             map[joint].push(index);

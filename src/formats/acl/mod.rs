@@ -13,10 +13,10 @@ pub mod sjson;
 
 use std::path::Path;
 
-use glam::{Mat4, Quat, Vec3, Vec4};
+use glam::{Mat4, Quat, Vec3};
 
 use super::{files, FormatError};
-use crate::anim::{Animation, Channel, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
+use crate::anim::{Animation, Channel, Joint, JointPose, KeyTimes, Property, Skeleton};
 use crate::model::{FileLayout, LoadStats, Model};
 use sjson::Node;
 
@@ -44,19 +44,11 @@ fn numbers<const N: usize>(node: &Node, path: &Path, what: &str) -> Result<[f32;
     Ok(out)
 }
 
-/// The model of a parsed clip (see the module notes).
-pub fn to_model(root: &Node, path: &Path) -> Result<Model, FormatError> {
-    let missing = |what: &str| FormatError::in_file(path, format!("expected {what} (an ACL clip), found none"));
-    let clip = root.get("clip").ok_or_else(|| missing("a clip = { ... } block"))?;
-    let rate_node = clip.get("sample_rate").ok_or_else(|| missing("the clip's sample_rate"))?;
-    let rate = rate_node.number().filter(|&rate| rate > 0.0 && rate <= 1e6).ok_or_else(|| {
-        FormatError::at_line(path, rate_node.line, "expected a sample_rate above 0 and at most 1,000,000 samples a second")
-    })?;
-    let bones = root.get("bones").and_then(Node::list).ok_or_else(|| missing("a bones = [ ... ] list"))?;
+/// The bones, parents first, each with its bind pose; and each bone's index by name.
+fn read_bones(bones: &[Node], path: &Path) -> Result<(Skeleton, ahash::AHashMap<String, usize>), FormatError> {
     if bones.len() > MAX_BONES {
         return Err(FormatError::in_file(path, format!("expected at most {MAX_BONES} bones, found {}", bones.len())));
     }
-
     let mut joints: Vec<Joint> = Vec::with_capacity(bones.len());
     let mut index_of: ahash::AHashMap<String, usize> = ahash::AHashMap::new();
     for bone in bones {
@@ -83,13 +75,18 @@ pub fn to_model(root: &Node, path: &Path) -> Result<Model, FormatError> {
         index_of.insert(name.to_string(), joints.len());
         joints.push(Joint::new(name, parent, Mat4::IDENTITY, JointPose { rotation, translation, scale }));
     }
-    if joints.is_empty() {
-        return Err(missing("a bone"));
-    }
+    Ok((Skeleton { joints }, index_of))
+}
 
-    let mut skeleton = Skeleton { joints };
-    // The tracks: every list as long as the clip, which its longest list sets.
-    let tracks = root.get("tracks").and_then(Node::list).unwrap_or(&[]);
+/// The tracks as channels, in file units, and the clip's sample count: every list as long as the
+/// clip, which its longest list sets (and `num_samples`, where given, must agree).
+fn read_tracks(
+    tracks: &[Node],
+    clip: &Node,
+    rate: f64,
+    index_of: &ahash::AHashMap<String, usize>,
+    path: &Path,
+) -> Result<(Vec<Channel>, usize), FormatError> {
     let samples = tracks
         .iter()
         .flat_map(|track| {
@@ -108,7 +105,6 @@ pub fn to_model(root: &Node, path: &Path) -> Result<Model, FormatError> {
     }
     let times = KeyTimes::Uniform { start: 0.0, step: (1.0 / rate) as f32, count: samples };
     let mut channels = Vec::new();
-    let mut file_values = 0usize;
     for track in tracks {
         let name = track
             .get("name")
@@ -138,21 +134,29 @@ pub fn to_model(root: &Node, path: &Path) -> Result<Model, FormatError> {
                     values.extend_from_slice(&numbers::<3>(item, path, key)?);
                 }
             }
-            file_values += values.len();
-            let mask = if property == Property::Rotation { 0b1111 } else { 0b0111 };
-            channels.push(Channel {
-                joint,
-                property,
-                interpolation: Interpolation::Linear,
-                times: times.clone(),
-                mask,
-                base: Vec4::ZERO,
-                implied_w: false,
-                wraps: false,
-                values,
-            });
+            channels.push(Channel::linear(joint, property, times.clone(), values));
         }
     }
+    Ok((channels, samples))
+}
+
+/// The model of a parsed clip (see the module notes).
+pub fn to_model(root: &Node, path: &Path) -> Result<Model, FormatError> {
+    let missing = |what: &str| FormatError::in_file(path, format!("expected {what} (an ACL clip), found none"));
+    let clip = root.get("clip").ok_or_else(|| missing("a clip = { ... } block"))?;
+    let rate_node = clip.get("sample_rate").ok_or_else(|| missing("the clip's sample_rate"))?;
+    let rate = rate_node.number().filter(|&rate| rate > 0.0 && rate <= 1e6).ok_or_else(|| {
+        FormatError::at_line(path, rate_node.line, "expected a sample_rate above 0 and at most 1,000,000 samples a second")
+    })?;
+    let bones = root.get("bones").and_then(Node::list).ok_or_else(|| missing("a bones = [ ... ] list"))?;
+    let (mut skeleton, index_of) = read_bones(bones, path)?;
+    if skeleton.is_empty() {
+        return Err(missing("a bone"));
+    }
+    let tracks = root.get("tracks").and_then(Node::list).unwrap_or(&[]);
+    let (mut channels, samples) = read_tracks(tracks, clip, rate, &index_of, path)?;
+    let file_values: usize = channels.iter().map(|channel| channel.values.len()).sum();
+
     // The rest pose is the first sample where a track keys it: ACL's bind pose is written in other
     // joint frames than its tracks (the CMU clips' hip turns by a permutation of axes between the
     // two), and a rest in the tracks' frames is what retargeting needs.
@@ -166,9 +170,7 @@ pub fn to_model(root: &Node, path: &Path) -> Result<Model, FormatError> {
         }
     }
     // The unit, from the rest pose's size (in file units), then every translation in metres.
-    let rest: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
-    let mut models = vec![Mat4::IDENTITY; skeleton.len()];
-    crate::anim::local_to_model(&skeleton, &rest, Mat4::IDENTITY, &mut models);
+    let models = crate::anim::posed_models(&skeleton, None, 0.0);
     let (low, high) = models.iter().fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(low, high), model| {
         (low.min(model.w_axis.truncate()), high.max(model.w_axis.truncate()))
     });
