@@ -29,7 +29,8 @@ struct Channel {
     uint packed;       // CHANNEL_* fields below
     uint key_count;
     uint first_time;   // into key_times[]: the times, or (start, step) when CHANNEL_UNIFORM
-    uint first_value;  // into key_values[]: the base xyzw first when CHANNEL_HAS_BASE, then the keys
+    uint first_value;  // into key_values[]: the base xyzw first when CHANNEL_HAS_BASE, then the keys;
+                       // a packed track's words when CHANNEL_PACKED
 };
 
 const uint CHANNEL_PROPERTY_MASK = 3u;        // bits 0-1: 0 translation, 1 rotation, 2 scale
@@ -39,6 +40,8 @@ const uint CHANNEL_IMPLIED_W = 1u << 8;       // the rotation's w is implied, <=
 const uint CHANNEL_UNIFORM = 1u << 9;         // evenly spaced keys: found by index
 const uint CHANNEL_WRAPS = 1u << 10;          // after the last key, back to the first (MD5's loop)
 const uint CHANNEL_HAS_BASE = 1u << 11;       // unstored components come from a stored base
+const uint CHANNEL_PACKED = 1u << 12;         // a compressed track (src/anim/compress): first_value is its first word,
+                                              // the times are its samples' start and step
 
 const uint INTERPOLATION_STEP = 0u;
 const uint INTERPOLATION_LINEAR = 1u;
@@ -78,6 +81,12 @@ struct MorphDelta {
     vec3 normal;
     float unused;
 };
+
+// A compressed track's layout (src/anim/compress: the constants of the same names).
+const uint PACKED_SEGMENT_SAMPLES = 16u;
+const uint PACKED_MAX_BITS = 24u;
+const uint PACKED_HEADER_WORDS = 6u;
+const uint PACKED_SEGMENT_WORDS = 3u;
 
 // Weight channels are Channel records too, past the joints' in channels[]: the one of (animation,
 // target) at push.weight_channels + animation × target_count + target, one component (x) a key.

@@ -28,7 +28,8 @@ layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
 
 layout(set = 0, binding = 0) readonly buffer Channels { Channel channels[]; };
 layout(set = 0, binding = 1) readonly buffer KeyTimes { float key_times[]; };
-layout(set = 0, binding = 2) readonly buffer KeyValues { float key_values[]; };
+// Words: f32 keys as their bits (key_value reads one), and compressed tracks' words.
+layout(set = 0, binding = 2) readonly buffer KeyValues { uint key_values[]; };
 layout(set = 0, binding = 3) readonly buffer Joints { JointInfo joints[]; };
 layout(set = 0, binding = 4) readonly buffer InverseBinds { mat4 inverse_binds[]; };
 layout(set = 0, binding = 5) readonly buffer Instances { Instance instances[]; };
@@ -88,13 +89,76 @@ JointPose blend_pose(JointPose a, JointPose b, float t) {
     return result;
 }
 
+float key_value(uint index) {
+    return uintBitsToFloat(key_values[index]);
+}
+
+// `bits` bits (at most 24) from bit `bit` of the track whose first word is `track`; the second
+// word is read only when the value runs into it (src/anim/compress: read_bits).
+uint read_bits(uint track, uint bit, uint bits) {
+    if (bits == 0u) {
+        return 0u;
+    }
+    uint word = track + (bit >> 5);
+    uint shift = bit & 31u;
+    uint value = key_values[word] >> shift;
+    if (shift + bits > 32u) {
+        value |= key_values[word + 1u] << (32u - shift);
+    }
+    return value & ((1u << bits) - 1u);
+}
+
+// Component `component` of a compressed sample whose x starts at `first_bit`: minimum + extent ×
+// (segment minimum + segment extent × fraction), the segment's range in 255ths of the track's.
+float packed_component(uint track, uint first_bit, uint bits, uint minimums, uint extents, uint component) {
+    uint quantized = read_bits(track, first_bit + component * bits, bits);
+    float fraction = bits == 0u ? 0.5 : float(quantized) / float((1u << bits) - 1u);
+    uint shift = 8u * component;
+    float segment_minimum = float((minimums >> shift) & 255u) / 255.0;
+    float segment_extent = float((extents >> shift) & 255u) / 255.0;
+    return key_value(track + component) + key_value(track + 3u + component) * (segment_minimum + segment_extent * fraction);
+}
+
+// A unit rotation from the three components kept and the index of the one dropped, rebuilt >= 0
+// (src/anim/compress: with_dropped).
+vec4 with_dropped(vec3 kept, uint dropped) {
+    float rebuilt = sqrt(max(1.0 - dot(kept, kept), 0.0));
+    if (dropped == 0u) {
+        return vec4(rebuilt, kept);
+    } else if (dropped == 1u) {
+        return vec4(kept.x, rebuilt, kept.yz);
+    } else if (dropped == 2u) {
+        return vec4(kept.xy, rebuilt, kept.z);
+    }
+    return vec4(kept, rebuilt);
+}
+
+// Sample `key` of a compressed track (src/anim/compress: packed_value, and the layout there):
+// its segment's record gives the bit offset, the width and the ranges; a rotation's dropped
+// component is rebuilt from unit length. `key` is below the track's sample count (locate_key clamps it).
+vec4 packed_value(uint track, uint key, bool rotation) {
+    uint record = track + PACKED_HEADER_WORDS + (key / PACKED_SEGMENT_SAMPLES) * PACKED_SEGMENT_WORDS;
+    uint offset = key_values[record];
+    uint minimums = key_values[record + 1u];
+    uint extents = key_values[record + 2u];
+    uint bits = min(minimums >> 24, PACKED_MAX_BITS);
+    uint first_bit = offset + (key % PACKED_SEGMENT_SAMPLES) * 3u * bits;
+    vec4 value = vec4(packed_component(track, first_bit, bits, minimums, extents, 0u),
+                      packed_component(track, first_bit, bits, minimums, extents, 1u),
+                      packed_component(track, first_bit, bits, minimums, extents, 2u), 0.0);
+    if (rotation) {
+        value = with_dropped(value.xyz, (extents >> 24) & 3u);
+    }
+    return value;
+}
+
 // The first key value of a channel (past its base, when it stores one) and the base: xyzw where
 // the channel stores none of the components, zero otherwise.
 uint channel_values(Channel channel, out vec4 base) {
     base = vec4(0.0);
     uint first = channel.first_value;
     if ((channel.packed & CHANNEL_HAS_BASE) != 0u) {
-        base = vec4(key_values[first], key_values[first + 1u], key_values[first + 2u], key_values[first + 3u]);
+        base = vec4(key_value(first), key_value(first + 1u), key_value(first + 2u), key_value(first + 3u));
         first += 4u;
     }
     return first;
@@ -108,19 +172,19 @@ vec4 channel_entry(Channel channel, uint first, vec4 base, uint slot, bool tange
     vec4 value = tangent ? vec4(0.0) : base;
     // Component by component, no dynamic vector index (which would spill to memory per lane).
     if ((mask & 1u) != 0u) {
-        value.x = key_values[at];
+        value.x = key_value(at);
         at += 1u;
     }
     if ((mask & 2u) != 0u) {
-        value.y = key_values[at];
+        value.y = key_value(at);
         at += 1u;
     }
     if ((mask & 4u) != 0u) {
-        value.z = key_values[at];
+        value.z = key_value(at);
         at += 1u;
     }
     if ((mask & 8u) != 0u) {
-        value.w = key_values[at];
+        value.w = key_value(at);
     }
     if ((channel.packed & CHANNEL_IMPLIED_W) != 0u && !tangent) {
         value.w = -sqrt(max(1.0 - dot(value.xyz, value.xyz), 0.0));
@@ -199,9 +263,16 @@ vec4 sample_channel(Channel channel, float time) {
     uint per_key = interpolation >= INTERPOLATION_CUBIC_SPLINE ? 3u : 1u;
     uint value_slot = interpolation >= INTERPOLATION_CUBIC_SPLINE ? 1u : 0u;
     vec4 base;
-    uint first = channel_values(channel, base);
-    vec4 a = channel_entry(channel, first, base, key * per_key + value_slot, false);
-    vec4 b = channel_entry(channel, first, base, next * per_key + value_slot, false);
+    uint first = 0u;
+    vec4 a, b;
+    if ((channel.packed & CHANNEL_PACKED) != 0u) {
+        a = packed_value(channel.first_value, key, rotation);
+        b = packed_value(channel.first_value, next, rotation);
+    } else {
+        first = channel_values(channel, base);
+        a = channel_entry(channel, first, base, key * per_key + value_slot, false);
+        b = channel_entry(channel, first, base, next * per_key + value_slot, false);
+    }
     vec4 value;
     if (interpolation == INTERPOLATION_STEP) {
         value = a;

@@ -118,6 +118,10 @@ pub(crate) struct InspectArgs {
     /// Build and list the levels of detail (`off`: skip them).
     #[arg(long, value_enum, default_value_t = Switch::On)]
     pub(crate) lod: Switch,
+    /// Clips compressed to about ACL's size, decoded by the palette pass (on), or the files' keys
+    /// as they are (off). docs/compression.md.
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    pub(crate) clip_compression: Switch,
     /// Instead of describing the model: evaluate it at TIME seconds into --clip on the GPU (one
     /// instance, the full mesh) and print what the palette and skin passes computed, in the file's
     /// own units and axes: every joint in the file's order, every mesh's skinned vertices in the
@@ -178,6 +182,10 @@ pub(crate) struct BenchArgs {
     /// `motion` column is its time.
     #[arg(long, value_enum, default_value = "off", value_delimiter = ',')]
     pub(crate) motion_blur: Vec<Switch>,
+    /// Clips compressed (on) or the files' keys (off), comma separated; with both, the report gives
+    /// the palette pass's cost per joint-instance of each.
+    #[arg(long, value_enum, default_value = "on", value_delimiter = ',')]
+    pub(crate) clip_compression: Vec<Switch>,
     /// Frames measured for each row (after the warm-up).
     #[arg(long, default_value_t = 60)]
     pub(crate) measure: u32,
@@ -286,6 +294,10 @@ pub(crate) struct SceneArgs {
     /// "FIRST-LAST NAME" lines).
     #[arg(long, value_name = "FILE")]
     pub(crate) ranges: Option<PathBuf>,
+    /// Clips compressed to about ACL's size, decoded by the palette pass (on), or the files' keys
+    /// as they are (off). docs/compression.md.
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    pub(crate) clip_compression: Switch,
     /// Play a second clip over one joint's subtree on every instance: CLIP@JOINT or
     /// CLIP@JOINT:WEIGHT (default weight 1), e.g. wave@upper_arm_left:0.8.
     #[arg(long)]

@@ -5,6 +5,7 @@
 
 use glam::{Quat, Vec4};
 
+use super::compress::{CompressedAnimation, TrackData};
 use super::curve::{bracket, hermite, slerp_shortest, KeySpan};
 use super::{JointPose, Skeleton};
 
@@ -303,6 +304,9 @@ pub struct Animation {
     pub source: Option<std::path::PathBuf>,
     /// Animated morph target weights (`Model::morph_targets`), at most one channel a target.
     pub weights: Vec<WeightChannel>,
+    /// The joint channels compressed (`--clip-compression`, on by default): what the palette pass
+    /// and [`Animation::sample`] play when present. `channels` stay the raw keys it was made from.
+    pub compressed: Option<CompressedAnimation>,
 }
 
 /// One morph target's weight over time (FBX's DeformPercent as a fraction, glTF's `weights`).
@@ -340,6 +344,9 @@ impl Animation {
     /// Every joint's local pose at `time`: its rest pose with the animated properties replaced.
     /// Mirrors `sample_local` in palette.comp.glsl.
     pub fn sample(&self, skeleton: &Skeleton, time: f32, out: &mut [JointPose]) {
+        if let Some(compressed) = &self.compressed {
+            return compressed.sample(skeleton, time, out);
+        }
         for (out, joint) in out.iter_mut().zip(&skeleton.joints) {
             *out = joint.rest;
         }
@@ -354,16 +361,46 @@ impl Animation {
     /// src/render/model_buffers.rs): a 16-byte record per joint and property and per morph target,
     /// the key times (evenly spaced ones as start and step, a list shared by channels stored once),
     /// the values and MD5's bases.
+    /// Compressed where the animation is (`Animation::compressed`).
     pub fn gpu_bytes(&self, joint_count: usize, target_count: usize) -> usize {
+        self.bytes_on_gpu(self.compressed.as_ref(), joint_count, target_count)
+    }
+
+    /// [`Animation::gpu_bytes`] of the raw keys, compressed or not.
+    pub fn key_gpu_bytes(&self, joint_count: usize, target_count: usize) -> usize {
+        self.bytes_on_gpu(None, joint_count, target_count)
+    }
+
+    fn bytes_on_gpu(&self, compressed: Option<&CompressedAnimation>, joint_count: usize, target_count: usize) -> usize {
         let mut time_lists: std::collections::HashSet<Vec<u32>> = std::collections::HashSet::new();
         let mut floats = 0;
-        let mut times = |keys: &KeyTimes| match keys {
-            KeyTimes::Uniform { .. } => 2,
-            KeyTimes::Listed(times) if time_lists.insert(times.iter().map(|time| time.to_bits()).collect()) => times.len(),
-            KeyTimes::Listed(_) => 0,
+        // Equal lists are stored once, evenly spaced keys as their start and step.
+        let mut times = |keys: &KeyTimes| {
+            let stored: Vec<u32> = match keys {
+                KeyTimes::Uniform { start, step, .. } => vec![start.to_bits(), step.to_bits()],
+                KeyTimes::Listed(times) => times.iter().map(|time| time.to_bits()).collect(),
+            };
+            let floats = stored.len();
+            if time_lists.insert(stored) {
+                floats
+            } else {
+                0
+            }
         };
-        for channel in &self.channels {
-            floats += times(&channel.times) + channel.values.len() + if channel.stores_base() { 4 } else { 0 };
+        match compressed {
+            Some(compressed) => {
+                for track in &compressed.tracks {
+                    floats += match &track.data {
+                        TrackData::Constant(_) => times(&compressed.constant_times()),
+                        TrackData::Packed(_) => times(&compressed.times),
+                    } + track.bytes() / 4;
+                }
+            }
+            None => {
+                for channel in &self.channels {
+                    floats += times(&channel.times) + channel.values.len() + if channel.stores_base() { 4 } else { 0 };
+                }
+            }
         }
         for channel in &self.weights {
             floats += times(&channel.times) + channel.values.len();

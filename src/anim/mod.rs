@@ -12,6 +12,7 @@
 
 pub mod bounds;
 pub mod clip;
+pub mod compress;
 pub mod curve;
 pub mod dual_quaternion;
 pub mod playback;

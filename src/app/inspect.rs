@@ -138,7 +138,11 @@ fn materials(out: &mut String, model: &Model) {
 /// Each animation's keys, its GPU bytes, and the culling cells.
 fn animations(out: &mut String, model: &Model, tightness: Option<crate::model::Tightness>) {
     let joint_count = model.skeleton.len();
-    let _ = writeln!(out, "animations: {} (keys as the file stores them; nothing baked)", model.animations.len());
+    let stored = match model.animations.iter().filter(|animation| animation.compressed.is_some()).count() {
+        0 => "keys as the file stores them; nothing baked",
+        _ => "compressed, decoded by the palette pass: docs/compression.md",
+    };
+    let _ = writeln!(out, "animations: {} ({stored})", model.animations.len());
     for (index, animation) in model.animations.iter().enumerate() {
         let [translation, rotation, scale] = animation.key_counts();
         let gpu_bytes = animation.gpu_bytes(joint_count, model.morph_targets.len());
@@ -167,6 +171,18 @@ fn animations(out: &mut String, model: &Model, tightness: Option<crate::model::T
         );
         let cells = model.bounds.animations.get(index).map_or(0, |bounds| bounds.cells.len());
         let _ = writeln!(out, "      GPU {gpu_bytes} B ({ratio}), {per_joint_second}; {cells} culling cells ({} B)", cells * 32);
+        if let Some(compressed) = &animation.compressed {
+            let keys = animation.key_gpu_bytes(joint_count, model.morph_targets.len());
+            let _ = writeln!(
+                out,
+                "      compressed: {:.1}x smaller than its keys' {keys} B on the GPU, {:.0} samples a second, \
+                 max error {:.3e} ({:.4} cm on a 1.8 m figure)",
+                keys as f64 / gpu_bytes.max(1) as f64,
+                compressed.sample_rate(),
+                compressed.max_error,
+                compressed.precision.as_reference_centimetres(compressed.max_error)
+            );
+        }
     }
     if let Some(tightness) = tightness {
         let _ = writeln!(

@@ -14,14 +14,25 @@ pub(crate) fn inspect(arguments: InspectArgs) -> Result<(), String> {
     if let Some(time) = arguments.pose {
         return pose(&arguments, &animations, time);
     }
-    let (model, chain_seconds) =
-        open_model(&arguments.model, &animations, (arguments.clips.as_deref(), arguments.ranges.as_deref()), arguments.lod.on())?;
+    let (model, chain_seconds) = open_model(
+        &arguments.model,
+        &animations,
+        (arguments.clips.as_deref(), arguments.ranges.as_deref()),
+        arguments.lod.on(),
+        arguments.clip_compression,
+    )?;
     write_out(&vkskin::app::inspect::describe(&model, chain_seconds))
 }
 
 /// `--pose TIME [--clip C] [--json]`: the full mesh (no levels of detail), one frame, read back.
 fn pose(arguments: &InspectArgs, animations: &[std::path::PathBuf], time: f64) -> Result<(), String> {
-    let (model, _) = open_model(&arguments.model, animations, (arguments.clips.as_deref(), arguments.ranges.as_deref()), false)?;
+    let (model, _) = open_model(
+        &arguments.model,
+        animations,
+        (arguments.clips.as_deref(), arguments.ranges.as_deref()),
+        false,
+        arguments.clip_compression,
+    )?;
     let clip = match arguments.clip.as_deref() {
         Some(selector) => Some(find_clip(&model, selector)?),
         None => model.default_clip(),

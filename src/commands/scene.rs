@@ -11,7 +11,7 @@ use vkskin::gpu::instance::validation_from_env;
 use vkskin::model::Model;
 use vkskin::render::{MemoryPlan, RenderSettings};
 
-use crate::cli::SceneArgs;
+use crate::cli::{SceneArgs, Switch};
 
 impl SceneArgs {
     pub(crate) fn validation(&self) -> bool {
@@ -70,8 +70,13 @@ impl SceneArgs {
     pub(crate) fn load(&self, build_levels: bool) -> Result<Model, String> {
         let path = self.model.clone().unwrap_or_else(default_model_path);
         let animations = default_animations(&path, &self.animations);
-        let (model, _) =
-            open_model(&path, &animations, (self.clips.as_deref(), self.ranges.as_deref()), build_levels && self.lod.on())?;
+        let (model, _) = open_model(
+            &path,
+            &animations,
+            (self.clips.as_deref(), self.ranges.as_deref()),
+            build_levels && self.lod.on(),
+            self.clip_compression,
+        )?;
         vkskin::app::log_load_report(&model);
         log::info!(
             "{}: {} vertices, {} joints, up to {} influences a vertex, {} clips",
@@ -85,7 +90,8 @@ impl SceneArgs {
     }
 }
 
-/// Reads a model, cuts `--clips` and `--ranges FILE` from it, and builds its culling cells and, with `levels`, its
+/// Reads a model, cuts `--clips` and `--ranges FILE` from it, compresses its clips (unless
+/// `--clip-compression off`), and builds its culling cells and, with `levels`, its
 /// levels of detail side by side (neither needs the other, and the chain is mostly one thread's
 /// work). Returns how long the levels took.
 pub(crate) fn open_model(
@@ -93,6 +99,7 @@ pub(crate) fn open_model(
     animations: &[PathBuf],
     (clips, ranges): (Option<&str>, Option<&std::path::Path>),
     levels: bool,
+    compression: Switch,
 ) -> Result<(Model, Option<f64>), String> {
     let mut model = read_model(path, animations).map_err(|error| error.to_string())?;
     if let Some(file) = ranges {
@@ -105,17 +112,21 @@ pub(crate) fn open_model(
     // waiting rayon worker would be one worker less for both jobs' parallel parts. Both read the
     // model; the levels, which reorder its vertices, go in afterwards (the cells do not depend on
     // the vertices' order).
-    let (bounds, chain) = std::thread::scope(|scope| {
+    // The clips are compressed beside the cells (rayon; both read the raw keys).
+    let ((bounds, compressed), chain) = std::thread::scope(|scope| {
         let chain = levels.then(|| {
             scope.spawn(|| {
                 let started = std::time::Instant::now();
                 (vkskin::model::lod::chain(&model), started.elapsed().as_secs_f64())
             })
         });
-        let bounds = model.cell_bounds();
-        (bounds, chain.map(|chain| chain.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
+        let work = rayon::join(|| model.cell_bounds(), || compression.on().then(|| model.compressed_clips()));
+        (work, chain.map(|chain| chain.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
     });
     model.bounds = bounds;
+    if let Some(compressed) = compressed {
+        model.take_compressed(compressed);
+    }
     let seconds = chain.map(|(chain, seconds)| {
         match chain {
             Some(chain) => chain.apply(&mut model),

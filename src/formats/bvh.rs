@@ -432,6 +432,7 @@ pub fn to_model(bvh: &Bvh, path: &Path) -> Model {
         file_key_bytes: bvh.values.len() * 4,
         source: None,
         weights: Vec::new(),
+        compressed: None,
     };
     let mut stats = LoadStats { warnings: bvh.warnings.clone(), ..LoadStats::default() };
     stats.notes.push(format!(

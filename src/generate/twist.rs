@@ -118,6 +118,7 @@ pub fn twisted_cylinder(hard: bool) -> Model {
         channels: vec![twist],
         source: None,
         weights: Vec::new(),
+        compressed: None,
     };
     let index_count = indices.len() as u32;
     let mut model = Model {

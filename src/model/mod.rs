@@ -445,6 +445,39 @@ impl Model {
         }
     }
 
+    /// Every animation's joint channels compressed (`anim::compress`) within ACL's bound scaled to
+    /// the model's extent, animations in parallel: None for one without channels, or why it keeps
+    /// its keys. [`Model::take_compressed`] puts them in.
+    pub fn compressed_clips(&self) -> Vec<Option<Result<crate::anim::compress::CompressedAnimation, String>>> {
+        use rayon::prelude::*;
+        let precision = crate::anim::compress::Precision::for_figure(self.extent());
+        self.animations
+            .par_iter()
+            .map(|animation| {
+                (!animation.channels.is_empty())
+                    .then(|| crate::anim::compress::encode::compress(&self.skeleton, animation, precision))
+            })
+            .collect()
+    }
+
+    /// Plays the animations compressed ([`Model::compressed_clips`]); one that cannot be keeps its
+    /// keys, with a note saying why.
+    pub fn take_compressed(&mut self, compressed: Vec<Option<Result<crate::anim::compress::CompressedAnimation, String>>>) {
+        for (animation, result) in self.animations.iter_mut().zip(compressed) {
+            match result {
+                Some(Ok(compressed)) => animation.compressed = Some(compressed),
+                Some(Err(why)) => self.stats.notes.push(format!("clip \"{}\": {why}", animation.name)),
+                None => {}
+            }
+        }
+    }
+
+    /// Compresses every animation ([`Model::compressed_clips`], [`Model::take_compressed`]).
+    pub fn compress_clips(&mut self) {
+        let compressed = self.compressed_clips();
+        self.take_compressed(compressed);
+    }
+
     /// The culling cells of every animation, from the skeleton, animations and vertices (not their
     /// order), grown by what the morph targets do ([`Model::grow_cells_by_morph`]): what
     /// [`Model::bounds`] holds.
@@ -603,6 +636,7 @@ mod tests {
             file_key_bytes: 32,
             source: None,
             weights: Vec::new(),
+            compressed: None,
         });
         model.compute_bounds();
         assert_eq!(model.facing(), Facing::TwoSided);

@@ -11,9 +11,10 @@ use glam::Mat4;
 use super::shader_types::{
     morph_slots, AnimationCells, GpuBounds, GpuChannel, GpuInfluence, GpuJoint, GpuMorphDelta, GpuMorphTarget, MeshRange,
     SkinnedVertex, SourceVertex, Surface, CHANNEL_COMPONENTS_SHIFT, CHANNEL_HAS_BASE, CHANNEL_IMPLIED_W,
-    CHANNEL_INTERPOLATION_SHIFT, CHANNEL_UNIFORM, CHANNEL_WRAPS, MAX_ANIMATIONS, NO_PARENT, PROPERTY_WEIGHT,
+    CHANNEL_INTERPOLATION_SHIFT, CHANNEL_PACKED, CHANNEL_UNIFORM, CHANNEL_WRAPS, MAX_ANIMATIONS, NO_PARENT, PROPERTY_WEIGHT,
 };
-use crate::anim::{Aabb, Channel, KeyTimes, WeightChannel};
+use crate::anim::compress::{CompressedAnimation, Track, TrackData};
+use crate::anim::{Aabb, Channel, Interpolation, KeyTimes, Property, WeightChannel};
 use crate::gpu::{self, Buffer, Device, Image};
 use crate::model::{Model, Texture};
 
@@ -324,12 +325,12 @@ fn morph_records(model: &Model) -> (Vec<GpuMorphTarget>, Vec<GpuMorphDelta>) {
 
 /// The animations' keys as the palette pass reads them: one channel record per (animation, joint,
 /// property), then one per (animation, morph target) from `weight_channels`, the key times (evenly
-/// spaced ones as start and step; equal lists stored once) and the values, f32 as the files give
-/// them.
+/// spaced ones as start and step; equal lists stored once) and the values as words: f32 keys as
+/// the files give them (their bits), and compressed tracks' words (`anim::compress`).
 pub struct AnimationData {
     pub channels: Vec<GpuChannel>,
     pub times: Vec<f32>,
-    pub values: Vec<f32>,
+    pub values: Vec<u32>,
     pub weight_channels: u32,
 }
 
@@ -346,12 +347,22 @@ impl AnimationData {
         };
         let mut shared_times: HashMap<Vec<u32>, u32> = HashMap::new();
         for (index, animation) in model.animations.iter().enumerate() {
-            for channel in &animation.channels {
-                if channel.joint >= joint_count {
-                    continue;
-                }
-                let record = data.channel_record(channel, &mut shared_times);
-                data.channels[(index * joint_count + channel.joint) * 3 + channel.property as usize] = record;
+            let records: Vec<(usize, Property, GpuChannel)> = match &animation.compressed {
+                Some(compressed) => compressed
+                    .tracks
+                    .iter()
+                    .filter(|track| track.joint < joint_count)
+                    .map(|track| (track.joint, track.property, data.track_record(compressed, track, &mut shared_times)))
+                    .collect(),
+                None => animation
+                    .channels
+                    .iter()
+                    .filter(|channel| channel.joint < joint_count)
+                    .map(|channel| (channel.joint, channel.property, data.channel_record(channel, &mut shared_times)))
+                    .collect(),
+            };
+            for (joint, property, record) in records {
+                data.channels[(index * joint_count + joint) * 3 + property as usize] = record;
             }
             for channel in animation.weights.iter().filter(|channel| channel.target < target_count) {
                 let record = data.weight_record(channel, &mut shared_times);
@@ -362,7 +373,7 @@ impl AnimationData {
             data.times.push(0.0);
         }
         if data.values.is_empty() {
-            data.values.push(0.0);
+            data.values.push(0);
         }
         data
     }
@@ -384,7 +395,7 @@ impl AnimationData {
     fn weight_record(&mut self, channel: &WeightChannel, shared_times: &mut HashMap<Vec<u32>, u32>) -> GpuChannel {
         let first_time = self.time_record(&channel.times, shared_times);
         let first_value = self.values.len() as u32;
-        self.values.extend(&channel.values);
+        self.values.extend(channel.values.iter().map(|value| value.to_bits()));
         GpuChannel {
             packed: PROPERTY_WEIGHT
                 | (channel.interpolation as u32) << CHANNEL_INTERPOLATION_SHIFT
@@ -401,9 +412,9 @@ impl AnimationData {
         let has_base = channel.stores_base();
         let first_value = self.values.len() as u32;
         if has_base {
-            self.values.extend(channel.base.to_array());
+            self.values.extend(channel.base.to_array().map(f32::to_bits));
         }
-        self.values.extend(&channel.values);
+        self.values.extend(channel.values.iter().map(|value| value.to_bits()));
         let flag = |on: bool, bit: u32| if on { bit } else { 0 };
         GpuChannel {
             packed: channel.property as u32
@@ -415,6 +426,38 @@ impl AnimationData {
                 | flag(has_base, CHANNEL_HAS_BASE),
             key_count: channel.times.count() as u32,
             first_time,
+            first_value,
+        }
+    }
+
+    /// A compressed track's record: a constant as one linear key, a packed track as its samples'
+    /// start and step and its words (`CHANNEL_PACKED`).
+    fn track_record(
+        &mut self,
+        compressed: &CompressedAnimation,
+        track: &Track,
+        shared_times: &mut HashMap<Vec<u32>, u32>,
+    ) -> GpuChannel {
+        let rotation = track.property == Property::Rotation;
+        let first_value = self.values.len() as u32;
+        let (times, flags) = match &track.data {
+            TrackData::Constant(value) => {
+                let components = if rotation { 4 } else { 3 };
+                self.values.extend(value.to_array()[..components].iter().map(|value| value.to_bits()));
+                (compressed.constant_times(), if rotation { 0b1111 } else { 0b0111 } << CHANNEL_COMPONENTS_SHIFT)
+            }
+            TrackData::Packed(words) => {
+                self.values.extend(words);
+                (compressed.times.clone(), CHANNEL_PACKED)
+            }
+        };
+        GpuChannel {
+            packed: track.property as u32
+                | (Interpolation::Linear as u32) << CHANNEL_INTERPOLATION_SHIFT
+                | CHANNEL_UNIFORM
+                | flags,
+            key_count: times.count() as u32,
+            first_time: self.time_record(&times, shared_times),
             first_value,
         }
     }

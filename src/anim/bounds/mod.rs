@@ -479,6 +479,7 @@ mod tests {
             file_key_bytes: 40,
             source: None,
             weights: Vec::new(),
+            compressed: None,
         };
         (skeleton, animation, Vec3::new(2.0, 0.0, 0.0), vec![Influence { joint: 1, weight: 1.0 }])
     }
@@ -546,6 +547,7 @@ mod tests {
             file_key_bytes: 0,
             source: None,
             weights: Vec::new(),
+            compressed: None,
         };
         let tip = Vec3::new(0.001 * (joints - 1) as f32, 0.0, 0.0);
         let influences = [Influence { joint: (joints - 1) as u32, weight: 1.0 }];

@@ -493,6 +493,7 @@ mod tests {
             file_key_bytes: 0,
             source: None,
             weights: Vec::new(),
+            compressed: None,
         };
         let retargeted = retarget(&source, std::slice::from_ref(&animation), &target).expect("names match");
         assert_eq!(retargeted.matched, 2);
@@ -526,6 +527,7 @@ mod tests {
             file_key_bytes: 0,
             source: None,
             weights: Vec::new(),
+            compressed: None,
         };
         let retargeted = retarget(&source, std::slice::from_ref(&animation), &source).expect("names match");
         assert_eq!(retargeted.animations[0].channels, animation.channels);

@@ -193,6 +193,7 @@ pub fn to_model(root: &Node, path: &Path) -> Result<Model, FormatError> {
         file_key_bytes: file_values * 4,
         source: None,
         weights: Vec::new(),
+        compressed: None,
     };
     let mut stats = LoadStats::default();
     stats.notes.push(format!(

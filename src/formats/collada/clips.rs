@@ -186,6 +186,7 @@ pub fn animations<'a, 'input>(
                     file_key_bytes: members.iter().map(|&member| keys[member].file_bytes).sum(),
                     source: None,
                     weights: Vec::new(),
+                    compressed: None,
                 });
                 animation_of.insert(members, animations.len() - 1);
                 animations.len() - 1

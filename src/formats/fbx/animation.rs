@@ -86,6 +86,7 @@ pub(super) fn read(
             file_key_bytes: key_bytes,
             source: None,
             weights,
+            compressed: None,
         });
     }
     Ok(animations)

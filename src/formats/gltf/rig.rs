@@ -164,6 +164,7 @@ impl Animation {
             file_key_bytes: self.file_key_bytes,
             source: None,
             weights: Vec::new(),
+            compressed: None,
         }
     }
 }

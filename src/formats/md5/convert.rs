@@ -307,6 +307,7 @@ pub fn animation_channels(anim: &Md5Anim, name: &str) -> Animation {
         file_key_bytes,
         source: None,
         weights: Vec::new(),
+        compressed: None,
     }
 }
 

@@ -114,6 +114,7 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
             file_key_bytes,
             source: None,
             weights: Vec::new(),
+            compressed: None,
         });
     }
 

@@ -84,6 +84,8 @@ pub const CHANNEL_IMPLIED_W: u32 = 1 << 8;
 pub const CHANNEL_UNIFORM: u32 = 1 << 9;
 pub const CHANNEL_WRAPS: u32 = 1 << 10;
 pub const CHANNEL_HAS_BASE: u32 = 1 << 11;
+/// A compressed track (`anim::compress`): `first_value` is its first word in `key_values`.
+pub const CHANNEL_PACKED: u32 = 1 << 12;
 /// `PROPERTY_WEIGHT` in common.glsl: a morph target's weight channel.
 pub const PROPERTY_WEIGHT: u32 = 3;
 

@@ -1,0 +1,671 @@
+//! Compressing an animation into the format of the parent module. The steps:
+//!
+//! 1. **A sample grid.** Where every channel's keys are evenly spaced at one step and in phase (BVH,
+//!    ACL, MD5, most exports) the samples are the keys. Otherwise the densest key interval sets the
+//!    rate (at most [`MAX_SAMPLE_RATE`]), doubled while interpolating the samples departs from the
+//!    raw curves (cubic splines, uneven keys) by more than half the error bound between samples.
+//! 2. **Stripping.** A property that never moves is left at rest when it equals the rest pose and
+//!    kept as one value otherwise.
+//! 3. **Bits per segment.** Each track of each segment starts at the fewest bits whose own error,
+//!    carried to the farthest virtual vertex it moves, stays under the bound; then, while some
+//!    joint's virtual vertices are off by more, the track on that joint's chain to the root that
+//!    contributes most gets one bit more (ACL's approach, on its metric). Segments are independent
+//!    and compressed in parallel.
+//! 4. **Measured, not assumed.** The clip is decoded as the palette pass decodes it and compared
+//!    with the raw keys at every sample and half way between; a segment over the bound is redone
+//!    with a tighter target.
+
+use glam::{Mat4, Quat, Vec3, Vec4};
+use rayon::prelude::*;
+
+use super::{
+    dequantize, pose_error, set_property, shell_error, with_dropped, CompressedAnimation, Precision, Track, TrackData,
+    HEADER_WORDS, MAX_BITS, SEGMENT_SAMPLES,
+};
+use crate::anim::{local_to_model, slerp_shortest, Animation, Channel, JointPose, KeyTimes, Property, Skeleton};
+
+/// The densest sampling chosen for uneven or cubic keys (twice the 120 Hz of motion capture).
+pub const MAX_SAMPLE_RATE: f32 = 240.0;
+/// Values within this of each other are the same (a property that does not move).
+const SAME: f32 = 1e-6;
+
+/// Compresses `animation`'s joint channels (`skeleton`'s joints) within `precision`, or says why
+/// the clip keeps its keys: more samples than its keys justify, or a bound no bit width reaches.
+pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: Precision) -> Result<CompressedAnimation, String> {
+    let channels: Vec<&Channel> = animation.channels.iter().filter(|channel| channel.joint < skeleton.len()).collect();
+    let (times, resample_error) = sample_grid(skeleton, &channels, precision)?;
+    let count = times.count();
+    let mut base: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
+    let mut constants = Vec::new();
+    let mut moving = Vec::new();
+    for channel in &channels {
+        let samples: Vec<Vec4> =
+            (0..count).map(|sample| canonical(channel.property, channel.sample(times.time(sample)))).collect();
+        let first = samples[0];
+        if samples.iter().all(|&value| same(channel.property, value, first)) {
+            let rest = skeleton.joints[channel.joint].rest;
+            let rest_value = match channel.property {
+                Property::Translation => rest.translation.extend(0.0),
+                Property::Rotation => canonical(Property::Rotation, Vec4::from(rest.rotation)),
+                Property::Scale => rest.scale.extend(0.0),
+            };
+            if !same(channel.property, first, rest_value) {
+                set_property(&mut base[channel.joint], channel.property, first);
+                constants.push(Track { joint: channel.joint, property: channel.property, data: TrackData::Constant(first) });
+            }
+        } else {
+            moving.push(Moving::new(channel.joint, channel.property, samples));
+        }
+    }
+    let context = Context::new(skeleton, base, moving, precision);
+    let segment_count = count.div_ceil(SEGMENT_SAMPLES);
+    let mut targets = vec![precision.error - resample_error; segment_count];
+    let mut bits: Vec<Option<Vec<u32>>> = vec![None; segment_count];
+    for _round in 0..6 {
+        let chosen: Vec<Result<Vec<u32>, String>> = (0..segment_count)
+            .into_par_iter()
+            .map(|segment| match &bits[segment] {
+                Some(done) => Ok(done.clone()),
+                None => context.allocate(segment, count, targets[segment]),
+            })
+            .collect();
+        for (segment, result) in chosen.into_iter().enumerate() {
+            bits[segment] = Some(result?);
+        }
+        let tracks = context.tracks(&bits, count, &constants);
+        let compressed = CompressedAnimation { times: times.clone(), tracks, precision, max_error: 0.0 };
+        let errors = segment_errors(skeleton, &channels, &compressed, precision);
+        let worst = errors.iter().copied().fold(0.0, f32::max);
+        if worst <= precision.error {
+            return Ok(CompressedAnimation { max_error: worst, ..compressed });
+        }
+        for (segment, &error) in errors.iter().enumerate() {
+            if error > precision.error {
+                targets[segment] *= 0.6;
+                bits[segment] = None;
+            }
+        }
+    }
+    Err(format!("kept as keys: no bit width up to {MAX_BITS} keeps it within {:.3} cm on a 1.8 m figure", 0.01))
+}
+
+/// The evenly spaced sample times, and how far interpolating raw samples departs from the raw
+/// curves between them (model units, at the shell).
+fn sample_grid(skeleton: &Skeleton, channels: &[&Channel], precision: Precision) -> Result<(KeyTimes, f32), String> {
+    let keyed: Vec<&&Channel> = channels.iter().filter(|channel| channel.times.count() > 1).collect();
+    if keyed.is_empty() {
+        return Ok((KeyTimes::Uniform { start: 0.0, step: 1.0, count: 1 }, 0.0));
+    }
+    let first_time = |channel: &Channel| channel.times.time(0);
+    let last_time = |channel: &Channel| {
+        let last = channel.times.time(channel.times.count() - 1);
+        match channel.times {
+            KeyTimes::Uniform { step, .. } if channel.wraps => last + step,
+            _ => last,
+        }
+    };
+    let start = keyed.iter().map(|channel| first_time(channel)).fold(f32::INFINITY, f32::min);
+    let end = keyed.iter().map(|channel| last_time(channel)).fold(f32::NEG_INFINITY, f32::max);
+    let max_keys = keyed.iter().map(|channel| channel.times.count()).max().unwrap_or(1);
+    let cap = 16 * max_keys + 1024;
+    if !(start.is_finite() && end.is_finite() && end > start) {
+        return Err("kept as keys: its key times span no time".to_string());
+    }
+    let densest = keyed.iter().map(|channel| smallest_interval(&channel.times)).fold(f32::INFINITY, f32::min);
+    // Linear keys that all fall on one grid (evenly spaced, or listed with frames left out) are
+    // reproduced exactly by samples on it: between two keys the samples lie on the keys' line or arc.
+    let on_grid = |time: f32| {
+        let position = (time - start) / densest;
+        (position - position.round()).abs() <= 1e-3
+    };
+    let in_phase = (densest.is_finite()
+        && keyed.iter().all(|channel| {
+            channel.interpolation == crate::anim::Interpolation::Linear
+                && match &channel.times {
+                    KeyTimes::Uniform { start, step, .. } => on_grid(*start) && on_grid(start + step),
+                    KeyTimes::Listed(times) => times.iter().all(|&time| on_grid(time)),
+                }
+        }))
+    .then_some(densest);
+    let mut step = in_phase.unwrap_or_else(|| 1.0 / (1.0 / densest).clamp(1.0, MAX_SAMPLE_RATE));
+    loop {
+        let count = ((end - start) / step - 1e-3).ceil().max(0.0) as usize + 1;
+        if count > cap {
+            return Err(format!("kept as keys: it would take {count} samples, more than its keys justify"));
+        }
+        let times = KeyTimes::Uniform { start, step, count };
+        if in_phase.is_some() {
+            // The samples are the keys and lie on the keys' lines between them: nothing to measure.
+            return Ok((times, 0.0));
+        }
+        let error = resample_error(skeleton, channels, &times, precision);
+        if error <= precision.error / 2.0 {
+            return Ok((times, error));
+        }
+        if step <= 1.0 / MAX_SAMPLE_RATE * 1.0001 || 2 * count > cap {
+            return Err(format!(
+                "kept as keys: between its keys the curves depart from {:.0} samples a second by {:.4} cm on a 1.8 m figure",
+                1.0 / step,
+                precision.as_reference_centimetres(error)
+            ));
+        }
+        step /= 2.0;
+    }
+}
+
+fn smallest_interval(times: &KeyTimes) -> f32 {
+    match times {
+        KeyTimes::Uniform { step, .. } => *step,
+        KeyTimes::Listed(times) => {
+            times.windows(2).map(|pair| pair[1] - pair[0]).filter(|&gap| gap > 0.0).fold(f32::INFINITY, f32::min)
+        }
+    }
+}
+
+/// The largest shell error, at a quarter, half and three quarters between samples, of the raw
+/// channels sampled at `times` and interpolated as a compressed clip is, against the raw curves.
+fn resample_error(skeleton: &Skeleton, channels: &[&Channel], times: &KeyTimes, precision: Precision) -> f32 {
+    let rest: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
+    let (mut raw, mut resampled) = (rest.clone(), rest);
+    let mut scratch = [Vec::new(), Vec::new()];
+    let mut worst = 0.0f32;
+    for sample in 0..times.count().saturating_sub(1) {
+        let (t0, t1) = (times.time(sample), times.time(sample + 1));
+        let (a, b): (Vec<Vec4>, Vec<Vec4>) = channels.iter().map(|channel| (channel.sample(t0), channel.sample(t1))).unzip();
+        for fraction in [0.25, 0.5, 0.75] {
+            let time = t0 + (t1 - t0) * fraction;
+            for (index, channel) in channels.iter().enumerate() {
+                set_property(&mut raw[channel.joint], channel.property, channel.sample(time));
+                set_property(
+                    &mut resampled[channel.joint],
+                    channel.property,
+                    interpolate(channel.property, a[index], b[index], fraction),
+                );
+            }
+            worst = worst.max(pose_error(skeleton, &raw, &resampled, precision.shell, &mut scratch));
+        }
+    }
+    worst
+}
+
+/// Between two samples as the palette pass interpolates a compressed track.
+fn interpolate(property: Property, a: Vec4, b: Vec4, fraction: f32) -> Vec4 {
+    if property == Property::Rotation {
+        Vec4::from(slerp_shortest(Quat::from_vec4(a), Quat::from_vec4(b), fraction))
+    } else {
+        a.lerp(b, fraction)
+    }
+}
+
+/// A rotation with w ≥ 0 (the one of q and −q the format keeps); other values as they are.
+fn canonical(property: Property, value: Vec4) -> Vec4 {
+    if property == Property::Rotation && value.w < 0.0 {
+        -value
+    } else {
+        value
+    }
+}
+
+fn same(property: Property, a: Vec4, b: Vec4) -> bool {
+    match property {
+        Property::Rotation => (a - b).length() <= SAME,
+        _ => (a - b).length() <= SAME * a.length().max(1.0),
+    }
+}
+
+/// A track that moves: its samples, the three values each keeps (a rotation: all but its segment's
+/// dropped component, signed so that one is ≥ 0) and their range over the clip.
+struct Moving {
+    joint: usize,
+    property: Property,
+    samples: Vec<Vec4>,
+    /// Per segment, the rotation component dropped (3, w, for other properties: unused).
+    dropped: Vec<u32>,
+    kept: Vec<[f32; 3]>,
+    minimum: [f32; 3],
+    extent: [f32; 3],
+}
+
+impl Moving {
+    fn new(joint: usize, property: Property, samples: Vec<Vec4>) -> Moving {
+        let dropped: Vec<u32> = samples
+            .chunks(SEGMENT_SAMPLES)
+            .map(|segment| if property == Property::Rotation { component_to_drop(segment) } else { 3 })
+            .collect();
+        let kept: Vec<[f32; 3]> =
+            samples.iter().enumerate().map(|(index, &value)| keep(property, value, dropped[index / SEGMENT_SAMPLES])).collect();
+        let mut minimum = [f32::INFINITY; 3];
+        let mut maximum = [f32::NEG_INFINITY; 3];
+        for value in &kept {
+            for component in 0..3 {
+                minimum[component] = minimum[component].min(value[component]);
+                maximum[component] = maximum[component].max(value[component]);
+            }
+        }
+        let extent = [0, 1, 2].map(|component| maximum[component] - minimum[component]);
+        Moving { joint, property, samples, dropped, kept, minimum, extent }
+    }
+
+    /// A segment's range of each component, in 255ths of the clip's: (minimum, extent) pairs.
+    fn segment_range(&self, samples: std::ops::Range<usize>) -> [(u32, u32); 3] {
+        [0, 1, 2].map(|component| {
+            if self.extent[component] <= 0.0 {
+                return (0, 0);
+            }
+            let (low, high) = self.kept[samples.clone()].iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(low, high), value| {
+                (low.min(value[component]), high.max(value[component]))
+            });
+            let scaled = |value: f32| (value - self.minimum[component]) / self.extent[component] * 255.0;
+            let first = (scaled(low).floor().clamp(0.0, 255.0)) as u32;
+            let last = (scaled(high).ceil().clamp(0.0, 255.0)) as u32;
+            (first, last.max(first) - first)
+        })
+    }
+
+    /// Sample `sample` quantized at `bits` within a segment's `range`.
+    fn quantize(&self, sample: usize, range: &[(u32, u32); 3], bits: u32) -> [u32; 3] {
+        let levels = ((1u32 << bits) - 1) as f32;
+        [0, 1, 2].map(|component| {
+            let low = dequantize(self.minimum[component], self.extent[component], range[component], 0.0);
+            let high = dequantize(self.minimum[component], self.extent[component], range[component], 1.0);
+            let fraction = if high > low { (self.kept[sample][component] - low) / (high - low) } else { 0.0 };
+            (fraction.clamp(0.0, 1.0) * levels).round() as u32
+        })
+    }
+
+    /// The value the decoder gives for sample `sample` quantized (as `packed_value` computes it).
+    fn decoded(&self, sample: usize, range: &[(u32, u32); 3], bits: u32) -> Vec4 {
+        let values = self.quantize(sample, range, bits);
+        let levels = ((1u32 << bits) - 1) as f32;
+        let mut kept = Vec3::ZERO;
+        for component in 0..3 {
+            let fraction = if bits == 0 { 0.5 } else { values[component] as f32 / levels };
+            kept[component] = dequantize(self.minimum[component], self.extent[component], range[component], fraction);
+        }
+        match self.property {
+            Property::Rotation => with_dropped(kept, self.dropped[sample / SEGMENT_SAMPLES]),
+            _ => kept.extend(0.0),
+        }
+    }
+
+    /// How far a decoded value is from the sample (rotations: q and −q are one).
+    fn stray(&self, sample: usize, decoded: Vec4) -> f32 {
+        let raw = self.samples[sample];
+        match self.property {
+            Property::Rotation => (decoded - raw).length().min((decoded + raw).length()),
+            _ => (decoded - raw).length(),
+        }
+    }
+}
+
+/// The rotation component to drop in a segment: w while it stays clear of 0, else the one farthest
+/// from 0 throughout (its rebuild from unit length is then well conditioned).
+fn component_to_drop(segment: &[Vec4]) -> u32 {
+    let smallest = |component: usize| segment.iter().map(|value| value[component].abs()).fold(f32::INFINITY, f32::min);
+    if smallest(3) >= 0.3 {
+        return 3;
+    }
+    (0..4).max_by(|&a, &b| smallest(a).total_cmp(&smallest(b))).unwrap_or(3) as u32
+}
+
+/// The three components a sample keeps: x y z, or a rotation's all but `dropped`, signed so the
+/// dropped one is ≥ 0.
+fn keep(property: Property, value: Vec4, dropped: u32) -> [f32; 3] {
+    if property != Property::Rotation {
+        return value.truncate().to_array();
+    }
+    let value = if value[dropped as usize] < 0.0 { -value } else { value };
+    let mut kept = [0.0; 3];
+    for (slot, component) in (0..4).filter(|&component| component != dropped as usize).enumerate() {
+        kept[slot] = value[component];
+    }
+    kept
+}
+
+struct Context<'a> {
+    skeleton: &'a Skeleton,
+    /// Rest with the constant tracks' values.
+    base: Vec<JointPose>,
+    moving: Vec<Moving>,
+    precision: Precision,
+    /// Per joint, the moving tracks of it.
+    tracks_of: Vec<Vec<usize>>,
+    /// Per joint, it and every joint below it, parents first.
+    subtrees: Vec<Vec<usize>>,
+}
+
+impl<'a> Context<'a> {
+    fn new(skeleton: &'a Skeleton, base: Vec<JointPose>, moving: Vec<Moving>, precision: Precision) -> Context<'a> {
+        let mut tracks_of = vec![Vec::new(); skeleton.len()];
+        for (track, moving) in moving.iter().enumerate() {
+            tracks_of[moving.joint].push(track);
+        }
+        let mut subtrees = vec![Vec::new(); skeleton.len()];
+        for joint in 0..skeleton.len() {
+            let mut above = Some(joint);
+            while let Some(current) = above {
+                subtrees[current].push(joint);
+                above = skeleton.joints[current].parent.filter(|&parent| parent < current);
+            }
+        }
+        Context { skeleton, base, moving, precision, tracks_of, subtrees }
+    }
+
+    /// Each moving track's bit width in `segment` so that no virtual vertex is off by more than
+    /// `target` at the segment's samples.
+    fn allocate(&self, segment: usize, count: usize, target: f32) -> Result<Vec<u32>, String> {
+        let samples = segment * SEGMENT_SAMPLES..((segment + 1) * SEGMENT_SAMPLES).min(count);
+        let skeleton = self.skeleton;
+        let shell = self.precision.shell;
+        let ranges: Vec<[(u32, u32); 3]> = self.moving.iter().map(|track| track.segment_range(samples.clone())).collect();
+        // The raw object-space transforms at the segment's samples.
+        let mut poses = self.base.clone();
+        let raw: Vec<Vec<Mat4>> = samples
+            .clone()
+            .map(|sample| {
+                for track in &self.moving {
+                    set_property(&mut poses[track.joint], track.property, track.samples[sample]);
+                }
+                let mut models = vec![Mat4::IDENTITY; skeleton.len()];
+                local_to_model(skeleton, &poses, Mat4::IDENTITY, &mut models);
+                models
+            })
+            .collect();
+        let positions: Vec<glam::Vec3> = raw[0].iter().map(|model| model.w_axis.truncate()).collect();
+        // How far each joint's farthest virtual vertex below it is, along the chain.
+        let mut reach = vec![shell; skeleton.len()];
+        for joint in (0..skeleton.len()).rev() {
+            if let Some(parent) = skeleton.joints[joint].parent.filter(|&parent| parent < joint) {
+                reach[parent] = reach[parent].max(reach[joint] + (positions[joint] - positions[parent]).length());
+            }
+        }
+        // A track's own error at a bit width: how far its decoded values stray (rotations: the angle).
+        let own_error = |track: usize, bits: u32| {
+            let moving = &self.moving[track];
+            let scale = if moving.property == Property::Rotation { 2.0 } else { 1.0 };
+            samples
+                .clone()
+                .map(|sample| moving.stray(sample, moving.decoded(sample, &ranges[track], bits)) * scale)
+                .fold(0.0, f32::max)
+        };
+        // How far a track's error moves the virtual vertices of `joint` (itself or below it).
+        let leverage = |track: usize, joint: Option<usize>| {
+            let moving = &self.moving[track];
+            match (moving.property, joint) {
+                (Property::Translation, _) => 1.0,
+                (_, None) => reach[moving.joint],
+                (_, Some(joint)) => (positions[joint] - positions[moving.joint]).length() + shell,
+            }
+        };
+        let mut bits: Vec<u32> = (0..self.moving.len())
+            .map(|track| {
+                (0..=MAX_BITS).find(|&bits| own_error(track, bits) * leverage(track, None) <= target).unwrap_or(MAX_BITS)
+            })
+            .collect();
+        let decode_all = |track: usize, bits: u32| -> Vec<Vec4> {
+            samples.clone().map(|sample| self.moving[track].decoded(sample, &ranges[track], bits)).collect()
+        };
+        // Per sample: the decoded local poses, their object-space transforms and each joint's error;
+        // a track's new width recomputes only its joint's subtree.
+        let mut decoded_poses: Vec<Vec<JointPose>> = vec![self.base.clone(); raw.len()];
+        for (track, moving) in self.moving.iter().enumerate() {
+            for (index, value) in decode_all(track, bits[track]).into_iter().enumerate() {
+                set_property(&mut decoded_poses[index][moving.joint], moving.property, value);
+            }
+        }
+        let mut models: Vec<Vec<Mat4>> = vec![vec![Mat4::IDENTITY; skeleton.len()]; raw.len()];
+        let mut errors: Vec<Vec<f32>> = vec![vec![0.0; skeleton.len()]; raw.len()];
+        let everything: Vec<usize> = (0..skeleton.len()).collect();
+        let recompose = |joints: &[usize], poses: &[Vec<JointPose>], models: &mut [Vec<Mat4>], errors: &mut [Vec<f32>]| {
+            for (index, raw_models) in raw.iter().enumerate() {
+                for &joint in joints {
+                    let parent = skeleton.joints[joint]
+                        .parent
+                        .filter(|&parent| parent < joint)
+                        .map_or(Mat4::IDENTITY, |parent| models[index][parent]);
+                    models[index][joint] = parent * skeleton.joints[joint].pre * poses[index][joint].to_mat4();
+                    errors[index][joint] = shell_error(&raw_models[joint], &models[index][joint], shell);
+                }
+            }
+        };
+        recompose(&everything, &decoded_poses, &mut models, &mut errors);
+        let mut own: Vec<f32> = (0..self.moving.len()).map(|track| own_error(track, bits[track])).collect();
+        for _ in 0..=self.moving.len() * MAX_BITS as usize {
+            let worst_of = |joint: usize| errors.iter().map(|sample| sample[joint]).fold(0.0, f32::max);
+            let Some((worst, error)) =
+                (0..skeleton.len()).map(|joint| (joint, worst_of(joint))).max_by(|a, b| a.1.total_cmp(&b.1))
+            else {
+                return Ok(bits);
+            };
+            if error <= target {
+                return Ok(bits);
+            }
+            // The tracks on the worst joint's chain to the root; the one that moves it most gets a bit.
+            let mut best: Option<(usize, f32)> = None;
+            let mut joint = Some(worst);
+            while let Some(current) = joint {
+                for &track in &self.tracks_of[current] {
+                    if bits[track] < MAX_BITS {
+                        let contribution = own[track] * leverage(track, Some(worst));
+                        if best.is_none_or(|(_, most)| contribution > most) {
+                            best = Some((track, contribution));
+                        }
+                    }
+                }
+                joint = skeleton.joints[current].parent.filter(|&parent| parent < current);
+            }
+            let Some((track, _)) = best else { break };
+            bits[track] += 1;
+            own[track] = own_error(track, bits[track]);
+            let moving = &self.moving[track];
+            for (index, value) in decode_all(track, bits[track]).into_iter().enumerate() {
+                set_property(&mut decoded_poses[index][moving.joint], moving.property, value);
+            }
+            recompose(&self.subtrees[moving.joint], &decoded_poses, &mut models, &mut errors);
+        }
+        Err(format!(
+            "kept as keys: {MAX_BITS} bits a value do not keep it within {:.4} cm on a 1.8 m figure",
+            self.precision.as_reference_centimetres(target)
+        ))
+    }
+
+    /// The tracks: constants, then each moving one's words from its segments' bit widths.
+    fn tracks(&self, bits: &[Option<Vec<u32>>], count: usize, constants: &[Track]) -> Vec<Track> {
+        let mut tracks = constants.to_vec();
+        let segment_count = bits.len();
+        for (index, moving) in self.moving.iter().enumerate() {
+            let mut words: Vec<u32> = moving.minimum.iter().chain(&moving.extent).map(|value| value.to_bits()).collect();
+            let table = words.len();
+            words.resize(table + super::SEGMENT_WORDS * segment_count, 0);
+            let mut writer = BitWriter { words, bit: 0 };
+            writer.bit = 32 * writer.words.len() as u64;
+            for segment in 0..segment_count {
+                let width = bits[segment].as_ref().map_or(MAX_BITS, |widths| widths[index]);
+                let samples = segment * SEGMENT_SAMPLES..((segment + 1) * SEGMENT_SAMPLES).min(count);
+                let range = moving.segment_range(samples.clone());
+                let record = HEADER_WORDS + segment * super::SEGMENT_WORDS;
+                writer.words[record] = u32::try_from(writer.bit).unwrap_or(u32::MAX);
+                writer.words[record + 1] = range[0].0 | range[1].0 << 8 | range[2].0 << 16 | width << 24;
+                writer.words[record + 2] = range[0].1 | range[1].1 << 8 | range[2].1 << 16 | moving.dropped[segment] << 24;
+                for sample in samples {
+                    for value in moving.quantize(sample, &range, width) {
+                        writer.push(value, width);
+                    }
+                }
+            }
+            tracks.push(Track { joint: moving.joint, property: moving.property, data: TrackData::Packed(writer.words) });
+        }
+        tracks
+    }
+}
+
+/// Appends values of a given bit width to words, low bits first.
+struct BitWriter {
+    words: Vec<u32>,
+    bit: u64,
+}
+
+impl BitWriter {
+    fn push(&mut self, value: u32, bits: u32) {
+        if bits == 0 {
+            return;
+        }
+        let word = (self.bit >> 5) as usize;
+        let shift = (self.bit & 31) as u32;
+        self.words.resize(((self.bit + u64::from(bits)).div_ceil(32)) as usize, 0);
+        self.words[word] |= value << shift;
+        if shift + bits > 32 {
+            self.words[word + 1] |= value >> (32 - shift);
+        }
+        self.bit += u64::from(bits);
+    }
+}
+
+/// Each segment's largest shell error, compressed against raw, at its samples and half way to the
+/// next sample.
+fn segment_errors(
+    skeleton: &Skeleton,
+    channels: &[&Channel],
+    compressed: &CompressedAnimation,
+    precision: Precision,
+) -> Vec<f32> {
+    let count = compressed.times.count();
+    let rest: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
+    let (mut raw, mut decoded) = (rest.clone(), rest);
+    let mut scratch = [Vec::new(), Vec::new()];
+    let mut errors = vec![0.0f32; count.div_ceil(SEGMENT_SAMPLES)];
+    for sample in 0..count {
+        let fractions: &[f32] = if sample + 1 < count { &[0.0, 0.5] } else { &[0.0] };
+        for &fraction in fractions {
+            let time =
+                compressed.times.time(sample) + fraction * (compressed.times.time(sample + 1) - compressed.times.time(sample));
+            for channel in channels {
+                set_property(&mut raw[channel.joint], channel.property, channel.sample(time));
+            }
+            compressed.sample(skeleton, time, &mut decoded);
+            let error = pose_error(skeleton, &raw, &decoded, precision.shell, &mut scratch);
+            let segment = &mut errors[sample / SEGMENT_SAMPLES];
+            *segment = segment.max(error);
+        }
+    }
+    errors
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::packed_value;
+    use super::*;
+    use crate::anim::{Interpolation, Joint};
+    use glam::Vec3;
+
+    fn arm() -> Skeleton {
+        let joint = |name: &str, parent: Option<usize>, x: f32| {
+            Joint::new(
+                name,
+                parent,
+                Mat4::from_translation(Vec3::new(-x, 0.0, 0.0)),
+                JointPose::new(Quat::IDENTITY, Vec3::new(0.3, 0.0, 0.0)),
+            )
+        };
+        Skeleton { joints: vec![joint("shoulder", None, 0.0), joint("elbow", Some(0), 0.3), joint("hand", Some(1), 0.6)] }
+    }
+
+    fn swing(joint: usize, keys: usize, rate: f32, speed: f32) -> Channel {
+        let values = (0..keys)
+            .flat_map(|key| Vec4::from(Quat::from_rotation_z((key as f32 / rate * speed).sin() * 1.2)).to_array())
+            .collect();
+        Channel::linear(joint, Property::Rotation, KeyTimes::Uniform { start: 0.0, step: 1.0 / rate, count: keys }, values)
+    }
+
+    fn animation(channels: Vec<Channel>) -> Animation {
+        Animation {
+            name: "swing".into(),
+            duration: 2.0,
+            frame_rate: None,
+            channels,
+            file_key_bytes: 0,
+            source: None,
+            weights: Vec::new(),
+            compressed: None,
+        }
+    }
+
+    #[test]
+    fn a_clip_decodes_within_its_bound_at_and_between_samples() {
+        let skeleton = arm();
+        let raw = animation(vec![swing(0, 61, 30.0, 3.0), swing(1, 61, 30.0, 5.0)]);
+        let precision = Precision::for_figure(0.9);
+        let compressed = compress(&skeleton, &raw, precision).expect("compresses");
+        assert!(compressed.max_error <= precision.error, "{} > {}", compressed.max_error, precision.error);
+        let played = Animation { compressed: Some(compressed.clone()), ..raw.clone() };
+        let probes = (0..=600).map(|step| step as f32 / 300.0);
+        let error = super::super::measured_error(&skeleton, &played, precision, probes);
+        assert!(error <= precision.error * 1.01, "{error} > {}", precision.error);
+        let packed: usize = compressed.tracks.iter().map(Track::bytes).sum();
+        assert!(packed < 61 * 2 * 16 / 2, "at least half the raw keys' bytes: {packed}");
+        assert_eq!(compressed.sample_rate().round(), 30.0, "in-phase keys are the samples");
+    }
+
+    #[test]
+    fn still_properties_are_stripped_and_constants_kept_once() {
+        let skeleton = arm();
+        let still = |joint, property, value: Vec4| {
+            let values = (0..10)
+                .flat_map(|_| {
+                    if property == Property::Rotation {
+                        value.to_array().to_vec()
+                    } else {
+                        value.truncate().to_array().to_vec()
+                    }
+                })
+                .collect();
+            Channel::linear(joint, property, KeyTimes::Uniform { start: 0.0, step: 0.1, count: 10 }, values)
+        };
+        let raw = animation(vec![
+            swing(0, 10, 10.0, 3.0),
+            still(1, Property::Translation, Vec4::new(0.3, 0.0, 0.0, 0.0)),
+            still(2, Property::Rotation, Vec4::from(Quat::from_rotation_x(0.5))),
+        ]);
+        let compressed = compress(&skeleton, &raw, Precision::for_figure(0.9)).expect("compresses");
+        let kinds: Vec<(usize, bool)> =
+            compressed.tracks.iter().map(|track| (track.joint, matches!(track.data, TrackData::Constant(_)))).collect();
+        assert_eq!(kinds, vec![(2, true), (0, false)], "the rest translation gone, the turned hand one value");
+    }
+
+    #[test]
+    fn cubic_keys_are_sampled_densely_enough_between_them() {
+        let skeleton = arm();
+        // Two cubic keys a second apart: the curve between them needs many samples.
+        let mut channel = Channel::linear(
+            1,
+            Property::Translation,
+            KeyTimes::Uniform { start: 0.0, step: 1.0, count: 2 },
+            vec![0.0, 0.0, 0.0, 0.3, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.6, 0.2, 0.0, 0.0, 0.0, 0.0],
+        );
+        channel.interpolation = Interpolation::CubicSpline;
+        channel.values = vec![0.0, 0.0, 0.0, 0.3, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, -1.0, 0.0, 0.6, 0.2, 0.0, 0.0, 0.0, 0.0];
+        let raw = animation(vec![channel]);
+        let precision = Precision::for_figure(0.9);
+        let compressed = compress(&skeleton, &raw, precision).expect("compresses");
+        assert!(compressed.sample_rate() > 8.0, "{}", compressed.sample_rate());
+        let played = Animation { compressed: Some(compressed), ..raw.clone() };
+        let error = super::super::measured_error(&skeleton, &played, precision, (0..=1000).map(|step| step as f32 / 1000.0));
+        assert!(error <= precision.error * 1.01, "{error}");
+    }
+
+    #[test]
+    fn packed_values_read_back_what_was_written() {
+        let samples: Vec<Vec4> = (0..40).map(|k| Vec4::new(k as f32 * 0.1, -(k as f32), 2.0, 0.0)).collect();
+        let moving = Moving::new(0, Property::Translation, samples.clone());
+        let skeleton = arm();
+        let context = Context::new(&skeleton, Vec::new(), vec![moving], Precision::for_figure(1.0));
+        let bits = vec![Some(vec![12]), Some(vec![0]), Some(vec![24])];
+        let tracks = context.tracks(&bits, 40, &[]);
+        let TrackData::Packed(words) = &tracks[0].data else { panic!("packed") };
+        for (sample, expected) in samples.iter().enumerate() {
+            let value = packed_value(words, sample, false);
+            let bound = if (16..32).contains(&sample) { 8.0 } else { 1e-2 };
+            assert!((value - *expected).length() < bound, "sample {sample}: {value} against {expected}");
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! Clips compressed for the palette pass, on by default (`--clip-compression off` keeps the files'
+//! keys). Every animated joint property is sampled evenly, cut into segments of
+//! [`SEGMENT_SAMPLES`] samples, and each segment's values are range-reduced and quantized at the
+//! fewest bits that keep ACL's error bound ([`encode`] chooses them). Properties that never move
+//! are stripped: at rest they cost nothing, elsewhere one value. The palette pass reads one sample
+//! of one track without decoding anything else: the sample's segment record gives its bit offset,
+//! its bit width and its ranges (`packed_value` in palette.comp.glsl mirrors [`packed_value`]).
+//!
+//! A packed track is self-contained `u32` words:
+//!
+//! | words | what |
+//! |---|---|
+//! | 0-2 | the track's minimum x, y, z over the clip (f32 bits) |
+//! | 3-5 | its extent x, y, z (f32 bits) |
+//! | per segment, 3 | the bit offset of the segment's samples from the track's first word; the segment's minimum x, y, z in 255ths of the extent and its bit width (a byte each); its extent x, y, z in 255ths and, for a rotation, which component it drops (a byte each) |
+//! | then | each segment's samples, x y z at the segment's bit width, back to back |
+//!
+//! A value is `minimum + extent × (segment minimum + segment extent × q / (2^bits − 1))`, the
+//! middle of the segment's range at 0 bits. A rotation keeps three of its four components: per
+//! segment it drops the one farthest from 0 throughout (w for most), signed ≥ 0 (q and −q are one
+//! rotation), and rebuilds it from unit length. Dropping w always, as ACL does, fails where w
+//! nears 0 (a joint turned half round): f32 cannot rebuild it from 1 − |xyz|² there.
+//!
+//! The error bound is ACL's: three virtual vertices at a shell distance along each joint's local
+//! axes, through the joint's object-space transform, raw against compressed, the largest distance
+//! over every joint, at every sample time and between samples. ACL's default is 0.01 cm at a 3 cm
+//! shell; here both scale with the figure (0.01 cm and 3 cm on a figure 1.8 m across).
+
+pub mod encode;
+
+use glam::{Mat4, Quat, Vec3, Vec4};
+
+use super::{local_to_model, slerp_shortest, Animation, JointPose, KeyTimes, Property, Skeleton};
+
+/// Samples a segment: the range reduction's span (ACL's default too).
+pub const SEGMENT_SAMPLES: usize = 16;
+/// The widest quantization; a clip that needs more keeps its keys.
+pub const MAX_BITS: u32 = 24;
+/// The track header: minimum and extent, x y z each.
+pub const HEADER_WORDS: usize = 6;
+/// A segment record: bit offset, minimums and bit width, extents.
+pub const SEGMENT_WORDS: usize = 3;
+
+/// How close a compressed clip stays to its raw keys, in model units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Precision {
+    /// The largest distance a virtual vertex may move.
+    pub error: f32,
+    /// How far from each joint the virtual vertices sit.
+    pub shell: f32,
+}
+
+impl Precision {
+    /// ACL's default (0.01 cm of error at a 3 cm shell) on a figure 1.8 m across, scaled to a figure
+    /// `size` model units across (its largest side).
+    pub fn for_figure(size: f32) -> Precision {
+        let size = if size.is_finite() && size > 0.0 { size } else { 1.0 };
+        Precision { error: size * (0.01 / 180.0), shell: size * (3.0 / 180.0) }
+    }
+
+    /// An error in model units as centimetres on a figure 1.8 m across (what ACL's bound reads).
+    pub fn as_reference_centimetres(&self, error: f32) -> f32 {
+        error / self.error * 0.01
+    }
+}
+
+/// What a compressed clip keeps of one joint property.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TrackData {
+    /// One value for the whole clip (a rotation xyzw, or x y z).
+    Constant(Vec4),
+    /// Segments of quantized samples (the layout in the module's header).
+    Packed(Vec<u32>),
+}
+
+/// One joint property of a compressed clip; a property with no track stays at rest.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Track {
+    pub joint: usize,
+    pub property: Property,
+    pub data: TrackData,
+}
+
+impl Track {
+    /// The value at `time` among the clip's evenly spaced `times`: interpolated as raw linear keys
+    /// are (rotations slerp along the shorter arc), held before the first sample and after the last.
+    pub fn value(&self, times: &KeyTimes, time: f32) -> Vec4 {
+        match &self.data {
+            TrackData::Constant(value) => *value,
+            TrackData::Packed(words) => {
+                let rotation = self.property == Property::Rotation;
+                let at = times.locate(time, false);
+                let (a, b) = (packed_value(words, at.key, rotation), packed_value(words, at.next, rotation));
+                if rotation {
+                    let blended = Vec4::from(slerp_shortest(Quat::from_vec4(a), Quat::from_vec4(b), at.fraction));
+                    blended.try_normalize().unwrap_or(Vec4::W)
+                } else {
+                    a.lerp(b, at.fraction)
+                }
+            }
+        }
+    }
+
+    /// Bytes on the GPU besides the channel record: the words, or the constant's floats.
+    pub fn bytes(&self) -> usize {
+        match &self.data {
+            TrackData::Constant(_) if self.property == Property::Rotation => 16,
+            TrackData::Constant(_) => 12,
+            TrackData::Packed(words) => 4 * words.len(),
+        }
+    }
+}
+
+/// An animation's joint channels compressed: evenly spaced samples, a track per property that moves
+/// or differs from rest. Morph target weights stay as the file's keys (one float a key already).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompressedAnimation {
+    /// `KeyTimes::Uniform`: when the samples are.
+    pub times: KeyTimes,
+    pub tracks: Vec<Track>,
+    pub precision: Precision,
+    /// Measured against the raw keys at every sample and between samples, model units.
+    pub max_error: f32,
+}
+
+impl CompressedAnimation {
+    /// Every joint's local pose at `time`: rest, with the tracks' properties replaced. Mirrors
+    /// `sample_local` in palette.comp.glsl.
+    pub fn sample(&self, skeleton: &Skeleton, time: f32, out: &mut [JointPose]) {
+        for (out, joint) in out.iter_mut().zip(&skeleton.joints) {
+            *out = joint.rest;
+        }
+        for track in &self.tracks {
+            if let Some(pose) = out.get_mut(track.joint) {
+                set_property(pose, track.property, track.value(&self.times, time));
+            }
+        }
+    }
+
+    /// The key times of a constant track's one key (the first sample's time), as the GPU stores them.
+    pub fn constant_times(&self) -> KeyTimes {
+        KeyTimes::Uniform { start: self.times.time(0), step: 1.0, count: 1 }
+    }
+
+    /// The samples per second.
+    pub fn sample_rate(&self) -> f32 {
+        match self.times {
+            KeyTimes::Uniform { step, .. } if step > 0.0 => 1.0 / step,
+            _ => 0.0,
+        }
+    }
+}
+
+/// Writes a value of `property` into a pose.
+pub fn set_property(pose: &mut JointPose, property: Property, value: Vec4) {
+    match property {
+        Property::Translation => pose.translation = value.truncate(),
+        Property::Rotation => pose.rotation = Quat::from_vec4(value),
+        Property::Scale => pose.scale = value.truncate(),
+    }
+}
+
+/// `bits` bits (at most 24) from bit `bit` of `words`; 0 for 0 bits, and 0 for bits past the end
+/// (which the encoder never points at). Mirrors `read_bits` in palette.comp.glsl.
+fn read_bits(words: &[u32], bit: u64, bits: u32) -> u32 {
+    if bits == 0 {
+        return 0;
+    }
+    let word = usize::try_from(bit >> 5).unwrap_or(usize::MAX);
+    let shift = (bit & 31) as u32;
+    let low = words.get(word).copied().unwrap_or(0) >> shift;
+    let high = if shift + bits > 32 { words.get(word.saturating_add(1)).copied().unwrap_or(0) << (32 - shift) } else { 0 };
+    (low | high) & ((1u32 << bits) - 1)
+}
+
+/// A quantized fraction of a segment's range back to a value (see the module's header).
+pub fn dequantize(minimum: f32, extent: f32, segment: (u32, u32), fraction: f32) -> f32 {
+    minimum + extent * (segment.0 as f32 / 255.0 + segment.1 as f32 / 255.0 * fraction)
+}
+
+/// A packed track's sample `sample`: x y z of a translation or scale, or a rotation whose dropped
+/// component (the segment's) is rebuilt from unit length. Reads only inside `words`. Mirrors `packed_value` in
+/// palette.comp.glsl.
+pub fn packed_value(words: &[u32], sample: usize, rotation: bool) -> Vec4 {
+    let word = |index: usize| words.get(index).copied().unwrap_or(0);
+    let record = HEADER_WORDS + (sample / SEGMENT_SAMPLES) * SEGMENT_WORDS;
+    let (offset, minimums, extents) = (word(record), word(record + 1), word(record + 2));
+    let bits = (minimums >> 24).min(MAX_BITS);
+    let first_bit = u64::from(offset) + (sample % SEGMENT_SAMPLES) as u64 * 3 * u64::from(bits);
+    let levels = ((1u32 << bits) - 1) as f32;
+    let mut value = Vec4::ZERO;
+    for component in 0..3 {
+        let quantized = read_bits(words, first_bit + component as u64 * u64::from(bits), bits);
+        let fraction = if bits == 0 { 0.5 } else { quantized as f32 / levels };
+        let shift = 8 * component as u32;
+        value[component] = dequantize(
+            f32::from_bits(word(component)),
+            f32::from_bits(word(3 + component)),
+            ((minimums >> shift) & 255, (extents >> shift) & 255),
+            fraction,
+        );
+    }
+    if rotation {
+        value = with_dropped(value.truncate(), (extents >> 24) & 3);
+    }
+    value
+}
+
+/// A unit rotation from the three components kept (in order) and the index of the one dropped,
+/// rebuilt ≥ 0 from unit length. Mirrors `with_dropped` in palette.comp.glsl.
+pub fn with_dropped(kept: Vec3, dropped: u32) -> Vec4 {
+    let rebuilt = (1.0 - kept.length_squared()).max(0.0).sqrt();
+    match dropped {
+        0 => Vec4::new(rebuilt, kept.x, kept.y, kept.z),
+        1 => Vec4::new(kept.x, rebuilt, kept.y, kept.z),
+        2 => Vec4::new(kept.x, kept.y, rebuilt, kept.z),
+        _ => kept.extend(rebuilt),
+    }
+}
+
+/// How far the three virtual vertices of a joint at `shell` move between two object-space
+/// transforms: the largest of the three distances (ACL's `qvvf_transform_error_metric`).
+pub fn shell_error(a: &Mat4, b: &Mat4, shell: f32) -> f32 {
+    let moved = |axis: Vec3| (a.transform_point3(axis * shell) - b.transform_point3(axis * shell)).length();
+    moved(Vec3::X).max(moved(Vec3::Y)).max(moved(Vec3::Z))
+}
+
+/// The largest shell error over every joint of two sets of local poses.
+pub fn pose_error(skeleton: &Skeleton, a: &[JointPose], b: &[JointPose], shell: f32, scratch: &mut [Vec<Mat4>; 2]) -> f32 {
+    for (poses, models) in [a, b].into_iter().zip(scratch.iter_mut()) {
+        models.resize(skeleton.len(), Mat4::IDENTITY);
+        local_to_model(skeleton, poses, Mat4::IDENTITY, models);
+    }
+    scratch[0].iter().zip(&scratch[1]).map(|(a, b)| shell_error(a, b, shell)).fold(0.0, f32::max)
+}
+
+/// The largest shell error of `animation` as played (compressed where it is) against its raw keys,
+/// at `times`.
+pub fn measured_error(skeleton: &Skeleton, animation: &Animation, precision: Precision, times: impl Iterator<Item = f32>) -> f32 {
+    let raw = Animation { compressed: None, ..animation.clone() };
+    let mut poses = [vec![JointPose::IDENTITY; skeleton.len()], vec![JointPose::IDENTITY; skeleton.len()]];
+    let mut scratch = [Vec::new(), Vec::new()];
+    let mut worst = 0.0f32;
+    for time in times {
+        raw.sample(skeleton, time, &mut poses[0]);
+        animation.sample(skeleton, time, &mut poses[1]);
+        worst = worst.max(pose_error(skeleton, &poses[0], &poses[1], precision.shell, &mut scratch));
+    }
+    worst
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_are_read_across_words() {
+        // 0b101 at bit 30 runs into the next word.
+        let words = [0b01 << 30, 0b1];
+        assert_eq!(read_bits(&words, 30, 3), 0b101);
+        assert_eq!(read_bits(&words, 0, 0), 0);
+        assert_eq!(read_bits(&words, 1_000, 8), 0, "past the end reads zeros, not out of bounds");
+    }
+
+    #[test]
+    fn the_bound_scales_with_the_figure() {
+        let precision = Precision::for_figure(1.8);
+        assert!((precision.error - 0.0001).abs() < 1e-9);
+        assert!((precision.shell - 0.03).abs() < 1e-7);
+        assert!((precision.as_reference_centimetres(0.0001) - 0.01).abs() < 1e-7);
+        assert_eq!(Precision::for_figure(f32::NAN), Precision::for_figure(1.0));
+    }
+}
