@@ -12,7 +12,10 @@ pub(crate) fn bench(arguments: BenchArgs) -> Result<(), String> {
     let mut capture = arguments.capture_frame.map(FrameCapture::attach).transpose()?;
     let path = arguments.model.unwrap_or_else(default_model_path);
     let animations = default_animations(&path, &arguments.animations);
-    let model = load_model(&path, &animations).map_err(|error| error.to_string())?;
+    let mut model = load_model(&path, &animations).map_err(|error| error.to_string())?;
+    if arguments.clip_compression.iter().any(|switch| switch.on()) {
+        model.compress_clips();
+    }
     let clip = arguments.clip.as_deref().map(|clip| vkskin::app::find_clip(&model, clip)).transpose()?;
     let options = BenchOptions {
         clip,
@@ -20,6 +23,7 @@ pub(crate) fn bench(arguments: BenchArgs) -> Result<(), String> {
         light_culling: arguments.light_culling.iter().map(|light| light.on()).collect(),
         animation_lod: arguments.animation_lod.iter().map(|switch| switch.on()).collect(),
         morph: arguments.morph.iter().map(|switch| switch.on()).collect(),
+        clip_compression: arguments.clip_compression.iter().map(|switch| switch.on()).collect(),
         skinning: arguments.skinning.clone(),
         motion_blur: arguments.motion_blur.iter().map(|switch| switch.on()).collect(),
         counts: arguments.instances,

@@ -30,6 +30,8 @@ pub struct BenchOptions {
     pub animation_lod: Vec<bool>,
     /// Morph targets as the clips weigh them (true) or held at 0 (false); a model without
     /// targets runs once, as `true`.
+    /// Clips compressed (true) or the files' keys (false); empty: as the model comes.
+    pub clip_compression: Vec<bool>,
     pub morph: Vec<bool>,
     /// The clip every instance plays (None: the default clip, `Model::default_clip`, each instance at
     /// its own phase).
@@ -87,6 +89,8 @@ pub struct BenchRow {
     pub light_culling: bool,
     /// Far instances' palettes every second frame.
     pub animation_lod: bool,
+    /// The clips played compressed (`anim::compress`); false: the files' keys.
+    pub clip_compression: bool,
     /// Morph targets as the clips weigh them; false: held at weight 0 (no target active).
     pub morph: bool,
     /// Active morph targets (non-zero weight) per instance, averaged over the instances in the
@@ -179,6 +183,8 @@ pub struct BenchReport {
     /// every instance shares (`Animation::gpu_bytes`), beside each row's bytes per instance.
     pub clip_count: usize,
     pub clip_bytes: u64,
+    /// The same clips as the files' keys (equal to `clip_bytes` with compression off).
+    pub clip_key_bytes: u64,
     pub frames: u32,
     pub warmup: u32,
     pub rows: Vec<BenchRow>,
@@ -246,6 +252,44 @@ pub fn morph_costs(report: &BenchReport) -> Vec<(Strategy, usize, bool, f64)> {
         if let Some(off) = off {
             let work = (on.instances * report.vertex_count) as f64 * on.active_targets;
             costs.push((on.strategy, on.instances, on.lod, (on.skinning_ms() - off.skinning_ms()) * 1e6 / work));
+        }
+    }
+    costs
+}
+
+/// The palette pass per joint-instance, in nanoseconds, of each pair of rows that differ only in
+/// clip compression (animation LOD off, so every kept instance's palette is computed):
+/// (strategy, instances, compressed, keys).
+pub fn palette_costs(report: &BenchReport) -> Vec<(Strategy, usize, f64, f64)> {
+    let per_joint_instance =
+        |row: &BenchRow| row.pass("palette").median * 1e6 / (row.instances * report.joint_count.max(1)) as f64;
+    let mut costs = Vec::new();
+    for on in report.rows.iter().filter(|row| row.clip_compression && row.skipped.is_none() && !row.animation_lod) {
+        let off = report.rows.iter().find(|off| {
+            !off.clip_compression
+                && off.skipped.is_none()
+                && (
+                    off.strategy,
+                    off.instances,
+                    off.lod,
+                    off.light_culling,
+                    off.animation_lod,
+                    off.morph,
+                    off.skinning,
+                    off.motion_blur,
+                ) == (
+                    on.strategy,
+                    on.instances,
+                    on.lod,
+                    on.light_culling,
+                    on.animation_lod,
+                    on.morph,
+                    on.skinning,
+                    on.motion_blur,
+                )
+        });
+        if let (Some(off), true) = (off, on.strategy != Strategy::Cpu) {
+            costs.push((on.strategy, on.instances, per_joint_instance(on), per_joint_instance(off)));
         }
     }
     costs

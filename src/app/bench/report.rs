@@ -69,8 +69,8 @@ impl BenchReport {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "device: {} ({}), {}x{}, model {} ({} vertices, {} joints; {} clips, {} B of keys on the GPU, shared by every \
-             instance), {} frames after {} warm-up",
+            "device: {} ({}), {}x{}, model {} ({} vertices, {} joints; {} clips, {} B on the GPU compressed, {} B as the \
+             files' keys, shared by every instance), {} frames after {} warm-up",
             self.device,
             self.driver,
             self.resolution.0,
@@ -80,6 +80,7 @@ impl BenchReport {
             self.joint_count,
             self.clip_count,
             self.clip_bytes,
+            self.clip_key_bytes,
             self.frames,
             self.warmup
         );
@@ -146,6 +147,14 @@ impl BenchReport {
                 );
             }
         }
+        for (strategy, instances, compressed, keys) in super::palette_costs(self) {
+            let _ = writeln!(
+                out,
+                "palette pass, {} × {instances}: {compressed:.2} ns per joint-instance with clips compressed, {keys:.2} with the files' keys ({:.2}x)",
+                strategy.name(),
+                compressed / keys
+            );
+        }
         for (strategy, instances, lod, nanoseconds) in super::morph_costs(self) {
             let _ = writeln!(
                 out,
@@ -195,6 +204,7 @@ impl BenchReport {
         vec![
             Column::setting("strategy", |_, row| row.strategy.name().to_string()),
             Column::setting("instances", |_, row| row.instances.to_string()),
+            Column::setting("clip compression", |_, row| on_off(row.clip_compression).to_string()),
             Column::setting("lod", |_, row| on_off(row.lod).to_string()),
             Column::setting("light culling", |_, row| on_off(row.light_culling).to_string()),
             Column::setting("animation lod", |_, row| on_off(row.animation_lod).to_string()),
@@ -244,6 +254,7 @@ impl BenchReport {
                 json!({
                     "strategy": row.strategy.name(),
                     "instances": row.instances,
+                    "clip_compression": row.clip_compression,
                     "lod": row.lod,
                     "light_culling": row.light_culling,
                     "animation_lod": row.animation_lod,
@@ -288,6 +299,13 @@ impl BenchReport {
             "joints": self.joint_count,
             "clips": self.clip_count,
             "clip_bytes": self.clip_bytes,
+            "clip_key_bytes": self.clip_key_bytes,
+            "palette_ns_per_joint_instance": super::palette_costs(self).iter().map(|&(strategy, instances, compressed, keys)| json!({
+                "strategy": strategy.name(),
+                "instances": instances,
+                "compressed": finite(compressed),
+                "keys": finite(keys),
+            })).collect::<Vec<Value>>(),
             "morph_targets": self.target_count,
             "influences": self.influence_count,
             "skinning_cost_ns_per_vertex_influence": super::skinning_costs(self).iter().map(|&(strategy, instances, skinning, nanoseconds)| json!({
@@ -314,7 +332,7 @@ impl BenchReport {
              cull_ms,palette_ms,skin_ms,triangles_ms,shadow_ms,forward_ms,motion_ms,resolve_ms,cpu_skinning_ms,copy_reference_ms,copy_reference_wall_ms,skin_copy_ratio,\
              copy_touched_reference_ms,skin_copy_touched_ratio,\
              vertices_per_second,skinned_vertices_per_second,bytes_per_instance,visible_skinned,visible_camera,visible_light,\
-             lod,light_culling,animation_lod,image_changed_share,image_psnr_db,morph,active_targets,skinning,motion_blur\n",
+             lod,light_culling,animation_lod,image_changed_share,image_psnr_db,morph,active_targets,skinning,motion_blur,clip_compression\n",
         );
         let number = |value: f64| if value.is_finite() { format!("{value}") } else { String::new() };
         for row in &self.rows {
@@ -322,7 +340,7 @@ impl BenchReport {
             let visible = row.visible;
             let _ = writeln!(
                 out,
-                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 row.strategy.name(),
                 row.instances,
                 number(row.frame_wall.median),
@@ -358,6 +376,7 @@ impl BenchReport {
                 number(row.active_targets),
                 row.skinning.name(),
                 on_off(row.motion_blur),
+                on_off(row.clip_compression),
             );
         }
         out

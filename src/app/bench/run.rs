@@ -35,6 +35,17 @@ pub fn run(
     let mut full = model.clone();
     full.levels.clear();
     let levelled = if options.lods.contains(&true) { crate::model::lod::with_levels(model) } else { full.clone() };
+    // The same models playing the files' keys, for rows with compression off.
+    let keys_of = |model: &Model| {
+        let mut keys = model.clone();
+        keys.animations.iter_mut().for_each(|animation| animation.compressed = None);
+        keys
+    };
+    let (full_keys, levelled_keys) = if options.clip_compression.contains(&false) {
+        (keys_of(&full), keys_of(&levelled))
+    } else {
+        (full.clone(), levelled.clone())
+    };
     let copies = CopyReferences::measure(&device, model, options, |what| progress(0, total, what))?;
     let mut rows: Vec<BenchRow> = Vec::new();
     let mut comparisons =
@@ -43,12 +54,25 @@ pub fn run(
     for &instances in &options.counts {
         for (strategy_index, &strategy) in options.strategies.iter().enumerate() {
             for variant in variants(options, model, strategy) {
-                let model = if variant.lod { &levelled } else { &full };
+                let model = match (variant.lod, variant.compressed) {
+                    (true, true) => &levelled,
+                    (false, true) => &full,
+                    (true, false) => &levelled_keys,
+                    (false, false) => &full_keys,
+                };
                 progress(rows.len(), total, &variant.describe(strategy, instances));
                 let mut row = variant.row(strategy, instances, model, &copies);
                 let image = measure(&device, model, options, (strategy, variant), &mut frames, &mut row, comparisons.compared)?;
                 if let Some(image) = image {
-                    let key = (instances, strategy_index, variant.light, variant.morph, variant.skinning as usize, variant.blur);
+                    let key = (
+                        instances,
+                        strategy_index,
+                        variant.light,
+                        variant.morph,
+                        variant.skinning as usize,
+                        variant.blur,
+                        variant.compressed,
+                    );
                     comparisons.add(&mut rows, &mut row, key, image, !variant.lod && !variant.animation_lod);
                 }
                 rows.push(row);
@@ -75,6 +99,11 @@ pub fn run(
             .iter()
             .map(|animation| animation.gpu_bytes(model.skeleton.len(), model.morph_targets.len()) as u64)
             .sum(),
+        clip_key_bytes: model
+            .animations
+            .iter()
+            .map(|animation| animation.key_gpu_bytes(model.skeleton.len(), model.morph_targets.len()) as u64)
+            .sum(),
         frames: options.frames,
         warmup: options.warmup,
         rows,
@@ -85,6 +114,7 @@ pub fn run(
 #[derive(Clone, Copy)]
 struct Variant {
     lod: bool,
+    compressed: bool,
     light: bool,
     animation_lod: bool,
     morph: bool,
@@ -103,13 +133,28 @@ fn variants(options: &BenchOptions, model: &Model, strategy: Strategy) -> Vec<Va
     let morphs = if model.morph_targets.is_empty() { vec![true] } else { or(&options.morph, true) };
     let skinnings = if options.skinning.is_empty() { vec![Skinning::Linear] } else { options.skinning.clone() };
     let blurs = or(&options.motion_blur, false);
+    let compressions = if strategy == Strategy::Cpu {
+        vec![*options.clip_compression.first().unwrap_or(&true)]
+    } else {
+        or(&options.clip_compression, true)
+    };
     let mut variants = Vec::new();
-    for &lod in &lods {
-        for &light in &lights {
-            for &animation_lod in &animation_lods {
-                for &morph in &morphs {
-                    for &skinning in &skinnings {
-                        variants.extend(blurs.iter().map(|&blur| Variant { lod, light, animation_lod, morph, skinning, blur }));
+    for &compressed in &compressions {
+        for &lod in &lods {
+            for &light in &lights {
+                for &animation_lod in &animation_lods {
+                    for &morph in &morphs {
+                        for &skinning in &skinnings {
+                            variants.extend(blurs.iter().map(|&blur| Variant {
+                                lod,
+                                compressed,
+                                light,
+                                animation_lod,
+                                morph,
+                                skinning,
+                                blur,
+                            }));
+                        }
                     }
                 }
             }
@@ -122,8 +167,9 @@ impl Variant {
     /// What the progress line says while the variant runs.
     fn describe(&self, strategy: Strategy, instances: usize) -> String {
         format!(
-            "{} × {instances}, lod {}, light culling {}, animation lod {}, morph {}, {} skinning, motion blur {}",
+            "{} × {instances}, clip compression {}, lod {}, light culling {}, animation lod {}, morph {}, {} skinning, motion blur {}",
             strategy.name(),
+            on_off(self.compressed),
             on_off(self.lod),
             on_off(self.light),
             on_off(self.animation_lod),
@@ -140,6 +186,7 @@ impl Variant {
             strategy,
             instances,
             lod: self.lod,
+            clip_compression: self.compressed,
             light_culling: false,
             animation_lod: self.animation_lod,
             morph: self.morph,
@@ -297,9 +344,9 @@ fn measure(
     Ok(image)
 }
 
-/// Keyed by (count, strategy, light culling, morph, skinning mode, motion blur): a row's variants
+/// Keyed by (count, strategy, light culling, morph, skinning mode, motion blur, clip compression): a row's variants
 /// differ only in levels of detail and animation LOD.
-type Key = (usize, usize, bool, bool, usize, bool);
+type Key = (usize, usize, bool, bool, usize, bool, bool);
 
 /// The images that levels of detail and animation LOD change, against the row at full detail.
 #[derive(Default)]
