@@ -40,7 +40,7 @@ pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: Precision
     let mut moving = Vec::new();
     for channel in &channels {
         let samples: Vec<Vec4> =
-            (0..count).map(|sample| canonical(channel.property, channel.sample(times.time(sample)))).collect();
+            (0..count).map(|sample| canonical(channel.property, raw_value(channel, times.time(sample)))).collect();
         let first = samples[0];
         if samples.iter().all(|&value| same(channel.property, value, first)) {
             let rest = skeleton.joints[channel.joint].rest;
@@ -153,6 +153,18 @@ fn sample_grid(skeleton: &Skeleton, channels: &[&Channel], precision: Precision)
     }
 }
 
+/// A raw channel's value at `time`; where a looping channel (MD5) has run back to its first key,
+/// at the end of its loop, the first key's value (the value the loop reaches there; the channel
+/// itself holds its last key from that instant on, which no clip time reaches).
+fn raw_value(channel: &Channel, time: f32) -> Vec4 {
+    if let (true, KeyTimes::Uniform { start, step, count }) = (channel.wraps, &channel.times) {
+        if time >= start + *count as f32 * step - step * 1e-4 {
+            return channel.key_value(0);
+        }
+    }
+    channel.sample(time)
+}
+
 fn smallest_interval(times: &KeyTimes) -> f32 {
     match times {
         KeyTimes::Uniform { step, .. } => *step,
@@ -171,11 +183,11 @@ fn resample_error(skeleton: &Skeleton, channels: &[&Channel], times: &KeyTimes, 
     let mut worst = 0.0f32;
     for sample in 0..times.count().saturating_sub(1) {
         let (t0, t1) = (times.time(sample), times.time(sample + 1));
-        let (a, b): (Vec<Vec4>, Vec<Vec4>) = channels.iter().map(|channel| (channel.sample(t0), channel.sample(t1))).unzip();
+        let (a, b): (Vec<Vec4>, Vec<Vec4>) = channels.iter().map(|channel| (raw_value(channel, t0), raw_value(channel, t1))).unzip();
         for fraction in [0.25, 0.5, 0.75] {
             let time = t0 + (t1 - t0) * fraction;
             for (index, channel) in channels.iter().enumerate() {
-                set_property(&mut raw[channel.joint], channel.property, channel.sample(time));
+                set_property(&mut raw[channel.joint], channel.property, raw_value(channel, time));
                 set_property(
                     &mut resampled[channel.joint],
                     channel.property,
@@ -540,7 +552,7 @@ fn segment_errors(
             let time =
                 compressed.times.time(sample) + fraction * (compressed.times.time(sample + 1) - compressed.times.time(sample));
             for channel in channels {
-                set_property(&mut raw[channel.joint], channel.property, channel.sample(time));
+                set_property(&mut raw[channel.joint], channel.property, raw_value(channel, time));
             }
             compressed.sample(skeleton, time, &mut decoded);
             let error = pose_error(skeleton, &raw, &decoded, precision.shell, &mut scratch);
