@@ -168,7 +168,9 @@ fn inspect_describes_the_bundled_model_without_vulkan() {
         "skeleton: 23 joints",
         "clips: 2",
         "[0] walk: 2.000 s, 24 fps",
-        "nothing baked",
+        "compressed, decoded by the palette pass",
+        "compressed: ",
+        "on a 1.8 m figure",
         "culling cells",
         "[1] wave",
         "up to 6 a vertex",
@@ -219,9 +221,22 @@ fn bench_writes_complete_json_csv_and_plots() {
     assert!(json["device"].as_str().is_some_and(|device| !device.is_empty()));
     // The clips' keys beside each row's bytes per instance: the figure's two clips, which
     // `Animation::gpu_bytes` counts for the palette pass.
-    let figure = crate::common::default_model();
-    let keys: usize = figure.animations.iter().map(|animation| animation.gpu_bytes(figure.skeleton.len(), 0)).sum();
-    assert_eq!((json["clips"].as_u64(), json["clip_bytes"].as_u64()), (Some(2), Some(keys as u64)), "{json}");
+    let mut figure = crate::common::default_model();
+    figure.compress_clips();
+    let bytes = |compressed: bool| -> u64 {
+        let joints = figure.skeleton.len();
+        let each = |animation: &vkskin::anim::Animation| match compressed {
+            true => animation.gpu_bytes(joints, 0),
+            false => animation.key_gpu_bytes(joints, 0),
+        };
+        figure.animations.iter().map(each).sum::<usize>() as u64
+    };
+    assert!(bytes(true) < bytes(false), "the figure's clips compress");
+    assert_eq!(
+        (json["clips"].as_u64(), json["clip_bytes"].as_u64(), json["clip_key_bytes"].as_u64()),
+        (Some(2), Some(bytes(true)), Some(bytes(false))),
+        "{json}"
+    );
     let rows = json["rows"].as_array().expect("rows");
     // Levels of detail off and on; animation LOD off and on but for `cpu`, which has no palette pass.
     assert_eq!(rows.len(), 2 * (4 + 4 + 2), "3 strategies × 2 counts × the variants");

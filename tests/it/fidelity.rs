@@ -1,7 +1,8 @@
 //! Fidelity of the GPU's animation against the files' own curves, for every model in `assets/` and
 //! `../shared/models` that animates: skinned positions from the GPU equal the CPU reference within
 //! 1e-5 of the model's extent at 20 random times per clip, for a plain instance, one mid-crossfade
-//! and one with a layer. The CPU reference samples the model's channels; the loader suites
+//! and one with a layer, with the files' keys and with the clips compressed (tests/it/compression.rs
+//! holds the compressed clips to the raw keys). The CPU reference samples the model's channels; the loader suites
 //! (gltf_loader, ms3d_loader) and the MD5 check below hold those channels to each format's own
 //! formulas evaluated independently, so the GPU is held to the spec through both.
 
@@ -53,9 +54,14 @@ fn layer_joint(model: &Model) -> usize {
 fn gpu_skinning_follows_every_models_curves_with_crossfades_and_layers() {
     let device = validated_device();
     let mut random = 0x2545_f491_u64;
-    for path in models() {
+    // Each model with the files' keys, then with its clips compressed (the CPU reference decodes
+    // them as the palette pass does).
+    for (path, compressed) in models().into_iter().flat_map(|path| [(path.clone(), false), (path, true)]) {
         let mut model = load_model(&path, &default_animations(&path, &[])).unwrap_or_else(|error| panic!("{error}"));
-        if model.animations.is_empty() {
+        if compressed {
+            model.compress_clips();
+        }
+        if model.animations.is_empty() || compressed && model.animations.iter().all(|animation| animation.compressed.is_none()) {
             continue;
         }
         // A second clip to fade into and layer: the model's own, or the second half of the first.
@@ -81,7 +87,8 @@ fn gpu_skinning_follows_every_models_curves_with_crossfades_and_layers() {
             assert!(scene.instances[1].fading() && scene.instances[2].layered());
             worst = worst.max(worst_position_against_reference(&mut headless, &setup.model, &scene));
         }
-        println!("{name}: GPU against the curves, worst {worst:e} = {:e} of the extent {extent:.3}", worst / extent);
+        let keys = if compressed { "compressed" } else { "the files' keys" };
+        println!("{name} ({keys}): GPU against the curves, worst {worst:e} = {:e} of the extent {extent:.3}", worst / extent);
         assert!(worst <= 1e-5 * extent, "{name}: {worst:e} off, extent {extent}");
     }
     assert_no_validation_messages(&device);

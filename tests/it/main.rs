@@ -8,6 +8,7 @@ mod chunking;
 mod cli;
 mod collada_loader;
 mod common;
+mod compression;
 mod conformance;
 mod culling;
 mod debug_views;

@@ -89,7 +89,7 @@ fn cpu_pose(model: &Model, clip: usize, time: f32) -> (Vec<Mat4>, Vec<Vec3>) {
 /// glTF (accessor order, joints by node), MD5 (Z-up: the JSON turns back into it), Milkshape
 /// (its one vertex list) and COLLADA (Z-up, each instance's POSITION source): the JSON is the CPU
 /// reference mapped back to the file, joint by joint and vertex by vertex, within 1e-4 of the
-/// extent.
+/// extent, with the clips' keys as the files give them.
 #[test]
 fn gltf_md5_ms3d_and_collada_poses_follow_the_files_order_and_axes() {
     let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
@@ -103,7 +103,8 @@ fn gltf_md5_ms3d_and_collada_poses_follow_the_files_order_and_axes() {
     for (file, clip, time) in cases {
         let model = load_model(&file, &vkskin::app::default_animations(&file, &[])).expect("loads");
         let clip_index = vkskin::app::find_clip(&model, clip).expect("the clip");
-        let json = pose_json(&file, Some(clip), f64::from(time), &[]);
+        // The files' keys: exactness holds for them (compressed clips: compressed_poses_stay_within_the_bound).
+        let json = pose_json(&file, Some(clip), f64::from(time), &["--clip-compression", "off"]);
         let (joints, vertices) = cpu_pose(&model, clip_index, time);
         let to_file = model.layout.to_model.inverse();
         let extent = model.extent();
@@ -168,5 +169,39 @@ fn the_file_layouts_keep_the_formats_counts() {
     for (before, after) in cesium.layout.meshes[0].vertices.iter().zip(&levelled.layout.meshes[0].vertices).take(500) {
         let (before, after) = (before.expect("used"), after.expect("used"));
         assert_eq!(cesium.vertices[before as usize].position, levelled.vertices[after as usize].position);
+    }
+}
+
+/// With compression on (the default), the joints `inspect --pose` reads back from the palette pass
+/// are within ACL's bound (scaled to the figure) of the raw keys' CPU reference: every joint's
+/// virtual vertices at the shell, at a time on a sample and one between samples.
+#[test]
+fn compressed_poses_stay_within_the_bound() {
+    use vkskin::anim::compress::{shell_error, Precision};
+    let mut cases = vec![(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/figure.md5mesh"), "wave", [0.5f32, 0.43])];
+    if let Some(models) = shared_models("") {
+        cases.push((models.join("gltf/CesiumMan/CesiumMan.glb"), "0", [0.75, 0.71]));
+    }
+    if let Some(clips) = crate::common::shared_clips("cmu") {
+        cases.push((clips.join("bvh/131_01.bvh"), "0", [2.5, 3.3041]));
+    }
+    for (file, clip, times) in cases {
+        let model = load_model(&file, &vkskin::app::default_animations(&file, &[])).expect("loads");
+        let clip_index = vkskin::app::find_clip(&model, clip).expect("the clip");
+        let precision = Precision::for_figure(model.extent());
+        let slack = 2e-6 * model.extent();
+        for time in times {
+            let json = pose_json(&file, Some(clip), f64::from(time), &[]);
+            let (joints, _) = cpu_pose(&model, clip_index, time);
+            let order = model.layout.joints(model.skeleton.len());
+            let mut worst = 0.0f32;
+            for (entry, &joint) in json["joints"].as_array().expect("joints").iter().zip(&order) {
+                let found = model.layout.to_model * matrix(entry);
+                worst = worst.max(shell_error(&found, &joints[joint], precision.shell));
+            }
+            println!("{} at {time}: {worst:e} from the raw keys (bound {:e})", file.display(), precision.error);
+            assert!(worst <= precision.error + slack, "{}: {worst:e} over {:e}", file.display(), precision.error);
+            assert!(worst > 0.0, "{}: compressed, so not exactly the keys", file.display());
+        }
     }
 }

@@ -26,6 +26,8 @@ use crate::anim::{local_to_model, slerp_shortest, Animation, Channel, JointPose,
 
 /// The densest sampling chosen for uneven or cubic keys (twice the 120 Hz of motion capture).
 pub const MAX_SAMPLE_RATE: f32 = 240.0;
+/// The share of the bound a clip may reach at the times measured (samples, half way).
+const ACCEPTED: f32 = 0.97;
 /// Values within this of each other are the same (a property that does not move).
 const SAME: f32 = 1e-6;
 
@@ -59,7 +61,7 @@ pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: Precision
     }
     let context = Context::new(skeleton, base, moving, precision);
     let segment_count = count.div_ceil(SEGMENT_SAMPLES);
-    let mut targets = vec![precision.error - resample_error; segment_count];
+    let mut targets = vec![precision.error * ACCEPTED - resample_error; segment_count];
     let mut bits: Vec<Option<Vec<u32>>> = vec![None; segment_count];
     for _round in 0..6 {
         let chosen: Vec<Result<Vec<u32>, String>> = (0..segment_count)
@@ -74,13 +76,15 @@ pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: Precision
         }
         let tracks = context.tracks(&bits, count, &constants);
         let compressed = CompressedAnimation { times: times.clone(), tracks, precision, max_error: 0.0 };
-        let errors = segment_errors(skeleton, &channels, &compressed, precision);
+        let errors = segment_errors(skeleton, &channels, &compressed, precision, resample_error > 0.0);
         let worst = errors.iter().copied().fold(0.0, f32::max);
-        if worst <= precision.error {
+        // A margin for the times between the ones measured, where the error can run a little higher.
+        let accepted = precision.error * ACCEPTED;
+        if worst <= accepted {
             return Ok(CompressedAnimation { max_error: worst, ..compressed });
         }
         for (segment, &error) in errors.iter().enumerate() {
-            if error > precision.error {
+            if error > accepted {
                 targets[segment] *= 0.6;
                 bits[segment] = None;
             }
@@ -183,7 +187,8 @@ fn resample_error(skeleton: &Skeleton, channels: &[&Channel], times: &KeyTimes, 
     let mut worst = 0.0f32;
     for sample in 0..times.count().saturating_sub(1) {
         let (t0, t1) = (times.time(sample), times.time(sample + 1));
-        let (a, b): (Vec<Vec4>, Vec<Vec4>) = channels.iter().map(|channel| (raw_value(channel, t0), raw_value(channel, t1))).unzip();
+        let (a, b): (Vec<Vec4>, Vec<Vec4>) =
+            channels.iter().map(|channel| (raw_value(channel, t0), raw_value(channel, t1))).unzip();
         for fraction in [0.25, 0.5, 0.75] {
             let time = t0 + (t1 - t0) * fraction;
             for (index, channel) in channels.iter().enumerate() {
@@ -534,12 +539,13 @@ impl BitWriter {
 }
 
 /// Each segment's largest shell error, compressed against raw, at its samples and half way to the
-/// next sample.
+/// next sample (and at the quarters where the samples are not the keys: `resampled`).
 fn segment_errors(
     skeleton: &Skeleton,
     channels: &[&Channel],
     compressed: &CompressedAnimation,
     precision: Precision,
+    resampled: bool,
 ) -> Vec<f32> {
     let count = compressed.times.count();
     let rest: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
@@ -547,7 +553,12 @@ fn segment_errors(
     let mut scratch = [Vec::new(), Vec::new()];
     let mut errors = vec![0.0f32; count.div_ceil(SEGMENT_SAMPLES)];
     for sample in 0..count {
-        let fractions: &[f32] = if sample + 1 < count { &[0.0, 0.5] } else { &[0.0] };
+        // Samples that are the keys err most at them and half way; resampled curves anywhere between.
+        let fractions: &[f32] = match (sample + 1 < count, resampled) {
+            (false, _) => &[0.0],
+            (true, false) => &[0.0, 0.5],
+            (true, true) => &[0.0, 0.25, 0.5, 0.75],
+        };
         for &fraction in fractions {
             let time =
                 compressed.times.time(sample) + fraction * (compressed.times.time(sample + 1) - compressed.times.time(sample));
