@@ -186,6 +186,9 @@ pub(crate) struct BenchArgs {
     /// the palette pass's cost per joint-instance of each.
     #[arg(long, value_enum, default_value = "on", value_delimiter = ',')]
     pub(crate) clip_compression: Vec<Switch>,
+    /// A crowd: instance i plays the i-th clip that moves (as `view --crowd`).
+    #[arg(long, conflicts_with = "clip")]
+    pub(crate) crowd: bool,
     /// Frames measured for each row (after the warm-up).
     #[arg(long, default_value_t = 60)]
     pub(crate) measure: u32,
@@ -298,6 +301,10 @@ pub(crate) struct SceneArgs {
     /// as they are (off). docs/compression.md.
     #[arg(long, value_enum, default_value_t = Switch::On)]
     pub(crate) clip_compression: Switch,
+    /// A crowd: instance i plays the i-th clip that moves (round and round) instead of one clip for
+    /// all; with many `--anim` files, every clip they give.
+    #[arg(long, conflicts_with = "clip")]
+    pub(crate) crowd: bool,
     /// Play a second clip over one joint's subtree on every instance: CLIP@JOINT or
     /// CLIP@JOINT:WEIGHT (default weight 1), e.g. wave@upper_arm_left:0.8.
     #[arg(long)]

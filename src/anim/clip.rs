@@ -371,7 +371,8 @@ impl Animation {
         self.bytes_on_gpu(None, joint_count, target_count)
     }
 
-    fn bytes_on_gpu(&self, compressed: Option<&CompressedAnimation>, joint_count: usize, target_count: usize) -> usize {
+    /// [`Animation::gpu_bytes`] with `compressed` in place of its own (None: the raw keys).
+    pub fn bytes_on_gpu(&self, compressed: Option<&CompressedAnimation>, joint_count: usize, target_count: usize) -> usize {
         let mut time_lists: std::collections::HashSet<Vec<u32>> = std::collections::HashSet::new();
         let mut floats = 0;
         // Equal lists are stored once, evenly spaced keys as their start and step.

@@ -167,6 +167,19 @@ impl SceneSetup {
         }
     }
 
+    /// A crowd: instance i plays the i-th of the clips that move anything (round and round), each
+    /// out of step with the others as before.
+    pub fn play_every_clip(&mut self) {
+        let moving: Vec<usize> = (0..self.model.clips.len()).filter(|&clip| self.model.clip_moves(clip)).collect();
+        if moving.is_empty() {
+            return;
+        }
+        for (index, instance) in self.instances.iter_mut().enumerate() {
+            instance.clip = Some(moving[index % moving.len()]);
+            instance.fade = None;
+        }
+    }
+
     /// What the first instance plays at `seconds` on the shared clock, for a person to read:
     /// `clip [1] "mixamo.com" at 1.20 of 2.43 s`, or that it holds the rest pose.
     pub fn playing(&self, seconds: f64) -> String {

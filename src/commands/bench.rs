@@ -19,6 +19,7 @@ pub(crate) fn bench(arguments: BenchArgs) -> Result<(), String> {
     let clip = arguments.clip.as_deref().map(|clip| vkskin::app::find_clip(&model, clip)).transpose()?;
     let options = BenchOptions {
         clip,
+        crowd: arguments.crowd,
         lods: arguments.lod.iter().map(|lod| lod.on()).collect(),
         light_culling: arguments.light_culling.iter().map(|light| light.on()).collect(),
         animation_lod: arguments.animation_lod.iter().map(|switch| switch.on()).collect(),

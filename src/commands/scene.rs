@@ -60,6 +60,10 @@ impl SceneArgs {
             setup.play(clip, 0.0, 0.0);
             setup.frame_played();
         }
+        if self.crowd {
+            setup.play_every_clip();
+            setup.frame_played();
+        }
         for instance in &mut setup.instances {
             instance.layer = layer;
             instance.skinning = self.skinning;

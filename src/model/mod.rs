@@ -451,11 +451,19 @@ impl Model {
     pub fn compressed_clips(&self) -> Vec<Option<Result<crate::anim::compress::CompressedAnimation, String>>> {
         use rayon::prelude::*;
         let precision = crate::anim::compress::Precision::for_figure(self.extent());
+        let (joints, targets) = (self.skeleton.len(), self.morph_targets.len());
         self.animations
             .par_iter()
             .map(|animation| {
-                (!animation.channels.is_empty())
-                    .then(|| crate::anim::compress::encode::compress(&self.skeleton, animation, precision))
+                (!animation.channels.is_empty()).then(|| {
+                    let compressed = crate::anim::compress::encode::compress(&self.skeleton, animation, precision)?;
+                    // A clip of few keys sampled densely (a spline, a key a few milliseconds from the next).
+                    let keys = animation.key_gpu_bytes(joints, targets);
+                    match animation.bytes_on_gpu(Some(&compressed), joints, targets) {
+                        bytes if bytes >= keys => Err(format!("kept as keys: compressed it takes {bytes} B, its keys {keys} B")),
+                        _ => Ok(compressed),
+                    }
+                })
             })
             .collect()
     }

@@ -47,6 +47,9 @@ pub struct Shape {
     pub levels: u64,
     /// Each level's index count (the full mesh's first; 0 past the last level).
     pub level_indices: [u64; MAX_LEVELS],
+    /// The clips as the palette pass reads them (`Animation::gpu_bytes`: compressed where they
+    /// are), which every instance shares: what the heap holds before any instance.
+    pub clip_bytes: u64,
 }
 
 impl Shape {
@@ -62,6 +65,11 @@ impl Shape {
                 0 => model.indices.len() as u64,
                 _ => model.levels.get(level - 1).map_or(0, |level| level.indices.len() as u64),
             }),
+            clip_bytes: model
+                .animations
+                .iter()
+                .map(|animation| animation.gpu_bytes(model.skeleton.len(), model.morph_targets.len()) as u64)
+                .sum(),
         }
     }
 }
@@ -252,8 +260,18 @@ impl MemoryPlan {
                 ),
             ),
             (
-                (heap as f64 * HEAP_SHARE) as u64 / bytes_per_instance,
-                format!("{:.0}% of the largest memory heap ({} MiB)", HEAP_SHARE * 100.0, heap >> 20),
+                ((heap as f64 * HEAP_SHARE) as u64).saturating_sub(shape.clip_bytes) / bytes_per_instance,
+                format!(
+                    "{:.0}% of the largest memory heap ({} MiB), less the clips' {} bytes",
+                    HEAP_SHARE * 100.0,
+                    heap >> 20,
+                    shape.clip_bytes
+                ),
+            ),
+            // The clips' keys and tracks are one binding (`key_values`): past its range, nothing fits.
+            (
+                if shape.clip_bytes > range { 0 } else { u64::MAX },
+                format!("maxStorageBufferRange {range} bytes for the clips' {} bytes", shape.clip_bytes),
             ),
             (range / joint_positions, format!("maxStorageBufferRange {range} bytes for the joint positions ({joints} joints)")),
             (
@@ -323,9 +341,37 @@ pub fn group_size(vertex_count: u32, instances_per_chunk: u32) -> u32 {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_clips_take_their_bytes_of_the_heap_before_any_instance() {
+        let limits = PlanLimits { binding: 1 << 30, heap: 1 << 30, dispatch_rows: u32::MAX };
+        let without = MemoryPlan::for_limits(figure_like(), Strategy::Compute, 1, limits);
+        assert!(without.limiting.contains("heap"), "{}", without.limiting);
+        let half = ((1u64 << 30) as f64 * HEAP_SHARE / 2.0) as u64;
+        let with = MemoryPlan::for_limits(Shape { clip_bytes: half, ..figure_like() }, Strategy::Compute, 1, limits);
+        assert!(
+            with.max_instances.abs_diff(without.max_instances / 2) <= 1,
+            "{} against {}",
+            with.max_instances,
+            without.max_instances
+        );
+        let unbindable =
+            MemoryPlan::for_limits(Shape { clip_bytes: (1 << 30) + 1, ..figure_like() }, Strategy::Compute, 1, limits);
+        assert_eq!(unbindable.max_instances, 0);
+        assert!(unbindable.limiting.contains("clips"), "{}", unbindable.limiting);
+    }
+
     fn figure_like() -> Shape {
         // No triangles: the triangle pass adds nothing, so the figures below are the skinned ones.
-        Shape { vertices: 2000, joints: 24, morph_slots: 0, meshes: 1, indices: 0, levels: 1, level_indices: [0; MAX_LEVELS] }
+        Shape {
+            vertices: 2000,
+            joints: 24,
+            morph_slots: 0,
+            meshes: 1,
+            indices: 0,
+            levels: 1,
+            level_indices: [0; MAX_LEVELS],
+            clip_bytes: 0,
+        }
     }
 
     #[test]
@@ -356,7 +402,16 @@ mod tests {
         // 32-instance groups (65,536 / 2,000 vertices), whose last would overflow the binding.
         let mut level_indices = [0; MAX_LEVELS];
         level_indices[0] = 60_000;
-        let shape = Shape { vertices: 2000, joints: 24, morph_slots: 0, meshes: 1, indices: 60_000, levels: 1, level_indices };
+        let shape = Shape {
+            vertices: 2000,
+            joints: 24,
+            morph_slots: 0,
+            meshes: 1,
+            indices: 60_000,
+            levels: 1,
+            level_indices,
+            clip_bytes: 0,
+        };
         let range = 128 << 20;
         let plan = MemoryPlan::with_light_culling(
             shape,
@@ -383,7 +438,16 @@ mod tests {
         // The bundled figure with its 8 levels of detail, on NVIDIA-like limits: a 4 GiB binding
         // range, a 24 GiB heap, 65,535 rows a dispatch.
         let level_indices = [20_844, 10_422, 5_208, 2_604, 1_302, 648, 324, 162];
-        let figure = Shape { vertices: 3724, joints: 23, morph_slots: 0, meshes: 2, indices: 20_844, levels: 8, level_indices };
+        let figure = Shape {
+            vertices: 3724,
+            joints: 23,
+            morph_slots: 0,
+            meshes: 2,
+            indices: 20_844,
+            levels: 8,
+            level_indices,
+            clip_bytes: 0,
+        };
         let plan = MemoryPlan::with_light_culling(
             figure,
             Strategy::Compute,

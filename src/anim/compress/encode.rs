@@ -75,6 +75,13 @@ pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: Precision
             bits[segment] = Some(result?);
         }
         let tracks = context.tracks(&bits, count, &constants);
+        // Segment records hold 32-bit bit offsets.
+        if tracks
+            .iter()
+            .any(|track| matches!(&track.data, TrackData::Packed(words) if words.len() as u64 * 32 > u64::from(u32::MAX)))
+        {
+            return Err("kept as keys: a track would pass 512 MiB".to_string());
+        }
         let compressed = CompressedAnimation { times: times.clone(), tracks, precision, max_error: 0.0 };
         let errors = segment_errors(skeleton, &channels, &compressed, precision, resample_error > 0.0);
         let worst = errors.iter().copied().fold(0.0, f32::max);
@@ -494,10 +501,10 @@ impl<'a> Context<'a> {
             let mut words: Vec<u32> = moving.minimum.iter().chain(&moving.extent).map(|value| value.to_bits()).collect();
             let table = words.len();
             words.resize(table + super::SEGMENT_WORDS * segment_count, 0);
-            let mut writer = BitWriter { words, bit: 0 };
-            writer.bit = 32 * writer.words.len() as u64;
-            for segment in 0..segment_count {
-                let width = bits[segment].as_ref().map_or(MAX_BITS, |widths| widths[index]);
+            let bit = 32 * words.len() as u64;
+            let mut writer = BitWriter { words, bit };
+            for (segment, widths) in bits.iter().enumerate() {
+                let width = widths.as_ref().map_or(MAX_BITS, |widths| widths[index]);
                 let samples = segment * SEGMENT_SAMPLES..((segment + 1) * SEGMENT_SAMPLES).min(count);
                 let range = moving.segment_range(samples.clone());
                 let record = HEADER_WORDS + segment * super::SEGMENT_WORDS;

@@ -30,6 +30,8 @@ pub struct BenchOptions {
     pub animation_lod: Vec<bool>,
     /// Morph targets as the clips weigh them (true) or held at 0 (false); a model without
     /// targets runs once, as `true`.
+    /// Instance i plays the i-th clip that moves (`SceneSetup::play_every_clip`), not `clip`.
+    pub crowd: bool,
     /// Clips compressed (true) or the files' keys (false); empty: as the model comes.
     pub clip_compression: Vec<bool>,
     pub morph: Vec<bool>,

@@ -279,6 +279,9 @@ fn measure(
         instance.clip = options.clip.or(instance.clip);
         instance.skinning = variant.skinning;
     }
+    if options.crowd {
+        setup.play_every_clip();
+    }
     if !variant.morph {
         setup.morph_overrides = vec![Some(0.0); model.morph_targets.len()];
     }
