@@ -40,9 +40,15 @@ pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: Precision
     let mut base: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
     let mut constants = Vec::new();
     let mut moving = Vec::new();
-    for channel in &channels {
-        let samples: Vec<Vec4> =
-            (0..count).map(|sample| canonical(channel.property, raw_value(channel, times.time(sample)))).collect();
+    // Every channel at every sample (a channel that holds one key costs nothing to sample).
+    let sampled: Vec<Vec<Vec4>> = channels
+        .par_iter()
+        .map(|channel| match channel.times.count() {
+            0 | 1 => vec![canonical(channel.property, raw_value(channel, times.time(0))); count],
+            _ => (0..count).map(|sample| canonical(channel.property, raw_value(channel, times.time(sample)))).collect(),
+        })
+        .collect();
+    for (channel, samples) in channels.iter().zip(sampled) {
         let first = samples[0];
         if samples.iter().all(|&value| same(channel.property, value, first)) {
             let rest = skeleton.joints[channel.joint].rest;
@@ -63,16 +69,20 @@ pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: Precision
     let segment_count = count.div_ceil(SEGMENT_SAMPLES);
     let mut targets = vec![precision.error * ACCEPTED - resample_error; segment_count];
     let mut bits: Vec<Option<Vec<u32>>> = vec![None; segment_count];
+    // Each segment's largest error at its samples (what `allocate` measured).
+    let mut at_samples = vec![0.0f32; segment_count];
     for _round in 0..6 {
-        let chosen: Vec<Result<Vec<u32>, String>> = (0..segment_count)
+        let chosen: Vec<Result<(Vec<u32>, f32), String>> = (0..segment_count)
             .into_par_iter()
             .map(|segment| match &bits[segment] {
-                Some(done) => Ok(done.clone()),
+                Some(done) => Ok((done.clone(), at_samples[segment])),
                 None => context.allocate(segment, count, targets[segment]),
             })
             .collect();
         for (segment, result) in chosen.into_iter().enumerate() {
-            bits[segment] = Some(result?);
+            let (widths, error) = result?;
+            bits[segment] = Some(widths);
+            at_samples[segment] = error;
         }
         let tracks = context.tracks(&bits, count, &constants);
         // Segment records hold 32-bit bit offsets.
@@ -83,7 +93,8 @@ pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: Precision
             return Err("kept as keys: a track would pass 512 MiB".to_string());
         }
         let compressed = CompressedAnimation { times: times.clone(), tracks, precision, max_error: 0.0 };
-        let errors = segment_errors(skeleton, &channels, &compressed, precision, resample_error > 0.0);
+        let between = context.errors_between(&channels, &compressed, resample_error > 0.0);
+        let errors: Vec<f32> = between.iter().zip(&at_samples).map(|(a, b)| a.max(*b)).collect();
         let worst = errors.iter().copied().fold(0.0, f32::max);
         // A margin for the times between the ones measured, where the error can run a little higher.
         let accepted = precision.error * ACCEPTED;
@@ -123,21 +134,7 @@ fn sample_grid(skeleton: &Skeleton, channels: &[&Channel], precision: Precision)
         return Err("kept as keys: its key times span no time".to_string());
     }
     let densest = keyed.iter().map(|channel| smallest_interval(&channel.times)).fold(f32::INFINITY, f32::min);
-    // Linear keys that all fall on one grid (evenly spaced, or listed with frames left out) are
-    // reproduced exactly by samples on it: between two keys the samples lie on the keys' line or arc.
-    let on_grid = |time: f32| {
-        let position = (time - start) / densest;
-        (position - position.round()).abs() <= 1e-3
-    };
-    let in_phase = (densest.is_finite()
-        && keyed.iter().all(|channel| {
-            channel.interpolation == crate::anim::Interpolation::Linear
-                && match &channel.times {
-                    KeyTimes::Uniform { start, step, .. } => on_grid(*start) && on_grid(start + step),
-                    KeyTimes::Listed(times) => times.iter().all(|&time| on_grid(time)),
-                }
-        }))
-    .then_some(densest);
+    let in_phase = common_grid(&keyed, start, densest);
     let mut step = in_phase.unwrap_or_else(|| 1.0 / (1.0 / densest).clamp(1.0, MAX_SAMPLE_RATE));
     loop {
         let count = ((end - start) / step - 1e-3).ceil().max(0.0) as usize + 1;
@@ -149,7 +146,7 @@ fn sample_grid(skeleton: &Skeleton, channels: &[&Channel], precision: Precision)
             // The samples are the keys and lie on the keys' lines between them: nothing to measure.
             return Ok((times, 0.0));
         }
-        let error = resample_error(skeleton, channels, &times, precision);
+        let error = resample_error(skeleton, channels, &times, precision, precision.error / 2.0);
         if error <= precision.error / 2.0 {
             return Ok((times, error));
         }
@@ -176,6 +173,31 @@ fn raw_value(channel: &Channel, time: f32) -> Vec4 {
     channel.sample(time)
 }
 
+/// The step of the one grid from `start` that every linear channel's keys lie on (evenly spaced
+/// keys, or listed ones with frames left out), if there is one. Listed f32 times drift from their
+/// grid by a few units in the last place, so the step is refined from the farthest key and a key
+/// may sit a hundredth of a step off it (the final measurement sees what that costs).
+fn common_grid(keyed: &[&&Channel], start: f32, densest: f32) -> Option<f32> {
+    if !densest.is_finite() || keyed.iter().any(|channel| channel.interpolation != crate::anim::Interpolation::Linear) {
+        return None;
+    }
+    let times = || {
+        keyed.iter().flat_map(|channel| match &channel.times {
+            KeyTimes::Uniform { start, step, count } => vec![*start, start + step, start + (*count - 1) as f32 * step],
+            KeyTimes::Listed(times) => times.clone(),
+        })
+    };
+    let last = times().fold(start, f32::max);
+    let intervals = ((last - start) / densest).round();
+    let step = if intervals >= 1.0 { (last - start) / intervals } else { densest };
+    times()
+        .all(|time| {
+            let position = (time - start) / step;
+            (position - position.round()).abs() <= 1e-2
+        })
+        .then_some(step)
+}
+
 fn smallest_interval(times: &KeyTimes) -> f32 {
     match times {
         KeyTimes::Uniform { step, .. } => *step,
@@ -185,31 +207,46 @@ fn smallest_interval(times: &KeyTimes) -> f32 {
     }
 }
 
-/// The largest shell error, at a quarter, half and three quarters between samples, of the raw
-/// channels sampled at `times` and interpolated as a compressed clip is, against the raw curves.
-fn resample_error(skeleton: &Skeleton, channels: &[&Channel], times: &KeyTimes, precision: Precision) -> f32 {
-    let rest: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
-    let (mut raw, mut resampled) = (rest.clone(), rest);
-    let mut scratch = [Vec::new(), Vec::new()];
-    let mut worst = 0.0f32;
-    for sample in 0..times.count().saturating_sub(1) {
-        let (t0, t1) = (times.time(sample), times.time(sample + 1));
-        let (a, b): (Vec<Vec4>, Vec<Vec4>) =
-            channels.iter().map(|channel| (raw_value(channel, t0), raw_value(channel, t1))).unzip();
-        for fraction in [0.25, 0.5, 0.75] {
-            let time = t0 + (t1 - t0) * fraction;
-            for (index, channel) in channels.iter().enumerate() {
-                set_property(&mut raw[channel.joint], channel.property, raw_value(channel, time));
-                set_property(
-                    &mut resampled[channel.joint],
-                    channel.property,
-                    interpolate(channel.property, a[index], b[index], fraction),
-                );
-            }
-            worst = worst.max(pose_error(skeleton, &raw, &resampled, precision.shell, &mut scratch));
-        }
+/// The largest shell error, half way between samples, of the raw
+/// channels sampled at `times` and interpolated as a compressed clip is, against the raw curves;
+/// it stops as soon as it passes `enough`.
+fn resample_error(skeleton: &Skeleton, channels: &[&Channel], times: &KeyTimes, precision: Precision, enough: f32) -> f32 {
+    // A channel of one key is the same raw and resampled: set once, then only the keyed ones change.
+    let mut rest: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
+    for channel in channels.iter().filter(|channel| channel.times.count() <= 1) {
+        set_property(&mut rest[channel.joint], channel.property, raw_value(channel, times.time(0)));
     }
-    worst
+    let keyed: Vec<&&Channel> = channels.iter().filter(|channel| channel.times.count() > 1).collect();
+    let intervals = times.count().saturating_sub(1);
+    // Runs of intervals in parallel, each stopping once it passes `enough`.
+    const RUN: usize = 64;
+    (0..intervals.div_ceil(RUN))
+        .into_par_iter()
+        .map(|run| {
+            let (mut raw, mut resampled) = (rest.clone(), rest.clone());
+            let mut scratch = [Vec::new(), Vec::new()];
+            let mut worst = 0.0f32;
+            let first = run * RUN;
+            let mut before: Vec<Vec4> = keyed.iter().map(|channel| raw_value(channel, times.time(first))).collect();
+            for sample in first..(first + RUN).min(intervals) {
+                let (t0, t1) = (times.time(sample), times.time(sample + 1));
+                let after: Vec<Vec4> = keyed.iter().map(|channel| raw_value(channel, t1)).collect();
+                let time = 0.5 * (t0 + t1);
+                for (index, channel) in keyed.iter().enumerate() {
+                    set_property(&mut raw[channel.joint], channel.property, raw_value(channel, time));
+                    let between = interpolate(channel.property, before[index], after[index], 0.5);
+                    set_property(&mut resampled[channel.joint], channel.property, between);
+                }
+                worst = worst.max(pose_error(skeleton, &raw, &resampled, precision.shell, &mut scratch));
+                if worst > enough {
+                    // Too far already: a denser grid is needed, and the rest of this one is not.
+                    break;
+                }
+                before = after;
+            }
+            worst
+        })
+        .reduce(|| 0.0, f32::max)
 }
 
 /// Between two samples as the palette pass interpolates a compressed track.
@@ -377,7 +414,7 @@ impl<'a> Context<'a> {
 
     /// Each moving track's bit width in `segment` so that no virtual vertex is off by more than
     /// `target` at the segment's samples.
-    fn allocate(&self, segment: usize, count: usize, target: f32) -> Result<Vec<u32>, String> {
+    fn allocate(&self, segment: usize, count: usize, target: f32) -> Result<(Vec<u32>, f32), String> {
         let samples = segment * SEGMENT_SAMPLES..((segment + 1) * SEGMENT_SAMPLES).min(count);
         let skeleton = self.skeleton;
         let shell = self.precision.shell;
@@ -459,10 +496,10 @@ impl<'a> Context<'a> {
             let Some((worst, error)) =
                 (0..skeleton.len()).map(|joint| (joint, worst_of(joint))).max_by(|a, b| a.1.total_cmp(&b.1))
             else {
-                return Ok(bits);
+                return Ok((bits, 0.0));
             };
             if error <= target {
-                return Ok(bits);
+                return Ok((bits, error));
             }
             // The tracks on the worst joint's chain to the root; the one that moves it most gets a bit.
             let mut best: Option<(usize, f32)> = None;
@@ -545,40 +582,43 @@ impl BitWriter {
     }
 }
 
-/// Each segment's largest shell error, compressed against raw, at its samples and half way to the
-/// next sample (and at the quarters where the samples are not the keys: `resampled`).
-fn segment_errors(
-    skeleton: &Skeleton,
-    channels: &[&Channel],
-    compressed: &CompressedAnimation,
-    precision: Precision,
-    resampled: bool,
-) -> Vec<f32> {
-    let count = compressed.times.count();
-    let rest: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
-    let (mut raw, mut decoded) = (rest.clone(), rest);
-    let mut scratch = [Vec::new(), Vec::new()];
-    let mut errors = vec![0.0f32; count.div_ceil(SEGMENT_SAMPLES)];
-    for sample in 0..count {
-        // Samples that are the keys err most at them and half way; resampled curves anywhere between.
-        let fractions: &[f32] = match (sample + 1 < count, resampled) {
-            (false, _) => &[0.0],
-            (true, false) => &[0.0, 0.5],
-            (true, true) => &[0.0, 0.25, 0.5, 0.75],
-        };
-        for &fraction in fractions {
-            let time =
-                compressed.times.time(sample) + fraction * (compressed.times.time(sample + 1) - compressed.times.time(sample));
-            for channel in channels {
-                set_property(&mut raw[channel.joint], channel.property, raw_value(channel, time));
-            }
-            compressed.sample(skeleton, time, &mut decoded);
-            let error = pose_error(skeleton, &raw, &decoded, precision.shell, &mut scratch);
-            let segment = &mut errors[sample / SEGMENT_SAMPLES];
-            *segment = segment.max(error);
-        }
+impl Context<'_> {
+    /// Each segment's largest shell error, compressed against raw, between its samples: half way
+    /// where the samples are the keys (raw is then the samples interpolated), at the quarters
+    /// against the raw channels where they were resampled (`resampled`).
+    fn errors_between(&self, channels: &[&Channel], compressed: &CompressedAnimation, resampled: bool) -> Vec<f32> {
+        let skeleton = self.skeleton;
+        let times = &compressed.times;
+        let count = times.count();
+        let fractions: &[f32] = if resampled { &[0.25, 0.75] } else { &[0.5] };
+        (0..count.div_ceil(SEGMENT_SAMPLES))
+            .into_par_iter()
+            .map(|segment| {
+                let (mut raw, mut decoded) = (self.base.clone(), self.base.clone());
+                let mut scratch = [Vec::new(), Vec::new()];
+                let mut worst = 0.0f32;
+                for sample in segment * SEGMENT_SAMPLES..((segment + 1) * SEGMENT_SAMPLES).min(count.saturating_sub(1)) {
+                    for &fraction in fractions {
+                        let time = times.time(sample) + fraction * (times.time(sample + 1) - times.time(sample));
+                        if resampled {
+                            for channel in channels {
+                                set_property(&mut raw[channel.joint], channel.property, raw_value(channel, time));
+                            }
+                        } else {
+                            for track in &self.moving {
+                                let value =
+                                    interpolate(track.property, track.samples[sample], track.samples[sample + 1], fraction);
+                                set_property(&mut raw[track.joint], track.property, value);
+                            }
+                        }
+                        compressed.sample(skeleton, time, &mut decoded);
+                        worst = worst.max(pose_error(skeleton, &raw, &decoded, self.precision.shell, &mut scratch));
+                    }
+                }
+                worst
+            })
+            .collect()
     }
-    errors
 }
 
 #[cfg(test)]
