@@ -35,7 +35,7 @@ const SAME: f32 = 1e-6;
 /// the clip keeps its keys: more samples than its keys justify, or a bound no bit width reaches.
 pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: Precision) -> Result<CompressedAnimation, String> {
     let channels: Vec<&Channel> = animation.channels.iter().filter(|channel| channel.joint < skeleton.len()).collect();
-    let (times, resample_error) = sample_grid(skeleton, &channels, precision)?;
+    let (times, resample_error, keys_are_samples) = sample_grid(skeleton, &channels, precision)?;
     let count = times.count();
     let mut base: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
     let mut constants = Vec::new();
@@ -93,7 +93,7 @@ pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: Precision
             return Err("kept as keys: a track would pass 512 MiB".to_string());
         }
         let compressed = CompressedAnimation { times: times.clone(), tracks, precision, max_error: 0.0 };
-        let between = context.errors_between(&channels, &compressed, resample_error > 0.0);
+        let between = context.errors_between(&channels, &compressed, !keys_are_samples);
         let errors: Vec<f32> = between.iter().zip(&at_samples).map(|(a, b)| a.max(*b)).collect();
         let worst = errors.iter().copied().fold(0.0, f32::max);
         // A margin for the times between the ones measured, where the error can run a little higher.
@@ -111,12 +111,13 @@ pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: Precision
     Err(format!("kept as keys: no bit width up to {MAX_BITS} keeps it within {:.3} cm on a 1.8 m figure", 0.01))
 }
 
-/// The evenly spaced sample times, and how far interpolating raw samples departs from the raw
-/// curves between them (model units, at the shell).
-fn sample_grid(skeleton: &Skeleton, channels: &[&Channel], precision: Precision) -> Result<(KeyTimes, f32), String> {
+/// The evenly spaced sample times, how far interpolating raw samples departs from the raw curves
+/// between them (model units, at the shell), and whether the samples are the keys (then nothing
+/// departs).
+fn sample_grid(skeleton: &Skeleton, channels: &[&Channel], precision: Precision) -> Result<(KeyTimes, f32, bool), String> {
     let keyed: Vec<&&Channel> = channels.iter().filter(|channel| channel.times.count() > 1).collect();
     if keyed.is_empty() {
-        return Ok((KeyTimes::Uniform { start: 0.0, step: 1.0, count: 1 }, 0.0));
+        return Ok((KeyTimes::Uniform { start: 0.0, step: 1.0, count: 1 }, 0.0, true));
     }
     let first_time = |channel: &Channel| channel.times.time(0);
     let last_time = |channel: &Channel| {
@@ -134,21 +135,21 @@ fn sample_grid(skeleton: &Skeleton, channels: &[&Channel], precision: Precision)
         return Err("kept as keys: its key times span no time".to_string());
     }
     let densest = keyed.iter().map(|channel| smallest_interval(&channel.times)).fold(f32::INFINITY, f32::min);
-    let in_phase = common_grid(&keyed, start, densest);
-    let mut step = in_phase.unwrap_or_else(|| 1.0 / (1.0 / densest).clamp(1.0, MAX_SAMPLE_RATE));
+    let grid = common_grid(&keyed, start, densest);
+    let mut step = grid.map_or_else(|| 1.0 / (1.0 / densest).clamp(1.0, MAX_SAMPLE_RATE), |(step, _)| step);
     loop {
         let count = ((end - start) / step - 1e-3).ceil().max(0.0) as usize + 1;
         if count > cap {
             return Err(format!("kept as keys: it would take {count} samples, more than its keys justify"));
         }
         let times = KeyTimes::Uniform { start, step, count };
-        if in_phase.is_some() {
+        if grid.is_some_and(|(_, exact)| exact) {
             // The samples are the keys and lie on the keys' lines between them: nothing to measure.
-            return Ok((times, 0.0));
+            return Ok((times, 0.0, true));
         }
         let error = resample_error(skeleton, channels, &times, precision, precision.error / 2.0);
         if error <= precision.error / 2.0 {
-            return Ok((times, error));
+            return Ok((times, error, false));
         }
         if step <= 1.0 / MAX_SAMPLE_RATE * 1.0001 || 2 * count > cap {
             return Err(format!(
@@ -176,8 +177,9 @@ fn raw_value(channel: &Channel, time: f32) -> Vec4 {
 /// The step of the one grid from `start` that every linear channel's keys lie on (evenly spaced
 /// keys, or listed ones with frames left out), if there is one. Listed f32 times drift from their
 /// grid by a few units in the last place, so the step is refined from the farthest key and a key
-/// may sit a hundredth of a step off it (the final measurement sees what that costs).
-fn common_grid(keyed: &[&&Channel], start: f32, densest: f32) -> Option<f32> {
+/// may sit a hundredth of a step off it; true where every key sits on it (within 1e-4 of a step),
+/// so that the samples are the keys and need no check between them.
+fn common_grid(keyed: &[&&Channel], start: f32, densest: f32) -> Option<(f32, bool)> {
     if !densest.is_finite() || keyed.iter().any(|channel| channel.interpolation != crate::anim::Interpolation::Linear) {
         return None;
     }
@@ -190,12 +192,11 @@ fn common_grid(keyed: &[&&Channel], start: f32, densest: f32) -> Option<f32> {
     let last = times().fold(start, f32::max);
     let intervals = ((last - start) / densest).round();
     let step = if intervals >= 1.0 { (last - start) / intervals } else { densest };
-    times()
-        .all(|time| {
-            let position = (time - start) / step;
-            (position - position.round()).abs() <= 1e-2
-        })
-        .then_some(step)
+    let off_grid = |time: f32| {
+        let position = (time - start) / step;
+        (position - position.round()).abs()
+    };
+    times().all(|time| off_grid(time) <= 1e-2).then_some((step, times().all(|time| off_grid(time) <= 1e-4)))
 }
 
 fn smallest_interval(times: &KeyTimes) -> f32 {
@@ -590,7 +591,27 @@ impl Context<'_> {
         let skeleton = self.skeleton;
         let times = &compressed.times;
         let count = times.count();
-        let fractions: &[f32] = if resampled { &[0.25, 0.75] } else { &[0.5] };
+        let base: &[f32] = if resampled { &[0.25, 0.75] } else { &[0.5] };
+        // Over a wide arc, slerp between two rotations bends away from its quantized ends more
+        // than at them or half way: a probe every 0.05 radians of the widest track's turn.
+        let probes = |sample: usize| {
+            let widest = self
+                .moving
+                .iter()
+                .filter(|track| track.property == Property::Rotation)
+                .map(|track| {
+                    crate::anim::curve::rotation_distance(
+                        Quat::from_vec4(track.samples[sample]),
+                        Quat::from_vec4(track.samples[sample + 1]),
+                    )
+                })
+                .fold(0.0f32, f32::max);
+            let count = ((widest / 0.05).ceil() as usize).clamp(1, 64);
+            match count {
+                1 => base.to_vec(),
+                _ => (1..=count).map(|probe| probe as f32 / (count + 1) as f32).collect(),
+            }
+        };
         (0..count.div_ceil(SEGMENT_SAMPLES))
             .into_par_iter()
             .map(|segment| {
@@ -598,7 +619,7 @@ impl Context<'_> {
                 let mut scratch = [Vec::new(), Vec::new()];
                 let mut worst = 0.0f32;
                 for sample in segment * SEGMENT_SAMPLES..((segment + 1) * SEGMENT_SAMPLES).min(count.saturating_sub(1)) {
-                    for &fraction in fractions {
+                    for fraction in probes(sample) {
                         let time = times.time(sample) + fraction * (times.time(sample + 1) - times.time(sample));
                         if resampled {
                             for channel in channels {
