@@ -26,6 +26,10 @@ use crate::anim::{local_to_model, slerp_shortest, Animation, Channel, JointPose,
 
 /// The densest sampling chosen for uneven or cubic keys (twice the 120 Hz of motion capture).
 pub const MAX_SAMPLE_RATE: f32 = 240.0;
+/// The most joints × samples compressed: the encoder composes the skeleton at every sample a few
+/// times, so its time follows this product (about 4 s at the limit on one core). An hour of 120 Hz
+/// motion capture on 100 joints is 43 million.
+const MAX_JOINT_SAMPLES: u64 = 50_000_000;
 /// The share of the bound a clip may reach at the times measured (samples, half way).
 const ACCEPTED: f32 = 0.97;
 /// Values within this of each other are the same (a property that does not move).
@@ -40,11 +44,11 @@ pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: Precision
     let mut base: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
     let mut constants = Vec::new();
     let mut moving = Vec::new();
-    // Every channel at every sample (a channel that holds one key costs nothing to sample).
+    // Every channel at every sample (a channel of one key: that key, once).
     let sampled: Vec<Vec<Vec4>> = channels
         .par_iter()
         .map(|channel| match channel.times.count() {
-            0 | 1 => vec![canonical(channel.property, raw_value(channel, times.time(0))); count],
+            0 | 1 => vec![canonical(channel.property, raw_value(channel, times.time(0)))],
             _ => (0..count).map(|sample| canonical(channel.property, raw_value(channel, times.time(sample)))).collect(),
         })
         .collect();
@@ -141,6 +145,13 @@ fn sample_grid(skeleton: &Skeleton, channels: &[&Channel], precision: Precision)
         let count = ((end - start) / step - 1e-3).ceil().max(0.0) as usize + 1;
         if count > cap {
             return Err(format!("kept as keys: it would take {count} samples, more than its keys justify"));
+        }
+        if (count as u64).saturating_mul(skeleton.len() as u64) > MAX_JOINT_SAMPLES {
+            return Err(format!(
+                "kept as keys: {} joints × {count} samples is past the {MAX_JOINT_SAMPLES} joint-samples vkskin compresses \
+                 (the skeleton is composed at every sample)",
+                skeleton.len()
+            ));
         }
         let times = KeyTimes::Uniform { start, step, count };
         if grid.is_some_and(|(_, exact)| exact) {
@@ -392,8 +403,8 @@ struct Context<'a> {
     precision: Precision,
     /// Per joint, the moving tracks of it.
     tracks_of: Vec<Vec<usize>>,
-    /// Per joint, it and every joint below it, parents first.
-    subtrees: Vec<Vec<usize>>,
+    /// Per joint, the depth-first span of its subtree (`Skeleton::subtree_spans`).
+    spans: Vec<(u32, u32)>,
 }
 
 impl<'a> Context<'a> {
@@ -402,15 +413,7 @@ impl<'a> Context<'a> {
         for (track, moving) in moving.iter().enumerate() {
             tracks_of[moving.joint].push(track);
         }
-        let mut subtrees = vec![Vec::new(); skeleton.len()];
-        for joint in 0..skeleton.len() {
-            let mut above = Some(joint);
-            while let Some(current) = above {
-                subtrees[current].push(joint);
-                above = skeleton.joints[current].parent.filter(|&parent| parent < current);
-            }
-        }
-        Context { skeleton, base, moving, precision, tracks_of, subtrees }
+        Context { skeleton, base, moving, precision, tracks_of, spans: skeleton.subtree_spans() }
     }
 
     /// Each moving track's bit width in `segment` so that no virtual vertex is off by more than
@@ -523,7 +526,11 @@ impl<'a> Context<'a> {
             for (index, value) in decode_all(track, bits[track]).into_iter().enumerate() {
                 set_property(&mut decoded_poses[index][moving.joint], moving.property, value);
             }
-            recompose(&self.subtrees[moving.joint], &decoded_poses, &mut models, &mut errors);
+            // The joint and those below it: later in the list (parents first), inside its span.
+            let (enter, exit) = self.spans[moving.joint];
+            let below: Vec<usize> =
+                (moving.joint..skeleton.len()).filter(|&joint| (enter..exit).contains(&self.spans[joint].0)).collect();
+            recompose(&below, &decoded_poses, &mut models, &mut errors);
         }
         Err(format!(
             "kept as keys: {MAX_BITS} bits a value do not keep it within {:.4} cm on a 1.8 m figure",
