@@ -611,8 +611,9 @@ impl Context<'_> {
         let times = &compressed.times;
         let count = times.count();
         let base: &[f32] = &[0.25, 0.75];
-        // Over a wide arc, slerp between two rotations bends away from its quantized ends more
-        // than at them or half way: a probe every 0.05 radians of the widest track's turn.
+        // Over a wide arc (past half a radian), slerp between two rotations bends away from its
+        // quantized ends more than at them or half way: a probe every quarter radian of the
+        // widest track's turn.
         let probes = |sample: usize| {
             let widest = self
                 .moving
@@ -625,7 +626,7 @@ impl Context<'_> {
                     )
                 })
                 .fold(0.0f32, f32::max);
-            let count = ((widest / 0.05).ceil() as usize).clamp(1, 64);
+            let count = if widest > 0.5 { ((widest / 0.25).ceil() as usize).clamp(2, 16) } else { 1 };
             match count {
                 // Where the samples are the keys and the arcs are narrow, the error between two
                 // samples is the blend of the errors at them (which `allocate` measured), give or
