@@ -261,11 +261,7 @@ impl Channel {
 
     /// Writes a value of the channel's property into the pose.
     pub fn set(&self, value: Vec4, pose: &mut JointPose) {
-        match self.property {
-            Property::Translation => pose.translation = value.truncate(),
-            Property::Rotation => pose.rotation = Quat::from_vec4(value),
-            Property::Scale => pose.scale = value.truncate(),
-        }
+        super::compress::set_property(pose, self.property, value);
     }
 }
 
