@@ -1,19 +1,23 @@
 //! Compressing an animation into the format of the parent module. The steps:
 //!
-//! 1. **A sample grid.** Where every channel's keys are evenly spaced at one step and in phase (BVH,
-//!    ACL, MD5, most exports) the samples are the keys. Otherwise the densest key interval sets the
-//!    rate (at most [`MAX_SAMPLE_RATE`]), doubled while interpolating the samples departs from the
-//!    raw curves (cubic splines, uneven keys) by more than half the error bound between samples.
+//! 1. **A sample grid.** Where every channel is linear and its keys lie on one grid (evenly spaced,
+//!    or listed with frames left out: BVH, ACL, MD5, most exports) the samples are the keys.
+//!    Otherwise the densest key interval sets the rate, doubled (up to [`MAX_SAMPLE_RATE`]) while
+//!    the samples, interpolated, depart from the raw curves half way between them by more than half
+//!    the error bound.
 //! 2. **Stripping.** A property that never moves is left at rest when it equals the rest pose and
 //!    kept as one value otherwise.
 //! 3. **Bits per segment.** Each track of each segment starts at the fewest bits whose own error,
-//!    carried to the farthest virtual vertex it moves, stays under the bound; then, while some
+//!    carried to the farthest virtual vertex it moves, stays under the target; then, while some
 //!    joint's virtual vertices are off by more, the track on that joint's chain to the root that
 //!    contributes most gets one bit more (ACL's approach, on its metric). Segments are independent
 //!    and compressed in parallel.
-//! 4. **Measured, not assumed.** The clip is decoded as the palette pass decodes it and compared
-//!    with the raw keys at every sample and half way between; a segment over the bound is redone
-//!    with a tighter target.
+//! 4. **Measured, not assumed.** The allocation measures every sample; the clip is then decoded as
+//!    the palette pass decodes it and compared with the raw curves between samples: at the quarters
+//!    where they were resampled, at probes a quarter radian apart where a rotation turns past half a
+//!    radian between two samples (slerp bends away from quantized ends there), and nowhere else
+//!    where the samples are the keys (the error between is the blend of the errors at them). A
+//!    segment over 97 % of the bound is redone with a tighter target.
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 use rayon::prelude::*;
@@ -219,9 +223,9 @@ fn smallest_interval(times: &KeyTimes) -> f32 {
     }
 }
 
-/// The largest shell error, half way between samples, of the raw
-/// channels sampled at `times` and interpolated as a compressed clip is, against the raw curves;
-/// it stops as soon as it passes `enough`.
+/// The largest shell error, half way between samples, of the raw channels sampled at `times` and
+/// interpolated as a compressed clip is, against the raw curves; it stops as soon as it passes
+/// `enough`.
 fn resample_error(skeleton: &Skeleton, channels: &[&Channel], times: &KeyTimes, precision: Precision, enough: f32) -> f32 {
     // A channel of one key is the same raw and resampled: set once, then only the keyed ones change.
     let mut rest: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
@@ -603,9 +607,10 @@ impl BitWriter {
 }
 
 impl Context<'_> {
-    /// Each segment's largest shell error, compressed against raw, between its samples: half way
-    /// where the samples are the keys (raw is then the samples interpolated), at the quarters
-    /// against the raw channels where they were resampled (`resampled`).
+    /// Each segment's largest shell error, compressed against raw, between its samples: at the
+    /// quarters against the raw channels where they were resampled (`resampled`), and where a
+    /// rotation turns past half a radian at probes a quarter radian apart (raw there is the samples
+    /// interpolated when they are the keys).
     fn errors_between(&self, channels: &[&Channel], compressed: &CompressedAnimation, resampled: bool) -> Vec<f32> {
         let skeleton = self.skeleton;
         let times = &compressed.times;
