@@ -41,11 +41,7 @@ pub fn run(
         keys.animations.iter_mut().for_each(|animation| animation.compressed = None);
         keys
     };
-    let (full_keys, levelled_keys) = if options.clip_compression.contains(&false) {
-        (keys_of(&full), keys_of(&levelled))
-    } else {
-        (full.clone(), levelled.clone())
-    };
+    let keys = options.clip_compression.contains(&false).then(|| (keys_of(&full), keys_of(&levelled)));
     let copies = CopyReferences::measure(&device, model, options, |what| progress(0, total, what))?;
     let mut rows: Vec<BenchRow> = Vec::new();
     let mut comparisons =
@@ -54,12 +50,11 @@ pub fn run(
     for &instances in &options.counts {
         for (strategy_index, &strategy) in options.strategies.iter().enumerate() {
             for variant in variants(options, model, strategy) {
-                let model = match (variant.lod, variant.compressed) {
-                    (true, true) => &levelled,
-                    (false, true) => &full,
-                    (true, false) => &levelled_keys,
-                    (false, false) => &full_keys,
+                let (full, levelled) = match &keys {
+                    Some((full_keys, levelled_keys)) if !variant.compressed => (full_keys, levelled_keys),
+                    _ => (&full, &levelled),
                 };
+                let model = if variant.lod { levelled } else { full };
                 progress(rows.len(), total, &variant.describe(strategy, instances));
                 let mut row = variant.row(strategy, instances, model, &copies);
                 let image = measure(&device, model, options, (strategy, variant), &mut frames, &mut row, comparisons.compared)?;
