@@ -3,10 +3,10 @@
 //! the keys around a time and interpolates (`sample_channel` in shaders/palette.comp.glsl mirrors
 //! [`Channel::sample`]).
 
-use glam::{Quat, Vec4};
+use glam::Vec4;
 
 use super::compress::{CompressedAnimation, TrackData};
-use super::curve::{bracket, hermite, slerp_shortest, KeySpan};
+use super::curve::{bracket, hermite, KeySpan};
 use super::{JointPose, Skeleton};
 
 /// Which part of a joint's local transform a channel drives.
@@ -238,8 +238,7 @@ impl Channel {
         let (a, b) = (self.key_value(at.key), self.key_value(at.next));
         let value = match self.interpolation {
             Interpolation::Step => a,
-            Interpolation::Linear if rotation => Vec4::from(slerp_shortest(Quat::from_vec4(a), Quat::from_vec4(b), at.fraction)),
-            Interpolation::Linear => a.lerp(b, at.fraction),
+            Interpolation::Linear => super::compress::interpolate(self.property, a, b, at.fraction),
             Interpolation::CubicSpline | Interpolation::Hermite => {
                 let scale = if self.interpolation == Interpolation::CubicSpline { at.span } else { 1.0 };
                 let out_tangent = self.entry(at.key * 3 + 2, true) * scale;

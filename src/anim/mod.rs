@@ -231,10 +231,16 @@ pub fn blend_local(poses: &mut [JointPose], other: &[JointPose], weight: f32, on
 /// pose` for a root). Mirrors the composition in palette.comp.glsl.
 pub fn local_to_model(skeleton: &Skeleton, poses: &[JointPose], world: Mat4, out: &mut [Mat4]) {
     for index in 0..out.len().min(skeleton.len()).min(poses.len()) {
-        let joint = &skeleton.joints[index];
-        let parent = joint.parent.filter(|&parent| parent < index).map_or(world, |parent| out[parent]);
-        out[index] = parent * joint.pre * poses[index].to_mat4();
+        out[index] = compose_joint(skeleton, out, index, poses[index], world);
     }
+}
+
+/// Joint `index`'s model-space matrix from its local pose and its parent's entry in `models`
+/// (`world` for a root): `parent × pre × pose`, as [`local_to_model`] composes every joint.
+pub fn compose_joint(skeleton: &Skeleton, models: &[Mat4], index: usize, pose: JointPose, world: Mat4) -> Mat4 {
+    let joint = &skeleton.joints[index];
+    let parent = joint.parent.filter(|&parent| parent < index).map_or(world, |parent| models[parent]);
+    parent * joint.pre * pose.to_mat4()
 }
 
 /// Model-space matrices of `skeleton` posed by `animation` at `time` (its rest where the animation

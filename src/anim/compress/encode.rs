@@ -23,10 +23,10 @@ use glam::{Mat4, Quat, Vec3, Vec4};
 use rayon::prelude::*;
 
 use super::{
-    dequantize, pose_error, set_property, shell_error, with_dropped, CompressedAnimation, Precision, Track, TrackData,
-    HEADER_WORDS, MAX_BITS, SEGMENT_SAMPLES,
+    dequantize, interpolate, pose_error, set_property, shell_error, with_dropped, CompressedAnimation, Precision, Track,
+    TrackData, HEADER_WORDS, MAX_BITS, SEGMENT_SAMPLES,
 };
-use crate::anim::{local_to_model, slerp_shortest, Animation, Channel, JointPose, KeyTimes, Property, Skeleton};
+use crate::anim::{compose_joint, local_to_model, Animation, Channel, JointPose, KeyTimes, Property, Skeleton};
 
 /// The densest sampling chosen for uneven or cubic keys (twice the 120 Hz of motion capture).
 pub const MAX_SAMPLE_RATE: f32 = 240.0;
@@ -116,7 +116,7 @@ pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: Precision
             }
         }
     }
-    Err(format!("kept as keys: no bit width up to {MAX_BITS} keeps it within {:.3} cm on a 1.8 m figure", 0.01))
+    Err(format!("kept as keys: no bit width up to {MAX_BITS} keeps it within 0.01 cm on a 1.8 m figure"))
 }
 
 /// The evenly spaced sample times, how far interpolating raw samples departs from the raw curves
@@ -263,15 +263,6 @@ fn resample_error(skeleton: &Skeleton, channels: &[&Channel], times: &KeyTimes, 
             worst
         })
         .reduce(|| 0.0, f32::max)
-}
-
-/// Between two samples as the palette pass interpolates a compressed track.
-fn interpolate(property: Property, a: Vec4, b: Vec4, fraction: f32) -> Vec4 {
-    if property == Property::Rotation {
-        Vec4::from(slerp_shortest(Quat::from_vec4(a), Quat::from_vec4(b), fraction))
-    } else {
-        a.lerp(b, fraction)
-    }
 }
 
 /// A rotation with w ≥ 0 (the one of q and −q the format keeps); other values as they are.
@@ -503,11 +494,7 @@ impl<'a> Context<'a> {
             }
             for (index, raw_models) in raw.iter().enumerate() {
                 for &joint in joints {
-                    let parent = skeleton.joints[joint]
-                        .parent
-                        .filter(|&parent| parent < joint)
-                        .map_or(Mat4::IDENTITY, |parent| models[index][parent]);
-                    models[index][joint] = parent * skeleton.joints[joint].pre * poses[index][joint].to_mat4();
+                    models[index][joint] = compose_joint(skeleton, &models[index], joint, poses[index][joint], Mat4::IDENTITY);
                     errors[joint] = errors[joint].max(shell_error(&raw_models[joint], &models[index][joint], shell));
                 }
             }

@@ -91,11 +91,12 @@ impl Track {
                 let rotation = self.property == Property::Rotation;
                 let at = times.locate(time, false);
                 let (a, b) = (packed_value(words, at.key, rotation), packed_value(words, at.next, rotation));
+                let blended = interpolate(self.property, a, b, at.fraction);
+                // Normalized once more, as the palette pass ends every rotation it samples.
                 if rotation {
-                    let blended = Vec4::from(slerp_shortest(Quat::from_vec4(a), Quat::from_vec4(b), at.fraction));
                     blended.try_normalize().unwrap_or(Vec4::W)
                 } else {
-                    a.lerp(b, at.fraction)
+                    blended
                 }
             }
         }
@@ -148,6 +149,16 @@ impl CompressedAnimation {
             KeyTimes::Uniform { step, .. } if step > 0.0 => 1.0 / step,
             _ => 0.0,
         }
+    }
+}
+
+/// Between two samples as the palette pass interpolates a compressed track: lerp, or a rotation's
+/// slerp along the shorter arc (`Channel::value_at` for linear keys).
+pub fn interpolate(property: Property, a: Vec4, b: Vec4, fraction: f32) -> Vec4 {
+    if property == Property::Rotation {
+        Vec4::from(slerp_shortest(Quat::from_vec4(a), Quat::from_vec4(b), fraction))
+    } else {
+        a.lerp(b, fraction)
     }
 }
 
