@@ -27,6 +27,7 @@
 //! shell; here both scale with the figure (0.01 cm and 3 cm on a figure 1.8 m across).
 
 pub mod encode;
+mod grid;
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 
