@@ -138,7 +138,7 @@ pub struct Tightness {
     pub of: usize,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Model {
     pub name: String,
     pub vertices: Vec<Vertex>,
@@ -407,23 +407,8 @@ impl Model {
         for (joint, model) in skeleton.joints.iter_mut().zip(models) {
             joint.inverse_bind = model.inverse();
         }
-        let mut model = Model {
-            name,
-            vertices: Vec::new(),
-            influences: Vec::new(),
-            indices: Vec::new(),
-            meshes: Vec::new(),
-            materials: Vec::new(),
-            skeleton,
-            animations,
-            clips: Vec::new(),
-            bounds: Default::default(),
-            levels: Vec::new(),
-            stats,
-            layout,
-            morph_targets: Vec::new(),
-            influence_offsets: Vec::new(),
-        };
+        // No mesh: every other part empty.
+        let mut model = Model { name, skeleton, animations, stats, layout, ..Model::default() };
         model.clip_each_animation();
         model
     }
