@@ -106,7 +106,7 @@ struct AnimationCells {
     uint unused;
 };
 
-// Per-instance parameters the CPU writes each frame: 48 bytes. Animations by index, times already
+// Per-instance parameters the CPU writes each frame: 64 bytes. Animations by index, times already
 // mapped from the clip's into the animation's (wrapped into the clip's span) by the CPU.
 struct Instance {
     vec4 position_yaw;  // world position xyz, rotation about +Y in radians
@@ -119,7 +119,19 @@ struct Instance {
     float layer_weight; // how far the layer's subtree blends toward the layer animation
     uint skinning;      // SKINNING_*: how the instance's vertices blend their joints (the low 16
                         // bits), and the INSTANCE_* flags above them
+    float scale;        // uniform, about the instance's origin, before the rotation (a crowd's sizes)
+    uint tint;          // RGBA8, linear: a hue the forward pass moves the surface's colours toward (rgb)
+                        // and how far (a; 0: the model's own colours)
+    uint unused[2];
 };
+
+// The instance's world transform: scale, rotation about +Y, then its position.
+mat4 instance_world(Instance instance) {
+    float c = cos(instance.position_yaw.w) * instance.scale;
+    float s = sin(instance.position_yaw.w) * instance.scale;
+    return mat4(vec4(c, 0.0, -s, 0.0), vec4(0.0, instance.scale, 0.0, 0.0), vec4(s, 0.0, c, 0.0),
+                vec4(instance.position_yaw.xyz, 1.0));
+}
 
 const uint SKINNING_LINEAR = 0u;
 const uint SKINNING_DUAL_QUATERNION = 1u;

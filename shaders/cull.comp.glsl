@@ -158,10 +158,10 @@ void main() {
     // Morph weights set by hand may be anything in their ranges, at any time.
     lo -= vec3(push.morph_reach);
     hi += vec3(push.morph_reach);
-    // Into the world: rotate the box's centre and extent about +Y, then move it.
-    float c = cos(instance.position_yaw.w);
-    float s = sin(instance.position_yaw.w);
-    mat3 rotation = mat3(vec3(c, 0.0, -s), vec3(0.0, 1.0, 0.0), vec3(s, 0.0, c));
+    // Into the world: scale and rotate the box's centre and extent about +Y, then move it.
+    float c = cos(instance.position_yaw.w) * instance.scale;
+    float s = sin(instance.position_yaw.w) * instance.scale;
+    mat3 rotation = mat3(vec3(c, 0.0, -s), vec3(0.0, instance.scale, 0.0), vec3(s, 0.0, c));
     vec3 center = rotation * ((lo + hi) * 0.5) + instance.position_yaw.xyz;
     vec3 extent = abs(rotation[0]) * ((hi.x - lo.x) * 0.5) + abs(rotation[1]) * ((hi.y - lo.y) * 0.5)
                 + abs(rotation[2]) * ((hi.z - lo.z) * 0.5);
@@ -209,7 +209,9 @@ void main() {
         }
         palette_list[entry] = instance_index;
     }
-    uint seen_level = camera_sees ? camera_level(distance) : push.light_level;
+    // A level's error grows with the instance's scale: at scale s it looks as it would unscaled,
+    // 1/s as far.
+    uint seen_level = camera_sees ? camera_level(distance / instance.scale) : push.light_level;
     uint skin_level = light_sees ? min(seen_level, push.light_level) : seen_level;
     uint entry = atomicAdd(counters.level_counts[skin_level], 1u);
     level_lists[skin_level * push.list_stride + entry] = instance_index | dual_bit;

@@ -18,6 +18,7 @@ layout(location = 1) in vec2 uv;
 layout(location = 2) in vec4 light_clip;
 layout(location = 3) in vec4 tangent;
 layout(location = 6) in vec4 vertex_color;
+layout(location = 7) flat in vec4 tint;  // the instance's: rgb a hue, a how far toward it
 #ifdef VELOCITY
 layout(location = 4) in vec4 clip;
 layout(location = 5) in vec4 previous_clip;
@@ -32,6 +33,13 @@ layout(location = 1) out vec2 velocity;
 void main() {
     // glTF's base colour: the material's factor × its texture × the vertex colour.
     vec4 albedo = material.base_color * texture(base_color_texture, uv) * vertex_color;
+    // A crowd's colours: the surface's hue moved toward the instance's tint with its brightness
+    // kept, the more so the more saturated it is (cloth moves, skin and greys less).
+    const vec3 LUMA = vec3(0.2126, 0.7152, 0.0722);
+    vec3 toward = tint.rgb * (dot(albedo.rgb, LUMA) / max(dot(tint.rgb, LUMA), 1e-4));
+    float brightest = max(albedo.r, max(albedo.g, albedo.b));
+    float saturation = (brightest - min(albedo.r, min(albedo.g, albedo.b))) / max(brightest, 1e-4);
+    albedo.rgb = mix(albedo.rgb, toward, tint.a * saturation);
     vec3 n = normalize(normal);
     vec3 t = tangent.xyz - n * dot(n, tangent.xyz);
     if (dot(t, t) > 1e-8) {

@@ -32,9 +32,9 @@ layout(push_constant) uniform Draw {
 void main() {
     uint vertex_count = frame.skinning.z;
     uint vertex = uint(gl_VertexIndex - gl_BaseVertex) % vertex_count;
+    uint instance = draw.chunk * frame.skinning.y + uint(gl_VertexIndex) / vertex_count;
     write_position(position);
 #ifdef VELOCITY
-    uint instance = draw.chunk * frame.skinning.y + uint(gl_VertexIndex) / vertex_count;
     vec3 previous = position;
     if ((motions[instance] & MOTION_MOVING) != 0u) {
         uint joint_count = frame.skinning.x;
@@ -45,5 +45,5 @@ void main() {
 #endif
     out_normal = normal.xyz;
     out_tangent = tangent;
-    write_surface(vertex);
+    write_surface(vertex, instance);
 }

@@ -27,5 +27,5 @@ void main() {
 #endif
     out_normal = skinned_vertex.normal;
     out_tangent = vec4(skinned_vertex.tangent, skinned_vertex.bitangent_sign);
-    write_surface(vertex);
+    write_surface(vertex, instance);
 }

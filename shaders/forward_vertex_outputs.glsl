@@ -1,6 +1,6 @@
 // What the forward vertex shaders (forward.vert: skinned buffer; forward_skinning.vert: the
 // `vertex` strategy; forward_streamed.vert: the `cpu` strategy's buffers) hand to forward.frag, and
-// the per-model surface attributes they read. Each is built twice: without the velocity target,
+// the per-model surface attributes and the per-instance tint they read. Each is built twice: without the velocity target,
 // and with it (VELOCITY: where the vertex was last frame, as well).
 
 // A vertex's texture coordinates and colour (RGBA8, linear): src/render/shader_types: Surface.
@@ -10,12 +10,15 @@ struct Surface {
     uint unused;
 };
 layout(set = 0, binding = 2) readonly buffer Surfaces { Surface surfaces[]; };
+// This frame's instance records (the slot's, as the cull and palette passes read them): the tints.
+layout(set = 0, binding = 3) readonly buffer FrameInstances { Instance frame_instances[]; };
 
 layout(location = 0) out vec3 out_normal;
 layout(location = 1) out vec2 out_uv;
 layout(location = 2) out vec4 out_light_clip;
 layout(location = 3) out vec4 out_tangent;
 layout(location = 6) out vec4 out_color;
+layout(location = 7) flat out vec4 out_tint;
 #ifdef VELOCITY
 // This frame's and last frame's clip positions, for the velocity target.
 layout(location = 4) out vec4 out_clip;
@@ -31,10 +34,11 @@ void write_position(vec3 position) {
 #endif
 }
 
-// The texture coordinates and colour of model vertex `vertex`.
-void write_surface(uint vertex) {
+// The texture coordinates and colour of model vertex `vertex`, and instance `instance`'s tint.
+void write_surface(uint vertex, uint instance) {
     out_uv = surfaces[vertex].uv;
     out_color = unpackUnorm4x8(surfaces[vertex].color);
+    out_tint = unpackUnorm4x8(frame_instances[instance].tint);
 }
 
 #ifdef VELOCITY

@@ -467,9 +467,7 @@ void main() {
     }
     uint instance_index = palette_list[entry];
     Instance instance = instances[instance_index];
-    float c = cos(instance.position_yaw.w);
-    float s = sin(instance.position_yaw.w);
-    mat4 world = mat4(vec4(c, 0.0, -s, 0.0), vec4(0.0, 1.0, 0.0, 0.0), vec4(s, 0.0, c, 0.0), vec4(instance.position_yaw.xyz, 1.0));
+    mat4 world = instance_world(instance);
     uint chunk = instance_index / push.chunk_instances;
     uint first_slot = (instance_index % push.chunk_instances) * push.palette_stride;
 

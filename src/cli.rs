@@ -100,8 +100,11 @@ pub(crate) struct RenderArgs {
 /// `vkskin inspect`'s arguments.
 #[derive(Args)]
 pub(crate) struct InspectArgs {
-    /// Model file: .md5mesh, .gltf, .glb, .ms3d, .dae or .fbx; or motion alone: .bvh, .acl.sjson.
-    pub(crate) model: PathBuf,
+    /// Model file(s): .md5mesh, .gltf, .glb, .ms3d, .dae or .fbx; or motion alone: .bvh,
+    /// .acl.sjson. Several: each described, then the crowd they make (each model's GPU data
+    /// counted once, and what an instance of each adds).
+    #[arg(required = true, num_args = 1..)]
+    pub(crate) models: Vec<PathBuf>,
     /// File(s) whose clips play on the model, any format (a .md5anim alone, a "without skin"
     /// FBX or glTF, BVH motion capture, an ACL clip, another character), matched by joint name
     /// without namespaces and case, then by humanoid role (CMU's, DAZ's or Mixamo's names); what

@@ -77,6 +77,29 @@ pub struct InstanceState {
     pub phase: f32,
     pub speed: f32,
     pub skinning: Skinning,
+    /// Uniform scale about its origin (1: the model's own size).
+    pub scale: f32,
+    /// A hue (linear RGB) the forward pass moves the surface's colours toward, and how far (0: the
+    /// model's own colours; 1: all the way, for fully saturated colours).
+    pub tint: [f32; 4],
+}
+
+impl Default for InstanceState {
+    /// At the origin, facing +Z, in its bind pose, at its own size and colour.
+    fn default() -> InstanceState {
+        InstanceState {
+            position: Vec3::ZERO,
+            yaw: 0.0,
+            clip: None,
+            fade: None,
+            layer: None,
+            phase: 0.0,
+            speed: 1.0,
+            skinning: Skinning::Linear,
+            scale: 1.0,
+            tint: [1.0, 1.0, 1.0, 0.0],
+        }
+    }
 }
 
 impl InstanceState {
@@ -114,7 +137,7 @@ impl InstanceState {
     }
 
     pub fn world(&self) -> Mat4 {
-        Mat4::from_rotation_translation(glam::Quat::from_rotation_y(self.yaw), self.position)
+        Mat4::from_scale_rotation_translation(Vec3::splat(self.scale), glam::Quat::from_rotation_y(self.yaw), self.position)
     }
 }
 
@@ -128,16 +151,7 @@ mod tests {
     fn a_fade_runs_between_its_start_and_end_only() {
         let clip = |animation| Clip { name: String::new(), animation, start: 0.0, duration: 1.0 };
         let clips = [clip(0), clip(1)];
-        let mut instance = InstanceState {
-            position: glam::Vec3::ZERO,
-            yaw: 0.0,
-            clip: Some(0),
-            fade: None,
-            layer: None,
-            phase: 0.0,
-            speed: 1.0,
-            skinning: Skinning::Linear,
-        };
+        let mut instance = InstanceState { clip: Some(0), ..InstanceState::default() };
         instance.switch_clip(1, 10.0, 0.5);
         let fading = instance.playback(&clips, 10.25);
         assert_eq!((fading.a.map(|(animation, _)| animation), fading.b.map(|(animation, _)| animation)), (Some(0), Some(1)));

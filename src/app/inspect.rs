@@ -24,6 +24,49 @@ pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
     out
 }
 
+/// What `vkskin inspect A B C` adds after each model's report: the crowd they would make, each
+/// model's GPU data counted once (shared by its instances), what one instance of each adds with the
+/// `compute` strategy, and an even mix's average.
+pub fn describe_crowd(models: &[Model]) -> String {
+    use crate::render::chunks::{MemoryPlan, PlanLimits, Shape};
+    use crate::render::Strategy;
+    // Limits as wide as a GPU's, so no chunk's padding counts: bytes per instance, not a device's fit.
+    let limits = PlanLimits { binding: u64::from(u32::MAX), heap: u64::MAX / 2, dispatch_rows: 65_535 };
+    let mut out = String::new();
+    let _ = writeln!(out, "crowd of {} models (GPU bytes; each model's data once, shared by its instances):", models.len());
+    let _ = writeln!(
+        out,
+        "  {:<24} {:>9} {:>9} {:>6} {:>5} {:>13} {:>13}",
+        "model", "vertices", "triangles", "joints", "clips", "shared", "per instance"
+    );
+    let (mut shared_total, mut instance_total) = (0u64, 0u64);
+    for model in models {
+        let shared = crate::render::model_buffers::model_bytes(model);
+        let per_instance = MemoryPlan::for_limits(Shape::of(model), Strategy::Compute, 1, limits).bytes_per_instance;
+        shared_total += shared;
+        instance_total += per_instance;
+        let name: String = model.name.chars().take(24).collect();
+        let _ = writeln!(
+            out,
+            "  {name:<24} {:>9} {:>9} {:>6} {:>5} {shared:>13} {per_instance:>13}",
+            model.vertices.len(),
+            model.indices.len() / 3,
+            model.skeleton.len(),
+            model.clips.len()
+        );
+    }
+    let average = instance_total / models.len().max(1) as u64;
+    let _ = writeln!(out, "  shared in all: {shared_total} B; an even mix: {average} B an instance (compute)");
+    let gib = 1u64 << 30;
+    let _ = writeln!(
+        out,
+        "  an even mix in 24 GiB: {} instances; in lavapipe's 2 GiB: {}",
+        (24 * gib).saturating_sub(shared_total) / average.max(1),
+        (2 * gib).saturating_sub(shared_total) / average.max(1)
+    );
+    out
+}
+
 // Each section writes into a String, which cannot fail; the results are ignored on purpose.
 
 /// The model's sizes, facing, influences (and MD5 weights that disagree) and bounds.

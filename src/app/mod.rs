@@ -138,8 +138,29 @@ pub struct SceneSetup {
 }
 
 impl SceneSetup {
+    /// `instance_count` instances of `model` on a grid; a crowd (more than one) varied in phase,
+    /// speed, size and colours ([`crowd_variety`]).
     pub fn new(model: Model, instance_count: usize) -> SceneSetup {
+        let mut instances = grid_instances(&model, instance_count.max(1));
+        if instances.len() > 1 {
+            let duration = model.default_clip().and_then(|clip| model.clips.get(clip)).map_or(1.0, |clip| clip.duration);
+            for (index, instance) in instances.iter_mut().enumerate() {
+                *instance = crowd_variety(*instance, index, duration);
+            }
+        }
+        SceneSetup::around(model, instances)
+    }
+
+    /// `new` without the crowd's variety: every instance the model as made, at the clip's speed,
+    /// each out of step with the last by a fixed fraction of the clip (tests that compare
+    /// instances with each other or with the model).
+    pub fn uniform(model: Model, instance_count: usize) -> SceneSetup {
         let instances = grid_instances(&model, instance_count.max(1));
+        SceneSetup::around(model, instances)
+    }
+
+    /// The camera, the light and the shadow map's bounds around `instances`.
+    fn around(model: Model, instances: Vec<InstanceState>) -> SceneSetup {
         let bounds = world_bounds(&model, &instances);
         let camera = framing_camera(&model, &instances);
         // The character's front, which the camera was turned to.
@@ -299,11 +320,12 @@ impl HeadlessRenderer {
     }
 }
 
-/// `count` instances in a grid centred on the origin, one model-size apart, each out of step with
-/// the last by a fraction of the clip.
+/// `count` instances in a grid centred on the origin, one model-size apart (and room for a crowd's
+/// largest size), each out of step with the last by a fraction of the clip.
 pub fn grid_instances(model: &Model, count: usize) -> Vec<InstanceState> {
     let bounds = model.animated_bounds();
-    let spacing = bounds.size().x.max(bounds.size().z) * 1.6 + 0.2;
+    let room = if count > 1 { 1.0 + CROWD_SCALE } else { 1.0 };
+    let spacing = (bounds.size().x.max(bounds.size().z) * 1.6 + 0.2) * room;
     let columns = (count as f32).sqrt().ceil().max(1.0) as usize;
     let rows = count.div_ceil(columns);
     let clip = model.default_clip();
@@ -315,16 +337,49 @@ pub fn grid_instances(model: &Model, count: usize) -> Vec<InstanceState> {
             let z = (row as f32 - (rows as f32 - 1.0) * 0.5) * spacing;
             InstanceState {
                 position: Vec3::new(x, 0.0, z) - Vec3::new(bounds.center().x, 0.0, bounds.center().z),
-                yaw: 0.0,
                 clip,
-                fade: None,
-                layer: None,
                 phase: duration * (index as f32 * 0.37).fract(),
-                speed: 1.0,
-                skinning: crate::anim::Skinning::Linear,
+                ..InstanceState::default()
             }
         })
         .collect()
+}
+
+/// How far a crowd's sizes stray from the model's, either way.
+pub const CROWD_SCALE: f32 = 0.08;
+
+/// Clothing-like hues a crowd's colours move toward (linear RGB).
+const CROWD_HUES: [[f32; 3]; 8] = [
+    [0.85, 0.25, 0.2],
+    [0.2, 0.45, 0.85],
+    [0.25, 0.7, 0.3],
+    [0.9, 0.75, 0.2],
+    [0.6, 0.3, 0.75],
+    [0.2, 0.7, 0.75],
+    [0.9, 0.5, 0.25],
+    [0.5, 0.5, 0.5],
+];
+
+/// Instance `index` of a crowd, varied by a hash of its index: a phase anywhere in a clip of
+/// `duration` seconds, a speed within 10 % of the clip's, a size within [`CROWD_SCALE`] of the
+/// model's, and a tint: one of [`CROWD_HUES`], its colours moved 50 to 90 % of the way toward it
+/// (brightness and texture kept: forward.frag).
+pub fn crowd_variety(instance: InstanceState, index: usize, duration: f32) -> InstanceState {
+    let mut state = (index as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    // splitmix64: a well-mixed stream from a counter, in a few lines (no crate needed for this).
+    let mut next = || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
+    };
+    let phase = duration * next();
+    let speed = 0.9 + 0.2 * next();
+    let scale = 1.0 - CROWD_SCALE + 2.0 * CROWD_SCALE * next();
+    let hue = CROWD_HUES[(next() * CROWD_HUES.len() as f32) as usize % CROWD_HUES.len()];
+    let tint = [hue[0], hue[1], hue[2], 0.5 + 0.4 * next()];
+    InstanceState { phase, speed, scale, tint, ..instance }
 }
 
 /// Instances up to this many are framed by their skinned vertices; a larger crowd by its boxes.
@@ -385,6 +440,35 @@ pub fn world_bounds(model: &Model, instances: &[InstanceState]) -> Aabb {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A crowd varies within its bounds, the same way every run; one instance is the model as made.
+    #[test]
+    fn a_crowd_varies_within_its_bounds_and_one_figure_does_not() {
+        let bundled = default_model_path();
+        let model = crate::formats::load_model(&bundled, &default_animations(&bundled, &[])).expect("the bundled figure loads");
+        let [one] = SceneSetup::new(model.clone(), 1).instances[..] else { panic!("one instance") };
+        assert_eq!((one.phase, one.speed, one.scale, one.tint), (0.0, 1.0, 1.0, [1.0, 1.0, 1.0, 0.0]));
+        let crowd = SceneSetup::new(model.clone(), 400).instances;
+        assert_eq!(crowd, SceneSetup::new(model.clone(), 400).instances, "seeded by the index");
+        let uniform = SceneSetup::uniform(model.clone(), 400).instances;
+        assert!(uniform.iter().all(|instance| (instance.speed, instance.scale, instance.tint[3]) == (1.0, 1.0, 0.0)));
+        assert!(uniform.iter().zip(&crowd).all(|(plain, varied)| plain.position == varied.position));
+        let duration = model.clips[model.default_clip().expect("a clip")].duration;
+        for instance in &crowd {
+            assert!((0.0..duration).contains(&instance.phase), "{instance:?}");
+            assert!((0.9..=1.1).contains(&instance.speed), "{instance:?}");
+            assert!((1.0 - CROWD_SCALE..=1.0 + CROWD_SCALE).contains(&instance.scale), "{instance:?}");
+            assert!(CROWD_HUES.iter().any(|hue| hue[..] == instance.tint[..3]), "{instance:?}");
+            assert!((0.5..=0.9).contains(&instance.tint[3]), "{instance:?}");
+        }
+        // Spread over the ranges, not bunched: every hue used, sizes both sides of 1.
+        assert!(CROWD_HUES.iter().all(|hue| crowd.iter().any(|instance| instance.tint[..3] == hue[..])));
+        let (smaller, larger) =
+            (crowd.iter().filter(|i| i.scale < 0.97).count(), crowd.iter().filter(|i| i.scale > 1.03).count());
+        assert!(smaller > 100 && larger > 100, "{smaller} smaller, {larger} larger of 400");
+        // Neighbours are never the same size: the sequence is mixed.
+        assert!(crowd.windows(2).all(|pair| pair[0].scale != pair[1].scale));
+    }
 
     #[test]
     fn a_binary_without_its_assets_generates_the_figure_once_and_loads_it() {

@@ -10,25 +10,41 @@ use super::scene::open_model;
 use crate::cli::InspectArgs;
 
 pub(crate) fn inspect(arguments: InspectArgs) -> Result<(), String> {
-    let animations = default_animations(&arguments.model, &arguments.animations);
     if let Some(time) = arguments.pose {
-        return pose(&arguments, &animations, time);
+        let [path] = arguments.models.as_slice() else {
+            return Err(format!("--pose evaluates one model; {} were given", arguments.models.len()));
+        };
+        return pose(&arguments, path, time);
     }
-    let (model, chain_seconds) = open_model(
-        &arguments.model,
-        &animations,
-        (arguments.clips.as_deref(), arguments.ranges.as_deref()),
-        arguments.lod.on(),
-        arguments.clip_compression,
-    )?;
-    write_out(&vkskin::app::inspect::describe(&model, chain_seconds))
+    let mut models = Vec::new();
+    for path in &arguments.models {
+        let animations = default_animations(path, &arguments.animations);
+        let (model, chain_seconds) = open_model(
+            path,
+            &animations,
+            (arguments.clips.as_deref(), arguments.ranges.as_deref()),
+            arguments.lod.on(),
+            arguments.clip_compression,
+        )?;
+        let mut report = vkskin::app::inspect::describe(&model, chain_seconds);
+        if arguments.models.len() > 1 {
+            report = format!("== {} ==\n{report}\n", path.display());
+        }
+        write_out(&report)?;
+        models.push(model);
+    }
+    if models.len() > 1 {
+        write_out(&vkskin::app::inspect::describe_crowd(&models))?;
+    }
+    Ok(())
 }
 
 /// `--pose TIME [--clip C] [--json]`: the full mesh (no levels of detail), one frame, read back.
-fn pose(arguments: &InspectArgs, animations: &[std::path::PathBuf], time: f64) -> Result<(), String> {
+fn pose(arguments: &InspectArgs, path: &std::path::Path, time: f64) -> Result<(), String> {
+    let animations = default_animations(path, &arguments.animations);
     let (model, _) = open_model(
-        &arguments.model,
-        animations,
+        path,
+        &animations,
         (arguments.clips.as_deref(), arguments.ranges.as_deref()),
         false,
         arguments.clip_compression,

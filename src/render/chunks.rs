@@ -455,7 +455,7 @@ mod tests {
             PlanLimits { binding: u64::from(u32::MAX), heap: 24 << 30, dispatch_rows: 65_535 },
         );
         // Room for the light's copy of the full mesh's culled indices (41,688 bytes and 2 commands).
-        assert_eq!((plan.bytes_per_instance, plan.light_level), (151_172 + 41_728, Some(0)));
+        assert_eq!((plan.bytes_per_instance, plan.light_level), (151_204 + 41_728, Some(0)));
         assert!(plan.max_instances >= 100_000, "{} ({})", plan.max_instances, plan.limiting);
         assert!(plan.limiting.contains("memory heap"), "{}", plan.limiting);
         // On lavapipe's 2 GiB heap, 10,000 fit with room for the third level's light copy only.
@@ -465,7 +465,7 @@ mod tests {
             10_000,
             PlanLimits { binding: 128 << 20, heap: 2 << 30, dispatch_rows: 65_535 },
         );
-        assert_eq!((lavapipe.bytes_per_instance, lavapipe.light_level), (151_172 + 10_416 + 40, Some(2)));
+        assert_eq!((lavapipe.bytes_per_instance, lavapipe.light_level), (151_204 + 10_416 + 40, Some(2)));
         // 11,536 fit with none.
         let full = MemoryPlan::with_light_culling(
             figure,
@@ -473,7 +473,7 @@ mod tests {
             11_536,
             PlanLimits { binding: 128 << 20, heap: 2 << 30, dispatch_rows: 65_535 },
         );
-        assert_eq!((full.bytes_per_instance, full.light_level), (151_172, None));
+        assert_eq!((full.bytes_per_instance, full.light_level), (151_204, None));
         // Without the light's run asked for, no room for it.
         let unasked = MemoryPlan::for_limits(
             figure,
@@ -481,7 +481,7 @@ mod tests {
             100_000,
             PlanLimits { binding: u64::from(u32::MAX), heap: 24 << 30, dispatch_rows: 65_535 },
         );
-        assert_eq!((unasked.bytes_per_instance, unasked.light_level), (151_172, None));
+        assert_eq!((unasked.bytes_per_instance, unasked.light_level), (151_204, None));
         // The dispatches' rows alone would stop at 4 × 65,535.
         let rows = MemoryPlan::for_limits(
             figure,

@@ -190,6 +190,37 @@ impl GpuModel {
     }
 }
 
+/// The bytes `model`'s data takes on the GPU, which all its instances share: what [`GpuModel::upload`]
+/// puts in buffers (vertices, influences, surfaces, every level's indices, joints, clips, culling
+/// cells, morph targets) and its textures (RGBA8, one per material and map; a 1×1 where there is
+/// none). A crowd counts each model's once.
+pub fn model_bytes(model: &Model) -> u64 {
+    use std::mem::size_of;
+    let vertices = model.vertices.len() as u64;
+    let joints = model.skeleton.len().max(1) as u64;
+    let (cells, animation_cells) = cell_records(model);
+    let (indices, ranges, _) = level_records(model);
+    let (targets, deltas) = morph_records(model);
+    let texture = |size: Option<(u32, u32)>| size.map_or(4, |(width, height)| 4 * u64::from(width) * u64::from(height));
+    let textures: u64 = model
+        .materials
+        .iter()
+        .map(|material| {
+            texture(material.texture.as_ref().map(|texture| (texture.width, texture.height)))
+                + texture(material.normal_map.as_ref().map(|map| (map.width, map.height)))
+        })
+        .sum();
+    vertices * (size_of::<SourceVertex>() + size_of::<Surface>()) as u64
+        + (model.influences.len() * size_of::<GpuInfluence>() + model.influence_offsets.len() * 12) as u64
+        + size_of_val(indices.as_slice()) as u64
+        + size_of_val(ranges.as_slice()) as u64
+        + AnimationData::new(model).bytes() as u64
+        + joints * (size_of::<GpuJoint>() + 64 + 4) as u64
+        + (size_of_val(cells.as_slice()) + size_of_val(animation_cells.as_slice())) as u64
+        + (size_of_val(targets.as_slice()) + size_of_val(deltas.as_slice())) as u64
+        + textures
+}
+
 /// The culling cells of every animation, back to back, and where each animation's start (at least
 /// one cell each: the rest bounds where an animation has none; at least one record in all).
 fn cell_records(model: &Model) -> (Vec<GpuBounds>, Vec<AnimationCells>) {

@@ -102,7 +102,7 @@ impl FrameSlot {
                 mesh_ranges: &gpu_model.mesh_ranges,
             },
         )?;
-        let frame_set = forward.frame_set(slot, &uniforms, &shadow.depth, &gpu_model.surfaces)?;
+        let frame_set = forward.frame_set(slot, &uniforms, &shadow.depth, (&gpu_model.surfaces, &instances))?;
         let cpu_skinned = match strategy {
             Strategy::Cpu => Some(Buffer::new(
                 device,

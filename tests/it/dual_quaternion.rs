@@ -172,7 +172,7 @@ fn a_uniform_scale_blends_as_dual_quaternions_and_a_stretch_falls_back_to_linear
         });
         model.compute_bounds();
         // Two instances at the same time, one in each mode.
-        let mut setup = SceneSetup::new(model, 2);
+        let mut setup = SceneSetup::uniform(model, 2);
         setup.play(0, 0.0, 0.0);
         setup.instances[1].phase = setup.instances[0].phase;
         all(&mut setup, Skinning::DualQuaternion);

@@ -50,7 +50,7 @@ fn an_empty_stack_is_listed_but_not_played() {
     assert!(!model.clip_moves(0), "Take 001 moves nothing");
     assert!((1..4).all(|clip| model.clip_moves(clip)), "the sausage's own stacks move");
     assert_eq!(model.default_clip(), Some(1), "the first clip that moves plays");
-    let setup = SceneSetup::new(model, 4);
+    let setup = SceneSetup::uniform(model, 4);
     assert!(setup.instances.iter().all(|instance| instance.clip == Some(1)));
     assert!(setup.playing(0.5).starts_with("clip [1] \"wiggle\" at 0.50 of "), "{}", setup.playing(0.5));
 

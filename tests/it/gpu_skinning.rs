@@ -225,7 +225,7 @@ fn bone_lengths(model: &Model, palettes: &[vkskin::render::shader_types::Palette
 
 #[test]
 fn a_crossfade_blends_local_poses_on_the_gpu_as_on_the_cpu_and_keeps_bone_lengths() {
-    let mut setup = SceneSetup::new(turning_model(), 2);
+    let mut setup = SceneSetup::uniform(turning_model(), 2);
     let device = validated_device();
     let mut headless = HeadlessRenderer::new(&device, &setup, 64, 64).expect("renderer");
     for instance in &mut setup.instances {
@@ -268,7 +268,7 @@ fn a_crossfade_blends_local_poses_on_the_gpu_as_on_the_cpu_and_keeps_bone_length
 
 #[test]
 fn a_layer_changes_only_its_subtree() {
-    let mut setup = SceneSetup::new(turning_model(), 2);
+    let mut setup = SceneSetup::uniform(turning_model(), 2);
     stand_together(&mut setup);
     let skeleton = &setup.model.skeleton;
     let arm = skeleton.joints.iter().position(|joint| joint.name == "upper_arm_left").expect("a left upper arm");

@@ -299,16 +299,7 @@ fn culling_boxes_hold_the_morphed_vertices() {
     for (name, model) in morph_models() {
         let tolerance = 1e-5 * model.extent();
         let mut checked = 0;
-        let state = InstanceState {
-            position: glam::Vec3::ZERO,
-            yaw: 0.0,
-            clip: None,
-            fade: None,
-            layer: None,
-            phase: 0.0,
-            speed: 1.0,
-            skinning: vkskin::anim::Skinning::Linear,
-        };
+        let state = InstanceState::default();
         let (mut worst_fill, mut worst_name) = (f32::INFINITY, String::new());
         for clip in 0..model.clips.len() {
             let animation = model.clips[clip].animation;

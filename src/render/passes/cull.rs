@@ -421,8 +421,10 @@ pub struct Levels {
 /// coarser (the `cpu` strategy skins by it); 0 is cull.comp's own test.
 pub fn reference_levels(model: &Model, scene: &FrameScene, choice: &LevelChoice, margin: f32) -> Vec<Option<Levels>> {
     reference_boxes(model, scene, margin)
-        .map(|(world, seen)| {
-            let distance = world.distance_to(scene.camera_position) * (1.0 - margin);
+        .zip(&scene.instances)
+        .map(|((world, seen), data)| {
+            // A level's error grows with the instance's scale, as in cull.comp.
+            let distance = world.distance_to(scene.camera_position) * (1.0 - margin) / data.scale;
             let camera_level = seen.camera.then(|| choice.camera_level(distance));
             let light_level = seen.light.then_some(choice.light_level);
             let skinned = match (camera_level, light_level) {

@@ -49,6 +49,7 @@ pub fn velocity_attachment(velocity: bool) -> (vk::Format, &'static str) {
 pub const BINDING_FRAME_UNIFORMS: u32 = 0;
 pub const BINDING_SHADOW_MAP: u32 = 1;
 pub const BINDING_SURFACES: u32 = 2;
+pub const BINDING_INSTANCES: u32 = 3;
 // Set 1: per material.
 pub const BINDING_BASE_COLOR: u32 = 0;
 pub const BINDING_NORMAL_MAP: u32 = 1;
@@ -239,6 +240,7 @@ impl ForwardPass {
                 (BINDING_FRAME_UNIFORMS, vk::DescriptorType::UNIFORM_BUFFER, graphics),
                 (BINDING_SHADOW_MAP, vk::DescriptorType::COMBINED_IMAGE_SAMPLER, vk::ShaderStageFlags::FRAGMENT),
                 (BINDING_SURFACES, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
+                (BINDING_INSTANCES, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
             ],
         )?;
         let material_set_layout = DescriptorSetLayout::new(
@@ -380,13 +382,14 @@ impl ForwardPass {
         })
     }
 
-    /// Frame slot `slot`'s set: its uniforms, the shadow map and the model's texture coordinates.
+    /// Frame slot `slot`'s set: its uniforms, the shadow map, the model's texture coordinates and
+    /// the slot's instance records (their tints).
     pub fn frame_set(
         &self,
         slot: usize,
         uniforms: &Buffer,
         shadow_map: &Image,
-        surfaces: &Buffer,
+        (surfaces, instances): (&Buffer, &Buffer),
     ) -> gpu::Result<vk::DescriptorSet> {
         let set = self.frame_pool.allocate(&self.frame_set_layout, &format!("forward.frame_set[{slot}]"))?;
         crate::gpu::descriptors::write_set(
@@ -396,6 +399,7 @@ impl ForwardPass {
                 (BINDING_FRAME_UNIFORMS, Resource::UniformBuffer(uniforms)),
                 (BINDING_SHADOW_MAP, Resource::SampledImage(shadow_map.view, self.shadow_sampler.raw)),
                 (BINDING_SURFACES, Resource::StorageBuffer(surfaces)),
+                (BINDING_INSTANCES, Resource::StorageBuffer(instances)),
             ],
         );
         Ok(set)

@@ -175,6 +175,12 @@ pub struct InstanceData {
     /// `SKINNING_*`: how the instance's vertices blend their joints (the low 16 bits); the
     /// renderer adds the `INSTANCE_*` motion flags above them.
     pub skinning: u32,
+    /// Uniform scale about the instance's origin, before the rotation (a crowd's sizes).
+    pub scale: f32,
+    /// A hue the forward pass moves the surface's colours toward and how far (a crowd's colours):
+    /// RGBA8, linear, the amount in alpha (0: the model's own colours).
+    pub tint: u32,
+    pub unused: [u32; 2],
 }
 
 /// `SKINNING_LINEAR` and `SKINNING_DUAL_QUATERNION` in common.glsl.
@@ -188,6 +194,12 @@ pub const INSTANCE_RESTART: u32 = 1 << 31;
 pub const INSTANCE_FLAGS: u32 = INSTANCE_STILL | INSTANCE_RESTART;
 /// `cull.motions`: the instance moves by itself this frame (common.glsl).
 pub const MOTION_MOVING: u32 = 1 << 31;
+
+/// A tint as the shaders unpack it (unpackUnorm4x8): red in the low byte, the amount in the high.
+pub fn pack_tint(tint: [f32; 4]) -> u32 {
+    let [red, green, blue, amount] = tint.map(|channel| (channel.clamp(0.0, 1.0) * 255.0).round() as u32);
+    red | green << 8 | blue << 16 | amount << 24
+}
 
 impl InstanceData {
     /// Packs an instance's place and what it plays for the cull and palette passes.
@@ -212,6 +224,9 @@ impl InstanceData {
                 Skinning::Linear => SKINNING_LINEAR,
                 Skinning::DualQuaternion => SKINNING_DUAL_QUATERNION,
             },
+            scale: state.scale,
+            tint: pack_tint(state.tint),
+            unused: [0; 2],
         }
     }
 
@@ -261,7 +276,7 @@ impl InstanceData {
     /// The instance's world transform, as palette.comp builds it.
     pub fn world(&self) -> Mat4 {
         let [x, y, z, yaw] = self.position_yaw;
-        Mat4::from_rotation_translation(glam::Quat::from_rotation_y(yaw), Vec3::new(x, y, z))
+        Mat4::from_scale_rotation_translation(Vec3::splat(self.scale), glam::Quat::from_rotation_y(yaw), Vec3::new(x, y, z))
     }
 }
 

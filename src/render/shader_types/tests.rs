@@ -270,6 +270,9 @@ fn layouts_match_the_compiled_shaders() {
             ("time_layer", offset_of!(InstanceData, time_layer)),
             ("layer_weight", offset_of!(InstanceData, layer_weight)),
             ("skinning", offset_of!(InstanceData, skinning)),
+            ("scale", offset_of!(InstanceData, scale)),
+            ("tint", offset_of!(InstanceData, tint)),
+            ("unused", offset_of!(InstanceData, unused)),
         ],
     );
     check(
