@@ -3,19 +3,20 @@
 use vkskin::app::bench::{progress_bar, BenchOptions};
 use vkskin::app::capture::FrameCapture;
 use vkskin::app::{default_animations, default_model_path};
-use vkskin::formats::load_model;
 use vkskin::gpu::instance::validation_from_env;
 
-use crate::cli::BenchArgs;
+use super::scene::open_model;
+use crate::cli::{BenchArgs, Switch};
 
 pub(crate) fn bench(arguments: BenchArgs) -> Result<(), String> {
     let mut capture = arguments.capture_frame.map(FrameCapture::attach).transpose()?;
     let path = arguments.model.unwrap_or_else(default_model_path);
     let animations = default_animations(&path, &arguments.animations);
-    let mut model = load_model(&path, &animations).map_err(|error| error.to_string())?;
-    if arguments.clip_compression.iter().any(|switch| switch.on()) {
-        model.compress_clips();
-    }
+    // Opened as the viewer and render open it: the levels of detail measured on the files' keys,
+    // the clips compressed beside them, so the bench draws the levels a user's frame draws.
+    let levels = arguments.lod.iter().any(|lod| lod.on());
+    let compression = if arguments.clip_compression.iter().any(|switch| switch.on()) { Switch::On } else { Switch::Off };
+    let (model, _) = open_model(&path, &animations, (None, None), levels, compression)?;
     let clip = arguments.clip.as_deref().map(|clip| vkskin::app::find_clip(&model, clip)).transpose()?;
     let options = BenchOptions {
         clip,

@@ -34,7 +34,12 @@ pub fn run(
         options.counts.len() * options.strategies.iter().map(|&strategy| variants(options, model, strategy).len()).sum::<usize>();
     let mut full = model.clone();
     full.levels.clear();
-    let levelled = if options.lods.contains(&true) { crate::model::lod::with_levels(model) } else { full.clone() };
+    // A model opened with its levels (the CLI's) keeps them; one without gets them here.
+    let levelled = match options.lods.contains(&true) {
+        true if !model.levels.is_empty() => model.clone(),
+        true => crate::model::lod::with_levels(model),
+        false => full.clone(),
+    };
     // The same models playing the files' keys, for rows with compression off.
     let keys_of = |model: &Model| {
         let mut keys = model.clone();
