@@ -192,6 +192,9 @@ pub(crate) struct BenchArgs {
     /// A crowd: instance i plays the i-th clip that moves (as `view --crowd`).
     #[arg(long, conflicts_with = "clip")]
     pub(crate) crowd: bool,
+    /// Several instances vary in phase, speed, size and colours (on), or are copies (off).
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    pub(crate) variety: Switch,
     /// Frames measured for each row (after the warm-up).
     #[arg(long, default_value_t = 60)]
     pub(crate) measure: u32,
@@ -308,6 +311,10 @@ pub(crate) struct SceneArgs {
     /// all; with many `--anim` files, every clip they give.
     #[arg(long, conflicts_with = "clip")]
     pub(crate) crowd: bool,
+    /// Several instances vary in phase, speed, size and colours (on), or are copies of the model
+    /// a fixed step apart in their clip (off). docs/crowds.md.
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    pub(crate) variety: Switch,
     /// Play a second clip over one joint's subtree on every instance: CLIP@JOINT or
     /// CLIP@JOINT:WEIGHT (default weight 1), e.g. wave@upper_arm_left:0.8.
     #[arg(long)]

@@ -135,32 +135,39 @@ pub struct SceneSetup {
     pub bounds: Aabb,
     /// Per morph target, a weight set by hand (the panel) over the clips', or None.
     pub morph_overrides: Vec<Option<f32>>,
+    /// Built with a crowd's variety (`new`) or without (`uniform`): what a scene made again from
+    /// this one (another count, another file) keeps.
+    pub variety: bool,
 }
 
 impl SceneSetup {
     /// `instance_count` instances of `model` on a grid; a crowd (more than one) varied in phase,
     /// speed, size and colours ([`crowd_variety`]).
     pub fn new(model: Model, instance_count: usize) -> SceneSetup {
-        let mut instances = grid_instances(&model, instance_count.max(1));
-        if instances.len() > 1 {
-            let duration = model.default_clip().and_then(|clip| model.clips.get(clip)).map_or(1.0, |clip| clip.duration);
-            for (index, instance) in instances.iter_mut().enumerate() {
-                *instance = crowd_variety(*instance, index, duration);
-            }
-        }
-        SceneSetup::around(model, instances)
+        SceneSetup::with_variety(model, instance_count, true)
     }
 
     /// `new` without the crowd's variety: every instance the model as made, at the clip's speed,
     /// each out of step with the last by a fixed fraction of the clip (tests that compare
     /// instances with each other or with the model).
     pub fn uniform(model: Model, instance_count: usize) -> SceneSetup {
-        let instances = grid_instances(&model, instance_count.max(1));
-        SceneSetup::around(model, instances)
+        SceneSetup::with_variety(model, instance_count, false)
+    }
+
+    /// `new` (`variety`) or `uniform`.
+    pub fn with_variety(model: Model, instance_count: usize, variety: bool) -> SceneSetup {
+        let mut instances = grid_instances(&model, instance_count.max(1));
+        if variety && instances.len() > 1 {
+            let duration = model.default_clip().and_then(|clip| model.clips.get(clip)).map_or(1.0, |clip| clip.duration);
+            for (index, instance) in instances.iter_mut().enumerate() {
+                *instance = crowd_variety(*instance, index, duration);
+            }
+        }
+        SceneSetup::around(model, instances, variety)
     }
 
     /// The camera, the light and the shadow map's bounds around `instances`.
-    fn around(model: Model, instances: Vec<InstanceState>) -> SceneSetup {
+    fn around(model: Model, instances: Vec<InstanceState>, variety: bool) -> SceneSetup {
         let bounds = world_bounds(&model, &instances);
         let camera = framing_camera(&model, &instances);
         // The character's front, which the camera was turned to.
@@ -175,6 +182,7 @@ impl SceneSetup {
             camera,
             bounds,
             morph_overrides: Vec::new(),
+            variety,
         }
     }
 

@@ -21,6 +21,7 @@ pub(crate) fn bench(arguments: BenchArgs) -> Result<(), String> {
     let options = BenchOptions {
         clip,
         crowd: arguments.crowd,
+        variety: arguments.variety.on(),
         lods: arguments.lod.iter().map(|lod| lod.on()).collect(),
         light_culling: arguments.light_culling.iter().map(|light| light.on()).collect(),
         animation_lod: arguments.animation_lod.iter().map(|switch| switch.on()).collect(),

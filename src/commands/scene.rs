@@ -55,7 +55,7 @@ impl SceneArgs {
         }
         let clip = self.clip.as_deref().map(|selector| find_clip(&model, selector)).transpose()?;
         let layer = self.layer.as_deref().map(|text| parse_layer(&model, text)).transpose()?;
-        let mut setup = SceneSetup::new(model, self.instances as usize);
+        let mut setup = SceneSetup::with_variety(model, self.instances as usize, self.variety.on());
         if let Some(clip) = clip {
             setup.play(clip, 0.0, 0.0);
             setup.frame_played();

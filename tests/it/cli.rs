@@ -23,6 +23,29 @@ fn render_writes_a_png_of_the_asked_size() {
     assert_eq!(image.dimensions(), (200, 150));
 }
 
+/// `--variety off` draws copies of the model; the default varies them, so the two images differ.
+/// One instance is the model as made either way.
+#[test]
+fn variety_off_draws_copies_and_one_instance_is_the_model_either_way() {
+    let render = |name: &str, arguments: &[&str]| {
+        let out = scratch(name);
+        let output = vkskin()
+            .args(["render", "--time", "0.75", "--size", "160x120", "--validate", "--out"])
+            .arg(&out)
+            .args(arguments)
+            .output()
+            .expect("vkskin runs");
+        assert!(output.status.success(), "{}", text(&output));
+        image::open(&out).expect("a PNG was written").to_rgba8()
+    };
+    let varied = render("varied.png", &["--instances", "4"]);
+    let copies = render("copies.png", &["--instances", "4", "--variety", "off"]);
+    let changed = varied.pixels().zip(copies.pixels()).filter(|(a, b)| a != b).count();
+    assert!(changed > 200, "--variety off changed {changed} pixels of 4 figures");
+    let one = render("one.png", &["--instances", "1"]);
+    assert_eq!(one, render("one-off.png", &["--instances", "1", "--variety", "off"]));
+}
+
 #[test]
 fn a_count_past_the_device_is_refused_up_front() {
     let output = vkskin()

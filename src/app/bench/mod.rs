@@ -32,6 +32,9 @@ pub struct BenchOptions {
     /// targets runs once, as `true`.
     /// Instance i plays the i-th clip that moves (`SceneSetup::play_every_clip`), not `clip`.
     pub crowd: bool,
+    /// Instances varied in phase, speed, size and colours (`SceneSetup::new`), or copies
+    /// (`SceneSetup::uniform`).
+    pub variety: bool,
     /// Clips compressed (true) or the files' keys (false); empty: as the model comes.
     pub clip_compression: Vec<bool>,
     pub morph: Vec<bool>,
@@ -189,6 +192,8 @@ pub struct BenchReport {
     pub clip_key_bytes: u64,
     pub frames: u32,
     pub warmup: u32,
+    /// The instances varied (`BenchOptions::variety`).
+    pub variety: bool,
     pub rows: Vec<BenchRow>,
 }
 

@@ -70,7 +70,7 @@ impl BenchReport {
         let _ = writeln!(
             out,
             "device: {} ({}), {}x{}, model {} ({} vertices, {} joints; {} clips, {} B on the GPU compressed, {} B as the \
-             files' keys, shared by every instance), {} frames after {} warm-up",
+             files' keys, shared by every instance), {} frames after {} warm-up; instances {}",
             self.device,
             self.driver,
             self.resolution.0,
@@ -82,7 +82,8 @@ impl BenchReport {
             self.clip_bytes,
             self.clip_key_bytes,
             self.frames,
-            self.warmup
+            self.warmup,
+            if self.variety { "varied (phase, speed, size, colours)" } else { "copies (--variety off)" }
         );
         let columns = self.columns();
         let (settings, measured): (Vec<&Column>, Vec<&Column>) = columns.iter().partition(|column| column.setting);
@@ -300,6 +301,7 @@ impl BenchReport {
             "clips": self.clip_count,
             "clip_bytes": self.clip_bytes,
             "clip_key_bytes": self.clip_key_bytes,
+            "variety": self.variety,
             "palette_ns_per_joint_instance": super::palette_costs(self).iter().map(|&(strategy, instances, compressed, keys)| json!({
                 "strategy": strategy.name(),
                 "instances": instances,

@@ -106,6 +106,7 @@ pub fn run(
             .sum(),
         frames: options.frames,
         warmup: options.warmup,
+        variety: options.variety,
         rows,
     })
 }
@@ -274,7 +275,7 @@ fn measure(
         row.skipped = Some(reason);
         return Ok(None);
     }
-    let mut setup = SceneSetup::new(model.clone(), instances);
+    let mut setup = SceneSetup::with_variety(model.clone(), instances, options.variety);
     for instance in &mut setup.instances {
         instance.clip = options.clip.or(instance.clip);
         instance.skinning = variant.skinning;

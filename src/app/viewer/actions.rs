@@ -73,7 +73,7 @@ impl Viewer {
         }
         let first = self.setup.instances.first();
         let (clip, layer) = (first.and_then(|instance| instance.clip), first.and_then(|instance| instance.layer));
-        let mut resized = SceneSetup::new(self.setup.model.clone(), count);
+        let mut resized = SceneSetup::with_variety(self.setup.model.clone(), count, self.setup.variety);
         resized.camera = self.setup.camera;
         if let Some(clip) = clip {
             resized.play(clip, self.clock, 0.0);
@@ -153,7 +153,7 @@ impl Viewer {
         let added: Vec<usize> =
             (0..model.clips.len()).filter(|&clip| is_animation && model.clip_source(clip) == Some(path)).collect();
         let added_clip = model.first_moving(added.iter().copied()).or(added.first().copied());
-        let mut setup = SceneSetup::new(model, self.setup.instances.len());
+        let mut setup = SceneSetup::with_variety(model, self.setup.instances.len(), self.setup.variety);
         if let Some(clip) = added_clip {
             setup.play(clip, self.clock, self.options.fade_seconds);
         }
@@ -226,6 +226,7 @@ impl Viewer {
             camera: self.setup.camera,
             bounds: self.setup.bounds,
             morph_overrides: self.setup.morph_overrides.clone(),
+            variety: self.setup.variety,
         };
         self.replace_scene(setup, self.options.strategy).map(|_| ())
     }
