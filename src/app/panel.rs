@@ -37,6 +37,8 @@ pub struct PanelInfo<'a> {
     pub animation_lod: bool,
     /// Motion blur from the velocity target (`--motion-blur on`).
     pub motion_blur: bool,
+    /// The instances vary in phase, speed, size and colours (`--variety`).
+    pub variety: bool,
     pub instances: usize,
     /// The most instances this device takes with this strategy, and the limit that sets it.
     pub max_instances: usize,
@@ -111,6 +113,8 @@ pub enum Action {
     Skinning(Skinning),
     /// Motion blur on or off (`--motion-blur`).
     MotionBlur(bool),
+    /// The crowd varied or copies (`--variety`).
+    Variety(bool),
 }
 
 impl Action {
@@ -118,7 +122,8 @@ impl Action {
     /// `pause`, `play`, `step`, `seek=0.5`, `debug=skeleton,bounds`, `layer=1@4:0.8` (clip, joint
     /// and weight by number) or `layer=none`, `capture`, `open=PATH`, `panel=off` or
     /// `animation-lod=on`, `morph=TARGET:WEIGHT` or `morph=TARGET:clip`, `skinning=dual-quaternion`,
-    /// `motion-blur=on` (`view --drive`: a test or a demo runs the panel's controls without a pointer).
+    /// `motion-blur=on`, `variety=off` (`view --drive`: a test or a demo runs the panel's controls
+    /// without a pointer).
     pub fn parse(text: &str) -> Result<Action, String> {
         let (name, value) = text.split_once('=').unwrap_or((text, ""));
         let number = |what: &str| {
@@ -146,7 +151,8 @@ impl Action {
             "debug" => Action::Debug(DebugViews::parse(value)?),
             "panel" if value == "on" || value == "off" => Action::Panel(value == "on"),
             "animation-lod" if value == "on" || value == "off" => Action::AnimationLod(value == "on"),
-            "motion-blur" if value == "on" || value == "off" => Action::MotionBlur(value == "on"),
+"motion-blur" if value == "on" || value == "off" => Action::MotionBlur(value == "on"),
+            "variety" if value == "on" || value == "off" => Action::Variety(value == "on"),
             "layer" if value == "none" => Action::Layer(None),
             "layer" => {
                 // CLIP@JOINT:WEIGHT, all three as numbers.
@@ -175,7 +181,7 @@ impl Action {
             "open" if !value.is_empty() => Action::Open(value.into()),
             _ => {
                 return Err(format!(
-                "expected strategy, instances, clip, fade, speed, seek, pause, play, step, debug, layer, capture, open=PATH, panel=on|off, animation-lod=on|off, morph=TARGET:WEIGHT|clip, skinning=linear|dual-quaternion or motion-blur=on|off, found '{text}'"
+                "expected strategy, instances, clip, fade, speed, seek, pause, play, step, debug, layer, capture, open=PATH, panel=on|off, animation-lod=on|off, morph=TARGET:WEIGHT|clip, skinning=linear|dual-quaternion, motion-blur=on|off or variety=on|off, found '{text}'"
             ))
             }
         })
@@ -450,6 +456,12 @@ impl Panel {
             let hover = "each pixel smeared along its motion since last frame (the velocity target)";
             if let Some(on) = self.checkbox(ui, ("motion blur", hover), info.motion_blur) {
                 actions.push(Action::MotionBlur(on));
+            }
+            if info.instances > 1 {
+                let hover = "each instance its own phase, speed, size and colours; off: copies of the model";
+                if let Some(on) = self.checkbox(ui, ("variety", hover), info.variety) {
+                    actions.push(Action::Variety(on));
+                }
             }
         });
         ui.label(RichText::new(format!("playing {}", info.playing)).small());

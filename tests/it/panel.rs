@@ -57,7 +57,8 @@ impl Driver {
             light_culling: false,
             animation_lod: false,
             motion_blur: false,
-            instances: 1,
+            variety: true,
+            instances: 16,
             max_instances: 4096,
             limiting: "the test's limit",
             strategy: Strategy::Compute,
@@ -138,6 +139,8 @@ fn the_panels_controls_give_the_actions_the_viewer_applies() {
     assert_eq!(driver.click("motion blur"), vec![Action::MotionBlur(true)]);
     assert_eq!(driver.click("motion"), vec![Action::Debug(DebugViews { motion: true, ..Default::default() })]);
     assert_eq!(Action::parse("motion-blur=on"), Ok(Action::MotionBlur(true)));
+    assert_eq!(driver.click("variety"), vec![Action::Variety(false)]);
+    assert_eq!(Action::parse("variety=off"), Ok(Action::Variety(false)));
 
     // The clip picker: open it, pick the second clip.
     assert_eq!(driver.click("clip"), vec![]);

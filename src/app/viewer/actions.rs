@@ -291,6 +291,15 @@ impl Viewer {
                     graphics.renderer.motion_blur = on;
                 }
             }
+            Action::Variety(on) => {
+                // The same grid with or without the variety; what each plays stays.
+                let remade = SceneSetup::with_variety(self.setup.model.clone(), self.setup.instances.len(), on);
+                for (instance, made) in self.setup.instances.iter_mut().zip(remade.instances) {
+                    (instance.phase, instance.speed, instance.scale, instance.tint) =
+                        (made.phase, made.speed, made.scale, made.tint);
+                }
+                self.setup.variety = on;
+            }
             Action::AnimationLod(on) => {
                 self.options.animation_lod = on.then_some(crate::render::ANIMATION_LOD_PIXELS);
                 if let Some(graphics) = &mut self.graphics {

@@ -113,6 +113,7 @@ impl<'a> PanelState<'a> {
             light_culling: renderer.setup.light_culling,
             animation_lod: renderer.setup.animation_lod.is_some(),
             motion_blur: renderer.motion_blur,
+            variety: self.setup.variety,
             instances: self.setup.instances.len(),
             max_instances: renderer.setup.memory.max_instances as usize,
             limiting: &renderer.setup.memory.limiting,
