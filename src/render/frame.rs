@@ -247,6 +247,9 @@ impl Renderer {
     pub fn level_choice(&self, scene: &FrameScene) -> LevelChoice {
         let errors = self.model.levels.iter().map(|level| level.error).collect();
         let height = self.targets.as_ref().map_or(1, |targets| targets.color.extent().height);
-        LevelChoice::new(errors, scene.view_projection, height, scene.light_view_projection, shadow::SHADOW_MAP_SIZE)
+        // The shadow map draws every instance at one level: one within a texel for the largest.
+        let largest = scene.instances.iter().map(|instance| instance.scale).fold(1.0, f32::max);
+        let light = (scene.light_view_projection, shadow::SHADOW_MAP_SIZE, largest);
+        LevelChoice::new(errors, scene.view_projection, height, light)
     }
 }

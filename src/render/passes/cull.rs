@@ -370,13 +370,13 @@ impl LevelChoice {
 
     /// For a frame of `extent_height` pixels seen through `view_projection` (a perspective
     /// projection), with a shadow map of `shadow_size` texels square over `light_view_projection`
-    /// (an orthographic one).
+    /// (an orthographic one), whose level must hold for instances up to `largest_scale` times the
+    /// model's size.
     pub fn new(
         errors: Vec<f32>,
         view_projection: Mat4,
         extent_height: u32,
-        light_view_projection: Mat4,
-        shadow_size: u32,
+        (light_view_projection, shadow_size, largest_scale): (Mat4, u32, f32),
     ) -> LevelChoice {
         // Clip y is P11 × view y, and clip w is −view z: the rows' lengths give P11 whatever the view.
         let (y_row, w_row) = (view_projection.row(1).truncate(), view_projection.row(3).truncate());
@@ -384,7 +384,9 @@ impl LevelChoice {
         // An orthographic light: clip x and y are 2 / width × light x and y.
         let (x_row, y_row) = (light_view_projection.row(0).truncate(), light_view_projection.row(1).truncate());
         let texel = 2.0 / (x_row.length().max(y_row.length()) * shadow_size as f32).max(1e-12);
-        let light_level = (0..errors.len()).rev().find(|&level| errors[level] <= texel * Self::PIXEL_ERROR).unwrap_or(0) as u32;
+        let scale = largest_scale.max(1.0);
+        let light_level =
+            (0..errors.len()).rev().find(|&level| errors[level] * scale <= texel * Self::PIXEL_ERROR).unwrap_or(0) as u32;
         LevelChoice { errors, pixels_at_unit: if pixels_at_unit.is_finite() { pixels_at_unit } else { 0.0 }, light_level }
     }
 
