@@ -156,13 +156,7 @@ impl SceneSetup {
 
     /// `new` (`variety`) or `uniform`.
     pub fn with_variety(model: Model, instance_count: usize, variety: bool) -> SceneSetup {
-        let mut instances = grid_instances(&model, instance_count.max(1));
-        if variety && instances.len() > 1 {
-            let duration = model.default_clip().and_then(|clip| model.clips.get(clip)).map_or(1.0, |clip| clip.duration);
-            for (index, instance) in instances.iter_mut().enumerate() {
-                *instance = crowd_variety(*instance, index, duration);
-            }
-        }
+        let instances = grid_instances(&model, instance_count.max(1), variety);
         SceneSetup::around(model, instances, variety)
     }
 
@@ -329,8 +323,9 @@ impl HeadlessRenderer {
 }
 
 /// `count` instances in a grid centred on the origin, one model-size apart (and room for a crowd's
-/// largest size), each out of step with the last by a fraction of the clip.
-pub fn grid_instances(model: &Model, count: usize) -> Vec<InstanceState> {
+/// largest size). A crowd with `variety` is varied ([`crowd_variety`]); otherwise each instance is
+/// the model as made, out of step with the last by a fraction of the clip.
+pub fn grid_instances(model: &Model, count: usize, variety: bool) -> Vec<InstanceState> {
     let bounds = model.animated_bounds();
     let room = if count > 1 { 1.0 + CROWD_SCALE } else { 1.0 };
     let spacing = (bounds.size().x.max(bounds.size().z) * 1.6 + 0.2) * room;
@@ -343,11 +338,16 @@ pub fn grid_instances(model: &Model, count: usize) -> Vec<InstanceState> {
             let (row, column) = (index / columns, index % columns);
             let x = (column as f32 - (columns as f32 - 1.0) * 0.5) * spacing;
             let z = (row as f32 - (rows as f32 - 1.0) * 0.5) * spacing;
-            InstanceState {
+            let instance = InstanceState {
                 position: Vec3::new(x, 0.0, z) - Vec3::new(bounds.center().x, 0.0, bounds.center().z),
                 clip,
                 phase: duration * (index as f32 * 0.37).fract(),
                 ..InstanceState::default()
+            };
+            if variety && count > 1 {
+                crowd_variety(instance, index, duration)
+            } else {
+                instance
             }
         })
         .collect()

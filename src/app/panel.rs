@@ -151,7 +151,7 @@ impl Action {
             "debug" => Action::Debug(DebugViews::parse(value)?),
             "panel" if value == "on" || value == "off" => Action::Panel(value == "on"),
             "animation-lod" if value == "on" || value == "off" => Action::AnimationLod(value == "on"),
-"motion-blur" if value == "on" || value == "off" => Action::MotionBlur(value == "on"),
+            "motion-blur" if value == "on" || value == "off" => Action::MotionBlur(value == "on"),
             "variety" if value == "on" || value == "off" => Action::Variety(value == "on"),
             "layer" if value == "none" => Action::Layer(None),
             "layer" => {

@@ -293,8 +293,8 @@ impl Viewer {
             }
             Action::Variety(on) => {
                 // The same grid with or without the variety; what each plays stays.
-                let remade = SceneSetup::with_variety(self.setup.model.clone(), self.setup.instances.len(), on);
-                for (instance, made) in self.setup.instances.iter_mut().zip(remade.instances) {
+                let remade = crate::app::grid_instances(&self.setup.model, self.setup.instances.len(), on);
+                for (instance, made) in self.setup.instances.iter_mut().zip(remade) {
                     (instance.phase, instance.speed, instance.scale, instance.tint) =
                         (made.phase, made.speed, made.scale, made.tint);
                 }
