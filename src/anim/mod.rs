@@ -21,7 +21,7 @@ pub mod retarget;
 pub use clip::{Animation, Channel, Clip, ClipRange, Interpolation, KeyTimes, Property, RangeUnit, WeightChannel};
 pub use curve::{bracket, hermite, slerp_shortest, KeySpan};
 pub use dual_quaternion::{skin_vertex_dual_quaternion, DualQuaternion};
-pub use playback::{Fade, InstanceState, Layer, Playback, Skinning};
+pub use playback::{world_transform, Fade, InstanceState, Layer, Playback, Skinning};
 
 use glam::{Mat4, Quat, Vec3};
 

@@ -137,8 +137,14 @@ impl InstanceState {
     }
 
     pub fn world(&self) -> Mat4 {
-        Mat4::from_scale_rotation_translation(Vec3::splat(self.scale), glam::Quat::from_rotation_y(self.yaw), self.position)
+        world_transform(self.position, self.yaw, self.scale)
     }
+}
+
+/// An instance's world transform: a uniform `scale`, a turn of `yaw` about +Y, then `position`
+/// (`instance_world` in common.glsl builds the same).
+pub fn world_transform(position: Vec3, yaw: f32, scale: f32) -> Mat4 {
+    Mat4::from_scale_rotation_translation(Vec3::splat(scale), glam::Quat::from_rotation_y(yaw), position)
 }
 
 #[cfg(test)]

@@ -276,7 +276,7 @@ impl InstanceData {
     /// The instance's world transform, as palette.comp builds it.
     pub fn world(&self) -> Mat4 {
         let [x, y, z, yaw] = self.position_yaw;
-        Mat4::from_scale_rotation_translation(Vec3::splat(self.scale), glam::Quat::from_rotation_y(yaw), Vec3::new(x, y, z))
+        crate::anim::world_transform(Vec3::new(x, y, z), yaw, self.scale)
     }
 }
 
