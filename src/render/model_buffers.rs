@@ -100,63 +100,37 @@ impl GpuModel {
                 model.animations.len()
             )));
         }
-        let sources: Vec<SourceVertex> = model.vertices.iter().map(|vertex| SourceVertex::of(model, vertex)).collect();
-        let mut influences: Vec<GpuInfluence> = model.influences.iter().map(GpuInfluence::from).collect();
-        let surfaces: Vec<Surface> = model.vertices.iter().map(Surface::from).collect();
-        let joint_count = model.skeleton.len().max(1);
-        let mut inverse_binds: Vec<[f32; 16]> =
-            model.skeleton.joints.iter().map(|joint| joint.inverse_bind.to_cols_array()).collect();
-        inverse_binds.resize(joint_count, Mat4::IDENTITY.to_cols_array());
-        let keys = AnimationData::new(model);
         if let Some(index) = model.skeleton.joints.iter().position(|joint| !joint.inverse_bind.inverse().is_finite()) {
             return Err(gpu::Error::Other(format!(
                 "{}: joint {index}'s inverse bind matrix is not invertible; the palette pass needs its inverse",
                 model.name
             )));
         }
-        let joints = joint_infos(model);
-
-        let (cells, animation_cells) = cell_records(model);
-        let (all_indices, mesh_ranges, levels) = level_records(model);
-        // Storage buffers may not be empty: keep one placeholder element.
-        if influences.is_empty() {
-            influences.push(GpuInfluence { joint: 0, weight: 0.0 });
-        }
-        let mut offsets: Vec<[f32; 3]> = model.influence_offsets.iter().map(|offset| offset.to_array()).collect();
-        if offsets.is_empty() {
-            offsets.push([0.0; 3]);
-        }
-
+        let records = Records::of(model);
         let storage = Usage::STORAGE_BUFFER;
-        let source_vertices = Buffer::with_data(device, "model.source_vertices", storage, bytemuck::cast_slice(&sources))?;
-        let influences = Buffer::with_data(device, "model.influences", storage, bytemuck::cast_slice(&influences))?;
-        let influence_offsets = Buffer::with_data(device, "model.influence_offsets", storage, bytemuck::cast_slice(&offsets))?;
-        let surfaces = Buffer::with_data(device, "model.surfaces", storage, bytemuck::cast_slice(&surfaces))?;
+        let buffer = |name: &str, bytes: &[u8]| Buffer::with_data(device, name, storage, bytes);
+        let source_vertices = buffer("model.source_vertices", bytemuck::cast_slice(&records.sources))?;
+        let influences = buffer("model.influences", bytemuck::cast_slice(&records.influences))?;
+        let influence_offsets = buffer("model.influence_offsets", bytemuck::cast_slice(&records.offsets))?;
+        let surfaces = buffer("model.surfaces", bytemuck::cast_slice(&records.surfaces))?;
         // STORAGE: the triangle pass reads them too.
         let indices = Buffer::with_data(
             device,
             "model.indices",
             Usage::INDEX_BUFFER | Usage::STORAGE_BUFFER,
-            bytemuck::cast_slice(&all_indices),
+            bytemuck::cast_slice(&records.indices),
         )?;
-        let channels = Buffer::with_data(device, "model.channels", storage, bytemuck::cast_slice(&keys.channels))?;
-        let key_times = Buffer::with_data(device, "model.key_times", storage, bytemuck::cast_slice(&keys.times))?;
-        let key_values = Buffer::with_data(device, "model.key_values", storage, bytemuck::cast_slice(&keys.values))?;
-        let joints = Buffer::with_data(device, "model.joints", storage, bytemuck::cast_slice(&joints))?;
-        let animation_cells =
-            Buffer::with_data(device, "model.animation_cells", storage, bytemuck::cast_slice(&animation_cells))?;
-        let cells = Buffer::with_data(device, "model.cells", storage, bytemuck::cast_slice(&cells))?;
-        let mesh_ranges_buffer = Buffer::with_data(device, "model.mesh_ranges", storage, bytemuck::cast_slice(&mesh_ranges))?;
-        let ranges = mesh_ranges;
-        let inverse_binds = Buffer::with_data(device, "model.inverse_binds", storage, bytemuck::cast_slice(&inverse_binds))?;
-        // Each joint's parent (u32::MAX for a root), for the skeleton debug view.
-        let mut parents: Vec<u32> =
-            model.skeleton.joints.iter().map(|joint| joint.parent.map_or(u32::MAX, |parent| parent as u32)).collect();
-        parents.resize(joint_count.max(1), u32::MAX);
-        let joint_parents = Buffer::with_data(device, "model.joint_parents", storage, bytemuck::cast_slice(&parents))?;
-        let (targets, deltas) = morph_records(model);
-        let morph_targets = Buffer::with_data(device, "model.morph_targets", storage, bytemuck::cast_slice(&targets))?;
-        let morph_deltas = Buffer::with_data(device, "model.morph_deltas", storage, bytemuck::cast_slice(&deltas))?;
+        let channels = buffer("model.channels", bytemuck::cast_slice(&records.keys.channels))?;
+        let key_times = buffer("model.key_times", bytemuck::cast_slice(&records.keys.times))?;
+        let key_values = buffer("model.key_values", bytemuck::cast_slice(&records.keys.values))?;
+        let joints = buffer("model.joints", bytemuck::cast_slice(&records.joints))?;
+        let animation_cells = buffer("model.animation_cells", bytemuck::cast_slice(&records.animation_cells))?;
+        let cells = buffer("model.cells", bytemuck::cast_slice(&records.cells))?;
+        let mesh_ranges = buffer("model.mesh_ranges", bytemuck::cast_slice(&records.mesh_ranges))?;
+        let inverse_binds = buffer("model.inverse_binds", bytemuck::cast_slice(&records.inverse_binds))?;
+        let joint_parents = buffer("model.joint_parents", bytemuck::cast_slice(&records.parents))?;
+        let morph_targets = buffer("model.morph_targets", bytemuck::cast_slice(&records.targets))?;
+        let morph_deltas = buffer("model.morph_deltas", bytemuck::cast_slice(&records.deltas))?;
 
         let materials = upload_materials(device, model)?;
         Ok(GpuModel {
@@ -171,36 +145,112 @@ impl GpuModel {
             joints,
             animation_cells,
             cells,
-            mesh_ranges: mesh_ranges_buffer,
+            mesh_ranges,
             inverse_binds,
             joint_parents,
             morph_targets,
             morph_deltas,
             materials,
-            levels,
-            ranges: ranges.iter().map(|range| (range.first_index, range.index_count)).collect(),
+            ranges: records.mesh_ranges.iter().map(|range| (range.first_index, range.index_count)).collect(),
+            levels: records.levels,
             mesh_count: model.meshes.len() as u32,
             vertex_count: model.vertices.len() as u32,
             index_count: model.indices.len() as u32,
-            joint_count: joint_count as u32,
+            joint_count: model.skeleton.len().max(1) as u32,
             target_count: model.morph_targets.len() as u32,
-            weight_channels: keys.weight_channels,
+            weight_channels: records.keys.weight_channels,
             palette_stride: palette_stride(model),
         })
     }
 }
 
-/// The bytes `model`'s data takes on the GPU, which all its instances share: what [`GpuModel::upload`]
-/// puts in buffers (vertices, influences, surfaces, every level's indices, joints, clips, culling
-/// cells, morph targets) and its textures (RGBA8, one per material and map; a 1×1 where there is
-/// none). A crowd counts each model's once.
+/// What [`GpuModel::upload`] puts in buffers, one record kind each, as the shaders read them.
+struct Records {
+    sources: Vec<SourceVertex>,
+    /// At least one (a storage buffer may not be empty).
+    influences: Vec<GpuInfluence>,
+    /// Three floats an influence; at least one offset.
+    offsets: Vec<[f32; 3]>,
+    surfaces: Vec<Surface>,
+    /// Every level's indices, the full mesh's first.
+    indices: Vec<u32>,
+    mesh_ranges: Vec<MeshRange>,
+    levels: Vec<GpuLevel>,
+    keys: AnimationData,
+    joints: Vec<GpuJoint>,
+    /// At least one joint: a model without a skeleton is skinned by one identity joint.
+    inverse_binds: Vec<[f32; 16]>,
+    /// Each joint's parent (u32::MAX for a root), for the skeleton debug view.
+    parents: Vec<u32>,
+    cells: Vec<GpuBounds>,
+    animation_cells: Vec<AnimationCells>,
+    targets: Vec<GpuMorphTarget>,
+    deltas: Vec<GpuMorphDelta>,
+}
+
+impl Records {
+    fn of(model: &Model) -> Records {
+        let joint_count = model.skeleton.len().max(1);
+        let mut influences: Vec<GpuInfluence> = model.influences.iter().map(GpuInfluence::from).collect();
+        if influences.is_empty() {
+            influences.push(GpuInfluence { joint: 0, weight: 0.0 });
+        }
+        let mut offsets: Vec<[f32; 3]> = model.influence_offsets.iter().map(|offset| offset.to_array()).collect();
+        if offsets.is_empty() {
+            offsets.push([0.0; 3]);
+        }
+        let mut inverse_binds: Vec<[f32; 16]> =
+            model.skeleton.joints.iter().map(|joint| joint.inverse_bind.to_cols_array()).collect();
+        inverse_binds.resize(joint_count, Mat4::IDENTITY.to_cols_array());
+        let mut parents: Vec<u32> =
+            model.skeleton.joints.iter().map(|joint| joint.parent.map_or(u32::MAX, |parent| parent as u32)).collect();
+        parents.resize(joint_count, u32::MAX);
+        let (cells, animation_cells) = cell_records(model);
+        let (indices, mesh_ranges, levels) = level_records(model);
+        let (targets, deltas) = morph_records(model);
+        Records {
+            sources: model.vertices.iter().map(|vertex| SourceVertex::of(model, vertex)).collect(),
+            influences,
+            offsets,
+            surfaces: model.vertices.iter().map(Surface::from).collect(),
+            indices,
+            mesh_ranges,
+            levels,
+            keys: AnimationData::new(model),
+            joints: joint_infos(model),
+            inverse_binds,
+            parents,
+            cells,
+            animation_cells,
+            targets,
+            deltas,
+        }
+    }
+
+    /// Their bytes, buffer by buffer.
+    fn bytes(&self) -> u64 {
+        use std::mem::size_of_val;
+        (size_of_val(self.sources.as_slice())
+            + size_of_val(self.influences.as_slice())
+            + size_of_val(self.offsets.as_slice())
+            + size_of_val(self.surfaces.as_slice())
+            + size_of_val(self.indices.as_slice())
+            + size_of_val(self.mesh_ranges.as_slice())
+            + self.keys.bytes()
+            + size_of_val(self.joints.as_slice())
+            + size_of_val(self.inverse_binds.as_slice())
+            + size_of_val(self.parents.as_slice())
+            + size_of_val(self.cells.as_slice())
+            + size_of_val(self.animation_cells.as_slice())
+            + size_of_val(self.targets.as_slice())
+            + size_of_val(self.deltas.as_slice())) as u64
+    }
+}
+
+/// The bytes `model`'s data takes on the GPU, which all its instances share: the buffers
+/// [`GpuModel::upload`] fills and the materials' textures (RGBA8, a texture and a normal map each;
+/// a 1×1 where there is none). A crowd counts each model's once.
 pub fn model_bytes(model: &Model) -> u64 {
-    use std::mem::size_of;
-    let vertices = model.vertices.len() as u64;
-    let joints = model.skeleton.len().max(1) as u64;
-    let (cells, animation_cells) = cell_records(model);
-    let (indices, ranges, _) = level_records(model);
-    let (targets, deltas) = morph_records(model);
     let texture = |size: Option<(u32, u32)>| size.map_or(4, |(width, height)| 4 * u64::from(width) * u64::from(height));
     let textures: u64 = model
         .materials
@@ -210,15 +260,7 @@ pub fn model_bytes(model: &Model) -> u64 {
                 + texture(material.normal_map.as_ref().map(|map| (map.width, map.height)))
         })
         .sum();
-    vertices * (size_of::<SourceVertex>() + size_of::<Surface>()) as u64
-        + (model.influences.len() * size_of::<GpuInfluence>() + model.influence_offsets.len() * 12) as u64
-        + size_of_val(indices.as_slice()) as u64
-        + size_of_val(ranges.as_slice()) as u64
-        + AnimationData::new(model).bytes() as u64
-        + joints * (size_of::<GpuJoint>() + 64 + 4) as u64
-        + (size_of_val(cells.as_slice()) + size_of_val(animation_cells.as_slice())) as u64
-        + (size_of_val(targets.as_slice()) + size_of_val(deltas.as_slice())) as u64
-        + textures
+    Records::of(model).bytes() + textures
 }
 
 /// The culling cells of every animation, back to back, and where each animation's start (at least
