@@ -186,9 +186,9 @@ struct Bounds {
 // skinned vertices and the palettes live in chunks of `chunk_instances` instances each: instance i
 // is element i % chunk_instances of chunk i / chunk_instances. The shaders see the chunks as arrays
 // of buffers, indexed by a value that is uniform across a workgroup (one instance per workgroup
-// row) or a draw (one instance per draw): dynamic indexing, a core feature. Twelve, because a stage
+// or workgroup row) or a draw (one instance per draw): dynamic indexing, a core feature. Twelve, because a stage
 // may see only maxPerStageDescriptorStorageBuffers (32 on lavapipe) and the skin pass binds two arrays
-// and five more buffers: 2 × 12 + 5 = 29.
+// and seven more buffers: 2 × 12 + 7 = 31.
 const uint MAX_CHUNKS = 12u;
 
 // Levels of detail an instance can be drawn at, the full mesh included (src/model/lod.rs).
@@ -197,8 +197,8 @@ const uint MAX_LEVELS = 8u;
 // lavapipe and on NVIDIA), one per instance, so a level of 100,000 instances takes two.
 const uint MAX_PARTS = 4u;
 
-// What the cull pass produces each frame, read as indirect arguments: 64 + 8 × MAX_CHUNKS
-// + 8 × MAX_LEVELS + 32 × MAX_LEVELS × MAX_PARTS + 16 + 16 × MAX_PARTS + 16 bytes.
+// What the cull pass produces each frame, read as indirect arguments: 96 + 8 × MAX_CHUNKS
+// + 12 × MAX_LEVELS + 16 × MAX_LEVELS × MAX_PARTS + 16 + 16 × MAX_PARTS + 16 bytes.
 struct CullCounters {
     uvec4 palette_dispatch;         // x: workgroups of the palette list (palette.rs), y: 1, z: 1
     uvec4 kept;                     // x: 0, y: instances kept (skinned at some level), z: 1
@@ -207,13 +207,25 @@ struct CullCounters {
     uint camera_draws[MAX_CHUNKS];  // per chunk: instances the camera sees (draws per mesh)
     uint light_draws[MAX_CHUNKS];   // per chunk: instances the light sees
     uint level_counts[2 * MAX_LEVELS];  // per level: instances to skin at it, then instances the camera sees at it
-    // Per (level, part), at level × MAX_PARTS + part: the skin pass's dispatch (vertex groups, the
-    // part's instances, 1) and the triangle pass's (triangle groups, the part's instances, 1).
-    uvec4 skin_levels[MAX_LEVELS * MAX_PARTS];
+    // The skin pass's one dispatch over the skin groups (SkinGroup): x workgroups a row (at most
+    // skin_groups.y), y rows, 1. The cull pass grows both with each instance's groups.
+    uvec4 skin_dispatch;
+    uvec4 skin_groups;              // x: groups in the table; y: groups a full row holds (set by the CPU)
+    uint level_groups[MAX_LEVELS];  // per level, its vertex groups: the skin pass's workgroups an instance (set by the CPU)
+    // Per (level, part), at level × MAX_PARTS + part: the triangle pass's dispatch (triangle
+    // groups, the part's instances the camera sees, 1).
     uvec4 camera_levels[MAX_LEVELS * MAX_PARTS];
     uvec4 light_count;                  // x: instances the light sees (the light list's length)
     uvec4 light_parts[MAX_PARTS];       // per part: the triangle pass's light run (the light's level's triangle groups, instances, 1)
     uvec4 palettes;                     // x: instances whose palettes are computed this frame (the palette list's length)
+};
+
+// One workgroup of the skin pass: a run of consecutive vertices of one instance at its level, 8
+// bytes. The cull pass appends each instance it skins as its level's vertex groups, so one
+// dispatch skins every kept instance at its own level with no workgroup past its vertices.
+struct SkinGroup {
+    uint instance;  // its index, with LIST_DUAL_QUATERNION when it blends dual quaternions
+    uint group;     // the group within the instance's vertices (low 24 bits), its level (high 8)
 };
 
 // One mesh's triangles for the cull pass's draw commands: 8 bytes.

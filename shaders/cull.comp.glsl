@@ -4,14 +4,16 @@
 // animations' cells grown by the blend reach) are moved into the world and tested against the camera
 // frustum and the light's shadow volume. An instance neither sees is not skinned or drawn; one only
 // the light sees is skinned and drawn into the shadow map only. Writes the skin list and its count
-// straight into the palette and skin passes' indirect dispatch arguments, and per-mesh draw
+// straight into the palette and skin passes' indirect dispatch arguments (the skin pass's as a
+// table of vertex groups, SkinGroup), and per-mesh draw
 // commands with their counts for the shadow (light) and forward (camera) passes.
 //
 // Levels of detail (src/model/lod.rs): the camera's level is the coarsest whose error, projected at the
 // box's nearest point, is at most a pixel; the light's is the same for every instance (its texel
 // size, from the CPU). The instance is skinned at the finer of the two (a level's vertices are a
-// prefix of every finer level's, so the coarser one's draw finds its vertices skinned): it joins
-// that level's skin list, and the camera's level's list for the triangle pass.
+// prefix of every finer level's, so the coarser one's draw finds its vertices skinned): its groups
+// of that level's vertices join the skin table, and it joins the camera's level's list for the
+// triangle pass.
 //
 // Animation level of detail (`--animation-lod on`): a kept instance smaller on screen than a
 // threshold, or one only the light sees, has its palette computed every second frame (on the frames
@@ -37,9 +39,8 @@ layout(set = 0, binding = 9) writeonly buffer CameraDraws { DrawCommand camera_d
 layout(set = 0, binding = 10) writeonly buffer LightDraws { DrawCommand light_draws[]; };
 // Each kept instance's world box (min.w: 1 when the camera sees it), for the `bounds` debug view.
 layout(set = 0, binding = 11) writeonly buffer DebugBoxes { Bounds debug_boxes[]; };
-// Per level, the instances to skin at it (level l from l × list_stride), then the instances the
-// camera sees at it (from (level_count + l) × list_stride); last, the instances the light sees
-// (from 2 × level_count × list_stride), all at the light's level.
+// Per level, the instances the camera sees at it (level l from l × list_stride); last, the
+// instances the light sees (from level_count × list_stride), all at the light's level.
 layout(set = 0, binding = 12) writeonly buffer LevelLists { uint level_lists[]; };
 // Per instance, the frame (push.palette_frame) whose palette its palette slots hold; 0: none yet.
 layout(set = 0, binding = 13) buffer PaletteFrames { uint palette_frames[]; };
@@ -47,6 +48,8 @@ layout(set = 0, binding = 13) buffer PaletteFrames { uint palette_frames[]; };
 layout(set = 0, binding = 14) writeonly buffer PaletteList { uint palette_list[]; };
 // Per instance, the frame it was last kept in and whether it moves by itself (common.glsl: MOTION_MOVING).
 layout(set = 0, binding = 15) buffer Motions { uint motions[]; };
+// Each skinned instance's vertex groups at its level, for the skin pass's one dispatch.
+layout(set = 0, binding = 16) writeonly buffer SkinGroups { SkinGroup skin_groups[]; };
 
 layout(push_constant) uniform Push {
     vec4 bind_min;        // bounds of the bind pose (instances without a clip)
@@ -213,23 +216,30 @@ void main() {
     // 1/s as far.
     uint seen_level = camera_sees ? camera_level(distance / instance.scale) : push.light_level;
     uint skin_level = light_sees ? min(seen_level, push.light_level) : seen_level;
-    uint entry = atomicAdd(counters.level_counts[skin_level], 1u);
-    level_lists[skin_level * push.list_stride + entry] = instance_index | dual_bit;
-    // Entries are dense from 0, so the largest one a part gets is its count.
-    uint part = skin_level * MAX_PARTS + entry / push.dispatch_rows;
-    atomicMax(counters.skin_levels[part].y, entry % push.dispatch_rows + 1u);
+    atomicAdd(counters.level_counts[skin_level], 1u);
+    // Its vertex groups join the skin pass's table, which the dispatch covers row by row: a row of
+    // skin_groups.y workgroups (x), as many rows as the groups fill (y).
+    uint groups = counters.level_groups[skin_level];
+    uint first_group = atomicAdd(counters.skin_groups.x, groups);
+    uint row = counters.skin_groups.y;
+    atomicMax(counters.skin_dispatch.x, min(first_group + groups, row));
+    atomicMax(counters.skin_dispatch.y, (first_group + groups + row - 1u) / row);
+    for (uint group = 0u; group < groups; ++group) {
+        skin_groups[first_group + group] = SkinGroup(instance_index | dual_bit, (skin_level << 24) | group);
+    }
     uint chunk = instance_index / push.chunk_instances;
     if (camera_sees) {
-        entry = atomicAdd(counters.level_counts[MAX_LEVELS + seen_level], 1u);
-        level_lists[(push.level_count + seen_level) * push.list_stride + entry] = instance_index;
-        part = seen_level * MAX_PARTS + entry / push.dispatch_rows;
+        uint entry = atomicAdd(counters.level_counts[MAX_LEVELS + seen_level], 1u);
+        level_lists[seen_level * push.list_stride + entry] = instance_index;
+        // Entries are dense from 0, so the largest one a part gets is its count.
+        uint part = seen_level * MAX_PARTS + entry / push.dispatch_rows;
         atomicMax(counters.camera_levels[part].y, entry % push.dispatch_rows + 1u);
         emit(atomicAdd(counters.camera_draws[chunk], 1u), instance_index, true, seen_level);
     }
     if (light_sees) {
         emit(atomicAdd(counters.light_draws[chunk], 1u), instance_index, false, push.light_level);
-        entry = atomicAdd(counters.light_count.x, 1u);
-        level_lists[2u * push.level_count * push.list_stride + entry] = instance_index;
+        uint entry = atomicAdd(counters.light_count.x, 1u);
+        level_lists[push.level_count * push.list_stride + entry] = instance_index;
         atomicMax(counters.light_parts[entry / push.dispatch_rows].y, entry % push.dispatch_rows + 1u);
     }
 }

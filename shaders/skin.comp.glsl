@@ -3,8 +3,9 @@
 // (skinning.glsl: morph_vertex), then blends every influence the vertex has (an
 // offset and a count into the influence list, no cap) and writes the world-space position, normal
 // and tangent into the one skinned buffer that the shadow and forward passes then read as their
-// vertex buffer. Mirrors anim::skin_vertex. One dispatch per level of detail: it skins the level's
-// vertices (the model's first vertex_count) of the instances in the level's list.
+// vertex buffer. Mirrors anim::skin_vertex. One dispatch for every level of detail: each workgroup
+// takes one entry of the cull pass's skin table (SkinGroup), a run of consecutive vertices of one
+// instance among its level's (a level's vertices are the model's first level_vertices[level]).
 #include "common.glsl"
 
 layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
@@ -13,19 +14,19 @@ layout(set = 0, binding = 0) readonly buffer Sources { SourceVertex sources[]; }
 layout(set = 0, binding = 1) readonly buffer Influences { Influence influences[]; };
 layout(set = 0, binding = 2) readonly buffer Palettes { PaletteMatrix palettes[]; } palette_chunks[MAX_CHUNKS];
 layout(set = 0, binding = 3) writeonly buffer Skinned { uint skinned[]; } skinned_chunks[MAX_CHUNKS];
-// The cull pass's level lists; this level's from list_offset, the dispatch's y size its count (indirect).
-layout(set = 0, binding = 4) readonly buffer LevelLists { uint level_lists[]; };
+// The cull pass's skin table and its count (the dispatch's rows cover it; the last row may run past).
+layout(set = 0, binding = 4) readonly buffer SkinGroups { SkinGroup skin_groups[]; };
 layout(set = 0, binding = 5) readonly buffer MorphTargets { MorphTarget morph_targets[]; };
 layout(set = 0, binding = 6) readonly buffer MorphDeltas { MorphDelta morph_deltas[]; };
 layout(set = 0, binding = 7) readonly buffer InfluenceOffsets { float influence_offsets[]; };
+layout(set = 0, binding = 8) readonly buffer Counters { CullCounters counters; };
 
 layout(push_constant) uniform Push {
-    uint vertex_count;       // the level's
     uint joint_count;
     uint instance_vertices;  // the model's: an instance's stride in the skinned buffer
     uint chunk_instances;    // instances per chunk of palettes and skinned vertices
-    uint list_offset;        // where the level's list starts in level_lists
     uint palette_stride;     // palette slots an instance takes: this frame's block, then the previous one
+    uint level_vertices[MAX_LEVELS];  // each level's vertex count
 } push;
 
 // STAGED_STORES (skin.rs: SkinTuning; on for GPUs): each invocation leaves its 7 words in shared
@@ -39,13 +40,20 @@ shared uint staged_words[STAGED_STORES ? gl_WorkGroupSize.x * SKINNED_VERTEX_UIN
 #include "skinning.glsl"
 
 void main() {
-    uint vertex = gl_GlobalInvocationID.x;
-    uint listed = level_lists[push.list_offset + gl_GlobalInvocationID.y];
-    uint instance_index = listed & ~LIST_DUAL_QUATERNION;
-    bool dual = (listed & LIST_DUAL_QUATERNION) != 0u;
+    // Rows are full but for the last (x is a full row's width whenever there are two).
+    uint entry = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    if (entry >= counters.skin_groups.x) {
+        return;  // past the table, in the last row: the whole workgroup leaves
+    }
+    SkinGroup skin_group = skin_groups[entry];
+    uint instance_index = skin_group.instance & ~LIST_DUAL_QUATERNION;
+    bool dual = (skin_group.instance & LIST_DUAL_QUATERNION) != 0u;
+    uint group = skin_group.group & 0xFFFFFFu;
+    uint vertex_count = push.level_vertices[skin_group.group >> 24];
+    uint vertex = group * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
     uint chunk = instance_index / push.chunk_instances;
     uint instance_in_chunk = instance_index % push.chunk_instances;
-    bool in_level = vertex < push.vertex_count;
+    bool in_level = vertex < vertex_count;
     if (!STAGED_STORES && !in_level) {
         return;
     }
@@ -68,8 +76,8 @@ void main() {
         }
         barrier();
         // The workgroup's vertices are consecutive in the instance's span of the skinned buffer.
-        uint first_vertex = gl_WorkGroupID.x * gl_WorkGroupSize.x;
-        uint word_count = min(gl_WorkGroupSize.x, push.vertex_count - first_vertex) * SKINNED_VERTEX_UINTS;
+        uint first_vertex = group * gl_WorkGroupSize.x;
+        uint word_count = min(gl_WorkGroupSize.x, vertex_count - first_vertex) * SKINNED_VERTEX_UINTS;
         uint base = (instance_in_chunk * push.instance_vertices + first_vertex) * SKINNED_VERTEX_UINTS;
         for (uint i = gl_LocalInvocationID.x; i < word_count; i += gl_WorkGroupSize.x) {
             skinned_chunks[chunk].skinned[base + i] = staged_words[i];

@@ -10,10 +10,16 @@
 use ash::vk;
 
 use super::settings::RenderSettings;
-use super::shader_types::{DrawCommand, InstanceData, PaletteMatrix, SkinnedVertex, MAX_CHUNKS, MAX_LEVELS, MAX_PARTS};
+use super::shader_types::{
+    DrawCommand, InstanceData, PaletteMatrix, SkinGroup, SkinnedVertex, MAX_CHUNKS, MAX_LEVELS, MAX_PARTS,
+};
 use super::{Strategy, FRAMES_IN_FLIGHT};
 use crate::gpu::{self, Buffer, Device};
 use crate::model::Model;
+
+/// The narrowest skin workgroup a tuning may choose (`SkinTuning`): the skin table's room per
+/// instance assumes it.
+pub const MIN_SKIN_WORKGROUP: u32 = 32;
 
 /// Of the largest memory heap, what the per-instance buffers may take: the rest is left for the
 /// model, the shadow map, the render targets and the driver.
@@ -206,8 +212,10 @@ impl MemoryPlan {
         let palettes = 2 * (2 * joints + 1 + shape.morph_slots) * size_of::<PaletteMatrix>() as u64;
         let frames = FRAMES_IN_FLIGHT as u64;
         // Parameters per frame in flight, a skin-list slot, a debug box, a palette-list slot and its
-        // palette's frame (animation LOD), draw commands, a slot in each level's two lists and in
-        // the light's.
+        // palette's frame (animation LOD), draw commands, a slot in each level's camera list and in
+        // the light's, and the skin table's entries for its vertex groups (at the narrowest
+        // workgroup a tuning may choose).
+        let skin_groups = vertices.div_ceil(u64::from(MIN_SKIN_WORKGROUP));
         let fixed = size_of::<InstanceData>() as u64 * frames
             + 4
             + 32
@@ -215,7 +223,8 @@ impl MemoryPlan {
             + 4
             + 4
             + 2 * meshes * size_of::<DrawCommand>() as u64
-            + 4 * (2 * shape.levels.max(1) + 1);
+            + 4 * (shape.levels.max(1) + 1)
+            + skin_groups * size_of::<SkinGroup>() as u64;
         // The palette pass's joint positions (the skeleton debug view), with the palettes.
         let joint_positions = joints * 16;
         // The triangle pass's output (`compute`): a copy of the index buffer in 16-bit indices and a
@@ -274,6 +283,17 @@ impl MemoryPlan {
                 format!("maxStorageBufferRange {range} bytes for the clips' {} bytes", shape.clip_bytes),
             ),
             (range / joint_positions, format!("maxStorageBufferRange {range} bytes for the joint positions ({joints} joints)")),
+            (
+                65_535 * u64::from(max_dispatch_rows) / skin_groups,
+                format!(
+                    "maxComputeWorkGroupCount[1] = {max_dispatch_rows} rows of at most 65,535 workgroups for the skin \
+                     table ({skin_groups} groups per instance)"
+                ),
+            ),
+            (
+                range / (skin_groups * size_of::<SkinGroup>() as u64),
+                format!("maxStorageBufferRange {range} bytes for the skin table ({skin_groups} groups per instance)"),
+            ),
             (
                 u64::from(max_dispatch_rows) * MAX_PARTS as u64,
                 format!(
@@ -455,7 +475,7 @@ mod tests {
             PlanLimits { binding: u64::from(u32::MAX), heap: 24 << 30, dispatch_rows: 65_535 },
         );
         // Room for the light's copy of the full mesh's culled indices (41,688 bytes and 2 commands).
-        assert_eq!((plan.bytes_per_instance, plan.light_level), (151_204 + 41_728, Some(0)));
+        assert_eq!((plan.bytes_per_instance, plan.light_level), (152_108 + 41_728, Some(0)));
         assert!(plan.max_instances >= 100_000, "{} ({})", plan.max_instances, plan.limiting);
         assert!(plan.limiting.contains("memory heap"), "{}", plan.limiting);
         // On lavapipe's 2 GiB heap, 10,000 fit with room for the third level's light copy only.
@@ -465,7 +485,7 @@ mod tests {
             10_000,
             PlanLimits { binding: 128 << 20, heap: 2 << 30, dispatch_rows: 65_535 },
         );
-        assert_eq!((lavapipe.bytes_per_instance, lavapipe.light_level), (151_204 + 10_416 + 40, Some(2)));
+        assert_eq!((lavapipe.bytes_per_instance, lavapipe.light_level), (152_108 + 10_416 + 40, Some(2)));
         // 11,536 fit with none.
         let full = MemoryPlan::with_light_culling(
             figure,
@@ -473,7 +493,7 @@ mod tests {
             11_536,
             PlanLimits { binding: 128 << 20, heap: 2 << 30, dispatch_rows: 65_535 },
         );
-        assert_eq!((full.bytes_per_instance, full.light_level), (151_204, None));
+        assert_eq!((full.bytes_per_instance, full.light_level), (152_108, None));
         // Without the light's run asked for, no room for it.
         let unasked = MemoryPlan::for_limits(
             figure,
@@ -481,7 +501,7 @@ mod tests {
             100_000,
             PlanLimits { binding: u64::from(u32::MAX), heap: 24 << 30, dispatch_rows: 65_535 },
         );
-        assert_eq!((unasked.bytes_per_instance, unasked.light_level), (151_204, None));
+        assert_eq!((unasked.bytes_per_instance, unasked.light_level), (152_108, None));
         // The dispatches' rows alone would stop at 4 × 65,535.
         let rows = MemoryPlan::for_limits(
             figure,

@@ -8,7 +8,6 @@ use ash::vk;
 use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 
 use super::draw::VertexSource;
-use super::lists::{list_dispatches, List};
 use super::passes::cull::{CullPass, LevelChoice};
 use super::passes::forward::{ForwardTargets, PreviousPositions};
 use super::passes::motion::{self, MotionPush};
@@ -85,7 +84,12 @@ impl FrameContext<'_> {
     fn cull(&self, recorder: &mut Recorder) {
         let (renderer, cull) = (self.renderer, &self.renderer.passes.cull);
         recorder.wait(cull.reset_hazards());
-        let reset = CullPass::counter_reset(&renderer.model, self.choice, renderer.passes.skin.tuning.workgroup_size);
+        let reset = CullPass::counter_reset(
+            &renderer.model,
+            self.choice,
+            renderer.passes.skin.tuning.workgroup_size,
+            &renderer.setup,
+        );
         recorder.step("the counters' reset", |command_buffer| cull.record_reset(command_buffer, &reset));
         let flags = (super::passes::cull::hand_set(self.scene), renderer.velocity_written());
         let (model, setup, frames) = (&renderer.model, &renderer.setup, renderer.stats.frames_rendered);
@@ -105,10 +109,9 @@ impl FrameContext<'_> {
 
     fn skin(&self, recorder: &mut Recorder) {
         let (renderer, skin) = (self.renderer, &self.renderer.passes.skin);
-        let dispatches = list_dispatches(List::Skin, renderer.model.levels.len(), 0, &renderer.setup);
-        let pushes = SkinPass::pushes(&renderer.model, &renderer.setup, &dispatches);
-        let offsets: Vec<u64> = dispatches.iter().map(|dispatch| dispatch.arguments).collect();
-        let record = |command_buffer| skin.record(command_buffer, &pushes, (&renderer.passes.cull.counters, &offsets));
+        let push = SkinPass::push(&renderer.model, &renderer.setup);
+        let arguments = (&renderer.passes.cull.counters, std::mem::offset_of!(CullCounters, skin_dispatch) as u64);
+        let record = |command_buffer| skin.record(command_buffer, &push, arguments);
         recorder.pass(Pass::Skin, skin.hazards_before(), record, skin.hazards_after());
     }
 

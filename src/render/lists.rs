@@ -1,20 +1,19 @@
 //! The cull pass's lists of instances in `level_lists` and the dispatches over them: what the cull
-//! pass writes and the skin and triangle passes read.
+//! pass writes and the triangle pass reads.
 
 use crate::render::shader_types::{CullCounters, MAX_PARTS};
 use crate::render::Setup;
 
 /// The lists the cull pass writes into `level_lists`, a section of `instance_count` entries each:
-/// per level, the instances to skin (`Skin`) and to draw for the camera (`Camera`); then one for
-/// the light's level (`Light`).
+/// per level, the instances to draw for the camera (`Camera`); then one for the light's level
+/// (`Light`). (What it skins goes into its skin table instead: `SkinGroup`.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum List {
-    Skin,
     Camera,
     Light,
 }
 
-/// One dispatch the skin or triangle pass records over a part of one list.
+/// One dispatch the triangle pass records over a part of one list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ListDispatch {
     pub level: usize,
@@ -32,9 +31,8 @@ pub fn list_dispatches(list: List, level_count: usize, light_level: usize, setup
     let mut dispatches = Vec::new();
     for level in 0..level_count {
         let (first_entry, arguments) = match list {
-            List::Skin => (level, std::mem::offset_of!(CullCounters, skin_levels) + 16 * level * MAX_PARTS),
-            List::Camera => (level_count + level, std::mem::offset_of!(CullCounters, camera_levels) + 16 * level * MAX_PARTS),
-            List::Light if level == light_level => (2 * level_count, std::mem::offset_of!(CullCounters, light_parts)),
+            List::Camera => (level, std::mem::offset_of!(CullCounters, camera_levels) + 16 * level * MAX_PARTS),
+            List::Light if level == light_level => (level_count, std::mem::offset_of!(CullCounters, light_parts)),
             List::Light => continue,
         };
         for part in 0..parts {

@@ -236,9 +236,9 @@ pub struct Setup {
     /// The shadow pass draws the triangle pass's light run (where the memory plan kept room for it);
     /// tests and the bench turn it off to compare.
     pub light_culling: bool,
-    /// Instances one skin or triangle dispatch covers, a row each: the device's
-    /// maxComputeWorkGroupCount[1]. A level's list takes a dispatch per this many (tests lower it
-    /// to see the lists split).
+    /// Rows a dispatch may have: the device's maxComputeWorkGroupCount[1]. A level's camera list
+    /// takes a triangle dispatch per this many instances, a row each; the skin table's dispatch
+    /// makes its rows wide enough to stay within it (tests lower it to see both split).
     pub dispatch_rows: u32,
     /// Animation LOD: a kept instance less than this many pixels across on screen (or seen only by
     /// the light) has its palette computed every second frame; None: every palette every frame.
@@ -318,19 +318,22 @@ impl Renderer {
             * (mesh_draws.len().max(1) as u64)
             * u64::from(chunking.instances_per_chunk)
             * std::mem::size_of::<vk::DrawIndexedIndirectCommand>() as u64;
-        let cull = CullPass::new(device, instance_count, command_bytes, gpu_model.levels.len() as u32)?;
+        let tuning = SkinPass::tuning(device, settings.skin)?;
+        let instance_groups = gpu_model.vertex_count.div_ceil(tuning.workgroup_size);
+        let cull = CullPass::new(device, instance_count, command_bytes, (gpu_model.levels.len() as u32, instance_groups))?;
         let palette = PalettePass::new(device, chunking, instance_count, &gpu_model)?;
         let skin_inputs = SkinInputs {
             source_vertices: &gpu_model.source_vertices,
             influences: &gpu_model.influences,
             influence_offsets: &gpu_model.influence_offsets,
             palettes: &palette.palettes,
-            level_lists: &cull.level_lists,
+            skin_groups: &cull.skin_groups,
+            counters: &cull.counters,
             morph_targets: &gpu_model.morph_targets,
             morph_deltas: &gpu_model.morph_deltas,
         };
         let runs = strategy == Strategy::Compute;
-        let skin = SkinPass::new(device, chunking, instance_count, vertex_bytes, runs, settings.skin, &skin_inputs)?;
+        let skin = SkinPass::new(device, chunking, instance_count, vertex_bytes, runs, tuning, &skin_inputs)?;
         // The `vertex` strategy's shadow and forward vertex shaders skin from this set; the
         // `compute` strategy's forward vertex shader skins previous positions from it.
         let skin_inputs = match strategy {

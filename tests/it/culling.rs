@@ -89,14 +89,12 @@ fn culling_keeps_what_the_camera_or_the_light_sees() {
         assert_eq!(counters.kept[1] as usize, skinned.len());
         assert_eq!(counters.palette_dispatch[0], (skinned.len() as u32).div_ceil(palette::WORKGROUP_SIZE));
         let model = &setup.model;
-        // No levels of detail: every kept instance is skinned whole, in level 0's dispatch.
-        let whole = [
-            (model.vertices.len() as u32).div_ceil(headless.renderer.passes.skin.tuning.workgroup_size),
-            skinned.len() as u32,
-            1,
-            0,
-        ];
-        assert_eq!(counters.skin_levels[0], whole);
+        // No levels of detail: every kept instance is skinned whole, all its vertex groups in the
+        // skin table.
+        let whole = (model.vertices.len() as u32).div_ceil(headless.renderer.passes.skin.tuning.workgroup_size);
+        assert_eq!(counters.level_groups[0], whole);
+        assert_eq!(counters.skin_groups[0], whole * skinned.len() as u32);
+        assert_eq!(counters.level_counts[0] as usize, skinned.len());
         assert_eq!((counters.palette_dispatch[1], counters.palette_dispatch[2]), (1, 1));
         assert_eq!(counters.camera_draws.iter().sum::<u32>() as usize, camera.len());
         assert_eq!(counters.light_draws.iter().sum::<u32>() as usize, light.len());

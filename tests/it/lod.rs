@@ -1,12 +1,12 @@
 //! Levels of detail on the GPU (validation on): the cull pass picks each instance's levels as the
-//! CPU mirror `cull::reference_levels` does, the skin and triangle passes work from its level
-//! lists, and the image stays within the stated difference of the one drawn at full detail.
+//! CPU mirror `cull::reference_levels` does, the skin and triangle passes work from its skin table
+//! and level lists, and the image stays within the stated difference of the one drawn at full detail.
 
 use crate::common::{assert_no_validation_messages, default_model, validated_device};
 use vkskin::app::imagediff::ImageDifference;
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::render::passes::cull::{reference_levels, Levels};
-use vkskin::render::shader_types::{CullCounters, MAX_LEVELS, MAX_PARTS};
+use vkskin::render::shader_types::{CullCounters, SkinGroup, MAX_LEVELS, MAX_PARTS};
 use vkskin::render::{FrameScene, Strategy};
 
 /// The bound README and docs state for levels of detail against full detail, at 1280×720: at most
@@ -15,24 +15,41 @@ const CHANGED_SHARE: f64 = 0.01;
 /// ...and the image keeps at least this PSNR.
 const PSNR_DB: f64 = 35.0;
 
-/// Per instance, the level the GPU skinned it at and the level the camera drew it at, read from
-/// the cull pass's level lists.
+/// Per instance, the level the GPU skinned it at, read from the cull pass's skin table (each
+/// instance there once, as all of its level's vertex groups), and the level the camera drew it
+/// at, read from its level lists.
 fn gpu_levels(headless: &HeadlessRenderer, count: usize) -> (Vec<Option<u32>>, Vec<Option<u32>>) {
     let renderer = &headless.renderer;
     let counters: Vec<CullCounters> = renderer.read_back(&renderer.passes.cull.counters).expect("counters");
+    let counters = counters[0];
+    let table: Vec<SkinGroup> = renderer.read_back(&renderer.passes.cull.skin_groups).expect("skin groups");
+    let mut groups = vec![Vec::new(); count];
+    for entry in &table[..counters.skin_groups[0] as usize] {
+        // The entry carries the dual-quaternion bit (LIST_DUAL_QUATERNION).
+        groups[(entry.instance & 0x7FFF_FFFF) as usize].push((entry.group >> 24, entry.group & 0xFF_FFFF));
+    }
+    let skinned: Vec<Option<u32>> = groups
+        .iter_mut()
+        .enumerate()
+        .map(|(instance, groups)| {
+            let level = groups.first()?.0;
+            groups.sort();
+            let want: Vec<(u32, u32)> = (0..counters.level_groups[level as usize]).map(|group| (level, group)).collect();
+            assert_eq!(*groups, want, "instance {instance}: its level's groups, each once");
+            Some(level)
+        })
+        .collect();
+    for level in 0..renderer.model.levels.len() {
+        let at_level = skinned.iter().filter(|&&skinned| skinned == Some(level as u32)).count();
+        assert_eq!(at_level, counters.level_counts[level] as usize, "level {level}'s skin count");
+    }
     let lists: Vec<u32> = renderer.read_back(&renderer.passes.cull.level_lists).expect("level lists");
-    let levels = renderer.model.levels.len();
-    let (mut skinned, mut camera) = (vec![None; count], vec![None; count]);
-    for level in 0..levels {
-        for (first, entries, out) in [
-            (level * count, counters[0].level_counts[level], &mut skinned),
-            ((levels + level) * count, counters[0].level_counts[MAX_LEVELS + level], &mut camera),
-        ] {
-            // A skin list's entry carries the dual-quaternion bit (LIST_DUAL_QUATERNION).
-            for instance in lists[first..first + entries as usize].iter().map(|&entry| entry & 0x7FFF_FFFF) {
-                assert!(out[instance as usize].is_none(), "instance {instance} is in two lists");
-                out[instance as usize] = Some(level as u32);
-            }
+    let mut camera = vec![None; count];
+    for level in 0..renderer.model.levels.len() {
+        let entries = counters.level_counts[MAX_LEVELS + level] as usize;
+        for &instance in &lists[level * count..][..entries] {
+            assert!(camera[instance as usize].is_none(), "instance {instance} is in two lists");
+            camera[instance as usize] = Some(level as u32);
         }
     }
     (skinned, camera)
@@ -58,20 +75,20 @@ fn the_cull_pass_picks_levels_as_the_cpu_mirror_does() {
     // Low, inside the grid's edge: instances from an arm's length to the far side, and some behind.
     setup.camera.distance *= 0.3;
     setup.camera.pitch = 0.1;
-    // Whole, split into chunks of 64 instances, with `vertex`, and with each level's list split
-    // into dispatches of 128 instances (as 100,000 instances split at 65,535).
+    // Whole, split into chunks of 64 instances, with `vertex`, and with each level's camera list
+    // split into dispatches of 64 instances (as 100,000 instances split at 65,535) and the skin
+    // table's dispatch in at most 64 rows.
     let chunk = 64 * (setup.model.vertices.len() * 28) as u64;
     let mut whole_image = None;
     for (strategy, binding_limit, rows) in [
         (Strategy::Compute, None, None),
         (Strategy::Compute, Some(chunk), None),
         (Strategy::Vertex, None, None),
-        (Strategy::Compute, None, Some(128)),
+        (Strategy::Compute, None, Some(64)),
     ] {
         let mut headless =
             HeadlessRenderer::with_settings(&device, &setup, (640, 360), strategy, binding_limit.into()).expect("renderer");
         if let Some(rows) = rows {
-            assert!(count.div_ceil(rows) <= MAX_PARTS);
             headless.renderer.setup.dispatch_rows = rows as u32;
         }
         let scene = setup.frame(0.4, headless.aspect());
@@ -81,17 +98,26 @@ fn the_cull_pass_picks_levels_as_the_cpu_mirror_does() {
             (Some(whole), Some(rows)) => {
                 let difference = ImageDifference::between(whole, &image).expect("same size");
                 assert_eq!(difference.changed, 0, "dispatches of {rows} rows: {difference}");
-                // The parts' counts add up to the level's, none past its rows.
+                // The triangle pass's parts add up to the camera's count a level, none past its
+                // rows; the skin dispatch's rows cover its table, the last one partly.
                 let counters: Vec<CullCounters> =
                     headless.renderer.read_back(&headless.renderer.passes.cull.counters).expect("counters");
+                let counters = counters[0];
                 let mut split = 0;
+                let most = counters.level_counts[MAX_LEVELS..].iter().max().copied().unwrap_or(0);
+                assert!(most as usize <= MAX_PARTS * rows, "{most} instances at a level: past {MAX_PARTS} parts");
                 for level in 0..headless.renderer.model.levels.len() {
-                    let parts = &counters[0].skin_levels[level * MAX_PARTS..][..MAX_PARTS];
+                    let parts = &counters.camera_levels[level * MAX_PARTS..][..MAX_PARTS];
                     assert!(parts.iter().all(|part| part[1] as usize <= rows));
-                    assert_eq!(parts.iter().map(|part| part[1]).sum::<u32>(), counters[0].level_counts[level]);
+                    assert_eq!(parts.iter().map(|part| part[1]).sum::<u32>(), counters.level_counts[MAX_LEVELS + level]);
                     split += usize::from(parts[1][1] > 0);
                 }
-                assert!(split > 0, "no level's list was long enough to split");
+                assert!(split > 0, "no level's list was long enough to split: {:?}", counters.level_counts);
+                let ([width, height, 1, _], [groups, row, ..]) = (counters.skin_dispatch, counters.skin_groups) else {
+                    panic!("the skin dispatch's z is 1: {:?}", counters.skin_dispatch)
+                };
+                assert!(width <= row && (height - 1) * row < groups && groups <= width * height, "{counters:?}");
+                assert!(height <= rows as u32 && height > 1, "{groups} groups in {height} rows of {width}");
             }
             _ => {}
         }

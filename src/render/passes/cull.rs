@@ -24,7 +24,9 @@ use crate::gpu::{self, Buffer, Device};
 use crate::model::Model;
 use crate::render::model_buffers::GpuModel;
 use crate::render::passes::triangles;
-use crate::render::shader_types::{frustum_planes, CullCounters, CullPush, InstanceData, MAX_LEVELS, MAX_PARTS, NO_CLIP};
+use crate::render::shader_types::{
+    frustum_planes, CullCounters, CullPush, InstanceData, SkinGroup, MAX_LEVELS, MAX_PARTS, NO_CLIP,
+};
 use crate::render::{FrameScene, Setup, FRAMES_IN_FLIGHT};
 use gpu_allocator::MemoryLocation;
 use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
@@ -46,6 +48,7 @@ pub const BINDING_LEVEL_LISTS: u32 = 12;
 pub const BINDING_PALETTE_FRAMES: u32 = 13;
 pub const BINDING_PALETTE_LIST: u32 = 14;
 pub const BINDING_MOTIONS: u32 = 15;
+pub const BINDING_SKIN_GROUPS: u32 = 16;
 
 pub struct CullPass {
     pub pipeline: Pipeline,
@@ -59,9 +62,12 @@ pub struct CullPass {
     pub light_draws: Buffer,
     /// Each kept instance's world box, for the debug views.
     pub debug_boxes: Buffer,
-    /// Per level, room for every instance: the skin lists (level l from l × instance count), then
-    /// the camera lists (level l from (level count + l) × instance count).
+    /// Per level, room for every instance: the camera lists (level l from l × instance count),
+    /// then the light's list (from level count × instance count).
     pub level_lists: Buffer,
+    /// The skin pass's table: each skinned instance's vertex groups at its level (`SkinGroup`),
+    /// room for every instance's at the full mesh.
+    pub skin_groups: Buffer,
     /// Per instance, the frame (`CullPush::palette_frame`) whose palette its slots hold: zeroed at
     /// creation (none), then the cull pass's own across frames.
     pub palette_frames: Buffer,
@@ -92,10 +98,24 @@ const RESET: Side = side("the reset", Stage::ALL_TRANSFER, Access::TRANSFER_WRIT
 /// Cull writes, the earlier side of every hazard on its outputs.
 const CULL_WRITES: Side = side("cull writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
 
+/// The width of the skin dispatch's rows, for a table of at most `most_groups` groups: as narrow
+/// as `dispatch_rows` rows allow (the last row's workgroups past the table start and leave at
+/// once), and at least 64 (fewer rows). Past 65,535 (the least maxComputeWorkGroupCount[0] a device
+/// has) no table fits the dispatch; `MemoryPlan` refuses such counts first.
+pub fn skin_row(most_groups: u64, dispatch_rows: u32) -> u32 {
+    most_groups.div_ceil(u64::from(dispatch_rows.max(1))).clamp(64, 65_535) as u32
+}
+
 impl CullPass {
     /// The pass and its outputs, for `instance_count` instances whose draw commands take
-    /// `command_bytes` per list, with `level_count` levels of detail.
-    pub fn new(device: &Arc<Device>, instance_count: u32, command_bytes: u64, level_count: u32) -> gpu::Result<CullPass> {
+    /// `command_bytes` per list, with `level_count` levels of detail and `instance_groups` skin
+    /// groups an instance at the full mesh.
+    pub fn new(
+        device: &Arc<Device>,
+        instance_count: u32,
+        command_bytes: u64,
+        (level_count, instance_groups): (u32, u32),
+    ) -> gpu::Result<CullPass> {
         // TRANSFER_SRC: tests and debugging read them back.
         let indirect_storage = Usage::STORAGE_BUFFER | Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC;
         let storage = Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC;
@@ -106,8 +126,10 @@ impl CullPass {
         let camera_draws = buffer("cull.camera_draws", command_bytes, indirect_storage)?;
         let light_draws = buffer("cull.light_draws", command_bytes, indirect_storage)?;
         let debug_boxes = buffer("cull.debug_boxes", 32 * u64::from(instance_count), storage)?;
-        let lists = 2 * u64::from(level_count) + 1;
+        let lists = u64::from(level_count) + 1;
         let level_lists = buffer("cull.level_lists", lists * 4 * u64::from(instance_count), storage)?;
+        let group_bytes = std::mem::size_of::<SkinGroup>() as u64 * u64::from(instance_groups.max(1));
+        let skin_groups = buffer("cull.skin_groups", group_bytes * u64::from(instance_count), storage)?;
         let zeros = vec![0u8; 4 * instance_count as usize];
         let palette_frames = Buffer::with_data(device, "cull.palette_frames", storage, &zeros)?;
         let palette_list = buffer("cull.palette_list", 4 * u64::from(instance_count), storage)?;
@@ -116,7 +138,7 @@ impl CullPass {
         let storage = vk::DescriptorType::STORAGE_BUFFER;
         let compute = vk::ShaderStageFlags::COMPUTE;
         let mut bindings = vec![(BINDING_FRAME_UNIFORMS, vk::DescriptorType::UNIFORM_BUFFER, compute)];
-        for binding in BINDING_INSTANCES..=BINDING_MOTIONS {
+        for binding in BINDING_INSTANCES..=BINDING_SKIN_GROUPS {
             bindings.push((binding, storage, compute));
         }
         let set_layout = DescriptorSetLayout::new(device, "cull.set_layout", &bindings)?;
@@ -139,6 +161,7 @@ impl CullPass {
             light_draws,
             debug_boxes,
             level_lists,
+            skin_groups,
             palette_frames,
             palette_list,
             motions,
@@ -167,6 +190,7 @@ impl CullPass {
                 (BINDING_PALETTE_FRAMES, Resource::StorageBuffer(&self.palette_frames)),
                 (BINDING_PALETTE_LIST, Resource::StorageBuffer(&self.palette_list)),
                 (BINDING_MOTIONS, Resource::StorageBuffer(&self.motions)),
+                (BINDING_SKIN_GROUPS, Resource::StorageBuffer(&self.skin_groups)),
             ],
         );
         Ok(set)
@@ -199,7 +223,7 @@ impl CullPass {
         vec![
             Hazard::buffer("cull.counters", &self.counters, RESET, counting),
             Hazard::buffers(
-                "cull.skin_list, camera_draws, light_draws, debug_boxes, level_lists, palette_list",
+                "cull.skin_list, camera_draws, light_draws, debug_boxes, level_lists, palette_list, skin_groups",
                 [
                     &self.skin_list,
                     &self.camera_draws,
@@ -207,6 +231,7 @@ impl CullPass {
                     &self.debug_boxes,
                     &self.level_lists,
                     &self.palette_list,
+                    &self.skin_groups,
                 ],
                 readers,
                 CULL_WRITES,
@@ -255,8 +280,8 @@ impl CullPass {
         vec![
             Hazard::buffer("cull.counters", &self.counters, CULL_WRITES, arguments),
             Hazard::buffers(
-                "cull.skin_list, debug_boxes, level_lists, palette_list, motions",
-                [&self.skin_list, &self.debug_boxes, &self.level_lists, &self.palette_list, &self.motions],
+                "cull.skin_list, debug_boxes, level_lists, palette_list, motions, skin_groups",
+                [&self.skin_list, &self.debug_boxes, &self.level_lists, &self.palette_list, &self.motions, &self.skin_groups],
                 CULL_WRITES,
                 lists,
             ),
@@ -280,23 +305,26 @@ impl CullPass {
     }
 
     /// What the counters hold before the pass counts: zero counts, and the constant parts of the
-    /// indirect arguments (the skin pass's and the triangle pass's workgroups a level).
-    pub fn counter_reset(model: &GpuModel, choice: &LevelChoice, skin_workgroup: u32) -> CullCounters {
+    /// indirect arguments (the triangle pass's workgroups a level) and of the skin table (each
+    /// level's vertex groups, and a row's width: `skin_row`).
+    pub fn counter_reset(model: &GpuModel, choice: &LevelChoice, skin_workgroup: u32, setup: &Setup) -> CullCounters {
         let mut reset = CullCounters {
             skeleton_draw: [2 * model.joint_count, 0, 0, 0],
             box_draw: [24, 0, 0, 0],
             palette_dispatch: [0, 1, 1, 0],
             kept: [0, 0, 1, 0],
+            skin_dispatch: [0, 0, 1, 0],
             ..Default::default()
         };
         let triangle_groups = |index_count: u32| (index_count / 3).div_ceil(triangles::WORKGROUP_SIZE).max(1);
         for (level, info) in model.levels.iter().enumerate() {
+            reset.level_groups[level] = info.vertex_count.div_ceil(skin_workgroup);
             for part in 0..MAX_PARTS {
-                let at = level * MAX_PARTS + part;
-                reset.skin_levels[at] = [info.vertex_count.div_ceil(skin_workgroup), 0, 1, 0];
-                reset.camera_levels[at] = [triangle_groups(info.index_count), 0, 1, 0];
+                reset.camera_levels[level * MAX_PARTS + part] = [triangle_groups(info.index_count), 0, 1, 0];
             }
         }
+        let most_groups = u64::from(setup.instance_count) * u64::from(reset.level_groups[0]);
+        reset.skin_groups[1] = skin_row(most_groups, setup.dispatch_rows);
         let light = model.levels[choice.light_level as usize];
         reset.light_parts = [[triangle_groups(light.index_count), 0, 1, 0]; MAX_PARTS];
         reset

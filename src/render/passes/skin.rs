@@ -4,9 +4,9 @@
 //!
 //! Reads: `model.source_vertices`, `model.influences`, `model.morph_targets`, `model.morph_deltas`,
 //! `joint_palettes` (with each instance's morph block), and the instances to skin
-//! from `cull.level_lists`: one dispatch per level of detail, skinning the level's vertices (a
-//! prefix of the model's) of the instances in its list, whose count is the dispatch's y size
-//! (`cull.counters.skin_levels`). Writes (and
+//! from `cull.skin_groups`: one indirect dispatch (`cull.counters.skin_dispatch`), a workgroup
+//! per entry, each a run of one instance's vertices at its level (a level's vertices are a prefix
+//! of the model's). Writes (and
 //! owns): `skinned_vertices[c]`, which the triangle, shadow and forward passes then read. Its
 //! hazards: [`SkinPass::hazards_before`], [`SkinPass::hazards_after`].
 
@@ -21,20 +21,20 @@ use crate::gpu::barrier::{side, Hazard, Side};
 use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
-use crate::render::lists::ListDispatch;
 use crate::render::model_buffers::GpuModel;
 use crate::render::settings::SkinTuning;
-use crate::render::shader_types::SkinPush;
+use crate::render::shader_types::{SkinPush, MAX_LEVELS};
 use crate::render::{padded_chunks, Chunking, Setup, MAX_CHUNKS};
 
 pub const BINDING_SOURCE_VERTICES: u32 = 0;
 pub const BINDING_INFLUENCES: u32 = 1;
 pub const BINDING_PALETTES: u32 = 2;
 pub const BINDING_SKINNED: u32 = 3;
-pub const BINDING_LEVEL_LISTS: u32 = 4;
+pub const BINDING_SKIN_GROUPS: u32 = 4;
 pub const BINDING_MORPH_TARGETS: u32 = 5;
 pub const BINDING_MORPH_DELTAS: u32 = 6;
 pub const BINDING_INFLUENCE_OFFSETS: u32 = 7;
+pub const BINDING_COUNTERS: u32 = 8;
 
 /// What the pass reads, made by the model's upload and the passes before it.
 pub struct SkinInputs<'a> {
@@ -43,8 +43,9 @@ pub struct SkinInputs<'a> {
     pub influence_offsets: &'a Buffer,
     /// The palette pass's output, a buffer a chunk.
     pub palettes: &'a [Buffer],
-    /// The cull pass's level lists (the instances to skin, per level).
-    pub level_lists: &'a Buffer,
+    /// The cull pass's skin table (`SkinGroup`) and its counters (the table's length).
+    pub skin_groups: &'a Buffer,
+    pub counters: &'a Buffer,
     pub morph_targets: &'a Buffer,
     pub morph_deltas: &'a Buffer,
 }
@@ -65,19 +66,28 @@ pub struct SkinPass {
 const SKIN_WRITES: Side = side("skin writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
 
 impl SkinPass {
-    /// The push constants of each dispatch: one per level and part of the cull pass's skin list.
-    pub fn pushes(model: &GpuModel, setup: &Setup, dispatches: &[ListDispatch]) -> Vec<SkinPush> {
-        dispatches
-            .iter()
-            .map(|dispatch| SkinPush {
-                vertex_count: model.levels[dispatch.level].vertex_count,
-                joint_count: model.joint_count,
-                instance_vertices: model.vertex_count,
-                chunk_instances: setup.chunking.instances_per_chunk,
-                list_offset: dispatch.list_offset,
-                palette_stride: model.palette_stride,
-            })
-            .collect()
+    /// The push constants of its dispatch.
+    pub fn push(model: &GpuModel, setup: &Setup) -> SkinPush {
+        let mut level_vertices = [0; MAX_LEVELS];
+        for (slot, level) in level_vertices.iter_mut().zip(&model.levels) {
+            *slot = level.vertex_count;
+        }
+        SkinPush {
+            joint_count: model.joint_count,
+            instance_vertices: model.vertex_count,
+            chunk_instances: setup.chunking.instances_per_chunk,
+            palette_stride: model.palette_stride,
+            level_vertices,
+        }
+    }
+
+    /// The layout `tuning` asks for, or (None) the one measured best for the device, as the
+    /// variables amend it (`SkinTuning::from_env`).
+    pub fn tuning(device: &Device, tuning: Option<SkinTuning>) -> gpu::Result<SkinTuning> {
+        match tuning {
+            Some(tuning) => Ok(tuning),
+            None => SkinTuning::from_env(SkinTuning::for_device(device.properties.device_type)).map_err(gpu::Error::Other),
+        }
     }
 
     /// The pass and its output for `vertex_bytes` of skinned vertices an instance. Only the
@@ -89,13 +99,9 @@ impl SkinPass {
         instance_count: u32,
         vertex_bytes: u64,
         runs: bool,
-        tuning: Option<SkinTuning>,
+        tuning: SkinTuning,
         inputs: &SkinInputs<'_>,
     ) -> gpu::Result<SkinPass> {
-        let tuning = match tuning {
-            Some(tuning) => tuning,
-            None => SkinTuning::from_env(SkinTuning::for_device(device.properties.device_type)).map_err(gpu::Error::Other)?,
-        };
         let usage = Usage::STORAGE_BUFFER | Usage::VERTEX_BUFFER | Usage::TRANSFER_SRC;
         let mut skinned = Vec::new();
         for chunk in 0..chunking.chunk_count {
@@ -113,10 +119,11 @@ impl SkinPass {
                 (BINDING_INFLUENCES, storage, compute, 1),
                 (BINDING_PALETTES, storage, compute, MAX_CHUNKS),
                 (BINDING_SKINNED, storage, compute, MAX_CHUNKS),
-                (BINDING_LEVEL_LISTS, storage, compute, 1),
+                (BINDING_SKIN_GROUPS, storage, compute, 1),
                 (BINDING_MORPH_TARGETS, storage, compute, 1),
                 (BINDING_MORPH_DELTAS, storage, compute, 1),
                 (BINDING_INFLUENCE_OFFSETS, storage, compute, 1),
+                (BINDING_COUNTERS, storage, compute, 1),
             ],
         )?;
         let pipeline = Pipeline::compute(
@@ -136,10 +143,11 @@ impl SkinPass {
                 (BINDING_INFLUENCES, Resource::StorageBuffer(inputs.influences)),
                 (BINDING_PALETTES, Resource::StorageBuffers(padded_chunks(inputs.palettes))),
                 (BINDING_SKINNED, Resource::StorageBuffers(padded_chunks(&skinned))),
-                (BINDING_LEVEL_LISTS, Resource::StorageBuffer(inputs.level_lists)),
+                (BINDING_SKIN_GROUPS, Resource::StorageBuffer(inputs.skin_groups)),
                 (BINDING_MORPH_TARGETS, Resource::StorageBuffer(inputs.morph_targets)),
                 (BINDING_MORPH_DELTAS, Resource::StorageBuffer(inputs.morph_deltas)),
                 (BINDING_INFLUENCE_OFFSETS, Resource::StorageBuffer(inputs.influence_offsets)),
+                (BINDING_COUNTERS, Resource::StorageBuffer(inputs.counters)),
             ],
         )?;
         Ok(SkinPass { pipeline, tuning, set, _pool: pool, set_layout, skinned, device: device.clone() })
@@ -165,16 +173,14 @@ impl SkinPass {
         vec![Hazard::buffers("skinned_vertices[c]", &self.skinned, SKIN_WRITES, readers)]
     }
 
-    /// One indirect dispatch per level: `arguments` at `offsets[l]` holds (the level's vertex
-    /// groups, instances to skin at it, 1), and `pushes[l]` says which list and vertices.
-    pub fn record(&self, command_buffer: vk::CommandBuffer, pushes: &[SkinPush], (arguments, offsets): (&Buffer, &[u64])) {
+    /// One indirect dispatch, whatever the levels: `arguments` at `offset` holds (workgroups a
+    /// row, rows, 1) over the cull pass's skin table.
+    pub fn record(&self, command_buffer: vk::CommandBuffer, push: &SkinPush, (arguments, offset): (&Buffer, u64)) {
         self.device.begin_label(command_buffer, c"skin");
         self.pipeline.bind(command_buffer);
         self.pipeline.bind_sets(command_buffer, 0, &[self.set]);
-        for (push, &offset) in pushes.iter().zip(offsets) {
-            self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, push);
-            unsafe { self.device.raw.cmd_dispatch_indirect(command_buffer, arguments.raw, offset) };
-        }
+        self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, push);
+        unsafe { self.device.raw.cmd_dispatch_indirect(command_buffer, arguments.raw, offset) };
         self.device.end_label(command_buffer);
     }
 }

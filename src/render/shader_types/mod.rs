@@ -361,13 +361,13 @@ pub struct GpuBounds {
 }
 
 /// `MAX_CHUNKS` in common.glsl: the most chunks (storage-buffer bindings) the skinned vertices and
-/// the palettes may be split into (the skin pass binds 2 × 12 + 5 storage buffers; lavapipe allows
+/// the palettes may be split into (the skin pass binds 2 × 12 + 7 storage buffers; lavapipe allows
 /// 32 a stage).
 pub const MAX_CHUNKS: u32 = 12;
 
-/// Storage buffers the skin pass binds in one stage: two chunk arrays and five buffers (the device
+/// Storage buffers the skin pass binds in one stage: two chunk arrays and seven buffers (the device
 /// must allow as many: `device_needs`).
-pub const STORAGE_BUFFERS_PER_STAGE: u32 = 2 * MAX_CHUNKS + 5;
+pub const STORAGE_BUFFERS_PER_STAGE: u32 = 2 * MAX_CHUNKS + 7;
 
 /// `CullCounters` in common.glsl: the cull pass's counts, laid out as indirect arguments.
 #[repr(C)]
@@ -384,11 +384,14 @@ pub struct CullCounters {
     pub light_draws: [u32; MAX_CHUNKS as usize],
     /// Per level of detail: instances to skin at it; then, per level, instances the camera sees at it.
     pub level_counts: [u32; 2 * MAX_LEVELS],
-    /// Per (level, part) at level × MAX_PARTS + part: the skin pass's dispatch (vertex groups,
-    /// the part's instances to skin, 1).
-    pub skin_levels: [[u32; 4]; MAX_LEVELS * MAX_PARTS],
-    /// Likewise, the triangle pass's dispatch (triangle groups, the part's instances the camera
-    /// sees, 1).
+    /// The skin pass's one dispatch over the skin table (`SkinGroup`): (workgroups a row, rows, 1, 0).
+    pub skin_dispatch: [u32; 4],
+    /// (groups in the skin table, groups a full row holds: set by the CPU, 0, 0).
+    pub skin_groups: [u32; 4],
+    /// Per level, its vertex groups: the skin pass's workgroups an instance takes (set by the CPU).
+    pub level_groups: [u32; MAX_LEVELS],
+    /// Per (level, part) at level × MAX_PARTS + part: the triangle pass's dispatch (triangle
+    /// groups, the part's instances the camera sees, 1).
     pub camera_levels: [[u32; 4]; MAX_LEVELS * MAX_PARTS],
     /// (instances the light sees: the light list's length, 0, 0, 0).
     pub light_count: [u32; 4],
@@ -483,16 +486,24 @@ pub struct PalettePush {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub struct SkinPush {
-    /// The level's.
-    pub vertex_count: u32,
     pub joint_count: u32,
     /// The model's: an instance's stride in the skinned buffer.
     pub instance_vertices: u32,
     pub chunk_instances: u32,
-    /// Where the level's skin list starts in `cull.level_lists`.
-    pub list_offset: u32,
     /// Palette slots an instance takes (this frame's block, then the previous block).
     pub palette_stride: u32,
+    /// Each level's vertex count.
+    pub level_vertices: [u32; MAX_LEVELS],
+}
+
+/// `SkinGroup` in common.glsl: one workgroup of the skin pass, as the cull pass appends it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct SkinGroup {
+    /// The instance, with `LIST_DUAL_QUATERNION` when it blends dual quaternions.
+    pub instance: u32,
+    /// The group within its vertices (low 24 bits) and its level (high 8).
+    pub group: u32,
 }
 
 /// Push constants of triangles.comp.

@@ -190,13 +190,18 @@ fn layouts_match_the_compiled_shaders() {
         "Push",
         size_of::<SkinPush>(),
         &[
-            ("vertex_count", offset_of!(SkinPush, vertex_count)),
             ("joint_count", offset_of!(SkinPush, joint_count)),
             ("instance_vertices", offset_of!(SkinPush, instance_vertices)),
             ("chunk_instances", offset_of!(SkinPush, chunk_instances)),
-            ("list_offset", offset_of!(SkinPush, list_offset)),
             ("palette_stride", offset_of!(SkinPush, palette_stride)),
+            ("level_vertices", offset_of!(SkinPush, level_vertices)),
         ],
+    );
+    check(
+        shaders::SKIN_COMP,
+        "SkinGroup",
+        size_of::<SkinGroup>(),
+        &[("instance", offset_of!(SkinGroup, instance)), ("group", offset_of!(SkinGroup, group))],
     );
     check(
         shaders::SKIN_COMP,
@@ -328,7 +333,9 @@ fn layouts_match_the_compiled_shaders() {
             ("camera_draws", offset_of!(CullCounters, camera_draws)),
             ("light_draws", offset_of!(CullCounters, light_draws)),
             ("level_counts", offset_of!(CullCounters, level_counts)),
-            ("skin_levels", offset_of!(CullCounters, skin_levels)),
+            ("skin_dispatch", offset_of!(CullCounters, skin_dispatch)),
+            ("skin_groups", offset_of!(CullCounters, skin_groups)),
+            ("level_groups", offset_of!(CullCounters, level_groups)),
             ("camera_levels", offset_of!(CullCounters, camera_levels)),
             ("light_count", offset_of!(CullCounters, light_count)),
             ("light_parts", offset_of!(CullCounters, light_parts)),
