@@ -193,12 +193,15 @@ const uint MAX_CHUNKS = 12u;
 
 // Levels of detail an instance can be drawn at, the full mesh included (src/model/lod.rs).
 const uint MAX_LEVELS = 8u;
-// Dispatches a level's list may take: each has at most maxComputeWorkGroupCount[1] rows (65,535 on
-// lavapipe and on NVIDIA), one per instance, so a level of 100,000 instances takes two.
-const uint MAX_PARTS = 4u;
 
-// What the cull pass produces each frame, read as indirect arguments: 96 + 8 × MAX_CHUNKS
-// + 12 × MAX_LEVELS + 16 × MAX_LEVELS × MAX_PARTS + 16 + 16 × MAX_PARTS + 16 bytes.
+// The cull pass's work tables (WorkGroup), sections of one buffer: the skin pass's, and the
+// triangle pass's camera and light runs'.
+const uint TABLE_SKIN = 0u;
+const uint TABLE_CAMERA = 1u;
+const uint TABLE_LIGHT = 2u;
+
+// What the cull pass produces each frame, read as indirect arguments: 176 + 8 × MAX_CHUNKS
+// + 20 × MAX_LEVELS bytes.
 struct CullCounters {
     uvec4 palette_dispatch;         // x: workgroups of the palette list (palette.rs), y: 1, z: 1
     uvec4 kept;                     // x: 0, y: instances kept (skinned at some level), z: 1
@@ -207,25 +210,27 @@ struct CullCounters {
     uint camera_draws[MAX_CHUNKS];  // per chunk: instances the camera sees (draws per mesh)
     uint light_draws[MAX_CHUNKS];   // per chunk: instances the light sees
     uint level_counts[2 * MAX_LEVELS];  // per level: instances to skin at it, then instances the camera sees at it
-    // The skin pass's one dispatch over the skin groups (SkinGroup): x workgroups a row (at most
-    // skin_groups.y), y rows, 1. The cull pass grows both with each instance's groups.
-    uvec4 skin_dispatch;
-    uvec4 skin_groups;              // x: groups in the table; y: groups a full row holds (set by the CPU)
-    uint level_groups[MAX_LEVELS];  // per level, its vertex groups: the skin pass's workgroups an instance (set by the CPU)
-    // Per (level, part), at level × MAX_PARTS + part: the triangle pass's dispatch (triangle
-    // groups, the part's instances the camera sees, 1).
-    uvec4 camera_levels[MAX_LEVELS * MAX_PARTS];
-    uvec4 light_count;                  // x: instances the light sees (the light list's length)
-    uvec4 light_parts[MAX_PARTS];       // per part: the triangle pass's light run (the light's level's triangle groups, instances, 1)
-    uvec4 palettes;                     // x: instances whose palettes are computed this frame (the palette list's length)
+    // Per work table (TABLE_*), the one dispatch over it: x workgroups a row (at most tables[t].y),
+    // y rows, 1. The cull pass grows both with each instance's groups.
+    uvec4 dispatches[3];
+    // Per work table: x its groups; set by the CPU, y a full row's width and z where it starts in
+    // the work tables' buffer.
+    uvec4 tables[3];
+    // Set by the CPU, per level: its vertex groups (the skin pass's workgroups an instance), its
+    // triangle groups (the triangle pass's), and its first index in the model's indices.
+    uint level_groups[MAX_LEVELS];
+    uint level_triangle_groups[MAX_LEVELS];
+    uint level_first_index[MAX_LEVELS];
+    uvec4 palettes;                 // x: instances whose palettes are computed this frame (the palette list's length)
 };
 
-// One workgroup of the skin pass: a run of consecutive vertices of one instance at its level, 8
-// bytes. The cull pass appends each instance it skins as its level's vertex groups, so one
-// dispatch skins every kept instance at its own level with no workgroup past its vertices.
-struct SkinGroup {
-    uint instance;  // its index, with LIST_DUAL_QUATERNION when it blends dual quaternions
-    uint group;     // the group within the instance's vertices (low 24 bits), its level (high 8)
+// One workgroup of the skin or the triangle pass, 8 bytes: a run of one instance's vertices (or
+// triangles) at its level. The cull pass appends each instance it skins as its level's vertex
+// groups, and each one a view sees as that view's level's triangle groups, so that one dispatch
+// serves every kept instance at its own level with no workgroup past its work.
+struct WorkGroup {
+    uint instance;  // its index; in the skin table, with LIST_DUAL_QUATERNION when it blends dual quaternions
+    uint group;     // the group within the instance's vertices or triangles (low 24 bits), its level (high 8)
 };
 
 // One mesh's triangles for the cull pass's draw commands: 8 bytes.

@@ -5,15 +5,15 @@
 // frustum and the light's shadow volume. An instance neither sees is not skinned or drawn; one only
 // the light sees is skinned and drawn into the shadow map only. Writes the skin list and its count
 // straight into the palette and skin passes' indirect dispatch arguments (the skin pass's as a
-// table of vertex groups, SkinGroup), and per-mesh draw
+// table of vertex groups, WorkGroup), and per-mesh draw
 // commands with their counts for the shadow (light) and forward (camera) passes.
 //
 // Levels of detail (src/model/lod.rs): the camera's level is the coarsest whose error, projected at the
 // box's nearest point, is at most a pixel; the light's is the same for every instance (its texel
 // size, from the CPU). The instance is skinned at the finer of the two (a level's vertices are a
 // prefix of every finer level's, so the coarser one's draw finds its vertices skinned): its groups
-// of that level's vertices join the skin table, and it joins the camera's level's list for the
-// triangle pass.
+// of that level's vertices join the skin table, and its triangle groups at the camera's level
+// (and the light's) the triangle pass's tables.
 //
 // Animation level of detail (`--animation-lod on`): a kept instance smaller on screen than a
 // threshold, or one only the light sees, has its palette computed every second frame (on the frames
@@ -39,17 +39,17 @@ layout(set = 0, binding = 9) writeonly buffer CameraDraws { DrawCommand camera_d
 layout(set = 0, binding = 10) writeonly buffer LightDraws { DrawCommand light_draws[]; };
 // Each kept instance's world box (min.w: 1 when the camera sees it), for the `bounds` debug view.
 layout(set = 0, binding = 11) writeonly buffer DebugBoxes { Bounds debug_boxes[]; };
-// Per level, the instances the camera sees at it (level l from l × list_stride); last, the
-// instances the light sees (from level_count × list_stride), all at the light's level.
-layout(set = 0, binding = 12) writeonly buffer LevelLists { uint level_lists[]; };
+// The work tables (TABLE_*): each skinned instance's vertex groups at its level, for the skin
+// pass; each instance the camera sees, its level's triangle groups, and (push.light_triangles)
+// each the light sees, its level's, for the triangle pass's runs. Only the tables some pass reads
+// this frame are filled (push.tables_written).
+layout(set = 0, binding = 12) writeonly buffer WorkGroups { WorkGroup work_groups[]; };
 // Per instance, the frame (push.palette_frame) whose palette its palette slots hold; 0: none yet.
 layout(set = 0, binding = 13) buffer PaletteFrames { uint palette_frames[]; };
 // The kept instances whose palettes the palette pass computes this frame.
 layout(set = 0, binding = 14) writeonly buffer PaletteList { uint palette_list[]; };
 // Per instance, the frame it was last kept in and whether it moves by itself (common.glsl: MOTION_MOVING).
 layout(set = 0, binding = 15) buffer Motions { uint motions[]; };
-// Each skinned instance's vertex groups at its level, for the skin pass's one dispatch.
-layout(set = 0, binding = 16) writeonly buffer SkinGroups { SkinGroup skin_groups[]; };
 
 layout(push_constant) uniform Push {
     vec4 bind_min;        // bounds of the bind pose (instances without a clip)
@@ -63,8 +63,7 @@ layout(push_constant) uniform Push {
     float pixels_at_unit;  // pixels a model unit covers one unit in front of the camera, over the pixel error allowed
     uint level_count;      // 1: no levels of detail
     uint light_level;      // the shadow map's level
-    uint list_stride;      // entries a level list has room for: the instance count
-    uint dispatch_rows;    // entries one dispatch covers (maxComputeWorkGroupCount[1])
+    uint tables_written;   // bit t: the cull pass fills work table t (TABLE_*) this frame, for the pass that reads it
     float level_errors[MAX_LEVELS];  // model units; level 0's is 0
     uint palette_frame;    // this frame's number, from 2 (palette_frames starts at 0: none)
     float far_ratio;       // animation LOD: an instance is far when its box's diameter is below this
@@ -81,6 +80,22 @@ void grow_by_cell(uint animation, float time, inout vec3 lo, inout vec3 hi) {
     Bounds bounds = cells[info.first_cell + cell];
     lo = min(lo, bounds.min_corner.xyz);
     hi = max(hi, bounds.max_corner.xyz);
+}
+
+// Appends `groups` entries for the instance at `level` to work table `table`, and grows the table's
+// dispatch to cover them: a row of tables[table].y workgroups (x), as many rows as the groups fill (y).
+void append_groups(uint table, uint instance, uint level, uint groups) {
+    if ((push.tables_written & (1u << table)) == 0u) {
+        return;
+    }
+    uint first = atomicAdd(counters.tables[table].x, groups);
+    uint row = counters.tables[table].y;
+    atomicMax(counters.dispatches[table].x, min(first + groups, row));
+    atomicMax(counters.dispatches[table].y, (first + groups + row - 1u) / row);
+    uint start = counters.tables[table].z + first;
+    for (uint group = 0u; group < groups; ++group) {
+        work_groups[start + group] = WorkGroup(instance, (level << 24) | group);
+    }
 }
 
 // Outside when the box lies wholly behind any plane.
@@ -217,29 +232,15 @@ void main() {
     uint seen_level = camera_sees ? camera_level(distance / instance.scale) : push.light_level;
     uint skin_level = light_sees ? min(seen_level, push.light_level) : seen_level;
     atomicAdd(counters.level_counts[skin_level], 1u);
-    // Its vertex groups join the skin pass's table, which the dispatch covers row by row: a row of
-    // skin_groups.y workgroups (x), as many rows as the groups fill (y).
-    uint groups = counters.level_groups[skin_level];
-    uint first_group = atomicAdd(counters.skin_groups.x, groups);
-    uint row = counters.skin_groups.y;
-    atomicMax(counters.skin_dispatch.x, min(first_group + groups, row));
-    atomicMax(counters.skin_dispatch.y, (first_group + groups + row - 1u) / row);
-    for (uint group = 0u; group < groups; ++group) {
-        skin_groups[first_group + group] = SkinGroup(instance_index | dual_bit, (skin_level << 24) | group);
-    }
+    append_groups(TABLE_SKIN, instance_index | dual_bit, skin_level, counters.level_groups[skin_level]);
     uint chunk = instance_index / push.chunk_instances;
     if (camera_sees) {
-        uint entry = atomicAdd(counters.level_counts[MAX_LEVELS + seen_level], 1u);
-        level_lists[seen_level * push.list_stride + entry] = instance_index;
-        // Entries are dense from 0, so the largest one a part gets is its count.
-        uint part = seen_level * MAX_PARTS + entry / push.dispatch_rows;
-        atomicMax(counters.camera_levels[part].y, entry % push.dispatch_rows + 1u);
+        atomicAdd(counters.level_counts[MAX_LEVELS + seen_level], 1u);
+        append_groups(TABLE_CAMERA, instance_index, seen_level, counters.level_triangle_groups[seen_level]);
         emit(atomicAdd(counters.camera_draws[chunk], 1u), instance_index, true, seen_level);
     }
     if (light_sees) {
         emit(atomicAdd(counters.light_draws[chunk], 1u), instance_index, false, push.light_level);
-        uint entry = atomicAdd(counters.light_count.x, 1u);
-        level_lists[push.level_count * push.list_stride + entry] = instance_index;
-        atomicMax(counters.light_parts[entry / push.dispatch_rows].y, entry % push.dispatch_rows + 1u);
+        append_groups(TABLE_LIGHT, instance_index, push.light_level, counters.level_triangle_groups[push.light_level]);
     }
 }

@@ -4,7 +4,7 @@
 // offset and a count into the influence list, no cap) and writes the world-space position, normal
 // and tangent into the one skinned buffer that the shadow and forward passes then read as their
 // vertex buffer. Mirrors anim::skin_vertex. One dispatch for every level of detail: each workgroup
-// takes one entry of the cull pass's skin table (SkinGroup), a run of consecutive vertices of one
+// takes one entry of the cull pass's skin table (WorkGroup), a run of consecutive vertices of one
 // instance among its level's (a level's vertices are the model's first level_vertices[level]).
 #include "common.glsl"
 
@@ -14,8 +14,9 @@ layout(set = 0, binding = 0) readonly buffer Sources { SourceVertex sources[]; }
 layout(set = 0, binding = 1) readonly buffer Influences { Influence influences[]; };
 layout(set = 0, binding = 2) readonly buffer Palettes { PaletteMatrix palettes[]; } palette_chunks[MAX_CHUNKS];
 layout(set = 0, binding = 3) writeonly buffer Skinned { uint skinned[]; } skinned_chunks[MAX_CHUNKS];
-// The cull pass's skin table and its count (the dispatch's rows cover it; the last row may run past).
-layout(set = 0, binding = 4) readonly buffer SkinGroups { SkinGroup skin_groups[]; };
+// The cull pass's work tables, the skin table from counters.tables[TABLE_SKIN].z, its length its .x
+// (the dispatch's rows cover it; the last row may run past).
+layout(set = 0, binding = 4) readonly buffer WorkGroups { WorkGroup work_groups[]; };
 layout(set = 0, binding = 5) readonly buffer MorphTargets { MorphTarget morph_targets[]; };
 layout(set = 0, binding = 6) readonly buffer MorphDeltas { MorphDelta morph_deltas[]; };
 layout(set = 0, binding = 7) readonly buffer InfluenceOffsets { float influence_offsets[]; };
@@ -42,10 +43,10 @@ shared uint staged_words[STAGED_STORES ? gl_WorkGroupSize.x * SKINNED_VERTEX_UIN
 void main() {
     // Rows are full but for the last (x is a full row's width whenever there are two).
     uint entry = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-    if (entry >= counters.skin_groups.x) {
+    if (entry >= counters.tables[TABLE_SKIN].x) {
         return;  // past the table, in the last row: the whole workgroup leaves
     }
-    SkinGroup skin_group = skin_groups[entry];
+    WorkGroup skin_group = work_groups[counters.tables[TABLE_SKIN].z + entry];
     uint instance_index = skin_group.instance & ~LIST_DUAL_QUATERNION;
     bool dual = (skin_group.instance & LIST_DUAL_QUATERNION) != 0u;
     uint group = skin_group.group & 0xFFFFFFu;

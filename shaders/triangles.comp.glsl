@@ -15,10 +15,10 @@
 //     holds none, or each of the few its box holds (at most MAX_SAMPLE_TESTS) lies outside an edge,
 // each decided conservatively, so the image is the one drawing every triangle gives.
 //
-// One dispatch per level of detail, one invocation per (triangle of the level, instance the camera
-// sees at that level): x walks the level's triangles, y the cull pass's camera list for the level
-// (the dispatch's y is its count, cull.counters.camera_levels). A level's survivors land where
-// the full mesh's would (its meshes have no more triangles), so the forward pass's draws are the same.
+// One dispatch a run, whatever the levels: each workgroup takes an entry of the run's work table
+// (WorkGroup, TABLE_CAMERA or TABLE_LIGHT), which the cull pass appends for each instance the view
+// sees: a run of its level's triangles, an invocation each. A level's survivors land where the full
+// mesh's would (its meshes have no more triangles), so the forward pass's draws are the same.
 #extension GL_EXT_shader_16bit_storage : require
 #include "common.glsl"
 
@@ -27,13 +27,15 @@ layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
 layout(set = 0, binding = 0) readonly buffer Indices { uint indices[]; };
 layout(set = 0, binding = 1) readonly buffer MeshRanges { MeshRange mesh_ranges[]; };
 layout(set = 0, binding = 2) readonly buffer Skinned { float skinned[]; } skinned_chunks[MAX_CHUNKS];
-layout(set = 0, binding = 3) readonly buffer LevelLists { uint level_lists[]; };
+layout(set = 0, binding = 3) readonly buffer WorkGroups { WorkGroup work_groups[]; };
 // One command per (group, mesh), chunk-major, copied from its template before this pass with
 // index_count 0: the survivors are counted into it.
 layout(set = 0, binding = 4) buffer Draws { DrawCommand draws[]; };
 // Per chunk, group after group, each group's block holding group_size × the model's index count:
 // mesh m's survivors packed from group_size × its first index, as group-relative 16-bit indices.
 layout(set = 0, binding = 5) writeonly buffer CulledIndices { uint16_t culled[]; } culled_chunks[MAX_CHUNKS];
+// The run's table's place and length, and each level's first index.
+layout(set = 0, binding = 6) readonly buffer Counters { CullCounters counters; };
 
 layout(push_constant) uniform Push {
     mat4 view_projection;
@@ -48,9 +50,7 @@ layout(push_constant) uniform Push {
     uint sample_step;       // samples a pixel row holds on a regular lattice (4: 4× MSAA at the standard
                             // positions, 1: the pixel centres), so the small-triangle test holds; 0: no test
     float snap;             // the rasterizer's sub-pixel grid, 2^-subPixelPrecisionBits pixels
-    uint list_offset;       // where this level's camera list starts in level_lists
-    uint first_range;       // this level's meshes: mesh_ranges[first_range + m] (level 0's from 0)
-    uint level_first_index; // this level's first index in indices[]
+    uint table;             // the run's work table: TABLE_CAMERA or TABLE_LIGHT
     uint layout_first_range;  // the level the outputs have room for (the camera's: the full mesh; the
     uint layout_first_index;  // light's: the plan's): its meshes' ranges and first index, where mesh m's
                               // survivors start in a block (a level no finer has no more of them)
@@ -150,7 +150,15 @@ vec4 corner(uint chunk, uint first_vertex, uint index) {
 }
 
 void main() {
-    uint instance_index = level_lists[push.list_offset + gl_GlobalInvocationID.y];
+    // Rows are full but for the last (x is a full row's width whenever there are two).
+    uint entry = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    if (entry >= counters.tables[push.table].x) {
+        return;  // past the table, in the last row
+    }
+    WorkGroup work = work_groups[counters.tables[push.table].z + entry];
+    uint instance_index = work.instance;
+    uint level = work.group >> 24;
+    uint first_range = level * push.mesh_count;  // the level's meshes: mesh_ranges[first_range + m]
     uint chunk = instance_index / push.chunk_instances;
     uint slot = instance_index % push.chunk_instances;
     uint group = slot / push.group_size;
@@ -158,11 +166,12 @@ void main() {
     uint first_vertex = slot * push.vertex_count;
     uint group_vertex = (slot - group_first_slot) * push.vertex_count;  // where this instance starts in its group
     uint block = group_first_slot * push.index_count;
-    uint first = push.level_first_index + gl_GlobalInvocationID.x * 3u;
+    uint triangle = (work.group & 0xFFFFFFu) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+    uint first = counters.level_first_index[level] + triangle * 3u;
     uint mesh = 0u;
     while (mesh < push.mesh_count &&
-           (first < mesh_ranges[push.first_range + mesh].first_index ||
-            first + 2u >= mesh_ranges[push.first_range + mesh].first_index + mesh_ranges[push.first_range + mesh].index_count)) {
+           (first < mesh_ranges[first_range + mesh].first_index ||
+            first + 2u >= mesh_ranges[first_range + mesh].first_index + mesh_ranges[first_range + mesh].index_count)) {
         mesh += 1u;
     }
     if (mesh == push.mesh_count) {

@@ -10,9 +10,7 @@
 use ash::vk;
 
 use super::settings::RenderSettings;
-use super::shader_types::{
-    DrawCommand, InstanceData, PaletteMatrix, SkinGroup, SkinnedVertex, MAX_CHUNKS, MAX_LEVELS, MAX_PARTS,
-};
+use super::shader_types::{DrawCommand, InstanceData, PaletteMatrix, SkinnedVertex, WorkGroup, MAX_CHUNKS, MAX_LEVELS};
 use super::{Strategy, FRAMES_IN_FLIGHT};
 use crate::gpu::{self, Buffer, Device};
 use crate::model::Model;
@@ -20,6 +18,9 @@ use crate::model::Model;
 /// The narrowest skin workgroup a tuning may choose (`SkinTuning`): the skin table's room per
 /// instance assumes it.
 pub const MIN_SKIN_WORKGROUP: u32 = 32;
+
+/// Triangles a workgroup of the triangle pass tests (`triangles::WORKGROUP_SIZE`).
+const TRIANGLE_WORKGROUP: u32 = super::passes::triangles::WORKGROUP_SIZE;
 
 /// Of the largest memory heap, what the per-instance buffers may take: the rest is left for the
 /// model, the shadow map, the render targets and the driver.
@@ -212,19 +213,8 @@ impl MemoryPlan {
         let palettes = 2 * (2 * joints + 1 + shape.morph_slots) * size_of::<PaletteMatrix>() as u64;
         let frames = FRAMES_IN_FLIGHT as u64;
         // Parameters per frame in flight, a skin-list slot, a debug box, a palette-list slot and its
-        // palette's frame (animation LOD), draw commands, a slot in each level's camera list and in
-        // the light's, and the skin table's entries for its vertex groups (at the narrowest
-        // workgroup a tuning may choose).
-        let skin_groups = vertices.div_ceil(u64::from(MIN_SKIN_WORKGROUP));
-        let fixed = size_of::<InstanceData>() as u64 * frames
-            + 4
-            + 32
-            + 4
-            + 4
-            + 4
-            + 2 * meshes * size_of::<DrawCommand>() as u64
-            + 4 * (shape.levels.max(1) + 1)
-            + skin_groups * size_of::<SkinGroup>() as u64;
+        // palette's frame (animation LOD), and draw commands.
+        let fixed = size_of::<InstanceData>() as u64 * frames + 4 + 32 + 4 + 4 + 4 + 2 * meshes * size_of::<DrawCommand>() as u64;
         // The palette pass's joint positions (the skeleton debug view), with the palettes.
         let joint_positions = joints * 16;
         // The triangle pass's output (`compute`): a copy of the index buffer in 16-bit indices and a
@@ -237,7 +227,18 @@ impl MemoryPlan {
         // The light's run keeps another copy of both, for its level's indices.
         let light_level = light_level.filter(|_| culled_indices > 0);
         let light_bytes = light_level.map_or(0, |level| shape.level_indices[level as usize] * 2 + culled_commands);
+        // The cull pass's work tables (`compute`): an entry per vertex group for the skin pass (at
+        // the narrowest workgroup a tuning may pick), and per triangle group for the triangle
+        // pass's camera run (the full mesh's) and light run (its level's).
+        let triangle_groups = |indices: u64| (indices / 3).div_ceil(u64::from(TRIANGLE_WORKGROUP));
+        let table_groups = [
+            if strategy == Strategy::Compute { vertices.div_ceil(u64::from(MIN_SKIN_WORKGROUP)) } else { 0 },
+            if culled_indices > 0 { triangle_groups(shape.indices) } else { 0 },
+            light_level.map_or(0, |level| triangle_groups(shape.level_indices[level as usize])),
+        ];
+        let table_bytes = table_groups.iter().sum::<u64>() * size_of::<WorkGroup>() as u64;
         let bytes_per_instance = fixed
+            + table_bytes
             + match strategy {
                 Strategy::Compute => skinned + palettes + joint_positions + culled_indices + culled_commands + light_bytes,
                 Strategy::Vertex => palettes + joint_positions,
@@ -284,22 +285,18 @@ impl MemoryPlan {
             ),
             (range / joint_positions, format!("maxStorageBufferRange {range} bytes for the joint positions ({joints} joints)")),
             (
-                65_535 * u64::from(max_dispatch_rows) / skin_groups,
+                (65_535 * u64::from(max_dispatch_rows))
+                    .checked_div(table_groups.iter().copied().max().unwrap_or(0))
+                    .unwrap_or(u64::MAX),
                 format!(
-                    "maxComputeWorkGroupCount[1] = {max_dispatch_rows} rows of at most 65,535 workgroups for the skin \
-                     table ({skin_groups} groups per instance)"
+                    "maxComputeWorkGroupCount[1] = {max_dispatch_rows} rows of at most 65,535 workgroups for a work table \
+                     ({} groups per instance at most)",
+                    table_groups.iter().max().unwrap_or(&0)
                 ),
             ),
             (
-                range / (skin_groups * size_of::<SkinGroup>() as u64),
-                format!("maxStorageBufferRange {range} bytes for the skin table ({skin_groups} groups per instance)"),
-            ),
-            (
-                u64::from(max_dispatch_rows) * MAX_PARTS as u64,
-                format!(
-                    "maxComputeWorkGroupCount[1] = {max_dispatch_rows} ({MAX_PARTS} dispatches of a row per instance for a \
-                     level of detail)"
-                ),
+                range.checked_div(table_bytes).unwrap_or(u64::MAX),
+                format!("maxStorageBufferRange {range} bytes for the work tables ({table_bytes} bytes per instance)"),
             ),
             (
                 range / (meshes * size_of::<DrawCommand>() as u64),
@@ -450,7 +447,10 @@ mod tests {
             PlanLimits { binding: range, heap: 1 << 40, dispatch_rows: 65_535 },
         );
         assert_eq!((plan.light_level, vertex.light_level), (Some(0), None));
-        assert_eq!(plan.bytes_per_instance - vertex.bytes_per_instance, 56_000 + 2 * (120_000 + 20));
+        // Their work tables too: 63 skin groups of 32 vertices, and 313 triangle groups of 64 for
+        // each run.
+        let tables = 8 * (63 + 2 * 313);
+        assert_eq!(plan.bytes_per_instance - vertex.bytes_per_instance, 56_000 + 2 * (120_000 + 20) + tables);
     }
 
     #[test]
@@ -474,8 +474,9 @@ mod tests {
             100_000,
             PlanLimits { binding: u64::from(u32::MAX), heap: 24 << 30, dispatch_rows: 65_535 },
         );
-        // Room for the light's copy of the full mesh's culled indices (41,688 bytes and 2 commands).
-        assert_eq!((plan.bytes_per_instance, plan.light_level), (152_108 + 41_728, Some(0)));
+        // Room for the light's copy of the full mesh's culled indices (41,688 bytes and 2 commands)
+        // and its work table (109 triangle groups).
+        assert_eq!((plan.bytes_per_instance, plan.light_level), (152_944 + 41_728 + 872, Some(0)));
         assert!(plan.max_instances >= 100_000, "{} ({})", plan.max_instances, plan.limiting);
         assert!(plan.limiting.contains("memory heap"), "{}", plan.limiting);
         // On lavapipe's 2 GiB heap, 10,000 fit with room for the third level's light copy only.
@@ -485,7 +486,7 @@ mod tests {
             10_000,
             PlanLimits { binding: 128 << 20, heap: 2 << 30, dispatch_rows: 65_535 },
         );
-        assert_eq!((lavapipe.bytes_per_instance, lavapipe.light_level), (152_108 + 10_416 + 40, Some(2)));
+        assert_eq!((lavapipe.bytes_per_instance, lavapipe.light_level), (152_944 + 10_416 + 40 + 224, Some(2)));
         // 11,536 fit with none.
         let full = MemoryPlan::with_light_culling(
             figure,
@@ -493,7 +494,7 @@ mod tests {
             11_536,
             PlanLimits { binding: 128 << 20, heap: 2 << 30, dispatch_rows: 65_535 },
         );
-        assert_eq!((full.bytes_per_instance, full.light_level), (152_108, None));
+        assert_eq!((full.bytes_per_instance, full.light_level), (152_944, None));
         // Without the light's run asked for, no room for it.
         let unasked = MemoryPlan::for_limits(
             figure,
@@ -501,15 +502,29 @@ mod tests {
             100_000,
             PlanLimits { binding: u64::from(u32::MAX), heap: 24 << 30, dispatch_rows: 65_535 },
         );
-        assert_eq!((unasked.bytes_per_instance, unasked.light_level), (152_108, None));
-        // The dispatches' rows alone would stop at 4 × 65,535.
+        assert_eq!((unasked.bytes_per_instance, unasked.light_level), (152_944, None));
+        // With memory to spare, the chunks bound the count, well past the 65,535 rows a dispatch
+        // has: the work tables' rows are as wide as that takes.
         let rows = MemoryPlan::for_limits(
             figure,
             Strategy::Compute,
             1,
             PlanLimits { binding: u64::from(u32::MAX), heap: 1 << 50, dispatch_rows: 65_535 },
         );
-        assert_eq!((rows.max_instances, rows.limiting.contains("maxComputeWorkGroupCount")), (4 * 65_535, true));
+        assert!(
+            rows.max_instances > 4 * 65_535 && rows.limiting.contains("chunks"),
+            "{} ({})",
+            rows.max_instances,
+            rows.limiting
+        );
+        // Rows of at most 65,535 workgroups: a table of 117 groups an instance stops at 36.7 M.
+        let few_rows = MemoryPlan::for_limits(
+            figure,
+            Strategy::Compute,
+            1,
+            PlanLimits { binding: u64::from(u32::MAX), heap: 1 << 50, dispatch_rows: 16 },
+        );
+        assert_eq!(few_rows.max_instances, 65_535 * 16 / 117, "{}", few_rows.limiting);
     }
 
     #[test]
@@ -546,6 +561,7 @@ mod tests {
             1,
             PlanLimits { binding: 128 << 20, heap: 1 << 40, dispatch_rows: 65_535 },
         );
-        assert_eq!(compute.bytes_per_instance - vertex.bytes_per_instance, 56_000);
+        // (and no skin table: 63 groups of 32 vertices)
+        assert_eq!(compute.bytes_per_instance - vertex.bytes_per_instance, 56_000 + 8 * 63);
     }
 }

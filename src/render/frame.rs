@@ -16,7 +16,7 @@ use super::passes::palette::PalettePass;
 use super::passes::shadow;
 use super::passes::skin::SkinPass;
 use super::recorder::{BarrierCall, Recorder};
-use super::shader_types::CullCounters;
+use super::shader_types::{CullCounters, Table};
 use super::slots::FrameSlot;
 use super::{FrameScene, Output, Pass, Renderer, Strategy};
 use crate::gpu::barrier::{self, side, Hazard};
@@ -84,16 +84,12 @@ impl FrameContext<'_> {
     fn cull(&self, recorder: &mut Recorder) {
         let (renderer, cull) = (self.renderer, &self.renderer.passes.cull);
         recorder.wait(cull.reset_hazards());
-        let reset = CullPass::counter_reset(
-            &renderer.model,
-            self.choice,
-            renderer.passes.skin.tuning.workgroup_size,
-            &renderer.setup,
-        );
+        let reset = cull.counter_reset(&renderer.model, renderer.passes.skin.tuning.workgroup_size, renderer.setup.dispatch_rows);
         recorder.step("the counters' reset", |command_buffer| cull.record_reset(command_buffer, &reset));
         let flags = (super::passes::cull::hand_set(self.scene), renderer.velocity_written());
         let (model, setup, frames) = (&renderer.model, &renderer.setup, renderer.stats.frames_rendered);
-        let push = CullPass::push(model, setup, self.choice, frames, renderer.debug.skeleton, flags);
+        let tables = renderer.tables_read(self.choice);
+        let push = CullPass::push(model, setup, self.choice, (frames, renderer.debug.skeleton), flags, &tables);
         let record = |command_buffer| cull.record(command_buffer, self.frame.cull_set, push);
         recorder.pass(Pass::Cull, cull.hazards_before(), record, cull.hazards_after());
     }
@@ -110,7 +106,7 @@ impl FrameContext<'_> {
     fn skin(&self, recorder: &mut Recorder) {
         let (renderer, skin) = (self.renderer, &self.renderer.passes.skin);
         let push = SkinPass::push(&renderer.model, &renderer.setup);
-        let arguments = (&renderer.passes.cull.counters, std::mem::offset_of!(CullCounters, skin_dispatch) as u64);
+        let arguments = (&renderer.passes.cull.counters, Table::Skin.arguments());
         let record = |command_buffer| skin.record(command_buffer, &push, arguments);
         recorder.pass(Pass::Skin, skin.hazards_before(), record, skin.hazards_after());
     }

@@ -5,13 +5,12 @@
 use ash::vk;
 
 use super::draw::{DrawList, VertexSource};
-use super::lists::{list_dispatches, List};
 use super::passes::cull::LevelChoice;
 use super::passes::debug::DebugFrame;
 use super::passes::forward::{ForwardFrame, PreviousPositions, ResolveTarget};
 use super::passes::shadow;
 use super::passes::triangles::{CulledOutput, RunView, TriangleCulling};
-use super::shader_types::CullCounters;
+use super::shader_types::{CullCounters, Table};
 use super::slots::FrameSlot;
 use super::{FrameScene, Output, Renderer, Strategy};
 use crate::gpu::Buffer;
@@ -35,16 +34,30 @@ impl Renderer {
             viewport: [shadow::SHADOW_MAP_SIZE as f32; 2],
             sample_step: 1,
         };
-        let run = |list: List, output: &CulledOutput, view: RunView| {
-            let dispatches = list_dispatches(list, self.model.levels.len(), choice.light_level as usize, &self.setup);
-            let push = |dispatch| triangles.push(&self.model, &self.setup, &view, output, dispatch);
-            dispatches.into_iter().map(|dispatch| (push(dispatch), dispatch.arguments)).collect()
+        let run = |table: Table, output: &CulledOutput, view: RunView| {
+            (output.set, triangles.push(&self.model, &self.setup, &view, output, table), table.arguments())
         };
-        let mut runs = vec![(triangles.camera.set, run(List::Camera, &triangles.camera, camera))];
+        let mut runs = vec![run(Table::Camera, &triangles.camera, camera)];
         if let Some(output) = self.light_run(choice) {
-            runs.push((output.set, run(List::Light, output, light)));
+            runs.push(run(Table::Light, output, light));
         }
         triangles.pass.record(command_buffer, &runs, &self.passes.cull.counters);
+    }
+
+    /// The work tables some pass reads this frame, which the cull pass fills: the skin pass's
+    /// (`compute`), and the triangle pass's camera run and, when it runs, its light run.
+    pub(super) fn tables_read(&self, choice: &LevelChoice) -> Vec<Table> {
+        let mut tables = Vec::new();
+        if self.setup.strategy == Strategy::Compute {
+            tables.push(Table::Skin);
+        }
+        if self.passes.triangles.is_some() {
+            tables.push(Table::Camera);
+        }
+        if self.light_run(choice).is_some() {
+            tables.push(Table::Light);
+        }
+        tables
     }
 
     /// Each chunk's skinned vertices: its own buffer (`compute`), or its range of the slot's

@@ -23,7 +23,6 @@ pub mod frame;
 mod frame_inputs;
 mod frame_setup;
 pub mod history;
-pub mod lists;
 pub mod model_buffers;
 pub mod offscreen;
 pub mod output;
@@ -236,9 +235,8 @@ pub struct Setup {
     /// The shadow pass draws the triangle pass's light run (where the memory plan kept room for it);
     /// tests and the bench turn it off to compare.
     pub light_culling: bool,
-    /// Rows a dispatch may have: the device's maxComputeWorkGroupCount[1]. A level's camera list
-    /// takes a triangle dispatch per this many instances, a row each; the skin table's dispatch
-    /// makes its rows wide enough to stay within it (tests lower it to see both split).
+    /// Rows a dispatch may have: the device's maxComputeWorkGroupCount[1]. The work tables'
+    /// dispatches make their rows wide enough to stay within it (tests lower it to see rows split).
     pub dispatch_rows: u32,
     /// Animation LOD: a kept instance less than this many pixels across on screen (or seen only by
     /// the light) has its palette computed every second frame; None: every palette every frame.
@@ -318,16 +316,25 @@ impl Renderer {
             * (mesh_draws.len().max(1) as u64)
             * u64::from(chunking.instances_per_chunk)
             * std::mem::size_of::<vk::DrawIndexedIndirectCommand>() as u64;
+        // Room in the cull pass's work tables, per instance: the full mesh's vertex groups for the
+        // skin pass (`compute`), its triangle groups for the triangle pass's camera run, and the
+        // light's level's for its light run.
         let tuning = SkinPass::tuning(device, settings.skin)?;
-        let instance_groups = gpu_model.vertex_count.div_ceil(tuning.workgroup_size);
-        let cull = CullPass::new(device, instance_count, command_bytes, (gpu_model.levels.len() as u32, instance_groups))?;
+        let triangles_run = strategy == Strategy::Compute && triangles::serves(device, model);
+        let level_triangles = |level: u32| passes::cull::triangle_groups(gpu_model.levels[level as usize].index_count);
+        let rooms = [
+            if strategy == Strategy::Compute { gpu_model.vertex_count.div_ceil(tuning.workgroup_size) } else { 0 },
+            if triangles_run { level_triangles(0) } else { 0 },
+            plan.light_level.filter(|_| triangles_run).map_or(0, level_triangles),
+        ];
+        let cull = CullPass::new(device, instance_count, command_bytes, rooms)?;
         let palette = PalettePass::new(device, chunking, instance_count, &gpu_model)?;
         let skin_inputs = SkinInputs {
             source_vertices: &gpu_model.source_vertices,
             influences: &gpu_model.influences,
             influence_offsets: &gpu_model.influence_offsets,
             palettes: &palette.palettes,
-            skin_groups: &cull.skin_groups,
+            work_groups: &cull.work_groups,
             counters: &cull.counters,
             morph_targets: &gpu_model.morph_targets,
             morph_deltas: &gpu_model.morph_deltas,
@@ -356,11 +363,12 @@ impl Renderer {
         let debug = DebugPass::new(device, color_format, &forward.frame_set_layout, cull_mode, &debug_inputs)?;
 
         let triangles = match strategy {
-            Strategy::Compute if triangles::serves(device, model) => {
+            Strategy::Compute if triangles_run => {
                 let inputs = TriangleInputs {
                     model: &gpu_model,
                     skinned: &skin.skinned,
-                    level_lists: &cull.level_lists,
+                    work_groups: &cull.work_groups,
+                    counters: &cull.counters,
                     chunking,
                     instance_count,
                 };

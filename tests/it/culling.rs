@@ -13,7 +13,7 @@ use vkskin::render::camera::OrbitCamera;
 use vkskin::render::passes::cull::{reference_visibility, Seen};
 use vkskin::render::passes::palette;
 use vkskin::render::reference::reference_skinning;
-use vkskin::render::shader_types::{DrawCommand, SkinnedVertex};
+use vkskin::render::shader_types::{DrawCommand, SkinnedVertex, Table};
 use vkskin::render::{Chunking, Strategy, VisibleCounts};
 
 /// The instances named in the live commands: per chunk c and mesh m, the first `counts[c]` of the
@@ -90,10 +90,11 @@ fn culling_keeps_what_the_camera_or_the_light_sees() {
         assert_eq!(counters.palette_dispatch[0], (skinned.len() as u32).div_ceil(palette::WORKGROUP_SIZE));
         let model = &setup.model;
         // No levels of detail: every kept instance is skinned whole, all its vertex groups in the
-        // skin table.
+        // skin table (which only `compute` fills).
         let whole = (model.vertices.len() as u32).div_ceil(headless.renderer.passes.skin.tuning.workgroup_size);
         assert_eq!(counters.level_groups[0], whole);
-        assert_eq!(counters.skin_groups[0], whole * skinned.len() as u32);
+        let in_table = if strategy == Strategy::Compute { whole * skinned.len() as u32 } else { 0 };
+        assert_eq!(counters.tables[Table::Skin as usize][0], in_table, "{strategy:?}");
         assert_eq!(counters.level_counts[0] as usize, skinned.len());
         assert_eq!((counters.palette_dispatch[1], counters.palette_dispatch[2]), (1, 1));
         assert_eq!(counters.camera_draws.iter().sum::<u32>() as usize, camera.len());

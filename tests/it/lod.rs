@@ -1,12 +1,12 @@
 //! Levels of detail on the GPU (validation on): the cull pass picks each instance's levels as the
-//! CPU mirror `cull::reference_levels` does, the skin and triangle passes work from its skin table
-//! and level lists, and the image stays within the stated difference of the one drawn at full detail.
+//! CPU mirror `cull::reference_levels` does, the skin and triangle passes work from its work
+//! tables, and the image stays within the stated difference of the one drawn at full detail.
 
 use crate::common::{assert_no_validation_messages, default_model, validated_device};
 use vkskin::app::imagediff::ImageDifference;
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::render::passes::cull::{reference_levels, Levels};
-use vkskin::render::shader_types::{CullCounters, SkinGroup, MAX_LEVELS, MAX_PARTS};
+use vkskin::render::shader_types::{CullCounters, Table, WorkGroup, MAX_LEVELS};
 use vkskin::render::{FrameScene, Strategy};
 
 /// The bound README and docs state for levels of detail against full detail, at 1280×720: at most
@@ -15,44 +15,75 @@ const CHANGED_SHARE: f64 = 0.01;
 /// ...and the image keeps at least this PSNR.
 const PSNR_DB: f64 = 35.0;
 
-/// Per instance, the level the GPU skinned it at, read from the cull pass's skin table (each
-/// instance there once, as all of its level's vertex groups), and the level the camera drew it
-/// at, read from its level lists.
-fn gpu_levels(headless: &HeadlessRenderer, count: usize) -> (Vec<Option<u32>>, Vec<Option<u32>>) {
-    let renderer = &headless.renderer;
-    let counters: Vec<CullCounters> = renderer.read_back(&renderer.passes.cull.counters).expect("counters");
-    let counters = counters[0];
-    let table: Vec<SkinGroup> = renderer.read_back(&renderer.passes.cull.skin_groups).expect("skin groups");
+/// Per instance, the level a work table of the cull pass holds it at: each instance there once,
+/// as all of its level's groups (`level_groups`: vertex or triangle groups a level).
+fn table_levels(
+    counters: &CullCounters,
+    work: &[WorkGroup],
+    table: Table,
+    level_groups: &[u32],
+    count: usize,
+) -> Vec<Option<u32>> {
+    let [length, _, start, _] = counters.tables[table as usize];
     let mut groups = vec![Vec::new(); count];
-    for entry in &table[..counters.skin_groups[0] as usize] {
-        // The entry carries the dual-quaternion bit (LIST_DUAL_QUATERNION).
+    for entry in &work[start as usize..][..length as usize] {
+        // A skin table's entry carries the dual-quaternion bit (LIST_DUAL_QUATERNION).
         groups[(entry.instance & 0x7FFF_FFFF) as usize].push((entry.group >> 24, entry.group & 0xFF_FFFF));
     }
-    let skinned: Vec<Option<u32>> = groups
+    groups
         .iter_mut()
         .enumerate()
         .map(|(instance, groups)| {
             let level = groups.first()?.0;
             groups.sort();
-            let want: Vec<(u32, u32)> = (0..counters.level_groups[level as usize]).map(|group| (level, group)).collect();
-            assert_eq!(*groups, want, "instance {instance}: its level's groups, each once");
+            let want: Vec<(u32, u32)> = (0..level_groups[level as usize]).map(|group| (level, group)).collect();
+            assert_eq!(*groups, want, "instance {instance} in the {table:?} table: its level's groups, each once");
             Some(level)
         })
-        .collect();
-    for level in 0..renderer.model.levels.len() {
-        let at_level = skinned.iter().filter(|&&skinned| skinned == Some(level as u32)).count();
-        assert_eq!(at_level, counters.level_counts[level] as usize, "level {level}'s skin count");
-    }
-    let lists: Vec<u32> = renderer.read_back(&renderer.passes.cull.level_lists).expect("level lists");
-    let mut camera = vec![None; count];
-    for level in 0..renderer.model.levels.len() {
-        let entries = counters.level_counts[MAX_LEVELS + level] as usize;
-        for &instance in &lists[level * count..][..entries] {
-            assert!(camera[instance as usize].is_none(), "instance {instance} is in two lists");
-            camera[instance as usize] = Some(level as u32);
+        .collect()
+}
+
+/// Per instance, the level the camera drew it at, read from the cull pass's camera draw commands
+/// (each takes its level's index range; mesh 0's is the level's first).
+fn drawn_levels(headless: &HeadlessRenderer, count: usize) -> Vec<Option<u32>> {
+    let culled = headless.renderer.read_back_culling().expect("read back");
+    let (model, setup) = (&headless.renderer.model, &headless.renderer.setup);
+    let (mesh_count, per_chunk) = (setup.mesh_draws.len() as u32, setup.chunking.instances_per_chunk);
+    let mut levels = vec![None; count];
+    for chunk in 0..setup.chunking.chunk_count {
+        let start = (chunk * mesh_count * per_chunk) as usize;
+        for command in &culled.camera_draws[start..][..culled.counters.camera_draws[chunk as usize] as usize] {
+            let level = model.ranges.iter().step_by(mesh_count as usize).position(|&(first, _)| first == command.first_index);
+            assert!(levels[command.first_instance as usize].is_none(), "{command:?}: drawn twice");
+            levels[command.first_instance as usize] = Some(level.expect("a level's range") as u32);
         }
     }
-    (skinned, camera)
+    levels
+}
+
+/// Per instance, the level the GPU skinned it at (None with `vertex`, which fills no work table:
+/// its vertex shaders skin what they draw) and the level the camera drew it at, read from the
+/// cull pass's draw commands and work tables (the skin table, and the triangle pass's camera
+/// table, which must agree with the draws).
+fn gpu_levels(headless: &HeadlessRenderer, count: usize) -> (Option<Vec<Option<u32>>>, Vec<Option<u32>>) {
+    let renderer = &headless.renderer;
+    let counters: Vec<CullCounters> = renderer.read_back(&renderer.passes.cull.counters).expect("counters");
+    let counters = counters[0];
+    let camera = drawn_levels(headless, count);
+    if renderer.setup.strategy != Strategy::Compute {
+        return (None, camera);
+    }
+    let work: Vec<WorkGroup> = renderer.read_back(&renderer.passes.cull.work_groups).expect("work tables");
+    let skinned = table_levels(&counters, &work, Table::Skin, &counters.level_groups, count);
+    assert_eq!(table_levels(&counters, &work, Table::Camera, &counters.level_triangle_groups, count), camera);
+    for level in 0..renderer.model.levels.len() {
+        for (levels, counted) in [(&skinned, counters.level_counts[level]), (&camera, counters.level_counts[MAX_LEVELS + level])]
+        {
+            let at_level = levels.iter().filter(|&&at| at == Some(level as u32)).count();
+            assert_eq!(at_level, counted as usize, "level {level}'s count");
+        }
+    }
+    (Some(skinned), camera)
 }
 
 /// Whether the mirror's choice for this instance sits within float error of a level's threshold,
@@ -75,9 +106,9 @@ fn the_cull_pass_picks_levels_as_the_cpu_mirror_does() {
     // Low, inside the grid's edge: instances from an arm's length to the far side, and some behind.
     setup.camera.distance *= 0.3;
     setup.camera.pitch = 0.1;
-    // Whole, split into chunks of 64 instances, with `vertex`, and with each level's camera list
-    // split into dispatches of 64 instances (as 100,000 instances split at 65,535) and the skin
-    // table's dispatch in at most 64 rows.
+    // Whole, split into chunks of 64 instances, with `vertex` (whose frames fill no work table: only
+    // the level counts are compared), and with the work tables' dispatches in at most 64 rows (as
+    // 100,000 instances' tables are in 65,535).
     let chunk = 64 * (setup.model.vertices.len() * 28) as u64;
     let mut whole_image = None;
     for (strategy, binding_limit, rows) in [
@@ -98,26 +129,20 @@ fn the_cull_pass_picks_levels_as_the_cpu_mirror_does() {
             (Some(whole), Some(rows)) => {
                 let difference = ImageDifference::between(whole, &image).expect("same size");
                 assert_eq!(difference.changed, 0, "dispatches of {rows} rows: {difference}");
-                // The triangle pass's parts add up to the camera's count a level, none past its
-                // rows; the skin dispatch's rows cover its table, the last one partly.
+                // Each table's dispatch covers it in rows of its width, the last one partly, within
+                // the rows allowed.
                 let counters: Vec<CullCounters> =
                     headless.renderer.read_back(&headless.renderer.passes.cull.counters).expect("counters");
                 let counters = counters[0];
-                let mut split = 0;
-                let most = counters.level_counts[MAX_LEVELS..].iter().max().copied().unwrap_or(0);
-                assert!(most as usize <= MAX_PARTS * rows, "{most} instances at a level: past {MAX_PARTS} parts");
-                for level in 0..headless.renderer.model.levels.len() {
-                    let parts = &counters.camera_levels[level * MAX_PARTS..][..MAX_PARTS];
-                    assert!(parts.iter().all(|part| part[1] as usize <= rows));
-                    assert_eq!(parts.iter().map(|part| part[1]).sum::<u32>(), counters.level_counts[MAX_LEVELS + level]);
-                    split += usize::from(parts[1][1] > 0);
+                for table in [Table::Skin, Table::Camera] {
+                    let ([width, height, 1, _], [groups, row, ..]) =
+                        (counters.dispatches[table as usize], counters.tables[table as usize])
+                    else {
+                        panic!("the {table:?} dispatch's z is 1: {counters:?}")
+                    };
+                    assert!(width <= row && (height - 1) * row < groups && groups <= width * height, "{table:?}: {counters:?}");
+                    assert!(height <= rows as u32 && height > 1, "{table:?}: {groups} groups in {height} rows of {width}");
                 }
-                assert!(split > 0, "no level's list was long enough to split: {:?}", counters.level_counts);
-                let ([width, height, 1, _], [groups, row, ..]) = (counters.skin_dispatch, counters.skin_groups) else {
-                    panic!("the skin dispatch's z is 1: {:?}", counters.skin_dispatch)
-                };
-                assert!(width <= row && (height - 1) * row < groups && groups <= width * height, "{counters:?}");
-                assert!(height <= rows as u32 && height > 1, "{groups} groups in {height} rows of {width}");
             }
             _ => {}
         }
@@ -133,7 +158,8 @@ fn the_cull_pass_picks_levels_as_the_cpu_mirror_does() {
                 Some(Levels { camera, skinned, .. }) => (Some(*skinned), *camera),
                 None => (None, None),
             };
-            assert_eq!((skinned[instance], camera[instance]), (want_skinned, want_camera), "instance {instance}, {strategy:?}");
+            let skinned = skinned.as_ref().map_or(want_skinned, |skinned| skinned[instance]);
+            assert_eq!((skinned, camera[instance]), (want_skinned, want_camera), "instance {instance}, {strategy:?}");
             levels_seen.extend(want_camera);
             compared += 1;
         }

@@ -4,7 +4,7 @@
 //! Reads: `frame.uniforms[slot]` (planes), `frame.instances[slot]`, `model.animation_cells`, `model.cells`,
 //! `model.mesh_ranges`. Writes (and owns): `cull.counters` (reset first; then the palette and skin
 //! passes' indirect dispatch arguments and the draw counts), `cull.skin_list`, `cull.camera_draws`,
-//! `cull.light_draws`, `cull.debug_boxes`, `cull.level_lists` (per level of detail, the instances
+//! `cull.light_draws`, `cull.debug_boxes`, `cull.work_groups` (the work tables: per instance
 //! to skin at it and the instances the camera sees at it), `cull.palette_list` (the instances whose
 //! palettes are computed this frame), and reads and writes `cull.palette_frames` (the frame each
 //! instance's palette is from: animation LOD). Its hazards: [`CullPass::reset_hazards`],
@@ -24,9 +24,7 @@ use crate::gpu::{self, Buffer, Device};
 use crate::model::Model;
 use crate::render::model_buffers::GpuModel;
 use crate::render::passes::triangles;
-use crate::render::shader_types::{
-    frustum_planes, CullCounters, CullPush, InstanceData, SkinGroup, MAX_LEVELS, MAX_PARTS, NO_CLIP,
-};
+use crate::render::shader_types::{frustum_planes, CullCounters, CullPush, InstanceData, Table, WorkGroup, MAX_LEVELS, NO_CLIP};
 use crate::render::{FrameScene, Setup, FRAMES_IN_FLIGHT};
 use gpu_allocator::MemoryLocation;
 use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
@@ -44,11 +42,10 @@ pub const BINDING_SKIN_LIST: u32 = 8;
 pub const BINDING_CAMERA_DRAWS: u32 = 9;
 pub const BINDING_LIGHT_DRAWS: u32 = 10;
 pub const BINDING_DEBUG_BOXES: u32 = 11;
-pub const BINDING_LEVEL_LISTS: u32 = 12;
+pub const BINDING_WORK_GROUPS: u32 = 12;
 pub const BINDING_PALETTE_FRAMES: u32 = 13;
 pub const BINDING_PALETTE_LIST: u32 = 14;
 pub const BINDING_MOTIONS: u32 = 15;
-pub const BINDING_SKIN_GROUPS: u32 = 16;
 
 pub struct CullPass {
     pub pipeline: Pipeline,
@@ -62,12 +59,13 @@ pub struct CullPass {
     pub light_draws: Buffer,
     /// Each kept instance's world box, for the debug views.
     pub debug_boxes: Buffer,
-    /// Per level, room for every instance: the camera lists (level l from l × instance count),
-    /// then the light's list (from level count × instance count).
-    pub level_lists: Buffer,
-    /// The skin pass's table: each skinned instance's vertex groups at its level (`SkinGroup`),
-    /// room for every instance's at the full mesh.
-    pub skin_groups: Buffer,
+    /// The work tables (`Table`), one section each with room for every instance's groups
+    /// (`rooms`): what the skin pass and the triangle pass's runs each take in one dispatch.
+    pub work_groups: Buffer,
+    /// Per table, the most groups an instance appends (its full mesh's, or the light's level's),
+    /// 0 where no pass reads the table; and the counts it was made for.
+    pub rooms: [u32; 3],
+    instance_count: u32,
     /// Per instance, the frame (`CullPush::palette_frame`) whose palette its slots hold: zeroed at
     /// creation (none), then the cull pass's own across frames.
     pub palette_frames: Buffer,
@@ -98,24 +96,23 @@ const RESET: Side = side("the reset", Stage::ALL_TRANSFER, Access::TRANSFER_WRIT
 /// Cull writes, the earlier side of every hazard on its outputs.
 const CULL_WRITES: Side = side("cull writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
 
-/// The width of the skin dispatch's rows, for a table of at most `most_groups` groups: as narrow
-/// as `dispatch_rows` rows allow (the last row's workgroups past the table start and leave at
-/// once), and at least 64 (fewer rows). Past 65,535 (the least maxComputeWorkGroupCount[0] a device
-/// has) no table fits the dispatch; `MemoryPlan` refuses such counts first.
-pub fn skin_row(most_groups: u64, dispatch_rows: u32) -> u32 {
+/// The width of the rows of a work table's dispatch, for a table of at most `most_groups` groups:
+/// as narrow as `dispatch_rows` rows allow (the last row's workgroups past the table start and
+/// leave at once), and at least 64 (fewer rows). Past 65,535 (the least maxComputeWorkGroupCount[0]
+/// a device has) no table fits the dispatch; `MemoryPlan` refuses such counts first.
+pub fn table_row(most_groups: u64, dispatch_rows: u32) -> u32 {
     most_groups.div_ceil(u64::from(dispatch_rows.max(1))).clamp(64, 65_535) as u32
+}
+
+/// The triangle pass's workgroups for `index_count` indices.
+pub fn triangle_groups(index_count: u32) -> u32 {
+    (index_count / 3).div_ceil(triangles::WORKGROUP_SIZE)
 }
 
 impl CullPass {
     /// The pass and its outputs, for `instance_count` instances whose draw commands take
-    /// `command_bytes` per list, with `level_count` levels of detail and `instance_groups` skin
-    /// groups an instance at the full mesh.
-    pub fn new(
-        device: &Arc<Device>,
-        instance_count: u32,
-        command_bytes: u64,
-        (level_count, instance_groups): (u32, u32),
-    ) -> gpu::Result<CullPass> {
+    /// `command_bytes` per list, with room for `rooms[t]` groups an instance in work table t.
+    pub fn new(device: &Arc<Device>, instance_count: u32, command_bytes: u64, rooms: [u32; 3]) -> gpu::Result<CullPass> {
         // TRANSFER_SRC: tests and debugging read them back.
         let indirect_storage = Usage::STORAGE_BUFFER | Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC;
         let storage = Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC;
@@ -126,10 +123,8 @@ impl CullPass {
         let camera_draws = buffer("cull.camera_draws", command_bytes, indirect_storage)?;
         let light_draws = buffer("cull.light_draws", command_bytes, indirect_storage)?;
         let debug_boxes = buffer("cull.debug_boxes", 32 * u64::from(instance_count), storage)?;
-        let lists = u64::from(level_count) + 1;
-        let level_lists = buffer("cull.level_lists", lists * 4 * u64::from(instance_count), storage)?;
-        let group_bytes = std::mem::size_of::<SkinGroup>() as u64 * u64::from(instance_groups.max(1));
-        let skin_groups = buffer("cull.skin_groups", group_bytes * u64::from(instance_count), storage)?;
+        let groups: u64 = rooms.iter().map(|&room| u64::from(room) * u64::from(instance_count)).sum();
+        let work_groups = buffer("cull.work_groups", groups.max(1) * std::mem::size_of::<WorkGroup>() as u64, storage)?;
         let zeros = vec![0u8; 4 * instance_count as usize];
         let palette_frames = Buffer::with_data(device, "cull.palette_frames", storage, &zeros)?;
         let palette_list = buffer("cull.palette_list", 4 * u64::from(instance_count), storage)?;
@@ -138,7 +133,7 @@ impl CullPass {
         let storage = vk::DescriptorType::STORAGE_BUFFER;
         let compute = vk::ShaderStageFlags::COMPUTE;
         let mut bindings = vec![(BINDING_FRAME_UNIFORMS, vk::DescriptorType::UNIFORM_BUFFER, compute)];
-        for binding in BINDING_INSTANCES..=BINDING_SKIN_GROUPS {
+        for binding in BINDING_INSTANCES..=BINDING_MOTIONS {
             bindings.push((binding, storage, compute));
         }
         let set_layout = DescriptorSetLayout::new(device, "cull.set_layout", &bindings)?;
@@ -160,8 +155,9 @@ impl CullPass {
             camera_draws,
             light_draws,
             debug_boxes,
-            level_lists,
-            skin_groups,
+            work_groups,
+            rooms,
+            instance_count,
             palette_frames,
             palette_list,
             motions,
@@ -186,11 +182,10 @@ impl CullPass {
                 (BINDING_CAMERA_DRAWS, Resource::StorageBuffer(&self.camera_draws)),
                 (BINDING_LIGHT_DRAWS, Resource::StorageBuffer(&self.light_draws)),
                 (BINDING_DEBUG_BOXES, Resource::StorageBuffer(&self.debug_boxes)),
-                (BINDING_LEVEL_LISTS, Resource::StorageBuffer(&self.level_lists)),
+                (BINDING_WORK_GROUPS, Resource::StorageBuffer(&self.work_groups)),
                 (BINDING_PALETTE_FRAMES, Resource::StorageBuffer(&self.palette_frames)),
                 (BINDING_PALETTE_LIST, Resource::StorageBuffer(&self.palette_list)),
                 (BINDING_MOTIONS, Resource::StorageBuffer(&self.motions)),
-                (BINDING_SKIN_GROUPS, Resource::StorageBuffer(&self.skin_groups)),
             ],
         );
         Ok(set)
@@ -223,15 +218,14 @@ impl CullPass {
         vec![
             Hazard::buffer("cull.counters", &self.counters, RESET, counting),
             Hazard::buffers(
-                "cull.skin_list, camera_draws, light_draws, debug_boxes, level_lists, palette_list, skin_groups",
+                "cull.skin_list, camera_draws, light_draws, debug_boxes, work_groups, palette_list",
                 [
                     &self.skin_list,
                     &self.camera_draws,
                     &self.light_draws,
                     &self.debug_boxes,
-                    &self.level_lists,
+                    &self.work_groups,
                     &self.palette_list,
-                    &self.skin_groups,
                 ],
                 readers,
                 CULL_WRITES,
@@ -280,8 +274,8 @@ impl CullPass {
         vec![
             Hazard::buffer("cull.counters", &self.counters, CULL_WRITES, arguments),
             Hazard::buffers(
-                "cull.skin_list, debug_boxes, level_lists, palette_list, motions, skin_groups",
-                [&self.skin_list, &self.debug_boxes, &self.level_lists, &self.palette_list, &self.motions, &self.skin_groups],
+                "cull.skin_list, debug_boxes, work_groups, palette_list, motions",
+                [&self.skin_list, &self.debug_boxes, &self.work_groups, &self.palette_list, &self.motions],
                 CULL_WRITES,
                 lists,
             ),
@@ -304,29 +298,29 @@ impl CullPass {
         self.device.end_label(command_buffer);
     }
 
-    /// What the counters hold before the pass counts: zero counts, and the constant parts of the
-    /// indirect arguments (the triangle pass's workgroups a level) and of the skin table (each
-    /// level's vertex groups, and a row's width: `skin_row`).
-    pub fn counter_reset(model: &GpuModel, choice: &LevelChoice, skin_workgroup: u32, setup: &Setup) -> CullCounters {
+    /// What the counters hold before the pass counts: zero counts, and the constant parts: each
+    /// level's vertex and triangle groups and first index, and each work table's row width
+    /// (`table_row`) and place in `work_groups`.
+    pub fn counter_reset(&self, model: &GpuModel, skin_workgroup: u32, dispatch_rows: u32) -> CullCounters {
         let mut reset = CullCounters {
             skeleton_draw: [2 * model.joint_count, 0, 0, 0],
             box_draw: [24, 0, 0, 0],
             palette_dispatch: [0, 1, 1, 0],
             kept: [0, 0, 1, 0],
-            skin_dispatch: [0, 0, 1, 0],
+            dispatches: [[0, 0, 1, 0]; 3],
             ..Default::default()
         };
-        let triangle_groups = |index_count: u32| (index_count / 3).div_ceil(triangles::WORKGROUP_SIZE).max(1);
         for (level, info) in model.levels.iter().enumerate() {
             reset.level_groups[level] = info.vertex_count.div_ceil(skin_workgroup);
-            for part in 0..MAX_PARTS {
-                reset.camera_levels[level * MAX_PARTS + part] = [triangle_groups(info.index_count), 0, 1, 0];
-            }
+            reset.level_triangle_groups[level] = triangle_groups(info.index_count);
+            reset.level_first_index[level] = info.first_index;
         }
-        let most_groups = u64::from(setup.instance_count) * u64::from(reset.level_groups[0]);
-        reset.skin_groups[1] = skin_row(most_groups, setup.dispatch_rows);
-        let light = model.levels[choice.light_level as usize];
-        reset.light_parts = [[triangle_groups(light.index_count), 0, 1, 0]; MAX_PARTS];
+        let mut start = 0;
+        for (table, &room) in self.rooms.iter().enumerate() {
+            let groups = u64::from(room) * u64::from(self.instance_count);
+            reset.tables[table] = [0, table_row(groups, dispatch_rows), start as u32, 0];
+            start += groups;
+        }
         reset
     }
 
@@ -334,14 +328,14 @@ impl CullPass {
     /// `skeleton_view`: the skeleton view reads every joint position every frame, so animation LOD
     /// skips no palette while it is on.
     /// `hand_set`: some morph weight is set by hand this frame. `motion_vectors`: the forward pass
-    /// writes the velocity target.
+    /// writes the velocity target. `tables`: the work tables some pass reads this frame.
     pub fn push(
         model: &GpuModel,
         setup: &Setup,
         choice: &LevelChoice,
-        frames_rendered: u64,
-        skeleton_view: bool,
+        (frames_rendered, skeleton_view): (u64, bool),
         (hand_set, motion_vectors): (bool, bool),
+        tables: &[Table],
     ) -> CullPush {
         let bind = setup.bind_bounds;
         let mut level_errors = [0.0; MAX_LEVELS];
@@ -360,8 +354,7 @@ impl CullPass {
             pixels_at_unit: choice.pixels_at_unit,
             level_count: choice.errors.len() as u32,
             light_level: choice.light_level,
-            list_stride: setup.instance_count,
-            dispatch_rows: setup.dispatch_rows,
+            tables_written: tables.iter().map(|&table| 1 << table as u32).sum(),
             level_errors,
             // Frames count from 2 so that palette_frames' zeros (none yet) are never last frame's.
             palette_frame: (frames_rendered as u32).wrapping_add(2).max(2),

@@ -4,8 +4,8 @@
 //!
 //! Reads: `model.source_vertices`, `model.influences`, `model.morph_targets`, `model.morph_deltas`,
 //! `joint_palettes` (with each instance's morph block), and the instances to skin
-//! from `cull.skin_groups`: one indirect dispatch (`cull.counters.skin_dispatch`), a workgroup
-//! per entry, each a run of one instance's vertices at its level (a level's vertices are a prefix
+//! from the cull pass's skin table in `cull.work_groups`: one indirect dispatch over it
+//! (`cull.counters`), a workgroup per entry, each a run of one instance's vertices at its level (a level's vertices are a prefix
 //! of the model's). Writes (and
 //! owns): `skinned_vertices[c]`, which the triangle, shadow and forward passes then read. Its
 //! hazards: [`SkinPass::hazards_before`], [`SkinPass::hazards_after`].
@@ -30,7 +30,7 @@ pub const BINDING_SOURCE_VERTICES: u32 = 0;
 pub const BINDING_INFLUENCES: u32 = 1;
 pub const BINDING_PALETTES: u32 = 2;
 pub const BINDING_SKINNED: u32 = 3;
-pub const BINDING_SKIN_GROUPS: u32 = 4;
+pub const BINDING_WORK_GROUPS: u32 = 4;
 pub const BINDING_MORPH_TARGETS: u32 = 5;
 pub const BINDING_MORPH_DELTAS: u32 = 6;
 pub const BINDING_INFLUENCE_OFFSETS: u32 = 7;
@@ -43,8 +43,9 @@ pub struct SkinInputs<'a> {
     pub influence_offsets: &'a Buffer,
     /// The palette pass's output, a buffer a chunk.
     pub palettes: &'a [Buffer],
-    /// The cull pass's skin table (`SkinGroup`) and its counters (the table's length).
-    pub skin_groups: &'a Buffer,
+    /// The cull pass's work tables (the skin table among them) and its counters (where the table
+    /// starts, and its length).
+    pub work_groups: &'a Buffer,
     pub counters: &'a Buffer,
     pub morph_targets: &'a Buffer,
     pub morph_deltas: &'a Buffer,
@@ -119,7 +120,7 @@ impl SkinPass {
                 (BINDING_INFLUENCES, storage, compute, 1),
                 (BINDING_PALETTES, storage, compute, MAX_CHUNKS),
                 (BINDING_SKINNED, storage, compute, MAX_CHUNKS),
-                (BINDING_SKIN_GROUPS, storage, compute, 1),
+                (BINDING_WORK_GROUPS, storage, compute, 1),
                 (BINDING_MORPH_TARGETS, storage, compute, 1),
                 (BINDING_MORPH_DELTAS, storage, compute, 1),
                 (BINDING_INFLUENCE_OFFSETS, storage, compute, 1),
@@ -143,7 +144,7 @@ impl SkinPass {
                 (BINDING_INFLUENCES, Resource::StorageBuffer(inputs.influences)),
                 (BINDING_PALETTES, Resource::StorageBuffers(padded_chunks(inputs.palettes))),
                 (BINDING_SKINNED, Resource::StorageBuffers(padded_chunks(&skinned))),
-                (BINDING_SKIN_GROUPS, Resource::StorageBuffer(inputs.skin_groups)),
+                (BINDING_WORK_GROUPS, Resource::StorageBuffer(inputs.work_groups)),
                 (BINDING_MORPH_TARGETS, Resource::StorageBuffer(inputs.morph_targets)),
                 (BINDING_MORPH_DELTAS, Resource::StorageBuffer(inputs.morph_deltas)),
                 (BINDING_INFLUENCE_OFFSETS, Resource::StorageBuffer(inputs.influence_offsets)),

@@ -9,13 +9,12 @@
 //! instance. The forward pass draws those; the debug views still draw whole instances, and so does
 //! the shadow pass unless the light's run (`--light-culling on`) kept its triangles the same way.
 //!
-//! Reads: `model.indices`, `model.mesh_ranges`, `skinned_vertices[c]`, `cull.level_lists`; one
-//! indirect dispatch per (level of detail, part) from `cull.counters.camera_levels` (the level's
-//! triangle groups × the part's instances the camera sees at it), each testing the level's
-//! triangles. Writes: `triangles.camera_draws` (copied from `triangles.camera_template` first,
-//! every index count 0) and `triangles.camera_indices[c]`; with `--light-culling on`, the light's
-//! run likewise over `cull.counters.light_parts` into `triangles.light_draws` and
-//! `triangles.light_indices[c]`. Its hazards: [`TriangleCulling::argument_hazards`],
+//! Reads: `model.indices`, `model.mesh_ranges`, `skinned_vertices[c]`, and the cull pass's camera
+//! work table in `cull.work_groups` (each instance the camera sees, its level's triangles in
+//! groups); one indirect dispatch over it (`cull.counters`), whatever the levels. Writes:
+//! `triangles.camera_draws` (copied from `triangles.camera_template` first, every index count 0)
+//! and `triangles.camera_indices[c]`; with `--light-culling on`, the light's run likewise over the
+//! light's table into `triangles.light_draws` and `triangles.light_indices[c]`. Its hazards: [`TriangleCulling::argument_hazards`],
 //! [`TriangleCulling::hazards_before`], [`TriangleCulling::hazards_after`].
 
 use std::sync::Arc;
@@ -31,26 +30,26 @@ use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
 use crate::render::chunks::{group_size, Chunking};
-use crate::render::lists::ListDispatch;
 use crate::render::model_buffers::GpuModel;
-use crate::render::shader_types::{DrawCommand, TrianglesPush};
+use crate::render::shader_types::{DrawCommand, Table, TrianglesPush};
 use crate::render::{padded_chunks, Setup, MAX_CHUNKS};
 
-/// Triangles per workgroup (x); the y dimension walks the kept instances.
+/// Triangles per workgroup: one entry of a work table.
 pub const WORKGROUP_SIZE: u32 = 64;
 
 pub const BINDING_INDICES: u32 = 0;
 pub const BINDING_MESH_RANGES: u32 = 1;
 pub const BINDING_SKINNED: u32 = 2;
-pub const BINDING_LEVEL_LISTS: u32 = 3;
+pub const BINDING_WORK_GROUPS: u32 = 3;
 pub const BINDING_DRAWS: u32 = 4;
 pub const BINDING_CULLED_INDICES: u32 = 5;
+pub const BINDING_COUNTERS: u32 = 6;
 
-/// Whether the triangle pass can serve `model` on `device`: 16-bit storage, room for its 2 × 12 + 4
+/// Whether the triangle pass can serve `model` on `device`: 16-bit storage, room for its 2 × 12 + 5
 /// storage-buffer bindings, and a model whose group-relative indices fit 16 bits.
 pub fn serves(device: &Device, model: &crate::model::Model) -> bool {
     device.storage_buffer_16bit
-        && device.limits().max_per_stage_descriptor_storage_buffers >= 2 * MAX_CHUNKS + 4
+        && device.limits().max_per_stage_descriptor_storage_buffers >= 2 * MAX_CHUNKS + 5
         && crate::render::chunks::culls_triangles(crate::render::chunks::Shape::of(model))
 }
 
@@ -121,11 +120,13 @@ impl View {
 }
 
 /// What the triangle pass reads and how many it serves: the model's buffers, the skin pass's
-/// output and the cull pass's level lists, for `instance_count` instances in `chunking`.
+/// output and the cull pass's work tables and counters, for `instance_count` instances in
+/// `chunking`.
 pub struct TriangleInputs<'a> {
     pub model: &'a GpuModel,
     pub skinned: &'a [Buffer],
-    pub level_lists: &'a Buffer,
+    pub work_groups: &'a Buffer,
+    pub counters: &'a Buffer,
     pub chunking: Chunking,
     pub instance_count: u32,
 }
@@ -245,14 +246,7 @@ pub struct RunView {
 impl TriangleCulling {
     /// The push constants of one dispatch of a run, writing into `output`, whose layout level may
     /// be coarser than the dispatch's level (the light's run: room for the light's level only).
-    pub fn push(
-        &self,
-        model: &GpuModel,
-        setup: &Setup,
-        view: &RunView,
-        output: &CulledOutput,
-        dispatch: ListDispatch,
-    ) -> TrianglesPush {
+    pub fn push(&self, model: &GpuModel, setup: &Setup, view: &RunView, output: &CulledOutput, table: Table) -> TrianglesPush {
         let mesh_count = setup.mesh_draws.len() as u32;
         let layout = model.levels[output.layout_level as usize];
         TrianglesPush {
@@ -267,9 +261,7 @@ impl TriangleCulling {
             facing_sign: self.facing_sign,
             sample_step: view.sample_step,
             snap: self.snap,
-            list_offset: dispatch.list_offset,
-            first_range: dispatch.level as u32 * mesh_count,
-            level_first_index: model.levels[dispatch.level].first_index,
+            table: table as u32,
             layout_first_range: output.layout_level * mesh_count,
             layout_first_index: layout.first_index,
         }
@@ -381,9 +373,10 @@ impl TrianglePass {
                 (BINDING_INDICES, storage, compute, 1),
                 (BINDING_MESH_RANGES, storage, compute, 1),
                 (BINDING_SKINNED, storage, compute, MAX_CHUNKS),
-                (BINDING_LEVEL_LISTS, storage, compute, 1),
+                (BINDING_WORK_GROUPS, storage, compute, 1),
                 (BINDING_DRAWS, storage, compute, 1),
                 (BINDING_CULLED_INDICES, storage, compute, MAX_CHUNKS),
+                (BINDING_COUNTERS, storage, compute, 1),
             ],
         )?;
         let pipeline = Pipeline::compute(
@@ -406,30 +399,29 @@ impl TrianglePass {
                 (BINDING_INDICES, Resource::StorageBuffer(&inputs.model.indices)),
                 (BINDING_MESH_RANGES, Resource::StorageBuffer(&inputs.model.mesh_ranges)),
                 (BINDING_SKINNED, Resource::StorageBuffers(padded_chunks(inputs.skinned))),
-                (BINDING_LEVEL_LISTS, Resource::StorageBuffer(inputs.level_lists)),
+                (BINDING_WORK_GROUPS, Resource::StorageBuffer(inputs.work_groups)),
                 (BINDING_DRAWS, Resource::StorageBuffer(draws)),
                 (BINDING_CULLED_INDICES, Resource::StorageBuffers(padded_chunks(culled_indices))),
+                (BINDING_COUNTERS, Resource::StorageBuffer(inputs.counters)),
             ],
         );
     }
 
-    /// Each run (a view's set and its dispatches) in turn: one indirect dispatch per (level, part),
-    /// its push constants and the offset in `arguments` of (the level's triangle groups, the
-    /// part's instances, 1). Each view's draws must hold the template first (every index count 0).
+    /// Each run (a view's set, its push constants, and the offset in `arguments` of its
+    /// dispatch over its work table) in turn: one indirect dispatch a run, whatever the levels.
+    /// Each view's draws must hold the template first (every index count 0).
     pub fn record(
         &self,
         command_buffer: vk::CommandBuffer,
-        runs: &[(vk::DescriptorSet, Vec<(TrianglesPush, u64)>)],
+        runs: &[(vk::DescriptorSet, TrianglesPush, u64)],
         arguments: &Buffer,
     ) {
         self.device.begin_label(command_buffer, c"triangles");
         self.pipeline.bind(command_buffer);
-        for (set, dispatches) in runs {
+        for (set, push, offset) in runs {
             self.pipeline.bind_sets(command_buffer, 0, &[*set]);
-            for (push, offset) in dispatches {
-                self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, push);
-                unsafe { self.device.raw.cmd_dispatch_indirect(command_buffer, arguments.raw, *offset) };
-            }
+            self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, push);
+            unsafe { self.device.raw.cmd_dispatch_indirect(command_buffer, arguments.raw, *offset) };
         }
         self.device.end_label(command_buffer);
     }

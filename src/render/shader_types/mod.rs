@@ -384,26 +384,40 @@ pub struct CullCounters {
     pub light_draws: [u32; MAX_CHUNKS as usize],
     /// Per level of detail: instances to skin at it; then, per level, instances the camera sees at it.
     pub level_counts: [u32; 2 * MAX_LEVELS],
-    /// The skin pass's one dispatch over the skin table (`SkinGroup`): (workgroups a row, rows, 1, 0).
-    pub skin_dispatch: [u32; 4],
-    /// (groups in the skin table, groups a full row holds: set by the CPU, 0, 0).
-    pub skin_groups: [u32; 4],
-    /// Per level, its vertex groups: the skin pass's workgroups an instance takes (set by the CPU).
+    /// Per work table (`Table`), the one dispatch over it: (workgroups a row, rows, 1, 0).
+    pub dispatches: [[u32; 4]; 3],
+    /// Per work table: (its groups; set by the CPU: a full row's width, where it starts in
+    /// `cull.work_groups`; 0).
+    pub tables: [[u32; 4]; 3],
+    /// Per level, set by the CPU: its vertex groups (the skin pass's workgroups an instance),
+    /// its triangle groups (the triangle pass's), and its first index in the model's indices.
     pub level_groups: [u32; MAX_LEVELS],
-    /// Per (level, part) at level × MAX_PARTS + part: the triangle pass's dispatch (triangle
-    /// groups, the part's instances the camera sees, 1).
-    pub camera_levels: [[u32; 4]; MAX_LEVELS * MAX_PARTS],
-    /// (instances the light sees: the light list's length, 0, 0, 0).
-    pub light_count: [u32; 4],
-    /// Per part, the light run of the triangle pass's dispatch (the light's level's triangle
-    /// groups, the part's instances, 1).
-    pub light_parts: [[u32; 4]; MAX_PARTS],
+    pub level_triangle_groups: [u32; MAX_LEVELS],
+    pub level_first_index: [u32; MAX_LEVELS],
     /// (instances whose palettes are computed this frame: the palette list's length, 0, 0, 0).
     pub palettes: [u32; 4],
 }
 
-/// `MAX_PARTS` in common.glsl: dispatches one level's list may take.
-pub const MAX_PARTS: usize = 4;
+/// The cull pass's work tables (`TABLE_*` in common.glsl), sections of `cull.work_groups`: a
+/// `WorkGroup` an entry, each one workgroup of the pass that reads the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Table {
+    /// The skin pass's: each skinned instance's vertex groups at its level.
+    Skin = 0,
+    /// The triangle pass's camera run: each instance the camera sees, its level's triangle groups.
+    Camera = 1,
+    /// Its light run: each instance the light sees, the shadow map's level's triangle groups.
+    Light = 2,
+}
+
+impl Table {
+    pub const ALL: [Table; 3] = [Table::Skin, Table::Camera, Table::Light];
+
+    /// Its dispatch's indirect arguments in `CullCounters`.
+    pub fn arguments(self) -> u64 {
+        (std::mem::offset_of!(CullCounters, dispatches) + 16 * self as usize) as u64
+    }
+}
 
 /// `MAX_LEVELS` in common.glsl.
 pub const MAX_LEVELS: usize = crate::model::MAX_LEVELS;
@@ -446,10 +460,9 @@ pub struct CullPush {
     pub level_count: u32,
     /// The shadow map's level.
     pub light_level: u32,
-    /// Entries each level list has room for (the instance count).
-    pub list_stride: u32,
-    /// Entries one dispatch covers: `Setup::dispatch_rows`.
-    pub dispatch_rows: u32,
+    /// Which work tables the cull pass fills this frame: bit t for `Table` t (the skin table for
+    /// the skin pass, the triangle pass's tables for its runs this frame).
+    pub tables_written: u32,
     /// Each level's error, model units (level 0: 0).
     pub level_errors: [f32; MAX_LEVELS],
     /// This frame's number, from 2: `cull.palette_frames` holds, per instance, the frame whose
@@ -496,13 +509,14 @@ pub struct SkinPush {
     pub level_vertices: [u32; MAX_LEVELS],
 }
 
-/// `SkinGroup` in common.glsl: one workgroup of the skin pass, as the cull pass appends it.
+/// `WorkGroup` in common.glsl: one workgroup of the skin or the triangle pass, as the cull pass
+/// appends it to a work table.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
-pub struct SkinGroup {
-    /// The instance, with `LIST_DUAL_QUATERNION` when it blends dual quaternions.
+pub struct WorkGroup {
+    /// The instance; in the skin table, with `LIST_DUAL_QUATERNION` when it blends dual quaternions.
     pub instance: u32,
-    /// The group within its vertices (low 24 bits) and its level (high 8).
+    /// The group within its vertices or triangles (low 24 bits) and its level (high 8).
     pub group: u32,
 }
 
@@ -523,12 +537,8 @@ pub struct TrianglesPush {
     /// (one sample, at the centre); 0: no small-triangle test.
     pub sample_step: u32,
     pub snap: f32,
-    /// Where the level's camera list starts in `cull.level_lists`.
-    pub list_offset: u32,
-    /// The level's meshes in `model.mesh_ranges`.
-    pub first_range: u32,
-    /// The level's first index in `model.indices`.
-    pub level_first_index: u32,
+    /// The run's work table: `Table::Camera` or `Table::Light`.
+    pub table: u32,
     /// The level the outputs have room for: its meshes in `model.mesh_ranges` and its first index.
     pub layout_first_range: u32,
     pub layout_first_index: u32,
