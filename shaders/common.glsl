@@ -122,7 +122,31 @@ struct Instance {
     float scale;        // uniform, about the instance's origin, before the rotation (a crowd's sizes)
     uint tint;          // RGBA8, linear: a hue the forward pass moves the surface's colours toward (rgb)
                         // and how far (a; 0: the model's own colours)
-    uint unused[2];
+    uint model;         // its model's record: models[model]
+    uint unused;
+};
+
+// Levels of detail an instance can be drawn at, the full mesh included (src/model/lod.rs).
+const uint MAX_LEVELS = 8u;
+
+// A model's record (src/render/model_buffers.rs: ModelRecord): what the cull, palette and skin
+// passes know of an instance's model, read through its instance record rather than pushed per
+// model, so that one dispatch serves instances of any model. 160 bytes.
+struct ModelRecord {
+    vec4 bind_min;           // the bind pose's bounds (instances without a clip), xyz; w: the blend
+    vec4 bind_max;           // reach (how far a crossfade or a layer carries a vertex past the clips'
+                             // boxes); bind_max.w: the morph reach (weights set by hand)
+    uint vertex_count;       // an instance's vertices: its stride in the skinned buffer
+    uint joint_count;
+    uint palette_stride;     // palette slots an instance takes: this frame's block, then the previous one
+    uint mesh_count;
+    uint level_count;        // levels of detail, the full mesh included (1: none)
+    uint target_count;       // morph targets
+    uint weight_channels;    // where the weight channels start in channels[]
+    uint unused;
+    uint level_vertices[MAX_LEVELS];  // per level, its vertices: the model's first level_vertices[l]
+    uint level_indices[MAX_LEVELS];   // per level, its index count
+    float level_errors[MAX_LEVELS];   // per level, its error in model units (level 0's: 0)
 };
 
 // The instance's world transform: scale, rotation about +Y, then its position.
@@ -188,11 +212,9 @@ struct Bounds {
 // of buffers, indexed by a value that is uniform across a workgroup (one instance per workgroup
 // or workgroup row) or a draw (one instance per draw): dynamic indexing, a core feature. Twelve, because a stage
 // may see only maxPerStageDescriptorStorageBuffers (32 on lavapipe) and the skin pass binds two arrays
-// and seven more buffers: 2 × 12 + 7 = 31.
+// and eight more buffers: 2 × 12 + 8 = 32.
 const uint MAX_CHUNKS = 12u;
 
-// Levels of detail an instance can be drawn at, the full mesh included (src/model/lod.rs).
-const uint MAX_LEVELS = 8u;
 
 // The cull pass's work tables (WorkGroup), sections of one buffer: the skin pass's, and the
 // triangle pass's camera and light runs'.
@@ -201,7 +223,7 @@ const uint TABLE_CAMERA = 1u;
 const uint TABLE_LIGHT = 2u;
 
 // What the cull pass produces each frame, read as indirect arguments: 176 + 8 × MAX_CHUNKS
-// + 20 × MAX_LEVELS bytes.
+// + 12 × MAX_LEVELS bytes.
 struct CullCounters {
     uvec4 palette_dispatch;         // x: workgroups of the palette list (palette.rs), y: 1, z: 1
     uvec4 kept;                     // x: 0, y: instances kept (skinned at some level), z: 1
@@ -216,10 +238,7 @@ struct CullCounters {
     // Per work table: x its groups; set by the CPU, y a full row's width and z where it starts in
     // the work tables' buffer.
     uvec4 tables[3];
-    // Set by the CPU, per level: its vertex groups (the skin pass's workgroups an instance), its
-    // triangle groups (the triangle pass's), and its first index in the model's indices.
-    uint level_groups[MAX_LEVELS];
-    uint level_triangle_groups[MAX_LEVELS];
+    // Set by the CPU: each level's first index in the model's indices (the triangle pass's).
     uint level_first_index[MAX_LEVELS];
     uvec4 palettes;                 // x: instances whose palettes are computed this frame (the palette list's length)
 };
@@ -231,6 +250,8 @@ struct CullCounters {
 struct WorkGroup {
     uint instance;  // its index; in the skin table, with LIST_DUAL_QUATERNION when it blends dual quaternions
     uint group;     // the group within the instance's vertices or triangles (low 24 bits), its level (high 8)
+    uint model;     // the instance's model (its record's index), so that the pass need not read the instance's
+    uint unused;
 };
 
 // One mesh's triangles for the cull pass's draw commands: 8 bytes.

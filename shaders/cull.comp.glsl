@@ -28,6 +28,10 @@ layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
 // Palette list entries per palette workgroup (palette.rs: WORKGROUP_SIZE): an entry whose slot is
 // a multiple of it adds a workgroup to the palette dispatch.
 layout(constant_id = 1) const uint PALETTE_WORKGROUP_SIZE = 64u;
+// Vertices a skin workgroup takes (skin.rs: SkinTuning) and triangles a triangle workgroup tests
+// (triangles.rs: WORKGROUP_SIZE): an instance's groups at a level in the work tables.
+layout(constant_id = 2) const uint SKIN_WORKGROUP_SIZE = 64u;
+layout(constant_id = 3) const uint TRIANGLE_WORKGROUP_SIZE = 64u;
 
 layout(set = 0, binding = 3) readonly buffer Instances { Instance instances[]; };
 layout(set = 0, binding = 4) readonly buffer Animations { AnimationCells animations[]; };
@@ -50,27 +54,24 @@ layout(set = 0, binding = 13) buffer PaletteFrames { uint palette_frames[]; };
 layout(set = 0, binding = 14) writeonly buffer PaletteList { uint palette_list[]; };
 // Per instance, the frame it was last kept in and whether it moves by itself (common.glsl: MOTION_MOVING).
 layout(set = 0, binding = 15) buffer Motions { uint motions[]; };
+// Each model's record; an instance's is models[instance.model].
+layout(set = 0, binding = 16) readonly buffer Models { ModelRecord models[]; };
 
 layout(push_constant) uniform Push {
-    vec4 bind_min;        // bounds of the bind pose (instances without a clip)
-    vec4 bind_max;
     uint instance_count;
-    float blend_reach;    // how far a crossfade or a layer can carry a vertex past the animations' cells
-    uint joint_count;
-    uint vertex_count;
-    uint mesh_count;
     uint chunk_instances;  // instances per chunk of skinned vertices
     float pixels_at_unit;  // pixels a model unit covers one unit in front of the camera, over the pixel error allowed
-    uint level_count;      // 1: no levels of detail
     uint light_level;      // the shadow map's level
     uint tables_written;   // bit t: the cull pass fills work table t (TABLE_*) this frame, for the pass that reads it
-    float level_errors[MAX_LEVELS];  // model units; level 0's is 0
     uint palette_frame;    // this frame's number, from 2 (palette_frames starts at 0: none)
     float far_ratio;       // animation LOD: an instance is far when its box's diameter is below this
                            // × its distance (a threshold in pixels over pixels_at_unit); 0: off
-    float morph_reach;     // how far weights set by hand can move a vertex past its box (0: none set)
+    uint hand_set;         // 1: some morph weight is set by hand: boxes grow by the model's morph reach
     uint motion_vectors;   // 1: the forward pass writes the velocity target this frame
 } push;
+
+// The instance's model (main sets it before anything reads it).
+ModelRecord model;
 
 // The animation's cell around `time`, added to the box (AnimationBounds::at in src/anim/bounds.rs).
 void grow_by_cell(uint animation, float time, inout vec3 lo, inout vec3 hi) {
@@ -84,7 +85,7 @@ void grow_by_cell(uint animation, float time, inout vec3 lo, inout vec3 hi) {
 
 // Appends `groups` entries for the instance at `level` to work table `table`, and grows the table's
 // dispatch to cover them: a row of tables[table].y workgroups (x), as many rows as the groups fill (y).
-void append_groups(uint table, uint instance, uint level, uint groups) {
+void append_groups(uint table, uint instance, uint instance_model, uint level, uint groups) {
     if ((push.tables_written & (1u << table)) == 0u) {
         return;
     }
@@ -94,8 +95,13 @@ void append_groups(uint table, uint instance, uint level, uint groups) {
     atomicMax(counters.dispatches[table].y, (first + groups + row - 1u) / row);
     uint start = counters.tables[table].z + first;
     for (uint group = 0u; group < groups; ++group) {
-        work_groups[start + group] = WorkGroup(instance, (level << 24) | group);
+        work_groups[start + group] = WorkGroup(instance, (level << 24) | group, instance_model, 0u);
     }
+}
+
+// The triangle pass's workgroups for the model's level.
+uint triangle_groups(uint level) {
+    return (model.level_indices[level] / 3u + TRIANGLE_WORKGROUP_SIZE - 1u) / TRIANGLE_WORKGROUP_SIZE;
 }
 
 // Outside when the box lies wholly behind any plane.
@@ -112,8 +118,8 @@ bool box_in_volume(vec3 center, vec3 extent, vec4 planes[6]) {
 // The coarsest level whose error, `distance` in front of the camera, covers at most a pixel
 // (lod::camera_level mirrors it).
 uint camera_level(float distance) {
-    for (uint level = push.level_count - 1u; level > 0u; --level) {
-        if (push.level_errors[level] * push.pixels_at_unit <= distance) {
+    for (uint level = model.level_count - 1u; level > 0u; --level) {
+        if (model.level_errors[level] * push.pixels_at_unit <= distance) {
             return level;
         }
     }
@@ -125,15 +131,15 @@ uint camera_level(float distance) {
 // meshes[l × mesh_count + m].
 void emit(uint slot, uint instance_index, bool camera, uint level) {
     uint chunk = instance_index / push.chunk_instances;
-    for (uint mesh = 0u; mesh < push.mesh_count; ++mesh) {
-        MeshRange range = meshes[level * push.mesh_count + mesh];
+    for (uint mesh = 0u; mesh < model.mesh_count; ++mesh) {
+        MeshRange range = meshes[level * model.mesh_count + mesh];
         DrawCommand command;
         command.index_count = range.index_count;
         command.instance_count = 1u;
         command.first_index = range.first_index;
-        command.vertex_offset = int((instance_index % push.chunk_instances) * push.vertex_count);
+        command.vertex_offset = int((instance_index % push.chunk_instances) * model.vertex_count);
         command.first_instance = instance_index;
-        uint index = (chunk * push.mesh_count + mesh) * push.chunk_instances + slot;
+        uint index = (chunk * model.mesh_count + mesh) * push.chunk_instances + slot;
         if (camera) {
             camera_draws[index] = command;
         } else {
@@ -148,14 +154,15 @@ void main() {
         return;
     }
     Instance instance = instances[instance_index];
+    model = models[instance.model];
     vec3 lo = vec3(3.0e38);
     vec3 hi = vec3(-3.0e38);
     uint animation_a = instance.animations & 0xFFFFu;
     uint animation_b = instance.animations >> 16;
     uint layer_animation = instance.layer & 0xFFFFu;
     if (animation_a == NO_CLIP) {
-        lo = push.bind_min.xyz;
-        hi = push.bind_max.xyz;
+        lo = model.bind_min.xyz;
+        hi = model.bind_max.xyz;
     } else {
         grow_by_cell(animation_a, instance.time_a, lo, hi);
         bool fading = animation_b != NO_CLIP && instance.blend > 0.0;
@@ -169,13 +176,14 @@ void main() {
         // A local-space blend makes poses neither animation has, and dual quaternions blend a vertex
         // off the hull of its joints' images: anything within reach of the roots.
         if (fading || layered || (instance.skinning & SKINNING_MODE_MASK) == SKINNING_DUAL_QUATERNION) {
-            lo -= vec3(push.blend_reach);
-            hi += vec3(push.blend_reach);
+            lo -= vec3(model.bind_min.w);
+            hi += vec3(model.bind_min.w);
         }
     }
     // Morph weights set by hand may be anything in their ranges, at any time.
-    lo -= vec3(push.morph_reach);
-    hi += vec3(push.morph_reach);
+    float morph_reach = push.hand_set != 0u ? model.bind_max.w : 0.0;
+    lo -= vec3(morph_reach);
+    hi += vec3(morph_reach);
     // Into the world: scale and rotate the box's centre and extent about +Y, then move it.
     float c = cos(instance.position_yaw.w) * instance.scale;
     float s = sin(instance.position_yaw.w) * instance.scale;
@@ -232,15 +240,16 @@ void main() {
     uint seen_level = camera_sees ? camera_level(distance / instance.scale) : push.light_level;
     uint skin_level = light_sees ? min(seen_level, push.light_level) : seen_level;
     atomicAdd(counters.level_counts[skin_level], 1u);
-    append_groups(TABLE_SKIN, instance_index | dual_bit, skin_level, counters.level_groups[skin_level]);
+    uint skin_groups = (model.level_vertices[skin_level] + SKIN_WORKGROUP_SIZE - 1u) / SKIN_WORKGROUP_SIZE;
+    append_groups(TABLE_SKIN, instance_index | dual_bit, instance.model, skin_level, skin_groups);
     uint chunk = instance_index / push.chunk_instances;
     if (camera_sees) {
         atomicAdd(counters.level_counts[MAX_LEVELS + seen_level], 1u);
-        append_groups(TABLE_CAMERA, instance_index, seen_level, counters.level_triangle_groups[seen_level]);
+        append_groups(TABLE_CAMERA, instance_index, instance.model, seen_level, triangle_groups(seen_level));
         emit(atomicAdd(counters.camera_draws[chunk], 1u), instance_index, true, seen_level);
     }
     if (light_sees) {
         emit(atomicAdd(counters.light_draws[chunk], 1u), instance_index, false, push.light_level);
-        append_groups(TABLE_LIGHT, instance_index, push.light_level, counters.level_triangle_groups[push.light_level]);
+        append_groups(TABLE_LIGHT, instance_index, instance.model, push.light_level, triangle_groups(push.light_level));
     }
 }

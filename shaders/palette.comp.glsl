@@ -48,15 +48,20 @@ layout(set = 0, binding = 10) readonly buffer MorphTargets { MorphTarget morph_t
 layout(set = 0, binding = 11) readonly buffer MorphOverrides { vec2 morph_overrides[]; };
 // Per instance, whether it moves by itself this frame (common.glsl: MOTION_MOVING, from the cull pass).
 layout(set = 0, binding = 12) readonly buffer Motions { uint motions[]; };
+// Each model's record; an instance's is models[instance.model].
+layout(set = 0, binding = 13) readonly buffer Models { ModelRecord models[]; };
 
 layout(push_constant) uniform Push {
-    uint joint_count;
     uint chunk_instances;        // instances per chunk of palettes
     uint write_joint_positions;  // 1: the skeleton view reads joint_positions this frame
-    uint palette_stride;         // palette slots an instance takes: this frame's block, then the previous one
-    uint target_count;           // morph targets
-    uint weight_channels;        // where the weight channels start in channels[]
 } push;
+
+// What the palette pass needs of the instance's model (main loads them, each field alone: a copy
+// of the whole record costs every lane its 40 words).
+uint joint_count;
+uint palette_stride;
+uint target_count;
+uint weight_channels;
 
 struct JointPose {
     vec4 rotation;
@@ -299,7 +304,7 @@ vec4 sample_channel(Channel channel, float time) {
 // (Animation::sample). A channel record is read whole only when the animation keys the property,
 // the rest pose only for the properties it does not.
 JointPose sample_local(uint animation, float time, uint joint) {
-    uint first = (animation * push.joint_count + joint) * 3u;
+    uint first = (animation * joint_count + joint) * 3u;
     JointPose pose;
     // One loop, not three copies of sample_channel: the shader stays small (llvmpipe compiles
     // every inlined copy, and a larger loop body costs time on every lane).
@@ -406,7 +411,7 @@ void store_slot(uint chunk, uint slot, mat4 matrix) {
 // Target `target`'s weight in `animation` at `time`: its channel's, or its default where the
 // animation does not key it (keyed false).
 float target_weight(uint animation, float time, uint target, out bool keyed) {
-    uint record = push.weight_channels + animation * push.target_count + target;
+    uint record = weight_channels + animation * target_count + target;
     keyed = animation != NO_CLIP && channels[record].key_count != 0u;
     return keyed ? sample_channel(channels[record], time).x : morph_targets[target].default_weight;
 }
@@ -422,7 +427,7 @@ void write_morph_weights(Instance instance, uint chunk, uint block, bool fading,
     uint animation_a = instance.animations & 0xFFFFu;
     uint animation_b = instance.animations >> 16;
     uint active_count = 0u;
-    for (uint target = 0u; target < push.target_count; ++target) {
+    for (uint target = 0u; target < target_count; ++target) {
         bool keyed;
         float weight = target_weight(animation_a, instance.time_a, target, keyed);
         if (fading) {
@@ -451,10 +456,10 @@ void write_morph_weights(Instance instance, uint chunk, uint block, bool fading,
 // the slots) before this frame's overwrites it: the slots it skins from, the dual quaternions only
 // when it blends them. A copy of what one invocation wrote last frame, so no other reads it.
 void keep_previous(uint chunk, uint first_slot, bool dual) {
-    uint block_slots = push.palette_stride / 2u;
+    uint block_slots = palette_stride / 2u;
     for (uint slot = 0u; slot < block_slots; ++slot) {
-        if (!dual && slot >= push.joint_count && slot < 2u * push.joint_count) {
-            slot = 2u * push.joint_count;
+        if (!dual && slot >= joint_count && slot < 2u * joint_count) {
+            slot = 2u * joint_count;
         }
         palette_chunks[chunk].palettes[first_slot + block_slots + slot] = palette_chunks[chunk].palettes[first_slot + slot];
     }
@@ -467,9 +472,13 @@ void main() {
     }
     uint instance_index = palette_list[entry];
     Instance instance = instances[instance_index];
+    joint_count = models[instance.model].joint_count;
+    palette_stride = models[instance.model].palette_stride;
+    target_count = models[instance.model].target_count;
+    weight_channels = models[instance.model].weight_channels;
     mat4 world = instance_world(instance);
     uint chunk = instance_index / push.chunk_instances;
-    uint first_slot = (instance_index % push.chunk_instances) * push.palette_stride;
+    uint first_slot = (instance_index % push.chunk_instances) * palette_stride;
 
     uint animation_a = instance.animations & 0xFFFFu;
     uint animation_b = instance.animations >> 16;
@@ -482,17 +491,17 @@ void main() {
     if ((motions[instance_index] & MOTION_MOVING) != 0u) {
         keep_previous(chunk, first_slot, dual);
     }
-    uint dual_slots = first_slot + push.joint_count;
-    uint header = first_slot + 2u * push.joint_count;
+    uint dual_slots = first_slot + joint_count;
+    uint header = first_slot + 2u * joint_count;
     palette_chunks[chunk].palettes[header].rows[0] = vec4(float(mode), 0.0, 0.0, 0.0);
-    if (push.target_count > 0u) {
+    if (target_count > 0u) {
         write_morph_weights(instance, chunk, header + 1u, fading, layered);
     }
     if (animation_a == NO_CLIP) {
         // Without an animation every joint stands where the bind pose put it: world × bind × inverse bind.
-        for (uint joint = 0u; joint < push.joint_count; ++joint) {
+        for (uint joint = 0u; joint < joint_count; ++joint) {
             if (write_positions) {
-                joint_positions[instance_index * push.joint_count + joint] = vec4((world * inverse(inverse_binds[joint]))[3].xyz, 1.0);
+                joint_positions[instance_index * joint_count + joint] = vec4((world * inverse(inverse_binds[joint]))[3].xyz, 1.0);
             }
             store_slot(chunk, first_slot + joint, world);
             if (dual) {
@@ -501,10 +510,10 @@ void main() {
         }
         return;
     }
-    uvec2 layer_span = joints[min(instance.layer >> 16, push.joint_count - 1u)].links.yz;
+    uvec2 layer_span = joints[min(instance.layer >> 16, joint_count - 1u)].links.yz;
 
     // Parents first: each joint's entry from its parent's, finished before it.
-    for (uint joint = 0u; joint < push.joint_count; ++joint) {
+    for (uint joint = 0u; joint < joint_count; ++joint) {
         JointPose pose = sample_local(animation_a, instance.time_a, joint);
         if (fading) {
             pose = blend_pose(pose, sample_local(animation_b, instance.time_b, joint), instance.blend);
@@ -520,7 +529,7 @@ void main() {
         // world × model pose: the parent's entry × its bind (folded into fixed) × pre × local.
         mat4 posed = (links.x == NO_PARENT ? world : load_slot(chunk, first_slot + links.x)) * local;
         if (write_positions) {
-            joint_positions[instance_index * push.joint_count + joint] = vec4(posed[3].xyz, 1.0);
+            joint_positions[instance_index * joint_count + joint] = vec4(posed[3].xyz, 1.0);
         }
         mat4 palette = posed * inverse_binds[joint];
         store_slot(chunk, first_slot + joint, palette);

@@ -21,13 +21,11 @@ layout(set = 0, binding = 5) readonly buffer MorphTargets { MorphTarget morph_ta
 layout(set = 0, binding = 6) readonly buffer MorphDeltas { MorphDelta morph_deltas[]; };
 layout(set = 0, binding = 7) readonly buffer InfluenceOffsets { float influence_offsets[]; };
 layout(set = 0, binding = 8) readonly buffer Counters { CullCounters counters; };
+// Each model's record; a table entry names its instance's.
+layout(set = 0, binding = 9) readonly buffer Models { ModelRecord models[]; };
 
 layout(push_constant) uniform Push {
-    uint joint_count;
-    uint instance_vertices;  // the model's: an instance's stride in the skinned buffer
     uint chunk_instances;    // instances per chunk of palettes and skinned vertices
-    uint palette_stride;     // palette slots an instance takes: this frame's block, then the previous one
-    uint level_vertices[MAX_LEVELS];  // each level's vertex count
 } push;
 
 // STAGED_STORES (skin.rs: SkinTuning; on for GPUs): each invocation leaves its 7 words in shared
@@ -50,7 +48,11 @@ void main() {
     uint instance_index = skin_group.instance & ~LIST_DUAL_QUATERNION;
     bool dual = (skin_group.instance & LIST_DUAL_QUATERNION) != 0u;
     uint group = skin_group.group & 0xFFFFFFu;
-    uint vertex_count = push.level_vertices[skin_group.group >> 24];
+    // The fields it needs, each loaded alone: a copy of the whole record costs every lane its 40
+    // words (on lavapipe, 1.16x the pass).
+    uint model = skin_group.model;
+    uint vertex_count = models[model].level_vertices[skin_group.group >> 24];
+    uint instance_vertices = models[model].vertex_count;
     uint vertex = group * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
     uint chunk = instance_index / push.chunk_instances;
     uint instance_in_chunk = instance_index % push.chunk_instances;
@@ -60,7 +62,7 @@ void main() {
     }
     uint words[SKINNED_VERTEX_UINTS];
     if (in_level) {
-        SkinnedResult skinned_vertex = skin_vertex(vertex, instance_index, push.chunk_instances, push.joint_count, push.palette_stride, dual, false);
+        SkinnedResult skinned_vertex = skin_vertex(vertex, instance_index, push.chunk_instances, models[model].joint_count, models[model].palette_stride, dual, false);
         words[0] = floatBitsToUint(skinned_vertex.position.x);
         words[1] = floatBitsToUint(skinned_vertex.position.y);
         words[2] = floatBitsToUint(skinned_vertex.position.z);
@@ -79,13 +81,13 @@ void main() {
         // The workgroup's vertices are consecutive in the instance's span of the skinned buffer.
         uint first_vertex = group * gl_WorkGroupSize.x;
         uint word_count = min(gl_WorkGroupSize.x, vertex_count - first_vertex) * SKINNED_VERTEX_UINTS;
-        uint base = (instance_in_chunk * push.instance_vertices + first_vertex) * SKINNED_VERTEX_UINTS;
+        uint base = (instance_in_chunk * instance_vertices + first_vertex) * SKINNED_VERTEX_UINTS;
         for (uint i = gl_LocalInvocationID.x; i < word_count; i += gl_WorkGroupSize.x) {
             skinned_chunks[chunk].skinned[base + i] = staged_words[i];
         }
         return;
     }
-    uint base = (instance_in_chunk * push.instance_vertices + vertex) * SKINNED_VERTEX_UINTS;
+    uint base = (instance_in_chunk * instance_vertices + vertex) * SKINNED_VERTEX_UINTS;
     for (uint i = 0u; i < SKINNED_VERTEX_UINTS; ++i) {
         skinned_chunks[chunk].skinned[base + i] = words[i];
     }

@@ -449,7 +449,7 @@ mod tests {
         assert_eq!((plan.light_level, vertex.light_level), (Some(0), None));
         // Their work tables too: 63 skin groups of 32 vertices, and 313 triangle groups of 64 for
         // each run.
-        let tables = 8 * (63 + 2 * 313);
+        let tables = 16 * (63 + 2 * 313);
         assert_eq!(plan.bytes_per_instance - vertex.bytes_per_instance, 56_000 + 2 * (120_000 + 20) + tables);
     }
 
@@ -476,7 +476,7 @@ mod tests {
         );
         // Room for the light's copy of the full mesh's culled indices (41,688 bytes and 2 commands)
         // and its work table (109 triangle groups).
-        assert_eq!((plan.bytes_per_instance, plan.light_level), (152_944 + 41_728 + 872, Some(0)));
+        assert_eq!((plan.bytes_per_instance, plan.light_level), (154_752 + 41_728 + 1_744, Some(0)));
         assert!(plan.max_instances >= 100_000, "{} ({})", plan.max_instances, plan.limiting);
         assert!(plan.limiting.contains("memory heap"), "{}", plan.limiting);
         // On lavapipe's 2 GiB heap, 10,000 fit with room for the third level's light copy only.
@@ -486,7 +486,7 @@ mod tests {
             10_000,
             PlanLimits { binding: 128 << 20, heap: 2 << 30, dispatch_rows: 65_535 },
         );
-        assert_eq!((lavapipe.bytes_per_instance, lavapipe.light_level), (152_944 + 10_416 + 40 + 224, Some(2)));
+        assert_eq!((lavapipe.bytes_per_instance, lavapipe.light_level), (154_752 + 10_416 + 40 + 448, Some(2)));
         // 11,536 fit with none.
         let full = MemoryPlan::with_light_culling(
             figure,
@@ -494,7 +494,7 @@ mod tests {
             11_536,
             PlanLimits { binding: 128 << 20, heap: 2 << 30, dispatch_rows: 65_535 },
         );
-        assert_eq!((full.bytes_per_instance, full.light_level), (152_944, None));
+        assert_eq!((full.bytes_per_instance, full.light_level), (154_752, None));
         // Without the light's run asked for, no room for it.
         let unasked = MemoryPlan::for_limits(
             figure,
@@ -502,7 +502,7 @@ mod tests {
             100_000,
             PlanLimits { binding: u64::from(u32::MAX), heap: 24 << 30, dispatch_rows: 65_535 },
         );
-        assert_eq!((unasked.bytes_per_instance, unasked.light_level), (152_944, None));
+        assert_eq!((unasked.bytes_per_instance, unasked.light_level), (154_752, None));
         // With memory to spare, the chunks bound the count, well past the 65,535 rows a dispatch
         // has: the work tables' rows are as wide as that takes.
         let rows = MemoryPlan::for_limits(
@@ -562,6 +562,6 @@ mod tests {
             PlanLimits { binding: 128 << 20, heap: 1 << 40, dispatch_rows: 65_535 },
         );
         // (and no skin table: 63 groups of 32 vertices)
-        assert_eq!(compute.bytes_per_instance - vertex.bytes_per_instance, 56_000 + 8 * 63);
+        assert_eq!(compute.bytes_per_instance - vertex.bytes_per_instance, 56_000 + 16 * 63);
     }
 }

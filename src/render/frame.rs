@@ -84,12 +84,12 @@ impl FrameContext<'_> {
     fn cull(&self, recorder: &mut Recorder) {
         let (renderer, cull) = (self.renderer, &self.renderer.passes.cull);
         recorder.wait(cull.reset_hazards());
-        let reset = cull.counter_reset(&renderer.model, renderer.passes.skin.tuning.workgroup_size, renderer.setup.dispatch_rows);
+        let reset = cull.counter_reset(&renderer.model, renderer.setup.dispatch_rows);
         recorder.step("the counters' reset", |command_buffer| cull.record_reset(command_buffer, &reset));
         let flags = (super::passes::cull::hand_set(self.scene), renderer.velocity_written());
-        let (model, setup, frames) = (&renderer.model, &renderer.setup, renderer.stats.frames_rendered);
+        let (setup, frames) = (&renderer.setup, renderer.stats.frames_rendered);
         let tables = renderer.tables_read(self.choice);
-        let push = CullPass::push(model, setup, self.choice, (frames, renderer.debug.skeleton), flags, &tables);
+        let push = CullPass::push(setup, self.choice, (frames, renderer.debug.skeleton), flags, &tables);
         let record = |command_buffer| cull.record(command_buffer, self.frame.cull_set, push);
         recorder.pass(Pass::Cull, cull.hazards_before(), record, cull.hazards_after());
     }
@@ -97,7 +97,7 @@ impl FrameContext<'_> {
     fn palette(&self, recorder: &mut Recorder) {
         let (renderer, palette) = (self.renderer, &self.renderer.passes.palette);
         let readers = palette_readers(renderer.setup.strategy);
-        let push = PalettePass::push(&renderer.model, &renderer.setup, renderer.debug.skeleton);
+        let push = PalettePass::push(&renderer.setup, renderer.debug.skeleton);
         let arguments = (&renderer.passes.cull.counters, std::mem::offset_of!(CullCounters, palette_dispatch) as u64);
         let record = |command_buffer| palette.record(command_buffer, self.frame.palette_set, push, arguments);
         recorder.pass(Pass::Palette, palette.hazards_before(), record, palette.hazards_after(readers));
@@ -105,7 +105,7 @@ impl FrameContext<'_> {
 
     fn skin(&self, recorder: &mut Recorder) {
         let (renderer, skin) = (self.renderer, &self.renderer.passes.skin);
-        let push = SkinPass::push(&renderer.model, &renderer.setup);
+        let push = SkinPass::push(&renderer.setup);
         let arguments = (&renderer.passes.cull.counters, Table::Skin.arguments());
         let record = |command_buffer| skin.record(command_buffer, &push, arguments);
         recorder.pass(Pass::Skin, skin.hazards_before(), record, skin.hazards_after());

@@ -223,13 +223,9 @@ pub struct Setup {
     pub cull_mode: vk::CullModeFlags,
     /// Each mesh's material index.
     pub mesh_draws: Vec<usize>,
-    /// Bounds of the rest pose (the bind pose at the default morph weights): the cull pass's box for
-    /// instances without a clip.
+    /// Bounds of the rest pose (the bind pose at the default morph weights), which size the
+    /// normals debug view (the cull pass has them from the model's record).
     pub bind_bounds: crate::anim::Aabb,
-    /// `ModelBounds::blend_reach`, for the cull pass.
-    pub blend_reach: f32,
-    /// `ModelBounds::morph_reach`, for the cull pass while a morph weight is set by hand.
-    pub morph_reach: f32,
     /// The model has joints but no vertices: the skeleton view is always on.
     pub skeleton_only: bool,
     /// The shadow pass draws the triangle pass's light run (where the memory plan kept room for it);
@@ -327,7 +323,7 @@ impl Renderer {
             if triangles_run { level_triangles(0) } else { 0 },
             plan.light_level.filter(|_| triangles_run).map_or(0, level_triangles),
         ];
-        let cull = CullPass::new(device, instance_count, command_bytes, rooms)?;
+        let cull = CullPass::new(device, instance_count, command_bytes, rooms, tuning.workgroup_size)?;
         let palette = PalettePass::new(device, chunking, instance_count, &gpu_model)?;
         let skin_inputs = SkinInputs {
             source_vertices: &gpu_model.source_vertices,
@@ -336,6 +332,7 @@ impl Renderer {
             palettes: &palette.palettes,
             work_groups: &cull.work_groups,
             counters: &cull.counters,
+            models: &gpu_model.models,
             morph_targets: &gpu_model.morph_targets,
             morph_deltas: &gpu_model.morph_deltas,
         };
@@ -404,8 +401,6 @@ impl Renderer {
                 cull_mode,
                 mesh_draws,
                 bind_bounds: model.rest_bounds(),
-                morph_reach: model.bounds.morph_reach,
-                blend_reach: model.bounds.blend_reach,
                 skeleton_only,
                 dispatch_rows: device.limits().max_compute_work_group_count[1].max(1),
                 light_culling,

@@ -10,7 +10,7 @@ use glam::Mat4;
 
 use super::shader_types::{
     morph_slots, AnimationCells, GpuBounds, GpuChannel, GpuInfluence, GpuJoint, GpuMorphDelta, GpuMorphTarget, MeshRange,
-    SkinnedVertex, SourceVertex, Surface, CHANNEL_COMPONENTS_SHIFT, CHANNEL_HAS_BASE, CHANNEL_IMPLIED_W,
+    ModelRecord, SkinnedVertex, SourceVertex, Surface, CHANNEL_COMPONENTS_SHIFT, CHANNEL_HAS_BASE, CHANNEL_IMPLIED_W,
     CHANNEL_INTERPOLATION_SHIFT, CHANNEL_PACKED, CHANNEL_UNIFORM, CHANNEL_WRAPS, MAX_ANIMATIONS, NO_PARENT, PROPERTY_WEIGHT,
 };
 use crate::anim::compress::{CompressedAnimation, Track, TrackData};
@@ -53,6 +53,9 @@ pub struct GpuModel {
     /// Each morph target's deltas span and default weight, and the deltas, target by target.
     pub morph_targets: Buffer,
     pub morph_deltas: Buffer,
+    /// The model's record (`ModelRecord`), which the cull, palette and skin passes read through
+    /// each instance's record.
+    pub models: Buffer,
     pub materials: Vec<GpuMaterial>,
     /// Every level of detail, the full mesh first: its indices follow the finer level's in
     /// `indices`, and its meshes' ranges follow in `mesh_ranges`.
@@ -66,8 +69,6 @@ pub struct GpuModel {
     /// At least 1: a model without a skeleton is skinned by one identity joint.
     pub joint_count: u32,
     pub target_count: u32,
-    /// Where the weight channels start in `channels`.
-    pub weight_channels: u32,
     /// Palette slots an instance takes ([`palette_stride`]).
     pub palette_stride: u32,
 }
@@ -131,6 +132,7 @@ impl GpuModel {
         let joint_parents = buffer("model.joint_parents", bytemuck::cast_slice(&records.parents))?;
         let morph_targets = buffer("model.morph_targets", bytemuck::cast_slice(&records.targets))?;
         let morph_deltas = buffer("model.morph_deltas", bytemuck::cast_slice(&records.deltas))?;
+        let models = buffer("model.models", bytemuck::bytes_of(&model_record(model, &records)));
 
         let materials = upload_materials(device, model)?;
         Ok(GpuModel {
@@ -150,6 +152,7 @@ impl GpuModel {
             joint_parents,
             morph_targets,
             morph_deltas,
+            models: models?,
             materials,
             ranges: records.mesh_ranges.iter().map(|range| (range.first_index, range.index_count)).collect(),
             levels: records.levels,
@@ -158,9 +161,30 @@ impl GpuModel {
             index_count: model.indices.len() as u32,
             joint_count: model.skeleton.len().max(1) as u32,
             target_count: model.morph_targets.len() as u32,
-            weight_channels: records.keys.weight_channels,
             palette_stride: palette_stride(model),
         })
+    }
+}
+
+/// The model's record: its bounds and reaches, sizes and levels, as the passes read them.
+fn model_record(model: &Model, records: &Records) -> ModelRecord {
+    let levels = &records.levels;
+    let bind = model.rest_bounds();
+    let per_level = |value: &dyn Fn(&GpuLevel) -> u32| std::array::from_fn(|level| levels.get(level).map_or(0, value));
+    ModelRecord {
+        bind_min: bind.min.extend(model.bounds.blend_reach).to_array(),
+        bind_max: bind.max.extend(model.bounds.morph_reach).to_array(),
+        vertex_count: model.vertices.len() as u32,
+        joint_count: model.skeleton.len().max(1) as u32,
+        palette_stride: palette_stride(model),
+        mesh_count: model.meshes.len() as u32,
+        level_count: levels.len() as u32,
+        target_count: model.morph_targets.len() as u32,
+        weight_channels: records.keys.weight_channels,
+        unused: 0,
+        level_vertices: per_level(&|level| level.vertex_count),
+        level_indices: per_level(&|level| level.index_count),
+        level_errors: std::array::from_fn(|level| levels.get(level).map_or(0.0, |level| level.error)),
     }
 }
 

@@ -90,6 +90,7 @@ impl FrameSlot {
                 morph_targets: &gpu_model.morph_targets,
                 morph_overrides: &morph_overrides,
                 motions: &cull.motions,
+                models: &gpu_model.models,
             },
         )?;
         let cull_set = cull.frame_set(
@@ -100,6 +101,7 @@ impl FrameSlot {
                 animation_cells: &gpu_model.animation_cells,
                 cells: &gpu_model.cells,
                 mesh_ranges: &gpu_model.mesh_ranges,
+                models: &gpu_model.models,
             },
         )?;
         let frame_set = forward.frame_set(slot, &uniforms, &shadow.depth, (&gpu_model.surfaces, &instances))?;

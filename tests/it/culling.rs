@@ -92,7 +92,6 @@ fn culling_keeps_what_the_camera_or_the_light_sees() {
         // No levels of detail: every kept instance is skinned whole, all its vertex groups in the
         // skin table (which only `compute` fills).
         let whole = (model.vertices.len() as u32).div_ceil(headless.renderer.passes.skin.tuning.workgroup_size);
-        assert_eq!(counters.level_groups[0], whole);
         let in_table = if strategy == Strategy::Compute { whole * skinned.len() as u32 } else { 0 };
         assert_eq!(counters.tables[Table::Skin as usize][0], in_table, "{strategy:?}");
         assert_eq!(counters.level_counts[0] as usize, skinned.len());

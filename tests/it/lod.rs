@@ -5,7 +5,7 @@
 use crate::common::{assert_no_validation_messages, default_model, validated_device};
 use vkskin::app::imagediff::ImageDifference;
 use vkskin::app::{HeadlessRenderer, SceneSetup};
-use vkskin::render::passes::cull::{reference_levels, Levels};
+use vkskin::render::passes::cull::{reference_levels, triangle_groups, Levels};
 use vkskin::render::shader_types::{CullCounters, Table, WorkGroup, MAX_LEVELS};
 use vkskin::render::{FrameScene, Strategy};
 
@@ -74,8 +74,12 @@ fn gpu_levels(headless: &HeadlessRenderer, count: usize) -> (Option<Vec<Option<u
         return (None, camera);
     }
     let work: Vec<WorkGroup> = renderer.read_back(&renderer.passes.cull.work_groups).expect("work tables");
-    let skinned = table_levels(&counters, &work, Table::Skin, &counters.level_groups, count);
-    assert_eq!(table_levels(&counters, &work, Table::Camera, &counters.level_triangle_groups, count), camera);
+    // Each level's vertex groups (skin) and triangle groups (camera), as the model's record gives them.
+    let (levels, workgroup) = (&renderer.model.levels, renderer.passes.skin.tuning.workgroup_size);
+    let vertex_groups: Vec<u32> = levels.iter().map(|level| level.vertex_count.div_ceil(workgroup)).collect();
+    let triangle_groups: Vec<u32> = levels.iter().map(|level| triangle_groups(level.index_count)).collect();
+    let skinned = table_levels(&counters, &work, Table::Skin, &vertex_groups, count);
+    assert_eq!(table_levels(&counters, &work, Table::Camera, &triangle_groups, count), camera);
     for level in 0..renderer.model.levels.len() {
         for (levels, counted) in [(&skinned, counters.level_counts[level]), (&camera, counters.level_counts[MAX_LEVELS + level])]
         {

@@ -24,7 +24,7 @@ use crate::gpu::{self, Buffer, Device};
 use crate::model::Model;
 use crate::render::model_buffers::GpuModel;
 use crate::render::passes::triangles;
-use crate::render::shader_types::{frustum_planes, CullCounters, CullPush, InstanceData, Table, WorkGroup, MAX_LEVELS, NO_CLIP};
+use crate::render::shader_types::{frustum_planes, CullCounters, CullPush, InstanceData, Table, WorkGroup, NO_CLIP};
 use crate::render::{FrameScene, Setup, FRAMES_IN_FLIGHT};
 use gpu_allocator::MemoryLocation;
 use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
@@ -46,6 +46,7 @@ pub const BINDING_WORK_GROUPS: u32 = 12;
 pub const BINDING_PALETTE_FRAMES: u32 = 13;
 pub const BINDING_PALETTE_LIST: u32 = 14;
 pub const BINDING_MOTIONS: u32 = 15;
+pub const BINDING_MODELS: u32 = 16;
 
 pub struct CullPass {
     pub pipeline: Pipeline,
@@ -87,6 +88,8 @@ pub struct CullInputs<'a> {
     pub animation_cells: &'a Buffer,
     pub cells: &'a Buffer,
     pub mesh_ranges: &'a Buffer,
+    /// Each model's record (`ModelRecord`).
+    pub models: &'a Buffer,
 }
 
 /// The counters' reset (`vkCmdUpdateBuffer`: a transfer command, which sync2 files under the
@@ -111,8 +114,15 @@ pub fn triangle_groups(index_count: u32) -> u32 {
 
 impl CullPass {
     /// The pass and its outputs, for `instance_count` instances whose draw commands take
-    /// `command_bytes` per list, with room for `rooms[t]` groups an instance in work table t.
-    pub fn new(device: &Arc<Device>, instance_count: u32, command_bytes: u64, rooms: [u32; 3]) -> gpu::Result<CullPass> {
+    /// `command_bytes` per list, with room for `rooms[t]` groups an instance in work table t, and
+    /// the skin pass's workgroups of `skin_workgroup` vertices.
+    pub fn new(
+        device: &Arc<Device>,
+        instance_count: u32,
+        command_bytes: u64,
+        rooms: [u32; 3],
+        skin_workgroup: u32,
+    ) -> gpu::Result<CullPass> {
         // TRANSFER_SRC: tests and debugging read them back.
         let indirect_storage = Usage::STORAGE_BUFFER | Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC;
         let storage = Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC;
@@ -133,7 +143,7 @@ impl CullPass {
         let storage = vk::DescriptorType::STORAGE_BUFFER;
         let compute = vk::ShaderStageFlags::COMPUTE;
         let mut bindings = vec![(BINDING_FRAME_UNIFORMS, vk::DescriptorType::UNIFORM_BUFFER, compute)];
-        for binding in BINDING_INSTANCES..=BINDING_MOTIONS {
+        for binding in BINDING_INSTANCES..=BINDING_MODELS {
             bindings.push((binding, storage, compute));
         }
         let set_layout = DescriptorSetLayout::new(device, "cull.set_layout", &bindings)?;
@@ -143,7 +153,12 @@ impl CullPass {
             crate::render::shaders::CULL_COMP,
             &[&set_layout],
             std::mem::size_of::<CullPush>() as u32,
-            &[(0, WORKGROUP_SIZE), (1, crate::render::passes::palette::WORKGROUP_SIZE)],
+            &[
+                (0, WORKGROUP_SIZE),
+                (1, crate::render::passes::palette::WORKGROUP_SIZE),
+                (2, skin_workgroup),
+                (3, triangles::WORKGROUP_SIZE),
+            ],
         )?;
         let frame_pool = DescriptorPool::for_sets(device, "cull.pool", &[(&set_layout, FRAMES_IN_FLIGHT as u32)])?;
         Ok(CullPass {
@@ -177,6 +192,7 @@ impl CullPass {
                 (BINDING_ANIMATION_CELLS, Resource::StorageBuffer(inputs.animation_cells)),
                 (BINDING_CELLS, Resource::StorageBuffer(inputs.cells)),
                 (BINDING_MESH_RANGES, Resource::StorageBuffer(inputs.mesh_ranges)),
+                (BINDING_MODELS, Resource::StorageBuffer(inputs.models)),
                 (BINDING_COUNTERS, Resource::StorageBuffer(&self.counters)),
                 (BINDING_SKIN_LIST, Resource::StorageBuffer(&self.skin_list)),
                 (BINDING_CAMERA_DRAWS, Resource::StorageBuffer(&self.camera_draws)),
@@ -299,9 +315,9 @@ impl CullPass {
     }
 
     /// What the counters hold before the pass counts: zero counts, and the constant parts: each
-    /// level's vertex and triangle groups and first index, and each work table's row width
-    /// (`table_row`) and place in `work_groups`.
-    pub fn counter_reset(&self, model: &GpuModel, skin_workgroup: u32, dispatch_rows: u32) -> CullCounters {
+    /// level's first index, and each work table's row width (`table_row`) and place in
+    /// `work_groups`.
+    pub fn counter_reset(&self, model: &GpuModel, dispatch_rows: u32) -> CullCounters {
         let mut reset = CullCounters {
             skeleton_draw: [2 * model.joint_count, 0, 0, 0],
             box_draw: [24, 0, 0, 0],
@@ -311,8 +327,6 @@ impl CullPass {
             ..Default::default()
         };
         for (level, info) in model.levels.iter().enumerate() {
-            reset.level_groups[level] = info.vertex_count.div_ceil(skin_workgroup);
-            reset.level_triangle_groups[level] = triangle_groups(info.index_count);
             reset.level_first_index[level] = info.first_index;
         }
         let mut start = 0;
@@ -330,39 +344,25 @@ impl CullPass {
     /// `hand_set`: some morph weight is set by hand this frame. `motion_vectors`: the forward pass
     /// writes the velocity target. `tables`: the work tables some pass reads this frame.
     pub fn push(
-        model: &GpuModel,
         setup: &Setup,
         choice: &LevelChoice,
         (frames_rendered, skeleton_view): (u64, bool),
         (hand_set, motion_vectors): (bool, bool),
         tables: &[Table],
     ) -> CullPush {
-        let bind = setup.bind_bounds;
-        let mut level_errors = [0.0; MAX_LEVELS];
-        for (slot, &error) in level_errors.iter_mut().zip(&choice.errors) {
-            *slot = error;
-        }
         CullPush {
-            bind_min: bind.min.extend(0.0).to_array(),
-            bind_max: bind.max.extend(0.0).to_array(),
             instance_count: setup.instance_count,
-            blend_reach: setup.blend_reach,
-            joint_count: model.joint_count,
-            vertex_count: model.vertex_count,
-            mesh_count: setup.mesh_draws.len() as u32,
             chunk_instances: setup.chunking.instances_per_chunk,
             pixels_at_unit: choice.pixels_at_unit,
-            level_count: choice.errors.len() as u32,
             light_level: choice.light_level,
             tables_written: tables.iter().map(|&table| 1 << table as u32).sum(),
-            level_errors,
             // Frames count from 2 so that palette_frames' zeros (none yet) are never last frame's.
             palette_frame: (frames_rendered as u32).wrapping_add(2).max(2),
             far_ratio: match setup.animation_lod {
                 Some(pixels) if !skeleton_view => choice.far_ratio(pixels),
                 _ => 0.0,
             },
-            morph_reach: if hand_set { setup.morph_reach } else { 0.0 },
+            hand_set: u32::from(hand_set),
             motion_vectors: u32::from(motion_vectors),
         }
     }

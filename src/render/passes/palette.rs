@@ -44,6 +44,7 @@ pub const BINDING_COUNTERS: u32 = 9;
 pub const BINDING_MORPH_TARGETS: u32 = 10;
 pub const BINDING_MORPH_OVERRIDES: u32 = 11;
 pub const BINDING_MOTIONS: u32 = 12;
+pub const BINDING_MODELS: u32 = 13;
 
 pub struct PalettePass {
     pub pipeline: Pipeline,
@@ -75,18 +76,16 @@ pub struct PaletteInputs<'a> {
     pub morph_overrides: &'a Buffer,
     /// The cull pass's `motions`: which instances keep their previous palette.
     pub motions: &'a Buffer,
+    /// Each model's record (`ModelRecord`).
+    pub models: &'a Buffer,
 }
 
 impl PalettePass {
     /// The pass's push constants; `write_joint_positions` for the skeleton view.
-    pub fn push(model: &GpuModel, setup: &Setup, write_joint_positions: bool) -> PalettePush {
+    pub fn push(setup: &Setup, write_joint_positions: bool) -> PalettePush {
         PalettePush {
-            joint_count: model.joint_count,
             chunk_instances: setup.chunking.instances_per_chunk,
             write_joint_positions: u32::from(write_joint_positions),
-            palette_stride: model.palette_stride,
-            target_count: model.target_count,
-            weight_channels: model.weight_channels,
         }
     }
 
@@ -124,6 +123,7 @@ impl PalettePass {
                 (BINDING_MORPH_TARGETS, storage, compute, 1),
                 (BINDING_MORPH_OVERRIDES, storage, compute, 1),
                 (BINDING_MOTIONS, storage, compute, 1),
+                (BINDING_MODELS, storage, compute, 1),
             ],
         )?;
         let pipeline = Pipeline::compute(
@@ -158,6 +158,7 @@ impl PalettePass {
                 (BINDING_MORPH_TARGETS, Resource::StorageBuffer(inputs.morph_targets)),
                 (BINDING_MORPH_OVERRIDES, Resource::StorageBuffer(inputs.morph_overrides)),
                 (BINDING_MOTIONS, Resource::StorageBuffer(inputs.motions)),
+                (BINDING_MODELS, Resource::StorageBuffer(inputs.models)),
             ],
         );
         Ok(set)

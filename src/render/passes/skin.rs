@@ -21,9 +21,8 @@ use crate::gpu::barrier::{side, Hazard, Side};
 use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
-use crate::render::model_buffers::GpuModel;
 use crate::render::settings::SkinTuning;
-use crate::render::shader_types::{SkinPush, MAX_LEVELS};
+use crate::render::shader_types::SkinPush;
 use crate::render::{padded_chunks, Chunking, Setup, MAX_CHUNKS};
 
 pub const BINDING_SOURCE_VERTICES: u32 = 0;
@@ -35,6 +34,7 @@ pub const BINDING_MORPH_TARGETS: u32 = 5;
 pub const BINDING_MORPH_DELTAS: u32 = 6;
 pub const BINDING_INFLUENCE_OFFSETS: u32 = 7;
 pub const BINDING_COUNTERS: u32 = 8;
+pub const BINDING_MODELS: u32 = 9;
 
 /// What the pass reads, made by the model's upload and the passes before it.
 pub struct SkinInputs<'a> {
@@ -47,6 +47,8 @@ pub struct SkinInputs<'a> {
     /// starts, and its length).
     pub work_groups: &'a Buffer,
     pub counters: &'a Buffer,
+    /// Each model's record (`ModelRecord`), which the table's entries name.
+    pub models: &'a Buffer,
     pub morph_targets: &'a Buffer,
     pub morph_deltas: &'a Buffer,
 }
@@ -67,19 +69,9 @@ pub struct SkinPass {
 const SKIN_WRITES: Side = side("skin writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
 
 impl SkinPass {
-    /// The push constants of its dispatch.
-    pub fn push(model: &GpuModel, setup: &Setup) -> SkinPush {
-        let mut level_vertices = [0; MAX_LEVELS];
-        for (slot, level) in level_vertices.iter_mut().zip(&model.levels) {
-            *slot = level.vertex_count;
-        }
-        SkinPush {
-            joint_count: model.joint_count,
-            instance_vertices: model.vertex_count,
-            chunk_instances: setup.chunking.instances_per_chunk,
-            palette_stride: model.palette_stride,
-            level_vertices,
-        }
+    /// The push constants of its dispatch (what each instance's model says comes from its record).
+    pub fn push(setup: &Setup) -> SkinPush {
+        SkinPush { chunk_instances: setup.chunking.instances_per_chunk }
     }
 
     /// The layout `tuning` asks for, or (None) the one measured best for the device, as the
@@ -125,6 +117,7 @@ impl SkinPass {
                 (BINDING_MORPH_DELTAS, storage, compute, 1),
                 (BINDING_INFLUENCE_OFFSETS, storage, compute, 1),
                 (BINDING_COUNTERS, storage, compute, 1),
+                (BINDING_MODELS, storage, compute, 1),
             ],
         )?;
         let pipeline = Pipeline::compute(
@@ -149,6 +142,7 @@ impl SkinPass {
                 (BINDING_MORPH_DELTAS, Resource::StorageBuffer(inputs.morph_deltas)),
                 (BINDING_INFLUENCE_OFFSETS, Resource::StorageBuffer(inputs.influence_offsets)),
                 (BINDING_COUNTERS, Resource::StorageBuffer(inputs.counters)),
+                (BINDING_MODELS, Resource::StorageBuffer(inputs.models)),
             ],
         )?;
         Ok(SkinPass { pipeline, tuning, set, _pool: pool, set_layout, skinned, device: device.clone() })

@@ -180,7 +180,36 @@ pub struct InstanceData {
     /// A hue the forward pass moves the surface's colours toward and how far (a crowd's colours):
     /// RGBA8, linear, the amount in alpha (0: the model's own colours).
     pub tint: u32,
-    pub unused: [u32; 2],
+    /// Its model's record (`ModelRecord`): 0 while the renderer holds one model.
+    pub model: u32,
+    pub unused: u32,
+}
+
+/// `ModelRecord` in common.glsl: what the cull, palette and skin passes know of an instance's
+/// model, read through its instance record.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct ModelRecord {
+    /// The bind pose's bounds (xyz); w: the blend reach (`ModelBounds::blend_reach`).
+    pub bind_min: [f32; 4],
+    /// xyz; w: the morph reach (`ModelBounds::morph_reach`, while a weight is set by hand).
+    pub bind_max: [f32; 4],
+    pub vertex_count: u32,
+    pub joint_count: u32,
+    /// Palette slots an instance takes: its joints' matrices, their dual quaternions, a header,
+    /// its morph block ([`morph_slots`]); then all that again, the previous block.
+    pub palette_stride: u32,
+    pub mesh_count: u32,
+    /// Levels of detail, the full mesh included.
+    pub level_count: u32,
+    pub target_count: u32,
+    /// Where the weight channels start in `model.channels`: (animation × target_count + target) past it.
+    pub weight_channels: u32,
+    pub unused: u32,
+    /// Per level (0 past the last): its vertex count, its index count, its error in model units.
+    pub level_vertices: [u32; MAX_LEVELS],
+    pub level_indices: [u32; MAX_LEVELS],
+    pub level_errors: [f32; MAX_LEVELS],
 }
 
 /// `SKINNING_LINEAR` and `SKINNING_DUAL_QUATERNION` in common.glsl.
@@ -226,7 +255,8 @@ impl InstanceData {
             },
             scale: state.scale,
             tint: pack_tint(state.tint),
-            unused: [0; 2],
+            model: 0,
+            unused: 0,
         }
     }
 
@@ -361,13 +391,13 @@ pub struct GpuBounds {
 }
 
 /// `MAX_CHUNKS` in common.glsl: the most chunks (storage-buffer bindings) the skinned vertices and
-/// the palettes may be split into (the skin pass binds 2 × 12 + 7 storage buffers; lavapipe allows
+/// the palettes may be split into (the skin pass binds 2 × 12 + 8 storage buffers; lavapipe allows
 /// 32 a stage).
 pub const MAX_CHUNKS: u32 = 12;
 
-/// Storage buffers the skin pass binds in one stage: two chunk arrays and seven buffers (the device
+/// Storage buffers the skin pass binds in one stage: two chunk arrays and eight buffers (the device
 /// must allow as many: `device_needs`).
-pub const STORAGE_BUFFERS_PER_STAGE: u32 = 2 * MAX_CHUNKS + 7;
+pub const STORAGE_BUFFERS_PER_STAGE: u32 = 2 * MAX_CHUNKS + 8;
 
 /// `CullCounters` in common.glsl: the cull pass's counts, laid out as indirect arguments.
 #[repr(C)]
@@ -389,10 +419,7 @@ pub struct CullCounters {
     /// Per work table: (its groups; set by the CPU: a full row's width, where it starts in
     /// `cull.work_groups`; 0).
     pub tables: [[u32; 4]; 3],
-    /// Per level, set by the CPU: its vertex groups (the skin pass's workgroups an instance),
-    /// its triangle groups (the triangle pass's), and its first index in the model's indices.
-    pub level_groups: [u32; MAX_LEVELS],
-    pub level_triangle_groups: [u32; MAX_LEVELS],
+    /// Set by the CPU: each level's first index in the model's indices (the triangle pass's).
     pub level_first_index: [u32; MAX_LEVELS],
     /// (instances whose palettes are computed this frame: the palette list's length, 0, 0, 0).
     pub palettes: [u32; 4],
@@ -445,35 +472,23 @@ pub struct MeshRange {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub struct CullPush {
-    pub bind_min: [f32; 4],
-    pub bind_max: [f32; 4],
     pub instance_count: u32,
-    /// How far past the clips' boxes a crossfade or a layer can carry a vertex (`ModelBounds::blend_reach`).
-    pub blend_reach: f32,
-    pub joint_count: u32,
-    pub vertex_count: u32,
-    pub mesh_count: u32,
     pub chunk_instances: u32,
     /// Pixels one model unit covers one unit in front of the camera, over the pixel error allowed.
     pub pixels_at_unit: f32,
-    /// 1: no levels of detail.
-    pub level_count: u32,
     /// The shadow map's level.
     pub light_level: u32,
     /// Which work tables the cull pass fills this frame: bit t for `Table` t (the skin table for
     /// the skin pass, the triangle pass's tables for its runs this frame).
     pub tables_written: u32,
-    /// Each level's error, model units (level 0: 0).
-    pub level_errors: [f32; MAX_LEVELS],
     /// This frame's number, from 2: `cull.palette_frames` holds, per instance, the frame whose
     /// palette its slots hold (0: none).
     pub palette_frame: u32,
     /// Animation LOD: an instance is far (its palette computed every second frame) when its box's
     /// diameter is below this × its distance; 0: off.
     pub far_ratio: f32,
-    /// How far weights set by hand can move a vertex past its box (`ModelBounds::morph_reach`
-    /// while one is set; 0 otherwise).
-    pub morph_reach: f32,
+    /// 1: some morph weight is set by hand this frame, so boxes grow by the model's morph reach.
+    pub hand_set: u32,
     /// 1: the forward pass writes the velocity target this frame (instances may move, their
     /// previous palettes are kept); 0: none moves.
     pub motion_vectors: u32,
@@ -483,30 +498,16 @@ pub struct CullPush {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub struct PalettePush {
-    pub joint_count: u32,
     pub chunk_instances: u32,
     /// 1: write `joint_positions` (the skeleton view is on).
     pub write_joint_positions: u32,
-    /// Palette slots an instance takes: its joints' matrices, their dual quaternions, a header,
-    /// its morph block ([`morph_slots`]); then all that again, the previous block.
-    pub palette_stride: u32,
-    pub target_count: u32,
-    /// Where the weight channels start in `model.channels`: (animation × target_count + target) past it.
-    pub weight_channels: u32,
 }
 
 /// Push constants of skin.comp.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub struct SkinPush {
-    pub joint_count: u32,
-    /// The model's: an instance's stride in the skinned buffer.
-    pub instance_vertices: u32,
     pub chunk_instances: u32,
-    /// Palette slots an instance takes (this frame's block, then the previous block).
-    pub palette_stride: u32,
-    /// Each level's vertex count.
-    pub level_vertices: [u32; MAX_LEVELS],
 }
 
 /// `WorkGroup` in common.glsl: one workgroup of the skin or the triangle pass, as the cull pass
@@ -518,6 +519,9 @@ pub struct WorkGroup {
     pub instance: u32,
     /// The group within its vertices or triangles (low 24 bits) and its level (high 8).
     pub group: u32,
+    /// The instance's model.
+    pub model: u32,
+    pub unused: u32,
 }
 
 /// Push constants of triangles.comp.

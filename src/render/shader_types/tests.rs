@@ -185,23 +185,17 @@ fn layouts_match_the_compiled_shaders() {
         &[("joint", offset_of!(GpuInfluence, joint)), ("weight", offset_of!(GpuInfluence, weight))],
     );
     check(shaders::SKIN_COMP, "PaletteMatrix", size_of::<PaletteMatrix>(), &[("rows", 0)]);
-    check(
-        shaders::SKIN_COMP,
-        "Push",
-        size_of::<SkinPush>(),
-        &[
-            ("joint_count", offset_of!(SkinPush, joint_count)),
-            ("instance_vertices", offset_of!(SkinPush, instance_vertices)),
-            ("chunk_instances", offset_of!(SkinPush, chunk_instances)),
-            ("palette_stride", offset_of!(SkinPush, palette_stride)),
-            ("level_vertices", offset_of!(SkinPush, level_vertices)),
-        ],
-    );
+    check(shaders::SKIN_COMP, "Push", size_of::<SkinPush>(), &[("chunk_instances", offset_of!(SkinPush, chunk_instances))]);
     check(
         shaders::SKIN_COMP,
         "WorkGroup",
         size_of::<WorkGroup>(),
-        &[("instance", offset_of!(WorkGroup, instance)), ("group", offset_of!(WorkGroup, group))],
+        &[
+            ("instance", offset_of!(WorkGroup, instance)),
+            ("group", offset_of!(WorkGroup, group)),
+            ("model", offset_of!(WorkGroup, model)),
+            ("unused", offset_of!(WorkGroup, unused)),
+        ],
     );
     check(
         shaders::SKIN_COMP,
@@ -277,6 +271,7 @@ fn layouts_match_the_compiled_shaders() {
             ("skinning", offset_of!(InstanceData, skinning)),
             ("scale", offset_of!(InstanceData, scale)),
             ("tint", offset_of!(InstanceData, tint)),
+            ("model", offset_of!(InstanceData, model)),
             ("unused", offset_of!(InstanceData, unused)),
         ],
     );
@@ -285,12 +280,8 @@ fn layouts_match_the_compiled_shaders() {
         "Push",
         size_of::<PalettePush>(),
         &[
-            ("joint_count", offset_of!(PalettePush, joint_count)),
             ("chunk_instances", offset_of!(PalettePush, chunk_instances)),
             ("write_joint_positions", offset_of!(PalettePush, write_joint_positions)),
-            ("palette_stride", offset_of!(PalettePush, palette_stride)),
-            ("target_count", offset_of!(PalettePush, target_count)),
-            ("weight_channels", offset_of!(PalettePush, weight_channels)),
         ],
     );
     check(
@@ -335,8 +326,6 @@ fn layouts_match_the_compiled_shaders() {
             ("level_counts", offset_of!(CullCounters, level_counts)),
             ("dispatches", offset_of!(CullCounters, dispatches)),
             ("tables", offset_of!(CullCounters, tables)),
-            ("level_groups", offset_of!(CullCounters, level_groups)),
-            ("level_triangle_groups", offset_of!(CullCounters, level_triangle_groups)),
             ("level_first_index", offset_of!(CullCounters, level_first_index)),
             ("palettes", offset_of!(CullCounters, palettes)),
         ],
@@ -346,23 +335,35 @@ fn layouts_match_the_compiled_shaders() {
         "Push",
         size_of::<CullPush>(),
         &[
-            ("bind_min", offset_of!(CullPush, bind_min)),
-            ("bind_max", offset_of!(CullPush, bind_max)),
             ("instance_count", offset_of!(CullPush, instance_count)),
-            ("blend_reach", offset_of!(CullPush, blend_reach)),
-            ("morph_reach", offset_of!(CullPush, morph_reach)),
-            ("motion_vectors", offset_of!(CullPush, motion_vectors)),
-            ("joint_count", offset_of!(CullPush, joint_count)),
-            ("vertex_count", offset_of!(CullPush, vertex_count)),
-            ("mesh_count", offset_of!(CullPush, mesh_count)),
             ("chunk_instances", offset_of!(CullPush, chunk_instances)),
             ("pixels_at_unit", offset_of!(CullPush, pixels_at_unit)),
-            ("level_count", offset_of!(CullPush, level_count)),
             ("light_level", offset_of!(CullPush, light_level)),
             ("tables_written", offset_of!(CullPush, tables_written)),
-            ("level_errors", offset_of!(CullPush, level_errors)),
             ("palette_frame", offset_of!(CullPush, palette_frame)),
             ("far_ratio", offset_of!(CullPush, far_ratio)),
+            ("hand_set", offset_of!(CullPush, hand_set)),
+            ("motion_vectors", offset_of!(CullPush, motion_vectors)),
+        ],
+    );
+    check(
+        shaders::CULL_COMP,
+        "ModelRecord",
+        size_of::<ModelRecord>(),
+        &[
+            ("bind_min", offset_of!(ModelRecord, bind_min)),
+            ("bind_max", offset_of!(ModelRecord, bind_max)),
+            ("vertex_count", offset_of!(ModelRecord, vertex_count)),
+            ("joint_count", offset_of!(ModelRecord, joint_count)),
+            ("palette_stride", offset_of!(ModelRecord, palette_stride)),
+            ("mesh_count", offset_of!(ModelRecord, mesh_count)),
+            ("level_count", offset_of!(ModelRecord, level_count)),
+            ("target_count", offset_of!(ModelRecord, target_count)),
+            ("weight_channels", offset_of!(ModelRecord, weight_channels)),
+            ("unused", offset_of!(ModelRecord, unused)),
+            ("level_vertices", offset_of!(ModelRecord, level_vertices)),
+            ("level_indices", offset_of!(ModelRecord, level_indices)),
+            ("level_errors", offset_of!(ModelRecord, level_errors)),
         ],
     );
     check(
