@@ -89,7 +89,7 @@ const uint PACKED_HEADER_WORDS = 6u;
 const uint PACKED_SEGMENT_WORDS = 3u;
 
 // Weight channels are Channel records too, past the joints' in channels[]: the one of (animation,
-// target) at push.weight_channels + animation × target_count + target, one component (x) a key.
+// target) at the animation's first_weight_channel + target, one component (x) a key.
 const uint PROPERTY_WEIGHT = 3u;
 
 // The morph block: after an instance's joint_count palette entries, the palette pass leaves the
@@ -98,12 +98,14 @@ const uint PROPERTY_WEIGHT = 3u;
 // follows the active targets, not all of them. Floats, not bit patterns: small integers are exact.
 const uint SLOT_FLOATS = 12u;
 
-// Where an animation's culling cells start (src/anim/bounds.rs): 16 bytes.
-struct AnimationCells {
+// Where an animation's culling cells (src/anim/bounds.rs) and channels start: 32 bytes.
+struct AnimationRecord {
     uint first_cell;
     uint cell_count;
-    float cell_duration;  // seconds a cell covers
-    uint unused;
+    float cell_duration;         // seconds a cell covers
+    uint first_channel;          // its joints' channels: joint j's property p at first_channel + 3j + p
+    uint first_weight_channel;   // its morph targets' weight channels: target t's at first_weight_channel + t
+    uint unused[3];
 };
 
 // Per-instance parameters the CPU writes each frame: 64 bytes. Animations by index, times already
@@ -131,7 +133,7 @@ const uint MAX_LEVELS = 8u;
 
 // A model's record (src/render/model_buffers.rs: ModelRecord): what the cull, palette and skin
 // passes know of an instance's model, read through its instance record rather than pushed per
-// model, so that one dispatch serves instances of any model. 160 bytes.
+// model, so that one dispatch serves instances of any model. 192 bytes.
 struct ModelRecord {
     vec4 bind_min;           // the bind pose's bounds (instances without a clip), xyz; w: the blend
     vec4 bind_max;           // reach (how far a crossfade or a layer carries a vertex past the clips'
@@ -142,10 +144,10 @@ struct ModelRecord {
     uint mesh_count;
     uint level_count;        // levels of detail, the full mesh included (1: none)
     uint target_count;       // morph targets
-    uint weight_channels;    // where the weight channels start in channels[]
-    uint unused;
+    uint unused[2];
     uint level_vertices[MAX_LEVELS];  // per level, its vertices: the model's first level_vertices[l]
     uint level_indices[MAX_LEVELS];   // per level, its index count
+    uint level_first_index[MAX_LEVELS];  // per level, its first index in indices[]
     float level_errors[MAX_LEVELS];   // per level, its error in model units (level 0's: 0)
 };
 
@@ -223,7 +225,7 @@ const uint TABLE_CAMERA = 1u;
 const uint TABLE_LIGHT = 2u;
 
 // What the cull pass produces each frame, read as indirect arguments: 176 + 8 × MAX_CHUNKS
-// + 12 × MAX_LEVELS bytes.
+// + 8 × MAX_LEVELS bytes.
 struct CullCounters {
     uvec4 palette_dispatch;         // x: workgroups of the palette list (palette.rs), y: 1, z: 1
     uvec4 kept;                     // x: 0, y: instances kept (skinned at some level), z: 1
@@ -238,8 +240,6 @@ struct CullCounters {
     // Per work table: x its groups; set by the CPU, y a full row's width and z where it starts in
     // the work tables' buffer.
     uvec4 tables[3];
-    // Set by the CPU: each level's first index in the model's indices (the triangle pass's).
-    uint level_first_index[MAX_LEVELS];
     uvec4 palettes;                 // x: instances whose palettes are computed this frame (the palette list's length)
 };
 

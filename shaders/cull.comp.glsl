@@ -34,7 +34,7 @@ layout(constant_id = 2) const uint SKIN_WORKGROUP_SIZE = 64u;
 layout(constant_id = 3) const uint TRIANGLE_WORKGROUP_SIZE = 64u;
 
 layout(set = 0, binding = 3) readonly buffer Instances { Instance instances[]; };
-layout(set = 0, binding = 4) readonly buffer Animations { AnimationCells animations[]; };
+layout(set = 0, binding = 4) readonly buffer Animations { AnimationRecord animations[]; };
 layout(set = 0, binding = 5) readonly buffer Cells { Bounds cells[]; };
 layout(set = 0, binding = 6) readonly buffer Meshes { MeshRange meshes[]; };
 layout(set = 0, binding = 7) buffer Counters { CullCounters counters; };
@@ -75,7 +75,7 @@ ModelRecord model;
 
 // The animation's cell around `time`, added to the box (AnimationBounds::at in src/anim/bounds.rs).
 void grow_by_cell(uint animation, float time, inout vec3 lo, inout vec3 hi) {
-    AnimationCells info = animations[animation];
+    AnimationRecord info = animations[animation];
     float position = info.cell_duration > 0.0 ? max(time / info.cell_duration, 0.0) : 0.0;
     uint cell = position < float(info.cell_count) ? min(uint(position), info.cell_count - 1u) : info.cell_count - 1u;
     Bounds bounds = cells[info.first_cell + cell];

@@ -50,6 +50,8 @@ layout(set = 0, binding = 11) readonly buffer MorphOverrides { vec2 morph_overri
 layout(set = 0, binding = 12) readonly buffer Motions { uint motions[]; };
 // Each model's record; an instance's is models[instance.model].
 layout(set = 0, binding = 13) readonly buffer Models { ModelRecord models[]; };
+// Each animation's record: where its channels start in channels[].
+layout(set = 0, binding = 14) readonly buffer Animations { AnimationRecord animations[]; };
 
 layout(push_constant) uniform Push {
     uint chunk_instances;        // instances per chunk of palettes
@@ -61,7 +63,6 @@ layout(push_constant) uniform Push {
 uint joint_count;
 uint palette_stride;
 uint target_count;
-uint weight_channels;
 
 struct JointPose {
     vec4 rotation;
@@ -304,7 +305,7 @@ vec4 sample_channel(Channel channel, float time) {
 // (Animation::sample). A channel record is read whole only when the animation keys the property,
 // the rest pose only for the properties it does not.
 JointPose sample_local(uint animation, float time, uint joint) {
-    uint first = (animation * joint_count + joint) * 3u;
+    uint first = animations[animation].first_channel + joint * 3u;
     JointPose pose;
     // One loop, not three copies of sample_channel: the shader stays small (llvmpipe compiles
     // every inlined copy, and a larger loop body costs time on every lane).
@@ -411,9 +412,9 @@ void store_slot(uint chunk, uint slot, mat4 matrix) {
 // Target `target`'s weight in `animation` at `time`: its channel's, or its default where the
 // animation does not key it (keyed false).
 float target_weight(uint animation, float time, uint target, out bool keyed) {
-    uint record = weight_channels + animation * target_count + target;
-    keyed = animation != NO_CLIP && channels[record].key_count != 0u;
-    return keyed ? sample_channel(channels[record], time).x : morph_targets[target].default_weight;
+    keyed = animation != NO_CLIP && channels[animations[animation].first_weight_channel + target].key_count != 0u;
+    return keyed ? sample_channel(channels[animations[animation].first_weight_channel + target], time).x
+                 : morph_targets[target].default_weight;
 }
 
 void store_morph_word(uint chunk, uint block, uint word, float value) {
@@ -475,7 +476,6 @@ void main() {
     joint_count = models[instance.model].joint_count;
     palette_stride = models[instance.model].palette_stride;
     target_count = models[instance.model].target_count;
-    weight_channels = models[instance.model].weight_channels;
     mat4 world = instance_world(instance);
     uint chunk = instance_index / push.chunk_instances;
     uint first_slot = (instance_index % push.chunk_instances) * palette_stride;

@@ -34,8 +34,10 @@ layout(set = 0, binding = 4) buffer Draws { DrawCommand draws[]; };
 // Per chunk, group after group, each group's block holding group_size × the model's index count:
 // mesh m's survivors packed from group_size × its first index, as group-relative 16-bit indices.
 layout(set = 0, binding = 5) writeonly buffer CulledIndices { uint16_t culled[]; } culled_chunks[MAX_CHUNKS];
-// The run's table's place and length, and each level's first index.
+// The run's table's place and length.
 layout(set = 0, binding = 6) readonly buffer Counters { CullCounters counters; };
+// Each model's record (its levels' first indices); a table entry names its instance's.
+layout(set = 0, binding = 7) readonly buffer Models { ModelRecord models[]; };
 
 layout(push_constant) uniform Push {
     mat4 view_projection;
@@ -167,7 +169,7 @@ void main() {
     uint group_vertex = (slot - group_first_slot) * push.vertex_count;  // where this instance starts in its group
     uint block = group_first_slot * push.index_count;
     uint triangle = (work.group & 0xFFFFFFu) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
-    uint first = counters.level_first_index[level] + triangle * 3u;
+    uint first = models[work.model].level_first_index[level] + triangle * 3u;
     uint mesh = 0u;
     while (mesh < push.mesh_count &&
            (first < mesh_ranges[first_range + mesh].first_index ||

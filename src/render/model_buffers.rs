@@ -9,7 +9,7 @@ use ash::vk;
 use glam::Mat4;
 
 use super::shader_types::{
-    morph_slots, AnimationCells, GpuBounds, GpuChannel, GpuInfluence, GpuJoint, GpuMorphDelta, GpuMorphTarget, MeshRange,
+    morph_slots, AnimationRecord, GpuBounds, GpuChannel, GpuInfluence, GpuJoint, GpuMorphDelta, GpuMorphTarget, MeshRange,
     ModelRecord, SkinnedVertex, SourceVertex, Surface, CHANNEL_COMPONENTS_SHIFT, CHANNEL_HAS_BASE, CHANNEL_IMPLIED_W,
     CHANNEL_INTERPOLATION_SHIFT, CHANNEL_PACKED, CHANNEL_UNIFORM, CHANNEL_WRAPS, MAX_ANIMATIONS, NO_PARENT, PROPERTY_WEIGHT,
 };
@@ -44,7 +44,7 @@ pub struct GpuModel {
     /// Each joint's rest pose, `pre` transform, parent and subtree span.
     pub joints: Buffer,
     /// Where each animation's culling cells start, and the cells (see `anim::bounds`).
-    pub animation_cells: Buffer,
+    pub animations: Buffer,
     pub cells: Buffer,
     /// Each mesh's index range, for the cull pass's draw commands.
     pub mesh_ranges: Buffer,
@@ -125,7 +125,7 @@ impl GpuModel {
         let key_times = buffer("model.key_times", bytemuck::cast_slice(&records.keys.times))?;
         let key_values = buffer("model.key_values", bytemuck::cast_slice(&records.keys.values))?;
         let joints = buffer("model.joints", bytemuck::cast_slice(&records.joints))?;
-        let animation_cells = buffer("model.animation_cells", bytemuck::cast_slice(&records.animation_cells))?;
+        let animations = buffer("model.animations", bytemuck::cast_slice(&records.animations))?;
         let cells = buffer("model.cells", bytemuck::cast_slice(&records.cells))?;
         let mesh_ranges = buffer("model.mesh_ranges", bytemuck::cast_slice(&records.mesh_ranges))?;
         let inverse_binds = buffer("model.inverse_binds", bytemuck::cast_slice(&records.inverse_binds))?;
@@ -145,7 +145,7 @@ impl GpuModel {
             key_times,
             key_values,
             joints,
-            animation_cells,
+            animations,
             cells,
             mesh_ranges,
             inverse_binds,
@@ -180,10 +180,10 @@ fn model_record(model: &Model, records: &Records) -> ModelRecord {
         mesh_count: model.meshes.len() as u32,
         level_count: levels.len() as u32,
         target_count: model.morph_targets.len() as u32,
-        weight_channels: records.keys.weight_channels,
-        unused: 0,
+        unused: [0; 2],
         level_vertices: per_level(&|level| level.vertex_count),
         level_indices: per_level(&|level| level.index_count),
+        level_first_index: per_level(&|level| level.first_index),
         level_errors: std::array::from_fn(|level| levels.get(level).map_or(0.0, |level| level.error)),
     }
 }
@@ -207,7 +207,7 @@ struct Records {
     /// Each joint's parent (u32::MAX for a root), for the skeleton debug view.
     parents: Vec<u32>,
     cells: Vec<GpuBounds>,
-    animation_cells: Vec<AnimationCells>,
+    animations: Vec<AnimationRecord>,
     targets: Vec<GpuMorphTarget>,
     deltas: Vec<GpuMorphDelta>,
 }
@@ -229,7 +229,8 @@ impl Records {
         let mut parents: Vec<u32> =
             model.skeleton.joints.iter().map(|joint| joint.parent.map_or(u32::MAX, |parent| parent as u32)).collect();
         parents.resize(joint_count, u32::MAX);
-        let (cells, animation_cells) = cell_records(model);
+        let keys = AnimationData::new(model);
+        let (cells, animations) = cell_records(model, &keys);
         let (indices, mesh_ranges, levels) = level_records(model);
         let (targets, deltas) = morph_records(model);
         Records {
@@ -240,12 +241,12 @@ impl Records {
             indices,
             mesh_ranges,
             levels,
-            keys: AnimationData::new(model),
+            keys,
             joints: joint_infos(model),
             inverse_binds,
             parents,
             cells,
-            animation_cells,
+            animations,
             targets,
             deltas,
         }
@@ -265,7 +266,7 @@ impl Records {
             + size_of_val(self.inverse_binds.as_slice())
             + size_of_val(self.parents.as_slice())
             + size_of_val(self.cells.as_slice())
-            + size_of_val(self.animation_cells.as_slice())
+            + size_of_val(self.animations.as_slice())
             + size_of_val(self.targets.as_slice())
             + size_of_val(self.deltas.as_slice())) as u64
     }
@@ -287,22 +288,26 @@ pub fn model_bytes(model: &Model) -> u64 {
     Records::of(model).bytes() + textures
 }
 
-/// The culling cells of every animation, back to back, and where each animation's start (at least
-/// one cell each: the rest bounds where an animation has none; at least one record in all).
-fn cell_records(model: &Model) -> (Vec<GpuBounds>, Vec<AnimationCells>) {
+/// The culling cells of every animation, back to back, and each animation's record: where its
+/// cells start (at least one cell each: the rest bounds where an animation has none; at least one
+/// record in all) and where its channels start in `keys`.
+fn cell_records(model: &Model, keys: &AnimationData) -> (Vec<GpuBounds>, Vec<AnimationRecord>) {
     let bind_bounds = model.rest_bounds();
     let to_gpu = |bounds: Aabb| {
         let bounds = if bounds.is_empty() { bind_bounds } else { bounds };
         GpuBounds { min_corner: bounds.min.extend(0.0).to_array(), max_corner: bounds.max.extend(0.0).to_array() }
     };
     let mut cells: Vec<GpuBounds> = Vec::new();
-    let mut animation_cells = Vec::new();
-    for bounds in &model.bounds.animations {
-        animation_cells.push(AnimationCells {
+    let mut animations = Vec::new();
+    for (index, bounds) in model.bounds.animations.iter().enumerate() {
+        let (first_channel, first_weight_channel) = keys.channel_starts(index);
+        animations.push(AnimationRecord {
             first_cell: cells.len() as u32,
             cell_count: bounds.cells.len().max(1) as u32,
             cell_duration: bounds.cell_duration,
-            unused: 0,
+            first_channel,
+            first_weight_channel,
+            unused: [0; 3],
         });
         cells.extend(bounds.cells.iter().map(|&cell| to_gpu(cell)));
         if bounds.cells.is_empty() {
@@ -312,10 +317,10 @@ fn cell_records(model: &Model) -> (Vec<GpuBounds>, Vec<AnimationCells>) {
     if cells.is_empty() {
         cells.push(to_gpu(bind_bounds));
     }
-    if animation_cells.is_empty() {
-        animation_cells.push(AnimationCells { first_cell: 0, cell_count: 1, cell_duration: 0.0, unused: 0 });
+    if animations.is_empty() {
+        animations.push(AnimationRecord { first_cell: 0, cell_count: 1, cell_duration: 0.0, ..bytemuck::Zeroable::zeroed() });
     }
-    (cells, animation_cells)
+    (cells, animations)
 }
 
 /// Every level's indices back to back (level 0, the model's, first), each mesh's range in them
@@ -428,10 +433,19 @@ pub struct AnimationData {
     pub channels: Vec<GpuChannel>,
     pub times: Vec<f32>,
     pub values: Vec<u32>,
-    pub weight_channels: u32,
+    weight_channels: u32,
+    joint_count: u32,
+    target_count: u32,
 }
 
 impl AnimationData {
+    /// Where animation `index`'s joint channels and its weight channels start in `channels`
+    /// (its `AnimationRecord`'s first channel and first weight channel).
+    pub fn channel_starts(&self, index: usize) -> (u32, u32) {
+        let index = index as u32;
+        (index * self.joint_count * 3, self.weight_channels + index * self.target_count)
+    }
+
     pub fn new(model: &Model) -> AnimationData {
         let joint_count = model.skeleton.len().max(1);
         let target_count = model.morph_targets.len();
@@ -441,6 +455,8 @@ impl AnimationData {
             times: Vec::new(),
             values: Vec::new(),
             weight_channels: weight_channels as u32,
+            joint_count: joint_count as u32,
+            target_count: target_count as u32,
         };
         let mut shared_times: HashMap<Vec<u32>, u32> = HashMap::new();
         for (index, animation) in model.animations.iter().enumerate() {

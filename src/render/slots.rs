@@ -91,6 +91,7 @@ impl FrameSlot {
                 morph_overrides: &morph_overrides,
                 motions: &cull.motions,
                 models: &gpu_model.models,
+                animations: &gpu_model.animations,
             },
         )?;
         let cull_set = cull.frame_set(
@@ -98,7 +99,7 @@ impl FrameSlot {
             &CullInputs {
                 frame_uniforms: &uniforms,
                 instances: &instances,
-                animation_cells: &gpu_model.animation_cells,
+                animations: &gpu_model.animations,
                 cells: &gpu_model.cells,
                 mesh_ranges: &gpu_model.mesh_ranges,
                 models: &gpu_model.models,

@@ -1,7 +1,7 @@
 //! Cull pass (compute): per instance, its animated bounds at this frame against the camera frustum
 //! and the light's shadow volume.
 //!
-//! Reads: `frame.uniforms[slot]` (planes), `frame.instances[slot]`, `model.animation_cells`, `model.cells`,
+//! Reads: `frame.uniforms[slot]` (planes), `frame.instances[slot]`, `model.animations`, `model.cells`,
 //! `model.mesh_ranges`. Writes (and owns): `cull.counters` (reset first; then the palette and skin
 //! passes' indirect dispatch arguments and the draw counts), `cull.skin_list`, `cull.camera_draws`,
 //! `cull.light_draws`, `cull.debug_boxes`, `cull.work_groups` (the work tables: per instance
@@ -34,7 +34,7 @@ pub const WORKGROUP_SIZE: u32 = 64;
 
 pub const BINDING_FRAME_UNIFORMS: u32 = 0;
 pub const BINDING_INSTANCES: u32 = 3;
-pub const BINDING_ANIMATION_CELLS: u32 = 4;
+pub const BINDING_ANIMATIONS: u32 = 4;
 pub const BINDING_CELLS: u32 = 5;
 pub const BINDING_MESH_RANGES: u32 = 6;
 pub const BINDING_COUNTERS: u32 = 7;
@@ -85,7 +85,7 @@ pub struct CullPass {
 pub struct CullInputs<'a> {
     pub frame_uniforms: &'a Buffer,
     pub instances: &'a Buffer,
-    pub animation_cells: &'a Buffer,
+    pub animations: &'a Buffer,
     pub cells: &'a Buffer,
     pub mesh_ranges: &'a Buffer,
     /// Each model's record (`ModelRecord`).
@@ -189,7 +189,7 @@ impl CullPass {
             &[
                 (BINDING_FRAME_UNIFORMS, Resource::UniformBuffer(inputs.frame_uniforms)),
                 (BINDING_INSTANCES, Resource::StorageBuffer(inputs.instances)),
-                (BINDING_ANIMATION_CELLS, Resource::StorageBuffer(inputs.animation_cells)),
+                (BINDING_ANIMATIONS, Resource::StorageBuffer(inputs.animations)),
                 (BINDING_CELLS, Resource::StorageBuffer(inputs.cells)),
                 (BINDING_MESH_RANGES, Resource::StorageBuffer(inputs.mesh_ranges)),
                 (BINDING_MODELS, Resource::StorageBuffer(inputs.models)),
@@ -315,8 +315,7 @@ impl CullPass {
     }
 
     /// What the counters hold before the pass counts: zero counts, and the constant parts: each
-    /// level's first index, and each work table's row width (`table_row`) and place in
-    /// `work_groups`.
+    /// work table's row width (`table_row`) and place in `work_groups`.
     pub fn counter_reset(&self, model: &GpuModel, dispatch_rows: u32) -> CullCounters {
         let mut reset = CullCounters {
             skeleton_draw: [2 * model.joint_count, 0, 0, 0],
@@ -326,9 +325,6 @@ impl CullPass {
             dispatches: [[0, 0, 1, 0]; 3],
             ..Default::default()
         };
-        for (level, info) in model.levels.iter().enumerate() {
-            reset.level_first_index[level] = info.first_index;
-        }
         let mut start = 0;
         for (table, &room) in self.rooms.iter().enumerate() {
             let groups = u64::from(room) * u64::from(self.instance_count);

@@ -45,6 +45,7 @@ pub const BINDING_MORPH_TARGETS: u32 = 10;
 pub const BINDING_MORPH_OVERRIDES: u32 = 11;
 pub const BINDING_MOTIONS: u32 = 12;
 pub const BINDING_MODELS: u32 = 13;
+pub const BINDING_ANIMATIONS: u32 = 14;
 
 pub struct PalettePass {
     pub pipeline: Pipeline,
@@ -78,6 +79,8 @@ pub struct PaletteInputs<'a> {
     pub motions: &'a Buffer,
     /// Each model's record (`ModelRecord`).
     pub models: &'a Buffer,
+    /// Each animation's record (`AnimationRecord`): where its channels start.
+    pub animations: &'a Buffer,
 }
 
 impl PalettePass {
@@ -124,6 +127,7 @@ impl PalettePass {
                 (BINDING_MORPH_OVERRIDES, storage, compute, 1),
                 (BINDING_MOTIONS, storage, compute, 1),
                 (BINDING_MODELS, storage, compute, 1),
+                (BINDING_ANIMATIONS, storage, compute, 1),
             ],
         )?;
         let pipeline = Pipeline::compute(
@@ -159,6 +163,7 @@ impl PalettePass {
                 (BINDING_MORPH_OVERRIDES, Resource::StorageBuffer(inputs.morph_overrides)),
                 (BINDING_MOTIONS, Resource::StorageBuffer(inputs.motions)),
                 (BINDING_MODELS, Resource::StorageBuffer(inputs.models)),
+                (BINDING_ANIMATIONS, Resource::StorageBuffer(inputs.animations)),
             ],
         );
         Ok(set)

@@ -44,12 +44,13 @@ pub const BINDING_WORK_GROUPS: u32 = 3;
 pub const BINDING_DRAWS: u32 = 4;
 pub const BINDING_CULLED_INDICES: u32 = 5;
 pub const BINDING_COUNTERS: u32 = 6;
+pub const BINDING_MODELS: u32 = 7;
 
-/// Whether the triangle pass can serve `model` on `device`: 16-bit storage, room for its 2 × 12 + 5
+/// Whether the triangle pass can serve `model` on `device`: 16-bit storage, room for its 2 × 12 + 6
 /// storage-buffer bindings, and a model whose group-relative indices fit 16 bits.
 pub fn serves(device: &Device, model: &crate::model::Model) -> bool {
     device.storage_buffer_16bit
-        && device.limits().max_per_stage_descriptor_storage_buffers >= 2 * MAX_CHUNKS + 5
+        && device.limits().max_per_stage_descriptor_storage_buffers >= 2 * MAX_CHUNKS + 6
         && crate::render::chunks::culls_triangles(crate::render::chunks::Shape::of(model))
 }
 
@@ -377,6 +378,7 @@ impl TrianglePass {
                 (BINDING_DRAWS, storage, compute, 1),
                 (BINDING_CULLED_INDICES, storage, compute, MAX_CHUNKS),
                 (BINDING_COUNTERS, storage, compute, 1),
+                (BINDING_MODELS, storage, compute, 1),
             ],
         )?;
         let pipeline = Pipeline::compute(
@@ -403,6 +405,7 @@ impl TrianglePass {
                 (BINDING_DRAWS, Resource::StorageBuffer(draws)),
                 (BINDING_CULLED_INDICES, Resource::StorageBuffers(padded_chunks(culled_indices))),
                 (BINDING_COUNTERS, Resource::StorageBuffer(inputs.counters)),
+                (BINDING_MODELS, Resource::StorageBuffer(&inputs.model.models)),
             ],
         );
     }

@@ -141,14 +141,18 @@ pub fn morph_slots(target_count: u32) -> u32 {
 /// `NO_PARENT` in common.glsl.
 pub const NO_PARENT: u32 = u32::MAX;
 
-/// `AnimationCells` in common.glsl.
+/// `AnimationRecord` in common.glsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
-pub struct AnimationCells {
+pub struct AnimationRecord {
     pub first_cell: u32,
     pub cell_count: u32,
     pub cell_duration: f32,
-    pub unused: u32,
+    /// Its joints' channels in `model.channels`: joint j's property p at first_channel + 3j + p.
+    pub first_channel: u32,
+    /// Its morph targets' weight channels: target t's at first_weight_channel + t.
+    pub first_weight_channel: u32,
+    pub unused: [u32; 3],
 }
 
 /// `NO_CLIP` in common.glsl: no animation in that slot (animation a: the bind pose).
@@ -203,12 +207,12 @@ pub struct ModelRecord {
     /// Levels of detail, the full mesh included.
     pub level_count: u32,
     pub target_count: u32,
-    /// Where the weight channels start in `model.channels`: (animation × target_count + target) past it.
-    pub weight_channels: u32,
-    pub unused: u32,
-    /// Per level (0 past the last): its vertex count, its index count, its error in model units.
+    pub unused: [u32; 2],
+    /// Per level (0 past the last): its vertex count, its index count, its first index in
+    /// `model.indices`, its error in model units.
     pub level_vertices: [u32; MAX_LEVELS],
     pub level_indices: [u32; MAX_LEVELS],
+    pub level_first_index: [u32; MAX_LEVELS],
     pub level_errors: [f32; MAX_LEVELS],
 }
 
@@ -419,8 +423,6 @@ pub struct CullCounters {
     /// Per work table: (its groups; set by the CPU: a full row's width, where it starts in
     /// `cull.work_groups`; 0).
     pub tables: [[u32; 4]; 3],
-    /// Set by the CPU: each level's first index in the model's indices (the triangle pass's).
-    pub level_first_index: [u32; MAX_LEVELS],
     /// (instances whose palettes are computed this frame: the palette list's length, 0, 0, 0).
     pub palettes: [u32; 4],
 }

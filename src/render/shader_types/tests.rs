@@ -246,13 +246,15 @@ fn layouts_match_the_compiled_shaders() {
     );
     check(
         shaders::CULL_COMP,
-        "AnimationCells",
-        size_of::<AnimationCells>(),
+        "AnimationRecord",
+        size_of::<AnimationRecord>(),
         &[
-            ("first_cell", offset_of!(AnimationCells, first_cell)),
-            ("cell_count", offset_of!(AnimationCells, cell_count)),
-            ("cell_duration", offset_of!(AnimationCells, cell_duration)),
-            ("unused", offset_of!(AnimationCells, unused)),
+            ("first_cell", offset_of!(AnimationRecord, first_cell)),
+            ("cell_count", offset_of!(AnimationRecord, cell_count)),
+            ("cell_duration", offset_of!(AnimationRecord, cell_duration)),
+            ("first_channel", offset_of!(AnimationRecord, first_channel)),
+            ("first_weight_channel", offset_of!(AnimationRecord, first_weight_channel)),
+            ("unused", offset_of!(AnimationRecord, unused)),
         ],
     );
     check(
@@ -326,7 +328,6 @@ fn layouts_match_the_compiled_shaders() {
             ("level_counts", offset_of!(CullCounters, level_counts)),
             ("dispatches", offset_of!(CullCounters, dispatches)),
             ("tables", offset_of!(CullCounters, tables)),
-            ("level_first_index", offset_of!(CullCounters, level_first_index)),
             ("palettes", offset_of!(CullCounters, palettes)),
         ],
     );
@@ -359,10 +360,10 @@ fn layouts_match_the_compiled_shaders() {
             ("mesh_count", offset_of!(ModelRecord, mesh_count)),
             ("level_count", offset_of!(ModelRecord, level_count)),
             ("target_count", offset_of!(ModelRecord, target_count)),
-            ("weight_channels", offset_of!(ModelRecord, weight_channels)),
             ("unused", offset_of!(ModelRecord, unused)),
             ("level_vertices", offset_of!(ModelRecord, level_vertices)),
             ("level_indices", offset_of!(ModelRecord, level_indices)),
+            ("level_first_index", offset_of!(ModelRecord, level_first_index)),
             ("level_errors", offset_of!(ModelRecord, level_errors)),
         ],
     );
