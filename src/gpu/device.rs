@@ -43,6 +43,9 @@ pub struct Device {
     /// `vkCmdPipelineBarrier2` calls recorded through [`Device::cmd_pipeline_barrier2`], counted
     /// where they are issued (so a test can hold the frame's own record of its barriers to them).
     barrier_calls: AtomicU64,
+    /// Compute dispatches recorded through [`Device::cmd_dispatch`] and
+    /// [`Device::cmd_dispatch_indirect`], counted likewise.
+    dispatch_calls: AtomicU64,
 }
 
 /// What a caller asks of the device: where it presents, and what its work needs beyond the layer's
@@ -213,6 +216,7 @@ impl Device {
             independent_blend: supported_features.independent_blend == vk::TRUE,
             storage_buffer_16bit,
             barrier_calls: AtomicU64::new(0),
+            dispatch_calls: AtomicU64::new(0),
             instance,
         };
         device.set_name(device.queue, "queue.main");
@@ -332,6 +336,23 @@ impl Device {
     /// How many `vkCmdPipelineBarrier2` calls this device has recorded.
     pub fn barrier_calls(&self) -> u64 {
         self.barrier_calls.load(Ordering::Relaxed)
+    }
+
+    /// How many compute dispatches, direct or indirect, this device has recorded.
+    pub fn dispatch_calls(&self) -> u64 {
+        self.dispatch_calls.load(Ordering::Relaxed)
+    }
+
+    /// `vkCmdDispatch`, counted.
+    pub fn cmd_dispatch(&self, command_buffer: vk::CommandBuffer, (x, y, z): (u32, u32, u32)) {
+        self.dispatch_calls.fetch_add(1, Ordering::Relaxed);
+        unsafe { self.raw.cmd_dispatch(command_buffer, x, y, z) };
+    }
+
+    /// `vkCmdDispatchIndirect` with the arguments at `offset` in `buffer`, counted.
+    pub fn cmd_dispatch_indirect(&self, command_buffer: vk::CommandBuffer, buffer: vk::Buffer, offset: u64) {
+        self.dispatch_calls.fetch_add(1, Ordering::Relaxed);
+        unsafe { self.raw.cmd_dispatch_indirect(command_buffer, buffer, offset) };
     }
 
     pub fn end_label(&self, command_buffer: vk::CommandBuffer) {

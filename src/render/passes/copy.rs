@@ -112,7 +112,7 @@ impl CopyPass {
                 self.pipeline.bind_sets(command_buffer, 0, &[set]);
                 let push = CopyPush { count, row_length: groups_x * WORKGROUP_SIZE };
                 self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, &push);
-                unsafe { device.raw.cmd_dispatch(command_buffer, groups_x, rows, 1) };
+                device.cmd_dispatch(command_buffer, (groups_x, rows, 1));
             }
             device.end_label(command_buffer);
             timestamps.write(command_buffer, Stage::ALL_COMMANDS, 1);

@@ -310,7 +310,7 @@ impl CullPass {
         self.pipeline.bind(command_buffer);
         self.pipeline.bind_sets(command_buffer, 0, &[set]);
         self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, &push);
-        unsafe { self.device.raw.cmd_dispatch(command_buffer, push.instance_count.div_ceil(WORKGROUP_SIZE), 1, 1) };
+        self.device.cmd_dispatch(command_buffer, (push.instance_count.div_ceil(WORKGROUP_SIZE), 1, 1));
         self.device.end_label(command_buffer);
     }
 

@@ -175,7 +175,7 @@ impl SkinPass {
         self.pipeline.bind(command_buffer);
         self.pipeline.bind_sets(command_buffer, 0, &[self.set]);
         self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, push);
-        unsafe { self.device.raw.cmd_dispatch_indirect(command_buffer, arguments.raw, offset) };
+        self.device.cmd_dispatch_indirect(command_buffer, arguments.raw, offset);
         self.device.end_label(command_buffer);
     }
 }

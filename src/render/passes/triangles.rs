@@ -424,7 +424,7 @@ impl TrianglePass {
         for (set, push, offset) in runs {
             self.pipeline.bind_sets(command_buffer, 0, &[*set]);
             self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, push);
-            unsafe { self.device.raw.cmd_dispatch_indirect(command_buffer, arguments.raw, *offset) };
+            self.device.cmd_dispatch_indirect(command_buffer, arguments.raw, *offset);
         }
         self.device.end_label(command_buffer);
     }
