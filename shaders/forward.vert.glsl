@@ -1,8 +1,9 @@
 #version 460
 // Forward pass, skinned model: positions, normals and tangents come from the skinned buffer
 // (already in world space); texture coordinates are per model vertex, so they are fetched by the
-// index within the instance: a draw's vertex offset is its first instance's, and one draw may
-// cover several instances (the triangle pass's groups), so modulo the vertices per instance.
+// index within the instance. A draw's first vertex and first instance are its first instance's,
+// and one draw may cover several consecutive instances (the triangle pass's groups): the vertex's
+// offset in the draw, over the vertices per instance, gives both.
 //
 // Where the vertex was last frame, for the velocity target: an instance that moves by itself
 // (common.glsl: MOTION_MOVING) is skinned a second time here, position only, from its previous
@@ -21,18 +22,13 @@ layout(location = 0) in vec3 position;
 layout(location = 1) in vec4 normal;  // snorm16, xyz used
 layout(location = 2) in vec4 tangent; // snorm16, xyz + bitangent sign
 
-// The chunk whose skinned vertices are bound (the draw's vertex buffer): after the fragment
-// shader's material colour.
-layout(push_constant) uniform Draw {
-    layout(offset = 16) uint chunk;
-} draw;
-
 #include "forward_vertex_outputs.glsl"
 
 void main() {
     uint vertex_count = frame.skinning.z;
-    uint vertex = uint(gl_VertexIndex - gl_BaseVertex) % vertex_count;
-    uint instance = draw.chunk * frame.skinning.y + uint(gl_VertexIndex) / vertex_count;
+    uint offset = uint(gl_VertexIndex - gl_BaseVertex);
+    uint vertex = offset % vertex_count;
+    uint instance = uint(gl_InstanceIndex) + offset / vertex_count;
     write_position(position);
 #ifdef VELOCITY
     vec3 previous = position;

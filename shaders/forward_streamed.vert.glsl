@@ -14,12 +14,6 @@ layout(location = 2) in vec4 tangent; // snorm16, xyz + bitangent sign
 layout(location = 3) in vec3 previous_position;
 #endif
 
-// The chunk whose vertices are bound (the draw's vertex buffer): after the fragment shader's
-// material colour.
-layout(push_constant) uniform Draw {
-    layout(offset = 16) uint chunk;
-} draw;
-
 #include "forward_vertex_outputs.glsl"
 
 void main() {
@@ -29,7 +23,8 @@ void main() {
 #endif
     out_normal = normal.xyz;
     out_tangent = tangent;
+    // As forward.vert: the draw's first instance, and the vertex's offset in the draw.
     uint vertex_count = frame.skinning.z;
-    uint instance = draw.chunk * frame.skinning.y + uint(gl_VertexIndex) / vertex_count;
-    write_surface(uint(gl_VertexIndex - gl_BaseVertex) % vertex_count, instance);
+    uint offset = uint(gl_VertexIndex - gl_BaseVertex);
+    write_surface(offset % vertex_count, uint(gl_InstanceIndex) + offset / vertex_count);
 }

@@ -194,9 +194,8 @@ pub enum PreviousPositions<'a> {
     WithVertices,
 }
 
-/// The model pipeline's push constants: the material's colour (fragment), then the chunk whose
-/// vertices are bound (vertex, forward.vert).
-const PUSH_BYTES: u32 = 20;
+/// The model pipeline's push constants: the material's colour (fragment).
+const PUSH_BYTES: u32 = 16;
 
 /// The model's and the ground's pipelines, for one shape of the pass's attachments.
 struct DrawPipelines {
@@ -282,7 +281,7 @@ impl ForwardPass {
             depth_write: true,
             depth_compare: vk::CompareOp::LESS,
             set_layouts: &[&frame_set_layout, &material_set_layout],
-            push_constants: Some((vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT, PUSH_BYTES)),
+            push_constants: Some((vk::ShaderStageFlags::FRAGMENT, PUSH_BYTES)),
         };
         // Two of each: without the velocity target (its format undefined, its view none: nothing
         // reads motion this frame) and with it.
@@ -468,17 +467,13 @@ impl ForwardPass {
         if let PreviousPositions::Skinned(skin_inputs) = previous {
             model.bind_sets(command_buffer, 2, &[skin_inputs]);
         }
-        let push_stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
         unsafe { device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, vk::IndexType::UINT32) };
         // Material by material; within one, chunk by chunk (a vertex buffer each).
         for (mesh, &material) in mesh_materials.iter().enumerate() {
             let (material_set, base_color) = self.materials[material];
             model.bind_sets(command_buffer, 1, &[material_set]);
+            model.push_constants(command_buffer, vk::ShaderStageFlags::FRAGMENT, &base_color);
             for chunk in 0..draws.chunk_count {
-                let mut push = [0u32; 5];
-                push[..4].copy_from_slice(&base_color.map(f32::to_bits));
-                push[4] = chunk;
-                model.push_constants(command_buffer, push_stages, &push);
                 vertices.bind_chunk(device, command_buffer, chunk);
                 if let (true, PreviousPositions::Streamed(chunks)) = (velocity, previous) {
                     if let Some(&(buffer, offset)) = chunks.get(chunk as usize) {
