@@ -6,7 +6,7 @@
 //! are the same to the pixel with the light's run and without. Its image is held to the `vertex`
 //! strategy's, which draws every triangle, by tests/strategies.rs.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::common::{assert_no_validation_messages, default_model, validated_device};
 use glam::{Vec2, Vec3, Vec4};
@@ -14,7 +14,7 @@ use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::model::Model;
 use vkskin::render::passes::shadow;
 use vkskin::render::passes::triangles::View;
-use vkskin::render::shader_types::{DrawCommand, SkinnedVertex};
+use vkskin::render::shader_types::{DrawCommand, SkinnedVertex, Table, WorkGroup};
 use vkskin::render::{MemoryPlan, PlanLimits, RenderSettings, Strategy};
 
 /// triangles.comp's `visible`, on the CPU: `step` samples a pixel row on a lattice (4: 4× MSAA,
@@ -251,6 +251,25 @@ fn shadows_are_the_same_with_the_lights_run_and_without() {
         assert!(headless.renderer.setup.light_culling, "room for the light's run");
         let scene = setup.frame(0.7, headless.aspect());
         let culled = headless.render(&scene).expect("frame");
+        // The light's work table: each instance the light sees, once, as all of the shadow map's
+        // level's triangle groups.
+        let light_level = headless.renderer.level_choice(&scene).light_level;
+        let readback = headless.renderer.read_back_culling().expect("read back");
+        let [length, _, start, _] = readback.counters.tables[Table::Light as usize];
+        assert!(length > 0, "the light's run culled nothing");
+        let work: Vec<WorkGroup> = headless.renderer.read_back(&headless.renderer.passes.cull.work_groups).expect("tables");
+        let level = headless.renderer.model.levels[light_level as usize];
+        let groups = vkskin::render::passes::cull::triangle_groups(level.index_count);
+        let mut seen: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        for entry in &work[start as usize..][..length as usize] {
+            assert_eq!((entry.group >> 24, entry.model), (light_level, 0), "{entry:?}");
+            seen.entry(entry.instance).or_default().push(entry.group & 0xFF_FFFF);
+        }
+        assert_eq!(seen.len() as u32, readback.counters.light_draws.iter().sum::<u32>(), "the instances the light sees");
+        for (instance, mut found) in seen {
+            found.sort();
+            assert_eq!(found, (0..groups).collect::<Vec<u32>>(), "instance {instance}'s groups at level {light_level}");
+        }
         headless.renderer.setup.light_culling = false;
         let whole = headless.render(&scene).expect("frame");
         assert_no_validation_messages(&device);
