@@ -131,9 +131,9 @@ struct Instance {
 // Levels of detail an instance can be drawn at, the full mesh included (src/model/lod.rs).
 const uint MAX_LEVELS = 8u;
 
-// A model's record (src/render/model_buffers.rs: ModelRecord): what the cull, palette and skin
-// passes know of an instance's model, read through its instance record rather than pushed per
-// model, so that one dispatch serves instances of any model. 192 bytes.
+// A model's record (src/render/model_buffers.rs: ModelRecord): what the cull, palette, skin and
+// triangle passes know of an instance's model, read through its instance record (or a work
+// table's entry) rather than pushed per model, so that one dispatch serves instances of any model. 192 bytes.
 struct ModelRecord {
     vec4 bind_min;           // the bind pose's bounds (instances without a clip), xyz; w: the blend
     vec4 bind_max;           // reach (how far a crossfade or a layer carries a vertex past the clips'
@@ -243,7 +243,7 @@ struct CullCounters {
     uvec4 palettes;                 // x: instances whose palettes are computed this frame (the palette list's length)
 };
 
-// One workgroup of the skin or the triangle pass, 8 bytes: a run of one instance's vertices (or
+// One workgroup of the skin or the triangle pass, 16 bytes: a run of one instance's vertices (or
 // triangles) at its level. The cull pass appends each instance it skins as its level's vertex
 // groups, and each one a view sees as that view's level's triangle groups, so that one dispatch
 // serves every kept instance at its own level with no workgroup past its work.

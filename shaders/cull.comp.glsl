@@ -44,8 +44,8 @@ layout(set = 0, binding = 10) writeonly buffer LightDraws { DrawCommand light_dr
 // Each kept instance's world box (min.w: 1 when the camera sees it), for the `bounds` debug view.
 layout(set = 0, binding = 11) writeonly buffer DebugBoxes { Bounds debug_boxes[]; };
 // The work tables (TABLE_*): each skinned instance's vertex groups at its level, for the skin
-// pass; each instance the camera sees, its level's triangle groups, and (push.light_triangles)
-// each the light sees, its level's, for the triangle pass's runs. Only the tables some pass reads
+// pass; each instance the camera sees, its level's triangle groups, and each the light sees, its
+// level's, for the triangle pass's runs. Only the tables some pass reads
 // this frame are filled (push.tables_written).
 layout(set = 0, binding = 12) writeonly buffer WorkGroups { WorkGroup work_groups[]; };
 // Per instance, the frame (push.palette_frame) whose palette its palette slots hold; 0: none yet.

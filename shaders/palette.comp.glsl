@@ -412,9 +412,15 @@ void store_slot(uint chunk, uint slot, mat4 matrix) {
 // Target `target`'s weight in `animation` at `time`: its channel's, or its default where the
 // animation does not key it (keyed false).
 float target_weight(uint animation, float time, uint target, out bool keyed) {
-    keyed = animation != NO_CLIP && channels[animations[animation].first_weight_channel + target].key_count != 0u;
-    return keyed ? sample_channel(channels[animations[animation].first_weight_channel + target], time).x
-                 : morph_targets[target].default_weight;
+    keyed = false;
+    if (animation != NO_CLIP) {
+        uint record = animations[animation].first_weight_channel + target;
+        keyed = channels[record].key_count != 0u;
+        if (keyed) {
+            return sample_channel(channels[record], time).x;
+        }
+    }
+    return morph_targets[target].default_weight;
 }
 
 void store_morph_word(uint chunk, uint block, uint word, float value) {

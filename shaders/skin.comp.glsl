@@ -37,14 +37,13 @@ layout(constant_id = 1) const bool STAGED_STORES = false;
 shared uint staged_words[STAGED_STORES ? gl_WorkGroupSize.x * SKINNED_VERTEX_UINTS : 1u];
 
 #include "skinning.glsl"
+#include "work_tables.glsl"
 
 void main() {
-    // Rows are full but for the last (x is a full row's width whenever there are two).
-    uint entry = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-    if (entry >= counters.tables[TABLE_SKIN].x) {
-        return;  // past the table, in the last row: the whole workgroup leaves
+    WorkGroup skin_group;
+    if (!work_entry(TABLE_SKIN, skin_group)) {
+        return;  // the whole workgroup leaves
     }
-    WorkGroup skin_group = work_groups[counters.tables[TABLE_SKIN].z + entry];
     uint instance_index = skin_group.instance & ~LIST_DUAL_QUATERNION;
     bool dual = (skin_group.instance & LIST_DUAL_QUATERNION) != 0u;
     uint group = skin_group.group & 0xFFFFFFu;

@@ -58,6 +58,8 @@ layout(push_constant) uniform Push {
                               // survivors start in a block (a level no finer has no more of them)
 } push;
 
+#include "work_tables.glsl"
+
 // Whether [low, high] (pixels) holds a point of the lattice (k + 1/2) / step (step 4: k/4 + 1/8;
 // step 1: the centres), once grown by `margin`: more than the rasterizer's snapping and the float
 // error of the transform, so that a triangle covering a sample is never dropped.
@@ -152,12 +154,10 @@ vec4 corner(uint chunk, uint first_vertex, uint index) {
 }
 
 void main() {
-    // Rows are full but for the last (x is a full row's width whenever there are two).
-    uint entry = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-    if (entry >= counters.tables[push.table].x) {
-        return;  // past the table, in the last row
+    WorkGroup work;
+    if (!work_entry(push.table, work)) {
+        return;
     }
-    WorkGroup work = work_groups[counters.tables[push.table].z + entry];
     uint instance_index = work.instance;
     uint level = work.group >> 24;
     uint first_range = level * push.mesh_count;  // the level's meshes: mesh_ranges[first_range + m]

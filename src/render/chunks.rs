@@ -22,6 +22,24 @@ pub const MIN_SKIN_WORKGROUP: u32 = 32;
 /// Triangles a workgroup of the triangle pass tests (`triangles::WORKGROUP_SIZE`).
 const TRIANGLE_WORKGROUP: u32 = super::passes::triangles::WORKGROUP_SIZE;
 
+/// The most workgroups a dispatch's row may have: the least maxComputeWorkGroupCount[0] a device
+/// has. A work table's dispatch makes its rows at most this wide (`cull::table_row`).
+pub const ROW_WORKGROUPS: u32 = 65_535;
+
+/// The triangle pass's workgroups for `index_count` indices.
+pub fn triangle_groups(index_count: u64) -> u64 {
+    (index_count / 3).div_ceil(u64::from(TRIANGLE_WORKGROUP))
+}
+
+/// Per work table (`Table`), the most groups one instance appends to it: its vertex groups in
+/// workgroups of `skin_workgroup` vertices (where the skin pass runs), and its triangle groups for
+/// `triangles`' index counts, the full mesh's and the light run's level's (where the triangle pass
+/// runs, the light's where it has room); 0 where no pass reads the table.
+pub fn table_rooms(vertices: u64, skin_workgroup: Option<u32>, triangles: Option<(u64, Option<u64>)>) -> [u64; 3] {
+    let (camera, light) = triangles.map_or((0, None), |(full, light)| (triangle_groups(full), light));
+    [skin_workgroup.map_or(0, |size| vertices.div_ceil(u64::from(size))), camera, light.map_or(0, triangle_groups)]
+}
+
 /// Of the largest memory heap, what the per-instance buffers may take: the rest is left for the
 /// model, the shadow map, the render targets and the driver.
 const HEAP_SHARE: f64 = 0.8;
@@ -230,12 +248,11 @@ impl MemoryPlan {
         // The cull pass's work tables (`compute`): an entry per vertex group for the skin pass (at
         // the narrowest workgroup a tuning may pick), and per triangle group for the triangle
         // pass's camera run (the full mesh's) and light run (its level's).
-        let triangle_groups = |indices: u64| (indices / 3).div_ceil(u64::from(TRIANGLE_WORKGROUP));
-        let table_groups = [
-            if strategy == Strategy::Compute { vertices.div_ceil(u64::from(MIN_SKIN_WORKGROUP)) } else { 0 },
-            if culled_indices > 0 { triangle_groups(shape.indices) } else { 0 },
-            light_level.map_or(0, |level| triangle_groups(shape.level_indices[level as usize])),
-        ];
+        let table_groups = table_rooms(
+            vertices,
+            (strategy == Strategy::Compute).then_some(MIN_SKIN_WORKGROUP),
+            (culled_indices > 0).then(|| (shape.indices, light_level.map(|level| shape.level_indices[level as usize]))),
+        );
         let table_bytes = table_groups.iter().sum::<u64>() * size_of::<WorkGroup>() as u64;
         let bytes_per_instance = fixed
             + table_bytes
@@ -285,7 +302,7 @@ impl MemoryPlan {
             ),
             (range / joint_positions, format!("maxStorageBufferRange {range} bytes for the joint positions ({joints} joints)")),
             (
-                (65_535 * u64::from(max_dispatch_rows))
+                (u64::from(ROW_WORKGROUPS) * u64::from(max_dispatch_rows))
                     .checked_div(table_groups.iter().copied().max().unwrap_or(0))
                     .unwrap_or(u64::MAX),
                 format!(

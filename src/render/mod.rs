@@ -317,12 +317,13 @@ impl Renderer {
         // light's level's for its light run.
         let tuning = SkinPass::tuning(device, settings.skin)?;
         let triangles_run = strategy == Strategy::Compute && triangles::serves(device, model);
-        let level_triangles = |level: u32| passes::cull::triangle_groups(gpu_model.levels[level as usize].index_count);
-        let rooms = [
-            if strategy == Strategy::Compute { gpu_model.vertex_count.div_ceil(tuning.workgroup_size) } else { 0 },
-            if triangles_run { level_triangles(0) } else { 0 },
-            plan.light_level.filter(|_| triangles_run).map_or(0, level_triangles),
-        ];
+        let level_indices = |level: u32| u64::from(gpu_model.levels[level as usize].index_count);
+        let rooms = chunks::table_rooms(
+            u64::from(gpu_model.vertex_count),
+            (strategy == Strategy::Compute).then_some(tuning.workgroup_size),
+            triangles_run.then(|| (level_indices(0), plan.light_level.map(level_indices))),
+        )
+        .map(|room| room as u32);
         let cull = CullPass::new(device, instance_count, command_bytes, rooms, tuning.workgroup_size)?;
         let palette = PalettePass::new(device, chunking, instance_count, &gpu_model)?;
         let skin_inputs = SkinInputs {

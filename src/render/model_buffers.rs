@@ -43,7 +43,8 @@ pub struct GpuModel {
     pub key_values: Buffer,
     /// Each joint's rest pose, `pre` transform, parent and subtree span.
     pub joints: Buffer,
-    /// Where each animation's culling cells start, and the cells (see `anim::bounds`).
+    /// Each animation's record (where its culling cells and channels start), and the cells (see
+    /// `anim::bounds`).
     pub animations: Buffer,
     pub cells: Buffer,
     /// Each mesh's index range, for the cull pass's draw commands.
@@ -53,8 +54,8 @@ pub struct GpuModel {
     /// Each morph target's deltas span and default weight, and the deltas, target by target.
     pub morph_targets: Buffer,
     pub morph_deltas: Buffer,
-    /// The model's record (`ModelRecord`), which the cull, palette and skin passes read through
-    /// each instance's record.
+    /// The model's record (`ModelRecord`), which the cull, palette, skin and triangle passes read
+    /// through each instance's record.
     pub models: Buffer,
     pub materials: Vec<GpuMaterial>,
     /// Every level of detail, the full mesh first: its indices follow the finer level's in
@@ -132,7 +133,7 @@ impl GpuModel {
         let joint_parents = buffer("model.joint_parents", bytemuck::cast_slice(&records.parents))?;
         let morph_targets = buffer("model.morph_targets", bytemuck::cast_slice(&records.targets))?;
         let morph_deltas = buffer("model.morph_deltas", bytemuck::cast_slice(&records.deltas))?;
-        let models = buffer("model.models", bytemuck::bytes_of(&model_record(model, &records)));
+        let models = buffer("model.models", bytemuck::bytes_of(&records.model))?;
 
         let materials = upload_materials(device, model)?;
         Ok(GpuModel {
@@ -152,23 +153,22 @@ impl GpuModel {
             joint_parents,
             morph_targets,
             morph_deltas,
-            models: models?,
+            models,
             materials,
             ranges: records.mesh_ranges.iter().map(|range| (range.first_index, range.index_count)).collect(),
             levels: records.levels,
             mesh_count: model.meshes.len() as u32,
             vertex_count: model.vertices.len() as u32,
             index_count: model.indices.len() as u32,
-            joint_count: model.skeleton.len().max(1) as u32,
-            target_count: model.morph_targets.len() as u32,
-            palette_stride: palette_stride(model),
+            joint_count: records.model.joint_count,
+            target_count: records.model.target_count,
+            palette_stride: records.model.palette_stride,
         })
     }
 }
 
-/// The model's record: its bounds and reaches, sizes and levels, as the passes read them.
-fn model_record(model: &Model, records: &Records) -> ModelRecord {
-    let levels = &records.levels;
+/// The model's record: its bounds and reaches, sizes and `levels`, as the passes read them.
+fn model_record(model: &Model, levels: &[GpuLevel]) -> ModelRecord {
     let bind = model.rest_bounds();
     let per_level = |value: &dyn Fn(&GpuLevel) -> u32| std::array::from_fn(|level| levels.get(level).map_or(0, value));
     ModelRecord {
@@ -210,6 +210,7 @@ struct Records {
     animations: Vec<AnimationRecord>,
     targets: Vec<GpuMorphTarget>,
     deltas: Vec<GpuMorphDelta>,
+    model: ModelRecord,
 }
 
 impl Records {
@@ -233,6 +234,7 @@ impl Records {
         let (cells, animations) = cell_records(model, &keys);
         let (indices, mesh_ranges, levels) = level_records(model);
         let (targets, deltas) = morph_records(model);
+        let record = model_record(model, &levels);
         Records {
             sources: model.vertices.iter().map(|vertex| SourceVertex::of(model, vertex)).collect(),
             influences,
@@ -249,6 +251,7 @@ impl Records {
             animations,
             targets,
             deltas,
+            model: record,
         }
     }
 
@@ -268,7 +271,8 @@ impl Records {
             + size_of_val(self.cells.as_slice())
             + size_of_val(self.animations.as_slice())
             + size_of_val(self.targets.as_slice())
-            + size_of_val(self.deltas.as_slice())) as u64
+            + size_of_val(self.deltas.as_slice())
+            + size_of_val(&self.model)) as u64
     }
 }
 

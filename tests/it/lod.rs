@@ -5,7 +5,8 @@
 use crate::common::{assert_no_validation_messages, default_model, validated_device};
 use vkskin::app::imagediff::ImageDifference;
 use vkskin::app::{HeadlessRenderer, SceneSetup};
-use vkskin::render::passes::cull::{reference_levels, triangle_groups, Levels};
+use vkskin::render::chunks::triangle_groups;
+use vkskin::render::passes::cull::{reference_levels, Levels};
 use vkskin::render::shader_types::{CullCounters, Table, WorkGroup, MAX_LEVELS};
 use vkskin::render::{FrameScene, Strategy};
 
@@ -77,7 +78,7 @@ fn gpu_levels(headless: &HeadlessRenderer, count: usize) -> (Option<Vec<Option<u
     // Each level's vertex groups (skin) and triangle groups (camera), as the model's record gives them.
     let (levels, workgroup) = (&renderer.model.levels, renderer.passes.skin.tuning.workgroup_size);
     let vertex_groups: Vec<u32> = levels.iter().map(|level| level.vertex_count.div_ceil(workgroup)).collect();
-    let triangle_groups: Vec<u32> = levels.iter().map(|level| triangle_groups(level.index_count)).collect();
+    let triangle_groups: Vec<u32> = levels.iter().map(|level| triangle_groups(u64::from(level.index_count)) as u32).collect();
     let skinned = table_levels(&counters, &work, Table::Skin, &vertex_groups, count);
     assert_eq!(table_levels(&counters, &work, Table::Camera, &triangle_groups, count), camera);
     for level in 0..renderer.model.levels.len() {

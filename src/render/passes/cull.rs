@@ -4,8 +4,8 @@
 //! Reads: `frame.uniforms[slot]` (planes), `frame.instances[slot]`, `model.animations`, `model.cells`,
 //! `model.mesh_ranges`. Writes (and owns): `cull.counters` (reset first; then the palette and skin
 //! passes' indirect dispatch arguments and the draw counts), `cull.skin_list`, `cull.camera_draws`,
-//! `cull.light_draws`, `cull.debug_boxes`, `cull.work_groups` (the work tables: per instance
-//! to skin at it and the instances the camera sees at it), `cull.palette_list` (the instances whose
+//! `cull.light_draws`, `cull.debug_boxes`, `cull.work_groups` (the work tables: each kept
+//! instance's vertex and triangle groups at its levels), `cull.palette_list` (the instances whose
 //! palettes are computed this frame), and reads and writes `cull.palette_frames` (the frame each
 //! instance's palette is from: animation LOD). Its hazards: [`CullPass::reset_hazards`],
 //! [`CullPass::hazards_before`], [`CullPass::hazards_after`].
@@ -22,6 +22,7 @@ use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
 use crate::model::Model;
+use crate::render::chunks::ROW_WORKGROUPS;
 use crate::render::model_buffers::GpuModel;
 use crate::render::passes::triangles;
 use crate::render::shader_types::{frustum_planes, CullCounters, CullPush, InstanceData, Table, WorkGroup, NO_CLIP};
@@ -101,15 +102,10 @@ const CULL_WRITES: Side = side("cull writes", Stage::COMPUTE_SHADER, Access::SHA
 
 /// The width of the rows of a work table's dispatch, for a table of at most `most_groups` groups:
 /// as narrow as `dispatch_rows` rows allow (the last row's workgroups past the table start and
-/// leave at once), and at least 64 (fewer rows). Past 65,535 (the least maxComputeWorkGroupCount[0]
-/// a device has) no table fits the dispatch; `MemoryPlan` refuses such counts first.
+/// leave at once), and at least 64 (fewer rows). Past `ROW_WORKGROUPS` no table fits the
+/// dispatch; `MemoryPlan` refuses such counts first.
 pub fn table_row(most_groups: u64, dispatch_rows: u32) -> u32 {
-    most_groups.div_ceil(u64::from(dispatch_rows.max(1))).clamp(64, 65_535) as u32
-}
-
-/// The triangle pass's workgroups for `index_count` indices.
-pub fn triangle_groups(index_count: u32) -> u32 {
-    (index_count / 3).div_ceil(triangles::WORKGROUP_SIZE)
+    most_groups.div_ceil(u64::from(dispatch_rows.max(1))).clamp(64, u64::from(ROW_WORKGROUPS)) as u32
 }
 
 impl CullPass {

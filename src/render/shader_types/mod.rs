@@ -189,8 +189,8 @@ pub struct InstanceData {
     pub unused: u32,
 }
 
-/// `ModelRecord` in common.glsl: what the cull, palette and skin passes know of an instance's
-/// model, read through its instance record.
+/// `ModelRecord` in common.glsl: what the cull, palette, skin and triangle passes know of an
+/// instance's model, read through its instance record (or a work table's entry).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct ModelRecord {
@@ -440,8 +440,6 @@ pub enum Table {
 }
 
 impl Table {
-    pub const ALL: [Table; 3] = [Table::Skin, Table::Camera, Table::Light];
-
     /// Its dispatch's indirect arguments in `CullCounters`.
     pub fn arguments(self) -> u64 {
         (std::mem::offset_of!(CullCounters, dispatches) + 16 * self as usize) as u64
