@@ -48,7 +48,7 @@ const uint INTERPOLATION_LINEAR = 1u;
 const uint INTERPOLATION_CUBIC_SPLINE = 2u;   // glTF: tangents per second, scaled by the interval
 const uint INTERPOLATION_HERMITE = 3u;        // Milkshape: tangents per interval
 
-// A joint's rest pose and fixed frame (src/anim/mod.rs: Joint; src/render/model_buffers.rs: joint_infos):
+// A joint's rest pose and fixed frame (src/anim/mod.rs: Joint; src/render/model_buffers/mod.rs: joint_infos):
 // 112 bytes.
 struct JointInfo {
     vec4 rest_rotation;     // unit quaternion, xyzw
@@ -62,7 +62,7 @@ struct JointInfo {
 
 const uint NO_PARENT = 0xFFFFFFFFu;
 
-// A morph target (src/model/mod.rs: MorphTarget; src/render/model_buffers.rs: morph_buffers): 32 bytes.
+// A morph target (src/model/mod.rs: MorphTarget; src/render/model_buffers/mod.rs: morph_records): 32 bytes.
 // Its deltas are morph_deltas[first_delta ..+ delta_count], ascending by vertex: the file's sparse
 // list, only the vertices it moves.
 struct MorphTarget {
@@ -131,7 +131,7 @@ struct Instance {
 // Levels of detail an instance can be drawn at, the full mesh included (src/model/lod.rs).
 const uint MAX_LEVELS = 8u;
 
-// A model's record (src/render/model_buffers.rs: ModelRecord): what the cull, palette, skin and
+// A model's record (src/render/model_buffers/mod.rs: model_record): what the cull, palette, skin and
 // triangle passes know of an instance's model, read through its instance record (or a work
 // table's entry) rather than pushed per model, so that one dispatch serves instances of any model. 192 bytes.
 struct ModelRecord {
@@ -185,7 +185,7 @@ struct PaletteMatrix {
     vec4 rows[3];
 };
 
-// An instance's palette slots, `palette_stride` of them (src/render/model_buffers.rs: palette_stride):
+// An instance's palette slots, `palette_stride` of them (src/render/model_buffers/mod.rs: palette_stride):
 //   [0, J)        each joint's matrix (PaletteMatrix), J = joint_count
 //   [J, 2J)       with SKINNING_DUAL_QUATERNION, the same as dual quaternions (src/anim/dual_quaternion.rs):
 //                 rows[0] the rotation, rows[1] the dual part, rows[2].x the uniform scale applied

@@ -4,7 +4,7 @@
 // channels at the instance's time (the file's own keys: STEP, LINEAR with slerp, CUBICSPLINE,
 // Hermite), blends a crossfade and a layer in local space, and writes the joint's palette entry
 //     world × model pose × inverse bind  =  parent's entry × fixed × local × inverse bind,
-// where `fixed` is the parent's bind matrix × the joint's pre transform (src/render/model_buffers.rs: joint_infos):
+// where `fixed` is the parent's bind matrix × the joint's pre transform (src/render/model_buffers/mod.rs: joint_infos):
 // the parent's bind undoes its inverse bind, so a child reads its parent's finished entry and
 // each slot is written once. Mirrors Channel::sample, Animation::sample, blend_local,
 // local_to_model and palette in src/anim/. For an instance set to dual-quaternion skinning it

@@ -353,7 +353,7 @@ impl Animation {
     }
 
     /// What the palette pass's buffers hold for this animation (`AnimationData` in
-    /// src/render/model_buffers.rs): a 16-byte record per joint and property and per morph target,
+    /// src/render/model_buffers/keys.rs): a 16-byte record per joint and property and per morph target,
     /// the key times (evenly spaced ones as start and step, a list shared by channels stored once),
     /// the values and MD5's bases.
     /// Compressed where the animation is (`Animation::compressed`).

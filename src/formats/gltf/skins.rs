@@ -45,7 +45,7 @@ impl<'a> Builder<'a> {
                         ));
                     }
                     let matrices: Vec<Mat4> = matrices.iter().map(Mat4::from_cols_array).collect();
-                    // The palette pass undoes a parent's inverse bind (render/model_buffers.rs: joint_infos).
+                    // The palette pass undoes a parent's inverse bind (render/model_buffers/mod.rs: joint_infos).
                     if let Some((index, matrix)) =
                         matrices.iter().enumerate().take(nodes.len()).find(|(_, matrix)| !invertible(matrix))
                     {

@@ -8,15 +8,16 @@ use std::sync::Arc;
 use ash::vk;
 use glam::Mat4;
 
+mod keys;
+
 use super::shader_types::{
-    morph_slots, AnimationRecord, GpuBounds, GpuChannel, GpuInfluence, GpuJoint, GpuMorphDelta, GpuMorphTarget, MeshRange,
-    ModelRecord, SkinnedVertex, SourceVertex, Surface, CHANNEL_COMPONENTS_SHIFT, CHANNEL_HAS_BASE, CHANNEL_IMPLIED_W,
-    CHANNEL_INTERPOLATION_SHIFT, CHANNEL_PACKED, CHANNEL_UNIFORM, CHANNEL_WRAPS, MAX_ANIMATIONS, NO_PARENT, PROPERTY_WEIGHT,
+    morph_slots, AnimationRecord, GpuBounds, GpuInfluence, GpuJoint, GpuMorphDelta, GpuMorphTarget, MeshRange, ModelRecord,
+    SkinnedVertex, SourceVertex, Surface, MAX_ANIMATIONS, NO_PARENT,
 };
-use crate::anim::compress::{CompressedAnimation, Track, TrackData};
-use crate::anim::{Aabb, Channel, Interpolation, KeyTimes, Property, WeightChannel};
+use crate::anim::Aabb;
 use crate::gpu::{self, Buffer, Device, Image};
 use crate::model::{Model, Texture};
+pub use keys::AnimationData;
 
 /// A material ready for the forward pass: its textures (a white pixel, or a flat normal, when the
 /// model has none).
@@ -429,166 +430,6 @@ fn morph_records(model: &Model) -> (Vec<GpuMorphTarget>, Vec<GpuMorphDelta>) {
     (targets, deltas)
 }
 
-/// The animations' keys as the palette pass reads them: one channel record per (animation, joint,
-/// property), then one per (animation, morph target) from `weight_channels`, the key times (evenly
-/// spaced ones as start and step; equal lists stored once) and the values as words: f32 keys as
-/// the files give them (their bits), and compressed tracks' words (`anim::compress`).
-pub struct AnimationData {
-    pub channels: Vec<GpuChannel>,
-    pub times: Vec<f32>,
-    pub values: Vec<u32>,
-    weight_channels: u32,
-    joint_count: u32,
-    target_count: u32,
-}
-
-impl AnimationData {
-    /// Where animation `index`'s joint channels and its weight channels start in `channels`
-    /// (its `AnimationRecord`'s first channel and first weight channel).
-    pub fn channel_starts(&self, index: usize) -> (u32, u32) {
-        let index = index as u32;
-        (index * self.joint_count * 3, self.weight_channels + index * self.target_count)
-    }
-
-    pub fn new(model: &Model) -> AnimationData {
-        let joint_count = model.skeleton.len().max(1);
-        let target_count = model.morph_targets.len();
-        let weight_channels = model.animations.len() * joint_count * 3;
-        let mut data = AnimationData {
-            channels: vec![GpuChannel::default(); (weight_channels + model.animations.len() * target_count).max(1)],
-            times: Vec::new(),
-            values: Vec::new(),
-            weight_channels: weight_channels as u32,
-            joint_count: joint_count as u32,
-            target_count: target_count as u32,
-        };
-        let mut shared_times: HashMap<Vec<u32>, u32> = HashMap::new();
-        for (index, animation) in model.animations.iter().enumerate() {
-            let records: Vec<(usize, Property, GpuChannel)> = match &animation.compressed {
-                Some(compressed) => compressed
-                    .tracks
-                    .iter()
-                    .filter(|track| track.joint < joint_count)
-                    .map(|track| (track.joint, track.property, data.track_record(compressed, track, &mut shared_times)))
-                    .collect(),
-                None => animation
-                    .channels
-                    .iter()
-                    .filter(|channel| channel.joint < joint_count)
-                    .map(|channel| (channel.joint, channel.property, data.channel_record(channel, &mut shared_times)))
-                    .collect(),
-            };
-            for (joint, property, record) in records {
-                data.channels[(index * joint_count + joint) * 3 + property as usize] = record;
-            }
-            for channel in animation.weights.iter().filter(|channel| channel.target < target_count) {
-                let record = data.weight_record(channel, &mut shared_times);
-                data.channels[weight_channels + index * target_count + channel.target] = record;
-            }
-        }
-        if data.times.is_empty() {
-            data.times.push(0.0);
-        }
-        if data.values.is_empty() {
-            data.values.push(0);
-        }
-        data
-    }
-
-    /// Where `times` are in `self.times`: stored now, or where an equal list already is.
-    fn time_record(&mut self, times: &KeyTimes, shared_times: &mut HashMap<Vec<u32>, u32>) -> u32 {
-        let stored_times: Vec<f32> = match times {
-            KeyTimes::Uniform { start, step, .. } => vec![*start, *step],
-            KeyTimes::Listed(times) => times.clone(),
-        };
-        let next = self.times.len() as u32;
-        *shared_times.entry(stored_times.iter().map(|time| time.to_bits()).collect()).or_insert_with(|| {
-            self.times.extend(&stored_times);
-            next
-        })
-    }
-
-    /// A weight channel as a one-component channel record (`PROPERTY_WEIGHT`, x keyed).
-    fn weight_record(&mut self, channel: &WeightChannel, shared_times: &mut HashMap<Vec<u32>, u32>) -> GpuChannel {
-        let first_time = self.time_record(&channel.times, shared_times);
-        let first_value = self.values.len() as u32;
-        self.values.extend(channel.values.iter().map(|value| value.to_bits()));
-        GpuChannel {
-            packed: PROPERTY_WEIGHT
-                | (channel.interpolation as u32) << CHANNEL_INTERPOLATION_SHIFT
-                | 1 << CHANNEL_COMPONENTS_SHIFT
-                | if channel.times.is_uniform() { CHANNEL_UNIFORM } else { 0 },
-            key_count: channel.times.count() as u32,
-            first_time,
-            first_value,
-        }
-    }
-
-    fn channel_record(&mut self, channel: &Channel, shared_times: &mut HashMap<Vec<u32>, u32>) -> GpuChannel {
-        let first_time = self.time_record(&channel.times, shared_times);
-        let has_base = channel.stores_base();
-        let first_value = self.values.len() as u32;
-        if has_base {
-            self.values.extend(channel.base.to_array().map(f32::to_bits));
-        }
-        self.values.extend(channel.values.iter().map(|value| value.to_bits()));
-        let flag = |on: bool, bit: u32| if on { bit } else { 0 };
-        GpuChannel {
-            packed: channel.property as u32
-                | (channel.interpolation as u32) << CHANNEL_INTERPOLATION_SHIFT
-                | u32::from(channel.mask & 0b1111) << CHANNEL_COMPONENTS_SHIFT
-                | flag(channel.implied_w, CHANNEL_IMPLIED_W)
-                | flag(channel.times.is_uniform(), CHANNEL_UNIFORM)
-                | flag(channel.wraps, CHANNEL_WRAPS)
-                | flag(has_base, CHANNEL_HAS_BASE),
-            key_count: channel.times.count() as u32,
-            first_time,
-            first_value,
-        }
-    }
-
-    /// A compressed track's record: a constant as one linear key, a packed track as its samples'
-    /// start and step and its words (`CHANNEL_PACKED`).
-    fn track_record(
-        &mut self,
-        compressed: &CompressedAnimation,
-        track: &Track,
-        shared_times: &mut HashMap<Vec<u32>, u32>,
-    ) -> GpuChannel {
-        let rotation = track.property == Property::Rotation;
-        let first_value = self.values.len() as u32;
-        let (times, flags) = match &track.data {
-            TrackData::Constant(value) => {
-                let components = if rotation { 4 } else { 3 };
-                self.values.extend(value.to_array()[..components].iter().map(|value| value.to_bits()));
-                (compressed.constant_times(), if rotation { 0b1111 } else { 0b0111 } << CHANNEL_COMPONENTS_SHIFT)
-            }
-            TrackData::Packed(words) => {
-                self.values.extend(words);
-                (compressed.times.clone(), CHANNEL_PACKED)
-            }
-        };
-        GpuChannel {
-            packed: track.property as u32
-                | (Interpolation::Linear as u32) << CHANNEL_INTERPOLATION_SHIFT
-                | CHANNEL_UNIFORM
-                | flags,
-            key_count: times.count() as u32,
-            first_time: self.time_record(&times, shared_times),
-            first_value,
-        }
-    }
-
-    /// What the animations take on the GPU: channel records, times and values.
-    pub fn bytes(&self) -> usize {
-        std::mem::size_of_val(self.channels.as_slice())
-            + std::mem::size_of_val(self.times.as_slice())
-            + std::mem::size_of_val(self.values.as_slice())
-    }
-}
-
-/// Each joint's rest pose, `pre`, parent and subtree span; one identity joint for a model without
-/// a skeleton.
 /// A texture's pixels, decoded now that they are uploaded (the loaders read only headers), once
 /// per file.
 fn pixels<'a, 'm>(decoded: &'a mut HashMap<&'m Path, Vec<u8>>, texture: &'m Texture) -> gpu::Result<&'a [u8]> {
@@ -601,6 +442,8 @@ fn pixels<'a, 'm>(decoded: &'a mut HashMap<&'m Path, Vec<u8>>, texture: &'m Text
     Ok(decoded.get(texture.path.as_path()).map(Vec::as_slice).unwrap_or_default())
 }
 
+/// Each joint's rest pose, `pre`, parent and subtree span; one identity joint for a model without
+/// a skeleton.
 fn joint_infos(model: &Model) -> Vec<GpuJoint> {
     let spans = model.skeleton.subtree_spans();
     let mut joints: Vec<GpuJoint> = model
