@@ -133,7 +133,10 @@ const uint MAX_LEVELS = 8u;
 
 // A model's record (src/render/model_buffers/mod.rs: model_record): what the cull, palette, skin and
 // triangle passes know of an instance's model, read through its instance record (or a work
-// table's entry) rather than pushed per model, so that one dispatch serves instances of any model. 192 bytes.
+// table's entry) rather than pushed per model, so that one dispatch serves instances of any model. 208 bytes.
+// Several models share the buffers, each model's data after the one before: its first_* fields say
+// where its part starts. Indices, influences' joints, joint links and morph deltas' vertices stay
+// local to the model (a draw's vertex offset is the instance's place in the skinned buffer).
 struct ModelRecord {
     vec4 bind_min;           // the bind pose's bounds (instances without a clip), xyz; w: the blend
     vec4 bind_max;           // reach (how far a crossfade or a layer carries a vertex past the clips'
@@ -144,7 +147,12 @@ struct ModelRecord {
     uint mesh_count;
     uint level_count;        // levels of detail, the full mesh included (1: none)
     uint target_count;       // morph targets
-    uint unused[2];
+    uint first_vertex;       // its part of sources[], surfaces[]
+    uint first_joint;        // of joints[], inverse_binds[], joint_parents[]
+    uint first_target;       // of morph_targets[]
+    uint first_range;        // of mesh_ranges[]: level l's mesh m at first_range + l × mesh_count + m
+    uint first_animation;    // of animations[]: an instance's clip indices are its model's
+    uint first_mesh;         // its mesh 0 among all models' meshes (the draw lists' order)
     uint level_vertices[MAX_LEVELS];  // per level, its vertices: the model's first level_vertices[l]
     uint level_indices[MAX_LEVELS];   // per level, its index count
     uint level_first_index[MAX_LEVELS];  // per level, its first index in indices[]
@@ -243,7 +251,7 @@ struct CullCounters {
     uvec4 palettes;                 // x: instances whose palettes are computed this frame (the palette list's length)
 };
 
-// One workgroup of the skin or the triangle pass, 16 bytes: a run of one instance's vertices (or
+// One workgroup of the skin or the triangle pass, 20 bytes: a run of one instance's vertices (or
 // triangles) at its level. The cull pass appends each instance it skins as its level's vertex
 // groups, and each one a view sees as that view's level's triangle groups, so that one dispatch
 // serves every kept instance at its own level with no workgroup past its work.
@@ -251,7 +259,23 @@ struct WorkGroup {
     uint instance;  // its index; in the skin table, with LIST_DUAL_QUATERNION when it blends dual quaternions
     uint group;     // the group within the instance's vertices or triangles (low 24 bits), its level (high 8)
     uint model;     // the instance's model (its record's index), so that the pass need not read the instance's
-    uint unused;
+    uint vertex_base;   // the instance's place (InstanceSlot) in its chunk's skinned vertices
+    uint palette_base;  // and in its chunk's palettes
+};
+
+// Where an instance lives, fixed when the renderer is built (src/render/chunks.rs: InstanceSlots):
+// instance i is in chunk i / chunk_instances, at its own base in that chunk's skinned vertices and
+// palettes (models differ in size), and its draw commands are in its run, the instances of its
+// model in its chunk: mesh m's command for it at first_command + m × run_instances + its place in
+// the run this frame (counted at draw_counts[2 × run], the light's at 2 × run + 1). 32 bytes.
+struct InstanceSlot {
+    uint vertex_base;
+    uint palette_base;
+    uint run;
+    uint first_command;
+    uint run_instances;
+    uint model;         // its model (the instance record's, as the renderer writes it)
+    uint unused[2];
 };
 
 // One mesh's triangles for the cull pass's draw commands: 8 bytes.

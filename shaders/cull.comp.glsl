@@ -9,8 +9,8 @@
 // commands with their counts for the shadow (light) and forward (camera) passes.
 //
 // Levels of detail (src/model/lod.rs): the camera's level is the coarsest whose error, projected at the
-// box's nearest point, is at most a pixel; the light's is the same for every instance (its texel
-// size, from the CPU). The instance is skinned at the finer of the two (a level's vertices are a
+// box's nearest point, is at most a pixel; the light's is the same for every instance of a model
+// (within its texel size over the crowd's largest scale, from the CPU). The instance is skinned at the finer of the two (a level's vertices are a
 // prefix of every finer level's, so the coarser one's draw finds its vertices skinned): its groups
 // of that level's vertices join the skin table, and its triangle groups at the camera's level
 // (and the light's) the triangle pass's tables.
@@ -56,12 +56,17 @@ layout(set = 0, binding = 14) writeonly buffer PaletteList { uint palette_list[]
 layout(set = 0, binding = 15) buffer Motions { uint motions[]; };
 // Each model's record; an instance's is models[instance.model].
 layout(set = 0, binding = 16) readonly buffer Models { ModelRecord models[]; };
+// Each instance's slot (its bases in its chunk, its draw run).
+layout(set = 0, binding = 17) readonly buffer InstanceSlots { InstanceSlot instance_slots[]; };
+// Per draw run (a chunk's instances of one model): the instances the camera sees (2 × run) and
+// the light (2 × run + 1), the counts of its meshes' draw lists. Zeroed before the pass.
+layout(set = 0, binding = 18) buffer DrawCounts { uint draw_counts[]; };
 
 layout(push_constant) uniform Push {
     uint instance_count;
     uint chunk_instances;  // instances per chunk of skinned vertices
     float pixels_at_unit;  // pixels a model unit covers one unit in front of the camera, over the pixel error allowed
-    uint light_level;      // the shadow map's level
+    float light_error;     // the shadow map's level for a model: its coarsest whose error (model units) is at most this
     uint tables_written;   // bit t: the cull pass fills work table t (TABLE_*) this frame, for the pass that reads it
     uint palette_frame;    // this frame's number, from 2 (palette_frames starts at 0: none)
     float far_ratio;       // animation LOD: an instance is far when its box's diameter is below this
@@ -70,12 +75,13 @@ layout(push_constant) uniform Push {
     uint motion_vectors;   // 1: the forward pass writes the velocity target this frame
 } push;
 
-// The instance's model (main sets it before anything reads it).
+// The instance's model and slot (main sets them before anything reads them).
 ModelRecord model;
+InstanceSlot instance_slot;
 
 // The animation's cell around `time`, added to the box (AnimationBounds::at in src/anim/bounds.rs).
 void grow_by_cell(uint animation, float time, inout vec3 lo, inout vec3 hi) {
-    AnimationRecord info = animations[animation];
+    AnimationRecord info = animations[model.first_animation + animation];
     float position = info.cell_duration > 0.0 ? max(time / info.cell_duration, 0.0) : 0.0;
     uint cell = position < float(info.cell_count) ? min(uint(position), info.cell_count - 1u) : info.cell_count - 1u;
     Bounds bounds = cells[info.first_cell + cell];
@@ -85,6 +91,7 @@ void grow_by_cell(uint animation, float time, inout vec3 lo, inout vec3 hi) {
 
 // Appends `groups` entries for the instance at `level` to work table `table`, and grows the table's
 // dispatch to cover them: a row of tables[table].y workgroups (x), as many rows as the groups fill (y).
+// Each entry carries the instance's model and bases (InstanceSlot), which its pass reads at.
 void append_groups(uint table, uint instance, uint instance_model, uint level, uint groups) {
     if ((push.tables_written & (1u << table)) == 0u) {
         return;
@@ -95,7 +102,8 @@ void append_groups(uint table, uint instance, uint instance_model, uint level, u
     atomicMax(counters.dispatches[table].y, (first + groups + row - 1u) / row);
     uint start = counters.tables[table].z + first;
     for (uint group = 0u; group < groups; ++group) {
-        work_groups[start + group] = WorkGroup(instance, (level << 24) | group, instance_model, 0u);
+        work_groups[start + group] =
+            WorkGroup(instance, (level << 24) | group, instance_model, instance_slot.vertex_base, instance_slot.palette_base);
     }
 }
 
@@ -115,6 +123,17 @@ bool box_in_volume(vec3 center, vec3 extent, vec4 planes[6]) {
     return true;
 }
 
+// The shadow map's level for the instance's model: its coarsest within push.light_error
+// (LevelChoice::light_level mirrors it).
+uint light_level() {
+    for (uint level = model.level_count - 1u; level > 0u; --level) {
+        if (model.level_errors[level] <= push.light_error) {
+            return level;
+        }
+    }
+    return 0u;
+}
+
 // The coarsest level whose error, `distance` in front of the camera, covers at most a pixel
 // (lod::camera_level mirrors it).
 uint camera_level(float distance) {
@@ -126,20 +145,20 @@ uint camera_level(float distance) {
     return 0u;
 }
 
-// Draw commands are grouped by chunk (each chunk is its own vertex buffer), then by mesh: chunk c's
-// commands for mesh m start at (c × mesh_count + m) × chunk_instances. Level l's meshes are
-// meshes[l × mesh_count + m].
-void emit(uint slot, uint instance_index, bool camera, uint level) {
-    uint chunk = instance_index / push.chunk_instances;
+// Draw commands are grouped by run (a chunk's instances of one model: one vertex buffer, one
+// model's meshes), then by mesh: the run's list for mesh m starts at its first command + m × its
+// instances, and `place` is the instance's place in it this frame. The level's meshes are
+// meshes[first_range + level × mesh_count + m].
+void emit(uint place, uint instance_index, bool camera, uint level) {
     for (uint mesh = 0u; mesh < model.mesh_count; ++mesh) {
-        MeshRange range = meshes[level * model.mesh_count + mesh];
+        MeshRange range = meshes[model.first_range + level * model.mesh_count + mesh];
         DrawCommand command;
         command.index_count = range.index_count;
         command.instance_count = 1u;
         command.first_index = range.first_index;
-        command.vertex_offset = int((instance_index % push.chunk_instances) * model.vertex_count);
+        command.vertex_offset = int(instance_slot.vertex_base);
         command.first_instance = instance_index;
-        uint index = (chunk * model.mesh_count + mesh) * push.chunk_instances + slot;
+        uint index = instance_slot.first_command + mesh * instance_slot.run_instances + place;
         if (camera) {
             camera_draws[index] = command;
         } else {
@@ -155,6 +174,7 @@ void main() {
     }
     Instance instance = instances[instance_index];
     model = models[instance.model];
+    instance_slot = instance_slots[instance_index];
     vec3 lo = vec3(3.0e38);
     vec3 hi = vec3(-3.0e38);
     uint animation_a = instance.animations & 0xFFFFu;
@@ -237,8 +257,9 @@ void main() {
     }
     // A level's error grows with the instance's scale: at scale s it looks as it would unscaled,
     // 1/s as far.
-    uint seen_level = camera_sees ? camera_level(distance / instance.scale) : push.light_level;
-    uint skin_level = light_sees ? min(seen_level, push.light_level) : seen_level;
+    uint shadow_level = light_level();
+    uint seen_level = camera_sees ? camera_level(distance / instance.scale) : shadow_level;
+    uint skin_level = light_sees ? min(seen_level, shadow_level) : seen_level;
     atomicAdd(counters.level_counts[skin_level], 1u);
     uint skin_groups = (model.level_vertices[skin_level] + SKIN_WORKGROUP_SIZE - 1u) / SKIN_WORKGROUP_SIZE;
     append_groups(TABLE_SKIN, instance_index | dual_bit, instance.model, skin_level, skin_groups);
@@ -246,10 +267,12 @@ void main() {
     if (camera_sees) {
         atomicAdd(counters.level_counts[MAX_LEVELS + seen_level], 1u);
         append_groups(TABLE_CAMERA, instance_index, instance.model, seen_level, triangle_groups(seen_level));
-        emit(atomicAdd(counters.camera_draws[chunk], 1u), instance_index, true, seen_level);
+        atomicAdd(counters.camera_draws[chunk], 1u);
+        emit(atomicAdd(draw_counts[2u * instance_slot.run], 1u), instance_index, true, seen_level);
     }
     if (light_sees) {
-        emit(atomicAdd(counters.light_draws[chunk], 1u), instance_index, false, push.light_level);
-        append_groups(TABLE_LIGHT, instance_index, instance.model, push.light_level, triangle_groups(push.light_level));
+        atomicAdd(counters.light_draws[chunk], 1u);
+        emit(atomicAdd(draw_counts[2u * instance_slot.run + 1u], 1u), instance_index, false, shadow_level);
+        append_groups(TABLE_LIGHT, instance_index, instance.model, shadow_level, triangle_groups(shadow_level));
     }
 }

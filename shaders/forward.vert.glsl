@@ -1,9 +1,7 @@
 #version 460
 // Forward pass, skinned model: positions, normals and tangents come from the skinned buffer
 // (already in world space); texture coordinates are per model vertex, so they are fetched by the
-// index within the instance. A draw's first vertex and first instance are its first instance's,
-// and one draw may cover several consecutive instances (the triangle pass's groups): the vertex's
-// offset in the draw, over the vertices per instance, gives both.
+// index within the instance (forward_vertex_outputs.glsl: draw_vertex).
 //
 // Where the vertex was last frame, for the velocity target: an instance that moves by itself
 // (common.glsl: MOTION_MOVING) is skinned a second time here, position only, from its previous
@@ -23,19 +21,19 @@ layout(location = 1) in vec4 normal;  // snorm16, xyz used
 layout(location = 2) in vec4 tangent; // snorm16, xyz + bitangent sign
 
 #include "forward_vertex_outputs.glsl"
+#include "instance_skinning.glsl"
 
 void main() {
-    uint vertex_count = frame.skinning.z;
-    uint offset = uint(gl_VertexIndex - gl_BaseVertex);
-    uint vertex = offset % vertex_count;
-    uint instance = uint(gl_InstanceIndex) + offset / vertex_count;
+    uint instance;
+    uint vertex;
+    draw_vertex(instance, vertex);
     write_position(position);
 #ifdef VELOCITY
     vec3 previous = position;
     if ((motions[instance] & MOTION_MOVING) != 0u) {
-        uint joint_count = frame.skinning.x;
-        bool dual = instance_dual(instance, frame.skinning.y, joint_count, frame.skinning.w);
-        previous = skin_vertex(vertex, instance, frame.skinning.y, joint_count, frame.skinning.w, dual, true).position;
+        SkinSource at = instance_skin_source(instance, frame.skinning.y);
+        bool dual = instance_dual(at.chunk, at.palette_base, at.joint_count);
+        previous = skin_vertex(vertex, at, dual, true).position;
     }
     write_previous_position(previous);
 #endif

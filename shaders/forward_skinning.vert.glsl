@@ -10,18 +10,19 @@
 #include "skinning.glsl"
 
 #include "forward_vertex_outputs.glsl"
+#include "instance_skinning.glsl"
 
 void main() {
     uint vertex = uint(gl_VertexIndex - gl_BaseVertex);
-    uint joint_count = frame.skinning.x;
     uint instance = uint(gl_InstanceIndex);
-    bool dual = instance_dual(instance, frame.skinning.y, joint_count, frame.skinning.w);
-    SkinnedResult skinned_vertex = skin_vertex(vertex, instance, frame.skinning.y, joint_count, frame.skinning.w, dual, false);
+    SkinSource at = instance_skin_source(instance, frame.skinning.y);
+    bool dual = instance_dual(at.chunk, at.palette_base, at.joint_count);
+    SkinnedResult skinned_vertex = skin_vertex(vertex, at, dual, false);
     write_position(skinned_vertex.position);
 #ifdef VELOCITY
     vec3 previous = skinned_vertex.position;
     if ((motions[instance] & MOTION_MOVING) != 0u) {
-        previous = skin_vertex(vertex, instance, frame.skinning.y, joint_count, frame.skinning.w, dual, true).position;
+        previous = skin_vertex(vertex, at, dual, true).position;
     }
     write_previous_position(previous);
 #endif

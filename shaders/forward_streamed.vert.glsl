@@ -23,8 +23,8 @@ void main() {
 #endif
     out_normal = normal.xyz;
     out_tangent = tangent;
-    // As forward.vert: the draw's first instance, and the vertex's offset in the draw.
-    uint vertex_count = frame.skinning.z;
-    uint offset = uint(gl_VertexIndex - gl_BaseVertex);
-    write_surface(offset % vertex_count, uint(gl_InstanceIndex) + offset / vertex_count);
+    uint instance;
+    uint vertex;
+    draw_vertex(instance, vertex);
+    write_surface(vertex, instance);
 }

@@ -12,6 +12,20 @@ struct Surface {
 layout(set = 0, binding = 2) readonly buffer Surfaces { Surface surfaces[]; };
 // This frame's instance records (the slot's, as the cull and palette passes read them): the tints.
 layout(set = 0, binding = 3) readonly buffer FrameInstances { Instance frame_instances[]; };
+// Each model's record (its vertices' place in surfaces[] and the skinning's sources[]) and each
+// instance's slot (its palette slots, for the `vertex` strategy and the motion vectors).
+layout(set = 0, binding = 4) readonly buffer Models { ModelRecord models[]; };
+layout(set = 0, binding = 5) readonly buffer InstanceSlots { InstanceSlot instance_slots[]; };
+
+// The draw's instance and model vertex: a draw's first vertex and first instance are its first
+// instance's, and one draw may cover several consecutive instances of one model (the triangle
+// pass's groups): the vertex's offset in the draw, over the model's vertices, gives both.
+void draw_vertex(out uint instance, out uint vertex) {
+    uint vertex_count = models[instance_slots[gl_InstanceIndex].model].vertex_count;
+    uint offset = uint(gl_VertexIndex - gl_BaseVertex);
+    vertex = offset % vertex_count;
+    instance = uint(gl_InstanceIndex) + offset / vertex_count;
+}
 
 layout(location = 0) out vec3 out_normal;
 layout(location = 1) out vec2 out_uv;
@@ -34,10 +48,12 @@ void write_position(vec3 position) {
 #endif
 }
 
-// The texture coordinates and colour of model vertex `vertex`, and instance `instance`'s tint.
+// The texture coordinates and colour of vertex `vertex` of instance `instance`'s model, and the
+// instance's tint.
 void write_surface(uint vertex, uint instance) {
-    out_uv = surfaces[vertex].uv;
-    out_color = unpackUnorm4x8(surfaces[vertex].color);
+    uint at = models[instance_slots[instance].model].first_vertex + vertex;
+    out_uv = surfaces[at].uv;
+    out_color = unpackUnorm4x8(surfaces[at].color);
     out_tint = unpackUnorm4x8(frame_instances[instance].tint);
 }
 

@@ -52,17 +52,24 @@ layout(set = 0, binding = 12) readonly buffer Motions { uint motions[]; };
 layout(set = 0, binding = 13) readonly buffer Models { ModelRecord models[]; };
 // Each animation's record: where its channels start in channels[].
 layout(set = 0, binding = 14) readonly buffer Animations { AnimationRecord animations[]; };
+// Each instance's slot: where its palette slots start in its chunk.
+layout(set = 0, binding = 15) readonly buffer InstanceSlots { InstanceSlot instance_slots[]; };
 
 layout(push_constant) uniform Push {
     uint chunk_instances;        // instances per chunk of palettes
     uint write_joint_positions;  // 1: the skeleton view reads joint_positions this frame
+    uint joint_stride;           // joint_positions' entries an instance (the most joints a model has)
 } push;
 
 // What the palette pass needs of the instance's model (main loads them, each field alone: a copy
-// of the whole record costs every lane its 40 words).
+// of the whole record costs every lane its 52 words). Its joints, targets and animations are its
+// part of the shared buffers, from first_joint, first_target and first_animation on.
 uint joint_count;
 uint palette_stride;
 uint target_count;
+uint first_joint;
+uint first_target;
+uint first_animation;
 
 struct JointPose {
     vec4 rotation;
@@ -305,7 +312,7 @@ vec4 sample_channel(Channel channel, float time) {
 // (Animation::sample). A channel record is read whole only when the animation keys the property,
 // the rest pose only for the properties it does not.
 JointPose sample_local(uint animation, float time, uint joint) {
-    uint first = animations[animation].first_channel + joint * 3u;
+    uint first = animations[first_animation + animation].first_channel + joint * 3u;
     JointPose pose;
     // One loop, not three copies of sample_channel: the shader stays small (llvmpipe compiles
     // every inlined copy, and a larger loop body costs time on every lane).
@@ -314,11 +321,11 @@ JointPose sample_local(uint animation, float time, uint joint) {
         if (channels[first + property].key_count != 0u) {
             value = sample_channel(channels[first + property], time);
         } else if (property == 0u) {
-            value = joints[joint].rest_translation;
+            value = joints[first_joint + joint].rest_translation;
         } else if (property == 1u) {
-            value = joints[joint].rest_rotation;
+            value = joints[first_joint + joint].rest_rotation;
         } else {
-            value = joints[joint].rest_scale;
+            value = joints[first_joint + joint].rest_scale;
         }
         if (property == 0u) {
             pose.translation = value.xyz;
@@ -414,13 +421,13 @@ void store_slot(uint chunk, uint slot, mat4 matrix) {
 float target_weight(uint animation, float time, uint target, out bool keyed) {
     keyed = false;
     if (animation != NO_CLIP) {
-        uint record = animations[animation].first_weight_channel + target;
+        uint record = animations[first_animation + animation].first_weight_channel + target;
         keyed = channels[record].key_count != 0u;
         if (keyed) {
             return sample_channel(channels[record], time).x;
         }
     }
-    return morph_targets[target].default_weight;
+    return morph_targets[first_target + target].default_weight;
 }
 
 void store_morph_word(uint chunk, uint block, uint word, float value) {
@@ -482,9 +489,12 @@ void main() {
     joint_count = models[instance.model].joint_count;
     palette_stride = models[instance.model].palette_stride;
     target_count = models[instance.model].target_count;
+    first_joint = models[instance.model].first_joint;
+    first_target = models[instance.model].first_target;
+    first_animation = models[instance.model].first_animation;
     mat4 world = instance_world(instance);
     uint chunk = instance_index / push.chunk_instances;
-    uint first_slot = (instance_index % push.chunk_instances) * palette_stride;
+    uint first_slot = instance_slots[instance_index].palette_base;
 
     uint animation_a = instance.animations & 0xFFFFu;
     uint animation_b = instance.animations >> 16;
@@ -507,7 +517,8 @@ void main() {
         // Without an animation every joint stands where the bind pose put it: world × bind × inverse bind.
         for (uint joint = 0u; joint < joint_count; ++joint) {
             if (write_positions) {
-                joint_positions[instance_index * joint_count + joint] = vec4((world * inverse(inverse_binds[joint]))[3].xyz, 1.0);
+                joint_positions[instance_index * push.joint_stride + joint] =
+                    vec4((world * inverse(inverse_binds[first_joint + joint]))[3].xyz, 1.0);
             }
             store_slot(chunk, first_slot + joint, world);
             if (dual) {
@@ -516,7 +527,7 @@ void main() {
         }
         return;
     }
-    uvec2 layer_span = joints[min(instance.layer >> 16, joint_count - 1u)].links.yz;
+    uvec2 layer_span = joints[first_joint + min(instance.layer >> 16, joint_count - 1u)].links.yz;
 
     // Parents first: each joint's entry from its parent's, finished before it.
     for (uint joint = 0u; joint < joint_count; ++joint) {
@@ -524,20 +535,21 @@ void main() {
         if (fading) {
             pose = blend_pose(pose, sample_local(animation_b, instance.time_b, joint), instance.blend);
         }
-        uvec4 links = joints[joint].links;  // parent, depth-first span, fixed not the identity
+        uvec4 links = joints[first_joint + joint].links;  // parent, depth-first span, fixed not the identity (the model's numbering)
         if (layered && layer_span.x <= links.y && links.y < layer_span.y) {
             pose = blend_pose(pose, sample_local(layer_animation, instance.time_layer, joint), instance.layer_weight);
         }
         mat4 local = pose_matrix(pose);
         if (links.w != 0u) {
-            local = from_rows(joints[joint].fixed_rows[0], joints[joint].fixed_rows[1], joints[joint].fixed_rows[2]) * local;
+            uint at = first_joint + joint;
+            local = from_rows(joints[at].fixed_rows[0], joints[at].fixed_rows[1], joints[at].fixed_rows[2]) * local;
         }
         // world × model pose: the parent's entry × its bind (folded into fixed) × pre × local.
         mat4 posed = (links.x == NO_PARENT ? world : load_slot(chunk, first_slot + links.x)) * local;
         if (write_positions) {
-            joint_positions[instance_index * joint_count + joint] = vec4(posed[3].xyz, 1.0);
+            joint_positions[instance_index * push.joint_stride + joint] = vec4(posed[3].xyz, 1.0);
         }
-        mat4 palette = posed * inverse_binds[joint];
+        mat4 palette = posed * inverse_binds[first_joint + joint];
         store_slot(chunk, first_slot + joint, palette);
         if (dual) {
             store_dual_quaternion(chunk, dual_slots + joint, palette);

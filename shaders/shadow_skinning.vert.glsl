@@ -5,19 +5,22 @@
 #define SKIN_INPUTS_SET 0
 #include "skin_inputs.glsl"
 #include "skinning.glsl"
+// The skin-inputs set's models and slots (the forward shaders have theirs in the frame set).
+layout(set = 0, binding = 7) readonly buffer Models { ModelRecord models[]; };
+layout(set = 0, binding = 8) readonly buffer InstanceSlots { InstanceSlot instance_slots[]; };
+#include "instance_skinning.glsl"
 
 layout(push_constant) uniform Push {
     mat4 light_view_projection;
-    uint joint_count;
     uint chunk_instances;
-    uint palette_stride;
 } push;
 
 void main() {
     // Each instance's draw offsets its vertices (vertex_offset) and names it (first_instance).
     uint vertex = uint(gl_VertexIndex - gl_BaseVertex);
     uint instance = uint(gl_InstanceIndex);
-    bool dual = instance_dual(instance, push.chunk_instances, push.joint_count, push.palette_stride);
-    SkinnedResult skinned_vertex = skin_vertex(vertex, instance, push.chunk_instances, push.joint_count, push.palette_stride, dual, false);
+    SkinSource at = instance_skin_source(instance, push.chunk_instances);
+    bool dual = instance_dual(at.chunk, at.palette_base, at.joint_count);
+    SkinnedResult skinned_vertex = skin_vertex(vertex, at, dual, false);
     gl_Position = push.light_view_projection * vec4(skinned_vertex.position, 1.0);
 }

@@ -51,17 +51,18 @@ void main() {
     // words (on lavapipe, 1.16x the pass).
     uint model = skin_group.model;
     uint vertex_count = models[model].level_vertices[skin_group.group >> 24];
-    uint instance_vertices = models[model].vertex_count;
     uint vertex = group * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
-    uint chunk = instance_index / push.chunk_instances;
-    uint instance_in_chunk = instance_index % push.chunk_instances;
     bool in_level = vertex < vertex_count;
     if (!STAGED_STORES && !in_level) {
         return;
     }
+    // Its chunk from its index; its places in the chunk's palettes and skinned vertices from its
+    // entry (InstanceSlot: models differ in size).
+    SkinSource at = SkinSource(models[model].first_vertex, models[model].first_target, models[model].joint_count,
+                               models[model].palette_stride, instance_index / push.chunk_instances, skin_group.palette_base);
     uint words[SKINNED_VERTEX_UINTS];
     if (in_level) {
-        SkinnedResult skinned_vertex = skin_vertex(vertex, instance_index, push.chunk_instances, models[model].joint_count, models[model].palette_stride, dual, false);
+        SkinnedResult skinned_vertex = skin_vertex(vertex, at, dual, false);
         words[0] = floatBitsToUint(skinned_vertex.position.x);
         words[1] = floatBitsToUint(skinned_vertex.position.y);
         words[2] = floatBitsToUint(skinned_vertex.position.z);
@@ -80,14 +81,14 @@ void main() {
         // The workgroup's vertices are consecutive in the instance's span of the skinned buffer.
         uint first_vertex = group * gl_WorkGroupSize.x;
         uint word_count = min(gl_WorkGroupSize.x, vertex_count - first_vertex) * SKINNED_VERTEX_UINTS;
-        uint base = (instance_in_chunk * instance_vertices + first_vertex) * SKINNED_VERTEX_UINTS;
+        uint base = (skin_group.vertex_base + first_vertex) * SKINNED_VERTEX_UINTS;
         for (uint i = gl_LocalInvocationID.x; i < word_count; i += gl_WorkGroupSize.x) {
-            skinned_chunks[chunk].skinned[base + i] = staged_words[i];
+            skinned_chunks[at.chunk].skinned[base + i] = staged_words[i];
         }
         return;
     }
-    uint base = (instance_in_chunk * instance_vertices + vertex) * SKINNED_VERTEX_UINTS;
+    uint base = (skin_group.vertex_base + vertex) * SKINNED_VERTEX_UINTS;
     for (uint i = 0u; i < SKINNED_VERTEX_UINTS; ++i) {
-        skinned_chunks[chunk].skinned[base + i] = words[i];
+        skinned_chunks[at.chunk].skinned[base + i] = words[i];
     }
 }

@@ -39,13 +39,13 @@ float morph_word(uint chunk, uint block, uint word) {
 // dense (target × vertex) table: its memory would grow with targets × vertices however few each
 // moves; why not a pass per target adding into a scratch copy of the vertices: a buffer of
 // instances × vertices more, and atomics for the sum (the order of a float sum would then vary).
-void morph_vertex(uint vertex, uint chunk, uint block, inout SourceVertex source) {
+void morph_vertex(uint vertex, uint first_target, uint chunk, uint block, inout SourceVertex source) {
     uint active_count = uint(morph_word(chunk, block, 0u));
     bool moved = false;
     for (uint i = 0u; i < active_count; ++i) {
         uint target = uint(morph_word(chunk, block, 1u + 2u * i));
         float weight = morph_word(chunk, block, 2u + 2u * i);
-        MorphTarget t = morph_targets[target];
+        MorphTarget t = morph_targets[first_target + target];
         if (vertex < t.first_vertex || vertex > t.last_vertex) {
             continue;
         }
@@ -121,25 +121,35 @@ bool skin_dual_quaternion(uint chunk, uint first_entry, uint joint_count, Source
     return true;
 }
 
-// Whether `instance` blends dual quaternions, from its palette header (the `vertex` strategy's
-// shaders; the skin pass has it from its skin list's entry).
-bool instance_dual(uint instance, uint chunk_instances, uint joint_count, uint palette_stride) {
-    uint header = (instance % chunk_instances) * palette_stride + 2u * joint_count;
-    return palette_chunks[instance / chunk_instances].palettes[header].rows[0].x == float(SKINNING_DUAL_QUATERNION);
+// Whether the instance whose palette slots start at `palette_base` in chunk `chunk` blends dual
+// quaternions, from its palette header (the `vertex` strategy's shaders; the skin pass has it from
+// its table's entry).
+bool instance_dual(uint chunk, uint palette_base, uint joint_count) {
+    return palette_chunks[chunk].palettes[palette_base + 2u * joint_count].rows[0].x == float(SKINNING_DUAL_QUATERNION);
 }
 
-// `instance` in chunks of `chunk_instances` (common.glsl: MAX_CHUNKS); its palette slots are
-// `palette_stride` apart, laid out as common.glsl says; `dual`: it blends dual quaternions;
-// `previous`: from the previous block (where the vertex was last frame, for the motion vectors).
-SkinnedResult skin_vertex(uint vertex, uint instance, uint chunk_instances, uint joint_count, uint palette_stride, bool dual,
-                          bool previous) {
-    uint chunk = instance / chunk_instances;
-    uint block_slots = palette_stride / 2u;
-    uint palette_base = (instance % chunk_instances) * palette_stride + (previous ? block_slots : 0u);
+// Where an instance's skinning reads: its model's part of the shared buffers and its palette slots.
+struct SkinSource {
+    uint first_vertex;   // the model's (ModelRecord)
+    uint first_target;
+    uint joint_count;
+    uint palette_stride; // the model's palette layout: this frame's block, then the previous one
+    uint chunk;          // the instance's (common.glsl: MAX_CHUNKS; InstanceSlot)
+    uint palette_base;
+};
+
+// Model vertex `vertex` (the model's own numbering) of the instance `at` describes; `dual`: it
+// blends dual quaternions; `previous`: from the previous block (where the vertex was last frame,
+// for the motion vectors).
+SkinnedResult skin_vertex(uint vertex, SkinSource at, bool dual, bool previous) {
+    uint chunk = at.chunk;
+    uint joint_count = at.joint_count;
+    uint block_slots = at.palette_stride / 2u;
+    uint palette_base = at.palette_base + (previous ? block_slots : 0u);
     uint header = palette_base + 2u * joint_count;
-    SourceVertex source = sources[vertex];
+    SourceVertex source = sources[at.first_vertex + vertex];
     if (block_slots > 2u * joint_count + 1u) {
-        morph_vertex(vertex, chunk, header + 1u, source);
+        morph_vertex(vertex, at.first_target, chunk, header + 1u, source);
     }
     if (dual) {
         SkinnedResult dual_result;

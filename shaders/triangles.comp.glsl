@@ -160,12 +160,14 @@ void main() {
     }
     uint instance_index = work.instance;
     uint level = work.group >> 24;
-    uint first_range = level * push.mesh_count;  // the level's meshes: mesh_ranges[first_range + m]
+    // The level's meshes: mesh_ranges[first_range + m]. The pass runs where the renderer holds one
+    // model (its groups share one vertex count), whose part of the shared buffers starts at 0.
+    uint first_range = models[work.model].first_range + level * push.mesh_count;
     uint chunk = instance_index / push.chunk_instances;
     uint slot = instance_index % push.chunk_instances;
     uint group = slot / push.group_size;
     uint group_first_slot = group * push.group_size;
-    uint first_vertex = slot * push.vertex_count;
+    uint first_vertex = work.vertex_base;  // slot × vertex_count
     uint group_vertex = (slot - group_first_slot) * push.vertex_count;  // where this instance starts in its group
     uint block = group_first_slot * push.index_count;
     uint triangle = (work.group & 0xFFFFFFu) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;

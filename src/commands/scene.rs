@@ -48,10 +48,10 @@ impl SceneArgs {
         let model = self.load(build_levels)?;
         match device {
             Some(device) => {
-                MemoryPlan::new(device, &model, self.strategy, self.instances, self.settings())
+                MemoryPlan::new(device, &[&model], self.strategy, self.instances, self.settings())
                     .map_err(|error| error.to_string())?;
             }
-            None => MemoryPlan::check_any_device(&model, self.strategy, self.instances)?,
+            None => MemoryPlan::check_any_device(&[&model], self.strategy, self.instances)?,
         }
         let clip = self.clip.as_deref().map(|selector| find_clip(&model, selector)).transpose()?;
         let layer = self.layer.as_deref().map(|text| parse_layer(&model, text)).transpose()?;

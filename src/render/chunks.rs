@@ -10,7 +10,9 @@
 use ash::vk;
 
 use super::settings::RenderSettings;
-use super::shader_types::{DrawCommand, InstanceData, PaletteMatrix, SkinnedVertex, WorkGroup, MAX_CHUNKS, MAX_LEVELS};
+use super::shader_types::{
+    DrawCommand, InstanceData, InstanceSlot, PaletteMatrix, SkinnedVertex, WorkGroup, MAX_CHUNKS, MAX_LEVELS,
+};
 use super::{Strategy, FRAMES_IN_FLIGHT};
 use crate::gpu::{self, Buffer, Device};
 use crate::model::Model;
@@ -59,6 +61,102 @@ impl Chunking {
     }
 }
 
+/// A draw run: a chunk's instances of one model, whose draws are one indirect-count call per mesh
+/// of the model (one vertex buffer, one model's meshes). Its lists take `instances` commands per
+/// mesh from `first_command`, in `cull.camera_draws` and `cull.light_draws` alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DrawRun {
+    pub chunk: u32,
+    pub model: u32,
+    /// Its mesh 0 among all models' meshes, and the model's mesh count.
+    pub first_mesh: u32,
+    pub mesh_count: u32,
+    pub first_command: u32,
+    pub instances: u32,
+}
+
+impl DrawRun {
+    /// Whether global mesh `mesh` is one of this run's model's.
+    pub fn owns(&self, mesh: u32) -> bool {
+        (self.first_mesh..self.first_mesh + self.mesh_count).contains(&mesh)
+    }
+}
+
+/// What one model's instance takes in a chunk: its skinned vertices, its palette slots, its meshes
+/// (a model's part of the shared buffers: `GpuPart`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotSize {
+    pub vertices: u32,
+    pub palette_slots: u32,
+    pub first_mesh: u32,
+    pub meshes: u32,
+}
+
+/// Where every instance lives, fixed when the renderer is built: instance i in chunk
+/// i / instances_per_chunk (as `Chunking` says), at bases that add up its chunk's instances before
+/// it (models differ in size, so a stride would waste what the smaller ones leave), and in the draw
+/// run of its chunk and model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InstanceSlots {
+    pub slots: Vec<InstanceSlot>,
+    /// Per chunk, its instances' skinned vertices and palette slots in all: its buffers' sizes.
+    pub chunk_vertices: Vec<u64>,
+    pub chunk_palette_slots: Vec<u64>,
+    /// Chunk by chunk, model by model.
+    pub runs: Vec<DrawRun>,
+    /// Commands the runs' lists take in all (for one view).
+    pub commands: u64,
+}
+
+impl InstanceSlots {
+    /// The slots of instances whose models are `instance_models` (indices into `sizes`).
+    pub fn new(sizes: &[SlotSize], instance_models: &[u32], chunking: Chunking) -> InstanceSlots {
+        let instance_count = instance_models.len() as u32;
+        let mut slots = vec![InstanceSlot::default(); instance_models.len()];
+        let (mut chunk_vertices, mut chunk_palette_slots, mut runs) = (Vec::new(), Vec::new(), Vec::new());
+        let mut commands = 0u64;
+        for chunk in 0..chunking.chunk_count {
+            let (first, count) = chunking.range(chunk, instance_count);
+            let members = first as usize..(first + count) as usize;
+            let (mut vertices, mut palette_slots) = (0u64, 0u64);
+            for (slot, &model) in slots[members.clone()].iter_mut().zip(&instance_models[members.clone()]) {
+                let size = sizes[model as usize];
+                slot.vertex_base = vertices as u32;
+                slot.palette_base = palette_slots as u32;
+                slot.model = model;
+                vertices += u64::from(size.vertices);
+                palette_slots += u64::from(size.palette_slots);
+            }
+            chunk_vertices.push(vertices);
+            chunk_palette_slots.push(palette_slots);
+            for (model, size) in sizes.iter().enumerate() {
+                let instances = instance_models[members.clone()].iter().filter(|&&of| of == model as u32).count() as u32;
+                if instances == 0 {
+                    continue;
+                }
+                let run = DrawRun {
+                    chunk,
+                    model: model as u32,
+                    first_mesh: size.first_mesh,
+                    mesh_count: size.meshes,
+                    first_command: commands as u32,
+                    instances,
+                };
+                for (slot, _) in
+                    slots[members.clone()].iter_mut().zip(&instance_models[members.clone()]).filter(|(_, &of)| of == model as u32)
+                {
+                    slot.run = runs.len() as u32;
+                    slot.first_command = run.first_command;
+                    slot.run_instances = instances;
+                }
+                commands += u64::from(size.meshes) * u64::from(instances);
+                runs.push(run);
+            }
+        }
+        InstanceSlots { slots, chunk_vertices, chunk_palette_slots, runs, commands }
+    }
+}
+
 /// The sizes of a model that its instances' memory depends on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
@@ -78,6 +176,27 @@ pub struct Shape {
 }
 
 impl Shape {
+    /// What one instance of `models` may cost: each size the largest model's, the clips all
+    /// models'. Several models have no triangle pass (its groups share one model's vertex count),
+    /// so their shape has no indices to cull.
+    pub fn of_models(models: &[&Model]) -> Shape {
+        let shapes: Vec<Shape> = models.iter().map(|model| Shape::of(model)).collect();
+        let most = |size: fn(&Shape) -> u64| shapes.iter().map(size).max().unwrap_or(0);
+        match shapes.as_slice() {
+            [one] => *one,
+            _ => Shape {
+                vertices: most(|shape| shape.vertices),
+                joints: most(|shape| shape.joints),
+                morph_slots: most(|shape| shape.morph_slots),
+                meshes: most(|shape| shape.meshes),
+                indices: 0,
+                levels: most(|shape| shape.levels),
+                level_indices: [0; MAX_LEVELS],
+                clip_bytes: shapes.iter().map(|shape| shape.clip_bytes).sum(),
+            },
+        }
+    }
+
     pub fn of(model: &Model) -> Shape {
         Shape {
             vertices: model.vertices.len() as u64,
@@ -130,11 +249,12 @@ pub struct PlanLimits {
 }
 
 impl MemoryPlan {
-    /// The plan for `instance_count` instances, or an error naming the limit they exceed and the
-    /// largest count that fits. `settings`: room for the light's run; lowered limits (tests).
+    /// The plan for `instance_count` instances of `models` (each counted as the largest:
+    /// `Shape::of_models`), or an error naming the limit they exceed and the largest count that
+    /// fits. `settings`: room for the light's run; lowered limits (tests).
     pub fn new(
         device: &Device,
-        model: &Model,
+        models: &[&Model],
         strategy: Strategy,
         instance_count: u32,
         settings: RenderSettings,
@@ -143,27 +263,19 @@ impl MemoryPlan {
         let range = u64::from(limits.max_storage_buffer_range).min(settings.binding.unwrap_or(u64::MAX));
         let heap = largest_heap(device).min(settings.heap.unwrap_or(u64::MAX));
         let rows = limits.max_compute_work_group_count[1];
+        let shape = Shape::of_models(models);
+        let limits = PlanLimits { binding: range, heap, dispatch_rows: rows };
         let plan = match settings.light_culling {
-            true => MemoryPlan::with_light_culling(
-                Shape::of(model),
-                strategy,
-                instance_count,
-                PlanLimits { binding: range, heap, dispatch_rows: rows },
-            ),
-            false => MemoryPlan::for_limits(
-                Shape::of(model),
-                strategy,
-                instance_count,
-                PlanLimits { binding: range, heap, dispatch_rows: rows },
-            ),
+            true => MemoryPlan::with_light_culling(shape, strategy, instance_count, limits),
+            false => MemoryPlan::for_limits(shape, strategy, instance_count, limits),
         };
         if instance_count > plan.max_instances {
             return Err(gpu::Error::Other(format!(
                 "{instance_count} instances of {} ({} vertices, {} joints) with the {} strategy exceed {}: at most \
                  {} instances fit (each needs {} bytes)",
-                model.name,
-                model.vertices.len(),
-                model.skeleton.len(),
+                models.iter().map(|model| model.name.as_str()).collect::<Vec<_>>().join(", "),
+                shape.vertices,
+                shape.joints,
                 strategy.name(),
                 plan.limiting,
                 plan.max_instances,
@@ -177,9 +289,9 @@ impl MemoryPlan {
     /// the widest limits the API's types allow (a 4 GiB binding range, an unbounded heap, 2³²
     /// dispatch rows). The viewer and the bench check this before laying out a single instance;
     /// `new` then checks the device's own limits.
-    pub fn check_any_device(model: &Model, strategy: Strategy, instance_count: u32) -> Result<(), String> {
+    pub fn check_any_device(models: &[&Model], strategy: Strategy, instance_count: u32) -> Result<(), String> {
         let plan = MemoryPlan::for_limits(
-            Shape::of(model),
+            Shape::of_models(models),
             strategy,
             instance_count,
             PlanLimits { binding: u64::from(u32::MAX), heap: u64::MAX, dispatch_rows: u32::MAX },
@@ -188,7 +300,7 @@ impl MemoryPlan {
             return Err(format!(
                 "{instance_count} instances of {} with the {} strategy exceed what any Vulkan device can bind: at most {} \
                  ({})",
-                model.name,
+                models.iter().map(|model| model.name.as_str()).collect::<Vec<_>>().join(", "),
                 strategy.name(),
                 plan.max_instances,
                 plan.limiting
@@ -230,9 +342,16 @@ impl MemoryPlan {
         // twice: this frame's and the previous block, for the motion vectors.
         let palettes = 2 * (2 * joints + 1 + shape.morph_slots) * size_of::<PaletteMatrix>() as u64;
         let frames = FRAMES_IN_FLIGHT as u64;
-        // Parameters per frame in flight, a skin-list slot, a debug box, a palette-list slot and its
-        // palette's frame (animation LOD), and draw commands.
-        let fixed = size_of::<InstanceData>() as u64 * frames + 4 + 32 + 4 + 4 + 4 + 2 * meshes * size_of::<DrawCommand>() as u64;
+        // Parameters per frame in flight, its slot, a skin-list slot, a debug box, a palette-list
+        // slot and its palette's frame (animation LOD), its motion word, and draw commands.
+        let fixed = size_of::<InstanceData>() as u64 * frames
+            + size_of::<InstanceSlot>() as u64
+            + 4
+            + 32
+            + 4
+            + 4
+            + 4
+            + 2 * meshes * size_of::<DrawCommand>() as u64;
         // The palette pass's joint positions (the skeleton debug view), with the palettes.
         let joint_positions = joints * 16;
         // The triangle pass's output (`compute`): a copy of the index buffer in 16-bit indices and a
@@ -466,7 +585,7 @@ mod tests {
         assert_eq!((plan.light_level, vertex.light_level), (Some(0), None));
         // Their work tables too: 63 skin groups of 32 vertices, and 313 triangle groups of 64 for
         // each run.
-        let tables = 16 * (63 + 2 * 313);
+        let tables = 20 * (63 + 2 * 313);
         assert_eq!(plan.bytes_per_instance - vertex.bytes_per_instance, 56_000 + 2 * (120_000 + 20) + tables);
     }
 
@@ -493,7 +612,7 @@ mod tests {
         );
         // Room for the light's copy of the full mesh's culled indices (41,688 bytes and 2 commands)
         // and its work table (109 triangle groups).
-        assert_eq!((plan.bytes_per_instance, plan.light_level), (154_752 + 41_728 + 1_744, Some(0)));
+        assert_eq!((plan.bytes_per_instance, plan.light_level), (155_688 + 41_728 + 2_180, Some(0)));
         assert!(plan.max_instances >= 100_000, "{} ({})", plan.max_instances, plan.limiting);
         assert!(plan.limiting.contains("memory heap"), "{}", plan.limiting);
         // On lavapipe's 2 GiB heap, 10,000 fit with room for the third level's light copy only.
@@ -503,7 +622,7 @@ mod tests {
             10_000,
             PlanLimits { binding: 128 << 20, heap: 2 << 30, dispatch_rows: 65_535 },
         );
-        assert_eq!((lavapipe.bytes_per_instance, lavapipe.light_level), (154_752 + 10_416 + 40 + 448, Some(2)));
+        assert_eq!((lavapipe.bytes_per_instance, lavapipe.light_level), (155_688 + 10_416 + 40 + 560, Some(2)));
         // 11,536 fit with none.
         let full = MemoryPlan::with_light_culling(
             figure,
@@ -511,7 +630,7 @@ mod tests {
             11_536,
             PlanLimits { binding: 128 << 20, heap: 2 << 30, dispatch_rows: 65_535 },
         );
-        assert_eq!((full.bytes_per_instance, full.light_level), (154_752, None));
+        assert_eq!((full.bytes_per_instance, full.light_level), (155_688, None));
         // Without the light's run asked for, no room for it.
         let unasked = MemoryPlan::for_limits(
             figure,
@@ -519,7 +638,7 @@ mod tests {
             100_000,
             PlanLimits { binding: u64::from(u32::MAX), heap: 24 << 30, dispatch_rows: 65_535 },
         );
-        assert_eq!((unasked.bytes_per_instance, unasked.light_level), (154_752, None));
+        assert_eq!((unasked.bytes_per_instance, unasked.light_level), (155_688, None));
         // With memory to spare, the chunks bound the count, well past the 65,535 rows a dispatch
         // has: the work tables' rows are as wide as that takes.
         let rows = MemoryPlan::for_limits(
@@ -579,6 +698,6 @@ mod tests {
             PlanLimits { binding: 128 << 20, heap: 1 << 40, dispatch_rows: 65_535 },
         );
         // (and no skin table: 63 groups of 32 vertices)
-        assert_eq!(compute.bytes_per_instance - vertex.bytes_per_instance, 56_000 + 16 * 63);
+        assert_eq!(compute.bytes_per_instance - vertex.bytes_per_instance, 56_000 + 20 * 63);
     }
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use ash::vk;
 
+use super::chunks::DrawRun;
 use super::model_buffers::GpuModel;
 use super::shader_types::SkinnedVertex;
 use super::{padded_chunks, MAX_CHUNKS};
@@ -12,7 +13,9 @@ use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::{Buffer, Device};
 
 /// The skin-inputs set (`shaders/skin_inputs.glsl`): the source vertices, their influences, the
-/// palettes chunk by chunk, the morph targets, the cull pass's motions and the influence offsets. The `vertex` strategy's
+/// palettes chunk by chunk, the morph targets, the cull pass's motions, the influence offsets,
+/// the model records and the instance slots (read by the shadow pass's skinning shader; the
+/// forward shaders have theirs in the frame set). The `vertex` strategy's
 /// shadow and forward vertex shaders skin from it; the `compute` strategy's forward vertex shader
 /// skins a moving vertex's previous position from it (the previous block), for the motion vectors.
 pub const SKIN_INPUTS_SOURCE_VERTICES: u32 = 0;
@@ -22,6 +25,8 @@ pub const SKIN_INPUTS_MORPH_TARGETS: u32 = 3;
 pub const SKIN_INPUTS_MORPH_DELTAS: u32 = 4;
 pub const SKIN_INPUTS_MOTIONS: u32 = 5;
 pub const SKIN_INPUTS_INFLUENCE_OFFSETS: u32 = 6;
+pub const SKIN_INPUTS_MODELS: u32 = 7;
+pub const SKIN_INPUTS_INSTANCE_SLOTS: u32 = 8;
 
 /// The skin-inputs set (see [`SKIN_INPUTS_SOURCE_VERTICES`]): its layout, which the pipelines that
 /// skin in a vertex shader take as a set, and the set over the model's vertices and influences, the
@@ -37,7 +42,7 @@ impl SkinInputSet {
         device: &Arc<Device>,
         model: &GpuModel,
         palettes: &[Buffer],
-        motions: &Buffer,
+        (motions, instance_slots): (&Buffer, &Buffer),
     ) -> crate::gpu::Result<SkinInputSet> {
         let (storage, vertex) = (vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX);
         let layout = DescriptorSetLayout::with_counts(
@@ -51,6 +56,8 @@ impl SkinInputSet {
                 (SKIN_INPUTS_MORPH_DELTAS, storage, vertex, 1),
                 (SKIN_INPUTS_MOTIONS, storage, vertex, 1),
                 (SKIN_INPUTS_INFLUENCE_OFFSETS, storage, vertex, 1),
+                (SKIN_INPUTS_MODELS, storage, vertex, 1),
+                (SKIN_INPUTS_INSTANCE_SLOTS, storage, vertex, 1),
             ],
         )?;
         let (pool, set) = DescriptorPool::with_one_set(
@@ -65,6 +72,8 @@ impl SkinInputSet {
                 (SKIN_INPUTS_MORPH_DELTAS, Resource::StorageBuffer(&model.morph_deltas)),
                 (SKIN_INPUTS_MOTIONS, Resource::StorageBuffer(motions)),
                 (SKIN_INPUTS_INFLUENCE_OFFSETS, Resource::StorageBuffer(&model.influence_offsets)),
+                (SKIN_INPUTS_MODELS, Resource::StorageBuffer(&model.models)),
+                (SKIN_INPUTS_INSTANCE_SLOTS, Resource::StorageBuffer(instance_slots)),
             ],
         )?;
         Ok(SkinInputSet { layout, set, _pool: pool })
@@ -80,7 +89,9 @@ pub enum VertexSource<'a> {
     Skinned(&'a [(&'a Buffer, u64)]),
     /// No vertex buffer: the vertex shader skins from the palettes (`vertex`), reading the
     /// skin-inputs set.
-    SkinInVertexShader { skin_inputs: vk::DescriptorSet, joint_count: u32, chunk_instances: u32, palette_stride: u32 },
+    /// Each instance's model and palette slots come from its records (the set's models and
+    /// instance slots); its chunk from `chunk_instances`.
+    SkinInVertexShader { skin_inputs: vk::DescriptorSet, chunk_instances: u32 },
 }
 
 impl VertexSource<'_> {
@@ -94,43 +105,45 @@ impl VertexSource<'_> {
     }
 }
 
-/// Culled draws, grouped by chunk (one vertex buffer each) and then by mesh: room for `capacity`
-/// (the chunk's instances) indexed-indirect commands per (chunk, mesh), of which the count at
-/// `count_offset + 4 × chunk` in `counts` are live this frame.
+/// The cull pass's draws for one view, run by run (`DrawRun`: a chunk's instances of one model):
+/// each run's list for its model's mesh m holds `run.instances` indexed-indirect commands from
+/// `run.first_command + m × run.instances`, of which the count at `count_offset + 8 × run` in
+/// `counts` are live this frame.
 #[derive(Clone, Copy)]
 pub struct DrawList<'a> {
     pub commands: &'a Buffer,
     pub counts: &'a Buffer,
+    /// 0: the camera's counts; 4: the light's.
     pub count_offset: u64,
-    pub capacity: u32,
-    pub mesh_count: u32,
-    pub chunk_count: u32,
+    pub runs: &'a [DrawRun],
 }
 
 impl DrawList<'_> {
-    pub fn draw(&self, device: &Device, command_buffer: vk::CommandBuffer, chunk: u32, mesh: u32) {
+    /// Run `run`'s draws of its model's mesh `mesh` (the vertex and index buffers bound).
+    pub fn draw(&self, device: &Device, command_buffer: vk::CommandBuffer, run: usize, mesh: u32) {
+        let Some(draws) = self.runs.get(run) else { return };
         let stride = std::mem::size_of::<vk::DrawIndexedIndirectCommand>() as u32;
-        let first = (u64::from(chunk) * u64::from(self.mesh_count) + u64::from(mesh)) * u64::from(self.capacity);
+        let first = u64::from(draws.first_command) + u64::from(mesh) * u64::from(draws.instances);
         unsafe {
             device.raw.cmd_draw_indexed_indirect_count(
                 command_buffer,
                 self.commands.raw,
                 first * u64::from(stride),
                 self.counts.raw,
-                self.count_offset + 4 * u64::from(chunk),
-                self.capacity,
+                self.count_offset + 8 * run as u64,
+                draws.instances,
                 stride,
             )
         };
     }
 
-    /// Every chunk's draws of every mesh, binding each chunk's vertices first (the index buffer
-    /// and the pipeline are the caller's).
+    /// Every run's draws of every mesh, binding each run's chunk's vertices first (the index
+    /// buffer and the pipeline are the caller's).
     pub fn draw_all(&self, device: &Device, command_buffer: vk::CommandBuffer, vertices: &VertexSource<'_>) {
-        for chunk in 0..self.chunk_count {
-            vertices.bind_chunk(device, command_buffer, chunk);
-            for mesh in 0..self.mesh_count {
-                self.draw(device, command_buffer, chunk, mesh);
+        for (run, draws) in self.runs.iter().enumerate() {
+            vertices.bind_chunk(device, command_buffer, draws.chunk);
+            for mesh in 0..draws.mesh_count {
+                self.draw(device, command_buffer, run, mesh);
             }
         }
     }

@@ -12,7 +12,6 @@ use super::passes::cull::{CullPass, LevelChoice};
 use super::passes::forward::{ForwardTargets, PreviousPositions};
 use super::passes::motion::{self, MotionPush};
 use super::passes::overlay::{OverlayFrame, OverlayPass};
-use super::passes::palette::PalettePass;
 use super::passes::shadow;
 use super::passes::skin::SkinPass;
 use super::recorder::{BarrierCall, Recorder};
@@ -84,7 +83,7 @@ impl FrameContext<'_> {
     fn cull(&self, recorder: &mut Recorder) {
         let (renderer, cull) = (self.renderer, &self.renderer.passes.cull);
         recorder.wait(cull.reset_hazards());
-        let reset = cull.counter_reset(&renderer.model, renderer.setup.dispatch_rows);
+        let reset = cull.counter_reset(renderer.passes.palette.joint_stride, renderer.setup.dispatch_rows);
         recorder.step("the counters' reset", |command_buffer| cull.record_reset(command_buffer, &reset));
         let flags = (super::passes::cull::hand_set(self.scene), renderer.velocity_written());
         let (setup, frames) = (&renderer.setup, renderer.stats.frames_rendered);
@@ -97,7 +96,7 @@ impl FrameContext<'_> {
     fn palette(&self, recorder: &mut Recorder) {
         let (renderer, palette) = (self.renderer, &self.renderer.passes.palette);
         let readers = palette_readers(renderer.setup.strategy);
-        let push = PalettePass::push(&renderer.setup, renderer.debug.skeleton);
+        let push = renderer.passes.palette.push(&renderer.setup, renderer.debug.skeleton);
         let arguments = (&renderer.passes.cull.counters, std::mem::offset_of!(CullCounters, palette_dispatch) as u64);
         let record = |command_buffer| palette.record(command_buffer, self.frame.palette_set, push, arguments);
         recorder.pass(Pass::Palette, palette.hazards_before(), record, palette.hazards_after(readers));
@@ -244,7 +243,7 @@ impl Renderer {
     /// How the cull pass picks levels this frame: from the camera's projection at the frame's
     /// height, and the shadow map's texel size.
     pub fn level_choice(&self, scene: &FrameScene) -> LevelChoice {
-        let errors = self.model.levels.iter().map(|level| level.error).collect();
+        let errors = self.model.single().levels.iter().map(|level| level.error).collect();
         let height = self.targets.as_ref().map_or(1, |targets| targets.color.extent().height);
         // The shadow map draws every instance at one level: one within a texel for the largest.
         let largest = scene.instances.iter().map(|instance| instance.scale).fold(1.0, f32::max);

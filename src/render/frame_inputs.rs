@@ -64,7 +64,7 @@ impl Renderer {
     /// CPU-written one (`cpu`).
     pub(super) fn chunk_vertices<'s>(&'s self, frame: &'s FrameSlot) -> Vec<(&'s Buffer, u64)> {
         match &frame.cpu_skinned {
-            Some(cpu_skinned) => self.slot_chunks(cpu_skinned, self.model.skinned_bytes()),
+            Some(cpu_skinned) => self.slot_chunks(cpu_skinned, self.model.single().skinned_bytes()),
             None => self.passes.skin.skinned.iter().map(|buffer| (buffer, 0)).collect(),
         }
     }
@@ -79,7 +79,7 @@ impl Renderer {
 
     /// Each chunk's previous positions in the slot's `cpu_previous` (`cpu`; empty otherwise).
     pub(super) fn previous_chunks<'s>(&'s self, frame: &'s FrameSlot) -> Vec<(&'s Buffer, u64)> {
-        let positions = u64::from(self.model.vertex_count) * 12;
+        let positions = u64::from(self.model.single().vertex_count()) * 12;
         frame.cpu_previous.as_ref().map_or_else(Vec::new, |previous| self.slot_chunks(previous, positions))
     }
 
@@ -96,23 +96,20 @@ impl Renderer {
         match (self.setup.strategy, &self.bindings.skin_inputs) {
             (Strategy::Vertex, Some(inputs)) => VertexSource::SkinInVertexShader {
                 skin_inputs: inputs.set,
-                joint_count: self.model.joint_count,
                 chunk_instances: self.setup.chunking.instances_per_chunk,
-                palette_stride: self.model.palette_stride,
             },
             _ => VertexSource::Skinned(chunk_vertices),
         }
     }
 
-    /// One draw list of the cull pass: the light's or the camera's, with its counts.
-    fn draw_list<'s>(&'s self, commands: &'s Buffer, count_offset: usize) -> DrawList<'s> {
+    /// One draw list of the cull pass: the light's or the camera's, with its counts (the camera's
+    /// first in each run's pair).
+    fn draw_list<'s>(&'s self, commands: &'s Buffer, light: bool) -> DrawList<'s> {
         DrawList {
             commands,
-            counts: &self.passes.cull.counters,
-            count_offset: count_offset as u64,
-            capacity: self.setup.chunking.instances_per_chunk,
-            mesh_count: self.setup.mesh_draws.len() as u32,
-            chunk_count: self.setup.chunking.chunk_count,
+            counts: &self.passes.cull.draw_counts,
+            count_offset: if light { 4 } else { 0 },
+            runs: &self.setup.runs,
         }
     }
 
@@ -130,7 +127,7 @@ impl Renderer {
         vertices: VertexSource<'_>,
         (scene, choice): (&FrameScene, &LevelChoice),
     ) {
-        let draws = self.draw_list(&self.passes.cull.light_draws, std::mem::offset_of!(CullCounters, light_draws));
+        let draws = self.draw_list(&self.passes.cull.light_draws, true);
         // The triangle pass's light run, where it ran: the triangles that can reach a texel.
         let culled = self.passes.triangles.as_ref().zip(self.light_run(choice)).map(|(triangles, output)| {
             output.draws(triangles, self.setup.mesh_draws.len() as u32, self.setup.chunking, self.setup.instance_count)
@@ -151,7 +148,7 @@ impl Renderer {
         let (_, view, extent) = output.target();
         let view = if self.motion_pass_runs() { targets.scene_color.view } else { view };
         let resolve = ResolveTarget { view, extent };
-        let camera_draws = self.draw_list(&self.passes.cull.camera_draws, std::mem::offset_of!(CullCounters, camera_draws));
+        let camera_draws = self.draw_list(&self.passes.cull.camera_draws, false);
         let debug_frame = DebugFrame {
             views: self.debug,
             frame_set: frame.frame_set,
@@ -162,7 +159,7 @@ impl Renderer {
             skeleton_offset: std::mem::offset_of!(CullCounters, skeleton_draw) as u64,
             box_offset: std::mem::offset_of!(CullCounters, box_draw) as u64,
             view_projection: scene.view_projection,
-            joint_count: self.model.joint_count,
+            joint_count: self.passes.palette.joint_stride,
             normal_length: self.setup.bind_bounds.size().length() * 0.02,
             extent: resolve.extent,
             velocity: self.velocity_written(),

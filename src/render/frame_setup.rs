@@ -39,7 +39,11 @@ impl Renderer {
     ) -> gpu::Result<()> {
         let uniforms = self.frame_uniforms(scene, extent);
         // Each instance's record with the flags that say whether it moves by itself.
-        let instances = self.history.instances(&scene.instances, &scene.morph_overrides);
+        let mut instances = self.history.instances(&scene.instances, &scene.morph_overrides);
+        // Each record names the model the renderer placed the instance's slot for.
+        for (instance, &model) in instances.iter_mut().zip(&self.setup.instance_models) {
+            instance.model = model;
+        }
         let velocity = self.velocity_written();
         self.velocity_layout.set(velocity.then_some(match self.motion_pass_runs() {
             true => vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
@@ -50,9 +54,7 @@ impl Renderer {
         let slot = &mut self.frames[index];
         slot.uniforms.write(0, &[uniforms])?;
         slot.instances.write(0, &instances)?;
-        if self.model.target_count > 0 {
-            slot.morph_overrides.write(0, &slots::override_records(&scene.morph_overrides, self.model.target_count))?;
-        }
+        slot.morph_overrides.write(0, &slots::override_records(&scene.morph_overrides, self.model.most_targets()))?;
         if let (Some(model), Some(counts), Some(buffer), Some(previous)) =
             (&self.cpu_model, &cpu_counts, slot.cpu_skinned.as_mut(), slot.cpu_previous.as_mut())
         {
@@ -78,12 +80,7 @@ impl Renderer {
             light_color_ambient: [1.0, 0.96, 0.9, 0.28],
             ground: scene.ground.to_array(),
             shadow_params: [1.0 / shadow::SHADOW_MAP_SIZE as f32, 0.0, 0.0, 0.0],
-            skinning: [
-                self.model.joint_count,
-                self.setup.chunking.instances_per_chunk,
-                self.model.vertex_count,
-                self.model.palette_stride,
-            ],
+            skinning: [0, self.setup.chunking.instances_per_chunk, 0, 0],
             camera_planes: frustum_planes(scene.view_projection),
             light_planes: frustum_planes(scene.light_view_projection),
             previous_view_projection: self.history.camera(scene.view_projection).to_cols_array_2d(),
@@ -96,8 +93,8 @@ impl Renderer {
     /// coarser); 0 for an instance neither view sees.
     fn cpu_vertex_counts(&self, model: &Model, scene: &FrameScene, choice: &LevelChoice) -> Vec<u32> {
         let levels = cull::reference_levels(model, scene, choice, 1e-3);
-        let vertices =
-            |level: u32| self.model.levels.get(level as usize).map_or(self.model.vertex_count, |level| level.vertex_count);
+        let part = self.model.single();
+        let vertices = |level: u32| part.levels.get(level as usize).map_or(part.vertex_count(), |level| level.vertex_count);
         levels.iter().map(|levels| levels.map_or(0, |levels| vertices(levels.skinned))).collect()
     }
 

@@ -50,6 +50,7 @@ use crate::gpu::device::Needs;
 use crate::gpu::{self, Check, Device};
 use crate::model::{Facing, Model};
 pub use chunks::{largest_heap, padded_chunks, Chunking, MemoryPlan, PlanLimits};
+use chunks::{InstanceSlots, SlotSize};
 use draw::SkinInputSet;
 use model_buffers::GpuModel;
 pub use output::Output;
@@ -221,10 +222,15 @@ pub struct Setup {
     pub color_format: vk::Format,
     /// The side of the model's triangles the shadow and forward passes cull (`hidden_side`).
     pub cull_mode: vk::CullModeFlags,
-    /// Each mesh's material index.
+    /// Each mesh's material index, all models' meshes in order.
     pub mesh_draws: Vec<usize>,
-    /// Bounds of the rest pose (the bind pose at the default morph weights), which size the
-    /// normals debug view (the cull pass has them from the model's record).
+    /// The draw runs (`DrawRun`): each chunk's instances of each model.
+    pub runs: Vec<chunks::DrawRun>,
+    /// Each instance's model, as its record says (the renderer writes it).
+    pub instance_models: Vec<u32>,
+    pub model_count: u32,
+    /// Bounds of the rest pose (the bind pose at the default morph weights; every model's), which
+    /// size the normals debug view (the cull pass has them from the model's record).
     pub bind_bounds: crate::anim::Aabb,
     /// The model has joints but no vertices: the skeleton view is always on.
     pub skeleton_only: bool,
@@ -298,34 +304,69 @@ impl Renderer {
         strategy: Strategy,
         settings: RenderSettings,
     ) -> gpu::Result<Renderer> {
-        let instance_count = instance_count.max(1);
-        let gpu_model = GpuModel::upload(device, model)?;
-        let plan = MemoryPlan::new(device, model, strategy, instance_count, settings)?;
+        let instance_models = vec![0; instance_count.max(1) as usize];
+        Renderer::for_models(device, &[model], &instance_models, color_format, strategy, settings)
+    }
+
+    /// A renderer for several models in one frame: instance i is of `models[instance_models[i]]`
+    /// (its record's model; the renderer writes it). Every model's data shares the buffers
+    /// (`GpuModel::upload`), and every pass stays one dispatch or one draw list a run, whatever
+    /// the number of models. The triangle pass and the `cpu` strategy serve one model.
+    pub fn for_models(
+        device: &Arc<Device>,
+        models: &[&Model],
+        instance_models: &[u32],
+        color_format: vk::Format,
+        strategy: Strategy,
+        settings: RenderSettings,
+    ) -> gpu::Result<Renderer> {
+        if models.is_empty() || instance_models.is_empty() {
+            return Err(gpu::Error::Other("a renderer needs a model and an instance".into()));
+        }
+        if let Some(&model) = instance_models.iter().find(|&&model| model as usize >= models.len()) {
+            return Err(gpu::Error::Other(format!("an instance names model {model}; there are {}", models.len())));
+        }
+        if models.len() > 1 && strategy == Strategy::Cpu {
+            return Err(gpu::Error::Other(format!(
+                "the cpu strategy skins one model; {} were given (use compute or vertex)",
+                models.len()
+            )));
+        }
+        let instance_count = instance_models.len() as u32;
+        let gpu_model = GpuModel::upload(device, models)?;
+        let plan = MemoryPlan::new(device, models, strategy, instance_count, settings)?;
         let chunking = plan.chunking;
-        let vertex_bytes = gpu_model.skinned_bytes();
+        let sizes: Vec<SlotSize> = gpu_model
+            .parts
+            .iter()
+            .map(|part| SlotSize {
+                vertices: part.vertex_count(),
+                palette_slots: part.palette_stride(),
+                first_mesh: part.record.first_mesh,
+                meshes: part.mesh_count(),
+            })
+            .collect();
+        let slots = InstanceSlots::new(&sizes, instance_models, chunking);
 
         // What the cull pass writes each frame (GPU-produced, so one copy guarded by barriers): the
         // counts as indirect arguments, the list of instances to skin, and per-mesh draw commands
-        // (chunk-major, then mesh-major, room for every instance) for the camera and the light.
-        let mesh_draws: Vec<usize> = model.meshes.iter().map(|mesh| mesh.material).collect();
-        let command_bytes = u64::from(chunking.chunk_count)
-            * (mesh_draws.len().max(1) as u64)
-            * u64::from(chunking.instances_per_chunk)
-            * std::mem::size_of::<vk::DrawIndexedIndirectCommand>() as u64;
-        // Room in the cull pass's work tables, per instance: the full mesh's vertex groups for the
-        // skin pass (`compute`), its triangle groups for the triangle pass's camera run, and the
-        // light's level's for its light run.
+        // run by run for the camera and the light.
+        let mesh_draws: Vec<usize> = gpu_model.parts.iter().flat_map(|part| part.mesh_materials.iter().copied()).collect();
+        // Room in the cull pass's work tables, per instance: the largest model's vertex groups for
+        // the skin pass (`compute`), its triangle groups for the triangle pass's camera run, and
+        // the light's level's for its light run (one model).
         let tuning = SkinPass::tuning(device, settings.skin)?;
-        let triangles_run = strategy == Strategy::Compute && triangles::serves(device, model);
-        let level_indices = |level: u32| u64::from(gpu_model.levels[level as usize].index_count);
+        let triangles_run = strategy == Strategy::Compute && models.len() == 1 && triangles::serves(device, models[0]);
+        let level_indices = |level: u32| u64::from(gpu_model.single().levels[level as usize].index_count);
+        let most_vertices = gpu_model.parts.iter().map(|part| part.vertex_count()).max().unwrap_or(0);
         let rooms = chunks::table_rooms(
-            u64::from(gpu_model.vertex_count),
+            u64::from(most_vertices),
             (strategy == Strategy::Compute).then_some(tuning.workgroup_size),
             triangles_run.then(|| (level_indices(0), plan.light_level.map(level_indices))),
         )
         .map(|room| room as u32);
-        let cull = CullPass::new(device, instance_count, command_bytes, rooms, tuning.workgroup_size)?;
-        let palette = PalettePass::new(device, chunking, instance_count, &gpu_model)?;
+        let cull = CullPass::new(device, &slots, rooms, tuning.workgroup_size)?;
+        let palette = PalettePass::new(device, &slots, &gpu_model)?;
         let skin_inputs = SkinInputs {
             source_vertices: &gpu_model.source_vertices,
             influences: &gpu_model.influences,
@@ -338,16 +379,18 @@ impl Renderer {
             morph_deltas: &gpu_model.morph_deltas,
         };
         let runs = strategy == Strategy::Compute;
-        let skin = SkinPass::new(device, chunking, instance_count, vertex_bytes, runs, tuning, &skin_inputs)?;
+        let skin = SkinPass::new(device, &slots.chunk_vertices, runs, tuning, &skin_inputs)?;
         // The `vertex` strategy's shadow and forward vertex shaders skin from this set; the
         // `compute` strategy's forward vertex shader skins previous positions from it.
         let skin_inputs = match strategy {
             Strategy::Cpu => None,
-            _ => Some(SkinInputSet::new(device, &gpu_model, &palette.palettes, &cull.motions)?),
+            _ => Some(SkinInputSet::new(device, &gpu_model, &palette.palettes, (&cull.motions, &cull.instance_slots))?),
         };
         let skin_inputs_layout = skin_inputs.as_ref().map(|inputs| &inputs.layout);
         let vertex_skinning_layout = skin_inputs_layout.filter(|_| strategy == Strategy::Vertex);
-        let cull_mode = hidden_side(model.facing());
+        // Models facing different ways are drawn two-sided: each side of a triangle may be seen.
+        let sides: Vec<vk::CullModeFlags> = models.iter().map(|model| hidden_side(model.facing())).collect();
+        let cull_mode = if sides.iter().all(|&side| side == sides[0]) { sides[0] } else { vk::CullModeFlags::NONE };
         let shadow = ShadowPass::new(device, vertex_skinning_layout, cull_mode)?;
         let forward = ForwardPass::new(device, color_format, (strategy, skin_inputs_layout), cull_mode, &gpu_model.materials)?;
         let motion = MotionPass::new(device, color_format)?;
@@ -379,13 +422,15 @@ impl Renderer {
         let command_buffers = command_pool.allocate("frame.command_buffer", FRAMES_IN_FLIGHT as u32)?;
         let passes = Passes { cull, palette, skin, triangles, shadow, forward, debug, motion };
         let mut frames = Vec::new();
+        let vertex_bytes = gpu_model.single().skinned_bytes();
         for (slot, &command_buffer) in command_buffers.iter().enumerate() {
             let setup = SlotSetup { slot, command_buffer, instance_count, strategy, vertex_bytes };
             frames.push(FrameSlot::new(device, &setup, &gpu_model, &passes)?);
         }
 
-        let skeleton_only = model.vertices.is_empty() && !model.skeleton.is_empty();
-        let vertex_count = gpu_model.vertex_count;
+        let skeleton_only = models.len() == 1 && models[0].vertices.is_empty() && !models[0].skeleton.is_empty();
+        let vertex_count = gpu_model.single().vertex_count();
+        let bind_bounds = models.iter().fold(crate::anim::Aabb::EMPTY, |bounds, model| bounds.union(model.rest_bounds()));
         let light_culling = passes.triangles.as_ref().is_some_and(|triangles| triangles.light.is_some());
         Ok(Renderer {
             frames,
@@ -401,7 +446,10 @@ impl Renderer {
                 color_format,
                 cull_mode,
                 mesh_draws,
-                bind_bounds: model.rest_bounds(),
+                runs: slots.runs,
+                instance_models: instance_models.to_vec(),
+                model_count: models.len() as u32,
+                bind_bounds,
                 skeleton_only,
                 dispatch_rows: device.limits().max_compute_work_group_count[1].max(1),
                 light_culling,
@@ -409,7 +457,7 @@ impl Renderer {
             },
             debug: DebugViews { skeleton: skeleton_only, ..DebugViews::default() },
             stats: FrameStats::default(),
-            cpu_model: (strategy == Strategy::Cpu).then(|| Box::new(model.clone())),
+            cpu_model: (strategy == Strategy::Cpu).then(|| Box::new(models[0].clone())),
             motion_blur: settings.motion_blur,
             write_velocity: false,
             velocity_layout: std::cell::Cell::new(None),

@@ -36,11 +36,18 @@ impl Renderer {
     pub fn read_back_skinning(&self) -> gpu::Result<(Vec<SkinnedVertex>, Vec<PaletteMatrix>)> {
         let mut skinned = Vec::new();
         let mut palettes = Vec::new();
-        let (stride, joints) = (self.model.palette_stride as usize, self.model.joint_count as usize);
-        for chunk in 0..self.setup.chunking.chunk_count as usize {
-            skinned.extend(self.read_back::<SkinnedVertex>(&self.passes.skin.skinned[chunk])?);
-            let slots = self.read_back::<PaletteMatrix>(&self.passes.palette.palettes[chunk])?;
-            palettes.extend(slots.chunks_exact(stride).flat_map(|instance| &instance[..joints]));
+        let chunking = self.setup.chunking;
+        for chunk in 0..chunking.chunk_count {
+            skinned.extend(self.read_back::<SkinnedVertex>(&self.passes.skin.skinned[chunk as usize])?);
+            let slots = self.read_back::<PaletteMatrix>(&self.passes.palette.palettes[chunk as usize])?;
+            // A chunk's instances lie one after another, each its model's palette stride.
+            let (first, count) = chunking.range(chunk, self.setup.instance_count);
+            let mut base = 0;
+            for &model in &self.setup.instance_models[first as usize..(first + count) as usize] {
+                let part = &self.model.parts[model as usize];
+                palettes.extend_from_slice(&slots[base..base + part.joint_count() as usize]);
+                base += part.palette_stride() as usize;
+            }
         }
         Ok((skinned, palettes))
     }
@@ -97,8 +104,8 @@ impl Renderer {
     }
 
     /// What the last cull pass wrote (tests; after `wait_all`): its counters, the instances it kept
-    /// for skinning, and the camera's and the light's draw commands (mesh-major, `instance_count`
-    /// slots a mesh, the first `counters.camera_draws` / `light_draws` of each filled).
+    /// for skinning, and the camera's and the light's draw commands with their counts, run by run
+    /// (`CullReadback`).
     pub fn read_back_culling(&self) -> gpu::Result<CullReadback> {
         let counters: Vec<CullCounters> = self.read_back(&self.passes.cull.counters)?;
         let counters = counters.first().copied().unwrap_or_default();
@@ -109,6 +116,7 @@ impl Renderer {
             palette_list: palette_list[..(counters.palettes[0] as usize).min(palette_list.len())].to_vec(),
             camera_draws: self.read_back(&self.passes.cull.camera_draws)?,
             light_draws: self.read_back(&self.passes.cull.light_draws)?,
+            draw_counts: self.read_back(&self.passes.cull.draw_counts)?,
             counters,
         })
     }

@@ -71,11 +71,11 @@ impl FrameSlot {
         let mut morph_overrides = Buffer::new(
             device,
             &format!("frame.morph_overrides[{slot}]"),
-            u64::from(gpu_model.target_count.max(1)) * 8,
+            u64::from(gpu_model.most_targets()) * 8,
             Usage::STORAGE_BUFFER,
             MemoryLocation::CpuToGpu,
         )?;
-        morph_overrides.write(0, &override_records(&[], gpu_model.target_count.max(1)))?;
+        morph_overrides.write(0, &override_records(&[], gpu_model.most_targets()))?;
         let palette_set = palette.frame_set(
             slot,
             &PaletteInputs {
@@ -92,6 +92,7 @@ impl FrameSlot {
                 motions: &cull.motions,
                 models: &gpu_model.models,
                 animations: &gpu_model.animations,
+                instance_slots: &cull.instance_slots,
             },
         )?;
         let cull_set = cull.frame_set(
@@ -105,7 +106,13 @@ impl FrameSlot {
                 models: &gpu_model.models,
             },
         )?;
-        let frame_set = forward.frame_set(slot, &uniforms, &shadow.depth, (&gpu_model.surfaces, &instances))?;
+        let frame_set = forward.frame_set(
+            slot,
+            &uniforms,
+            &shadow.depth,
+            (&gpu_model.surfaces, &instances),
+            (&gpu_model.models, &cull.instance_slots),
+        )?;
         let cpu_skinned = match strategy {
             Strategy::Cpu => Some(Buffer::new(
                 device,
@@ -120,7 +127,7 @@ impl FrameSlot {
             Strategy::Cpu => Some(Buffer::new(
                 device,
                 &format!("cpu_previous_positions[{slot}]"),
-                u64::from(instance_count) * u64::from(gpu_model.vertex_count).max(1) * 12,
+                u64::from(instance_count) * u64::from(gpu_model.single().vertex_count()).max(1) * 12,
                 Usage::VERTEX_BUFFER,
                 MemoryLocation::CpuToGpu,
             )?),

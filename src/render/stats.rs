@@ -11,8 +11,12 @@ pub struct CullReadback {
     pub skin_list: Vec<u32>,
     /// The instances whose palettes the palette pass computed, in the order the pass listed them.
     pub palette_list: Vec<u32>,
+    /// The draw commands, run by run and mesh by mesh (`DrawRun`); the first
+    /// `draw_counts[2 × run]` (camera) or `draw_counts[2 × run + 1]` (light) of each run's list
+    /// are live.
     pub camera_draws: Vec<DrawCommand>,
     pub light_draws: Vec<DrawCommand>,
+    pub draw_counts: Vec<u32>,
 }
 
 /// What the cull pass kept in one frame.

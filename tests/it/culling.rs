@@ -14,22 +14,26 @@ use vkskin::render::passes::cull::{reference_visibility, Seen};
 use vkskin::render::passes::palette;
 use vkskin::render::reference::reference_skinning;
 use vkskin::render::shader_types::{DrawCommand, SkinnedVertex, Table};
-use vkskin::render::{Chunking, Strategy, VisibleCounts};
+use vkskin::render::{Renderer, Strategy, VisibleCounts};
 
-/// The instances named in the live commands: per chunk c and mesh m, the first `counts[c]` of the
-/// run of `instances_per_chunk` slots at (c × meshes + m) × instances_per_chunk. Every command must
-/// be a well-formed draw of that mesh for one instance of that chunk.
-fn drawn_instances(setup: &SceneSetup, chunking: Chunking, commands: &[DrawCommand], counts: &[u32]) -> BTreeSet<u32> {
+/// The instances named in the live commands: per run (a chunk's instances: one model) and mesh m,
+/// the first of its counts (`light`: the light's) from the run's first command + m × its
+/// instances. Every command must be a well-formed draw of that mesh for one instance of that chunk.
+fn drawn_instances(
+    setup: &SceneSetup,
+    renderer: &Renderer,
+    (commands, counts): (&[DrawCommand], &[u32]),
+    light: bool,
+) -> BTreeSet<u32> {
     let model = &setup.model;
     let vertex_count = model.vertices.len() as u32;
-    let per_chunk = chunking.instances_per_chunk;
-    let mesh_count = model.meshes.len() as u32;
+    let per_chunk = renderer.setup.chunking.instances_per_chunk;
     let mut per_mesh = vec![BTreeSet::new(); model.meshes.len()];
-    for chunk in 0..chunking.chunk_count {
+    for (index, run) in renderer.setup.runs.iter().enumerate() {
+        let (chunk, count) = (run.chunk, counts[2 * index + usize::from(light)]);
         for (mesh_index, mesh) in model.meshes.iter().enumerate() {
-            let start = ((chunk * mesh_count + mesh_index as u32) * per_chunk) as usize;
-            let run = &commands[start..start + counts[chunk as usize] as usize];
-            for command in run {
+            let start = (run.first_command + mesh_index as u32 * run.instances) as usize;
+            for command in &commands[start..start + count as usize] {
                 assert_eq!(command.index_count, mesh.index_count, "mesh {mesh_index}: {command:?}");
                 assert_eq!(command.first_index, mesh.first_index, "mesh {mesh_index}: {command:?}");
                 assert_eq!(command.instance_count, 1, "{command:?}");
@@ -100,8 +104,9 @@ fn culling_keeps_what_the_camera_or_the_light_sees() {
         assert_eq!(counters.light_draws.iter().sum::<u32>() as usize, light.len());
         assert_eq!(culled.skin_list.iter().copied().collect::<BTreeSet<u32>>(), skinned);
         assert_eq!(culled.skin_list.len(), skinned.len(), "an instance listed twice");
-        assert_eq!(drawn_instances(&setup, chunking, &culled.camera_draws, &counters.camera_draws), camera);
-        assert_eq!(drawn_instances(&setup, chunking, &culled.light_draws, &counters.light_draws), light);
+        let renderer = &headless.renderer;
+        assert_eq!(drawn_instances(&setup, renderer, (&culled.camera_draws, &culled.draw_counts), false), camera);
+        assert_eq!(drawn_instances(&setup, renderer, (&culled.light_draws, &culled.draw_counts), true), light);
         let visible = headless.renderer.stats.visible.expect("visible counts");
         assert_eq!(
             visible,

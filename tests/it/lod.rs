@@ -54,7 +54,8 @@ fn drawn_levels(headless: &HeadlessRenderer, count: usize) -> Vec<Option<u32>> {
     for chunk in 0..setup.chunking.chunk_count {
         let start = (chunk * mesh_count * per_chunk) as usize;
         for command in &culled.camera_draws[start..][..culled.counters.camera_draws[chunk as usize] as usize] {
-            let level = model.ranges.iter().step_by(mesh_count as usize).position(|&(first, _)| first == command.first_index);
+            let level =
+                model.single().ranges.iter().step_by(mesh_count as usize).position(|&(first, _)| first == command.first_index);
             assert!(levels[command.first_instance as usize].is_none(), "{command:?}: drawn twice");
             levels[command.first_instance as usize] = Some(level.expect("a level's range") as u32);
         }
@@ -76,12 +77,12 @@ fn gpu_levels(headless: &HeadlessRenderer, count: usize) -> (Option<Vec<Option<u
     }
     let work: Vec<WorkGroup> = renderer.read_back(&renderer.passes.cull.work_groups).expect("work tables");
     // Each level's vertex groups (skin) and triangle groups (camera), as the model's record gives them.
-    let (levels, workgroup) = (&renderer.model.levels, renderer.passes.skin.tuning.workgroup_size);
+    let (levels, workgroup) = (&renderer.model.single().levels, renderer.passes.skin.tuning.workgroup_size);
     let vertex_groups: Vec<u32> = levels.iter().map(|level| level.vertex_count.div_ceil(workgroup)).collect();
     let triangle_groups: Vec<u32> = levels.iter().map(|level| triangle_groups(u64::from(level.index_count)) as u32).collect();
     let skinned = table_levels(&counters, &work, Table::Skin, &vertex_groups, count);
     assert_eq!(table_levels(&counters, &work, Table::Camera, &triangle_groups, count), camera);
-    for level in 0..renderer.model.levels.len() {
+    for level in 0..renderer.model.single().levels.len() {
         for (levels, counted) in [(&skinned, counters.level_counts[level]), (&camera, counters.level_counts[MAX_LEVELS + level])]
         {
             let at_level = levels.iter().filter(|&&at| at == Some(level as u32)).count();

@@ -258,7 +258,7 @@ fn shadows_are_the_same_with_the_lights_run_and_without() {
         let [length, _, start, _] = readback.counters.tables[Table::Light as usize];
         assert!(length > 0, "the light's run culled nothing");
         let work: Vec<WorkGroup> = headless.renderer.read_back(&headless.renderer.passes.cull.work_groups).expect("tables");
-        let level = headless.renderer.model.levels[light_level as usize];
+        let level = headless.renderer.model.single().levels[light_level as usize];
         let groups = vkskin::render::chunks::triangle_groups(u64::from(level.index_count)) as u32;
         let mut seen: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
         for entry in &work[start as usize..][..length as usize] {

@@ -237,7 +237,7 @@ impl CopyReferences {
         for &instances in &options.counts {
             let fits = |strategy| {
                 u32::try_from(instances)
-                    .is_ok_and(|count| MemoryPlan::new(device, model, strategy, count, Default::default()).is_ok())
+                    .is_ok_and(|count| MemoryPlan::new(device, &[model], strategy, count, Default::default()).is_ok())
             };
             if !options.strategies.iter().copied().any(fits) {
                 continue;
@@ -268,9 +268,10 @@ fn measure(
 ) -> Result<Option<RgbaImage>, String> {
     // The memory plan first: a count past the device is skipped before anything is laid out.
     let instances = row.instances;
-    let planned = u32::try_from(instances)
-        .map_err(|_| format!("{instances} instances: expected at most {}", u32::MAX))
-        .and_then(|count| MemoryPlan::new(device, model, strategy, count, Default::default()).map_err(|error| error.to_string()));
+    let planned =
+        u32::try_from(instances).map_err(|_| format!("{instances} instances: expected at most {}", u32::MAX)).and_then(|count| {
+            MemoryPlan::new(device, &[model], strategy, count, Default::default()).map_err(|error| error.to_string())
+        });
     if let Err(reason) = planned {
         row.skipped = Some(reason);
         return Ok(None);

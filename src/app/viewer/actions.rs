@@ -63,7 +63,7 @@ impl Viewer {
         // Within what this device takes with this strategy, before a single instance is laid out.
         let count = match &self.graphics {
             Some(graphics) => {
-                let plan = MemoryPlan::new(&graphics.device, &self.setup.model, strategy, 1, Default::default())?;
+                let plan = MemoryPlan::new(&graphics.device, &[&self.setup.model], strategy, 1, Default::default())?;
                 count.clamp(1, plan.max_instances.max(1) as usize)
             }
             None => count.max(1),

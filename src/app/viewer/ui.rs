@@ -108,7 +108,7 @@ impl<'a> PanelState<'a> {
             triangles: model.indices.len() / 3,
             joints: model.skeleton.len(),
             max_influences: model.stats.max_influences,
-            levels: renderer.model.levels.len(),
+            levels: renderer.model.single().levels.len(),
             levels_building: self.levels_building,
             light_culling: renderer.setup.light_culling,
             animation_lod: renderer.setup.animation_lod.is_some(),

@@ -159,11 +159,4 @@ impl AnimationData {
             first_value,
         }
     }
-
-    /// What the animations take on the GPU: channel records, times and values.
-    pub fn bytes(&self) -> usize {
-        std::mem::size_of_val(self.channels.as_slice())
-            + std::mem::size_of_val(self.times.as_slice())
-            + std::mem::size_of_val(self.values.as_slice())
-    }
 }

@@ -11,13 +11,13 @@ use glam::Mat4;
 mod keys;
 
 use super::shader_types::{
-    morph_slots, AnimationRecord, GpuBounds, GpuInfluence, GpuJoint, GpuMorphDelta, GpuMorphTarget, MeshRange, ModelRecord,
-    SkinnedVertex, SourceVertex, Surface, MAX_ANIMATIONS, NO_PARENT,
+    morph_slots, AnimationRecord, GpuBounds, GpuChannel, GpuInfluence, GpuJoint, GpuMorphDelta, GpuMorphTarget, MeshRange,
+    ModelRecord, SkinnedVertex, SourceVertex, Surface, MAX_ANIMATIONS, NO_PARENT,
 };
 use crate::anim::Aabb;
 use crate::gpu::{self, Buffer, Device, Image};
 use crate::model::{Model, Texture};
-pub use keys::AnimationData;
+use keys::AnimationData;
 
 /// A material ready for the forward pass: its textures (a white pixel, or a flat normal, when the
 /// model has none).
@@ -59,20 +59,52 @@ pub struct GpuModel {
     /// through each instance's record.
     pub models: Buffer,
     pub materials: Vec<GpuMaterial>,
+    /// Each model's part, in the order given to [`GpuModel::upload`]: instance records name them
+    /// by this index.
+    pub parts: Vec<GpuPart>,
+}
+
+/// One model's part of the shared buffers: its record (the copy the passes read) and what the CPU
+/// records draws and plans from.
+pub struct GpuPart {
+    pub record: ModelRecord,
     /// Every level of detail, the full mesh first: its indices follow the finer level's in
-    /// `indices`, and its meshes' ranges follow in `mesh_ranges`.
+    /// `indices` (first indices are in the shared buffer), and its meshes' ranges follow in
+    /// `mesh_ranges` from `record.first_range`.
     pub levels: Vec<GpuLevel>,
-    /// What `mesh_ranges` holds: (first index, index count) per (level, mesh), level-major.
+    /// What its part of `mesh_ranges` holds: (first index, index count) per (level, mesh), level-major.
     pub ranges: Vec<(u32, u32)>,
-    pub mesh_count: u32,
-    pub vertex_count: u32,
-    /// The full mesh's (level 0's).
-    pub index_count: u32,
+    /// Each mesh's material, an index into `GpuModel::materials`.
+    pub mesh_materials: Vec<usize>,
+}
+
+impl GpuPart {
+    pub fn vertex_count(&self) -> u32 {
+        self.record.vertex_count
+    }
+
+    pub fn mesh_count(&self) -> u32 {
+        self.record.mesh_count
+    }
+
     /// At least 1: a model without a skeleton is skinned by one identity joint.
-    pub joint_count: u32,
-    pub target_count: u32,
+    pub fn joint_count(&self) -> u32 {
+        self.record.joint_count
+    }
+
+    pub fn target_count(&self) -> u32 {
+        self.record.target_count
+    }
+
     /// Palette slots an instance takes ([`palette_stride`]).
-    pub palette_stride: u32,
+    pub fn palette_stride(&self) -> u32 {
+        self.record.palette_stride
+    }
+
+    /// Bytes of one instance's skinned vertices (the skin pass's output, the `cpu` strategy's).
+    pub fn skinned_bytes(&self) -> u64 {
+        u64::from(self.vertex_count()) * std::mem::size_of::<SkinnedVertex>() as u64
+    }
 }
 
 /// Where one level of detail lies in the model's buffers.
@@ -87,29 +119,47 @@ pub struct GpuLevel {
 }
 
 impl GpuModel {
-    /// Bytes of one instance's skinned vertices (the skin pass's output, the `cpu` strategy's).
-    pub fn skinned_bytes(&self) -> u64 {
-        u64::from(self.vertex_count) * std::mem::size_of::<SkinnedVertex>() as u64
+    /// The most morph targets a model has, at least 1: the weights set by hand apply to each
+    /// model's targets by their index (the viewer's panel sets them for its one model).
+    pub fn most_targets(&self) -> u32 {
+        self.parts.iter().map(GpuPart::target_count).max().unwrap_or(0).max(1)
     }
 
-    /// Uploads `model`'s data, each record kind a buffer; refuses a model with more animations than
-    /// fit, or with a joint whose inverse bind matrix is not invertible.
-    pub fn upload(device: &Arc<Device>, model: &Model) -> gpu::Result<GpuModel> {
+    /// The only model's part: for what serves one model alone (the triangle pass, the `cpu`
+    /// strategy's skinning, read-backs of one model's palettes).
+    pub fn single(&self) -> &GpuPart {
+        &self.parts[0]
+    }
+
+    /// Uploads `models`' data, one shared buffer a record kind, each model's part after the one
+    /// before; refuses a model with more animations than fit, or with a joint whose inverse bind
+    /// matrix is not invertible.
+    pub fn upload(device: &Arc<Device>, models: &[&Model]) -> gpu::Result<GpuModel> {
         use vk::BufferUsageFlags as Usage;
-        if model.animations.len() > MAX_ANIMATIONS {
-            return Err(gpu::Error::Other(format!(
-                "{} has {} animations; at most {MAX_ANIMATIONS} fit",
-                model.name,
-                model.animations.len()
-            )));
+        for model in models {
+            if model.animations.len() > MAX_ANIMATIONS {
+                return Err(gpu::Error::Other(format!(
+                    "{} has {} animations; at most {MAX_ANIMATIONS} fit",
+                    model.name,
+                    model.animations.len()
+                )));
+            }
+            if let Some(index) = model.skeleton.joints.iter().position(|joint| !joint.inverse_bind.inverse().is_finite()) {
+                return Err(gpu::Error::Other(format!(
+                    "{}: joint {index}'s inverse bind matrix is not invertible; the palette pass needs its inverse",
+                    model.name
+                )));
+            }
         }
-        if let Some(index) = model.skeleton.joints.iter().position(|joint| !joint.inverse_bind.inverse().is_finite()) {
-            return Err(gpu::Error::Other(format!(
-                "{}: joint {index}'s inverse bind matrix is not invertible; the palette pass needs its inverse",
-                model.name
-            )));
+        let mut records = Records::default();
+        let mut parts = Vec::with_capacity(models.len());
+        let mut first_material = 0;
+        for model in models {
+            let part = records.append(Records::of(model));
+            let mesh_materials = model.meshes.iter().map(|mesh| first_material + mesh.material).collect();
+            first_material += model.materials.len();
+            parts.push(GpuPart { mesh_materials, ..part });
         }
-        let records = Records::of(model);
         let storage = Usage::STORAGE_BUFFER;
         let buffer = |name: &str, bytes: &[u8]| Buffer::with_data(device, name, storage, bytes);
         let source_vertices = buffer("model.source_vertices", bytemuck::cast_slice(&records.sources))?;
@@ -123,9 +173,9 @@ impl GpuModel {
             Usage::INDEX_BUFFER | Usage::STORAGE_BUFFER,
             bytemuck::cast_slice(&records.indices),
         )?;
-        let channels = buffer("model.channels", bytemuck::cast_slice(&records.keys.channels))?;
-        let key_times = buffer("model.key_times", bytemuck::cast_slice(&records.keys.times))?;
-        let key_values = buffer("model.key_values", bytemuck::cast_slice(&records.keys.values))?;
+        let channels = buffer("model.channels", bytemuck::cast_slice(&records.channels))?;
+        let key_times = buffer("model.key_times", bytemuck::cast_slice(&records.times))?;
+        let key_values = buffer("model.key_values", bytemuck::cast_slice(&records.values))?;
         let joints = buffer("model.joints", bytemuck::cast_slice(&records.joints))?;
         let animations = buffer("model.animations", bytemuck::cast_slice(&records.animations))?;
         let cells = buffer("model.cells", bytemuck::cast_slice(&records.cells))?;
@@ -134,9 +184,13 @@ impl GpuModel {
         let joint_parents = buffer("model.joint_parents", bytemuck::cast_slice(&records.parents))?;
         let morph_targets = buffer("model.morph_targets", bytemuck::cast_slice(&records.targets))?;
         let morph_deltas = buffer("model.morph_deltas", bytemuck::cast_slice(&records.deltas))?;
-        let models = buffer("model.models", bytemuck::bytes_of(&records.model))?;
+        let model_records: Vec<ModelRecord> = parts.iter().map(|part: &GpuPart| part.record).collect();
+        let models_buffer = buffer("model.models", bytemuck::cast_slice(&model_records))?;
 
-        let materials = upload_materials(device, model)?;
+        let mut materials = Vec::new();
+        for model in models {
+            materials.extend(upload_materials(device, model, materials.len())?);
+        }
         Ok(GpuModel {
             source_vertices,
             influences,
@@ -154,16 +208,9 @@ impl GpuModel {
             joint_parents,
             morph_targets,
             morph_deltas,
-            models,
+            models: models_buffer,
             materials,
-            ranges: records.mesh_ranges.iter().map(|range| (range.first_index, range.index_count)).collect(),
-            levels: records.levels,
-            mesh_count: model.meshes.len() as u32,
-            vertex_count: model.vertices.len() as u32,
-            index_count: model.indices.len() as u32,
-            joint_count: records.model.joint_count,
-            target_count: records.model.target_count,
-            palette_stride: records.model.palette_stride,
+            parts,
         })
     }
 }
@@ -181,7 +228,12 @@ fn model_record(model: &Model, levels: &[GpuLevel]) -> ModelRecord {
         mesh_count: model.meshes.len() as u32,
         level_count: levels.len() as u32,
         target_count: model.morph_targets.len() as u32,
-        unused: [0; 2],
+        first_vertex: 0,
+        first_joint: 0,
+        first_target: 0,
+        first_range: 0,
+        first_animation: 0,
+        first_mesh: 0,
         level_vertices: per_level(&|level| level.vertex_count),
         level_indices: per_level(&|level| level.index_count),
         level_first_index: per_level(&|level| level.first_index),
@@ -189,19 +241,25 @@ fn model_record(model: &Model, levels: &[GpuLevel]) -> ModelRecord {
     }
 }
 
-/// What [`GpuModel::upload`] puts in buffers, one record kind each, as the shaders read them.
+/// What [`GpuModel::upload`] puts in buffers, one record kind each, as the shaders read them: one
+/// model's ([`Records::of`]), or several back to back ([`Records::append`]).
+#[derive(Default)]
 struct Records {
     sources: Vec<SourceVertex>,
-    /// At least one (a storage buffer may not be empty).
+    /// At least one a model (a storage buffer may not be empty).
     influences: Vec<GpuInfluence>,
-    /// Three floats an influence; at least one offset.
+    /// Three floats an influence (as many as `influences` where a model has offsets); at least one
+    /// offset.
     offsets: Vec<[f32; 3]>,
     surfaces: Vec<Surface>,
     /// Every level's indices, the full mesh's first.
     indices: Vec<u32>,
     mesh_ranges: Vec<MeshRange>,
     levels: Vec<GpuLevel>,
-    keys: AnimationData,
+    /// The clips' channels, key times and key values (`AnimationData`).
+    channels: Vec<GpuChannel>,
+    times: Vec<f32>,
+    values: Vec<u32>,
     joints: Vec<GpuJoint>,
     /// At least one joint: a model without a skeleton is skinned by one identity joint.
     inverse_binds: Vec<[f32; 16]>,
@@ -211,6 +269,7 @@ struct Records {
     animations: Vec<AnimationRecord>,
     targets: Vec<GpuMorphTarget>,
     deltas: Vec<GpuMorphDelta>,
+    /// One model's record (its first_* fields 0: [`Records::append`] sets them).
     model: ModelRecord,
 }
 
@@ -244,7 +303,9 @@ impl Records {
             indices,
             mesh_ranges,
             levels,
-            keys,
+            channels: keys.channels,
+            times: keys.times,
+            values: keys.values,
             joints: joint_infos(model),
             inverse_binds,
             parents,
@@ -256,6 +317,73 @@ impl Records {
         }
     }
 
+    /// Appends one model's records after those already here, their references into the shared
+    /// buffers made absolute (a vertex's first influence, a level's and a mesh's first index, a
+    /// channel's first key time and value, an animation's first cell and channels, a target's first
+    /// delta); what stays local to the model is numbered from its record's first_* fields. Returns
+    /// the model's part (its mesh materials are the caller's).
+    fn append(&mut self, mut model: Records) -> GpuPart {
+        let count = |length: usize| length as u32;
+        let first_influence = count(self.influences.len());
+        let first_index = count(self.indices.len());
+        let (first_time, first_value) = (count(self.times.len()), count(self.values.len()));
+        let (first_cell, first_channel, first_delta) =
+            (count(self.cells.len()), count(self.channels.len()), count(self.deltas.len()));
+        let record = &mut model.model;
+        record.first_vertex = count(self.sources.len());
+        record.first_joint = count(self.joints.len());
+        record.first_target = count(self.targets.len());
+        record.first_range = count(self.mesh_ranges.len());
+        record.first_animation = count(self.animations.len());
+        record.first_mesh = self.model.first_mesh;
+        for level in record.level_first_index.iter_mut().take(model.levels.len()) {
+            *level += first_index;
+        }
+        for source in &mut model.sources {
+            source.first_influence += first_influence;
+        }
+        for range in &mut model.mesh_ranges {
+            range.first_index += first_index;
+        }
+        for level in &mut model.levels {
+            level.first_index += first_index;
+        }
+        for channel in model.channels.iter_mut().filter(|channel| channel.key_count != 0) {
+            channel.first_time += first_time;
+            channel.first_value += first_value;
+        }
+        for animation in &mut model.animations {
+            animation.first_cell += first_cell;
+            animation.first_channel += first_channel;
+            animation.first_weight_channel += first_channel;
+        }
+        for target in &mut model.targets {
+            target.first_delta += first_delta;
+        }
+        let ranges = model.mesh_ranges.iter().map(|range| (range.first_index, range.index_count)).collect();
+        // Offsets are read at their influence's index: a model's start where its influences do.
+        self.offsets.resize(first_influence as usize, [0.0; 3]);
+        self.sources.append(&mut model.sources);
+        self.influences.append(&mut model.influences);
+        self.offsets.append(&mut model.offsets);
+        self.surfaces.append(&mut model.surfaces);
+        self.indices.append(&mut model.indices);
+        self.mesh_ranges.append(&mut model.mesh_ranges);
+        self.channels.append(&mut model.channels);
+        self.times.append(&mut model.times);
+        self.values.append(&mut model.values);
+        self.joints.append(&mut model.joints);
+        self.inverse_binds.append(&mut model.inverse_binds);
+        self.parents.append(&mut model.parents);
+        self.cells.append(&mut model.cells);
+        self.animations.append(&mut model.animations);
+        self.targets.append(&mut model.targets);
+        self.deltas.append(&mut model.deltas);
+        // The next model's meshes follow this one's.
+        self.model.first_mesh += model.model.mesh_count;
+        GpuPart { record: model.model, ranges, levels: model.levels, mesh_materials: Vec::new() }
+    }
+
     /// Their bytes, buffer by buffer.
     fn bytes(&self) -> u64 {
         use std::mem::size_of_val;
@@ -265,7 +393,9 @@ impl Records {
             + size_of_val(self.surfaces.as_slice())
             + size_of_val(self.indices.as_slice())
             + size_of_val(self.mesh_ranges.as_slice())
-            + self.keys.bytes()
+            + size_of_val(self.channels.as_slice())
+            + size_of_val(self.times.as_slice())
+            + size_of_val(self.values.as_slice())
             + size_of_val(self.joints.as_slice())
             + size_of_val(self.inverse_binds.as_slice())
             + size_of_val(self.parents.as_slice())
@@ -362,12 +492,13 @@ fn level_records(model: &Model) -> (Vec<u32>, Vec<MeshRange>, Vec<GpuLevel>) {
 
 /// Each material's colour texture and normal map as images (a white or flat one where it has none),
 /// each texture file decoded once however many materials use it.
-fn upload_materials(device: &Arc<Device>, model: &Model) -> gpu::Result<Vec<GpuMaterial>> {
+/// `first`: the index its first material takes among all models' (in the images' names).
+fn upload_materials(device: &Arc<Device>, model: &Model, first: usize) -> gpu::Result<Vec<GpuMaterial>> {
     let mut materials = Vec::new();
     // Each texture file is decoded once, however many materials use it.
     let mut decoded: HashMap<&Path, Vec<u8>> = HashMap::new();
     for (index, material) in model.materials.iter().enumerate() {
-        let name = format!("material[{index}].{}", material.name);
+        let name = format!("material[{}].{}", first + index, material.name);
         let (srgb, unorm) = (vk::Format::R8G8B8A8_SRGB, vk::Format::R8G8B8A8_UNORM);
         let texture = match &material.texture {
             Some(texture) => {

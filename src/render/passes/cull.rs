@@ -22,8 +22,7 @@ use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
 use crate::model::Model;
-use crate::render::chunks::ROW_WORKGROUPS;
-use crate::render::model_buffers::GpuModel;
+use crate::render::chunks::{InstanceSlots, ROW_WORKGROUPS};
 use crate::render::passes::triangles;
 use crate::render::shader_types::{frustum_planes, CullCounters, CullPush, InstanceData, Table, WorkGroup, NO_CLIP};
 use crate::render::{FrameScene, Setup, FRAMES_IN_FLIGHT};
@@ -48,6 +47,8 @@ pub const BINDING_PALETTE_FRAMES: u32 = 13;
 pub const BINDING_PALETTE_LIST: u32 = 14;
 pub const BINDING_MOTIONS: u32 = 15;
 pub const BINDING_MODELS: u32 = 16;
+pub const BINDING_INSTANCE_SLOTS: u32 = 17;
+pub const BINDING_DRAW_COUNTS: u32 = 18;
 
 pub struct CullPass {
     pub pipeline: Pipeline,
@@ -56,9 +57,15 @@ pub struct CullPass {
     pub counters: Buffer,
     /// The instances to animate and skin, in the order found.
     pub skin_list: Buffer,
-    /// Per-mesh draw commands (chunk-major, then mesh-major, room for every instance).
+    /// Draw commands, run by run and mesh by mesh (`DrawRun`: room for every instance).
     pub camera_draws: Buffer,
     pub light_draws: Buffer,
+    /// Per run, the camera's and the light's live commands: the draws' counts (zeroed before the
+    /// pass).
+    pub draw_counts: Buffer,
+    /// Each instance's slot (`InstanceSlot`), fixed at creation: where it lives in its chunk, its
+    /// run. The palette pass and the vertex shaders read it too.
+    pub instance_slots: Buffer,
     /// Each kept instance's world box, for the debug views.
     pub debug_boxes: Buffer,
     /// The work tables (`Table`), one section each with room for every instance's groups
@@ -112,13 +119,9 @@ impl CullPass {
     /// The pass and its outputs, for `instance_count` instances whose draw commands take
     /// `command_bytes` per list, with room for `rooms[t]` groups an instance in work table t, and
     /// the skin pass's workgroups of `skin_workgroup` vertices.
-    pub fn new(
-        device: &Arc<Device>,
-        instance_count: u32,
-        command_bytes: u64,
-        rooms: [u32; 3],
-        skin_workgroup: u32,
-    ) -> gpu::Result<CullPass> {
+    pub fn new(device: &Arc<Device>, slots: &InstanceSlots, rooms: [u32; 3], skin_workgroup: u32) -> gpu::Result<CullPass> {
+        let instance_count = slots.slots.len() as u32;
+        let command_bytes = slots.commands.max(1) * std::mem::size_of::<vk::DrawIndexedIndirectCommand>() as u64;
         // TRANSFER_SRC: tests and debugging read them back.
         let indirect_storage = Usage::STORAGE_BUFFER | Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC;
         let storage = Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC;
@@ -128,6 +131,8 @@ impl CullPass {
         let skin_list = buffer("cull.skin_list", 4 * u64::from(instance_count), storage)?;
         let camera_draws = buffer("cull.camera_draws", command_bytes, indirect_storage)?;
         let light_draws = buffer("cull.light_draws", command_bytes, indirect_storage)?;
+        let draw_counts = buffer("cull.draw_counts", 8 * slots.runs.len().max(1) as u64, indirect_storage | Usage::TRANSFER_DST)?;
+        let instance_slots = Buffer::with_data(device, "cull.instance_slots", storage, bytemuck::cast_slice(&slots.slots))?;
         let debug_boxes = buffer("cull.debug_boxes", 32 * u64::from(instance_count), storage)?;
         let groups: u64 = rooms.iter().map(|&room| u64::from(room) * u64::from(instance_count)).sum();
         let work_groups = buffer("cull.work_groups", groups.max(1) * std::mem::size_of::<WorkGroup>() as u64, storage)?;
@@ -139,7 +144,7 @@ impl CullPass {
         let storage = vk::DescriptorType::STORAGE_BUFFER;
         let compute = vk::ShaderStageFlags::COMPUTE;
         let mut bindings = vec![(BINDING_FRAME_UNIFORMS, vk::DescriptorType::UNIFORM_BUFFER, compute)];
-        for binding in BINDING_INSTANCES..=BINDING_MODELS {
+        for binding in BINDING_INSTANCES..=BINDING_DRAW_COUNTS {
             bindings.push((binding, storage, compute));
         }
         let set_layout = DescriptorSetLayout::new(device, "cull.set_layout", &bindings)?;
@@ -165,6 +170,8 @@ impl CullPass {
             skin_list,
             camera_draws,
             light_draws,
+            draw_counts,
+            instance_slots,
             debug_boxes,
             work_groups,
             rooms,
@@ -198,6 +205,8 @@ impl CullPass {
                 (BINDING_PALETTE_FRAMES, Resource::StorageBuffer(&self.palette_frames)),
                 (BINDING_PALETTE_LIST, Resource::StorageBuffer(&self.palette_list)),
                 (BINDING_MOTIONS, Resource::StorageBuffer(&self.motions)),
+                (BINDING_INSTANCE_SLOTS, Resource::StorageBuffer(&self.instance_slots)),
+                (BINDING_DRAW_COUNTS, Resource::StorageBuffer(&self.draw_counts)),
             ],
         );
         Ok(set)
@@ -210,12 +219,15 @@ impl CullPass {
             Stage::DRAW_INDIRECT | Stage::COMPUTE_SHADER | Stage::COPY,
             Access::NONE,
         );
-        vec![Hazard::buffer("cull.counters", &self.counters, readers, RESET)]
+        vec![Hazard::buffers("cull.counters, draw_counts", [&self.counters, &self.draw_counts], readers, RESET)]
     }
 
     /// Zeroes the counts and writes the constant parts of the indirect arguments.
     pub fn record_reset(&self, command_buffer: vk::CommandBuffer, reset: &CullCounters) {
-        unsafe { self.device.raw.cmd_update_buffer(command_buffer, self.counters.raw, 0, bytemuck::bytes_of(reset)) };
+        unsafe {
+            self.device.raw.cmd_update_buffer(command_buffer, self.counters.raw, 0, bytemuck::bytes_of(reset));
+            self.device.raw.cmd_fill_buffer(command_buffer, self.draw_counts.raw, 0, vk::WHOLE_SIZE, 0);
+        }
     }
 
     /// Before the pass: the reset landed, and last frame's readers of the outputs are done.
@@ -228,7 +240,7 @@ impl CullPass {
             Access::NONE,
         );
         vec![
-            Hazard::buffer("cull.counters", &self.counters, RESET, counting),
+            Hazard::buffers("cull.counters, draw_counts", [&self.counters, &self.draw_counts], RESET, counting),
             Hazard::buffers(
                 "cull.skin_list, camera_draws, light_draws, debug_boxes, work_groups, palette_list",
                 [
@@ -284,7 +296,7 @@ impl CullPass {
         );
         let draws = side("indirect draws", Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ);
         vec![
-            Hazard::buffer("cull.counters", &self.counters, CULL_WRITES, arguments),
+            Hazard::buffers("cull.counters, draw_counts", [&self.counters, &self.draw_counts], CULL_WRITES, arguments),
             Hazard::buffers(
                 "cull.skin_list, debug_boxes, work_groups, palette_list, motions",
                 [&self.skin_list, &self.debug_boxes, &self.work_groups, &self.palette_list, &self.motions],
@@ -312,9 +324,9 @@ impl CullPass {
 
     /// What the counters hold before the pass counts: zero counts, and the constant parts: each
     /// work table's row width (`table_row`) and place in `work_groups`.
-    pub fn counter_reset(&self, model: &GpuModel, dispatch_rows: u32) -> CullCounters {
+    pub fn counter_reset(&self, joint_stride: u32, dispatch_rows: u32) -> CullCounters {
         let mut reset = CullCounters {
-            skeleton_draw: [2 * model.joint_count, 0, 0, 0],
+            skeleton_draw: [2 * joint_stride, 0, 0, 0],
             box_draw: [24, 0, 0, 0],
             palette_dispatch: [0, 1, 1, 0],
             kept: [0, 0, 1, 0],
@@ -346,7 +358,7 @@ impl CullPass {
             instance_count: setup.instance_count,
             chunk_instances: setup.chunking.instances_per_chunk,
             pixels_at_unit: choice.pixels_at_unit,
-            light_level: choice.light_level,
+            light_error: choice.light_error,
             tables_written: tables.iter().map(|&table| 1 << table as u32).sum(),
             // Frames count from 2 so that palette_frames' zeros (none yet) are never last frame's.
             palette_frame: (frames_rendered as u32).wrapping_add(2).max(2),
@@ -372,8 +384,13 @@ pub struct Seen {
 /// and the shadow map's level.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LevelChoice {
+    /// The levels' errors of the model the CPU's mirrors pick for (the renderer's first).
     pub errors: Vec<f32>,
     pub pixels_at_unit: f32,
+    /// The shadow map's level of a model is its coarsest whose error is at most this (model
+    /// units): a texel, over the crowd's largest scale. The cull pass picks it per model.
+    pub light_error: f32,
+    /// That level for `errors`' model.
     pub light_level: u32,
 }
 
@@ -397,10 +414,18 @@ impl LevelChoice {
         // An orthographic light: clip x and y are 2 / width × light x and y.
         let (x_row, y_row) = (light_view_projection.row(0).truncate(), light_view_projection.row(1).truncate());
         let texel = 2.0 / (x_row.length().max(y_row.length()) * shadow_size as f32).max(1e-12);
-        let scale = largest_scale.max(1.0);
-        let light_level =
-            (0..errors.len()).rev().find(|&level| errors[level] * scale <= texel * Self::PIXEL_ERROR).unwrap_or(0) as u32;
-        LevelChoice { errors, pixels_at_unit: if pixels_at_unit.is_finite() { pixels_at_unit } else { 0.0 }, light_level }
+        let light_error = texel * Self::PIXEL_ERROR / largest_scale.max(1.0);
+        LevelChoice {
+            light_level: Self::coarsest_within(&errors, light_error),
+            errors,
+            pixels_at_unit: if pixels_at_unit.is_finite() { pixels_at_unit } else { 0.0 },
+            light_error,
+        }
+    }
+
+    /// The coarsest of `errors`' levels whose error is at most `error` (cull.comp's light_level).
+    pub fn coarsest_within(errors: &[f32], error: f32) -> u32 {
+        (1..errors.len()).rev().find(|&level| errors[level] <= error).unwrap_or(0) as u32
     }
 
     /// Animation LOD's `CullPush::far_ratio` for a threshold of `pixels` across on screen: the

@@ -50,6 +50,8 @@ pub const BINDING_FRAME_UNIFORMS: u32 = 0;
 pub const BINDING_SHADOW_MAP: u32 = 1;
 pub const BINDING_SURFACES: u32 = 2;
 pub const BINDING_INSTANCES: u32 = 3;
+pub const BINDING_MODELS: u32 = 4;
+pub const BINDING_INSTANCE_SLOTS: u32 = 5;
 // Set 1: per material.
 pub const BINDING_BASE_COLOR: u32 = 0;
 pub const BINDING_NORMAL_MAP: u32 = 1;
@@ -240,6 +242,8 @@ impl ForwardPass {
                 (BINDING_SHADOW_MAP, vk::DescriptorType::COMBINED_IMAGE_SAMPLER, vk::ShaderStageFlags::FRAGMENT),
                 (BINDING_SURFACES, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
                 (BINDING_INSTANCES, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
+                (BINDING_MODELS, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
+                (BINDING_INSTANCE_SLOTS, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
             ],
         )?;
         let material_set_layout = DescriptorSetLayout::new(
@@ -389,6 +393,7 @@ impl ForwardPass {
         uniforms: &Buffer,
         shadow_map: &Image,
         (surfaces, instances): (&Buffer, &Buffer),
+        (models, instance_slots): (&Buffer, &Buffer),
     ) -> gpu::Result<vk::DescriptorSet> {
         let set = self.frame_pool.allocate(&self.frame_set_layout, &format!("forward.frame_set[{slot}]"))?;
         crate::gpu::descriptors::write_set(
@@ -399,6 +404,8 @@ impl ForwardPass {
                 (BINDING_SHADOW_MAP, Resource::SampledImage(shadow_map.view, self.shadow_sampler.raw)),
                 (BINDING_SURFACES, Resource::StorageBuffer(surfaces)),
                 (BINDING_INSTANCES, Resource::StorageBuffer(instances)),
+                (BINDING_MODELS, Resource::StorageBuffer(models)),
+                (BINDING_INSTANCE_SLOTS, Resource::StorageBuffer(instance_slots)),
             ],
         );
         Ok(set)
@@ -468,21 +475,24 @@ impl ForwardPass {
             model.bind_sets(command_buffer, 2, &[skin_inputs]);
         }
         unsafe { device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, vk::IndexType::UINT32) };
-        // Material by material; within one, chunk by chunk (a vertex buffer each).
+        // Material by material (each model's meshes have their own); within one, run by run (a
+        // chunk's instances of the mesh's model: a vertex buffer each).
         for (mesh, &material) in mesh_materials.iter().enumerate() {
             let (material_set, base_color) = self.materials[material];
             model.bind_sets(command_buffer, 1, &[material_set]);
             model.push_constants(command_buffer, vk::ShaderStageFlags::FRAGMENT, &base_color);
-            for chunk in 0..draws.chunk_count {
+            for (run, draws_of_run) in draws.runs.iter().enumerate().filter(|(_, run)| run.owns(mesh as u32)) {
+                let chunk = draws_of_run.chunk;
                 vertices.bind_chunk(device, command_buffer, chunk);
                 if let (true, PreviousPositions::Streamed(chunks)) = (velocity, previous) {
                     if let Some(&(buffer, offset)) = chunks.get(chunk as usize) {
                         unsafe { device.raw.cmd_bind_vertex_buffers(command_buffer, 1, &[buffer.raw], &[offset]) };
                     }
                 }
+                let model_mesh = mesh as u32 - draws_of_run.first_mesh;
                 match culled {
-                    Some(culled) => culled.draw(device, command_buffer, chunk, mesh as u32),
-                    None => draws.draw(device, command_buffer, chunk, mesh as u32),
+                    Some(culled) => culled.draw(device, command_buffer, chunk, model_mesh),
+                    None => draws.draw(device, command_buffer, run, model_mesh),
                 }
             }
         }

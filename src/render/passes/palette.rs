@@ -24,9 +24,10 @@ use crate::gpu::barrier::{side, Hazard, Side};
 use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
+use crate::render::chunks::InstanceSlots;
 use crate::render::model_buffers::GpuModel;
 use crate::render::shader_types::{PaletteMatrix, PalettePush};
-use crate::render::{padded_chunks, Chunking, Setup, FRAMES_IN_FLIGHT, MAX_CHUNKS};
+use crate::render::{padded_chunks, Setup, FRAMES_IN_FLIGHT, MAX_CHUNKS};
 
 /// Listed instances per workgroup, one invocation each (the cull pass counts the workgroups).
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -46,14 +47,17 @@ pub const BINDING_MORPH_OVERRIDES: u32 = 11;
 pub const BINDING_MOTIONS: u32 = 12;
 pub const BINDING_MODELS: u32 = 13;
 pub const BINDING_ANIMATIONS: u32 = 14;
+pub const BINDING_INSTANCE_SLOTS: u32 = 15;
 
 pub struct PalettePass {
     pub pipeline: Pipeline,
     pub set_layout: DescriptorSetLayout,
     /// One palette per kept instance, in chunks of instances (see `Chunking`).
     pub palettes: Vec<Buffer>,
-    /// Each instance's joint positions (the skeleton view), written only when asked.
+    /// Each instance's joint positions (the skeleton view), written only when asked:
+    /// `joint_stride` entries an instance.
     pub joint_positions: Buffer,
+    pub joint_stride: u32,
     /// Its per-frame sets, one a frame in flight.
     frame_pool: DescriptorPool,
     device: Arc<Device>,
@@ -81,31 +85,33 @@ pub struct PaletteInputs<'a> {
     pub models: &'a Buffer,
     /// Each animation's record (`AnimationRecord`): where its channels start.
     pub animations: &'a Buffer,
+    /// Each instance's slot (`InstanceSlot`): where its palette slots start.
+    pub instance_slots: &'a Buffer,
 }
 
 impl PalettePass {
     /// The pass's push constants; `write_joint_positions` for the skeleton view.
-    pub fn push(setup: &Setup, write_joint_positions: bool) -> PalettePush {
+    pub fn push(&self, setup: &Setup, write_joint_positions: bool) -> PalettePush {
         PalettePush {
             chunk_instances: setup.chunking.instances_per_chunk,
             write_joint_positions: u32::from(write_joint_positions),
+            joint_stride: self.joint_stride,
         }
     }
 
-    /// The pass and its outputs for `instance_count` instances of `model`: `palette_stride` slots
-    /// an instance (this frame's block and the previous one: common.glsl), `joint_count` joint
-    /// positions.
-    pub fn new(device: &Arc<Device>, chunking: Chunking, instance_count: u32, model: &GpuModel) -> gpu::Result<PalettePass> {
-        let joint_count = model.joint_count;
-        let palette_bytes = u64::from(model.palette_stride) * std::mem::size_of::<PaletteMatrix>() as u64;
+    /// The pass and its outputs for the instances `slots` places, of `model`'s parts: each chunk's
+    /// palettes as many slots as its instances take (each its model's `palette_stride`: this
+    /// frame's block and the previous one, common.glsl), and joint positions for the most joints
+    /// a part has.
+    pub fn new(device: &Arc<Device>, slots: &InstanceSlots, model: &GpuModel) -> gpu::Result<PalettePass> {
+        let joint_stride = model.parts.iter().map(|part| part.joint_count()).max().unwrap_or(1).max(1);
         let usage = Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC;
         let mut palettes = Vec::new();
-        for chunk in 0..chunking.chunk_count {
-            let (_, count) = chunking.range(chunk, instance_count);
-            let size = (u64::from(count) * palette_bytes).max(48);
+        for (chunk, &palette_slots) in slots.chunk_palette_slots.iter().enumerate() {
+            let size = (palette_slots * std::mem::size_of::<PaletteMatrix>() as u64).max(48);
             palettes.push(Buffer::new(device, &format!("joint_palettes[{chunk}]"), size, usage, MemoryLocation::GpuOnly)?);
         }
-        let positions_size = 16 * u64::from(instance_count) * u64::from(joint_count.max(1));
+        let positions_size = 16 * slots.slots.len() as u64 * u64::from(joint_stride);
         let joint_positions = Buffer::new(device, "joint_positions", positions_size, usage, MemoryLocation::GpuOnly)?;
         let storage = vk::DescriptorType::STORAGE_BUFFER;
         let compute = vk::ShaderStageFlags::COMPUTE;
@@ -128,6 +134,7 @@ impl PalettePass {
                 (BINDING_MOTIONS, storage, compute, 1),
                 (BINDING_MODELS, storage, compute, 1),
                 (BINDING_ANIMATIONS, storage, compute, 1),
+                (BINDING_INSTANCE_SLOTS, storage, compute, 1),
             ],
         )?;
         let pipeline = Pipeline::compute(
@@ -139,7 +146,7 @@ impl PalettePass {
             &[(0, WORKGROUP_SIZE)],
         )?;
         let frame_pool = DescriptorPool::for_sets(device, "palette.pool", &[(&set_layout, FRAMES_IN_FLIGHT as u32)])?;
-        Ok(PalettePass { pipeline, set_layout, palettes, joint_positions, frame_pool, device: device.clone() })
+        Ok(PalettePass { pipeline, set_layout, palettes, joint_positions, joint_stride, frame_pool, device: device.clone() })
     }
 
     /// Frame slot `slot`'s set over its `inputs`.
@@ -164,6 +171,7 @@ impl PalettePass {
                 (BINDING_MOTIONS, Resource::StorageBuffer(inputs.motions)),
                 (BINDING_MODELS, Resource::StorageBuffer(inputs.models)),
                 (BINDING_ANIMATIONS, Resource::StorageBuffer(inputs.animations)),
+                (BINDING_INSTANCE_SLOTS, Resource::StorageBuffer(inputs.instance_slots)),
             ],
         );
         Ok(set)

@@ -26,10 +26,8 @@ use crate::render::passes::triangles::CulledDraws;
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct SkinningShadowPush {
     light_view_projection: [f32; 16],
-    joint_count: u32,
     chunk_instances: u32,
-    palette_stride: u32,
-    unused: u32,
+    unused: [u32; 3],
 }
 
 pub const SHADOW_MAP_SIZE: u32 = 2048;
@@ -178,13 +176,11 @@ impl ShadowPass {
                 let matrix = light_view_projection.to_cols_array();
                 self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::VERTEX, &matrix);
             }
-            VertexSource::SkinInVertexShader { skin_inputs, joint_count, chunk_instances, palette_stride } => {
+            VertexSource::SkinInVertexShader { skin_inputs, chunk_instances } => {
                 let push = SkinningShadowPush {
                     light_view_projection: light_view_projection.to_cols_array(),
-                    joint_count,
                     chunk_instances,
-                    palette_stride,
-                    unused: 0,
+                    unused: [0; 3],
                 };
                 self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::VERTEX, &push);
                 self.pipeline.bind_sets(command_buffer, 0, &[skin_inputs]);
@@ -192,7 +188,7 @@ impl ShadowPass {
         }
         match culled {
             Some(culled) => {
-                for chunk in 0..draws.chunk_count {
+                for chunk in 0..culled.indices.len() as u32 {
                     vertices.bind_chunk(device, command_buffer, chunk);
                     for mesh in 0..culled.mesh_count {
                         culled.draw(device, command_buffer, chunk, mesh);

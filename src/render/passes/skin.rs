@@ -23,7 +23,7 @@ use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
 use crate::render::settings::SkinTuning;
 use crate::render::shader_types::SkinPush;
-use crate::render::{padded_chunks, Chunking, Setup, MAX_CHUNKS};
+use crate::render::{padded_chunks, Setup, MAX_CHUNKS};
 
 pub const BINDING_SOURCE_VERTICES: u32 = 0;
 pub const BINDING_INFLUENCES: u32 = 1;
@@ -83,23 +83,21 @@ impl SkinPass {
         }
     }
 
-    /// The pass and its output for `vertex_bytes` of skinned vertices an instance. Only the
+    /// The pass and its output: `chunk_vertices[c]` skinned vertices in chunk c. Only the
     /// `compute` strategy runs it (`runs`); the others keep one placeholder vertex a chunk so its
     /// set stays valid.
     pub fn new(
         device: &Arc<Device>,
-        chunking: Chunking,
-        instance_count: u32,
-        vertex_bytes: u64,
+        chunk_vertices: &[u64],
         runs: bool,
         tuning: SkinTuning,
         inputs: &SkinInputs<'_>,
     ) -> gpu::Result<SkinPass> {
         let usage = Usage::STORAGE_BUFFER | Usage::VERTEX_BUFFER | Usage::TRANSFER_SRC;
         let mut skinned = Vec::new();
-        for chunk in 0..chunking.chunk_count {
-            let (_, count) = chunking.range(chunk, instance_count);
-            let size = if runs { u64::from(count) * vertex_bytes } else { 0 }.max(28);
+        for (chunk, &vertices) in chunk_vertices.iter().enumerate() {
+            let vertex_bytes = std::mem::size_of::<crate::render::shader_types::SkinnedVertex>() as u64;
+            let size = if runs { vertices * vertex_bytes } else { 0 }.max(28);
             skinned.push(Buffer::new(device, &format!("skinned_vertices[{chunk}]"), size, usage, MemoryLocation::GpuOnly)?);
         }
         let storage = vk::DescriptorType::STORAGE_BUFFER;

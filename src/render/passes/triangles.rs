@@ -144,16 +144,17 @@ impl CulledOutput {
         use vk::BufferUsageFlags as Usage;
         let device = &pass.device;
         let TriangleInputs { model: gpu_model, chunking, instance_count, .. } = *inputs;
-        let level = gpu_model.levels[layout_level as usize];
-        let mesh_count = gpu_model.mesh_count as usize;
-        let ranges: Vec<(u32, u32)> = gpu_model.ranges[layout_level as usize * mesh_count..][..mesh_count]
+        let part = gpu_model.single();
+        let level = part.levels[layout_level as usize];
+        let mesh_count = part.mesh_count() as usize;
+        let ranges: Vec<(u32, u32)> = part.ranges[layout_level as usize * mesh_count..][..mesh_count]
             .iter()
             .map(|&(first, count)| (first - level.first_index, count))
             .collect();
         let groups_per_chunk = chunking.instances_per_chunk.div_ceil(group_size);
         let commands = draw_template(
             &ranges,
-            gpu_model.vertex_count,
+            part.vertex_count(),
             level.index_count,
             (group_size, groups_per_chunk),
             chunking.instances_per_chunk,
@@ -249,12 +250,13 @@ impl TriangleCulling {
     /// be coarser than the dispatch's level (the light's run: room for the light's level only).
     pub fn push(&self, model: &GpuModel, setup: &Setup, view: &RunView, output: &CulledOutput, table: Table) -> TrianglesPush {
         let mesh_count = setup.mesh_draws.len() as u32;
-        let layout = model.levels[output.layout_level as usize];
+        let part = model.single();
+        let layout = part.levels[output.layout_level as usize];
         TrianglesPush {
             view_projection: view.view_projection.to_cols_array(),
             viewport: view.viewport,
             mesh_count,
-            vertex_count: model.vertex_count,
+            vertex_count: part.vertex_count(),
             index_count: layout.index_count,
             chunk_instances: setup.chunking.instances_per_chunk,
             group_size: self.group_size,
@@ -281,7 +283,7 @@ impl TriangleCulling {
     ) -> gpu::Result<TriangleCulling> {
         let pass = TrianglePass::new(device)?;
         let chunking = inputs.chunking;
-        let group_size = group_size(inputs.model.vertex_count, chunking.instances_per_chunk);
+        let group_size = group_size(inputs.model.single().vertex_count(), chunking.instances_per_chunk);
         let groups_per_chunk = chunking.instances_per_chunk.div_ceil(group_size);
         let pool = DescriptorPool::for_sets(device, "triangles.pool", &[(&pass.set_layout, 2)])?;
         let camera = CulledOutput::new(&pass, &pool, inputs, (View::Camera, 0), group_size)?;

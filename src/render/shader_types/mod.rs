@@ -192,7 +192,7 @@ pub struct InstanceData {
 /// `ModelRecord` in common.glsl: what the cull, palette, skin and triangle passes know of an
 /// instance's model, read through its instance record (or a work table's entry).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct ModelRecord {
     /// The bind pose's bounds (xyz); w: the blend reach (`ModelBounds::blend_reach`).
     pub bind_min: [f32; 4],
@@ -207,7 +207,15 @@ pub struct ModelRecord {
     /// Levels of detail, the full mesh included.
     pub level_count: u32,
     pub target_count: u32,
-    pub unused: [u32; 2],
+    /// Where the model's part of the shared buffers starts (several models share them): its
+    /// vertices (sources, surfaces), joints (joints, inverse binds, parents), morph targets, mesh
+    /// ranges, animations, and its mesh 0 among all models' meshes.
+    pub first_vertex: u32,
+    pub first_joint: u32,
+    pub first_target: u32,
+    pub first_range: u32,
+    pub first_animation: u32,
+    pub first_mesh: u32,
     /// Per level (0 past the last): its vertex count, its index count, its first index in
     /// `model.indices`, its error in model units.
     pub level_vertices: [u32; MAX_LEVELS],
@@ -364,7 +372,7 @@ pub struct FrameUniforms {
     pub light_color_ambient: [f32; 4],
     pub ground: [f32; 4],
     pub shadow_params: [f32; 4],
-    /// x: joints per instance, for the `vertex` strategy's vertex shaders.
+    /// y: instances per chunk, for the vertex shaders that skin; x, z, w: 0.
     pub skinning: [u32; 4],
     /// The camera frustum's planes (normal pointing in, distance), for the cull pass.
     pub camera_planes: [[f32; 4]; 6],
@@ -476,8 +484,9 @@ pub struct CullPush {
     pub chunk_instances: u32,
     /// Pixels one model unit covers one unit in front of the camera, over the pixel error allowed.
     pub pixels_at_unit: f32,
-    /// The shadow map's level.
-    pub light_level: u32,
+    /// The shadow map's level for a model is its coarsest whose error (model units) is at most
+    /// this (`LevelChoice::light_error`).
+    pub light_error: f32,
     /// Which work tables the cull pass fills this frame: bit t for `Table` t (the skin table for
     /// the skin pass, the triangle pass's tables for its runs this frame).
     pub tables_written: u32,
@@ -501,6 +510,8 @@ pub struct PalettePush {
     pub chunk_instances: u32,
     /// 1: write `joint_positions` (the skeleton view is on).
     pub write_joint_positions: u32,
+    /// `joint_positions`' entries an instance: the most joints a model has.
+    pub joint_stride: u32,
 }
 
 /// Push constants of skin.comp.
@@ -521,7 +532,28 @@ pub struct WorkGroup {
     pub group: u32,
     /// The instance's model.
     pub model: u32,
-    pub unused: u32,
+    /// The instance's `InstanceSlot` bases, which the skin pass writes and reads at.
+    pub vertex_base: u32,
+    pub palette_base: u32,
+}
+
+/// `InstanceSlot` in common.glsl: where an instance lives, fixed when the renderer is built
+/// (`chunks::InstanceSlots`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct InstanceSlot {
+    /// Its first vertex in its chunk's skinned vertices.
+    pub vertex_base: u32,
+    /// Its first slot in its chunk's palettes.
+    pub palette_base: u32,
+    /// Its run: its chunk's instances of its model, drawn by one command list a mesh.
+    pub run: u32,
+    /// The run's mesh 0 list's first command; mesh m's is `run_instances` commands further each.
+    pub first_command: u32,
+    pub run_instances: u32,
+    /// Its model (which the renderer writes into its instance record too).
+    pub model: u32,
+    pub unused: [u32; 2],
 }
 
 /// Push constants of triangles.comp.

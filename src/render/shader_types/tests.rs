@@ -194,7 +194,22 @@ fn layouts_match_the_compiled_shaders() {
             ("instance", offset_of!(WorkGroup, instance)),
             ("group", offset_of!(WorkGroup, group)),
             ("model", offset_of!(WorkGroup, model)),
-            ("unused", offset_of!(WorkGroup, unused)),
+            ("vertex_base", offset_of!(WorkGroup, vertex_base)),
+            ("palette_base", offset_of!(WorkGroup, palette_base)),
+        ],
+    );
+    check(
+        shaders::CULL_COMP,
+        "InstanceSlot",
+        size_of::<InstanceSlot>(),
+        &[
+            ("vertex_base", offset_of!(InstanceSlot, vertex_base)),
+            ("palette_base", offset_of!(InstanceSlot, palette_base)),
+            ("run", offset_of!(InstanceSlot, run)),
+            ("first_command", offset_of!(InstanceSlot, first_command)),
+            ("run_instances", offset_of!(InstanceSlot, run_instances)),
+            ("model", offset_of!(InstanceSlot, model)),
+            ("unused", offset_of!(InstanceSlot, unused)),
         ],
     );
     check(
@@ -284,6 +299,7 @@ fn layouts_match_the_compiled_shaders() {
         &[
             ("chunk_instances", offset_of!(PalettePush, chunk_instances)),
             ("write_joint_positions", offset_of!(PalettePush, write_joint_positions)),
+            ("joint_stride", offset_of!(PalettePush, joint_stride)),
         ],
     );
     check(
@@ -339,7 +355,7 @@ fn layouts_match_the_compiled_shaders() {
             ("instance_count", offset_of!(CullPush, instance_count)),
             ("chunk_instances", offset_of!(CullPush, chunk_instances)),
             ("pixels_at_unit", offset_of!(CullPush, pixels_at_unit)),
-            ("light_level", offset_of!(CullPush, light_level)),
+            ("light_error", offset_of!(CullPush, light_error)),
             ("tables_written", offset_of!(CullPush, tables_written)),
             ("palette_frame", offset_of!(CullPush, palette_frame)),
             ("far_ratio", offset_of!(CullPush, far_ratio)),
@@ -360,7 +376,12 @@ fn layouts_match_the_compiled_shaders() {
             ("mesh_count", offset_of!(ModelRecord, mesh_count)),
             ("level_count", offset_of!(ModelRecord, level_count)),
             ("target_count", offset_of!(ModelRecord, target_count)),
-            ("unused", offset_of!(ModelRecord, unused)),
+            ("first_vertex", offset_of!(ModelRecord, first_vertex)),
+            ("first_joint", offset_of!(ModelRecord, first_joint)),
+            ("first_target", offset_of!(ModelRecord, first_target)),
+            ("first_range", offset_of!(ModelRecord, first_range)),
+            ("first_animation", offset_of!(ModelRecord, first_animation)),
+            ("first_mesh", offset_of!(ModelRecord, first_mesh)),
             ("level_vertices", offset_of!(ModelRecord, level_vertices)),
             ("level_indices", offset_of!(ModelRecord, level_indices)),
             ("level_first_index", offset_of!(ModelRecord, level_first_index)),
