@@ -9,8 +9,8 @@
 // commands with their counts for the shadow (light) and forward (camera) passes.
 //
 // Levels of detail (src/model/lod.rs): the camera's level is the coarsest whose error, projected at the
-// box's nearest point, is at most a pixel; the light's is the same for every instance of a model
-// (within its texel size over the crowd's largest scale, from the CPU). The instance is skinned at the finer of the two (a level's vertices are a
+// box's nearest point, is at most a pixel; the light's is within a texel of the shadow map at the
+// instance's scale (the texel from the CPU). The instance is skinned at the finer of the two (a level's vertices are a
 // prefix of every finer level's, so the coarser one's draw finds its vertices skinned): its groups
 // of that level's vertices join the skin table, and its triangle groups at the camera's level
 // (and the light's) the triangle pass's tables.
@@ -66,7 +66,7 @@ layout(push_constant) uniform Push {
     uint instance_count;
     uint chunk_instances;  // instances per chunk of skinned vertices
     float pixels_at_unit;  // pixels a model unit covers one unit in front of the camera, over the pixel error allowed
-    float light_error;     // the shadow map's level for a model: its coarsest whose error (model units) is at most this
+    float light_error;     // the shadow map's level for an instance: its model's coarsest whose error × its scale is at most this (a texel)
     uint tables_written;   // bit t: the cull pass fills work table t (TABLE_*) this frame, for the pass that reads it
     uint palette_frame;    // this frame's number, from 2 (palette_frames starts at 0: none)
     float far_ratio;       // animation LOD: an instance is far when its box's diameter is below this
@@ -123,11 +123,11 @@ bool box_in_volume(vec3 center, vec3 extent, vec4 planes[6]) {
     return true;
 }
 
-// The shadow map's level for the instance's model: its coarsest within push.light_error
-// (LevelChoice::light_level mirrors it).
-uint light_level() {
+// The shadow map's level for an instance at `scale`: its model's coarsest whose error, scaled,
+// is within a texel (LevelChoice::light_level_at mirrors it: the same product and comparison).
+uint light_level(float scale) {
     for (uint level = model.level_count - 1u; level > 0u; --level) {
-        if (model.level_errors[level] <= push.light_error) {
+        if (model.level_errors[level] * scale <= push.light_error) {
             return level;
         }
     }
@@ -257,7 +257,7 @@ void main() {
     }
     // A level's error grows with the instance's scale: at scale s it looks as it would unscaled,
     // 1/s as far.
-    uint shadow_level = light_level();
+    uint shadow_level = light_level(instance.scale);
     uint seen_level = camera_sees ? camera_level(distance / instance.scale) : shadow_level;
     uint skin_level = light_sees ? min(seen_level, shadow_level) : seen_level;
     atomicAdd(counters.level_counts[skin_level], 1u);

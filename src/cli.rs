@@ -271,13 +271,19 @@ impl Switch {
 /// The scene every rendering command shares: model, clips, instances, strategy, features.
 #[derive(Args)]
 pub(crate) struct SceneArgs {
-    /// Model file: .md5mesh, .gltf, .glb, .ms3d, .dae or .fbx; or motion alone: .bvh, .acl.sjson.
-    /// Default: the bundled figure.
-    pub(crate) model: Option<PathBuf>,
+    /// Model file(s): .md5mesh, .gltf, .glb, .ms3d, .dae or .fbx; or motion alone: .bvh,
+    /// .acl.sjson. Several make a crowd of them: the instances mixed, each one of the models
+    /// playing one of its clips. Default: the bundled figure.
+    #[arg(value_name = "FILE")]
+    pub(crate) models: Vec<PathBuf>,
+    /// More models for the crowd, comma separated (after those given before the options).
+    #[arg(long = "models", value_name = "FILE,...", value_delimiter = ',')]
+    pub(crate) more_models: Vec<PathBuf>,
     /// File(s) whose clips play on the model, any format (a .md5anim alone, a "without skin"
     /// FBX or glTF, BVH motion capture, an ACL clip, another character), matched by joint name
     /// without namespaces and case, then by humanoid role (CMU's, DAZ's or Mixamo's names); what
-    /// matched is reported. Default: a .md5mesh's sibling .md5anim files.
+    /// matched is reported. With several models, each takes those that match its joints. Default:
+    /// a .md5mesh's sibling .md5anim files.
     #[arg(long = "anim", value_name = "FILE")]
     pub(crate) animations: Vec<PathBuf>,
     /// Capture frame N (from 0) with RenderDoc and print the .rdc path: under `renderdoccmd capture`,

@@ -124,10 +124,17 @@ pub fn find_clip(model: &Model, selector: &str) -> Result<usize, String> {
     })
 }
 
-/// A model, its instances, the light and a camera that frames them.
+/// A model (or several: a crowd of them), its instances, the light and a camera that frames them.
 pub struct SceneSetup {
+    /// The model, or the first of several.
     pub model: Model,
+    /// The other models of a crowd of several (`with_models`): model k + 1 of the crowd is
+    /// `others[k]`.
+    pub others: Vec<Model>,
     pub instances: Vec<InstanceState>,
+    /// Each instance's model: 0 for `model`, k + 1 for `others[k]` (missing: 0). Its clip, phase
+    /// and state are that model's.
+    pub instance_models: Vec<u32>,
     /// Unit vector towards the light.
     pub light_direction: Vec3,
     pub camera: OrbitCamera,
@@ -156,69 +163,141 @@ impl SceneSetup {
 
     /// `new` (`variety`) or `uniform`.
     pub fn with_variety(model: Model, instance_count: usize, variety: bool) -> SceneSetup {
-        let instances = grid_instances(&model, instance_count.max(1), variety);
-        SceneSetup::around(model, instances, variety)
+        SceneSetup::with_models(vec![model], instance_count, variety)
     }
 
-    /// The camera, the light and the shadow map's bounds around `instances`.
-    fn around(model: Model, instances: Vec<InstanceState>, variety: bool) -> SceneSetup {
-        let bounds = world_bounds(&model, &instances);
-        let camera = framing_camera(&model, &instances);
-        // The character's front, which the camera was turned to.
-        let facing = glam::Quat::from_rotation_y(camera.yaw - crate::render::camera::FRAMING_YAW);
-        SceneSetup {
+    /// `instance_count` instances of `models` (at least one) mixed on one grid: instance i is of
+    /// model [`crowd_model`]`(i)` (each model as many times as the others, give or take one, in a
+    /// shuffled order, never in blocks), playing that model's first clip, with a crowd's variety
+    /// where asked.
+    pub fn with_models(mut models: Vec<Model>, instance_count: usize, variety: bool) -> SceneSetup {
+        let count = instance_count.max(1);
+        let instance_models: Vec<u32> = (0..count).map(|index| crowd_model(index, models.len())).collect();
+        let model = models.remove(0);
+        let mut setup = SceneSetup {
             model,
-            instances,
-            // From the camera's left and a little in front of the character, turned with the
-            // camera to the character's front: the shadow falls behind and beside the feet, on
-            // the ground the camera sees, not towards the camera and out of the frame's bottom.
-            light_direction: facing * Vec3::new(-0.6, 0.9, 0.8).normalize(),
-            camera,
-            bounds,
+            others: models,
+            instances: Vec::new(),
+            instance_models,
+            light_direction: Vec3::Y,
+            camera: OrbitCamera::framing(Aabb { min: Vec3::splat(-1.0), max: Vec3::ONE }),
+            bounds: Aabb::EMPTY,
             morph_overrides: Vec::new(),
             variety,
+        };
+        setup.instances = grid_instances(&setup.models(), &setup.instance_models, variety);
+        setup.frame_all();
+        setup
+    }
+
+    /// Every model, the first first: the order instance records name them in.
+    pub fn models(&self) -> Vec<&Model> {
+        std::iter::once(&self.model).chain(&self.others).collect()
+    }
+
+    /// Instance `index`'s model.
+    pub fn model_of(&self, index: usize) -> &Model {
+        match self.instance_models.get(index) {
+            Some(&model) if model > 0 => self.others.get(model as usize - 1).unwrap_or(&self.model),
+            _ => &self.model,
         }
+    }
+
+    /// The models and how many instances each has, for a person: `Fox`, or
+    /// `3 models: CesiumMan ×4, Fox ×4, Male_Casual ×4`.
+    pub fn mix(&self) -> String {
+        let models = self.models();
+        if models.len() == 1 {
+            return self.model.name.clone();
+        }
+        let mut counts = vec![0usize; models.len()];
+        for model in self.model_indices() {
+            counts[model as usize] += 1;
+        }
+        let each: Vec<String> = models.iter().zip(&counts).map(|(model, count)| format!("{} ×{count}", model.name)).collect();
+        format!("{} models: {}", models.len(), each.join(", "))
+    }
+
+    /// Each instance's model index, one per instance (what the renderer is built for).
+    pub fn model_indices(&self) -> Vec<u32> {
+        (0..self.instances.len()).map(|index| self.instance_models.get(index).copied().unwrap_or(0)).collect()
+    }
+
+    /// The shadow map's bounds fitted again to the instances where they are now (after moving
+    /// them).
+    pub fn fit_bounds(&mut self) {
+        self.bounds = world_bounds(&self.placed());
+    }
+
+    /// Each instance with its model.
+    fn placed(&self) -> Vec<(&Model, &InstanceState)> {
+        self.instances.iter().enumerate().map(|(index, instance)| (self.model_of(index), instance)).collect()
+    }
+
+    /// The camera, the light and the shadow map's bounds around the instances.
+    fn frame_all(&mut self) {
+        let placed = self.placed();
+        let bounds = world_bounds(&placed);
+        let camera = framing_camera(&placed);
+        // The character's front, which the camera was turned to.
+        let facing = glam::Quat::from_rotation_y(camera.yaw - crate::render::camera::FRAMING_YAW);
+        self.bounds = bounds;
+        self.camera = camera;
+        // From the camera's left and a little in front of the character, turned with the
+        // camera to the character's front: the shadow falls behind and beside the feet, on
+        // the ground the camera sees, not towards the camera and out of the frame's bottom.
+        self.light_direction = facing * Vec3::new(-0.6, 0.9, 0.8).normalize();
     }
 
     /// Every instance switches to `clip`, crossfading over `fade_seconds` from `now`. The camera
     /// stays where it is (`frame_played` moves it).
+    /// (Of several models, the instances whose model has that clip.)
     pub fn play(&mut self, clip: usize, now: f64, fade_seconds: f32) {
-        if clip < self.model.clips.len() {
-            for instance in &mut self.instances {
-                instance.switch_clip(clip, now, fade_seconds);
-            }
+        let has: Vec<bool> = (0..self.instances.len()).map(|index| clip < self.model_of(index).clips.len()).collect();
+        for (instance, _) in self.instances.iter_mut().zip(has).filter(|(_, has)| *has) {
+            instance.switch_clip(clip, now, fade_seconds);
         }
     }
 
     /// A crowd: instance i plays the i-th of the clips that move anything (round and round), each
     /// out of step with the others as before.
+    /// (Of several models, each its own model's clips, in turn over that model's instances.)
     pub fn play_every_clip(&mut self) {
-        let moving: Vec<usize> = (0..self.model.clips.len()).filter(|&clip| self.model.clip_moves(clip)).collect();
-        if moving.is_empty() {
-            return;
-        }
+        let moving: Vec<Vec<usize>> =
+            self.models().iter().map(|model| (0..model.clips.len()).filter(|&clip| model.clip_moves(clip)).collect()).collect();
+        let mut turns = vec![0; moving.len()];
         for (index, instance) in self.instances.iter_mut().enumerate() {
-            instance.clip = Some(moving[index % moving.len()]);
+            let model = self.instance_models.get(index).copied().unwrap_or(0) as usize;
+            let Some(clips) = moving.get(model).filter(|clips| !clips.is_empty()) else { continue };
+            instance.clip = Some(clips[turns[model] % clips.len()]);
             instance.fade = None;
+            turns[model] += 1;
         }
     }
 
     /// What the first instance plays at `seconds` on the shared clock, for a person to read:
-    /// `clip [1] "mixamo.com" at 1.20 of 2.43 s`, or that it holds the rest pose.
+    /// `clip [1] "mixamo.com" at 1.20 of 2.43 s`, or that it holds the rest pose (of several
+    /// models, its model named first).
     pub fn playing(&self, seconds: f64) -> String {
         let Some(instance) = self.instances.first() else { return "no instances".to_string() };
-        let Some((index, clip)) = instance.clip.and_then(|index| Some((index, self.model.clips.get(index)?))) else {
-            return if self.model.clips.is_empty() { "no clips: the rest pose" } else { "no clip: the rest pose" }.to_string();
+        let model = self.model_of(0);
+        let Some((index, clip)) = instance.clip.and_then(|index| Some((index, model.clips.get(index)?))) else {
+            return if model.clips.is_empty() { "no clips: the rest pose" } else { "no clip: the rest pose" }.to_string();
         };
         let local = seconds * f64::from(instance.speed) + f64::from(instance.phase);
         let time = clip.animation_time(local) - clip.start;
-        let empty = if self.model.clip_moves(index) { "" } else { " (moves nothing)" };
-        format!("clip [{index}] {} at {time:.2} of {:.2} s{empty}", crate::formats::files::quoted(&clip.name), clip.duration)
+        let empty = if model.clip_moves(index) { "" } else { " (moves nothing)" };
+        let whose = if self.others.is_empty() { String::new() } else { format!("{}'s ", model.name) };
+        format!(
+            "{whose}clip [{index}] {} at {time:.2} of {:.2} s{empty}",
+            crate::formats::files::quoted(&clip.name),
+            clip.duration
+        )
     }
 
     /// A camera that frames the instances over the clips they play.
     pub fn frame_played(&mut self) {
-        self.camera = framing_camera(&self.model, &self.instances);
+        self.camera = framing_camera(&self.placed());
     }
 
     /// The ground: a square at the lowest point of the scene, a few model sizes wide.
@@ -236,9 +315,9 @@ impl SceneSetup {
         };
         FrameScene {
             instances: self
-                .instances
-                .iter()
-                .map(|instance| InstanceData::of(instance, &instance.playback(&self.model.clips, seconds)))
+                .placed()
+                .into_iter()
+                .map(|(model, instance)| InstanceData::of(instance, &instance.playback(&model.clips, seconds)))
                 .collect(),
             view_projection: self.camera.view_projection(aspect),
             camera_position: self.camera.position(),
@@ -250,11 +329,11 @@ impl SceneSetup {
     }
 }
 
-/// A camera in front of the character (`Model::facing_yaw`) that frames the instances over the
-/// clips they play.
-fn framing_camera(model: &Model, instances: &[InstanceState]) -> OrbitCamera {
-    let yaw = crate::render::camera::FRAMING_YAW + model.facing_yaw().unwrap_or(0.0);
-    OrbitCamera::framing_points_from(&framed_points(model, instances), yaw)
+/// A camera in front of the character (the first instance's model's `Model::facing_yaw`) that
+/// frames the instances, each with its model, over the clips they play.
+fn framing_camera(placed: &[(&Model, &InstanceState)]) -> OrbitCamera {
+    let facing = placed.first().and_then(|(model, _)| model.facing_yaw()).unwrap_or(0.0);
+    OrbitCamera::framing_points_from(&framed_points(placed), crate::render::camera::FRAMING_YAW + facing)
 }
 
 /// Instance and device without a window.
@@ -298,8 +377,8 @@ impl HeadlessRenderer {
         if width == 0 || height == 0 {
             return Err(gpu::Error::Other(format!("image size {width}x{height}: both sides must be at least 1")));
         }
-        let count = setup.instances.len() as u32;
-        let renderer = Renderer::with_settings(device, &setup.model, count, OFFSCREEN_FORMAT, strategy, settings)?;
+        let renderer =
+            Renderer::for_models(device, &setup.models(), &setup.model_indices(), OFFSCREEN_FORMAT, strategy, settings)?;
         let target = OffscreenTarget::new(device, width, height)?;
         Ok(HeadlessRenderer { target, renderer })
     }
@@ -322,35 +401,76 @@ impl HeadlessRenderer {
     }
 }
 
-/// `count` instances in a grid centred on the origin, one model-size apart (and room for a crowd's
-/// largest size). A crowd with `variety` is varied ([`crowd_variety`]); otherwise each instance is
-/// the model as made, out of step with the last by a fraction of the clip.
-pub fn grid_instances(model: &Model, count: usize, variety: bool) -> Vec<InstanceState> {
-    let bounds = model.animated_bounds();
+/// Instances of `models` in a grid centred on the origin, instance i of `models[of[i]]`, spaced
+/// by the largest model's size (and room for a crowd's largest size). Of several models, each is
+/// scaled to the others' size ([`crowd_sizes`]). A crowd with `variety` is varied
+/// ([`crowd_variety`]); otherwise each instance is its model as made, out of step with the last by
+/// a fraction of its clip.
+pub fn grid_instances(models: &[&Model], of: &[u32], variety: bool) -> Vec<InstanceState> {
+    let count = of.len();
+    let sizes = crowd_sizes(models);
+    let bounds: Vec<Aabb> = models.iter().map(|model| model.animated_bounds()).collect();
     let room = if count > 1 { 1.0 + CROWD_SCALE } else { 1.0 };
-    let spacing = (bounds.size().x.max(bounds.size().z) * 1.6 + 0.2) * room;
+    let widest = bounds.iter().zip(&sizes).map(|(bounds, size)| bounds.size().x.max(bounds.size().z) * size).fold(0.0, f32::max);
+    let spacing = (widest * 1.6 + 0.2) * room;
     let columns = (count as f32).sqrt().ceil().max(1.0) as usize;
     let rows = count.div_ceil(columns);
-    let clip = model.default_clip();
-    let duration = clip.and_then(|clip| model.clips.get(clip)).map_or(1.0, |clip| clip.duration);
-    (0..count)
-        .map(|index| {
+    of.iter()
+        .enumerate()
+        .map(|(index, &model_index)| {
+            let (model, bounds, size) = (models[model_index as usize], bounds[model_index as usize], sizes[model_index as usize]);
+            let clip = model.default_clip();
+            let duration = clip.and_then(|clip| model.clips.get(clip)).map_or(1.0, |clip| clip.duration);
             let (row, column) = (index / columns, index % columns);
             let x = (column as f32 - (columns as f32 - 1.0) * 0.5) * spacing;
             let z = (row as f32 - (rows as f32 - 1.0) * 0.5) * spacing;
             let instance = InstanceState {
-                position: Vec3::new(x, 0.0, z) - Vec3::new(bounds.center().x, 0.0, bounds.center().z),
+                position: Vec3::new(x, 0.0, z) - Vec3::new(bounds.center().x, 0.0, bounds.center().z) * size,
                 clip,
                 phase: duration * (index as f32 * 0.37).fract(),
                 ..InstanceState::default()
             };
-            if variety && count > 1 {
-                crowd_variety(instance, index, duration)
-            } else {
-                instance
-            }
+            let instance = if variety && count > 1 { crowd_variety(instance, index, duration) } else { instance };
+            InstanceState { scale: instance.scale * size, ..instance }
         })
         .collect()
+}
+
+/// Each model's scale in a crowd of several: files come in their tools' units (a glTF in metres,
+/// a Blender FBX in centimetres, a game's MD5 in inches), so each is scaled until its animated
+/// box's diagonal is the models' median, and a fox stands beside a man rather than a hundred
+/// times his height. One model keeps its size.
+pub fn crowd_sizes(models: &[&Model]) -> Vec<f32> {
+    let diagonals: Vec<f32> = models.iter().map(|model| model.animated_bounds().size().length()).collect();
+    let mut usable: Vec<f32> = diagonals.iter().copied().filter(|diagonal| diagonal.is_finite() && *diagonal > 0.0).collect();
+    if models.len() < 2 || usable.is_empty() {
+        return vec![1.0; models.len()];
+    }
+    usable.sort_by(f32::total_cmp);
+    let median = usable[usable.len() / 2];
+    diagonals.iter().map(|&diagonal| if diagonal.is_finite() && diagonal > 0.0 { median / diagonal } else { 1.0 }).collect()
+}
+
+/// The model of instance `index` of a crowd of `models` models: each run of `models` instances
+/// holds every model once, in an order shuffled per run (seeded by the run), so the models mix
+/// on the grid rather than form rows or columns, and each has as many instances as the others,
+/// give or take one.
+pub fn crowd_model(index: usize, models: usize) -> u32 {
+    if models <= 1 {
+        return 0;
+    }
+    let run = (index / models) as u64;
+    let mut order: Vec<u32> = (0..models as u32).collect();
+    // Fisher–Yates from a splitmix64 stream seeded by the run.
+    let mut state = run.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(0x2545_F491_4F6C_DD1D);
+    for last in (1..models).rev() {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        order.swap(last, ((z ^ (z >> 31)) % (last as u64 + 1)) as usize);
+    }
+    order[index % models]
 }
 
 /// How far a crowd's sizes stray from the model's, either way.
@@ -400,20 +520,24 @@ const FRAMED_SKINNED: usize = 200_000;
 /// What the camera frames, in world space: for a few instances, their vertices skinned on the CPU
 /// at [`FRAMED_POSES_PER_SECOND`] times a second of the clip each plays (so the figure, not its box, fills the frame);
 /// for a crowd or a model without vertices, the corners of each instance's played cells.
-pub fn framed_points(model: &Model, instances: &[InstanceState]) -> Vec<Vec3> {
+pub fn framed_points(placed: &[(&Model, &InstanceState)]) -> Vec<Vec3> {
     let mut points = Vec::new();
-    if instances.len() > FRAMED_INSTANCES || model.vertices.is_empty() {
-        for instance in instances {
+    let one_model = placed.windows(2).all(|pair| std::ptr::eq(pair[0].0, pair[1].0));
+    let boxes = placed.len() > FRAMED_INSTANCES || !one_model || placed.iter().any(|(model, _)| model.vertices.is_empty());
+    if boxes {
+        for (model, instance) in placed {
             let local = instance.clip.and_then(|clip| model.clip_bounds(clip)).unwrap_or_else(|| model.rest_bounds());
             points.extend(local.transformed(instance.world()).corners());
         }
         return points;
     }
+    let Some(&(model, _)) = placed.first() else { return points };
+    let instances: Vec<&InstanceState> = placed.iter().map(|(_, instance)| *instance).collect();
     let mut palette = vec![glam::Mat4::IDENTITY; model.skeleton.len()];
     let offsets = crate::model::VertexOffsets::of(model);
     // Without a clip, each target at its default weight.
     let defaults = model.default_weights();
-    for instance in instances {
+    for instance in &instances {
         let world = instance.world();
         let clip = instance.clip.and_then(|clip| model.clips.get(clip));
         let poses = clip.map_or(1, |clip| ((clip.duration * FRAMED_POSES_PER_SECOND).ceil() as usize).clamp(12, 1000));
@@ -438,11 +562,10 @@ pub fn framed_points(model: &Model, instances: &[InstanceState]) -> Vec<Vec3> {
     points
 }
 
-/// World bounds of all instances over everything any clip can do (the shadow map's fit), so a clip
-/// switch never walks out of the shadow volume.
-pub fn world_bounds(model: &Model, instances: &[InstanceState]) -> Aabb {
-    let local = model.animated_bounds();
-    instances.iter().fold(Aabb::EMPTY, |acc, instance| acc.union(local.transformed(instance.world())))
+/// World bounds of all instances, each with its model, over everything any clip can do (the
+/// shadow map's fit), so a clip switch never walks out of the shadow volume.
+pub fn world_bounds(placed: &[(&Model, &InstanceState)]) -> Aabb {
+    placed.iter().fold(Aabb::EMPTY, |acc, (model, instance)| acc.union(model.animated_bounds().transformed(instance.world())))
 }
 
 #[cfg(test)]

@@ -67,7 +67,7 @@ fn render_into(
     println!(
         "wrote {} ({width}x{height}, t = {time} s, {}: {}, on {})",
         out.display(),
-        setup.model.name,
+        setup.mix(),
         setup.playing(time),
         device.name()
     );

@@ -14,7 +14,7 @@ use crate::cli::{Cli, Command};
 
 /// The command asked for; the viewer when none is.
 pub(crate) fn run(cli: Cli) -> Result<(), String> {
-    if let (None, Some(model)) = (&cli.command, &cli.view.scene.model) {
+    if let (None, Some(model)) = (&cli.command, cli.view.scene.models.first()) {
         check_not_a_misspelt_command(model)?;
     }
     match cli.command.unwrap_or(Command::View(cli.view)) {

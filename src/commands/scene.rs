@@ -45,17 +45,19 @@ impl SceneArgs {
     /// `build_levels`: with `--lod on`, build the levels of detail before returning (the headless
     /// commands, whose frames are all rendered at once).
     pub(crate) fn setup_within(&self, device: Option<&vkskin::gpu::Device>, build_levels: bool) -> Result<SceneSetup, String> {
-        let model = self.load(build_levels)?;
+        let models = self.load_all(build_levels)?;
+        let borrowed: Vec<&Model> = models.iter().collect();
         match device {
             Some(device) => {
-                MemoryPlan::new(device, &[&model], self.strategy, self.instances, self.settings())
+                MemoryPlan::new(device, &borrowed, self.strategy, self.instances, self.settings())
                     .map_err(|error| error.to_string())?;
             }
-            None => MemoryPlan::check_any_device(&[&model], self.strategy, self.instances)?,
+            None => MemoryPlan::check_any_device(&borrowed, self.strategy, self.instances)?,
         }
-        let clip = self.clip.as_deref().map(|selector| find_clip(&model, selector)).transpose()?;
-        let layer = self.layer.as_deref().map(|text| parse_layer(&model, text)).transpose()?;
-        let mut setup = SceneSetup::with_variety(model, self.instances as usize, self.variety.on());
+        let model = &models[0];
+        let clip = self.clip.as_deref().map(|selector| find_clip(model, selector)).transpose()?;
+        let layer = self.layer.as_deref().map(|text| parse_layer(model, text)).transpose()?;
+        let mut setup = SceneSetup::with_models(models, self.instances as usize, self.variety.on());
         if let Some(clip) = clip {
             setup.play(clip, 0.0, 0.0);
             setup.frame_played();
@@ -64,18 +66,51 @@ impl SceneArgs {
             setup.play_every_clip();
             setup.frame_played();
         }
-        for instance in &mut setup.instances {
-            instance.layer = layer;
+        for (index, instance) in setup.instances.iter_mut().enumerate() {
+            // A layer names the first model's joint: the others' instances play none.
+            instance.layer = layer.filter(|_| setup.instance_models.get(index).is_none_or(|&model| model == 0));
             instance.skinning = self.skinning;
         }
         Ok(setup)
     }
 
-    pub(crate) fn load(&self, build_levels: bool) -> Result<Model, String> {
-        let path = self.model.clone().unwrap_or_else(default_model_path);
-        let animations = default_animations(&path, &self.animations);
+    /// The model files asked for, positional then `--models`; the bundled figure when none are.
+    pub(crate) fn model_paths(&self) -> Vec<PathBuf> {
+        let paths: Vec<PathBuf> = self.models.iter().chain(&self.more_models).cloned().collect();
+        if paths.is_empty() {
+            vec![default_model_path()]
+        } else {
+            paths
+        }
+    }
+
+    /// Every model asked for, read as `load` reads one. Of several, each takes the `--anim` files
+    /// whose joints it has; one whose joints none of them match keeps its own clips (and says so).
+    pub(crate) fn load_all(&self, build_levels: bool) -> Result<Vec<Model>, String> {
+        let paths = self.model_paths();
+        if paths.len() == 1 {
+            return Ok(vec![self.load_path(&paths[0], &self.animations, build_levels)?]);
+        }
+        let mut models = Vec::with_capacity(paths.len());
+        for path in &paths {
+            let model = match self.load_path(path, &self.animations, build_levels) {
+                Ok(model) => model,
+                Err(error) if !self.animations.is_empty() => {
+                    log::warn!("{}: the --anim clips do not play on it ({error}); its own clips play", path.display());
+                    self.load_path(path, &[], build_levels)?
+                }
+                Err(error) => return Err(error),
+            };
+            models.push(model);
+        }
+        Ok(models)
+    }
+
+    /// One model file with `animations` (a .md5mesh's siblings where none are given).
+    fn load_path(&self, path: &std::path::Path, animations: &[PathBuf], build_levels: bool) -> Result<Model, String> {
+        let animations = default_animations(path, animations);
         let (model, _) = open_model(
-            &path,
+            path,
             &animations,
             (self.clips.as_deref(), self.ranges.as_deref()),
             build_levels && self.lod.on(),

@@ -1,7 +1,6 @@
 //! `vkskin view` (and `vkskin FILE`): the viewer, then what it reports.
 
 use vkskin::app::capture::FrameCapture;
-use vkskin::app::default_model_path;
 use vkskin::app::viewer::ViewerOptions;
 
 use super::check_messages;
@@ -29,7 +28,7 @@ pub(crate) fn view(arguments: ViewArgs) -> Result<(), String> {
         storm,
         screenshot,
         ui: !no_ui,
-        model_path: Some(scene.model.clone().unwrap_or_else(default_model_path)),
+        model_path: Some(scene.model_paths().remove(0)),
         animations: scene.animations.clone(),
         drive: drive.map_or_else(Vec::new, |drive| drive.0),
     };

@@ -92,17 +92,24 @@ fn check_against_the_mirror(
     headless.renderer.wait_all().expect("idle");
     let renderer = &headless.renderer;
     let triangles = renderer.passes.triangles.as_ref().expect("the compute strategy culls triangles for this model");
-    let light_level = renderer.level_choice(&scene).light_level as usize;
-    let (output, drawn_level, view_projection, viewport, step) = match view {
+    let choice = renderer.level_choice(&scene);
+    let light_level = choice.light_level as usize;
+    // The level each instance's triangles are drawn at: the full mesh for the camera (no levels),
+    // the shadow map's at the instance's scale for the light.
+    let drawn_level = |instance: u32| match view {
+        View::Camera => 0,
+        View::Light => choice.light_level_at(scene.instances[instance as usize].scale) as usize,
+    };
+    let (output, view_projection, viewport, step) = match view {
         View::Camera => {
             assert!(setup.model.levels.is_empty(), "the camera's mirror draws the full mesh");
             let step = if triangles.sample_test { 4.0 } else { 0.0 };
-            (&triangles.camera, 0, scene.view_projection, Vec2::new(width as f32, height as f32), step)
+            (&triangles.camera, scene.view_projection, Vec2::new(width as f32, height as f32), step)
         }
         View::Light => {
             let output = triangles.light.as_ref().expect("room for the light's run");
             assert!(light_level >= output.layout_level as usize, "the light's run ran");
-            (output, light_level, scene.light_view_projection, Vec2::splat(shadow::SHADOW_MAP_SIZE as f32), 1.0)
+            (output, scene.light_view_projection, Vec2::splat(shadow::SHADOW_MAP_SIZE as f32), 1.0)
         }
     };
     let commands: Vec<DrawCommand> = renderer.read_back(&output.draws).expect("read back");
@@ -146,10 +153,10 @@ fn check_against_the_mirror(
         }
     }
     // What the CPU mirror keeps, from the same skinned vertices.
-    let (drawn_indices, drawn_ranges) = level_triangles(model, drawn_level);
     let mut expected = BTreeSet::new();
     let (mut total, mut box_kept) = (0usize, 0usize);
     for instance in 0..instance_count {
+        let (drawn_indices, drawn_ranges) = level_triangles(model, drawn_level(instance));
         let position = |index: u32| -> Vec4 {
             let vertex: &SkinnedVertex = &skinned[(instance * vertex_count + index) as usize];
             view_projection * Vec3::from_array(vertex.position).extend(1.0)
@@ -209,7 +216,7 @@ fn spread_crowd() -> SceneSetup {
     for instance in &mut setup.instances {
         instance.position *= 12.0;
     }
-    setup.bounds = vkskin::app::world_bounds(&setup.model, &setup.instances);
+    setup.fit_bounds();
     setup.camera = vkskin::render::camera::OrbitCamera::framing(setup.bounds);
     setup
 }
@@ -252,23 +259,24 @@ fn shadows_are_the_same_with_the_lights_run_and_without() {
         let scene = setup.frame(0.7, headless.aspect());
         let culled = headless.render(&scene).expect("frame");
         // The light's work table: each instance the light sees, once, as all of the shadow map's
-        // level's triangle groups.
-        let light_level = headless.renderer.level_choice(&scene).light_level;
+        // level's triangle groups at its scale.
+        let choice = headless.renderer.level_choice(&scene);
         let readback = headless.renderer.read_back_culling().expect("read back");
         let [length, _, start, _] = readback.counters.tables[Table::Light as usize];
         assert!(length > 0, "the light's run culled nothing");
         let work: Vec<WorkGroup> = headless.renderer.read_back(&headless.renderer.passes.cull.work_groups).expect("tables");
-        let level = headless.renderer.model.single().levels[light_level as usize];
-        let groups = vkskin::render::chunks::triangle_groups(u64::from(level.index_count)) as u32;
+        let light_level = |instance: u32| choice.light_level_at(scene.instances[instance as usize].scale);
         let mut seen: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
         for entry in &work[start as usize..][..length as usize] {
-            assert_eq!((entry.group >> 24, entry.model), (light_level, 0), "{entry:?}");
+            assert_eq!((entry.group >> 24, entry.model), (light_level(entry.instance), 0), "{entry:?}");
             seen.entry(entry.instance).or_default().push(entry.group & 0xFF_FFFF);
         }
         assert_eq!(seen.len() as u32, readback.counters.light_draws.iter().sum::<u32>(), "the instances the light sees");
         for (instance, mut found) in seen {
             found.sort();
-            assert_eq!(found, (0..groups).collect::<Vec<u32>>(), "instance {instance}'s groups at level {light_level}");
+            let level = headless.renderer.model.single().levels[light_level(instance) as usize];
+            let groups = vkskin::render::chunks::triangle_groups(u64::from(level.index_count)) as u32;
+            assert_eq!(found, (0..groups).collect::<Vec<u32>>(), "instance {instance}'s groups at its level");
         }
         headless.renderer.setup.light_culling = false;
         let whole = headless.render(&scene).expect("frame");

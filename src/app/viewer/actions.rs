@@ -63,7 +63,7 @@ impl Viewer {
         // Within what this device takes with this strategy, before a single instance is laid out.
         let count = match &self.graphics {
             Some(graphics) => {
-                let plan = MemoryPlan::new(&graphics.device, &[&self.setup.model], strategy, 1, Default::default())?;
+                let plan = MemoryPlan::new(&graphics.device, &self.setup.models(), strategy, 1, Default::default())?;
                 count.clamp(1, plan.max_instances.max(1) as usize)
             }
             None => count.max(1),
@@ -73,7 +73,8 @@ impl Viewer {
         }
         let first = self.setup.instances.first();
         let (clip, layer) = (first.and_then(|instance| instance.clip), first.and_then(|instance| instance.layer));
-        let mut resized = SceneSetup::with_variety(self.setup.model.clone(), count, self.setup.variety);
+        let models = self.setup.models().into_iter().cloned().collect();
+        let mut resized = SceneSetup::with_models(models, count, self.setup.variety);
         resized.camera = self.setup.camera;
         if let Some(clip) = clip {
             resized.play(clip, self.clock, 0.0);
@@ -92,11 +93,10 @@ impl Viewer {
             instance.skinning = self.options.skinning;
         }
         let Some(graphics) = &mut self.graphics else { return Ok(false) };
-        let count = setup.instances.len();
         let format = graphics.renderer.setup.color_format;
         graphics.device.wait_idle()?;
         let settings = self.options.render_settings();
-        match Renderer::with_settings(&graphics.device, &setup.model, count as u32, format, strategy, settings) {
+        match Renderer::for_models(&graphics.device, &setup.models(), &setup.model_indices(), format, strategy, settings) {
             Ok(mut renderer) => {
                 let mut views = graphics.renderer.debug;
                 if let Err(reason) = views.check(strategy) {
@@ -112,7 +112,7 @@ impl Viewer {
                 Ok(true)
             }
             Err(error) => {
-                let message = format!("{count} instances with the {} strategy: {error}", strategy.name());
+                let message = format!("{} instances with the {} strategy: {error}", setup.instances.len(), strategy.name());
                 log::warn!("{message}");
                 self.last_error = Some(message);
                 Ok(false)
@@ -221,7 +221,9 @@ impl Viewer {
         }
         let setup = SceneSetup {
             model: levelled,
+            others: self.setup.others.clone(),
             instances: self.setup.instances.clone(),
+            instance_models: self.setup.instance_models.clone(),
             light_direction: self.setup.light_direction,
             camera: self.setup.camera,
             bounds: self.setup.bounds,
@@ -293,7 +295,7 @@ impl Viewer {
             }
             Action::Variety(on) => {
                 // The same grid with or without the variety; what each plays stays.
-                let remade = crate::app::grid_instances(&self.setup.model, self.setup.instances.len(), on);
+                let remade = crate::app::grid_instances(&self.setup.models(), &self.setup.model_indices(), on);
                 for (instance, made) in self.setup.instances.iter_mut().zip(remade) {
                     (instance.phase, instance.speed, instance.scale, instance.tint) =
                         (made.phase, made.speed, made.scale, made.tint);

@@ -255,11 +255,10 @@ impl Viewer {
         let size = window.inner_size();
         let swapchain = Swapchain::new(&device, &surface, vk::Extent2D { width: size.width, height: size.height }, None)
             .map_err(|error| error.to_string())?;
-        let instances = self.setup.instances.len() as u32;
         let settings = self.options.render_settings();
-        let mut renderer =
-            Renderer::with_settings(&device, &self.setup.model, instances, swapchain.format, self.options.strategy, settings)
-                .map_err(|error| error.to_string())?;
+        let (models, of) = (self.setup.models(), self.setup.model_indices());
+        let mut renderer = Renderer::for_models(&device, &models, &of, swapchain.format, self.options.strategy, settings)
+            .map_err(|error| error.to_string())?;
         if let Some(missing) = renderer.set_debug(self.options.debug)? {
             log::warn!("{missing}");
             self.last_error = Some(missing);

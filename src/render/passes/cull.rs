@@ -387,10 +387,12 @@ pub struct LevelChoice {
     /// The levels' errors of the model the CPU's mirrors pick for (the renderer's first).
     pub errors: Vec<f32>,
     pub pixels_at_unit: f32,
-    /// The shadow map's level of a model is its coarsest whose error is at most this (model
-    /// units): a texel, over the crowd's largest scale. The cull pass picks it per model.
+    /// The shadow map's level of an instance is its model's coarsest whose error, times the
+    /// instance's scale, is at most this: a texel (world units). The cull pass picks it per
+    /// instance (`light_level_at`).
     pub light_error: f32,
-    /// That level for `errors`' model.
+    /// That level for `errors`' model at the crowd's largest scale (at least 1): the finest any
+    /// instance takes, which the triangle pass's light run must have room for.
     pub light_level: u32,
 }
 
@@ -414,18 +416,24 @@ impl LevelChoice {
         // An orthographic light: clip x and y are 2 / width × light x and y.
         let (x_row, y_row) = (light_view_projection.row(0).truncate(), light_view_projection.row(1).truncate());
         let texel = 2.0 / (x_row.length().max(y_row.length()) * shadow_size as f32).max(1e-12);
-        let light_error = texel * Self::PIXEL_ERROR / largest_scale.max(1.0);
+        let light_error = texel * Self::PIXEL_ERROR;
         LevelChoice {
-            light_level: Self::coarsest_within(&errors, light_error),
+            light_level: Self::coarsest_within(&errors, largest_scale.max(1.0), light_error),
             errors,
             pixels_at_unit: if pixels_at_unit.is_finite() { pixels_at_unit } else { 0.0 },
             light_error,
         }
     }
 
-    /// The coarsest of `errors`' levels whose error is at most `error` (cull.comp's light_level).
-    pub fn coarsest_within(errors: &[f32], error: f32) -> u32 {
-        (1..errors.len()).rev().find(|&level| errors[level] <= error).unwrap_or(0) as u32
+    /// The coarsest of `errors`' levels whose error times `scale` is at most `error` (cull.comp's
+    /// light_level: the same product and comparison, so the two agree to the bit).
+    pub fn coarsest_within(errors: &[f32], scale: f32, error: f32) -> u32 {
+        (1..errors.len()).rev().find(|&level| errors[level] * scale <= error).unwrap_or(0) as u32
+    }
+
+    /// The shadow map's level for an instance of `errors`' model at `scale`.
+    pub fn light_level_at(&self, scale: f32) -> u32 {
+        Self::coarsest_within(&self.errors, scale, self.light_error)
     }
 
     /// Animation LOD's `CullPush::far_ratio` for a threshold of `pixels` across on screen: the
@@ -466,7 +474,7 @@ pub fn reference_levels(model: &Model, scene: &FrameScene, choice: &LevelChoice,
             // A level's error grows with the instance's scale, as in cull.comp.
             let distance = world.distance_to(scene.camera_position) * (1.0 - margin) / data.scale;
             let camera_level = seen.camera.then(|| choice.camera_level(distance));
-            let light_level = seen.light.then_some(choice.light_level);
+            let light_level = seen.light.then(|| choice.light_level_at(data.scale));
             let skinned = match (camera_level, light_level) {
                 (Some(camera), Some(light)) => camera.min(light),
                 (Some(level), None) | (None, Some(level)) => level,
