@@ -88,6 +88,9 @@ impl SceneArgs {
     /// whose joints it has; one whose joints none of them match keeps its own clips (and says so).
     pub(crate) fn load_all(&self, build_levels: bool) -> Result<Vec<Model>, String> {
         let paths = self.model_paths();
+        if self.default_crowd() {
+            return self.figure_crowd(&paths[0], build_levels);
+        }
         if paths.len() == 1 {
             return Ok(vec![self.load_path(&paths[0], &self.animations, build_levels)?]);
         }
@@ -104,6 +107,31 @@ impl SceneArgs {
             models.push(model);
         }
         Ok(models)
+    }
+
+    /// No model given, several instances with their variety, and no clip options that name the
+    /// figure's clips: the bundled figure and its variants (`generate::variants`) make the crowd.
+    fn default_crowd(&self) -> bool {
+        self.models.is_empty()
+            && self.more_models.is_empty()
+            && self.instances > 1
+            && self.variety.on()
+            && self.animations.is_empty()
+            && self.clips.is_none()
+            && self.ranges.is_none()
+            && self.layer.is_none()
+    }
+
+    /// The bundled figure at `path` and its variants, each prepared as a model read from a file.
+    fn figure_crowd(&self, path: &std::path::Path, build_levels: bool) -> Result<Vec<Model>, String> {
+        let figure = read_model(path, &default_animations(path, &[])).map_err(|error| error.to_string())?;
+        let mut models = vec![figure.clone()];
+        models.extend(vkskin::generate::variants::crowd_variants(&figure));
+        let levels = build_levels && self.lod.on();
+        let prepared: Vec<Model> =
+            models.into_iter().map(|model| prepare_model(model, levels, self.clip_compression).0).collect();
+        log::info!("{}: the bundled figure and {} variants of it", path.display(), prepared.len() - 1);
+        Ok(prepared)
     }
 
     /// One model file with `animations` (a .md5mesh's siblings where none are given).
@@ -147,6 +175,13 @@ pub(crate) fn open_model(
     if let Some(text) = clips {
         model.cut_clips(&parse_clips_argument(text)?)?;
     }
+    Ok(prepare_model(model, levels, compression))
+}
+
+/// What every model gets before it is shown, once read: its culling cells, its clips compressed
+/// (unless `--clip-compression off`) and, with `levels`, its levels of detail, side by side.
+/// Returns how long the levels took.
+pub(crate) fn prepare_model(mut model: Model, levels: bool, compression: Switch) -> (Model, Option<f64>) {
     // A thread of its own, not a rayon task: the chain waits on its own helper thread, and a
     // waiting rayon worker would be one worker less for both jobs' parallel parts. Both read the
     // model; the levels, which reorder its vertices, go in afterwards (the cells do not depend on
@@ -173,7 +208,7 @@ pub(crate) fn open_model(
         }
         seconds
     });
-    Ok((model, seconds))
+    (model, seconds)
 }
 
 /// `--layer CLIP@JOINT[:WEIGHT]`: a clip by name or index over a joint (by name) and its subtree.

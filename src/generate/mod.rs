@@ -32,6 +32,7 @@ pub mod spread_weights;
 mod surfaces;
 mod texture;
 pub mod twist;
+pub mod variants;
 
 /// The body part's shader, and so the stem of its texture's file name.
 pub const BODY_SHADER: &str = "figure_body";

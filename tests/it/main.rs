@@ -10,6 +10,7 @@ mod collada_loader;
 mod common;
 mod compression;
 mod conformance;
+mod crowds;
 mod culling;
 mod debug_views;
 mod dual_quaternion;
