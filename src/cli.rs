@@ -147,8 +147,18 @@ pub(crate) struct InspectArgs {
 /// `vkskin bench`'s arguments.
 #[derive(Args)]
 pub(crate) struct BenchArgs {
-    /// Model file (.md5mesh, .gltf, .glb, .ms3d, .dae, .fbx). Default: the bundled figure.
-    pub(crate) model: Option<PathBuf>,
+    /// Model file(s) (.md5mesh, .gltf, .glb, .ms3d, .dae, .fbx). Several: their mixed crowd (see
+    /// --mix). Default: the bundled figure.
+    #[arg(value_name = "FILE")]
+    pub(crate) models: Vec<PathBuf>,
+    /// More models, comma separated.
+    #[arg(long = "models", value_name = "FILE,...", value_delimiter = ',')]
+    pub(crate) more_models: Vec<PathBuf>,
+    /// With several models, comma separated: mixed (their crowd, each instance one of them) and
+    /// first (the first model alone), each a row. Default: mixed. Without model files, asking for
+    /// it mixes the bundled figure with its generated variants (`vkskin --instances N`'s crowd).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub(crate) mix: Vec<Mix>,
     /// File(s) whose clips play on the model, any format, matched by joint name (as `view`).
     #[arg(long = "anim", value_name = "FILE")]
     pub(crate) animations: Vec<PathBuf>,
@@ -260,6 +270,15 @@ pub(crate) struct GenerateArgs {
 pub(crate) enum Switch {
     On,
     Off,
+}
+
+/// `bench --mix`: a row's crowd.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Mix {
+    /// Every model, mixed.
+    Mixed,
+    /// The first model alone.
+    First,
 }
 
 impl Switch {

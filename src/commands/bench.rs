@@ -5,19 +5,40 @@ use vkskin::app::capture::FrameCapture;
 use vkskin::app::{default_animations, default_model_path};
 use vkskin::gpu::instance::validation_from_env;
 
-use super::scene::open_model;
-use crate::cli::{BenchArgs, Switch};
+use std::path::PathBuf;
+
+use vkskin::formats::read_model;
+use vkskin::model::Model;
+
+use super::scene::{open_model, prepare_model};
+use crate::cli::{BenchArgs, Mix, Switch};
 
 pub(crate) fn bench(arguments: BenchArgs) -> Result<(), String> {
     let mut capture = arguments.capture_frame.map(FrameCapture::attach).transpose()?;
-    let path = arguments.model.unwrap_or_else(default_model_path);
-    let animations = default_animations(&path, &arguments.animations);
-    // Opened as the viewer and render open it: the levels of detail measured on the files' keys,
+    let paths: Vec<PathBuf> = arguments.models.iter().chain(&arguments.more_models).cloned().collect();
+    // Opened as the viewer and render open them: the levels of detail measured on the files' keys,
     // the clips compressed beside them, so the bench draws the levels a user's frame draws.
     let levels = arguments.lod.iter().any(|lod| lod.on());
     let compression = if arguments.clip_compression.iter().any(|switch| switch.on()) { Switch::On } else { Switch::Off };
-    let (model, _) = open_model(&path, &animations, (None, None), levels, compression)?;
-    let clip = arguments.clip.as_deref().map(|clip| vkskin::app::find_clip(&model, clip)).transpose()?;
+    let models: Vec<Model> = if paths.is_empty() {
+        // The bundled figure; asked to mix, with its variants.
+        let path = default_model_path();
+        let figure = read_model(&path, &default_animations(&path, &arguments.animations)).map_err(|error| error.to_string())?;
+        let mut models = vec![figure.clone()];
+        if !arguments.mix.is_empty() {
+            models.extend(vkskin::generate::variants::crowd_variants(&figure));
+        }
+        models.into_iter().map(|model| prepare_model(model, levels, compression).0).collect()
+    } else {
+        let mut models = Vec::new();
+        for path in &paths {
+            let animations = default_animations(path, &arguments.animations);
+            models.push(open_model(path, &animations, (None, None), levels, compression)?.0);
+        }
+        models
+    };
+    let model = &models[0];
+    let clip = arguments.clip.as_deref().map(|clip| vkskin::app::find_clip(model, clip)).transpose()?;
     let options = BenchOptions {
         clip,
         crowd: arguments.crowd,
@@ -31,6 +52,7 @@ pub(crate) fn bench(arguments: BenchArgs) -> Result<(), String> {
         motion_blur: arguments.motion_blur.iter().map(|switch| switch.on()).collect(),
         counts: arguments.instances,
         strategies: arguments.strategy,
+        mixes: arguments.mix.iter().map(|&mix| mix == Mix::Mixed).collect(),
         warmup: arguments.warmup,
         frames: arguments.measure.max(1),
         size: arguments.size,
@@ -40,7 +62,7 @@ pub(crate) fn bench(arguments: BenchArgs) -> Result<(), String> {
     // A bar redrawn in place on a terminal; in a log, a plain line a step.
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let started = std::time::Instant::now();
-    let report = vkskin::app::bench::run(&model, &options, capture.as_mut(), |done, total, what| {
+    let report = vkskin::app::bench::run(&models, &options, capture.as_mut(), |done, total, what| {
         if terminal {
             eprint!("{}", progress_bar(done, total, what, started.elapsed()));
         } else {

@@ -181,8 +181,13 @@ impl Shape {
     /// so their shape has no indices to cull.
     pub fn of_models(models: &[&Model]) -> Shape {
         let shapes: Vec<Shape> = models.iter().map(|model| Shape::of(model)).collect();
+        Shape::largest(&shapes)
+    }
+
+    /// `of_models` from the models' shapes.
+    pub fn largest(shapes: &[Shape]) -> Shape {
         let most = |size: fn(&Shape) -> u64| shapes.iter().map(size).max().unwrap_or(0);
-        match shapes.as_slice() {
+        match shapes {
             [one] => *one,
             _ => Shape {
                 vertices: most(|shape| shape.vertices),
@@ -265,9 +270,13 @@ impl MemoryPlan {
         let rows = limits.max_compute_work_group_count[1];
         let shape = Shape::of_models(models);
         let limits = PlanLimits { binding: range, heap, dispatch_rows: rows };
-        let plan = match settings.light_culling {
-            true => MemoryPlan::with_light_culling(shape, strategy, instance_count, limits),
-            false => MemoryPlan::for_limits(shape, strategy, instance_count, limits),
+        let plan = match (models, settings.light_culling) {
+            ([_, _, ..], _) => {
+                let shapes: Vec<Shape> = models.iter().map(|model| Shape::of(model)).collect();
+                MemoryPlan::for_mix(&shapes, strategy, instance_count, limits)
+            }
+            (_, true) => MemoryPlan::with_light_culling(shape, strategy, instance_count, limits),
+            (_, false) => MemoryPlan::for_limits(shape, strategy, instance_count, limits),
         };
         if instance_count > plan.max_instances {
             return Err(gpu::Error::Other(format!(
@@ -311,27 +320,38 @@ impl MemoryPlan {
 
     /// The plan from the numbers alone.
     pub fn for_limits(shape: Shape, strategy: Strategy, instance_count: u32, limits: PlanLimits) -> MemoryPlan {
-        MemoryPlan::with_light_room(shape, strategy, instance_count, limits, None)
+        MemoryPlan::with_light_room(shape, strategy, instance_count, limits, (None, None))
+    }
+
+    /// The plan for an even mix of models of `shapes` (as `SceneSetup::with_models` lays them out):
+    /// chunks and per-instance rooms (work tables, joint positions, draw commands) sized for the
+    /// largest, as the renderer makes them; an instance's own skinned vertices and palettes
+    /// (the renderer fills chunks by bytes) counted at the mix's mean.
+    pub fn for_mix(shapes: &[Shape], strategy: Strategy, instance_count: u32, limits: PlanLimits) -> MemoryPlan {
+        let largest = Shape::largest(shapes);
+        let mean = shapes.iter().map(|&shape| instance_data_bytes(shape, strategy)).sum::<u64>() / shapes.len().max(1) as u64;
+        MemoryPlan::with_light_room(largest, strategy, instance_count, limits, (None, Some(mean)))
     }
 
     /// `for_limits`, with room for the triangle pass's light run of the finest level whose copy
     /// still lets the count fit; without, where none does.
     pub fn with_light_culling(shape: Shape, strategy: Strategy, instance_count: u32, limits: PlanLimits) -> MemoryPlan {
-        let without = MemoryPlan::with_light_room(shape, strategy, instance_count, limits, None);
+        let without = MemoryPlan::with_light_room(shape, strategy, instance_count, limits, (None, None));
         (0..shape.levels.min(MAX_LEVELS as u64) as u32)
-            .map(|level| MemoryPlan::with_light_room(shape, strategy, instance_count, limits, Some(level)))
+            .map(|level| MemoryPlan::with_light_room(shape, strategy, instance_count, limits, (Some(level), None)))
             .find(|plan| plan.light_level.is_some() && instance_count <= plan.max_instances)
             .unwrap_or(without)
     }
 
     /// `for_limits` with room for the light's culled triangles of `light_level` or none (only the
-    /// `compute` strategy's triangle pass keeps them).
+    /// `compute` strategy's triangle pass keeps them); `mean`: an instance's own data
+    /// (`instance_data_bytes`) at a mix's mean rather than `shape`'s.
     fn with_light_room(
         shape: Shape,
         strategy: Strategy,
         instance_count: u32,
         limits: PlanLimits,
-        light_level: Option<u32>,
+        (light_level, mean): (Option<u32>, Option<u64>),
     ) -> MemoryPlan {
         let PlanLimits { binding: range, heap, dispatch_rows: max_dispatch_rows } = limits;
         let vertices = shape.vertices.max(1);
@@ -381,7 +401,9 @@ impl MemoryPlan {
                 // Per frame in flight, the skinned vertices and (the motion vectors) their
                 // positions last frame, 12 bytes a vertex.
                 Strategy::Cpu => (skinned + vertices * 12) * frames + joint_positions,
-            };
+            }
+            - instance_data_bytes(shape, strategy)
+            + mean.unwrap_or_else(|| instance_data_bytes(shape, strategy));
 
         // Instances per chunk: as many as one binding holds of the skinned vertices, the palettes and
         // the culled indices, and no more than there are.
@@ -453,6 +475,20 @@ impl MemoryPlan {
             limiting,
             light_level,
         }
+    }
+}
+
+/// What one instance of `shape` takes of its own, which the renderer packs by bytes into chunks:
+/// its skinned vertices (`compute`; `cpu`: a copy per frame in flight, and last frame's positions)
+/// and its palette slots (not `cpu`).
+fn instance_data_bytes(shape: Shape, strategy: Strategy) -> u64 {
+    let vertices = shape.vertices.max(1);
+    let skinned = vertices * size_of::<SkinnedVertex>() as u64;
+    let palettes = 2 * (2 * shape.joints.max(1) + 1 + shape.morph_slots) * size_of::<PaletteMatrix>() as u64;
+    match strategy {
+        Strategy::Compute => skinned + palettes,
+        Strategy::Vertex => palettes,
+        Strategy::Cpu => (skinned + vertices * 12) * FRAMES_IN_FLIGHT as u64,
     }
 }
 

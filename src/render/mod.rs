@@ -500,7 +500,9 @@ impl Renderer {
         }
         let index = self.frame_index;
         self.frames[index].fence.wait()?;
+        // (Reading the timings may wait: lavapipe's query results wait for the queue.)
         self.collect_timings(index)?;
+        let started = std::time::Instant::now();
         // How the cull pass picks levels this frame, worked out once for every pass that needs it.
         let choice = self.level_choice(scene);
         self.write_slot(index, scene, &choice, extent)?;
@@ -519,6 +521,7 @@ impl Renderer {
         self.stats.barriers = self.record_frame(command_buffer, index, (scene, &choice), &output, overlay);
         commands::end(&self.device, command_buffer)?;
         self.frames[index].timestamps.written = true;
+        self.stats.record_ms = started.elapsed().as_secs_f64() * 1e3 - self.stats.cpu_skinning_ms;
         self.submit(index, &output)
     }
 

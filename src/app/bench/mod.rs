@@ -22,6 +22,9 @@ use crate::render::{Strategy, VisibleCounts};
 pub struct BenchOptions {
     pub counts: Vec<usize>,
     pub strategies: Vec<Strategy>,
+    /// With several models: rows of their mixed crowd (true) and of the first model alone (false),
+    /// in the order to run them.
+    pub mixes: Vec<bool>,
     /// Levels of detail off (false) and on (true), in the order to run them.
     pub lods: Vec<bool>,
     /// The triangle pass's light run off and on (`compute` only; where the memory plan has room).
@@ -88,6 +91,10 @@ pub(crate) fn finite(value: f64) -> Value {
 pub struct BenchRow {
     pub strategy: Strategy,
     pub instances: usize,
+    /// The crowd drawn (`SceneSetup::mix`): a model's name, or the models and their counts.
+    pub models: String,
+    /// Vertices an instance has, on average over the crowd's instances.
+    pub vertices: f64,
     /// Levels of detail on.
     pub lod: bool,
     /// The shadow pass drew the triangle pass's light run.
@@ -117,6 +124,8 @@ pub struct BenchRow {
     pub passes: Vec<(&'static str, Stats)>,
     /// The `cpu` strategy's skinning time per frame.
     pub cpu_skinning: Stats,
+    /// The CPU's time to write a frame's records and record its commands (`FrameStats::record_ms`).
+    pub record: Stats,
     /// The bandwidth reference: a copy moving the bytes the skin pass streams at this count (GPU
     /// timestamps), and the same copies' wall time, submit to fence.
     pub copy: Stats,
@@ -162,15 +171,15 @@ impl BenchRow {
     }
 
     /// Vertices animated per second of frame (wall) time: comparable across strategies.
-    pub fn vertices_per_second(&self, vertex_count: usize) -> f64 {
-        (self.instances * vertex_count) as f64 / (self.frame_wall.median / 1e3)
+    pub fn vertices_per_second(&self) -> f64 {
+        self.instances as f64 * self.vertices / (self.frame_wall.median / 1e3)
     }
 
     /// Vertices per second of skinning work alone: the skin pass (compute) or the CPU's (cpu).
-    pub fn skinned_vertices_per_second(&self, vertex_count: usize) -> f64 {
+    pub fn skinned_vertices_per_second(&self) -> f64 {
         // The vertex strategy's passes rasterize too: no time of skinning alone.
         let milliseconds = if self.strategy == Strategy::Vertex { f64::NAN } else { self.skinning_ms() };
-        (self.instances * vertex_count) as f64 / (milliseconds / 1e3)
+        self.instances as f64 * self.vertices / (milliseconds / 1e3)
     }
 }
 
@@ -229,15 +238,16 @@ fn bytes_per_instance(model: &Model, strategy: Strategy) -> u64 {
 /// Active morph targets per instance at `seconds`, averaged over the instances: what the palette
 /// pass lists, from its CPU mirror.
 fn active_targets(setup: &SceneSetup, seconds: f64) -> f64 {
-    if setup.model.morph_targets.is_empty() {
+    if setup.models().iter().all(|model| model.morph_targets.is_empty()) {
         return 0.0;
     }
     let scene = setup.frame(seconds, 1.0);
     let active: usize = scene
         .instances
         .iter()
-        .map(|data| {
-            let weights = crate::render::reference::reference_weights(&setup.model, data, &scene.morph_overrides);
+        .enumerate()
+        .map(|(index, data)| {
+            let weights = crate::render::reference::reference_weights(setup.model_of(index), data, &scene.morph_overrides);
             weights.iter().filter(|&&weight| weight != 0.0).count()
         })
         .sum();
@@ -249,15 +259,20 @@ fn active_targets(setup: &SceneSetup, seconds: f64) -> f64 {
 /// it on have active targets.
 pub fn morph_costs(report: &BenchReport) -> Vec<(Strategy, usize, bool, f64)> {
     let mut costs = Vec::new();
-    for on in report.rows.iter().filter(|row| row.morph && row.skipped.is_none() && row.active_targets > 0.0) {
+    for on in report
+        .rows
+        .iter()
+        .filter(|row| row.morph && row.skipped.is_none() && row.active_targets > 0.0 && row.models == report.model)
+    {
         let off = report.rows.iter().find(|off| {
             !off.morph
+                && off.models == on.models
                 && off.skipped.is_none()
                 && (off.strategy, off.instances, off.lod, off.light_culling, off.animation_lod, off.skinning, off.motion_blur)
                     == (on.strategy, on.instances, on.lod, on.light_culling, on.animation_lod, on.skinning, on.motion_blur)
         });
         if let Some(off) = off {
-            let work = (on.instances * report.vertex_count) as f64 * on.active_targets;
+            let work = on.instances as f64 * on.vertices * on.active_targets;
             costs.push((on.strategy, on.instances, on.lod, (on.skinning_ms() - off.skinning_ms()) * 1e6 / work));
         }
     }
@@ -271,9 +286,15 @@ pub fn palette_costs(report: &BenchReport) -> Vec<(Strategy, usize, f64, f64)> {
     let per_joint_instance =
         |row: &BenchRow| row.pass("palette").median * 1e6 / (row.instances * report.joint_count.max(1)) as f64;
     let mut costs = Vec::new();
-    for on in report.rows.iter().filter(|row| row.clip_compression && row.skipped.is_none() && !row.animation_lod) {
+    // The first model's rows alone: the joint count is its.
+    for on in report
+        .rows
+        .iter()
+        .filter(|row| row.clip_compression && row.skipped.is_none() && !row.animation_lod && row.models == report.model)
+    {
         let off = report.rows.iter().find(|off| {
             !off.clip_compression
+                && off.models == on.models
                 && off.skipped.is_none()
                 && (
                     off.strategy,
@@ -309,7 +330,7 @@ pub fn skinning_costs(report: &BenchReport) -> Vec<(Strategy, usize, Skinning, f
     report
         .rows
         .iter()
-        .filter(|row| row.skipped.is_none() && !row.lod && row.morph)
+        .filter(|row| row.skipped.is_none() && !row.lod && row.morph && row.models == report.model)
         .map(|row| {
             let work = (row.instances * report.influence_count) as f64;
             (row.strategy, row.instances, row.skinning, row.skinning_ms() * 1e6 / work)

@@ -203,6 +203,7 @@ impl BenchReport {
         };
         let ratio = |ratio: f64| if ratio.is_finite() { format!("{ratio:.2}") } else { "-".into() };
         vec![
+            Column::setting("models", |_, row| row.models.clone()),
             Column::setting("strategy", |_, row| row.strategy.name().to_string()),
             Column::setting("instances", |_, row| row.instances.to_string()),
             Column::setting("clip compression", |_, row| on_off(row.clip_compression).to_string()),
@@ -222,6 +223,9 @@ impl BenchReport {
             pass("shadow", "shadow", ""),
             pass("forward", "forward", ""),
             pass("motion", "motion", ""),
+            Column::measured("record ms", "the CPU's time to write a frame's records and record its commands", |_, row| {
+                milliseconds(row.record.median)
+            }),
             Column::measured("CPU skin ms", "the cpu strategy's skinning on the CPU", |_, row| {
                 milliseconds(row.cpu_skinning.median)
             }),
@@ -234,9 +238,7 @@ impl BenchReport {
             Column::measured("skin/touched", "skin pass ÷ a copy of every byte it touches", move |_, row| {
                 ratio(row.skin_copy_touched_ratio())
             }),
-            Column::measured("Mvert/s", "animated vertices per second of frame time", |report, row| {
-                rate(row.vertices_per_second(report.vertex_count))
-            }),
+            Column::measured("Mvert/s", "animated vertices per second of frame time", |_, row| rate(row.vertices_per_second())),
             Column::measured("image vs full detail", "pixels changed and PSNR against the row without LOD", |_, row| {
                 row.image_difference.map_or("-".into(), |difference| {
                     format!("{:.3}%, {:.1} dB", 100.0 * difference.changed_share(), difference.psnr)
@@ -280,8 +282,11 @@ impl BenchReport {
                     "skin_copy_ratio": finite(row.skin_copy_ratio()),
                     "copy_touched_reference_ms": row.copy_touched.to_json(),
                     "skin_copy_touched_ratio": finite(row.skin_copy_touched_ratio()),
-                    "vertices_per_second": finite(row.vertices_per_second(self.vertex_count)),
-                    "skinned_vertices_per_second": finite(row.skinned_vertices_per_second(self.vertex_count)),
+                    "vertices_per_second": finite(row.vertices_per_second()),
+                    "skinned_vertices_per_second": finite(row.skinned_vertices_per_second()),
+                    "models": row.models,
+                    "mean_vertices": row.vertices,
+                    "record_ms": row.record.to_json(),
                     "bytes_per_instance": row.bytes_per_instance,
                     "visible": row.visible.map(|visible| json!({
                         "skinned": visible.skinned,
@@ -334,7 +339,8 @@ impl BenchReport {
              cull_ms,palette_ms,skin_ms,triangles_ms,shadow_ms,forward_ms,motion_ms,resolve_ms,cpu_skinning_ms,copy_reference_ms,copy_reference_wall_ms,skin_copy_ratio,\
              copy_touched_reference_ms,skin_copy_touched_ratio,\
              vertices_per_second,skinned_vertices_per_second,bytes_per_instance,visible_skinned,visible_camera,visible_light,\
-             lod,light_culling,animation_lod,image_changed_share,image_psnr_db,morph,active_targets,skinning,motion_blur,clip_compression\n",
+             lod,light_culling,animation_lod,image_changed_share,image_psnr_db,morph,active_targets,skinning,motion_blur,clip_compression,\
+             models,mean_vertices,record_ms\n",
         );
         let number = |value: f64| if value.is_finite() { format!("{value}") } else { String::new() };
         for row in &self.rows {
@@ -342,7 +348,7 @@ impl BenchReport {
             let visible = row.visible;
             let _ = writeln!(
                 out,
-                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{}",
                 row.strategy.name(),
                 row.instances,
                 number(row.frame_wall.median),
@@ -363,8 +369,8 @@ impl BenchReport {
                 number(row.skin_copy_ratio()),
                 number(row.copy_touched.median),
                 number(row.skin_copy_touched_ratio()),
-                number(row.vertices_per_second(self.vertex_count)),
-                number(row.skinned_vertices_per_second(self.vertex_count)),
+                number(row.vertices_per_second()),
+                number(row.skinned_vertices_per_second()),
                 row.bytes_per_instance,
                 visible.map_or(String::new(), |visible| visible.skinned.to_string()),
                 visible.map_or(String::new(), |visible| visible.camera.to_string()),
@@ -379,6 +385,9 @@ impl BenchReport {
                 row.skinning.name(),
                 on_off(row.motion_blur),
                 on_off(row.clip_compression),
+                row.models.replace('"', "'"),
+                number(row.vertices),
+                number(row.record.median),
             );
         }
         out
@@ -439,7 +448,6 @@ impl BenchReport {
         save("bench.csv", self.to_csv().as_bytes())?;
 
         let title_suffix = format!("{}, {}x{}", self.device, self.resolution.0, self.resolution.1);
-        let vertex_count = self.vertex_count;
         let mut skin_vs_copy = self.compute_series("skin pass", |row| row.pass("skin").median);
         skin_vs_copy.extend(self.compute_series("copy reference", |row| row.copy.median));
         skin_vs_copy.extend(self.compute_series("copy of every byte touched", |row| row.copy_touched.median));
@@ -476,7 +484,7 @@ impl BenchReport {
                     y_label: "vertices / s".into(),
                     log_x: true,
                     log_y: true,
-                    series: self.series(|row| row.vertices_per_second(vertex_count)),
+                    series: self.series(|row| row.vertices_per_second()),
                 },
             ),
             (

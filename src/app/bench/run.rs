@@ -23,28 +23,46 @@ use crate::render::{MemoryPlan, Pass, RenderSettings, Strategy};
 /// Runs the whole campaign. `progress` gets (done, total, what is running now).
 /// `capture`: RenderDoc, to capture one frame of the run (counted over every strategy and count,
 /// warm-up frames included).
+/// `models`: the crowd's (one, or several mixed: `BenchOptions::mixes`); the first is the
+/// report's model and the copy references'.
 pub fn run(
-    model: &Model,
+    models: &[Model],
     options: &BenchOptions,
     capture: Option<&mut FrameCapture>,
     mut progress: impl FnMut(usize, usize, &str),
 ) -> Result<BenchReport, String> {
+    let model = models.first().ok_or("no model to bench")?;
     let device = headless_device(options.validation).map_err(|error| error.to_string())?;
-    let total: usize =
-        options.counts.len() * options.strategies.iter().map(|&strategy| variants(options, model, strategy).len()).sum::<usize>();
-    let mut full = model.clone();
-    full.levels.clear();
+    let total: usize = options.counts.len()
+        * options.strategies.iter().map(|&strategy| variants(options, models, strategy).len()).sum::<usize>();
+    let full: Vec<Model> = models
+        .iter()
+        .map(|model| {
+            let mut full = model.clone();
+            full.levels.clear();
+            full
+        })
+        .collect();
     // A model opened with its levels (the CLI's) keeps them; one without gets them here.
-    let levelled = match options.lods.contains(&true) {
-        true if !model.levels.is_empty() => model.clone(),
-        true => crate::model::lod::with_levels(model),
-        false => full.clone(),
-    };
+    let levelled: Vec<Model> = models
+        .iter()
+        .zip(&full)
+        .map(|(model, full)| match options.lods.contains(&true) {
+            true if !model.levels.is_empty() => model.clone(),
+            true => crate::model::lod::with_levels(model),
+            false => full.clone(),
+        })
+        .collect();
     // The same models playing the files' keys, for rows with compression off.
-    let keys_of = |model: &Model| {
-        let mut keys = model.clone();
-        keys.animations.iter_mut().for_each(|animation| animation.compressed = None);
-        keys
+    let keys_of = |models: &[Model]| -> Vec<Model> {
+        models
+            .iter()
+            .map(|model| {
+                let mut keys = model.clone();
+                keys.animations.iter_mut().for_each(|animation| animation.compressed = None);
+                keys
+            })
+            .collect()
     };
     let keys = options.clip_compression.contains(&false).then(|| (keys_of(&full), keys_of(&levelled)));
     let copies = CopyReferences::measure(&device, model, options, |what| progress(0, total, what))?;
@@ -54,18 +72,21 @@ pub fn run(
     let mut frames = (capture, 0u64);
     for &instances in &options.counts {
         for (strategy_index, &strategy) in options.strategies.iter().enumerate() {
-            for variant in variants(options, model, strategy) {
+            for variant in variants(options, models, strategy) {
                 let (full, levelled) = match &keys {
                     Some((full_keys, levelled_keys)) if !variant.compressed => (full_keys, levelled_keys),
                     _ => (&full, &levelled),
                 };
-                let model = if variant.lod { levelled } else { full };
+                let crowd = if variant.lod { levelled } else { full };
+                // The mix, or the first model alone.
+                let crowd = if variant.mixed { &crowd[..] } else { &crowd[..1] };
                 progress(rows.len(), total, &variant.describe(strategy, instances));
-                let mut row = variant.row(strategy, instances, model, &copies);
-                let image = measure(&device, model, options, (strategy, variant), &mut frames, &mut row, comparisons.compared)?;
+                let mut row = variant.row(strategy, instances, &crowd[0], &copies);
+                let image = measure(&device, crowd, options, (strategy, variant), &mut frames, &mut row, comparisons.compared)?;
                 if let Some(image) = image {
                     let key = (
                         instances,
+                        variant.mixed,
                         strategy_index,
                         variant.light,
                         variant.morph,
@@ -114,6 +135,8 @@ pub fn run(
 /// One configuration a strategy runs in.
 #[derive(Clone, Copy)]
 struct Variant {
+    /// Several models mixed (false: the first alone).
+    mixed: bool,
     lod: bool,
     compressed: bool,
     light: bool,
@@ -126,12 +149,13 @@ struct Variant {
 /// Every variant the options ask of `strategy`: each option's values (its default where none is
 /// given), less what the strategy cannot run (only `compute` has a triangle pass, and `cpu` no
 /// palette pass); morph targets on and off only for a model that has some.
-fn variants(options: &BenchOptions, model: &Model, strategy: Strategy) -> Vec<Variant> {
+fn variants(options: &BenchOptions, models: &[Model], strategy: Strategy) -> Vec<Variant> {
     let or = |given: &[bool], default: bool| if given.is_empty() { vec![default] } else { given.to_vec() };
+    let mixes = if models.len() > 1 { or(&options.mixes, true) } else { vec![false] };
     let lods = or(&options.lods, false);
     let lights = if strategy == Strategy::Compute { or(&options.light_culling, true) } else { vec![false] };
     let animation_lods = if strategy == Strategy::Cpu { vec![false] } else { or(&options.animation_lod, false) };
-    let morphs = if model.morph_targets.is_empty() { vec![true] } else { or(&options.morph, true) };
+    let morphs = if models.iter().all(|model| model.morph_targets.is_empty()) { vec![true] } else { or(&options.morph, true) };
     let skinnings = if options.skinning.is_empty() { vec![Skinning::Linear] } else { options.skinning.clone() };
     let blurs = or(&options.motion_blur, false);
     let compressions = if strategy == Strategy::Cpu {
@@ -140,21 +164,24 @@ fn variants(options: &BenchOptions, model: &Model, strategy: Strategy) -> Vec<Va
         or(&options.clip_compression, true)
     };
     let mut variants = Vec::new();
-    for &compressed in &compressions {
-        for &lod in &lods {
-            for &light in &lights {
-                for &animation_lod in &animation_lods {
-                    for &morph in &morphs {
-                        for &skinning in &skinnings {
-                            variants.extend(blurs.iter().map(|&blur| Variant {
-                                lod,
-                                compressed,
-                                light,
-                                animation_lod,
-                                morph,
-                                skinning,
-                                blur,
-                            }));
+    for &mixed in &mixes {
+        for &compressed in &compressions {
+            for &lod in &lods {
+                for &light in &lights {
+                    for &animation_lod in &animation_lods {
+                        for &morph in &morphs {
+                            for &skinning in &skinnings {
+                                variants.extend(blurs.iter().map(|&blur| Variant {
+                                    mixed,
+                                    lod,
+                                    compressed,
+                                    light,
+                                    animation_lod,
+                                    morph,
+                                    skinning,
+                                    blur,
+                                }));
+                            }
                         }
                     }
                 }
@@ -168,7 +195,8 @@ impl Variant {
     /// What the progress line says while the variant runs.
     fn describe(&self, strategy: Strategy, instances: usize) -> String {
         format!(
-            "{} × {instances}, clip compression {}, lod {}, light culling {}, animation lod {}, morph {}, {} skinning, motion blur {}",
+            "{}{} × {instances}, clip compression {}, lod {}, light culling {}, animation lod {}, morph {}, {} skinning, motion blur {}",
+            if self.mixed { "mix, " } else { "" },
             strategy.name(),
             on_off(self.compressed),
             on_off(self.lod),
@@ -186,6 +214,9 @@ impl Variant {
         BenchRow {
             strategy,
             instances,
+            models: model.name.clone(),
+            vertices: model.vertices.len() as f64,
+            record: Stats::default(),
             lod: self.lod,
             clip_compression: self.compressed,
             light_culling: false,
@@ -259,7 +290,7 @@ impl CopyReferences {
 /// after, so that animation LOD has last frame's palettes to keep.
 fn measure(
     device: &Arc<Device>,
-    model: &Model,
+    models: &[Model],
     options: &BenchOptions,
     (strategy, variant): (Strategy, Variant),
     (capture, frames_submitted): &mut (Option<&mut FrameCapture>, u64),
@@ -270,13 +301,17 @@ fn measure(
     let instances = row.instances;
     let planned =
         u32::try_from(instances).map_err(|_| format!("{instances} instances: expected at most {}", u32::MAX)).and_then(|count| {
-            MemoryPlan::new(device, &[model], strategy, count, Default::default()).map_err(|error| error.to_string())
+            let borrowed: Vec<&Model> = models.iter().collect();
+            MemoryPlan::new(device, &borrowed, strategy, count, Default::default()).map_err(|error| error.to_string())
         });
     if let Err(reason) = planned {
         row.skipped = Some(reason);
         return Ok(None);
     }
-    let mut setup = SceneSetup::with_variety(model.clone(), instances, options.variety);
+    let mut setup = SceneSetup::with_models(models.to_vec(), instances, options.variety);
+    row.models = setup.mix();
+    row.vertices = (0..setup.instances.len()).map(|index| setup.model_of(index).vertices.len() as f64).sum::<f64>()
+        / setup.instances.len().max(1) as f64;
     for instance in &mut setup.instances {
         instance.clip = options.clip.or(instance.clip);
         instance.skinning = variant.skinning;
@@ -285,7 +320,8 @@ fn measure(
         setup.play_every_clip();
     }
     if !variant.morph {
-        setup.morph_overrides = vec![Some(0.0); model.morph_targets.len()];
+        let most = setup.models().iter().map(|model| model.morph_targets.len()).max().unwrap_or(0);
+        setup.morph_overrides = vec![Some(0.0); most];
     }
     let settings = RenderSettings {
         light_culling: variant.light,
@@ -303,7 +339,7 @@ fn measure(
     row.light_culling = headless.renderer.setup.light_culling;
     row.bytes_per_instance = headless.renderer.setup.memory.bytes_per_instance;
     let aspect = headless.aspect();
-    let (mut frame_walls, mut timings, mut cpu_skinning) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut frame_walls, mut timings, mut cpu_skinning, mut records) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut last = Instant::now();
     for frame in 0..options.warmup + options.frames {
         let scene = setup.frame(f64::from(frame) / 60.0, aspect);
@@ -317,6 +353,7 @@ fn measure(
         if frame >= options.warmup {
             frame_walls.push(now.duration_since(last).as_secs_f64() * 1e3);
             cpu_skinning.push(headless.renderer.stats.cpu_skinning_ms);
+            records.push(headless.renderer.stats.record_ms);
             // The timings of the frame whose slot this one reused (two frames ago).
             timings.extend(headless.renderer.stats.timings.clone());
         }
@@ -337,6 +374,7 @@ fn measure(
         return Ok(image);
     }
     row.frame_wall = Stats::of(&frame_walls);
+    row.record = Stats::of(&records);
     row.frame_gpu = Stats::of(&timings.iter().map(|timing| timing.total()).collect::<Vec<_>>());
     // The benchmark draws no panel: the overlay pass never runs here.
     row.passes = Pass::ALL
@@ -349,9 +387,9 @@ fn measure(
     Ok(image)
 }
 
-/// Keyed by (count, strategy, light culling, morph, skinning mode, motion blur, clip compression): a row's variants
-/// differ only in levels of detail and animation LOD.
-type Key = (usize, usize, bool, bool, usize, bool, bool);
+/// Keyed by (count, mix, strategy, light culling, morph, skinning mode, motion blur, clip compression): a row's
+/// variants differ only in levels of detail and animation LOD.
+type Key = (usize, bool, usize, bool, bool, usize, bool, bool);
 
 /// The images that levels of detail and animation LOD change, against the row at full detail.
 #[derive(Default)]
