@@ -23,6 +23,8 @@ pub struct PanelInfo<'a> {
     pub resolution: (u32, u32),
     pub present_mode: &'a str,
     pub model_name: &'a str,
+    /// A crowd of several models: each one's name and instance count (empty for one model).
+    pub crowd: Vec<(&'a str, usize)>,
     pub vertices: usize,
     pub triangles: usize,
     pub joints: usize,
@@ -115,6 +117,8 @@ pub enum Action {
     MotionBlur(bool),
     /// The crowd varied or copies (`--variety`).
     Variety(bool),
+    /// Model N of a crowd of several leaves it (its instances go to the others).
+    RemoveModel(usize),
 }
 
 impl Action {
@@ -122,7 +126,7 @@ impl Action {
     /// `pause`, `play`, `step`, `seek=0.5`, `debug=skeleton,bounds`, `layer=1@4:0.8` (clip, joint
     /// and weight by number) or `layer=none`, `capture`, `open=PATH`, `panel=off` or
     /// `animation-lod=on`, `morph=TARGET:WEIGHT` or `morph=TARGET:clip`, `skinning=dual-quaternion`,
-    /// `motion-blur=on`, `variety=off` (`view --drive`: a test or a demo runs the panel's controls
+    /// `motion-blur=on`, `variety=off`, `remove-model=N` (`view --drive`: a test or a demo runs the panel's controls
     /// without a pointer).
     pub fn parse(text: &str) -> Result<Action, String> {
         let (name, value) = text.split_once('=').unwrap_or((text, ""));
@@ -178,6 +182,7 @@ impl Action {
                 Action::Morph(target, weight)
             }
             "capture" => Action::Capture,
+            "remove-model" => Action::RemoveModel(number("remove-model")? as usize),
             "open" if !value.is_empty() => Action::Open(value.into()),
             _ => {
                 return Err(format!(
@@ -372,6 +377,19 @@ impl Panel {
     }
 
     fn controls(&mut self, ui: &mut egui::Ui, info: &PanelInfo<'_>, actions: &mut Vec<Action>) {
+        // A crowd of several models: each with its instances, and a button that takes it out (a
+        // model file dropped on the window joins).
+        for (index, (name, count)) in info.crowd.iter().enumerate() {
+            ui.horizontal(|ui| {
+                ui.label(format!("{name}: {count} instances"));
+                let label = format!("remove {name}");
+                let response = ui.small_button("remove").on_hover_text(&label);
+                self.place(&label, &response);
+                if response.clicked() {
+                    actions.push(Action::RemoveModel(index));
+                }
+            });
+        }
         ui.horizontal(|ui| {
             ui.label("strategy");
             for strategy in Strategy::ALL {

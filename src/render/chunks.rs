@@ -327,10 +327,19 @@ impl MemoryPlan {
     /// chunks and per-instance rooms (work tables, joint positions, draw commands) sized for the
     /// largest, as the renderer makes them; an instance's own skinned vertices and palettes
     /// (the renderer fills chunks by bytes) counted at the mix's mean.
+    /// A chunk holds whole rounds of the mix (each model once a round, as `crowd_model` deals
+    /// them), as many as one binding holds.
     pub fn for_mix(shapes: &[Shape], strategy: Strategy, instance_count: u32, limits: PlanLimits) -> MemoryPlan {
         let largest = Shape::largest(shapes);
-        let mean = shapes.iter().map(|&shape| instance_data_bytes(shape, strategy)).sum::<u64>() / shapes.len().max(1) as u64;
-        MemoryPlan::with_light_room(largest, strategy, instance_count, limits, (None, Some(mean)))
+        let round = |bytes: fn(Shape) -> u64| shapes.iter().map(|&shape| bytes(shape)).sum::<u64>();
+        let models = shapes.len().max(1) as u64;
+        let mix = Mix {
+            data: shapes.iter().map(|&shape| instance_data_bytes(shape, strategy)).sum::<u64>() / models,
+            skinned: round(|shape| shape.vertices.max(1) * size_of::<SkinnedVertex>() as u64),
+            palettes: round(palette_bytes),
+            models,
+        };
+        MemoryPlan::with_light_room(largest, strategy, instance_count, limits, (None, Some(mix)))
     }
 
     /// `for_limits`, with room for the triangle pass's light run of the finest level whose copy
@@ -344,14 +353,14 @@ impl MemoryPlan {
     }
 
     /// `for_limits` with room for the light's culled triangles of `light_level` or none (only the
-    /// `compute` strategy's triangle pass keeps them); `mean`: an instance's own data
-    /// (`instance_data_bytes`) at a mix's mean rather than `shape`'s.
+    /// `compute` strategy's triangle pass keeps them); `mix`: an instance's own data
+    /// (`instance_data_bytes`) at a mix's mean rather than `shape`'s, and chunks of whole rounds.
     fn with_light_room(
         shape: Shape,
         strategy: Strategy,
         instance_count: u32,
         limits: PlanLimits,
-        (light_level, mean): (Option<u32>, Option<u64>),
+        (light_level, mix): (Option<u32>, Option<Mix>),
     ) -> MemoryPlan {
         let PlanLimits { binding: range, heap, dispatch_rows: max_dispatch_rows } = limits;
         let vertices = shape.vertices.max(1);
@@ -403,12 +412,15 @@ impl MemoryPlan {
                 Strategy::Cpu => (skinned + vertices * 12) * frames + joint_positions,
             }
             - instance_data_bytes(shape, strategy)
-            + mean.unwrap_or_else(|| instance_data_bytes(shape, strategy));
+            + mix.map_or_else(|| instance_data_bytes(shape, strategy), |mix| mix.data);
 
         // Instances per chunk: as many as one binding holds of the skinned vertices, the palettes and
         // the culled indices, and no more than there are.
-        let mut per_chunk =
-            (range / skinned).min(range / palettes).min(range / culled_indices.max(1)).min(u64::from(u32::MAX)) as u32;
+        let mut per_chunk = match mix {
+            // Whole rounds of the mix: what each chunk holds is then known to the byte.
+            Some(mix) => ((range / mix.skinned).min(range / mix.palettes) * mix.models).min(u64::from(u32::MAX)) as u32,
+            None => (range / skinned).min(range / palettes).min(range / culled_indices.max(1)).min(u64::from(u32::MAX)) as u32,
+        };
         // The culled indices are laid out in whole groups ([`group_size`]): where rounding a
         // chunk up to whole groups would overflow the binding, the chunk holds whole groups only.
         if culled_indices > 0 && per_chunk > 0 {
@@ -478,13 +490,30 @@ impl MemoryPlan {
     }
 }
 
+/// A mix's sizes for the plan (`MemoryPlan::for_mix`).
+#[derive(Clone, Copy, Debug)]
+struct Mix {
+    /// An instance's own data (`instance_data_bytes`), on average.
+    data: u64,
+    /// One instance of each model: skinned vertices and palette bytes.
+    skinned: u64,
+    palettes: u64,
+    models: u64,
+}
+
+/// An instance's palette slots in bytes: each joint's matrix and dual quaternion, a header, the
+/// morph block (common.glsl: the slots), twice (this frame's and the previous block).
+fn palette_bytes(shape: Shape) -> u64 {
+    2 * (2 * shape.joints.max(1) + 1 + shape.morph_slots) * size_of::<PaletteMatrix>() as u64
+}
+
 /// What one instance of `shape` takes of its own, which the renderer packs by bytes into chunks:
 /// its skinned vertices (`compute`; `cpu`: a copy per frame in flight, and last frame's positions)
 /// and its palette slots (not `cpu`).
 fn instance_data_bytes(shape: Shape, strategy: Strategy) -> u64 {
     let vertices = shape.vertices.max(1);
     let skinned = vertices * size_of::<SkinnedVertex>() as u64;
-    let palettes = 2 * (2 * shape.joints.max(1) + 1 + shape.morph_slots) * size_of::<PaletteMatrix>() as u64;
+    let palettes = palette_bytes(shape);
     match strategy {
         Strategy::Compute => skinned + palettes,
         Strategy::Vertex => palettes,

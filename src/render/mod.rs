@@ -65,7 +65,7 @@ use passes::skin::{SkinInputs, SkinPass};
 use passes::triangles::{self, TriangleCulling, TriangleInputs};
 pub use settings::{RenderSettings, SkinTuning};
 pub use shader_types::MAX_CHUNKS;
-use shader_types::{CullCounters, InstanceData};
+use shader_types::{CullCounters, InstanceData, PaletteMatrix, SkinnedVertex};
 use slots::{FrameSlot, SlotSetup};
 pub use stats::{CullReadback, FrameStats, PassTimings, VisibleCounts};
 
@@ -347,6 +347,19 @@ impl Renderer {
             })
             .collect();
         let slots = InstanceSlots::new(&sizes, instance_models, chunking);
+        // The plan sized chunks for an even mix; another mix could overfill one.
+        let range = u64::from(device.limits().max_storage_buffer_range).min(settings.binding.unwrap_or(u64::MAX));
+        let fullest = (strategy == Strategy::Compute)
+            .then(|| slots.chunk_vertices.iter().map(|&vertices| vertices * std::mem::size_of::<SkinnedVertex>() as u64).max())
+            .flatten();
+        let most_slots = slots.chunk_palette_slots.iter().map(|&slots| slots * std::mem::size_of::<PaletteMatrix>() as u64).max();
+        if let Some(bytes) = fullest.into_iter().chain(most_slots).find(|&bytes| bytes > range) {
+            return Err(gpu::Error::Other(format!(
+                "a chunk of {} instances takes {bytes} bytes, past maxStorageBufferRange ({range}): the models are not \
+                 mixed evenly enough for the plan's chunks",
+                chunking.instances_per_chunk
+            )));
+        }
 
         // What the cull pass writes each frame (GPU-produced, so one copy guarded by barriers): the
         // counts as indirect arguments, the list of instances to skin, and per-mesh draw commands

@@ -32,12 +32,14 @@ struct Driver {
     panel: Panel,
     timings: PassTimings,
     labels: Vec<String>,
+    /// The crowd's models and counts the snapshot shows (none: one model).
+    crowd: Vec<(&'static str, usize)>,
 }
 
 impl Driver {
     fn new() -> Driver {
         let timings = PassTimings { milliseconds: vec![("cull", 0.1), ("skin", 0.3), ("forward", 2.0), ("overlay", 0.5)] };
-        Driver { context: egui::Context::default(), panel: Panel::new(true), timings, labels: Vec::new() }
+        Driver { context: egui::Context::default(), panel: Panel::new(true), timings, labels: Vec::new(), crowd: Vec::new() }
     }
 
     /// One frame with these input events; the actions the panel returned.
@@ -49,6 +51,7 @@ impl Driver {
             resolution: (1280, 720),
             present_mode: "FIFO",
             model_name: "figure",
+            crowd: self.crowd.clone(),
             vertices: 3724,
             triangles: 6948,
             joints: 23,
@@ -168,6 +171,23 @@ fn the_panels_controls_give_the_actions_the_viewer_applies() {
 }
 
 /// Whether two pixels differ by more than 2 in a channel.
+/// A crowd of several models: the panel lists each with its instances, and a model's button takes
+/// it out; one model lists none.
+#[test]
+fn the_panel_lists_a_crowds_models_and_takes_one_out() {
+    let mut driver = Driver::new();
+    driver.frame(vec![]);
+    assert!(!driver.labels.iter().any(|label| label.contains("instances") && label.contains(':')), "{:?}", driver.labels);
+    driver.crowd = vec![("figure", 6), ("Fox", 5), ("CesiumMan", 5)];
+    driver.frame(vec![]);
+    driver.frame(vec![]);
+    for listed in ["figure: 6 instances", "Fox: 5 instances", "CesiumMan: 5 instances"] {
+        assert!(driver.labels.iter().any(|label| label == listed), "{listed} in {:?}", driver.labels);
+    }
+    assert_eq!(driver.click("remove Fox"), vec![Action::RemoveModel(1)]);
+    assert_eq!(Action::parse("remove-model=2"), Ok(Action::RemoveModel(2)));
+}
+
 fn differs(a: &image::Rgba<u8>, b: &image::Rgba<u8>) -> bool {
     a.0.iter().zip(b.0).any(|(&p, q)| p.abs_diff(q) > 2)
 }

@@ -65,7 +65,10 @@ fn a_headless_capture_holds_the_pass_labels_and_the_named_skinned_buffer() {
         .args(["capture", "-w", "-c"])
         .arg(folder.join("vkskin"))
         .arg(env!("CARGO_BIN_EXE_vkskin"))
-        .args(["render", "--instances", "2", "--size", "160x120", "--light-culling", "on", "--capture-frame", "2", "--out"])
+        // The figure named: one model, so the triangle pass runs (the default crowd mixes its variants).
+        .arg("render")
+        .arg(vkskin::app::default_model_path())
+        .args(["--instances", "2", "--size", "160x120", "--light-culling", "on", "--capture-frame", "2", "--out"])
         .arg(folder.join("frame.png"))
         .env("RUST_LOG", "warn")
         .output()

@@ -9,6 +9,7 @@ use crate::app::panel::Action;
 use crate::app::{default_animations, SceneSetup};
 use crate::formats::load_model;
 use crate::gpu;
+use crate::model::Model;
 use crate::render::passes::debug::DebugViews;
 use crate::render::{MemoryPlan, Output, Renderer, Strategy};
 
@@ -120,9 +121,10 @@ impl Viewer {
         }
     }
 
-    /// A file dropped on the window: a model replaces the current one; a file of clips without a
-    /// mesh (a .md5anim, a "without skin" FBX or glTF) adds its clips to the model shown, matched by
-    /// joint name. A file that fails keeps the current model and shows its error.
+    /// A file dropped on the window: a model joins the crowd (several instances shown) or replaces
+    /// the model (one instance: a model looked at alone); a file of clips without a mesh (a
+    /// .md5anim, a "without skin" FBX or glTF) adds its clips to the first model, matched by joint
+    /// name. A file that fails keeps the scene and shows its error.
     fn open_dropped(&mut self, path: &std::path::Path) -> gpu::Result<()> {
         let is_animation = crate::formats::is_clips_only(path);
         let (mesh, animations) = if is_animation {
@@ -153,7 +155,19 @@ impl Viewer {
         let added: Vec<usize> =
             (0..model.clips.len()).filter(|&clip| is_animation && model.clip_source(clip) == Some(path)).collect();
         let added_clip = model.first_moving(added.iter().copied()).or(added.first().copied());
-        let mut setup = SceneSetup::with_variety(model, self.setup.instances.len(), self.setup.variety);
+        let count = self.setup.instances.len();
+        if !is_animation && count > 1 {
+            let mut models: Vec<Model> = self.setup.models().into_iter().cloned().collect();
+            models.push(model);
+            let mut setup = SceneSetup::with_models(models, count, self.setup.variety);
+            setup.camera = self.setup.camera;
+            if self.replace_scene(setup, self.options.strategy)? {
+                self.last_error = None;
+                self.start_levels();
+            }
+            return Ok(());
+        }
+        let mut setup = SceneSetup::with_variety(model, count, self.setup.variety);
         if let Some(clip) = added_clip {
             setup.play(clip, self.clock, self.options.fade_seconds);
         }
@@ -173,14 +187,18 @@ impl Viewer {
     /// for a model no longer shown is let go: its result is never looked at.
     pub(super) fn start_levels(&mut self) {
         self.levels = None;
-        if !self.options.lod || !self.setup.model.levels.is_empty() {
+        if !self.options.lod || self.setup.models().iter().all(|model| !model.levels.is_empty()) {
             return;
         }
-        let model = self.setup.model.clone();
+        let models: Vec<Model> = self.setup.models().into_iter().cloned().collect();
         let (sender, receiver) = std::sync::mpsc::channel();
         let spawned = std::thread::Builder::new().name("levels-of-detail".into()).spawn(move || {
             let started = Instant::now();
-            let levelled = crate::model::lod::with_levels(&model);
+            // Each model's, one after another (a crowd's: every model's).
+            let levelled = models
+                .iter()
+                .map(|model| if model.levels.is_empty() { crate::model::lod::with_levels(model) } else { model.clone() })
+                .collect();
             let _ = sender.send((levelled, started.elapsed().as_secs_f64()));
         });
         match spawned {
@@ -207,21 +225,24 @@ impl Viewer {
             };
         let waited = build.started.elapsed().as_secs_f64();
         self.levels = None;
-        let Some((levelled, seconds)) = received else {
+        let Some((mut levelled, seconds)) = received else {
             self.last_error = Some("levels of detail not built: their worker thread failed".into());
             return Ok(());
         };
-        log::info!(
-            "{}: {} levels of detail built in {seconds:.3} s ({waited:.3} s after the request)",
-            levelled.name,
-            levelled.levels.len()
-        );
-        if levelled.levels.is_empty() {
+        for model in &levelled {
+            log::info!(
+                "{}: {} levels of detail built ({seconds:.3} s for all, {waited:.3} s after the request)",
+                model.name,
+                model.levels.len()
+            );
+        }
+        if levelled.iter().all(|model| model.levels.is_empty()) {
             return Ok(()); // nothing to simplify: the renderer already draws what there is
         }
+        let model = levelled.remove(0);
         let setup = SceneSetup {
-            model: levelled,
-            others: self.setup.others.clone(),
+            model,
+            others: levelled,
             instances: self.setup.instances.clone(),
             instance_models: self.setup.instance_models.clone(),
             light_direction: self.setup.light_direction,
@@ -321,6 +342,15 @@ impl Viewer {
                 }
             }
             Action::Open(path) => self.open_dropped(&path)?,
+            Action::RemoveModel(index) => {
+                let mut models: Vec<Model> = self.setup.models().into_iter().cloned().collect();
+                if models.len() > 1 && index < models.len() {
+                    models.remove(index);
+                    let mut setup = SceneSetup::with_models(models, self.setup.instances.len(), self.setup.variety);
+                    setup.camera = self.setup.camera;
+                    self.replace_scene(setup, self.options.strategy)?;
+                }
+            }
             Action::Capture => match &mut self.options.capture {
                 Some(capture) => capture.frame = self.report.frames,
                 None => self.last_error = Some("no RenderDoc in this process: start the viewer from RenderDoc".into()),

@@ -157,7 +157,7 @@ struct Viewer {
 
 /// Levels of detail being built on a worker thread, and when that was asked for.
 struct LevelBuild {
-    receiver: std::sync::mpsc::Receiver<(Model, f64)>,
+    receiver: std::sync::mpsc::Receiver<(Vec<Model>, f64)>,
     started: Instant,
 }
 

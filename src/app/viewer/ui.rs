@@ -94,6 +94,19 @@ pub(super) struct PanelState<'a> {
 }
 
 impl<'a> PanelState<'a> {
+    /// Each model of a crowd of several, with its instance count; empty for one model.
+    fn crowd(&self) -> Vec<(&'a str, usize)> {
+        let models = self.setup.models();
+        if models.len() < 2 {
+            return Vec::new();
+        }
+        let mut counts = vec![0; models.len()];
+        for model in self.setup.model_indices() {
+            counts[model as usize] += 1;
+        }
+        models.iter().zip(counts).map(|(model, count)| (model.name.as_str(), count)).collect()
+    }
+
     pub(super) fn info(&self, device: &'a str, driver: &'a str, resolution: (u32, u32), present_mode: &'a str) -> PanelInfo<'a> {
         let (model, renderer) = (&self.setup.model, self.renderer);
         let first = self.setup.instances.first();
@@ -104,6 +117,7 @@ impl<'a> PanelState<'a> {
             resolution,
             present_mode,
             model_name: &model.name,
+            crowd: self.crowd(),
             vertices: model.vertices.len(),
             triangles: model.indices.len() / 3,
             joints: model.skeleton.len(),
