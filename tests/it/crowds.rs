@@ -73,6 +73,12 @@ fn a_mixed_crowd_skins_each_instance_from_its_own_model() {
     }
     let mut setup = SceneSetup::with_models(models, 24, true);
     setup.play_every_clip();
+    let materials_used = |model: &Model| {
+        let mut used: Vec<usize> = model.meshes.iter().map(|mesh| mesh.material).collect();
+        used.sort();
+        used.dedup();
+        used.len() as u32
+    };
     // Chunks of at most 5 of the largest instances: every chunk holds several models.
     let largest = setup.models().iter().map(|model| model.vertices.len()).max().unwrap_or(1) as u64;
     let binding = 5 * largest * std::mem::size_of::<vkskin::render::shader_types::SkinnedVertex>() as u64;
@@ -81,6 +87,10 @@ fn a_mixed_crowd_skins_each_instance_from_its_own_model() {
     let mut headless =
         HeadlessRenderer::with_settings(&device, &setup, (160, 120), Strategy::Compute, settings).expect("renderer");
     assert!(headless.renderer.setup.chunking.chunk_count >= 4, "{:?}", headless.renderer.setup.chunking);
+    // Each model is drawn a command a material an instance (its meshes grouped by material).
+    for (model, part) in setup.models().iter().zip(&headless.renderer.model.parts) {
+        assert_eq!(part.record.mesh_count, materials_used(model), "{}: draw groups", model.name);
+    }
     // Far enough that every instance is kept (nothing culled: all are skinned).
     setup.camera.distance *= 3.0;
     let scene = setup.frame(0.9, headless.aspect());

@@ -73,8 +73,9 @@ pub struct GpuPart {
     /// `mesh_ranges` from `record.first_range`.
     pub levels: Vec<GpuLevel>,
     /// What its part of `mesh_ranges` holds: (first index, index count) per (level, mesh), level-major.
+    /// A "mesh" here is a draw group ([`draw_groups`]): the model's meshes of one material.
     pub ranges: Vec<(u32, u32)>,
-    /// Each mesh's material, an index into `GpuModel::materials`.
+    /// Each draw group's material, an index into `GpuModel::materials`.
     pub mesh_materials: Vec<usize>,
 }
 
@@ -156,7 +157,7 @@ impl GpuModel {
         let mut first_material = 0;
         for model in models {
             let part = records.append(Records::of(model));
-            let mesh_materials = model.meshes.iter().map(|mesh| first_material + mesh.material).collect();
+            let mesh_materials = part.mesh_materials.iter().map(|material| first_material + material).collect();
             first_material += model.materials.len();
             parts.push(GpuPart { mesh_materials, ..part });
         }
@@ -216,7 +217,7 @@ impl GpuModel {
 }
 
 /// The model's record: its bounds and reaches, sizes and `levels`, as the passes read them.
-fn model_record(model: &Model, levels: &[GpuLevel]) -> ModelRecord {
+fn model_record(model: &Model, levels: &[GpuLevel], groups: usize) -> ModelRecord {
     let bind = model.rest_bounds();
     let per_level = |value: &dyn Fn(&GpuLevel) -> u32| std::array::from_fn(|level| levels.get(level).map_or(0, value));
     ModelRecord {
@@ -225,7 +226,7 @@ fn model_record(model: &Model, levels: &[GpuLevel]) -> ModelRecord {
         vertex_count: model.vertices.len() as u32,
         joint_count: model.skeleton.len().max(1) as u32,
         palette_stride: palette_stride(model),
-        mesh_count: model.meshes.len() as u32,
+        mesh_count: groups as u32,
         level_count: levels.len() as u32,
         target_count: model.morph_targets.len() as u32,
         first_vertex: 0,
@@ -271,6 +272,8 @@ struct Records {
     deltas: Vec<GpuMorphDelta>,
     /// One model's record (its first_* fields 0: [`Records::append`] sets them).
     model: ModelRecord,
+    /// One model's draw groups' materials, the model's own numbering ([`draw_groups`]).
+    group_materials: Vec<usize>,
 }
 
 impl Records {
@@ -292,9 +295,10 @@ impl Records {
         parents.resize(joint_count, u32::MAX);
         let keys = AnimationData::new(model);
         let (cells, animations) = cell_records(model, &keys);
-        let (indices, mesh_ranges, levels) = level_records(model);
+        let groups = draw_groups(model);
+        let (indices, mesh_ranges, levels) = level_records(model, &groups);
         let (targets, deltas) = morph_records(model);
-        let record = model_record(model, &levels);
+        let record = model_record(model, &levels, groups.len());
         Records {
             sources: model.vertices.iter().map(|vertex| SourceVertex::of(model, vertex)).collect(),
             influences,
@@ -314,6 +318,7 @@ impl Records {
             targets,
             deltas,
             model: record,
+            group_materials: groups.iter().map(|group| model.meshes[group[0]].material).collect(),
         }
     }
 
@@ -381,7 +386,7 @@ impl Records {
         self.deltas.append(&mut model.deltas);
         // The next model's meshes follow this one's.
         self.model.first_mesh += model.model.mesh_count;
-        GpuPart { record: model.model, ranges, levels: model.levels, mesh_materials: Vec::new() }
+        GpuPart { record: model.model, ranges, levels: model.levels, mesh_materials: model.group_materials }
     }
 
     /// Their bytes, buffer by buffer.
@@ -458,29 +463,57 @@ fn cell_records(model: &Model, keys: &AnimationData) -> (Vec<GpuBounds>, Vec<Ani
     (cells, animations)
 }
 
-/// Every level's indices back to back (level 0, the model's, first), each mesh's range in them
-/// level by level (at least one), and each level's record.
-fn level_records(model: &Model) -> (Vec<u32>, Vec<MeshRange>, Vec<GpuLevel>) {
-    let mut mesh_ranges: Vec<MeshRange> =
-        model.meshes.iter().map(|mesh| MeshRange { index_count: mesh.index_count, first_index: mesh.first_index }).collect();
-    // Level 0 is the model; each coarser level's indices and mesh ranges follow.
-    let mut all_indices = model.indices.clone();
+/// The model's meshes in draw groups: its meshes of one material together (in the order the
+/// materials first appear, each material's meshes in the file's order), drawn by one command an
+/// instance. Exporters split a character into many meshes of few materials (the Quaternius robot:
+/// 19 meshes, 3 materials): a draw a mesh would cost the CPU a command each, per pass, per model,
+/// and the GPU as many indirect commands an instance.
+fn draw_groups(model: &Model) -> Vec<Vec<usize>> {
+    let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (index, mesh) in model.meshes.iter().enumerate() {
+        match groups.iter_mut().find(|(material, _)| *material == mesh.material) {
+            Some((_, meshes)) => meshes.push(index),
+            None => groups.push((mesh.material, vec![index])),
+        }
+    }
+    groups.into_iter().map(|(_, meshes)| meshes).collect()
+}
+
+/// Every level's indices back to back (level 0, the model's, first), each draw group's meshes'
+/// indices together, each group's range in them level by level (at least one range), and each
+/// level's record.
+fn level_records(model: &Model, groups: &[Vec<usize>]) -> (Vec<u32>, Vec<MeshRange>, Vec<GpuLevel>) {
+    let mut all_indices = Vec::with_capacity(model.indices.len());
+    let mut mesh_ranges = Vec::new();
+    // A level's indices, group by group: `range(m)` is mesh m's (first, count) in `indices`.
+    let mut gather = |indices: &[u32], range: &dyn Fn(usize) -> (u32, u32), all: &mut Vec<u32>| {
+        if groups.is_empty() {
+            all.extend_from_slice(indices);
+        }
+        for group in groups {
+            let start = all.len() as u32;
+            for &mesh in group {
+                let (first, count) = range(mesh);
+                all.extend_from_slice(indices.get(first as usize..(first + count) as usize).unwrap_or_default());
+            }
+            mesh_ranges.push(MeshRange { index_count: all.len() as u32 - start, first_index: start });
+        }
+    };
+    // Level 0 is the model; each coarser level's indices and group ranges follow.
+    gather(&model.indices, &|mesh| (model.meshes[mesh].first_index, model.meshes[mesh].index_count), &mut all_indices);
     let mut levels = vec![GpuLevel {
         vertex_count: model.vertices.len() as u32,
         first_index: 0,
-        index_count: model.indices.len() as u32,
+        index_count: all_indices.len() as u32,
         error: 0.0,
     }];
     for level in &model.levels {
         let first_index = all_indices.len() as u32;
-        all_indices.extend_from_slice(&level.indices);
-        mesh_ranges.extend(
-            level.ranges.iter().map(|&(first, count)| MeshRange { index_count: count, first_index: first_index + first }),
-        );
+        gather(&level.indices, &|mesh| level.ranges.get(mesh).copied().unwrap_or((0, 0)), &mut all_indices);
         levels.push(GpuLevel {
             vertex_count: level.vertex_count,
             first_index,
-            index_count: level.indices.len() as u32,
+            index_count: all_indices.len() as u32 - first_index,
             error: level.error,
         });
     }
