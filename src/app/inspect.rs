@@ -55,14 +55,25 @@ pub fn describe_crowd(models: &[Model]) -> String {
             model.clips.len()
         );
     }
-    let average = instance_total / models.len().max(1) as u64;
-    let _ = writeln!(out, "  shared in all: {shared_total} B; an even mix: {average} B an instance (compute)");
+    // The renderer's layout of an even mix: rooms sized for the largest model, each instance's
+    // own vertices and palettes at the mix's mean, chunks of whole rounds.
+    let shapes: Vec<Shape> = models.iter().map(Shape::of).collect();
+    let mix = |limits: PlanLimits| MemoryPlan::for_mix(&shapes, Strategy::Compute, 1, limits);
     let gib = 1u64 << 30;
+    let (gpu, lavapipe) = (
+        mix(PlanLimits { binding: u64::from(u32::MAX), heap: 24 * gib, dispatch_rows: 65_535 }),
+        mix(PlanLimits { binding: 128 << 20, heap: 2 * gib, dispatch_rows: 65_535 }),
+    );
     let _ = writeln!(
         out,
-        "  an even mix in 24 GiB: {} instances; in lavapipe's 2 GiB: {}",
-        (24 * gib).saturating_sub(shared_total) / average.max(1),
-        (2 * gib).saturating_sub(shared_total) / average.max(1)
+        "  shared in all: {shared_total} B; alone, {} B an instance on average; mixed evenly in one renderer, {} B (compute)",
+        instance_total / models.len().max(1) as u64,
+        mix(limits).bytes_per_instance
+    );
+    let _ = writeln!(
+        out,
+        "  mixed evenly: {} instances fit a 24 GiB GPU, {} lavapipe's 2 GiB ({})",
+        gpu.max_instances, lavapipe.max_instances, lavapipe.limiting
     );
     out
 }

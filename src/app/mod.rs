@@ -452,14 +452,18 @@ pub fn crowd_sizes(models: &[&Model]) -> Vec<f32> {
 }
 
 /// The model of instance `index` of a crowd of `models` models: each run of `models` instances
-/// holds every model once, in an order shuffled per run (seeded by the run), so the models mix
-/// on the grid rather than form rows or columns, and each has as many instances as the others,
-/// give or take one.
+/// holds every model once, the first run in the order given (instance 0 is the first model, the
+/// one a crowd is named and framed by) and every later one shuffled (seeded by the run), so the
+/// models mix on the grid rather than form rows or columns, and each has as many instances as the
+/// others, give or take one.
 pub fn crowd_model(index: usize, models: usize) -> u32 {
     if models <= 1 {
         return 0;
     }
     let run = (index / models) as u64;
+    if run == 0 {
+        return index as u32;
+    }
     let mut order: Vec<u32> = (0..models as u32).collect();
     // Fisher–Yates from a splitmix64 stream seeded by the run.
     let mut state = run.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(0x2545_F491_4F6C_DD1D);
