@@ -154,3 +154,38 @@ fn dispatches_and_barriers_do_not_grow_with_the_models() {
     assert!(one.0 >= two.0 && one.1 >= two.1, "one model: {one:?}");
     assert_no_validation_messages(&device);
 }
+
+/// The strategies that serve several models draw the same mixed frame: `vertex` skins each instance
+/// in its vertex shaders from its slot's palette and its model's record, as the skin pass does
+/// (the tolerance of `strategies.rs`: snorm16 normals against f32); `cpu` skins one model and
+/// says so.
+#[test]
+fn compute_and_vertex_draw_the_same_mixed_frame_and_cpu_refuses_it() {
+    use vkskin::app::imagediff::LargestDifference;
+    let setup = SceneSetup::with_models(figure_and_variants(), 8, true);
+    let device = validated_device();
+    let mut images = Vec::new();
+    for strategy in [Strategy::Compute, Strategy::Vertex] {
+        let mut headless = HeadlessRenderer::with_strategy(&device, &setup, (240, 135), strategy).expect("renderer");
+        for frame in 0..3 {
+            headless.submit(&setup.frame(0.5 + f64::from(frame) * 0.02, headless.aspect())).expect("frame");
+        }
+        images.push(headless.render(&setup.frame(0.6, headless.aspect())).expect("frame"));
+    }
+    assert_no_validation_messages(&device);
+    let difference = LargestDifference::between(&images[0], &images[1]);
+    println!(
+        "vertex vs compute, 8 instances of 4 models: {} of {} pixels far, mean {:.3}",
+        difference.far, difference.pixels, difference.mean
+    );
+    assert!(
+        difference.far * 200 <= difference.pixels && difference.mean < 1.0,
+        "{} far, mean {}",
+        difference.far,
+        difference.mean
+    );
+    let background = images[0].get_pixel(0, 0);
+    assert!(images[0].pixels().filter(|pixel| *pixel != background).count() > 1000, "the crowd is drawn");
+    let refused = HeadlessRenderer::with_strategy(&device, &setup, (64, 48), Strategy::Cpu).err().expect("cpu refuses");
+    assert!(refused.to_string().contains("skins one model"), "{refused}");
+}
