@@ -110,7 +110,14 @@ fn animation(c: &mut Criterion) {
         group.bench_function(format!("cpu strategy, 64 instances, {threads} thread(s) (per vertex)"), |b| {
             b.iter(|| {
                 pool.install(|| {
-                    cpu_skin_instances(&model, black_box(&scene.instances), &scene.morph_overrides, &all, &mut out, None)
+                    cpu_skin_instances(
+                        (&[&model], &[]),
+                        black_box(&scene.instances),
+                        &scene.morph_overrides,
+                        &all,
+                        &mut out,
+                        None,
+                    )
                 })
             })
         });

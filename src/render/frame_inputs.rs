@@ -64,23 +64,26 @@ impl Renderer {
     /// CPU-written one (`cpu`).
     pub(super) fn chunk_vertices<'s>(&'s self, frame: &'s FrameSlot) -> Vec<(&'s Buffer, u64)> {
         match &frame.cpu_skinned {
-            Some(cpu_skinned) => self.slot_chunks(cpu_skinned, self.model.single().skinned_bytes()),
+            Some(cpu_skinned) => self.slot_chunks(cpu_skinned, std::mem::size_of::<super::shader_types::SkinnedVertex>() as u64),
             None => self.passes.skin.skinned.iter().map(|buffer| (buffer, 0)).collect(),
         }
     }
 
-    /// Each chunk's range of a frame slot's buffer that holds `instance_bytes` for every instance,
-    /// instance after instance (the `cpu` strategy's).
-    fn slot_chunks<'s>(&self, buffer: &'s Buffer, instance_bytes: u64) -> Vec<(&'s Buffer, u64)> {
-        let chunking = self.setup.chunking;
-        let first = |chunk| u64::from(chunking.range(chunk, self.setup.instance_count).0);
-        (0..chunking.chunk_count).map(|chunk| (buffer, first(chunk) * instance_bytes)).collect()
+    /// Each chunk's range of a frame slot's buffer that holds `vertex_bytes` for every vertex of
+    /// every instance, instance after instance (the `cpu` strategy's): where the chunk's first
+    /// instance's vertices start.
+    fn slot_chunks<'s>(&self, buffer: &'s Buffer, vertex_bytes: u64) -> Vec<(&'s Buffer, u64)> {
+        let starts = self.setup.chunk_vertices.iter().scan(0, |before, &vertices| {
+            let start = *before;
+            *before += vertices;
+            Some(start)
+        });
+        starts.map(|start| (buffer, start * vertex_bytes)).collect()
     }
 
     /// Each chunk's previous positions in the slot's `cpu_previous` (`cpu`; empty otherwise).
     pub(super) fn previous_chunks<'s>(&'s self, frame: &'s FrameSlot) -> Vec<(&'s Buffer, u64)> {
-        let positions = u64::from(self.model.single().vertex_count()) * 12;
-        frame.cpu_previous.as_ref().map_or_else(Vec::new, |previous| self.slot_chunks(previous, positions))
+        frame.cpu_previous.as_ref().map_or_else(Vec::new, |previous| self.slot_chunks(previous, 12))
     }
 
     /// Where the forward pass finds last frame's positions (see [`PreviousPositions`]).

@@ -50,18 +50,19 @@ impl Renderer {
             false => vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
         }));
         // The `cpu` strategy skins each instance's level of detail, as the cull pass will pick it.
-        let cpu_counts = self.cpu_model.as_deref().map(|model| self.cpu_vertex_counts(model, scene, choice));
+        let cpu_counts = (!self.cpu_models.is_empty()).then(|| self.cpu_vertex_counts(scene, choice));
         let slot = &mut self.frames[index];
         slot.uniforms.write(0, &[uniforms])?;
         slot.instances.write(0, &instances)?;
         slot.morph_overrides.write(0, &slots::override_records(&scene.morph_overrides, self.model.most_targets()))?;
-        if let (Some(model), Some(counts), Some(buffer), Some(previous)) =
-            (&self.cpu_model, &cpu_counts, slot.cpu_skinned.as_mut(), slot.cpu_previous.as_mut())
+        if let (Some(counts), Some(buffer), Some(previous)) = (&cpu_counts, slot.cpu_skinned.as_mut(), slot.cpu_previous.as_mut())
         {
             let started = std::time::Instant::now();
             let out = buffer.mapped_values()?;
             let now = self.history.cpu_positions_now().filter(|_| velocity);
-            reference::cpu_skin_instances(model, &instances, &scene.morph_overrides, counts, out, now);
+            let models: Vec<&Model> = self.cpu_models.iter().collect();
+            let mix = (&models[..], &self.setup.instance_models[..]);
+            reference::cpu_skin_instances(mix, &instances, &scene.morph_overrides, counts, out, now);
             match velocity {
                 true => self.history.cpu_previous_positions(&instances, counts, previous.mapped_values()?),
                 false => self.history.forget_cpu_positions(),
@@ -91,11 +92,23 @@ impl Renderer {
     /// Per instance, the vertices the `cpu` strategy skins: its level's (a prefix), by the cull
     /// pass's CPU mirror made conservative (it sees at least what the GPU sees, at a level no
     /// coarser); 0 for an instance neither view sees.
-    fn cpu_vertex_counts(&self, model: &Model, scene: &FrameScene, choice: &LevelChoice) -> Vec<u32> {
-        let levels = cull::reference_levels(model, scene, choice, 1e-3);
-        let part = self.model.single();
-        let vertices = |level: u32| part.levels.get(level as usize).map_or(part.vertex_count(), |level| level.vertex_count);
-        levels.iter().map(|levels| levels.map_or(0, |levels| vertices(levels.skinned))).collect()
+    fn cpu_vertex_counts(&self, scene: &FrameScene, choice: &LevelChoice) -> Vec<u32> {
+        let mut counts = vec![0; scene.instances.len()];
+        for (index, (model, part)) in self.cpu_models.iter().zip(&self.model.parts).enumerate() {
+            // This model's instances, as a scene of their own, at its levels' errors.
+            let of_model: Vec<usize> = (0..scene.instances.len())
+                .filter(|&instance| self.setup.instance_models.get(instance).is_some_and(|&model| model as usize == index))
+                .collect();
+            let alone =
+                FrameScene { instances: of_model.iter().map(|&instance| scene.instances[instance]).collect(), ..scene.clone() };
+            let choice = choice.for_errors(part.levels.iter().map(|level| level.error).collect());
+            let levels = cull::reference_levels(model, &alone, &choice, 1e-3);
+            let vertices = |level: u32| part.levels.get(level as usize).map_or(part.vertex_count(), |level| level.vertex_count);
+            for (&instance, levels) in of_model.iter().zip(levels) {
+                counts[instance] = levels.map_or(0, |levels| vertices(levels.skinned));
+            }
+        }
+        counts
     }
 
     /// Submits slot `index`'s command buffer: on a swapchain, after the acquire and before the

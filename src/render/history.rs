@@ -12,8 +12,8 @@ pub struct FrameHistory {
     view_projection: Option<Mat4>,
     instances: Vec<InstanceData>,
     overrides: Vec<Option<f32>>,
-    /// `cpu`: every instance's positions last frame (instance i's at i × vertex count) and how
-    /// many of them it skinned (its level's prefix; 0: none).
+    /// `cpu`: every instance's positions last frame (instance after instance, each its model's
+    /// vertex count: `lengths`) and how many of them it skinned (its level's prefix; 0: none).
     cpu: Option<CpuPositions>,
 }
 
@@ -22,17 +22,20 @@ struct CpuPositions {
     /// This frame's, written beside the mapped buffer as the CPU skins (`cpu_positions_now`).
     now: Vec<[f32; 3]>,
     counts: Vec<u32>,
-    vertex_count: usize,
+    /// Each instance's vertices (its model's).
+    lengths: Vec<usize>,
 }
 
 impl FrameHistory {
-    /// No history yet: the first frame has no motion. `cpu`: keep the vertices' positions.
-    pub fn new(cpu: bool, instance_count: u32, vertex_count: u32) -> FrameHistory {
+    /// No history yet: the first frame has no motion. `cpu`: keep the vertices' positions, instance
+    /// i's `lengths[i]` of them (its model's vertex count).
+    pub fn new(cpu: bool, lengths: &[usize]) -> FrameHistory {
+        let total: usize = lengths.iter().sum();
         let cpu = cpu.then(|| CpuPositions {
-            positions: vec![[0.0; 3]; instance_count as usize * vertex_count as usize],
-            now: vec![[0.0; 3]; instance_count as usize * vertex_count as usize],
-            counts: vec![0; instance_count as usize],
-            vertex_count: vertex_count as usize,
+            positions: vec![[0.0; 3]; total],
+            now: vec![[0.0; 3]; total],
+            counts: vec![0; lengths.len()],
+            lengths: lengths.to_vec(),
         });
         FrameHistory { view_projection: None, instances: Vec::new(), overrides: Vec::new(), cpu }
     }
@@ -94,21 +97,27 @@ impl FrameHistory {
     }
 
     /// `cpu`: each skinned vertex's position last frame into `previous` (beside this frame's
-    /// vertices, instance i's at i × vertex count), and this frame's (`cpu_positions_now`) kept.
+    /// vertices, laid out as they are), and this frame's (`cpu_positions_now`) kept.
     /// An instance that is still or restarts, or whose vertices were not all skinned last frame
     /// (culled, or a coarser level's prefix), was where it is: the GPU's `MOTION_MOVING` rule.
     pub fn cpu_previous_positions(&mut self, instances: &[InstanceData], counts: &[u32], previous: &mut [[f32; 3]]) {
         let Some(cpu) = &mut self.cpu else { return };
-        let vertex_count = cpu.vertex_count;
-        if vertex_count == 0 {
-            return;
+        // Each instance's rows of the three, one after another.
+        let (mut kept, mut previous, mut now) = (&mut cpu.positions[..], previous, &cpu.now[..]);
+        let mut rows = Vec::with_capacity(cpu.lengths.len());
+        for &length in &cpu.lengths {
+            let length = length.min(kept.len()).min(previous.len()).min(now.len());
+            let (kept_row, kept_rest) = std::mem::take(&mut kept).split_at_mut(length);
+            let (previous_row, previous_rest) = std::mem::take(&mut previous).split_at_mut(length);
+            let (now_row, now_rest) = now.split_at(length);
+            (kept, previous, now) = (kept_rest, previous_rest, now_rest);
+            rows.push((kept_row, previous_row, now_row));
         }
         // Instance by instance on every core, as the skinning before it.
         use rayon::prelude::*;
-        let rows = cpu.positions.par_chunks_exact_mut(vertex_count).zip(previous.par_chunks_exact_mut(vertex_count));
-        let rows = rows.zip(cpu.now.par_chunks_exact(vertex_count)).zip(instances.par_iter().zip(counts)).zip(&mut cpu.counts);
-        rows.for_each(|((((kept, previous), now), (instance, &count)), kept_count)| {
-            let count = (count as usize).min(vertex_count);
+        let rows = rows.into_par_iter().zip(instances.par_iter().zip(counts)).zip(&mut cpu.counts);
+        rows.for_each(|(((kept, previous, now), (instance, &count)), kept_count)| {
+            let count = (count as usize).min(kept.len());
             let moving = instance.skinning & INSTANCE_FLAGS == 0 && *kept_count as usize >= count;
             for ((kept, previous), &now) in kept[..count].iter_mut().zip(&mut previous[..count]).zip(&now[..count]) {
                 *previous = if moving { *kept } else { now };
@@ -145,7 +154,7 @@ mod tests {
 
     #[test]
     fn records_are_flagged_still_restarting_or_moving() {
-        let mut history = FrameHistory::new(false, 1, 0);
+        let mut history = FrameHistory::new(false, &[0]);
         assert_eq!(flags(&mut history, playing(0, 0.1)), INSTANCE_RESTART, "the first frame");
         assert_eq!(flags(&mut history, playing(0, 0.2)), 0, "playing on");
         assert_eq!(flags(&mut history, playing(0, 0.2)), INSTANCE_STILL, "paused");

@@ -226,6 +226,8 @@ pub struct Setup {
     pub mesh_draws: Vec<usize>,
     /// The draw runs (`DrawRun`): each chunk's instances of each model.
     pub runs: Vec<chunks::DrawRun>,
+    /// Each chunk's instances' vertices in all.
+    pub chunk_vertices: Vec<u64>,
     /// Each instance's model, as its record says (the renderer writes it).
     pub instance_models: Vec<u32>,
     pub model_count: u32,
@@ -264,8 +266,8 @@ pub struct Renderer {
     /// Which debug views the next frames draw (`debug::DebugViews::check` says which can).
     pub debug: DebugViews,
     pub stats: FrameStats,
-    /// The `cpu` strategy skins from the model on the CPU.
-    cpu_model: Option<Box<Model>>,
+    /// The `cpu` strategy skins from the models on the CPU (none for the others).
+    cpu_models: Vec<Model>,
     /// Motion blur from the velocity target (the motion pass); off unless asked for.
     pub motion_blur: bool,
     /// Write the velocity target even when the motion pass does not run (tests read it back; an
@@ -325,12 +327,6 @@ impl Renderer {
         }
         if let Some(&model) = instance_models.iter().find(|&&model| model as usize >= models.len()) {
             return Err(gpu::Error::Other(format!("an instance names model {model}; there are {}", models.len())));
-        }
-        if models.len() > 1 && strategy == Strategy::Cpu {
-            return Err(gpu::Error::Other(format!(
-                "the cpu strategy skins one model; {} were given (use compute or vertex)",
-                models.len()
-            )));
         }
         let instance_count = instance_models.len() as u32;
         let gpu_model = GpuModel::upload(device, models)?;
@@ -435,14 +431,16 @@ impl Renderer {
         let command_buffers = command_pool.allocate("frame.command_buffer", FRAMES_IN_FLIGHT as u32)?;
         let passes = Passes { cull, palette, skin, triangles, shadow, forward, debug, motion };
         let mut frames = Vec::new();
-        let vertex_bytes = gpu_model.single().skinned_bytes();
+        // Each instance's vertices (its model's): the `cpu` strategy's buffers hold them one after another.
+        let instance_vertices: Vec<usize> =
+            instance_models.iter().map(|&model| gpu_model.parts[model as usize].vertex_count() as usize).collect();
+        let vertices = instance_vertices.iter().sum::<usize>() as u64;
         for (slot, &command_buffer) in command_buffers.iter().enumerate() {
-            let setup = SlotSetup { slot, command_buffer, instance_count, strategy, vertex_bytes };
+            let setup = SlotSetup { slot, command_buffer, instance_count, strategy, vertices };
             frames.push(FrameSlot::new(device, &setup, &gpu_model, &passes)?);
         }
 
         let skeleton_only = models.len() == 1 && models[0].vertices.is_empty() && !models[0].skeleton.is_empty();
-        let vertex_count = gpu_model.single().vertex_count();
         let bind_bounds = models.iter().fold(crate::anim::Aabb::EMPTY, |bounds, model| bounds.union(model.rest_bounds()));
         let light_culling = passes.triangles.as_ref().is_some_and(|triangles| triangles.light.is_some());
         Ok(Renderer {
@@ -460,6 +458,7 @@ impl Renderer {
                 cull_mode,
                 mesh_draws,
                 runs: slots.runs,
+                chunk_vertices: slots.chunk_vertices.clone(),
                 instance_models: instance_models.to_vec(),
                 model_count: models.len() as u32,
                 bind_bounds,
@@ -470,11 +469,11 @@ impl Renderer {
             },
             debug: DebugViews { skeleton: skeleton_only, ..DebugViews::default() },
             stats: FrameStats::default(),
-            cpu_model: (strategy == Strategy::Cpu).then(|| Box::new(models[0].clone())),
+            cpu_models: if strategy == Strategy::Cpu { models.iter().map(|&model| model.clone()).collect() } else { Vec::new() },
             motion_blur: settings.motion_blur,
             write_velocity: false,
             velocity_layout: std::cell::Cell::new(None),
-            history: history::FrameHistory::new(strategy == Strategy::Cpu, instance_count, vertex_count),
+            history: history::FrameHistory::new(strategy == Strategy::Cpu, &instance_vertices),
             frame_index: 0,
             device: device.clone(),
         })

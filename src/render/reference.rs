@@ -299,8 +299,8 @@ mod x86 {
 }
 
 /// The `cpu` strategy, the tutorials' software skinning: every instance sampled, blended and skinned
-/// on the CPU, packed as the skin pass packs, into `out` (the frame slot's mapped buffer: instance
-/// i's vertices at `i × vertex count`). Whole instances are shared out over rayon's threads, the
+/// on the CPU, packed as the skin pass packs, into `out` (the frame slot's mapped buffer: each
+/// instance's vertices after the one before's, instance i of `models[of[i]]`). Whole instances are shared out over rayon's threads, the
 /// pool the caller runs this in (`ThreadPool::install`; rayon's global one, a thread per core,
 /// otherwise): a pool lives between frames, where spawning threads each frame cost 27 µs a thread
 /// here, 4 % of a 64-instance frame on two cores. Instance i's first `skinned[i]` vertices are
@@ -314,27 +314,34 @@ mod x86 {
 /// one of a model with influence offsets (MD5), whose vertices' positions are corrected after the
 /// packed kernel.
 pub fn cpu_skin_instances(
-    model: &Model,
+    (models, of): (&[&Model], &[u32]),
     instances: &[InstanceData],
     overrides: &[Option<f32>],
     skinned: &[u32],
     out: &mut [SkinnedVertex],
     positions: Option<&mut [[f32; 3]]>,
 ) {
-    use rayon::iter::Either;
     use rayon::prelude::*;
-    let vertex_count = model.vertices.len();
-    if vertex_count == 0 {
-        return;
+    // Each instance's span of `out` (and of `positions`): its model's vertices, instance after
+    // instance, as the renderer's slots lay a chunk out and the chunks follow one another.
+    let mut spans = Vec::with_capacity(instances.len());
+    let (mut rest, mut rest_positions) = (out, positions);
+    for index in 0..instances.len() {
+        let Some(&model) = models.get(of.get(index).copied().unwrap_or(0) as usize) else { return };
+        let length = model.vertices.len().min(rest.len());
+        let (span, tail) = std::mem::take(&mut rest).split_at_mut(length);
+        rest = tail;
+        let sink = rest_positions.take().map(|positions| {
+            let (sink, tail) = positions.split_at_mut(length.min(positions.len()));
+            rest_positions = Some(tail);
+            sink
+        });
+        spans.push((model, span, sink));
     }
-    let sinks = match positions {
-        Some(positions) => Either::Left(positions.par_chunks_mut(vertex_count).map(Some)),
-        None => Either::Right((0..instances.len()).into_par_iter().map(|_| None)),
-    };
-    out.par_chunks_mut(vertex_count).zip(sinks).zip(instances).zip(skinned).for_each_init(
-        || (Vec::with_capacity(model.skeleton.len()), Vec::new(), Vec::new()),
-        |(palette, morphed, scratch), (((out, sink), data), &count)| {
-            if count == 0 {
+    spans.into_par_iter().zip(instances).zip(skinned).for_each_init(
+        || (Vec::new(), Vec::new(), Vec::new()),
+        |(palette, morphed, scratch), (((model, out, sink), data), &count)| {
+            if count == 0 || out.is_empty() {
                 return;
             }
             let matrices = reference_palette(model, data);

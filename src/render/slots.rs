@@ -45,15 +45,15 @@ pub struct SlotSetup {
     pub command_buffer: vk::CommandBuffer,
     pub instance_count: u32,
     pub strategy: Strategy,
-    /// Bytes of one instance's skinned vertices.
-    pub vertex_bytes: u64,
+    /// Every instance's vertices in all (the `cpu` strategy's buffers).
+    pub vertices: u64,
 }
 
 impl FrameSlot {
     pub fn new(device: &Arc<Device>, setup: &SlotSetup, gpu_model: &GpuModel, passes: &Passes) -> gpu::Result<FrameSlot> {
         let Passes { cull, palette, forward, shadow, .. } = passes;
         use vk::BufferUsageFlags as Usage;
-        let SlotSetup { slot, command_buffer, instance_count, strategy, vertex_bytes } = *setup;
+        let SlotSetup { slot, command_buffer, instance_count, strategy, vertices } = *setup;
         let uniforms = Buffer::new(
             device,
             &format!("frame.uniforms[{slot}]"),
@@ -117,7 +117,7 @@ impl FrameSlot {
             Strategy::Cpu => Some(Buffer::new(
                 device,
                 &format!("cpu_skinned_vertices[{slot}]"),
-                u64::from(instance_count) * vertex_bytes,
+                vertices.max(1) * std::mem::size_of::<crate::render::shader_types::SkinnedVertex>() as u64,
                 Usage::VERTEX_BUFFER,
                 MemoryLocation::CpuToGpu,
             )?),
@@ -127,7 +127,7 @@ impl FrameSlot {
             Strategy::Cpu => Some(Buffer::new(
                 device,
                 &format!("cpu_previous_positions[{slot}]"),
-                u64::from(instance_count) * u64::from(gpu_model.single().vertex_count()).max(1) * 12,
+                vertices.max(1) * 12,
                 Usage::VERTEX_BUFFER,
                 MemoryLocation::CpuToGpu,
             )?),

@@ -431,6 +431,13 @@ impl LevelChoice {
         (1..errors.len()).rev().find(|&level| errors[level] * scale <= error).unwrap_or(0) as u32
     }
 
+    /// The same frame's choice for a model whose levels have `errors`.
+    pub fn for_errors(&self, errors: Vec<f32>) -> LevelChoice {
+        // The light level as `new` picks it: at the largest scale any instance may have here.
+        let light_level = Self::coarsest_within(&errors, 1.0, self.light_error);
+        LevelChoice { errors, light_level, ..self.clone() }
+    }
+
     /// The shadow map's level for an instance of `errors`' model at `scale`.
     pub fn light_level_at(&self, scale: f32) -> u32 {
         Self::coarsest_within(&self.errors, scale, self.light_error)
