@@ -56,7 +56,17 @@ impl SceneArgs {
         }
         let model = &models[0];
         let clip = self.clip.as_deref().map(|selector| find_clip(model, selector)).transpose()?;
+        // The layer as the first model reads it (an error names what it lacks); each other model
+        // plays it where it has that clip and joint by name, and plays none where it does not.
         let layer = self.layer.as_deref().map(|text| parse_layer(model, text)).transpose()?;
+        let layers: Vec<Option<Layer>> = models
+            .iter()
+            .enumerate()
+            .map(|(index, model)| match index {
+                0 => layer,
+                _ => self.layer.as_deref().and_then(|text| parse_layer(model, text).ok()),
+            })
+            .collect();
         let mut setup = SceneSetup::with_models(models, self.instances as usize, self.variety.on());
         if let Some(clip) = clip {
             setup.play(clip, 0.0, 0.0);
@@ -67,8 +77,7 @@ impl SceneArgs {
             setup.frame_played();
         }
         for (index, instance) in setup.instances.iter_mut().enumerate() {
-            // A layer names the first model's joint: the others' instances play none.
-            instance.layer = layer.filter(|_| setup.instance_models.get(index).is_none_or(|&model| model == 0));
+            instance.layer = layers[setup.instance_models.get(index).copied().unwrap_or(0) as usize];
             instance.skinning = self.skinning;
         }
         Ok(setup)
@@ -119,7 +128,6 @@ impl SceneArgs {
             && self.animations.is_empty()
             && self.clips.is_none()
             && self.ranges.is_none()
-            && self.layer.is_none()
     }
 
     /// The bundled figure at `path` and its variants, each prepared as a model read from a file.

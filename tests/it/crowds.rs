@@ -196,3 +196,45 @@ fn every_strategy_draws_the_same_mixed_frame() {
     let background = reference.get_pixel(0, 0);
     assert!(reference.pixels().filter(|pixel| *pixel != background).count() > 1000, "the crowd is drawn");
 }
+
+/// A mixed crowd's motion vectors: each instance's previous positions are skinned from its slot's
+/// previous palette block and its own model (forward.vert), so paused nothing moves, walking every
+/// strategy measures the same motion (`motion.rs`'s bound: 0.05 pixels).
+#[test]
+fn a_mixed_crowds_motion_is_measured_alike_in_every_strategy() {
+    let setup = SceneSetup::with_models(figure_and_variants(), 4, true);
+    let (width, height) = (200, 120);
+    let aspect = width as f32 / height as f32;
+    let scenes = [setup.frame(0.5, aspect), setup.frame(0.5 + 1.0 / 30.0, aspect), setup.frame(0.5 + 1.0 / 30.0, aspect)];
+    let device = validated_device();
+    let mut measured = Vec::new();
+    for strategy in Strategy::ALL {
+        let mut headless = HeadlessRenderer::with_strategy(&device, &setup, (width, height), strategy).expect("renderer");
+        headless.renderer.write_velocity = true;
+        let mut velocities: Vec<Vec<glam::Vec2>> = scenes
+            .iter()
+            .map(|scene| {
+                headless.render(scene).expect("frame");
+                headless.renderer.read_velocity().expect("velocity")
+            })
+            .collect();
+        let longest = |velocity: &[glam::Vec2]| velocity.iter().map(|motion| motion.length()).fold(0.0, f32::max);
+        assert!(longest(&velocities[1]) > 0.1, "{}: the crowd walks", strategy.name());
+        assert_eq!(longest(&velocities[2]), 0.0, "{}: paused, nothing moves", strategy.name());
+        measured.push((strategy, velocities.swap_remove(1)));
+    }
+    assert_no_validation_messages(&device);
+    let (_, reference) = &measured[0];
+    for (strategy, velocity) in &measured[1..] {
+        // Where both measured motion (the figures' pixels; an edge pixel may show another surface).
+        let both: Vec<f32> = reference
+            .iter()
+            .zip(velocity)
+            .filter(|(a, b)| **a != glam::Vec2::ZERO && **b != glam::Vec2::ZERO)
+            .map(|(a, b)| a.distance(*b))
+            .collect();
+        let within = both.iter().filter(|&&difference| difference <= 0.05).count();
+        println!("{} against compute: {within} of {} moving pixels within 0.05", strategy.name(), both.len());
+        assert!(both.len() > 100 && within * 100 >= both.len() * 99, "{}: {within} of {}", strategy.name(), both.len());
+    }
+}
