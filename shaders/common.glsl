@@ -124,8 +124,7 @@ struct Instance {
     float scale;        // uniform, about the instance's origin, before the rotation (a crowd's sizes)
     uint tint;          // RGBA8, linear: a hue the forward pass moves the surface's colours toward (rgb)
                         // and how far (a; 0: the model's own colours)
-    uint model;         // its model's record: models[model]
-    uint unused;
+    uint unused[2];     // (its model is its slot's: InstanceSlot.model)
 };
 
 // Levels of detail an instance can be drawn at, the full mesh included (src/model/lod.rs).
@@ -274,7 +273,7 @@ struct InstanceSlot {
     uint run;
     uint first_command;
     uint run_instances;
-    uint model;         // its model (the instance record's, as the renderer writes it)
+    uint model;         // its model's record: models[model]
     uint unused[2];
 };
 

@@ -54,7 +54,7 @@ layout(set = 0, binding = 13) buffer PaletteFrames { uint palette_frames[]; };
 layout(set = 0, binding = 14) writeonly buffer PaletteList { uint palette_list[]; };
 // Per instance, the frame it was last kept in and whether it moves by itself (common.glsl: MOTION_MOVING).
 layout(set = 0, binding = 15) buffer Motions { uint motions[]; };
-// Each model's record; an instance's is models[instance.model].
+// Each model's record; an instance's is models[instance_slots[i].model].
 layout(set = 0, binding = 16) readonly buffer Models { ModelRecord models[]; };
 // Each instance's slot (its bases in its chunk, its draw run).
 layout(set = 0, binding = 17) readonly buffer InstanceSlots { InstanceSlot instance_slots[]; };
@@ -173,8 +173,8 @@ void main() {
         return;
     }
     Instance instance = instances[instance_index];
-    model = models[instance.model];
     instance_slot = instance_slots[instance_index];
+    model = models[instance_slot.model];
     vec3 lo = vec3(3.0e38);
     vec3 hi = vec3(-3.0e38);
     uint animation_a = instance.animations & 0xFFFFu;
@@ -262,17 +262,17 @@ void main() {
     uint skin_level = light_sees ? min(seen_level, shadow_level) : seen_level;
     atomicAdd(counters.level_counts[skin_level], 1u);
     uint skin_groups = (model.level_vertices[skin_level] + SKIN_WORKGROUP_SIZE - 1u) / SKIN_WORKGROUP_SIZE;
-    append_groups(TABLE_SKIN, instance_index | dual_bit, instance.model, skin_level, skin_groups);
+    append_groups(TABLE_SKIN, instance_index | dual_bit, instance_slot.model, skin_level, skin_groups);
     uint chunk = instance_index / push.chunk_instances;
     if (camera_sees) {
         atomicAdd(counters.level_counts[MAX_LEVELS + seen_level], 1u);
-        append_groups(TABLE_CAMERA, instance_index, instance.model, seen_level, triangle_groups(seen_level));
+        append_groups(TABLE_CAMERA, instance_index, instance_slot.model, seen_level, triangle_groups(seen_level));
         atomicAdd(counters.camera_draws[chunk], 1u);
         emit(atomicAdd(draw_counts[2u * instance_slot.run], 1u), instance_index, true, seen_level);
     }
     if (light_sees) {
         atomicAdd(counters.light_draws[chunk], 1u);
         emit(atomicAdd(draw_counts[2u * instance_slot.run + 1u], 1u), instance_index, false, shadow_level);
-        append_groups(TABLE_LIGHT, instance_index, instance.model, shadow_level, triangle_groups(shadow_level));
+        append_groups(TABLE_LIGHT, instance_index, instance_slot.model, shadow_level, triangle_groups(shadow_level));
     }
 }

@@ -48,7 +48,7 @@ layout(set = 0, binding = 10) readonly buffer MorphTargets { MorphTarget morph_t
 layout(set = 0, binding = 11) readonly buffer MorphOverrides { vec2 morph_overrides[]; };
 // Per instance, whether it moves by itself this frame (common.glsl: MOTION_MOVING, from the cull pass).
 layout(set = 0, binding = 12) readonly buffer Motions { uint motions[]; };
-// Each model's record; an instance's is models[instance.model].
+// Each model's record; an instance's is models[instance_slots[i].model].
 layout(set = 0, binding = 13) readonly buffer Models { ModelRecord models[]; };
 // Each animation's record: where its channels start in channels[].
 layout(set = 0, binding = 14) readonly buffer Animations { AnimationRecord animations[]; };
@@ -486,12 +486,13 @@ void main() {
     }
     uint instance_index = palette_list[entry];
     Instance instance = instances[instance_index];
-    joint_count = models[instance.model].joint_count;
-    palette_stride = models[instance.model].palette_stride;
-    target_count = models[instance.model].target_count;
-    first_joint = models[instance.model].first_joint;
-    first_target = models[instance.model].first_target;
-    first_animation = models[instance.model].first_animation;
+    uint model = instance_slots[instance_index].model;
+    joint_count = models[model].joint_count;
+    palette_stride = models[model].palette_stride;
+    target_count = models[model].target_count;
+    first_joint = models[model].first_joint;
+    first_target = models[model].first_target;
+    first_animation = models[model].first_animation;
     mat4 world = instance_world(instance);
     uint chunk = instance_index / push.chunk_instances;
     uint first_slot = instance_slots[instance_index].palette_base;

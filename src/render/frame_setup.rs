@@ -39,11 +39,7 @@ impl Renderer {
     ) -> gpu::Result<()> {
         let uniforms = self.frame_uniforms(scene, extent);
         // Each instance's record with the flags that say whether it moves by itself.
-        let mut instances = self.history.instances(&scene.instances, &scene.morph_overrides);
-        // Each record names the model the renderer placed the instance's slot for.
-        for (instance, &model) in instances.iter_mut().zip(&self.setup.instance_models) {
-            instance.model = model;
-        }
+        let instances = self.history.instances(&scene.instances, &scene.morph_overrides);
         let velocity = self.velocity_written();
         self.velocity_layout.set(velocity.then_some(match self.motion_pass_runs() {
             true => vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,

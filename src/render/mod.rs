@@ -228,7 +228,7 @@ pub struct Setup {
     pub runs: Vec<chunks::DrawRun>,
     /// Each chunk's instances' vertices in all.
     pub chunk_vertices: Vec<u64>,
-    /// Each instance's model, as its record says (the renderer writes it).
+    /// Each instance's model (as its slot says).
     pub instance_models: Vec<u32>,
     pub model_count: u32,
     /// Bounds of the rest pose (the bind pose at the default morph weights; every model's), which
@@ -311,9 +311,9 @@ impl Renderer {
     }
 
     /// A renderer for several models in one frame: instance i is of `models[instance_models[i]]`
-    /// (its record's model; the renderer writes it). Every model's data shares the buffers
+    /// (its slot's model, `InstanceSlot`). Every model's data shares the buffers
     /// (`GpuModel::upload`), and every pass stays one dispatch or one draw list a run, whatever
-    /// the number of models. The triangle pass and the `cpu` strategy serve one model.
+    /// the number of models. The triangle pass serves one model.
     pub fn for_models(
         device: &Arc<Device>,
         models: &[&Model],

@@ -184,9 +184,8 @@ pub struct InstanceData {
     /// A hue the forward pass moves the surface's colours toward and how far (a crowd's colours):
     /// RGBA8, linear, the amount in alpha (0: the model's own colours).
     pub tint: u32,
-    /// Its model's record (`ModelRecord`): 0 while the renderer holds one model.
-    pub model: u32,
-    pub unused: u32,
+    /// (An instance's model is its slot's, `InstanceSlot::model`, fixed when the renderer is built.)
+    pub unused: [u32; 2],
 }
 
 /// `ModelRecord` in common.glsl: what the cull, palette, skin and triangle passes know of an
@@ -267,8 +266,7 @@ impl InstanceData {
             },
             scale: state.scale,
             tint: pack_tint(state.tint),
-            model: 0,
-            unused: 0,
+            unused: [0; 2],
         }
     }
 
@@ -551,7 +549,7 @@ pub struct InstanceSlot {
     /// The run's mesh 0 list's first command; mesh m's is `run_instances` commands further each.
     pub first_command: u32,
     pub run_instances: u32,
-    /// Its model (which the renderer writes into its instance record too).
+    /// Its model: its `ModelRecord`'s index.
     pub model: u32,
     pub unused: [u32; 2],
 }

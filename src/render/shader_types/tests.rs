@@ -288,7 +288,6 @@ fn layouts_match_the_compiled_shaders() {
             ("skinning", offset_of!(InstanceData, skinning)),
             ("scale", offset_of!(InstanceData, scale)),
             ("tint", offset_of!(InstanceData, tint)),
-            ("model", offset_of!(InstanceData, model)),
             ("unused", offset_of!(InstanceData, unused)),
         ],
     );
