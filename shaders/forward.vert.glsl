@@ -31,7 +31,7 @@ void main() {
 #ifdef VELOCITY
     vec3 previous = position;
     if ((motions[instance] & MOTION_MOVING) != 0u) {
-        SkinSource at = instance_skin_source(instance, frame.skinning.y);
+        SkinSource at = instance_skin_source(instance, frame.chunking.x);
         bool dual = instance_dual(at.chunk, at.palette_base, at.joint_count);
         previous = skin_vertex(vertex, at, dual, true).position;
     }

@@ -15,7 +15,7 @@
 void main() {
     uint vertex = uint(gl_VertexIndex - gl_BaseVertex);
     uint instance = uint(gl_InstanceIndex);
-    SkinSource at = instance_skin_source(instance, frame.skinning.y);
+    SkinSource at = instance_skin_source(instance, frame.chunking.x);
     bool dual = instance_dual(at.chunk, at.palette_base, at.joint_count);
     SkinnedResult skinned_vertex = skin_vertex(vertex, at, dual, false);
     write_position(skinned_vertex.position);

@@ -7,8 +7,8 @@ layout(set = 0, binding = 0, std140) uniform FrameUniforms {
     vec4 light_color_ambient;  // rgb: light colour, a: ambient strength
     vec4 ground;               // xyz: centre of the ground plane, w: half size
     vec4 shadow_params;        // x: shadow-map texel size in uv
-    uvec4 skinning;            // y: instances per chunk (the vertex shaders that skin find an instance's chunk);
-                               // x, z, w: 0 (a model's sizes are in its record, ModelRecord)
+    uvec4 chunking;            // x: instances per chunk (the vertex shaders that skin find an instance's chunk);
+                               // y, z, w: 0 (a model's sizes are in its record, ModelRecord)
     vec4 camera_planes[6];     // the camera frustum: xyz normal (pointing in), w distance
     vec4 light_planes[6];      // the shadow map's volume, likewise
     mat4 previous_view_projection;  // last frame's view_projection (this frame's on the first)

@@ -77,7 +77,7 @@ impl Renderer {
             light_color_ambient: [1.0, 0.96, 0.9, 0.28],
             ground: scene.ground.to_array(),
             shadow_params: [1.0 / shadow::SHADOW_MAP_SIZE as f32, 0.0, 0.0, 0.0],
-            skinning: [0, self.setup.chunking.instances_per_chunk, 0, 0],
+            chunking: [self.setup.chunking.instances_per_chunk, 0, 0, 0],
             camera_planes: frustum_planes(scene.view_projection),
             light_planes: frustum_planes(scene.light_view_projection),
             previous_view_projection: self.history.camera(scene.view_projection).to_cols_array_2d(),

@@ -370,8 +370,8 @@ pub struct FrameUniforms {
     pub light_color_ambient: [f32; 4],
     pub ground: [f32; 4],
     pub shadow_params: [f32; 4],
-    /// y: instances per chunk, for the vertex shaders that skin; x, z, w: 0.
-    pub skinning: [u32; 4],
+    /// x: instances per chunk, for the vertex shaders that skin (an instance's chunk); y, z, w: 0.
+    pub chunking: [u32; 4],
     /// The camera frustum's planes (normal pointing in, distance), for the cull pass.
     pub camera_planes: [[f32; 4]; 6],
     /// The shadow map's volume, likewise.

@@ -313,7 +313,7 @@ fn layouts_match_the_compiled_shaders() {
             ("light_color_ambient", offset_of!(FrameUniforms, light_color_ambient)),
             ("ground", offset_of!(FrameUniforms, ground)),
             ("shadow_params", offset_of!(FrameUniforms, shadow_params)),
-            ("skinning", offset_of!(FrameUniforms, skinning)),
+            ("chunking", offset_of!(FrameUniforms, chunking)),
             ("camera_planes", offset_of!(FrameUniforms, camera_planes)),
             ("light_planes", offset_of!(FrameUniforms, light_planes)),
             ("previous_view_projection", offset_of!(FrameUniforms, previous_view_projection)),
