@@ -153,13 +153,16 @@ impl GpuModel {
             }
         }
         let mut records = Records::default();
-        let mut parts = Vec::with_capacity(models.len());
-        let mut first_material = 0;
+        let mut parts: Vec<GpuPart> = Vec::with_capacity(models.len());
+        // Each model's draw groups and materials follow the models' before it.
+        let (mut first_mesh, mut first_material) = (0, 0);
         for model in models {
-            let part = records.append(Records::of(model));
-            let mesh_materials = part.mesh_materials.iter().map(|material| first_material + material).collect();
+            let mut part = records.append(Records::of(model));
+            part.record.first_mesh = first_mesh;
+            first_mesh += part.record.mesh_count;
+            part.mesh_materials.iter_mut().for_each(|material| *material += first_material);
             first_material += model.materials.len();
-            parts.push(GpuPart { mesh_materials, ..part });
+            parts.push(part);
         }
         let storage = Usage::STORAGE_BUFFER;
         let buffer = |name: &str, bytes: &[u8]| Buffer::with_data(device, name, storage, bytes);
@@ -185,13 +188,10 @@ impl GpuModel {
         let joint_parents = buffer("model.joint_parents", bytemuck::cast_slice(&records.parents))?;
         let morph_targets = buffer("model.morph_targets", bytemuck::cast_slice(&records.targets))?;
         let morph_deltas = buffer("model.morph_deltas", bytemuck::cast_slice(&records.deltas))?;
-        let model_records: Vec<ModelRecord> = parts.iter().map(|part: &GpuPart| part.record).collect();
+        let model_records: Vec<ModelRecord> = parts.iter().map(|part| part.record).collect();
         let models_buffer = buffer("model.models", bytemuck::cast_slice(&model_records))?;
 
-        let mut materials = Vec::new();
-        for model in models {
-            materials.extend(upload_materials(device, model, materials.len())?);
-        }
+        let materials = upload_materials(device, models)?;
         Ok(GpuModel {
             source_vertices,
             influences,
@@ -326,7 +326,8 @@ impl Records {
     /// buffers made absolute (a vertex's first influence, a level's and a mesh's first index, a
     /// channel's first key time and value, an animation's first cell and channels, a target's first
     /// delta); what stays local to the model is numbered from its record's first_* fields. Returns
-    /// the model's part (its mesh materials are the caller's).
+    /// the model's part (its first mesh and its materials' numbering among all models' are the
+    /// caller's).
     fn append(&mut self, mut model: Records) -> GpuPart {
         let count = |length: usize| length as u32;
         let first_influence = count(self.influences.len());
@@ -340,7 +341,6 @@ impl Records {
         record.first_target = count(self.targets.len());
         record.first_range = count(self.mesh_ranges.len());
         record.first_animation = count(self.animations.len());
-        record.first_mesh = self.model.first_mesh;
         for level in record.level_first_index.iter_mut().take(model.levels.len()) {
             *level += first_index;
         }
@@ -384,8 +384,6 @@ impl Records {
         self.animations.append(&mut model.animations);
         self.targets.append(&mut model.targets);
         self.deltas.append(&mut model.deltas);
-        // The next model's meshes follow this one's.
-        self.model.first_mesh += model.model.mesh_count;
         GpuPart { record: model.model, ranges, levels: model.levels, mesh_materials: model.group_materials }
     }
 
@@ -523,15 +521,14 @@ fn level_records(model: &Model, groups: &[Vec<usize>]) -> (Vec<u32>, Vec<MeshRan
     (all_indices, mesh_ranges, levels)
 }
 
-/// Each material's colour texture and normal map as images (a white or flat one where it has none),
-/// each texture file decoded once however many materials use it.
-/// `first`: the index its first material takes among all models' (in the images' names).
-fn upload_materials(device: &Arc<Device>, model: &Model, first: usize) -> gpu::Result<Vec<GpuMaterial>> {
+/// Each model's materials, one after another: each one's colour texture and normal map as images (a
+/// white or flat one where it has none), each texture file decoded once however many materials,
+/// of whichever model, use it (the bundled figure's variants share its texture).
+fn upload_materials(device: &Arc<Device>, models: &[&Model]) -> gpu::Result<Vec<GpuMaterial>> {
     let mut materials = Vec::new();
-    // Each texture file is decoded once, however many materials use it.
     let mut decoded: HashMap<&Path, Vec<u8>> = HashMap::new();
-    for (index, material) in model.materials.iter().enumerate() {
-        let name = format!("material[{}].{}", first + index, material.name);
+    for (index, material) in models.iter().flat_map(|model| &model.materials).enumerate() {
+        let name = format!("material[{index}].{}", material.name);
         let (srgb, unorm) = (vk::Format::R8G8B8A8_SRGB, vk::Format::R8G8B8A8_UNORM);
         let texture = match &material.texture {
             Some(texture) => {
