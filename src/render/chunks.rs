@@ -67,7 +67,6 @@ impl Chunking {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DrawRun {
     pub chunk: u32,
-    pub model: u32,
     /// Its mesh 0 among all models' meshes, and the model's mesh count.
     pub first_mesh: u32,
     pub mesh_count: u32,
@@ -118,40 +117,41 @@ impl InstanceSlots {
         for chunk in 0..chunking.chunk_count {
             let (first, count) = chunking.range(chunk, instance_count);
             let members = first as usize..(first + count) as usize;
+            // The chunk's runs: one a model it holds, model by model.
+            let mut instances = vec![0u32; sizes.len()];
+            for &model in &instance_models[members.clone()] {
+                instances[model as usize] += 1;
+            }
+            let mut run_of = vec![0; sizes.len()];
+            for (model, size) in sizes.iter().enumerate().filter(|&(model, _)| instances[model] > 0) {
+                run_of[model] = runs.len();
+                let first_command = commands as u32;
+                runs.push(DrawRun {
+                    chunk,
+                    first_mesh: size.first_mesh,
+                    mesh_count: size.meshes,
+                    first_command,
+                    instances: instances[model],
+                });
+                commands += u64::from(size.meshes) * u64::from(instances[model]);
+            }
             let (mut vertices, mut palette_slots) = (0u64, 0u64);
-            for (slot, &model) in slots[members.clone()].iter_mut().zip(&instance_models[members.clone()]) {
-                let size = sizes[model as usize];
-                slot.vertex_base = vertices as u32;
-                slot.palette_base = palette_slots as u32;
-                slot.model = model;
+            for (slot, &model) in slots[members.clone()].iter_mut().zip(&instance_models[members]) {
+                let (size, run) = (sizes[model as usize], run_of[model as usize]);
+                *slot = InstanceSlot {
+                    vertex_base: vertices as u32,
+                    palette_base: palette_slots as u32,
+                    run: run as u32,
+                    first_command: runs[run].first_command,
+                    run_instances: runs[run].instances,
+                    model,
+                    unused: [0; 2],
+                };
                 vertices += u64::from(size.vertices);
                 palette_slots += u64::from(size.palette_slots);
             }
             chunk_vertices.push(vertices);
             chunk_palette_slots.push(palette_slots);
-            for (model, size) in sizes.iter().enumerate() {
-                let instances = instance_models[members.clone()].iter().filter(|&&of| of == model as u32).count() as u32;
-                if instances == 0 {
-                    continue;
-                }
-                let run = DrawRun {
-                    chunk,
-                    model: model as u32,
-                    first_mesh: size.first_mesh,
-                    mesh_count: size.meshes,
-                    first_command: commands as u32,
-                    instances,
-                };
-                for (slot, _) in
-                    slots[members.clone()].iter_mut().zip(&instance_models[members.clone()]).filter(|(_, &of)| of == model as u32)
-                {
-                    slot.run = runs.len() as u32;
-                    slot.first_command = run.first_command;
-                    slot.run_instances = instances;
-                }
-                commands += u64::from(size.meshes) * u64::from(instances);
-                runs.push(run);
-            }
         }
         InstanceSlots { slots, chunk_vertices, chunk_palette_slots, runs, commands }
     }
@@ -264,17 +264,13 @@ impl MemoryPlan {
         instance_count: u32,
         settings: RenderSettings,
     ) -> gpu::Result<MemoryPlan> {
-        let limits = device.limits();
-        let range = u64::from(limits.max_storage_buffer_range).min(settings.binding.unwrap_or(u64::MAX));
         let heap = largest_heap(device).min(settings.heap.unwrap_or(u64::MAX));
-        let rows = limits.max_compute_work_group_count[1];
-        let shape = Shape::of_models(models);
-        let limits = PlanLimits { binding: range, heap, dispatch_rows: rows };
+        let rows = device.limits().max_compute_work_group_count[1];
+        let shapes: Vec<Shape> = models.iter().map(|model| Shape::of(model)).collect();
+        let shape = Shape::largest(&shapes);
+        let limits = PlanLimits { binding: binding_range(device, settings), heap, dispatch_rows: rows };
         let plan = match (models, settings.light_culling) {
-            ([_, _, ..], _) => {
-                let shapes: Vec<Shape> = models.iter().map(|model| Shape::of(model)).collect();
-                MemoryPlan::for_mix(&shapes, strategy, instance_count, limits)
-            }
+            ([_, _, ..], _) => MemoryPlan::for_mix(&shapes, strategy, instance_count, limits),
             (_, true) => MemoryPlan::with_light_culling(shape, strategy, instance_count, limits),
             (_, false) => MemoryPlan::for_limits(shape, strategy, instance_count, limits),
         };
@@ -525,6 +521,12 @@ fn instance_data_bytes(shape: Shape, strategy: Strategy) -> u64 {
 /// instance-relative 16-bit values.
 pub fn culls_triangles(shape: Shape) -> bool {
     shape.meshes > 0 && shape.indices > 0 && shape.vertices <= u64::from(MAX_VERTICES)
+}
+
+/// Bytes one storage-buffer binding may hold on `device` (maxStorageBufferRange), or fewer where
+/// `settings` lower it (tests).
+pub fn binding_range(device: &Device, settings: RenderSettings) -> u64 {
+    u64::from(device.limits().max_storage_buffer_range).min(settings.binding.unwrap_or(u64::MAX))
 }
 
 /// The size of the device's largest memory heap (device-local on a GPU; system memory on lavapipe).

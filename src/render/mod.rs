@@ -344,7 +344,7 @@ impl Renderer {
             .collect();
         let slots = InstanceSlots::new(&sizes, instance_models, chunking);
         // The plan sized chunks for an even mix; another mix could overfill one.
-        let range = u64::from(device.limits().max_storage_buffer_range).min(settings.binding.unwrap_or(u64::MAX));
+        let range = chunks::binding_range(device, settings);
         let fullest = (strategy == Strategy::Compute)
             .then(|| slots.chunk_vertices.iter().map(|&vertices| vertices * std::mem::size_of::<SkinnedVertex>() as u64).max())
             .flatten();
