@@ -90,13 +90,17 @@ impl Renderer {
     /// coarser); 0 for an instance neither view sees.
     fn cpu_vertex_counts(&self, scene: &FrameScene, choice: &LevelChoice) -> Vec<u32> {
         let mut counts = vec![0; scene.instances.len()];
-        for (index, (model, part)) in self.cpu_models.iter().zip(&self.model.parts).enumerate() {
+        let mut of_models = vec![Vec::new(); self.cpu_models.len()];
+        for (instance, &model) in self.setup.instance_models.iter().enumerate().take(scene.instances.len()) {
+            of_models[model as usize].push(instance);
+        }
+        for ((model, part), of_model) in self.cpu_models.iter().zip(&self.model.parts).zip(&of_models) {
             // This model's instances, as a scene of their own, at its levels' errors.
-            let of_model: Vec<usize> = (0..scene.instances.len())
-                .filter(|&instance| self.setup.instance_models.get(instance).is_some_and(|&model| model as usize == index))
-                .collect();
-            let alone =
-                FrameScene { instances: of_model.iter().map(|&instance| scene.instances[instance]).collect(), ..scene.clone() };
+            let alone = FrameScene {
+                instances: of_model.iter().map(|&instance| scene.instances[instance]).collect(),
+                morph_overrides: scene.morph_overrides.clone(),
+                ..*scene
+            };
             let choice = choice.for_errors(part.levels.iter().map(|level| level.error).collect());
             let levels = cull::reference_levels(model, &alone, &choice, 1e-3);
             let vertices = |level: u32| part.levels.get(level as usize).map_or(part.vertex_count(), |level| level.vertex_count);

@@ -230,7 +230,6 @@ pub struct Setup {
     pub chunk_vertices: Vec<u64>,
     /// Each instance's model (as its slot says).
     pub instance_models: Vec<u32>,
-    pub model_count: u32,
     /// Bounds of the rest pose (the bind pose at the default morph weights; every model's), which
     /// size the normals debug view (the cull pass has them from the model's record).
     pub bind_bounds: crate::anim::Aabb,
@@ -460,7 +459,6 @@ impl Renderer {
                 runs: slots.runs,
                 chunk_vertices: slots.chunk_vertices.clone(),
                 instance_models: instance_models.to_vec(),
-                model_count: models.len() as u32,
                 bind_bounds,
                 skeleton_only,
                 dispatch_rows: device.limits().max_compute_work_group_count[1].max(1),

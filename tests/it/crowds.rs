@@ -45,7 +45,7 @@ fn two_models_drawing_only_the_seconds_instances_draw_what_the_second_alone_draw
         let mut images = Vec::new();
         for setup in [&alone, &both] {
             let mut headless = HeadlessRenderer::with_strategy(&device, setup, (160, 120), strategy).expect("renderer");
-            assert_eq!(headless.renderer.setup.model_count, setup.models().len() as u32);
+            assert_eq!(headless.renderer.model.parts.len(), setup.models().len());
             images.push(headless.render(&setup.frame(0.7, headless.aspect())).expect("frame"));
         }
         let background = images[0].get_pixel(0, 0);
