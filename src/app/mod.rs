@@ -210,12 +210,18 @@ impl SceneSetup {
         if models.len() == 1 {
             return self.model.name.clone();
         }
-        let mut counts = vec![0usize; models.len()];
+        let each: Vec<String> =
+            models.iter().zip(self.model_counts()).map(|(model, count)| format!("{} ×{count}", model.name)).collect();
+        format!("{} models: {}", models.len(), each.join(", "))
+    }
+
+    /// How many instances each model has, in `models()`' order.
+    pub fn model_counts(&self) -> Vec<usize> {
+        let mut counts = vec![0; self.others.len() + 1];
         for model in self.model_indices() {
             counts[model as usize] += 1;
         }
-        let each: Vec<String> = models.iter().zip(&counts).map(|(model, count)| format!("{} ×{count}", model.name)).collect();
-        format!("{} models: {}", models.len(), each.join(", "))
+        counts
     }
 
     /// Each instance's model index, one per instance (what the renderer is built for).
@@ -465,16 +471,22 @@ pub fn crowd_model(index: usize, models: usize) -> u32 {
         return index as u32;
     }
     let mut order: Vec<u32> = (0..models as u32).collect();
-    // Fisher–Yates from a splitmix64 stream seeded by the run.
+    // Fisher–Yates from a stream seeded by the run.
     let mut state = run.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(0x2545_F491_4F6C_DD1D);
     for last in (1..models).rev() {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        order.swap(last, ((z ^ (z >> 31)) % (last as u64 + 1)) as usize);
+        order.swap(last, (splitmix64(&mut state) % (last as u64 + 1)) as usize);
     }
     order[index % models]
+}
+
+/// The next number of a splitmix64 stream at `state`: a well-mixed stream from a counter, in a
+/// few lines (no crate needed for this); the crowd's variety and its dealing of models draw on it.
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// How far a crowd's sizes stray from the model's, either way.
@@ -498,14 +510,7 @@ const CROWD_HUES: [[f32; 3]; 8] = [
 /// (brightness and texture kept: forward.frag).
 pub fn crowd_variety(instance: InstanceState, index: usize, duration: f32) -> InstanceState {
     let mut state = (index as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
-    // splitmix64: a well-mixed stream from a counter, in a few lines (no crate needed for this).
-    let mut next = || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
-    };
+    let mut next = || (splitmix64(&mut state) >> 40) as f32 / (1u64 << 24) as f32;
     let phase = duration * next();
     let speed = 0.9 + 0.2 * next();
     let scale = 1.0 - CROWD_SCALE + 2.0 * CROWD_SCALE * next();

@@ -100,11 +100,7 @@ impl<'a> PanelState<'a> {
         if models.len() < 2 {
             return Vec::new();
         }
-        let mut counts = vec![0; models.len()];
-        for model in self.setup.model_indices() {
-            counts[model as usize] += 1;
-        }
-        models.iter().zip(counts).map(|(model, count)| (model.name.as_str(), count)).collect()
+        models.iter().zip(self.setup.model_counts()).map(|(model, count)| (model.name.as_str(), count)).collect()
     }
 
     pub(super) fn info(&self, device: &'a str, driver: &'a str, resolution: (u32, u32), present_mode: &'a str) -> PanelInfo<'a> {
