@@ -43,7 +43,7 @@ impl Buffer {
         };
         let bound = unsafe { device.raw.bind_buffer_memory(raw, allocation.memory(), allocation.offset()) };
         let buffer = Buffer { raw, size, name: name.to_string(), allocation: Some(allocation), device: device.clone() };
-        bound.check("vkBindBufferMemory")?;
+        bound.check_on("vkBindBufferMemory", name)?;
         device.set_name(raw, name);
         Ok(buffer)
     }
@@ -117,6 +117,13 @@ impl Buffer {
     }
 
     /// The whole buffer, for descriptor writes.
+    /// Its address in GPU memory (acceleration-structure builds read vertices, indices and instances
+    /// by address): needs `SHADER_DEVICE_ADDRESS` usage, on a device with ray query.
+    pub fn device_address(&self) -> vk::DeviceAddress {
+        let info = vk::BufferDeviceAddressInfo::default().buffer(self.raw);
+        unsafe { self.device.raw.get_buffer_device_address(&info) }
+    }
+
     pub fn descriptor(&self) -> vk::DescriptorBufferInfo {
         vk::DescriptorBufferInfo::default().buffer(self.raw).offset(0).range(vk::WHOLE_SIZE)
     }

@@ -39,6 +39,8 @@ pub struct Device {
     pub independent_blend: bool,
     /// storageBuffer16BitAccess, enabled where the device has it.
     pub storage_buffer_16bit: bool,
+    /// Acceleration structures and ray query, where the device offers them: `--shadows ray`.
+    pub ray_query: Option<RayQuery>,
     pub instance: Instance,
     /// `vkCmdPipelineBarrier2` calls recorded through [`Device::cmd_pipeline_barrier2`], counted
     /// where they are issued (so a test can hold the frame's own record of its barriers to them).
@@ -50,6 +52,18 @@ pub struct Device {
 
 /// What a caller asks of the device: where it presents, and what its work needs beyond the layer's
 /// own (Vulkan 1.2, synchronization2, dynamic rendering, one graphics and compute queue).
+/// What tracing rays needs of a device (`VK_KHR_acceleration_structure`, `VK_KHR_ray_query` and
+/// `bufferDeviceAddress`), enabled wherever it is offered: lavapipe from Mesa 24.1, most GPUs.
+pub struct RayQuery {
+    pub loader: ash::khr::acceleration_structure::Device,
+    /// minAccelerationStructureScratchOffsetAlignment: where each build's scratch may start.
+    pub scratch_alignment: u64,
+}
+
+/// The extensions [`RayQuery`] needs (deferred host operations: required by acceleration structures).
+const RAY_QUERY_EXTENSIONS: [&CStr; 3] =
+    [ash::khr::acceleration_structure::NAME, ash::khr::ray_query::NAME, ash::khr::deferred_host_operations::NAME];
+
 pub struct DeviceRequest<'a> {
     /// The queue family must be able to present to this surface.
     pub surface: Option<(&'a ash::khr::surface::Instance, vk::SurfaceKHR)>,
@@ -145,6 +159,26 @@ impl Device {
         if request.surface.is_some() {
             extensions.push(ash::khr::swapchain::NAME.as_ptr());
         }
+        // Ray query where every part of it is offered; the features asked only then (a structure of
+        // an extension the device lacks may not be chained).
+        let offers = |name: &CStr| offered.iter().any(|extension| extension.extension_name_as_c_str() == Ok(name));
+        let ray_query = RAY_QUERY_EXTENSIONS.iter().all(|&name| offers(name)) && {
+            let mut acceleration = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default();
+            let mut query = vk::PhysicalDeviceRayQueryFeaturesKHR::default();
+            let mut addresses = vk::PhysicalDeviceVulkan12Features::default();
+            let mut supported =
+                vk::PhysicalDeviceFeatures2::default().push_next(&mut acceleration).push_next(&mut query).push_next(&mut addresses);
+            unsafe { instance.raw.get_physical_device_features2(physical, &mut supported) };
+            acceleration.acceleration_structure == vk::TRUE
+                && query.ray_query == vk::TRUE
+                && addresses.buffer_device_address == vk::TRUE
+        };
+        let mut acceleration_features = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default().acceleration_structure(true);
+        let mut ray_query_features = vk::PhysicalDeviceRayQueryFeaturesKHR::default().ray_query(true);
+        if ray_query {
+            extensions.extend(RAY_QUERY_EXTENSIONS.iter().map(|name| name.as_ptr()));
+            features12 = features12.buffer_device_address(true);
+        }
         if !is_core_1_3 {
             extensions.push(ash::khr::synchronization2::NAME.as_ptr());
             extensions.push(ash::khr::dynamic_rendering::NAME.as_ptr());
@@ -164,6 +198,9 @@ impl Device {
         } else {
             create_info.push_next(&mut synchronization2).push_next(&mut dynamic_rendering)
         };
+        if ray_query {
+            create_info = create_info.push_next(&mut acceleration_features).push_next(&mut ray_query_features);
+        }
         let raw = unsafe { instance.raw.create_device(physical, &create_info, None) }.check("vkCreateDevice")?;
         let queue = unsafe { raw.get_device_queue(queue_family, 0) };
 
@@ -181,7 +218,7 @@ impl Device {
             device: raw.clone(),
             physical_device: physical,
             debug_settings: Default::default(),
-            buffer_device_address: false,
+            buffer_device_address: ray_query,
             allocation_sizes: Default::default(),
         });
         let allocator = match allocator {
@@ -201,6 +238,15 @@ impl Device {
             driver_properties.driver_info_as_c_str().unwrap_or(c"").to_string_lossy()
         );
 
+        let ray_query = ray_query.then(|| {
+            let mut acceleration = vk::PhysicalDeviceAccelerationStructurePropertiesKHR::default();
+            let mut properties2 = vk::PhysicalDeviceProperties2::default().push_next(&mut acceleration);
+            unsafe { instance.raw.get_physical_device_properties2(physical, &mut properties2) };
+            RayQuery {
+                loader: ash::khr::acceleration_structure::Device::new(&instance.raw, &raw),
+                scratch_alignment: u64::from(acceleration.min_acceleration_structure_scratch_offset_alignment).max(1),
+            }
+        });
         let device = Device {
             allocator: ManuallyDrop::new(Arc::new(Mutex::new(allocator))),
             dispatch,
@@ -215,6 +261,7 @@ impl Device {
             geometry_shader: supported_features.geometry_shader == vk::TRUE,
             independent_blend: supported_features.independent_blend == vk::TRUE,
             storage_buffer_16bit,
+            ray_query,
             barrier_calls: AtomicU64::new(0),
             dispatch_calls: AtomicU64::new(0),
             instance,

@@ -92,7 +92,7 @@ impl Image {
             Image { raw, view: vk::ImageView::null(), desc, name: name.to_string(), allocation: None, device: device.clone() };
         let bound = unsafe { device.raw.bind_image_memory(raw, allocation.memory(), allocation.offset()) };
         image.allocation = Some(allocation);
-        bound.check("vkBindImageMemory")?;
+        bound.check_on("vkBindImageMemory", name)?;
         let view_info = vk::ImageViewCreateInfo::default()
             .image(raw)
             .view_type(vk::ImageViewType::TYPE_2D)

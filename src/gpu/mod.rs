@@ -3,6 +3,7 @@
 //!
 //! Every wrapper frees itself in `Drop` and holds an `Arc<Device>`, so the device outlives all of them.
 
+pub mod acceleration;
 pub mod barrier;
 pub mod buffer;
 pub mod commands;
@@ -14,6 +15,7 @@ pub mod pipeline;
 pub mod query;
 pub mod swapchain;
 
+pub use acceleration::AccelerationStructure;
 pub use buffer::Buffer;
 pub use device::Device;
 pub use image::{Image, ImageDesc, Sampler};
@@ -50,6 +52,9 @@ pub enum Error {
     Loader(String),
     #[error("{call} failed: {result}{hint}", hint = hint_for(*.result))]
     Call { call: &'static str, result: vk::Result },
+    /// A call on one named object (binding memory to an image or a buffer), which the message names.
+    #[error("{call} for {name} failed: {result}{hint}", hint = hint_for(*.result))]
+    CallOn { call: &'static str, name: String, result: vk::Result },
     #[error("no usable Vulkan device: {0}. {hint}", hint = INSTALL_DEVICE)]
     NoDevice(String),
     #[error("GPU memory allocation for {name} failed: {source}")]
@@ -75,10 +80,16 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Attaches the Vulkan call's name to a raw `vk::Result`.
 pub trait Check<T> {
     fn check(self, call: &'static str) -> Result<T>;
+    /// `check`, naming the object the call was on.
+    fn check_on(self, call: &'static str, name: &str) -> Result<T>;
 }
 
 impl<T> Check<T> for std::result::Result<T, vk::Result> {
     fn check(self, call: &'static str) -> Result<T> {
         self.map_err(|result| Error::Call { call, result })
+    }
+
+    fn check_on(self, call: &'static str, name: &str) -> Result<T> {
+        self.map_err(|result| Error::CallOn { call, name: name.to_string(), result })
     }
 }
