@@ -1,7 +1,7 @@
 //! Compiles every `shaders/<pass>.<stage>.glsl` to SPIR-V in OUT_DIR and writes `shaders.rs`, which
 //! embeds them as `<PASS>_<STAGE>: &[u8]`. A line `// variant: NAME` in a shader asks for a second
 //! build with NAME defined, embedded as `<PASS>_<STAGE>_<NAME>` (the forward pass's shaders with and
-//! without the velocity target). Files without a stage (`shaders/*.glsl` like `common.glsl`) are
+//! without the velocity target); `// variant: A+B` defines both, embedded as `<PASS>_<STAGE>_A_B`. Files without a stage (`shaders/*.glsl` like `common.glsl`) are
 //! include files. A compile error fails the build with the file and line.
 //!
 //! The compiler is shaderc's `glslc`, run as a program rather than linked: the Vulkan SDK ships it
@@ -96,9 +96,12 @@ fn main() {
             // from the SPIR-V. Drivers drop debug instructions, so it costs nothing at run time.
             command.args(["--target-env=vulkan1.2", "-O", "-g", &format!("-fshader-stage={stage}")]);
             command.arg("-I").arg(shader_dir);
+            // A variant of several names (`VELOCITY+RAY_SHADOWS`) defines each.
             if let Some(variant) = &variant {
-                command.arg(format!("-D{variant}=1"));
-                name = format!("{name}.{}", variant.to_lowercase());
+                for define in variant.split('+') {
+                    command.arg(format!("-D{}=1", define.trim()));
+                }
+                name = format!("{name}.{}", variant.replace('+', "_").to_lowercase());
             }
             let spv_path = out_dir.join(format!("{name}.spv"));
             command.arg("-o").arg(&spv_path).arg(path);

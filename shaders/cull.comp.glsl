@@ -32,6 +32,8 @@ layout(constant_id = 1) const uint PALETTE_WORKGROUP_SIZE = 64u;
 // (triangles.rs: WORKGROUP_SIZE): an instance's groups at a level in the work tables.
 layout(constant_id = 2) const uint SKIN_WORKGROUP_SIZE = 64u;
 layout(constant_id = 3) const uint TRIANGLE_WORKGROUP_SIZE = 64u;
+// `--shadows ray`: the pass writes each instance's mask in the trace pass's records.
+layout(constant_id = 4) const uint TRACE_SHADOWS = 0u;
 
 layout(set = 0, binding = 3) readonly buffer Instances { Instance instances[]; };
 layout(set = 0, binding = 4) readonly buffer Animations { AnimationRecord animations[]; };
@@ -61,6 +63,12 @@ layout(set = 0, binding = 17) readonly buffer InstanceSlots { InstanceSlot insta
 // Per draw run (a chunk's instances of one model): the instances the camera sees (2 × run) and
 // the light (2 × run + 1), the counts of its meshes' draw lists. Zeroed before the pass.
 layout(set = 0, binding = 18) buffer DrawCounts { uint draw_counts[]; };
+// With TRACE_SHADOWS, the top level's instance records (VkAccelerationStructureInstanceKHR, 16 words
+// each; src/render/passes/trace.rs): word 12 holds the custom index (the instance's) and the mask,
+// 0xFF where the light sees the instance (its shadow level's vertices are skinned this frame), 0
+// where not (rays pass through it).
+layout(set = 0, binding = 19) writeonly buffer TraceInstances { uint trace_words[]; };
+const uint TRACE_MASK_WORD = 12u;
 
 layout(push_constant) uniform Push {
     uint instance_count;
@@ -172,6 +180,9 @@ void main() {
     if (instance_index >= push.instance_count) {
         return;
     }
+    if (TRACE_SHADOWS != 0u) {
+        trace_words[instance_index * 16u + TRACE_MASK_WORD] = instance_index & 0xFFFFFFu;
+    }
     Instance instance = instances[instance_index];
     instance_slot = instance_slots[instance_index];
     model = models[instance_slot.model];
@@ -271,6 +282,9 @@ void main() {
         emit(atomicAdd(draw_counts[2u * instance_slot.run], 1u), instance_index, true, seen_level);
     }
     if (light_sees) {
+        if (TRACE_SHADOWS != 0u) {
+            trace_words[instance_index * 16u + TRACE_MASK_WORD] = (instance_index & 0xFFFFFFu) | 0xFF000000u;
+        }
         atomicAdd(counters.light_draws[chunk], 1u);
         emit(atomicAdd(draw_counts[2u * instance_slot.run + 1u], 1u), instance_index, false, shadow_level);
         append_groups(TABLE_LIGHT, instance_index, instance_slot.model, shadow_level, triangle_groups(shadow_level));

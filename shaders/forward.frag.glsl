@@ -1,7 +1,13 @@
 #version 460
 // Forward pass, the model: lit colour and, in the VELOCITY build, the velocity target beside it
-// (src/render/passes/forward.rs: a pipeline without the target and one with it).
+// (src/render/passes/forward.rs: a pipeline without the target and one with it); in the
+// RAY_SHADOWS builds, shadowed by a ray query rather than the shadow map (`--shadows ray`).
 // variant: VELOCITY
+// variant: RAY_SHADOWS
+// variant: VELOCITY+RAY_SHADOWS
+#ifdef RAY_SHADOWS
+#extension GL_EXT_ray_query : require
+#endif
 #include "frame.glsl"
 #include "lighting.glsl"
 
@@ -15,7 +21,7 @@ layout(push_constant) uniform Material {
 
 layout(location = 0) in vec3 normal;
 layout(location = 1) in vec2 uv;
-layout(location = 2) in vec4 light_clip;
+layout(location = 2) in vec3 world;
 layout(location = 3) in vec4 tangent;
 layout(location = 6) in vec4 vertex_color;
 layout(location = 7) flat in vec4 tint;  // the instance's: rgb a hue, a how far toward it
@@ -52,7 +58,7 @@ void main() {
     // Model::facing), and every visible face of an inward-wound one. Normals computed from the
     // winding point away from such a face, so light the side we see.
     n = gl_FrontFacing ? n : -n;
-    color = vec4(shade(albedo.rgb, n, light_clip), 1.0);
+    color = vec4(shade(albedo.rgb, n, world), 1.0);
 #ifdef VELOCITY
     velocity = pixel_motion(clip, previous_clip);
 #endif

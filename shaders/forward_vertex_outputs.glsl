@@ -29,7 +29,8 @@ void draw_vertex(out uint instance, out uint vertex) {
 
 layout(location = 0) out vec3 out_normal;
 layout(location = 1) out vec2 out_uv;
-layout(location = 2) out vec4 out_light_clip;
+// World position: the fragment shader finds the shadow map's texel from it, or traces its shadow ray.
+layout(location = 2) out vec3 out_world;
 layout(location = 3) out vec4 out_tangent;
 layout(location = 6) out vec4 out_color;
 layout(location = 7) flat out vec4 out_tint;
@@ -42,7 +43,7 @@ layout(location = 5) out vec4 out_previous_clip;
 // gl_Position and the clip positions of a vertex now at `position` (world space).
 void write_position(vec3 position) {
     gl_Position = frame.view_projection * vec4(position, 1.0);
-    out_light_clip = frame.light_view_projection * vec4(position, 1.0);
+    out_world = position;
 #ifdef VELOCITY
     out_clip = clip_position(frame.view_projection, position);
 #endif

@@ -6,7 +6,7 @@ layout(set = 0, binding = 0, std140) uniform FrameUniforms {
     vec4 light_direction;      // xyz: unit vector towards the light
     vec4 light_color_ambient;  // rgb: light colour, a: ambient strength
     vec4 ground;               // xyz: centre of the ground plane, w: half size
-    vec4 shadow_params;        // x: shadow-map texel size in uv
+    vec4 shadow_params;        // x: shadow-map texel size in uv; y: a shadow ray's offset from the surface (world units)
     uvec4 chunking;            // x: instances per chunk (the vertex shaders that skin find an instance's chunk);
                                // y, z, w: 0 (a model's sizes are in its record, ModelRecord)
     vec4 camera_planes[6];     // the camera frustum: xyz normal (pointing in), w distance
@@ -40,3 +40,7 @@ vec2 pixel_motion(vec4 clip, vec4 previous_clip) {
 }
 
 layout(set = 0, binding = 1) uniform sampler2DShadow shadow_map;
+#ifdef RAY_SHADOWS
+// `--shadows ray`: the trace pass's top level, over every instance's skinned triangles.
+layout(set = 0, binding = 6) uniform accelerationStructureEXT scene_structure;
+#endif

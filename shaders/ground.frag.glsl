@@ -1,11 +1,16 @@
 #version 460
-// Forward pass, the ground: lit checker and, in the VELOCITY build, the velocity target.
+// Forward pass, the ground: lit checker and, in the VELOCITY build, the velocity target; in the
+// RAY_SHADOWS builds, shadowed by a ray query (`--shadows ray`).
 // variant: VELOCITY
+// variant: RAY_SHADOWS
+// variant: VELOCITY+RAY_SHADOWS
+#ifdef RAY_SHADOWS
+#extension GL_EXT_ray_query : require
+#endif
 #include "frame.glsl"
 #include "lighting.glsl"
 
 layout(location = 0) in vec3 world;
-layout(location = 1) in vec4 light_clip;
 #ifdef VELOCITY
 layout(location = 2) in vec4 clip;
 layout(location = 3) in vec4 previous_clip;
@@ -21,7 +26,7 @@ void main() {
     vec2 cell = floor(world.xz / (frame.ground.w * 0.1));
     float checker = mod(cell.x + cell.y, 2.0);
     vec3 albedo = mix(vec3(0.46, 0.48, 0.46), vec3(0.54, 0.56, 0.54), checker);
-    color = vec4(shade(albedo, vec3(0.0, 1.0, 0.0), light_clip), 1.0);
+    color = vec4(shade(albedo, vec3(0.0, 1.0, 0.0), world), 1.0);
 #ifdef VELOCITY
     velocity = pixel_motion(clip, previous_clip);
 #endif

@@ -4,7 +4,6 @@
 #include "frame.glsl"
 
 layout(location = 0) out vec3 out_world;
-layout(location = 1) out vec4 out_light_clip;
 #ifdef VELOCITY
 layout(location = 2) out vec4 out_clip;
 layout(location = 3) out vec4 out_previous_clip;
@@ -22,5 +21,4 @@ void main() {
     out_previous_clip = clip_position(frame.previous_view_projection, world);
 #endif
     out_world = world;
-    out_light_clip = frame.light_view_projection * vec4(world, 1.0);
 }

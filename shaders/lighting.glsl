@@ -1,7 +1,30 @@
-// Lambert + ambient with a 3×3 PCF shadow lookup; each tap is itself 2×2-filtered by the compare
-// sampler. Used by forward.frag and ground.frag. Needs frame.glsl first.
+// Lambert + ambient, shadowed by a 3×3 PCF shadow-map lookup (each tap itself 2×2-filtered by the
+// compare sampler) or, in the RAY_SHADOWS build, by a ray towards the light. Used by forward.frag and
+// ground.frag. Needs frame.glsl first.
 
-float shadow_visibility(vec4 light_clip) {
+#ifdef RAY_SHADOWS
+// 1 where nothing lies between the point and the light, else 0: one ray query against the trace
+// pass's structures. Its origin leaves the surface by shadow_params.y along the normal and towards
+// the light: the structures hold each instance at its shadow's level of detail, whose triangles
+// stray from the drawn ones by up to a shadow-map texel (what the level was chosen for), so a point
+// must clear that not to shadow itself. Opaque geometry and the first hit ending the query: one
+// rayQueryProceedEXT finds the answer.
+float shadow_visibility(vec4 light_clip, vec3 world, vec3 normal) {
+    if (light_clip.z >= light_clip.w) {
+        return 1.0; // beyond the shadow volume's far plane, as the map has it: nothing there casts
+    }
+    vec3 towards_light = frame.light_direction.xyz;
+    float offset = frame.shadow_params.y;
+    vec3 origin = world + (normal + towards_light) * offset;
+    rayQueryEXT query;
+    rayQueryInitializeEXT(query, scene_structure, gl_RayFlagsOpaqueEXT | gl_RayFlagsTerminateOnFirstHitEXT, 0xFF,
+                          origin, 0.0, towards_light, 1.0e30);
+    while (rayQueryProceedEXT(query)) {
+    }
+    return rayQueryGetIntersectionTypeEXT(query, true) == gl_RayQueryCommittedIntersectionNoneEXT ? 1.0 : 0.0;
+}
+#else
+float shadow_visibility(vec4 light_clip, vec3 world, vec3 normal) {
     vec3 ndc = light_clip.xyz / light_clip.w;
     if (ndc.z >= 1.0) {
         return 1.0; // beyond the shadow volume's far plane: nothing there casts
@@ -16,10 +39,14 @@ float shadow_visibility(vec4 light_clip) {
     }
     return lit / 9.0;
 }
+#endif
 
-vec3 shade(vec3 albedo, vec3 normal, vec4 light_clip) {
+// `world`: the point's world position: its place in the shadow map, or its shadow ray's origin.
+vec3 shade(vec3 albedo, vec3 normal, vec3 world) {
     float lambert = max(dot(normal, frame.light_direction.xyz), 0.0);
-    float visibility = lambert > 0.0 ? shadow_visibility(light_clip) : 1.0;
+    // The light's projection is orthographic (affine): the same as interpolating it per vertex.
+    vec4 light_clip = frame.light_view_projection * vec4(world, 1.0);
+    float visibility = lambert > 0.0 ? shadow_visibility(light_clip, world, normal) : 1.0;
     float ambient = frame.light_color_ambient.a;
     return albedo * (ambient + frame.light_color_ambient.rgb * lambert * visibility);
 }

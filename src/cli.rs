@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use vkskin::anim::Skinning;
 use vkskin::render::passes::debug::DebugViews;
-use vkskin::render::Strategy;
+use vkskin::render::{Shadows, Strategy};
 
 /// The viewer is the default command: `vkskin FILE [options]` and `vkskin [options]` are
 /// `vkskin view FILE [options]` and `vkskin view [options]`. One vocabulary across the commands:
@@ -370,6 +370,11 @@ pub(crate) struct SceneArgs {
     /// then draws the frame before the last too, so that it has a frame to move from.
     #[arg(long, value_enum, default_value_t = Switch::Off)]
     pub(crate) motion_blur: Switch,
+    /// Shadows: map (a 2048² shadow map from the light) or ray (a ray towards the light from every
+    /// sample, by ray query through acceleration structures built from the skinned buffer each
+    /// frame: a device with VK_KHR_ray_query, and the compute or cpu strategy). docs/ray-tracing.md.
+    #[arg(long, default_value = "map", value_parser = parse_shadows)]
+    pub(crate) shadows: Shadows,
     /// Turn on the Khronos validation layer with synchronization validation (also VKSKIN_VALIDATION=1).
     #[arg(long)]
     pub(crate) validate: bool,
@@ -386,6 +391,10 @@ pub(crate) fn parse_instances(text: &str) -> Result<u32, String> {
 
 pub(crate) fn parse_skinning(text: &str) -> Result<Skinning, String> {
     Skinning::parse(text).ok_or_else(|| format!("expected linear or dual-quaternion, got '{text}'"))
+}
+
+pub(crate) fn parse_shadows(text: &str) -> Result<Shadows, String> {
+    Shadows::parse(text).ok_or_else(|| format!("expected map or ray, got '{text}'"))
 }
 
 pub(crate) fn parse_strategy(text: &str) -> Result<Strategy, String> {

@@ -11,7 +11,7 @@ use egui::{Color32, ComboBox, ProgressBar, RichText, Slider, SliderClamping};
 use crate::anim::{Layer, Skinning};
 use crate::render::passes::debug::DebugViews;
 use crate::render::stats::{PassTimings, VisibleCounts};
-use crate::render::Strategy;
+use crate::render::{Shadows, Strategy};
 
 /// Frame times kept for the graph.
 const HISTORY: usize = 240;
@@ -39,6 +39,8 @@ pub struct PanelInfo<'a> {
     pub animation_lod: bool,
     /// Motion blur from the velocity target (`--motion-blur on`).
     pub motion_blur: bool,
+    /// Shadows from the map or traced (`--shadows`).
+    pub shadows: Shadows,
     /// The instances vary in phase, speed, size and colours (`--variety`).
     pub variety: bool,
     pub instances: usize,
@@ -115,6 +117,8 @@ pub enum Action {
     Skinning(Skinning),
     /// Motion blur on or off (`--motion-blur`).
     MotionBlur(bool),
+    /// Shadows from the map or traced (`--shadows`): a new renderer.
+    Shadows(Shadows),
     /// The crowd varied or copies (`--variety`).
     Variety(bool),
     /// Model N of a crowd of several leaves it (its instances go to the others).
@@ -126,7 +130,7 @@ impl Action {
     /// `pause`, `play`, `step`, `seek=0.5`, `debug=skeleton,bounds`, `layer=1@4:0.8` (clip, joint
     /// and weight by number) or `layer=none`, `capture`, `open=PATH`, `panel=off` or
     /// `animation-lod=on`, `morph=TARGET:WEIGHT` or `morph=TARGET:clip`, `skinning=dual-quaternion`,
-    /// `motion-blur=on`, `variety=off`, `remove-model=N` (`view --drive`: a test or a demo runs the panel's controls
+    /// `motion-blur=on`, `shadows=ray`, `variety=off`, `remove-model=N` (`view --drive`: a test or a demo runs the panel's controls
     /// without a pointer).
     pub fn parse(text: &str) -> Result<Action, String> {
         let (name, value) = text.split_once('=').unwrap_or((text, ""));
@@ -156,6 +160,7 @@ impl Action {
             "panel" if value == "on" || value == "off" => Action::Panel(value == "on"),
             "animation-lod" if value == "on" || value == "off" => Action::AnimationLod(value == "on"),
             "motion-blur" if value == "on" || value == "off" => Action::MotionBlur(value == "on"),
+            "shadows" => Action::Shadows(Shadows::parse(value).ok_or(format!("shadows: expected map or ray, found '{value}'"))?),
             "variety" if value == "on" || value == "off" => Action::Variety(value == "on"),
             "layer" if value == "none" => Action::Layer(None),
             "layer" => {
@@ -186,7 +191,7 @@ impl Action {
             "open" if !value.is_empty() => Action::Open(value.into()),
             _ => {
                 return Err(format!(
-                "expected strategy, instances, clip, fade, speed, seek, pause, play, step, debug, layer, capture, open=PATH, panel=on|off, animation-lod=on|off, morph=TARGET:WEIGHT|clip, skinning=linear|dual-quaternion, motion-blur=on|off or variety=on|off, found '{text}'"
+                "expected strategy, instances, clip, fade, speed, seek, pause, play, step, debug, layer, capture, open=PATH, panel=on|off, animation-lod=on|off, morph=TARGET:WEIGHT|clip, skinning=linear|dual-quaternion, motion-blur=on|off, shadows=map|ray or variety=on|off, found '{text}'"
             ))
             }
         })
@@ -397,6 +402,21 @@ impl Panel {
                 self.place(strategy.name(), &response);
                 if response.clicked() && info.strategy != strategy {
                     actions.push(Action::Strategy(strategy));
+                }
+            }
+        });
+
+        ui.horizontal(|ui| {
+            ui.label("shadows");
+            for shadows in Shadows::ALL {
+                let label = format!("{} shadows", shadows.name());
+                let response = ui.selectable_label(info.shadows == shadows, shadows.name()).on_hover_text(match shadows {
+                    Shadows::Map => "a 2048² shadow map drawn from the light",
+                    Shadows::Ray => "a ray towards the light per sample, through structures built from the skinned buffer",
+                });
+                self.place(&label, &response);
+                if response.clicked() && info.shadows != shadows {
+                    actions.push(Action::Shadows(shadows));
                 }
             }
         });

@@ -30,6 +30,7 @@ impl SceneArgs {
             light_culling: self.light_culling.on(),
             animation_lod: self.animation_lod(),
             motion_blur: self.motion_blur.on(),
+            shadows: self.shadows,
             ..RenderSettings::default()
         }
     }

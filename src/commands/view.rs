@@ -22,6 +22,7 @@ pub(crate) fn view(arguments: ViewArgs) -> Result<(), String> {
         light_culling: scene.light_culling.on(),
         animation_lod: scene.animation_lod(),
         motion_blur: scene.motion_blur.on(),
+        shadows: scene.shadows,
         lod: scene.lod.on(),
         capture,
         debug: scene.debug,

@@ -129,6 +129,8 @@ pub enum Resource<'a> {
     UniformBuffer(&'a Buffer),
     /// A combined image sampler in SHADER_READ_ONLY_OPTIMAL.
     SampledImage(vk::ImageView, vk::Sampler),
+    /// A top-level acceleration structure, for ray queries.
+    AccelerationStructure(vk::AccelerationStructureKHR),
 }
 
 /// Points the bindings of `set` at resources: `(binding number, resource)`.
@@ -138,7 +140,7 @@ pub fn write_set(device: &Device, set: vk::DescriptorSet, bindings: &[(u32, Reso
         .map(|(_, resource)| match resource {
             Resource::StorageBuffer(buffer) | Resource::UniformBuffer(buffer) => vec![buffer.descriptor()],
             Resource::StorageBuffers(buffers) => buffers.iter().map(|buffer| buffer.descriptor()).collect(),
-            Resource::SampledImage(..) => vec![vk::DescriptorBufferInfo::default()],
+            Resource::SampledImage(..) | Resource::AccelerationStructure(_) => vec![vk::DescriptorBufferInfo::default()],
         })
         .collect();
     let image_infos: Vec<[vk::DescriptorImageInfo; 1]> = bindings
@@ -151,10 +153,23 @@ pub fn write_set(device: &Device, set: vk::DescriptorSet, bindings: &[(u32, Reso
             _ => [vk::DescriptorImageInfo::default()],
         })
         .collect();
+    let structures: Vec<[vk::AccelerationStructureKHR; 1]> = bindings
+        .iter()
+        .map(|(_, resource)| match resource {
+            Resource::AccelerationStructure(structure) => [*structure],
+            _ => [vk::AccelerationStructureKHR::null()],
+        })
+        .collect();
+    let mut structure_writes: Vec<vk::WriteDescriptorSetAccelerationStructureKHR> = structures
+        .iter()
+        .map(|structure| vk::WriteDescriptorSetAccelerationStructureKHR::default().acceleration_structures(structure))
+        .collect();
+    let mut structure_writes = structure_writes.iter_mut();
     let writes: Vec<vk::WriteDescriptorSet> = bindings
         .iter()
         .enumerate()
         .map(|(index, (binding, resource))| {
+            let structure_write = structure_writes.next().expect("one a binding");
             let write = vk::WriteDescriptorSet::default().dst_set(set).dst_binding(*binding);
             match resource {
                 Resource::StorageBuffer(_) | Resource::StorageBuffers(_) => {
@@ -166,6 +181,10 @@ pub fn write_set(device: &Device, set: vk::DescriptorSet, bindings: &[(u32, Reso
                 Resource::SampledImage(..) => {
                     write.descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER).image_info(&image_infos[index])
                 }
+                Resource::AccelerationStructure(_) => write
+                    .descriptor_type(vk::DescriptorType::ACCELERATION_STRUCTURE_KHR)
+                    .descriptor_count(1)
+                    .push_next(structure_write),
             }
         })
         .collect();

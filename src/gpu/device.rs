@@ -338,6 +338,17 @@ impl Device {
             .ok_or_else(|| "no queue family with graphics + compute (and present)".into())
     }
 
+    /// What a buffer that acceleration-structure builds read (vertices, indices) needs besides its
+    /// own usage, on a device with ray query; nothing elsewhere.
+    pub fn build_input_usage(&self) -> vk::BufferUsageFlags {
+        match self.ray_query {
+            Some(_) => {
+                vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS | vk::BufferUsageFlags::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR
+            }
+            None => vk::BufferUsageFlags::empty(),
+        }
+    }
+
     pub fn name(&self) -> String {
         self.properties.device_name_as_c_str().unwrap_or(c"?").to_string_lossy().into_owned()
     }

@@ -44,7 +44,7 @@ pub fn table_rooms(vertices: u64, skin_workgroup: Option<u32>, triangles: Option
 
 /// Of the largest memory heap, what the per-instance buffers may take: the rest is left for the
 /// model, the shadow map, the render targets and the driver.
-const HEAP_SHARE: f64 = 0.8;
+pub const HEAP_SHARE: f64 = 0.8;
 
 /// How instances are split into chunks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -240,6 +240,9 @@ pub struct MemoryPlan {
     /// whose copy of the culled indices still lets the count fit; None: no room, or no triangle
     /// pass). The light's run happens in frames whose shadow map takes this level or a coarser one.
     pub light_level: Option<u32>,
+    /// `--shadows ray`: the acceleration structures' rooms and bytes, and how many instances trace
+    /// (the renderer fills it in from the device's sizes).
+    pub trace: Option<crate::render::passes::trace::TracePlan>,
 }
 
 /// The device limits a plan must keep within.
@@ -482,6 +485,7 @@ impl MemoryPlan {
             max_instances,
             limiting,
             light_level,
+            trace: None,
         }
     }
 }

@@ -64,8 +64,15 @@ impl Renderer {
         if self.passes.triangles.is_some() {
             context.triangles(&mut recorder);
         }
-        // shadow, then forward: both draw the skinned vertices (or skin in their vertex shaders).
-        context.shadow(&mut recorder);
+        // blas, tlas (`--shadows ray`): acceleration structures from the skinned vertices; they
+        // replace the shadow map.
+        if self.passes.trace.is_some() {
+            context.trace(&mut recorder);
+        } else {
+            // shadow: the skinned vertices (or skinning in its vertex shader) into the shadow map.
+            context.shadow(&mut recorder);
+        }
+        // forward: the skinned vertices again (or skinning in its vertex shader).
         context.forward(&mut recorder);
         // motion: motion blur or the motion view, from the forward pass's colour and velocity.
         if self.motion_pass_runs() {
@@ -90,7 +97,9 @@ impl FrameContext<'_> {
         let tables = renderer.tables_read(self.choice);
         let push = CullPass::push(setup, self.choice, (frames, renderer.debug.skeleton), flags, &tables);
         let record = |command_buffer| cull.record(command_buffer, self.frame.cull_set, push);
-        recorder.pass(Pass::Cull, cull.hazards_before(), record, cull.hazards_after());
+        let mut before = cull.hazards_before();
+        before.extend(renderer.passes.trace.as_ref().map(|trace| trace.records_hazard()));
+        recorder.pass(Pass::Cull, before, record, cull.hazards_after());
     }
 
     fn palette(&self, recorder: &mut Recorder) {
@@ -107,7 +116,21 @@ impl FrameContext<'_> {
         let push = SkinPass::push(&renderer.setup);
         let arguments = (&renderer.passes.cull.counters, Table::Skin.arguments());
         let record = |command_buffer| skin.record(command_buffer, &push, arguments);
-        recorder.pass(Pass::Skin, skin.hazards_before(), record, skin.hazards_after());
+        recorder.pass(Pass::Skin, skin.hazards_before(renderer.passes.trace.is_some()), record, skin.hazards_after());
+    }
+
+    /// The bottom levels from this frame's skinned vertices (refit or rebuilt, one call), then the
+    /// top level over them.
+    fn trace(&self, recorder: &mut Recorder) {
+        let renderer = self.renderer;
+        let Some(trace) = &renderer.passes.trace else { return };
+        let skinned = (renderer.setup.strategy == Strategy::Compute).then_some(&renderer.passes.skin.skinned[..]);
+        let chunks = renderer.chunk_vertices(self.frame);
+        let indices = &renderer.model.indices;
+        let blas = |command_buffer| trace.record_blas(command_buffer, &chunks, indices);
+        recorder.pass(Pass::Blas, trace.blas_hazards_before(skinned), blas, Vec::new());
+        let tlas = |command_buffer| trace.record_tlas(command_buffer);
+        recorder.pass(Pass::Tlas, trace.tlas_hazards_before(), tlas, trace.hazards_after());
     }
 
     fn triangles(&self, recorder: &mut Recorder) {

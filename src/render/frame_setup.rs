@@ -37,7 +37,7 @@ impl Renderer {
         choice: &LevelChoice,
         extent: vk::Extent2D,
     ) -> gpu::Result<()> {
-        let uniforms = self.frame_uniforms(scene, extent);
+        let uniforms = self.frame_uniforms(scene, extent, choice);
         // Each instance's record with the flags that say whether it moves by itself.
         let instances = self.history.instances(&scene.instances, &scene.morph_overrides);
         let velocity = self.velocity_written();
@@ -68,7 +68,7 @@ impl Renderer {
         Ok(())
     }
 
-    fn frame_uniforms(&mut self, scene: &FrameScene, extent: vk::Extent2D) -> FrameUniforms {
+    fn frame_uniforms(&mut self, scene: &FrameScene, extent: vk::Extent2D, choice: &LevelChoice) -> FrameUniforms {
         FrameUniforms {
             view_projection: scene.view_projection.to_cols_array_2d(),
             light_view_projection: scene.light_view_projection.to_cols_array_2d(),
@@ -76,7 +76,8 @@ impl Renderer {
             light_direction: scene.light_direction.normalize().extend(0.0).to_array(),
             light_color_ambient: [1.0, 0.96, 0.9, 0.28],
             ground: scene.ground.to_array(),
-            shadow_params: [1.0 / shadow::SHADOW_MAP_SIZE as f32, 0.0, 0.0, 0.0],
+            // A shadow ray leaves the surface by two texels: the traced levels stray by up to one.
+            shadow_params: [1.0 / shadow::SHADOW_MAP_SIZE as f32, 2.0 * choice.light_error, 0.0, 0.0],
             chunking: [self.setup.chunking.instances_per_chunk, 0, 0, 0],
             camera_planes: frustum_planes(scene.view_projection),
             light_planes: frustum_planes(scene.light_view_projection),

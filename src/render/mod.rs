@@ -62,8 +62,9 @@ use passes::overlay::{OverlayFrame, OverlayPass};
 use passes::palette::PalettePass;
 use passes::shadow::ShadowPass;
 use passes::skin::{SkinInputs, SkinPass};
+use passes::trace::{TraceInputs, TracePass};
 use passes::triangles::{self, TriangleCulling, TriangleInputs};
-pub use settings::{RenderSettings, SkinTuning};
+pub use settings::{RenderSettings, Shadows, SkinTuning};
 pub use shader_types::MAX_CHUNKS;
 use shader_types::{CullCounters, InstanceData, PaletteMatrix, SkinnedVertex};
 use slots::{FrameSlot, SlotSetup};
@@ -96,6 +97,8 @@ pub enum Pass {
     Palette,
     Skin,
     Triangles,
+    Blas,
+    Tlas,
     Shadow,
     Forward,
     Motion,
@@ -106,11 +109,13 @@ pub enum Pass {
 impl Pass {
     /// Every pass in recording order (each one's discriminant is its place here): timestamp i + 1
     /// closes `ALL[i]`.
-    pub const ALL: [Pass; 9] = [
+    pub const ALL: [Pass; 11] = [
         Pass::Cull,
         Pass::Palette,
         Pass::Skin,
         Pass::Triangles,
+        Pass::Blas,
+        Pass::Tlas,
         Pass::Shadow,
         Pass::Forward,
         Pass::Motion,
@@ -125,6 +130,8 @@ impl Pass {
             Pass::Palette => "palette",
             Pass::Skin => "skin",
             Pass::Triangles => "triangles",
+            Pass::Blas => "blas",
+            Pass::Tlas => "tlas",
             Pass::Shadow => "shadow",
             Pass::Forward => "forward",
             Pass::Motion => "motion",
@@ -196,6 +203,8 @@ pub struct Passes {
     /// The `compute` strategy's triangle pass (None for the others, and where `triangles::serves`
     /// says no: the forward pass then draws whole instances).
     pub triangles: Option<TriangleCulling>,
+    /// `--shadows ray`: the acceleration structures' builds (None with the shadow map).
+    pub trace: Option<TracePass>,
     pub shadow: ShadowPass,
     pub forward: ForwardPass,
     pub debug: DebugPass,
@@ -245,6 +254,8 @@ pub struct Setup {
     /// the light) has its palette computed every second frame; None: every palette every frame.
     /// Off unless asked for (`--animation-lod on`).
     pub animation_lod: Option<f32>,
+    /// Shadows from the map or traced (`--shadows ray`: `Passes::trace` builds the structures).
+    pub shadows: Shadows,
 }
 
 /// Screen size below which `--animation-lod on` computes an instance's palette every second frame:
@@ -329,7 +340,14 @@ impl Renderer {
         }
         let instance_count = instance_models.len() as u32;
         let gpu_model = GpuModel::upload(device, models)?;
-        let plan = MemoryPlan::new(device, models, strategy, instance_count, settings)?;
+        if settings.shadows == Shadows::Ray && strategy == Strategy::Vertex {
+            return Err(gpu::Error::Other(
+                "--shadows ray builds acceleration structures from the skinned buffer; the vertex strategy skins in \
+                 its vertex shaders and has none: use --strategy compute or cpu"
+                    .into(),
+            ));
+        }
+        let mut plan = MemoryPlan::new(device, models, strategy, instance_count, settings)?;
         let chunking = plan.chunking;
         let sizes: Vec<SlotSize> = gpu_model
             .parts
@@ -373,7 +391,8 @@ impl Renderer {
             triangles_run.then(|| (level_indices(0), plan.light_level.map(level_indices))),
         )
         .map(|room| room as u32);
-        let cull = CullPass::new(device, &slots, rooms, tuning.workgroup_size)?;
+        let tracing = settings.shadows == Shadows::Ray;
+        let cull = CullPass::new(device, &slots, rooms, tuning.workgroup_size, tracing)?;
         let palette = PalettePass::new(device, &slots, &gpu_model)?;
         let skin_inputs = SkinInputs {
             source_vertices: &gpu_model.source_vertices,
@@ -400,7 +419,13 @@ impl Renderer {
         let sides: Vec<vk::CullModeFlags> = models.iter().map(|model| hidden_side(model.facing())).collect();
         let cull_mode = if sides.iter().all(|&side| side == sides[0]) { sides[0] } else { vk::CullModeFlags::NONE };
         let shadow = ShadowPass::new(device, vertex_skinning_layout, cull_mode)?;
-        let forward = ForwardPass::new(device, color_format, (strategy, skin_inputs_layout), cull_mode, &gpu_model.materials)?;
+        let forward = ForwardPass::new(
+            device,
+            color_format,
+            (strategy, skin_inputs_layout),
+            (cull_mode, settings.shadows),
+            &gpu_model.materials,
+        )?;
         let motion = MotionPass::new(device, color_format)?;
         let debug_inputs = DebugInputs {
             joint_positions: &palette.joint_positions,
@@ -426,9 +451,32 @@ impl Renderer {
             _ => None,
         };
 
+        // `--shadows ray`: the structures in what the heap has left after the plan's instances.
+        let trace = match tracing {
+            true => {
+                let heap = largest_heap(device).min(settings.heap.unwrap_or(u64::MAX));
+                let budget = ((heap as f64 * chunks::HEAP_SHARE) as u64).saturating_sub(plan.instance_bytes);
+                let per_chunk = chunking.instances_per_chunk;
+                let inputs = TraceInputs { model: &gpu_model, slots: &slots.slots, instances_per_chunk: per_chunk, budget };
+                let trace = TracePass::new(device, &inputs)?;
+                plan.trace = Some(trace.plan.clone());
+                // Skinned vertices no frame has written yet are zeros, not whatever the memory held:
+                // a structure built from them and refit later stays valid.
+                if strategy == Strategy::Compute {
+                    commands::submit_once(device, "zero skinned_vertices", |command_buffer| {
+                        for chunk in &skin.skinned {
+                            unsafe { device.raw.cmd_fill_buffer(command_buffer, chunk.raw, 0, vk::WHOLE_SIZE, 0) };
+                        }
+                    })?;
+                }
+                Some(trace)
+            }
+            false => None,
+        };
+
         let command_pool = CommandPool::new(device, "frame.command_pool", vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER)?;
         let command_buffers = command_pool.allocate("frame.command_buffer", FRAMES_IN_FLIGHT as u32)?;
-        let passes = Passes { cull, palette, skin, triangles, shadow, forward, debug, motion };
+        let passes = Passes { cull, palette, skin, triangles, trace, shadow, forward, debug, motion };
         let mut frames = Vec::new();
         // Each instance's vertices (its model's): the `cpu` strategy's buffers hold them one after another.
         let instance_vertices: Vec<usize> =
@@ -464,6 +512,7 @@ impl Renderer {
                 dispatch_rows: device.limits().max_compute_work_group_count[1].max(1),
                 light_culling,
                 animation_lod: settings.animation_lod,
+                shadows: settings.shadows,
             },
             debug: DebugViews { skeleton: skeleton_only, ..DebugViews::default() },
             stats: FrameStats::default(),
@@ -516,6 +565,11 @@ impl Renderer {
         // How the cull pass picks levels this frame, worked out once for every pass that needs it.
         let choice = self.level_choice(scene);
         self.write_slot(index, scene, &choice, extent)?;
+        if let Some(trace) = &mut self.passes.trace {
+            let errors: Vec<Vec<f32>> =
+                self.model.parts.iter().map(|part| part.levels.iter().map(|level| level.error).collect()).collect();
+            trace.prepare(&scene.instances, &choice, &errors);
+        }
 
         let command_buffer = self.frames[index].command_buffer;
         unsafe { self.device.raw.reset_command_buffer(command_buffer, vk::CommandBufferResetFlags::empty()) }

@@ -13,6 +13,10 @@ pub struct RenderSettings {
     /// Animation LOD (`--animation-lod on`): an instance under this many pixels on screen has its
     /// palette computed every second frame (`Setup::animation_lod`); None: every frame.
     pub animation_lod: Option<f32>,
+    /// Shadows from the shadow map, or traced through acceleration structures built from the
+    /// skinned buffer (`--shadows ray`: a device with ray query; not the `vertex` strategy, which
+    /// has no skinned buffer to build from).
+    pub shadows: Shadows,
     /// Motion blur from the velocity target (`--motion-blur on`): the renderer's `motion_blur`
     /// at start, which may change between frames.
     pub motion_blur: bool,
@@ -30,6 +34,33 @@ impl From<Option<u64>> for RenderSettings {
     /// The binding's limit alone.
     fn from(binding: Option<u64>) -> RenderSettings {
         RenderSettings { binding, ..RenderSettings::default() }
+    }
+}
+
+/// Where the forward pass's shadows come from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Shadows {
+    /// A 2048² shadow map drawn from the light (the shadow pass), 3×3 PCF.
+    #[default]
+    Map,
+    /// A ray towards the light from every shaded sample, by ray query against a top-level
+    /// structure over every instance's bottom level, built from its skinned vertices each frame
+    /// (the trace pass): no shadow pass.
+    Ray,
+}
+
+impl Shadows {
+    pub const ALL: [Shadows; 2] = [Shadows::Map, Shadows::Ray];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Shadows::Map => "map",
+            Shadows::Ray => "ray",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Shadows> {
+        Shadows::ALL.into_iter().find(|shadows| shadows.name().eq_ignore_ascii_case(text.trim()))
     }
 }
 

@@ -51,7 +51,7 @@ pub struct SlotSetup {
 
 impl FrameSlot {
     pub fn new(device: &Arc<Device>, setup: &SlotSetup, gpu_model: &GpuModel, passes: &Passes) -> gpu::Result<FrameSlot> {
-        let Passes { cull, palette, forward, shadow, .. } = passes;
+        let Passes { cull, palette, forward, shadow, trace, .. } = passes;
         use vk::BufferUsageFlags as Usage;
         let SlotSetup { slot, command_buffer, instance_count, strategy, vertices } = *setup;
         let uniforms = Buffer::new(
@@ -104,25 +104,30 @@ impl FrameSlot {
                 cells: &gpu_model.cells,
                 mesh_ranges: &gpu_model.mesh_ranges,
                 models: &gpu_model.models,
+                // The records whose masks the cull pass writes, with `--shadows ray`.
+                trace_instances: trace.as_ref().map_or(&cull.no_trace, |trace| &trace.instances),
             },
         )?;
         let frame_set = forward.frame_set(
             slot,
-            &uniforms,
-            &shadow.depth,
+            (&uniforms, &shadow.depth, trace.as_ref().map(|trace| trace.tlas.raw)),
             (&gpu_model.surfaces, &instances),
             (&gpu_model.models, &cull.instance_slots),
         )?;
-        let cpu_skinned = match strategy {
+        let mut cpu_skinned = match strategy {
             Strategy::Cpu => Some(Buffer::new(
                 device,
                 &format!("cpu_skinned_vertices[{slot}]"),
                 vertices.max(1) * std::mem::size_of::<crate::render::shader_types::SkinnedVertex>() as u64,
-                Usage::VERTEX_BUFFER,
+                Usage::VERTEX_BUFFER | device.build_input_usage(),
                 MemoryLocation::CpuToGpu,
             )?),
             _ => None,
         };
+        // Zeros until the CPU first writes them: acceleration structures built from them stay valid.
+        if let (Some(buffer), Some(_)) = (&mut cpu_skinned, trace) {
+            buffer.mapped_values::<u32>()?.fill(0);
+        }
         let cpu_previous = match strategy {
             Strategy::Cpu => Some(Buffer::new(
                 device,

@@ -72,6 +72,12 @@ impl Viewer {
         if count == self.setup.instances.len() && strategy == self.options.strategy {
             return Ok(());
         }
+        self.remake(count, strategy).map(|_| ())
+    }
+
+    /// A new scene of `count` instances with `strategy`, keeping the clip and the layer; whether
+    /// the device took it (`replace_scene`).
+    fn remake(&mut self, count: usize, strategy: Strategy) -> gpu::Result<bool> {
         let first = self.setup.instances.first();
         let (clip, layer) = (first.and_then(|instance| instance.clip), first.and_then(|instance| instance.layer));
         let models = self.setup.models().into_iter().cloned().collect();
@@ -83,7 +89,7 @@ impl Viewer {
         for instance in &mut resized.instances {
             instance.layer = layer;
         }
-        self.replace_scene(resized, strategy).map(|_| ())
+        self.replace_scene(resized, strategy)
     }
 
     /// A new renderer for `setup` with `strategy` (the one place the viewer waits for the GPU
@@ -306,6 +312,13 @@ impl Viewer {
                     let (low, high) = self.setup.model.weight_range(target);
                     self.setup.morph_overrides.resize(count, None);
                     self.setup.morph_overrides[target] = weight.map(|weight| weight.clamp(low, high));
+                }
+            }
+            Action::Shadows(shadows) => {
+                // The trace pass and the forward pass's pipelines are the renderer's own: a new one.
+                let before = std::mem::replace(&mut self.options.shadows, shadows);
+                if before != shadows && !self.remake(self.setup.instances.len(), self.options.strategy)? {
+                    self.options.shadows = before;
                 }
             }
             Action::MotionBlur(on) => {

@@ -50,6 +50,8 @@ pub struct ViewerOptions {
     pub animation_lod: Option<f32>,
     /// Motion blur (`--motion-blur on`, the panel) for every renderer the viewer builds.
     pub motion_blur: bool,
+    /// Shadows from the map or traced (`--shadows`, the panel) for every renderer the viewer builds.
+    pub shadows: crate::render::Shadows,
     /// Levels of detail for every model shown, built on a worker thread while the full mesh is
     /// drawn (`--lod on`).
     pub lod: bool,
@@ -81,6 +83,7 @@ impl ViewerOptions {
             light_culling: self.light_culling,
             animation_lod: self.animation_lod,
             motion_blur: self.motion_blur,
+            shadows: self.shadows,
             ..RenderSettings::default()
         }
     }

@@ -123,6 +123,7 @@ impl<'a> PanelState<'a> {
             light_culling: renderer.setup.light_culling,
             animation_lod: renderer.setup.animation_lod.is_some(),
             motion_blur: renderer.motion_blur,
+            shadows: renderer.setup.shadows,
             variety: self.setup.variety,
             instances: self.setup.instances.len(),
             max_instances: renderer.setup.memory.max_instances as usize,

@@ -170,11 +170,11 @@ impl GpuModel {
         let influences = buffer("model.influences", bytemuck::cast_slice(&records.influences))?;
         let influence_offsets = buffer("model.influence_offsets", bytemuck::cast_slice(&records.offsets))?;
         let surfaces = buffer("model.surfaces", bytemuck::cast_slice(&records.surfaces))?;
-        // STORAGE: the triangle pass reads them too.
+        // STORAGE: the triangle pass reads them too; and acceleration-structure builds.
         let indices = Buffer::with_data(
             device,
             "model.indices",
-            Usage::INDEX_BUFFER | Usage::STORAGE_BUFFER,
+            Usage::INDEX_BUFFER | Usage::STORAGE_BUFFER | device.build_input_usage(),
             bytemuck::cast_slice(&records.indices),
         )?;
         let channels = buffer("model.channels", bytemuck::cast_slice(&records.channels))?;

@@ -49,6 +49,7 @@ pub const BINDING_MOTIONS: u32 = 15;
 pub const BINDING_MODELS: u32 = 16;
 pub const BINDING_INSTANCE_SLOTS: u32 = 17;
 pub const BINDING_DRAW_COUNTS: u32 = 18;
+pub const BINDING_TRACE_INSTANCES: u32 = 19;
 
 pub struct CullPass {
     pub pipeline: Pipeline,
@@ -84,6 +85,11 @@ pub struct CullPass {
     /// (common.glsl: `MOTION_MOVING`): the cull pass's own across frames, read by the palette pass
     /// (which then keeps the previous palette) and the forward vertex shaders (which skin from it).
     pub motions: Buffer,
+    /// What binding 19 holds with the shadow map: one record's room, never written (the pipeline's
+    /// TRACE_SHADOWS constant is off).
+    pub no_trace: Buffer,
+    /// `--shadows ray`: the pass writes each instance's mask in the trace pass's records.
+    pub tracing: bool,
     /// Its per-frame sets, one a frame in flight.
     frame_pool: DescriptorPool,
     device: Arc<Device>,
@@ -98,6 +104,8 @@ pub struct CullInputs<'a> {
     pub mesh_ranges: &'a Buffer,
     /// Each model's record (`ModelRecord`).
     pub models: &'a Buffer,
+    /// The trace pass's instance records (`--shadows ray`), or `CullPass::no_trace`.
+    pub trace_instances: &'a Buffer,
 }
 
 /// The counters' reset (`vkCmdUpdateBuffer`: a transfer command, which sync2 files under the
@@ -119,7 +127,14 @@ impl CullPass {
     /// The pass and its outputs, for `instance_count` instances whose draw commands take
     /// `command_bytes` per list, with room for `rooms[t]` groups an instance in work table t, and
     /// the skin pass's workgroups of `skin_workgroup` vertices.
-    pub fn new(device: &Arc<Device>, slots: &InstanceSlots, rooms: [u32; 3], skin_workgroup: u32) -> gpu::Result<CullPass> {
+    /// `tracing`: it writes the masks of the trace pass's instance records.
+    pub fn new(
+        device: &Arc<Device>,
+        slots: &InstanceSlots,
+        rooms: [u32; 3],
+        skin_workgroup: u32,
+        tracing: bool,
+    ) -> gpu::Result<CullPass> {
         let instance_count = slots.slots.len() as u32;
         let command_bytes = slots.commands.max(1) * std::mem::size_of::<vk::DrawIndexedIndirectCommand>() as u64;
         // TRANSFER_SRC: tests and debugging read them back.
@@ -140,11 +155,12 @@ impl CullPass {
         let palette_frames = Buffer::with_data(device, "cull.palette_frames", storage, &zeros)?;
         let palette_list = buffer("cull.palette_list", 4 * u64::from(instance_count), storage)?;
         let motions = Buffer::with_data(device, "cull.motions", storage, &zeros)?;
+        let no_trace = buffer("cull.no_trace", crate::render::passes::trace::INSTANCE_BYTES, storage)?;
 
         let storage = vk::DescriptorType::STORAGE_BUFFER;
         let compute = vk::ShaderStageFlags::COMPUTE;
         let mut bindings = vec![(BINDING_FRAME_UNIFORMS, vk::DescriptorType::UNIFORM_BUFFER, compute)];
-        for binding in BINDING_INSTANCES..=BINDING_DRAW_COUNTS {
+        for binding in BINDING_INSTANCES..=BINDING_TRACE_INSTANCES {
             bindings.push((binding, storage, compute));
         }
         let set_layout = DescriptorSetLayout::new(device, "cull.set_layout", &bindings)?;
@@ -159,6 +175,7 @@ impl CullPass {
                 (1, crate::render::passes::palette::WORKGROUP_SIZE),
                 (2, skin_workgroup),
                 (3, triangles::WORKGROUP_SIZE),
+                (4, u32::from(tracing)),
             ],
         )?;
         let frame_pool = DescriptorPool::for_sets(device, "cull.pool", &[(&set_layout, FRAMES_IN_FLIGHT as u32)])?;
@@ -179,6 +196,8 @@ impl CullPass {
             palette_frames,
             palette_list,
             motions,
+            no_trace,
+            tracing,
             device: device.clone(),
         })
     }
@@ -207,6 +226,7 @@ impl CullPass {
                 (BINDING_MOTIONS, Resource::StorageBuffer(&self.motions)),
                 (BINDING_INSTANCE_SLOTS, Resource::StorageBuffer(&self.instance_slots)),
                 (BINDING_DRAW_COUNTS, Resource::StorageBuffer(&self.draw_counts)),
+                (BINDING_TRACE_INSTANCES, Resource::StorageBuffer(inputs.trace_instances)),
             ],
         );
         Ok(set)

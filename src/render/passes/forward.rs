@@ -25,7 +25,7 @@ use crate::gpu::{self, Buffer, Device, Image, ImageDesc};
 use crate::render::draw::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
 use crate::render::model_buffers::GpuMaterial;
 use crate::render::passes::triangles::CulledDraws;
-use crate::render::{Strategy, FRAMES_IN_FLIGHT};
+use crate::render::{Shadows, Strategy, FRAMES_IN_FLIGHT};
 
 pub const SAMPLES: vk::SampleCountFlags = vk::SampleCountFlags::TYPE_4;
 pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
@@ -52,6 +52,8 @@ pub const BINDING_SURFACES: u32 = 2;
 pub const BINDING_INSTANCES: u32 = 3;
 pub const BINDING_MODELS: u32 = 4;
 pub const BINDING_INSTANCE_SLOTS: u32 = 5;
+/// `--shadows ray`: the trace pass's top-level structure, which the fragment shaders query.
+pub const BINDING_TLAS: u32 = 6;
 // Set 1: per material.
 pub const BINDING_BASE_COLOR: u32 = 0;
 pub const BINDING_NORMAL_MAP: u32 = 1;
@@ -230,22 +232,22 @@ impl ForwardPass {
         device: &Arc<Device>,
         color_format: vk::Format,
         (strategy, skin_inputs): (Strategy, Option<&DescriptorSetLayout>),
-        cull_mode: vk::CullModeFlags,
+        (cull_mode, shadows): (vk::CullModeFlags, Shadows),
         materials: &[GpuMaterial],
     ) -> gpu::Result<ForwardPass> {
         let graphics = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
-        let frame_set_layout = DescriptorSetLayout::new(
-            device,
-            "forward.frame_set_layout",
-            &[
-                (BINDING_FRAME_UNIFORMS, vk::DescriptorType::UNIFORM_BUFFER, graphics),
-                (BINDING_SHADOW_MAP, vk::DescriptorType::COMBINED_IMAGE_SAMPLER, vk::ShaderStageFlags::FRAGMENT),
-                (BINDING_SURFACES, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
-                (BINDING_INSTANCES, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
-                (BINDING_MODELS, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
-                (BINDING_INSTANCE_SLOTS, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
-            ],
-        )?;
+        let mut frame_bindings = vec![
+            (BINDING_FRAME_UNIFORMS, vk::DescriptorType::UNIFORM_BUFFER, graphics),
+            (BINDING_SHADOW_MAP, vk::DescriptorType::COMBINED_IMAGE_SAMPLER, vk::ShaderStageFlags::FRAGMENT),
+            (BINDING_SURFACES, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
+            (BINDING_INSTANCES, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
+            (BINDING_MODELS, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
+            (BINDING_INSTANCE_SLOTS, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
+        ];
+        if shadows == Shadows::Ray {
+            frame_bindings.push((BINDING_TLAS, vk::DescriptorType::ACCELERATION_STRUCTURE_KHR, vk::ShaderStageFlags::FRAGMENT));
+        }
+        let frame_set_layout = DescriptorSetLayout::new(device, "forward.frame_set_layout", &frame_bindings)?;
         let material_set_layout = DescriptorSetLayout::new(
             device,
             "forward.material_set_layout",
@@ -291,12 +293,23 @@ impl ForwardPass {
         // reads motion this frame) and with it.
         let build = |velocity: bool| -> gpu::Result<DrawPipelines> {
             let (format, suffix) = velocity_attachment(velocity);
-            // Each shader's build (build.rs: variants): with VELOCITY defined, or not.
+            // Each shader's build (build.rs: variants): with VELOCITY defined, or not; the fragment
+            // shaders' with RAY_SHADOWS (ray query) or not.
             let pick = |with: &'static [u8], without: &'static [u8]| if velocity { with } else { without };
             use crate::render::shaders::*;
+            let traced = shadows == Shadows::Ray;
+            let fragment = |[map, map_velocity, ray, ray_velocity]: [&'static [u8]; 4]| match traced {
+                true => pick(ray_velocity, ray),
+                false => pick(map_velocity, map),
+            };
             let base = GraphicsDesc {
                 vertex_shader: pick(FORWARD_VERT_VELOCITY, FORWARD_VERT),
-                fragment_shader: Some(pick(FORWARD_FRAG_VELOCITY, FORWARD_FRAG)),
+                fragment_shader: Some(fragment([
+                    FORWARD_FRAG,
+                    FORWARD_FRAG_VELOCITY,
+                    FORWARD_FRAG_RAY_SHADOWS,
+                    FORWARD_FRAG_VELOCITY_RAY_SHADOWS,
+                ])),
                 second_color: Some((format, velocity)),
                 ..base
             };
@@ -341,7 +354,12 @@ impl ForwardPass {
                 &format!("forward.ground{suffix}"),
                 &GraphicsDesc {
                     vertex_shader: pick(GROUND_VERT_VELOCITY, GROUND_VERT),
-                    fragment_shader: Some(pick(GROUND_FRAG_VELOCITY, GROUND_FRAG)),
+                    fragment_shader: Some(fragment([
+                        GROUND_FRAG,
+                        GROUND_FRAG_VELOCITY,
+                        GROUND_FRAG_RAY_SHADOWS,
+                        GROUND_FRAG_VELOCITY_RAY_SHADOWS,
+                    ])),
                     vertex_bindings: &[],
                     vertex_attributes: &[],
                     set_layouts: &[&frame_set_layout],
@@ -390,8 +408,7 @@ impl ForwardPass {
     pub fn frame_set(
         &self,
         slot: usize,
-        uniforms: &Buffer,
-        shadow_map: &Image,
+        (uniforms, shadow_map, tlas): (&Buffer, &Image, Option<vk::AccelerationStructureKHR>),
         (surfaces, instances): (&Buffer, &Buffer),
         (models, instance_slots): (&Buffer, &Buffer),
     ) -> gpu::Result<vk::DescriptorSet> {
@@ -408,6 +425,9 @@ impl ForwardPass {
                 (BINDING_INSTANCE_SLOTS, Resource::StorageBuffer(instance_slots)),
             ],
         );
+        if let Some(tlas) = tlas {
+            crate::gpu::descriptors::write_set(&self.device, set, &[(BINDING_TLAS, Resource::AccelerationStructure(tlas))]);
+        }
         Ok(set)
     }
 

@@ -15,4 +15,5 @@ pub mod overlay;
 pub mod palette;
 pub mod shadow;
 pub mod skin;
+pub mod trace;
 pub mod triangles;

@@ -93,7 +93,9 @@ impl SkinPass {
         tuning: SkinTuning,
         inputs: &SkinInputs<'_>,
     ) -> gpu::Result<SkinPass> {
-        let usage = Usage::STORAGE_BUFFER | Usage::VERTEX_BUFFER | Usage::TRANSFER_SRC;
+        // TRANSFER_DST: zeroed before tracing; and acceleration-structure builds read them.
+        let usage = Usage::STORAGE_BUFFER | Usage::VERTEX_BUFFER | Usage::TRANSFER_SRC | Usage::TRANSFER_DST
+            | device.build_input_usage();
         let mut skinned = Vec::new();
         for (chunk, &vertices) in chunk_vertices.iter().enumerate() {
             let vertex_bytes = std::mem::size_of::<crate::render::shader_types::SkinnedVertex>() as u64;
@@ -147,12 +149,24 @@ impl SkinPass {
     }
 
     /// Before the pass: last frame's readers of the skinned vertices are done.
-    pub fn hazards_before(&self) -> Vec<Hazard> {
-        let readers = side(
-            "last frame's vertex-attribute and triangle-pass reads",
-            Stage::VERTEX_ATTRIBUTE_INPUT | Stage::COMPUTE_SHADER,
-            Access::NONE,
-        );
+    /// `traced`: last frame's acceleration-structure builds read them too (`--shadows ray`).
+    pub fn hazards_before(&self, traced: bool) -> Vec<Hazard> {
+        let readers = match traced {
+            false => side(
+                "last frame's vertex-attribute and triangle-pass reads",
+                Stage::VERTEX_ATTRIBUTE_INPUT | Stage::COMPUTE_SHADER,
+                Access::NONE,
+            ),
+            true => side(
+                "last frame's vertex-attribute, triangle-pass and build reads",
+                Stage::from_raw(
+                    Stage::VERTEX_ATTRIBUTE_INPUT.as_raw()
+                        | Stage::COMPUTE_SHADER.as_raw()
+                        | Stage::ACCELERATION_STRUCTURE_BUILD_KHR.as_raw(),
+                ),
+                Access::NONE,
+            ),
+        };
         vec![Hazard::buffers("skinned_vertices[c]", &self.skinned, readers, SKIN_WRITES)]
     }
 

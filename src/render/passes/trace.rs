@@ -1,0 +1,528 @@
+//! Trace pass (`--shadows ray`): the skinned buffer's triangles into acceleration structures each
+//! frame, for the forward pass's shadow rays (ray query in its fragment shaders).
+//!
+//! - **blas**: one bottom-level structure an instance, over its skinned vertices (the skin pass's
+//!   `skinned_vertices[c]`, or the `cpu` strategy's frame-slot buffer) and its model's indices at
+//!   the shadow's level of detail. All instances' builds go in one `vkCmdBuildAccelerationStructuresKHR`:
+//!   a structure whose level is unchanged is **refit** in place (`UPDATE`: the same triangles,
+//!   moved), one whose level changed (or that was never built) is **rebuilt**; each has its own
+//!   scratch, planned at creation ([`TracePlan`]).
+//! - **tlas**: one top-level structure over every instance's record (`trace.instances`: its BLAS,
+//!   an identity transform since the vertices are in world space), rebuilt each frame. The cull
+//!   pass writes each record's mask: 0xFF for an instance the light sees (its level's vertices are
+//!   skinned this frame), 0 for one it culled, which rays then pass through.
+//!
+//! Reads: the skinned vertices, `model.indices`, `trace.instances`. Writes (and owns): `trace.blas`,
+//! `trace.tlas`, `trace.scratch`. Its hazards: [`TracePass::blas_hazards_before`],
+//! [`TracePass::tlas_hazards_before`], [`TracePass::hazards_after`].
+
+use std::sync::Arc;
+
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
+
+use crate::gpu::barrier::{side, Hazard, Side};
+use crate::gpu::{self, AccelerationStructure, Buffer, Device};
+use crate::render::model_buffers::GpuModel;
+use crate::render::passes::cull::LevelChoice;
+use crate::render::shader_types::{InstanceData, InstanceSlot, SkinnedVertex};
+
+/// Bytes of one `VkAccelerationStructureInstanceKHR`.
+pub const INSTANCE_BYTES: u64 = 64;
+/// The word of an instance record that holds its custom index (24 bits) and mask (the top 8),
+/// which the cull pass writes each frame (cull.comp: TRACE_MASK_WORD).
+pub const MASK_WORD: usize = 12;
+/// Structures start at multiples of 256 bytes in their buffer (the API's rule).
+const STRUCTURE_ALIGNMENT: u64 = 256;
+
+/// Skinned characters change every frame: their structures favour a fast build (and may be
+/// refit); the top level, built once a frame over few records, favours fast tracing.
+const BLAS_FLAGS: vk::BuildAccelerationStructureFlagsKHR = vk::BuildAccelerationStructureFlagsKHR::from_raw(
+    vk::BuildAccelerationStructureFlagsKHR::ALLOW_UPDATE.as_raw()
+        | vk::BuildAccelerationStructureFlagsKHR::PREFER_FAST_BUILD.as_raw(),
+);
+const TLAS_FLAGS: vk::BuildAccelerationStructureFlagsKHR = vk::BuildAccelerationStructureFlagsKHR::PREFER_FAST_TRACE;
+
+/// What one structure of a model at a level takes: its bytes, and the scratch its build or its
+/// refit needs (the larger).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StructureSize {
+    pub structure: u64,
+    pub scratch: u64,
+}
+
+/// What tracing costs and how many instances trace: part of the memory plan
+/// (`MemoryPlan::trace`), made where a device can say the structures' sizes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TracePlan {
+    /// Per model, the finest level each instance's structure has room for: an instance traces its
+    /// shadow's level, or this one where that is finer.
+    pub room_levels: Vec<u32>,
+    /// Bytes the structures, their scratch and the instance records take in all.
+    pub bytes: u64,
+    /// The most instances of this mix that trace at the coarsest levels, in the memory left after
+    /// the plan's instances.
+    pub max_instances: u32,
+}
+
+impl TracePlan {
+    /// The finest rooms whose bytes fit in `budget`: `sizes[m][l]` for model m at level l,
+    /// `instance_models` each instance's model, `tlas` the top level's size. An error says how
+    /// many instances would trace at the coarsest levels.
+    pub fn new(
+        sizes: &[Vec<StructureSize>],
+        instance_models: &[u32],
+        tlas: StructureSize,
+        (budget, scratch_alignment): (u64, u64),
+    ) -> Result<TracePlan, String> {
+        let most_levels = sizes.iter().map(Vec::len).max().unwrap_or(1);
+        let rooms = |room: usize| -> Vec<u32> {
+            sizes.iter().map(|levels| room.min(levels.len().saturating_sub(1)) as u32).collect()
+        };
+        let bytes_at = |room_levels: &[u32]| -> u64 {
+            let per_model: Vec<u64> = sizes
+                .iter()
+                .zip(room_levels)
+                .map(|(levels, &room)| {
+                    let fits = &levels[room as usize..];
+                    let structure = fits.iter().map(|size| size.structure).max().unwrap_or(0);
+                    let scratch = fits.iter().map(|size| size.scratch).max().unwrap_or(0);
+                    structure.next_multiple_of(STRUCTURE_ALIGNMENT) + scratch.next_multiple_of(scratch_alignment)
+                })
+                .collect();
+            let instances: u64 = instance_models.iter().map(|&model| per_model[model as usize] + INSTANCE_BYTES).sum();
+            instances + tlas.structure.next_multiple_of(STRUCTURE_ALIGNMENT) + tlas.scratch + scratch_alignment
+        };
+        let coarsest = rooms(most_levels - 1);
+        let coarsest_bytes = bytes_at(&coarsest);
+        let count = instance_models.len().max(1) as u64;
+        let max_instances = (budget.saturating_mul(count) / coarsest_bytes.max(1)).min(u64::from(u32::MAX)) as u32;
+        for room in 0..most_levels {
+            let room_levels = rooms(room);
+            let bytes = bytes_at(&room_levels);
+            if bytes <= budget {
+                return Ok(TracePlan { room_levels, bytes, max_instances });
+            }
+        }
+        Err(format!(
+            "tracing {count} instances needs {coarsest_bytes} bytes of acceleration structures at their coarsest levels; \
+             {} MiB are left after the instances: at most {max_instances} instances trace",
+            budget >> 20
+        ))
+    }
+}
+
+/// One instance's bottom-level structure and where its inputs and scratch are.
+struct InstanceStructure {
+    structure: AccelerationStructure,
+    /// Its model, and its chunk and first vertex there (`InstanceSlot`).
+    model: u32,
+    chunk: u32,
+    vertex_base: u32,
+    scratch_offset: u64,
+    /// The level it holds; None before its first build.
+    built: Option<u32>,
+}
+
+/// One frame's build of an instance's structure: at `level`, refit or rebuilt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Build {
+    pub instance: u32,
+    pub level: u32,
+    pub refit: bool,
+}
+
+pub struct TracePass {
+    pub plan: TracePlan,
+    /// Every instance's bottom-level structure, one after another.
+    pub blas: Buffer,
+    instances_structures: Vec<InstanceStructure>,
+    /// Each instance's record (`VkAccelerationStructureInstanceKHR`), the cull pass's masks in them.
+    pub instances: Buffer,
+    pub tlas_storage: Buffer,
+    pub tlas: AccelerationStructure,
+    /// Every build's scratch: the instances' then the top level's.
+    pub scratch: Buffer,
+    scratch_base: vk::DeviceAddress,
+    tlas_scratch_offset: u64,
+    /// Each model's levels: (first index in `model.indices`, index count, vertex count).
+    levels: Vec<Vec<(u32, u32, u32)>>,
+    /// This frame's builds (`prepare`), which `record_blas` records.
+    builds: Vec<Build>,
+    device: Arc<Device>,
+}
+
+/// The triangles of one instance at one level, as a build reads them.
+fn triangles(
+    vertices: vk::DeviceAddress,
+    indices: vk::DeviceAddress,
+    vertex_count: u32,
+) -> vk::AccelerationStructureGeometryKHR<'static> {
+    let data = vk::AccelerationStructureGeometryTrianglesDataKHR::default()
+        .vertex_format(vk::Format::R32G32B32_SFLOAT)
+        .vertex_data(vk::DeviceOrHostAddressConstKHR { device_address: vertices })
+        .vertex_stride(std::mem::size_of::<SkinnedVertex>() as u64)
+        .max_vertex(vertex_count.saturating_sub(1))
+        .index_type(vk::IndexType::UINT32)
+        .index_data(vk::DeviceOrHostAddressConstKHR { device_address: indices });
+    vk::AccelerationStructureGeometryKHR::default()
+        .geometry_type(vk::GeometryTypeKHR::TRIANGLES)
+        .geometry(vk::AccelerationStructureGeometryDataKHR { triangles: data })
+        .flags(vk::GeometryFlagsKHR::OPAQUE)
+}
+
+/// The top level's one geometry: the instance records at `records`.
+fn instance_geometry(records: vk::DeviceAddress) -> vk::AccelerationStructureGeometryKHR<'static> {
+    let data = vk::AccelerationStructureGeometryInstancesDataKHR::default()
+        .array_of_pointers(false)
+        .data(vk::DeviceOrHostAddressConstKHR { device_address: records });
+    vk::AccelerationStructureGeometryKHR::default()
+        .geometry_type(vk::GeometryTypeKHR::INSTANCES)
+        .geometry(vk::AccelerationStructureGeometryDataKHR { instances: data })
+        .flags(vk::GeometryFlagsKHR::OPAQUE)
+}
+
+/// The device's sizes for a structure of `geometry` with `primitives` primitives.
+fn build_size(
+    device: &Device,
+    (kind, flags): (vk::AccelerationStructureTypeKHR, vk::BuildAccelerationStructureFlagsKHR),
+    geometry: vk::AccelerationStructureGeometryKHR<'_>,
+    primitives: u32,
+) -> StructureSize {
+    let Some(ray_query) = &device.ray_query else { return StructureSize::default() };
+    let geometries = [geometry];
+    let info = vk::AccelerationStructureBuildGeometryInfoKHR::default()
+        .ty(kind)
+        .flags(flags)
+        .mode(vk::BuildAccelerationStructureModeKHR::BUILD)
+        .geometries(&geometries);
+    let mut sizes = vk::AccelerationStructureBuildSizesInfoKHR::default();
+    unsafe {
+        ray_query.loader.get_acceleration_structure_build_sizes(
+            vk::AccelerationStructureBuildTypeKHR::DEVICE,
+            &info,
+            &[primitives],
+            &mut sizes,
+        )
+    };
+    StructureSize {
+        structure: sizes.acceleration_structure_size,
+        scratch: sizes.build_scratch_size.max(sizes.update_scratch_size),
+    }
+}
+
+/// The parts of a renderer the trace pass is made from.
+pub struct TraceInputs<'a> {
+    pub model: &'a GpuModel,
+    pub slots: &'a [InstanceSlot],
+    pub instances_per_chunk: u32,
+    /// Bytes of device memory left for tracing after the plan's instances.
+    pub budget: u64,
+}
+
+impl TracePass {
+    /// Each instance's structure with room for its model's level in the plan, the instance records
+    /// pointing at them, the top level and the scratch; an error where the device has no ray query
+    /// or the structures do not fit.
+    pub fn new(device: &Arc<Device>, inputs: &TraceInputs<'_>) -> gpu::Result<TracePass> {
+        let Some(ray_query) = &device.ray_query else {
+            return Err(gpu::Error::Other(format!(
+                "--shadows ray needs VK_KHR_acceleration_structure and VK_KHR_ray_query, which {} does not offer \
+                 (lavapipe has them from Mesa 24.1: scripts/install-deps)",
+                device.name()
+            )));
+        };
+        let alignment = ray_query.scratch_alignment;
+        let model = inputs.model;
+        let levels: Vec<Vec<(u32, u32, u32)>> = model
+            .parts
+            .iter()
+            .map(|part| part.levels.iter().map(|level| (level.first_index, level.index_count, level.vertex_count)).collect())
+            .collect();
+        let blas_kind = (vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL, BLAS_FLAGS);
+        let sizes: Vec<Vec<StructureSize>> = levels
+            .iter()
+            .map(|levels| {
+                levels
+                    .iter()
+                    .map(|&(_, indices, vertices)| build_size(device, blas_kind, triangles(0, 0, vertices), indices / 3))
+                    .collect()
+            })
+            .collect();
+        let instance_count = inputs.slots.len() as u32;
+        let tlas_kind = (vk::AccelerationStructureTypeKHR::TOP_LEVEL, TLAS_FLAGS);
+        let tlas_size = build_size(device, tlas_kind, instance_geometry(0), instance_count);
+        let instance_models: Vec<u32> = inputs.slots.iter().map(|slot| slot.model).collect();
+        let plan = TracePlan::new(&sizes, &instance_models, tlas_size, (inputs.budget, alignment)).map_err(gpu::Error::Other)?;
+
+        // Each instance's room: the largest structure and scratch of its model's levels from its room level.
+        let room = |model: u32| -> StructureSize {
+            let fits = &sizes[model as usize][plan.room_levels[model as usize] as usize..];
+            StructureSize {
+                structure: fits.iter().map(|size| size.structure).max().unwrap_or(0).next_multiple_of(STRUCTURE_ALIGNMENT),
+                scratch: fits.iter().map(|size| size.scratch).max().unwrap_or(0).next_multiple_of(alignment),
+            }
+        };
+        let structure_bytes: u64 = instance_models.iter().map(|&model| room(model).structure).sum();
+        let scratch_bytes: u64 = instance_models.iter().map(|&model| room(model).scratch).sum();
+        let usage = Usage::ACCELERATION_STRUCTURE_STORAGE_KHR | Usage::SHADER_DEVICE_ADDRESS;
+        let blas = Buffer::new(device, "trace.blas", structure_bytes.max(STRUCTURE_ALIGNMENT), usage, MemoryLocation::GpuOnly)?;
+        let tlas_storage = Buffer::new(device, "trace.tlas", tlas_size.structure.max(STRUCTURE_ALIGNMENT), usage, MemoryLocation::GpuOnly)?;
+        // The scratch buffer's address is rounded up to the alignment: room for that first.
+        let scratch = Buffer::new(
+            device,
+            "trace.scratch",
+            scratch_bytes + tlas_size.scratch + alignment,
+            Usage::STORAGE_BUFFER | Usage::SHADER_DEVICE_ADDRESS,
+            MemoryLocation::GpuOnly,
+        )?;
+        let scratch_base = scratch.device_address().next_multiple_of(alignment);
+
+        let mut structures = Vec::with_capacity(inputs.slots.len());
+        let (mut structure_offset, mut scratch_offset) = (0, 0);
+        for (index, slot) in inputs.slots.iter().enumerate() {
+            let size = room(slot.model);
+            let name = format!("trace.blas[{index}]");
+            let structure = AccelerationStructure::new(
+                device,
+                &name,
+                vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL,
+                &blas,
+                (structure_offset, size.structure),
+            )?;
+            structures.push(InstanceStructure {
+                structure,
+                model: slot.model,
+                chunk: index as u32 / inputs.instances_per_chunk.max(1),
+                vertex_base: slot.vertex_base,
+                scratch_offset,
+                built: None,
+            });
+            structure_offset += size.structure;
+            scratch_offset += size.scratch;
+        }
+        let tlas = AccelerationStructure::new(
+            device,
+            "trace.tlas[0]",
+            vk::AccelerationStructureTypeKHR::TOP_LEVEL,
+            &tlas_storage,
+            (0, tlas_size.structure),
+        )?;
+        let records: Vec<[u32; 16]> = structures.iter().enumerate().map(|(index, each)| record(index as u32, each)).collect();
+        let instances = Buffer::with_data(
+            device,
+            "trace.instances",
+            Usage::STORAGE_BUFFER | Usage::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR | Usage::SHADER_DEVICE_ADDRESS,
+            bytemuck::cast_slice(&records),
+        )?;
+        log::info!(
+            "trace: {instance_count} bottom-level structures ({structure_bytes} bytes, {scratch_bytes} of scratch), room levels {:?}",
+            plan.room_levels
+        );
+        Ok(TracePass {
+            plan,
+            blas,
+            instances_structures: structures,
+            instances,
+            tlas_storage,
+            tlas,
+            scratch,
+            scratch_base,
+            tlas_scratch_offset: scratch_offset,
+            levels,
+            builds: Vec::new(),
+            device: device.clone(),
+        })
+    }
+
+    /// This frame's builds: each instance at its shadow's level (as the cull pass picks it, from
+    /// `choice`'s texel at its scale) or its room's where that is finer; refit where its structure
+    /// holds that level already.
+    pub fn prepare(&mut self, instances: &[InstanceData], choice: &LevelChoice, errors: &[Vec<f32>]) -> &[Build] {
+        self.builds.clear();
+        for (index, (each, instance)) in self.instances_structures.iter_mut().zip(instances).enumerate() {
+            let model = each.model as usize;
+            let shadow = LevelChoice::coarsest_within(&errors[model], instance.scale, choice.light_error);
+            let level = shadow.max(self.plan.room_levels[model]);
+            self.builds.push(Build { instance: index as u32, level, refit: each.built == Some(level) });
+            each.built = Some(level);
+        }
+        &self.builds
+    }
+
+    /// The bottom levels' builds, one call: `vertices` is each chunk's skinned-vertex buffer and
+    /// where in it the chunk starts.
+    pub fn record_blas(&self, command_buffer: vk::CommandBuffer, vertices: &[(&Buffer, u64)], indices: &Buffer) {
+        let Some(ray_query) = &self.device.ray_query else { return };
+        let chunk_addresses: Vec<vk::DeviceAddress> =
+            vertices.iter().map(|(buffer, offset)| buffer.device_address() + offset).collect();
+        let index_address = indices.device_address();
+        let vertex_bytes = std::mem::size_of::<SkinnedVertex>() as u64;
+        let mut geometries = Vec::with_capacity(self.builds.len());
+        let mut ranges = Vec::with_capacity(self.builds.len());
+        for build in &self.builds {
+            let each = &self.instances_structures[build.instance as usize];
+            let (first_index, index_count, vertex_count) = self.levels[each.model as usize][build.level as usize];
+            let vertex_address = chunk_addresses[each.chunk as usize] + u64::from(each.vertex_base) * vertex_bytes;
+            geometries.push([triangles(vertex_address, index_address + u64::from(first_index) * 4, vertex_count)]);
+            ranges.push([vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(index_count / 3)]);
+        }
+        let infos: Vec<vk::AccelerationStructureBuildGeometryInfoKHR> = self
+            .builds
+            .iter()
+            .zip(&geometries)
+            .map(|(build, geometry)| {
+                let each = &self.instances_structures[build.instance as usize];
+                let info = vk::AccelerationStructureBuildGeometryInfoKHR::default()
+                    .ty(vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL)
+                    .flags(BLAS_FLAGS)
+                    .dst_acceleration_structure(each.structure.raw)
+                    .geometries(geometry)
+                    .scratch_data(vk::DeviceOrHostAddressKHR { device_address: self.scratch_base + each.scratch_offset });
+                match build.refit {
+                    true => info.mode(vk::BuildAccelerationStructureModeKHR::UPDATE).src_acceleration_structure(each.structure.raw),
+                    false => info.mode(vk::BuildAccelerationStructureModeKHR::BUILD),
+                }
+            })
+            .collect();
+        let range_slices: Vec<&[vk::AccelerationStructureBuildRangeInfoKHR]> = ranges.iter().map(|range| &range[..]).collect();
+        self.device.begin_label(command_buffer, c"trace.blas: refit or rebuild every instance's");
+        unsafe { ray_query.loader.cmd_build_acceleration_structures(command_buffer, &infos, &range_slices) };
+        self.device.end_label(command_buffer);
+    }
+
+    /// The top level's build over every instance record.
+    pub fn record_tlas(&self, command_buffer: vk::CommandBuffer) {
+        let Some(ray_query) = &self.device.ray_query else { return };
+        let geometry = [instance_geometry(self.instances.device_address())];
+        let info = vk::AccelerationStructureBuildGeometryInfoKHR::default()
+            .ty(vk::AccelerationStructureTypeKHR::TOP_LEVEL)
+            .flags(TLAS_FLAGS)
+            .mode(vk::BuildAccelerationStructureModeKHR::BUILD)
+            .dst_acceleration_structure(self.tlas.raw)
+            .geometries(&geometry)
+            .scratch_data(vk::DeviceOrHostAddressKHR { device_address: self.scratch_base + self.tlas_scratch_offset });
+        let range =
+            [vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(self.instances_structures.len() as u32)];
+        self.device.begin_label(command_buffer, c"trace.tlas: build over every instance");
+        unsafe { ray_query.loader.cmd_build_acceleration_structures(command_buffer, &[info], &[&range[..]]) };
+        self.device.end_label(command_buffer);
+    }
+
+    /// Triangles this frame's bottom-level builds take, refit and rebuilt: (refit, rebuilt).
+    pub fn triangles_built(&self) -> (u64, u64) {
+        self.builds.iter().fold((0, 0), |(refit, rebuilt), build| {
+            let model = self.instances_structures[build.instance as usize].model as usize;
+            let triangles = u64::from(self.levels[model][build.level as usize].1 / 3);
+            if build.refit {
+                (refit + triangles, rebuilt)
+            } else {
+                (refit, rebuilt + triangles)
+            }
+        })
+    }
+
+    /// Before the bottom levels: the skin pass's writes (`compute`: `skinned`, its chunks), and
+    /// last frame's ray queries and builds done with the structures and the scratch.
+    pub fn blas_hazards_before(&self, skinned: Option<&[Buffer]>) -> Vec<Hazard> {
+        let mut hazards = Vec::new();
+        if let Some(skinned) = skinned {
+            let skin_writes = side("skin writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
+            hazards.push(Hazard::buffers("skinned_vertices[c]", skinned, skin_writes, BUILD_INPUT_READS));
+        }
+        let queries = side("last frame's ray queries", Stage::FRAGMENT_SHADER, Access::NONE);
+        hazards.push(Hazard::buffer("trace.blas", &self.blas, queries, BUILD_WRITES));
+        hazards.push(Hazard::buffer("trace.scratch", &self.scratch, side("last frame's builds", BUILD_STAGE, Access::ACCELERATION_STRUCTURE_WRITE_KHR), BUILD_WRITES));
+        hazards
+    }
+
+    /// Before the top level: the bottom levels built, the cull pass's masks written, and last
+    /// frame's ray queries done with the top level.
+    pub fn tlas_hazards_before(&self) -> Vec<Hazard> {
+        let cull_writes = side("cull writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
+        let queries = side("last frame's ray queries", Stage::FRAGMENT_SHADER, Access::NONE);
+        vec![
+            Hazard::buffers("trace.blas, scratch", [&self.blas, &self.scratch], BLAS_WRITES, BUILD_WRITES),
+            Hazard::buffer("trace.instances", &self.instances, cull_writes, BUILD_INPUT_READS),
+            Hazard::buffer("trace.tlas", &self.tlas_storage, queries, BUILD_WRITES),
+        ]
+    }
+
+    /// After the top level: the forward pass's fragment shaders query both levels.
+    pub fn hazards_after(&self) -> Vec<Hazard> {
+        let built = side("the builds' writes", BUILD_STAGE, Access::ACCELERATION_STRUCTURE_WRITE_KHR);
+        let queries = side("forward's ray queries", Stage::FRAGMENT_SHADER, Access::ACCELERATION_STRUCTURE_READ_KHR);
+        vec![Hazard::buffers("trace.blas, tlas", [&self.blas, &self.tlas_storage], built, queries)]
+    }
+
+    /// Last frame's top-level build read the records the cull pass writes again.
+    pub fn records_hazard(&self) -> Hazard {
+        let reads = side("last frame's top-level build", BUILD_STAGE, Access::NONE);
+        let cull_writes = side("cull writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
+        Hazard::buffer("trace.instances", &self.instances, reads, cull_writes)
+    }
+}
+
+const BUILD_STAGE: Stage = Stage::ACCELERATION_STRUCTURE_BUILD_KHR;
+/// A build reading its vertices, indices or instance records.
+const BUILD_INPUT_READS: Side = side("acceleration-structure build reads", BUILD_STAGE, Access::SHADER_READ);
+/// A build writing its structure and using its scratch.
+const BUILD_WRITES: Side = side(
+    "build writes",
+    BUILD_STAGE,
+    Access::from_raw(Access::ACCELERATION_STRUCTURE_READ_KHR.as_raw() | Access::ACCELERATION_STRUCTURE_WRITE_KHR.as_raw()),
+);
+const BLAS_WRITES: Side = side("the bottom levels' builds", BUILD_STAGE, Access::ACCELERATION_STRUCTURE_WRITE_KHR);
+
+/// Instance `index`'s record: an identity transform (its vertices are in world space), its index
+/// as the custom index with mask 0 (the cull pass sets it), both sides of every triangle opaque
+/// to shadow rays, and its structure's address.
+fn record(index: u32, each: &InstanceStructure) -> [u32; 16] {
+    let mut words = [0u32; 16];
+    let identity: [f32; 12] = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0];
+    for (word, value) in words.iter_mut().zip(identity) {
+        *word = value.to_bits();
+    }
+    words[MASK_WORD] = index & 0x00FF_FFFF;
+    let flags = vk::GeometryInstanceFlagsKHR::TRIANGLE_FACING_CULL_DISABLE | vk::GeometryInstanceFlagsKHR::FORCE_OPAQUE;
+    words[13] = (flags.as_raw() & 0xFF) << 24;
+    words[14] = each.structure.address as u32;
+    words[15] = (each.structure.address >> 32) as u32;
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn size(structure: u64, scratch: u64) -> StructureSize {
+        StructureSize { structure, scratch }
+    }
+
+    #[test]
+    fn the_plan_takes_the_finest_rooms_that_fit_and_says_how_many_trace() {
+        // One model, three levels: 10,000, 5,000 and 1,000 bytes (scratch a tenth).
+        let sizes = vec![vec![size(10_000, 1_000), size(5_000, 500), size(1_000, 100)]];
+        let models = vec![0; 10];
+        let tlas = size(1_024, 256);
+        let per_instance = |structure: u64, scratch: u64| structure.next_multiple_of(256) + scratch.next_multiple_of(8) + 64;
+        let fixed = 1_024 + 256 + 8;
+        let all = TracePlan::new(&sizes, &models, tlas, (u64::MAX, 8)).expect("fits");
+        assert_eq!(all.room_levels, vec![0]);
+        assert_eq!(all.bytes, 10 * per_instance(10_000, 1_000) + fixed);
+        let middle_bytes = 10 * per_instance(5_000, 500) + fixed;
+        let middle = TracePlan::new(&sizes, &models, tlas, (middle_bytes, 8)).expect("fits");
+        assert_eq!((middle.room_levels.clone(), middle.bytes), (vec![1], middle_bytes));
+        let short = TracePlan::new(&sizes, &models, tlas, (5_000, 8)).expect_err("nothing fits");
+        let coarsest = 10 * per_instance(1_000, 100) + fixed;
+        assert!(short.contains(&format!("needs {coarsest} bytes")) && short.contains("at most 3 instances"), "{short}");
+    }
+
+    #[test]
+    fn records_name_their_instance_and_structure_with_the_mask_clear() {
+        assert_eq!(std::mem::size_of::<vk::AccelerationStructureInstanceKHR>() as u64, INSTANCE_BYTES);
+        // The mask word's place: after the 3×4 transform.
+        assert_eq!(std::mem::offset_of!(vk::AccelerationStructureInstanceKHR, instance_custom_index_and_mask), MASK_WORD * 4);
+    }
+}
