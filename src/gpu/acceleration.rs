@@ -27,8 +27,7 @@ impl AccelerationStructure {
         let Some(ray_query) = &device.ray_query else {
             return Err(Error::Other(format!("{name}: this device has no acceleration structures")));
         };
-        let info =
-            vk::AccelerationStructureCreateInfoKHR::default().buffer(storage.raw).offset(offset).size(size).ty(kind);
+        let info = vk::AccelerationStructureCreateInfoKHR::default().buffer(storage.raw).offset(offset).size(size).ty(kind);
         let raw = unsafe { ray_query.loader.create_acceleration_structure(&info, None) }
             .check_on("vkCreateAccelerationStructureKHR", name)?;
         let address_info = vk::AccelerationStructureDeviceAddressInfoKHR::default().acceleration_structure(raw);

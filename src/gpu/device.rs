@@ -166,14 +166,17 @@ impl Device {
             let mut acceleration = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default();
             let mut query = vk::PhysicalDeviceRayQueryFeaturesKHR::default();
             let mut addresses = vk::PhysicalDeviceVulkan12Features::default();
-            let mut supported =
-                vk::PhysicalDeviceFeatures2::default().push_next(&mut acceleration).push_next(&mut query).push_next(&mut addresses);
+            let mut supported = vk::PhysicalDeviceFeatures2::default()
+                .push_next(&mut acceleration)
+                .push_next(&mut query)
+                .push_next(&mut addresses);
             unsafe { instance.raw.get_physical_device_features2(physical, &mut supported) };
             acceleration.acceleration_structure == vk::TRUE
                 && query.ray_query == vk::TRUE
                 && addresses.buffer_device_address == vk::TRUE
         };
-        let mut acceleration_features = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default().acceleration_structure(true);
+        let mut acceleration_features =
+            vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default().acceleration_structure(true);
         let mut ray_query_features = vk::PhysicalDeviceRayQueryFeaturesKHR::default().ray_query(true);
         if ray_query {
             extensions.extend(RAY_QUERY_EXTENSIONS.iter().map(|name| name.as_ptr()));
@@ -343,7 +346,8 @@ impl Device {
     pub fn build_input_usage(&self) -> vk::BufferUsageFlags {
         match self.ray_query {
             Some(_) => {
-                vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS | vk::BufferUsageFlags::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR
+                vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS
+                    | vk::BufferUsageFlags::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR
             }
             None => vk::BufferUsageFlags::empty(),
         }

@@ -38,6 +38,7 @@ mod no_panics;
 mod panel;
 mod portable;
 mod pose;
+mod ray_shadows;
 mod renderdoc;
 mod retarget;
 mod strategies;

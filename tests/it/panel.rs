@@ -60,6 +60,7 @@ impl Driver {
             light_culling: false,
             animation_lod: false,
             motion_blur: false,
+            shadows: vkskin::render::Shadows::Map,
             variety: true,
             instances: 16,
             max_instances: 4096,

@@ -94,8 +94,8 @@ impl SkinPass {
         inputs: &SkinInputs<'_>,
     ) -> gpu::Result<SkinPass> {
         // TRANSFER_DST: zeroed before tracing; and acceleration-structure builds read them.
-        let usage = Usage::STORAGE_BUFFER | Usage::VERTEX_BUFFER | Usage::TRANSFER_SRC | Usage::TRANSFER_DST
-            | device.build_input_usage();
+        let usage =
+            Usage::STORAGE_BUFFER | Usage::VERTEX_BUFFER | Usage::TRANSFER_SRC | Usage::TRANSFER_DST | device.build_input_usage();
         let mut skinned = Vec::new();
         for (chunk, &vertices) in chunk_vertices.iter().enumerate() {
             let vertex_bytes = std::mem::size_of::<crate::render::shader_types::SkinnedVertex>() as u64;

@@ -77,9 +77,8 @@ impl TracePlan {
         (budget, scratch_alignment): (u64, u64),
     ) -> Result<TracePlan, String> {
         let most_levels = sizes.iter().map(Vec::len).max().unwrap_or(1);
-        let rooms = |room: usize| -> Vec<u32> {
-            sizes.iter().map(|levels| room.min(levels.len().saturating_sub(1)) as u32).collect()
-        };
+        let rooms =
+            |room: usize| -> Vec<u32> { sizes.iter().map(|levels| room.min(levels.len().saturating_sub(1)) as u32).collect() };
         let bytes_at = |room_levels: &[u32]| -> u64 {
             let per_model: Vec<u64> = sizes
                 .iter()
@@ -268,7 +267,8 @@ impl TracePass {
         let scratch_bytes: u64 = instance_models.iter().map(|&model| room(model).scratch).sum();
         let usage = Usage::ACCELERATION_STRUCTURE_STORAGE_KHR | Usage::SHADER_DEVICE_ADDRESS;
         let blas = Buffer::new(device, "trace.blas", structure_bytes.max(STRUCTURE_ALIGNMENT), usage, MemoryLocation::GpuOnly)?;
-        let tlas_storage = Buffer::new(device, "trace.tlas", tlas_size.structure.max(STRUCTURE_ALIGNMENT), usage, MemoryLocation::GpuOnly)?;
+        let tlas_storage =
+            Buffer::new(device, "trace.tlas", tlas_size.structure.max(STRUCTURE_ALIGNMENT), usage, MemoryLocation::GpuOnly)?;
         // The scratch buffer's address is rounded up to the alignment: room for that first.
         let scratch = Buffer::new(
             device,
@@ -339,7 +339,7 @@ impl TracePass {
     /// This frame's builds: each instance at its shadow's level (as the cull pass picks it, from
     /// `choice`'s texel at its scale) or its room's where that is finer; refit where its structure
     /// holds that level already.
-    pub fn prepare(&mut self, instances: &[InstanceData], choice: &LevelChoice, errors: &[Vec<f32>]) -> &[Build] {
+    pub fn prepare(&mut self, instances: &[InstanceData], choice: &LevelChoice, errors: &[Vec<f32>]) {
         self.builds.clear();
         for (index, (each, instance)) in self.instances_structures.iter_mut().zip(instances).enumerate() {
             let model = each.model as usize;
@@ -348,6 +348,10 @@ impl TracePass {
             self.builds.push(Build { instance: index as u32, level, refit: each.built == Some(level) });
             each.built = Some(level);
         }
+    }
+
+    /// The last frame's builds (`prepare`).
+    pub fn builds(&self) -> &[Build] {
         &self.builds
     }
 
@@ -381,7 +385,9 @@ impl TracePass {
                     .geometries(geometry)
                     .scratch_data(vk::DeviceOrHostAddressKHR { device_address: self.scratch_base + each.scratch_offset });
                 match build.refit {
-                    true => info.mode(vk::BuildAccelerationStructureModeKHR::UPDATE).src_acceleration_structure(each.structure.raw),
+                    true => {
+                        info.mode(vk::BuildAccelerationStructureModeKHR::UPDATE).src_acceleration_structure(each.structure.raw)
+                    }
                     false => info.mode(vk::BuildAccelerationStructureModeKHR::BUILD),
                 }
             })
@@ -433,7 +439,12 @@ impl TracePass {
         }
         let queries = side("last frame's ray queries", Stage::FRAGMENT_SHADER, Access::NONE);
         hazards.push(Hazard::buffer("trace.blas", &self.blas, queries, BUILD_WRITES));
-        hazards.push(Hazard::buffer("trace.scratch", &self.scratch, side("last frame's builds", BUILD_STAGE, Access::ACCELERATION_STRUCTURE_WRITE_KHR), BUILD_WRITES));
+        hazards.push(Hazard::buffer(
+            "trace.scratch",
+            &self.scratch,
+            side("last frame's builds", BUILD_STAGE, Access::ACCELERATION_STRUCTURE_WRITE_KHR),
+            BUILD_WRITES,
+        ));
         hazards
     }
 
