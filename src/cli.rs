@@ -195,6 +195,11 @@ pub(crate) struct BenchArgs {
     /// `motion` column is its time.
     #[arg(long, value_enum, default_value = "off", value_delimiter = ',')]
     pub(crate) motion_blur: Vec<Switch>,
+    /// Shadows, comma separated: map, ray (ray: a device with ray query; not `vertex`, which has no
+    /// skinned buffer). With both, the report gives the bottom levels' cost per triangle against
+    /// the skin pass, the top level's per instance and the ray queries' per pixel.
+    #[arg(long, default_value = "map", value_delimiter = ',', value_parser = parse_shadows)]
+    pub(crate) shadows: Vec<Shadows>,
     /// Clips compressed (on) or the files' keys (off), comma separated; with both, the report gives
     /// the palette pass's cost per joint-instance of each.
     #[arg(long, value_enum, default_value = "on", value_delimiter = ',')]

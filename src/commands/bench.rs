@@ -50,6 +50,7 @@ pub(crate) fn bench(arguments: BenchArgs) -> Result<(), String> {
         clip_compression: arguments.clip_compression.iter().map(|switch| switch.on()).collect(),
         skinning: arguments.skinning.clone(),
         motion_blur: arguments.motion_blur.iter().map(|switch| switch.on()).collect(),
+        shadows: arguments.shadows.clone(),
         counts: arguments.instances,
         strategies: arguments.strategy,
         mixes: arguments.mix.iter().map(|&mix| mix == Mix::Mixed).collect(),

@@ -118,6 +118,7 @@ impl Hazard {
                     | Access::COLOR_ATTACHMENT_WRITE
                     | Access::DEPTH_STENCIL_ATTACHMENT_WRITE
                     | Access::HOST_WRITE
+                    | Access::ACCELERATION_STRUCTURE_WRITE_KHR
                     | Access::MEMORY_WRITE,
             )
         };

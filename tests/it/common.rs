@@ -167,6 +167,23 @@ pub fn skip(why: &str) {
     println!("skipped: {why}");
 }
 
+/// Set to 1, a device without ray query fails the ray-tracing tests rather than skipping them
+/// (`.ci/run` sets it: scripts/install-deps takes a Mesa whose lavapipe has it).
+pub const REQUIRE_RT: &str = "VKSKIN_REQUIRE_RT";
+
+/// Whether `device` traces rays; without, says so on the test's output (a skip), or fails under
+/// [`REQUIRE_RT`].
+#[track_caller]
+pub fn traces(device: &Device) -> bool {
+    if device.ray_query.is_some() {
+        return true;
+    }
+    let why = format!("{} has no ray query (lavapipe has it from Mesa 24.1: scripts/install-deps)", device.name());
+    assert!(std::env::var(REQUIRE_RT).map_or(true, |value| value != "1"), "{REQUIRE_RT}=1 and {why}");
+    println!("skipped: {why}");
+    false
+}
+
 /// Names the folder of the third-party conformance models when they are not at `../shared/models`
 /// beside the repository (README.md, "Models": where the set comes from).
 pub const MODELS: &str = "VKSKIN_MODELS";

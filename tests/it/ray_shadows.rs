@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use glam::{Mat4, Vec3, Vec4};
 
-use crate::common::{assert_no_validation_messages, default_model, scratch_in, shared_models, validated_device};
+use crate::common::{assert_no_validation_messages, default_model, scratch_in, shared_models, traces, validated_device};
 use vkskin::anim::Aabb;
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::formats::load_model;
@@ -18,20 +18,11 @@ use vkskin::render::passes::shadow;
 use vkskin::render::reference::reference_skinning;
 use vkskin::render::{RenderSettings, Shadows, Strategy};
 
-/// Set to 1, a device without ray query fails these tests rather than skipping them.
-const REQUIRE_RT: &str = "VKSKIN_REQUIRE_RT";
-
 /// The validated device, or None (skipped, or failing under `VKSKIN_REQUIRE_RT=1`) without ray query.
 #[track_caller]
 fn tracing_device() -> Option<Arc<Device>> {
     let device = validated_device();
-    if device.ray_query.is_some() {
-        return Some(device);
-    }
-    let why = format!("{} has no ray query (lavapipe has it from Mesa 24.1: scripts/install-deps)", device.name());
-    assert!(std::env::var(REQUIRE_RT).map_or(true, |value| value != "1"), "{REQUIRE_RT}=1 and {why}");
-    println!("skipped: {why}");
-    None
+    traces(&device).then_some(device)
 }
 
 fn settings(shadows: Shadows) -> RenderSettings {

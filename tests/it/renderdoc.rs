@@ -127,9 +127,9 @@ fn the_panels_capture_button_captures_the_next_frame_with_its_overlay() {
         .args(["-a", "-s", "-screen 0 1024x768x24", "renderdoccmd", "capture", "-w", "-c"])
         .arg(folder.join("vkskin"))
         .arg(env!("CARGO_BIN_EXE_vkskin"))
-        // Tall enough for the whole panel (645 points with its timings), so that it is copied from
+        // Tall enough for the whole panel (about 700 points with its timings), so that it is copied from
         // its cache: a panel cut by the window's edge is drawn each frame instead.
-        .args(["view", "--frames", "30", "--size", "640x720", "--drive", "20:capture"])
+        .args(["view", "--frames", "30", "--size", "640x800", "--drive", "20:capture"])
         .env("RUST_LOG", "warn")
         .output()
         .expect("xvfb-run and renderdoccmd run");

@@ -17,7 +17,7 @@ use crate::app::imagediff::ImageDifference;
 use crate::app::SceneSetup;
 use crate::model::Model;
 use crate::render::shader_types::{SkinnedVertex, SourceVertex};
-use crate::render::{Strategy, VisibleCounts};
+use crate::render::{Shadows, Strategy, VisibleCounts};
 
 pub struct BenchOptions {
     pub counts: Vec<usize>,
@@ -48,6 +48,9 @@ pub struct BenchOptions {
     pub skinning: Vec<Skinning>,
     /// Motion blur off and on (the motion pass; off alone when empty).
     pub motion_blur: Vec<bool>,
+    /// Shadows from the map and traced (`--shadows map,ray`; the map alone when empty). The
+    /// `vertex` strategy has no skinned buffer to trace: its rows are the map's alone.
+    pub shadows: Vec<Shadows>,
     pub warmup: u32,
     pub frames: u32,
     pub size: (u32, u32),
@@ -112,6 +115,10 @@ pub struct BenchRow {
     pub skinning: Skinning,
     /// The motion pass made the image (motion blur).
     pub motion_blur: bool,
+    /// Shadows from the map or traced.
+    pub shadows: Shadows,
+    /// Traced: the triangles of the last measured frame's bottom-level builds, refit and rebuilt.
+    pub traced_triangles: (u64, u64),
     /// With levels of detail or animation LOD on, the last frame against the same frame at full
     /// detail (both off, the same light culling; when the run has it).
     pub image_difference: Option<ImageDifference>,
@@ -268,6 +275,7 @@ pub fn morph_costs(report: &BenchReport) -> Vec<(Strategy, usize, bool, f64)> {
             !off.morph
                 && off.models == on.models
                 && off.skipped.is_none()
+                && off.shadows == on.shadows
                 && (off.strategy, off.instances, off.lod, off.light_culling, off.animation_lod, off.skinning, off.motion_blur)
                     == (on.strategy, on.instances, on.lod, on.light_culling, on.animation_lod, on.skinning, on.motion_blur)
         });
@@ -275,6 +283,47 @@ pub fn morph_costs(report: &BenchReport) -> Vec<(Strategy, usize, bool, f64)> {
             let work = on.instances as f64 * on.vertices * on.active_targets;
             costs.push((on.strategy, on.instances, on.lod, (on.skinning_ms() - off.skinning_ms()) * 1e6 / work));
         }
+    }
+    costs
+}
+
+/// What tracing costs, from each traced row and the row with the shadow map that differs only in
+/// that: the bottom levels' builds per triangle (ns) and against the skin pass of the same frame
+/// (with levels of detail off both take every vertex of every instance), the top level's build
+/// per instance (µs), and the ray queries per pixel (ns: the forward pass traced less mapped).
+#[derive(Clone, Copy, Debug)]
+pub struct TraceCost {
+    pub strategy: Strategy,
+    pub instances: usize,
+    pub lod: bool,
+    pub blas_ns_per_triangle: f64,
+    pub blas_over_skin: f64,
+    pub tlas_us_per_instance: f64,
+    pub ray_ns_per_pixel: f64,
+}
+
+pub fn trace_costs(report: &BenchReport) -> Vec<TraceCost> {
+    let pixels = f64::from(report.resolution.0) * f64::from(report.resolution.1);
+    let mut costs = Vec::new();
+    for ray in report.rows.iter().filter(|row| row.shadows == Shadows::Ray && row.skipped.is_none()) {
+        let map = report.rows.iter().find(|map| {
+            map.shadows == Shadows::Map
+                && map.skipped.is_none()
+                && map.models == ray.models
+                && (map.strategy, map.instances, map.lod, map.animation_lod, map.morph, map.skinning, map.motion_blur)
+                    == (ray.strategy, ray.instances, ray.lod, ray.animation_lod, ray.morph, ray.skinning, ray.motion_blur)
+        });
+        let triangles = (ray.traced_triangles.0 + ray.traced_triangles.1).max(1) as f64;
+        costs.push(TraceCost {
+            strategy: ray.strategy,
+            instances: ray.instances,
+            lod: ray.lod,
+            blas_ns_per_triangle: ray.pass("blas").median * 1e6 / triangles,
+            blas_over_skin: ray.pass("blas").median / ray.pass("skin").median,
+            tlas_us_per_instance: ray.pass("tlas").median * 1e3 / ray.instances.max(1) as f64,
+            ray_ns_per_pixel: map
+                .map_or(f64::NAN, |map| (ray.pass("forward").median - map.pass("forward").median) * 1e6 / pixels),
+        });
     }
     costs
 }
@@ -296,6 +345,7 @@ pub fn palette_costs(report: &BenchReport) -> Vec<(Strategy, usize, f64, f64)> {
             !off.clip_compression
                 && off.models == on.models
                 && off.skipped.is_none()
+                && off.shadows == on.shadows
                 && (
                     off.strategy,
                     off.instances,

@@ -156,6 +156,20 @@ impl BenchReport {
                 compressed / keys
             );
         }
+        for cost in super::trace_costs(self) {
+            let _ = writeln!(
+                out,
+                "tracing, {} × {} (lod {}): bottom levels {:.2} ns per triangle ({:.2}x the skin pass), top level {:.3} µs per \
+                 instance, ray queries {:.2} ns per pixel (forward traced − mapped)",
+                cost.strategy.name(),
+                cost.instances,
+                on_off(cost.lod),
+                cost.blas_ns_per_triangle,
+                cost.blas_over_skin,
+                cost.tlas_us_per_instance,
+                cost.ray_ns_per_pixel
+            );
+        }
         for (strategy, instances, lod, nanoseconds) in super::morph_costs(self) {
             let _ = writeln!(
                 out,
@@ -213,6 +227,7 @@ impl BenchReport {
             Column::setting("morph", |report, row| report.morph_column(row)),
             Column::setting("skinning", |_, row| row.skinning.name().to_string()),
             Column::setting("motion blur", |_, row| on_off(row.motion_blur).to_string()),
+            Column::setting("shadows", |_, row| row.shadows.name().to_string()),
             Column::measured("frame ms", "wall time a frame", |_, row| milliseconds(row.frame_wall.median)),
             Column::measured("frame p95", "its 95th percentile", |_, row| milliseconds(row.frame_wall.p95)),
             Column::measured("GPU ms", "the GPU's time a frame, every pass", |_, row| milliseconds(row.frame_gpu.median)),
@@ -265,6 +280,8 @@ impl BenchReport {
                     "active_targets": row.active_targets,
                     "skinning": row.skinning.name(),
                     "motion_blur": row.motion_blur,
+                    "shadows": row.shadows.name(),
+                    "traced_triangles": { "refit": row.traced_triangles.0, "rebuilt": row.traced_triangles.1 },
                     "image_vs_full_detail": row.image_difference.map(|difference| json!({
                         "changed_pixels": difference.changed,
                         "changed_share": difference.changed_share(),
@@ -327,6 +344,15 @@ impl BenchReport {
                 "lod": lod,
                 "ns": finite(nanoseconds),
             })).collect::<Vec<Value>>(),
+            "tracing": super::trace_costs(self).iter().map(|cost| json!({
+                "strategy": cost.strategy.name(),
+                "instances": cost.instances,
+                "lod": cost.lod,
+                "blas_ns_per_triangle": finite(cost.blas_ns_per_triangle),
+                "blas_over_skin": finite(cost.blas_over_skin),
+                "tlas_us_per_instance": finite(cost.tlas_us_per_instance),
+                "ray_ns_per_pixel": finite(cost.ray_ns_per_pixel),
+            })).collect::<Vec<Value>>(),
             "frames": self.frames,
             "warmup": self.warmup,
             "rows": rows,
@@ -336,11 +362,11 @@ impl BenchReport {
     pub fn to_csv(&self) -> String {
         let mut out = String::from(
             "strategy,instances,status,frame_wall_ms_median,frame_wall_ms_p95,frame_gpu_ms_median,frame_gpu_ms_p95,\
-             cull_ms,palette_ms,skin_ms,triangles_ms,shadow_ms,forward_ms,motion_ms,resolve_ms,cpu_skinning_ms,copy_reference_ms,copy_reference_wall_ms,skin_copy_ratio,\
+             cull_ms,palette_ms,skin_ms,triangles_ms,blas_ms,tlas_ms,shadow_ms,forward_ms,motion_ms,resolve_ms,cpu_skinning_ms,copy_reference_ms,copy_reference_wall_ms,skin_copy_ratio,\
              copy_touched_reference_ms,skin_copy_touched_ratio,\
              vertices_per_second,skinned_vertices_per_second,bytes_per_instance,visible_skinned,visible_camera,visible_light,\
              lod,light_culling,animation_lod,image_changed_share,image_psnr_db,morph,active_targets,skinning,motion_blur,clip_compression,\
-             models,mean_vertices,record_ms\n",
+             models,mean_vertices,record_ms,shadows\n",
         );
         let number = |value: f64| if value.is_finite() { format!("{value}") } else { String::new() };
         for row in &self.rows {
@@ -348,7 +374,7 @@ impl BenchReport {
             let visible = row.visible;
             let _ = writeln!(
                 out,
-                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{}",
+                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{}",
                 row.strategy.name(),
                 row.instances,
                 number(row.frame_wall.median),
@@ -359,6 +385,8 @@ impl BenchReport {
                 number(row.pass("palette").median),
                 number(row.pass("skin").median),
                 number(row.pass("triangles").median),
+                number(row.pass("blas").median),
+                number(row.pass("tlas").median),
                 number(row.pass("shadow").median),
                 number(row.pass("forward").median),
                 number(row.pass("motion").median),
@@ -388,6 +416,7 @@ impl BenchReport {
                 row.models.replace('"', "'"),
                 number(row.vertices),
                 number(row.record.median),
+                row.shadows.name(),
             );
         }
         out

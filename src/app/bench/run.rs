@@ -18,7 +18,7 @@ use crate::app::{headless_device, HeadlessRenderer, SceneSetup};
 use crate::gpu::Device;
 use crate::model::Model;
 use crate::render::passes::copy::CopyPass;
-use crate::render::{MemoryPlan, Pass, RenderSettings, Strategy};
+use crate::render::{MemoryPlan, Pass, RenderSettings, Shadows, Strategy};
 
 /// Runs the whole campaign. `progress` gets (done, total, what is running now).
 /// `capture`: RenderDoc, to capture one frame of the run (counted over every strategy and count,
@@ -144,6 +144,7 @@ struct Variant {
     morph: bool,
     skinning: Skinning,
     blur: bool,
+    shadows: Shadows,
 }
 
 /// Every variant the options ask of `strategy`: each option's values (its default where none is
@@ -158,6 +159,10 @@ fn variants(options: &BenchOptions, models: &[Model], strategy: Strategy) -> Vec
     let morphs = if models.iter().all(|model| model.morph_targets.is_empty()) { vec![true] } else { or(&options.morph, true) };
     let skinnings = if options.skinning.is_empty() { vec![Skinning::Linear] } else { options.skinning.clone() };
     let blurs = or(&options.motion_blur, false);
+    let shadows = match (options.shadows.is_empty(), strategy) {
+        (true, _) | (_, Strategy::Vertex) => vec![Shadows::Map],
+        (false, _) => options.shadows.clone(),
+    };
     let compressions = if strategy == Strategy::Cpu {
         vec![*options.clip_compression.first().unwrap_or(&true)]
     } else {
@@ -171,16 +176,19 @@ fn variants(options: &BenchOptions, models: &[Model], strategy: Strategy) -> Vec
                     for &animation_lod in &animation_lods {
                         for &morph in &morphs {
                             for &skinning in &skinnings {
-                                variants.extend(blurs.iter().map(|&blur| Variant {
-                                    mixed,
-                                    lod,
-                                    compressed,
-                                    light,
-                                    animation_lod,
-                                    morph,
-                                    skinning,
-                                    blur,
-                                }));
+                                for &blur in &blurs {
+                                    variants.extend(shadows.iter().map(|&shadows| Variant {
+                                        mixed,
+                                        lod,
+                                        compressed,
+                                        light,
+                                        animation_lod,
+                                        morph,
+                                        skinning,
+                                        blur,
+                                        shadows,
+                                    }));
+                                }
                             }
                         }
                     }
@@ -195,7 +203,7 @@ impl Variant {
     /// What the progress line says while the variant runs.
     fn describe(&self, strategy: Strategy, instances: usize) -> String {
         format!(
-            "{}{} × {instances}, clip compression {}, lod {}, light culling {}, animation lod {}, morph {}, {} skinning, motion blur {}",
+            "{}{} × {instances}, clip compression {}, lod {}, light culling {}, animation lod {}, morph {}, {} skinning, motion blur {}, {} shadows",
             if self.mixed { "mix, " } else { "" },
             strategy.name(),
             on_off(self.compressed),
@@ -204,7 +212,8 @@ impl Variant {
             on_off(self.animation_lod),
             on_off(self.morph),
             self.skinning.name(),
-            on_off(self.blur)
+            on_off(self.blur),
+            self.shadows.name()
         )
     }
 
@@ -225,6 +234,8 @@ impl Variant {
             active_targets: 0.0,
             skinning: self.skinning,
             motion_blur: self.blur,
+            shadows: self.shadows,
+            traced_triangles: (0, 0),
             image_difference: None,
             skipped: None,
             frame_wall: Stats::default(),
@@ -327,6 +338,7 @@ fn measure(
         light_culling: variant.light,
         animation_lod: variant.animation_lod.then_some(crate::render::ANIMATION_LOD_PIXELS),
         motion_blur: variant.blur,
+        shadows: variant.shadows,
         ..RenderSettings::default()
     };
     let mut headless = match HeadlessRenderer::with_settings(device, &setup, options.size, strategy, settings) {
@@ -362,6 +374,7 @@ fn measure(
     headless.renderer.wait_all().map_err(|error| error.to_string())?;
     timings.extend(headless.renderer.stats.timings.clone());
     row.visible = headless.renderer.stats.visible;
+    row.traced_triangles = headless.renderer.passes.trace.as_ref().map_or((0, 0), |trace| trace.triangles_built());
     row.active_targets = active_targets(&setup, f64::from(options.warmup + options.frames - 1) / 60.0);
     let image = match compared && row.skipped.is_none() {
         true => {

@@ -227,8 +227,9 @@ impl TracePass {
     pub fn new(device: &Arc<Device>, inputs: &TraceInputs<'_>) -> gpu::Result<TracePass> {
         let Some(ray_query) = &device.ray_query else {
             return Err(gpu::Error::Other(format!(
-                "--shadows ray needs VK_KHR_acceleration_structure and VK_KHR_ray_query, which {} does not offer \
-                 (lavapipe has them from Mesa 24.1: scripts/install-deps)",
+                "--shadows ray needs VK_KHR_acceleration_structure and VK_KHR_ray_query, which {} does not offer here \
+                 (lavapipe has them from Mesa 24.1: scripts/install-deps; a capture layer that cannot record them, \
+                 as RenderDoc 1.24, hides them)",
                 device.name()
             )));
         };
@@ -454,7 +455,13 @@ impl TracePass {
         let cull_writes = side("cull writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
         let queries = side("last frame's ray queries", Stage::FRAGMENT_SHADER, Access::NONE);
         vec![
-            Hazard::buffers("trace.blas, scratch", [&self.blas, &self.scratch], BLAS_WRITES, BUILD_WRITES),
+            Hazard::buffer(
+                "trace.blas",
+                &self.blas,
+                BLAS_WRITES,
+                side("the top level's build reads", BUILD_STAGE, Access::ACCELERATION_STRUCTURE_READ_KHR),
+            ),
+            Hazard::buffer("trace.scratch", &self.scratch, BLAS_WRITES, BUILD_WRITES),
             Hazard::buffer("trace.instances", &self.instances, cull_writes, BUILD_INPUT_READS),
             Hazard::buffer("trace.tlas", &self.tlas_storage, queries, BUILD_WRITES),
         ]
