@@ -25,7 +25,7 @@ impl Buffer {
         location: MemoryLocation,
     ) -> Result<Buffer> {
         let info = vk::BufferCreateInfo::default().size(size.max(4)).usage(usage).sharing_mode(vk::SharingMode::EXCLUSIVE);
-        let raw = unsafe { device.raw.create_buffer(&info, None) }.check("vkCreateBuffer")?;
+        let raw = unsafe { device.raw.create_buffer(&info, None) }.check_on("vkCreateBuffer", name)?;
         let requirements = unsafe { device.raw.get_buffer_memory_requirements(raw) };
         let allocation = device.allocator().allocate(&AllocationCreateDesc {
             name,

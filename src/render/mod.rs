@@ -347,6 +347,8 @@ impl Renderer {
                     .into(),
             ));
         }
+        // Traced shadows draw no shadow map: no room for the triangle pass's light run.
+        let settings = RenderSettings { light_culling: settings.light_culling && settings.shadows == Shadows::Map, ..settings };
         let mut plan = MemoryPlan::new(device, models, strategy, instance_count, settings)?;
         let chunking = plan.chunking;
         let sizes: Vec<SlotSize> = gpu_model
@@ -637,7 +639,7 @@ impl Renderer {
     pub fn set_debug(&mut self, mut views: DebugViews) -> Result<Option<String>, String> {
         // A skeleton-only file (joints and keys, no vertices) shows its animated skeleton.
         views.skeleton |= self.setup.skeleton_only;
-        views.check(self.setup.strategy)?;
+        views.check(self.setup.strategy, self.setup.shadows)?;
         let missing = self.passes.debug.without_missing(&mut views);
         self.debug = views;
         Ok(missing)

@@ -288,8 +288,9 @@ pub fn morph_costs(report: &BenchReport) -> Vec<(Strategy, usize, bool, f64)> {
 }
 
 /// What tracing costs, from each traced row and the row with the shadow map that differs only in
-/// that: the bottom levels' builds per triangle (ns) and against the skin pass of the same frame
-/// (with levels of detail off both take every vertex of every instance), the top level's build
+/// that: the bottom levels' builds per triangle (ns) and against the same frame's skinning (the
+/// skin pass, or the `cpu` strategy's on the CPU; with levels of detail off both take every vertex
+/// of every instance), the top level's build
 /// per instance (µs), and the ray queries per pixel (ns: the forward pass traced less mapped).
 #[derive(Clone, Copy, Debug)]
 pub struct TraceCost {
@@ -319,7 +320,7 @@ pub fn trace_costs(report: &BenchReport) -> Vec<TraceCost> {
             instances: ray.instances,
             lod: ray.lod,
             blas_ns_per_triangle: ray.pass("blas").median * 1e6 / triangles,
-            blas_over_skin: ray.pass("blas").median / ray.pass("skin").median,
+            blas_over_skin: ray.pass("blas").median / ray.skinning_ms(),
             tlas_us_per_instance: ray.pass("tlas").median * 1e3 / ray.instances.max(1) as f64,
             ray_ns_per_pixel: map
                 .map_or(f64::NAN, |map| (ray.pass("forward").median - map.pass("forward").median) * 1e6 / pixels),

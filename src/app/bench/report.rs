@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::{finite, on_off, BenchReport, BenchRow};
 use crate::anim::Skinning;
 use crate::app::plot::{LineChart, Series};
-use crate::render::Strategy;
+use crate::render::{Shadows, Strategy};
 
 /// What skins in a strategy's frame, for the cost lines.
 fn what_skins(strategy: Strategy) -> &'static str {
@@ -159,13 +159,14 @@ impl BenchReport {
         for cost in super::trace_costs(self) {
             let _ = writeln!(
                 out,
-                "tracing, {} × {} (lod {}): bottom levels {:.2} ns per triangle ({:.2}x the skin pass), top level {:.3} µs per \
+                "tracing, {} × {} (lod {}): bottom levels {:.2} ns per triangle ({:.2}x the {}), top level {:.3} µs per \
                  instance, ray queries {:.2} ns per pixel (forward traced − mapped)",
                 cost.strategy.name(),
                 cost.instances,
                 on_off(cost.lod),
                 cost.blas_ns_per_triangle,
                 cost.blas_over_skin,
+                what_skins(cost.strategy),
                 cost.tlas_us_per_instance,
                 cost.ray_ns_per_pixel
             );
@@ -206,6 +207,8 @@ impl BenchReport {
                     "palette" => row.strategy != Strategy::Cpu,
                     "skin" | "triangles" => row.strategy == Strategy::Compute,
                     "motion" => row.motion_blur,
+                    "blas" | "tlas" => row.shadows == Shadows::Ray,
+                    "shadow" => row.shadows == Shadows::Map,
                     _ => true,
                 };
                 if runs {
@@ -235,6 +238,8 @@ impl BenchReport {
             pass("palette", "palette", ""),
             pass("skin", "skin", ""),
             pass("triangles", "triangles", ""),
+            pass("blas", "blas", "the bottom levels' builds (`--shadows ray`)"),
+            pass("tlas", "tlas", "the top level's build"),
             pass("shadow", "shadow", ""),
             pass("forward", "forward", ""),
             pass("motion", "motion", ""),

@@ -106,7 +106,7 @@ impl Viewer {
         match Renderer::for_models(&graphics.device, &setup.models(), &setup.model_indices(), format, strategy, settings) {
             Ok(mut renderer) => {
                 let mut views = graphics.renderer.debug;
-                if let Err(reason) = views.check(strategy) {
+                if let Err(reason) = views.check(strategy, self.options.shadows) {
                     self.last_error = Some(format!("debug views turned off: {reason}"));
                     views = DebugViews::default();
                 }

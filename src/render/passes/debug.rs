@@ -28,7 +28,7 @@ use crate::gpu::pipeline::{GraphicsDesc, Pipeline};
 use crate::gpu::{self, Buffer, Device};
 use crate::render::draw::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
 use crate::render::passes::forward::{velocity_attachment, DEPTH_FORMAT, SAMPLES};
-use crate::render::Strategy;
+use crate::render::{Shadows, Strategy};
 
 /// Which debug views are on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -88,7 +88,10 @@ impl DebugViews {
 
     /// The views a strategy can show: normals and wireframe read a skinned buffer (not `vertex`),
     /// the skeleton reads the palette pass's joints (not `cpu`).
-    pub fn check(&self, strategy: Strategy) -> Result<(), String> {
+    pub fn check(&self, strategy: Strategy, shadows: Shadows) -> Result<(), String> {
+        if shadows == Shadows::Ray && self.shadowmap {
+            return Err("the shadowmap view shows the shadow map, which --shadows ray does not draw".into());
+        }
         if strategy == Strategy::Vertex && (self.normals || self.wireframe) {
             return Err("the normals and wireframe views read the skinned buffer, which the vertex strategy has not".into());
         }

@@ -12,8 +12,8 @@
 //!   pass writes each record's mask: 0xFF for an instance the light sees (its level's vertices are
 //!   skinned this frame), 0 for one it culled, which rays then pass through.
 //!
-//! Reads: the skinned vertices, `model.indices`, `trace.instances`. Writes (and owns): `trace.blas`,
-//! `trace.tlas`, `trace.scratch`. Its hazards: [`TracePass::blas_hazards_before`],
+//! Reads: the skinned vertices, `model.indices`, `trace.instances`. Writes (and owns): `trace.blas[k]`
+//! (the bottom levels, in buffers of at most 512 MiB), `trace.tlas`, `trace.scratch[k]`. Its hazards: [`TracePass::blas_hazards_before`],
 //! [`TracePass::tlas_hazards_before`], [`TracePass::hazards_after`].
 
 use std::sync::Arc;
@@ -119,7 +119,8 @@ struct InstanceStructure {
     model: u32,
     chunk: u32,
     vertex_base: u32,
-    scratch_offset: u64,
+    /// Its scratch's address.
+    scratch: vk::DeviceAddress,
     /// The level it holds; None before its first build.
     built: Option<u32>,
 }
@@ -134,22 +135,62 @@ pub struct Build {
 
 pub struct TracePass {
     pub plan: TracePlan,
-    /// Every instance's bottom-level structure, one after another.
-    pub blas: Buffer,
+    /// Every instance's bottom-level structure, one after another, in buffers of at most
+    /// `ARENA_BYTES` (`trace.blas[k]`).
+    pub blas: Vec<Buffer>,
     instances_structures: Vec<InstanceStructure>,
     /// Each instance's record (`VkAccelerationStructureInstanceKHR`), the cull pass's masks in them.
     pub instances: Buffer,
     pub tlas_storage: Buffer,
     pub tlas: AccelerationStructure,
-    /// Every build's scratch: the instances' then the top level's.
-    pub scratch: Buffer,
-    scratch_base: vk::DeviceAddress,
-    tlas_scratch_offset: u64,
+    /// Every build's scratch: the instances' then the top level's (`trace.scratch[k]`).
+    pub scratch: Vec<Buffer>,
+    tlas_scratch: vk::DeviceAddress,
     /// Each model's levels: (first index in `model.indices`, index count, vertex count).
     levels: Vec<Vec<(u32, u32, u32)>>,
     /// This frame's builds (`prepare`), which `record_blas` records.
     builds: Vec<Build>,
+    /// `VKSKIN_TRACE_REBUILD=1`: every structure rebuilt every frame, never refit (to measure one
+    /// against the other).
+    rebuild_always: bool,
     device: Arc<Device>,
+}
+
+/// The most bytes one buffer of structures or scratch holds (`arena`): half the least
+/// maxMemoryAllocationSize the API allows.
+const ARENA_BYTES: u64 = 1 << 29;
+
+/// Buffers `NAME[k]` holding items of `sizes` one after another, each starting at a multiple of
+/// `alignment` and none crossing a buffer's end, each buffer at most `ARENA_BYTES` (or one item,
+/// where an item is larger); and each item's (buffer, offset). A buffer has `alignment` bytes more
+/// than its items, so that its items may start from its address rounded up to `alignment`.
+fn arena(
+    device: &Arc<Device>,
+    name: &str,
+    usage: vk::BufferUsageFlags,
+    sizes: impl IntoIterator<Item = u64>,
+    alignment: u64,
+) -> gpu::Result<(Vec<Buffer>, Vec<(usize, u64)>)> {
+    let mut places = Vec::new();
+    let mut lengths = vec![0u64];
+    for size in sizes {
+        let size = size.next_multiple_of(alignment).max(alignment);
+        let last = lengths.len() - 1;
+        if lengths[last] > 0 && lengths[last] + size > ARENA_BYTES {
+            lengths.push(0);
+        }
+        let last = lengths.len() - 1;
+        places.push((last, lengths[last]));
+        lengths[last] += size;
+    }
+    let buffers = lengths
+        .iter()
+        .enumerate()
+        .map(|(index, &length)| {
+            Buffer::new(device, &format!("{name}[{index}]"), length.max(alignment) + alignment, usage, MemoryLocation::GpuOnly)
+        })
+        .collect::<gpu::Result<Vec<Buffer>>>()?;
+    Ok((buffers, places))
 }
 
 /// The triangles of one instance at one level, as a build reads them.
@@ -264,45 +305,43 @@ impl TracePass {
                 scratch: fits.iter().map(|size| size.scratch).max().unwrap_or(0).next_multiple_of(alignment),
             }
         };
-        let structure_bytes: u64 = instance_models.iter().map(|&model| room(model).structure).sum();
-        let scratch_bytes: u64 = instance_models.iter().map(|&model| room(model).scratch).sum();
+        let rooms: Vec<StructureSize> = instance_models.iter().map(|&model| room(model)).collect();
+        let (structure_bytes, scratch_bytes) =
+            rooms.iter().fold((0, 0), |(structures, scratch), size| (structures + size.structure, scratch + size.scratch));
+        // The structures and the scratch in buffers of at most `ARENA_BYTES` each (an allocation
+        // may not be larger than maxMemoryAllocationSize, at least 1 GiB), the top level's scratch
+        // after the instances'.
         let usage = Usage::ACCELERATION_STRUCTURE_STORAGE_KHR | Usage::SHADER_DEVICE_ADDRESS;
-        let blas = Buffer::new(device, "trace.blas", structure_bytes.max(STRUCTURE_ALIGNMENT), usage, MemoryLocation::GpuOnly)?;
+        let (blas, structure_places) =
+            arena(device, "trace.blas", usage, rooms.iter().map(|size| size.structure), STRUCTURE_ALIGNMENT)?;
+        let scratch_usage = Usage::STORAGE_BUFFER | Usage::SHADER_DEVICE_ADDRESS;
+        let scratch_sizes = rooms.iter().map(|size| size.scratch).chain([tlas_size.scratch.next_multiple_of(alignment)]);
+        let (scratch, scratch_places) = arena(device, "trace.scratch", scratch_usage, scratch_sizes, alignment)?;
+        let scratch_address =
+            |(buffer, offset): (usize, u64)| scratch[buffer].device_address().next_multiple_of(alignment) + offset;
         let tlas_storage =
             Buffer::new(device, "trace.tlas", tlas_size.structure.max(STRUCTURE_ALIGNMENT), usage, MemoryLocation::GpuOnly)?;
-        // The scratch buffer's address is rounded up to the alignment: room for that first.
-        let scratch = Buffer::new(
-            device,
-            "trace.scratch",
-            scratch_bytes + tlas_size.scratch + alignment,
-            Usage::STORAGE_BUFFER | Usage::SHADER_DEVICE_ADDRESS,
-            MemoryLocation::GpuOnly,
-        )?;
-        let scratch_base = scratch.device_address().next_multiple_of(alignment);
 
         let mut structures = Vec::with_capacity(inputs.slots.len());
-        let (mut structure_offset, mut scratch_offset) = (0, 0);
         for (index, slot) in inputs.slots.iter().enumerate() {
-            let size = room(slot.model);
-            let name = format!("trace.blas[{index}]");
+            let (buffer, offset) = structure_places[index];
             let structure = AccelerationStructure::new(
                 device,
-                &name,
+                &format!("trace.blas[{index}]"),
                 vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL,
-                &blas,
-                (structure_offset, size.structure),
+                &blas[buffer],
+                (offset, rooms[index].structure),
             )?;
             structures.push(InstanceStructure {
                 structure,
                 model: slot.model,
                 chunk: index as u32 / inputs.instances_per_chunk.max(1),
                 vertex_base: slot.vertex_base,
-                scratch_offset,
+                scratch: scratch_address(scratch_places[index]),
                 built: None,
             });
-            structure_offset += size.structure;
-            scratch_offset += size.scratch;
         }
+        let tlas_scratch = scratch_address(scratch_places[inputs.slots.len()]);
         let tlas = AccelerationStructure::new(
             device,
             "trace.tlas[0]",
@@ -329,10 +368,10 @@ impl TracePass {
             tlas_storage,
             tlas,
             scratch,
-            scratch_base,
-            tlas_scratch_offset: scratch_offset,
+            tlas_scratch,
             levels,
             builds: Vec::new(),
+            rebuild_always: std::env::var("VKSKIN_TRACE_REBUILD").is_ok_and(|value| value == "1"),
             device: device.clone(),
         })
     }
@@ -346,7 +385,8 @@ impl TracePass {
             let model = each.model as usize;
             let shadow = LevelChoice::coarsest_within(&errors[model], instance.scale, choice.light_error);
             let level = shadow.max(self.plan.room_levels[model]);
-            self.builds.push(Build { instance: index as u32, level, refit: each.built == Some(level) });
+            let refit = each.built == Some(level) && !self.rebuild_always;
+            self.builds.push(Build { instance: index as u32, level, refit });
             each.built = Some(level);
         }
     }
@@ -384,7 +424,7 @@ impl TracePass {
                     .flags(BLAS_FLAGS)
                     .dst_acceleration_structure(each.structure.raw)
                     .geometries(geometry)
-                    .scratch_data(vk::DeviceOrHostAddressKHR { device_address: self.scratch_base + each.scratch_offset });
+                    .scratch_data(vk::DeviceOrHostAddressKHR { device_address: each.scratch });
                 match build.refit {
                     true => {
                         info.mode(vk::BuildAccelerationStructureModeKHR::UPDATE).src_acceleration_structure(each.structure.raw)
@@ -409,7 +449,7 @@ impl TracePass {
             .mode(vk::BuildAccelerationStructureModeKHR::BUILD)
             .dst_acceleration_structure(self.tlas.raw)
             .geometries(&geometry)
-            .scratch_data(vk::DeviceOrHostAddressKHR { device_address: self.scratch_base + self.tlas_scratch_offset });
+            .scratch_data(vk::DeviceOrHostAddressKHR { device_address: self.tlas_scratch });
         let range =
             [vk::AccelerationStructureBuildRangeInfoKHR::default().primitive_count(self.instances_structures.len() as u32)];
         self.device.begin_label(command_buffer, c"trace.tlas: build over every instance");
@@ -439,9 +479,9 @@ impl TracePass {
             hazards.push(Hazard::buffers("skinned_vertices[c]", skinned, skin_writes, BUILD_INPUT_READS));
         }
         let queries = side("last frame's ray queries", Stage::FRAGMENT_SHADER, Access::NONE);
-        hazards.push(Hazard::buffer("trace.blas", &self.blas, queries, BUILD_WRITES));
-        hazards.push(Hazard::buffer(
-            "trace.scratch",
+        hazards.push(Hazard::buffers("trace.blas[k]", &self.blas, queries, BUILD_WRITES));
+        hazards.push(Hazard::buffers(
+            "trace.scratch[k]",
             &self.scratch,
             side("last frame's builds", BUILD_STAGE, Access::ACCELERATION_STRUCTURE_WRITE_KHR),
             BUILD_WRITES,
@@ -455,13 +495,13 @@ impl TracePass {
         let cull_writes = side("cull writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
         let queries = side("last frame's ray queries", Stage::FRAGMENT_SHADER, Access::NONE);
         vec![
-            Hazard::buffer(
-                "trace.blas",
+            Hazard::buffers(
+                "trace.blas[k]",
                 &self.blas,
                 BLAS_WRITES,
                 side("the top level's build reads", BUILD_STAGE, Access::ACCELERATION_STRUCTURE_READ_KHR),
             ),
-            Hazard::buffer("trace.scratch", &self.scratch, BLAS_WRITES, BUILD_WRITES),
+            Hazard::buffers("trace.scratch[k]", &self.scratch, BLAS_WRITES, BUILD_WRITES),
             Hazard::buffer("trace.instances", &self.instances, cull_writes, BUILD_INPUT_READS),
             Hazard::buffer("trace.tlas", &self.tlas_storage, queries, BUILD_WRITES),
         ]
@@ -471,7 +511,7 @@ impl TracePass {
     pub fn hazards_after(&self) -> Vec<Hazard> {
         let built = side("the builds' writes", BUILD_STAGE, Access::ACCELERATION_STRUCTURE_WRITE_KHR);
         let queries = side("forward's ray queries", Stage::FRAGMENT_SHADER, Access::ACCELERATION_STRUCTURE_READ_KHR);
-        vec![Hazard::buffers("trace.blas, tlas", [&self.blas, &self.tlas_storage], built, queries)]
+        vec![Hazard::buffers("trace.blas[k], tlas", self.blas.iter().chain([&self.tlas_storage]), built, queries)]
     }
 
     /// Last frame's top-level build read the records the cull pass writes again.
