@@ -570,7 +570,7 @@ impl Renderer {
         if let Some(trace) = &mut self.passes.trace {
             let errors: Vec<Vec<f32>> =
                 self.model.parts.iter().map(|part| part.levels.iter().map(|level| level.error).collect()).collect();
-            trace.prepare(&scene.instances, &choice, &errors);
+            trace.prepare(scene, &choice, &errors);
         }
 
         let command_buffer = self.frames[index].command_buffer;

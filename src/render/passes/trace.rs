@@ -19,6 +19,7 @@
 use std::sync::Arc;
 
 use ash::vk;
+use glam::Vec3;
 use gpu_allocator::MemoryLocation;
 use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
 
@@ -26,7 +27,8 @@ use crate::gpu::barrier::{side, Hazard, Side};
 use crate::gpu::{self, AccelerationStructure, Buffer, Device};
 use crate::render::model_buffers::GpuModel;
 use crate::render::passes::cull::LevelChoice;
-use crate::render::shader_types::{InstanceData, InstanceSlot, SkinnedVertex};
+use crate::render::shader_types::{InstanceSlot, SkinnedVertex};
+use crate::render::FrameScene;
 
 /// Bytes of one `VkAccelerationStructureInstanceKHR`.
 pub const INSTANCE_BYTES: u64 = 64;
@@ -148,6 +150,9 @@ pub struct TracePass {
     tlas_scratch: vk::DeviceAddress,
     /// Each model's levels: (first index in `model.indices`, index count, vertex count).
     levels: Vec<Vec<(u32, u32, u32)>>,
+    /// Each model's reach from its origin, unscaled: its rest box's farthest corner, grown by its
+    /// blend and morph reaches (`ModelRecord`) and doubled for the poses its clips take it to.
+    reaches: Vec<f32>,
     /// This frame's builds (`prepare`), which `record_blas` records.
     builds: Vec<Build>,
     /// `VKSKIN_TRACE_REBUILD=1`: every structure rebuilt every frame, never refit (to measure one
@@ -281,6 +286,14 @@ impl TracePass {
             .iter()
             .map(|part| part.levels.iter().map(|level| (level.first_index, level.index_count, level.vertex_count)).collect())
             .collect();
+        let reaches: Vec<f32> = model
+            .parts
+            .iter()
+            .map(|part| {
+                let (low, high) = (Vec3::from_slice(&part.record.bind_min[..3]), Vec3::from_slice(&part.record.bind_max[..3]));
+                2.0 * (low.abs().max(high.abs()).length() + part.record.bind_min[3] + part.record.bind_max[3])
+            })
+            .collect();
         let blas_kind = (vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL, BLAS_FLAGS);
         let sizes: Vec<Vec<StructureSize>> = levels
             .iter()
@@ -370,21 +383,37 @@ impl TracePass {
             scratch,
             tlas_scratch,
             levels,
+            reaches,
             builds: Vec::new(),
             rebuild_always: std::env::var("VKSKIN_TRACE_REBUILD").is_ok_and(|value| value == "1"),
             device: device.clone(),
         })
     }
 
-    /// This frame's builds: each instance at its shadow's level (as the cull pass picks it, from
-    /// `choice`'s texel at its scale) or its room's where that is finer; refit where its structure
-    /// holds that level already.
-    pub fn prepare(&mut self, instances: &[InstanceData], choice: &LevelChoice, errors: &[Vec<f32>]) {
+    /// This frame's builds, each instance at the coarsest of three levels:
+    /// - its shadow map's, the coarsest whose error at its scale is within a texel (`choice`'s), as
+    ///   the cull pass picks it to the bit: the instance is skinned at that level or a finer one
+    ///   whenever the light sees it, so its structure's vertices are there;
+    /// - the coarsest whose error is within a pixel on screen at the instance's distance (its
+    ///   shadow falls beside it): where the camera is far, fewer triangles than the texel allows.
+    ///   The distance is to a sphere around the instance's rest pose grown by its reaches
+    ///   (`reaches`), no farther than its animated box's nearest point in practice, so that the
+    ///   level is no coarser than the camera's own;
+    /// - the finest its room holds (the memory plan's).
+    ///
+    /// Refit where its structure holds that level already; rebuilt where not.
+    pub fn prepare(&mut self, scene: &FrameScene, choice: &LevelChoice, errors: &[Vec<f32>]) {
         self.builds.clear();
-        for (index, (each, instance)) in self.instances_structures.iter_mut().zip(instances).enumerate() {
+        for (index, (each, instance)) in self.instances_structures.iter_mut().zip(&scene.instances).enumerate() {
             let model = each.model as usize;
-            let shadow = LevelChoice::coarsest_within(&errors[model], instance.scale, choice.light_error);
-            let level = shadow.max(self.plan.room_levels[model]);
+            let errors = &errors[model];
+            let shadow = LevelChoice::coarsest_within(errors, instance.scale, choice.light_error);
+            let [x, y, z, _] = instance.position_yaw;
+            let scale = instance.scale.max(1e-6);
+            let distance = ((Vec3::new(x, y, z) - scene.camera_position).length() - self.reaches[model] * scale).max(0.0) / scale;
+            let on_screen =
+                (1..errors.len()).rev().find(|&level| errors[level] * choice.pixels_at_unit <= distance).unwrap_or(0) as u32;
+            let level = shadow.max(on_screen).max(self.plan.room_levels[model]);
             let refit = each.built == Some(level) && !self.rebuild_always;
             self.builds.push(Build { instance: index as u32, level, refit });
             each.built = Some(level);
