@@ -165,6 +165,9 @@ pub struct TracePass {
 /// maxMemoryAllocationSize the API allows.
 const ARENA_BYTES: u64 = 1 << 29;
 
+/// Where each item of an arena lies: (its buffer, its offset there).
+type Places = Vec<(usize, u64)>;
+
 /// Buffers `NAME[k]` holding items of `sizes` one after another, each starting at a multiple of
 /// `alignment` and none crossing a buffer's end, each buffer at most `ARENA_BYTES` (or one item,
 /// where an item is larger); and each item's (buffer, offset). A buffer has `alignment` bytes more
@@ -175,7 +178,7 @@ fn arena(
     usage: vk::BufferUsageFlags,
     sizes: impl IntoIterator<Item = u64>,
     alignment: u64,
-) -> gpu::Result<(Vec<Buffer>, Vec<(usize, u64)>)> {
+) -> gpu::Result<(Vec<Buffer>, Places)> {
     let mut places = Vec::new();
     let mut lengths = vec![0u64];
     for size in sizes {
