@@ -143,6 +143,10 @@ fn the_panels_controls_give_the_actions_the_viewer_applies() {
     assert_eq!(driver.click("motion blur"), vec![Action::MotionBlur(true)]);
     assert_eq!(driver.click("motion"), vec![Action::Debug(DebugViews { motion: true, ..Default::default() })]);
     assert_eq!(Action::parse("motion-blur=on"), Ok(Action::MotionBlur(true)));
+    assert_eq!(driver.click("ray shadows"), vec![Action::Shadows(vkskin::render::Shadows::Ray)]);
+    assert_eq!(driver.click("map shadows"), vec![], "the shadows in use are no change");
+    assert_eq!(Action::parse("shadows=ray"), Ok(Action::Shadows(vkskin::render::Shadows::Ray)));
+    assert!(Action::parse("shadows=soft").is_err());
     assert_eq!(driver.click("variety"), vec![Action::Variety(false)]);
     assert_eq!(Action::parse("variety=off"), Ok(Action::Variety(false)));
 
