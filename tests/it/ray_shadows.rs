@@ -14,6 +14,7 @@ use vkskin::anim::Aabb;
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::formats::load_model;
 use vkskin::gpu::Device;
+use vkskin::render::passes::cull::reference_levels;
 use vkskin::render::passes::shadow;
 use vkskin::render::reference::reference_skinning;
 use vkskin::render::{RenderSettings, Shadows, Strategy};
@@ -310,5 +311,55 @@ fn structures_past_the_heap_refuse_the_count_and_say_how_many_trace() {
     let refused = HeadlessRenderer::with_settings(&device, &setup, (64, 48), Strategy::Compute, short);
     let message = refused.err().expect("refused").to_string();
     assert!(message.contains("instances trace"), "{message}");
+    assert_no_validation_messages(&device);
+}
+
+/// With levels of detail, each instance traces the coarser of its shadow map's level and the
+/// level within a pixel at its distance: never finer than the map's (whose vertices the cull pass
+/// skins), never coarser than the camera's own level for it (as the CPU mirror of the cull pass
+/// picks it), and for a crowd seen from afar coarser than the map's for most instances (fewer
+/// triangles to build), while the traced shadows still agree with the map.
+#[test]
+fn far_instances_trace_coarser_levels_where_a_pixel_allows() {
+    let Some(device) = tracing_device() else { return };
+    let model = vkskin::model::lod::with_levels(&default_model());
+    assert!(model.levels.len() >= 4, "the figure has levels of detail");
+    let mut setup = SceneSetup::new(model, 64);
+    setup.camera.distance *= 2.5;
+    let [mapped, traced, turned] = traced_and_mapped(&device, &setup, 0.4, Strategy::Compute);
+    let share = differing_share(&mapped, &traced, AGREEMENT.0);
+    println!(
+        "far crowd: {:.3} % of pixels differ from the map (the light turned 30°: {:.3} %)",
+        share * 100.0,
+        differing_share(&mapped, &turned, AGREEMENT.0) * 100.0
+    );
+    assert!(share <= AGREEMENT.1, "{:.3} % of pixels differ from the map", share * 100.0);
+
+    let mut headless = HeadlessRenderer::with_settings(&device, &setup, (256, 192), Strategy::Compute, settings(Shadows::Ray))
+        .expect("renderer");
+    let scene = setup.frame(0.4, headless.aspect());
+    headless.render(&scene).expect("frame");
+    let choice = headless.renderer.level_choice(&scene);
+    let levels = reference_levels(&setup.model, &scene, &choice, 0.0);
+    let trace = headless.renderer.passes.trace.as_ref().expect("the trace pass");
+    let mut coarser = 0;
+    for (build, levels) in trace.builds().iter().zip(&levels) {
+        let shadow = choice.light_level_at(scene.instances[build.instance as usize].scale);
+        assert!(build.level >= shadow, "instance {}: traced at {}, finer than its map's {shadow}", build.instance, build.level);
+        if let Some(camera) = levels.and_then(|levels| levels.camera) {
+            assert!(
+                build.level <= shadow.max(camera),
+                "instance {}: traced at {}, coarser than the camera's {camera}",
+                build.instance,
+                build.level
+            );
+        }
+        coarser += usize::from(build.level > shadow);
+    }
+    let (refit, rebuilt) = trace.triangles_built();
+    let full = setup.model.indices.len() as u64 / 3 * 64;
+    println!("far crowd: {coarser} of 64 traced coarser than the texel asks; {} triangles built of {full}", refit + rebuilt);
+    assert!(coarser > 32, "most of a far crowd traces coarser than the texel asks ({coarser} of 64)");
+    assert!(refit + rebuilt < full / 2, "{} triangles built of the full meshes' {full}", refit + rebuilt);
     assert_no_validation_messages(&device);
 }
