@@ -6,7 +6,8 @@ layout(set = 0, binding = 0, std140) uniform FrameUniforms {
     vec4 light_direction;      // xyz: unit vector towards the light
     vec4 light_color_ambient;  // rgb: light colour, a: ambient strength
     vec4 ground;               // xyz: centre of the ground plane, w: half size
-    vec4 shadow_params;        // x: shadow-map texel size in uv; y: a shadow ray's offset from the surface (world units)
+    vec4 shadow_params;        // x: shadow-map texel size in uv; a shadow ray's offset from the surface:
+                               // y (world units) + z × the point's distance from the camera
     uvec4 chunking;            // x: instances per chunk (the vertex shaders that skin find an instance's chunk);
                                // y, z, w: 0 (a model's sizes are in its record, ModelRecord)
     vec4 camera_planes[6];     // the camera frustum: xyz normal (pointing in), w distance

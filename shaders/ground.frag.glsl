@@ -8,6 +8,8 @@
 #extension GL_EXT_ray_query : require
 #endif
 #include "frame.glsl"
+// The ground receives shadows and casts none (lighting.glsl: its shadow ray's offset).
+#define SHADOW_RECEIVER 1
 #include "lighting.glsl"
 
 layout(location = 0) in vec3 world;

@@ -4,17 +4,24 @@
 
 #ifdef RAY_SHADOWS
 // 1 where nothing lies between the point and the light, else 0: one ray query against the trace
-// pass's structures. Its origin leaves the surface by shadow_params.y along the normal and towards
-// the light: the structures hold each instance at its shadow's level of detail, whose triangles
-// stray from the drawn ones by up to a shadow-map texel (what the level was chosen for), so a point
-// must clear that not to shadow itself. Opaque geometry and the first hit ending the query: one
-// rayQueryProceedEXT finds the answer.
+// pass's structures. Its origin leaves the surface along the normal and towards the light by twice
+// what a traced triangle may stray from the drawn one (src/render/passes/trace.rs: the traced
+// level is within a texel of the map, or a pixel at the instance's distance, or its room's error):
+// shadow_params.y, plus shadow_params.z per unit of the point's distance from the camera (0 unless
+// some instance traces a level a pixel allows, coarser than its map's). The
+// ground (SHADOW_RECEIVER: it is in no structure, so it cannot shadow itself) leaves by y alone,
+// so that a foot on it still casts its contact shadow. Opaque geometry and the first hit ending
+// the query: one rayQueryProceedEXT finds the answer.
 float shadow_visibility(vec4 light_clip, vec3 world, vec3 normal) {
     if (light_clip.z >= light_clip.w) {
         return 1.0; // beyond the shadow volume's far plane, as the map has it: nothing there casts
     }
     vec3 towards_light = frame.light_direction.xyz;
+#ifdef SHADOW_RECEIVER
     float offset = frame.shadow_params.y;
+#else
+    float offset = frame.shadow_params.y + frame.shadow_params.z * distance(world, frame.camera_position.xyz);
+#endif
     vec3 origin = world + (normal + towards_light) * offset;
     rayQueryEXT query;
     rayQueryInitializeEXT(query, scene_structure, gl_RayFlagsOpaqueEXT | gl_RayFlagsTerminateOnFirstHitEXT, 0xFF,

@@ -69,6 +69,18 @@ impl Renderer {
     }
 
     fn frame_uniforms(&mut self, scene: &FrameScene, extent: vk::Extent2D, choice: &LevelChoice) -> FrameUniforms {
+        // `--shadows ray`: a shadow ray leaves the surface by twice what a traced triangle may
+        // stray from the drawn one: a texel of the map, or a room level's error (where memory left
+        // no finer room); on the models, plus a pixel's footprint at the point's distance (per
+        // unit of distance) in frames where some instance traces a level that coarse.
+        let trace = self.passes.trace.as_ref();
+        let ray_offset = (
+            2.0 * choice.light_error.max(trace.map_or(0.0, |trace| trace.room_error)),
+            match trace.is_some_and(|trace| trace.pixel_coarsened) && choice.pixels_at_unit > 0.0 {
+                true => 2.0 / choice.pixels_at_unit,
+                false => 0.0,
+            },
+        );
         FrameUniforms {
             view_projection: scene.view_projection.to_cols_array_2d(),
             light_view_projection: scene.light_view_projection.to_cols_array_2d(),
@@ -76,8 +88,7 @@ impl Renderer {
             light_direction: scene.light_direction.normalize().extend(0.0).to_array(),
             light_color_ambient: [1.0, 0.96, 0.9, 0.28],
             ground: scene.ground.to_array(),
-            // A shadow ray leaves the surface by two texels: the traced levels stray by up to one.
-            shadow_params: [1.0 / shadow::SHADOW_MAP_SIZE as f32, 2.0 * choice.light_error, 0.0, 0.0],
+            shadow_params: [1.0 / shadow::SHADOW_MAP_SIZE as f32, ray_offset.0, ray_offset.1, 0.0],
             chunking: [self.setup.chunking.instances_per_chunk, 0, 0, 0],
             camera_planes: frustum_planes(scene.view_projection),
             light_planes: frustum_planes(scene.light_view_projection),

@@ -566,12 +566,13 @@ impl Renderer {
         let started = std::time::Instant::now();
         // How the cull pass picks levels this frame, worked out once for every pass that needs it.
         let choice = self.level_choice(scene);
-        self.write_slot(index, scene, &choice, extent)?;
+        // The structures' levels first: the shadow ray's offset (the frame's uniforms) clears them.
         if let Some(trace) = &mut self.passes.trace {
             let errors: Vec<Vec<f32>> =
                 self.model.parts.iter().map(|part| part.levels.iter().map(|level| level.error).collect()).collect();
             trace.prepare(scene, &choice, &errors);
         }
+        self.write_slot(index, scene, &choice, extent)?;
 
         let command_buffer = self.frames[index].command_buffer;
         unsafe { self.device.raw.reset_command_buffer(command_buffer, vk::CommandBufferResetFlags::empty()) }

@@ -136,15 +136,16 @@ pub struct Build {
 }
 
 pub struct TracePass {
+    // Field order is drop order: the structures before the buffers that hold them.
     pub plan: TracePlan,
+    instances_structures: Vec<InstanceStructure>,
+    pub tlas: AccelerationStructure,
     /// Every instance's bottom-level structure, one after another, in buffers of at most
     /// `ARENA_BYTES` (`trace.blas[k]`).
     pub blas: Vec<Buffer>,
-    instances_structures: Vec<InstanceStructure>,
     /// Each instance's record (`VkAccelerationStructureInstanceKHR`), the cull pass's masks in them.
     pub instances: Buffer,
     pub tlas_storage: Buffer,
-    pub tlas: AccelerationStructure,
     /// Every build's scratch: the instances' then the top level's (`trace.scratch[k]`).
     pub scratch: Vec<Buffer>,
     tlas_scratch: vk::DeviceAddress,
@@ -158,8 +159,25 @@ pub struct TracePass {
     /// `VKSKIN_TRACE_REBUILD=1`: every structure rebuilt every frame, never refit (to measure one
     /// against the other).
     rebuild_always: bool,
+    /// Frames prepared so far: which instances' structures this frame rebuilds in any case
+    /// (`REBUILD_PERIOD`).
+    frames: u64,
+    /// This frame's farthest a traced triangle strays from the surface, beyond the shadow map's
+    /// texel: the largest of the room levels' errors at the instances' scales (0 where every room
+    /// is the full mesh), which the shadow ray's offset must clear (`FrameUniforms::shadow_params`).
+    pub room_error: f32,
+    /// This frame some instance traces a level coarser than its shadow map's because a pixel at its
+    /// distance allows it: then its triangles stray by up to that pixel's footprint, which the
+    /// shadow ray's offset must clear on the models (`FrameUniforms::shadow_params`).
+    pub pixel_coarsened: bool,
     device: Arc<Device>,
 }
+
+/// A refit keeps a structure's tree and moves its boxes: as the pose drifts from the one it was
+/// built from (or from the zeros of an instance not yet skinned when it was built), the boxes
+/// overlap more and rays open more of them. Each frame rebuilds every `REBUILD_PERIOD`-th
+/// instance's structure, a different slice each frame: every tree is at most that many frames old.
+pub const REBUILD_PERIOD: u64 = 32;
 
 /// The most bytes one buffer of structures or scratch holds (`arena`): half the least
 /// maxMemoryAllocationSize the API allows.
@@ -389,6 +407,9 @@ impl TracePass {
             reaches,
             builds: Vec::new(),
             rebuild_always: std::env::var("VKSKIN_TRACE_REBUILD").is_ok_and(|value| value == "1"),
+            frames: 0,
+            room_error: 0.0,
+            pixel_coarsened: false,
             device: device.clone(),
         })
     }
@@ -404,9 +425,12 @@ impl TracePass {
     ///   level is no coarser than the camera's own;
     /// - the finest its room holds (the memory plan's).
     ///
-    /// Refit where its structure holds that level already; rebuilt where not.
+    /// Refit where its structure holds that level already; rebuilt where not, and where its slice's
+    /// turn has come (`REBUILD_PERIOD`).
     pub fn prepare(&mut self, scene: &FrameScene, choice: &LevelChoice, errors: &[Vec<f32>]) {
         self.builds.clear();
+        let mut room_error = 0.0f32;
+        let mut pixel_coarsened = false;
         for (index, (each, instance)) in self.instances_structures.iter_mut().zip(&scene.instances).enumerate() {
             let model = each.model as usize;
             let errors = &errors[model];
@@ -416,11 +440,18 @@ impl TracePass {
             let distance = ((Vec3::new(x, y, z) - scene.camera_position).length() - self.reaches[model] * scale).max(0.0) / scale;
             let on_screen =
                 (1..errors.len()).rev().find(|&level| errors[level] * choice.pixels_at_unit <= distance).unwrap_or(0) as u32;
-            let level = shadow.max(on_screen).max(self.plan.room_levels[model]);
-            let refit = each.built == Some(level) && !self.rebuild_always;
+            let room = self.plan.room_levels[model];
+            let level = shadow.max(on_screen).max(room);
+            let due = (index as u64 + self.frames) % REBUILD_PERIOD == 0;
+            let refit = each.built == Some(level) && !due && !self.rebuild_always;
             self.builds.push(Build { instance: index as u32, level, refit });
             each.built = Some(level);
+            room_error = room_error.max(errors[room as usize] * instance.scale);
+            pixel_coarsened |= on_screen > shadow.max(room);
         }
+        self.room_error = room_error;
+        self.pixel_coarsened = pixel_coarsened;
+        self.frames += 1;
     }
 
     /// The last frame's builds (`prepare`).
