@@ -11,7 +11,6 @@ pub struct AccelerationStructure {
     pub raw: vk::AccelerationStructureKHR,
     /// What ray queries and instance records name it by.
     pub address: vk::DeviceAddress,
-    pub size: vk::DeviceSize,
     device: Arc<Device>,
 }
 
@@ -33,7 +32,7 @@ impl AccelerationStructure {
         let address_info = vk::AccelerationStructureDeviceAddressInfoKHR::default().acceleration_structure(raw);
         let address = unsafe { ray_query.loader.get_acceleration_structure_device_address(&address_info) };
         device.set_name(raw, name);
-        Ok(AccelerationStructure { raw, address, size, device: device.clone() })
+        Ok(AccelerationStructure { raw, address, device: device.clone() })
     }
 }
 

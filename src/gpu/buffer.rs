@@ -116,7 +116,6 @@ impl Buffer {
         Ok(bytes.chunks_exact(std::mem::size_of::<T>()).map(bytemuck::pod_read_unaligned).collect())
     }
 
-    /// The whole buffer, for descriptor writes.
     /// Its address in GPU memory (acceleration-structure builds read vertices, indices and instances
     /// by address): needs `SHADER_DEVICE_ADDRESS` usage, on a device with ray query.
     pub fn device_address(&self) -> vk::DeviceAddress {
@@ -124,6 +123,7 @@ impl Buffer {
         unsafe { self.device.raw.get_buffer_device_address(&info) }
     }
 
+    /// The whole buffer, for descriptor writes.
     pub fn descriptor(&self) -> vk::DescriptorBufferInfo {
         vk::DescriptorBufferInfo::default().buffer(self.raw).offset(0).range(vk::WHOLE_SIZE)
     }

@@ -50,8 +50,6 @@ pub struct Device {
     dispatch_calls: AtomicU64,
 }
 
-/// What a caller asks of the device: where it presents, and what its work needs beyond the layer's
-/// own (Vulkan 1.2, synchronization2, dynamic rendering, one graphics and compute queue).
 /// What tracing rays needs of a device (`VK_KHR_acceleration_structure`, `VK_KHR_ray_query` and
 /// `bufferDeviceAddress`), enabled wherever it is offered: lavapipe from Mesa 24.1, most GPUs.
 pub struct RayQuery {
@@ -64,6 +62,8 @@ pub struct RayQuery {
 const RAY_QUERY_EXTENSIONS: [&CStr; 3] =
     [ash::khr::acceleration_structure::NAME, ash::khr::ray_query::NAME, ash::khr::deferred_host_operations::NAME];
 
+/// What a caller asks of the device: where it presents, and what its work needs beyond the layer's
+/// own (Vulkan 1.2, synchronization2, dynamic rendering, one graphics and compute queue).
 pub struct DeviceRequest<'a> {
     /// The queue family must be able to present to this surface.
     pub surface: Option<(&'a ash::khr::surface::Instance, vk::SurfaceKHR)>,

@@ -568,9 +568,7 @@ impl Renderer {
         let choice = self.level_choice(scene);
         // The structures' levels first: the shadow ray's offset (the frame's uniforms) clears them.
         if let Some(trace) = &mut self.passes.trace {
-            let errors: Vec<Vec<f32>> =
-                self.model.parts.iter().map(|part| part.levels.iter().map(|level| level.error).collect()).collect();
-            trace.prepare(scene, &choice, &errors);
+            trace.prepare(scene, &choice);
         }
         self.write_slot(index, scene, &choice, extent)?;
 

@@ -88,8 +88,6 @@ pub struct CullPass {
     /// What binding 19 holds with the shadow map: one record's room, never written (the pipeline's
     /// TRACE_SHADOWS constant is off).
     pub no_trace: Buffer,
-    /// `--shadows ray`: the pass writes each instance's mask in the trace pass's records.
-    pub tracing: bool,
     /// Its per-frame sets, one a frame in flight.
     frame_pool: DescriptorPool,
     device: Arc<Device>,
@@ -197,7 +195,6 @@ impl CullPass {
             palette_list,
             motions,
             no_trace,
-            tracing,
             device: device.clone(),
         })
     }
@@ -477,7 +474,12 @@ impl LevelChoice {
     /// The coarsest level whose error covers at most a pixel at `distance` in front of the camera
     /// (cull.comp's `camera_level`).
     pub fn camera_level(&self, distance: f32) -> u32 {
-        (1..self.errors.len()).rev().find(|&level| self.errors[level] * self.pixels_at_unit <= distance).unwrap_or(0) as u32
+        self.camera_level_of(&self.errors, distance)
+    }
+
+    /// `camera_level` for a model whose levels have `errors`.
+    pub fn camera_level_of(&self, errors: &[f32], distance: f32) -> u32 {
+        (1..errors.len()).rev().find(|&level| errors[level] * self.pixels_at_unit <= distance).unwrap_or(0) as u32
     }
 }
 

@@ -413,21 +413,16 @@ impl ForwardPass {
         (models, instance_slots): (&Buffer, &Buffer),
     ) -> gpu::Result<vk::DescriptorSet> {
         let set = self.frame_pool.allocate(&self.frame_set_layout, &format!("forward.frame_set[{slot}]"))?;
-        crate::gpu::descriptors::write_set(
-            &self.device,
-            set,
-            &[
-                (BINDING_FRAME_UNIFORMS, Resource::UniformBuffer(uniforms)),
-                (BINDING_SHADOW_MAP, Resource::SampledImage(shadow_map.view, self.shadow_sampler.raw)),
-                (BINDING_SURFACES, Resource::StorageBuffer(surfaces)),
-                (BINDING_INSTANCES, Resource::StorageBuffer(instances)),
-                (BINDING_MODELS, Resource::StorageBuffer(models)),
-                (BINDING_INSTANCE_SLOTS, Resource::StorageBuffer(instance_slots)),
-            ],
-        );
-        if let Some(tlas) = tlas {
-            crate::gpu::descriptors::write_set(&self.device, set, &[(BINDING_TLAS, Resource::AccelerationStructure(tlas))]);
-        }
+        let mut bindings = vec![
+            (BINDING_FRAME_UNIFORMS, Resource::UniformBuffer(uniforms)),
+            (BINDING_SHADOW_MAP, Resource::SampledImage(shadow_map.view, self.shadow_sampler.raw)),
+            (BINDING_SURFACES, Resource::StorageBuffer(surfaces)),
+            (BINDING_INSTANCES, Resource::StorageBuffer(instances)),
+            (BINDING_MODELS, Resource::StorageBuffer(models)),
+            (BINDING_INSTANCE_SLOTS, Resource::StorageBuffer(instance_slots)),
+        ];
+        bindings.extend(tlas.map(|tlas| (BINDING_TLAS, Resource::AccelerationStructure(tlas))));
+        crate::gpu::descriptors::write_set(&self.device, set, &bindings);
         Ok(set)
     }
 

@@ -151,19 +151,12 @@ impl SkinPass {
     /// Before the pass: last frame's readers of the skinned vertices are done.
     /// `traced`: last frame's acceleration-structure builds read them too (`--shadows ray`).
     pub fn hazards_before(&self, traced: bool) -> Vec<Hazard> {
+        let stages = Stage::VERTEX_ATTRIBUTE_INPUT | Stage::COMPUTE_SHADER;
         let readers = match traced {
-            false => side(
-                "last frame's vertex-attribute and triangle-pass reads",
-                Stage::VERTEX_ATTRIBUTE_INPUT | Stage::COMPUTE_SHADER,
-                Access::NONE,
-            ),
+            false => side("last frame's vertex-attribute and triangle-pass reads", stages, Access::NONE),
             true => side(
                 "last frame's vertex-attribute, triangle-pass and build reads",
-                Stage::from_raw(
-                    Stage::VERTEX_ATTRIBUTE_INPUT.as_raw()
-                        | Stage::COMPUTE_SHADER.as_raw()
-                        | Stage::ACCELERATION_STRUCTURE_BUILD_KHR.as_raw(),
-                ),
+                stages | Stage::ACCELERATION_STRUCTURE_BUILD_KHR,
                 Access::NONE,
             ),
         };

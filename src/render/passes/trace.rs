@@ -86,10 +86,8 @@ impl TracePlan {
                 .iter()
                 .zip(room_levels)
                 .map(|(levels, &room)| {
-                    let fits = &levels[room as usize..];
-                    let structure = fits.iter().map(|size| size.structure).max().unwrap_or(0);
-                    let scratch = fits.iter().map(|size| size.scratch).max().unwrap_or(0);
-                    structure.next_multiple_of(STRUCTURE_ALIGNMENT) + scratch.next_multiple_of(scratch_alignment)
+                    let size = room_size(levels, room, scratch_alignment);
+                    size.structure + size.scratch
                 })
                 .collect();
             let instances: u64 = instance_models.iter().map(|&model| per_model[model as usize] + INSTANCE_BYTES).sum();
@@ -111,6 +109,16 @@ impl TracePlan {
              {} MiB are left after the instances: at most {max_instances} instances trace",
             budget >> 20
         ))
+    }
+}
+
+/// What a structure with room for `room` and the coarser of `levels` takes: the largest structure
+/// and scratch among them, aligned as they are laid out (`STRUCTURE_ALIGNMENT`, `scratch_alignment`).
+fn room_size(levels: &[StructureSize], room: u32, scratch_alignment: u64) -> StructureSize {
+    let fits = &levels[room as usize..];
+    StructureSize {
+        structure: fits.iter().map(|size| size.structure).max().unwrap_or(0).next_multiple_of(STRUCTURE_ALIGNMENT),
+        scratch: fits.iter().map(|size| size.scratch).max().unwrap_or(0).next_multiple_of(scratch_alignment),
     }
 }
 
@@ -151,6 +159,8 @@ pub struct TracePass {
     tlas_scratch: vk::DeviceAddress,
     /// Each model's levels: (first index in `model.indices`, index count, vertex count).
     levels: Vec<Vec<(u32, u32, u32)>>,
+    /// Each model's levels' errors (model units; 0 for the full mesh).
+    errors: Vec<Vec<f32>>,
     /// Each model's reach from its origin, unscaled: its rest box's farthest corner, grown by its
     /// blend and morph reaches (`ModelRecord`) and doubled for the poses its clips take it to.
     reaches: Vec<f32>,
@@ -307,6 +317,8 @@ impl TracePass {
             .iter()
             .map(|part| part.levels.iter().map(|level| (level.first_index, level.index_count, level.vertex_count)).collect())
             .collect();
+        let errors: Vec<Vec<f32>> =
+            model.parts.iter().map(|part| part.levels.iter().map(|level| level.error).collect()).collect();
         let reaches: Vec<f32> = model
             .parts
             .iter()
@@ -331,15 +343,10 @@ impl TracePass {
         let instance_models: Vec<u32> = inputs.slots.iter().map(|slot| slot.model).collect();
         let plan = TracePlan::new(&sizes, &instance_models, tlas_size, (inputs.budget, alignment)).map_err(gpu::Error::Other)?;
 
-        // Each instance's room: the largest structure and scratch of its model's levels from its room level.
-        let room = |model: u32| -> StructureSize {
-            let fits = &sizes[model as usize][plan.room_levels[model as usize] as usize..];
-            StructureSize {
-                structure: fits.iter().map(|size| size.structure).max().unwrap_or(0).next_multiple_of(STRUCTURE_ALIGNMENT),
-                scratch: fits.iter().map(|size| size.scratch).max().unwrap_or(0).next_multiple_of(alignment),
-            }
-        };
-        let rooms: Vec<StructureSize> = instance_models.iter().map(|&model| room(model)).collect();
+        let rooms: Vec<StructureSize> = instance_models
+            .iter()
+            .map(|&model| room_size(&sizes[model as usize], plan.room_levels[model as usize], alignment))
+            .collect();
         let (structure_bytes, scratch_bytes) =
             rooms.iter().fold((0, 0), |(structures, scratch), size| (structures + size.structure, scratch + size.scratch));
         // The structures and the scratch in buffers of at most `ARENA_BYTES` each (an allocation
@@ -404,6 +411,7 @@ impl TracePass {
             scratch,
             tlas_scratch,
             levels,
+            errors,
             reaches,
             builds: Vec::new(),
             rebuild_always: std::env::var("VKSKIN_TRACE_REBUILD").is_ok_and(|value| value == "1"),
@@ -427,19 +435,18 @@ impl TracePass {
     ///
     /// Refit where its structure holds that level already; rebuilt where not, and where its slice's
     /// turn has come (`REBUILD_PERIOD`).
-    pub fn prepare(&mut self, scene: &FrameScene, choice: &LevelChoice, errors: &[Vec<f32>]) {
+    pub fn prepare(&mut self, scene: &FrameScene, choice: &LevelChoice) {
         self.builds.clear();
         let mut room_error = 0.0f32;
         let mut pixel_coarsened = false;
         for (index, (each, instance)) in self.instances_structures.iter_mut().zip(&scene.instances).enumerate() {
             let model = each.model as usize;
-            let errors = &errors[model];
+            let errors = &self.errors[model];
             let shadow = LevelChoice::coarsest_within(errors, instance.scale, choice.light_error);
             let [x, y, z, _] = instance.position_yaw;
             let scale = instance.scale.max(1e-6);
             let distance = ((Vec3::new(x, y, z) - scene.camera_position).length() - self.reaches[model] * scale).max(0.0) / scale;
-            let on_screen =
-                (1..errors.len()).rev().find(|&level| errors[level] * choice.pixels_at_unit <= distance).unwrap_or(0) as u32;
+            let on_screen = choice.camera_level_of(errors, distance);
             let room = self.plan.room_levels[model];
             let level = shadow.max(on_screen).max(room);
             let due = (index as u64 + self.frames) % REBUILD_PERIOD == 0;
