@@ -29,7 +29,9 @@ fn main() {
 fn run(source: &Path, target: &Path) -> Result<(), String> {
     let source = read_model(source, &[]).map_err(|error| error.to_string())?;
     let target = read_model(target, &[]).map_err(|error| error.to_string())?;
-    let carried = retarget(&source.skeleton, &source.animations, &target.skeleton)?;
+    // Turned from the source's front to the target's, as `--anim` carries them.
+    let facing = vkskin::anim::retarget::facing_turn(source.facing_yaw(), target.facing_yaw());
+    let carried = retarget(&source.skeleton, &source.animations, &target.skeleton, facing)?;
     for clip in (0..source.clips.len()).filter(|&clip| source.clip_moves(clip)) {
         let (animation, converted) =
             (&source.animations[source.clips[clip].animation], &carried.animations[source.clips[clip].animation]);

@@ -284,11 +284,19 @@ fn clips(out: &mut String, model: &Model) {
         // Where it came from: the model's own file, or the file whose clips were matched onto it.
         let source = model.clip_source(index);
         let file = source.map_or_else(|| "this file".to_string(), |path| path.display().to_string());
-        let state = match (default_clip == Some(index), model.clip_moves(index)) {
-            (true, true) => " (plays by default)",
-            (true, false) => " (plays by default; empty: moves nothing)",
-            (false, false) => " (empty: moves nothing, never played by default)",
-            (false, true) => "",
+        // A clip that moves nothing, or holds one pose, plays by default only where every clip does.
+        let what = if !model.clip_moves(index) {
+            Some("empty: moves nothing")
+        } else if model.clip_motion(index) <= 0.0 {
+            Some("holds one pose")
+        } else {
+            None
+        };
+        let state = match (default_clip == Some(index), what) {
+            (true, None) => " (plays by default)".to_string(),
+            (true, Some(what)) => format!(" (plays by default; {what})"),
+            (false, Some(what)) => format!(" ({what})"),
+            (false, None) => String::new(),
         };
         let _ = writeln!(
             out,

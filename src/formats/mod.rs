@@ -207,10 +207,20 @@ pub fn read_model(path: &Path, animations: &[PathBuf]) -> Result<Model, FormatEr
     for animation in &others {
         add_clips(&mut model, animation)?;
     }
-    // The free Psionic models ship their clips' frame ranges beside them.
+    // The free Psionic models ship their clips' frame ranges beside them; other authors put the
+    // same table in a readme named after the model.
     if let Some(ranges_path) = ranges::ranges_file_beside(path) {
         if !model.animations.is_empty() {
             ranges::cut_by_file(&mut model, &ranges_path)?;
+        }
+    } else if model.animations.len() == 1 && model.clips.len() == 1 {
+        if let Some(text_path) = ranges::text_beside(path) {
+            // A readme that cannot be read is no reason to refuse the model.
+            let text = files::read_text(&text_path, files::MAX_MODEL_BYTES).unwrap_or_default();
+            if let Some(table) = ranges::table_in(&text) {
+                let name = text_path.file_name().map_or_else(String::new, |name| name.to_string_lossy().into_owned());
+                ranges::cut_table(&mut model, &table, &name);
+            }
         }
     }
     Ok(model)
@@ -253,7 +263,9 @@ pub fn is_clips_only(path: &Path) -> bool {
 /// clip of that name already); what matched goes into the model's warnings.
 pub fn add_clips(model: &mut Model, path: &Path) -> Result<(), FormatError> {
     let source = read_clips(path)?;
-    let retargeted = crate::anim::retarget::retarget(&source.skeleton, &source.animations, &model.skeleton)
+    // The two rigs' fronts, so that a walk forward on one walks forward on the other.
+    let facing = crate::anim::retarget::facing_turn(source.facing_yaw(), model.facing_yaw());
+    let retargeted = crate::anim::retarget::retarget(&source.skeleton, &source.animations, &model.skeleton, facing)
         .map_err(|message| FormatError::in_file(path, format!("its clips cannot play on {}: {message}", model.name)))?;
     let file = path.file_name().map_or_else(|| path.display().to_string(), |name| name.to_string_lossy().into_owned());
     // A full match is news, a partial one a warning.

@@ -1,15 +1,20 @@
-//! Named clip ranges: the "animation ranges" text files that Psionic's free Milkshape models ship
-//! beside the .ms3d (one long timeline, cut into clips by frame numbers), and the `--clips` argument
-//! that does the same from the command line.
+//! Named clip ranges: one long timeline cut into clips by frame numbers. Authors put the table in
+//! several places, and each is read:
+//! - the "animation ranges" text files that Psionic's free Milkshape models ship beside the .ms3d
+//!   (`FIRST-LAST NAME` lines between prose), and `--ranges FILE`: strict, a line that looks like
+//!   a range must be a well-formed one;
+//! - a table inside other text ([`table_in`]): a Milkshape model's comment (`2,20,walk`) or a
+//!   readme named after the model (zombie.txt's `2-20  Walk cycle 1` between paragraphs), where
+//!   whatever is not a range line is prose and skipped;
+//! - the `--clips` argument, which does the same from the command line.
 //!
-//! Read by hand: the format is a handful of `FIRST-LAST NAME` lines between free prose, which no
-//! crate covers. Prose is skipped; a line that looks like a range must be a well-formed one.
+//! Read by hand: a handful of lines between free prose, which no crate covers.
 
 use ahash::AHashMap as HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::anim::{ClipRange, RangeUnit};
-use crate::formats::FormatError;
+use crate::formats::{files, FormatError};
 
 /// Far beyond any authored clip (almost four days at 30 frames a second), so a larger bound is a
 /// typo or an overflow, caught here before it becomes a huge sample count downstream.
@@ -86,6 +91,89 @@ pub fn parse_clips_argument(text: &str) -> Result<Vec<ClipRange>, String> {
         ranges.push(ClipRange { name: name.to_string(), first, last, unit });
     }
     Ok(ranges)
+}
+
+/// A clip table inside other text: lines `FIRST-LAST NAME` or `FIRST,LAST,NAME` (frames, or
+/// seconds with an `s`), every other line prose, malformed ones and repeated names skipped (a
+/// readme is not a ranges file, and a year range in its credits is no error). None unless at
+/// least two lines are ranges: one number range in a paragraph is not a table.
+pub fn table_in(text: &str) -> Option<Vec<ClipRange>> {
+    let mut ranges: Vec<ClipRange> = Vec::new();
+    for line in text.lines() {
+        let line = line.trim().trim_start_matches("//").trim_start_matches('#').trim();
+        let Some((first, last, name)) = table_line(line) else { continue };
+        let name = name.trim().trim_start_matches([',', ':', '-']).trim();
+        let Ok((first, last, unit)) = parse_span(first, last) else { continue };
+        if name.is_empty() || ranges.iter().any(|range| range.name == name) {
+            continue;
+        }
+        ranges.push(ClipRange { name: name.to_string(), first, last, unit });
+    }
+    (ranges.len() >= 2).then_some(ranges)
+}
+
+/// A line's first bound, last bound and name, as `FIRST,LAST,NAME` or `FIRST-LAST NAME`.
+fn table_line(line: &str) -> Option<(&str, &str, &str)> {
+    let mut parts = line.splitn(3, ',');
+    if let (Some(first), Some(last), Some(name)) = (parts.next(), parts.next(), parts.next()) {
+        let (first, last) = (first.trim(), last.trim());
+        if parse_bound(first).is_ok() && parse_bound(last).is_ok() {
+            return Some((first, last, name));
+        }
+    }
+    let (first, after_dash) = split_at_dash(line)?;
+    let (last, name) = after_dash.split_once(char::is_whitespace).unwrap_or((after_dash, ""));
+    Some((first, last, name))
+}
+
+/// Cuts the clips of a table found in other text ([`table_in`]) from `model`'s first animation:
+/// those that fit in it, where at least two do. Says where they came from (`from`: "the model's
+/// comment", "zombie.txt") in the model's notes, and which ranges were left out in its warnings.
+/// Whether a table was cut.
+pub fn cut_table(model: &mut crate::model::Model, ranges: &[ClipRange], from: &str) -> bool {
+    let Some(animation) = model.animations.first() else { return false };
+    let end = f64::from(animation.duration);
+    let rate = animation.frame_rate.map(f64::from);
+    let seconds = |range: &ClipRange, bound: f64| match range.unit {
+        RangeUnit::Seconds => Some(bound),
+        RangeUnit::Frames => rate.map(|rate| bound / rate),
+    };
+    let (fits, past): (Vec<ClipRange>, Vec<ClipRange>) = ranges
+        .iter()
+        .cloned()
+        .partition(|range| seconds(range, range.last).is_some_and(|last| last <= end + 1e-3 / rate.unwrap_or(1.0)));
+    if fits.len() < 2 || model.cut_clips(&fits).is_err() {
+        return false;
+    }
+    let names: Vec<String> = fits.iter().map(|range| files::quoted(&range.name)).collect();
+    model.stats.notes.push(format!("{} clips from the table in {from}: {}", fits.len(), names.join(", ")));
+    if !past.is_empty() {
+        let names: Vec<String> = past.iter().map(|range| files::quoted(&range.name)).collect();
+        model.stats.warnings.push(format!(
+            "the table in {from} names {} clips past the end of the animation ({:.3} s), left out: {}",
+            past.len(),
+            end,
+            names.join(", ")
+        ));
+    }
+    true
+}
+
+/// A text file named after the model beside it (`zombie.txt` beside `zombie.ms3d`, any case),
+/// which may hold its clip table among other text.
+pub fn text_beside(model: &Path) -> Option<PathBuf> {
+    let stem = model.file_stem()?.to_str()?.to_lowercase();
+    let folder = model.parent().filter(|folder| !folder.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut found: Vec<PathBuf> = std::fs::read_dir(folder)
+        .ok()?
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| {
+            let name = path.file_name().and_then(|name| name.to_str()).map(str::to_lowercase);
+            name.is_some_and(|name| name == format!("{stem}.txt")) && path.is_file()
+        })
+        .collect();
+    found.sort();
+    found.into_iter().next()
 }
 
 /// `model`'s first animation cut into the clips a ranges file names (they come first).
@@ -260,6 +348,71 @@ mod tests {
     fn a_file_of_prose_alone_is_an_error() {
         let message = parse_ranges_file("20 ranges and 300 frames\n", path()).unwrap_err().to_string();
         assert!(message.contains("no range lines"), "{message}");
+    }
+
+    /// A readme in the shape of the one beside Psionic's zombie: a paragraph, a table of tabbed
+    /// `FIRST-LAST Name` lines, credits with a year range, a repeated name.
+    const README: &str = "Zombie model, free for any use.\n\
+        Animated at 30 fps, the frames are:\n\
+        \n\
+        2-20\t\tWalk cycle 1\n\
+        22-36\t\tWalk Cycle 2\n\
+        59-75\t\tBlown away onto his back\n\
+        137-169\t\tIdle 1\n\
+        137-150\t\tIdle 1\n\
+        \n\
+        2003-2004 Psionic, free for any use\n\
+        1- to be continued\n";
+
+    #[test]
+    fn finds_a_table_in_prose_or_in_comma_lines() {
+        let ranges = table_in(README).expect("a table");
+        let names: Vec<&str> = ranges.iter().map(|range| range.name.as_str()).collect();
+        // The credits' year range is a range line too: it is dropped when the clips are cut, as
+        // past the animation's end (`cut_table`).
+        assert_eq!(names, ["Walk cycle 1", "Walk Cycle 2", "Blown away onto his back", "Idle 1", "Psionic, free for any use"]);
+        assert_eq!(ranges[0], frames("Walk cycle 1", 2.0, 20.0));
+        let comment = "2,20,walk\r\n22,36,walk2\r\n170,200,idle\r\nnot, a, table\r\n";
+        let ranges = table_in(comment).expect("a table");
+        assert_eq!(ranges, vec![frames("walk", 2.0, 20.0), frames("walk2", 22.0, 36.0), frames("idle", 170.0, 200.0)]);
+        // One range in a paragraph is no table.
+        assert_eq!(table_in("Frames 1-14 walk; the rest is yours."), None);
+        assert_eq!(table_in(""), None);
+    }
+
+    #[test]
+    fn a_table_cuts_what_fits_and_says_where_it_came_from() {
+        let mut model = crate::model::Model::default();
+        model.animations.push(crate::anim::Animation {
+            name: "zombie".into(),
+            duration: 200.0 / 30.0,
+            frame_rate: Some(30.0),
+            channels: Vec::new(),
+            file_key_bytes: 0,
+            source: None,
+            weights: Vec::new(),
+            compressed: None,
+        });
+        model.clip_each_animation();
+        let ranges = table_in(README).expect("a table");
+        assert!(cut_table(&mut model, &ranges, "zombie.txt"));
+        let names: Vec<&str> = model.clips.iter().map(|clip| clip.name.as_str()).collect();
+        assert_eq!(names, ["Walk cycle 1", "Walk Cycle 2", "Blown away onto his back", "Idle 1", "zombie"]);
+        assert!(
+            model.stats.notes.iter().any(|note| note.starts_with("4 clips from the table in zombie.txt")),
+            "{:?}",
+            model.stats
+        );
+        assert!(
+            model.stats.warnings.iter().any(|warning| warning.contains("\"Psionic, free for any use\"")),
+            "{:?}",
+            model.stats
+        );
+        // A table of which fewer than two fit cuts nothing.
+        let mut short = crate::model::Model { animations: model.animations.clone(), ..Default::default() };
+        short.clip_each_animation();
+        assert!(!cut_table(&mut short, &[frames("a", 1.0, 5.0), frames("b", 300.0, 400.0)], "x.txt"));
+        assert_eq!(short.clips.len(), 1);
     }
 
     #[test]

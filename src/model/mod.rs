@@ -4,16 +4,19 @@
 //! Its levels of detail are built in [`lod`].
 
 mod clip_choice;
+pub use clip_choice::NameKind;
 mod facing;
 mod front;
 mod geometry;
 mod influence_offsets;
 pub mod lod;
 mod morph;
+mod samples;
 
 pub use facing::Facing;
 pub use geometry::{compute_normals, compute_tangents, normalize_influences};
 pub use morph::{MorphTarget, VertexOffsets};
+pub use samples::PoseSamples;
 
 use std::path::PathBuf;
 

@@ -54,7 +54,7 @@ impl OrbitCamera {
             return camera;
         }
         // The box's share of the frame goes about as the inverse of the distance, and the points'
-        // middle on screen as the target's sideways shift: a few steps settle both (the nearer
+        // middle on screen as the target's shift across and up: a few steps settle both (the nearer
         // side of a crowd looks wider, so the box's centre is not the picture's).
         for _ in 0..4 {
             let fill = camera.fill(points, FRAMING_ASPECT);
@@ -63,10 +63,12 @@ impl OrbitCamera {
             }
             camera.distance = (camera.distance * fill / FRAME_FILL).max(radius * 1.1);
             let middle = camera.screen_middle(points, FRAMING_ASPECT);
-            let half_width = camera.distance * (camera.fov_y * 0.5).tan() * FRAMING_ASPECT;
-            let right = camera.view().inverse().x_axis.truncate();
+            let half_height = camera.distance * (camera.fov_y * 0.5).tan();
+            let eye = camera.view().inverse();
+            let (right, up) = (eye.x_axis.truncate(), eye.y_axis.truncate());
+            // Clip space's +y points down the screen.
             if middle.is_finite() {
-                camera.target += right * middle * half_width;
+                camera.target += right * middle.x * half_height * FRAMING_ASPECT - up * middle.y * half_height;
             }
         }
         camera
@@ -84,13 +86,14 @@ impl OrbitCamera {
         ((high.x - low.x) * 0.5).max((high.y - low.y) * 0.5)
     }
 
-    /// The middle of `points`' horizontal span on screen (-1: the left edge, 1: the right).
-    fn screen_middle(&self, points: &[Vec3], aspect: f32) -> f32 {
+    /// The middle of `points`' span on screen (x: -1 the left edge, 1 the right; y: -1 the top,
+    /// 1 the bottom).
+    fn screen_middle(&self, points: &[Vec3], aspect: f32) -> glam::Vec2 {
         let view_projection = self.view_projection(aspect);
         let (low, high) = points
             .iter()
-            .map(|point| view_projection.project_point3(*point).x)
-            .fold((f32::INFINITY, f32::NEG_INFINITY), |(low, high), x| (low.min(x), high.max(x)));
+            .map(|point| view_projection.project_point3(*point).truncate())
+            .fold((glam::Vec2::INFINITY, glam::Vec2::NEG_INFINITY), |(low, high), point| (low.min(point), high.max(point)));
         (low + high) * 0.5
     }
 

@@ -220,7 +220,10 @@ pub fn carried_first_clip(
     source: &Model,
     target: &Model,
 ) -> (vkskin::anim::retarget::Retargeted, vkskin::anim::retarget::compare::BoneAngles) {
-    let carried = vkskin::anim::retarget::retarget(&source.skeleton, &source.animations, &target.skeleton).expect("carried");
+    // As `--anim` carries them: turned from the source's front to the target's.
+    let facing = vkskin::anim::retarget::facing_turn(source.facing_yaw(), target.facing_yaw());
+    let carried =
+        vkskin::anim::retarget::retarget(&source.skeleton, &source.animations, &target.skeleton, facing).expect("carried");
     let clip = &source.clips[0];
     let times: Vec<f32> = (0..48).map(|step| clip.start + clip.duration * step as f32 / 48.0).collect();
     let animation = clip.animation;

@@ -72,9 +72,11 @@ fn gpu_skinning_follows_every_models_curves_with_crossfades_and_layers() {
         let extent = model.extent();
         let name = model.name.clone();
         let mut setup = SceneSetup::new(model, 3);
-        setup.instances[1].switch_clip(1, 0.0, 1e9); // fading for the whole test
+        // Another clip than the one that plays by default, to fade into and to layer.
+        let other = if setup.instances[1].clip == Some(1) { 0 } else { 1 };
+        setup.instances[1].switch_clip(other, 0.0, 1e9); // fading for the whole test
         setup.instances[1].fade.as_mut().expect("a fade").started = -1e9 / 2.0;
-        setup.instances[2].layer = Some(Layer { clip: 1, joint: layer_joint(&setup.model), weight: 0.6 });
+        setup.instances[2].layer = Some(Layer { clip: other, joint: layer_joint(&setup.model), weight: 0.6 });
         let mut headless = HeadlessRenderer::new(&device, &setup, 64, 48).expect("renderer");
         let duration = f64::from(setup.model.clips[0].duration.max(0.1));
         let mut worst = 0.0f32;

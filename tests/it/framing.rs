@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 
-use glam::{Mat4, Vec3};
 use vkskin::app::{default_animations, default_model_path, SceneSetup};
 use vkskin::formats::load_model;
 use vkskin::model::Model;
@@ -81,50 +80,20 @@ fn culling_cells_are_within_a_quarter_of_the_skinned_box() {
     assert!(median <= 1.25, "median of the worst cells {median:.3}x");
 }
 
-/// The share of a 16:9 frame the played clip's morphed and skinned vertices span (the larger of
-/// width and height), thirty times a second of the clip (24 times at least), seen by the setup's
-/// camera.
-fn fill(setup: &SceneSetup) -> f32 {
-    let model = &setup.model;
-    let offsets = vkskin::model::VertexOffsets::of(model);
-    let mut weights = model.default_weights();
-    let instance = &setup.instances[0];
-    let view_projection = setup.camera.view_projection(16.0 / 9.0) * instance.world();
-    let mut palette = vec![Mat4::IDENTITY; model.skeleton.len()];
-    let (mut low, mut high) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
-    let clip = instance.clip.and_then(|clip| model.clips.get(clip));
-    // Thirty times a second of the clip, and at least 24.
-    let samples = clip.map_or(1, |clip| ((clip.duration * 30.0) as usize).max(24));
-    for sample in 0..samples {
-        if let Some(clip) = clip {
-            let time = clip.start + clip.duration * sample as f32 / samples as f32;
-            model.palette_at(clip.animation, time, &mut palette);
-            weights = model.morph_weights(clip.animation, time);
-        }
-        let palette = clip.is_some().then_some(palette.as_slice());
-        for (index, vertex) in model.vertices.iter().enumerate() {
-            let morphed = vkskin::model::Vertex { position: offsets.moved(index as u32, vertex.position, &weights), ..*vertex };
-            let projected = view_projection.project_point3(model.skinned_position(&morphed, palette));
-            (low, high) = (low.min(projected), high.max(projected));
-        }
-    }
-    ((high.x - low.x) * 0.5).max((high.y - low.y) * 0.5)
-}
-
 #[test]
 fn the_default_camera_frames_the_played_clip_at_40_to_90_percent() {
     for path in models() {
         let model = load(&path);
         let clips = model.clips.len();
         let mut setup = SceneSetup::new(model, 1);
-        let share = fill(&setup);
+        let share = setup.played_fill();
         println!("{}: the first clip fills {:.0} % of the frame", path.display(), share * 100.0);
         assert!((0.4..=0.9).contains(&share), "{}: {:.0} % of the frame", path.display(), share * 100.0);
         // `render --clip N` frames the clip asked for.
         if clips > 1 {
             setup.play(clips - 1, 0.0, 0.0);
             setup.frame_played();
-            let share = fill(&setup);
+            let share = setup.played_fill();
             println!("  its last clip fills {:.0} %", share * 100.0);
             assert!((0.4..=0.9).contains(&share), "{}, last clip: {:.0} % of the frame", path.display(), share * 100.0);
         }

@@ -185,8 +185,14 @@ fn levels_of_detail_stay_within_the_stated_difference_of_full_detail() {
     for count in [1, 100, 1000] {
         let render = |model: &vkskin::model::Model| {
             let mut setup = SceneSetup::new(model.clone(), count);
-            // The scene this bound was set for: the crowd's sphere seen from 1.3 times the distance
-            // that just holds it (the default camera frames the figures closer since).
+            // The scene this bound was set for: the figures 2.54 m apart (the grid's spacing
+            // before issue 54 spaced it by the figures' footprint in their clip, 2.0 m) and the
+            // crowd's sphere seen from 1.3 times the distance that just holds it (the default
+            // camera frames the figures closer since).
+            for instance in &mut setup.instances {
+                instance.position *= 2.54 / 2.0;
+            }
+            setup.fit_bounds();
             let fov_y = setup.camera.fov_y;
             setup.camera.target = setup.bounds.center();
             setup.camera.distance = setup.bounds.size().length() * 0.5 / (fov_y * 0.5).sin() * 1.3;

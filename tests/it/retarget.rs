@@ -125,7 +125,7 @@ fn a_lone_md5anim_matched_by_name_equals_the_md5_path() {
     let mut bare = load_model(&assets.join("figure.md5mesh"), &[]).expect("loads");
     bare.animations.clear();
     bare.clips.clear();
-    let retargeted = retarget(&source.skeleton, &source.animations, &bare.skeleton).expect("names match");
+    let retargeted = retarget(&source.skeleton, &source.animations, &bare.skeleton, Quat::IDENTITY).expect("names match");
     assert!(retargeted.missing_in_source.is_empty() && retargeted.missing_in_target.is_empty());
     bare.animations = retargeted.animations;
     bare.clip_each_animation();
@@ -304,7 +304,7 @@ fn a_clip_carried_to_other_joint_axes_points_every_bone_the_same_way() {
         let source = load_model(&models.join(file), &[]).expect("loads");
         let target = turned_and_scaled(&source.skeleton);
         let animation = &source.animations[source.clips[clip].animation];
-        let carried = retarget(&source.skeleton, std::slice::from_ref(animation), &target).expect("names match");
+        let carried = retarget(&source.skeleton, std::slice::from_ref(animation), &target, Quat::IDENTITY).expect("names match");
         let times: Vec<f32> = (0..24).map(|step| animation.duration * step as f32 / 24.0).collect();
         let angles = bone_angles(&source.skeleton, animation, &target, &carried.animations[0], &times).expect("bones to compare");
         println!("{file} {}: {angles:?}", animation.name);
@@ -329,7 +329,7 @@ fn real_pairs_of_one_rig_carry_within_the_goal() {
     for (source, target) in pairs {
         let source = load_model(&models.join(source), &[]).expect("the source loads");
         let target = load_model(&models.join(target), &[]).expect("the target loads");
-        let carried = retarget(&source.skeleton, &source.animations, &target.skeleton).expect("names match");
+        let carried = retarget(&source.skeleton, &source.animations, &target.skeleton, Quat::IDENTITY).expect("names match");
         for (animation, converted) in source.animations.iter().zip(&carried.animations) {
             let times: Vec<f32> = (0..16).map(|step| animation.duration * step as f32 / 16.0).collect();
             let angles = bone_angles(&source.skeleton, animation, &target.skeleton, converted, &times).expect("bones");

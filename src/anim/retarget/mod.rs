@@ -26,6 +26,11 @@
 //!   target's height, and a skeleton of the same proportions takes the keys unchanged. Units
 //!   follow (a centimetre FBX's clip on a metre glTF).
 //! - **Scale** keys are copied.
+//! - **Facing.** Two rigs may face opposite ways in their model spaces (the three.js X Bot faces
+//!   -Z, the Soldier +Z). The caller passes the turn about +Y from the source's facing to the
+//!   target's, and the source's model space is taken turned by it: its rest, its reference and
+//!   its frames. So a clip turns the target from its own rest exactly as it turns the source from
+//!   the source's, and a walk forward walks forward.
 //!
 //! [`compare`] measures the result as engines' users see it: the angle between each bone of the
 //! source playing its clip and the same bone of the target playing the carried clip.
@@ -80,11 +85,11 @@ impl Retargeted {
     }
 }
 
-/// `animations` (keyed on `source`'s joints) rewritten for `target`; an error when no joint name
-/// matches. A source joint drives every target joint of its name (a glTF node in two skins is two
+/// `animations` (keyed on `source`'s joints) rewritten for `target`, the source's model space turned
+/// by `facing` (see the module's text); an error when no joint name matches. A source joint drives every target joint of its name (a glTF node in two skins is two
 /// joints). Names left over are compared once more with a first word (`Skeleton_`, `Bip01 `) taken
 /// off the other side's name, for exporters that prefix every joint with the rig's name.
-pub fn retarget(source: &Skeleton, animations: &[Animation], target: &Skeleton) -> Result<Retargeted, String> {
+pub fn retarget(source: &Skeleton, animations: &[Animation], target: &Skeleton, facing: Quat) -> Result<Retargeted, String> {
     let (map, by_role) = match_joints_counted(source, target);
     let matched = map.iter().filter(|targets| !targets.is_empty()).count();
     if matched == 0 {
@@ -97,12 +102,23 @@ pub fn retarget(source: &Skeleton, animations: &[Animation], target: &Skeleton) 
             moving[channel.joint] |= varies(channel);
         }
     }
+    // A joint named as a matched one is that joint again (a glTF node in both of a file's skins,
+    // the Soldier's neck and head): its keys are the matched one's, not missing from the model.
+    let matched_names: ahash::AHashSet<String> = source
+        .joints
+        .iter()
+        .zip(&map)
+        .filter(|(_, targets)| !targets.is_empty())
+        .map(|(joint, _)| joint_key(&joint.name))
+        .collect();
     let missing_in_target = source
         .joints
         .iter()
         .zip(&map)
         .zip(&animated)
-        .filter(|((_, targets), &animated)| targets.is_empty() && animated)
+        .filter(|((joint, targets), &animated)| {
+            targets.is_empty() && animated && !matched_names.contains(&joint_key(&joint.name))
+        })
         .map(|((joint, _), _)| joint.name.clone())
         .collect();
     let mut taken = vec![false; target.len()];
@@ -112,9 +128,25 @@ pub fn retarget(source: &Skeleton, animations: &[Animation], target: &Skeleton) 
     let missing_in_source =
         target.joints.iter().zip(&taken).filter(|(_, &taken)| !taken).map(|(joint, _)| joint.name.clone()).collect();
 
-    let conversions = Conversions::new(source, target, &map, &moving);
+    let conversions = Conversions::new(source, target, &map, &moving, facing);
     let animations = animations.iter().map(|animation| conversions.animation(animation)).collect();
     Ok(Retargeted { animations, matched, by_role, missing_in_target, missing_in_source })
+}
+
+/// The turn about +Y that carries a clip from a rig facing `source_yaw` to one facing
+/// `target_yaw` (each the turn from +Z to where the character faces, `Model::facing_yaw`): the
+/// nearest quarter turn to their difference, and none where they are within 45° of each other or
+/// either is unknown. Exporters differ by quarter turns (a model space facing -Z or +Z); a few
+/// degrees between two rigs are their poses, which the reference pose handles.
+pub fn facing_turn(source_yaw: Option<f32>, target_yaw: Option<f32>) -> Quat {
+    let (Some(source), Some(target)) = (source_yaw, target_yaw) else { return Quat::IDENTITY };
+    let apart = (target - source).sin().atan2((target - source).cos());
+    let quarters = (apart / std::f32::consts::FRAC_PI_2).round();
+    if quarters == 0.0 || !quarters.is_finite() {
+        Quat::IDENTITY
+    } else {
+        Quat::from_rotation_y(quarters * std::f32::consts::FRAC_PI_2)
+    }
 }
 
 /// Whether a channel's keys differ from its first (a still mesh node's are all alike).
@@ -148,22 +180,25 @@ struct TranslationRule {
     target_rest: Vec3,
 }
 
-/// A joint's frame at rest: its parent's model matrix (the identity for a root), then its `pre`.
-fn frame(models: &[Mat4], skeleton: &Skeleton, joint: usize) -> Mat4 {
+/// A joint's frame at rest: its parent's model matrix (`root` for a root: the facing turn on the
+/// source's side, the identity on the target's), then its `pre`.
+fn frame(models: &[Mat4], skeleton: &Skeleton, joint: usize, root: Mat4) -> Mat4 {
     let joint = &skeleton.joints[joint];
-    joint.parent.and_then(|parent| models.get(parent)).copied().unwrap_or(Mat4::IDENTITY) * joint.pre
+    joint.parent.and_then(|parent| models.get(parent)).copied().unwrap_or(root) * joint.pre
 }
 
 /// The rotation a joint's keys are in, as the rotation of the other side's frame sees it: its
-/// parent's reference rotation (the identity for a root), then its `pre`.
-fn reference_frame(reference: &[Quat], skeleton: &Skeleton, joint: usize) -> Quat {
+/// parent's reference rotation (`root` for a root), then its `pre`.
+fn reference_frame(reference: &[Quat], skeleton: &Skeleton, joint: usize, root: Quat) -> Quat {
     let joint = &skeleton.joints[joint];
-    joint.parent.and_then(|parent| reference.get(parent)).copied().unwrap_or(Quat::IDENTITY) * rotation_of(joint.pre)
+    joint.parent.and_then(|parent| reference.get(parent)).copied().unwrap_or(root) * rotation_of(joint.pre)
 }
 
 impl Conversions {
-    fn new(source: &Skeleton, target: &Skeleton, map: &[Vec<usize>], moving: &[bool]) -> Conversions {
-        let (source_rest, target_rest) = (super::posed_models(source, None, 0.0), super::posed_models(target, None, 0.0));
+    fn new(source: &Skeleton, target: &Skeleton, map: &[Vec<usize>], moving: &[bool], facing: Quat) -> Conversions {
+        let turn = Mat4::from_quat(facing);
+        let source_rest: Vec<Mat4> = super::posed_models(source, None, 0.0).into_iter().map(|model| turn * model).collect();
+        let target_rest = super::posed_models(target, None, 0.0);
         let mut driver = vec![None; target.len()];
         for (source_joint, targets) in map.iter().enumerate() {
             for &target_joint in targets {
@@ -184,18 +219,19 @@ impl Conversions {
             .iter()
             .enumerate()
             .map(|(index, targets)| {
-                let source_frame = reference_frame(&source_reference, source, index);
-                let source_linear = Mat3::from_mat4(frame(&source_rest, source, index));
+                let source_frame = reference_frame(&source_reference, source, index, facing);
+                let source_linear = Mat3::from_mat4(frame(&source_rest, source, index, turn));
                 targets
                     .iter()
                     .map(|&target_index| {
-                        let target_frame = reference_frame(&reference, target, target_index);
+                        let target_frame = reference_frame(&reference, target, target_index, Quat::IDENTITY);
                         let left = snapped(target_frame.inverse() * source_frame);
                         let right = snapped(source_reference[index].inverse() * reference[target_index]);
                         // Offsets into model space through the source's rest frame (its scale
                         // included: a centimetre FBX's root), out through the target's frame
                         // turned to its reference, its scale kept.
-                        let (target_scale, _, _) = frame(&target_rest, target, target_index).to_scale_rotation_translation();
+                        let (target_scale, _, _) =
+                            frame(&target_rest, target, target_index, Mat4::IDENTITY).to_scale_rotation_translation();
                         let into_target = Mat3::from_diagonal(target_scale.recip()) * Mat3::from_quat(target_frame.inverse());
                         let linear = into_target * ratio * source_linear;
                         let translation = linear.is_finite().then_some(TranslationRule {
@@ -274,7 +310,7 @@ fn reference_rotations(
     let mut reference = vec![Quat::IDENTITY; target.len()];
     for (index, joint) in target.joints.iter().enumerate() {
         let Some(source_joint) = driver[index] else {
-            reference[index] = (reference_frame(&reference, target, index) * joint.rest.rotation).normalize();
+            reference[index] = (reference_frame(&reference, target, index, Quat::IDENTITY) * joint.rest.rotation).normalize();
             continue;
         };
         let (source_rotation, target_rotation) = (rotation_of(source_rest[source_joint]), rotation_of(target_rest[index]));
@@ -301,7 +337,10 @@ fn reference_rotations(
             source_rotation
         } else {
             let turn = match bones.as_slice() {
-                [] => reference_frame(&reference, target, index) * rotation_of(frame(target_rest, target, index)).inverse(),
+                [] => {
+                    reference_frame(&reference, target, index, Quat::IDENTITY)
+                        * rotation_of(frame(target_rest, target, index, Mat4::IDENTITY)).inverse()
+                }
                 [(from, to)] => Quat::from_rotation_arc(*from, *to),
                 several => best_rotation(several),
             };
@@ -495,7 +534,7 @@ mod tests {
             weights: Vec::new(),
             compressed: None,
         };
-        let retargeted = retarget(&source, std::slice::from_ref(&animation), &target).expect("names match");
+        let retargeted = retarget(&source, std::slice::from_ref(&animation), &target, Quat::IDENTITY).expect("names match");
         assert_eq!(retargeted.matched, 2);
         let converted = &retargeted.animations[0];
         // The spine's translation keys (its rest, unmoving) become the target's rest: its bone.
@@ -529,13 +568,13 @@ mod tests {
             weights: Vec::new(),
             compressed: None,
         };
-        let retargeted = retarget(&source, std::slice::from_ref(&animation), &source).expect("names match");
+        let retargeted = retarget(&source, std::slice::from_ref(&animation), &source, Quat::IDENTITY).expect("names match");
         assert_eq!(retargeted.animations[0].channels, animation.channels);
         assert!(retargeted.missing_in_source.is_empty() && retargeted.missing_in_target.is_empty());
         let mut other = source.clone();
         for joint in &mut other.joints {
             joint.name = format!("{}_x", joint.name);
         }
-        assert!(retarget(&source, &[animation], &other).is_err());
+        assert!(retarget(&source, &[animation], &other, Quat::IDENTITY).is_err());
     }
 }

@@ -256,6 +256,8 @@ impl Viewer {
             bounds: self.setup.bounds,
             morph_overrides: self.setup.morph_overrides.clone(),
             variety: self.setup.variety,
+            // The levels reorder the vertices, not where they are: what was staged holds.
+            staging: std::mem::take(&mut self.setup.staging),
         };
         self.replace_scene(setup, self.options.strategy).map(|_| ())
     }
@@ -329,7 +331,8 @@ impl Viewer {
             }
             Action::Variety(on) => {
                 // The same grid with or without the variety; what each plays stays.
-                let remade = crate::app::grid_instances(&self.setup.models(), &self.setup.model_indices(), on);
+                let remade =
+                    crate::app::grid_instances(&self.setup.staging, &self.setup.models(), &self.setup.model_indices(), on);
                 for (instance, made) in self.setup.instances.iter_mut().zip(remade) {
                     (instance.phase, instance.speed, instance.scale, instance.tint) =
                         (made.phase, made.speed, made.scale, made.tint);

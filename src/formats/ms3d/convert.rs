@@ -7,7 +7,7 @@ use super::layout::{validate, Layout};
 use super::read::parse;
 use super::{Ms3dFile, Ms3dMaterial, Ms3dVertex, Ms3dVertexExtra, JOINT_PARENT_NAME_OFFSET};
 use crate::anim::{Animation, Channel, Influence, Interpolation, Joint, JointPose, KeyTimes, Property, Skeleton};
-use crate::formats::{texture, FormatError};
+use crate::formats::{ranges, texture, FormatError};
 use crate::model::{compute_tangents, normalize_influences, FileLayout, FileMesh, LoadStats, Material, Mesh, Model, Vertex};
 use ahash::AHashMap as HashMap;
 use glam::{Mat4, Vec2, Vec3, Vec4};
@@ -141,6 +141,11 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
         influence_offsets: Vec::new(),
     };
     model.clip_each_animation();
+    // Some authors keep the clip table in the model's comment ("2,20,walk" lines).
+    let comment = file.comments.as_ref().and_then(|comments| comments.model.as_deref());
+    if let Some(table) = comment.and_then(|text| ranges::table_in(&String::from_utf8_lossy(text))) {
+        ranges::cut_table(&mut model, &table, "the model's comment");
+    }
     Ok(model)
 }
 
