@@ -16,6 +16,7 @@ mod debug_views;
 mod dual_quaternion;
 mod fbx_loader;
 mod fidelity;
+mod first_look;
 mod first_minute;
 mod frame_recipe;
 mod framing;
