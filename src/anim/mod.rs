@@ -15,6 +15,7 @@ pub mod clip;
 pub mod compress;
 pub mod curve;
 pub mod dual_quaternion;
+pub mod hermite_sampling;
 pub mod playback;
 pub mod retarget;
 

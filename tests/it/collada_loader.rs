@@ -572,8 +572,9 @@ fn bezier_and_hermite_keys_follow_their_curves() {
         &["BEZIER", "BEZIER"],
         Some(((2, &[-1.0 / 3.0, 0.0, 2.0 / 3.0, 90.0]), (2, &[1.0 / 3.0, 0.0, 4.0 / 3.0, 90.0]))),
     );
-    // The same curve from 1D controls (times implied a third along), and from flat HERMITE tangents.
-    let bezier_1d = turning(&[0.0, 1.0], &[0.0, 90.0], &["BEZIER", "BEZIER"], Some(((1, &[0.0, 90.0]), (1, &[0.0, 90.0]))));
+    // The same curve from one-value tangents (FCollada's first exporters: offsets from the key's
+    // value, times implied a third along; here flat), and from flat HERMITE tangents.
+    let bezier_1d = turning(&[0.0, 1.0], &[0.0, 90.0], &["BEZIER", "BEZIER"], Some(((1, &[0.0, 0.0]), (1, &[0.0, 0.0]))));
     let hermite = turning(&[0.0, 1.0], &[0.0, 90.0], &["HERMITE", "HERMITE"], Some(((1, &[0.0, 0.0]), (1, &[0.0, 0.0]))));
     for (name, text) in [("bezier_2d", bezier_2d), ("bezier_1d", bezier_1d), ("hermite", hermite)] {
         let model = load_str(&text, name);
@@ -605,6 +606,113 @@ fn bezier_and_hermite_keys_follow_their_curves() {
         let expected = cubic([0.0, 0.0, 90.0, 90.0], s);
         let got = turn_at(&model, t);
         assert!((got - expected).abs() < 5e-3, "t = {t}: {got} degrees, the curve has {expected}");
+    }
+}
+
+/// A node turned about the file's Z, Y and X in that order (`rotZ`, `rotY`, `rotX`, as 3ds Max and
+/// Maya export them), each angle a BEZIER curve of one-value tangents as FCollada's first
+/// exporters wrote them: (times, values, in tangents, out tangents) per axis.
+fn per_axis_bezier(axes: [(&[f32], &[f32], &[f32], &[f32]); 3]) -> String {
+    let list = |numbers: &[f32]| numbers.iter().map(f32::to_string).collect::<Vec<_>>().join(" ");
+    let source = |id: String, numbers: &[f32]| {
+        format!(
+            r##"<source id="{id}"><float_array id="{id}a" count="{0}">{1}</float_array><technique_common><accessor source="#{id}a" count="{0}" stride="1"/></technique_common></source>"##,
+            numbers.len(),
+            list(numbers)
+        )
+    };
+    let mut animations = String::new();
+    for ((times, values, incoming, outgoing), axis) in axes.into_iter().zip(["Z", "Y", "X"]) {
+        let names = vec!["BEZIER"; times.len()].join(" ");
+        let (keys, sources) = (times.len(), source(format!("t{axis}"), times) + &source(format!("v{axis}"), values));
+        let tangents = source(format!("n{axis}"), incoming) + &source(format!("o{axis}"), outgoing);
+        animations += &format!(
+            r##"<animation id="rot{axis}">{sources}{tangents}<source id="i{axis}"><Name_array id="i{axis}a" count="{keys}">{names}</Name_array><technique_common><accessor source="#i{axis}a" count="{keys}" stride="1"/></technique_common></source>
+<sampler id="s{axis}"><input semantic="INPUT" source="#t{axis}"/><input semantic="OUTPUT" source="#v{axis}"/><input semantic="INTERPOLATION" source="#i{axis}"/><input semantic="IN_TANGENT" source="#n{axis}"/><input semantic="OUT_TANGENT" source="#o{axis}"/></sampler>
+<channel source="#s{axis}" target="root/rot{axis}.ANGLE"/></animation>"##
+        );
+    }
+    small()
+        .replace(
+            r#"<matrix sid="transform">1 0 0 0 0 1 0 0 0 0 1 0 0 0 0 1</matrix>"#,
+            r#"<translate sid="Trans">35.14 0 0</translate><rotate sid="rotZ">0 0 1 0</rotate><rotate sid="rotY">0 1 0 0</rotate><rotate sid="rotX">1 0 0 0</rotate>"#,
+        )
+        .replace("<library_visual_scenes>", &format!("<library_animations>{animations}</library_animations>\n  <library_visual_scenes>"))
+}
+
+/// One axis's angle at `time`, evaluated here from the file's numbers on their own: the Bézier
+/// between the keys around it, controls a third along in time, each the key's value plus its
+/// tangent (the incoming one taken back from the key where `backward`, 3ds Max's way, else along
+/// the curve, Maya's), held past the ends.
+fn angle_at((times, values, incoming, outgoing): (&[f32], &[f32], &[f32], &[f32]), backward: bool, time: f32) -> f32 {
+    let last = times.len() - 1;
+    if time <= times[0] {
+        return values[0];
+    }
+    if time >= times[last] {
+        return values[last];
+    }
+    let key = times.windows(2).position(|pair| (pair[0]..=pair[1]).contains(&time)).expect("a segment");
+    let s = (time - times[key]) / (times[key + 1] - times[key]);
+    let incoming = if backward { incoming[key + 1] } else { -incoming[key + 1] };
+    let p = [values[key], values[key] + outgoing[key], values[key + 1] + incoming, values[key + 1]];
+    let r = 1.0 - s;
+    p[0] * r * r * r + 3.0 * p[1] * s * r * r + 3.0 * p[2] * s * s * r + p[3] * s * s * s
+}
+
+/// Issue 54: FCollada's first exporters (the conformance suite's ColladaMax 0.01 and ColladaMaya
+/// 0.90 files) wrote BEZIER tangents of one value a key, each an offset from its key's value: read
+/// as the controls' values themselves, the suite's simple_003_SkeletalAnimation_04 turned through
+/// hundreds of degrees between every two keys and grew huge. Both exporters' curves (3ds Max's
+/// incoming offsets point back from the key, Maya's along the curve) are held to the curves
+/// evaluated here on their own, every axis at once, within 1e-3 of the joint's reach; and keyed
+/// where they bend: at most three keys for each of the file's (the suite's file: 1.1 times its
+/// bytes of keys, where it took 20 times).
+#[test]
+fn one_value_bezier_tangents_of_fcollada_exporters_follow_their_curves() {
+    let times: &[f32] = &[0.0, 0.0333, 0.0667, 0.1, 0.1333, 0.1667, 0.2, 0.2333];
+    // Max: a turn of about 285° and more, smooth keys' in and out offsets opposite.
+    let z: &[f32] = &[285.16, 289.63, 293.9, 297.32, 301.82, 305.69, 310.62, 314.76];
+    let z_out: &[f32] = &[0.0, 0.82, 0.72, 0.74, 0.78, 0.82, 0.85, 0.0];
+    let z_in: Vec<f32> = z_out.iter().map(|offset| -offset).collect();
+    let y: &[f32] = &[0.0, -4.19, -8.26, -12.42, -16.41, -20.19, -24.05, -28.67];
+    let y_out: &[f32] = &[0.0, -0.77, -0.77, -0.76, -0.73, -0.72, -0.79, 0.0];
+    let y_in: Vec<f32> = y_out.iter().map(|offset| -offset).collect();
+    let x: &[f32] = &[0.0, -1.27, -2.65, -3.65, -4.28, -4.51, -4.43, -3.97];
+    let x_out: &[f32] = &[0.0, -0.25, -0.22, -0.15, -0.08, 0.0, 0.04, 0.0];
+    let x_in: Vec<f32> = x_out.iter().map(|offset| -offset).collect();
+    let max = [(times, z, &z_in[..], z_out), (times, y, &y_in[..], y_out), (times, x, &x_in[..], x_out)];
+    // Maya: three keys, in and out offsets along the curve.
+    let few: &[f32] = &[0.0833, 0.625, 1.25];
+    let maya = [
+        (few, &[0.0f32, -28.79, 0.0][..], &[-22.15f32, 0.0, 12.0][..], &[-12.0f32, 0.0, 19.2][..]),
+        (few, &[0.0f32, 51.55, -14.48][..], &[64.43f32, 5.34, -18.05][..], &[21.48f32, 6.68, -43.32][..]),
+        (few, &[0.0f32, 34.96, -5.02][..], &[19.42f32, -1.34, -16.66][..], &[14.57f32, -0.75, -39.98][..]),
+    ];
+    for (name, axes, backward) in [("max", max, true), ("maya", maya, false)] {
+        let model = load_str(&per_axis_bezier(axes), &format!("{name}.dae"));
+        assert!(model.stats.warnings.is_empty(), "{name}: {:?}", model.stats.warnings);
+        let end = axes[0].0[axes[0].0.len() - 1];
+        let mut worst = 0.0f32;
+        for step in 0..=200 {
+            let time = end * step as f32 / 200.0;
+            let [z, y, x] = axes.map(|axis| angle_at(axis, backward, time).to_radians());
+            let file = Mat4::from_translation(Vec3::new(35.14, 0.0, 0.0))
+                * Mat4::from_rotation_z(z)
+                * Mat4::from_rotation_y(y)
+                * Mat4::from_rotation_x(x);
+            // Z up: the file's Z is vkskin's Y, its Y is -Z.
+            let expected = Mat4::from_rotation_x(-std::f32::consts::FRAC_PI_2) * file;
+            let found = model.joint_matrices(0, time)[0];
+            // The joint's frame against the expected one, a unit's reach from it, and its place.
+            let off = (0..3).map(|axis| (found.col(axis) - expected.col(axis)).truncate().length()).fold(0.0, f32::max);
+            worst = worst.max(off).max(found.w_axis.distance(expected.w_axis) / 35.14);
+        }
+        let file_keys: usize = axes.iter().map(|axis| axis.0.len()).sum();
+        let keys = model.animations[0].channels.iter().map(|channel| channel.times.count()).max().unwrap_or(0);
+        println!("{name}: worst {worst:e} of the joint's reach from the curves; {keys} keys for the file's {file_keys}");
+        assert!(worst <= 1e-3, "{name}: {worst} off the file's curves");
+        assert!(keys <= 3 * file_keys, "{name}: {keys} keys for the file's {file_keys}");
     }
 }
 

@@ -6,15 +6,13 @@
 //! how its values go on to the next: STEP, LINEAR, BEZIER or HERMITE (both cubic Béziers over
 //! time, [`crate::anim::curve::bezier_at_time`]; HERMITE's tangents become Bézier controls a third along them).
 //!
-//! vkskin's clips hold translation, rotation and scale keys, lerped and slerped between. So a
-//! node's channels in one `<animation>` are evaluated together at each of their key times (the
-//! stack with the driven values replaced, composed into the node's matrix) and each matrix is
-//! decomposed. Where that is not what the file means, keys are added: between two keys, where
-//! the decomposed pair interpolated strays from the file's curves (Bézier keys; angles driven one
-//! axis at a time, or more than half a turn in one step), the interval is halved until they
-//! agree within [`TOLERANCE`]. A whole matrix's LINEAR keys are decomposed and slerped, as every
-//! importer reads them: lerping its 16 values would shrink the mesh between keys. A sheared key
-//! is a warning.
+//! A node's channels in one `<animation>` are evaluated together (the stack with the driven
+//! values replaced, composed into the node's matrix). Where they are straight (STEP keys, a whole
+//! matrix's LINEAR keys), its matrix at each key time is decomposed into a key, held or slerped
+//! (lerping a matrix's 16 values would shrink the mesh between keys, so every importer slerps).
+//! Where they are curved somewhere (Bézier or Hermite keys; angles driven one axis at a time), keys
+//! are added where the pose strays from the file's curves by more than [`TOLERANCE`]
+//! (`resample.rs`). A sheared key of matrix keys is a warning.
 
 use ahash::AHashMap as HashMap;
 use std::rc::Rc;
@@ -33,23 +31,41 @@ use crate::formats::{files, FormatError};
 const ADDED_PER_KEY: usize = 64;
 const ADDED_ALLOWANCE: usize = 1 << 16;
 
-/// A node's matrix keys, from its channels in one `<animation>`.
+/// A node's keys, from its channels in one `<animation>`.
 pub struct NodeKeys<'a, 'input> {
     pub node: usize,
+    /// Their times: the file's, or the samples' where it was sampled.
     pub times: Vec<f32>,
-    /// One a key, in the node's parent space (before the up-axis conversion).
-    pub matrices: Vec<Mat4>,
-    pub step: bool,
+    pub keyed: Keyed,
     /// The `<animation>` that holds the channel (what clips name).
     pub animation: Node<'a, 'input>,
     /// The bytes of its channels' keys in the file (times, values and tangents, as f32).
     pub file_bytes: usize,
 }
 
+/// A node's keys, in its parent space (before the up-axis conversion).
+pub enum Keyed {
+    /// Its matrix at each time: held until the next (STEP), or decomposed and slerped (straight
+    /// channels: a whole matrix's LINEAR keys).
+    Matrices { matrices: Vec<Mat4>, step: bool },
+    /// Its translation, rotation and scale sampled into cubic Hermite keys (curved channels), for
+    /// joint 0: `clips::joint_channels` gives them their joint.
+    Sampled(Box<[crate::anim::Channel; 3]>),
+}
+
 /// The Bézier controls of a sampler's keys from its IN_TANGENT and OUT_TANGENT sources. Tangents
-/// are 2D (time, value) pairs where the accessor's stride holds two values a value, else values
-/// alone, placed a third of the way along the interval in time. HERMITE tangents are slopes over
-/// the interval: the control sits a third along them.
+/// are 2D (time, value) pairs where the accessor's stride holds two values a value, as COLLADA
+/// 1.4.1 has them. HERMITE tangents are slopes over the interval: the control sits a third along
+/// them.
+///
+/// BEZIER tangents of one value a key are what FCollada's first exporters wrote (ColladaMaya 0.90,
+/// ColladaMax 0.01: the conformance suite's files): each is the control's offset from its key's
+/// value, placed a third of the way along the interval in time. Taken as the controls' values
+/// themselves, a rotation of 285° with tangents of ±0.8 swings through zero between every two keys
+/// and the model flies apart. The two exporters point the incoming offset opposite ways: Max
+/// writes it from the key back towards the control (a smooth key's in and out are opposite),
+/// Maya along the curve's direction (a smooth key's in and out are alike). Which one a sampler
+/// uses is read off its keys, per value: where in times out sums below zero, Max's.
 fn controls<'a, 'input>(
     document: &Document<'a, 'input>,
     sources: [Node<'a, 'input>; 2],
@@ -71,6 +87,17 @@ fn controls<'a, 'input>(
     }
     let mut controls = vec![Controls::default(); times.len() * width];
     let last = times.len() - 1;
+    // Per value of one-value tangents: whether the incoming offset points back (Max) or along.
+    let backward: Vec<bool> = (0..width)
+        .map(|component| {
+            let ((incoming, pairs_in), (outgoing, pairs_out)) = (&tangents[0], &tangents[1]);
+            let agreement: f32 = (0..times.len())
+                .filter(|_| !pairs_in && !pairs_out)
+                .map(|key| incoming[key * width + component] * outgoing[key * width + component])
+                .sum();
+            agreement < 0.0
+        })
+        .collect();
     for (key, &time) in times.iter().enumerate() {
         // The segment arriving at the key is the previous key's, the one leaving it the key's own.
         let arriving_hermite = key > 0 && names.get(key - 1) == Some(&"HERMITE");
@@ -80,17 +107,21 @@ fn controls<'a, 'input>(
         for component in 0..width {
             let value = values[key * width + component];
             let slot = key * width + component;
-            let point = |(tangents, pairs): &(Vec<f32>, bool), hermite: bool, sign: f32, implied: f32| -> [f32; 2] {
-                match (*pairs, hermite) {
-                    (true, false) => [tangents[slot * 2], tangents[slot * 2 + 1]],
-                    (true, true) => [time + sign * tangents[slot * 2] / 3.0, value + sign * tangents[slot * 2 + 1] / 3.0],
-                    (false, false) => [implied, tangents[slot]],
-                    (false, true) => [implied, value + sign * tangents[slot] / 3.0],
-                }
-            };
+            // `sign`: -1 for the incoming control, 1 for the outgoing one; `offset_sign`: how a
+            // one-value BEZIER tangent's offset goes onto its key's value.
+            let point =
+                |(tangents, pairs): &(Vec<f32>, bool), hermite: bool, sign: f32, offset_sign: f32, implied: f32| -> [f32; 2] {
+                    match (*pairs, hermite) {
+                        (true, false) => [tangents[slot * 2], tangents[slot * 2 + 1]],
+                        (true, true) => [time + sign * tangents[slot * 2] / 3.0, value + sign * tangents[slot * 2 + 1] / 3.0],
+                        (false, false) => [implied, value + offset_sign * tangents[slot]],
+                        (false, true) => [implied, value + sign * tangents[slot] / 3.0],
+                    }
+                };
+            let incoming_sign = if backward[component] { 1.0 } else { -1.0 };
             controls[slot] = Controls {
-                before: point(&tangents[0], arriving_hermite, -1.0, implied_before),
-                after: point(&tangents[1], leaving_hermite, 1.0, implied_after),
+                before: point(&tangents[0], arriving_hermite, -1.0, incoming_sign, implied_before),
+                after: point(&tangents[1], leaving_hermite, 1.0, 1.0, implied_after),
             };
         }
     }
@@ -186,8 +217,7 @@ pub fn read<'a, 'input>(
     let size = scene.nodes.iter().map(|node| node.local.w_axis.truncate().length()).fold(0.0f32, f32::max);
     let file_keys: usize = channels.iter().map(|channel| channel.curve.times.len()).sum();
     let budget = file_keys.saturating_mul(ADDED_PER_KEY).saturating_add(ADDED_ALLOWANCE);
-    let mut resampler =
-        Resampler { translation_tolerance: TOLERANCE * if size > 0.0 { size } else { 1.0 }, budget, exhausted: false };
+    let mut resampler = Resampler::new(TOLERANCE * if size > 0.0 { size } else { 1.0 }, budget);
     let mut keys = Vec::with_capacity(groups.len());
     for ((node, _), members) in groups {
         let members: Vec<&ElementKeys> = members.iter().map(|&member| &channels[member]).collect();
@@ -215,22 +245,28 @@ pub fn read<'a, 'input>(
         times.sort_by(f32::total_cmp);
         times.dedup_by(|a, b| (*a - *b).abs() <= 1e-6);
         let stack = Stack { elements: &scene.nodes[node].elements, members: &members };
-        let (times, matrices) = if step {
+        let (times, keyed) = if step || !stack.curved() {
             let matrices = times.iter().map(|&time| stack.evaluate(time)).collect();
-            (times, matrices)
+            (times, Keyed::Matrices { matrices, step })
+        } else if !stack.cubic() {
+            let (times, matrices) = resampler.linear(&stack, &times);
+            (times, Keyed::Matrices { matrices, step })
         } else {
-            resampler.resample(&stack, &times)
+            let sampled = resampler.cubic(&stack, &times);
+            // Each property has the samples' times, or one key where it holds.
+            let longest = sampled.iter().max_by_key(|channel| channel.times.count()).unwrap_or(&sampled[0]);
+            let times = (0..longest.times.count()).map(|key| longest.times.time(key)).collect();
+            (times, Keyed::Sampled(Box::new(sampled)))
         };
         keys.push(NodeKeys {
             node,
             times,
-            matrices,
-            step,
+            keyed,
             animation: members[0].animation,
             file_bytes: members.iter().map(|channel| channel.curve.file_bytes).sum(),
         });
     }
-    if resampler.exhausted {
+    if resampler.sampling.exhausted {
         warnings.push(format!(
             "the animation's curves need more than {budget} added keys to follow within {TOLERANCE:e}; past that they are followed coarsely"
         ));

@@ -6,7 +6,7 @@ use ahash::AHashMap as HashMap;
 use glam::{Mat4, Vec4};
 use roxmltree::Node;
 
-use super::animation::NodeKeys;
+use super::animation::{Keyed, NodeKeys};
 use super::document::Document;
 use super::rig::Rig;
 use super::scene::Scene;
@@ -54,13 +54,17 @@ pub fn clips<'a, 'input>(document: &Document<'a, 'input>) -> Result<Vec<ClipRang
     Ok(clips)
 }
 
-/// A joint's channels from its node's matrix keys (its local transform, as `rest`): translation,
+/// A joint's channels from its node's keys (its local transform, as `rest`): translation,
 /// rotation and scale per key.
 pub fn joint_channels(joint: usize, keys: &NodeKeys<'_, '_>, warnings: &mut Vec<String>, name: &str) -> [Channel; 3] {
+    let (matrices, step) = match &keys.keyed {
+        Keyed::Matrices { matrices, step } => (matrices, *step),
+        Keyed::Sampled(channels) => return (**channels).clone().map(|channel| Channel { joint, ..channel }),
+    };
     let (mut translations, mut rotations, mut scales) = (Vec::new(), Vec::new(), Vec::new());
     let mut previous = glam::Quat::IDENTITY;
     let mut sheared = false;
-    for matrix in &keys.matrices {
+    for matrix in matrices {
         let matrix = *matrix;
         let (scale, mut rotation, translation) = matrix.to_scale_rotation_translation();
         if !Mat4::from_scale_rotation_translation(scale, rotation, translation)
@@ -83,7 +87,7 @@ pub fn joint_channels(joint: usize, keys: &NodeKeys<'_, '_>, warnings: &mut Vec<
             files::quoted(name)
         ));
     }
-    let interpolation = if keys.step { Interpolation::Step } else { Interpolation::Linear };
+    let interpolation = if step { Interpolation::Step } else { Interpolation::Linear };
     let channel = |property, mask, values| Channel {
         joint,
         property,

@@ -1,19 +1,26 @@
-//! Resampling a node's animated transform stack into keys vkskin's clips interpolate: evaluated at
-//! each key time and decomposed, with keys added where the decomposed pair interpolated strays from
-//! the file's curves (see `animation.rs`).
+//! A node's animated transform stack as keys vkskin's clips interpolate:
+//! - straight channels (STEP keys, a whole matrix's LINEAR keys) keep the file's keys, its matrix
+//!   at each decomposed;
+//! - curves (BEZIER, HERMITE keys) are sampled into cubic Hermite keys where the pose bends
+//!   ([`crate::anim::hermite_sampling`], as FBX's): about a key for each of the file's, where
+//!   halving the intervals between linear keys took tens;
+//! - LINEAR angles driven one axis at a time, or more than half a turn in one step, are decomposed
+//!   at their keys and slerped, with a key added halfway where that strays from the file (a turn
+//!   about one axis slerps exactly; about two, it needs a few).
 
-use glam::Mat4;
+use glam::{Mat4, Vec3, Vec4};
 
-use super::keys::ElementKeys;
+use super::keys::{ElementKeys, Segment};
 use super::scene::{compose, Element};
-use crate::anim::JointPose;
+use crate::anim::hermite_sampling::{Pose, Sampling};
+use crate::anim::{Channel, JointPose};
 
-/// Resampling stops where the interpolated keys are this close to the file's curves: per entry of
-/// the rotation-and-scale columns (relative to the column's length, at least 1), and in
-/// translation relative to the scene's largest node offset.
+/// A sampled pose is within this of the file's curves: a translation within this share of the
+/// scene's largest node offset, a rotation within this quaternion chord (about twice that in
+/// radians), a scale within this share of its size.
 pub(super) const TOLERANCE: f32 = 2e-5;
-/// Key intervals this short (seconds) are not halved further: no display shows the difference.
-const SHORTEST_INTERVAL: f32 = 2e-3;
+/// Samples are never closer than this (seconds): no display shows the difference.
+const SHORTEST_INTERVAL: f64 = 2e-3;
 
 /// A node's transform stack and the channels that drive it.
 pub(super) struct Stack<'s, 'a, 'input> {
@@ -42,28 +49,68 @@ impl Stack<'_, '_, '_> {
         compose(&elements)
     }
 
+    /// Whether some channel is curved somewhere (its keys cannot stand for its path).
+    pub(super) fn curved(&self) -> bool {
+        self.members.iter().any(|channel| channel.curve.times.iter().any(|&time| channel.curved_after(time)))
+    }
+
+    /// Whether some channel has a Bézier (or Hermite) segment.
+    pub(super) fn cubic(&self) -> bool {
+        self.members.iter().any(|channel| channel.curve.segments.contains(&Segment::Bezier))
+    }
+
     fn curved_after(&self, time: f32) -> bool {
         self.members.iter().any(|channel| channel.curved_after(time))
     }
 }
 
-/// A key as the clip will interpolate it: translation, rotation, scale.
-fn decomposed(matrix: Mat4) -> JointPose {
+/// The node's pose at a time, as the clip's three properties. A scale within [`UNIT_SCALE`] of 1 is
+/// 1: a rotation composed in single precision decomposes into a scale a float or two off, and
+/// that wobble is no motion to key.
+fn pose(matrix: Mat4) -> Pose {
     let (scale, rotation, translation) = matrix.to_scale_rotation_translation();
-    JointPose { rotation, translation, scale }
+    let scale =
+        Vec3::select(scale.cmplt(Vec3::splat(1.0 + UNIT_SCALE)) & scale.cmpgt(Vec3::splat(1.0 - UNIT_SCALE)), Vec3::ONE, scale);
+    [translation.extend(0.0), Vec4::from(rotation), scale.extend(0.0)]
 }
 
-/// Adds keys where interpolating the decomposed keys strays from the file's curves.
+/// See [`pose`].
+const UNIT_SCALE: f32 = 1e-6;
+
+/// Samples curved stacks into keys, from one budget for the whole file.
 pub(super) struct Resampler {
-    pub(super) translation_tolerance: f32,
-    /// Keys it may still add.
-    pub(super) budget: usize,
-    /// Whether the budget ran out.
-    pub(super) exhausted: bool,
+    pub(super) sampling: Sampling,
 }
 
 impl Resampler {
-    pub(super) fn resample(&mut self, stack: &Stack, times: &[f32]) -> (Vec<f32>, Vec<Mat4>) {
+    /// `translation_tolerance`: [`TOLERANCE`] times the scene's largest node offset. `budget`:
+    /// samples it may add in all.
+    pub(super) fn new(translation_tolerance: f32, budget: usize) -> Resampler {
+        Resampler {
+            sampling: Sampling {
+                span: (0.0, 0.0),
+                origin: 0.0,
+                tolerance: [translation_tolerance, TOLERANCE, TOLERANCE],
+                finest: SHORTEST_INTERVAL,
+                slope_step: SHORTEST_INTERVAL,
+                budget,
+                exhausted: false,
+            },
+        }
+    }
+
+    /// The stack keyed at `times` (sorted) and where it bends between them, as cubic Hermite keys:
+    /// its translation, rotation and scale channels (joint 0: the caller gives them theirs), times
+    /// from 0.
+    pub(super) fn cubic(&mut self, stack: &Stack, times: &[f32]) -> [Channel; 3] {
+        let times: Vec<f64> = times.iter().map(|&time| f64::from(time)).collect();
+        self.sampling.span = (times.first().copied().unwrap_or(0.0), times.last().copied().unwrap_or(0.0));
+        self.sampling.channels(0, &|time: f64| pose(stack.evaluate(time as f32)), &times)
+    }
+
+    /// The stack's matrices at `times` and halfway between two where interpolating their
+    /// decomposed keys strays from it (halving the interval while it does).
+    pub(super) fn linear(&mut self, stack: &Stack, times: &[f32]) -> (Vec<f32>, Vec<Mat4>) {
         let mut out = (Vec::with_capacity(times.len()), Vec::with_capacity(times.len()));
         let mut previous: Option<(f32, Mat4)> = None;
         for &time in times {
@@ -84,7 +131,7 @@ impl Resampler {
     /// tolerance of the stack, halving the interval while it strays.
     fn refine(&mut self, stack: &Stack, start: (f32, Mat4), end: (f32, Mat4), out: &mut (Vec<f32>, Vec<Mat4>)) {
         let middle = 0.5 * (start.0 + end.0);
-        if end.0 - start.0 < SHORTEST_INTERVAL || middle <= start.0 || middle >= end.0 {
+        if f64::from(end.0 - start.0) < SHORTEST_INTERVAL || middle <= start.0 || middle >= end.0 {
             return;
         }
         let (from, to) = (decomposed(start.1), decomposed(end.1));
@@ -95,11 +142,11 @@ impl Resampler {
         if !strays {
             return;
         }
-        if self.budget == 0 {
-            self.exhausted = true;
+        if self.sampling.budget == 0 {
+            self.sampling.exhausted = true;
             return;
         }
-        self.budget -= 1;
+        self.sampling.budget -= 1;
         let halfway = (middle, stack.evaluate(middle));
         self.refine(stack, start, halfway, out);
         out.0.push(halfway.0);
@@ -112,6 +159,12 @@ impl Resampler {
             let (a, b) = (exact.col(column).truncate(), interpolated.col(column).truncate());
             (a - b).abs().max_element() <= TOLERANCE * a.length().max(1.0)
         });
-        columns_close && (exact.w_axis - interpolated.w_axis).truncate().abs().max_element() <= self.translation_tolerance
+        columns_close && (exact.w_axis - interpolated.w_axis).truncate().abs().max_element() <= self.sampling.tolerance[0]
     }
+}
+
+/// A key as the clip will interpolate it: translation, rotation, scale.
+fn decomposed(matrix: Mat4) -> JointPose {
+    let (scale, rotation, translation) = matrix.to_scale_rotation_translation();
+    JointPose { rotation, translation, scale }
 }

@@ -151,14 +151,27 @@ impl<'a, 'input> Drawer<'_, 'a, 'input> {
         self.drawing.file_meshes.push(mesh);
         let normals_complete = data.normals.as_ref().is_some_and(|normals| normals.len() == data.positions.len());
         self.needs_normals |= !normals_complete;
+        // A skinned vertex without a weight follows its skin's root joint (the first of its joints
+        // in the skeleton, which lists parents first), as engines keep such a vertex in place.
+        let skin_root = instance
+            .joint_nodes
+            .iter()
+            .filter_map(|&node| self.rig.joint_of_node[node])
+            .min()
+            .filter(|_| instance.skin.is_some());
+        let mut unweighted = 0usize;
         for (vertex, position) in data.positions.iter().enumerate() {
-            let list = self.influences(instance, data, vertex);
+            let mut list = self.influences(instance, data, vertex);
             if list.is_empty() {
-                let place = instance.skin.map_or(instance.element, |skin| self.instanced.skins[skin].weights_element);
-                return Err(self.document.error(
-                    place,
-                    format!("vertex {vertex} of {}: expected a weight above 0 on a joint", files::quoted(node_name)),
-                ));
+                let Some(root) = skin_root else {
+                    let place = instance.skin.map_or(instance.element, |skin| self.instanced.skins[skin].weights_element);
+                    return Err(self.document.error(
+                        place,
+                        format!("vertex {vertex} of {}: expected a weight above 0 on a joint", files::quoted(node_name)),
+                    ));
+                };
+                unweighted += 1;
+                list = vec![Influence { joint: root as u32, weight: 1.0 }];
             }
             let position = to_model.transform_point3(*position);
             if !position.is_finite() {
@@ -184,6 +197,13 @@ impl<'a, 'input> Drawer<'_, 'a, 'input> {
                 influence_count: list.len() as u32,
             });
             self.drawing.influences.extend(list);
+        }
+        if let (Some(root), true) = (skin_root, unweighted > 0) {
+            self.warnings.push(format!(
+                "{unweighted} vertices of {} have no weight on a joint: they follow its skin's root joint {}",
+                files::quoted(node_name),
+                files::quoted(&self.rig.skeleton.joints[root].name)
+            ));
         }
         Ok(())
     }

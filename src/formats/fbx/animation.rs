@@ -2,22 +2,13 @@
 //!
 //! FBX curves are per-axis cubic Béziers on Euler angles, through pivots and pre- and
 //! post-rotations, so a joint's pose between two keys is what ufbx's evaluation says, not an
-//! interpolation of the keys. Each node that a curve of the stack animates is sampled, its value
-//! and its rate of change on either side, and the samples become cubic Hermite keys
-//! (`Interpolation::CubicSpline`, as glTF's), which follow a cubic segment between them:
-//! - at every key time of a curve that animates it (its parent's too where ufbx made it
-//!   compensate for the parent's scale: scale helpers, Maya's segment scale compensation), and at
-//!   the stack's ends;
-//! - between two samples, at a third and two thirds of the way, kept (with the three parts looked
-//!   at again) where the pose is farther than the tolerance from what the Hermite keys give there,
-//!   down to [`FINEST`] apart. An eased segment passes through the middle of its chord, so a
-//!   single midpoint says nothing; a cubic that meets another at both thirds and both ends, with
-//!   its slopes, is that cubic.
-//!
-//! A Mixamo dance keyed every frame takes five evaluations a frame where resampling every curve at
-//! 480 Hz took sixteen, and stays as close to ufbx's evaluation (`examples/fbx_bake_error.rs`
-//! measures it on any file; `tests/it/fbx_loader.rs` holds the shared ones to 1e-4 of the extent).
-//! A channel that does not move is one key.
+//! interpolation of the keys. Each node that a curve of the stack animates is sampled into cubic
+//! Hermite keys where its pose bends ([`crate::anim::hermite_sampling`]), at every key time of a
+//! curve that animates it (its parent's too where ufbx made it compensate for the parent's scale:
+//! scale helpers, Maya's segment scale compensation) and at the stack's ends, and between them
+//! where the pose strays from the keys. `examples/fbx_bake_error.rs` measures the result against
+//! ufbx's evaluation on any file; `tests/it/fbx_loader.rs` holds the shared ones to 1e-4 of the
+//! extent.
 //!
 //! Blend shapes' DeformPercent is baked by ufbx (`bake_anim`, node transforms skipped): a few
 //! curves, already numbers.
@@ -27,14 +18,12 @@ use rayon::prelude::*;
 
 use ahash::AHashMap as HashMap;
 
-use crate::anim::curve::hermite;
-use crate::anim::{Animation, Channel, Interpolation, KeyTimes, Property, WeightChannel};
+use crate::anim::hermite_sampling::{Pose, Sampling};
+use crate::anim::{Animation, Channel, Interpolation, KeyTimes, WeightChannel};
 use crate::model::Model;
 
 /// Samples are never closer than this (seconds).
 const FINEST: f64 = 1.0 / 480.0;
-/// The step (seconds) a rate of change is measured over, on either side of a sample.
-const SLOPE_STEP: f64 = 1e-4;
 /// A pose farther than this from the keys' path, as a fraction of the model's extent, is sampled:
 /// a translation (in the joint's parent's units), a rotation by what it moves (its angle times the
 /// reach of its vertices and joints: a finger's turn is looser than the hips'), a scale likewise.
@@ -121,49 +110,6 @@ fn units(to_world: &ufbx::Matrix) -> f32 {
     glam::Mat3::from_mat4(matrix).determinant().abs().cbrt().max(f32::MIN_POSITIVE)
 }
 
-/// The node's translation, rotation (xyzw) and scale at a time, as the three properties' values.
-type Pose = [Vec4; 3];
-
-/// One sampled pose of a node and its rate of change (per second) arriving and leaving, which
-/// differ at a key with broken tangents.
-#[derive(Clone, Copy)]
-struct Sample {
-    time: f64,
-    value: Pose,
-    incoming: Pose,
-    outgoing: Pose,
-}
-
-impl Sample {
-    /// This sample with its rotation (and the rotation's rates) in `reference`'s hemisphere.
-    fn facing(mut self, reference: Vec4) -> Sample {
-        if self.value[1].dot(reference) < 0.0 {
-            self.value[1] = -self.value[1];
-            self.incoming[1] = -self.incoming[1];
-            self.outgoing[1] = -self.outgoing[1];
-        }
-        self
-    }
-}
-
-/// What the Hermite keys `a` and `b` give at fraction `s` of the way, property by property.
-fn between(a: &Sample, b: &Sample, s: f32) -> Pose {
-    let span = (b.time - a.time) as f32;
-    let mut pose: Pose = std::array::from_fn(|property| {
-        hermite(a.value[property], a.outgoing[property] * span, b.value[property], b.incoming[property] * span, s)
-    });
-    pose[1] = pose[1].normalize_or_zero();
-    pose
-}
-
-/// Whether `pose` is farther than the tolerance from `expected`, in any property.
-fn off(pose: &Pose, expected: &Pose, tolerance: &[f32; 3]) -> bool {
-    let rotation = if pose[1].dot(expected[1]) < 0.0 { -expected[1] } else { expected[1] };
-    pose[0].distance(expected[0]) > tolerance[0]
-        || pose[1].distance(rotation) > tolerance[1]
-        || (pose[2] - expected[2]).abs().max_element() > tolerance[2] * pose[2].abs().max_element().max(1.0)
-}
-
 /// The node's translation, rotation and scale channels over the stack, or none where no curve of
 /// the stack animates it (the joint then holds its rest, which is the same pose).
 fn node_channels(
@@ -183,71 +129,11 @@ fn node_channels(
     times.dedup_by(|a, b| (*a - *b).abs() < FINEST * 0.25);
 
     let evaluate = evaluator(stack, node, scales_held);
-    // The rate of change from `value` at `time` to the pose `step` seconds away (either side).
-    let slope = |time: f64, value: &Pose, step: f64| -> Pose {
-        let other = evaluate(time + step);
-        let other_rotation = if other[1].dot(value[1]) < 0.0 { -other[1] } else { other[1] };
-        let step = step as f32;
-        [(other[0] - value[0]) / step, (other_rotation - value[1]) / step, (other[2] - value[2]) / step]
-    };
-    let exact = |time: f64| {
-        let value = evaluate(time);
-        let before = time - SLOPE_STEP >= stack.time_begin;
-        let after = time + SLOPE_STEP <= stack.time_end;
-        let incoming = if before { slope(time, &value, -SLOPE_STEP) } else { slope(time, &value, SLOPE_STEP) };
-        let outgoing = if after { slope(time, &value, SLOPE_STEP) } else { incoming };
-        Sample { time, value, incoming, outgoing }
-    };
-
-    // The poses at the keys, one hemisphere throughout, with rates of change from their
-    // neighbours (a curve keyed every frame needs nothing more).
-    let mut keys: Vec<Sample> = Vec::with_capacity(times.len());
-    for &time in &times {
-        let value = evaluate(time);
-        let sample = Sample { time, value, incoming: value, outgoing: value };
-        keys.push(match keys.last() {
-            Some(previous) => sample.facing(previous.value[1]),
-            None => sample,
-        });
-    }
-    let rates: Vec<Pose> = (0..keys.len())
-        .map(|index| {
-            let (before, after) = (&keys[index.saturating_sub(1)], &keys[(index + 1).min(keys.len() - 1)]);
-            let span = (after.time - before.time) as f32;
-            if span > 0.0 {
-                [0, 1, 2].map(|property| (after.value[property] - before.value[property]) / span)
-            } else {
-                [Vec4::ZERO; 3]
-            }
-        })
-        .collect();
-    for (key, rate) in keys.iter_mut().zip(&rates) {
-        (key.incoming, key.outgoing) = (*rate, *rate);
-    }
-    // Each segment looked at a third and two thirds of the way (see `refine`); one that strays
-    // gets the exact rates at its ends (its own sides of them), then is refined as it needs.
-    let mut samples = Vec::with_capacity(keys.len());
-    samples.push(keys[0]);
-    for next in 1..keys.len() {
-        let mut start = *samples.last().unwrap_or(&keys[next - 1]);
-        let mut end = keys[next];
-        if strays(&evaluate, &start, &end, &tolerance) {
-            start.outgoing = exact(start.time).facing(start.value[1]).outgoing;
-            end.incoming = exact(end.time).facing(end.value[1]).incoming;
-            if let Some(last) = samples.last_mut() {
-                last.outgoing = start.outgoing;
-            }
-            refine(&evaluate, &exact, start, end, &tolerance, &mut samples);
-        }
-        let last = samples.last().map_or(end.value[1], |last| last.value[1]);
-        samples.push(end.facing(last));
-    }
-    let start = stack.time_begin;
-    [Property::Translation, Property::Rotation, Property::Scale]
-        .into_iter()
-        .enumerate()
-        .map(|(index, property)| channel(joint, property, &samples, index, tolerance[index], start))
-        .collect()
+    // The stack's time and memory are bounded by its curves' keys already (ufbx read them).
+    let span = (stack.time_begin, stack.time_end);
+    let mut sampling =
+        Sampling { span, origin: span.0, tolerance, finest: FINEST, slope_step: 1e-4, budget: usize::MAX, exhausted: false };
+    sampling.channels(joint, &evaluate, &times).into()
 }
 
 /// The node's pose at a time of the stack (clamped to it), as ufbx evaluates it. Where only the
@@ -310,73 +196,6 @@ fn prop_held(prop: &ufbx::AnimProp) -> bool {
         let first = curve.keyframes.first().map_or(0.0, |key| key.value);
         curve.keyframes.iter().all(|key| key.value == first && key.left.dy == 0.0 && key.right.dy == 0.0)
     })
-}
-
-/// Whether the pose a third or two thirds of the way from `start` to `end` is off what their
-/// Hermite keys give there.
-fn strays(evaluate: &impl Fn(f64) -> Pose, start: &Sample, end: &Sample, tolerance: &[f32; 3]) -> bool {
-    let span = end.time - start.time;
-    [1.0 / 3.0, 2.0 / 3.0]
-        .into_iter()
-        .any(|s: f64| off(&evaluate(start.time + span * s), &between(start, end, s as f32), tolerance))
-}
-
-/// Samples between `start` and `end` (neither pushed) where the pose leaves what their Hermite
-/// keys give, in time order into `out` (see the module's text).
-fn refine(
-    evaluate: &impl Fn(f64) -> Pose,
-    sample: &impl Fn(f64) -> Sample,
-    start: Sample,
-    end: Sample,
-    tolerance: &[f32; 3],
-    out: &mut Vec<Sample>,
-) {
-    let span = end.time - start.time;
-    if span < 1.5 * FINEST {
-        return;
-    }
-    if !strays(evaluate, &start, &end, tolerance) {
-        return;
-    }
-    let first = sample(start.time + span / 3.0).facing(start.value[1]);
-    let second = sample(start.time + span * 2.0 / 3.0).facing(first.value[1]);
-    let end = end.facing(second.value[1]);
-    refine(evaluate, sample, start, first, tolerance, out);
-    out.push(first);
-    refine(evaluate, sample, first, second, tolerance, out);
-    out.push(second);
-    refine(evaluate, sample, second, end, tolerance, out);
-}
-
-/// Property `index` of the samples as a channel: one key where it does not move (every value
-/// within `tolerance` of the first, and still), else a cubic Hermite key a sample.
-fn channel(joint: usize, property: Property, samples: &[Sample], index: usize, tolerance: f32, start: f64) -> Channel {
-    let components = if property == Property::Rotation { 4 } else { 3 };
-    let first = samples[0].value[index];
-    let span = (samples.last().map_or(0.0, |last| last.time) - samples[0].time) as f32;
-    let still = samples.iter().all(|sample| {
-        let near = |value: Vec4| if index == 1 && value.dot(first) < 0.0 { -value } else { value };
-        near(sample.value[index]).distance(first) <= tolerance
-            && (sample.incoming[index].length() + sample.outgoing[index].length()) * span <= tolerance
-    });
-    let kept = if still { &samples[..1] } else { samples };
-    let mut values = Vec::with_capacity(kept.len() * 3 * components);
-    for sample in kept {
-        for value in [sample.incoming[index], sample.value[index], sample.outgoing[index]] {
-            values.extend_from_slice(&value.to_array()[..components]);
-        }
-    }
-    Channel {
-        joint,
-        property,
-        interpolation: Interpolation::CubicSpline,
-        times: KeyTimes::from_list(kept.iter().map(|sample| (sample.time - start) as f32).collect()),
-        mask: if components == 4 { 0b1111 } else { 0b0111 },
-        base: Vec4::ZERO,
-        implied_w: false,
-        wraps: false,
-        values,
-    }
 }
 
 /// When `node`'s transform can bend: its own curves' key times, and where ufbx made it compensate
