@@ -247,6 +247,7 @@ pub(crate) struct SoakArgs {
     /// Log a row every this many frames.
     #[arg(long, default_value_t = 100)]
     pub(crate) every: u64,
+    /// Image size, WxH: small by default, since a soak measures memory, not pixels.
     #[arg(long, default_value = "160x120", value_parser = parse_size)]
     pub(crate) size: (u32, u32),
     /// The CSV written: frame, seconds, rss_kib, gpu_allocated_bytes, gpu_capacity_bytes,

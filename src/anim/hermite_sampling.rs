@@ -39,6 +39,10 @@ pub struct Sampling {
     /// a rate as far off as its noise over the step, so the error it brings over the segment
     /// stays the same whatever the segment's length.
     pub slope_step: f64,
+    /// Rates from the poses one and two steps away (a second-order difference, whose error goes as
+    /// the step squared: for a long step) rather than one (whose noise is a quarter as large: for a
+    /// short one).
+    pub second_order: bool,
     /// Samples that may be added between the given times, at most: a file's time and memory stay
     /// proportional to its keys whatever its curves do. Whether it ran out is `exhausted`.
     pub budget: usize,
@@ -74,20 +78,28 @@ impl Sampling {
     pub fn channels(&mut self, joint: usize, evaluate: &impl Fn(f64) -> Pose, times: &[f64]) -> [Channel; 3] {
         let (begin, end) = self.span;
         let most = self.slope_step;
-        // The rate of change at `time` on one side (`step` negative: arriving), from the poses one
-        // and two steps that way: a second-order one-sided difference.
+        let second_order = self.second_order;
+        // The rate of change at `time` on one side (`step` negative: arriving), from the pose a step
+        // that way, or (second order) from the poses one and two steps that way.
         let slope = |time: f64, value: &Pose, step: f64| -> Pose {
             let near = |pose: Pose| -> Pose { [pose[0], if pose[1].dot(value[1]) < 0.0 { -pose[1] } else { pose[1] }, pose[2]] };
-            let (one, two) = (near(evaluate(time + step)), near(evaluate(time + 2.0 * step)));
-            let step = step as f32;
-            [0, 1, 2].map(|property| (4.0 * one[property] - 3.0 * value[property] - two[property]) / (2.0 * step))
+            let one = near(evaluate(time + step));
+            if second_order {
+                let two = near(evaluate(time + 2.0 * step));
+                let step = step as f32;
+                [0, 1, 2].map(|property| (4.0 * one[property] - 3.0 * value[property] - two[property]) / (2.0 * step))
+            } else {
+                let step = step as f32;
+                [0, 1, 2].map(|property| (one[property] - value[property]) / step)
+            }
         };
         // The pose at `time` and its rates, measured over a step fit for segments `span` long.
         let exact = |time: f64, span: f64| {
             let step = most.min(span / 32.0).max(f64::EPSILON * time.abs().max(1.0) * 64.0);
             let value = evaluate(time);
-            let before = time - 2.0 * step >= begin;
-            let after = time + 2.0 * step <= end;
+            let reach = if second_order { 2.0 * step } else { step };
+            let before = time - reach >= begin;
+            let after = time + reach <= end;
             let incoming = if before { slope(time, &value, -step) } else { slope(time, &value, step) };
             let outgoing = if after { slope(time, &value, step) } else { incoming };
             Sample { time, value, incoming, outgoing }
@@ -208,13 +220,14 @@ fn channel(joint: usize, property: Property, samples: &[Sample], tolerance: [f32
     let components = if property == Property::Rotation { 4 } else { 3 };
     let first = samples.first().map_or(Vec4::ZERO, |sample| sample.value[index]);
     let span = (samples.last().map_or(0.0, |last| last.time) - samples.first().map_or(0.0, |first| first.time)) as f32;
-    // Still where every sample is within the tolerance of the first and no rate of change would
-    // carry it further over a step: a rate alone is noise (a decomposed matrix's scale of 1 wobbles
-    // by a float or two, and a step of a ten-thousandth of a second makes that a rate).
+    // Still where every sample is within the tolerance of the first and no rate of change carries
+    // it further within a millisecond: a slow rate over a long span is a measuring step's noise
+    // (a single-precision value wobbles by a float or two, and a short step makes that a rate); a
+    // real motion between samples would have had the segment sampled more densely.
     let still = samples.iter().all(|sample| {
         let near = |value: Vec4| if index == 1 && value.dot(first) < 0.0 { -value } else { value };
         near(sample.value[index]).distance(first) <= tolerance[index]
-            && (sample.incoming[index].length() + sample.outgoing[index].length()) * span.min(1.0) * 1e-3 <= tolerance[index]
+            && (sample.incoming[index].length() + sample.outgoing[index].length()) * span.min(1e-3) <= tolerance[index]
     });
     let kept = if still { &samples[..samples.len().min(1)] } else { samples };
     let mut values = Vec::with_capacity(kept.len() * 3 * components);

@@ -118,10 +118,18 @@ fn summary(out: &mut String, model: &Model, facing: crate::model::Facing) {
     let _ = writeln!(out, "  animated bounds {:.3?} .. {:.3?}", animated.min.to_array(), animated.max.to_array());
 }
 
-/// The joints as an indented tree.
+/// The joints as an indented tree; the file's mesh nodes among them (`FileLayout::mesh_nodes`)
+/// marked, and not counted as joints.
 fn skeleton(out: &mut String, model: &Model) {
     const MAX_INDENT: usize = 32;
-    let _ = writeln!(out, "skeleton: {} joints, depth {}", model.skeleton.len(), model.skeleton.depth());
+    let mesh_nodes = &model.layout.mesh_nodes;
+    let joints = model.skeleton.len() - mesh_nodes.len().min(model.skeleton.len());
+    let nodes = match mesh_nodes.len() {
+        0 => String::new(),
+        1 => " and 1 mesh node".to_string(),
+        count => format!(" and {count} mesh nodes"),
+    };
+    let _ = writeln!(out, "skeleton: {joints} joints{nodes}, depth {}", model.skeleton.depth());
     let mut children = vec![Vec::new(); model.skeleton.len()];
     let mut roots = Vec::new();
     for (index, joint) in model.skeleton.joints.iter().enumerate() {
@@ -137,7 +145,8 @@ fn skeleton(out: &mut String, model: &Model) {
         // gigabytes of spaces (output in proportion to the joints, not to joints × depth).
         let indent = "  ".repeat(depth.min(MAX_INDENT));
         let level = if depth > MAX_INDENT { format!("[depth {depth}] ") } else { String::new() };
-        let _ = writeln!(out, "{indent}{level}{}", crate::formats::files::one_line(&model.skeleton.joints[index].name));
+        let mark = if mesh_nodes.binary_search(&index).is_ok() { " (mesh node)" } else { "" };
+        let _ = writeln!(out, "{indent}{level}{}{mark}", crate::formats::files::one_line(&model.skeleton.joints[index].name));
         stack.extend(children[index].iter().rev().map(|&child| (child, depth + 1)));
     }
 }
@@ -319,8 +328,8 @@ fn notes_and_warnings(out: &mut String, model: &Model) {
         let _ = writeln!(out, "warnings: none");
     } else {
         let _ = writeln!(out, "warnings:");
-        for warning in &model.stats.warnings {
-            let _ = writeln!(out, "  {}", crate::formats::files::one_line(warning));
+        for warning in model.stats.warnings_counted() {
+            let _ = writeln!(out, "  {}", crate::formats::files::one_line(&warning));
         }
     }
 }

@@ -95,13 +95,16 @@ pub fn default_animations(model: &Path, given: &[PathBuf]) -> Vec<PathBuf> {
     found
 }
 
-/// What the loader noticed, as log lines: its warnings as warnings, its notes as information.
-pub fn log_load_report(model: &Model) {
-    for warning in &model.stats.warnings {
-        log::warn!("{}", crate::formats::files::one_line(warning));
+/// What the loader noticed, as log lines: its warnings as warnings (each once, with a count where
+/// it was given more than once), its notes as information. In a crowd of several models (`file`),
+/// each line names the file it is about.
+pub fn log_load_report(model: &Model, file: Option<&Path>) {
+    let about = file.and_then(|file| file.file_name()).map_or_else(String::new, |name| format!("{}: ", name.to_string_lossy()));
+    for warning in model.stats.warnings_counted() {
+        log::warn!("{about}{}", crate::formats::files::one_line(&warning));
     }
     for note in &model.stats.notes {
-        log::info!("{}", crate::formats::files::one_line(note));
+        log::info!("{about}{}", crate::formats::files::one_line(note));
     }
 }
 

@@ -16,13 +16,19 @@ use crate::render::{Shadows, Strategy};
 /// Frame times kept for the graph.
 const HISTORY: usize = 240;
 
+/// The panel's distance from the window's edges, and its title bar's height (points).
+const PANEL_MARGIN: f32 = 8.0;
+const PANEL_TITLE: f32 = 48.0;
+
 /// What the panel shows, gathered by the viewer each frame.
 pub struct PanelInfo<'a> {
     pub device: &'a str,
     pub driver: &'a str,
     pub resolution: (u32, u32),
     pub present_mode: &'a str,
-    pub model_name: &'a str,
+    /// The model's name, or a crowd's models'; the counts below are over all of them (joints and
+    /// influences: the most any has).
+    pub model_name: String,
     /// A crowd of several models: each one's name and instance count (empty for one model).
     pub crowd: Vec<(&'a str, usize)>,
     pub vertices: usize,
@@ -302,23 +308,29 @@ impl Panel {
         // rectangle, which the overlay can copy whole (render/passes/overlay.rs).
         let frame = egui::Frame::window(&ctx.style()).shadow(egui::epaint::Shadow::NONE).corner_radius(0);
         // Drawn whole from its first frame: a fading panel is not opaque, and the overlay copies it
-        // as if it were.
+        // as if it were. No taller than the window: what does not fit scrolls (a model with many
+        // morph targets, a crowd of several, fill more than a 720-pixel window).
+        let height = (ctx.content_rect().height() - 2.0 * PANEL_MARGIN - PANEL_TITLE).max(120.0);
         let shown = egui::Window::new("vkskin")
             .frame(frame)
             .fade_in(false)
-            .default_pos([8.0, 8.0])
-            .default_width(300.0)
+            .default_pos([PANEL_MARGIN, PANEL_MARGIN])
+            // egui gives a window 420 points' height unless told otherwise: the scroll area
+            // inside takes what the window gives it, and shrinks to its contents.
+            .default_size([300.0, height])
             .resizable(false)
             .show(ctx, |ui| {
-                self.about(ui, info);
-                ui.separator();
-                self.timing(ui, info);
-                ui.separator();
-                self.controls(ui, info, &mut actions);
-                if let Some(error) = info.error {
+                egui::ScrollArea::vertical().max_height(height).show(ui, |ui| {
+                    self.about(ui, info);
                     ui.separator();
-                    ui.label(RichText::new(error).color(Color32::from_rgb(255, 120, 110)));
-                }
+                    self.timing(ui, info);
+                    ui.separator();
+                    self.controls(ui, info, &mut actions);
+                    if let Some(error) = info.error {
+                        ui.separator();
+                        ui.label(RichText::new(error).color(Color32::from_rgb(255, 120, 110)));
+                    }
+                });
             });
         (actions, shown.map(|shown| shown.response.rect))
     }

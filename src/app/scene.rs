@@ -181,10 +181,14 @@ impl SceneSetup {
         }
     }
 
-    /// What the first instance plays at `seconds` on the shared clock, for a person to read:
-    /// `clip [1] "mixamo.com" at 1.20 of 2.43 s`, or that it holds the rest pose (of several
-    /// models, its model named first).
+    /// What the instances play at `seconds` on the shared clock, for a person to read. One
+    /// instance: `clip [1] "mixamo.com" at 1.20 of 2.43 s`, or that it holds the rest pose. A
+    /// crowd, whose instances are each at their own time: the clips it plays, per model where it
+    /// has several (`playing Soldier: [3] "Walk"; Fox: [1] "Walk", [2] "Run"`).
     pub fn playing(&self, seconds: f64) -> String {
+        if self.instances.len() > 1 {
+            return self.crowd_playing();
+        }
         let Some(instance) = self.instances.first() else { return "no instances".to_string() };
         let model = self.model_of(0);
         let Some((index, clip)) = instance.clip.and_then(|index| Some((index, model.clips.get(index)?))) else {
@@ -199,6 +203,37 @@ impl SceneSetup {
             crate::formats::files::quoted(&clip.name),
             clip.duration
         )
+    }
+
+    /// [`SceneSetup::playing`] for a crowd: each model's clips, in the order its instances play them.
+    fn crowd_playing(&self) -> String {
+        let models = self.models();
+        let mut played: Vec<Vec<Option<usize>>> = vec![Vec::new(); models.len()];
+        for (model, _, instance) in self.placed() {
+            if !played[model].contains(&instance.clip) {
+                played[model].push(instance.clip);
+            }
+        }
+        let each: Vec<String> = models
+            .iter()
+            .zip(&played)
+            .filter(|(_, clips)| !clips.is_empty())
+            .map(|(model, clips)| {
+                let names: Vec<String> = clips
+                    .iter()
+                    .map(|clip| match clip.and_then(|index| Some((index, model.clips.get(index)?))) {
+                        Some((index, clip)) => format!("[{index}] {}", crate::formats::files::quoted(&clip.name)),
+                        None => "the rest pose".to_string(),
+                    })
+                    .collect();
+                if models.len() > 1 {
+                    format!("{}: {}", model.name, names.join(", "))
+                } else {
+                    names.join(", ")
+                }
+            })
+            .collect();
+        format!("playing {}", each.join("; "))
     }
 
     /// A camera that frames the instances over the clips they play.

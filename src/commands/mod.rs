@@ -15,7 +15,7 @@ use crate::cli::{Cli, Command};
 /// The command asked for; the viewer when none is.
 pub(crate) fn run(cli: Cli) -> Result<(), String> {
     if let (None, Some(model)) = (&cli.command, cli.view.scene.models.first()) {
-        check_not_a_misspelt_command(model)?;
+        misspelt_command(model)?;
     }
     match cli.command.unwrap_or(Command::View(cli.view)) {
         Command::View(arguments) => view::view(arguments),
@@ -32,12 +32,12 @@ const COMMANDS: [&str; 6] = ["view", "render", "inspect", "bench", "soak", "gene
 
 /// `vkskin rendr` is a typo, not a model: a word that is no file, has no extension and is within
 /// two edits of a command is refused with the command it was probably meant to be.
-fn check_not_a_misspelt_command(model: &std::path::Path) -> Result<(), String> {
+pub(crate) fn misspelt_command(model: &std::path::Path) -> Result<(), String> {
     let Some(word) = model.to_str().filter(|word| !model.exists() && model.extension().is_none() && !word.contains('/')) else {
         return Ok(());
     };
     match COMMANDS.iter().map(|command| (edits(word, command), command)).min() {
-        Some((distance, command)) if distance <= 2 => Err(format!(
+        Some((distance, command)) if (1..=2).contains(&distance) => Err(format!(
             "'{word}' is neither a model file nor a command; did you mean `vkskin {command}`? (`vkskin --help` lists them)"
         )),
         _ => Ok(()),

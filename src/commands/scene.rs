@@ -153,7 +153,8 @@ impl SceneArgs {
             build_levels && self.lod.on(),
             self.clip_compression,
         )?;
-        vkskin::app::log_load_report(&model);
+        // Of several models, each line names its file.
+        vkskin::app::log_load_report(&model, (self.model_paths().len() > 1).then_some(path));
         log::info!(
             "{}: {} vertices, {} joints, up to {} influences a vertex, {} clips",
             path.display(),

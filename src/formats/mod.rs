@@ -265,8 +265,17 @@ pub fn add_clips(model: &mut Model, path: &Path) -> Result<(), FormatError> {
     let source = read_clips(path)?;
     // The two rigs' fronts, so that a walk forward on one walks forward on the other.
     let facing = crate::anim::retarget::facing_turn(source.facing_yaw(), model.facing_yaw());
-    let retargeted = crate::anim::retarget::retarget(&source.skeleton, &source.animations, &model.skeleton, facing)
+    let mut retargeted = crate::anim::retarget::retarget(&source.skeleton, &source.animations, &model.skeleton, facing)
         .map_err(|message| FormatError::in_file(path, format!("its clips cannot play on {}: {message}", model.name)))?;
+    // A mesh node (a rigid part, a skinned mesh's own node) is no bone a clip leaves at rest.
+    let mesh_node_names: Vec<&str> = model
+        .layout
+        .mesh_nodes
+        .iter()
+        .filter_map(|&joint| model.skeleton.joints.get(joint))
+        .map(|joint| joint.name.as_str())
+        .collect();
+    retargeted.missing_in_source.retain(|name| !mesh_node_names.contains(&name.as_str()));
     let file = path.file_name().map_or_else(|| path.display().to_string(), |name| name.to_string_lossy().into_owned());
     // A full match is news, a partial one a warning.
     let report = format!("clips of {file}: {}", retargeted.report(source.skeleton.len()));

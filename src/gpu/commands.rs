@@ -62,6 +62,19 @@ impl Fence {
         }
     }
 
+    /// Waits in `slices`, asking `more` after each that ends unsignalled whether to wait on (a
+    /// first frame whose pipelines compile as it runs: the caller says so and sets the limit).
+    pub fn wait_in_slices(&self, slice: std::time::Duration, mut more: impl FnMut() -> bool) -> Result<()> {
+        loop {
+            let nanoseconds = u64::try_from(slice.as_nanos()).unwrap_or(u64::MAX);
+            match unsafe { self.device.raw.wait_for_fences(&[self.raw], true, nanoseconds) } {
+                Err(vk::Result::TIMEOUT) if more() => continue,
+                Err(vk::Result::TIMEOUT) => return Err(super::Error::Other("the GPU did not finish its first frame".into())),
+                other => return other.check("vkWaitForFences"),
+            }
+        }
+    }
+
     pub fn reset(&self) -> Result<()> {
         unsafe { self.device.raw.reset_fences(&[self.raw]) }.check("vkResetFences")
     }

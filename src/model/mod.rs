@@ -128,6 +128,28 @@ pub struct LoadStats {
     pub notes: Vec<String>,
 }
 
+impl LoadStats {
+    /// The warnings as a person reads them: each once, in the order first given, with how many
+    /// times it was given (the same texture missing from five meshes is one line, "(5 times)").
+    pub fn warnings_counted(&self) -> Vec<String> {
+        let mut counted: Vec<(&str, usize)> = Vec::new();
+        let mut seen: ahash::AHashMap<&str, usize> = ahash::AHashMap::new();
+        for warning in &self.warnings {
+            match seen.get(warning.as_str()) {
+                Some(&at) => counted[at].1 += 1,
+                None => {
+                    seen.insert(warning, counted.len());
+                    counted.push((warning, 1));
+                }
+            }
+        }
+        counted
+            .into_iter()
+            .map(|(warning, times)| if times > 1 { format!("{warning} ({times} times)") } else { warning.to_string() })
+            .collect()
+    }
+}
+
 /// Times a cell is skinned at by [`Model::cell_tightness`].
 pub const TIGHTNESS_SAMPLES: usize = 6;
 
@@ -188,6 +210,10 @@ pub struct FileLayout {
     /// built in code): the model's meshes stand in, their vertices in the order their triangles
     /// first use them.
     pub meshes: Vec<FileMesh>,
+    /// The joints that are the file's mesh nodes, not bones (FBX makes every node a joint, glTF a
+    /// rigid mesh's node one): a rigid part or a skinned mesh's own node, which `inspect` lists
+    /// apart and a carried clip does not report as left at rest. Sorted.
+    pub mesh_nodes: Vec<usize>,
 }
 
 /// One mesh of a file and where its vertices went.
@@ -558,6 +584,17 @@ mod tests {
 
     fn reversed(indices: &[u32]) -> Vec<u32> {
         indices.chunks_exact(3).flat_map(|triangle| [triangle[0], triangle[2], triangle[1]]).collect()
+    }
+
+    #[test]
+    fn a_warning_given_again_is_one_line_with_a_count() {
+        let stats = LoadStats {
+            warnings: ["texture a.png not found", "joint b has shear", "texture a.png not found", "texture a.png not found"]
+                .map(String::from)
+                .to_vec(),
+            ..LoadStats::default()
+        };
+        assert_eq!(stats.warnings_counted(), ["texture a.png not found (3 times)", "joint b has shear"]);
     }
 
     #[test]

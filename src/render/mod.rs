@@ -27,6 +27,7 @@ pub mod model_buffers;
 pub mod offscreen;
 pub mod output;
 pub mod passes;
+mod progress;
 pub mod readback;
 pub mod recorder;
 pub mod reference;
@@ -289,6 +290,8 @@ pub struct Renderer {
     /// Last frame's camera and instances, which this frame's motion is measured from.
     history: history::FrameHistory,
     frame_index: usize,
+    /// Until the first frame is done: what is said while the pipelines compile.
+    compiling: Option<progress::Compiling>,
     pub device: Arc<Device>,
 }
 
@@ -394,8 +397,12 @@ impl Renderer {
         )
         .map(|room| room as u32);
         let tracing = settings.shadows == Shadows::Ray;
+        // The passes' pipelines: a driver's first time compiles them (said, with progress).
+        let mut progress = progress::Compiling::new(7 + usize::from(triangles_run) + usize::from(tracing));
         let cull = CullPass::new(device, &slots, rooms, tuning.workgroup_size, tracing)?;
+        progress.made("cull");
         let palette = PalettePass::new(device, &slots, &gpu_model)?;
+        progress.made("palette");
         let skin_inputs = SkinInputs {
             source_vertices: &gpu_model.source_vertices,
             influences: &gpu_model.influences,
@@ -409,6 +416,7 @@ impl Renderer {
         };
         let runs = strategy == Strategy::Compute;
         let skin = SkinPass::new(device, &slots.chunk_vertices, runs, tuning, &skin_inputs)?;
+        progress.made("skin");
         // The `vertex` strategy's shadow and forward vertex shaders skin from this set; the
         // `compute` strategy's forward vertex shader skins previous positions from it.
         let skin_inputs = match strategy {
@@ -421,6 +429,7 @@ impl Renderer {
         let sides: Vec<vk::CullModeFlags> = models.iter().map(|model| hidden_side(model.facing())).collect();
         let cull_mode = if sides.iter().all(|&side| side == sides[0]) { sides[0] } else { vk::CullModeFlags::NONE };
         let shadow = ShadowPass::new(device, vertex_skinning_layout, cull_mode)?;
+        progress.made("shadow");
         let forward = ForwardPass::new(
             device,
             color_format,
@@ -428,7 +437,9 @@ impl Renderer {
             (cull_mode, settings.shadows),
             &gpu_model.materials,
         )?;
+        progress.made("forward");
         let motion = MotionPass::new(device, color_format)?;
+        progress.made("motion");
         let debug_inputs = DebugInputs {
             joint_positions: &palette.joint_positions,
             joint_parents: &gpu_model.joint_parents,
@@ -437,6 +448,7 @@ impl Renderer {
             shadow_view: shadow.depth.view,
         };
         let debug = DebugPass::new(device, color_format, &forward.frame_set_layout, cull_mode, &debug_inputs)?;
+        progress.made("debug");
 
         let triangles = match strategy {
             Strategy::Compute if triangles_run => {
@@ -448,7 +460,9 @@ impl Renderer {
                     chunking,
                     instance_count,
                 };
-                Some(TriangleCulling::new(device, &inputs, cull_mode, forward::SAMPLES, plan.light_level)?)
+                let triangles = TriangleCulling::new(device, &inputs, cull_mode, forward::SAMPLES, plan.light_level)?;
+                progress.made("triangles");
+                Some(triangles)
             }
             _ => None,
         };
@@ -461,6 +475,7 @@ impl Renderer {
                 let per_chunk = chunking.instances_per_chunk;
                 let inputs = TraceInputs { model: &gpu_model, slots: &slots.slots, instances_per_chunk: per_chunk, budget };
                 let trace = TracePass::new(device, &inputs)?;
+                progress.made("trace");
                 plan.trace = Some(trace.plan.clone());
                 // Skinned vertices no frame has written yet are zeros, not whatever the memory held:
                 // a structure built from them and refit later stays valid.
@@ -524,6 +539,7 @@ impl Renderer {
             velocity_layout: std::cell::Cell::new(None),
             history: history::FrameHistory::new(strategy == Strategy::Cpu, &instance_vertices),
             frame_index: 0,
+            compiling: Some(progress),
             device: device.clone(),
         })
     }
@@ -531,9 +547,26 @@ impl Renderer {
     /// Waits until the next slot's previous submission is done and returns the semaphore to
     /// acquire a swapchain image with.
     pub fn wait_for_slot(&mut self) -> gpu::Result<vk::Semaphore> {
-        let slot = &self.frames[self.frame_index];
-        slot.fence.wait()?;
-        Ok(slot.image_available.raw)
+        self.wait_slot(self.frame_index)?;
+        Ok(self.frames[self.frame_index].image_available.raw)
+    }
+
+    /// Waits for slot `slot`'s submission; the first frame in slices, saying why it takes long
+    /// ([`progress::Compiling`]).
+    fn wait_slot(&mut self, slot: usize) -> gpu::Result<()> {
+        match &mut self.compiling {
+            None => self.frames[slot].fence.wait(),
+            Some(compiling) => {
+                self.frames[slot].fence.wait_in_slices(std::time::Duration::from_millis(250), || compiling.waiting())?;
+                // The first frame ran in slot 0 (a slot never submitted is signalled already).
+                if slot == 0 && self.stats.frames_rendered > 0 {
+                    if let Some(compiling) = self.compiling.take() {
+                        compiling.finish();
+                    }
+                }
+                Ok(())
+            }
+        }
     }
 
     /// Writes the frame's data into the current slot, records the frame and submits it.
@@ -560,7 +593,7 @@ impl Renderer {
             )));
         }
         let index = self.frame_index;
-        self.frames[index].fence.wait()?;
+        self.wait_slot(index)?;
         // (Reading the timings may wait: lavapipe's query results wait for the queue.)
         self.collect_timings(index)?;
         let started = std::time::Instant::now();
@@ -614,12 +647,24 @@ impl Renderer {
         Ok(())
     }
 
+    /// Whether `pass` runs in this renderer's frames: the trace pass's builds only with ray-traced
+    /// shadows, and then no shadow map; the triangle pass where it was made. The others always
+    /// do (an overlay or a resolve that has nothing to do takes no time).
+    pub fn runs(&self, pass: Pass) -> bool {
+        match pass {
+            Pass::Blas | Pass::Tlas => self.passes.trace.is_some(),
+            Pass::Shadow => self.passes.trace.is_none(),
+            Pass::Triangles => self.passes.triangles.is_some(),
+            _ => true,
+        }
+    }
+
     /// Waits for every submitted frame (headless read-back, shutdown, resize), oldest first, and
     /// keeps the newest frame's timings.
     pub fn wait_all(&mut self) -> gpu::Result<()> {
         for offset in 0..FRAMES_IN_FLIGHT {
             let slot = (self.frame_index + offset) % FRAMES_IN_FLIGHT;
-            self.frames[slot].fence.wait()?;
+            self.wait_slot(slot)?;
             self.collect_timings(slot)?;
         }
         Ok(())

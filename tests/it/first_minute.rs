@@ -55,9 +55,11 @@ fn an_empty_stack_is_listed_but_not_played() {
     let most = (1..4).rev().max_by(|&a, &b| model.clip_motion(a).total_cmp(&model.clip_motion(b))).expect("three clips");
     assert_eq!(model.default_clip(), Some(most), "the clip that moves the most plays");
     let name = model.clips[most].name.clone();
-    let setup = SceneSetup::uniform(model, 4);
+    let setup = SceneSetup::uniform(model.clone(), 4);
     assert!(setup.instances.iter().all(|instance| instance.clip == Some(most)));
-    let playing = setup.playing(0.5);
+    // A crowd says what it plays; one instance, where in the clip it is.
+    assert_eq!(setup.playing(0.5), format!("playing [{most}] \"{name}\""));
+    let playing = SceneSetup::uniform(model, 1).playing(0.5);
     assert!(playing.starts_with(&format!("clip [{most}] \"{name}\" at 0.50 of ")), "{playing}");
 
     // inspect says which is empty and which plays.
@@ -192,6 +194,17 @@ fn the_command_line_says_what_it_means() {
     };
     let (ok, message) = said(&["rendr"]);
     assert!(!ok && message.contains("did you mean `vkskin render`"), "{message}");
+    // With options after it too (the viewer has no --out), and every error starts the same way.
+    let (ok, message) = said(&["rendr", "--out", "never.png"]);
+    assert!(!ok && message.starts_with("vkskin: error: 'rendr'") && message.contains("`vkskin render`"), "{message}");
+    let (ok, message) = said(&["render", "--sise", "32x24"]);
+    assert!(
+        !ok && message.starts_with("vkskin: error: unexpected argument '--sise'") && message.contains("'--size'"),
+        "{message}"
+    );
+    let (_, message) = said(&["soak", "--help"]);
+    let size = message.lines().skip_while(|line| !line.contains("--size")).nth(1).unwrap_or_default();
+    assert!(size.contains("Image size"), "soak --size says what it is: {message}");
     let (ok, message) = said(&["render", "--clip", "9", "--size", "32x24", "--out", "never.png"]);
     assert!(!ok && message.contains("no clip 9: clips are numbered 0 to 1"), "{message}");
     let (ok, message) = said(&["render", "--instances", "0"]);

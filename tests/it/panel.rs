@@ -34,12 +34,24 @@ struct Driver {
     labels: Vec<String>,
     /// The crowd's models and counts the snapshot shows (none: one model).
     crowd: Vec<(&'static str, usize)>,
+    /// The morph targets the snapshot shows.
+    morph_names: Vec<String>,
+    /// Where the panel was drawn in the last frame.
+    shown: Option<Rect>,
 }
 
 impl Driver {
     fn new() -> Driver {
         let timings = PassTimings { milliseconds: vec![("cull", 0.1), ("skin", 0.3), ("forward", 2.0), ("overlay", 0.5)] };
-        Driver { context: egui::Context::default(), panel: Panel::new(true), timings, labels: Vec::new(), crowd: Vec::new() }
+        Driver {
+            context: egui::Context::default(),
+            panel: Panel::new(true),
+            timings,
+            labels: Vec::new(),
+            crowd: Vec::new(),
+            morph_names: vec!["smile".to_string()],
+            shown: None,
+        }
     }
 
     /// One frame with these input events; the actions the panel returned.
@@ -50,7 +62,7 @@ impl Driver {
             driver: "test driver",
             resolution: (1280, 720),
             present_mode: "FIFO",
-            model_name: "figure",
+            model_name: "figure".to_string(),
             crowd: self.crowd.clone(),
             vertices: 3724,
             triangles: 6948,
@@ -82,7 +94,11 @@ impl Driver {
             visible: Some(VisibleCounts { skinned: 1, camera: 1, light: 1 }),
             renderdoc: false,
             error: None,
-            morph_targets: vec![MorphRow { name: "smile", weight: 0.25, range: (0.0, 1.0), set_by_hand: None }],
+            morph_targets: self
+                .morph_names
+                .iter()
+                .map(|name| MorphRow { name, weight: 0.25, range: (0.0, 1.0), set_by_hand: None })
+                .collect(),
         };
         let input = RawInput {
             screen_rect: Some(Rect::from_min_size(Pos2::ZERO, egui::vec2(1280.0, 720.0))),
@@ -90,7 +106,9 @@ impl Driver {
             ..Default::default()
         };
         let mut actions = Vec::new();
-        let output = self.context.run(input, |context| actions = self.panel.ui(context, &info).0);
+        let mut shown = None;
+        let output = self.context.run(input, |context| (actions, shown) = self.panel.ui(context, &info));
+        self.shown = shown;
         self.labels = output
             .shapes
             .iter()
@@ -173,6 +191,44 @@ fn the_panels_controls_give_the_actions_the_viewer_applies() {
         driver.drag(slider.left_center() + egui::vec2(rail / 4.0, 0.0), slider.left_center() + egui::vec2(rail + 20.0, 0.0));
     assert_eq!(actions.last(), Some(&Action::Morph(0, Some(1.0))), "{actions:?}");
     assert!(driver.labels.iter().any(|label| label.contains("morph targets (1)")), "{:?}", driver.labels);
+}
+
+/// A model with many morph targets (RobotExpressive's panel reached 806 pixels) and a crowd of three
+/// models in a 720-pixel window: the panel stays inside the window, and what does not fit scrolls
+/// into view (the last morph target's slider).
+#[test]
+fn a_tall_panel_fits_the_window_and_scrolls() {
+    let mut driver = Driver::new();
+    driver.crowd = vec![("Soldier", 5), ("stormtrooper", 5), ("ninja", 4)];
+    driver.timings.milliseconds =
+        ["cull", "palette", "skin", "triangles", "light", "shadow", "forward", "motion", "blur", "overlay"]
+            .into_iter()
+            .map(|pass| (pass, 0.5))
+            .collect();
+    driver.morph_names = (0..8).map(|target| format!("target {target}")).collect();
+    driver.frame(vec![]);
+    driver.frame(vec![]);
+    let shown = driver.shown.expect("the panel is shown");
+    println!("the panel: {shown:?}");
+    assert!(shown.bottom() <= 720.0, "the panel runs off the window: {shown:?}");
+    // Scrolled down over the panel, the last slider comes into the window.
+    let last = "morph target 7";
+    let hidden = driver.panel.control(last).is_none_or(|rect| rect.bottom() > 720.0);
+    assert!(hidden, "the last slider is out of view before scrolling");
+    let over = shown.center();
+    for _ in 0..20 {
+        driver.frame(vec![
+            Event::PointerMoved(over),
+            Event::MouseWheel {
+                unit: egui::MouseWheelUnit::Point,
+                delta: egui::vec2(0.0, -200.0),
+                modifiers: Default::default(),
+            },
+        ]);
+    }
+    driver.frame(vec![]);
+    let slider = driver.rect(last);
+    assert!(slider.bottom() <= 720.0 && slider.top() >= 0.0, "{last} at {slider:?}");
 }
 
 /// Whether two pixels differ by more than 2 in a channel.

@@ -156,7 +156,7 @@ impl Viewer {
             }
         };
         // What the loader noticed (for a file of clips: what matched), as at start-up.
-        crate::app::log_load_report(&model);
+        crate::app::log_load_report(&model, (self.setup.instances.len() > 1).then_some(path));
         // The dropped file's first clip that moves something plays (else its first).
         let added: Vec<usize> =
             (0..model.clips.len()).filter(|&clip| is_animation && model.clip_source(clip) == Some(path)).collect();

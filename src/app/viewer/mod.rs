@@ -168,12 +168,29 @@ struct LevelBuild {
 /// captures), so that two runs show the same scene at the same frame.
 const FIXED_STEP: f64 = 1.0 / 60.0;
 
+/// winit's message without the place in its source it was raised at (`os error at
+/// /root/.cargo/registry/.../linux/mod.rs:765: neither ...`): a path on the machine that built the
+/// binary says nothing to the user.
+fn without_source_place(message: &str) -> String {
+    match message.find("os error at ") {
+        Some(at) => {
+            let rest = &message[at + "os error at ".len()..];
+            // The place ends at its line number and the colon after it.
+            let end = rest.find(|c: char| c.is_whitespace()).map_or(rest.len(), |space| space);
+            let place_end = rest[..end].rfind(':').map_or(0, |colon| colon + 1);
+            format!("{}{}", &message[..at], rest[place_end..].trim_start())
+        }
+        None => message.to_string(),
+    }
+}
+
 /// Runs the viewer until the window closes. Fails cleanly when there is no display.
 pub fn run(setup: SceneSetup, options: ViewerOptions) -> Result<ViewerReport, String> {
     let event_loop = EventLoop::new().map_err(|error| {
         format!(
-            "cannot open a window ({error}). `vkskin view` needs a display: set DISPLAY, or run it under \
-             `xvfb-run -a`; for a headless image use `vkskin render --out frame.png`"
+            "cannot open a window ({}). `vkskin view` needs a display: set DISPLAY, or run it under \
+             `xvfb-run -a`; for a headless image use `vkskin render --out frame.png`",
+            without_source_place(&error.to_string())
         )
     })?;
     event_loop.set_control_flow(ControlFlow::Poll);
@@ -543,5 +560,15 @@ fn panel_inset(ui: bool, width: u32) -> f32 {
         (PANEL_RIGHT / width.max(1) as f32).min(0.5)
     } else {
         0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn winits_message_loses_the_place_in_its_source() {
+        let message = "os error at /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/winit-0.30.13/src/platform_impl/linux/mod.rs:765: neither WAYLAND_DISPLAY nor WAYLAND_SOCKET nor DISPLAY is set.";
+        assert_eq!(super::without_source_place(message), "neither WAYLAND_DISPLAY nor WAYLAND_SOCKET nor DISPLAY is set.");
+        assert_eq!(super::without_source_place("no display"), "no display");
     }
 }

@@ -75,7 +75,12 @@ impl Live {
             panel.push_frame_time((self.seconds * 1e3 / f64::from(self.frames)) as f32);
         }
         self.clock = clock;
-        self.timings = renderer.stats.timings.clone();
+        // The passes that run: no blas and tlas rows with a shadow map, no shadow row when tracing.
+        self.timings = renderer.stats.timings.clone().map(|mut timings| {
+            let runs = |name: &str| crate::render::Pass::ALL.iter().any(|&pass| pass.name() == name && renderer.runs(pass));
+            timings.milliseconds.retain(|&(name, _)| runs(name));
+            timings
+        });
         self.visible = renderer.stats.visible;
         (self.at, self.frames, self.seconds, self.stale) = (now, 0, 0.0, false);
     }
@@ -103,6 +108,18 @@ impl<'a> PanelState<'a> {
         models.iter().zip(self.setup.model_counts()).map(|(model, count)| (model.name.as_str(), count)).collect()
     }
 
+    /// The model's name, or a crowd's models: `3 models (Soldier, stormtrooper, ninja)`.
+    fn models_named(&self) -> String {
+        let models = self.setup.models();
+        match models.as_slice() {
+            [model] => model.name.clone(),
+            models => {
+                let names: Vec<&str> = models.iter().map(|model| model.name.as_str()).collect();
+                format!("{} models ({})", models.len(), names.join(", "))
+            }
+        }
+    }
+
     pub(super) fn info(&self, device: &'a str, driver: &'a str, resolution: (u32, u32), present_mode: &'a str) -> PanelInfo<'a> {
         let (model, renderer) = (&self.setup.model, self.renderer);
         let first = self.setup.instances.first();
@@ -112,12 +129,12 @@ impl<'a> PanelState<'a> {
             driver,
             resolution,
             present_mode,
-            model_name: &model.name,
+            model_name: self.models_named(),
             crowd: self.crowd(),
-            vertices: model.vertices.len(),
-            triangles: model.indices.len() / 3,
-            joints: model.skeleton.len(),
-            max_influences: model.stats.max_influences,
+            vertices: self.setup.models().iter().map(|model| model.vertices.len()).sum(),
+            triangles: self.setup.models().iter().map(|model| model.indices.len() / 3).sum(),
+            joints: self.setup.models().iter().map(|model| model.skeleton.len()).max().unwrap_or(0),
+            max_influences: self.setup.models().iter().map(|model| model.stats.max_influences).max().unwrap_or(0),
             levels: renderer.model.single().levels.len(),
             levels_building: self.levels_building,
             light_culling: renderer.setup.light_culling,

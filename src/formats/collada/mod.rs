@@ -78,7 +78,7 @@ pub fn load_from_str(text: &str, path: &Path, folder: &Path) -> Result<Model, Fo
         stats: LoadStats { max_influences: drawing.max_influences, warnings, ..LoadStats::default() },
         // Per drawn instance, its geometry's POSITION source in order (vertices split per normal
         // and UV from one position are reported once).
-        layout: FileLayout { to_model: convert, joint_order: Vec::new(), meshes: drawing.file_meshes },
+        layout: FileLayout { to_model: convert, meshes: drawing.file_meshes, ..FileLayout::default() },
         morph_targets: drawing.morph_targets,
         influence_offsets: Vec::new(),
     };

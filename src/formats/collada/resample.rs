@@ -93,6 +93,7 @@ impl Resampler {
                 tolerance: [translation_tolerance, TOLERANCE, TOLERANCE],
                 finest: SHORTEST_INTERVAL,
                 slope_step: SHORTEST_INTERVAL,
+                second_order: true,
                 budget,
                 exhausted: false,
             },

@@ -131,8 +131,16 @@ fn node_channels(
     let evaluate = evaluator(stack, node, scales_held);
     // The stack's time and memory are bounded by its curves' keys already (ufbx read them).
     let span = (stack.time_begin, stack.time_end);
-    let mut sampling =
-        Sampling { span, origin: span.0, tolerance, finest: FINEST, slope_step: 1e-4, budget: usize::MAX, exhausted: false };
+    let mut sampling = Sampling {
+        span,
+        origin: span.0,
+        tolerance,
+        finest: FINEST,
+        slope_step: 1e-4,
+        second_order: false,
+        budget: usize::MAX,
+        exhausted: false,
+    };
     sampling.channels(joint, &evaluate, &times).into()
 }
 

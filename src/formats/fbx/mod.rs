@@ -56,6 +56,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
             order
         },
         meshes: geometry.file_meshes,
+        mesh_nodes: (0..rig.nodes.len()).filter(|&joint| rig.nodes[joint].mesh.is_some()).collect(),
     };
     let mut model = Model {
         name: path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default(),

@@ -141,8 +141,12 @@ pub fn load_from_slice_with_rig(bytes: &[u8], path: &Path, base_dir: Option<&Pat
         max_influences,
         morph_targets,
         morph_sources,
+        rigid_joints,
         ..
     } = builder;
+    // A rigid mesh's node became a joint for it to follow; its mesh is what it is.
+    let mut mesh_nodes: Vec<usize> = rigid_joints.values().map(|&(joint, _)| joint as usize).collect();
+    mesh_nodes.sort_unstable();
     // The file's joint order: by node (a node in two skins: its joints in skin order).
     let mut joint_order: Vec<u32> = (0..joint_nodes.len() as u32).collect();
     joint_order.sort_by_key(|&joint| joint_nodes[joint as usize]);
@@ -171,7 +175,7 @@ pub fn load_from_slice_with_rig(bytes: &[u8], path: &Path, base_dir: Option<&Pat
         bounds: Default::default(),
         levels: Vec::new(),
         stats,
-        layout: FileLayout { to_model: glam::Mat4::IDENTITY, joint_order, meshes: file_meshes },
+        layout: FileLayout { to_model: glam::Mat4::IDENTITY, joint_order, meshes: file_meshes, mesh_nodes },
         morph_targets,
         influence_offsets: Vec::new(),
     };

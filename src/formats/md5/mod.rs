@@ -278,7 +278,7 @@ pub fn load_from_text(text: &str, mesh_path: &Path, anims: &[(String, PathBuf)])
         bounds: Default::default(),
         levels: Vec::new(),
         stats,
-        layout: FileLayout { to_model: glam::Mat4::from_quat(Z_UP_TO_Y_UP), joint_order: Vec::new(), meshes: file_meshes },
+        layout: FileLayout { to_model: glam::Mat4::from_quat(Z_UP_TO_Y_UP), meshes: file_meshes, ..FileLayout::default() },
         morph_targets: Vec::new(),
         influence_offsets: offsets,
     };

@@ -136,6 +136,7 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
             joint_order,
             // One vertex list shared by every group: one mesh.
             meshes: vec![FileMesh { name: "vertices".into(), vertices: geometry.file_vertices }],
+            ..FileLayout::default()
         },
         morph_targets: Vec::new(),
         influence_offsets: Vec::new(),
