@@ -101,10 +101,13 @@ fn travel_between(times: &[f32], travel: &[Vec3], time: f32) -> Vec3 {
     }
 }
 
+/// A model's index in its scene and one of its clips (None: its rest pose).
+type ClipKey = (usize, Option<usize>);
+
 /// The staged clips of a scene's models, made when first asked for: (model index, clip) each.
 #[derive(Debug, Default)]
 pub struct Staging {
-    entries: Mutex<Vec<((usize, Option<usize>), Arc<Staged>)>>,
+    entries: Mutex<Vec<(ClipKey, Arc<Staged>)>>,
 }
 
 impl Staging {
@@ -117,8 +120,8 @@ impl Staging {
     }
 
     /// Stages those of `wanted` not staged yet, side by side.
-    pub fn prepare(&self, models: &[&Model], wanted: impl IntoIterator<Item = (usize, Option<usize>)>) {
-        let mut missing: Vec<(usize, Option<usize>)> = {
+    pub fn prepare(&self, models: &[&Model], wanted: impl IntoIterator<Item = ClipKey>) {
+        let mut missing: Vec<ClipKey> = {
             let entries = self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             wanted.into_iter().filter(|key| key.0 < models.len() && !entries.iter().any(|(have, _)| have == key)).collect()
         };
@@ -133,7 +136,7 @@ impl Staging {
     }
 
     /// Every staged clip, for many look-ups under one lock.
-    fn all(&self) -> Vec<((usize, Option<usize>), Arc<Staged>)> {
+    fn all(&self) -> Vec<(ClipKey, Arc<Staged>)> {
         self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 }
@@ -151,7 +154,7 @@ pub fn ground_height(staging: &Staging, models: &[&Model], placed: &[Placed]) ->
         placed.iter().flat_map(|&(model, _, instance)| clips(instance).into_iter().flatten().map(move |clip| (model, clip))),
     );
     let staged = staging.all();
-    let lowest = |key: (usize, Option<usize>)| staged.iter().find(|(have, _)| *have == key).map(|(_, staged)| staged.lowest);
+    let lowest = |key: ClipKey| staged.iter().find(|(have, _)| *have == key).map(|(_, staged)| staged.lowest);
     let height = placed
         .iter()
         .flat_map(|&(model, _, instance)| {

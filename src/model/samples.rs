@@ -363,7 +363,7 @@ impl PoseSamples {
     /// averaged over the points.
     pub fn mean_path(&self, distance: f32) -> f32 {
         let Some(first) = self.poses.first() else { return 0.0 };
-        if first.is_empty() || !(distance > 0.0) {
+        if first.is_empty() || distance.is_nan() || distance <= 0.0 {
             return 0.0;
         }
         let total: f32 = (0..first.len())

@@ -612,7 +612,10 @@ fn bezier_and_hermite_keys_follow_their_curves() {
 /// A node turned about the file's Z, Y and X in that order (`rotZ`, `rotY`, `rotX`, as 3ds Max and
 /// Maya export them), each angle a BEZIER curve of one-value tangents as FCollada's first
 /// exporters wrote them: (times, values, in tangents, out tangents) per axis.
-fn per_axis_bezier(axes: [(&[f32], &[f32], &[f32], &[f32]); 3]) -> String {
+/// One axis's curve: key times, values, incoming and outgoing tangents.
+type Axis<'a> = (&'a [f32], &'a [f32], &'a [f32], &'a [f32]);
+
+fn per_axis_bezier(axes: [Axis; 3]) -> String {
     let list = |numbers: &[f32]| numbers.iter().map(f32::to_string).collect::<Vec<_>>().join(" ");
     let source = |id: String, numbers: &[f32]| {
         format!(
@@ -644,7 +647,7 @@ fn per_axis_bezier(axes: [(&[f32], &[f32], &[f32], &[f32]); 3]) -> String {
 /// between the keys around it, controls a third along in time, each the key's value plus its
 /// tangent (the incoming one taken back from the key where `backward`, 3ds Max's way, else along
 /// the curve, Maya's), held past the ends.
-fn angle_at((times, values, incoming, outgoing): (&[f32], &[f32], &[f32], &[f32]), backward: bool, time: f32) -> f32 {
+fn angle_at((times, values, incoming, outgoing): Axis, backward: bool, time: f32) -> f32 {
     let last = times.len() - 1;
     if time <= times[0] {
         return values[0];
