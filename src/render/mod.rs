@@ -55,16 +55,11 @@ use chunks::{InstanceSlots, SlotSize};
 use draw::SkinInputSet;
 use model_buffers::GpuModel;
 pub use output::Output;
-use passes::cull::CullPass;
-use passes::debug::{DebugInputs, DebugPass, DebugViews};
-use passes::forward::{self, ForwardPass, ForwardTargets};
-use passes::motion::MotionPass;
+use passes::debug::DebugViews;
+use passes::forward::ForwardTargets;
 use passes::overlay::{OverlayFrame, OverlayPass};
-use passes::palette::PalettePass;
-use passes::shadow::ShadowPass;
-use passes::skin::{SkinInputs, SkinPass};
-use passes::trace::{TraceInputs, TracePass};
-use passes::triangles::{self, TriangleCulling, TriangleInputs};
+pub use passes::Passes;
+use passes::{MadePasses, PassesFor};
 pub use settings::{RenderSettings, Shadows, SkinTuning};
 pub use shader_types::MAX_CHUNKS;
 use shader_types::{CullCounters, InstanceData, PaletteMatrix, SkinnedVertex};
@@ -196,22 +191,6 @@ pub struct FrameScene {
     pub morph_overrides: Vec<Option<f32>>,
 }
 
-/// The passes, in recording order, each owning what it writes.
-pub struct Passes {
-    pub cull: CullPass,
-    pub palette: PalettePass,
-    pub skin: SkinPass,
-    /// The `compute` strategy's triangle pass (None for the others, and where `triangles::serves`
-    /// says no: the forward pass then draws whole instances).
-    pub triangles: Option<TriangleCulling>,
-    /// `--shadows ray`: the acceleration structures' builds (None with the shadow map).
-    pub trace: Option<TracePass>,
-    pub shadow: ShadowPass,
-    pub forward: ForwardPass,
-    pub debug: DebugPass,
-    pub motion: MotionPass,
-}
-
 /// The descriptor sets the passes bind, the pool they come from and the samplers they reference;
 /// the frames' command pool.
 struct Bindings {
@@ -341,8 +320,6 @@ impl Renderer {
         if let Some(&model) = instance_models.iter().find(|&&model| model as usize >= models.len()) {
             return Err(gpu::Error::Other(format!("an instance names model {model}; there are {}", models.len())));
         }
-        let instance_count = instance_models.len() as u32;
-        let gpu_model = GpuModel::upload(device, models)?;
         if settings.shadows == Shadows::Ray && strategy == Strategy::Vertex {
             return Err(gpu::Error::Other(
                 "--shadows ray builds acceleration structures from the skinned buffer; the vertex strategy skins in \
@@ -350,150 +327,22 @@ impl Renderer {
                     .into(),
             ));
         }
+        let instance_count = instance_models.len() as u32;
+        let gpu_model = GpuModel::upload(device, models)?;
         // Traced shadows draw no shadow map: no room for the triangle pass's light run.
         let settings = RenderSettings { light_culling: settings.light_culling && settings.shadows == Shadows::Map, ..settings };
         let mut plan = MemoryPlan::new(device, models, strategy, instance_count, settings)?;
         let chunking = plan.chunking;
-        let sizes: Vec<SlotSize> = gpu_model
-            .parts
-            .iter()
-            .map(|part| SlotSize {
-                vertices: part.vertex_count(),
-                palette_slots: part.palette_stride(),
-                first_mesh: part.record.first_mesh,
-                meshes: part.mesh_count(),
-            })
-            .collect();
-        let slots = InstanceSlots::new(&sizes, instance_models, chunking);
-        // The plan sized chunks for an even mix; another mix could overfill one.
-        let range = chunks::binding_range(device, settings);
-        let fullest = (strategy == Strategy::Compute)
-            .then(|| slots.chunk_vertices.iter().map(|&vertices| vertices * std::mem::size_of::<SkinnedVertex>() as u64).max())
-            .flatten();
-        let most_slots = slots.chunk_palette_slots.iter().map(|&slots| slots * std::mem::size_of::<PaletteMatrix>() as u64).max();
-        if let Some(bytes) = fullest.into_iter().chain(most_slots).find(|&bytes| bytes > range) {
-            return Err(gpu::Error::Other(format!(
-                "a chunk of {} instances takes {bytes} bytes, past maxStorageBufferRange ({range}): the models are not \
-                 mixed evenly enough for the plan's chunks",
-                chunking.instances_per_chunk
-            )));
-        }
-
-        // What the cull pass writes each frame (GPU-produced, so one copy guarded by barriers): the
-        // counts as indirect arguments, the list of instances to skin, and per-mesh draw commands
-        // run by run for the camera and the light.
+        let slots = Renderer::slots(device, &gpu_model, instance_models, (&plan, strategy), settings)?;
         let mesh_draws: Vec<usize> = gpu_model.parts.iter().flat_map(|part| part.mesh_materials.iter().copied()).collect();
-        // Room in the cull pass's work tables, per instance: the largest model's vertex groups for
-        // the skin pass (`compute`), its triangle groups for the triangle pass's camera run, and
-        // the light's level's for its light run (one model).
-        let tuning = SkinPass::tuning(device, settings.skin)?;
-        let triangles_run = strategy == Strategy::Compute && models.len() == 1 && triangles::serves(device, models[0]);
-        let level_indices = |level: u32| u64::from(gpu_model.single().levels[level as usize].index_count);
-        let most_vertices = gpu_model.parts.iter().map(|part| part.vertex_count()).max().unwrap_or(0);
-        let rooms = chunks::table_rooms(
-            u64::from(most_vertices),
-            (strategy == Strategy::Compute).then_some(tuning.workgroup_size),
-            triangles_run.then(|| (level_indices(0), plan.light_level.map(level_indices))),
-        )
-        .map(|room| room as u32);
-        let tracing = settings.shadows == Shadows::Ray;
         // The passes' pipelines: a driver's first time compiles them (said, with progress).
-        let mut progress = progress::Compiling::new(7 + usize::from(triangles_run) + usize::from(tracing));
-        let cull = CullPass::new(device, &slots, rooms, tuning.workgroup_size, tracing)?;
-        progress.made("cull");
-        let palette = PalettePass::new(device, &slots, &gpu_model)?;
-        progress.made("palette");
-        let skin_inputs = SkinInputs {
-            source_vertices: &gpu_model.source_vertices,
-            influences: &gpu_model.influences,
-            influence_offsets: &gpu_model.influence_offsets,
-            palettes: &palette.palettes,
-            work_groups: &cull.work_groups,
-            counters: &cull.counters,
-            models: &gpu_model.models,
-            morph_targets: &gpu_model.morph_targets,
-            morph_deltas: &gpu_model.morph_deltas,
-        };
-        let runs = strategy == Strategy::Compute;
-        let skin = SkinPass::new(device, &slots.chunk_vertices, runs, tuning, &skin_inputs)?;
-        progress.made("skin");
-        // The `vertex` strategy's shadow and forward vertex shaders skin from this set; the
-        // `compute` strategy's forward vertex shader skins previous positions from it.
-        let skin_inputs = match strategy {
-            Strategy::Cpu => None,
-            _ => Some(SkinInputSet::new(device, &gpu_model, &palette.palettes, (&cull.motions, &cull.instance_slots))?),
-        };
-        let skin_inputs_layout = skin_inputs.as_ref().map(|inputs| &inputs.layout);
-        let vertex_skinning_layout = skin_inputs_layout.filter(|_| strategy == Strategy::Vertex);
-        // Models facing different ways are drawn two-sided: each side of a triangle may be seen.
-        let sides: Vec<vk::CullModeFlags> = models.iter().map(|model| hidden_side(model.facing())).collect();
-        let cull_mode = if sides.iter().all(|&side| side == sides[0]) { sides[0] } else { vk::CullModeFlags::NONE };
-        let shadow = ShadowPass::new(device, vertex_skinning_layout, cull_mode)?;
-        progress.made("shadow");
-        let forward = ForwardPass::new(
-            device,
-            color_format,
-            (strategy, skin_inputs_layout),
-            (cull_mode, settings.shadows),
-            &gpu_model.materials,
-        )?;
-        progress.made("forward");
-        let motion = MotionPass::new(device, color_format)?;
-        progress.made("motion");
-        let debug_inputs = DebugInputs {
-            joint_positions: &palette.joint_positions,
-            joint_parents: &gpu_model.joint_parents,
-            skin_list: &cull.skin_list,
-            boxes: &cull.debug_boxes,
-            shadow_view: shadow.depth.view,
-        };
-        let debug = DebugPass::new(device, color_format, &forward.frame_set_layout, cull_mode, &debug_inputs)?;
-        progress.made("debug");
-
-        let triangles = match strategy {
-            Strategy::Compute if triangles_run => {
-                let inputs = TriangleInputs {
-                    model: &gpu_model,
-                    skinned: &skin.skinned,
-                    work_groups: &cull.work_groups,
-                    counters: &cull.counters,
-                    chunking,
-                    instance_count,
-                };
-                let triangles = TriangleCulling::new(device, &inputs, cull_mode, forward::SAMPLES, plan.light_level)?;
-                progress.made("triangles");
-                Some(triangles)
-            }
-            _ => None,
-        };
-
-        // `--shadows ray`: the structures in what the heap has left after the plan's instances.
-        let trace = match tracing {
-            true => {
-                let heap = largest_heap(device).min(settings.heap.unwrap_or(u64::MAX));
-                let budget = ((heap as f64 * chunks::HEAP_SHARE) as u64).saturating_sub(plan.instance_bytes);
-                let per_chunk = chunking.instances_per_chunk;
-                let inputs = TraceInputs { model: &gpu_model, slots: &slots.slots, instances_per_chunk: per_chunk, budget };
-                let trace = TracePass::new(device, &inputs)?;
-                progress.made("trace");
-                plan.trace = Some(trace.plan.clone());
-                // Skinned vertices no frame has written yet are zeros, not whatever the memory held:
-                // a structure built from them and refit later stays valid.
-                if strategy == Strategy::Compute {
-                    commands::submit_once(device, "zero skinned_vertices", |command_buffer| {
-                        for chunk in &skin.skinned {
-                            unsafe { device.raw.cmd_fill_buffer(command_buffer, chunk.raw, 0, vk::WHOLE_SIZE, 0) };
-                        }
-                    })?;
-                }
-                Some(trace)
-            }
-            false => None,
-        };
+        let mut progress = progress::Compiling::new(Passes::pipeline_count(device, models, strategy, settings));
+        let made_for = PassesFor { models, gpu_model: &gpu_model, slots: &slots, plan: &plan, strategy, settings, color_format };
+        let MadePasses { passes, skin_inputs, cull_mode } = Passes::new(device, &made_for, &mut progress)?;
+        plan.trace = passes.trace.as_ref().map(|trace| trace.plan.clone());
 
         let command_pool = CommandPool::new(device, "frame.command_pool", vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER)?;
         let command_buffers = command_pool.allocate("frame.command_buffer", FRAMES_IN_FLIGHT as u32)?;
-        let passes = Passes { cull, palette, skin, triangles, trace, shadow, forward, debug, motion };
         let mut frames = Vec::new();
         // Each instance's vertices (its model's): the `cpu` strategy's buffers hold them one after another.
         let instance_vertices: Vec<usize> =
@@ -542,6 +391,41 @@ impl Renderer {
             compiling: Some(progress),
             device: device.clone(),
         })
+    }
+
+    /// Where each instance lives (`InstanceSlots`), checked against the binding's range: the plan
+    /// sized chunks for an even mix, and another mix could overfill one.
+    fn slots(
+        device: &Device,
+        gpu_model: &GpuModel,
+        instance_models: &[u32],
+        (plan, strategy): (&MemoryPlan, Strategy),
+        settings: RenderSettings,
+    ) -> gpu::Result<InstanceSlots> {
+        let sizes: Vec<SlotSize> = gpu_model
+            .parts
+            .iter()
+            .map(|part| SlotSize {
+                vertices: part.vertex_count(),
+                palette_slots: part.palette_stride(),
+                first_mesh: part.record.first_mesh,
+                meshes: part.mesh_count(),
+            })
+            .collect();
+        let slots = InstanceSlots::new(&sizes, instance_models, plan.chunking);
+        let range = chunks::binding_range(device, settings);
+        let fullest = (strategy == Strategy::Compute)
+            .then(|| slots.chunk_vertices.iter().map(|&vertices| vertices * std::mem::size_of::<SkinnedVertex>() as u64).max())
+            .flatten();
+        let most_slots = slots.chunk_palette_slots.iter().map(|&slots| slots * std::mem::size_of::<PaletteMatrix>() as u64).max();
+        if let Some(bytes) = fullest.into_iter().chain(most_slots).find(|&bytes| bytes > range) {
+            return Err(gpu::Error::Other(format!(
+                "a chunk of {} instances takes {bytes} bytes, past maxStorageBufferRange ({range}): the models are not \
+                 mixed evenly enough for the plan's chunks",
+                plan.chunking.instances_per_chunk
+            )));
+        }
+        Ok(slots)
     }
 
     /// Waits until the next slot's previous submission is done and returns the semaphore to

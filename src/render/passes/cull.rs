@@ -153,7 +153,7 @@ impl CullPass {
         let palette_frames = Buffer::with_data(device, "cull.palette_frames", storage, &zeros)?;
         let palette_list = buffer("cull.palette_list", 4 * u64::from(instance_count), storage)?;
         let motions = Buffer::with_data(device, "cull.motions", storage, &zeros)?;
-        let no_trace = buffer("cull.no_trace", crate::render::passes::trace::INSTANCE_BYTES, storage)?;
+        let no_trace = buffer("cull.no_trace", crate::render::chunks::trace::INSTANCE_BYTES, storage)?;
 
         let storage = vk::DescriptorType::STORAGE_BUFFER;
         let compute = vk::ShaderStageFlags::COMPUTE;

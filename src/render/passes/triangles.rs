@@ -35,7 +35,7 @@ use crate::render::shader_types::{DrawCommand, Table, TrianglesPush};
 use crate::render::{padded_chunks, Setup, MAX_CHUNKS};
 
 /// Triangles per workgroup: one entry of a work table.
-pub const WORKGROUP_SIZE: u32 = 64;
+pub const WORKGROUP_SIZE: u32 = crate::render::chunks::TRIANGLE_WORKGROUP;
 
 pub const BINDING_INDICES: u32 = 0;
 pub const BINDING_MESH_RANGES: u32 = 1;

@@ -7,6 +7,13 @@
 //! (`MAX_CHUNKS` in common.glsl). The instance count is then bounded by memory and by the number
 //! of chunks, not by one binding; a count past either is refused before anything is allocated.
 
+mod shape;
+mod slots;
+pub mod trace;
+
+pub use shape::Shape;
+pub use slots::{group_size, padded_chunks, Chunking, DrawRun, InstanceSlots, SlotSize, MAX_VERTICES};
+
 use ash::vk;
 
 use super::settings::RenderSettings;
@@ -14,15 +21,16 @@ use super::shader_types::{
     DrawCommand, InstanceData, InstanceSlot, PaletteMatrix, SkinnedVertex, WorkGroup, MAX_CHUNKS, MAX_LEVELS,
 };
 use super::{Strategy, FRAMES_IN_FLIGHT};
-use crate::gpu::{self, Buffer, Device};
+use crate::gpu::{self, Device};
 use crate::model::Model;
 
 /// The narrowest skin workgroup a tuning may choose (`SkinTuning`): the skin table's room per
 /// instance assumes it.
 pub const MIN_SKIN_WORKGROUP: u32 = 32;
 
-/// Triangles a workgroup of the triangle pass tests (`triangles::WORKGROUP_SIZE`).
-const TRIANGLE_WORKGROUP: u32 = super::passes::triangles::WORKGROUP_SIZE;
+/// Triangles a workgroup of the triangle pass tests (its `WORKGROUP_SIZE`): the plan sizes the
+/// pass's work tables by it.
+pub const TRIANGLE_WORKGROUP: u32 = 64;
 
 /// The most workgroups a dispatch's row may have: the least maxComputeWorkGroupCount[0] a device
 /// has. A work table's dispatch makes its rows at most this wide (`cull::table_row`).
@@ -46,183 +54,6 @@ pub fn table_rooms(vertices: u64, skin_workgroup: Option<u32>, triangles: Option
 /// model, the shadow map, the render targets and the driver.
 pub const HEAP_SHARE: f64 = 0.8;
 
-/// How instances are split into chunks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Chunking {
-    pub instances_per_chunk: u32,
-    pub chunk_count: u32,
-}
-
-impl Chunking {
-    /// The first instance of chunk `chunk` and how many instances it holds.
-    pub fn range(&self, chunk: u32, instance_count: u32) -> (u32, u32) {
-        let first = chunk * self.instances_per_chunk;
-        (first, self.instances_per_chunk.min(instance_count.saturating_sub(first)))
-    }
-}
-
-/// A draw run: a chunk's instances of one model, whose draws are one indirect-count call per mesh
-/// of the model (one vertex buffer, one model's meshes). Its lists take `instances` commands per
-/// mesh from `first_command`, in `cull.camera_draws` and `cull.light_draws` alike.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DrawRun {
-    pub chunk: u32,
-    /// Its mesh 0 among all models' meshes, and the model's mesh count.
-    pub first_mesh: u32,
-    pub mesh_count: u32,
-    pub first_command: u32,
-    pub instances: u32,
-}
-
-impl DrawRun {
-    /// Whether global mesh `mesh` is one of this run's model's.
-    pub fn owns(&self, mesh: u32) -> bool {
-        (self.first_mesh..self.first_mesh + self.mesh_count).contains(&mesh)
-    }
-}
-
-/// What one model's instance takes in a chunk: its skinned vertices, its palette slots, its meshes
-/// (a model's part of the shared buffers: `GpuPart`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SlotSize {
-    pub vertices: u32,
-    pub palette_slots: u32,
-    pub first_mesh: u32,
-    pub meshes: u32,
-}
-
-/// Where every instance lives, fixed when the renderer is built: instance i in chunk
-/// i / instances_per_chunk (as `Chunking` says), at bases that add up its chunk's instances before
-/// it (models differ in size, so a stride would waste what the smaller ones leave), and in the draw
-/// run of its chunk and model.
-#[derive(Clone, Debug, PartialEq)]
-pub struct InstanceSlots {
-    pub slots: Vec<InstanceSlot>,
-    /// Per chunk, its instances' skinned vertices and palette slots in all: its buffers' sizes.
-    pub chunk_vertices: Vec<u64>,
-    pub chunk_palette_slots: Vec<u64>,
-    /// Chunk by chunk, model by model.
-    pub runs: Vec<DrawRun>,
-    /// Commands the runs' lists take in all (for one view).
-    pub commands: u64,
-}
-
-impl InstanceSlots {
-    /// The slots of instances whose models are `instance_models` (indices into `sizes`).
-    pub fn new(sizes: &[SlotSize], instance_models: &[u32], chunking: Chunking) -> InstanceSlots {
-        let instance_count = instance_models.len() as u32;
-        let mut slots = vec![InstanceSlot::default(); instance_models.len()];
-        let (mut chunk_vertices, mut chunk_palette_slots, mut runs) = (Vec::new(), Vec::new(), Vec::new());
-        let mut commands = 0u64;
-        for chunk in 0..chunking.chunk_count {
-            let (first, count) = chunking.range(chunk, instance_count);
-            let members = first as usize..(first + count) as usize;
-            // The chunk's runs: one a model it holds, model by model.
-            let mut instances = vec![0u32; sizes.len()];
-            for &model in &instance_models[members.clone()] {
-                instances[model as usize] += 1;
-            }
-            let mut run_of = vec![0; sizes.len()];
-            for (model, size) in sizes.iter().enumerate().filter(|&(model, _)| instances[model] > 0) {
-                run_of[model] = runs.len();
-                let first_command = commands as u32;
-                runs.push(DrawRun {
-                    chunk,
-                    first_mesh: size.first_mesh,
-                    mesh_count: size.meshes,
-                    first_command,
-                    instances: instances[model],
-                });
-                commands += u64::from(size.meshes) * u64::from(instances[model]);
-            }
-            let (mut vertices, mut palette_slots) = (0u64, 0u64);
-            for (slot, &model) in slots[members.clone()].iter_mut().zip(&instance_models[members]) {
-                let (size, run) = (sizes[model as usize], run_of[model as usize]);
-                *slot = InstanceSlot {
-                    vertex_base: vertices as u32,
-                    palette_base: palette_slots as u32,
-                    run: run as u32,
-                    first_command: runs[run].first_command,
-                    run_instances: runs[run].instances,
-                    model,
-                    unused: [0; 2],
-                };
-                vertices += u64::from(size.vertices);
-                palette_slots += u64::from(size.palette_slots);
-            }
-            chunk_vertices.push(vertices);
-            chunk_palette_slots.push(palette_slots);
-        }
-        InstanceSlots { slots, chunk_vertices, chunk_palette_slots, runs, commands }
-    }
-}
-
-/// The sizes of a model that its instances' memory depends on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shape {
-    pub vertices: u64,
-    pub joints: u64,
-    /// Palette slots an instance's morph block takes (`morph_slots`), after its joints' entries.
-    pub morph_slots: u64,
-    pub meshes: u64,
-    pub indices: u64,
-    /// Levels of detail, the full mesh included.
-    pub levels: u64,
-    /// Each level's index count (the full mesh's first; 0 past the last level).
-    pub level_indices: [u64; MAX_LEVELS],
-    /// The clips as the palette pass reads them (`Animation::gpu_bytes`: compressed where they
-    /// are), which every instance shares: what the heap holds before any instance.
-    pub clip_bytes: u64,
-}
-
-impl Shape {
-    /// What one instance of `models` may cost: each size the largest model's, the clips all
-    /// models'. Several models have no triangle pass (its groups share one model's vertex count),
-    /// so their shape has no indices to cull.
-    pub fn of_models(models: &[&Model]) -> Shape {
-        let shapes: Vec<Shape> = models.iter().map(|model| Shape::of(model)).collect();
-        Shape::largest(&shapes)
-    }
-
-    /// `of_models` from the models' shapes.
-    pub fn largest(shapes: &[Shape]) -> Shape {
-        let most = |size: fn(&Shape) -> u64| shapes.iter().map(size).max().unwrap_or(0);
-        match shapes {
-            [one] => *one,
-            _ => Shape {
-                vertices: most(|shape| shape.vertices),
-                joints: most(|shape| shape.joints),
-                morph_slots: most(|shape| shape.morph_slots),
-                meshes: most(|shape| shape.meshes),
-                indices: 0,
-                levels: most(|shape| shape.levels),
-                level_indices: [0; MAX_LEVELS],
-                clip_bytes: shapes.iter().map(|shape| shape.clip_bytes).sum(),
-            },
-        }
-    }
-
-    pub fn of(model: &Model) -> Shape {
-        Shape {
-            vertices: model.vertices.len() as u64,
-            joints: model.skeleton.len() as u64,
-            morph_slots: u64::from(crate::render::shader_types::morph_slots(model.morph_targets.len() as u32)),
-            meshes: model.meshes.len() as u64,
-            indices: model.indices.len() as u64,
-            levels: model.levels.len() as u64 + 1,
-            level_indices: std::array::from_fn(|level| match level {
-                0 => model.indices.len() as u64,
-                _ => model.levels.get(level - 1).map_or(0, |level| level.indices.len() as u64),
-            }),
-            clip_bytes: model
-                .animations
-                .iter()
-                .map(|animation| animation.gpu_bytes(model.skeleton.len(), model.morph_targets.len()) as u64)
-                .sum(),
-        }
-    }
-}
-
 /// What `instance_count` instances of a model cost with a strategy, and the most that would fit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MemoryPlan {
@@ -242,7 +73,7 @@ pub struct MemoryPlan {
     pub light_level: Option<u32>,
     /// `--shadows ray`: the acceleration structures' rooms and bytes, and how many instances trace
     /// (the renderer fills it in from the device's sizes).
-    pub trace: Option<crate::render::passes::trace::TracePlan>,
+    pub trace: Option<trace::TracePlan>,
 }
 
 /// The device limits a plan must keep within.
@@ -542,23 +373,6 @@ pub fn largest_heap(device: &Device) -> u64 {
         .map(|heap| heap.size)
         .max()
         .unwrap_or(0)
-}
-
-/// A binding's array of chunk buffers, MAX_CHUNKS long: the chunks, then the first one again
-/// (every element of an array binding must point at a valid buffer; the shaders never index past
-/// the real chunks).
-pub fn padded_chunks(chunks: &[Buffer]) -> Vec<&Buffer> {
-    (0..MAX_CHUNKS as usize).filter_map(|index| chunks.get(index).or(chunks.first())).collect()
-}
-
-/// The triangle pass's culled indices are group-relative and 16-bit: models with more vertices than this draw
-/// whole instances instead.
-pub const MAX_VERTICES: u32 = 1 << 16;
-
-/// Instances one draw command covers: as many as 16-bit indices reach (`vertex_count` at most
-/// [`MAX_VERTICES`]), and no more than a chunk holds.
-pub fn group_size(vertex_count: u32, instances_per_chunk: u32) -> u32 {
-    (MAX_VERTICES / vertex_count.max(1)).min(instances_per_chunk).max(1)
 }
 
 #[cfg(test)]
