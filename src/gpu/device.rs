@@ -99,27 +99,7 @@ fn device_type_rank(kind: vk::PhysicalDeviceType) -> u32 {
 
 impl Device {
     pub fn new(instance: Instance, request: DeviceRequest<'_>) -> Result<Device> {
-        let physical_devices = unsafe { instance.raw.enumerate_physical_devices() }.check("vkEnumeratePhysicalDevices")?;
-        if physical_devices.is_empty() {
-            return Err(Error::NoDevice("the loader found no physical device".into()));
-        }
-        let mut rejected = Vec::new();
-        let mut candidates = Vec::new();
-        for &physical in &physical_devices {
-            let properties = unsafe { instance.raw.get_physical_device_properties(physical) };
-            let name = properties.device_name_as_c_str().unwrap_or(c"?").to_string_lossy().into_owned();
-            match Self::suitability(&instance, physical, &properties, &request) {
-                Ok(queue_family) => {
-                    candidates.push((device_type_rank(properties.device_type), physical, properties, queue_family))
-                }
-                Err(reason) => rejected.push(format!("{name}: {reason}")),
-            }
-        }
-        // Prefer a discrete GPU; lavapipe (a CPU device) is fine when it is all there is.
-        candidates.sort_by_key(|candidate| candidate.0);
-        let Some(&(_, physical, properties, queue_family)) = candidates.first() else {
-            return Err(Error::NoDevice(rejected.join("; ")));
-        };
+        let (physical, properties, queue_family) = Self::pick(&instance, &request)?;
         let api_version = properties.api_version;
         let is_core_1_3 = vk::api_version_minor(api_version) >= 3 || vk::api_version_major(api_version) > 1;
 
@@ -162,19 +142,7 @@ impl Device {
         // Ray query where every part of it is offered; the features asked only then (a structure of
         // an extension the device lacks may not be chained).
         let offers = |name: &CStr| offered.iter().any(|extension| extension.extension_name_as_c_str() == Ok(name));
-        let ray_query = RAY_QUERY_EXTENSIONS.iter().all(|&name| offers(name)) && {
-            let mut acceleration = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default();
-            let mut query = vk::PhysicalDeviceRayQueryFeaturesKHR::default();
-            let mut addresses = vk::PhysicalDeviceVulkan12Features::default();
-            let mut supported = vk::PhysicalDeviceFeatures2::default()
-                .push_next(&mut acceleration)
-                .push_next(&mut query)
-                .push_next(&mut addresses);
-            unsafe { instance.raw.get_physical_device_features2(physical, &mut supported) };
-            acceleration.acceleration_structure == vk::TRUE
-                && query.ray_query == vk::TRUE
-                && addresses.buffer_device_address == vk::TRUE
-        };
+        let ray_query = RAY_QUERY_EXTENSIONS.iter().all(|&name| offers(name)) && offers_ray_query(&instance, physical);
         let mut acceleration_features =
             vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default().acceleration_structure(true);
         let mut ray_query_features = vk::PhysicalDeviceRayQueryFeaturesKHR::default().ray_query(true);
@@ -216,15 +184,7 @@ impl Device {
             }
         };
         let debug_utils = instance.debug_utils.then(|| ash::ext::debug_utils::Device::new(&instance.raw, &raw));
-        let allocator = Allocator::new(&AllocatorCreateDesc {
-            instance: instance.raw.clone(),
-            device: raw.clone(),
-            physical_device: physical,
-            debug_settings: Default::default(),
-            buffer_device_address: ray_query,
-            allocation_sizes: Default::default(),
-        });
-        let allocator = match allocator {
+        let allocator = match allocator(&instance, &raw, physical, ray_query) {
             Ok(allocator) => allocator,
             Err(source) => {
                 unsafe { raw.destroy_device(None) };
@@ -232,24 +192,8 @@ impl Device {
             }
         };
 
-        let mut driver_properties = vk::PhysicalDeviceDriverProperties::default();
-        let mut properties2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver_properties);
-        unsafe { instance.raw.get_physical_device_properties2(physical, &mut properties2) };
-        let driver_name = format!(
-            "{} {}",
-            driver_properties.driver_name_as_c_str().unwrap_or(c"?").to_string_lossy(),
-            driver_properties.driver_info_as_c_str().unwrap_or(c"").to_string_lossy()
-        );
-
-        let ray_query = ray_query.then(|| {
-            let mut acceleration = vk::PhysicalDeviceAccelerationStructurePropertiesKHR::default();
-            let mut properties2 = vk::PhysicalDeviceProperties2::default().push_next(&mut acceleration);
-            unsafe { instance.raw.get_physical_device_properties2(physical, &mut properties2) };
-            RayQuery {
-                loader: ash::khr::acceleration_structure::Device::new(&instance.raw, &raw),
-                scratch_alignment: u64::from(acceleration.min_acceleration_structure_scratch_offset_alignment).max(1),
-            }
-        });
+        let driver_name = driver_name(&instance, physical);
+        let ray_query = ray_query.then(|| ray_query_of(&instance, physical, &raw));
         let device = Device {
             allocator: ManuallyDrop::new(Arc::new(Mutex::new(allocator))),
             dispatch,
@@ -272,6 +216,32 @@ impl Device {
         device.set_name(device.queue, "queue.main");
         log::info!("device: {} ({})", device.name(), device.driver_name);
         Ok(device)
+    }
+
+    /// The physical device to use, its properties and its queue family: a discrete GPU first; lavapipe
+    /// (a CPU device) is fine when it is all there is. An error lists why each was refused.
+    fn pick(instance: &Instance, request: &DeviceRequest<'_>) -> Result<(vk::PhysicalDevice, vk::PhysicalDeviceProperties, u32)> {
+        let physical_devices = unsafe { instance.raw.enumerate_physical_devices() }.check("vkEnumeratePhysicalDevices")?;
+        if physical_devices.is_empty() {
+            return Err(Error::NoDevice("the loader found no physical device".into()));
+        }
+        let mut rejected = Vec::new();
+        let mut candidates = Vec::new();
+        for &physical in &physical_devices {
+            let properties = unsafe { instance.raw.get_physical_device_properties(physical) };
+            let name = properties.device_name_as_c_str().unwrap_or(c"?").to_string_lossy().into_owned();
+            match Self::suitability(instance, physical, &properties, request) {
+                Ok(queue_family) => {
+                    candidates.push((device_type_rank(properties.device_type), physical, properties, queue_family))
+                }
+                Err(reason) => rejected.push(format!("{name}: {reason}")),
+            }
+        }
+        candidates.sort_by_key(|candidate| candidate.0);
+        match candidates.first() {
+            Some(&(_, physical, properties, queue_family)) => Ok((physical, properties, queue_family)),
+            None => Err(Error::NoDevice(rejected.join("; "))),
+        }
     }
 
     /// Why a physical device will not do, or the queue family to use on it.
@@ -479,5 +449,56 @@ impl Drop for Device {
             self.raw.destroy_device(None);
         }
         // `instance` drops after this, as the last field.
+    }
+}
+
+/// Whether `physical` has every feature ray query needs (its extensions offered).
+fn offers_ray_query(instance: &Instance, physical: vk::PhysicalDevice) -> bool {
+    let mut acceleration = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default();
+    let mut query = vk::PhysicalDeviceRayQueryFeaturesKHR::default();
+    let mut addresses = vk::PhysicalDeviceVulkan12Features::default();
+    let mut supported =
+        vk::PhysicalDeviceFeatures2::default().push_next(&mut acceleration).push_next(&mut query).push_next(&mut addresses);
+    unsafe { instance.raw.get_physical_device_features2(physical, &mut supported) };
+    acceleration.acceleration_structure == vk::TRUE && query.ray_query == vk::TRUE && addresses.buffer_device_address == vk::TRUE
+}
+
+/// The allocator for `raw`, with buffer device addresses where ray query needs them.
+fn allocator(
+    instance: &Instance,
+    raw: &ash::Device,
+    physical: vk::PhysicalDevice,
+    buffer_device_address: bool,
+) -> std::result::Result<Allocator, gpu_allocator::AllocationError> {
+    Allocator::new(&AllocatorCreateDesc {
+        instance: instance.raw.clone(),
+        device: raw.clone(),
+        physical_device: physical,
+        debug_settings: Default::default(),
+        buffer_device_address,
+        allocation_sizes: Default::default(),
+    })
+}
+
+/// The driver's name and version string, as the log and the reports show it.
+fn driver_name(instance: &Instance, physical: vk::PhysicalDevice) -> String {
+    let mut driver_properties = vk::PhysicalDeviceDriverProperties::default();
+    let mut properties2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver_properties);
+    unsafe { instance.raw.get_physical_device_properties2(physical, &mut properties2) };
+    format!(
+        "{} {}",
+        driver_properties.driver_name_as_c_str().unwrap_or(c"?").to_string_lossy(),
+        driver_properties.driver_info_as_c_str().unwrap_or(c"").to_string_lossy()
+    )
+}
+
+/// The acceleration-structure functions and the scratch alignment, for a device with ray query.
+fn ray_query_of(instance: &Instance, physical: vk::PhysicalDevice, raw: &ash::Device) -> RayQuery {
+    let mut acceleration = vk::PhysicalDeviceAccelerationStructurePropertiesKHR::default();
+    let mut properties2 = vk::PhysicalDeviceProperties2::default().push_next(&mut acceleration);
+    unsafe { instance.raw.get_physical_device_properties2(physical, &mut properties2) };
+    RayQuery {
+        loader: ash::khr::acceleration_structure::Device::new(&instance.raw, raw),
+        scratch_alignment: u64::from(acceleration.min_acceleration_structure_scratch_offset_alignment).max(1),
     }
 }

@@ -4,8 +4,10 @@
 //! Its levels of detail are built in [`lod`].
 
 mod clip_choice;
+mod clips;
 pub use clip_choice::NameKind;
 mod facing;
+mod file_layout;
 mod front;
 mod geometry;
 mod influence_offsets;
@@ -14,6 +16,7 @@ mod morph;
 mod samples;
 
 pub use facing::Facing;
+pub use file_layout::{FileLayout, FileMesh};
 pub use geometry::{compute_normals, compute_tangents, normalize_influences};
 pub use morph::{MorphTarget, VertexOffsets};
 pub use samples::PoseSamples;
@@ -23,7 +26,7 @@ use std::path::PathBuf;
 use glam::{Vec2, Vec3, Vec4};
 
 use crate::anim::bounds::ModelBounds;
-use crate::anim::{Aabb, Animation, Clip, ClipRange, Influence, RangeUnit, Skeleton};
+use crate::anim::{Aabb, Animation, Clip, Influence, Skeleton};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Vertex {
@@ -196,87 +199,7 @@ pub struct Model {
     pub influence_offsets: Vec<Vec3>,
 }
 
-/// Where a model's joints and vertices are in its file, and the file's own units and axes: what
-/// `inspect --pose` reports in, so other tools can hold vkskin's evaluation against their own.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct FileLayout {
-    /// Model space from the file's units and axes (the identity for glTF and Milkshape, which are
-    /// Y-up like vkskin).
-    pub to_model: glam::Mat4,
-    /// The skeleton's joints in the file's order, as indices into it; empty: the skeleton's order
-    /// is the file's.
-    pub joint_order: Vec<u32>,
-    /// The file's meshes in its order, each with its vertices in the file's order; empty (a model
-    /// built in code): the model's meshes stand in, their vertices in the order their triangles
-    /// first use them.
-    pub meshes: Vec<FileMesh>,
-    /// The joints that are the file's mesh nodes, not bones (FBX makes every node a joint, glTF a
-    /// rigid mesh's node one): a rigid part or a skinned mesh's own node, which `inspect` lists
-    /// apart and a carried clip does not report as left at rest. Sorted.
-    pub mesh_nodes: Vec<usize>,
-}
-
-/// One mesh of a file and where its vertices went.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FileMesh {
-    pub name: String,
-    /// Per vertex of the file, in its order, the model vertex it became (the first, where normals
-    /// or UVs split it); `None` for one no triangle uses, which the model does not keep.
-    pub vertices: Vec<Option<u32>>,
-}
-
-impl FileMesh {
-    /// A file mesh from the point (control point, position) each of its vertices was made from:
-    /// vertex `first_vertex + i` came from point `points[i]`, and each of the `point_count` points
-    /// maps to the first vertex made from it.
-    pub fn first_uses(name: String, point_count: usize, first_vertex: u32, points: &[u32]) -> FileMesh {
-        let mut vertices: Vec<Option<u32>> = vec![None; point_count];
-        for (offset, &point) in points.iter().enumerate() {
-            if let Some(first) = vertices.get_mut(point as usize).filter(|first| first.is_none()) {
-                *first = Some(first_vertex + offset as u32);
-            }
-        }
-        FileMesh { name, vertices }
-    }
-}
-
-impl FileLayout {
-    /// The vertices renumbered (`new_index[old]`), after the levels of detail reorder them.
-    pub fn renumber_vertices(&mut self, new_index: &[u32]) {
-        for vertex in self.meshes.iter_mut().flat_map(|mesh| mesh.vertices.iter_mut()).flatten() {
-            *vertex = new_index.get(*vertex as usize).copied().unwrap_or(*vertex);
-        }
-    }
-
-    /// The joints in the file's order (indices into a skeleton of `joint_count`).
-    pub fn joints(&self, joint_count: usize) -> Vec<usize> {
-        if self.joint_order.len() == joint_count {
-            self.joint_order.iter().map(|&joint| joint as usize).collect()
-        } else {
-            (0..joint_count).collect()
-        }
-    }
-}
-
 impl Model {
-    /// The file's meshes with their vertices in its order ([`FileLayout::meshes`]), or, where the
-    /// loader keeps none, each mesh's vertices in the order its triangles first use them.
-    pub fn file_meshes(&self) -> Vec<FileMesh> {
-        if !self.layout.meshes.is_empty() {
-            return self.layout.meshes.clone();
-        }
-        self.meshes
-            .iter()
-            .map(|mesh| {
-                let mut seen = std::collections::HashSet::new();
-                let start = mesh.first_index as usize;
-                let indices = self.indices.get(start..start + mesh.index_count as usize).unwrap_or(&[]);
-                let vertices = indices.iter().filter(|&&index| seen.insert(index)).map(|&index| Some(index)).collect();
-                FileMesh { name: mesh.name.clone(), vertices }
-            })
-            .collect()
-    }
-
     /// Where each joint stands in the bind pose (model space), from its inverse bind matrix.
     pub fn bind_joint_positions(&self) -> Vec<Vec3> {
         self.skeleton.joints.iter().map(|joint| joint.inverse_bind.inverse().w_axis.truncate()).collect()
@@ -295,43 +218,6 @@ impl Model {
     /// [`crate::anim::bounds`]).
     pub fn animated_bounds(&self) -> Aabb {
         self.bounds.animations.iter().fold(self.rest_bounds(), |acc, animation| acc.union(animation.total()))
-    }
-
-    /// Adds named clips cut from the first animation, before the whole animations' clips: frames
-    /// count as the file does (frame f at f / frame rate, so Milkshape's 1-based frames and MD5's
-    /// 0-based ones both land on their keys), seconds as they are. A clip plays from its first
-    /// bound to its last and loops back.
-    pub fn cut_clips(&mut self, ranges: &[ClipRange]) -> Result<(), String> {
-        let Some(animation) = self.animations.first() else {
-            return Err(format!("{} has no animation to cut clips from", self.name));
-        };
-        let mut cut = Vec::with_capacity(ranges.len());
-        for range in ranges {
-            let scale = match range.unit {
-                RangeUnit::Seconds => 1.0,
-                RangeUnit::Frames => match animation.frame_rate {
-                    Some(rate) => 1.0 / f64::from(rate),
-                    None => {
-                        return Err(format!(
-                            "clip \"{}\": {} counts time, not frames: give seconds, like {}s-{}s",
-                            range.name, self.name, range.first, range.last
-                        ))
-                    }
-                },
-            };
-            let (start, end) = (range.first * scale, range.last * scale);
-            // A thousandth of a frame of slack for the last key's rounding.
-            if end > f64::from(animation.duration) + scale * 1e-3 {
-                return Err(format!(
-                    "clip \"{}\" ends at {end:.3} s, past the end of \"{}\" ({:.3} s)",
-                    range.name, animation.name, animation.duration
-                ));
-            }
-            cut.push(Clip { name: range.name.clone(), animation: 0, start: start as f32, duration: (end - start) as f32 });
-        }
-        cut.append(&mut self.clips);
-        self.clips = cut;
-        Ok(())
     }
 
     /// Every joint's model-space matrix in an animation at a time (no blending, no world): what the
@@ -440,64 +326,6 @@ impl Model {
         let mut model = Model { name, skeleton, animations, stats, layout, ..Model::default() };
         model.clip_each_animation();
         model
-    }
-
-    /// Gives every animation a clip of its own when the loader made none. Loaders call it last.
-    pub fn clip_each_animation(&mut self) {
-        if self.clips.is_empty() {
-            self.clips = self
-                .animations
-                .iter()
-                .enumerate()
-                .map(|(index, animation)| Clip {
-                    name: animation.name.clone(),
-                    animation: index,
-                    start: 0.0,
-                    duration: animation.duration,
-                })
-                .collect();
-        }
-    }
-
-    /// Every animation's joint channels compressed (`anim::compress`) within ACL's bound scaled to
-    /// the model's extent, animations in parallel: None for one without channels, or why it keeps
-    /// its keys. [`Model::take_compressed`] puts them in.
-    pub fn compressed_clips(&self) -> Vec<Option<Result<crate::anim::compress::CompressedAnimation, String>>> {
-        use rayon::prelude::*;
-        let precision = crate::anim::compress::Precision::for_figure(self.extent());
-        let (joints, targets) = (self.skeleton.len(), self.morph_targets.len());
-        self.animations
-            .par_iter()
-            .map(|animation| {
-                (!animation.channels.is_empty()).then(|| {
-                    let compressed = crate::anim::compress::encode::compress(&self.skeleton, animation, precision)?;
-                    // A clip of few keys sampled densely (a spline, a key a few milliseconds from the next).
-                    let keys = animation.key_gpu_bytes(joints, targets);
-                    match animation.bytes_on_gpu(Some(&compressed), joints, targets) {
-                        bytes if bytes >= keys => Err(format!("kept as keys: compressed it takes {bytes} B, its keys {keys} B")),
-                        _ => Ok(compressed),
-                    }
-                })
-            })
-            .collect()
-    }
-
-    /// Plays the animations compressed ([`Model::compressed_clips`]); one that cannot be keeps its
-    /// keys, with a note saying why.
-    pub fn take_compressed(&mut self, compressed: Vec<Option<Result<crate::anim::compress::CompressedAnimation, String>>>) {
-        for (animation, result) in self.animations.iter_mut().zip(compressed) {
-            match result {
-                Some(Ok(compressed)) => animation.compressed = Some(compressed),
-                Some(Err(why)) => self.stats.notes.push(format!("clip \"{}\": {why}", animation.name)),
-                None => {}
-            }
-        }
-    }
-
-    /// Compresses every animation ([`Model::compressed_clips`], [`Model::take_compressed`]).
-    pub fn compress_clips(&mut self) {
-        let compressed = self.compressed_clips();
-        self.take_compressed(compressed);
     }
 
     /// The culling cells of every animation, from the skeleton, animations and vertices (not their

@@ -338,7 +338,7 @@ impl Renderer {
         // The passes' pipelines: a driver's first time compiles them (said, with progress).
         let mut progress = progress::Compiling::new(Passes::pipeline_count(device, models, strategy, settings));
         let made_for = PassesFor { models, gpu_model: &gpu_model, slots: &slots, plan: &plan, strategy, settings, color_format };
-        let MadePasses { passes, skin_inputs, cull_mode } = Passes::new(device, &made_for, &mut progress)?;
+        let MadePasses { passes, skin_inputs, cull_mode } = Passes::build(device, &made_for, &mut progress)?;
         plan.trace = passes.trace.as_ref().map(|trace| trace.plan.clone());
 
         let command_pool = CommandPool::new(device, "frame.command_pool", vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER)?;

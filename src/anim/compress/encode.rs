@@ -23,16 +23,15 @@ use glam::{Mat4, Quat, Vec3, Vec4};
 use rayon::prelude::*;
 
 use super::grid::{raw_value, sample_grid};
+use super::tracks::{canonical, same, BitWriter, Moving};
 use super::{
-    dequantize, interpolate, pose_error, set_property, shell_error, with_dropped, CompressedAnimation, Precision, Track,
-    TrackData, HEADER_WORDS, MAX_BITS, SEGMENT_SAMPLES,
+    interpolate, pose_error, set_property, shell_error, CompressedAnimation, Precision, Track, TrackData, HEADER_WORDS, MAX_BITS,
+    SEGMENT_SAMPLES,
 };
 use crate::anim::{compose_joint, local_to_model, Animation, Channel, JointPose, Property, Skeleton};
 
 /// The share of the bound a clip may reach at the times measured (samples, half way).
 const ACCEPTED: f32 = 0.97;
-/// Values within this of each other are the same (a property that does not move).
-const SAME: f32 = 1e-6;
 
 /// Compresses `animation`'s joint channels (`skeleton`'s joints) within `precision`, or says why
 /// the clip keeps its keys: more samples than its keys justify, or a bound no bit width reaches.
@@ -112,131 +111,6 @@ pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: Precision
         }
     }
     Err(format!("kept as keys: no bit width up to {MAX_BITS} keeps it within 0.01 cm on a 1.8 m figure"))
-}
-
-/// A rotation with w ≥ 0 (the one of q and −q the format keeps); other values as they are.
-fn canonical(property: Property, value: Vec4) -> Vec4 {
-    if property == Property::Rotation && value.w < 0.0 {
-        -value
-    } else {
-        value
-    }
-}
-
-fn same(property: Property, a: Vec4, b: Vec4) -> bool {
-    match property {
-        Property::Rotation => (a - b).length() <= SAME,
-        _ => (a - b).length() <= SAME * a.length().max(1.0),
-    }
-}
-
-/// A track that moves: its samples, the three values each keeps (a rotation: all but its segment's
-/// dropped component, signed so that one is ≥ 0) and their range over the clip.
-struct Moving {
-    joint: usize,
-    property: Property,
-    samples: Vec<Vec4>,
-    /// Per segment, the rotation component dropped (3, w, for other properties: unused).
-    dropped: Vec<u32>,
-    kept: Vec<[f32; 3]>,
-    minimum: [f32; 3],
-    extent: [f32; 3],
-}
-
-impl Moving {
-    fn new(joint: usize, property: Property, samples: Vec<Vec4>) -> Moving {
-        let dropped: Vec<u32> = samples
-            .chunks(SEGMENT_SAMPLES)
-            .map(|segment| if property == Property::Rotation { component_to_drop(segment) } else { 3 })
-            .collect();
-        let kept: Vec<[f32; 3]> =
-            samples.iter().enumerate().map(|(index, &value)| keep(property, value, dropped[index / SEGMENT_SAMPLES])).collect();
-        let mut minimum = [f32::INFINITY; 3];
-        let mut maximum = [f32::NEG_INFINITY; 3];
-        for value in &kept {
-            for component in 0..3 {
-                minimum[component] = minimum[component].min(value[component]);
-                maximum[component] = maximum[component].max(value[component]);
-            }
-        }
-        let extent = [0, 1, 2].map(|component| maximum[component] - minimum[component]);
-        Moving { joint, property, samples, dropped, kept, minimum, extent }
-    }
-
-    /// A segment's range of each component, in 255ths of the clip's: (minimum, extent) pairs.
-    fn segment_range(&self, samples: std::ops::Range<usize>) -> [(u32, u32); 3] {
-        [0, 1, 2].map(|component| {
-            if self.extent[component] <= 0.0 {
-                return (0, 0);
-            }
-            let (low, high) = self.kept[samples.clone()].iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(low, high), value| {
-                (low.min(value[component]), high.max(value[component]))
-            });
-            let scaled = |value: f32| (value - self.minimum[component]) / self.extent[component] * 255.0;
-            let first = (scaled(low).floor().clamp(0.0, 255.0)) as u32;
-            let last = (scaled(high).ceil().clamp(0.0, 255.0)) as u32;
-            (first, last.max(first) - first)
-        })
-    }
-
-    /// Sample `sample` quantized at `bits` within a segment's `range`.
-    fn quantize(&self, sample: usize, range: &[(u32, u32); 3], bits: u32) -> [u32; 3] {
-        let levels = ((1u32 << bits) - 1) as f32;
-        [0, 1, 2].map(|component| {
-            let low = dequantize(self.minimum[component], self.extent[component], range[component], 0.0);
-            let high = dequantize(self.minimum[component], self.extent[component], range[component], 1.0);
-            let fraction = if high > low { (self.kept[sample][component] - low) / (high - low) } else { 0.0 };
-            (fraction.clamp(0.0, 1.0) * levels).round() as u32
-        })
-    }
-
-    /// The value the decoder gives for sample `sample` quantized (as `packed_value` computes it).
-    fn decoded(&self, sample: usize, range: &[(u32, u32); 3], bits: u32) -> Vec4 {
-        let values = self.quantize(sample, range, bits);
-        let levels = ((1u32 << bits) - 1) as f32;
-        let mut kept = Vec3::ZERO;
-        for component in 0..3 {
-            let fraction = if bits == 0 { 0.5 } else { values[component] as f32 / levels };
-            kept[component] = dequantize(self.minimum[component], self.extent[component], range[component], fraction);
-        }
-        match self.property {
-            Property::Rotation => with_dropped(kept, self.dropped[sample / SEGMENT_SAMPLES]),
-            _ => kept.extend(0.0),
-        }
-    }
-
-    /// How far a decoded value is from the sample (rotations: q and −q are one).
-    fn stray(&self, sample: usize, decoded: Vec4) -> f32 {
-        let raw = self.samples[sample];
-        match self.property {
-            Property::Rotation => (decoded - raw).length().min((decoded + raw).length()),
-            _ => (decoded - raw).length(),
-        }
-    }
-}
-
-/// The rotation component to drop in a segment: w while it stays clear of 0, else the one farthest
-/// from 0 throughout (its rebuild from unit length is then well conditioned).
-fn component_to_drop(segment: &[Vec4]) -> u32 {
-    let smallest = |component: usize| segment.iter().map(|value| value[component].abs()).fold(f32::INFINITY, f32::min);
-    if smallest(3) >= 0.3 {
-        return 3;
-    }
-    (0..4).max_by(|&a, &b| smallest(a).total_cmp(&smallest(b))).unwrap_or(3) as u32
-}
-
-/// The three components a sample keeps: x y z, or a rotation's all but `dropped`, signed so the
-/// dropped one is ≥ 0.
-fn keep(property: Property, value: Vec4, dropped: u32) -> [f32; 3] {
-    if property != Property::Rotation {
-        return value.truncate().to_array();
-    }
-    let value = if value[dropped as usize] < 0.0 { -value } else { value };
-    let mut kept = [0.0; 3];
-    for (slot, component) in (0..4).filter(|&component| component != dropped as usize).enumerate() {
-        kept[slot] = value[component];
-    }
-    kept
 }
 
 struct Context<'a> {
@@ -417,28 +291,6 @@ impl<'a> Context<'a> {
             tracks.push(Track { joint: moving.joint, property: moving.property, data: TrackData::Packed(writer.words) });
         }
         tracks
-    }
-}
-
-/// Appends values of a given bit width to words, low bits first.
-struct BitWriter {
-    words: Vec<u32>,
-    bit: u64,
-}
-
-impl BitWriter {
-    fn push(&mut self, value: u32, bits: u32) {
-        if bits == 0 {
-            return;
-        }
-        let word = (self.bit >> 5) as usize;
-        let shift = (self.bit & 31) as u32;
-        self.words.resize(((self.bit + u64::from(bits)).div_ceil(32)) as usize, 0);
-        self.words[word] |= value << shift;
-        if shift + bits > 32 {
-            self.words[word + 1] |= value >> (32 - shift);
-        }
-        self.bit += u64::from(bits);
     }
 }
 

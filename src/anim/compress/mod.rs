@@ -28,6 +28,7 @@
 
 pub mod encode;
 mod grid;
+mod tracks;
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 

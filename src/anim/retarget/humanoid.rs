@@ -14,7 +14,7 @@
 use ahash::AHashMap as HashMap;
 
 use super::super::Skeleton;
-use super::names::joint_key;
+use super::key::joint_key;
 
 /// A humanoid bone, sided ones as left and right.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

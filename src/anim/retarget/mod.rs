@@ -37,9 +37,10 @@
 
 pub mod compare;
 pub mod humanoid;
+mod key;
 mod names;
 
-pub use names::joint_key;
+pub use key::joint_key;
 use names::match_joints_counted;
 
 use glam::{Mat3, Mat4, Quat, Vec3, Vec4};

@@ -4,25 +4,8 @@
 use ahash::AHashMap as HashMap;
 
 use super::humanoid;
+use super::key::joint_key;
 use crate::anim::Skeleton;
-
-/// A joint name as compared: the part after the last namespace separator (`mixamorig:`,
-/// `Armature|`), without a `Character1_` or `mixamorig_` prefix, lower case, without spaces,
-/// underscores, hyphens and dots.
-pub fn joint_key(name: &str) -> String {
-    let last = name.rsplit([':', '|']).next().unwrap_or(name);
-    let lower = last.to_lowercase();
-    let mut rest = lower.as_str();
-    for prefix in ["mixamorig", "character"] {
-        if let Some(after) = rest.strip_prefix(prefix) {
-            let after = after.trim_start_matches(|c: char| c.is_ascii_digit());
-            if let Some(after) = after.strip_prefix(['_', ' ']).filter(|after| !after.is_empty()) {
-                rest = after;
-            }
-        }
-    }
-    rest.chars().filter(|c| !matches!(c, ' ' | '_' | '-' | '.')).collect()
-}
 
 /// Per source joint, the target joints it drives (see [`retarget`]). Where names repeat (an FBX
 /// mesh node named as the bone it hangs from, a glTF node in two skins), a joint first takes those
@@ -191,17 +174,5 @@ mod tests {
         };
         let target = Skeleton { joints: vec![joint("Body", None), joint("Abdomen", Some(0)), joint("Torso", Some(1))] };
         assert_eq!(match_joints(&source, &target), vec![vec![0], vec![], vec![1], vec![2]]);
-    }
-
-    #[test]
-    fn names_match_across_namespaces_and_case() {
-        assert_eq!(joint_key("mixamorig:LeftArm"), "leftarm");
-        assert_eq!(joint_key("mixamorig1:LeftArm"), "leftarm");
-        assert_eq!(joint_key("mixamorig_LeftArm"), "leftarm");
-        assert_eq!(joint_key("Armature|Left_Arm"), "leftarm");
-        assert_eq!(joint_key("Character1_LeftArm"), "leftarm");
-        assert_eq!(joint_key("left arm"), "leftarm");
-        assert_eq!(joint_key("Character"), "character", "a prefix alone is the name");
-        assert_ne!(joint_key("LeftArm"), joint_key("RightArm"));
     }
 }

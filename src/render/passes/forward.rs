@@ -201,6 +201,9 @@ pub enum PreviousPositions<'a> {
 /// The model pipeline's push constants: the material's colour (fragment).
 const PUSH_BYTES: u32 = 16;
 
+/// A material's descriptor set and its base colour.
+type MaterialSet = (vk::DescriptorSet, [f32; 4]);
+
 /// The model's and the ground's pipelines, for one shape of the pass's attachments.
 struct DrawPipelines {
     model: Pipeline,
@@ -213,7 +216,7 @@ pub struct ForwardPass {
     pub frame_set_layout: DescriptorSetLayout,
     pub material_set_layout: DescriptorSetLayout,
     /// A set a material (its base colour and normal map), and its base colour factor.
-    materials: Vec<(vk::DescriptorSet, [f32; 4])>,
+    materials: Vec<MaterialSet>,
     _material_pool: DescriptorPool,
     _texture_sampler: Sampler,
     /// Its per-frame sets (one a frame in flight), and the shadow map's comparing sampler in them.
@@ -291,103 +294,17 @@ impl ForwardPass {
         };
         // Two of each: without the velocity target (its format undefined, its view none: nothing
         // reads motion this frame) and with it.
-        let build = |velocity: bool| -> gpu::Result<DrawPipelines> {
-            let (format, suffix) = velocity_attachment(velocity);
-            // Each shader's build (build.rs: variants): with VELOCITY defined, or not; the fragment
-            // shaders' with RAY_SHADOWS (ray query) or not.
-            let pick = |with: &'static [u8], without: &'static [u8]| if velocity { with } else { without };
-            use crate::render::shaders::*;
-            let traced = shadows == Shadows::Ray;
-            let fragment = |[map, map_velocity, ray, ray_velocity]: [&'static [u8]; 4]| match traced {
-                true => pick(ray_velocity, ray),
-                false => pick(map_velocity, map),
-            };
-            let base = GraphicsDesc {
-                vertex_shader: pick(FORWARD_VERT_VELOCITY, FORWARD_VERT),
-                fragment_shader: Some(fragment([
-                    FORWARD_FRAG,
-                    FORWARD_FRAG_VELOCITY,
-                    FORWARD_FRAG_RAY_SHADOWS,
-                    FORWARD_FRAG_VELOCITY_RAY_SHADOWS,
-                ])),
-                second_color: Some((format, velocity)),
-                ..base
-            };
-            // The `cpu` strategy's previous positions are a second vertex buffer.
-            let (streamed_bindings, streamed_attributes) = match velocity {
-                true => (&streamed_bindings[..], &streamed_attributes[..]),
-                false => (&bindings[..], &attributes[..]),
-            };
-            let model = match (strategy, skin_inputs) {
-                (Strategy::Cpu, _) => Pipeline::graphics(
-                    device,
-                    &format!("forward.model.streamed{suffix}"),
-                    &GraphicsDesc {
-                        vertex_shader: pick(FORWARD_STREAMED_VERT_VELOCITY, FORWARD_STREAMED_VERT),
-                        vertex_bindings: streamed_bindings,
-                        vertex_attributes: streamed_attributes,
-                        ..base
-                    },
-                )?,
-                (Strategy::Vertex, Some(skin_inputs)) => Pipeline::graphics(
-                    device,
-                    &format!("forward.model.vertex_skinning{suffix}"),
-                    &GraphicsDesc {
-                        vertex_shader: pick(FORWARD_SKINNING_VERT_VELOCITY, FORWARD_SKINNING_VERT),
-                        vertex_bindings: &[],
-                        vertex_attributes: &[],
-                        set_layouts: &[&frame_set_layout, &material_set_layout, skin_inputs],
-                        ..base
-                    },
-                )?,
-                (_, Some(skin_inputs)) => Pipeline::graphics(
-                    device,
-                    &format!("forward.model{suffix}"),
-                    &GraphicsDesc { set_layouts: &[&frame_set_layout, &material_set_layout, skin_inputs], ..base },
-                )?,
-                (_, None) => {
-                    return Err(gpu::Error::Other("the forward pass skins previous positions from the skin inputs".into()))
-                }
-            };
-            let ground = Pipeline::graphics(
-                device,
-                &format!("forward.ground{suffix}"),
-                &GraphicsDesc {
-                    vertex_shader: pick(GROUND_VERT_VELOCITY, GROUND_VERT),
-                    fragment_shader: Some(fragment([
-                        GROUND_FRAG,
-                        GROUND_FRAG_VELOCITY,
-                        GROUND_FRAG_RAY_SHADOWS,
-                        GROUND_FRAG_VELOCITY_RAY_SHADOWS,
-                    ])),
-                    vertex_bindings: &[],
-                    vertex_attributes: &[],
-                    set_layouts: &[&frame_set_layout],
-                    push_constants: None,
-                    // Seen from above and below alike (the camera orbits).
-                    cull_mode: vk::CullModeFlags::NONE,
-                    ..base
-                },
-            )?;
-            Ok(DrawPipelines { model, ground })
+        let variants = DrawVariants {
+            base,
+            streamed: (&streamed_bindings, &streamed_attributes),
+            skinned: (&bindings, &attributes),
+            strategy,
+            skin_inputs,
+            set_layouts: [&frame_set_layout, &material_set_layout],
+            traced: shadows == Shadows::Ray,
         };
-        let pipelines = [build(false)?, build(true)?];
-        let texture_sampler = Sampler::linear_repeat(device, "material.sampler")?;
-        let count = materials.len().max(1) as u32;
-        let material_pool = DescriptorPool::for_sets(device, "forward.material_pool", &[(&material_set_layout, count)])?;
-        let mut material_sets = Vec::new();
-        for (index, material) in materials.iter().enumerate() {
-            let set = material_pool.allocate(&material_set_layout, &format!("material[{index}].set"))?;
-            crate::gpu::descriptors::write_set(
-                device,
-                set,
-                &[
-                    (BINDING_BASE_COLOR, Resource::SampledImage(material.texture.view, texture_sampler.raw)),
-                    (BINDING_NORMAL_MAP, Resource::SampledImage(material.normal_map.view, texture_sampler.raw)),
-                ],
-            );
-            material_sets.push((set, material.base_color));
-        }
+        let pipelines = [variants.build(device, false)?, variants.build(device, true)?];
+        let (material_sets, material_pool, texture_sampler) = material_sets(device, &material_set_layout, materials)?;
         let frame_pool = DescriptorPool::for_sets(device, "forward.frame_pool", &[(&frame_set_layout, FRAMES_IN_FLIGHT as u32)])?;
         let shadow_sampler = Sampler::shadow_compare(device, "shadow.sampler")?;
         Ok(ForwardPass {
@@ -517,4 +434,127 @@ impl ForwardPass {
         device.cmd_end_rendering(command_buffer);
         device.end_label(command_buffer);
     }
+}
+
+/// What the forward pass's pipelines share, and what each variant changes.
+struct DrawVariants<'a> {
+    base: GraphicsDesc<'a>,
+    /// The `cpu` strategy's vertex inputs with previous positions (a second buffer), and the
+    /// skinned vertices' alone.
+    streamed: (&'a [vk::VertexInputBindingDescription], &'a [vk::VertexInputAttributeDescription]),
+    skinned: (&'a [vk::VertexInputBindingDescription], &'a [vk::VertexInputAttributeDescription]),
+    strategy: Strategy,
+    skin_inputs: Option<&'a DescriptorSetLayout>,
+    /// The frame set's and the material set's layouts.
+    set_layouts: [&'a DescriptorSetLayout; 2],
+    /// Shadows traced (the fragment shaders' RAY_SHADOWS builds) or from the map.
+    traced: bool,
+}
+
+impl DrawVariants<'_> {
+    /// The model's and the ground's pipelines, writing the velocity target or not.
+    fn build(&self, device: &Arc<Device>, velocity: bool) -> gpu::Result<DrawPipelines> {
+        let (format, suffix) = velocity_attachment(velocity);
+        // Each shader's build (build.rs: variants): with VELOCITY defined, or not; the fragment
+        // shaders' with RAY_SHADOWS (ray query) or not.
+        let pick = |with: &'static [u8], without: &'static [u8]| if velocity { with } else { without };
+        use crate::render::shaders::*;
+        let fragment = |[map, map_velocity, ray, ray_velocity]: [&'static [u8]; 4]| match self.traced {
+            true => pick(ray_velocity, ray),
+            false => pick(map_velocity, map),
+        };
+        let base = GraphicsDesc {
+            vertex_shader: pick(FORWARD_VERT_VELOCITY, FORWARD_VERT),
+            fragment_shader: Some(fragment([
+                FORWARD_FRAG,
+                FORWARD_FRAG_VELOCITY,
+                FORWARD_FRAG_RAY_SHADOWS,
+                FORWARD_FRAG_VELOCITY_RAY_SHADOWS,
+            ])),
+            second_color: Some((format, velocity)),
+            ..self.base
+        };
+        // The `cpu` strategy's previous positions are a second vertex buffer.
+        let (streamed_bindings, streamed_attributes) = match velocity {
+            true => self.streamed,
+            false => self.skinned,
+        };
+        let [frame_set_layout, material_set_layout] = self.set_layouts;
+        let model = match (self.strategy, self.skin_inputs) {
+            (Strategy::Cpu, _) => Pipeline::graphics(
+                device,
+                &format!("forward.model.streamed{suffix}"),
+                &GraphicsDesc {
+                    vertex_shader: pick(FORWARD_STREAMED_VERT_VELOCITY, FORWARD_STREAMED_VERT),
+                    vertex_bindings: streamed_bindings,
+                    vertex_attributes: streamed_attributes,
+                    ..base
+                },
+            )?,
+            (Strategy::Vertex, Some(skin_inputs)) => Pipeline::graphics(
+                device,
+                &format!("forward.model.vertex_skinning{suffix}"),
+                &GraphicsDesc {
+                    vertex_shader: pick(FORWARD_SKINNING_VERT_VELOCITY, FORWARD_SKINNING_VERT),
+                    vertex_bindings: &[],
+                    vertex_attributes: &[],
+                    set_layouts: &[frame_set_layout, material_set_layout, skin_inputs],
+                    ..base
+                },
+            )?,
+            (_, Some(skin_inputs)) => Pipeline::graphics(
+                device,
+                &format!("forward.model{suffix}"),
+                &GraphicsDesc { set_layouts: &[frame_set_layout, material_set_layout, skin_inputs], ..base },
+            )?,
+            (_, None) => return Err(gpu::Error::Other("the forward pass skins previous positions from the skin inputs".into())),
+        };
+        let ground = Pipeline::graphics(
+            device,
+            &format!("forward.ground{suffix}"),
+            &GraphicsDesc {
+                vertex_shader: pick(GROUND_VERT_VELOCITY, GROUND_VERT),
+                fragment_shader: Some(fragment([
+                    GROUND_FRAG,
+                    GROUND_FRAG_VELOCITY,
+                    GROUND_FRAG_RAY_SHADOWS,
+                    GROUND_FRAG_VELOCITY_RAY_SHADOWS,
+                ])),
+                vertex_bindings: &[],
+                vertex_attributes: &[],
+                set_layouts: &[frame_set_layout],
+                push_constants: None,
+                // Seen from above and below alike (the camera orbits).
+                cull_mode: vk::CullModeFlags::NONE,
+                ..base
+            },
+        )?;
+        Ok(DrawPipelines { model, ground })
+    }
+}
+
+/// A descriptor set per material (its texture and normal map), the pool they come from and their
+/// sampler.
+fn material_sets(
+    device: &Arc<Device>,
+    layout: &DescriptorSetLayout,
+    materials: &[GpuMaterial],
+) -> gpu::Result<(Vec<MaterialSet>, DescriptorPool, Sampler)> {
+    let texture_sampler = Sampler::linear_repeat(device, "material.sampler")?;
+    let count = materials.len().max(1) as u32;
+    let material_pool = DescriptorPool::for_sets(device, "forward.material_pool", &[(layout, count)])?;
+    let mut material_sets = Vec::new();
+    for (index, material) in materials.iter().enumerate() {
+        let set = material_pool.allocate(layout, &format!("material[{index}].set"))?;
+        crate::gpu::descriptors::write_set(
+            device,
+            set,
+            &[
+                (BINDING_BASE_COLOR, Resource::SampledImage(material.texture.view, texture_sampler.raw)),
+                (BINDING_NORMAL_MAP, Resource::SampledImage(material.normal_map.view, texture_sampler.raw)),
+            ],
+        );
+        material_sets.push((set, material.base_color));
+    }
+    Ok((material_sets, material_pool, texture_sampler))
 }

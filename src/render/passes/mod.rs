@@ -79,7 +79,7 @@ pub struct MadePasses {
 impl Passes {
     /// Every pass for `made_for`, each counted in `progress` as its pipelines are made (a driver's
     /// first time compiles them).
-    pub fn new(device: &Arc<Device>, made_for: &PassesFor<'_>, progress: &mut Compiling) -> gpu::Result<MadePasses> {
+    pub fn build(device: &Arc<Device>, made_for: &PassesFor<'_>, progress: &mut Compiling) -> gpu::Result<MadePasses> {
         let PassesFor { models, gpu_model, slots, plan, strategy, settings, color_format } = *made_for;
         // Room in the cull pass's work tables, per instance: the largest model's vertex groups for
         // the skin pass (`compute`), its triangle groups for the triangle pass's camera run, and
@@ -195,7 +195,7 @@ impl Passes {
         Ok(trace)
     }
 
-    /// Pipelines `Passes::new` makes for these choices (what `Compiling` counts).
+    /// Pipelines `Passes::build` makes for these choices (what `Compiling` counts).
     pub fn pipeline_count(device: &Device, models: &[&Model], strategy: Strategy, settings: RenderSettings) -> usize {
         7 + usize::from(triangles_run(device, models, strategy)) + usize::from(settings.shadows == Shadows::Ray)
     }

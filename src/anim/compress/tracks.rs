@@ -1,0 +1,158 @@
+//! The tracks a clip compresses into, before their bits are chosen: a moving property's samples
+//! and their range over a segment, quantized and read back as the palette pass reads them; the
+//! bit writer that packs them.
+
+use glam::{Vec3, Vec4};
+
+use super::{dequantize, with_dropped, SEGMENT_SAMPLES};
+use crate::anim::Property;
+
+/// Values within this of each other are the same (a property that does not move).
+const SAME: f32 = 1e-6;
+
+/// A rotation with w ≥ 0 (the one of q and −q the format keeps); other values as they are.
+pub(super) fn canonical(property: Property, value: Vec4) -> Vec4 {
+    if property == Property::Rotation && value.w < 0.0 {
+        -value
+    } else {
+        value
+    }
+}
+
+pub(super) fn same(property: Property, a: Vec4, b: Vec4) -> bool {
+    match property {
+        Property::Rotation => (a - b).length() <= SAME,
+        _ => (a - b).length() <= SAME * a.length().max(1.0),
+    }
+}
+
+/// A track that moves: its samples, the three values each keeps (a rotation: all but its segment's
+/// dropped component, signed so that one is ≥ 0) and their range over the clip.
+pub(super) struct Moving {
+    pub(super) joint: usize,
+    pub(super) property: Property,
+    pub(super) samples: Vec<Vec4>,
+    /// Per segment, the rotation component dropped (3, w, for other properties: unused).
+    pub(super) dropped: Vec<u32>,
+    pub(super) kept: Vec<[f32; 3]>,
+    pub(super) minimum: [f32; 3],
+    pub(super) extent: [f32; 3],
+}
+
+impl Moving {
+    pub(super) fn new(joint: usize, property: Property, samples: Vec<Vec4>) -> Moving {
+        let dropped: Vec<u32> = samples
+            .chunks(SEGMENT_SAMPLES)
+            .map(|segment| if property == Property::Rotation { component_to_drop(segment) } else { 3 })
+            .collect();
+        let kept: Vec<[f32; 3]> =
+            samples.iter().enumerate().map(|(index, &value)| keep(property, value, dropped[index / SEGMENT_SAMPLES])).collect();
+        let mut minimum = [f32::INFINITY; 3];
+        let mut maximum = [f32::NEG_INFINITY; 3];
+        for value in &kept {
+            for component in 0..3 {
+                minimum[component] = minimum[component].min(value[component]);
+                maximum[component] = maximum[component].max(value[component]);
+            }
+        }
+        let extent = [0, 1, 2].map(|component| maximum[component] - minimum[component]);
+        Moving { joint, property, samples, dropped, kept, minimum, extent }
+    }
+
+    /// A segment's range of each component, in 255ths of the clip's: (minimum, extent) pairs.
+    pub(super) fn segment_range(&self, samples: std::ops::Range<usize>) -> [(u32, u32); 3] {
+        [0, 1, 2].map(|component| {
+            if self.extent[component] <= 0.0 {
+                return (0, 0);
+            }
+            let (low, high) = self.kept[samples.clone()].iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(low, high), value| {
+                (low.min(value[component]), high.max(value[component]))
+            });
+            let scaled = |value: f32| (value - self.minimum[component]) / self.extent[component] * 255.0;
+            let first = (scaled(low).floor().clamp(0.0, 255.0)) as u32;
+            let last = (scaled(high).ceil().clamp(0.0, 255.0)) as u32;
+            (first, last.max(first) - first)
+        })
+    }
+
+    /// Sample `sample` quantized at `bits` within a segment's `range`.
+    pub(super) fn quantize(&self, sample: usize, range: &[(u32, u32); 3], bits: u32) -> [u32; 3] {
+        let levels = ((1u32 << bits) - 1) as f32;
+        [0, 1, 2].map(|component| {
+            let low = dequantize(self.minimum[component], self.extent[component], range[component], 0.0);
+            let high = dequantize(self.minimum[component], self.extent[component], range[component], 1.0);
+            let fraction = if high > low { (self.kept[sample][component] - low) / (high - low) } else { 0.0 };
+            (fraction.clamp(0.0, 1.0) * levels).round() as u32
+        })
+    }
+
+    /// The value the decoder gives for sample `sample` quantized (as `packed_value` computes it).
+    pub(super) fn decoded(&self, sample: usize, range: &[(u32, u32); 3], bits: u32) -> Vec4 {
+        let values = self.quantize(sample, range, bits);
+        let levels = ((1u32 << bits) - 1) as f32;
+        let mut kept = Vec3::ZERO;
+        for component in 0..3 {
+            let fraction = if bits == 0 { 0.5 } else { values[component] as f32 / levels };
+            kept[component] = dequantize(self.minimum[component], self.extent[component], range[component], fraction);
+        }
+        match self.property {
+            Property::Rotation => with_dropped(kept, self.dropped[sample / SEGMENT_SAMPLES]),
+            _ => kept.extend(0.0),
+        }
+    }
+
+    /// How far a decoded value is from the sample (rotations: q and −q are one).
+    pub(super) fn stray(&self, sample: usize, decoded: Vec4) -> f32 {
+        let raw = self.samples[sample];
+        match self.property {
+            Property::Rotation => (decoded - raw).length().min((decoded + raw).length()),
+            _ => (decoded - raw).length(),
+        }
+    }
+}
+
+/// The rotation component to drop in a segment: w while it stays clear of 0, else the one farthest
+/// from 0 throughout (its rebuild from unit length is then well conditioned).
+pub(super) fn component_to_drop(segment: &[Vec4]) -> u32 {
+    let smallest = |component: usize| segment.iter().map(|value| value[component].abs()).fold(f32::INFINITY, f32::min);
+    if smallest(3) >= 0.3 {
+        return 3;
+    }
+    (0..4).max_by(|&a, &b| smallest(a).total_cmp(&smallest(b))).unwrap_or(3) as u32
+}
+
+/// The three components a sample keeps: x y z, or a rotation's all but `dropped`, signed so the
+/// dropped one is ≥ 0.
+pub(super) fn keep(property: Property, value: Vec4, dropped: u32) -> [f32; 3] {
+    if property != Property::Rotation {
+        return value.truncate().to_array();
+    }
+    let value = if value[dropped as usize] < 0.0 { -value } else { value };
+    let mut kept = [0.0; 3];
+    for (slot, component) in (0..4).filter(|&component| component != dropped as usize).enumerate() {
+        kept[slot] = value[component];
+    }
+    kept
+}
+
+/// Appends values of a given bit width to words, low bits first.
+pub(super) struct BitWriter {
+    pub(super) words: Vec<u32>,
+    pub(super) bit: u64,
+}
+
+impl BitWriter {
+    pub(super) fn push(&mut self, value: u32, bits: u32) {
+        if bits == 0 {
+            return;
+        }
+        let word = (self.bit >> 5) as usize;
+        let shift = (self.bit & 31) as u32;
+        self.words.resize(((self.bit + u64::from(bits)).div_ceil(32)) as usize, 0);
+        self.words[word] |= value << shift;
+        if shift + bits > 32 {
+            self.words[word + 1] |= value >> (32 - shift);
+        }
+        self.bit += u64::from(bits);
+    }
+}
