@@ -16,11 +16,13 @@
 // (and the light's) the triangle pass's tables.
 //
 // Animation level of detail (`--animation-lod on`): a kept instance smaller on screen than a
-// threshold, or one only the light sees, has its palette computed every second frame (on the frames
-// of its own parity, so each frame takes half of them) and is skinned from last frame's palette
-// between; one whose palette is older than last frame's (culled, or just come near) computes it
-// now. The palette list holds the instances whose palettes the palette pass computes this frame
-// (src/render/passes/cull.rs: reference_far and computes_palette mirror it).
+// threshold has its palette computed every 2nd frame, one under a sixth of it every 4th, one under
+// a 24th every 8th (animation_interval; one only the light sees at least every 2nd), on the
+// frames of its own phase (instance + frame a multiple of the interval, so each frame takes an
+// even share of them) and is skinned from its last palette between; one whose palette is older
+// than its interval (culled, or just come near) computes it now. The palette list holds the
+// instances whose palettes the palette pass computes this frame (src/render/passes/cull.rs:
+// reference_interval and computes_palette mirror it).
 #include "common.glsl"
 #include "frame.glsl"
 
@@ -175,6 +177,19 @@ void emit(uint place, uint instance_index, bool camera, uint level) {
     }
 }
 
+// Frames between an instance's palettes under animation LOD: 1 (every frame) for one at least
+// the threshold across (push.far_ratio × its distance), then 2, 4 and 8 as it is under the
+// threshold, a sixth of it and a 24th (cull.rs: ANIMATION_LOD_STEPS); at least 2 for one only
+// the light sees. 1 with it off.
+uint animation_interval(float diameter, float distance, bool camera_sees) {
+    if (push.far_ratio <= 0.0) {
+        return 1u;
+    }
+    float threshold = push.far_ratio * distance;
+    uint interval = diameter >= threshold ? 1u : diameter >= threshold / 6.0 ? 2u : diameter >= threshold / 24.0 ? 4u : 8u;
+    return camera_sees ? interval : max(interval, 2u);
+}
+
 void main() {
     uint instance_index = gl_GlobalInvocationID.x;
     if (instance_index >= push.instance_count) {
@@ -236,26 +251,28 @@ void main() {
     debug_boxes[instance_index].max_corner = vec4(center + extent, 0.0);
     // The box's nearest point to the camera (0 inside it): no vertex is nearer, none larger on screen.
     float distance = length(max(abs(frame.camera_position.xyz - center) - extent, vec3(0.0)));
-    bool far = push.far_ratio > 0.0 && (!camera_sees || 2.0 * length(extent) < push.far_ratio * distance);
+    uint interval = animation_interval(2.0 * length(extent), distance, camera_sees);
     // palette_frames keeps the frame of the instance's palette and, in its top bit, whether it was
     // written with dual quaternions: a switch of mode makes the palette stale, so no frame skins
     // from dual-quaternion slots an older frame left (or none wrote).
     uint dual_bit = (instance.skinning & SKINNING_MODE_MASK) == SKINNING_DUAL_QUATERNION ? LIST_DUAL_QUATERNION : 0u;
     uint frame = push.palette_frame & ~LIST_DUAL_QUATERNION;
     uint kept = palette_frames[instance_index];
+    uint kept_frame = kept & ~LIST_DUAL_QUATERNION;
     bool switched = (kept & LIST_DUAL_QUATERNION) != dual_bit;
-    bool stale = (kept & ~LIST_DUAL_QUATERNION) + 1u != frame || switched;
+    bool last_frames = kept_frame + 1u == frame && !switched;
+    bool stale = kept_frame == 0u || frame - kept_frame > interval || switched;
     // A restart (a teleport, a cut) takes a new palette now, far or not: the old one has the old
     // place and pose in it.
     bool restarts = (instance.skinning & INSTANCE_RESTART) != 0u;
-    bool computes = !far || stale || restarts || ((instance_index ^ frame) & 1u) == 0u;
+    bool computes = stale || restarts || ((instance_index + frame) & (interval - 1u)) == 0u;
     // It moves by itself when it was drawn last frame (so its palette slots hold what it was drawn
     // with), gets a new palette now, and does not restart; and only while the velocity target is
     // written (else nothing reads the previous block). A record as last frame's (still) has not
     // moved, when last frame's palette came from that record: not when animation LOD drew it from
     // an older one.
     bool drawn_last_frame = (motions[instance_index] & ~MOTION_MOVING) + 1u == frame;
-    bool still = (instance.skinning & INSTANCE_STILL) != 0u && !stale;
+    bool still = (instance.skinning & INSTANCE_STILL) != 0u && last_frames;
     bool moving = push.motion_vectors != 0u && drawn_last_frame && computes && !switched && !restarts && !still;
     motions[instance_index] = frame | (moving ? MOTION_MOVING : 0u);
     if (computes) {

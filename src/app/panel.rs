@@ -41,7 +41,7 @@ pub struct PanelInfo<'a> {
     /// The levels are still being built on their worker thread (the full mesh is drawn meanwhile).
     pub levels_building: bool,
     pub light_culling: bool,
-    /// Far instances' palettes every second frame (`--animation-lod on`).
+    /// Far instances' palettes every 2nd, 4th or 8th frame (`--animation-lod on`).
     pub animation_lod: bool,
     /// Motion blur from the velocity target (`--motion-blur on`).
     pub motion_blur: bool,
@@ -115,7 +115,7 @@ pub enum Action {
     Open(std::path::PathBuf),
     /// Shows or hides the panel (F1).
     Panel(bool),
-    /// Animation LOD on or off (`--animation-lod`): far instances' palettes every second frame.
+    /// Animation LOD on or off (`--animation-lod`): far instances' palettes every 2nd, 4th or 8th frame.
     AnimationLod(bool),
     /// A morph target's weight held by hand over every instance's clips, or given back to them.
     Morph(usize, Option<f32>),
@@ -499,7 +499,7 @@ impl Panel {
             if step.clicked() {
                 actions.push(Action::Step);
             }
-            let hover = "palettes of instances under 48 pixels (or seen by the light only) every second frame";
+            let hover = "palettes of instances under 48 pixels (or seen by the light only) every 2nd frame, under 8 every 4th, under 2 every 8th";
             if let Some(on) = self.checkbox(ui, ("animation LOD", hover), info.animation_lod) {
                 actions.push(Action::AnimationLod(on));
             }

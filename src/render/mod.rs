@@ -231,15 +231,16 @@ pub struct Setup {
     /// dispatches make their rows wide enough to stay within it (tests lower it to see rows split).
     pub dispatch_rows: u32,
     /// Animation LOD: a kept instance less than this many pixels across on screen (or seen only by
-    /// the light) has its palette computed every second frame; None: every palette every frame.
-    /// Off unless asked for (`--animation-lod on`).
+    /// the light) has its palette computed every 2nd frame (under a sixth of it every 4th, under a
+    /// 24th every 8th); None: every palette every frame. None in `RenderSettings::default()`; the
+    /// commands' default is on (`--animation-lod`).
     pub animation_lod: Option<f32>,
     /// Shadows from the map or traced (`--shadows ray`: `Passes::trace` builds the structures).
     pub shadows: Shadows,
 }
 
-/// Screen size below which `--animation-lod on` computes an instance's palette every second frame:
-/// the box's diameter in pixels.
+/// Screen size below which `--animation-lod on` computes an instance's palette every 2nd frame
+/// (every 4th under 8, every 8th under 2: `cull::ANIMATION_LOD_STEPS`): the box's diameter in pixels.
 pub const ANIMATION_LOD_PIXELS: f32 = 48.0;
 
 /// Frame slots plus passes: everything else is what they were built for and what they measured.

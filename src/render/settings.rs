@@ -11,7 +11,8 @@ pub struct RenderSettings {
     /// Room for the triangle pass's light run (`--light-culling on`), where the count fits with it.
     pub light_culling: bool,
     /// Animation LOD (`--animation-lod on`): an instance under this many pixels on screen has its
-    /// palette computed every second frame (`Setup::animation_lod`); None: every frame.
+    /// palette computed every 2nd, 4th or 8th frame by its size (`Setup::animation_lod`); None:
+    /// every frame.
     pub animation_lod: Option<f32>,
     /// Shadows from the shadow map, or traced through acceleration structures built from the
     /// skinned buffer (`--shadows ray`: a device with ray query; not the `vertex` strategy, which

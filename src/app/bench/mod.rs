@@ -102,7 +102,7 @@ pub struct BenchRow {
     pub lod: bool,
     /// The shadow pass drew the triangle pass's light run.
     pub light_culling: bool,
-    /// Far instances' palettes every second frame.
+    /// Far instances' palettes every 2nd, 4th or 8th frame.
     pub animation_lod: bool,
     /// The clips played compressed (`anim::compress`); false: the files' keys.
     pub clip_compression: bool,

@@ -491,8 +491,9 @@ pub struct CullPush {
     /// This frame's number, from 2: `cull.palette_frames` holds, per instance, the frame whose
     /// palette its slots hold (0: none).
     pub palette_frame: u32,
-    /// Animation LOD: an instance is far (its palette computed every second frame) when its box's
-    /// diameter is below this × its distance; 0: off.
+    /// Animation LOD: an instance is far (its palette computed every 2nd frame; under a sixth of this
+    /// every 4th, under a 24th every 8th: `ANIMATION_LOD_STEPS`) when its box's diameter is below this × its
+    /// distance; 0: off.
     pub far_ratio: f32,
     /// 1: some morph weight is set by hand this frame, so boxes grow by the model's morph reach.
     pub hand_set: u32,
