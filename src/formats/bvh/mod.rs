@@ -28,11 +28,11 @@ use std::path::Path;
 use glam::{DQuat, DVec3, Mat4, Quat, Vec3};
 
 use super::{files, FormatError};
-pub use parse::parse;
-
-mod parse;
 use crate::anim::{Animation, Channel, Joint, JointPose, KeyTimes, Property, Skeleton};
 use crate::model::{FileLayout, LoadStats, Model};
+
+mod parse;
+pub use parse::parse;
 
 /// Joints (with end sites) a file may have, as every loader bounds them.
 const MAX_JOINTS: usize = 1 << 16;
