@@ -12,21 +12,20 @@
 //!    joint's virtual vertices are off by more, the track on that joint's chain to the root that
 //!    contributes most gets one bit more (ACL's approach, on its metric). Segments are independent
 //!    and compressed in parallel.
-//! 4. **Measured, not assumed.** The allocation measures every sample; the clip is then decoded as
-//!    the palette pass decodes it and compared with the raw curves between samples: at the quarters
-//!    where they were resampled, at probes a quarter radian apart where a rotation turns past half a
-//!    radian between two samples (slerp bends away from quantized ends there), and nowhere else
-//!    where the samples are the keys (the error between is the blend of the errors at them). A
-//!    segment over 97 % of the bound is redone with a tighter target.
+//! 4. **Measured, not assumed** (measure.rs). The allocation measures every sample; the clip is
+//!    then decoded as the palette pass decodes it and compared with the raw curves between samples:
+//!    at the quarters where they were resampled, at probes a quarter radian apart where a rotation
+//!    turns past half a radian between two samples (slerp bends away from quantized ends there),
+//!    and nowhere else where the samples are the keys (the error between is the blend of the errors
+//!    at them). A segment over 97 % of the bound is redone with a tighter target.
 
-use glam::{Mat4, Quat, Vec3, Vec4};
+use glam::{Mat4, Vec3, Vec4};
 use rayon::prelude::*;
 
 use super::grid::{raw_value, sample_grid};
 use super::tracks::{canonical, same, BitWriter, Moving};
 use super::{
-    interpolate, pose_error, set_property, shell_error, CompressedAnimation, Precision, Track, TrackData, HEADER_WORDS, MAX_BITS,
-    SEGMENT_SAMPLES,
+    set_property, shell_error, CompressedAnimation, Precision, Track, TrackData, HEADER_WORDS, MAX_BITS, SEGMENT_SAMPLES,
 };
 use crate::anim::{compose_joint, local_to_model, Animation, Channel, JointPose, Property, Skeleton};
 
@@ -113,12 +112,13 @@ pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: Precision
     Err(format!("kept as keys: no bit width up to {MAX_BITS} keeps it within 0.01 cm on a 1.8 m figure"))
 }
 
-struct Context<'a> {
-    skeleton: &'a Skeleton,
+/// What the allocation of every segment reads; `measure.rs` reads it too.
+pub(super) struct Context<'a> {
+    pub(super) skeleton: &'a Skeleton,
     /// Rest with the constant tracks' values.
-    base: Vec<JointPose>,
-    moving: Vec<Moving>,
-    precision: Precision,
+    pub(super) base: Vec<JointPose>,
+    pub(super) moving: Vec<Moving>,
+    pub(super) precision: Precision,
     /// Per joint, the moving tracks of it.
     tracks_of: Vec<Vec<usize>>,
     /// Per joint, the depth-first span of its subtree (`Skeleton::subtree_spans`).
@@ -294,77 +294,12 @@ impl<'a> Context<'a> {
     }
 }
 
-impl Context<'_> {
-    /// Each segment's largest shell error, compressed against raw, between its samples: at the
-    /// quarters against the raw channels where they were resampled (`resampled`), and where a
-    /// rotation turns past half a radian at probes a quarter radian apart (raw there is the samples
-    /// interpolated when they are the keys).
-    fn errors_between(&self, channels: &[&Channel], compressed: &CompressedAnimation, resampled: bool) -> Vec<f32> {
-        let skeleton = self.skeleton;
-        let times = &compressed.times;
-        let count = times.count();
-        let base: &[f32] = &[0.25, 0.75];
-        // Over a wide arc (past half a radian), slerp between two rotations bends away from its
-        // quantized ends more than at them or half way: a probe every quarter radian of the
-        // widest track's turn.
-        let probes = |sample: usize| {
-            let widest = self
-                .moving
-                .iter()
-                .filter(|track| track.property == Property::Rotation)
-                .map(|track| {
-                    crate::anim::curve::rotation_distance(
-                        Quat::from_vec4(track.samples[sample]),
-                        Quat::from_vec4(track.samples[sample + 1]),
-                    )
-                })
-                .fold(0.0f32, f32::max);
-            let count = if widest > 0.5 { ((widest / 0.25).ceil() as usize).clamp(2, 16) } else { 1 };
-            match count {
-                // Where the samples are the keys and the arcs are narrow, the error between two
-                // samples is the blend of the errors at them (which `allocate` measured), give or
-                // take what the 3 % margin holds.
-                1 if !resampled => Vec::new(),
-                1 => base.to_vec(),
-                _ => (1..=count).map(|probe| probe as f32 / (count + 1) as f32).collect(),
-            }
-        };
-        (0..count.div_ceil(SEGMENT_SAMPLES))
-            .into_par_iter()
-            .map(|segment| {
-                let (mut raw, mut decoded) = (self.base.clone(), self.base.clone());
-                let mut scratch = [Vec::new(), Vec::new()];
-                let mut worst = 0.0f32;
-                for sample in segment * SEGMENT_SAMPLES..((segment + 1) * SEGMENT_SAMPLES).min(count.saturating_sub(1)) {
-                    for fraction in probes(sample) {
-                        let time = times.time(sample) + fraction * (times.time(sample + 1) - times.time(sample));
-                        if resampled {
-                            for channel in channels {
-                                set_property(&mut raw[channel.joint], channel.property, raw_value(channel, time));
-                            }
-                        } else {
-                            for track in &self.moving {
-                                let value =
-                                    interpolate(track.property, track.samples[sample], track.samples[sample + 1], fraction);
-                                set_property(&mut raw[track.joint], track.property, value);
-                            }
-                        }
-                        compressed.sample(skeleton, time, &mut decoded);
-                        worst = worst.max(pose_error(skeleton, &raw, &decoded, self.precision.shell, &mut scratch));
-                    }
-                }
-                worst
-            })
-            .collect()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::packed_value;
     use super::*;
     use crate::anim::{Interpolation, Joint, KeyTimes};
-    use glam::Vec3;
+    use glam::{Quat, Vec3};
 
     fn arm() -> Skeleton {
         let joint = |name: &str, parent: Option<usize>, x: f32| {

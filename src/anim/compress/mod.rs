@@ -28,6 +28,7 @@
 
 pub mod encode;
 mod grid;
+mod measure;
 mod tracks;
 
 use glam::{Mat4, Quat, Vec3, Vec4};

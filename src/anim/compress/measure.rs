@@ -1,0 +1,76 @@
+//! Step 4 of compression (see `encode.rs`): the clip, decoded as the palette pass decodes it,
+//! measured against the raw curves between its samples, where the allocation did not look. Kept
+//! apart from the allocation because it checks that step's result rather than taking part in it.
+
+use glam::Quat;
+use rayon::prelude::*;
+
+use super::encode::Context;
+use super::grid::raw_value;
+use super::{interpolate, pose_error, set_property, CompressedAnimation, SEGMENT_SAMPLES};
+use crate::anim::{Channel, Property};
+
+impl Context<'_> {
+    /// Each segment's largest shell error, compressed against raw, between its samples: at the
+    /// quarters against the raw channels where they were resampled (`resampled`), and where a
+    /// rotation turns past half a radian at probes a quarter radian apart (raw there is the samples
+    /// interpolated when they are the keys).
+    pub(super) fn errors_between(&self, channels: &[&Channel], compressed: &CompressedAnimation, resampled: bool) -> Vec<f32> {
+        let skeleton = self.skeleton;
+        let times = &compressed.times;
+        let count = times.count();
+        let base: &[f32] = &[0.25, 0.75];
+        // Over a wide arc (past half a radian), slerp between two rotations bends away from its
+        // quantized ends more than at them or half way: a probe every quarter radian of the
+        // widest track's turn.
+        let probes = |sample: usize| {
+            let widest = self
+                .moving
+                .iter()
+                .filter(|track| track.property == Property::Rotation)
+                .map(|track| {
+                    crate::anim::curve::rotation_distance(
+                        Quat::from_vec4(track.samples[sample]),
+                        Quat::from_vec4(track.samples[sample + 1]),
+                    )
+                })
+                .fold(0.0f32, f32::max);
+            let count = if widest > 0.5 { ((widest / 0.25).ceil() as usize).clamp(2, 16) } else { 1 };
+            match count {
+                // Where the samples are the keys and the arcs are narrow, the error between two
+                // samples is the blend of the errors at them (which `allocate` measured), give or
+                // take what the 3 % margin holds.
+                1 if !resampled => Vec::new(),
+                1 => base.to_vec(),
+                _ => (1..=count).map(|probe| probe as f32 / (count + 1) as f32).collect(),
+            }
+        };
+        (0..count.div_ceil(SEGMENT_SAMPLES))
+            .into_par_iter()
+            .map(|segment| {
+                let (mut raw, mut decoded) = (self.base.clone(), self.base.clone());
+                let mut scratch = [Vec::new(), Vec::new()];
+                let mut worst = 0.0f32;
+                for sample in segment * SEGMENT_SAMPLES..((segment + 1) * SEGMENT_SAMPLES).min(count.saturating_sub(1)) {
+                    for fraction in probes(sample) {
+                        let time = times.time(sample) + fraction * (times.time(sample + 1) - times.time(sample));
+                        if resampled {
+                            for channel in channels {
+                                set_property(&mut raw[channel.joint], channel.property, raw_value(channel, time));
+                            }
+                        } else {
+                            for track in &self.moving {
+                                let value =
+                                    interpolate(track.property, track.samples[sample], track.samples[sample + 1], fraction);
+                                set_property(&mut raw[track.joint], track.property, value);
+                            }
+                        }
+                        compressed.sample(skeleton, time, &mut decoded);
+                        worst = worst.max(pose_error(skeleton, &raw, &decoded, self.precision.shell, &mut scratch));
+                    }
+                }
+                worst
+            })
+            .collect()
+    }
+}
