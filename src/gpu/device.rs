@@ -2,7 +2,7 @@
 //! and the two Vulkan 1.3 features we build on (dynamic rendering, synchronization2), called through
 //! their KHR extensions where the device reports 1.2 (RenderDoc 1.24 makes lavapipe do that).
 
-use std::ffi::{CStr, CString};
+use std::ffi::{c_char, CStr, CString};
 use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -16,6 +16,20 @@ use super::{Check, Error, Instance, Result};
 enum Dispatch {
     Core,
     Extensions { synchronization2: ash::khr::synchronization2::Device, dynamic_rendering: ash::khr::dynamic_rendering::Device },
+}
+
+impl Dispatch {
+    /// Core on a 1.3 device; below it, the extensions' loaders (enabled by `DeviceExtensions::choose`).
+    fn new(instance: &Instance, raw: &ash::Device, is_core_1_3: bool) -> Dispatch {
+        if is_core_1_3 {
+            Dispatch::Core
+        } else {
+            Dispatch::Extensions {
+                synchronization2: ash::khr::synchronization2::Device::new(&instance.raw, raw),
+                dynamic_rendering: ash::khr::dynamic_rendering::Device::new(&instance.raw, raw),
+            }
+        }
+    }
 }
 
 pub struct Device {
@@ -102,89 +116,14 @@ impl Device {
         let (physical, properties, queue_family) = Self::pick(&instance, &request)?;
         let api_version = properties.api_version;
         let is_core_1_3 = vk::api_version_minor(api_version) >= 3 || vk::api_version_major(api_version) > 1;
-
-        let supported_features = unsafe { instance.raw.get_physical_device_features(physical) };
-        let needs = request.needs;
-        let features = vk::PhysicalDeviceFeatures::default()
-            .multi_draw_indirect(needs.multi_draw_indirect)
-            .draw_indirect_first_instance(needs.draw_indirect_first_instance)
-            .shader_storage_buffer_array_dynamic_indexing(needs.storage_buffer_array_dynamic_indexing)
-            .fill_mode_non_solid(supported_features.fill_mode_non_solid == vk::TRUE)
-            .geometry_shader(supported_features.geometry_shader == vk::TRUE)
-            .independent_blend(supported_features.independent_blend == vk::TRUE);
-        // 16-bit storage, where there is some (reported as `storage_buffer_16bit`).
-        let mut supported11 = vk::PhysicalDeviceVulkan11Features::default();
-        let mut supported2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut supported11);
-        unsafe { instance.raw.get_physical_device_features2(physical, &mut supported2) };
-        let storage_buffer_16bit = supported11.storage_buffer16_bit_access == vk::TRUE;
-        let mut features11 = vk::PhysicalDeviceVulkan11Features::default()
-            .shader_draw_parameters(needs.shader_draw_parameters)
-            .storage_buffer16_bit_access(storage_buffer_16bit);
-        let mut features12 = vk::PhysicalDeviceVulkan12Features::default().draw_indirect_count(needs.draw_indirect_count);
-        let mut features13 = vk::PhysicalDeviceVulkan13Features::default().synchronization2(true).dynamic_rendering(true);
-        let mut synchronization2 = vk::PhysicalDeviceSynchronization2Features::default().synchronization2(true);
-        let mut dynamic_rendering = vk::PhysicalDeviceDynamicRenderingFeatures::default().dynamic_rendering(true);
-
-        let mut extensions: Vec<*const i8> = Vec::new();
-        // A portability driver (MoltenVK) lists VK_KHR_portability_subset, and the spec requires
-        // enabling it: the device then runs what it can of full Vulkan, which is all this sample
-        // asks (its gaps, such as geometry shaders, are features checked on their own).
-        let offered = unsafe { instance.raw.enumerate_device_extension_properties(physical) }
-            .check("vkEnumerateDeviceExtensionProperties")?;
-        let portability_subset =
-            offered.iter().any(|extension| extension.extension_name_as_c_str() == Ok(ash::khr::portability_subset::NAME));
-        if portability_subset {
-            extensions.push(ash::khr::portability_subset::NAME.as_ptr());
-        }
-        if request.surface.is_some() {
-            extensions.push(ash::khr::swapchain::NAME.as_ptr());
-        }
-        // Ray query where every part of it is offered; the features asked only then (a structure of
-        // an extension the device lacks may not be chained).
-        let offers = |name: &CStr| offered.iter().any(|extension| extension.extension_name_as_c_str() == Ok(name));
-        let ray_query = RAY_QUERY_EXTENSIONS.iter().all(|&name| offers(name)) && offers_ray_query(&instance, physical);
-        let mut acceleration_features =
-            vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default().acceleration_structure(true);
-        let mut ray_query_features = vk::PhysicalDeviceRayQueryFeaturesKHR::default().ray_query(true);
-        if ray_query {
-            extensions.extend(RAY_QUERY_EXTENSIONS.iter().map(|name| name.as_ptr()));
-            features12 = features12.buffer_device_address(true);
-        }
-        if !is_core_1_3 {
-            extensions.push(ash::khr::synchronization2::NAME.as_ptr());
-            extensions.push(ash::khr::dynamic_rendering::NAME.as_ptr());
-            extensions.push(ash::khr::create_renderpass2::NAME.as_ptr()); // required by dynamic_rendering
-            extensions.push(ash::khr::depth_stencil_resolve::NAME.as_ptr()); // likewise
-        }
-        let priorities = [1.0f32];
-        let queue_infos = [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family).queue_priorities(&priorities)];
-        let mut create_info = vk::DeviceCreateInfo::default()
-            .queue_create_infos(&queue_infos)
-            .enabled_extension_names(&extensions)
-            .enabled_features(&features)
-            .push_next(&mut features11)
-            .push_next(&mut features12);
-        create_info = if is_core_1_3 {
-            create_info.push_next(&mut features13)
-        } else {
-            create_info.push_next(&mut synchronization2).push_next(&mut dynamic_rendering)
-        };
-        if ray_query {
-            create_info = create_info.push_next(&mut acceleration_features).push_next(&mut ray_query_features);
-        }
-        let raw = unsafe { instance.raw.create_device(physical, &create_info, None) }.check("vkCreateDevice")?;
+        let mut features = Features::choose(&instance, physical, request.needs);
+        let extensions = DeviceExtensions::choose(&instance, physical, &request, is_core_1_3)?;
+        let raw = create_device(&instance, physical, queue_family, &extensions, &mut features, is_core_1_3)?;
         let queue = unsafe { raw.get_device_queue(queue_family, 0) };
 
-        let dispatch = if is_core_1_3 {
-            Dispatch::Core
-        } else {
-            Dispatch::Extensions {
-                synchronization2: ash::khr::synchronization2::Device::new(&instance.raw, &raw),
-                dynamic_rendering: ash::khr::dynamic_rendering::Device::new(&instance.raw, &raw),
-            }
-        };
+        let dispatch = Dispatch::new(&instance, &raw, is_core_1_3);
         let debug_utils = instance.debug_utils.then(|| ash::ext::debug_utils::Device::new(&instance.raw, &raw));
-        let allocator = match allocator(&instance, &raw, physical, ray_query) {
+        let allocator = match allocator(&instance, &raw, physical, extensions.ray_query) {
             Ok(allocator) => allocator,
             Err(source) => {
                 unsafe { raw.destroy_device(None) };
@@ -193,7 +132,7 @@ impl Device {
         };
 
         let driver_name = driver_name(&instance, physical);
-        let ray_query = ray_query.then(|| ray_query_of(&instance, physical, &raw));
+        let ray_query = extensions.ray_query.then(|| ray_query_of(&instance, physical, &raw));
         let device = Device {
             allocator: ManuallyDrop::new(Arc::new(Mutex::new(allocator))),
             dispatch,
@@ -204,10 +143,11 @@ impl Device {
             driver_name,
             queue,
             queue_family,
-            fill_mode_non_solid: supported_features.fill_mode_non_solid == vk::TRUE,
-            geometry_shader: supported_features.geometry_shader == vk::TRUE,
-            independent_blend: supported_features.independent_blend == vk::TRUE,
-            storage_buffer_16bit,
+            // Each enabled exactly where the device has it (`Features::choose`).
+            fill_mode_non_solid: features.core.fill_mode_non_solid == vk::TRUE,
+            geometry_shader: features.core.geometry_shader == vk::TRUE,
+            independent_blend: features.core.independent_blend == vk::TRUE,
+            storage_buffer_16bit: features.vulkan11.storage_buffer16_bit_access == vk::TRUE,
             ray_query,
             barrier_calls: AtomicU64::new(0),
             dispatch_calls: AtomicU64::new(0),
@@ -450,6 +390,136 @@ impl Drop for Device {
         }
         // `instance` drops after this, as the last field.
     }
+}
+
+/// The features the device is created with: the caller's [`Needs`]; wireframes, geometry shaders,
+/// independent blend and 16-bit storage where the device has them (reported on [`Device`]);
+/// synchronization2 and dynamic rendering, from core 1.3 or from their extensions; ray query's.
+/// [`Features::chain`] links the ones that apply.
+struct Features {
+    core: vk::PhysicalDeviceFeatures,
+    vulkan11: vk::PhysicalDeviceVulkan11Features<'static>,
+    vulkan12: vk::PhysicalDeviceVulkan12Features<'static>,
+    vulkan13: vk::PhysicalDeviceVulkan13Features<'static>,
+    synchronization2: vk::PhysicalDeviceSynchronization2Features<'static>,
+    dynamic_rendering: vk::PhysicalDeviceDynamicRenderingFeatures<'static>,
+    acceleration_structure: vk::PhysicalDeviceAccelerationStructureFeaturesKHR<'static>,
+    ray_query: vk::PhysicalDeviceRayQueryFeaturesKHR<'static>,
+}
+
+impl Features {
+    fn choose(instance: &Instance, physical: vk::PhysicalDevice, needs: Needs) -> Features {
+        let supported = unsafe { instance.raw.get_physical_device_features(physical) };
+        let core = vk::PhysicalDeviceFeatures::default()
+            .multi_draw_indirect(needs.multi_draw_indirect)
+            .draw_indirect_first_instance(needs.draw_indirect_first_instance)
+            .shader_storage_buffer_array_dynamic_indexing(needs.storage_buffer_array_dynamic_indexing)
+            .fill_mode_non_solid(supported.fill_mode_non_solid == vk::TRUE)
+            .geometry_shader(supported.geometry_shader == vk::TRUE)
+            .independent_blend(supported.independent_blend == vk::TRUE);
+        // 16-bit storage, where there is some (reported as `storage_buffer_16bit`).
+        let mut supported11 = vk::PhysicalDeviceVulkan11Features::default();
+        let mut supported2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut supported11);
+        unsafe { instance.raw.get_physical_device_features2(physical, &mut supported2) };
+        let storage_buffer_16bit = supported11.storage_buffer16_bit_access == vk::TRUE;
+        Features {
+            core,
+            vulkan11: vk::PhysicalDeviceVulkan11Features::default()
+                .shader_draw_parameters(needs.shader_draw_parameters)
+                .storage_buffer16_bit_access(storage_buffer_16bit),
+            vulkan12: vk::PhysicalDeviceVulkan12Features::default().draw_indirect_count(needs.draw_indirect_count),
+            vulkan13: vk::PhysicalDeviceVulkan13Features::default().synchronization2(true).dynamic_rendering(true),
+            synchronization2: vk::PhysicalDeviceSynchronization2Features::default().synchronization2(true),
+            dynamic_rendering: vk::PhysicalDeviceDynamicRenderingFeatures::default().dynamic_rendering(true),
+            acceleration_structure: vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default().acceleration_structure(true),
+            ray_query: vk::PhysicalDeviceRayQueryFeaturesKHR::default().ray_query(true),
+        }
+    }
+
+    /// `create_info` with the features linked: the 1.3 pair from core on a 1.3 device, else from
+    /// their extensions; ray query's (and buffer device addresses) only where `ray_query`, since a
+    /// structure of an extension the device lacks may not be chained.
+    fn chain<'a>(
+        &'a mut self,
+        create_info: vk::DeviceCreateInfo<'a>,
+        is_core_1_3: bool,
+        ray_query: bool,
+    ) -> vk::DeviceCreateInfo<'a> {
+        if ray_query {
+            self.vulkan12.buffer_device_address = vk::TRUE;
+        }
+        let mut create_info =
+            create_info.enabled_features(&self.core).push_next(&mut self.vulkan11).push_next(&mut self.vulkan12);
+        create_info = if is_core_1_3 {
+            create_info.push_next(&mut self.vulkan13)
+        } else {
+            create_info.push_next(&mut self.synchronization2).push_next(&mut self.dynamic_rendering)
+        };
+        if ray_query {
+            create_info = create_info.push_next(&mut self.acceleration_structure).push_next(&mut self.ray_query);
+        }
+        create_info
+    }
+}
+
+/// The device extensions to enable, in the order they are asked for.
+struct DeviceExtensions {
+    names: Vec<&'static CStr>,
+    /// Ray query's extensions are among `names`: every one is offered and its features supported.
+    ray_query: bool,
+}
+
+impl DeviceExtensions {
+    fn choose(
+        instance: &Instance,
+        physical: vk::PhysicalDevice,
+        request: &DeviceRequest<'_>,
+        is_core_1_3: bool,
+    ) -> Result<DeviceExtensions> {
+        let mut names = Vec::new();
+        // A portability driver (MoltenVK) lists VK_KHR_portability_subset, and the spec requires
+        // enabling it: the device then runs what it can of full Vulkan, which is all this sample
+        // asks (its gaps, such as geometry shaders, are features checked on their own).
+        let offered = unsafe { instance.raw.enumerate_device_extension_properties(physical) }
+            .check("vkEnumerateDeviceExtensionProperties")?;
+        let offers = |name: &CStr| offered.iter().any(|extension| extension.extension_name_as_c_str() == Ok(name));
+        if offers(ash::khr::portability_subset::NAME) {
+            names.push(ash::khr::portability_subset::NAME);
+        }
+        if request.surface.is_some() {
+            names.push(ash::khr::swapchain::NAME);
+        }
+        // Ray query where every part of it is offered; the features asked only then (a structure of
+        // an extension the device lacks may not be chained).
+        let ray_query = RAY_QUERY_EXTENSIONS.iter().all(|&name| offers(name)) && offers_ray_query(instance, physical);
+        if ray_query {
+            names.extend(RAY_QUERY_EXTENSIONS);
+        }
+        if !is_core_1_3 {
+            names.push(ash::khr::synchronization2::NAME);
+            names.push(ash::khr::dynamic_rendering::NAME);
+            names.push(ash::khr::create_renderpass2::NAME); // required by dynamic_rendering
+            names.push(ash::khr::depth_stencil_resolve::NAME); // likewise
+        }
+        Ok(DeviceExtensions { names, ray_query })
+    }
+}
+
+/// The logical device, with one queue from `queue_family`, `extensions` and `features`.
+fn create_device(
+    instance: &Instance,
+    physical: vk::PhysicalDevice,
+    queue_family: u32,
+    extensions: &DeviceExtensions,
+    features: &mut Features,
+    is_core_1_3: bool,
+) -> Result<ash::Device> {
+    let names: Vec<*const c_char> = extensions.names.iter().map(|name| name.as_ptr()).collect();
+    let priorities = [1.0f32];
+    let queue_infos = [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family).queue_priorities(&priorities)];
+    let create_info = vk::DeviceCreateInfo::default().queue_create_infos(&queue_infos).enabled_extension_names(&names);
+    let create_info = features.chain(create_info, is_core_1_3, extensions.ray_query);
+    unsafe { instance.raw.create_device(physical, &create_info, None) }.check("vkCreateDevice")
 }
 
 /// Whether `physical` has every feature ray query needs (its extensions offered).

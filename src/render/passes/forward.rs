@@ -238,72 +238,15 @@ impl ForwardPass {
         (cull_mode, shadows): (vk::CullModeFlags, Shadows),
         materials: &[GpuMaterial],
     ) -> gpu::Result<ForwardPass> {
-        let graphics = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
-        let mut frame_bindings = vec![
-            (BINDING_FRAME_UNIFORMS, vk::DescriptorType::UNIFORM_BUFFER, graphics),
-            (BINDING_SHADOW_MAP, vk::DescriptorType::COMBINED_IMAGE_SAMPLER, vk::ShaderStageFlags::FRAGMENT),
-            (BINDING_SURFACES, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
-            (BINDING_INSTANCES, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
-            (BINDING_MODELS, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
-            (BINDING_INSTANCE_SLOTS, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
-        ];
-        if shadows == Shadows::Ray {
-            frame_bindings.push((BINDING_TLAS, vk::DescriptorType::ACCELERATION_STRUCTURE_KHR, vk::ShaderStageFlags::FRAGMENT));
-        }
-        let frame_set_layout = DescriptorSetLayout::new(device, "forward.frame_set_layout", &frame_bindings)?;
-        let material_set_layout = DescriptorSetLayout::new(
+        let frame_set_layout = frame_set_layout(device, shadows)?;
+        let material_set_layout = material_set_layout(device)?;
+        let pipelines = draw_pipelines(
             device,
-            "forward.material_set_layout",
-            &[
-                (BINDING_BASE_COLOR, vk::DescriptorType::COMBINED_IMAGE_SAMPLER, vk::ShaderStageFlags::FRAGMENT),
-                (BINDING_NORMAL_MAP, vk::DescriptorType::COMBINED_IMAGE_SAMPLER, vk::ShaderStageFlags::FRAGMENT),
-            ],
+            color_format,
+            (strategy, skin_inputs),
+            (cull_mode, shadows),
+            [&frame_set_layout, &material_set_layout],
         )?;
-        let (bindings, attributes) = skinned_vertex_input();
-        let streamed_bindings = [
-            bindings[0],
-            vk::VertexInputBindingDescription::default().binding(1).stride(12).input_rate(vk::VertexInputRate::VERTEX),
-        ];
-        let streamed_attributes = [
-            attributes[0],
-            attributes[1],
-            attributes[2],
-            vk::VertexInputAttributeDescription::default().location(3).binding(1).format(vk::Format::R32G32B32_SFLOAT),
-        ];
-        let base = GraphicsDesc {
-            vertex_shader: crate::render::shaders::FORWARD_VERT,
-            geometry_shader: None,
-            fragment_shader: Some(crate::render::shaders::FORWARD_FRAG),
-            vertex_bindings: &bindings,
-            vertex_attributes: &attributes,
-            topology: vk::PrimitiveTopology::TRIANGLE_LIST,
-            polygon_mode: vk::PolygonMode::FILL,
-            // Exporters disagree on winding: only a closed model hides a side (`Model::facing`); when
-            // both may show, the fragment shader lights whichever side it sees.
-            cull_mode,
-            depth_bias: None,
-            samples: SAMPLES,
-            color_format: Some(color_format),
-            // Set per build below.
-            second_color: None,
-            depth_format: Some(DEPTH_FORMAT),
-            depth_write: true,
-            depth_compare: vk::CompareOp::LESS,
-            set_layouts: &[&frame_set_layout, &material_set_layout],
-            push_constants: Some((vk::ShaderStageFlags::FRAGMENT, PUSH_BYTES)),
-        };
-        // Two of each: without the velocity target (its format undefined, its view none: nothing
-        // reads motion this frame) and with it.
-        let variants = DrawVariants {
-            base,
-            streamed: (&streamed_bindings, &streamed_attributes),
-            skinned: (&bindings, &attributes),
-            strategy,
-            skin_inputs,
-            set_layouts: [&frame_set_layout, &material_set_layout],
-            traced: shadows == Shadows::Ray,
-        };
-        let pipelines = [variants.build(device, false)?, variants.build(device, true)?];
         let (material_sets, material_pool, texture_sampler) = material_sets(device, &material_set_layout, materials)?;
         let frame_pool = DescriptorPool::for_sets(device, "forward.frame_pool", &[(&frame_set_layout, FRAMES_IN_FLIGHT as u32)])?;
         let shadow_sampler = Sampler::shadow_compare(device, "shadow.sampler")?;
@@ -434,6 +377,91 @@ impl ForwardPass {
         device.cmd_end_rendering(command_buffer);
         device.end_label(command_buffer);
     }
+}
+
+/// Set 0, the frame's: its uniforms, the shadow map, the model's surfaces, the instance records, the
+/// models and the instance slots; with `--shadows ray`, the top-level structure.
+fn frame_set_layout(device: &Arc<Device>, shadows: Shadows) -> gpu::Result<DescriptorSetLayout> {
+    let graphics = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
+    let mut frame_bindings = vec![
+        (BINDING_FRAME_UNIFORMS, vk::DescriptorType::UNIFORM_BUFFER, graphics),
+        (BINDING_SHADOW_MAP, vk::DescriptorType::COMBINED_IMAGE_SAMPLER, vk::ShaderStageFlags::FRAGMENT),
+        (BINDING_SURFACES, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
+        (BINDING_INSTANCES, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
+        (BINDING_MODELS, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
+        (BINDING_INSTANCE_SLOTS, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
+    ];
+    if shadows == Shadows::Ray {
+        frame_bindings.push((BINDING_TLAS, vk::DescriptorType::ACCELERATION_STRUCTURE_KHR, vk::ShaderStageFlags::FRAGMENT));
+    }
+    DescriptorSetLayout::new(device, "forward.frame_set_layout", &frame_bindings)
+}
+
+/// Set 1, a material's: its base colour and normal map.
+fn material_set_layout(device: &Arc<Device>) -> gpu::Result<DescriptorSetLayout> {
+    DescriptorSetLayout::new(
+        device,
+        "forward.material_set_layout",
+        &[
+            (BINDING_BASE_COLOR, vk::DescriptorType::COMBINED_IMAGE_SAMPLER, vk::ShaderStageFlags::FRAGMENT),
+            (BINDING_NORMAL_MAP, vk::DescriptorType::COMBINED_IMAGE_SAMPLER, vk::ShaderStageFlags::FRAGMENT),
+        ],
+    )
+}
+
+/// The model's and the ground's pipelines, without the velocity target and with it
+/// ([`ForwardPass::pipelines`]): `strategy`'s vertex shaders, the fragment shaders of `shadows`.
+fn draw_pipelines(
+    device: &Arc<Device>,
+    color_format: vk::Format,
+    (strategy, skin_inputs): (Strategy, Option<&DescriptorSetLayout>),
+    (cull_mode, shadows): (vk::CullModeFlags, Shadows),
+    [frame_set_layout, material_set_layout]: [&DescriptorSetLayout; 2],
+) -> gpu::Result<[DrawPipelines; 2]> {
+    let (bindings, attributes) = skinned_vertex_input();
+    let streamed_bindings =
+        [bindings[0], vk::VertexInputBindingDescription::default().binding(1).stride(12).input_rate(vk::VertexInputRate::VERTEX)];
+    let streamed_attributes = [
+        attributes[0],
+        attributes[1],
+        attributes[2],
+        vk::VertexInputAttributeDescription::default().location(3).binding(1).format(vk::Format::R32G32B32_SFLOAT),
+    ];
+    let set_layouts = [frame_set_layout, material_set_layout];
+    let base = GraphicsDesc {
+        vertex_shader: crate::render::shaders::FORWARD_VERT,
+        geometry_shader: None,
+        fragment_shader: Some(crate::render::shaders::FORWARD_FRAG),
+        vertex_bindings: &bindings,
+        vertex_attributes: &attributes,
+        topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+        polygon_mode: vk::PolygonMode::FILL,
+        // Exporters disagree on winding: only a closed model hides a side (`Model::facing`); when
+        // both may show, the fragment shader lights whichever side it sees.
+        cull_mode,
+        depth_bias: None,
+        samples: SAMPLES,
+        color_format: Some(color_format),
+        // Set per build below.
+        second_color: None,
+        depth_format: Some(DEPTH_FORMAT),
+        depth_write: true,
+        depth_compare: vk::CompareOp::LESS,
+        set_layouts: &set_layouts,
+        push_constants: Some((vk::ShaderStageFlags::FRAGMENT, PUSH_BYTES)),
+    };
+    // Two of each: without the velocity target (its format undefined, its view none: nothing
+    // reads motion this frame) and with it.
+    let variants = DrawVariants {
+        base,
+        streamed: (&streamed_bindings, &streamed_attributes),
+        skinned: (&bindings, &attributes),
+        strategy,
+        skin_inputs,
+        set_layouts,
+        traced: shadows == Shadows::Ray,
+    };
+    Ok([variants.build(device, false)?, variants.build(device, true)?])
 }
 
 /// What the forward pass's pipelines share, and what each variant changes.
