@@ -21,7 +21,7 @@
 // frames of its own phase (instance + frame a multiple of the interval, so each frame takes an
 // even share of them) and is skinned from its last palette between; one whose palette is older
 // than its interval (culled, or just come near) computes it now. The palette list holds the
-// instances whose palettes the palette pass computes this frame (src/render/passes/cull.rs:
+// instances whose palettes the palette pass computes this frame (src/render/passes/cull/animation_lod.rs:
 // reference_interval and computes_palette mirror it).
 #include "common.glsl"
 #include "frame.glsl"
