@@ -219,10 +219,17 @@ struct Bounds {
 // skinned vertices and the palettes live in chunks of `chunk_instances` instances each: instance i
 // is element i % chunk_instances of chunk i / chunk_instances. The shaders see the chunks as arrays
 // of buffers, indexed by a value that is uniform across a workgroup (one instance per workgroup
-// or workgroup row) or a draw (one instance per draw): dynamic indexing, a core feature. Twelve, because a stage
-// may see only maxPerStageDescriptorStorageBuffers (32 on lavapipe) and the skin pass binds two arrays
-// and eight more buffers: 2 × 12 + 8 = 32.
-const uint MAX_CHUNKS = 12u;
+// or workgroup row) or a draw (one instance per draw): dynamic indexing, a core feature. 64, for a
+// million instances' palettes in 128 MiB bindings (34 chunks of the bundled figure's); the skin pass
+// binds two arrays and eight more buffers, 136 storage buffers a stage (Mesa 25's lavapipe and the
+// desktop GPUs allow far more; a device that allows fewer is refused: `device_needs`).
+const uint MAX_CHUNKS = 64u;
+
+// The cull pass's distance bands (cull.comp: distance_band), nearest first: a pool too small for a
+// frame draws its farthest bands coarser first.
+const uint DISTANCE_BANDS = 64u;
+// cull.placements' level for an instance not skinned this frame.
+const uint NOT_PLACED = 0xFFFFFFFFu;
 
 
 // The cull pass's work tables (WorkGroup), sections of one buffer: the skin pass's, and the
@@ -231,7 +238,7 @@ const uint TABLE_SKIN = 0u;
 const uint TABLE_CAMERA = 1u;
 const uint TABLE_LIGHT = 2u;
 
-// What the cull pass produces each frame, read as indirect arguments: 176 + 8 × MAX_CHUNKS
+// What the cull pass produces each frame, read as indirect arguments: 192 + 8 × MAX_CHUNKS
 // + 8 × MAX_LEVELS bytes.
 struct CullCounters {
     uvec4 palette_dispatch;         // x: workgroups of the palette list (palette.rs), y: 1, z: 1
@@ -248,6 +255,9 @@ struct CullCounters {
     // the work tables' buffer.
     uvec4 tables[3];
     uvec4 palettes;                 // x: instances whose palettes are computed this frame (the palette list's length)
+    uvec4 pool_use;                 // x: instances drawn coarser than their level (a pool too small for the
+                                    // frame), y: instances not drawn (not even their coarsest fitted),
+                                    // z: skinned vertices placed, w: culled indices placed (both views)
 };
 
 // One workgroup of the skin or the triangle pass, 20 bytes: a run of one instance's vertices (or
@@ -258,8 +268,9 @@ struct WorkGroup {
     uint instance;  // its index; in the skin table, with LIST_DUAL_QUATERNION when it blends dual quaternions
     uint group;     // the group within the instance's vertices or triangles (low 24 bits), its level (high 8)
     uint model;     // the instance's model (its record's index), so that the pass need not read the instance's
-    uint vertex_base;   // the instance's place (InstanceSlot) in its chunk's skinned vertices
-    uint palette_base;  // and in its chunk's palettes
+    uint vertex_base;   // the instance's place in its chunk's skinned vertices this frame (cull.placements)
+    uint second_base;   // skin table: its place in its chunk's palettes (InstanceSlot); triangle tables:
+                        // its mesh 0 command in the view's culled draws
 };
 
 // Where an instance lives, fixed when the renderer is built (src/render/chunks.rs: InstanceSlots):

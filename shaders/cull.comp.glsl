@@ -23,6 +23,21 @@
 // than its interval (culled, or just come near) computes it now. The palette list holds the
 // instances whose palettes the palette pass computes this frame (src/render/passes/cull/animation_lod.rs:
 // reference_interval and computes_palette mirror it).
+//
+// Memory by level (POOLED: the `compute` strategy without traced shadows): an instance has no room
+// of its own in the skinned vertices; each frame the pass places every instance it skins in its
+// chunk's pool, an atomic bump by its level's vertex count, and its base goes into its work-table
+// entries and draw commands. The pools are sized by a budget (src/render/chunks/mod.rs: MemoryPlan),
+// not by every instance's full mesh, so a frame may ask for more than a pool holds. The pass then
+// runs three times: COUNT sums, per chunk and per distance band (DISTANCE_BANDS, nearest first), the
+// vertices its instances ask for at their levels, at one level coarser and at their coarsest;
+// BUDGET (a workgroup, an invocation a chunk) finds the nearest bands that keep their levels
+// and, past them, the bands drawn a level coarser or at the coarsest, so that the sum fits; PLACE
+// places each instance at its band's level, counts those drawn coarser than their own level and
+// those not drawn at all (even the coarsest did not fit), and writes everything the other passes
+// read. Without POOLED, PLACE alone runs and each instance's vertices stay in its slot's room.
+// The triangle pass's culled indices are placed the same way, from each view's index pool, at the
+// view's level (a pool sized so that it cannot run out before the vertex pool does).
 #include "common.glsl"
 #include "frame.glsl"
 
@@ -36,6 +51,8 @@ layout(constant_id = 2) const uint SKIN_WORKGROUP_SIZE = 64u;
 layout(constant_id = 3) const uint TRIANGLE_WORKGROUP_SIZE = 64u;
 // `--shadows ray`: the pass writes each instance's mask in the trace pass's records.
 layout(constant_id = 4) const uint TRACE_SHADOWS = 0u;
+// Skinned vertices placed from the chunks' pools each frame (else each instance's fixed room).
+layout(constant_id = 5) const uint POOLED = 0u;
 
 layout(set = 0, binding = 3) readonly buffer Instances { Instance instances[]; };
 layout(set = 0, binding = 4) readonly buffer Animations { AnimationRecord animations[]; };
@@ -71,6 +88,28 @@ layout(set = 0, binding = 18) buffer DrawCounts { uint draw_counts[]; };
 // where not (rays pass through it).
 layout(set = 0, binding = 19) writeonly buffer TraceInstances { uint trace_words[]; };
 const uint TRACE_MASK_WORD = 12u;
+// The pools' state, zeroed before the pass: per chunk the vertices placed (used[c]) and the camera's
+// and the light's culled indices placed (used[MAX_CHUNKS + c], used[2 MAX_CHUNKS + c]); per chunk
+// the bands that keep their levels and those drawn a level coarser (cutoffs[2c], cutoffs[2c + 1]:
+// bands below the first keep theirs, below the second go a level coarser, the rest to the
+// coarsest); and per chunk and band the vertices asked for at the three choices (demand).
+layout(set = 0, binding = 20) buffer Pools {
+    uint used[3u * MAX_CHUNKS];
+    uint cutoffs[2u * MAX_CHUNKS];
+    uint demand[3u * MAX_CHUNKS * DISTANCE_BANDS];
+} pools;
+// Per instance: where its skinned vertices are this frame (x) and its level there (y), or
+// NOT_PLACED in y when it is not skinned this frame (tests and the trace pass read it).
+layout(set = 0, binding = 21) writeonly buffer Placements { uvec2 placements[]; };
+// Where the triangle pass runs, the commands it counts its survivors into, laid out as the camera's
+// and the light's draw lists: index_count 0, first_index the instance's room in its chunk's culled
+// indices (plus its mesh's place in its level).
+layout(set = 0, binding = 22) writeonly buffer CulledCameraDraws { DrawCommand culled_camera_draws[]; };
+layout(set = 0, binding = 23) writeonly buffer CulledLightDraws { DrawCommand culled_light_draws[]; };
+
+const uint RUN_COUNT = 0u;
+const uint RUN_BUDGET = 1u;
+const uint RUN_PLACE = 2u;
 
 layout(push_constant) uniform Push {
     uint instance_count;
@@ -83,6 +122,10 @@ layout(push_constant) uniform Push {
                            // × its distance (a threshold in pixels over pixels_at_unit); 0: off
     uint hand_set;         // 1: some morph weight is set by hand: boxes grow by the model's morph reach
     uint motion_vectors;   // 1: the forward pass writes the velocity target this frame
+    uint run;              // RUN_COUNT, RUN_BUDGET or RUN_PLACE
+    uint vertex_room;      // vertices a chunk's pool holds (POOLED)
+    uint index_room;       // indices a chunk's culled-index pool holds, per view
+    uint culled_views;     // bit 0: the triangle pass's camera run runs this frame, bit 1: its light run
 } push;
 
 // The instance's model and slot (main sets them before anything reads them).
@@ -101,8 +144,10 @@ void grow_by_cell(uint animation, float time, inout vec3 lo, inout vec3 hi) {
 
 // Appends `groups` entries for the instance at `level` to work table `table`, and grows the table's
 // dispatch to cover them: a row of tables[table].y workgroups (x), as many rows as the groups fill (y).
-// Each entry carries the instance's model and bases (InstanceSlot), which its pass reads at.
-void append_groups(uint table, uint instance, uint instance_model, uint level, uint groups) {
+// Each entry carries the instance's model and the bases its pass reads at: its skinned vertices'
+// and, in the skin table, its palette slots' (InstanceSlot); in a triangle table, its mesh 0
+// command in the view's culled draws.
+void append_groups(uint table, uint instance, uint level, uint groups, uint vertex_base, uint second_base) {
     if ((push.tables_written & (1u << table)) == 0u) {
         return;
     }
@@ -112,8 +157,7 @@ void append_groups(uint table, uint instance, uint instance_model, uint level, u
     atomicMax(counters.dispatches[table].y, (first + groups + row - 1u) / row);
     uint start = counters.tables[table].z + first;
     for (uint group = 0u; group < groups; ++group) {
-        work_groups[start + group] =
-            WorkGroup(instance, (level << 24) | group, instance_model, instance_slot.vertex_base, instance_slot.palette_base);
+        work_groups[start + group] = WorkGroup(instance, (level << 24) | group, instance_slot.model, vertex_base, second_base);
     }
 }
 
@@ -158,23 +202,82 @@ uint camera_level(float distance) {
 // Draw commands are grouped by run (a chunk's instances of one model: one vertex buffer, one
 // model's meshes), then by mesh: the run's list for mesh m starts at its first command + m × its
 // instances, and `place` is the instance's place in it this frame. The level's meshes are
-// meshes[first_range + level × mesh_count + m].
-void emit(uint place, uint instance_index, bool camera, uint level) {
+// meshes[first_range + level × mesh_count + m]. Where the view's triangle pass runs, its list gets
+// the same commands counting no indices yet, from the instance's room at `index_base`.
+void emit(uint place, uint instance_index, bool camera, uint level, uint vertex_base, uint index_base) {
+    bool culled = (push.culled_views & (camera ? 1u : 2u)) != 0u;
     for (uint mesh = 0u; mesh < model.mesh_count; ++mesh) {
         MeshRange range = meshes[model.first_range + level * model.mesh_count + mesh];
         DrawCommand command;
         command.index_count = range.index_count;
         command.instance_count = 1u;
         command.first_index = range.first_index;
-        command.vertex_offset = int(instance_slot.vertex_base);
+        command.vertex_offset = int(vertex_base);
         command.first_instance = instance_index;
         uint index = instance_slot.first_command + mesh * instance_slot.run_instances + place;
+        DrawCommand counted = command;
+        counted.index_count = 0u;
+        counted.first_index = index_base + range.first_index - model.level_first_index[level];
         if (camera) {
             camera_draws[index] = command;
+            if (culled) {
+                culled_camera_draws[index] = counted;
+            }
         } else {
             light_draws[index] = command;
+            if (culled) {
+                culled_light_draws[index] = counted;
+            }
         }
     }
+}
+
+// The instance's distance band (its distance over its scale, the level's measure): DISTANCE_BANDS
+// of them, six an octave, nearest first.
+uint distance_band(float scaled_distance) {
+    return min(uint(6.0 * log2(1.0 + max(scaled_distance, 0.0))), DISTANCE_BANDS - 1u);
+}
+
+// RUN_BUDGET, for `chunk`: the nearest bands that keep their levels while the rest go a level
+// coarser, as many as fit the pool; where even all a level coarser do not fit, the nearest that go
+// a level coarser while the rest take their coarsest.
+void budget(uint chunk) {
+    uint first = chunk * DISTANCE_BANDS * 3u;
+    uint totals[3] = uint[3](0u, 0u, 0u);
+    for (uint band = 0u; band < DISTANCE_BANDS; ++band) {
+        for (uint choice = 0u; choice < 3u; ++choice) {
+            totals[choice] += pools.demand[first + band * 3u + choice];
+        }
+    }
+    uint room = push.vertex_room;
+    uint keep = 0u;
+    uint coarser = 0u;
+    if (totals[1] <= room) {
+        // The largest k whose bands below keep their levels and the rest go a level coarser: the
+        // sum grows with k, so the scan stops at the first that does not fit.
+        uint sum = totals[1];
+        keep = DISTANCE_BANDS;
+        for (uint band = 0u; band < DISTANCE_BANDS; ++band) {
+            sum += pools.demand[first + band * 3u] - pools.demand[first + band * 3u + 1u];
+            if (sum > room) {
+                keep = band;
+                break;
+            }
+        }
+        coarser = DISTANCE_BANDS;
+    } else if (totals[2] <= room) {
+        uint sum = totals[2];
+        coarser = DISTANCE_BANDS;
+        for (uint band = 0u; band < DISTANCE_BANDS; ++band) {
+            sum += pools.demand[first + band * 3u + 1u] - pools.demand[first + band * 3u + 2u];
+            if (sum > room) {
+                coarser = band;
+                break;
+            }
+        }
+    }
+    pools.cutoffs[2u * chunk] = keep;
+    pools.cutoffs[2u * chunk + 1u] = coarser;
 }
 
 // Frames between an instance's palettes under animation LOD: 1 (every frame) for one at least
@@ -190,13 +293,41 @@ uint animation_interval(float diameter, float distance, bool camera_sees) {
     return camera_sees ? interval : max(interval, 2u);
 }
 
+// The instance's room in view `view`'s culled indices (0: the camera's, 1: the light's) for its
+// level's indices, from its chunk's index pool; NOT_PLACED where the view's triangle pass does not
+// run. The pool holds as many indices per vertex as any level has, over the vertex pool's room, so
+// it fills no sooner than the vertex pool: a room past it is counted with the instances not drawn.
+uint place_indices(uint view, uint chunk, uint level) {
+    if ((push.culled_views & (1u << view)) == 0u) {
+        return NOT_PLACED;
+    }
+    uint count = model.level_indices[level];
+    uint base = atomicAdd(pools.used[(view + 1u) * MAX_CHUNKS + chunk], count);
+    if (base + count > push.index_room) {
+        atomicAdd(counters.pool_use.y, 1u);
+        return NOT_PLACED;
+    }
+    atomicAdd(counters.pool_use.w, count);
+    return base;
+}
+
 void main() {
+    if (push.run == RUN_BUDGET) {
+        for (uint chunk = gl_LocalInvocationID.x; chunk < MAX_CHUNKS; chunk += gl_WorkGroupSize.x) {
+            budget(chunk);
+        }
+        return;
+    }
     uint instance_index = gl_GlobalInvocationID.x;
     if (instance_index >= push.instance_count) {
         return;
     }
-    if (TRACE_SHADOWS != 0u) {
-        trace_words[instance_index * 16u + TRACE_MASK_WORD] = instance_index & 0xFFFFFFu;
+    bool placing = push.run == RUN_PLACE;
+    if (placing) {
+        placements[instance_index] = uvec2(0u, NOT_PLACED);
+        if (TRACE_SHADOWS != 0u) {
+            trace_words[instance_index * 16u + TRACE_MASK_WORD] = instance_index & 0xFFFFFFu;
+        }
     }
     Instance instance = instances[instance_index];
     instance_slot = instance_slots[instance_index];
@@ -243,14 +374,51 @@ void main() {
     if (!camera_sees && !light_sees) {
         return;
     }
+    // The box's nearest point to the camera (0 inside it): no vertex is nearer, none larger on screen.
+    float distance = length(max(abs(frame.camera_position.xyz - center) - extent, vec3(0.0)));
+    // A level's error grows with the instance's scale: at scale s it looks as it would unscaled,
+    // 1/s as far.
+    uint shadow_level = light_level(instance.scale);
+    uint seen_level = camera_sees ? camera_level(distance / instance.scale) : shadow_level;
+    uint skin_level = light_sees ? min(seen_level, shadow_level) : seen_level;
+    uint chunk = instance_index / push.chunk_instances;
+    uint coarsest = model.level_count - 1u;
+    uint band = distance_band(distance / instance.scale);
+    if (push.run == RUN_COUNT) {
+        uint at = (chunk * DISTANCE_BANDS + band) * 3u;
+        atomicAdd(pools.demand[at], model.level_vertices[skin_level]);
+        atomicAdd(pools.demand[at + 1u], model.level_vertices[min(skin_level + 1u, coarsest)]);
+        atomicAdd(pools.demand[at + 2u], model.level_vertices[coarsest]);
+        return;
+    }
+    // Its vertices' place: its slot's room, or its band's level from the pool. A coarser level
+    // than its own draws both views at least that coarse (a level's vertices are a prefix of every
+    // finer level's, so only the placed level's are skinned).
+    uint vertex_base = instance_slot.vertex_base;
+    if (POOLED != 0u) {
+        uint placed = band < pools.cutoffs[2u * chunk] ? skin_level
+                    : band < pools.cutoffs[2u * chunk + 1u] ? min(skin_level + 1u, coarsest) : coarsest;
+        uint count = model.level_vertices[placed];
+        vertex_base = atomicAdd(pools.used[chunk], count);
+        if (vertex_base + count > push.vertex_room) {
+            atomicAdd(counters.pool_use.y, 1u);
+            return;
+        }
+        if (placed != skin_level) {
+            atomicAdd(counters.pool_use.x, 1u);
+        }
+        atomicAdd(counters.pool_use.z, count);
+        skin_level = placed;
+        seen_level = max(seen_level, placed);
+        shadow_level = max(shadow_level, placed);
+    }
+    placements[instance_index] = uvec2(vertex_base, skin_level);
     uint slot = atomicAdd(counters.kept.y, 1u);
     atomicAdd(counters.skeleton_draw.y, 1u);
     atomicAdd(counters.box_draw.y, 1u);
     skin_list[slot] = instance_index;
     debug_boxes[instance_index].min_corner = vec4(center - extent, camera_sees ? 1.0 : 0.0);
     debug_boxes[instance_index].max_corner = vec4(center + extent, 0.0);
-    // The box's nearest point to the camera (0 inside it): no vertex is nearer, none larger on screen.
-    float distance = length(max(abs(frame.camera_position.xyz - center) - extent, vec3(0.0)));
     uint interval = animation_interval(2.0 * length(extent), distance, camera_sees);
     // palette_frames keeps the frame of the instance's palette and, in its top bit, whether it was
     // written with dual quaternions: a switch of mode makes the palette stale, so no frame skins
@@ -283,27 +451,31 @@ void main() {
         }
         palette_list[entry] = instance_index;
     }
-    // A level's error grows with the instance's scale: at scale s it looks as it would unscaled,
-    // 1/s as far.
-    uint shadow_level = light_level(instance.scale);
-    uint seen_level = camera_sees ? camera_level(distance / instance.scale) : shadow_level;
-    uint skin_level = light_sees ? min(seen_level, shadow_level) : seen_level;
     atomicAdd(counters.level_counts[skin_level], 1u);
     uint skin_groups = (model.level_vertices[skin_level] + SKIN_WORKGROUP_SIZE - 1u) / SKIN_WORKGROUP_SIZE;
-    append_groups(TABLE_SKIN, instance_index | dual_bit, instance_slot.model, skin_level, skin_groups);
-    uint chunk = instance_index / push.chunk_instances;
+    append_groups(TABLE_SKIN, instance_index | dual_bit, skin_level, skin_groups, vertex_base, instance_slot.palette_base);
     if (camera_sees) {
         atomicAdd(counters.level_counts[MAX_LEVELS + seen_level], 1u);
-        append_groups(TABLE_CAMERA, instance_index, instance_slot.model, seen_level, triangle_groups(seen_level));
         atomicAdd(counters.camera_draws[chunk], 1u);
-        emit(atomicAdd(draw_counts[2u * instance_slot.run], 1u), instance_index, true, seen_level);
+        uint place = atomicAdd(draw_counts[2u * instance_slot.run], 1u);
+        uint index_base = place_indices(0u, chunk, seen_level);
+        emit(place, instance_index, true, seen_level, vertex_base, index_base);
+        if (index_base != NOT_PLACED) {
+            append_groups(TABLE_CAMERA, instance_index, seen_level, triangle_groups(seen_level), vertex_base,
+                          instance_slot.first_command + place);
+        }
     }
     if (light_sees) {
         if (TRACE_SHADOWS != 0u) {
             trace_words[instance_index * 16u + TRACE_MASK_WORD] = (instance_index & 0xFFFFFFu) | 0xFF000000u;
         }
         atomicAdd(counters.light_draws[chunk], 1u);
-        emit(atomicAdd(draw_counts[2u * instance_slot.run + 1u], 1u), instance_index, false, shadow_level);
-        append_groups(TABLE_LIGHT, instance_index, instance_slot.model, shadow_level, triangle_groups(shadow_level));
+        uint place = atomicAdd(draw_counts[2u * instance_slot.run + 1u], 1u);
+        uint index_base = place_indices(1u, chunk, shadow_level);
+        emit(place, instance_index, false, shadow_level, vertex_base, index_base);
+        if (index_base != NOT_PLACED) {
+            append_groups(TABLE_LIGHT, instance_index, shadow_level, triangle_groups(shadow_level), vertex_base,
+                          instance_slot.first_command + place);
+        }
     }
 }

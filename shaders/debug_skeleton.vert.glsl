@@ -24,8 +24,10 @@ void main() {
     uint joint = uint(gl_VertexIndex) / 2u;
     bool parent_end = (uint(gl_VertexIndex) & 1u) == 1u;
     color = parent_end ? vec4(1.0, 0.55, 0.0, 1.0) : vec4(1.0, 1.0, 0.2, 1.0);
-    if (joint >= joint_count) {
-        gl_Position = vec4(2.0, 2.0, 0.5, 1.0);  // past a smaller model's joints: both ends off screen
+    // Past a smaller model's joints, or an instance past the joint positions' binding
+    // (PalettePass::new): both ends off screen.
+    if (joint >= joint_count || (instance + 1u) * push.joint_count > uint(joint_positions.length())) {
+        gl_Position = vec4(2.0, 2.0, 0.5, 1.0);
         return;
     }
     uint parent = joint_parents[models[model].first_joint + joint];  // the model's own numbering

@@ -500,7 +500,10 @@ void main() {
     uint animation_a = instance.animations & 0xFFFFu;
     uint animation_b = instance.animations >> 16;
     uint layer_animation = instance.layer & 0xFFFFu;
-    bool write_positions = push.write_joint_positions != 0u;
+    // The joint positions hold one binding's worth of instances (PalettePass::new): the skeleton
+    // view shows those.
+    bool write_positions = push.write_joint_positions != 0u &&
+                           (instance_index + 1u) * push.joint_stride <= uint(joint_positions.length());
     bool fading = animation_a != NO_CLIP && animation_b != NO_CLIP && instance.blend > 0.0;
     bool layered = animation_a != NO_CLIP && layer_animation != NO_CLIP && instance.layer_weight > 0.0;
     uint mode = instance.skinning & SKINNING_MODE_MASK;

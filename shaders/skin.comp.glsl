@@ -59,7 +59,7 @@ void main() {
     // Its chunk from its index; its places in the chunk's palettes and skinned vertices from its
     // entry (InstanceSlot: models differ in size).
     SkinSource at = SkinSource(models[model].first_vertex, models[model].first_target, models[model].joint_count,
-                               models[model].palette_stride, instance_index / push.chunk_instances, skin_group.palette_base);
+                               models[model].palette_stride, instance_index / push.chunk_instances, skin_group.second_base);
     uint words[SKINNED_VERTEX_UINTS];
     if (in_level) {
         SkinnedResult skinned_vertex = skin_vertex(vertex, at, dual, false);

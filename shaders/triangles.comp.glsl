@@ -3,9 +3,11 @@
 // tested against the camera with its skinned, world-space corners, and the survivors' indices are
 // compacted into `triangles.camera_indices`, which the forward pass draws. A second run tests the
 // light's instances against the shadow map (its matrix, its texels, one sample at each centre)
-// into `triangles.light_indices` for the shadow pass: the same shader, the other set. Instances go in groups
-// of `group_size` (as many as 16-bit indices reach: 17 of the bundled figure), one draw command
-// per (group, mesh): a few draws a chunk rather than one per instance. Only a pass that sees
+// into `triangles.light_indices` for the shadow pass: the same shader, the other set. Each kept
+// instance has, in the view's culled draws, a command per mesh that the cull pass wrote counting
+// no indices yet, from its room in its chunk's culled indices (placed by its level); this pass
+// counts the survivors into it and writes them there as instance-relative 16-bit indices (the
+// command's vertex offset is the instance's place in the skinned vertices). Only a pass that sees
 // skinned vertices before the rasterizer can do this: with `vertex` skinning every triangle
 // reaches setup. A triangle is dropped when it is
 //   - behind the camera or outside one side of the view frustum (all three corners),
@@ -17,8 +19,7 @@
 //
 // One dispatch a run, whatever the levels: each workgroup takes an entry of the run's work table
 // (WorkGroup, TABLE_CAMERA or TABLE_LIGHT), which the cull pass appends for each instance the view
-// sees: a run of its level's triangles, an invocation each. A level's survivors land where the full
-// mesh's would (its meshes have no more triangles), so the forward pass's draws are the same.
+// sees: a run of its level's triangles, an invocation each.
 #extension GL_EXT_shader_16bit_storage : require
 #include "common.glsl"
 
@@ -30,32 +31,29 @@ layout(set = 0, binding = 2) readonly buffer Skinned { float skinned[]; } skinne
 layout(set = 0, binding = 3) readonly buffer WorkGroups { WorkGroup work_groups[]; };
 // One command per (group, mesh), chunk-major, copied from its template before this pass with
 // index_count 0: the survivors are counted into it.
+// The view's culled draws (the cull pass's layout: run by run, mesh by mesh): the survivors are
+// counted into each command's index_count.
 layout(set = 0, binding = 4) buffer Draws { DrawCommand draws[]; };
-// Per chunk, group after group, each group's block holding group_size × the model's index count:
-// mesh m's survivors packed from group_size × its first index, as group-relative 16-bit indices.
+// Per chunk, each instance's room from its command's first index: 16-bit, instance-relative.
 layout(set = 0, binding = 5) writeonly buffer CulledIndices { uint16_t culled[]; } culled_chunks[MAX_CHUNKS];
 // The run's table's place and length.
 layout(set = 0, binding = 6) readonly buffer Counters { CullCounters counters; };
 // Each model's record (its levels' first indices); a table entry names its instance's.
 layout(set = 0, binding = 7) readonly buffer Models { ModelRecord models[]; };
+// Each instance's slot: its run's instances, the stride between its meshes' commands.
+layout(set = 0, binding = 8) readonly buffer InstanceSlots { InstanceSlot instance_slots[]; };
 
 layout(push_constant) uniform Push {
     mat4 view_projection;
     vec2 viewport;          // pixels
     uint mesh_count;
     uint vertex_count;
-    uint index_count;       // the layout level's: each instance's room in its group's block
     uint chunk_instances;
-    uint group_size;        // instances drawn by one command
-    uint groups_per_chunk;
     float facing_sign;      // the sign of a hidden triangle's screen area (triangles::facing_sign); 0: none hidden
     uint sample_step;       // samples a pixel row holds on a regular lattice (4: 4× MSAA at the standard
                             // positions, 1: the pixel centres), so the small-triangle test holds; 0: no test
     float snap;             // the rasterizer's sub-pixel grid, 2^-subPixelPrecisionBits pixels
     uint table;             // the run's work table: TABLE_CAMERA or TABLE_LIGHT
-    uint layout_first_range;  // the level the outputs have room for (the camera's: the full mesh; the
-    uint layout_first_index;  // light's: the plan's): its meshes' ranges and first index, where mesh m's
-                              // survivors start in a block (a level no finer has no more of them)
 } push;
 
 #include "work_tables.glsl"
@@ -164,12 +162,7 @@ void main() {
     // model (its groups share one vertex count), whose part of the shared buffers starts at 0.
     uint first_range = models[work.model].first_range + level * push.mesh_count;
     uint chunk = instance_index / push.chunk_instances;
-    uint slot = instance_index % push.chunk_instances;
-    uint group = slot / push.group_size;
-    uint group_first_slot = group * push.group_size;
-    uint first_vertex = work.vertex_base;  // slot × vertex_count
-    uint group_vertex = (slot - group_first_slot) * push.vertex_count;  // where this instance starts in its group
-    uint block = group_first_slot * push.index_count;
+    uint first_vertex = work.vertex_base;
     uint triangle = (work.group & 0xFFFFFFu) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
     uint first = models[work.model].level_first_index[level] + triangle * 3u;
     uint mesh = 0u;
@@ -188,10 +181,9 @@ void main() {
         !visible(corner(chunk, first_vertex, i0), corner(chunk, first_vertex, i1), corner(chunk, first_vertex, i2))) {
         return;
     }
-    uint command = (chunk * push.groups_per_chunk + group) * push.mesh_count + mesh;
-    uint mesh_start = mesh_ranges[push.layout_first_range + mesh].first_index - push.layout_first_index;
-    uint at = block + push.group_size * mesh_start + atomicAdd(draws[command].index_count, 3u);
-    culled_chunks[chunk].culled[at] = uint16_t(group_vertex + i0);
-    culled_chunks[chunk].culled[at + 1u] = uint16_t(group_vertex + i1);
-    culled_chunks[chunk].culled[at + 2u] = uint16_t(group_vertex + i2);
+    uint command = work.second_base + mesh * instance_slots[instance_index].run_instances;
+    uint at = draws[command].first_index + atomicAdd(draws[command].index_count, 3u);
+    culled_chunks[chunk].culled[at] = uint16_t(i0);
+    culled_chunks[chunk].culled[at + 1u] = uint16_t(i1);
+    culled_chunks[chunk].culled[at + 2u] = uint16_t(i2);
 }

@@ -28,7 +28,7 @@ pub fn describe(model: &Model, chain_seconds: Option<f64>) -> String {
 /// model's GPU data counted once (shared by its instances), what one instance of each adds with the
 /// `compute` strategy, and an even mix's average.
 pub fn describe_crowd(models: &[Model]) -> String {
-    use crate::render::chunks::{MemoryPlan, PlanLimits, Shape};
+    use crate::render::chunks::{MemoryPlan, PlanChoices, PlanLimits, Shape};
     use crate::render::Strategy;
     // Limits as wide as a GPU's, so no chunk's padding counts: bytes per instance, not a device's fit.
     let limits = PlanLimits { binding: u64::from(u32::MAX), heap: u64::MAX / 2, dispatch_rows: 65_535 };
@@ -42,7 +42,8 @@ pub fn describe_crowd(models: &[Model]) -> String {
     let (mut shared_total, mut instance_total) = (0u64, 0u64);
     for model in models {
         let shared = crate::render::model_buffers::model_bytes(model);
-        let per_instance = MemoryPlan::for_limits(Shape::of(model), Strategy::Compute, 1, limits).bytes_per_instance;
+        let per_instance =
+            MemoryPlan::for_limits(Shape::of(model), PlanChoices::new(Strategy::Compute), 1, limits).bytes_per_instance;
         shared_total += shared;
         instance_total += per_instance;
         let name: String = model.name.chars().take(24).collect();
@@ -58,7 +59,7 @@ pub fn describe_crowd(models: &[Model]) -> String {
     // The renderer's layout of an even mix: rooms sized for the largest model, each instance's
     // own vertices and palettes at the mix's mean, chunks of whole rounds.
     let shapes: Vec<Shape> = models.iter().map(Shape::of).collect();
-    let mix = |limits: PlanLimits| MemoryPlan::for_mix(&shapes, Strategy::Compute, 1, limits);
+    let mix = |limits: PlanLimits| MemoryPlan::for_mix(&shapes, PlanChoices::new(Strategy::Compute), 1, limits);
     let gib = 1u64 << 30;
     let (gpu, lavapipe) = (
         mix(PlanLimits { binding: u64::from(u32::MAX), heap: 24 * gib, dispatch_rows: 65_535 }),

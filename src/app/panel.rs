@@ -52,6 +52,8 @@ pub struct PanelInfo<'a> {
     pub instances: usize,
     /// The most instances this device takes with this strategy, and the limit that sets it.
     pub max_instances: usize,
+    /// The skinned-vertex pools' room in all (None: no pools: `Pools::pooled`).
+    pub pool_vertices: Option<u64>,
     pub limiting: &'a str,
     pub strategy: Strategy,
     /// How the instances blend their joints.
@@ -390,6 +392,14 @@ impl Panel {
                 "visible: {} skinned, {} by the camera, {} by the light",
                 visible.skinned, visible.camera, visible.light
             ));
+            if let Some(rooms) = info.pool_vertices.filter(|&rooms| rooms > 0) {
+                ui.label(format!(
+                    "pools: {:.0}% of {rooms} skinned vertices; {} drawn coarser, {} not drawn",
+                    100.0 * f64::from(visible.placed_vertices) / rooms as f64,
+                    visible.coarser,
+                    visible.not_drawn
+                ));
+            }
         }
     }
 

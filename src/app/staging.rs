@@ -219,8 +219,40 @@ pub fn follow_offset(staging: &Staging, models: &[&Model], placed: &[Placed], se
 /// frames `placed` ([`framed_points`]).
 pub fn framing_camera(staging: &Staging, models: &[&Model], placed: &[Placed]) -> OrbitCamera {
     let facing = placed.first().and_then(|(_, model, _)| model.facing_yaw()).unwrap_or(0.0);
-    OrbitCamera::framing_points_from(&framed_points(staging, models, placed), crate::render::camera::FRAMING_YAW + facing)
+    let framing =
+        OrbitCamera::framing_points_from(&framed_points(staging, models, placed), crate::render::camera::FRAMING_YAW + facing);
+    match placed.len() >= FIELD_INSTANCES {
+        true => field_camera(framing, world_bounds(placed)),
+        false => framing,
+    }
 }
+
+/// Crowds of this many instances or more are seen from within, as a field (`field_camera`)
+/// rather than framed whole: whole, a hundred thousand figures are each a few pixels.
+pub const FIELD_INSTANCES: usize = 100_000;
+
+/// A crowd seen from its near edge, on the side the figures face (turned a little, `FIELD_YAW`),
+/// three figures high and looking across it: the nearest are characters, the rest a moving
+/// texture to the far side. The target lies an eighteenth of the field's diagonal ahead (at least
+/// twenty figures), so that the far plane (twenty times the camera's distance) reaches past the
+/// far side.
+pub fn field_camera(framing: OrbitCamera, bounds: crate::anim::Aabb) -> OrbitCamera {
+    let yaw = framing.yaw - crate::render::camera::FRAMING_YAW + FIELD_YAW;
+    let figure = bounds.size().y.max(1e-3);
+    let back = glam::Vec3::new(yaw.sin(), 0.0, yaw.cos());
+    let half = bounds.size() * 0.5;
+    // From the centre to the field's edge along `back`.
+    let reach = (half.x / back.x.abs().max(1e-6)).min(half.z / back.z.abs().max(1e-6));
+    let ground = glam::Vec3::new(bounds.center().x, bounds.min.y, bounds.center().z);
+    let height = 3.0 * figure;
+    let ahead = (glam::Vec2::new(bounds.size().x, bounds.size().z).length() / 18.0).max(20.0 * figure);
+    // From the ground under the eye, just outside the edge, `ahead` into the crowd.
+    let target = ground + back * (reach + figure) - back * ahead;
+    OrbitCamera { target, distance: ahead.hypot(height), yaw, pitch: (height / ahead).atan(), ..framing }
+}
+
+/// How far round from the figures' front the field camera stands (radians).
+const FIELD_YAW: f32 = 0.15;
 
 /// World bounds of all instances, each with its model, over everything any clip can do (the
 /// shadow map's fit), so a clip switch never walks out of the shadow volume.

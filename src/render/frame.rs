@@ -15,7 +15,7 @@ use super::passes::overlay::{OverlayFrame, OverlayPass};
 use super::passes::shadow;
 use super::passes::skin::SkinPass;
 use super::recorder::{BarrierCall, Recorder};
-use super::shader_types::{CullCounters, Table};
+use super::shader_types::{CullCounters, CullRun, Table};
 use super::slots::FrameSlot;
 use super::{FrameScene, Output, Pass, Renderer, Strategy};
 use crate::gpu::barrier::{self, side, Hazard};
@@ -94,12 +94,15 @@ impl FrameContext<'_> {
         recorder.step("the counters' reset", |command_buffer| cull.record_reset(command_buffer, &reset));
         let flags = (super::passes::cull::hand_set(self.scene), renderer.velocity_written());
         let (setup, frames) = (&renderer.setup, renderer.stats.frames_rendered);
-        let tables = renderer.tables_read(self.choice);
+        let tables = renderer.tables_read();
         let push = CullPass::push(setup, self.choice, (frames, renderer.debug.skeleton), flags, &tables);
-        let record = |command_buffer| cull.record(command_buffer, self.frame.cull_set, push);
         let mut before = cull.hazards_before();
         before.extend(renderer.passes.trace.as_ref().map(|trace| trace.records_hazard()));
-        recorder.pass(Pass::Cull, before, record, cull.hazards_after());
+        before.extend(renderer.passes.triangles.iter().flat_map(|triangles| triangles.cull_hazards()));
+        let (runs, waits): (Vec<CullRun>, Vec<(&'static str, Vec<Hazard>)>) =
+            cull.runs().into_iter().map(|(run, name, hazards)| (run, (name, hazards))).unzip();
+        let record = |command_buffer, index: usize| cull.record_run(command_buffer, self.frame.cull_set, push, runs[index]);
+        recorder.pass_in_runs(Pass::Cull, before, waits, record, cull.hazards_after());
     }
 
     fn palette(&self, recorder: &mut Recorder) {
@@ -136,16 +139,13 @@ impl FrameContext<'_> {
     fn triangles(&self, recorder: &mut Recorder) {
         let renderer = self.renderer;
         let Some(triangles) = &renderer.passes.triangles else { return };
-        recorder.wait(triangles.argument_hazards());
-        let arguments = |command_buffer| triangles.record_arguments(&renderer.device, command_buffer);
-        recorder.step("the triangle pass's draw template", arguments);
-        let record = |command_buffer| renderer.record_triangles(command_buffer, triangles, (self.scene, self.choice));
+        let record = |command_buffer| renderer.record_triangles(command_buffer, triangles, self.scene);
         recorder.pass(Pass::Triangles, triangles.hazards_before(), record, triangles.hazards_after());
     }
 
     fn shadow(&self, recorder: &mut Recorder) {
         let (renderer, shadow) = (self.renderer, &self.renderer.passes.shadow);
-        let record = |command_buffer| renderer.record_shadow(command_buffer, self.vertices, (self.scene, self.choice));
+        let record = |command_buffer| renderer.record_shadow(command_buffer, self.vertices, self.scene);
         recorder.pass(Pass::Shadow, shadow.hazards_before(), record, shadow.hazards_after());
     }
 
@@ -268,9 +268,7 @@ impl Renderer {
     pub fn level_choice(&self, scene: &FrameScene) -> LevelChoice {
         let errors = self.model.single().levels.iter().map(|level| level.error).collect();
         let height = self.targets.as_ref().map_or(1, |targets| targets.color.extent().height);
-        // The shadow map draws every instance at one level: one within a texel for the largest.
-        let largest = scene.instances.iter().map(|instance| instance.scale).fold(1.0, f32::max);
-        let light = (scene.light_view_projection, shadow::SHADOW_MAP_SIZE, largest);
+        let light = (scene.light_view_projection, shadow::SHADOW_MAP_SIZE);
         LevelChoice::new(errors, scene.view_projection, height, light)
     }
 }

@@ -5,7 +5,6 @@
 use ash::vk;
 
 use super::draw::{DrawList, VertexSource};
-use super::passes::cull::LevelChoice;
 use super::passes::debug::DebugFrame;
 use super::passes::forward::{ForwardFrame, PreviousPositions, ResolveTarget};
 use super::passes::shadow;
@@ -16,12 +15,7 @@ use super::{FrameScene, Output, Renderer, Strategy};
 use crate::gpu::Buffer;
 
 impl Renderer {
-    pub(super) fn record_triangles(
-        &self,
-        command_buffer: vk::CommandBuffer,
-        triangles: &TriangleCulling,
-        (scene, choice): (&FrameScene, &LevelChoice),
-    ) {
+    pub(super) fn record_triangles(&self, command_buffer: vk::CommandBuffer, triangles: &TriangleCulling, scene: &FrameScene) {
         let extent = self.targets().color.extent();
         let camera = RunView {
             view_projection: scene.view_projection,
@@ -35,10 +29,10 @@ impl Renderer {
             sample_step: 1,
         };
         let run = |table: Table, output: &CulledOutput, view: RunView| {
-            (output.set, triangles.push(&self.model, &self.setup, &view, output, table), table.arguments())
+            (output.set, triangles.push(&self.model, &self.setup, &view, table), table.arguments())
         };
         let mut runs = vec![run(Table::Camera, &triangles.camera, camera)];
-        if let Some(output) = self.light_run(choice) {
+        if let Some(output) = self.light_run() {
             runs.push(run(Table::Light, output, light));
         }
         triangles.pass.record(command_buffer, &runs, &self.passes.cull.counters);
@@ -46,7 +40,7 @@ impl Renderer {
 
     /// The work tables some pass reads this frame, which the cull pass fills: the skin pass's
     /// (`compute`), and the triangle pass's camera run and, when it runs, its light run.
-    pub(super) fn tables_read(&self, choice: &LevelChoice) -> Vec<Table> {
+    pub(super) fn tables_read(&self) -> Vec<Table> {
         let mut tables = Vec::new();
         if self.setup.strategy == Strategy::Compute {
             tables.push(Table::Skin);
@@ -54,7 +48,7 @@ impl Renderer {
         if self.passes.triangles.is_some() {
             tables.push(Table::Camera);
         }
-        if self.light_run(choice).is_some() {
+        if self.light_run().is_some() {
             tables.push(Table::Light);
         }
         tables
@@ -116,25 +110,16 @@ impl Renderer {
         }
     }
 
-    /// The triangle pass's light run this frame: where the plan made room for it, it is on, and
-    /// the shadow map's level is the room's or coarser.
-    fn light_run(&self, choice: &LevelChoice) -> Option<&CulledOutput> {
+    /// The triangle pass's light run this frame: where the renderer has one and it is on.
+    fn light_run(&self) -> Option<&CulledOutput> {
         let output = self.passes.triangles.as_ref()?.light.as_ref()?;
-        let fits = choice.light_level >= output.layout_level;
-        (self.setup.light_culling && fits).then_some(output)
+        self.setup.light_culling.then_some(output)
     }
 
-    pub(super) fn record_shadow(
-        &self,
-        command_buffer: vk::CommandBuffer,
-        vertices: VertexSource<'_>,
-        (scene, choice): (&FrameScene, &LevelChoice),
-    ) {
+    pub(super) fn record_shadow(&self, command_buffer: vk::CommandBuffer, vertices: VertexSource<'_>, scene: &FrameScene) {
         let draws = self.draw_list(&self.passes.cull.light_draws, true);
         // The triangle pass's light run, where it ran: the triangles that can reach a texel.
-        let culled = self.passes.triangles.as_ref().zip(self.light_run(choice)).map(|(triangles, output)| {
-            output.draws(triangles, self.setup.mesh_draws.len() as u32, self.setup.chunking, self.setup.instance_count)
-        });
+        let culled = self.light_run().map(|output| output.draws(draws));
         let light_view_projection = scene.light_view_projection;
         self.passes.shadow.record(command_buffer, vertices, &self.model.indices, (draws, culled.as_ref()), light_view_projection);
     }
@@ -168,9 +153,7 @@ impl Renderer {
             velocity: self.velocity_written(),
         };
         let overlay = |command_buffer| self.passes.debug.record(command_buffer, &debug_frame);
-        let culled = self.passes.triangles.as_ref().map(|triangles| {
-            triangles.camera.draws(triangles, self.setup.mesh_draws.len() as u32, self.setup.chunking, self.setup.instance_count)
-        });
+        let culled = self.passes.triangles.as_ref().map(|triangles| triangles.camera.draws(camera_draws));
         let forward_frame = ForwardFrame {
             targets,
             resolve: &resolve,

@@ -415,7 +415,8 @@ impl Renderer {
             .collect();
         let slots = InstanceSlots::new(&sizes, instance_models, plan.chunking);
         let range = chunks::binding_range(device, settings);
-        let fullest = (strategy == Strategy::Compute)
+        // Pooled vertices have the plan's rooms; unpooled, each chunk holds its instances' own.
+        let fullest = (strategy == Strategy::Compute && !plan.pools.pooled)
             .then(|| slots.chunk_vertices.iter().map(|&vertices| vertices * std::mem::size_of::<SkinnedVertex>() as u64).max())
             .flatten();
         let most_slots = slots.chunk_palette_slots.iter().map(|&slots| slots * std::mem::size_of::<PaletteMatrix>() as u64).max();
@@ -517,6 +518,10 @@ impl Renderer {
                     skinned: counts.kept[1],
                     camera: counts.camera_draws.iter().sum(),
                     light: counts.light_draws.iter().sum(),
+                    coarser: counts.pool_use[0],
+                    not_drawn: counts.pool_use[1],
+                    placed_vertices: counts.pool_use[2],
+                    placed_indices: counts.pool_use[3],
                 });
             }
         }

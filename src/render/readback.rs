@@ -10,6 +10,7 @@ use super::stats::CullReadback;
 use super::Renderer;
 use crate::gpu::barrier::{self, side, Hazard};
 use crate::gpu::{self, commands, Buffer};
+use bytemuck::Zeroable;
 
 impl Renderer {
     /// Copies a GPU buffer of the renderer back to the CPU (tests and debugging; after `wait_all`).
@@ -32,24 +33,48 @@ impl Renderer {
 
     /// Copies `skinned_vertices` and `joint_palettes` back to the CPU (tests; after `wait_all`):
     /// every instance's vertices, and every instance's joint matrices (the first `joint_count` of
-    /// its palette slots), instance after instance.
+    /// its palette slots), instance after instance. Where the vertices are pooled, an instance's
+    /// are where the last cull pass placed them, its level's (a prefix of its vertices), the rest
+    /// and those of an instance not skinned zeros (`read_back_placements` says which).
     pub fn read_back_skinning(&self) -> gpu::Result<(Vec<SkinnedVertex>, Vec<PaletteMatrix>)> {
         let mut skinned = Vec::new();
         let mut palettes = Vec::new();
         let chunking = self.setup.chunking;
+        let placements = match self.setup.memory.pools.pooled {
+            true => self.read_back_placements()?,
+            false => Vec::new(),
+        };
         for chunk in 0..chunking.chunk_count {
-            skinned.extend(self.read_back::<SkinnedVertex>(&self.passes.skin.skinned[chunk as usize])?);
+            let chunk_vertices = self.read_back::<SkinnedVertex>(&self.passes.skin.skinned[chunk as usize])?;
             let slots = self.read_back::<PaletteMatrix>(&self.passes.palette.palettes[chunk as usize])?;
             // A chunk's instances lie one after another, each its model's palette stride.
             let (first, count) = chunking.range(chunk, self.setup.instance_count);
             let mut base = 0;
-            for &model in &self.setup.instance_models[first as usize..(first + count) as usize] {
+            for (instance, &model) in (first..).zip(&self.setup.instance_models[first as usize..(first + count) as usize]) {
                 let part = &self.model.parts[model as usize];
                 palettes.extend_from_slice(&slots[base..base + part.joint_count() as usize]);
                 base += part.palette_stride() as usize;
+                if let Some(placement) = placements.get(instance as usize) {
+                    let full = part.vertex_count() as usize;
+                    let start = skinned.len();
+                    if let Some(level) = part.levels.get(placement.level as usize) {
+                        let at = placement.vertex_base as usize;
+                        skinned.extend_from_slice(&chunk_vertices[at..at + level.vertex_count as usize]);
+                    }
+                    skinned.resize(start + full, SkinnedVertex::zeroed());
+                }
+            }
+            if placements.is_empty() {
+                skinned.extend(chunk_vertices);
             }
         }
         Ok((skinned, palettes))
+    }
+
+    /// Where the last cull pass placed each instance's skinned vertices (tests; after `wait_all`).
+    pub fn read_back_placements(&self) -> gpu::Result<Vec<Placement>> {
+        let words: Vec<[u32; 2]> = self.read_back(&self.passes.cull.placements)?;
+        Ok(words.into_iter().map(|[vertex_base, level]| Placement { vertex_base, level }).collect())
     }
 
     /// The last frame's skinned vertices, whichever strategy wrote them: the skin pass's chunks
@@ -120,4 +145,12 @@ impl Renderer {
             counters,
         })
     }
+}
+
+/// Where the cull pass placed an instance's skinned vertices in its chunk this frame
+/// (`cull.placements`), and their level; `NOT_PLACED` for one not skinned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    pub vertex_base: u32,
+    pub level: u32,
 }

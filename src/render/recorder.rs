@@ -73,6 +73,32 @@ impl<'a> Recorder<'a> {
         self.wait(after);
     }
 
+    /// A timed pass recorded in runs (the cull pass's count, budget and place): `before` joins
+    /// what is due as one barrier before the first run; each later run waits behind its own
+    /// hazards (named `runs[i].0` in the table), one barrier each; `record(run)` records run i.
+    pub fn pass_in_runs(
+        &mut self,
+        pass: Pass,
+        before: Vec<Hazard>,
+        runs: Vec<(&'static str, Vec<Hazard>)>,
+        mut record: impl FnMut(vk::CommandBuffer, usize),
+        after: Vec<Hazard>,
+    ) {
+        let index = pass as u32;
+        self.mark_through(index);
+        self.wait(before);
+        self.barrier(pass.name());
+        for (run, (name, hazards)) in runs.into_iter().enumerate() {
+            if run > 0 {
+                self.wait(hazards);
+                self.barrier(name);
+            }
+            record(self.command_buffer, run);
+        }
+        self.mark_through(index + 1);
+        self.wait(after);
+    }
+
     /// The last barrier and the timestamps of passes that did not run (zero long); returns the
     /// barrier calls made.
     pub fn finish(mut self) -> Vec<BarrierCall> {

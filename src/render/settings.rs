@@ -29,6 +29,9 @@ pub struct RenderSettings {
     pub binding: Option<u64>,
     /// ...and the bytes of the largest memory heap (a plan short of memory).
     pub heap: Option<u64>,
+    /// The skinned-vertex pools' screen term (`chunks::POOL_SCREEN_VERTICES`): tests lower it to
+    /// see a frame degrade.
+    pub pool_vertices: Option<u64>,
 }
 
 impl From<Option<u64>> for RenderSettings {

@@ -105,7 +105,12 @@ impl FrameSlot {
                 mesh_ranges: &gpu_model.mesh_ranges,
                 models: &gpu_model.models,
                 // The records whose masks the cull pass writes, with `--shadows ray`.
-                trace_instances: trace.as_ref().map_or(&cull.no_trace, |trace| &trace.instances),
+                trace_instances: trace.as_ref().map_or(&cull.unused, |trace| &trace.instances),
+                // The triangle pass's views' commands, which the cull pass writes.
+                culled_draws: passes
+                    .triangles
+                    .as_ref()
+                    .map_or([&cull.unused, &cull.unused], |triangles| triangles.culled_draws(&cull.unused)),
             },
         )?;
         let frame_set = forward.frame_set(

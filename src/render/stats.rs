@@ -28,6 +28,14 @@ pub struct VisibleCounts {
     pub camera: u32,
     /// Instances drawn into the shadow map.
     pub light: u32,
+    /// Instances drawn a level coarser than their own (or at their coarsest): the frame asked
+    /// more of a pool than it holds (`MemoryPlan::pools`).
+    pub coarser: u32,
+    /// Instances not drawn at all: not even their coarsest level fitted.
+    pub not_drawn: u32,
+    /// Skinned vertices the frame placed in the pools, and culled indices (both views).
+    pub placed_vertices: u32,
+    pub placed_indices: u32,
 }
 
 /// GPU time of each pass of one frame, in milliseconds, from timestamp queries. On lavapipe these

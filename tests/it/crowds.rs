@@ -90,7 +90,10 @@ fn a_mixed_crowd_skins_each_instance_from_its_own_model() {
     // The skin pass's chunks, and the `cpu` strategy's buffer laid out alike.
     for strategy in [Strategy::Compute, Strategy::Cpu] {
         let mut headless = HeadlessRenderer::with_settings(&device, &setup, (160, 120), strategy, settings).expect("renderer");
-        assert!(headless.renderer.setup.chunking.chunk_count >= 4, "{:?}", headless.renderer.setup.chunking);
+        // (The `cpu` strategy binds no skinned vertices as storage: its palettes, far smaller than
+        // five instances' vertices, fit one chunk.)
+        let chunks = headless.renderer.setup.chunking.chunk_count;
+        assert!(chunks >= 4 || strategy == Strategy::Cpu, "{:?}", headless.renderer.setup.chunking);
         // Each model is drawn a command a material an instance (its meshes grouped by material).
         for (model, part) in setup.models().iter().zip(&headless.renderer.model.parts) {
             assert_eq!(part.record.mesh_count, materials_used(model), "{}: draw groups", model.name);
@@ -150,8 +153,8 @@ fn dispatches_and_barriers_do_not_grow_with_the_models() {
         frames.push((dispatched, barriers, passes));
     }
     let (one, two, twenty) = (&frames[0], &frames[1], &frames[2]);
-    // cull, palette, skin: the triangle pass serves one model.
-    assert_eq!(two.0, 3, "cull, palette and skin");
+    // cull (its count, budget and place runs), palette, skin: the triangle pass serves one model.
+    assert_eq!(two.0, 5, "cull, palette and skin");
     assert_eq!(twenty, two, "dispatches, barriers and boundaries, 2 models against 20");
     assert!(one.0 >= two.0 && one.1 >= two.1, "one model: {one:?}");
     assert_no_validation_messages(&device);

@@ -37,6 +37,7 @@ mod motion;
 mod ms3d_loader;
 mod no_panics;
 mod panel;
+mod pools;
 mod portable;
 mod pose;
 mod ray_shadows;

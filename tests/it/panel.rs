@@ -68,6 +68,7 @@ impl Driver {
             triangles: 6948,
             joints: 23,
             max_influences: 6,
+            pool_vertices: None,
             levels: 8,
             light_culling: false,
             animation_lod: false,
@@ -91,7 +92,7 @@ impl Driver {
             fade: 0.3,
             debug: DebugViews::default(),
             timings: Some(&self.timings),
-            visible: Some(VisibleCounts { skinned: 1, camera: 1, light: 1 }),
+            visible: Some(VisibleCounts { skinned: 1, camera: 1, light: 1, ..VisibleCounts::default() }),
             renderdoc: false,
             error: None,
             morph_targets: self

@@ -15,7 +15,7 @@ use vkskin::model::Model;
 use vkskin::render::passes::shadow;
 use vkskin::render::passes::triangles::View;
 use vkskin::render::shader_types::{DrawCommand, SkinnedVertex, Table, WorkGroup};
-use vkskin::render::{MemoryPlan, PlanLimits, RenderSettings, Strategy};
+use vkskin::render::{RenderSettings, Strategy};
 
 /// triangles.comp's `visible`, on the CPU: `step` samples a pixel row on a lattice (4: 4× MSAA,
 /// 1: the centres); the lattice points in a small triangle's box are tested against its edges.
@@ -93,7 +93,6 @@ fn check_against_the_mirror(
     let renderer = &headless.renderer;
     let triangles = renderer.passes.triangles.as_ref().expect("the compute strategy culls triangles for this model");
     let choice = renderer.level_choice(&scene);
-    let light_level = choice.light_level as usize;
     // The level each instance's triangles are drawn at: the full mesh for the camera (no levels),
     // the shadow map's at the instance's scale for the light.
     let drawn_level = |instance: u32| match view {
@@ -108,7 +107,6 @@ fn check_against_the_mirror(
         }
         View::Light => {
             let output = triangles.light.as_ref().expect("room for the light's run");
-            assert!(light_level >= output.layout_level as usize, "the light's run ran");
             (output, scene.light_view_projection, Vec2::splat(shadow::SHADOW_MAP_SIZE as f32), 1.0)
         }
     };
@@ -117,39 +115,32 @@ fn check_against_the_mirror(
     let (skinned, _) = renderer.read_back_skinning().expect("read back");
     assert_no_validation_messages(&device);
 
+    let culling = renderer.read_back_culling().expect("read back");
+    let placements = renderer.read_back_placements().expect("read back");
     let model = &setup.model;
     let vertex_count = model.vertices.len() as u32;
-    // Where each group's block and each mesh's survivors start: the layout level's sizes.
-    let (layout_indices, layout_ranges) = level_triangles(model, output.layout_level as usize);
-    let index_count = layout_indices.len() as u32;
-    let mesh_count = model.meshes.len();
-    let chunking = renderer.setup.chunking;
     let instance_count = setup.instances.len() as u32;
     // What the GPU kept: (instance, mesh, the triangle's corners as the model numbers them). The
-    // commands are chunk-major, then group, then mesh.
+    // commands are laid out as the cull pass's lists: run by run, mesh by mesh, the first
+    // draw_counts[2 × run] (camera) or [2 × run + 1] (light) live.
     let mut kept = BTreeSet::new();
-    for (at, command) in commands.iter().enumerate() {
-        let mesh = at % mesh_count;
-        let group = (at / mesh_count) as u32 % triangles.groups_per_chunk;
-        let chunk = (at / mesh_count) as u32 / triangles.groups_per_chunk;
-        let first_slot = group * triangles.group_size;
-        if chunk * chunking.instances_per_chunk + first_slot >= instance_count {
-            assert_eq!((command.index_count, command.instance_count), (0, 0), "command {at}: past the last instance");
-            continue;
-        }
-        // Where the group's instances start, and where this mesh's survivors go.
-        assert_eq!(command.first_instance, chunk * chunking.instances_per_chunk + first_slot, "command {at}");
-        assert_eq!(command.vertex_offset, (first_slot * vertex_count) as i32, "command {at}");
-        let expected_first = first_slot * index_count + triangles.group_size * layout_ranges[mesh].0;
-        assert_eq!(command.first_index, expected_first, "command {at}");
-        assert_eq!(command.instance_count, 1, "command {at}");
-        let first = command.first_index as usize;
-        for triangle in culled[chunk as usize][first..first + command.index_count as usize].chunks_exact(3) {
-            let corners = [0, 1, 2].map(|corner| u32::from(triangle[corner]));
-            let instance = command.first_instance + corners[0] / vertex_count;
-            assert!(corners.iter().all(|corner| command.first_instance + corner / vertex_count == instance));
-            assert!(instance < command.first_instance + triangles.group_size, "command {at}: past its group");
-            kept.insert((instance, mesh, corners.map(|corner| corner % vertex_count)));
+    for (run_index, run) in renderer.setup.runs.iter().enumerate() {
+        let live = culling.draw_counts[2 * run_index + usize::from(view == View::Light)];
+        for mesh in 0..run.mesh_count as usize {
+            for place in 0..live {
+                let at = (run.first_command + mesh as u32 * run.instances + place) as usize;
+                let command = commands[at];
+                let instance = command.first_instance;
+                assert_eq!(command.instance_count, 1, "command {at}");
+                // Its vertices where the cull pass placed them this frame.
+                assert_eq!(command.vertex_offset, placements[instance as usize].vertex_base as i32, "command {at}");
+                let first = command.first_index as usize;
+                for triangle in culled[run.chunk as usize][first..first + command.index_count as usize].chunks_exact(3) {
+                    let corners = [0, 1, 2].map(|corner| u32::from(triangle[corner]));
+                    assert!(corners.iter().all(|&corner| corner < vertex_count), "command {at}: past its instance");
+                    kept.insert((instance, mesh, corners));
+                }
+            }
         }
     }
     // What the CPU mirror keeps, from the same skinned vertices.
@@ -175,10 +166,9 @@ fn check_against_the_mirror(
     }
     let differing = kept.symmetric_difference(&expected).count();
     println!(
-        "{view:?}: {instance_count} instances in {} chunks, groups of {}: {} of {total} triangles kept by the GPU, {} by the CPU mirror \
+        "{view:?}: {instance_count} instances in {} chunks: {} of {total} triangles kept by the GPU, {} by the CPU mirror \
          ({box_kept} by its box test alone), {differing} differ",
-        chunking.chunk_count,
-        triangles.group_size,
+        renderer.setup.chunking.chunk_count,
         kept.len(),
         expected.len()
     );
@@ -199,8 +189,8 @@ fn the_triangle_pass_keeps_what_its_cpu_mirror_keeps() {
 }
 
 #[test]
-fn groups_and_chunks_place_every_survivor() {
-    // Bindings held to 20 instances: 2 chunks of 20, each 2 groups (17 and a partial 3).
+fn chunks_place_every_survivor() {
+    // Bindings held to 20 instances' vertices: 2 chunks of 20.
     let setup = SceneSetup::new(default_model(), 40);
     let limit = 20 * setup.model.vertices.len() as u64 * size_of::<SkinnedVertex>() as u64;
     for view in [View::Camera, View::Light] {
@@ -209,8 +199,7 @@ fn groups_and_chunks_place_every_survivor() {
     }
 }
 
-/// A crowd spread wide, so the shadow map's texels are coarse and its level of detail too; and a
-/// heap so small the plan has room for the light's run of a coarser level only.
+/// A crowd spread wide, so the shadow map's texels are coarse and its level of detail too.
 fn spread_crowd() -> SceneSetup {
     let mut setup = SceneSetup::new(vkskin::model::lod::with_levels(&default_model()), 40);
     for instance in &mut setup.instances {
@@ -222,29 +211,13 @@ fn spread_crowd() -> SceneSetup {
 }
 
 #[test]
-fn the_lights_run_fits_the_coarser_level_the_plan_made_room_for() {
+fn the_lights_run_at_coarse_levels_keeps_what_its_mirror_keeps() {
     let setup = spread_crowd();
-    let figure = vkskin::render::chunks::Shape::of(&setup.model);
-    // Heap for 40 instances with room for level 2's light copy and not level 1's.
-    let room = |level: usize| {
-        let plan = MemoryPlan::with_light_culling(
-            figure,
-            Strategy::Compute,
-            1,
-            PlanLimits { binding: 128 << 20, heap: 1 << 40, dispatch_rows: 65_535 },
-        );
-        plan.bytes_per_instance - figure.level_indices[0] * 2 - 40 + figure.level_indices[level] * 2 + 40
-    };
-    let heap = (40 * (room(2) + room(1)) / 2) as f64 / 0.8;
-    let lowered = RenderSettings { light_culling: true, heap: Some(heap as u64), ..RenderSettings::default() };
+    let lowered = RenderSettings { light_culling: true, ..RenderSettings::default() };
     let (kept, box_kept, total) = check_against_the_mirror(&setup, (320, 240), lowered, View::Light);
     assert!(kept > 0 && kept < total, "{kept} of {total} kept");
     // Texels coarse against the triangles: many boxes hold a texel centre the triangle misses.
     assert!(kept * 10 < box_kept * 9, "the edge test dropped too little: {kept} of the box test's {box_kept}");
-    let device = validated_device();
-    let headless = HeadlessRenderer::with_settings(&device, &setup, (64, 48), Strategy::Compute, lowered).expect("renderer");
-    let output = headless.renderer.passes.triangles.as_ref().and_then(|triangles| triangles.light.as_ref());
-    assert_eq!(output.map(|output| output.layout_level), Some(2));
 }
 
 #[test]

@@ -141,6 +141,8 @@ pub struct BenchRow {
     /// gathers (from cache) and the kept-instance index included (GPU timestamps).
     pub copy_touched: Stats,
     pub bytes_per_instance: u64,
+    /// The skinned-vertex pools' room in all (`Pools`): the fill is `visible.placed_vertices` over it.
+    pub pool_vertices: u64,
     /// What the cull pass kept in the last measured frame.
     pub visible: Option<VisibleCounts>,
 }
@@ -187,6 +189,14 @@ impl BenchRow {
         // The vertex strategy's passes rasterize too: no time of skinning alone.
         let milliseconds = if self.strategy == Strategy::Vertex { f64::NAN } else { self.skinning_ms() };
         self.instances as f64 * self.vertices / (milliseconds / 1e3)
+    }
+
+    /// The share of the skinned-vertex pools the last measured frame placed (NaN without pools).
+    pub fn pool_fill(&self) -> f64 {
+        match (self.visible, self.pool_vertices) {
+            (Some(visible), rooms) if rooms > 0 => f64::from(visible.placed_vertices) / rooms as f64,
+            _ => f64::NAN,
+        }
     }
 }
 
@@ -235,7 +245,7 @@ fn skin_touched_bytes(model: &Model) -> u64 {
 fn bytes_per_instance(model: &Model, strategy: Strategy) -> u64 {
     crate::render::MemoryPlan::for_limits(
         crate::render::chunks::Shape::of(model),
-        strategy,
+        crate::render::chunks::PlanChoices::new(strategy),
         1,
         crate::render::PlanLimits { binding: u64::MAX >> 1, heap: u64::MAX >> 1, dispatch_rows: u32::MAX },
     )

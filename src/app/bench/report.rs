@@ -314,7 +314,13 @@ impl BenchReport {
                         "skinned": visible.skinned,
                         "camera": visible.camera,
                         "light": visible.light,
+                        "coarser": visible.coarser,
+                        "not_drawn": visible.not_drawn,
+                        "placed_vertices": visible.placed_vertices,
+                        "placed_indices": visible.placed_indices,
                     })),
+                    "pool_vertices": row.pool_vertices,
+                    "pool_fill": finite(row.pool_fill()),
                 })
             })
             .collect();
@@ -371,7 +377,7 @@ impl BenchReport {
              copy_touched_reference_ms,skin_copy_touched_ratio,\
              vertices_per_second,skinned_vertices_per_second,bytes_per_instance,visible_skinned,visible_camera,visible_light,\
              lod,light_culling,animation_lod,image_changed_share,image_psnr_db,morph,active_targets,skinning,motion_blur,clip_compression,\
-             models,mean_vertices,record_ms,shadows\n",
+             models,mean_vertices,record_ms,shadows,visible_coarser,visible_not_drawn,pool_vertices,pool_fill\n",
         );
         let number = |value: f64| if value.is_finite() { format!("{value}") } else { String::new() };
         for row in &self.rows {
@@ -379,7 +385,7 @@ impl BenchReport {
             let visible = row.visible;
             let _ = writeln!(
                 out,
-                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{}",
+                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},{},{},{},{}",
                 row.strategy.name(),
                 row.instances,
                 number(row.frame_wall.median),
@@ -422,6 +428,10 @@ impl BenchReport {
                 number(row.vertices),
                 number(row.record.median),
                 row.shadows.name(),
+                visible.map_or(String::new(), |visible| visible.coarser.to_string()),
+                visible.map_or(String::new(), |visible| visible.not_drawn.to_string()),
+                row.pool_vertices,
+                number(row.pool_fill()),
             );
         }
         out

@@ -246,6 +246,7 @@ impl Variant {
             copy_wall: copy.map_or_else(Stats::default, |copy| copy.1),
             copy_touched: copies.touched.get(&instances).copied().unwrap_or_default(),
             bytes_per_instance: bytes_per_instance(model, strategy),
+            pool_vertices: 0,
             visible: None,
         }
     }
@@ -350,6 +351,8 @@ fn measure(
     };
     row.light_culling = headless.renderer.setup.light_culling;
     row.bytes_per_instance = headless.renderer.setup.memory.bytes_per_instance;
+    let plan = &headless.renderer.setup.memory;
+    row.pool_vertices = plan.pools.vertex_room * u64::from(plan.chunking.chunk_count);
     let aspect = headless.aspect();
     let (mut frame_walls, mut timings, mut cpu_skinning, mut records) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut last = Instant::now();

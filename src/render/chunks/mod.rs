@@ -17,9 +17,7 @@ pub use slots::{group_size, padded_chunks, Chunking, DrawRun, InstanceSlots, Slo
 use ash::vk;
 
 use super::settings::RenderSettings;
-use super::shader_types::{
-    DrawCommand, InstanceData, InstanceSlot, PaletteMatrix, SkinnedVertex, WorkGroup, MAX_CHUNKS, MAX_LEVELS,
-};
+use super::shader_types::{DrawCommand, InstanceData, InstanceSlot, PaletteMatrix, SkinnedVertex, WorkGroup, MAX_CHUNKS};
 use super::{Strategy, FRAMES_IN_FLIGHT};
 use crate::gpu::{self, Device};
 use crate::model::Model;
@@ -41,36 +39,81 @@ pub fn triangle_groups(index_count: u64) -> u64 {
     (index_count / 3).div_ceil(u64::from(TRIANGLE_WORKGROUP))
 }
 
-/// Per work table (`Table`), the most groups one instance appends to it: its vertex groups in
-/// workgroups of `skin_workgroup` vertices (where the skin pass runs), and its triangle groups for
-/// `triangles`' index counts, the full mesh's and the light run's level's (where the triangle pass
-/// runs, the light's where it has room); 0 where no pass reads the table.
-pub fn table_rooms(vertices: u64, skin_workgroup: Option<u32>, triangles: Option<(u64, Option<u64>)>) -> [u64; 3] {
-    let (camera, light) = triangles.map_or((0, None), |(full, light)| (triangle_groups(full), light));
-    [skin_workgroup.map_or(0, |size| vertices.div_ceil(u64::from(size))), camera, light.map_or(0, triangle_groups)]
-}
-
 /// Of the largest memory heap, what the per-instance buffers may take: the rest is left for the
 /// model, the shadow map, the render targets and the driver.
 pub const HEAP_SHARE: f64 = 0.8;
+
+/// The pools' screen term: skinned vertices a frame may need for the instances drawn finer than
+/// their coarsest levels, one a pixel of a 3840 × 2160 screen. The cull pass picks the coarsest
+/// level whose error covers at most a pixel, so the vertices of what is drawn grow with the pixels
+/// it covers, not with the instance count; a frame that needs more (a crowd packed close to the
+/// camera, overlapping many times) draws its farthest instances coarser (`cull.comp`: the budget).
+pub const POOL_SCREEN_VERTICES: u64 = 3840 * 2160;
+
+/// Bytes of one skinned vertex, of one culled index and of one draw command.
+const SKINNED_BYTES: u64 = size_of::<SkinnedVertex>() as u64;
+const CULLED_INDEX_BYTES: u64 = 2;
+const COMMAND_BYTES: u64 = size_of::<DrawCommand>() as u64;
+
+/// What a memory plan is made for besides the models and the count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlanChoices {
+    pub strategy: Strategy,
+    /// The triangle pass's light run has its own pool of culled indices (`--light-culling on`).
+    pub light_culling: bool,
+    /// `--shadows ray`: each instance's structure is built from fixed rooms, so its skinned
+    /// vertices keep their room rather than take one from the pool each frame.
+    pub traced: bool,
+    /// The vertex pools' budget over the coarsest levels (`POOL_SCREEN_VERTICES`; tests lower it).
+    pub screen_vertices: u64,
+}
+
+impl PlanChoices {
+    pub fn new(strategy: Strategy) -> PlanChoices {
+        PlanChoices { strategy, light_culling: false, traced: false, screen_vertices: POOL_SCREEN_VERTICES }
+    }
+
+    /// Whether the skinned vertices come from pools: the `compute` strategy without traced shadows.
+    pub fn pooled(&self) -> bool {
+        self.strategy == Strategy::Compute && !self.traced
+    }
+}
+
+/// Where the instances' per-frame data lives: per chunk, a pool of skinned vertices (or, unpooled,
+/// every instance's full mesh) and a pool of culled indices per view of the triangle pass; the
+/// work tables' lengths.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pools {
+    /// Skinned vertices placed by level each frame (false: each instance keeps its room).
+    pub pooled: bool,
+    /// Skinned vertices one chunk's buffer holds.
+    pub vertex_room: u64,
+    /// Culled indices one chunk's buffer holds, per view of the triangle pass (0: no triangle pass).
+    pub index_room: u64,
+    /// Views with culled indices: the camera's, and the light's with `--light-culling on`.
+    pub index_views: u32,
+    /// Each work table's entries (`Table`): the skin table's and the triangle pass's runs'.
+    pub table_entries: [u64; 3],
+}
 
 /// What `instance_count` instances of a model cost with a strategy, and the most that would fit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MemoryPlan {
     pub chunking: Chunking,
-    /// GPU-visible bytes one instance adds: skinned vertices (`compute`: one copy; `cpu`: a
-    /// host-visible copy per frame in flight), palettes, per-frame parameters, its skin-list slot
-    /// and its draw commands.
+    pub pools: Pools,
+    /// GPU-visible bytes each instance has of its own: palettes, per-frame parameters, its slot,
+    /// list entries and draw commands (`cpu`: its host-visible skinned vertices; unpooled
+    /// `compute`: its room of skinned vertices).
+    pub fixed_bytes_per_instance: u64,
+    /// `instance_bytes` over the count: what an instance costs on average, the pools included.
     pub bytes_per_instance: u64,
-    /// `bytes_per_instance × instance_count`.
+    /// Every instance's own bytes, the pools and the work tables.
     pub instance_bytes: u64,
     /// The largest instance count this device takes, and the limit that sets it.
     pub max_instances: u32,
     pub limiting: String,
-    /// The triangle pass keeps the light's triangles too, with room for this level's (the finest
-    /// whose copy of the culled indices still lets the count fit; None: no room, or no triangle
-    /// pass). The light's run happens in frames whose shadow map takes this level or a coarser one.
-    pub light_level: Option<u32>,
+    /// The triangle pass keeps the light's triangles too (a pool of its own).
+    pub light_culling: bool,
     /// `--shadows ray`: the acceleration structures' rooms and bytes, and how many instances trace
     /// (the renderer fills it in from the device's sizes).
     pub trace: Option<trace::TracePlan>,
@@ -87,10 +130,19 @@ pub struct PlanLimits {
     pub dispatch_rows: u32,
 }
 
+/// One count's layout: its chunks, pools and bytes, and the limits it breaks.
+struct Layout {
+    chunking: Chunking,
+    pools: Pools,
+    fixed: u64,
+    total: u64,
+    broken: Vec<String>,
+}
+
 impl MemoryPlan {
-    /// The plan for `instance_count` instances of `models` (each counted as the largest:
-    /// `Shape::of_models`), or an error naming the limit they exceed and the largest count that
-    /// fits. `settings`: room for the light's run; lowered limits (tests).
+    /// The plan for `instance_count` instances of `models` (a mix counted as `for_mix` says), or an
+    /// error naming the limit they exceed and the largest count that fits. `settings`: the light's
+    /// run, traced shadows, a lowered pool or device limits (tests).
     pub fn new(
         device: &Device,
         models: &[&Model],
@@ -101,24 +153,25 @@ impl MemoryPlan {
         let heap = largest_heap(device).min(settings.heap.unwrap_or(u64::MAX));
         let rows = device.limits().max_compute_work_group_count[1];
         let shapes: Vec<Shape> = models.iter().map(|model| Shape::of(model)).collect();
-        let shape = Shape::largest(&shapes);
         let limits = PlanLimits { binding: binding_range(device, settings), heap, dispatch_rows: rows };
-        let plan = match (models, settings.light_culling) {
-            ([_, _, ..], _) => MemoryPlan::for_mix(&shapes, strategy, instance_count, limits),
-            (_, true) => MemoryPlan::with_light_culling(shape, strategy, instance_count, limits),
-            (_, false) => MemoryPlan::for_limits(shape, strategy, instance_count, limits),
+        let choices = PlanChoices {
+            strategy,
+            light_culling: settings.light_culling,
+            traced: settings.shadows == super::Shadows::Ray,
+            screen_vertices: settings.pool_vertices.unwrap_or(POOL_SCREEN_VERTICES),
         };
+        let plan = MemoryPlan::for_mix(&shapes, choices, instance_count, limits);
         if instance_count > plan.max_instances {
+            let shape = Shape::largest(&shapes);
             return Err(gpu::Error::Other(format!(
                 "{instance_count} instances of {} ({} vertices, {} joints) with the {} strategy exceed {}: at most \
-                 {} instances fit (each needs {} bytes)",
+                 {} instances fit",
                 models.iter().map(|model| model.name.as_str()).collect::<Vec<_>>().join(", "),
                 shape.vertices,
                 shape.joints,
                 strategy.name(),
                 plan.limiting,
                 plan.max_instances,
-                plan.bytes_per_instance
             )));
         }
         Ok(plan)
@@ -129,9 +182,10 @@ impl MemoryPlan {
     /// dispatch rows). The viewer and the bench check this before laying out a single instance;
     /// `new` then checks the device's own limits.
     pub fn check_any_device(models: &[&Model], strategy: Strategy, instance_count: u32) -> Result<(), String> {
-        let plan = MemoryPlan::for_limits(
-            Shape::of_models(models),
-            strategy,
+        let shapes: Vec<Shape> = models.iter().map(|model| Shape::of(model)).collect();
+        let plan = MemoryPlan::for_mix(
+            &shapes,
+            PlanChoices::new(strategy),
             instance_count,
             PlanLimits { binding: u64::from(u32::MAX), heap: u64::MAX, dispatch_rows: u32::MAX },
         );
@@ -148,208 +202,217 @@ impl MemoryPlan {
         Ok(())
     }
 
-    /// The plan from the numbers alone.
-    pub fn for_limits(shape: Shape, strategy: Strategy, instance_count: u32, limits: PlanLimits) -> MemoryPlan {
-        MemoryPlan::with_light_room(shape, strategy, instance_count, limits, (None, None))
+    /// The plan for one model's instances.
+    pub fn for_limits(shape: Shape, choices: PlanChoices, instance_count: u32, limits: PlanLimits) -> MemoryPlan {
+        MemoryPlan::for_mix(&[shape], choices, instance_count, limits)
     }
 
     /// The plan for an even mix of models of `shapes` (as `SceneSetup::with_models` lays them out):
-    /// chunks and per-instance rooms (work tables, joint positions, draw commands) sized for the
-    /// largest, as the renderer makes them; an instance's own skinned vertices and palettes
-    /// (the renderer fills chunks by bytes) counted at the mix's mean.
-    /// A chunk holds whole rounds of the mix (each model once a round, as `crowd_model` deals
-    /// them), as many as one binding holds.
-    pub fn for_mix(shapes: &[Shape], strategy: Strategy, instance_count: u32, limits: PlanLimits) -> MemoryPlan {
-        let largest = Shape::largest(shapes);
-        let round = |bytes: fn(Shape) -> u64| shapes.iter().map(|&shape| bytes(shape)).sum::<u64>();
-        let models = shapes.len().max(1) as u64;
-        let mix = Mix {
-            data: shapes.iter().map(|&shape| instance_data_bytes(shape, strategy)).sum::<u64>() / models,
-            skinned: round(|shape| shape.vertices.max(1) * size_of::<SkinnedVertex>() as u64),
-            palettes: round(palette_bytes),
-            models,
-        };
-        MemoryPlan::with_light_room(largest, strategy, instance_count, limits, (None, Some(mix)))
+    /// rooms and pools sized for the largest (`Shape::largest`), each instance's own palettes at
+    /// the mix's mean. The largest count that fits is found by bisection over the layouts.
+    pub fn for_mix(shapes: &[Shape], choices: PlanChoices, instance_count: u32, limits: PlanLimits) -> MemoryPlan {
+        let layout = |count: u32| Layout::new(shapes, choices, count, limits);
+        let (mut fits, mut breaks) = (0u32, u32::MAX);
+        if layout(u32::MAX).broken.is_empty() {
+            fits = u32::MAX;
+        }
+        while breaks - fits > 1 && fits < u32::MAX {
+            let middle = fits + (breaks - fits) / 2;
+            match layout(middle).broken.is_empty() {
+                true => fits = middle,
+                false => breaks = middle,
+            }
+        }
+        let limiting = if fits == u32::MAX { String::new() } else { layout(fits + 1).broken.join("; ") };
+        let Layout { chunking, pools, fixed, total, .. } = layout(instance_count.max(1));
+        MemoryPlan {
+            chunking,
+            pools,
+            fixed_bytes_per_instance: fixed,
+            bytes_per_instance: total / u64::from(instance_count.max(1)),
+            instance_bytes: total,
+            max_instances: fits,
+            limiting,
+            light_culling: pools.index_views > 1,
+            trace: None,
+        }
     }
+}
 
-    /// `for_limits`, with room for the triangle pass's light run of the finest level whose copy
-    /// still lets the count fit; without, where none does.
-    pub fn with_light_culling(shape: Shape, strategy: Strategy, instance_count: u32, limits: PlanLimits) -> MemoryPlan {
-        let without = MemoryPlan::with_light_room(shape, strategy, instance_count, limits, (None, None));
-        (0..shape.levels.min(MAX_LEVELS as u64) as u32)
-            .map(|level| MemoryPlan::with_light_room(shape, strategy, instance_count, limits, (Some(level), None)))
-            .find(|plan| plan.light_level.is_some() && instance_count <= plan.max_instances)
-            .unwrap_or(without)
-    }
-
-    /// `for_limits` with room for the light's culled triangles of `light_level` or none (only the
-    /// `compute` strategy's triangle pass keeps them); `mix`: an instance's own data
-    /// (`instance_data_bytes`) at a mix's mean rather than `shape`'s, and chunks of whole rounds.
-    fn with_light_room(
-        shape: Shape,
-        strategy: Strategy,
-        instance_count: u32,
-        limits: PlanLimits,
-        (light_level, mix): (Option<u32>, Option<Mix>),
-    ) -> MemoryPlan {
-        let PlanLimits { binding: range, heap, dispatch_rows: max_dispatch_rows } = limits;
+impl Layout {
+    fn new(shapes: &[Shape], choices: PlanChoices, instance_count: u32, limits: PlanLimits) -> Layout {
+        let PlanLimits { binding: range, heap, dispatch_rows } = limits;
+        let shape = Shape::largest(shapes);
+        let count = u64::from(instance_count.max(1));
         let vertices = shape.vertices.max(1);
         let joints = shape.joints.max(1);
         let meshes = shape.meshes.max(1);
-        let skinned = vertices * size_of::<SkinnedVertex>() as u64;
-        // Each joint's matrix and dual quaternion, a header, the morph block (common.glsl: the slots),
-        // twice: this frame's and the previous block, for the motion vectors.
-        let palettes = 2 * (2 * joints + 1 + shape.morph_slots) * size_of::<PaletteMatrix>() as u64;
         let frames = FRAMES_IN_FLIGHT as u64;
-        // Parameters per frame in flight, its slot, a skin-list slot, a debug box, a palette-list
-        // slot and its palette's frame (animation LOD), its motion word, and draw commands.
-        let fixed = size_of::<InstanceData>() as u64 * frames
+        let strategy = choices.strategy;
+        let palettes = shapes.iter().map(|&shape| palette_bytes(shape)).sum::<u64>() / shapes.len().max(1) as u64;
+        let triangle_views = match strategy {
+            Strategy::Compute if culls_triangles(shape) => 1 + u64::from(choices.light_culling),
+            _ => 0,
+        };
+        // Its own: parameters per frame in flight, its slot, a skin-list entry, a debug box, a
+        // palette-list entry and its palette's frame (animation LOD), its motion word, its
+        // placement, the draw commands of both views (and the triangle pass's of its views), and
+        // an entry of each work table for its last, partial group.
+        let tables_read = u64::from(strategy == Strategy::Compute) + triangle_views;
+        let own = size_of::<InstanceData>() as u64 * frames
             + size_of::<InstanceSlot>() as u64
             + 4
             + 32
             + 4
             + 4
             + 4
-            + 2 * meshes * size_of::<DrawCommand>() as u64;
-        // The palette pass's joint positions (the skeleton debug view), with the palettes.
-        let joint_positions = joints * 16;
-        // The triangle pass's output (`compute`): a copy of the index buffer in 16-bit indices and a
-        // command per mesh, for models whose instance-relative indices fit 16 bits.
-        let culled_indices = match strategy {
-            Strategy::Compute if culls_triangles(shape) => shape.indices * 2,
-            _ => 0,
-        };
-        let culled_commands = if culled_indices > 0 { meshes * size_of::<DrawCommand>() as u64 } else { 0 };
-        // The light's run keeps another copy of both, for its level's indices.
-        let light_level = light_level.filter(|_| culled_indices > 0);
-        let light_bytes = light_level.map_or(0, |level| shape.level_indices[level as usize] * 2 + culled_commands);
-        // The cull pass's work tables (`compute`): an entry per vertex group for the skin pass (at
-        // the narrowest workgroup a tuning may pick), and per triangle group for the triangle
-        // pass's camera run (the full mesh's) and light run (its level's).
-        let table_groups = table_rooms(
-            vertices,
-            (strategy == Strategy::Compute).then_some(MIN_SKIN_WORKGROUP),
-            (culled_indices > 0).then(|| (shape.indices, light_level.map(|level| shape.level_indices[level as usize]))),
-        );
-        let table_bytes = table_groups.iter().sum::<u64>() * size_of::<WorkGroup>() as u64;
-        let bytes_per_instance = fixed
-            + table_bytes
+            + 8
+            + (2 + triangle_views) * meshes * COMMAND_BYTES
+            + tables_read * size_of::<WorkGroup>() as u64;
+        let skinned_room = vertices * SKINNED_BYTES;
+        let fixed = own
             + match strategy {
-                Strategy::Compute => skinned + palettes + joint_positions + culled_indices + culled_commands + light_bytes,
-                Strategy::Vertex => palettes + joint_positions,
+                Strategy::Compute => palettes + if choices.pooled() { 0 } else { skinned_room },
+                Strategy::Vertex => palettes,
                 // Per frame in flight, the skinned vertices and (the motion vectors) their
                 // positions last frame, 12 bytes a vertex.
-                Strategy::Cpu => (skinned + vertices * 12) * frames + joint_positions,
-            }
-            - instance_data_bytes(shape, strategy)
-            + mix.map_or_else(|| instance_data_bytes(shape, strategy), |mix| mix.data);
+                Strategy::Cpu => (skinned_room + vertices * 12) * frames,
+            };
 
-        // Instances per chunk: as many as one binding holds of the skinned vertices, the palettes and
-        // the culled indices, and no more than there are.
-        let mut per_chunk = match mix {
-            // Whole rounds of the mix: what each chunk holds is then known to the byte.
-            Some(mix) => ((range / mix.skinned).min(range / mix.palettes) * mix.models).min(u64::from(u32::MAX)) as u32,
-            None => (range / skinned).min(range / palettes).min(range / culled_indices.max(1)).min(u64::from(u32::MAX)) as u32,
+        // The pools, over the whole crowd: every instance's full mesh at most; pooled, the
+        // screen's vertices and every instance's coarsest level.
+        let full = count * vertices;
+        let skinned_vertices = match (strategy, choices.pooled()) {
+            (Strategy::Compute, true) => full.min(choices.screen_vertices + count * shape.coarsest_vertices.max(1)),
+            (Strategy::Compute, false) => full,
+            _ => 0,
         };
-        // The culled indices are laid out in whole groups ([`group_size`]): where rounding a
-        // chunk up to whole groups would overflow the binding, the chunk holds whole groups only.
-        if culled_indices > 0 && per_chunk > 0 {
-            let group = group_size(vertices.min(u64::from(u32::MAX)) as u32, per_chunk);
-            if u64::from(per_chunk.div_ceil(group) * group) * culled_indices > range {
-                per_chunk = per_chunk / group * group;
+        // Chunks: as few as the palettes, the skinned vertices and the culled indices allow, each
+        // holding at most one binding's range of each.
+        let per_vertex_indices = shape.indices_per_vertex.max(1);
+        let pooled_bytes = skinned_vertices * SKINNED_BYTES;
+        let index_bytes = if triangle_views > 0 { skinned_vertices * per_vertex_indices * CULLED_INDEX_BYTES } else { 0 };
+        let chunk_count = [count * palettes, pooled_bytes, index_bytes]
+            .iter()
+            .map(|&bytes| bytes.div_ceil(range.max(1)))
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        // An instance's palettes or room never straddle a chunk: add chunks until each holds its
+        // share in whole instances (past MAX_CHUNKS the count is refused anyway).
+        let room_of = |per_chunk: u64, chunks: u64| match (strategy, choices.pooled()) {
+            (Strategy::Compute, true) => {
+                (per_chunk * vertices).min(choices.screen_vertices.div_ceil(chunks) + per_chunk * shape.coarsest_vertices.max(1))
+            }
+            (Strategy::Compute, false) => per_chunk * vertices,
+            _ => 0,
+        };
+        let fits = |per_chunk: u64, vertex_room: u64| {
+            per_chunk * palettes <= range
+                && vertex_room * SKINNED_BYTES <= range
+                && vertex_room * per_vertex_indices * CULLED_INDEX_BYTES * u64::from(triangle_views > 0) <= range
+        };
+        let mut chunks = chunk_count;
+        let (per_chunk, vertex_room) = loop {
+            let per_chunk = count.div_ceil(chunks);
+            let vertex_room = room_of(per_chunk, chunks);
+            if fits(per_chunk, vertex_room) || per_chunk == 1 || chunks > 2 * u64::from(MAX_CHUNKS) {
+                break (per_chunk, vertex_room);
+            }
+            chunks += 1;
+        };
+        let mut broken = Vec::new();
+        if !fits(per_chunk, vertex_room) {
+            broken.push(format!(
+                "maxStorageBufferRange {range} bytes for a chunk of {per_chunk} instances' palettes ({palettes} bytes \
+                 each) and {vertex_room} skinned vertices"
+            ));
+        }
+        let chunk_count = count.div_ceil(per_chunk);
+        let index_room = match triangle_views {
+            0 => 0,
+            _ => (vertex_room * per_vertex_indices).min(per_chunk * shape.indices),
+        };
+        // Work tables: a chunk's pool in full groups, and a partial group an instance.
+        let skin_entries = match strategy {
+            Strategy::Compute => chunk_count * vertex_room / u64::from(MIN_SKIN_WORKGROUP) + count,
+            _ => 0,
+        };
+        let triangle_entries = chunk_count * index_room / (3 * u64::from(TRIANGLE_WORKGROUP)) + count;
+        let table_entries = [
+            skin_entries,
+            if triangle_views > 0 { triangle_entries } else { 0 },
+            if triangle_views > 1 { triangle_entries } else { 0 },
+        ];
+        let pools =
+            Pools { pooled: choices.pooled(), vertex_room, index_room, index_views: triangle_views as u32, table_entries };
+        // Unpooled rooms are the instances' own (in `fixed`).
+        let pooled_room = if choices.pooled() { vertex_room * SKINNED_BYTES } else { 0 };
+        let pool_bytes = chunk_count * (pooled_room + triangle_views * index_room * CULLED_INDEX_BYTES);
+        // The table entries an instance's partial groups take are in `fixed`; the pools' full groups here.
+        let table_bytes = table_entries.iter().sum::<u64>().saturating_sub(tables_read * count) * size_of::<WorkGroup>() as u64;
+        // The skeleton view's joint positions: one binding's worth at most (`PalettePass::new`).
+        let positions = (count * joints * 16).min(range / (joints * 16) * joints * 16);
+        let total = fixed * count + pool_bytes + table_bytes + positions;
+
+        if chunk_count > u64::from(MAX_CHUNKS) {
+            broken.push(format!(
+                "{MAX_CHUNKS} chunks of maxStorageBufferRange {range} bytes (each chunk's palettes at {palettes} bytes an \
+                 instance, its skinned-vertex pool of {vertex_room} vertices, its culled-index pool of {index_room})"
+            ));
+        }
+        let heap_share = ((heap as f64 * HEAP_SHARE) as u64).saturating_sub(shape.clip_bytes);
+        if total > heap_share {
+            broken.push(format!(
+                "{:.0}% of the largest memory heap ({} MiB) less the clips' {} bytes: {fixed} bytes an instance, and \
+                 pools of {} bytes (the skinned-vertex pool's budget: {skinned_vertices} vertices, a {} pixel screen's \
+                 and each instance's coarsest level's)",
+                HEAP_SHARE * 100.0,
+                heap >> 20,
+                shape.clip_bytes,
+                pool_bytes + table_bytes,
+                choices.screen_vertices
+            ));
+        }
+        if shape.clip_bytes > range {
+            broken.push(format!("maxStorageBufferRange {range} bytes for the clips' {} bytes", shape.clip_bytes));
+        }
+        // One binding each: the instance records, the draw commands, the work tables.
+        let bindings = [
+            ("the instance records", count * size_of::<InstanceData>() as u64),
+            ("the draw commands", count * meshes * COMMAND_BYTES),
+            ("the work tables", table_entries.iter().sum::<u64>() * size_of::<WorkGroup>() as u64),
+        ];
+        for (what, bytes) in bindings {
+            if bytes > range {
+                broken.push(format!("maxStorageBufferRange {range} bytes for {what} ({bytes} bytes)"));
             }
         }
-        let instances_per_chunk = per_chunk.clamp(1, instance_count.max(1));
-
-        let candidates: Vec<(u64, String)> = vec![
-            (
-                u64::from(per_chunk) * u64::from(MAX_CHUNKS),
-                format!(
-                    "{MAX_CHUNKS} chunks of {per_chunk} instances (maxStorageBufferRange {range} bytes per chunk; \
-                     {skinned} bytes of skinned vertices and {palettes} of palettes per instance)"
-                ),
-            ),
-            (
-                ((heap as f64 * HEAP_SHARE) as u64).saturating_sub(shape.clip_bytes) / bytes_per_instance,
-                format!(
-                    "{:.0}% of the largest memory heap ({} MiB), less the clips' {} bytes",
-                    HEAP_SHARE * 100.0,
-                    heap >> 20,
-                    shape.clip_bytes
-                ),
-            ),
-            // The clips' keys and tracks are one binding (`key_values`): past its range, nothing fits.
-            (
-                if shape.clip_bytes > range { 0 } else { u64::MAX },
-                format!("maxStorageBufferRange {range} bytes for the clips' {} bytes", shape.clip_bytes),
-            ),
-            (range / joint_positions, format!("maxStorageBufferRange {range} bytes for the joint positions ({joints} joints)")),
-            (
-                (u64::from(ROW_WORKGROUPS) * u64::from(max_dispatch_rows))
-                    .checked_div(table_groups.iter().copied().max().unwrap_or(0))
-                    .unwrap_or(u64::MAX),
-                format!(
-                    "maxComputeWorkGroupCount[1] = {max_dispatch_rows} rows of at most 65,535 workgroups for a work table \
-                     ({} groups per instance at most)",
-                    table_groups.iter().max().unwrap_or(&0)
-                ),
-            ),
-            (
-                range.checked_div(table_bytes).unwrap_or(u64::MAX),
-                format!("maxStorageBufferRange {range} bytes for the work tables ({table_bytes} bytes per instance)"),
-            ),
-            (
-                range / (meshes * size_of::<DrawCommand>() as u64),
-                format!("maxStorageBufferRange {range} bytes for the draw commands ({meshes} meshes per instance)"),
-            ),
-        ];
-        let (max_instances, limiting) = candidates
-            .into_iter()
-            .min_by_key(|(count, _)| *count)
-            .map(|(count, why)| (count.min(u64::from(u32::MAX)) as u32, why))
-            .unwrap_or((0, String::new()));
-        let chunk_count = instance_count.max(1).div_ceil(instances_per_chunk);
-        MemoryPlan {
-            chunking: Chunking { instances_per_chunk, chunk_count },
-            bytes_per_instance,
-            instance_bytes: bytes_per_instance * u64::from(instance_count),
-            max_instances,
-            limiting,
-            light_level,
-            trace: None,
+        let most_entries = table_entries.iter().copied().max().unwrap_or(0);
+        if most_entries > u64::from(ROW_WORKGROUPS) * u64::from(dispatch_rows) {
+            broken.push(format!(
+                "maxComputeWorkGroupCount[1] = {dispatch_rows} rows of at most 65,535 workgroups for a work table of \
+                 {most_entries} groups"
+            ));
+        }
+        // The cull pass sums a chunk's vertices in 32 bits.
+        if per_chunk * vertices > u64::from(u32::MAX) {
+            broken.push(format!("32-bit counts of a chunk's vertices ({per_chunk} instances of {vertices})"));
+        }
+        Layout {
+            chunking: Chunking { instances_per_chunk: per_chunk as u32, chunk_count: chunk_count as u32 },
+            pools,
+            fixed,
+            total,
+            broken,
         }
     }
-}
-
-/// A mix's sizes for the plan (`MemoryPlan::for_mix`).
-#[derive(Clone, Copy, Debug)]
-struct Mix {
-    /// An instance's own data (`instance_data_bytes`), on average.
-    data: u64,
-    /// One instance of each model: skinned vertices and palette bytes.
-    skinned: u64,
-    palettes: u64,
-    models: u64,
 }
 
 /// An instance's palette slots in bytes: each joint's matrix and dual quaternion, a header, the
 /// morph block (common.glsl: the slots), twice (this frame's and the previous block).
 fn palette_bytes(shape: Shape) -> u64 {
     2 * (2 * shape.joints.max(1) + 1 + shape.morph_slots) * size_of::<PaletteMatrix>() as u64
-}
-
-/// What one instance of `shape` takes of its own, which the renderer packs by bytes into chunks:
-/// its skinned vertices (`compute`; `cpu`: a copy per frame in flight, and last frame's positions)
-/// and its palette slots (not `cpu`).
-fn instance_data_bytes(shape: Shape, strategy: Strategy) -> u64 {
-    let vertices = shape.vertices.max(1);
-    let skinned = vertices * size_of::<SkinnedVertex>() as u64;
-    let palettes = palette_bytes(shape);
-    match strategy {
-        Strategy::Compute => skinned + palettes,
-        Strategy::Vertex => palettes,
-        Strategy::Cpu => (skinned + vertices * 12) * FRAMES_IN_FLIGHT as u64,
-    }
 }
 
 /// Whether the `compute` strategy's triangle pass serves this model: its culled indices are
@@ -378,24 +441,10 @@ pub fn largest_heap(device: &Device) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::shader_types::MAX_LEVELS;
 
-    #[test]
-    fn the_clips_take_their_bytes_of_the_heap_before_any_instance() {
-        let limits = PlanLimits { binding: 1 << 30, heap: 1 << 30, dispatch_rows: u32::MAX };
-        let without = MemoryPlan::for_limits(figure_like(), Strategy::Compute, 1, limits);
-        assert!(without.limiting.contains("heap"), "{}", without.limiting);
-        let half = ((1u64 << 30) as f64 * HEAP_SHARE / 2.0) as u64;
-        let with = MemoryPlan::for_limits(Shape { clip_bytes: half, ..figure_like() }, Strategy::Compute, 1, limits);
-        assert!(
-            with.max_instances.abs_diff(without.max_instances / 2) <= 1,
-            "{} against {}",
-            with.max_instances,
-            without.max_instances
-        );
-        let unbindable =
-            MemoryPlan::for_limits(Shape { clip_bytes: (1 << 30) + 1, ..figure_like() }, Strategy::Compute, 1, limits);
-        assert_eq!(unbindable.max_instances, 0);
-        assert!(unbindable.limiting.contains("clips"), "{}", unbindable.limiting);
+    fn compute() -> PlanChoices {
+        PlanChoices::new(Strategy::Compute)
     }
 
     fn figure_like() -> Shape {
@@ -408,181 +457,134 @@ mod tests {
             indices: 0,
             levels: 1,
             level_indices: [0; MAX_LEVELS],
+            coarsest_vertices: 2000,
+            indices_per_vertex: 0,
             clip_bytes: 0,
         }
     }
 
-    #[test]
-    fn chunks_fit_one_binding_and_cover_every_instance() {
-        let model = figure_like();
-        let range = 128 << 20;
-        let plan = MemoryPlan::for_limits(
-            model,
-            Strategy::Compute,
-            10_000,
-            PlanLimits { binding: range, heap: 2 << 30, dispatch_rows: 65_535 },
-        );
-        let chunking = plan.chunking;
-        // 2,000 vertices × 28 bytes = 56,000 bytes an instance: 2,396 instances in 128 MiB.
-        assert_eq!(chunking.instances_per_chunk, 2396);
-        assert_eq!(chunking.chunk_count, 5);
-        assert!(u64::from(chunking.instances_per_chunk) * 56_000 <= range);
-        let covered: u32 = (0..chunking.chunk_count).map(|chunk| chunking.range(chunk, 10_000).1).sum();
-        assert_eq!(covered, 10_000);
-        assert_eq!(chunking.range(4, 10_000), (4 * 2396, 10_000 - 4 * 2396));
-        assert!(plan.max_instances >= 10_000);
-    }
-
-    #[test]
-    fn culled_indices_fill_a_chunk_in_whole_groups() {
-        // 60,000 indices: 120,000 bytes of culled indices an instance, more than the 56,000 of
-        // skinned vertices, so they bound the chunk: 1,118 instances, not a whole number of the
-        // 32-instance groups (65,536 / 2,000 vertices), whose last would overflow the binding.
-        let mut level_indices = [0; MAX_LEVELS];
-        level_indices[0] = 60_000;
-        let shape = Shape {
-            vertices: 2000,
-            joints: 24,
-            morph_slots: 0,
-            meshes: 1,
-            indices: 60_000,
-            levels: 1,
-            level_indices,
-            clip_bytes: 0,
-        };
-        let range = 128 << 20;
-        let plan = MemoryPlan::with_light_culling(
-            shape,
-            Strategy::Compute,
-            5_000,
-            PlanLimits { binding: range, heap: 1 << 40, dispatch_rows: 65_535 },
-        );
-        assert_eq!(plan.chunking.instances_per_chunk, 1_088);
-        assert_eq!(plan.chunking.instances_per_chunk % 32, 0);
-        assert!(u64::from(plan.chunking.instances_per_chunk) * 120_000 <= range);
-        // Other strategies keep no culled indices; `compute` keeps the camera's and the light's.
-        let vertex = MemoryPlan::for_limits(
-            shape,
-            Strategy::Vertex,
-            5_000,
-            PlanLimits { binding: range, heap: 1 << 40, dispatch_rows: 65_535 },
-        );
-        assert_eq!((plan.light_level, vertex.light_level), (Some(0), None));
-        // Their work tables too: 63 skin groups of 32 vertices, and 313 triangle groups of 64 for
-        // each run.
-        let tables = 20 * (63 + 2 * 313);
-        assert_eq!(plan.bytes_per_instance - vertex.bytes_per_instance, 56_000 + 2 * (120_000 + 20) + tables);
-    }
-
-    #[test]
-    fn a_hundred_thousand_figures_fit_a_24_gib_gpu() {
-        // The bundled figure with its 8 levels of detail, on NVIDIA-like limits: a 4 GiB binding
-        // range, a 24 GiB heap, 65,535 rows a dispatch.
-        let level_indices = [20_844, 10_422, 5_208, 2_604, 1_302, 648, 324, 162];
-        let figure = Shape {
+    /// The bundled figure with its 8 levels of detail (`vkskin inspect`).
+    fn figure() -> Shape {
+        Shape {
             vertices: 3724,
             joints: 23,
             morph_slots: 0,
             meshes: 2,
             indices: 20_844,
             levels: 8,
-            level_indices,
+            level_indices: [20_844, 10_422, 5_208, 2_604, 1_302, 648, 324, 162],
+            coarsest_vertices: 60,
+            indices_per_vertex: 6,
             clip_bytes: 0,
-        };
-        let plan = MemoryPlan::with_light_culling(
-            figure,
-            Strategy::Compute,
-            100_000,
-            PlanLimits { binding: u64::from(u32::MAX), heap: 24 << 30, dispatch_rows: 65_535 },
-        );
-        // Room for the light's copy of the full mesh's culled indices (41,688 bytes and 2 commands)
-        // and its work table (109 triangle groups).
-        assert_eq!((plan.bytes_per_instance, plan.light_level), (155_688 + 41_728 + 2_180, Some(0)));
-        assert!(plan.max_instances >= 100_000, "{} ({})", plan.max_instances, plan.limiting);
-        assert!(plan.limiting.contains("memory heap"), "{}", plan.limiting);
-        // On lavapipe's 2 GiB heap, 10,000 fit with room for the third level's light copy only.
-        let lavapipe = MemoryPlan::with_light_culling(
-            figure,
-            Strategy::Compute,
-            10_000,
-            PlanLimits { binding: 128 << 20, heap: 2 << 30, dispatch_rows: 65_535 },
-        );
-        assert_eq!((lavapipe.bytes_per_instance, lavapipe.light_level), (155_688 + 10_416 + 40 + 560, Some(2)));
-        // 11,536 fit with none.
-        let full = MemoryPlan::with_light_culling(
-            figure,
-            Strategy::Compute,
-            11_536,
-            PlanLimits { binding: 128 << 20, heap: 2 << 30, dispatch_rows: 65_535 },
-        );
-        assert_eq!((full.bytes_per_instance, full.light_level), (155_688, None));
-        // Without the light's run asked for, no room for it.
-        let unasked = MemoryPlan::for_limits(
-            figure,
-            Strategy::Compute,
-            100_000,
-            PlanLimits { binding: u64::from(u32::MAX), heap: 24 << 30, dispatch_rows: 65_535 },
-        );
-        assert_eq!((unasked.bytes_per_instance, unasked.light_level), (155_688, None));
-        // With memory to spare, the chunks bound the count, well past the 65,535 rows a dispatch
-        // has: the work tables' rows are as wide as that takes.
-        let rows = MemoryPlan::for_limits(
-            figure,
-            Strategy::Compute,
-            1,
-            PlanLimits { binding: u64::from(u32::MAX), heap: 1 << 50, dispatch_rows: 65_535 },
-        );
+        }
+    }
+
+    #[test]
+    fn the_clips_take_their_bytes_of_the_heap_before_any_instance() {
+        let limits = PlanLimits { binding: 1 << 30, heap: 1 << 30, dispatch_rows: u32::MAX };
+        let without = MemoryPlan::for_limits(figure_like(), compute(), 1, limits);
+        assert!(without.limiting.contains("heap"), "{}", without.limiting);
+        let half = ((1u64 << 30) as f64 * HEAP_SHARE / 2.0) as u64;
+        let with = MemoryPlan::for_limits(Shape { clip_bytes: half, ..figure_like() }, compute(), 1, limits);
+        assert!(with.max_instances < without.max_instances, "{} against {}", with.max_instances, without.max_instances);
+        let unbindable = MemoryPlan::for_limits(Shape { clip_bytes: (1 << 30) + 1, ..figure_like() }, compute(), 1, limits);
+        assert_eq!(unbindable.max_instances, 0);
+        assert!(unbindable.limiting.contains("clips"), "{}", unbindable.limiting);
+    }
+
+    #[test]
+    fn chunks_fit_one_binding_and_cover_every_instance() {
+        let range = 128 << 20;
+        let limits = PlanLimits { binding: range, heap: 1 << 40, dispatch_rows: 65_535 };
+        for choices in [compute(), PlanChoices { traced: true, ..compute() }, PlanChoices::new(Strategy::Vertex)] {
+            let plan = MemoryPlan::for_limits(figure_like(), choices, 10_000, limits);
+            let chunking = plan.chunking;
+            assert!(u64::from(chunking.chunk_count) <= u64::from(MAX_CHUNKS));
+            assert!(plan.pools.vertex_room * SKINNED_BYTES <= range, "{choices:?}: {:?}", plan.pools);
+            assert!(u64::from(chunking.instances_per_chunk) * palette_bytes(figure_like()) <= range);
+            let covered: u32 = (0..chunking.chunk_count).map(|chunk| chunking.range(chunk, 10_000).1).sum();
+            assert_eq!(covered, 10_000);
+            assert!(plan.max_instances >= 10_000);
+        }
+        // Unpooled (traced shadows), every instance keeps its full mesh: 2,000 vertices × 28 bytes,
+        // 2,396 instances a 128 MiB chunk, 5 chunks of 2,000.
+        let traced = MemoryPlan::for_limits(figure_like(), PlanChoices { traced: true, ..compute() }, 10_000, limits);
+        assert_eq!((traced.chunking.chunk_count, traced.chunking.instances_per_chunk), (5, 2_000));
+        assert_eq!(traced.pools.vertex_room, 2_000 * 2_000);
+        assert!(!traced.pools.pooled);
+    }
+
+    #[test]
+    fn pools_hold_every_full_mesh_of_a_small_crowd_and_the_screen_of_a_large_one() {
+        let limits = PlanLimits { binding: 128 << 20, heap: 1 << 40, dispatch_rows: 65_535 };
+        // 1,000 figures: the pools take every full mesh (no frame can ask more), as the
+        // unpooled plan does.
+        let small = MemoryPlan::for_limits(figure(), compute(), 1_000, limits);
+        let rooms = small.pools.vertex_room * u64::from(small.chunking.chunk_count);
+        assert!(rooms >= 1_000 * 3_724, "{rooms}");
+        // 100,000: the screen's vertices and every instance's coarsest level, not 100,000 full
+        // meshes.
+        let large = MemoryPlan::for_limits(figure(), compute(), 100_000, limits);
+        let rooms = large.pools.vertex_room * u64::from(large.chunking.chunk_count);
+        let budget = POOL_SCREEN_VERTICES + 100_000 * 60;
+        assert!(rooms >= budget && rooms < budget + budget / 50, "{rooms} for a budget of {budget}");
+        // Culled indices: six a vertex of the pool, for each view.
+        assert_eq!(large.pools.index_room, large.pools.vertex_room * 6);
+        assert_eq!(large.pools.index_views, 1);
+        let unpooled = MemoryPlan::for_limits(figure(), PlanChoices { traced: true, ..compute() }, 100_000, limits);
         assert!(
-            rows.max_instances > 4 * 65_535 && rows.limiting.contains("chunks"),
-            "{} ({})",
-            rows.max_instances,
-            rows.limiting
+            large.instance_bytes * 10 < unpooled.instance_bytes,
+            "{} against {}",
+            large.instance_bytes,
+            unpooled.instance_bytes
         );
-        // Rows of at most 65,535 workgroups: a table of 117 groups an instance stops at 36.7 M.
-        let few_rows = MemoryPlan::for_limits(
-            figure,
-            Strategy::Compute,
-            1,
-            PlanLimits { binding: u64::from(u32::MAX), heap: 1 << 50, dispatch_rows: 16 },
-        );
-        assert_eq!(few_rows.max_instances, 65_535 * 16 / 117, "{}", few_rows.limiting);
+    }
+
+    #[test]
+    fn a_million_figures_fit_lavapipes_heap_with_little_of_their_own() {
+        // Mesa 25's lavapipe: 128 MiB bindings, its heap the machine's 23.5 GiB.
+        let lavapipe = PlanLimits { binding: 128 << 20, heap: 47 << 29, dispatch_rows: 65_535 };
+        let plan = MemoryPlan::for_limits(figure(), compute(), 1_000_000, lavapipe);
+        assert!(plan.max_instances >= 1_000_000, "{} ({})", plan.max_instances, plan.limiting);
+        assert!(plan.chunking.chunk_count <= MAX_CHUNKS);
+        // What an instance keeps of its own besides its palettes: its state, its slot, its list
+        // entries and draw commands, at most 512 bytes (376).
+        let own = plan.fixed_bytes_per_instance - palette_bytes(figure());
+        assert!(own <= 512, "{own}");
+        // And on a 24 GiB GPU (4 GiB bindings) with the light's run, a million again.
+        let gpu = PlanLimits { binding: u64::from(u32::MAX), heap: 24 << 30, dispatch_rows: 65_535 };
+        let light = MemoryPlan::for_limits(figure(), PlanChoices { light_culling: true, ..compute() }, 1_000_000, gpu);
+        assert!(light.max_instances >= 1_000_000, "{} ({})", light.max_instances, light.limiting);
+        assert_eq!((light.light_culling, light.pools.index_views), (true, 2));
     }
 
     #[test]
     fn the_smallest_limit_names_itself() {
-        let model = figure_like();
-        // A 256 MiB heap: 80 % of it at about 57 KB an instance is the limit.
+        // A 256 MiB heap: 80 % of it is the limit, and the message names the pools' budget.
         let plan = MemoryPlan::for_limits(
-            model,
-            Strategy::Compute,
+            figure_like(),
+            compute(),
             100_000,
             PlanLimits { binding: 128 << 20, heap: 256 << 20, dispatch_rows: 65_535 },
         );
-        assert!(plan.limiting.contains("memory heap"), "{}", plan.limiting);
-        assert_eq!(u64::from(plan.max_instances), ((256u64 << 20) as f64 * 0.8) as u64 / plan.bytes_per_instance);
-        // A tiny binding range: the chunk count is the limit.
+        assert!(plan.limiting.contains("memory heap") && plan.limiting.contains("pool"), "{}", plan.limiting);
+        assert!(plan.max_instances < 100_000);
+        let fits = MemoryPlan::for_limits(
+            figure_like(),
+            compute(),
+            plan.max_instances,
+            PlanLimits { binding: 128 << 20, heap: 256 << 20, dispatch_rows: 65_535 },
+        );
+        assert!(fits.instance_bytes as f64 <= (256u64 << 20) as f64 * HEAP_SHARE);
+        // A tiny binding range: the chunk count is the limit (each chunk's palettes: 4,800 bytes
+        // an instance, 2 a chunk).
         let plan = MemoryPlan::for_limits(
-            model,
-            Strategy::Compute,
+            figure_like(),
+            PlanChoices::new(Strategy::Vertex),
             100,
-            PlanLimits { binding: 56_000 * 2, heap: 1 << 40, dispatch_rows: 65_535 },
+            PlanLimits { binding: 2 * 4_800, heap: 1 << 40, dispatch_rows: 65_535 },
         );
-        assert_eq!((plan.chunking.instances_per_chunk, plan.max_instances), (2, 2 * MAX_CHUNKS));
+        assert_eq!(plan.max_instances, 2 * MAX_CHUNKS);
         assert!(plan.limiting.contains("chunks"), "{}", plan.limiting);
-        // The vertex strategy keeps no skinned vertices.
-        let vertex = MemoryPlan::for_limits(
-            model,
-            Strategy::Vertex,
-            1,
-            PlanLimits { binding: 128 << 20, heap: 1 << 40, dispatch_rows: 65_535 },
-        );
-        let compute = MemoryPlan::for_limits(
-            model,
-            Strategy::Compute,
-            1,
-            PlanLimits { binding: 128 << 20, heap: 1 << 40, dispatch_rows: 65_535 },
-        );
-        // (and no skin table: 63 groups of 32 vertices)
-        assert_eq!(compute.bytes_per_instance - vertex.bytes_per_instance, 56_000 + 20 * 63);
     }
 }

@@ -16,6 +16,12 @@ pub struct Shape {
     pub levels: u64,
     /// Each level's index count (the full mesh's first; 0 past the last level).
     pub level_indices: [u64; MAX_LEVELS],
+    /// The coarsest level's vertices: what every instance the cull pass keeps takes of a pool at
+    /// least.
+    pub coarsest_vertices: u64,
+    /// The most indices a level has per vertex, rounded up: a culled-index pool of this many per
+    /// vertex of the vertex pool cannot fill first.
+    pub indices_per_vertex: u64,
     /// The clips as the palette pass reads them (`Animation::gpu_bytes`: compressed where they
     /// are), which every instance shares: what the heap holds before any instance.
     pub clip_bytes: u64,
@@ -43,13 +49,20 @@ impl Shape {
                 indices: 0,
                 levels: most(|shape| shape.levels),
                 level_indices: [0; MAX_LEVELS],
+                coarsest_vertices: most(|shape| shape.coarsest_vertices),
+                indices_per_vertex: most(|shape| shape.indices_per_vertex),
                 clip_bytes: shapes.iter().map(|shape| shape.clip_bytes).sum(),
             },
         }
     }
 
     pub fn of(model: &Model) -> Shape {
+        let full = (model.vertices.len() as u64, model.indices.len() as u64);
+        let levels = std::iter::once(full)
+            .chain(model.levels.iter().map(|level| (u64::from(level.vertex_count), level.indices.len() as u64)));
         Shape {
+            coarsest_vertices: levels.clone().last().map_or(full.0, |(vertices, _)| vertices),
+            indices_per_vertex: levels.map(|(vertices, indices)| indices.div_ceil(vertices.max(1))).max().unwrap_or(0),
             vertices: model.vertices.len() as u64,
             joints: model.skeleton.len() as u64,
             morph_slots: u64::from(crate::render::shader_types::morph_slots(model.morph_targets.len() as u32)),

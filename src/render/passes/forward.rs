@@ -366,7 +366,7 @@ impl ForwardPass {
                 }
                 let model_mesh = mesh as u32 - draws_of_run.first_mesh;
                 match culled {
-                    Some(culled) => culled.draw(device, command_buffer, chunk, model_mesh),
+                    Some(culled) => culled.draw(device, command_buffer, run, model_mesh),
                     None => draws.draw(device, command_buffer, run, model_mesh),
                 }
             }

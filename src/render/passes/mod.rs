@@ -81,21 +81,10 @@ impl Passes {
     /// first time compiles them).
     pub fn build(device: &Arc<Device>, made_for: &PassesFor<'_>, progress: &mut Compiling) -> gpu::Result<MadePasses> {
         let PassesFor { models, gpu_model, slots, plan, strategy, settings, color_format } = *made_for;
-        // Room in the cull pass's work tables, per instance: the largest model's vertex groups for
-        // the skin pass (`compute`), its triangle groups for the triangle pass's camera run, and
-        // the light's level's for its light run (one model).
         let tuning = SkinPass::tuning(device, settings.skin)?;
         let triangles_run = triangles_run(device, models, strategy);
-        let level_indices = |level: u32| u64::from(gpu_model.single().levels[level as usize].index_count);
-        let most_vertices = gpu_model.parts.iter().map(|part| part.vertex_count()).max().unwrap_or(0);
-        let rooms = chunks::table_rooms(
-            u64::from(most_vertices),
-            (strategy == Strategy::Compute).then_some(tuning.workgroup_size),
-            triangles_run.then(|| (level_indices(0), plan.light_level.map(level_indices))),
-        )
-        .map(|room| room as u32);
         let tracing = settings.shadows == Shadows::Ray;
-        let cull = CullPass::new(device, slots, rooms, tuning.workgroup_size, tracing)?;
+        let cull = CullPass::new(device, slots, plan.pools, tuning.workgroup_size, tracing)?;
         progress.made("cull");
         let palette = PalettePass::new(device, slots, gpu_model)?;
         progress.made("palette");
@@ -110,7 +99,12 @@ impl Passes {
             morph_targets: &gpu_model.morph_targets,
             morph_deltas: &gpu_model.morph_deltas,
         };
-        let skin = SkinPass::new(device, &slots.chunk_vertices, strategy == Strategy::Compute, tuning, &skin_inputs)?;
+        // Each chunk's skinned vertices: its pool, or (unpooled) its instances' rooms.
+        let chunk_vertices = match plan.pools.pooled {
+            true => vec![plan.pools.vertex_room; slots.chunk_vertices.len()],
+            false => slots.chunk_vertices.clone(),
+        };
+        let skin = SkinPass::new(device, &chunk_vertices, strategy == Strategy::Compute, tuning, &skin_inputs)?;
         progress.made("skin");
         // The `vertex` strategy's shadow and forward vertex shaders skin from this set; the
         // `compute` strategy's forward vertex shader skins previous positions from it.
@@ -146,16 +140,17 @@ impl Passes {
         progress.made("debug");
         let triangles = match triangles_run {
             true => {
-                let instance_count = slots.slots.len() as u32;
                 let inputs = TriangleInputs {
                     model: gpu_model,
                     skinned: &skin.skinned,
                     work_groups: &cull.work_groups,
                     counters: &cull.counters,
+                    instance_slots: &cull.instance_slots,
+                    commands: slots.commands,
+                    index_room: plan.pools.index_room,
                     chunking: plan.chunking,
-                    instance_count,
                 };
-                let triangles = TriangleCulling::new(device, &inputs, cull_mode, forward::SAMPLES, plan.light_level)?;
+                let triangles = TriangleCulling::new(device, &inputs, cull_mode, forward::SAMPLES, plan.light_culling)?;
                 progress.made("triangles");
                 Some(triangles)
             }

@@ -188,10 +188,10 @@ impl ShadowPass {
         }
         match culled {
             Some(culled) => {
-                for chunk in 0..culled.indices.len() as u32 {
-                    vertices.bind_chunk(device, command_buffer, chunk);
-                    for mesh in 0..culled.mesh_count {
-                        culled.draw(device, command_buffer, chunk, mesh);
+                for (run, draws) in culled.list.runs.iter().enumerate() {
+                    vertices.bind_chunk(device, command_buffer, draws.chunk);
+                    for mesh in 0..draws.mesh_count {
+                        culled.draw(device, command_buffer, run, mesh);
                     }
                 }
             }

@@ -3,18 +3,18 @@
 //! Skinning once into a buffer means the skinned triangles exist before any rasterizer sees them.
 //! This pass tests every triangle of every kept instance against the camera (outside the frustum,
 //! facing away on a closed model, or too small to cover a sample) and compacts the survivors'
-//! indices into `triangles.camera_indices[c]`. Instances go in groups of [`group_size`] (as many as
-//! 16-bit indices reach), with one draw command per (group, mesh) in `triangles.camera_draws` whose
-//! index count is the survivors': a few draws a chunk, where drawing whole instances takes one per
-//! instance. The forward pass draws those; the debug views still draw whole instances, and so does
-//! the shadow pass unless the light's run (`--light-culling on`) kept its triangles the same way.
+//! indices into `triangles.camera_indices[c]`, each instance's into its room there (the cull pass
+//! places it by its level, from the chunk's pool), counted into its commands in
+//! `triangles.camera_draws` (laid out as the cull pass's draw lists, which writes them with no
+//! indices yet). The forward pass draws those; the debug views still draw whole instances, and so
+//! does the shadow pass unless the light's run (`--light-culling on`) kept its triangles the same way.
 //!
 //! Reads: `model.indices`, `model.mesh_ranges`, `skinned_vertices[c]`, and the cull pass's camera
 //! work table in `cull.work_groups` (each instance the camera sees, its level's triangles in
 //! groups); one indirect dispatch over it (`cull.counters`), whatever the levels. Writes:
-//! `triangles.camera_draws` (copied from `triangles.camera_template` first, every index count 0)
-//! and `triangles.camera_indices[c]`; with `--light-culling on`, the light's run likewise over the
-//! light's table into `triangles.light_draws` and `triangles.light_indices[c]`. Its hazards: [`TriangleCulling::argument_hazards`],
+//! `triangles.camera_draws`' index counts and `triangles.camera_indices[c]`; with
+//! `--light-culling on`, the light's run likewise over the light's table into
+//! `triangles.light_draws` and `triangles.light_indices[c]`. Its hazards: [`TriangleCulling::cull_hazards`],
 //! [`TriangleCulling::hazards_before`], [`TriangleCulling::hazards_after`].
 
 use std::sync::Arc;
@@ -29,7 +29,8 @@ use crate::gpu::barrier::{side, Hazard, Side};
 use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
-use crate::render::chunks::{group_size, Chunking};
+use crate::render::chunks::Chunking;
+use crate::render::draw::DrawList;
 use crate::render::model_buffers::GpuModel;
 use crate::render::shader_types::{DrawCommand, Table, TrianglesPush};
 use crate::render::{padded_chunks, Setup, MAX_CHUNKS};
@@ -45,12 +46,13 @@ pub const BINDING_DRAWS: u32 = 4;
 pub const BINDING_CULLED_INDICES: u32 = 5;
 pub const BINDING_COUNTERS: u32 = 6;
 pub const BINDING_MODELS: u32 = 7;
+pub const BINDING_INSTANCE_SLOTS: u32 = 8;
 
-/// Whether the triangle pass can serve `model` on `device`: 16-bit storage, room for its 2 × 12 + 6
-/// storage-buffer bindings, and a model whose group-relative indices fit 16 bits.
+/// Whether the triangle pass can serve `model` on `device`: 16-bit storage, room for its 2 × 64 + 7
+/// storage-buffer bindings, and a model whose instance-relative indices fit 16 bits.
 pub fn serves(device: &Device, model: &crate::model::Model) -> bool {
     device.storage_buffer_16bit
-        && device.limits().max_per_stage_descriptor_storage_buffers >= 2 * MAX_CHUNKS + 6
+        && device.limits().max_per_stage_descriptor_storage_buffers >= 2 * MAX_CHUNKS + 7
         && crate::render::chunks::culls_triangles(crate::render::chunks::Shape::of(model))
 }
 
@@ -65,16 +67,11 @@ pub fn facing_sign(cull_mode: vk::CullModeFlags) -> f32 {
     }
 }
 
-/// What one view's run of the triangle pass writes: per (group, mesh) a command, and per chunk the
-/// survivors' group-relative 16-bit indices; and the set the run binds.
+/// What one view's run of the triangle pass writes: the instances' commands (the cull pass writes
+/// them, the pass counts the survivors into them) and, per chunk, the survivors' instance-relative
+/// 16-bit indices; and the set the run binds.
 pub struct CulledOutput {
     pub view: View,
-    /// The level of detail the outputs have room for (the camera's: the full mesh): a run at this
-    /// level or a coarser one fits.
-    pub layout_level: u32,
-    /// Every (group, mesh) command with its index count 0: copied over `draws` each frame.
-    pub template: Buffer,
-    /// The run counts the survivors into these.
     pub draws: Buffer,
     pub indices: Vec<Buffer>,
     pub set: vk::DescriptorSet,
@@ -120,96 +117,52 @@ impl View {
     }
 }
 
-/// What the triangle pass reads and how many it serves: the model's buffers, the skin pass's
-/// output and the cull pass's work tables and counters, for `instance_count` instances in
-/// `chunking`.
+/// What the triangle pass reads and how much it writes: the model's buffers, the skin pass's
+/// output, the cull pass's work tables, counters and instance slots; the draw lists' commands
+/// (`InstanceSlots::commands`) and a chunk's culled indices (`Pools::index_room`).
 pub struct TriangleInputs<'a> {
     pub model: &'a GpuModel,
     pub skinned: &'a [Buffer],
     pub work_groups: &'a Buffer,
     pub counters: &'a Buffer,
+    pub instance_slots: &'a Buffer,
+    pub commands: u64,
+    pub index_room: u64,
     pub chunking: Chunking,
-    pub instance_count: u32,
 }
 
 impl CulledOutput {
-    /// `view`'s outputs, with room for `layout_level`'s triangles, and their set from `pool`.
-    fn new(
-        pass: &TrianglePass,
-        pool: &DescriptorPool,
-        inputs: &TriangleInputs<'_>,
-        (view, layout_level): (View, u32),
-        group_size: u32,
-    ) -> gpu::Result<CulledOutput> {
+    /// `view`'s outputs and their set from `pool`.
+    fn new(pass: &TrianglePass, pool: &DescriptorPool, inputs: &TriangleInputs<'_>, view: View) -> gpu::Result<CulledOutput> {
         use vk::BufferUsageFlags as Usage;
         let device = &pass.device;
-        let TriangleInputs { model: gpu_model, chunking, instance_count, .. } = *inputs;
-        let part = gpu_model.single();
-        let level = part.levels[layout_level as usize];
-        let mesh_count = part.mesh_count() as usize;
-        let ranges: Vec<(u32, u32)> = part.ranges[layout_level as usize * mesh_count..][..mesh_count]
-            .iter()
-            .map(|&(first, count)| (first - level.first_index, count))
-            .collect();
-        let groups_per_chunk = chunking.instances_per_chunk.div_ceil(group_size);
-        let commands = draw_template(
-            &ranges,
-            part.vertex_count(),
-            level.index_count,
-            (group_size, groups_per_chunk),
-            chunking.instances_per_chunk,
-            chunking.chunk_count,
-            instance_count,
-        );
         let name = view.name();
-        let template = Buffer::with_data(
-            device,
-            &format!("triangles.{name}_template"),
-            Usage::TRANSFER_SRC,
-            bytemuck::cast_slice(&commands),
-        )?;
-        // TRANSFER_DST: the template is copied over it each frame.
         let draws = Buffer::new(
             device,
             &format!("triangles.{name}_draws"),
-            template.size.max(20),
-            Usage::STORAGE_BUFFER | Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC | Usage::TRANSFER_DST,
+            inputs.commands.max(1) * std::mem::size_of::<DrawCommand>() as u64,
+            Usage::STORAGE_BUFFER | Usage::INDIRECT_BUFFER | Usage::TRANSFER_SRC,
             MemoryLocation::GpuOnly,
         )?;
         let mut indices = Vec::new();
-        for chunk in 0..chunking.chunk_count {
-            let (_, count) = chunking.range(chunk, instance_count);
-            let instances = u64::from(count.div_ceil(group_size) * group_size);
+        for chunk in 0..inputs.chunking.chunk_count {
             indices.push(Buffer::new(
                 device,
                 &format!("triangles.{name}_indices[{chunk}]"),
-                (instances * u64::from(level.index_count) * 2).max(4).next_multiple_of(4),
+                (inputs.index_room * 2).max(4).next_multiple_of(4),
                 Usage::STORAGE_BUFFER | Usage::INDEX_BUFFER | Usage::TRANSFER_SRC,
                 MemoryLocation::GpuOnly,
             )?);
         }
         let set = pool.allocate(&pass.set_layout, &format!("triangles.{name}_set"))?;
         pass.write_set(set, inputs, &draws, &indices);
-        Ok(CulledOutput { view, layout_level, template, draws, indices, set })
+        Ok(CulledOutput { view, draws, indices, set })
     }
 
-    /// The forward or shadow pass's draws from these outputs.
-    pub fn draws<'a>(
-        &'a self,
-        culling: &TriangleCulling,
-        mesh_count: u32,
-        chunking: Chunking,
-        instance_count: u32,
-    ) -> CulledDraws<'a> {
-        CulledDraws {
-            commands: &self.draws,
-            indices: &self.indices,
-            mesh_count,
-            instances_per_chunk: chunking.instances_per_chunk,
-            instance_count,
-            group_size: culling.group_size,
-            groups_per_chunk: culling.groups_per_chunk,
-        }
+    /// The forward or shadow pass's draws from these outputs: the cull pass's list for the view
+    /// (`runs` and `counts`, the camera's or the light's) over these commands and indices.
+    pub fn draws<'a>(&'a self, list: DrawList<'a>) -> CulledDraws<'a> {
+        CulledDraws { list: DrawList { commands: &self.draws, ..list }, indices: &self.indices }
     }
 }
 
@@ -223,9 +176,6 @@ pub struct TriangleCulling {
     /// Owns the sets; held, never read again.
     _pool: DescriptorPool,
     pub facing_sign: f32,
-    pub group_size: u32,
-    /// Command groups per chunk (the last chunk may use fewer).
-    pub groups_per_chunk: u32,
     /// The forward pass's 4× MSAA samples sit at the standard positions, so the small-triangle
     /// test holds for the camera (tests turn it off to check it drops nothing visible). The shadow
     /// map's one sample a texel sits at its centre: the light's test always holds.
@@ -246,102 +196,76 @@ pub struct RunView {
 }
 
 impl TriangleCulling {
-    /// The push constants of one dispatch of a run, writing into `output`, whose layout level may
-    /// be coarser than the dispatch's level (the light's run: room for the light's level only).
-    pub fn push(&self, model: &GpuModel, setup: &Setup, view: &RunView, output: &CulledOutput, table: Table) -> TrianglesPush {
-        let mesh_count = setup.mesh_draws.len() as u32;
-        let part = model.single();
-        let layout = part.levels[output.layout_level as usize];
+    /// The push constants of one dispatch of a run over `table`.
+    pub fn push(&self, model: &GpuModel, setup: &Setup, view: &RunView, table: Table) -> TrianglesPush {
         TrianglesPush {
             view_projection: view.view_projection.to_cols_array(),
             viewport: view.viewport,
-            mesh_count,
-            vertex_count: part.vertex_count(),
-            index_count: layout.index_count,
+            mesh_count: setup.mesh_draws.len() as u32,
+            vertex_count: model.single().vertex_count(),
             chunk_instances: setup.chunking.instances_per_chunk,
-            group_size: self.group_size,
-            groups_per_chunk: self.groups_per_chunk,
             facing_sign: self.facing_sign,
             sample_step: view.sample_step,
             snap: self.snap,
             table: table as u32,
-            layout_first_range: output.layout_level * mesh_count,
-            layout_first_index: layout.first_index,
         }
     }
 
-    /// The pass and its outputs for the model's instances (the light's too, with room for
-    /// `light_level`'s triangles, where the plan gives one), and their sets over the skin pass's
-    /// output and the cull pass's level lists.
+    /// The pass and its outputs for the model's instances (the light's too, with
+    /// `light_culling`), and their sets over the skin pass's output and the cull pass's tables.
     /// `cull_mode` and `forward_samples`: the forward pass's, for the facing and sample tests.
     pub fn new(
         device: &Arc<Device>,
         inputs: &TriangleInputs<'_>,
         cull_mode: vk::CullModeFlags,
         forward_samples: vk::SampleCountFlags,
-        light_level: Option<u32>,
+        light_culling: bool,
     ) -> gpu::Result<TriangleCulling> {
         let pass = TrianglePass::new(device)?;
-        let chunking = inputs.chunking;
-        let group_size = group_size(inputs.model.single().vertex_count(), chunking.instances_per_chunk);
-        let groups_per_chunk = chunking.instances_per_chunk.div_ceil(group_size);
         let pool = DescriptorPool::for_sets(device, "triangles.pool", &[(&pass.set_layout, 2)])?;
-        let camera = CulledOutput::new(&pass, &pool, inputs, (View::Camera, 0), group_size)?;
-        let light = match light_level {
-            Some(level) => Some(CulledOutput::new(&pass, &pool, inputs, (View::Light, level), group_size)?),
-            None => None,
+        let camera = CulledOutput::new(&pass, &pool, inputs, View::Camera)?;
+        let light = match light_culling {
+            true => Some(CulledOutput::new(&pass, &pool, inputs, View::Light)?),
+            false => None,
         };
         let sample_test =
             device.limits().standard_sample_locations == vk::TRUE && forward_samples == vk::SampleCountFlags::TYPE_4;
         let snap = 0.5f32.powi(device.limits().sub_pixel_precision_bits as i32);
-        Ok(TriangleCulling {
-            camera,
-            light,
-            pass,
-            _pool: pool,
-            facing_sign: facing_sign(cull_mode),
-            group_size,
-            groups_per_chunk,
-            sample_test,
-            snap,
-        })
+        Ok(TriangleCulling { camera, light, pass, _pool: pool, facing_sign: facing_sign(cull_mode), sample_test, snap })
     }
 
     /// Every view's outputs: the camera's, then the light's where there is one.
     fn outputs(&self) -> impl Iterator<Item = &CulledOutput> {
         std::iter::once(&self.camera).chain(&self.light)
     }
+
+    /// The views' culled draws as the cull pass binds them (camera, light; `unused` for none).
+    pub fn culled_draws<'a>(&'a self, unused: &'a Buffer) -> [&'a Buffer; 2] {
+        [&self.camera.draws, self.light.as_ref().map_or(unused, |light| &light.draws)]
+    }
 }
 
-/// The copy of the draw template, the earlier side of its hazards.
-const COPY_WRITES: Side = side("the template's copy", Stage::COPY, Access::TRANSFER_WRITE);
 /// The pass's writes, the earlier side of the hazards on its outputs.
 const TRIANGLE_WRITES: Side = side("triangle-pass writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
 
 impl TriangleCulling {
-    /// Before the templates' copies: last frame's draws from the commands are done.
-    pub fn argument_hazards(&self) -> Vec<Hazard> {
+    /// Before the cull pass writes the views' commands: last frame's draws from them are done.
+    pub fn cull_hazards(&self) -> Vec<Hazard> {
         let indirect = side("last frame's indirect reads", Stage::DRAW_INDIRECT, Access::NONE);
-        self.outputs().map(|output| Hazard::buffer(output.view.buffer_names().0, &output.draws, indirect, COPY_WRITES)).collect()
+        let cull_writes = side("cull writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
+        self.outputs().map(|output| Hazard::buffer(output.view.buffer_names().0, &output.draws, indirect, cull_writes)).collect()
     }
 
-    /// Each view's draw template (every index count 0) over this frame's commands.
-    pub fn record_arguments(&self, device: &Device, command_buffer: vk::CommandBuffer) {
-        for output in self.outputs() {
-            let region = vk::BufferCopy::default().size(output.template.size);
-            unsafe { device.raw.cmd_copy_buffer(command_buffer, output.template.raw, output.draws.raw, &[region]) };
-        }
-    }
-
-    /// Before the pass: the copies landed, and last frame's index reads are done.
+    /// Before the pass: the cull pass's commands landed, and last frame's index reads are done.
     pub fn hazards_before(&self) -> Vec<Hazard> {
         let counting =
             side("the pass's atomic counting", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ | Access::SHADER_STORAGE_WRITE);
+        let cull_writes = side("cull writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
         let index_reads = side("last frame's index reads", Stage::INDEX_INPUT, Access::NONE);
         let mut hazards = Vec::new();
         for output in self.outputs() {
             let (draws, indices) = output.view.buffer_names();
-            hazards.push(Hazard::buffer(draws, &output.draws, COPY_WRITES, counting));
+            hazards.push(Hazard::buffer(draws, &output.draws, cull_writes, counting));
             hazards.push(Hazard::buffers(indices, &output.indices, index_reads, TRIANGLE_WRITES));
         }
         hazards
@@ -381,6 +305,7 @@ impl TrianglePass {
                 (BINDING_CULLED_INDICES, storage, compute, MAX_CHUNKS),
                 (BINDING_COUNTERS, storage, compute, 1),
                 (BINDING_MODELS, storage, compute, 1),
+                (BINDING_INSTANCE_SLOTS, storage, compute, 1),
             ],
         )?;
         let pipeline = Pipeline::compute(
@@ -408,13 +333,14 @@ impl TrianglePass {
                 (BINDING_CULLED_INDICES, Resource::StorageBuffers(padded_chunks(culled_indices))),
                 (BINDING_COUNTERS, Resource::StorageBuffer(inputs.counters)),
                 (BINDING_MODELS, Resource::StorageBuffer(&inputs.model.models)),
+                (BINDING_INSTANCE_SLOTS, Resource::StorageBuffer(inputs.instance_slots)),
             ],
         );
     }
 
     /// Each run (a view's set, its push constants, and the offset in `arguments` of its
     /// dispatch over its work table) in turn: one indirect dispatch a run, whatever the levels.
-    /// Each view's draws must hold the template first (every index count 0).
+    /// Each view's commands must hold the cull pass's, every index count 0.
     pub fn record(
         &self,
         command_buffer: vk::CommandBuffer,
@@ -432,67 +358,19 @@ impl TrianglePass {
     }
 }
 
-/// What the forward (or shadow) pass draws with the `compute` strategy: per chunk, the culled
-/// index buffer, and one command per (group, mesh), chunk-major, then group, then mesh.
+/// What the forward (or shadow) pass draws with the `compute` strategy: the cull pass's draw list
+/// for the view over the triangle pass's commands, and per chunk the culled indices.
 pub struct CulledDraws<'a> {
-    pub commands: &'a Buffer,
+    pub list: DrawList<'a>,
     pub indices: &'a [Buffer],
-    pub mesh_count: u32,
-    pub instances_per_chunk: u32,
-    pub instance_count: u32,
-    pub group_size: u32,
-    pub groups_per_chunk: u32,
 }
 
 impl CulledDraws<'_> {
-    /// Binds `chunk`'s culled indices and draws `mesh` for each of its groups (a group whose
-    /// instances the cull pass dropped, or whose triangles all failed, draws nothing).
-    pub fn draw(&self, device: &Device, command_buffer: vk::CommandBuffer, chunk: u32, mesh: u32) {
-        let Some(indices) = self.indices.get(chunk as usize) else { return };
-        let instances = self.instances_per_chunk.min(self.instance_count.saturating_sub(chunk * self.instances_per_chunk));
-        let groups = instances.div_ceil(self.group_size);
-        let command_size = std::mem::size_of::<vk::DrawIndexedIndirectCommand>() as u64;
-        let first = u64::from(chunk) * u64::from(self.groups_per_chunk) * u64::from(self.mesh_count) + u64::from(mesh);
-        unsafe {
-            device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, vk::IndexType::UINT16);
-            device.raw.cmd_draw_indexed_indirect(
-                command_buffer,
-                self.commands.raw,
-                first * command_size,
-                groups,
-                self.mesh_count * command_size as u32,
-            );
-        }
+    /// Binds run `run`'s chunk's culled indices and draws its instances' `mesh` (an instance whose
+    /// triangles all failed draws nothing).
+    pub fn draw(&self, device: &Device, command_buffer: vk::CommandBuffer, run: usize, mesh: u32) {
+        let Some(indices) = self.list.runs.get(run).and_then(|run| self.indices.get(run.chunk as usize)) else { return };
+        unsafe { device.raw.cmd_bind_index_buffer(command_buffer, indices.raw, 0, vk::IndexType::UINT16) };
+        self.list.draw(device, command_buffer, run, mesh);
     }
-}
-
-/// The commands of every (group, mesh), chunk-major, each with its index count 0 (`group`
-/// instances a group, `groups_per_chunk` groups a chunk): where each group's survivors of each
-/// mesh start (its block of `group` × the model's indices, mesh m from `group` × its first index),
-/// its first vertex and first instance.
-pub fn draw_template(
-    mesh_ranges: &[(u32, u32)],
-    vertex_count: u32,
-    index_count: u32,
-    (group, groups_per_chunk): (u32, u32),
-    instances_per_chunk: u32,
-    chunk_count: u32,
-    instance_count: u32,
-) -> Vec<DrawCommand> {
-    let mut commands = Vec::new();
-    for chunk in 0..chunk_count {
-        for group_index in 0..groups_per_chunk {
-            let first_slot = group_index * group;
-            for &(first_index, _) in mesh_ranges {
-                commands.push(DrawCommand {
-                    index_count: 0,
-                    instance_count: u32::from(chunk * instances_per_chunk + first_slot < instance_count),
-                    first_index: first_slot * index_count + group * first_index,
-                    vertex_offset: (first_slot * vertex_count) as i32,
-                    first_instance: chunk * instances_per_chunk + first_slot,
-                });
-            }
-        }
-    }
-    commands
 }

@@ -401,9 +401,14 @@ pub struct GpuBounds {
 }
 
 /// `MAX_CHUNKS` in common.glsl: the most chunks (storage-buffer bindings) the skinned vertices and
-/// the palettes may be split into (the skin pass binds 2 × 12 + 8 storage buffers; lavapipe allows
-/// 32 a stage).
-pub const MAX_CHUNKS: u32 = 12;
+/// the palettes may be split into (the skin pass binds 2 × 64 + 8 storage buffers a stage).
+pub const MAX_CHUNKS: u32 = 64;
+
+/// `DISTANCE_BANDS` in common.glsl: the cull pass's bands by distance, for the pools' budget.
+pub const DISTANCE_BANDS: u32 = 64;
+
+/// `NOT_PLACED` in common.glsl: `cull.placements`' level for an instance not skinned this frame.
+pub const NOT_PLACED: u32 = u32::MAX;
 
 /// Storage buffers the skin pass binds in one stage: two chunk arrays and eight buffers (the device
 /// must allow as many: `device_needs`).
@@ -411,7 +416,7 @@ pub const STORAGE_BUFFERS_PER_STAGE: u32 = 2 * MAX_CHUNKS + 8;
 
 /// `CullCounters` in common.glsl: the cull pass's counts, laid out as indirect arguments.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 pub struct CullCounters {
     pub palette_dispatch: [u32; 4],
     /// (0, instances kept, 1, 0): skinned at some level.
@@ -431,6 +436,16 @@ pub struct CullCounters {
     pub tables: [[u32; 4]; 3],
     /// (instances whose palettes are computed this frame: the palette list's length, 0, 0, 0).
     pub palettes: [u32; 4],
+    /// (instances drawn coarser than their level: a pool too small for the frame; instances not
+    /// drawn at all; skinned vertices placed in the pools; culled indices placed, both views).
+    pub pool_use: [u32; 4],
+}
+
+impl Default for CullCounters {
+    /// Every count zero (arrays past 32 elements have no derived `Default`).
+    fn default() -> CullCounters {
+        CullCounters::zeroed()
+    }
 }
 
 /// The cull pass's work tables (`TABLE_*` in common.glsl), sections of `cull.work_groups`: a
@@ -500,6 +515,26 @@ pub struct CullPush {
     /// 1: the forward pass writes the velocity target this frame (instances may move, their
     /// previous palettes are kept); 0: none moves.
     pub motion_vectors: u32,
+    /// `CullRun`: counting the pools' demand, their budget, or placing.
+    pub run: u32,
+    /// Skinned vertices a chunk's pool holds (`Pools::vertex_room`).
+    pub vertex_room: u32,
+    /// Culled indices a chunk's pool holds per view (`Pools::index_room`).
+    pub index_room: u32,
+    /// Bit 0: the triangle pass's camera run runs this frame; bit 1: its light run.
+    pub culled_views: u32,
+}
+
+/// The cull pass's three runs (`RUN_*` in cull.comp), recorded in this order where the vertices
+/// are pooled; `Place` alone where not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CullRun {
+    /// Each kept instance's vertices, per chunk and distance band, at three levels.
+    Count = 0,
+    /// Per chunk, the bands that keep their levels (one workgroup).
+    Budget = 1,
+    /// Each instance placed at its band's level, and everything the other passes read written.
+    Place = 2,
 }
 
 /// Push constants of palette.comp.
@@ -531,9 +566,11 @@ pub struct WorkGroup {
     pub group: u32,
     /// The instance's model.
     pub model: u32,
-    /// The instance's `InstanceSlot` bases, which the skin pass writes and reads at.
+    /// Its skinned vertices' place this frame (`cull.placements`).
     pub vertex_base: u32,
-    pub palette_base: u32,
+    /// Skin table: its place in its chunk's palettes (`InstanceSlot`); triangle tables: its mesh 0
+    /// command in the view's culled draws.
+    pub second_base: u32,
 }
 
 /// `InstanceSlot` in common.glsl: where an instance lives, fixed when the renderer is built
@@ -563,10 +600,7 @@ pub struct TrianglesPush {
     pub viewport: [f32; 2],
     pub mesh_count: u32,
     pub vertex_count: u32,
-    pub index_count: u32,
     pub chunk_instances: u32,
-    pub group_size: u32,
-    pub groups_per_chunk: u32,
     pub facing_sign: f32,
     /// Samples a pixel row holds on a regular lattice: 4 (4× MSAA at the standard positions), 1
     /// (one sample, at the centre); 0: no small-triangle test.
@@ -574,9 +608,6 @@ pub struct TrianglesPush {
     pub snap: f32,
     /// The run's work table: `Table::Camera` or `Table::Light`.
     pub table: u32,
-    /// The level the outputs have room for: its meshes in `model.mesh_ranges` and its first index.
-    pub layout_first_range: u32,
-    pub layout_first_index: u32,
 }
 
 #[cfg(test)]

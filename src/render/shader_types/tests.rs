@@ -195,7 +195,7 @@ fn layouts_match_the_compiled_shaders() {
             ("group", offset_of!(WorkGroup, group)),
             ("model", offset_of!(WorkGroup, model)),
             ("vertex_base", offset_of!(WorkGroup, vertex_base)),
-            ("palette_base", offset_of!(WorkGroup, palette_base)),
+            ("second_base", offset_of!(WorkGroup, second_base)),
         ],
     );
     check(
@@ -344,6 +344,7 @@ fn layouts_match_the_compiled_shaders() {
             ("dispatches", offset_of!(CullCounters, dispatches)),
             ("tables", offset_of!(CullCounters, tables)),
             ("palettes", offset_of!(CullCounters, palettes)),
+            ("pool_use", offset_of!(CullCounters, pool_use)),
         ],
     );
     check(
@@ -360,6 +361,10 @@ fn layouts_match_the_compiled_shaders() {
             ("far_ratio", offset_of!(CullPush, far_ratio)),
             ("hand_set", offset_of!(CullPush, hand_set)),
             ("motion_vectors", offset_of!(CullPush, motion_vectors)),
+            ("run", offset_of!(CullPush, run)),
+            ("vertex_room", offset_of!(CullPush, vertex_room)),
+            ("index_room", offset_of!(CullPush, index_room)),
+            ("culled_views", offset_of!(CullPush, culled_views)),
         ],
     );
     check(
@@ -396,16 +401,11 @@ fn layouts_match_the_compiled_shaders() {
             ("viewport", offset_of!(TrianglesPush, viewport)),
             ("mesh_count", offset_of!(TrianglesPush, mesh_count)),
             ("vertex_count", offset_of!(TrianglesPush, vertex_count)),
-            ("index_count", offset_of!(TrianglesPush, index_count)),
             ("chunk_instances", offset_of!(TrianglesPush, chunk_instances)),
-            ("group_size", offset_of!(TrianglesPush, group_size)),
-            ("groups_per_chunk", offset_of!(TrianglesPush, groups_per_chunk)),
             ("facing_sign", offset_of!(TrianglesPush, facing_sign)),
             ("sample_step", offset_of!(TrianglesPush, sample_step)),
             ("snap", offset_of!(TrianglesPush, snap)),
             ("table", offset_of!(TrianglesPush, table)),
-            ("layout_first_range", offset_of!(TrianglesPush, layout_first_range)),
-            ("layout_first_index", offset_of!(TrianglesPush, layout_first_index)),
         ],
     );
     // The skinned buffer is a uint array in the shader: 7 uints a vertex (SKINNED_VERTEX_UINTS).

@@ -6,8 +6,11 @@
 //! passes' indirect dispatch arguments and the draw counts), `cull.skin_list`, `cull.camera_draws`,
 //! `cull.light_draws`, `cull.debug_boxes`, `cull.work_groups` (the work tables: each kept
 //! instance's vertex and triangle groups at its levels), `cull.palette_list` (the instances whose
-//! palettes are computed this frame), and reads and writes `cull.palette_frames` (the frame each
-//! instance's palette is from: animation LOD). Its hazards: [`CullPass::reset_hazards`],
+//! palettes are computed this frame), `cull.placements` (where each instance's skinned vertices
+//! are this frame), `cull.pools` (the pools' fill and budget) and, where the triangle pass runs,
+//! its views' culled draws; and reads and writes `cull.palette_frames` (the frame each
+//! instance's palette is from: animation LOD). Where the skinned vertices are pooled it runs three
+//! times (count, budget, place: cull.comp). Its hazards: [`CullPass::reset_hazards`],
 //! [`CullPass::hazards_before`], [`CullPass::hazards_after`].
 
 use std::sync::Arc;
@@ -26,9 +29,11 @@ use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
 use crate::model::Model;
-use crate::render::chunks::{InstanceSlots, ROW_WORKGROUPS};
+use crate::render::chunks::{InstanceSlots, Pools, ROW_WORKGROUPS};
 use crate::render::passes::triangles;
-use crate::render::shader_types::{frustum_planes, CullCounters, CullPush, InstanceData, Table, WorkGroup, NO_CLIP};
+use crate::render::shader_types::{
+    frustum_planes, CullCounters, CullPush, CullRun, InstanceData, Table, WorkGroup, DISTANCE_BANDS, MAX_CHUNKS, NO_CLIP,
+};
 use crate::render::{FrameScene, Setup, FRAMES_IN_FLIGHT};
 use gpu_allocator::MemoryLocation;
 use vk::{AccessFlags2 as Access, BufferUsageFlags as Usage, PipelineStageFlags2 as Stage};
@@ -54,6 +59,14 @@ pub const BINDING_MODELS: u32 = 16;
 pub const BINDING_INSTANCE_SLOTS: u32 = 17;
 pub const BINDING_DRAW_COUNTS: u32 = 18;
 pub const BINDING_TRACE_INSTANCES: u32 = 19;
+pub const BINDING_POOLS: u32 = 20;
+pub const BINDING_PLACEMENTS: u32 = 21;
+pub const BINDING_CULLED_CAMERA_DRAWS: u32 = 22;
+pub const BINDING_CULLED_LIGHT_DRAWS: u32 = 23;
+
+/// Bytes of `cull.pools` (cull.comp: `Pools`): per chunk, three fills and two cutoffs; per chunk and
+/// distance band, three demands.
+const POOLS_BYTES: u64 = 4 * (5 * MAX_CHUNKS as u64 + 3 * (MAX_CHUNKS * DISTANCE_BANDS) as u64);
 
 pub struct CullPass {
     pub pipeline: Pipeline,
@@ -73,13 +86,16 @@ pub struct CullPass {
     pub instance_slots: Buffer,
     /// Each kept instance's world box, for the debug views.
     pub debug_boxes: Buffer,
-    /// The work tables (`Table`), one section each with room for every instance's groups
-    /// (`rooms`): what the skin pass and the triangle pass's runs each take in one dispatch.
+    /// The work tables (`Table`), one section each with `Pools::table_entries`: what the skin pass
+    /// and the triangle pass's runs each take in one dispatch.
     pub work_groups: Buffer,
-    /// Per table, the most groups an instance appends (its full mesh's, or the light's level's),
-    /// 0 where no pass reads the table; and the counts it was made for.
-    pub rooms: [u32; 3],
-    instance_count: u32,
+    /// The pools it places instances in and the tables' lengths (`MemoryPlan::pools`).
+    pub pools: Pools,
+    /// The pools' fill, per chunk and distance band demand, and budget (zeroed before the pass).
+    pub pool_state: Buffer,
+    /// Per instance, where its skinned vertices are this frame and their level (`NOT_PLACED`: not
+    /// skinned).
+    pub placements: Buffer,
     /// Per instance, the frame (`CullPush::palette_frame`) whose palette its slots hold: zeroed at
     /// creation (none), then the cull pass's own across frames.
     pub palette_frames: Buffer,
@@ -89,9 +105,10 @@ pub struct CullPass {
     /// (common.glsl: `MOTION_MOVING`): the cull pass's own across frames, read by the palette pass
     /// (which then keeps the previous palette) and the forward vertex shaders (which skin from it).
     pub motions: Buffer,
-    /// What binding 19 holds with the shadow map: one record's room, never written (the pipeline's
-    /// TRACE_SHADOWS constant is off).
-    pub no_trace: Buffer,
+    /// What binding 19 holds with the shadow map, and bindings 22 and 23 without the triangle pass's
+    /// view: a small buffer, never written (the pipeline's TRACE_SHADOWS constant is off; the
+    /// push's `culled_views` bit is clear).
+    pub unused: Buffer,
     /// Its per-frame sets, one a frame in flight.
     frame_pool: DescriptorPool,
     device: Arc<Device>,
@@ -106,8 +123,10 @@ pub struct CullInputs<'a> {
     pub mesh_ranges: &'a Buffer,
     /// Each model's record (`ModelRecord`).
     pub models: &'a Buffer,
-    /// The trace pass's instance records (`--shadows ray`), or `CullPass::no_trace`.
+    /// The trace pass's instance records (`--shadows ray`), or `CullPass::unused`.
     pub trace_instances: &'a Buffer,
+    /// The triangle pass's views' culled draws (camera, light), or `CullPass::unused`.
+    pub culled_draws: [&'a Buffer; 2],
 }
 
 /// The counters' reset (`vkCmdUpdateBuffer`: a transfer command, which sync2 files under the
@@ -126,14 +145,13 @@ pub fn table_row(most_groups: u64, dispatch_rows: u32) -> u32 {
 }
 
 impl CullPass {
-    /// The pass and its outputs, for `instance_count` instances whose draw commands take
-    /// `command_bytes` per list, with room for `rooms[t]` groups an instance in work table t, and
-    /// the skin pass's workgroups of `skin_workgroup` vertices.
+    /// The pass and its outputs, for the instances `slots` places, in `pools` (the work tables'
+    /// lengths among them), and the skin pass's workgroups of `skin_workgroup` vertices.
     /// `tracing`: it writes the masks of the trace pass's instance records.
     pub fn new(
         device: &Arc<Device>,
         slots: &InstanceSlots,
-        rooms: [u32; 3],
+        pools: Pools,
         skin_workgroup: u32,
         tracing: bool,
     ) -> gpu::Result<CullPass> {
@@ -151,18 +169,20 @@ impl CullPass {
         let draw_counts = buffer("cull.draw_counts", 8 * slots.runs.len().max(1) as u64, indirect_storage | Usage::TRANSFER_DST)?;
         let instance_slots = Buffer::with_data(device, "cull.instance_slots", storage, bytemuck::cast_slice(&slots.slots))?;
         let debug_boxes = buffer("cull.debug_boxes", 32 * u64::from(instance_count), storage)?;
-        let groups: u64 = rooms.iter().map(|&room| u64::from(room) * u64::from(instance_count)).sum();
+        let groups: u64 = pools.table_entries.iter().sum();
         let work_groups = buffer("cull.work_groups", groups.max(1) * std::mem::size_of::<WorkGroup>() as u64, storage)?;
         let zeros = vec![0u8; 4 * instance_count as usize];
         let palette_frames = Buffer::with_data(device, "cull.palette_frames", storage, &zeros)?;
         let palette_list = buffer("cull.palette_list", 4 * u64::from(instance_count), storage)?;
         let motions = Buffer::with_data(device, "cull.motions", storage, &zeros)?;
-        let no_trace = buffer("cull.no_trace", crate::render::chunks::trace::INSTANCE_BYTES, storage)?;
+        let unused = buffer("cull.unused", crate::render::chunks::trace::INSTANCE_BYTES, storage)?;
+        let pool_state = buffer("cull.pools", POOLS_BYTES, storage | Usage::TRANSFER_DST)?;
+        let placements = buffer("cull.placements", 8 * u64::from(instance_count), storage)?;
 
         let storage = vk::DescriptorType::STORAGE_BUFFER;
         let compute = vk::ShaderStageFlags::COMPUTE;
         let mut bindings = vec![(BINDING_FRAME_UNIFORMS, vk::DescriptorType::UNIFORM_BUFFER, compute)];
-        for binding in BINDING_INSTANCES..=BINDING_TRACE_INSTANCES {
+        for binding in BINDING_INSTANCES..=BINDING_CULLED_LIGHT_DRAWS {
             bindings.push((binding, storage, compute));
         }
         let set_layout = DescriptorSetLayout::new(device, "cull.set_layout", &bindings)?;
@@ -178,6 +198,7 @@ impl CullPass {
                 (2, skin_workgroup),
                 (3, triangles::WORKGROUP_SIZE),
                 (4, u32::from(tracing)),
+                (5, u32::from(pools.pooled)),
             ],
         )?;
         let frame_pool = DescriptorPool::for_sets(device, "cull.pool", &[(&set_layout, FRAMES_IN_FLIGHT as u32)])?;
@@ -193,12 +214,13 @@ impl CullPass {
             instance_slots,
             debug_boxes,
             work_groups,
-            rooms,
-            instance_count,
+            pools,
+            pool_state,
+            placements,
             palette_frames,
             palette_list,
             motions,
-            no_trace,
+            unused,
             device: device.clone(),
         })
     }
@@ -228,6 +250,10 @@ impl CullPass {
                 (BINDING_INSTANCE_SLOTS, Resource::StorageBuffer(&self.instance_slots)),
                 (BINDING_DRAW_COUNTS, Resource::StorageBuffer(&self.draw_counts)),
                 (BINDING_TRACE_INSTANCES, Resource::StorageBuffer(inputs.trace_instances)),
+                (BINDING_POOLS, Resource::StorageBuffer(&self.pool_state)),
+                (BINDING_PLACEMENTS, Resource::StorageBuffer(&self.placements)),
+                (BINDING_CULLED_CAMERA_DRAWS, Resource::StorageBuffer(inputs.culled_draws[0])),
+                (BINDING_CULLED_LIGHT_DRAWS, Resource::StorageBuffer(inputs.culled_draws[1])),
             ],
         );
         Ok(set)
@@ -240,14 +266,23 @@ impl CullPass {
             Stage::DRAW_INDIRECT | Stage::COMPUTE_SHADER | Stage::COPY,
             Access::NONE,
         );
-        vec![Hazard::buffers("cull.counters, draw_counts", [&self.counters, &self.draw_counts], readers, RESET)]
+        vec![
+            Hazard::buffers("cull.counters, draw_counts", [&self.counters, &self.draw_counts], readers, RESET),
+            Hazard::buffer(
+                "cull.pools",
+                &self.pool_state,
+                side("last frame's cull runs", Stage::COMPUTE_SHADER, Access::NONE),
+                RESET,
+            ),
+        ]
     }
 
-    /// Zeroes the counts and writes the constant parts of the indirect arguments.
+    /// Zeroes the counts and the pools, and writes the constant parts of the indirect arguments.
     pub fn record_reset(&self, command_buffer: vk::CommandBuffer, reset: &CullCounters) {
         unsafe {
             self.device.raw.cmd_update_buffer(command_buffer, self.counters.raw, 0, bytemuck::bytes_of(reset));
             self.device.raw.cmd_fill_buffer(command_buffer, self.draw_counts.raw, 0, vk::WHOLE_SIZE, 0);
+            self.device.raw.cmd_fill_buffer(command_buffer, self.pool_state.raw, 0, vk::WHOLE_SIZE, 0);
         }
     }
 
@@ -261,9 +296,14 @@ impl CullPass {
             Access::NONE,
         );
         vec![
-            Hazard::buffers("cull.counters, draw_counts", [&self.counters, &self.draw_counts], RESET, counting),
             Hazard::buffers(
-                "cull.skin_list, camera_draws, light_draws, debug_boxes, work_groups, palette_list",
+                "cull.counters, draw_counts, pools",
+                [&self.counters, &self.draw_counts, &self.pool_state],
+                RESET,
+                counting,
+            ),
+            Hazard::buffers(
+                "cull.skin_list, camera_draws, light_draws, debug_boxes, work_groups, palette_list, placements",
                 [
                     &self.skin_list,
                     &self.camera_draws,
@@ -271,6 +311,7 @@ impl CullPass {
                     &self.debug_boxes,
                     &self.work_groups,
                     &self.palette_list,
+                    &self.placements,
                 ],
                 readers,
                 CULL_WRITES,
@@ -319,8 +360,8 @@ impl CullPass {
         vec![
             Hazard::buffers("cull.counters, draw_counts", [&self.counters, &self.draw_counts], CULL_WRITES, arguments),
             Hazard::buffers(
-                "cull.skin_list, debug_boxes, work_groups, palette_list, motions",
-                [&self.skin_list, &self.debug_boxes, &self.work_groups, &self.palette_list, &self.motions],
+                "cull.skin_list, debug_boxes, work_groups, palette_list, motions, placements",
+                [&self.skin_list, &self.debug_boxes, &self.work_groups, &self.palette_list, &self.motions, &self.placements],
                 CULL_WRITES,
                 lists,
             ),
@@ -334,12 +375,37 @@ impl CullPass {
         unsafe { self.device.raw.cmd_copy_buffer(command_buffer, self.counters.raw, readback.raw, &[region]) };
     }
 
-    pub fn record(&self, command_buffer: vk::CommandBuffer, set: vk::DescriptorSet, push: CullPush) {
+    /// The pass's runs in order, each with what it waits for after the one before (the first
+    /// waits on `hazards_before`): where the vertices are pooled, the count run, the budget run
+    /// (one workgroup) reading its demand, and the place run reading the budget; else the place
+    /// run alone.
+    pub fn runs(&self) -> Vec<(CullRun, &'static str, Vec<Hazard>)> {
+        let pools = |from: Side, to: Side| vec![Hazard::buffer("cull.pools", &self.pool_state, from, to)];
+        let counting = side("the count run's demand", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
+        let budget = side("the budget run", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ | Access::SHADER_STORAGE_WRITE);
+        let placing = side("the place run's reads", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ);
+        match self.pools.pooled {
+            true => vec![
+                (CullRun::Count, "cull's count run", Vec::new()),
+                (CullRun::Budget, "cull's budget run", pools(counting, budget)),
+                (CullRun::Place, "cull's place run", pools(budget, placing)),
+            ],
+            false => vec![(CullRun::Place, "cull's place run", Vec::new())],
+        }
+    }
+
+    /// One run of the pass (`runs`): a dispatch over the instances, or one workgroup (the budget).
+    pub fn record_run(&self, command_buffer: vk::CommandBuffer, set: vk::DescriptorSet, push: CullPush, run: CullRun) {
         self.device.begin_label(command_buffer, c"cull");
         self.pipeline.bind(command_buffer);
         self.pipeline.bind_sets(command_buffer, 0, &[set]);
+        let push = CullPush { run: run as u32, ..push };
         self.pipeline.push_constants(command_buffer, vk::ShaderStageFlags::COMPUTE, &push);
-        self.device.cmd_dispatch(command_buffer, (push.instance_count.div_ceil(WORKGROUP_SIZE), 1, 1));
+        let groups = match run {
+            CullRun::Budget => 1,
+            CullRun::Count | CullRun::Place => push.instance_count.div_ceil(WORKGROUP_SIZE),
+        };
+        self.device.cmd_dispatch(command_buffer, (groups, 1, 1));
         self.device.end_label(command_buffer);
     }
 
@@ -355,10 +421,9 @@ impl CullPass {
             ..Default::default()
         };
         let mut start = 0;
-        for (table, &room) in self.rooms.iter().enumerate() {
-            let groups = u64::from(room) * u64::from(self.instance_count);
-            reset.tables[table] = [0, table_row(groups, dispatch_rows), start as u32, 0];
-            start += groups;
+        for (table, &entries) in self.pools.table_entries.iter().enumerate() {
+            reset.tables[table] = [0, table_row(entries, dispatch_rows), start as u32, 0];
+            start += entries;
         }
         reset
     }
@@ -367,7 +432,8 @@ impl CullPass {
     /// `skeleton_view`: the skeleton view reads every joint position every frame, so animation LOD
     /// skips no palette while it is on.
     /// `hand_set`: some morph weight is set by hand this frame. `motion_vectors`: the forward pass
-    /// writes the velocity target. `tables`: the work tables some pass reads this frame.
+    /// writes the velocity target. `tables`: the work tables some pass reads this frame (the
+    /// triangle pass's views among them).
     pub fn push(
         setup: &Setup,
         choice: &LevelChoice,
@@ -389,6 +455,10 @@ impl CullPass {
             },
             hand_set: u32::from(hand_set),
             motion_vectors: u32::from(motion_vectors),
+            run: CullRun::Place as u32,
+            vertex_room: setup.memory.pools.vertex_room.min(u64::from(u32::MAX)) as u32,
+            index_room: setup.memory.pools.index_room.min(u64::from(u32::MAX)) as u32,
+            culled_views: u32::from(tables.contains(&Table::Camera)) | (u32::from(tables.contains(&Table::Light)) << 1),
         }
     }
 }
@@ -412,9 +482,6 @@ pub struct LevelChoice {
     /// instance's scale, is at most this: a texel (world units). The cull pass picks it per
     /// instance (`light_level_at`).
     pub light_error: f32,
-    /// That level for `errors`' model at the crowd's largest scale (at least 1): the finest any
-    /// instance takes, which the triangle pass's light run must have room for.
-    pub light_level: u32,
 }
 
 impl LevelChoice {
@@ -423,13 +490,12 @@ impl LevelChoice {
 
     /// For a frame of `extent_height` pixels seen through `view_projection` (a perspective
     /// projection), with a shadow map of `shadow_size` texels square over `light_view_projection`
-    /// (an orthographic one), whose level must hold for instances up to `largest_scale` times the
-    /// model's size.
+    /// (an orthographic one).
     pub fn new(
         errors: Vec<f32>,
         view_projection: Mat4,
         extent_height: u32,
-        (light_view_projection, shadow_size, largest_scale): (Mat4, u32, f32),
+        (light_view_projection, shadow_size): (Mat4, u32),
     ) -> LevelChoice {
         // Clip y is P11 × view y, and clip w is −view z: the rows' lengths give P11 whatever the view.
         let (y_row, w_row) = (view_projection.row(1).truncate(), view_projection.row(3).truncate());
@@ -438,12 +504,7 @@ impl LevelChoice {
         let (x_row, y_row) = (light_view_projection.row(0).truncate(), light_view_projection.row(1).truncate());
         let texel = 2.0 / (x_row.length().max(y_row.length()) * shadow_size as f32).max(1e-12);
         let light_error = texel * Self::PIXEL_ERROR;
-        LevelChoice {
-            light_level: Self::coarsest_within(&errors, largest_scale.max(1.0), light_error),
-            errors,
-            pixels_at_unit: if pixels_at_unit.is_finite() { pixels_at_unit } else { 0.0 },
-            light_error,
-        }
+        LevelChoice { errors, pixels_at_unit: if pixels_at_unit.is_finite() { pixels_at_unit } else { 0.0 }, light_error }
     }
 
     /// The coarsest of `errors`' levels whose error times `scale` is at most `error` (cull.comp's
@@ -454,9 +515,7 @@ impl LevelChoice {
 
     /// The same frame's choice for a model whose levels have `errors`.
     pub fn for_errors(&self, errors: Vec<f32>) -> LevelChoice {
-        // The light level as `new` picks it: at the largest scale any instance may have here.
-        let light_level = Self::coarsest_within(&errors, 1.0, self.light_error);
-        LevelChoice { errors, light_level, ..self.clone() }
+        LevelChoice { errors, ..self.clone() }
     }
 
     /// The shadow map's level for an instance of `errors`' model at `scale`.
