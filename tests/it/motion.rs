@@ -334,11 +334,27 @@ fn with_animation_lod_a_far_figure_moves_only_when_its_palette_is_computed() {
             scene.instances[0] = scene.instances[0].restart_motion();
         }
     }
+    let mut last_images = Vec::new();
     for strategy in [Strategy::Compute, Strategy::Vertex] {
-        let longest: Vec<f32> = frames_with(&moved, &scenes, strategy, settings).iter().map(Frame::longest).collect();
+        let frames = frames_with(&moved, &scenes, strategy, settings);
+        let longest: Vec<f32> = frames.iter().map(Frame::longest).collect();
         println!("{}, teleported at the fourth frame: {longest:?}", strategy.name());
         assert!(longest[3..].iter().all(|&longest| longest < 0.5), "{}: {longest:?}", strategy.name());
+        last_images.extend(frames.last().map(|frame| frame.image.clone()));
     }
+    // Both draw the teleported figure (the `compute` strategy once lost it between the triangle
+    // pass's commands and the forward pass's draws): their last images differ in far fewer pixels
+    // than the figure covers (the vertex strategy's image against one with the figure gone).
+    let [compute, vertex] = &last_images[..] else { panic!("two strategies") };
+    let differ = |a: &image::RgbaImage, b: &image::RgbaImage| {
+        a.pixels().zip(b.pixels()).filter(|(a, b)| a.0.iter().zip(b.0).any(|(&x, y)| x.abs_diff(y) > 16)).count()
+    };
+    let mut gone = scenes.last().expect("frames").clone();
+    gone.instances[0].position_yaw[0] += 1.0e5;
+    let empty = frames_with(&moved, &[gone], Strategy::Vertex, settings).remove(0).image;
+    let (figure, differing) = (differ(vertex, &empty), differ(compute, vertex));
+    println!("the teleported figure covers {figure} pixels; compute and vertex differ in {differing}");
+    assert!(figure > 20 && differing * 4 <= figure, "compute and vertex differ in {differing} of the figure's {figure} pixels");
 }
 
 #[test]

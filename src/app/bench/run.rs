@@ -282,7 +282,11 @@ impl CopyReferences {
                 u32::try_from(instances)
                     .is_ok_and(|count| MemoryPlan::new(device, &[model], strategy, count, Default::default()).is_ok())
             };
-            if !options.strategies.iter().copied().any(fits) {
+            // Copies past a quarter of the heap measure the memory's paging, not its bandwidth
+            // (a million figures' full meshes are 100 GB): no reference there.
+            let heap = crate::render::largest_heap(device);
+            let too_large = skin_touched_bytes(model) * instances as u64 > heap / 4;
+            if too_large || !options.strategies.iter().copied().any(fits) {
                 continue;
             }
             progress(&format!("copy reference × {instances}"));
