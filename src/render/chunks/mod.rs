@@ -241,7 +241,7 @@ impl MemoryPlan {
 
 impl Layout {
     fn new(shapes: &[Shape], choices: PlanChoices, instance_count: u32, limits: PlanLimits) -> Layout {
-        let PlanLimits { binding: range, heap, dispatch_rows } = limits;
+        let range = limits.binding;
         let shape = Shape::largest(shapes);
         let count = u64::from(instance_count.max(1));
         let vertices = shape.vertices.max(1);
@@ -254,21 +254,8 @@ impl Layout {
             Strategy::Compute if culls_triangles(shape) => 1 + u64::from(choices.light_culling),
             _ => 0,
         };
-        // Its own: parameters per frame in flight, its slot, a skin-list entry, a debug box, a
-        // palette-list entry and its palette's frame (animation LOD), its motion word, its
-        // placement, the draw commands of both views (and the triangle pass's of its views), and
-        // an entry of each work table for its last, partial group.
         let tables_read = u64::from(strategy == Strategy::Compute) + triangle_views;
-        let own = size_of::<InstanceData>() as u64 * frames
-            + size_of::<InstanceSlot>() as u64
-            + 4
-            + 32
-            + 4
-            + 4
-            + 4
-            + 8
-            + (2 + triangle_views) * meshes * COMMAND_BYTES
-            + tables_read * size_of::<WorkGroup>() as u64;
+        let own = own_bytes(meshes, triangle_views, tables_read);
         let skinned_room = vertices * SKINNED_BYTES;
         let fixed = own
             + match strategy {
@@ -355,6 +342,68 @@ impl Layout {
         let positions = (count * joints * 16).min(range / (joints * 16) * joints * 16);
         let total = fixed * count + pool_bytes + table_bytes + positions;
 
+        let sizes = Sizes {
+            count,
+            per_chunk,
+            chunk_count,
+            vertex_room,
+            index_room,
+            palettes,
+            fixed,
+            skinned_vertices,
+            pool_bytes,
+            table_bytes,
+            total,
+        };
+        broken.extend(sizes.limits_broken(shape, choices, &table_entries, limits));
+        Layout {
+            chunking: Chunking { instances_per_chunk: per_chunk as u32, chunk_count: chunk_count as u32 },
+            pools,
+            fixed,
+            total,
+            broken,
+        }
+    }
+}
+
+/// A layout's sizes, as its limits are checked against them (`Sizes::limits_broken`).
+#[derive(Clone, Copy)]
+struct Sizes {
+    count: u64,
+    per_chunk: u64,
+    chunk_count: u64,
+    vertex_room: u64,
+    index_room: u64,
+    palettes: u64,
+    fixed: u64,
+    skinned_vertices: u64,
+    pool_bytes: u64,
+    table_bytes: u64,
+    /// Every instance's own bytes, the pools, the tables and the joint positions.
+    total: u64,
+}
+
+impl Sizes {
+    /// The limits of `limits` these sizes break, each in words: the chunks, the heap (with the
+    /// pools' budget), the clips', instance records', draw commands' and work tables' bindings,
+    /// the work tables' dispatch rows and the cull pass's 32-bit sums.
+    fn limits_broken(&self, shape: Shape, choices: PlanChoices, table_entries: &[u64; 3], limits: PlanLimits) -> Vec<String> {
+        let PlanLimits { binding: range, heap, dispatch_rows } = limits;
+        let Sizes {
+            count,
+            per_chunk,
+            chunk_count,
+            vertex_room,
+            index_room,
+            palettes,
+            fixed,
+            skinned_vertices,
+            pool_bytes,
+            table_bytes,
+            total,
+        } = *self;
+        let (vertices, meshes) = (shape.vertices.max(1), shape.meshes.max(1));
+        let mut broken = Vec::new();
         if chunk_count > u64::from(MAX_CHUNKS) {
             broken.push(format!(
                 "{MAX_CHUNKS} chunks of maxStorageBufferRange {range} bytes (each chunk's palettes at {palettes} bytes an \
@@ -399,14 +448,26 @@ impl Layout {
         if per_chunk * vertices > u64::from(u32::MAX) {
             broken.push(format!("32-bit counts of a chunk's vertices ({per_chunk} instances of {vertices})"));
         }
-        Layout {
-            chunking: Chunking { instances_per_chunk: per_chunk as u32, chunk_count: chunk_count as u32 },
-            pools,
-            fixed,
-            total,
-            broken,
-        }
+        broken
     }
+}
+
+/// What an instance keeps of its own besides palettes and vertex rooms: parameters per frame in
+/// flight, its slot, a skin-list entry, a debug box, a palette-list entry and its palette's frame
+/// (animation LOD), its motion word, its placement, the draw commands of both views (and the
+/// triangle pass's of its `triangle_views`), and an entry of each of the `tables` work tables it
+/// reads for its last, partial group.
+fn own_bytes(meshes: u64, triangle_views: u64, tables: u64) -> u64 {
+    size_of::<InstanceData>() as u64 * FRAMES_IN_FLIGHT as u64
+        + size_of::<InstanceSlot>() as u64
+        + 4
+        + 32
+        + 4
+        + 4
+        + 4
+        + 8
+        + (2 + triangle_views) * meshes * COMMAND_BYTES
+        + tables * size_of::<WorkGroup>() as u64
 }
 
 /// An instance's palette slots in bytes: each joint's matrix and dual quaternion, a header, the
@@ -439,152 +500,4 @@ pub fn largest_heap(device: &Device) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::render::shader_types::MAX_LEVELS;
-
-    fn compute() -> PlanChoices {
-        PlanChoices::new(Strategy::Compute)
-    }
-
-    fn figure_like() -> Shape {
-        // No triangles: the triangle pass adds nothing, so the figures below are the skinned ones.
-        Shape {
-            vertices: 2000,
-            joints: 24,
-            morph_slots: 0,
-            meshes: 1,
-            indices: 0,
-            levels: 1,
-            level_indices: [0; MAX_LEVELS],
-            coarsest_vertices: 2000,
-            indices_per_vertex: 0,
-            clip_bytes: 0,
-        }
-    }
-
-    /// The bundled figure with its 8 levels of detail (`vkskin inspect`).
-    fn figure() -> Shape {
-        Shape {
-            vertices: 3724,
-            joints: 23,
-            morph_slots: 0,
-            meshes: 2,
-            indices: 20_844,
-            levels: 8,
-            level_indices: [20_844, 10_422, 5_208, 2_604, 1_302, 648, 324, 162],
-            coarsest_vertices: 60,
-            indices_per_vertex: 6,
-            clip_bytes: 0,
-        }
-    }
-
-    #[test]
-    fn the_clips_take_their_bytes_of_the_heap_before_any_instance() {
-        let limits = PlanLimits { binding: 1 << 30, heap: 1 << 30, dispatch_rows: u32::MAX };
-        let without = MemoryPlan::for_limits(figure_like(), compute(), 1, limits);
-        assert!(without.limiting.contains("heap"), "{}", without.limiting);
-        let half = ((1u64 << 30) as f64 * HEAP_SHARE / 2.0) as u64;
-        let with = MemoryPlan::for_limits(Shape { clip_bytes: half, ..figure_like() }, compute(), 1, limits);
-        assert!(with.max_instances < without.max_instances, "{} against {}", with.max_instances, without.max_instances);
-        let unbindable = MemoryPlan::for_limits(Shape { clip_bytes: (1 << 30) + 1, ..figure_like() }, compute(), 1, limits);
-        assert_eq!(unbindable.max_instances, 0);
-        assert!(unbindable.limiting.contains("clips"), "{}", unbindable.limiting);
-    }
-
-    #[test]
-    fn chunks_fit_one_binding_and_cover_every_instance() {
-        let range = 128 << 20;
-        let limits = PlanLimits { binding: range, heap: 1 << 40, dispatch_rows: 65_535 };
-        for choices in [compute(), PlanChoices { traced: true, ..compute() }, PlanChoices::new(Strategy::Vertex)] {
-            let plan = MemoryPlan::for_limits(figure_like(), choices, 10_000, limits);
-            let chunking = plan.chunking;
-            assert!(u64::from(chunking.chunk_count) <= u64::from(MAX_CHUNKS));
-            assert!(plan.pools.vertex_room * SKINNED_BYTES <= range, "{choices:?}: {:?}", plan.pools);
-            assert!(u64::from(chunking.instances_per_chunk) * palette_bytes(figure_like()) <= range);
-            let covered: u32 = (0..chunking.chunk_count).map(|chunk| chunking.range(chunk, 10_000).1).sum();
-            assert_eq!(covered, 10_000);
-            assert!(plan.max_instances >= 10_000);
-        }
-        // Unpooled (traced shadows), every instance keeps its full mesh: 2,000 vertices × 28 bytes,
-        // 2,396 instances a 128 MiB chunk, 5 chunks of 2,000.
-        let traced = MemoryPlan::for_limits(figure_like(), PlanChoices { traced: true, ..compute() }, 10_000, limits);
-        assert_eq!((traced.chunking.chunk_count, traced.chunking.instances_per_chunk), (5, 2_000));
-        assert_eq!(traced.pools.vertex_room, 2_000 * 2_000);
-        assert!(!traced.pools.pooled);
-    }
-
-    #[test]
-    fn pools_hold_every_full_mesh_of_a_small_crowd_and_the_screen_of_a_large_one() {
-        let limits = PlanLimits { binding: 128 << 20, heap: 1 << 40, dispatch_rows: 65_535 };
-        // 1,000 figures: the pools take every full mesh (no frame can ask more), as the
-        // unpooled plan does.
-        let small = MemoryPlan::for_limits(figure(), compute(), 1_000, limits);
-        let rooms = small.pools.vertex_room * u64::from(small.chunking.chunk_count);
-        assert!(rooms >= 1_000 * 3_724, "{rooms}");
-        // 100,000: the screen's vertices and every instance's coarsest level, not 100,000 full
-        // meshes.
-        let large = MemoryPlan::for_limits(figure(), compute(), 100_000, limits);
-        let rooms = large.pools.vertex_room * u64::from(large.chunking.chunk_count);
-        let budget = POOL_SCREEN_VERTICES + 100_000 * 60;
-        assert!(rooms >= budget && rooms < budget + budget / 50, "{rooms} for a budget of {budget}");
-        // Culled indices: six a vertex of the pool, for each view.
-        assert_eq!(large.pools.index_room, large.pools.vertex_room * 6);
-        assert_eq!(large.pools.index_views, 1);
-        let unpooled = MemoryPlan::for_limits(figure(), PlanChoices { traced: true, ..compute() }, 100_000, limits);
-        assert!(
-            large.instance_bytes * 10 < unpooled.instance_bytes,
-            "{} against {}",
-            large.instance_bytes,
-            unpooled.instance_bytes
-        );
-    }
-
-    #[test]
-    fn a_million_figures_fit_lavapipes_heap_with_little_of_their_own() {
-        // Mesa 25's lavapipe: 128 MiB bindings, its heap the machine's 23.5 GiB.
-        let lavapipe = PlanLimits { binding: 128 << 20, heap: 47 << 29, dispatch_rows: 65_535 };
-        let plan = MemoryPlan::for_limits(figure(), compute(), 1_000_000, lavapipe);
-        assert!(plan.max_instances >= 1_000_000, "{} ({})", plan.max_instances, plan.limiting);
-        assert!(plan.chunking.chunk_count <= MAX_CHUNKS);
-        // What an instance keeps of its own besides its palettes: its state, its slot, its list
-        // entries and draw commands, at most 512 bytes (376).
-        let own = plan.fixed_bytes_per_instance - palette_bytes(figure());
-        assert!(own <= 512, "{own}");
-        // And on a 24 GiB GPU (4 GiB bindings) with the light's run, a million again.
-        let gpu = PlanLimits { binding: u64::from(u32::MAX), heap: 24 << 30, dispatch_rows: 65_535 };
-        let light = MemoryPlan::for_limits(figure(), PlanChoices { light_culling: true, ..compute() }, 1_000_000, gpu);
-        assert!(light.max_instances >= 1_000_000, "{} ({})", light.max_instances, light.limiting);
-        assert_eq!((light.light_culling, light.pools.index_views), (true, 2));
-    }
-
-    #[test]
-    fn the_smallest_limit_names_itself() {
-        // A 256 MiB heap: 80 % of it is the limit, and the message names the pools' budget.
-        let plan = MemoryPlan::for_limits(
-            figure_like(),
-            compute(),
-            100_000,
-            PlanLimits { binding: 128 << 20, heap: 256 << 20, dispatch_rows: 65_535 },
-        );
-        assert!(plan.limiting.contains("memory heap") && plan.limiting.contains("pool"), "{}", plan.limiting);
-        assert!(plan.max_instances < 100_000);
-        let fits = MemoryPlan::for_limits(
-            figure_like(),
-            compute(),
-            plan.max_instances,
-            PlanLimits { binding: 128 << 20, heap: 256 << 20, dispatch_rows: 65_535 },
-        );
-        assert!(fits.instance_bytes as f64 <= (256u64 << 20) as f64 * HEAP_SHARE);
-        // A tiny binding range: the chunk count is the limit (each chunk's palettes: 4,800 bytes
-        // an instance, 2 a chunk).
-        let plan = MemoryPlan::for_limits(
-            figure_like(),
-            PlanChoices::new(Strategy::Vertex),
-            100,
-            PlanLimits { binding: 2 * 4_800, heap: 1 << 40, dispatch_rows: 65_535 },
-        );
-        assert_eq!(plan.max_instances, 2 * MAX_CHUNKS);
-        assert!(plan.limiting.contains("chunks"), "{}", plan.limiting);
-    }
-}
+mod tests;

@@ -1,7 +1,8 @@
 //! Animation LOD's CPU mirror of cull.comp: how often an instance's palette is computed, by its
 //! size on screen, and on which frames.
 
-use super::{reference_boxes, LevelChoice};
+use super::levels::reference_boxes;
+use super::LevelChoice;
 use crate::model::Model;
 use crate::render::FrameScene;
 
