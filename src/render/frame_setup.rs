@@ -38,8 +38,6 @@ impl Renderer {
         extent: vk::Extent2D,
     ) -> gpu::Result<()> {
         let uniforms = self.frame_uniforms(scene, extent, choice);
-        // Each instance's record with the flags that say whether it moves by itself.
-        let instances = self.history.instances(&scene.instances, &scene.morph_overrides);
         let velocity = self.velocity_written();
         self.velocity_layout.set(velocity.then_some(match self.motion_pass_runs() {
             true => vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
@@ -47,10 +45,15 @@ impl Renderer {
         }));
         // The `cpu` strategy skins each instance's level of detail, as the cull pass will pick it.
         let cpu_counts = (!self.cpu_models.is_empty()).then(|| self.cpu_vertex_counts(scene, choice));
+        let most_targets = self.model.most_targets();
         let slot = &mut self.frames[index];
         slot.uniforms.write(0, &[uniforms])?;
-        slot.instances.write(0, &instances)?;
-        slot.morph_overrides.write(0, &slots::override_records(&scene.morph_overrides, self.model.most_targets()))?;
+        // Each instance's record with the flags that say whether it moves by itself; the `cpu`
+        // strategy skins from them too.
+        let flagged = self.history.instances(&scene.instances, &scene.morph_overrides);
+        slot.instances.write(0, flagged)?;
+        let instances = if cpu_counts.is_some() { flagged.to_vec() } else { Vec::new() };
+        slot.morph_overrides.write(0, &slots::override_records(&scene.morph_overrides, most_targets))?;
         if let (Some(counts), Some(buffer), Some(previous)) = (&cpu_counts, slot.cpu_skinned.as_mut(), slot.cpu_previous.as_mut())
         {
             let started = std::time::Instant::now();

@@ -11,6 +11,9 @@ use super::shader_types::{InstanceData, INSTANCE_FLAGS, INSTANCE_RESTART, INSTAN
 pub struct FrameHistory {
     view_projection: Option<Mat4>,
     instances: Vec<InstanceData>,
+    /// This frame's records with their flags (`instances`), kept to be written again next frame:
+    /// a million instances' 64 MB are not allocated anew (and faulted in) every frame.
+    flagged: Vec<InstanceData>,
     overrides: Vec<Option<f32>>,
     /// `cpu`: every instance's positions last frame (instance after instance, each its model's
     /// vertex count: `lengths`) and how many of them it skinned (its level's prefix; 0: none).
@@ -37,7 +40,7 @@ impl FrameHistory {
             counts: vec![0; lengths.len()],
             lengths: lengths.to_vec(),
         });
-        FrameHistory { view_projection: None, instances: Vec::new(), overrides: Vec::new(), cpu }
+        FrameHistory { view_projection: None, instances: Vec::new(), flagged: Vec::new(), overrides: Vec::new(), cpu }
     }
 
     /// Last frame's view-projection (this one's on the first frame), and this one kept for the next.
@@ -60,26 +63,27 @@ impl FrameHistory {
     /// record and the weights set by hand are last frame's; restarting where the caller says so,
     /// where there was none, and where the pose jumps: a clip switched without a crossfade, or a
     /// switch of skinning mode.
-    pub fn instances(&mut self, instances: &[InstanceData], overrides: &[Option<f32>]) -> Vec<InstanceData> {
+    pub fn instances(&mut self, instances: &[InstanceData], overrides: &[Option<f32>]) -> &[InstanceData] {
         let same_overrides = self.overrides == overrides;
-        let flagged = instances
-            .iter()
-            .enumerate()
-            .map(|(index, &instance)| {
-                let mut flagged = instance;
-                let flags = match self.instances.get(index) {
-                    None => INSTANCE_RESTART,
-                    Some(previous) if jumps(previous, &instance) => INSTANCE_RESTART,
-                    Some(previous) if same_overrides && previous.without_flags() == instance.without_flags() => INSTANCE_STILL,
-                    Some(_) => 0,
-                };
-                flagged.skinning |= flags;
-                flagged
-            })
-            .collect();
-        self.instances = instances.to_vec();
-        self.overrides = overrides.to_vec();
-        flagged
+        let previous = &self.instances;
+        self.flagged.clear();
+        self.flagged.extend(instances.iter().enumerate().map(|(index, &instance)| {
+            let mut flagged = instance;
+            let flags = match previous.get(index) {
+                None => INSTANCE_RESTART,
+                Some(previous) if jumps(previous, &instance) => INSTANCE_RESTART,
+                Some(previous) if same_overrides && previous.without_flags() == instance.without_flags() => INSTANCE_STILL,
+                Some(_) => 0,
+            };
+            flagged.skinning |= flags;
+            flagged
+        }));
+        self.instances.clear();
+        self.instances.extend_from_slice(instances);
+        if !same_overrides {
+            self.overrides = overrides.to_vec();
+        }
+        &self.flagged
     }
 
     /// `cpu`, a frame without the velocity target: no position is kept, so the next frame with
