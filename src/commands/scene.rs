@@ -35,16 +35,12 @@ impl SceneArgs {
         }
     }
 
-    /// The model with its instances, playing the chosen clip; without levels of detail, which the
-    /// viewer builds on a worker thread while it draws the full mesh.
-    pub(crate) fn setup(&self) -> Result<SceneSetup, String> {
-        self.setup_within(None, false)
-    }
-
-    /// `setup`, refusing up front (before laying out a single instance) a count past what
-    /// `device` can hold, with the limit and the largest count that fits.
+    /// The model with its instances, playing the chosen clip, refusing up front (before laying out
+    /// a single instance) a count past what `device` (or any device) can hold, with the limit and
+    /// the largest count that fits.
     /// `build_levels`: with `--lod on`, build the levels of detail before returning (the headless
-    /// commands, whose frames are all rendered at once).
+    /// commands, whose frames are all rendered at once, and the viewer's large crowds); without,
+    /// the viewer builds them on a worker thread while it draws the full mesh.
     pub(crate) fn setup_within(&self, device: Option<&vkskin::gpu::Device>, build_levels: bool) -> Result<SceneSetup, String> {
         let models = self.load_all(build_levels)?;
         let borrowed: Vec<&Model> = models.iter().collect();

@@ -6,11 +6,17 @@ use vkskin::app::viewer::ViewerOptions;
 use super::check_messages;
 use crate::cli::ViewArgs;
 
+/// Instances from which the viewer builds the levels of detail before its first frame.
+const LEVELS_FIRST_INSTANCES: u32 = 10_000;
+
 pub(crate) fn view(arguments: ViewArgs) -> Result<(), String> {
     let ViewArgs { scene, size, fade, frames, storm, screenshot, no_ui, drive } = arguments;
     // RenderDoc first: its layer must see the Vulkan instance being created.
     let capture = scene.capture_frame.map(FrameCapture::attach).transpose()?;
-    let setup = scene.setup()?;
+    // A crowd this large is planned by its levels of detail (memory by level: docs/million.md), so
+    // they are built before the first frame, as the headless commands build them; a smaller scene
+    // draws the full mesh while a worker thread builds them.
+    let setup = scene.setup_within(None, scene.instances >= LEVELS_FIRST_INSTANCES)?;
     let validation = scene.validation();
     let options = ViewerOptions {
         validation,
