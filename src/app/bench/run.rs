@@ -355,8 +355,7 @@ fn measure(
     };
     row.light_culling = headless.renderer.setup.light_culling;
     row.bytes_per_instance = headless.renderer.setup.memory.bytes_per_instance;
-    let plan = &headless.renderer.setup.memory;
-    row.pool_vertices = plan.pools.vertex_room * u64::from(plan.chunking.chunk_count);
+    row.pool_vertices = headless.renderer.setup.memory.pooled_vertices().unwrap_or(0);
     let aspect = headless.aspect();
     let (mut frame_walls, mut timings, mut cpu_skinning, mut records) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut last = Instant::now();

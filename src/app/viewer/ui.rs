@@ -144,12 +144,7 @@ impl<'a> PanelState<'a> {
             variety: self.setup.variety,
             instances: self.setup.instances.len(),
             max_instances: renderer.setup.memory.max_instances as usize,
-            pool_vertices: renderer
-                .setup
-                .memory
-                .pools
-                .pooled
-                .then(|| renderer.setup.memory.pools.vertex_room * u64::from(renderer.setup.memory.chunking.chunk_count)),
+            pool_vertices: renderer.setup.memory.pooled_vertices(),
             limiting: &renderer.setup.memory.limiting,
             strategy: self.options.strategy,
             skinning: self.options.skinning,

@@ -239,6 +239,13 @@ impl MemoryPlan {
     }
 }
 
+impl MemoryPlan {
+    /// The skinned-vertex pools' room in all chunks; None where the vertices are not pooled.
+    pub fn pooled_vertices(&self) -> Option<u64> {
+        self.pools.pooled.then(|| self.pools.vertex_room * u64::from(self.chunking.chunk_count))
+    }
+}
+
 impl Layout {
     fn new(shapes: &[Shape], choices: PlanChoices, instance_count: u32, limits: PlanLimits) -> Layout {
         let range = limits.binding;
@@ -266,14 +273,17 @@ impl Layout {
                 Strategy::Cpu => (skinned_room + vertices * 12) * frames,
             };
 
-        // The pools, over the whole crowd: every instance's full mesh at most; pooled, the
-        // screen's vertices and every instance's coarsest level.
-        let full = count * vertices;
-        let skinned_vertices = match (strategy, choices.pooled()) {
-            (Strategy::Compute, true) => full.min(choices.screen_vertices + count * shape.coarsest_vertices.max(1)),
-            (Strategy::Compute, false) => full,
+        // A pool of skinned vertices for `per_chunk` instances, one of `chunks`: every instance's
+        // full mesh at most; pooled, the chunk's share of the screen's vertices and every
+        // instance's coarsest level.
+        let room_of = |per_chunk: u64, chunks: u64| match (strategy, choices.pooled()) {
+            (Strategy::Compute, true) => {
+                (per_chunk * vertices).min(choices.screen_vertices.div_ceil(chunks) + per_chunk * shape.coarsest_vertices.max(1))
+            }
+            (Strategy::Compute, false) => per_chunk * vertices,
             _ => 0,
         };
+        let skinned_vertices = room_of(count, 1);
         // Chunks: as few as the palettes, the skinned vertices and the culled indices allow, each
         // holding at most one binding's range of each.
         let per_vertex_indices = shape.indices_per_vertex.max(1);
@@ -287,13 +297,6 @@ impl Layout {
             .max(1);
         // An instance's palettes or room never straddle a chunk: add chunks until each holds its
         // share in whole instances (past MAX_CHUNKS the count is refused anyway).
-        let room_of = |per_chunk: u64, chunks: u64| match (strategy, choices.pooled()) {
-            (Strategy::Compute, true) => {
-                (per_chunk * vertices).min(choices.screen_vertices.div_ceil(chunks) + per_chunk * shape.coarsest_vertices.max(1))
-            }
-            (Strategy::Compute, false) => per_chunk * vertices,
-            _ => 0,
-        };
         let fits = |per_chunk: u64, vertex_room: u64| {
             per_chunk * palettes <= range
                 && vertex_room * SKINNED_BYTES <= range
@@ -338,8 +341,7 @@ impl Layout {
         let pool_bytes = chunk_count * (pooled_room + triangle_views * index_room * CULLED_INDEX_BYTES);
         // The table entries an instance's partial groups take are in `fixed`; the pools' full groups here.
         let table_bytes = table_entries.iter().sum::<u64>().saturating_sub(tables_read * count) * size_of::<WorkGroup>() as u64;
-        // The skeleton view's joint positions: one binding's worth at most (`PalettePass::new`).
-        let positions = (count * joints * 16).min(range / (joints * 16) * joints * 16);
+        let positions = joint_positions_bytes(count, joints, range);
         let total = fixed * count + pool_bytes + table_bytes + positions;
 
         let sizes = Sizes {
@@ -450,6 +452,14 @@ impl Sizes {
         }
         broken
     }
+}
+
+/// Bytes of the skeleton view's joint positions (16 a joint, `joint_stride` an instance) for
+/// `instances` instances: one binding's worth (`range`) of whole instances at most; the view shows
+/// the instances they hold (`PalettePass::new` makes them so).
+pub fn joint_positions_bytes(instances: u64, joint_stride: u64, range: u64) -> u64 {
+    let instance = 16 * joint_stride.max(1);
+    (instances * instance).min(range / instance * instance)
 }
 
 /// What an instance keeps of its own besides palettes and vertex rooms: parameters per frame in

@@ -111,9 +111,10 @@ impl PalettePass {
             let size = (palette_slots * std::mem::size_of::<PaletteMatrix>() as u64).max(48);
             palettes.push(Buffer::new(device, &format!("joint_palettes[{chunk}]"), size, usage, MemoryLocation::GpuOnly)?);
         }
-        // One binding's worth at most: the skeleton view shows the instances it holds.
-        let positions_size = (16 * slots.slots.len() as u64 * u64::from(joint_stride)).min(
-            u64::from(device.limits().max_storage_buffer_range) / (16 * u64::from(joint_stride)) * 16 * u64::from(joint_stride),
+        let positions_size = crate::render::chunks::joint_positions_bytes(
+            slots.slots.len() as u64,
+            u64::from(joint_stride),
+            u64::from(device.limits().max_storage_buffer_range),
         );
         let joint_positions = Buffer::new(device, "joint_positions", positions_size, usage, MemoryLocation::GpuOnly)?;
         let storage = vk::DescriptorType::STORAGE_BUFFER;
