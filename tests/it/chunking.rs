@@ -2,7 +2,9 @@
 //! few instances' worth, the instances spread over several chunk buffers; skinning, culling and
 //! the image must not change, and a count past the chunks is refused up front.
 
-use crate::common::{assert_no_validation_messages, check_skinning, default_model, skin_on_gpu, validated_device};
+use crate::common::{
+    assert_no_validation_messages, check_skinning, default_model, largest_that_fits, skin_on_gpu, validated_device,
+};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::render::shader_types::{PaletteMatrix, SkinnedVertex};
 use vkskin::render::{Strategy, MAX_CHUNKS};
@@ -83,12 +85,7 @@ fn a_count_past_the_chunks_is_refused_with_the_largest_that_fits() {
         .err()
         .expect("too many instances");
     let message = error.to_string();
-    let most: usize = message
-        .split("at most ")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .and_then(|number| number.parse().ok())
-        .unwrap_or_else(|| panic!("{message}"));
+    let most = largest_that_fits(&message).unwrap_or_else(|| panic!("{message}")) as usize;
     assert!(message.contains("maxStorageBufferRange") && most < 4 * MAX_CHUNKS as usize, "{message}");
     let setup = SceneSetup::new(default_model(), most);
     HeadlessRenderer::with_settings(&device, &setup, (64, 48), Strategy::Compute, Some(limit).into()).expect("the largest fits");

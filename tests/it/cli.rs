@@ -1,7 +1,9 @@
 //! The `vkskin` binary as a user runs it: headless render, errors on bad input and missing parts,
 //! and the viewer under Xvfb. Validation is on wherever Vulkan runs.
 
-use crate::common::{run_validated, scratch_in, text, view_under_xvfb, vkskin, vkskin_under_xvfb, xvfb_available};
+use crate::common::{
+    largest_that_fits, run_validated, scratch_in, text, view_under_xvfb, vkskin, vkskin_under_xvfb, xvfb_available,
+};
 use std::path::PathBuf;
 
 fn scratch(name: &str) -> PathBuf {
@@ -57,12 +59,7 @@ fn a_count_past_the_device_is_refused_up_front() {
     let message = text(&output);
     // The limit named, and the largest count that fits.
     assert!(message.contains("100000000 instances") && message.contains("exceed"), "{message}");
-    let fits: u64 = message
-        .split("at most ")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .and_then(|count| count.parse().ok())
-        .unwrap_or_else(|| panic!("names the largest count that fits: {message}"));
+    let fits = largest_that_fits(&message).unwrap_or_else(|| panic!("names the largest count that fits: {message}"));
     assert!((1000..100_000_000).contains(&fits), "{message}");
     assert!(!message.contains("panicked"), "{message}");
 }

@@ -104,6 +104,23 @@ pub fn check_skinning(model: &Model, scene: &FrameScene, skinned: &[SkinnedVerte
     (worst_position, worst_normal)
 }
 
+/// `count` figures with their levels of detail on the grid spread `spread` times wider, framed
+/// anew: the shadow map's texels coarse, and the instances at many levels and distances.
+pub fn spread_crowd(count: usize, spread: f32) -> vkskin::app::SceneSetup {
+    let mut setup = vkskin::app::SceneSetup::new(vkskin::model::lod::with_levels(&default_model()), count);
+    for instance in &mut setup.instances {
+        instance.position *= spread;
+    }
+    setup.fit_bounds();
+    setup.camera = vkskin::render::camera::OrbitCamera::framing(setup.bounds);
+    setup
+}
+
+/// The largest count a refusal names ("... at most N instances fit"), or None.
+pub fn largest_that_fits(message: &str) -> Option<u64> {
+    message.split("at most ").nth(1).and_then(|rest| rest.split(' ').next()).and_then(|count| count.parse().ok())
+}
+
 /// A process's stdout and stderr together (the CLI suites' messages).
 pub fn text(output: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))

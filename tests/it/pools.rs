@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use glam::Vec3;
 
-use crate::common::{assert_no_validation_messages, default_model, validated_device};
+use crate::common::{assert_no_validation_messages, default_model, spread_crowd, validated_device};
 use vkskin::app::{HeadlessRenderer, SceneSetup};
 use vkskin::render::chunks::{MemoryPlan, Shape};
 use vkskin::render::passes::cull::reference_levels;
@@ -15,20 +15,10 @@ use vkskin::render::reference::reference_skinning;
 use vkskin::render::shader_types::NOT_PLACED;
 use vkskin::render::{RenderSettings, Strategy};
 
-/// A crowd with levels of detail, spread so that its instances take many levels and bands.
-fn spread_crowd(count: usize) -> SceneSetup {
-    let mut setup = SceneSetup::new(vkskin::model::lod::with_levels(&default_model()), count);
-    for instance in &mut setup.instances {
-        instance.position *= 4.0;
-    }
-    setup.fit_bounds();
-    setup.camera = vkskin::render::camera::OrbitCamera::framing(setup.bounds);
-    setup
-}
-
 #[test]
 fn a_pool_too_small_draws_the_farthest_coarser_and_every_drawn_instance_as_the_reference_skins_it() {
-    let setup = spread_crowd(48);
+    // A crowd with levels of detail, spread so that its instances take many levels and bands.
+    let setup = spread_crowd(48, 4.0);
     let model = &setup.model;
     let coarsest = u64::from(model.levels.last().expect("levels").vertex_count);
     let device = validated_device();

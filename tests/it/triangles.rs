@@ -201,13 +201,7 @@ fn chunks_place_every_survivor() {
 
 /// A crowd spread wide, so the shadow map's texels are coarse and its level of detail too.
 fn spread_crowd() -> SceneSetup {
-    let mut setup = SceneSetup::new(vkskin::model::lod::with_levels(&default_model()), 40);
-    for instance in &mut setup.instances {
-        instance.position *= 12.0;
-    }
-    setup.fit_bounds();
-    setup.camera = vkskin::render::camera::OrbitCamera::framing(setup.bounds);
-    setup
+    crate::common::spread_crowd(40, 12.0)
 }
 
 #[test]
