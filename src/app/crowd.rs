@@ -139,10 +139,10 @@ mod tests {
     fn a_crowd_varies_within_its_bounds_and_one_figure_does_not() {
         let bundled = default_model_path();
         let model = crate::formats::load_model(&bundled, &default_animations(&bundled, &[])).expect("the bundled figure loads");
-        let [one] = SceneSetup::new(model.clone(), 1).instances[..] else { panic!("one instance") };
+        let [one] = *SceneSetup::new(model.clone(), 1).instances else { panic!("one instance") };
         assert_eq!((one.phase, one.speed, one.scale, one.tint), (0.0, 1.0, 1.0, [1.0, 1.0, 1.0, 0.0]));
         let crowd = SceneSetup::new(model.clone(), 400).instances;
-        assert_eq!(crowd, SceneSetup::new(model.clone(), 400).instances, "seeded by the index");
+        assert_eq!(*crowd, *SceneSetup::new(model.clone(), 400).instances, "seeded by the index");
         let uniform = SceneSetup::uniform(model.clone(), 400).instances;
         assert!(uniform.iter().all(|instance| (instance.speed, instance.scale, instance.tint[3]) == (1.0, 1.0, 0.0)));
         assert!(uniform.iter().zip(&crowd).all(|(plain, varied)| plain.position == varied.position));

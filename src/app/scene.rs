@@ -5,9 +5,10 @@ use glam::{Mat4, Vec3, Vec4};
 
 use super::crowd::{crowd_model, grid_instances};
 use super::staging::{self, Placed, Staging};
-use crate::anim::{Aabb, InstanceState};
+use crate::anim::Aabb;
 use crate::model::Model;
 use crate::render::camera::OrbitCamera;
+use crate::render::instances::Instances;
 use crate::render::passes::shadow;
 use crate::render::shader_types::InstanceData;
 use crate::render::FrameScene;
@@ -19,7 +20,9 @@ pub struct SceneSetup {
     /// The other models of a crowd of several (`with_models`): model k + 1 of the crowd is
     /// `others[k]`.
     pub others: Vec<Model>,
-    pub instances: Vec<InstanceState>,
+    /// Every instance's state, and which changed since a renderer last drew them: an edit through
+    /// `instances[i]` is written to the GPU for that instance alone.
+    pub instances: Instances,
     /// Each instance's model: 0 for `model`, k + 1 for `others[k]` (missing: 0). Its clip, phase
     /// and state are that model's.
     pub instance_models: Vec<u32>,
@@ -35,7 +38,14 @@ pub struct SceneSetup {
     pub variety: bool,
     /// What the scene knows of each clip its instances play: the ground, the framing.
     pub staging: Staging,
+    /// The ground's height for the instances as they were at a version of the table
+    /// (`Instances::version`): a frame of a steady crowd looks at no instance.
+    pub ground_height: GroundHeight,
 }
+
+/// The ground's height, worked out from every instance, kept until an instance changes.
+#[derive(Default)]
+pub struct GroundHeight(std::sync::Mutex<Option<((u64, u64, usize), f32)>>);
 
 impl SceneSetup {
     /// `instance_count` instances of `model` on a grid; a crowd (more than one) varied in phase,
@@ -67,7 +77,7 @@ impl SceneSetup {
         let mut setup = SceneSetup {
             model,
             others: models,
-            instances: Vec::new(),
+            instances: Instances::new(Vec::new()),
             instance_models,
             light_direction: Vec3::Y,
             camera: OrbitCamera::framing(Aabb { min: Vec3::splat(-1.0), max: Vec3::ONE }),
@@ -75,8 +85,9 @@ impl SceneSetup {
             morph_overrides: Vec::new(),
             variety,
             staging: Staging::default(),
+            ground_height: GroundHeight::default(),
         };
-        setup.instances = grid_instances(&setup.staging, &setup.models(), &setup.instance_models, variety);
+        setup.instances = grid_instances(&setup.staging, &setup.models(), &setup.instance_models, variety).into();
         setup.frame_all();
         setup
     }
@@ -245,18 +256,31 @@ impl SceneSetup {
     /// [`staging::ground_height`]), under the scene's middle, a few model sizes wide.
     pub fn ground(&self) -> Vec4 {
         let center = self.bounds.center();
-        let height = staging::ground_height(&self.staging, &self.models(), &self.placed());
+        let version = self.instances.version();
+        let mut kept = self.ground_height.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let height = match *kept {
+            Some((at, height)) if at == version => height,
+            _ => {
+                let height = staging::ground_height(&self.staging, &self.models(), &self.placed());
+                *kept = Some((version, height));
+                height
+            }
+        };
         Vec3::new(center.x, height, center.z).extend(self.bounds.extent().max(1e-3) * 3.0)
     }
 
     /// The camera at `seconds` on the shared clock: [`SceneSetup::camera`], moved along with a
     /// single instance whose clip walks it away ([`staging::follow_offset`]).
     pub fn camera_at(&self, seconds: f64) -> OrbitCamera {
+        if self.instances.len() != 1 {
+            return self.camera; // a crowd is not followed
+        }
         let offset = staging::follow_offset(&self.staging, &self.models(), &self.placed(), seconds);
         OrbitCamera { target: self.camera.target + offset, ..self.camera }
     }
 
-    /// Everything the renderer needs for the frame at `seconds` on the shared clock.
+    /// Everything the renderer needs for the frame at `seconds` on the shared clock: nothing per
+    /// instance is built (the instances' states are shared; the GPU works out where each is).
     pub fn frame(&self, seconds: f64, aspect: f32) -> FrameScene {
         let ground = self.ground();
         let camera = self.camera_at(seconds);
@@ -265,11 +289,8 @@ impl SceneSetup {
             max: ground.truncate() + Vec3::new(ground.w, 0.0, ground.w),
         };
         FrameScene {
-            instances: self
-                .placed()
-                .into_iter()
-                .map(|(_, model, instance)| InstanceData::of(instance, &instance.playback(&model.clips, seconds)))
-                .collect(),
+            seconds,
+            instances: self.instances.share(),
             view_projection: camera.view_projection(aspect),
             camera_position: camera.position(),
             light_view_projection: shadow::light_view_projection(self.light_direction, self.bounds, receiver),
@@ -277,6 +298,15 @@ impl SceneSetup {
             ground,
             morph_overrides: self.morph_overrides.clone(),
         }
+    }
+
+    /// The CPU reference of what the instances pass makes of every instance at `seconds` (without
+    /// the motion flags): what tests hold the GPU to, and what a CPU-side reference skins from.
+    pub fn instance_data(&self, seconds: f64) -> Vec<InstanceData> {
+        self.placed()
+            .into_iter()
+            .map(|(_, model, instance)| InstanceData::of(instance, &instance.playback(&model.clips, seconds)))
+            .collect()
     }
 
     /// The share of a 16:9 frame the played clip's morphed and skinned vertices span (the larger of

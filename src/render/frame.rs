@@ -49,6 +49,8 @@ impl Renderer {
         let context = FrameContext { renderer: self, frame, scene, choice, output, vertices, previous };
         let mut recorder = Recorder::new(&self.device, command_buffer, &frame.timestamps);
 
+        // instances: the records that changed copied in; each instance's data at the frame's clock.
+        context.instances(&mut recorder);
         // cull: which instances the camera and the light see; counts, skin list and draw lists.
         context.cull(&mut recorder);
         // palette: each kept instance's joint palette, sampled from the file's keys. Read by the
@@ -87,6 +89,21 @@ impl Renderer {
 }
 
 impl FrameContext<'_> {
+    /// The upload of the records that changed (none in a steady scene: the copy is skipped, its
+    /// barrier stays), then the pass.
+    fn instances(&self, recorder: &mut Recorder) {
+        let (renderer, instances) = (self.renderer, &self.renderer.passes.instances);
+        let frame = self.frame;
+        let (count, (clock, flags)) = (renderer.setup.instance_count, frame.instances_push);
+        let runs = vec![("the upload", Vec::new()), ("the instances pass", instances.hazards_before())];
+        let record = |command_buffer, run: usize| match (run, &frame.upload) {
+            (0, Some(upload)) => instances.record_upload(command_buffer, upload, &frame.upload_regions),
+            (0, None) => {}
+            _ => instances.record(command_buffer, count, clock, flags),
+        };
+        recorder.pass_in_runs(Pass::Instances, instances.upload_hazards(), runs, record, instances.hazards_after());
+    }
+
     fn cull(&self, recorder: &mut Recorder) {
         let (renderer, cull) = (self.renderer, &self.renderer.passes.cull);
         recorder.wait(cull.reset_hazards());

@@ -1,14 +1,14 @@
 //! A frame's steps around its recording (`Renderer::render_with_overlay`): the forward pass's
-//! attachments at the output's size, the slot's uniforms and instance records (and the `cpu`
-//! strategy's skinning), and the submit.
+//! attachments at the output's size, the slot's uniforms and the instance records that changed
+//! (and the `cpu` strategy's skinning), and the submit.
 
 use ash::vk;
 
 use super::passes::cull::{self, LevelChoice};
 use super::passes::forward::ForwardTargets;
 use super::passes::shadow;
-use super::shader_types::{frustum_planes, FrameUniforms};
-use super::{reference, slots, FrameScene, Output, Renderer, FRAMES_IN_FLIGHT};
+use super::shader_types::{frustum_planes, FrameUniforms, InstanceData};
+use super::{reference, slots, FrameScene, Output, Renderer, Strategy, FRAMES_IN_FLIGHT};
 use crate::gpu::{self, Check};
 use crate::model::Model;
 
@@ -28,8 +28,9 @@ impl Renderer {
         Ok(())
     }
 
-    /// Slot `index`'s uniforms, instance records (flagged for motion) and morph weights set by
-    /// hand; on the `cpu` strategy, every instance skinned into the slot's buffer.
+    /// Slot `index`'s uniforms, the instance records that changed, the instances pass's clock and
+    /// flags, and the morph weights set by hand; on the `cpu` strategy, every instance skinned into
+    /// the slot's buffer.
     pub(super) fn write_slot(
         &mut self,
         index: usize,
@@ -43,31 +44,50 @@ impl Renderer {
             true => vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
             false => vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
         }));
-        // The `cpu` strategy skins each instance's level of detail, as the cull pass will pick it.
-        let cpu_counts = (!self.cpu_models.is_empty()).then(|| self.cpu_vertex_counts(scene, choice));
+        // The records of the instances that changed since this renderer's last frame (all of them
+        // on its first, none in a steady scene).
+        self.uploads.gather(&scene.instances, scene.seconds, &mut self.upload);
+        self.stats.records_uploaded = self.upload.records.len() as u32;
+        let flags = self.history.instance_flags(&scene.morph_overrides);
         let most_targets = self.model.most_targets();
         let slot = &mut self.frames[index];
         slot.uniforms.write(0, &[uniforms])?;
-        // Each instance's record with the flags that say whether it moves by itself; the `cpu`
-        // strategy skins from them too.
-        let flagged = self.history.instances(&scene.instances, &scene.morph_overrides);
-        slot.instances.write(0, flagged)?;
-        let instances = if cpu_counts.is_some() { flagged.to_vec() } else { Vec::new() };
+        slot.write_upload(&self.device, index, &self.upload)?;
+        slot.instances_push = (self.upload.clock, flags);
         slot.morph_overrides.write(0, &slots::override_records(&scene.morph_overrides, most_targets))?;
-        if let (Some(counts), Some(buffer), Some(previous)) = (&cpu_counts, slot.cpu_skinned.as_mut(), slot.cpu_previous.as_mut())
-        {
-            let started = std::time::Instant::now();
+        if self.setup.strategy == Strategy::Cpu {
+            self.cpu_skin(index, scene, choice, flags)?;
+        }
+        Ok(())
+    }
+
+    /// The `cpu` strategy: every instance's record at the frame's clock, flagged for motion as the
+    /// instances pass flags its own, skinned into slot `index`'s buffer at its level of detail, as
+    /// the cull pass will pick it.
+    fn cpu_skin(&mut self, index: usize, scene: &FrameScene, choice: &LevelChoice, flags: u32) -> gpu::Result<()> {
+        let started = std::time::Instant::now();
+        let mut instances = self.uploads.data(&scene.instances, scene.seconds);
+        for &teleported in &self.upload.restarted {
+            if let Some(instance) = instances.get_mut(teleported as usize) {
+                *instance = instance.restart_motion();
+            }
+        }
+        let counts = self.cpu_vertex_counts(scene, &instances, choice);
+        let instances = self.history.cpu_instances(&instances, flags).to_vec();
+        let velocity = self.velocity_written();
+        let slot = &mut self.frames[index];
+        if let (Some(buffer), Some(previous)) = (slot.cpu_skinned.as_mut(), slot.cpu_previous.as_mut()) {
             let out = buffer.mapped_values()?;
             let now = self.history.cpu_positions_now().filter(|_| velocity);
             let models: Vec<&Model> = self.cpu_models.iter().collect();
             let mix = (&models[..], &self.setup.instance_models[..]);
-            reference::cpu_skin_instances(mix, &instances, &scene.morph_overrides, counts, out, now);
+            reference::cpu_skin_instances(mix, &instances, &scene.morph_overrides, &counts, out, now);
             match velocity {
-                true => self.history.cpu_previous_positions(&instances, counts, previous.mapped_values()?),
+                true => self.history.cpu_previous_positions(&instances, &counts, previous.mapped_values()?),
                 false => self.history.forget_cpu_positions(),
             }
-            self.stats.cpu_skinning_ms = started.elapsed().as_secs_f64() * 1e3;
         }
+        self.stats.cpu_skinning_ms = started.elapsed().as_secs_f64() * 1e3;
         Ok(())
     }
 
@@ -103,21 +123,17 @@ impl Renderer {
     /// Per instance, the vertices the `cpu` strategy skins: its level's (a prefix), by the cull
     /// pass's CPU mirror made conservative (it sees at least what the GPU sees, at a level no
     /// coarser); 0 for an instance neither view sees.
-    fn cpu_vertex_counts(&self, scene: &FrameScene, choice: &LevelChoice) -> Vec<u32> {
-        let mut counts = vec![0; scene.instances.len()];
+    fn cpu_vertex_counts(&self, scene: &FrameScene, instances: &[InstanceData], choice: &LevelChoice) -> Vec<u32> {
+        let mut counts = vec![0; instances.len()];
         let mut of_models = vec![Vec::new(); self.cpu_models.len()];
-        for (instance, &model) in self.setup.instance_models.iter().enumerate().take(scene.instances.len()) {
+        for (instance, &model) in self.setup.instance_models.iter().enumerate().take(instances.len()) {
             of_models[model as usize].push(instance);
         }
         for ((model, part), of_model) in self.cpu_models.iter().zip(&self.model.parts).zip(&of_models) {
-            // This model's instances, as a scene of their own, at its levels' errors.
-            let alone = FrameScene {
-                instances: of_model.iter().map(|&instance| scene.instances[instance]).collect(),
-                morph_overrides: scene.morph_overrides.clone(),
-                ..*scene
-            };
+            // This model's instances, at its levels' errors.
+            let alone: Vec<InstanceData> = of_model.iter().map(|&instance| instances[instance]).collect();
             let choice = choice.for_errors(part.levels.iter().map(|level| level.error).collect());
-            let levels = cull::reference_levels(model, &alone, &choice, 1e-3);
+            let levels = cull::reference_levels(model, scene, &alone, &choice, 1e-3);
             let vertices = |level: u32| part.levels.get(level as usize).map_or(part.vertex_count(), |level| level.vertex_count);
             for (&instance, levels) in of_model.iter().zip(levels) {
                 counts[instance] = levels.map_or(0, |levels| vertices(levels.skinned));

@@ -1,46 +1,57 @@
-//! What this frame's motion is measured from: last frame's camera, each instance's record, and
-//! (the `cpu` strategy) where its vertices were. The renderer flags each instance's record for the
-//! GPU (common.glsl: `INSTANCE_STILL`, `INSTANCE_RESTART`); the cull pass adds what only the GPU
-//! knows (drawn last frame, a new palette now) and decides `MOTION_MOVING`.
+//! What this frame's motion is measured from: last frame's camera, whether every instance starts
+//! anew, the weights set by hand, and (the `cpu` strategy) each instance's record and where its
+//! vertices were. The instances pass flags each instance's data on the GPU (instances.comp.glsl:
+//! `INSTANCE_STILL`, `INSTANCE_RESTART`) from the flags this history gives it; the cull pass adds
+//! what only the GPU knows (drawn last frame, a new palette now) and decides `MOTION_MOVING`.
+//! The `cpu` strategy skins on the CPU and flags its records here by the same rules
+//! (`cpu_instances`, the reference the instances pass is tested against).
 
 use glam::Mat4;
 
-use super::shader_types::{InstanceData, INSTANCE_FLAGS, INSTANCE_RESTART, INSTANCE_STILL};
+use super::shader_types::{
+    InstanceData, INSTANCES_OVERRIDES_CHANGED, INSTANCES_RESTART_ALL, INSTANCE_FLAGS, INSTANCE_RESTART, INSTANCE_STILL,
+};
 
-/// Last frame's camera and instance records; the `cpu` strategy's last positions.
+/// Last frame's camera and weights set by hand; the `cpu` strategy's records and positions.
 pub struct FrameHistory {
     view_projection: Option<Mat4>,
-    instances: Vec<InstanceData>,
-    /// This frame's records with their flags (`instances`), kept to be written again next frame:
-    /// a million instances' 64 MB are not allocated anew (and faulted in) every frame.
-    flagged: Vec<InstanceData>,
+    /// The next frame starts every instance's motion anew: the first, or one after a cut.
+    restart_all: bool,
     overrides: Vec<Option<f32>>,
-    /// `cpu`: every instance's positions last frame (instance after instance, each its model's
-    /// vertex count: `lengths`) and how many of them it skinned (its level's prefix; 0: none).
-    cpu: Option<CpuPositions>,
+    /// `cpu`: last frame's records, and every instance's positions last frame.
+    cpu: Option<CpuHistory>,
 }
 
-struct CpuPositions {
+struct CpuHistory {
+    instances: Vec<InstanceData>,
+    /// This frame's records with their flags (`cpu_instances`), kept to be written again next
+    /// frame: not allocated anew every frame.
+    flagged: Vec<InstanceData>,
+    /// Every instance's positions last frame (instance after instance, each its model's vertex
+    /// count: `lengths`).
     positions: Vec<[f32; 3]>,
     /// This frame's, written beside the mapped buffer as the CPU skins (`cpu_positions_now`).
     now: Vec<[f32; 3]>,
+    /// How many of each instance's positions it skinned (its level's prefix; 0: none).
     counts: Vec<u32>,
     /// Each instance's vertices (its model's).
     lengths: Vec<usize>,
 }
 
 impl FrameHistory {
-    /// No history yet: the first frame has no motion. `cpu`: keep the vertices' positions, instance
-    /// i's `lengths[i]` of them (its model's vertex count).
+    /// No history yet: the first frame has no motion. `cpu`: keep the records and the vertices'
+    /// positions, instance i's `lengths[i]` of them (its model's vertex count).
     pub fn new(cpu: bool, lengths: &[usize]) -> FrameHistory {
         let total: usize = lengths.iter().sum();
-        let cpu = cpu.then(|| CpuPositions {
+        let cpu = cpu.then(|| CpuHistory {
+            instances: Vec::new(),
+            flagged: Vec::new(),
             positions: vec![[0.0; 3]; total],
             now: vec![[0.0; 3]; total],
             counts: vec![0; lengths.len()],
             lengths: lengths.to_vec(),
         });
-        FrameHistory { view_projection: None, instances: Vec::new(), flagged: Vec::new(), overrides: Vec::new(), cpu }
+        FrameHistory { view_projection: None, restart_all: true, overrides: Vec::new(), cpu }
     }
 
     /// Last frame's view-projection (this one's on the first frame), and this one kept for the next.
@@ -56,18 +67,35 @@ impl FrameHistory {
     /// The next frame starts anew: the camera and every instance (a cut, a jump of the clock).
     pub fn cut(&mut self) {
         self.view_projection = None;
-        self.instances.clear();
+        self.restart_all = true;
     }
 
-    /// The records with their motion flags, and these kept for the next frame: still where the
-    /// record and the weights set by hand are last frame's; restarting where the caller says so,
-    /// where there was none, and where the pose jumps: a clip switched without a crossfade, or a
-    /// switch of skinning mode.
-    pub fn instances(&mut self, instances: &[InstanceData], overrides: &[Option<f32>]) -> &[InstanceData] {
-        let same_overrides = self.overrides == overrides;
-        let previous = &self.instances;
-        self.flagged.clear();
-        self.flagged.extend(instances.iter().enumerate().map(|(index, &instance)| {
+    /// This frame's flags for the instances pass: `INSTANCES_RESTART_ALL` on the first frame and
+    /// after a cut, `INSTANCES_OVERRIDES_CHANGED` where the weights set by hand are not last
+    /// frame's; these kept for the next.
+    pub fn instance_flags(&mut self, overrides: &[Option<f32>]) -> u32 {
+        let mut flags = 0;
+        if std::mem::take(&mut self.restart_all) {
+            flags |= INSTANCES_RESTART_ALL;
+        }
+        if self.overrides != overrides {
+            flags |= INSTANCES_OVERRIDES_CHANGED;
+            self.overrides = overrides.to_vec();
+        }
+        flags
+    }
+
+    /// `cpu`: the records with their motion flags, as the instances pass flags its own, and these
+    /// kept for the next frame: still where the record is last frame's (and no weight set by hand
+    /// changed: `flags`); restarting where the record says so (a teleport), after a cut, where
+    /// there was none, and where the pose jumps: a clip switched without a crossfade, a layer put
+    /// on or off, or a switch of skinning mode. Empty for the other strategies.
+    pub fn cpu_instances(&mut self, instances: &[InstanceData], flags: u32) -> &[InstanceData] {
+        let Some(cpu) = &mut self.cpu else { return &[] };
+        let previous = if flags & INSTANCES_RESTART_ALL != 0 { &[][..] } else { &cpu.instances[..] };
+        let same_overrides = flags & INSTANCES_OVERRIDES_CHANGED == 0;
+        cpu.flagged.clear();
+        cpu.flagged.extend(instances.iter().enumerate().map(|(index, &instance)| {
             let mut flagged = instance;
             let flags = match previous.get(index) {
                 None => INSTANCE_RESTART,
@@ -78,12 +106,9 @@ impl FrameHistory {
             flagged.skinning |= flags;
             flagged
         }));
-        self.instances.clear();
-        self.instances.extend_from_slice(instances);
-        if !same_overrides {
-            self.overrides = overrides.to_vec();
-        }
-        &self.flagged
+        cpu.instances.clear();
+        cpu.instances.extend(instances.iter().map(InstanceData::without_flags));
+        &cpu.flagged
     }
 
     /// `cpu`, a frame without the velocity target: no position is kept, so the next frame with
@@ -153,12 +178,17 @@ mod tests {
     }
 
     fn flags(history: &mut FrameHistory, instance: InstanceData) -> u32 {
-        history.instances(&[instance], &[])[0].skinning & INSTANCE_FLAGS
+        flags_with(history, instance, &[])
+    }
+
+    fn flags_with(history: &mut FrameHistory, instance: InstanceData, overrides: &[Option<f32>]) -> u32 {
+        let frame = history.instance_flags(overrides);
+        history.cpu_instances(&[instance], frame)[0].skinning & INSTANCE_FLAGS
     }
 
     #[test]
     fn records_are_flagged_still_restarting_or_moving() {
-        let mut history = FrameHistory::new(false, &[0]);
+        let mut history = FrameHistory::new(true, &[0]);
         assert_eq!(flags(&mut history, playing(0, 0.1)), INSTANCE_RESTART, "the first frame");
         assert_eq!(flags(&mut history, playing(0, 0.2)), 0, "playing on");
         assert_eq!(flags(&mut history, playing(0, 0.2)), INSTANCE_STILL, "paused");
@@ -175,6 +205,6 @@ mod tests {
         history.cut();
         assert_eq!(flags(&mut history, dual), INSTANCE_RESTART, "after a cut");
         // A weight set by hand that changes moves even a paused instance.
-        assert_eq!(history.instances(&[dual], &[Some(0.5)])[0].skinning & INSTANCE_FLAGS, 0);
+        assert_eq!(flags_with(&mut history, dual, &[Some(0.5)]), 0);
     }
 }

@@ -1,18 +1,18 @@
 //! The renderer: frame slots, the passes, and the frame's recipe (`frame.rs`).
 //!
 //! ```text
-//!  cull ──▶ palette ──▶ skin ──▶ triangles ──▶ shadow ──▶ forward ──▶ motion ──▶ overlay ──▶ resolve
-//!  cull.rs  palette.rs  skin.rs  triangles.rs shadow.rs  forward.rs  motion.rs  overlay.rs  frame.rs (present | copy-out)
-//!  kept     joint       skinned  culled       shadow     4× MSAA,    motion     the viewer's offscreen.rs
-//!  lists    palettes    vertices indices,     .depth     resolved;   blur or    panel (egui)
-//!  per      (and last   per      draws                   velocity,   the motion
-//!  level,   frame's)    level    (camera,                debug.rs    view (when
-//!  draws                         light)                  views       on)
+//!  instances ──▶ cull ──▶ palette ──▶ skin ──▶ triangles ──▶ shadow ──▶ forward ──▶ motion ──▶ overlay ──▶ resolve
+//!  instances.rs  cull.rs  palette.rs  skin.rs  triangles.rs shadow.rs  forward.rs  motion.rs  overlay.rs  frame.rs (present | copy-out)
+//!  changed       kept     joint       skinned  culled       shadow     4× MSAA,    motion     the viewer's offscreen.rs
+//!  records in;   lists    palettes    vertices indices,     .depth     resolved;   blur or    panel (egui)
+//!  each          per      (and last   per      draws                   velocity,   the motion
+//!  instance's    level,   frame's)    level    (camera,                debug.rs    view (when
+//!  data now      draws                         light)                  views       on)
 //! ```
 //! Each pass owns what it writes and declares the hazards before and after it; `frame.rs`
 //! records them in order and `recorder.rs` issues one barrier per boundary. Data the CPU writes
-//! (uniforms, instance parameters) is ring-buffered per frame in flight and written only after
-//! that slot's fence.
+//! (uniforms, the instance records that changed) is ring-buffered per frame in flight and written
+//! only after that slot's fence.
 //! Data the GPU produces exists once and is guarded by those barriers, including the
 //! write-after-read from last frame's draws to this frame's writes.
 
@@ -23,6 +23,7 @@ pub mod frame;
 mod frame_inputs;
 mod frame_setup;
 pub mod history;
+pub mod instances;
 pub mod model_buffers;
 pub mod offscreen;
 pub mod output;
@@ -62,7 +63,7 @@ pub use passes::Passes;
 use passes::{MadePasses, PassesFor};
 pub use settings::{RenderSettings, Shadows, SkinTuning};
 pub use shader_types::MAX_CHUNKS;
-use shader_types::{CullCounters, InstanceData, PaletteMatrix, SkinnedVertex};
+use shader_types::{CullCounters, PaletteMatrix, SkinnedVertex};
 use slots::{FrameSlot, SlotSetup};
 pub use stats::{CullReadback, FrameStats, PassTimings, VisibleCounts};
 
@@ -89,6 +90,7 @@ pub fn device_needs() -> Needs {
 /// its readback buffer, and the copy of the cull counts for the CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pass {
+    Instances,
     Cull,
     Palette,
     Skin,
@@ -105,7 +107,8 @@ pub enum Pass {
 impl Pass {
     /// Every pass in recording order (each one's discriminant is its place here): timestamp i + 1
     /// closes `ALL[i]`.
-    pub const ALL: [Pass; 11] = [
+    pub const ALL: [Pass; 12] = [
+        Pass::Instances,
         Pass::Cull,
         Pass::Palette,
         Pass::Skin,
@@ -122,6 +125,7 @@ impl Pass {
     /// Its name in the timings, the bench's report and the frame's barrier table.
     pub const fn name(self) -> &'static str {
         match self {
+            Pass::Instances => "instances",
             Pass::Cull => "cull",
             Pass::Palette => "palette",
             Pass::Skin => "skin",
@@ -176,10 +180,15 @@ impl Strategy {
     }
 }
 
-/// What one frame shows: camera, light and every instance's parameters.
+/// What one frame shows: the clock, camera, light and every instance's state.
 #[derive(Clone, Debug)]
 pub struct FrameScene {
-    pub instances: Vec<InstanceData>,
+    /// The shared clock, seconds: where each instance is in its clips and crossfades (the
+    /// instances pass works it out on the GPU).
+    pub seconds: f64,
+    /// Every instance's state, shared with the scene that edits it: the renderer writes the
+    /// records of those changed since its last frame.
+    pub instances: instances::InstanceSnapshot,
     pub view_projection: Mat4,
     pub camera_position: Vec3,
     pub light_view_projection: Mat4,
@@ -189,6 +198,16 @@ pub struct FrameScene {
     pub ground: Vec4,
     /// Per morph target, a weight set by hand over every instance's clips, or None (missing: None).
     pub morph_overrides: Vec<Option<f32>>,
+}
+
+impl FrameScene {
+    /// The CPU reference of what the instances pass makes of each instance at the frame's clock
+    /// (without the motion flags), every instance one of `model`'s (a crowd of several models:
+    /// `SceneSetup::instance_data`).
+    pub fn instance_data(&self, model: &Model) -> Vec<shader_types::InstanceData> {
+        let states = self.instances.states();
+        states.iter().map(|state| shader_types::InstanceData::of(state, &state.playback(&model.clips, self.seconds))).collect()
+    }
 }
 
 /// The descriptor sets the passes bind, the pool they come from and the samplers they reference;
@@ -269,6 +288,10 @@ pub struct Renderer {
     velocity_layout: std::cell::Cell<Option<vk::ImageLayout>>,
     /// Last frame's camera and instances, which this frame's motion is measured from.
     history: history::FrameHistory,
+    /// What this renderer wrote of the instances' records so far, and its clock's epoch.
+    uploads: instances::InstanceUploads,
+    /// This frame's records to write (kept: not allocated anew every frame).
+    upload: instances::Upload,
     frame_index: usize,
     /// Until the first frame is done: what is said while the pipelines compile.
     compiling: Option<progress::Compiling>,
@@ -335,10 +358,21 @@ impl Renderer {
         let mut plan = MemoryPlan::new(device, models, strategy, instance_count, settings)?;
         let chunking = plan.chunking;
         let slots = Renderer::slots(device, &gpu_model, instance_models, (&plan, strategy), settings)?;
+        let uploads = instances::InstanceUploads::new(models, instance_models).map_err(gpu::Error::Other)?;
+        let clips = uploads.clip_records();
         let mesh_draws: Vec<usize> = gpu_model.parts.iter().flat_map(|part| part.mesh_materials.iter().copied()).collect();
         // The passes' pipelines: a driver's first time compiles them (said, with progress).
         let mut progress = progress::Compiling::new(Passes::pipeline_count(device, models, strategy, settings));
-        let made_for = PassesFor { models, gpu_model: &gpu_model, slots: &slots, plan: &plan, strategy, settings, color_format };
+        let made_for = PassesFor {
+            models,
+            gpu_model: &gpu_model,
+            slots: &slots,
+            plan: &plan,
+            clips: &clips,
+            strategy,
+            settings,
+            color_format,
+        };
         let MadePasses { passes, skin_inputs, cull_mode } = Passes::build(device, &made_for, &mut progress)?;
         plan.trace = passes.trace.as_ref().map(|trace| trace.plan.clone());
 
@@ -350,7 +384,7 @@ impl Renderer {
             instance_models.iter().map(|&model| gpu_model.parts[model as usize].vertex_count() as usize).collect();
         let vertices = instance_vertices.iter().sum::<usize>() as u64;
         for (slot, &command_buffer) in command_buffers.iter().enumerate() {
-            let setup = SlotSetup { slot, command_buffer, instance_count, strategy, vertices };
+            let setup = SlotSetup { slot, command_buffer, strategy, vertices };
             frames.push(FrameSlot::new(device, &setup, &gpu_model, &passes)?);
         }
 
@@ -388,6 +422,8 @@ impl Renderer {
             write_velocity: false,
             velocity_layout: std::cell::Cell::new(None),
             history: history::FrameHistory::new(strategy == Strategy::Cpu, &instance_vertices),
+            uploads,
+            upload: instances::Upload::default(),
             frame_index: 0,
             compiling: Some(progress),
             device: device.clone(),
@@ -563,7 +599,7 @@ impl Renderer {
     /// The next frame's motion starts anew, the camera's and every instance's: no pixel shows
     /// motion of its own, so nothing streaks across a cut (a camera cut, a jump of the clock, a
     /// switch between clips of one animation). A teleport of a single instance is
-    /// `InstanceData::restart_motion`.
+    /// `Instances::restart_motion`.
     pub fn cut_motion(&mut self) {
         self.history.cut();
     }

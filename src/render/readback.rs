@@ -5,7 +5,7 @@ use ash::vk;
 use gpu_allocator::MemoryLocation;
 use vk::{AccessFlags2 as Access, PipelineStageFlags2 as Stage};
 
-use super::shader_types::{CullCounters, PaletteMatrix, SkinnedVertex};
+use super::shader_types::{CullCounters, InstanceData, InstanceRecord, PaletteMatrix, SkinnedVertex};
 use super::stats::CullReadback;
 use super::Renderer;
 use crate::gpu::barrier::{self, side, Hazard};
@@ -126,6 +126,18 @@ impl Renderer {
         let halves: Vec<u16> = readback.read()?;
         let value = |bits: u16| half::f16::from_bits(bits).to_f32();
         Ok(halves.chunks_exact(2).map(|pair| glam::Vec2::new(value(pair[0]), value(pair[1]))).collect())
+    }
+
+    /// What the last instances pass made of each instance (tests; after `wait_all`): its data at
+    /// the frame's clock, with the motion flags; and the records it made it from.
+    pub fn read_back_instances(&self) -> gpu::Result<(Vec<InstanceData>, Vec<InstanceRecord>)> {
+        let instances = &self.passes.instances;
+        let count = self.setup.instance_count as usize;
+        let mut data: Vec<InstanceData> = self.read_back(&instances.data)?;
+        let mut records: Vec<InstanceRecord> = self.read_back(&instances.records)?;
+        data.truncate(count);
+        records.truncate(count);
+        Ok((data, records))
     }
 
     /// What the last cull pass wrote (tests; after `wait_all`): its counters, the instances it kept

@@ -1,5 +1,5 @@
-//! The per-frame-in-flight resources: what the CPU writes for a frame (uniforms, instance
-//! parameters, the `cpu` strategy's vertices), the sets that point at them, the command buffer,
+//! The per-frame-in-flight resources: what the CPU writes for a frame (uniforms, the instance
+//! records that changed, the `cpu` strategy's vertices), the sets that point at them, the command buffer,
 //! its fence and semaphore, its timestamps and the cull counts copied back for it.
 
 use std::sync::Arc;
@@ -7,10 +7,11 @@ use std::sync::Arc;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
+use super::instances::Upload;
 use super::model_buffers::GpuModel;
 use super::passes::cull::CullInputs;
 use super::passes::palette::PaletteInputs;
-use super::shader_types::{CullCounters, FrameUniforms, InstanceData};
+use super::shader_types::{CullCounters, FrameUniforms, InstanceRecord};
 use super::{Pass, Passes, Strategy};
 use crate::gpu::commands::{Fence, Semaphore};
 use crate::gpu::query::TimestampPool;
@@ -19,7 +20,14 @@ use crate::gpu::{self, Buffer, Device};
 /// The per-frame-in-flight resources.
 pub struct FrameSlot {
     pub uniforms: Buffer,
-    pub instances: Buffer,
+    /// The instance records that changed for this slot's frame (`upload`; none in a steady
+    /// scene), copied into `instances.records` by the instances pass. Grown to what a frame
+    /// writes: every record on the first frame.
+    pub upload: Option<Buffer>,
+    /// Where each run of them goes in `instances.records`.
+    pub upload_regions: Vec<vk::BufferCopy>,
+    /// The instances pass's clock (seconds from the renderer's epoch) and flags for this frame.
+    pub instances_push: (f32, u32),
     /// Per morph target, a weight set by hand: (weight, 1 when it holds), as the palette pass reads it.
     pub morph_overrides: Buffer,
     pub command_buffer: vk::CommandBuffer,
@@ -43,7 +51,6 @@ pub struct FrameSlot {
 pub struct SlotSetup {
     pub slot: usize,
     pub command_buffer: vk::CommandBuffer,
-    pub instance_count: u32,
     pub strategy: Strategy,
     /// Every instance's vertices in all (the `cpu` strategy's buffers).
     pub vertices: u64,
@@ -53,7 +60,7 @@ impl FrameSlot {
     pub fn new(device: &Arc<Device>, setup: &SlotSetup, gpu_model: &GpuModel, passes: &Passes) -> gpu::Result<FrameSlot> {
         let Passes { cull, palette, forward, shadow, trace, .. } = passes;
         use vk::BufferUsageFlags as Usage;
-        let SlotSetup { slot, command_buffer, instance_count, strategy, vertices } = *setup;
+        let SlotSetup { slot, command_buffer, strategy, vertices } = *setup;
         let uniforms = Buffer::new(
             device,
             &format!("frame.uniforms[{slot}]"),
@@ -61,13 +68,7 @@ impl FrameSlot {
             Usage::UNIFORM_BUFFER,
             MemoryLocation::CpuToGpu,
         )?;
-        let instances = Buffer::new(
-            device,
-            &format!("frame.instances[{slot}]"),
-            u64::from(instance_count) * std::mem::size_of::<InstanceData>() as u64,
-            Usage::STORAGE_BUFFER,
-            MemoryLocation::CpuToGpu,
-        )?;
+        let instances = &passes.instances.data;
         let mut morph_overrides = Buffer::new(
             device,
             &format!("frame.morph_overrides[{slot}]"),
@@ -84,7 +85,7 @@ impl FrameSlot {
                 key_values: &gpu_model.key_values,
                 joints: &gpu_model.joints,
                 inverse_binds: &gpu_model.inverse_binds,
-                instances: &instances,
+                instances,
                 palette_list: &cull.palette_list,
                 counters: &cull.counters,
                 morph_targets: &gpu_model.morph_targets,
@@ -99,7 +100,7 @@ impl FrameSlot {
             slot,
             &CullInputs {
                 frame_uniforms: &uniforms,
-                instances: &instances,
+                instances,
                 animations: &gpu_model.animations,
                 cells: &gpu_model.cells,
                 mesh_ranges: &gpu_model.mesh_ranges,
@@ -116,7 +117,7 @@ impl FrameSlot {
         let frame_set = forward.frame_set(
             slot,
             (&uniforms, &shadow.depth, trace.as_ref().map(|trace| trace.tlas.raw)),
-            (&gpu_model.surfaces, &instances),
+            (&gpu_model.surfaces, instances),
             (&gpu_model.models, &cull.instance_slots),
         )?;
         let mut cpu_skinned = match strategy {
@@ -156,7 +157,9 @@ impl FrameSlot {
             cull_set,
             counts_readback,
             uniforms,
-            instances,
+            upload: None,
+            upload_regions: Vec::new(),
+            instances_push: (0.0, 0),
             morph_overrides,
             command_buffer,
             fence: Fence::new(device, &format!("frame.fence[{slot}]"), true)?,
@@ -165,6 +168,39 @@ impl FrameSlot {
             palette_set,
             frame_set,
         })
+    }
+}
+
+impl FrameSlot {
+    /// Writes `upload`'s records into the slot's upload buffer (grown where they do not fit; after
+    /// the slot's fence) and notes where each run goes.
+    pub fn write_upload(&mut self, device: &Arc<Device>, slot: usize, upload: &Upload) -> gpu::Result<()> {
+        let record = std::mem::size_of::<InstanceRecord>() as u64;
+        let bytes = upload.records.len() as u64 * record;
+        self.upload_regions.clear();
+        if bytes == 0 {
+            return Ok(());
+        }
+        if self.upload.as_ref().is_none_or(|buffer| buffer.size < bytes) {
+            self.upload = None;
+            self.upload = Some(Buffer::new(
+                device,
+                &format!("instances.upload[{slot}]"),
+                bytes.next_power_of_two().max(64 * 1024),
+                vk::BufferUsageFlags::TRANSFER_SRC,
+                MemoryLocation::CpuToGpu,
+            )?);
+        }
+        if let Some(buffer) = &mut self.upload {
+            buffer.write(0, &upload.records)?;
+        }
+        let mut offset = 0;
+        for &(first, count) in &upload.runs {
+            let size = u64::from(count) * record;
+            self.upload_regions.push(vk::BufferCopy { src_offset: offset, dst_offset: u64::from(first) * record, size });
+            offset += size;
+        }
+        Ok(())
     }
 }
 

@@ -68,6 +68,9 @@ pub struct FrameStats {
     /// Milliseconds the CPU spent skinning the last frame (`cpu` strategy), all threads together
     /// on the wall clock.
     pub cpu_skinning_ms: f64,
+    /// Instance records the last frame wrote (those that changed: every one on a renderer's first
+    /// frame, none in a steady scene).
+    pub records_uploaded: u32,
     /// Milliseconds the CPU spent on the last frame's commands: its slot's records written (not
     /// the `cpu` strategy's skinning) and its command buffer recorded, from after its slot's
     /// fence and timings to before its submit.

@@ -30,7 +30,8 @@ fn far_palettes_are_computed_every_2nd_4th_or_8th_frame_as_the_mirror_says() {
     assert_eq!(culled.palette_list.iter().copied().collect::<BTreeSet<u32>>(), (0..40).collect(), "stale palettes computed");
     let choice = headless.renderer.level_choice(&first);
     // A threshold with figures near and figures at every 4th frame or less often.
-    let intervals_at = |pixels: f32| reference_interval(&setup.model, &first, &choice, pixels);
+    let first_data = first.instance_data(&setup.model);
+    let intervals_at = |pixels: f32| reference_interval(&setup.model, &first, &first_data, &choice, pixels);
     let threshold = (1..4000)
         .map(|pixels| pixels as f32)
         .find(|&pixels| {
@@ -54,7 +55,8 @@ fn far_palettes_are_computed_every_2nd_4th_or_8th_frame_as_the_mirror_says() {
         let (_, palettes) = headless.renderer.read_back_skinning().expect("read back");
         let choice = headless.renderer.level_choice(&scene);
         let palette_frame = frame as u32 + 3;
-        let intervals = reference_interval(&setup.model, &scene, &choice, threshold);
+        let data = scene.instance_data(&setup.model);
+        let intervals = reference_interval(&setup.model, &scene, &data, &choice, threshold);
         let expected: BTreeSet<u32> = (0..40u32)
             .filter(|&instance| {
                 intervals[instance as usize].is_some_and(|interval| {
@@ -78,7 +80,7 @@ fn far_palettes_are_computed_every_2nd_4th_or_8th_frame_as_the_mirror_says() {
         assert!(differing <= 1, "frame {frame}: {listed:?} listed, {expected:?} by the mirror");
         assert!(listed.len() < kept, "frame {frame}: some far palette kept");
         let tolerance = 1e-4 * setup.model.extent();
-        for (instance, data) in scene.instances.iter().enumerate() {
+        for (instance, data) in data.iter().enumerate() {
             let slots = &palettes[instance * joints..(instance + 1) * joints];
             if listed.contains(&(instance as u32)) {
                 kept_frame[instance] = palette_frame;

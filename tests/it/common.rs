@@ -13,7 +13,7 @@ use vkskin::gpu::Device;
 use vkskin::model::Model;
 use vkskin::render::passes::debug::DebugViews;
 use vkskin::render::reference::reference_skinning;
-use vkskin::render::shader_types::{PaletteMatrix, SkinnedVertex};
+use vkskin::render::shader_types::{InstanceData, PaletteMatrix, SkinnedVertex};
 use vkskin::render::FrameScene;
 
 pub fn default_model() -> Model {
@@ -51,13 +51,16 @@ pub fn skin_on_gpu(headless: &mut HeadlessRenderer, scene: &FrameScene) -> (Vec<
 }
 
 /// Renders `scene` and returns the farthest any skinned position is from the CPU reference's
-/// (`reference_skinning`), over every instance and vertex.
+/// (`reference_skinning`), over every instance and vertex, each at the time the instances pass
+/// worked out on the GPU: the curves' sampling and the skinning alone (how far those times may be
+/// from the CPU's f64 clock is `instances::the_instances_pass_plays_what_the_cpu_plays`).
 pub fn worst_position_against_reference(headless: &mut HeadlessRenderer, model: &Model, scene: &FrameScene) -> f32 {
     let (skinned, _) = skin_on_gpu(headless, scene);
+    let (gpu_data, _) = headless.renderer.read_back_instances().expect("read back");
     let vertex_count = model.vertices.len();
     let mut worst = 0.0f32;
-    for (instance, data) in scene.instances.iter().enumerate() {
-        for (vertex, reference) in reference_skinning(model, data, &[]).iter().enumerate() {
+    for (instance, data) in gpu_data.iter().map(InstanceData::without_flags).enumerate() {
+        for (vertex, reference) in reference_skinning(model, &data, &[]).iter().enumerate() {
             let gpu = Vec3::from_array(skinned[instance * vertex_count + vertex].position);
             worst = worst.max(gpu.distance(reference.position));
         }
@@ -79,7 +82,7 @@ pub fn check_skinning(model: &Model, scene: &FrameScene, skinned: &[SkinnedVerte
     let tolerance = 1e-4 * extent;
     let vertex_count = model.vertices.len();
     let (mut worst_position, mut worst_normal) = (0.0f32, 0.0f32);
-    for (instance_index, data) in scene.instances.iter().enumerate() {
+    for (instance_index, data) in scene.instance_data(model).iter().enumerate() {
         for (vertex_index, reference) in reference_skinning(model, data, &scene.morph_overrides).into_iter().enumerate() {
             let (position, normal) = (reference.position, reference.normal);
             let tangent_error = skinned[instance_index * vertex_count + vertex_index].tangent().distance(reference.tangent);

@@ -103,7 +103,7 @@ fn a_mixed_crowd_skins_each_instance_from_its_own_model() {
         let skinned = headless.renderer.read_back_skinned().expect("read back");
         assert_no_validation_messages(&device);
         let mut at = 0;
-        for (index, data) in scene.instances.iter().enumerate() {
+        for (index, data) in setup.instance_data(scene.seconds).iter().enumerate() {
             let model = setup.model_of(index);
             let which = setup.instance_models[index] as usize;
             let tolerance = 1e-4 * model.extent();

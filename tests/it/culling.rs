@@ -66,6 +66,9 @@ fn culling_keeps_what_the_camera_or_the_light_sees() {
     // shadow volume (fitted to the whole grid), so they are light-only.
     let middle = &setup.instances[12];
     setup.camera = OrbitCamera::framing(setup.model.animated_bounds().transformed(middle.world()));
+    // Two instances far out of both volumes (the light's stays fitted to the grid): culled entirely.
+    setup.instances[0].position.x += 1.0e4;
+    setup.instances[24].position.y -= 1.0e4;
     let device = validated_device();
     // Whole, and split into chunks of 4 instances (7 chunks).
     let chunk_of_four = 4 * (setup.model.vertices.len() * size_of::<SkinnedVertex>()) as u64;
@@ -75,11 +78,9 @@ fn culling_keeps_what_the_camera_or_the_light_sees() {
         let mut headless =
             HeadlessRenderer::with_settings(&device, &setup, (160, 120), strategy, binding_limit.into()).expect("renderer");
         let chunking = headless.renderer.setup.chunking;
-        let mut scene = setup.frame(0.6, headless.aspect());
-        // Two instances far out of both volumes: culled entirely.
-        scene.instances[0].position_yaw[0] += 1.0e4;
-        scene.instances[24].position_yaw[1] -= 1.0e4;
-        let seen = reference_visibility(&setup.model, &scene);
+        let scene = setup.frame(0.6, headless.aspect());
+        let data = scene.instance_data(&setup.model);
+        let seen = reference_visibility(&setup.model, &scene, &data);
         let camera = indices_where(&seen, |seen| seen.camera);
         let light = indices_where(&seen, |seen| seen.light);
         let skinned = indices_where(&seen, |seen| seen.camera || seen.light);
@@ -126,7 +127,7 @@ fn culling_keeps_what_the_camera_or_the_light_sees() {
             let tolerance = 1e-4 * model.extent();
             let vertex_count = model.vertices.len();
             for &instance in &light_only {
-                let data = &scene.instances[instance as usize];
+                let data = &data[instance as usize];
                 for (index, reference) in reference_skinning(model, data, &[]).into_iter().enumerate() {
                     let gpu = Vec3::from_array(vertices[instance as usize * vertex_count + index].position);
                     let error = gpu.distance(reference.position);
@@ -140,13 +141,13 @@ fn culling_keeps_what_the_camera_or_the_light_sees() {
 
 #[test]
 fn nothing_in_view_draws_nothing() {
-    let setup = SceneSetup::new(default_model(), 4);
+    let mut setup = SceneSetup::new(default_model(), 4);
     let device = validated_device();
     let mut headless = HeadlessRenderer::new(&device, &setup, 64, 48).expect("renderer");
-    let mut scene = setup.frame(0.2, headless.aspect());
-    for instance in &mut scene.instances {
-        instance.position_yaw[2] += 1.0e5;
+    for instance in &mut setup.instances {
+        instance.position.z += 1.0e5;
     }
+    let scene = setup.frame(0.2, headless.aspect());
     headless.render(&scene).expect("frame");
     let culled = headless.renderer.read_back_culling().expect("read back");
     assert_eq!(culled.counters.kept[1], 0);

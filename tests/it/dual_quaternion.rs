@@ -36,7 +36,7 @@ fn held_to_the_reference(setup: &SceneSetup, scene: &FrameScene, strategy: Strat
     assert_no_validation_messages(&device);
     let (model, extent) = (&setup.model, setup.model.extent());
     let vertex_count = model.vertices.len();
-    for (instance, data) in scene.instances.iter().enumerate() {
+    for (instance, data) in scene.instance_data(model).iter().enumerate() {
         for (vertex, expected) in reference_skinning(model, data, &scene.morph_overrides).iter().enumerate() {
             let found = skinned[instance * vertex_count + vertex];
             let error = Vec3::from_array(found.position).distance(expected.position);
@@ -213,7 +213,7 @@ fn files_with_scale_keys_skin_dual_quaternions_as_the_reference() {
         setup.play(0, 0.0, 0.0);
         all(&mut setup, Skinning::DualQuaternion);
         let scene = setup.frame(0.4, 1.0);
-        let palette = vkskin::render::reference::reference_palette(&setup.model, &scene.instances[0]);
+        let palette = vkskin::render::reference::reference_palette(&setup.model, &scene.instance_data(&setup.model)[0]);
         let stretched = palette.iter().filter(|matrix| !vkskin::anim::DualQuaternion::from_affine(matrix).rigid).count();
         println!("{file}: {stretched} of {} joints stretch at 0.4 s (their vertices blend linearly)", palette.len());
         held_to_the_reference(&setup, &scene, Strategy::Compute);

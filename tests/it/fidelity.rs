@@ -86,7 +86,8 @@ fn gpu_skinning_follows_every_models_curves_with_crossfades_and_layers() {
             random ^= random << 17;
             let seconds = (random % 10_000) as f64 / 10_000.0 * 2.0 * duration;
             let scene = setup.frame(seconds, 1.0);
-            assert!(scene.instances[1].fading() && scene.instances[2].layered());
+            let data = scene.instance_data(&setup.model);
+            assert!(data[1].fading() && data[2].layered());
             worst = worst.max(worst_position_against_reference(&mut headless, &setup.model, &scene));
         }
         let keys = if compressed { "compressed" } else { "the files' keys" };

@@ -33,7 +33,7 @@ fn gpu_skinning_matches_the_cpu_reference() {
     let mut headless = HeadlessRenderer::new(&device, &setup, 160, 120).expect("renderer");
     for seconds in [0.0, 0.37, 1.234] {
         let scene = setup.frame(seconds, headless.aspect());
-        let times: Vec<f32> = scene.instances.iter().map(|instance| instance.time_a).collect();
+        let times: Vec<f32> = scene.instance_data(&setup.model).iter().map(|instance| instance.time_a).collect();
         assert!(times[0] != times[1] && times[1] != times[2], "instances are out of phase: {times:?}");
         let (skinned, _) = skin_on_gpu(&mut headless, &scene);
         assert_eq!(skinned.len(), setup.model.vertices.len() * 3);
@@ -94,16 +94,17 @@ fn more_instances_than_one_palette_workgroup_each_get_their_own_palette() {
     assert!(count > 2 * vkskin::render::passes::palette::WORKGROUP_SIZE as usize);
     let mut setup = SceneSetup::new(default_model(), count);
     stand_together(&mut setup);
+    // Each instance 13 ms further into the clip.
+    for (index, instance) in setup.instances.iter_mut().enumerate() {
+        instance.phase = index as f32 * 0.013;
+    }
     let device = validated_device();
     let mut headless = HeadlessRenderer::new(&device, &setup, 64, 64).expect("renderer");
-    let mut scene = setup.frame(0.0, 1.0);
-    for (index, instance) in scene.instances.iter_mut().enumerate() {
-        instance.time_a = index as f32 * 0.013;
-    }
+    let scene = setup.frame(0.0, 1.0);
     let (_, palettes) = skin_on_gpu(&mut headless, &scene);
     let joint_count = setup.model.skeleton.len();
     let tolerance = 1e-4 * setup.model.extent();
-    for (instance, data) in scene.instances.iter().enumerate() {
+    for (instance, data) in scene.instance_data(&setup.model).iter().enumerate() {
         for (joint, expected) in reference_palette(&setup.model, data).iter().enumerate() {
             let gpu = palettes[instance * joint_count + joint].to_mat4();
             assert!(gpu.abs_diff_eq(*expected, tolerance), "instance {instance} joint {joint}: GPU {gpu} vs {expected}");
@@ -125,9 +126,15 @@ fn gpu_palettes_hit_keyframes_and_interpolate_halfway() {
     let keyframe_time = frame as f32 / frame_rate;
     let halfway_time = (frame as f32 + 0.5) / frame_rate;
 
-    let mut scene = setup.frame(0.0, 1.0);
-    scene.instances[0].time_a = keyframe_time;
-    scene.instances[1].time_a = halfway_time;
+    // At the clock's 0 each instance is its phase into the clip (which starts the animation).
+    assert_eq!(setup.model.clips[0].start, 0.0);
+    setup.instances[0].phase = keyframe_time;
+    setup.instances[1].phase = halfway_time;
+    setup.instances[0].speed = 1.0;
+    setup.instances[1].speed = 1.0;
+    let scene = setup.frame(0.0, 1.0);
+    let data = scene.instance_data(&setup.model);
+    assert_eq!((data[0].time_a, data[1].time_a), (keyframe_time, halfway_time));
     let (_, palettes) = skin_on_gpu(&mut headless, &scene);
 
     // Halfway between two frames every local pose is the lerp of translations and the slerp of
@@ -146,9 +153,7 @@ fn gpu_palettes_hit_keyframes_and_interpolate_halfway() {
     }
     let tolerance = 1e-4 * setup.model.extent();
     for (instance, expected) in
-        [reference_palette(&setup.model, &scene.instances[0]), reference_palette(&setup.model, &scene.instances[1])]
-            .iter()
-            .enumerate()
+        [reference_palette(&setup.model, &data[0]), reference_palette(&setup.model, &data[1])].iter().enumerate()
     {
         for joint in 0..joint_count {
             let gpu = palettes[instance * joint_count + joint].to_mat4();
@@ -171,7 +176,7 @@ fn without_animation_the_gpu_reproduces_the_bind_pose() {
     let device = validated_device();
     let mut headless = HeadlessRenderer::new(&device, &setup, 64, 64).expect("renderer");
     let scene = setup.frame(0.5, 1.0);
-    assert!(scene.instances.iter().all(|instance| instance.animation_a() == NO_CLIP));
+    assert!(scene.instance_data(&setup.model).iter().all(|instance| instance.animation_a() == NO_CLIP));
     let (skinned, _) = skin_on_gpu(&mut headless, &scene);
     let tolerance = 1e-4 * setup.model.extent();
     let vertex_count = setup.model.vertices.len();
@@ -240,7 +245,7 @@ fn a_crossfade_blends_local_poses_on_the_gpu_as_on_the_cpu_and_keeps_bone_length
         .collect();
     for seconds in [1.0, 1.3, 1.4, 1.79, 2.5] {
         let scene = setup.frame(seconds, 1.0);
-        let data = scene.instances[0];
+        let data = scene.instance_data(&setup.model)[0];
         let expected_blend = (((seconds - 1.0) / 0.8) as f32).min(1.0);
         if expected_blend < 1.0 {
             assert_eq!((data.animation_a(), data.animation_b()), (0, 1), "fading from clip 0 to clip 1");
@@ -279,12 +284,13 @@ fn a_layer_changes_only_its_subtree() {
     let device = validated_device();
     let mut headless = HeadlessRenderer::new(&device, &setup, 64, 64).expect("renderer");
     let scene = setup.frame(0.4, 1.0);
-    assert!(scene.instances[1].layered() && !scene.instances[0].layered());
+    let data = scene.instance_data(&setup.model);
+    assert!(data[1].layered() && !data[0].layered());
     let (skinned, palettes) = skin_on_gpu(&mut headless, &scene);
     check_skinning(&setup.model, &scene, &skinned);
     let joint_count = skeleton.len();
     let tolerance = 1e-4 * setup.model.extent();
-    let reference = reference_palette(&setup.model, &scene.instances[1]);
+    let reference = reference_palette(&setup.model, &data[1]);
     let mut moved = 0;
     for joint in 0..joint_count {
         let (plain, layered) = (palettes[joint].to_mat4(), palettes[joint_count + joint].to_mat4());

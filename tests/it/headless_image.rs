@@ -30,7 +30,7 @@ fn to_pixel(view_projection: Mat4, world: Vec3) -> Option<(u32, u32)> {
 
 /// World-space skinned positions of instance 0, from the CPU reference.
 fn cpu_skinned_positions(setup: &SceneSetup, scene: &FrameScene) -> Vec<Vec3> {
-    vkskin::render::reference::reference_skinning(&setup.model, &scene.instances[0], &scene.morph_overrides)
+    vkskin::render::reference::reference_skinning(&setup.model, &scene.instance_data(&setup.model)[0], &scene.morph_overrides)
         .iter()
         .map(|vertex| vertex.position)
         .collect()
@@ -40,15 +40,15 @@ fn cpu_skinned_positions(setup: &SceneSetup, scene: &FrameScene) -> Vec<Vec3> {
 fn the_character_is_drawn_and_casts_a_shadow_and_moves() {
     let path = default_model_path();
     let model = load_model(&path, &default_animations(&path, &[])).expect("the bundled model loads");
-    let setup = SceneSetup::new(model, 1);
+    let mut setup = SceneSetup::new(model, 1);
     let device = headless_device(true).expect("lavapipe with validation");
     let mut headless = HeadlessRenderer::new(&device, &setup, WIDTH, HEIGHT).expect("renderer");
 
     let scene = setup.frame(0.5, headless.aspect());
     let with_character = headless.render(&scene).expect("frame");
-    let mut empty = scene.clone();
-    empty.instances[0].position_yaw[1] -= 1.0e4; // far below the ground: out of view and out of the light's volume
-    let without_character = headless.render(&empty).expect("frame");
+    setup.instances[0].position.y -= 1.0e4; // far below the ground: out of view and out of the light's volume
+    let without_character = headless.render(&setup.frame(0.5, headless.aspect())).expect("frame");
+    setup.instances[0].position.y += 1.0e4;
 
     // The character: projected vertices bound a box; most of that box changed between the renders.
     let positions = cpu_skinned_positions(&setup, &scene);

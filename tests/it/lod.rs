@@ -96,7 +96,7 @@ fn gpu_levels(headless: &HeadlessRenderer, count: usize) -> (Option<Vec<Option<u
 /// where the GPU's rounding may pick the neighbour.
 fn near_threshold(headless: &HeadlessRenderer, setup: &SceneSetup, scene: &FrameScene, instance: usize) -> bool {
     let choice = headless.renderer.level_choice(scene);
-    let data = &scene.instances[instance];
+    let data = &scene.instance_data(&setup.model)[instance];
     let world = vkskin::render::passes::cull::animated_box(&setup.model, data, false).transformed(data.world());
     let distance = world.distance_to(scene.camera_position);
     choice.errors.iter().any(|&error| (error * choice.pixels_at_unit - distance).abs() <= 1e-3 * distance.max(1e-3))
@@ -152,7 +152,8 @@ fn the_cull_pass_picks_levels_as_the_cpu_mirror_does() {
             }
             _ => {}
         }
-        let expected = reference_levels(&setup.model, &scene, &headless.renderer.level_choice(&scene), 0.0);
+        let data = scene.instance_data(&setup.model);
+        let expected = reference_levels(&setup.model, &scene, &data, &headless.renderer.level_choice(&scene), 0.0);
         let (skinned, camera) = gpu_levels(&headless, count);
         let mut compared = 0;
         let mut levels_seen = std::collections::BTreeSet::new();

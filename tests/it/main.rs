@@ -26,6 +26,7 @@ mod gpu_skinning;
 mod headless_image;
 mod hidden_faces;
 mod hostile;
+mod instances;
 mod layering;
 mod lod;
 mod long_runs;

@@ -194,7 +194,7 @@ fn every_strategy_morphs_then_skins_as_the_cpu_reference() {
                 // vertices, of which the coarsest level's is skinned at every level.
                 let always_skinned = setup.model.levels.last().map_or(vertex_count, |level| level.vertex_count as usize);
                 let unmorphed = vec![Some(0.0); setup.model.morph_targets.len()];
-                for (instance, data) in scene.instances.iter().enumerate() {
+                for (instance, data) in scene.instance_data(&setup.model).iter().enumerate() {
                     let reference = reference_skinning(&setup.model, data, &scene.morph_overrides);
                     let base = reference_skinning(&setup.model, data, &unmorphed);
                     for (vertex, (expected, base)) in reference.iter().zip(&base).enumerate().take(always_skinned) {

@@ -223,9 +223,9 @@ fn a_teleport_or_a_clip_switch_leaves_no_streak() {
     let walk = setup.frame(0.5, aspect());
     // Teleported: told, and not told.
     setup.instances[0].position = start + Vec3::X * setup.bounds.extent() * 0.2;
-    let mut teleported = setup.frame(0.5 + STEP, aspect());
-    let untold = teleported.clone();
-    teleported.instances[0] = teleported.instances[0].restart_motion();
+    let untold = setup.frame(0.5 + STEP, aspect());
+    setup.instances.restart_motion(0);
+    let teleported = setup.frame(0.5 + STEP, aspect());
     // A clip switched without a crossfade (the renderer finds it), then played on.
     setup.instances[0].position = start;
     setup.play(1, 0.5 + 2.0 * STEP, 0.0);
@@ -328,11 +328,9 @@ fn with_animation_lod_a_far_figure_moves_only_when_its_palette_is_computed() {
     let mut moved = setup;
     let mut scenes = scenes;
     moved.instances[0].position += Vec3::X * moved.bounds.extent();
+    moved.instances.restart_motion(0);
     for (frame, scene) in scenes.iter_mut().enumerate().skip(3) {
         *scene = moved.frame(0.5 + frame as f64 * STEP, aspect());
-        if frame == 3 {
-            scene.instances[0] = scene.instances[0].restart_motion();
-        }
     }
     let mut last_images = Vec::new();
     for strategy in [Strategy::Compute, Strategy::Vertex] {
@@ -349,8 +347,8 @@ fn with_animation_lod_a_far_figure_moves_only_when_its_palette_is_computed() {
     let differ = |a: &image::RgbaImage, b: &image::RgbaImage| {
         a.pixels().zip(b.pixels()).filter(|(a, b)| a.0.iter().zip(b.0).any(|(&x, y)| x.abs_diff(y) > 16)).count()
     };
-    let mut gone = scenes.last().expect("frames").clone();
-    gone.instances[0].position_yaw[0] += 1.0e5;
+    moved.instances[0].position.x += 1.0e5;
+    let gone = moved.frame(scenes.last().expect("frames").seconds, aspect());
     let empty = frames_with(&moved, &[gone], Strategy::Vertex, settings).remove(0).image;
     let (figure, differing) = (differ(vertex, &empty), differ(compute, vertex));
     println!("the teleported figure covers {figure} pixels; compute and vertex differ in {differing}");

@@ -45,10 +45,11 @@ fn a_pool_too_small_draws_the_farthest_coarser_and_every_drawn_instance_as_the_r
 
     // Which instances went coarser: the farthest, by the cull pass's bands (six an octave).
     let choice = short.renderer.level_choice(&scene);
-    let levels = reference_levels(model, &scene, &choice, 0.0);
+    let data = scene.instance_data(model);
+    let levels = reference_levels(model, &scene, &data, &choice, 0.0);
     let placements = short.renderer.read_back_placements().expect("placements");
     let distance = |instance: usize| {
-        let data = &scene.instances[instance];
+        let data = &data[instance];
         let world = vkskin::render::passes::cull::animated_box(model, data, false).transformed(data.world());
         world.distance_to(scene.camera_position) / data.scale
     };
@@ -84,7 +85,7 @@ fn a_pool_too_small_draws_the_farthest_coarser_and_every_drawn_instance_as_the_r
             0 => vertex_count,
             level => model.levels[level as usize - 1].vertex_count as usize,
         };
-        let reference = reference_skinning(model, &scene.instances[instance], &[]);
+        let reference = reference_skinning(model, &data[instance], &[]);
         for (index, expected) in reference.iter().enumerate().take(level_vertices) {
             let gpu = Vec3::from_array(skinned[instance * vertex_count + index].position);
             let error = gpu.distance(expected.position);

@@ -100,8 +100,10 @@ fn a_plate_over_the_ground_casts_the_analytic_shadow_edge() {
             .expect("renderer");
     let mut scene = setup.frame(0.0, headless.aspect());
     // The plate's corners where the renderer puts them.
-    let corners: Vec<Vec3> =
-        reference_skinning(&setup.model, &scene.instances[0], &[]).iter().map(|vertex| vertex.position).collect();
+    let corners: Vec<Vec3> = reference_skinning(&setup.model, &scene.instance_data(&setup.model)[0], &[])
+        .iter()
+        .map(|vertex| vertex.position)
+        .collect();
     let top = corners.iter().map(|corner| corner.y).fold(f32::MIN, f32::max);
     let bottom = corners.iter().map(|corner| corner.y).fold(f32::MAX, f32::min);
     assert!(top - bottom < 1e-4, "the plate is flat: {corners:?}");
@@ -340,11 +342,12 @@ fn far_instances_trace_coarser_levels_where_a_pixel_allows() {
     let scene = setup.frame(0.4, headless.aspect());
     headless.render(&scene).expect("frame");
     let choice = headless.renderer.level_choice(&scene);
-    let levels = reference_levels(&setup.model, &scene, &choice, 0.0);
+    let data = scene.instance_data(&setup.model);
+    let levels = reference_levels(&setup.model, &scene, &data, &choice, 0.0);
     let trace = headless.renderer.passes.trace.as_ref().expect("the trace pass");
     let mut coarser = 0;
     for (build, levels) in trace.builds().iter().zip(&levels) {
-        let shadow = choice.light_level_at(scene.instances[build.instance as usize].scale);
+        let shadow = choice.light_level_at(data[build.instance as usize].scale);
         assert!(build.level >= shadow, "instance {}: traced at {}, finer than its map's {shadow}", build.instance, build.level);
         if let Some(camera) = levels.and_then(|levels| levels.camera) {
             assert!(

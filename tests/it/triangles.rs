@@ -97,7 +97,7 @@ fn check_against_the_mirror(
     // the shadow map's at the instance's scale for the light.
     let drawn_level = |instance: u32| match view {
         View::Camera => 0,
-        View::Light => choice.light_level_at(scene.instances[instance as usize].scale) as usize,
+        View::Light => choice.light_level_at(scene.instances.states()[instance as usize].scale) as usize,
     };
     let (output, view_projection, viewport, step) = match view {
         View::Camera => {
@@ -232,7 +232,7 @@ fn shadows_are_the_same_with_the_lights_run_and_without() {
         let [length, _, start, _] = readback.counters.tables[Table::Light as usize];
         assert!(length > 0, "the light's run culled nothing");
         let work: Vec<WorkGroup> = headless.renderer.read_back(&headless.renderer.passes.cull.work_groups).expect("tables");
-        let light_level = |instance: u32| choice.light_level_at(scene.instances[instance as usize].scale);
+        let light_level = |instance: u32| choice.light_level_at(scene.instances.states()[instance as usize].scale);
         let mut seen: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
         for entry in &work[start as usize..][..length as usize] {
             assert_eq!((entry.group >> 24, entry.model), (light_level(entry.instance), 0), "{entry:?}");

@@ -258,17 +258,16 @@ fn active_targets(setup: &SceneSetup, seconds: f64) -> f64 {
     if setup.models().iter().all(|model| model.morph_targets.is_empty()) {
         return 0.0;
     }
-    let scene = setup.frame(seconds, 1.0);
-    let active: usize = scene
-        .instances
+    let instances = setup.instance_data(seconds);
+    let active: usize = instances
         .iter()
         .enumerate()
         .map(|(index, data)| {
-            let weights = crate::render::reference::reference_weights(setup.model_of(index), data, &scene.morph_overrides);
+            let weights = crate::render::reference::reference_weights(setup.model_of(index), data, &setup.morph_overrides);
             weights.iter().filter(|&&weight| weight != 0.0).count()
         })
         .sum();
-    active as f64 / scene.instances.len().max(1) as f64
+    active as f64 / instances.len().max(1) as f64
 }
 
 /// The morph's cost per vertex per active target, in nanoseconds, from each pair of rows that

@@ -17,7 +17,9 @@ pub use slots::{group_size, padded_chunks, Chunking, DrawRun, InstanceSlots, Slo
 use ash::vk;
 
 use super::settings::RenderSettings;
-use super::shader_types::{DrawCommand, InstanceData, InstanceSlot, PaletteMatrix, SkinnedVertex, WorkGroup, MAX_CHUNKS};
+use super::shader_types::{
+    DrawCommand, InstanceData, InstanceRecord, InstanceSlot, PaletteMatrix, SkinnedVertex, WorkGroup, MAX_CHUNKS,
+};
 use super::{Strategy, FRAMES_IN_FLIGHT};
 use crate::gpu::{self, Device};
 use crate::model::Model;
@@ -462,13 +464,14 @@ pub fn joint_positions_bytes(instances: u64, joint_stride: u64, range: u64) -> u
     (instances * instance).min(range / instance * instance)
 }
 
-/// What an instance keeps of its own besides palettes and vertex rooms: parameters per frame in
-/// flight, its slot, a skin-list entry, a debug box, a palette-list entry and its palette's frame
+/// What an instance keeps of its own besides palettes and vertex rooms: its record, its data this
+/// frame, its record's room in an upload (the first frame writes every record), its slot, a skin-list entry, a debug box, a palette-list entry and its palette's frame
 /// (animation LOD), its motion word, its placement, the draw commands of both views (and the
 /// triangle pass's of its `triangle_views`), and an entry of each of the `tables` work tables it
 /// reads for its last, partial group.
 fn own_bytes(meshes: u64, triangle_views: u64, tables: u64) -> u64 {
-    size_of::<InstanceData>() as u64 * FRAMES_IN_FLIGHT as u64
+    2 * size_of::<InstanceRecord>() as u64
+        + size_of::<InstanceData>() as u64
         + size_of::<InstanceSlot>() as u64
         + 4
         + 32

@@ -1,4 +1,5 @@
-//! The frame's passes, one a file, in recording order: `cull` (instances against the camera and
+//! The frame's passes, one a file, in recording order: `instances` (each instance's data this
+//! frame from its record on the GPU and the clock), `cull` (instances against the camera and
 //! the light, levels of detail, indirect arguments), `palette` (joint palettes from the clips'
 //! keys), `skin` (every kept vertex into the skinned buffer), `triangles` (the camera's
 //! back-facing and off-screen triangles culled), `shadow` and `forward` (both drawing from the
@@ -10,6 +11,7 @@ pub mod copy;
 pub mod cull;
 pub mod debug;
 pub mod forward;
+pub mod instances;
 pub mod motion;
 pub mod overlay;
 pub mod palette;
@@ -32,6 +34,7 @@ use crate::render::{hidden_side, RenderSettings, Shadows, Strategy};
 use cull::CullPass;
 use debug::{DebugInputs, DebugPass};
 use forward::ForwardPass;
+use instances::InstancePass;
 use motion::MotionPass;
 use palette::PalettePass;
 use shadow::ShadowPass;
@@ -41,6 +44,7 @@ use triangles::{TriangleCulling, TriangleInputs};
 
 /// The passes, in recording order, each owning what it writes.
 pub struct Passes {
+    pub instances: InstancePass,
     pub cull: CullPass,
     pub palette: PalettePass,
     pub skin: SkinPass,
@@ -62,6 +66,8 @@ pub struct PassesFor<'a> {
     pub gpu_model: &'a GpuModel,
     pub slots: &'a InstanceSlots,
     pub plan: &'a MemoryPlan,
+    /// Every model's clips, which the instance records name (`InstanceUploads::clip_records`).
+    pub clips: &'a [crate::render::shader_types::ClipRecord],
     pub strategy: Strategy,
     pub settings: RenderSettings,
     pub color_format: vk::Format,
@@ -80,7 +86,9 @@ impl Passes {
     /// Every pass for `made_for`, each counted in `progress` as its pipelines are made (a driver's
     /// first time compiles them).
     pub fn build(device: &Arc<Device>, made_for: &PassesFor<'_>, progress: &mut Compiling) -> gpu::Result<MadePasses> {
-        let PassesFor { models, gpu_model, slots, plan, strategy, settings, color_format } = *made_for;
+        let PassesFor { models, gpu_model, slots, plan, clips, strategy, settings, color_format } = *made_for;
+        let instances = InstancePass::new(device, slots.slots.len() as u32, clips)?;
+        progress.made("instances");
         let tuning = SkinPass::tuning(device, settings.skin)?;
         let triangles_run = triangles_run(device, models, strategy);
         let tracing = settings.shadows == Shadows::Ray;
@@ -160,7 +168,7 @@ impl Passes {
             true => Some(Passes::trace(device, made_for, &skin, progress)?),
             false => None,
         };
-        let passes = Passes { cull, palette, skin, triangles, trace, shadow, forward, debug, motion };
+        let passes = Passes { instances, cull, palette, skin, triangles, trace, shadow, forward, debug, motion };
         Ok(MadePasses { passes, skin_inputs, cull_mode })
     }
 
@@ -192,7 +200,7 @@ impl Passes {
 
     /// Pipelines `Passes::build` makes for these choices (what `Compiling` counts).
     pub fn pipeline_count(device: &Device, models: &[&Model], strategy: Strategy, settings: RenderSettings) -> usize {
-        7 + usize::from(triangles_run(device, models, strategy)) + usize::from(settings.shadows == Shadows::Ray)
+        8 + usize::from(triangles_run(device, models, strategy)) + usize::from(settings.shadows == Shadows::Ray)
     }
 }
 

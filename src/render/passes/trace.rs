@@ -359,13 +359,13 @@ impl TracePass {
         self.builds.clear();
         let mut room_error = 0.0f32;
         let mut pixel_coarsened = false;
-        for (index, (each, instance)) in self.instances_structures.iter_mut().zip(&scene.instances).enumerate() {
+        let states = scene.instances.states();
+        for (index, (each, instance)) in self.instances_structures.iter_mut().zip(states).enumerate() {
             let model = each.model as usize;
             let errors = &self.errors[model];
             let shadow = LevelChoice::coarsest_within(errors, instance.scale, choice.light_error);
-            let [x, y, z, _] = instance.position_yaw;
             let scale = instance.scale.max(1e-6);
-            let distance = ((Vec3::new(x, y, z) - scene.camera_position).length() - self.reaches[model] * scale).max(0.0) / scale;
+            let distance = ((instance.position - scene.camera_position).length() - self.reaches[model] * scale).max(0.0) / scale;
             let on_screen = choice.camera_level_of(errors, distance);
             let room = self.plan.room_levels[model];
             let level = shadow.max(on_screen).max(room);

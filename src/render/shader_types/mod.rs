@@ -188,6 +188,63 @@ pub struct InstanceData {
     pub unused: [u32; 2],
 }
 
+/// `InstanceRecord` in instances.comp.glsl: what lives on the GPU of an instance between frames,
+/// rewritten only where something changed (`render::instances`); the instances pass makes each
+/// frame's [`InstanceData`] from it and the frame's clock.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct InstanceRecord {
+    pub position_yaw: [f32; 4],
+    /// The clip playing in the low 16 bits, the clip fading out in the high 16: indices into the
+    /// instances pass's clip records (every model's clips; NO_CLIP: none).
+    pub clips: u32,
+    /// The layer's clip in the low 16 bits (NO_CLIP: none), its root joint in the high 16.
+    pub layer: u32,
+    pub speed: f32,
+    pub layer_weight: f32,
+    /// Each clip's time at the renderer's epoch, wrapped into its span (in f64 on the CPU): the
+    /// clip playing, the clip fading out, the layer's.
+    pub base_clip: f32,
+    pub base_from: f32,
+    pub base_layer: f32,
+    /// When the crossfade began, seconds from the epoch, and how long it lasts (0: none).
+    pub fade_start: f32,
+    pub fade_duration: f32,
+    /// `SKINNING_*`, and `INSTANCE_RESTART` where the CPU marks a teleport (the pass clears it).
+    pub skinning: u32,
+    pub scale: f32,
+    pub tint: u32,
+}
+
+/// `ClipRecord` in instances.comp.glsl: one of a model's clips.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct ClipRecord {
+    /// The model's own animation index (the passes add its `first_animation`).
+    pub animation: u32,
+    pub start: f32,
+    /// Loop length, seconds (0 or less: the clip holds its start).
+    pub duration: f32,
+    pub unused: u32,
+}
+
+/// `Push` in instances.comp.glsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct InstancesPush {
+    pub count: u32,
+    pub row_length: u32,
+    /// The frame's time on the shared clock, seconds from the renderer's epoch.
+    pub clock: f32,
+    /// `INSTANCES_RESTART_ALL`, `INSTANCES_OVERRIDES_CHANGED`.
+    pub flags: u32,
+}
+
+/// `RESTART_ALL` in instances.comp.glsl: a cut (or the first frame): no instance moves by itself.
+pub const INSTANCES_RESTART_ALL: u32 = 1;
+/// `OVERRIDES_CHANGED`: a morph weight set by hand changed, so no instance is still.
+pub const INSTANCES_OVERRIDES_CHANGED: u32 = 2;
+
 /// `ModelRecord` in common.glsl: what the cull, palette, skin and triangle passes know of an
 /// instance's model, read through its instance record (or a work table's entry).
 #[repr(C)]

@@ -292,6 +292,48 @@ fn layouts_match_the_compiled_shaders() {
         ],
     );
     check(
+        shaders::INSTANCES_COMP,
+        "InstanceRecord",
+        size_of::<InstanceRecord>(),
+        &[
+            ("position_yaw", offset_of!(InstanceRecord, position_yaw)),
+            ("clips", offset_of!(InstanceRecord, clips)),
+            ("layer", offset_of!(InstanceRecord, layer)),
+            ("speed", offset_of!(InstanceRecord, speed)),
+            ("layer_weight", offset_of!(InstanceRecord, layer_weight)),
+            ("base_clip", offset_of!(InstanceRecord, base_clip)),
+            ("base_from", offset_of!(InstanceRecord, base_from)),
+            ("base_layer", offset_of!(InstanceRecord, base_layer)),
+            ("fade_start", offset_of!(InstanceRecord, fade_start)),
+            ("fade_duration", offset_of!(InstanceRecord, fade_duration)),
+            ("skinning", offset_of!(InstanceRecord, skinning)),
+            ("scale", offset_of!(InstanceRecord, scale)),
+            ("tint", offset_of!(InstanceRecord, tint)),
+        ],
+    );
+    check(
+        shaders::INSTANCES_COMP,
+        "ClipRecord",
+        size_of::<ClipRecord>(),
+        &[
+            ("animation", offset_of!(ClipRecord, animation)),
+            ("start", offset_of!(ClipRecord, start)),
+            ("duration", offset_of!(ClipRecord, duration)),
+            ("unused", offset_of!(ClipRecord, unused)),
+        ],
+    );
+    check(
+        shaders::INSTANCES_COMP,
+        "Push",
+        size_of::<InstancesPush>(),
+        &[
+            ("count", offset_of!(InstancesPush, count)),
+            ("row_length", offset_of!(InstancesPush, row_length)),
+            ("clock", offset_of!(InstancesPush, clock)),
+            ("flags", offset_of!(InstancesPush, flags)),
+        ],
+    );
+    check(
         shaders::PALETTE_COMP,
         "Push",
         size_of::<PalettePush>(),

@@ -4,6 +4,7 @@
 use super::levels::reference_boxes;
 use super::LevelChoice;
 use crate::model::Model;
+use crate::render::shader_types::InstanceData;
 use crate::render::FrameScene;
 
 /// Under animation LOD, an instance under the threshold over the first of these takes its palette
@@ -16,9 +17,15 @@ pub const ANIMATION_LOD_STEPS: [f32; 2] = [6.0, 24.0];
 /// Per instance, the frames between its palettes under animation LOD at a threshold of `pixels`
 /// (cull.comp's `animation_interval`: 1, 2, 4 or 8), or None where neither the camera nor the
 /// light sees it.
-pub fn reference_interval(model: &Model, scene: &FrameScene, choice: &LevelChoice, pixels: f32) -> Vec<Option<u32>> {
+pub fn reference_interval(
+    model: &Model,
+    scene: &FrameScene,
+    instances: &[InstanceData],
+    choice: &LevelChoice,
+    pixels: f32,
+) -> Vec<Option<u32>> {
     let far_ratio = choice.far_ratio(pixels);
-    reference_boxes(model, scene, 0.0)
+    reference_boxes(model, scene, instances, 0.0)
         .map(|(world, seen)| {
             let distance = world.distance_to(scene.camera_position);
             (seen.camera || seen.light).then(|| animation_interval(world.size().length(), distance, far_ratio, seen.camera))

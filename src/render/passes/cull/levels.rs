@@ -105,9 +105,15 @@ pub struct Levels {
 /// the others). `margin` > 0 makes it conservative against the GPU's rounding: boxes grown and
 /// distances shrunk by that fraction, so it sees at least what the GPU sees, at a level no
 /// coarser (the `cpu` strategy skins by it); 0 is cull.comp's own test.
-pub fn reference_levels(model: &Model, scene: &FrameScene, choice: &LevelChoice, margin: f32) -> Vec<Option<Levels>> {
-    reference_boxes(model, scene, margin)
-        .zip(&scene.instances)
+pub fn reference_levels(
+    model: &Model,
+    scene: &FrameScene,
+    instances: &[InstanceData],
+    choice: &LevelChoice,
+    margin: f32,
+) -> Vec<Option<Levels>> {
+    reference_boxes(model, scene, instances, margin)
+        .zip(instances)
         .map(|((world, seen), data)| {
             // A level's error grows with the instance's scale, as in cull.comp.
             let distance = world.distance_to(scene.camera_position) * (1.0 - margin) / data.scale;
@@ -128,11 +134,12 @@ pub fn reference_levels(model: &Model, scene: &FrameScene, choice: &LevelChoice,
 pub(super) fn reference_boxes<'a>(
     model: &'a Model,
     scene: &'a FrameScene,
+    instances: &'a [InstanceData],
     margin: f32,
 ) -> impl Iterator<Item = (Aabb, Seen)> + 'a {
     let camera = frustum_planes(scene.view_projection);
     let light = frustum_planes(scene.light_view_projection);
-    scene.instances.iter().map(move |data| {
+    instances.iter().map(move |data| {
         let world = animated_box(model, data, hand_set(scene)).transformed(data.world());
         let grow = world.size() * margin + Vec3::splat(margin);
         let world = Aabb { min: world.min - grow, max: world.max + grow };
@@ -177,9 +184,10 @@ pub fn hand_set(scene: &FrameScene) -> bool {
     scene.morph_overrides.iter().any(Option::is_some)
 }
 
-/// The CPU reference of cull.comp: which instances of `scene` the camera and the light see.
-pub fn reference_visibility(model: &Model, scene: &FrameScene) -> Vec<Seen> {
-    reference_boxes(model, scene, 0.0).map(|(_, seen)| seen).collect()
+/// The CPU reference of cull.comp: which of `instances` (the scene's at its clock) the camera and
+/// the light see.
+pub fn reference_visibility(model: &Model, scene: &FrameScene, instances: &[InstanceData]) -> Vec<Seen> {
+    reference_boxes(model, scene, instances, 0.0).map(|(_, seen)| seen).collect()
 }
 
 /// False when the box lies wholly behind one of the planes (inside: n·p + d ≥ 0).
