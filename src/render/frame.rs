@@ -96,9 +96,8 @@ impl FrameContext<'_> {
         let frame = self.frame;
         let (count, (clock, flags)) = (renderer.setup.instance_count, frame.instances_push);
         let runs = vec![("the upload", Vec::new()), ("the instances pass", instances.hazards_before())];
-        let record = |command_buffer, run: usize| match (run, &frame.upload) {
-            (0, Some(upload)) => instances.record_upload(command_buffer, upload, &frame.upload_regions),
-            (0, None) => {}
+        let record = |command_buffer, run: usize| match run {
+            0 => instances.record_upload(command_buffer, &frame.upload, &frame.upload_regions),
             _ => instances.record(command_buffer, count, clock, flags),
         };
         recorder.pass_in_runs(Pass::Instances, instances.upload_hazards(), runs, record, instances.hazards_after());

@@ -23,7 +23,7 @@ pub struct FrameSlot {
     /// The instance records that changed for this slot's frame (`upload`; none in a steady
     /// scene), copied into `instances.records` by the instances pass. Grown to what a frame
     /// writes: every record on the first frame.
-    pub upload: Option<Buffer>,
+    pub upload: Buffer,
     /// Where each run of them goes in `instances.records`.
     pub upload_regions: Vec<vk::BufferCopy>,
     /// The instances pass's clock (seconds from the renderer's epoch) and flags for this frame.
@@ -46,6 +46,10 @@ pub struct FrameSlot {
     pub palette_set: vk::DescriptorSet,
     pub frame_set: vk::DescriptorSet,
 }
+
+/// The bytes a slot's upload buffer holds at first (1,024 records); it grows where a frame's
+/// records need more (the first frame's, every record).
+const UPLOAD_ROOM: u64 = 64 * 1024;
 
 /// Which slot, and what its buffers are sized for.
 pub struct SlotSetup {
@@ -157,7 +161,14 @@ impl FrameSlot {
             cull_set,
             counts_readback,
             uniforms,
-            upload: None,
+            // Room for 1,024 records from the start: a frame's edits seldom need more.
+            upload: Buffer::new(
+                device,
+                &format!("instances.upload[{slot}]"),
+                UPLOAD_ROOM,
+                vk::BufferUsageFlags::TRANSFER_SRC,
+                MemoryLocation::CpuToGpu,
+            )?,
             upload_regions: Vec::new(),
             instances_push: (0.0, 0),
             morph_overrides,
@@ -181,19 +192,16 @@ impl FrameSlot {
         if bytes == 0 {
             return Ok(());
         }
-        if self.upload.as_ref().is_none_or(|buffer| buffer.size < bytes) {
-            self.upload = None;
-            self.upload = Some(Buffer::new(
+        if self.upload.size < bytes {
+            self.upload = Buffer::new(
                 device,
                 &format!("instances.upload[{slot}]"),
-                bytes.next_power_of_two().max(64 * 1024),
+                bytes.next_power_of_two().max(UPLOAD_ROOM),
                 vk::BufferUsageFlags::TRANSFER_SRC,
                 MemoryLocation::CpuToGpu,
-            )?);
+            )?;
         }
-        if let Some(buffer) = &mut self.upload {
-            buffer.write(0, &upload.records)?;
-        }
+        self.upload.write(0, &upload.records)?;
         let mut offset = 0;
         for &(first, count) in &upload.runs {
             let size = u64::from(count) * record;

@@ -153,8 +153,9 @@ fn dispatches_and_barriers_do_not_grow_with_the_models() {
         frames.push((dispatched, barriers, passes));
     }
     let (one, two, twenty) = (&frames[0], &frames[1], &frames[2]);
-    // cull (its count, budget and place runs), palette, skin: the triangle pass serves one model.
-    assert_eq!(two.0, 5, "cull, palette and skin");
+    // instances, cull (its count, budget and place runs), palette, skin: the triangle pass serves
+    // one model.
+    assert_eq!(two.0, 6, "instances, cull, palette and skin");
     assert_eq!(twenty, two, "dispatches, barriers and boundaries, 2 models against 20");
     assert!(one.0 >= two.0 && one.1 >= two.1, "one model: {one:?}");
     assert_no_validation_messages(&device);

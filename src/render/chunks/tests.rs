@@ -102,8 +102,8 @@ fn a_million_figures_fit_lavapipes_heap_with_little_of_their_own() {
     let plan = MemoryPlan::for_limits(figure(), compute(), 1_000_000, lavapipe);
     assert!(plan.max_instances >= 1_000_000, "{} ({})", plan.max_instances, plan.limiting);
     assert!(plan.chunking.chunk_count <= MAX_CHUNKS);
-    // What an instance keeps of its own besides its palettes: its state, its slot, its list
-    // entries and draw commands, at most 512 bytes (376).
+    // What an instance keeps of its own besides its palettes: its record, data and upload room,
+    // its slot, its list entries and draw commands, at most 512 bytes (440).
     let own = plan.fixed_bytes_per_instance - palette_bytes(figure());
     assert!(own <= 512, "{own}");
     // And on a 24 GiB GPU (4 GiB bindings) with the light's run, a million again.
