@@ -102,22 +102,16 @@ fn animation(c: &mut Criterion) {
     // renderer skins into its frame slot's mapped buffer.
     let setup = vkskin::app::SceneSetup::new(model.clone(), 64);
     let scene = setup.frame(0.5, 16.0 / 9.0);
-    let all = vec![model.vertices.len() as u32; scene.instances.len()];
+    let instances = setup.instance_data(scene.seconds);
+    let all = vec![model.vertices.len() as u32; instances.len()];
     let mut out = vec![SkinnedVertex { position: [0.0; 3], normal: [0; 4], tangent: [0; 4] }; model.vertices.len() * all.len()];
-    group.throughput(Throughput::Elements((model.vertices.len() * scene.instances.len()) as u64));
+    group.throughput(Throughput::Elements((model.vertices.len() * instances.len()) as u64));
     for threads in [1, 2] {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a thread pool");
         group.bench_function(format!("cpu strategy, 64 instances, {threads} thread(s) (per vertex)"), |b| {
             b.iter(|| {
                 pool.install(|| {
-                    cpu_skin_instances(
-                        (&[&model], &[]),
-                        black_box(&scene.instances),
-                        &scene.morph_overrides,
-                        &all,
-                        &mut out,
-                        None,
-                    )
+                    cpu_skin_instances((&[&model], &[]), black_box(&instances), &scene.morph_overrides, &all, &mut out, None)
                 })
             })
         });

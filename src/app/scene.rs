@@ -8,7 +8,7 @@ use super::staging::{self, Placed, Staging};
 use crate::anim::Aabb;
 use crate::model::Model;
 use crate::render::camera::OrbitCamera;
-use crate::render::instances::Instances;
+use crate::render::instances::{Instances, TableVersion};
 use crate::render::passes::shadow;
 use crate::render::shader_types::InstanceData;
 use crate::render::FrameScene;
@@ -45,7 +45,7 @@ pub struct SceneSetup {
 
 /// The ground's height, worked out from every instance, kept until an instance changes.
 #[derive(Default)]
-pub struct GroundHeight(std::sync::Mutex<Option<((u64, u64, usize), f32)>>);
+pub struct GroundHeight(std::sync::Mutex<Option<(TableVersion, f32)>>);
 
 impl SceneSetup {
     /// `instance_count` instances of `model` on a grid; a crowd (more than one) varied in phase,

@@ -27,6 +27,9 @@ use crate::model::Model;
 /// f32 steps at 512 s are 61 µs, well under a frame.
 pub const REBASE_SECONDS: f64 = 256.0;
 
+/// Which edit an instance table is at: (table, generation, changes logged).
+pub type TableVersion = (u64, u64, usize);
+
 /// Every instance's state and which changed. Reads go through the slice (`instances[i].clip`,
 /// `instances.iter()`); a write through `instances[i]` logs instance i, [`Instances::iter_mut`]
 /// logs them all, [`Instances::restart_motion`] logs a teleport.
@@ -63,7 +66,7 @@ impl Instances {
 
     /// Which edit the table is at: another value after any change (what a cache of something
     /// worked out from every instance is keyed by).
-    pub fn version(&self) -> (u64, u64, usize) {
+    pub fn version(&self) -> TableVersion {
         (self.log.table, self.log.generation, self.log.changes.len())
     }
 

@@ -133,6 +133,9 @@ pub struct BenchRow {
     pub cpu_skinning: Stats,
     /// The CPU's time to write a frame's records and record its commands (`FrameStats::record_ms`).
     pub record: Stats,
+    /// The instance records the CPU wrote in a measured frame, at most (`FrameStats::records_uploaded`;
+    /// 0 in a steady scene: the warm-up's first frame wrote them all).
+    pub records_written: u32,
     /// The bandwidth reference: a copy moving the bytes the skin pass streams at this count (GPU
     /// timestamps), and the same copies' wall time, submit to fence.
     pub copy: Stats,

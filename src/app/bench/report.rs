@@ -234,6 +234,7 @@ impl BenchReport {
             Column::measured("frame ms", "wall time a frame", |_, row| milliseconds(row.frame_wall.median)),
             Column::measured("frame p95", "its 95th percentile", |_, row| milliseconds(row.frame_wall.p95)),
             Column::measured("GPU ms", "the GPU's time a frame, every pass", |_, row| milliseconds(row.frame_gpu.median)),
+            pass("instances", "instances", "each instance's data from its record and the clock"),
             pass("cull", "cull", ""),
             pass("palette", "palette", ""),
             pass("skin", "skin", ""),
@@ -245,6 +246,9 @@ impl BenchReport {
             pass("motion", "motion", ""),
             Column::measured("record ms", "the CPU's time to write a frame's records and record its commands", |_, row| {
                 milliseconds(row.record.median)
+            }),
+            Column::measured("records", "instance records the CPU wrote in a measured frame, at most", |_, row| {
+                row.records_written.to_string()
             }),
             Column::measured("CPU skin ms", "the cpu strategy's skinning on the CPU", |_, row| {
                 milliseconds(row.cpu_skinning.median)
@@ -309,6 +313,7 @@ impl BenchReport {
                     "models": row.models,
                     "mean_vertices": row.vertices,
                     "record_ms": row.record.to_json(),
+                    "records_written": row.records_written,
                     "bytes_per_instance": row.bytes_per_instance,
                     "visible": row.visible.map(|visible| json!({
                         "skinned": visible.skinned,
@@ -377,7 +382,7 @@ impl BenchReport {
              copy_touched_reference_ms,skin_copy_touched_ratio,\
              vertices_per_second,skinned_vertices_per_second,bytes_per_instance,visible_skinned,visible_camera,visible_light,\
              lod,light_culling,animation_lod,image_changed_share,image_psnr_db,morph,active_targets,skinning,motion_blur,clip_compression,\
-             models,mean_vertices,record_ms,shadows,visible_coarser,visible_not_drawn,pool_vertices,pool_fill\n",
+             models,mean_vertices,record_ms,shadows,visible_coarser,visible_not_drawn,pool_vertices,pool_fill,instances_ms,records_written\n",
         );
         let number = |value: f64| if value.is_finite() { format!("{value}") } else { String::new() };
         for row in &self.rows {
@@ -385,7 +390,7 @@ impl BenchReport {
             let visible = row.visible;
             let _ = writeln!(
                 out,
-                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},{},{},{},{}",
+                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},{},{}",
                 row.strategy.name(),
                 row.instances,
                 number(row.frame_wall.median),
@@ -432,6 +437,8 @@ impl BenchReport {
                 visible.map_or(String::new(), |visible| visible.not_drawn.to_string()),
                 row.pool_vertices,
                 number(row.pool_fill()),
+                number(row.pass("instances").median),
+                row.records_written,
             );
         }
         out

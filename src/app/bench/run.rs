@@ -226,6 +226,7 @@ impl Variant {
             models: model.name.clone(),
             vertices: model.vertices.len() as f64,
             record: Stats::default(),
+            records_written: 0,
             lod: self.lod,
             clip_compression: self.compressed,
             light_culling: false,
@@ -372,6 +373,7 @@ fn measure(
             frame_walls.push(now.duration_since(last).as_secs_f64() * 1e3);
             cpu_skinning.push(headless.renderer.stats.cpu_skinning_ms);
             records.push(headless.renderer.stats.record_ms);
+            row.records_written = row.records_written.max(headless.renderer.stats.records_uploaded);
             // The timings of the frame whose slot this one reused (two frames ago).
             timings.extend(headless.renderer.stats.timings.clone());
         }
