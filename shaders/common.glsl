@@ -108,8 +108,9 @@ struct AnimationRecord {
     uint unused[3];
 };
 
-// Per-instance parameters the CPU writes each frame: 64 bytes. Animations by index, times already
-// mapped from the clip's into the animation's (wrapped into the clip's span) by the CPU.
+// Each instance's data this frame (instances.data), which the instances pass makes from its record
+// and the clock (instances.comp.glsl): 64 bytes. Animations by index, times already mapped from
+// the clip's into the animation's (wrapped into the clip's span).
 struct Instance {
     vec4 position_yaw;  // world position xyz, rotation about +Y in radians
     uint animations;    // animation a in the low 16 bits, b in the high 16; NO_CLIP: none

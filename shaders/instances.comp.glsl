@@ -11,7 +11,7 @@
 // no weight set by hand changed; restarting on the frame after a cut, where the CPU marked a
 // teleport (the record's INSTANCE_RESTART, cleared here once used), and where the pose jumps: a
 // clip switched without a crossfade, a layer put on or off, a switch of skinning mode
-// (FrameHistory::instances in src/render/history.rs is the CPU's reference of these rules).
+// (FrameHistory::cpu_instances in src/render/history.rs is the CPU's reference of these rules).
 #include "common.glsl"
 
 layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;

@@ -5,7 +5,7 @@
 //! weights alike and lists the non-zero ones in the instance's morph block after its joints.
 //!
 //! Reads: `model.channels`, `model.key_times`, `model.key_values`, `model.joints`,
-//! `model.inverse_binds`, `model.morph_targets`, `frame.instances[slot]`,
+//! `model.inverse_binds`, `model.morph_targets`, `instances.data`,
 //! `frame.morph_overrides[slot]`, and the instances to animate from
 //! `cull.palette_list` (every kept instance, or with animation LOD the near ones and half the far),
 //! as many as `cull.counters` counted (the indirect dispatch covers them in workgroups of 64,

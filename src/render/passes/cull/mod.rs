@@ -1,7 +1,7 @@
 //! Cull pass (compute): per instance, its animated bounds at this frame against the camera frustum
 //! and the light's shadow volume.
 //!
-//! Reads: `frame.uniforms[slot]` (planes), `frame.instances[slot]`, `model.animations`, `model.cells`,
+//! Reads: `frame.uniforms[slot]` (planes), `instances.data`, `model.animations`, `model.cells`,
 //! `model.mesh_ranges`. Writes (and owns): `cull.counters` (reset first; then the palette and skin
 //! passes' indirect dispatch arguments and the draw counts), `cull.skin_list`, `cull.camera_draws`,
 //! `cull.light_draws`, `cull.debug_boxes`, `cull.work_groups` (the work tables: each kept
