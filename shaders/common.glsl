@@ -170,7 +170,7 @@ mat4 instance_world(Instance instance) {
 const uint SKINNING_LINEAR = 0u;
 const uint SKINNING_DUAL_QUATERNION = 1u;
 const uint SKINNING_MODE_MASK = 0xFFFFu;
-// Set by the renderer when the instance's record is last frame's: its pose has not moved, so its
+// Set by the instances pass when the instance's data is last frame's: its pose has not moved, so its
 // motion is the camera's alone (no second skinning for the motion vectors).
 const uint INSTANCE_STILL = 1u << 30;
 // Set for the first frame after a jump (a teleport, a clip switched without a crossfade): the

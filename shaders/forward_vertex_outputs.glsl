@@ -10,7 +10,7 @@ struct Surface {
     uint unused;
 };
 layout(set = 0, binding = 2) readonly buffer Surfaces { Surface surfaces[]; };
-// This frame's instance records (the slot's, as the cull and palette passes read them): the tints.
+// Each instance's data this frame (instances.data, as the cull and palette passes read it): the tints.
 layout(set = 0, binding = 3) readonly buffer FrameInstances { Instance frame_instances[]; };
 // Each model's record (its vertices' place in surfaces[] and the skinning's sources[]) and each
 // instance's slot (its palette slots, for the `vertex` strategy and the motion vectors).

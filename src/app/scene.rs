@@ -24,7 +24,7 @@ pub struct SceneSetup {
     /// `instances[i]` is written to the GPU for that instance alone.
     pub instances: Instances,
     /// Each instance's model: 0 for `model`, k + 1 for `others[k]` (missing: 0). Its clip, phase
-    /// and state are that model's.
+    /// and state are that model's. Changed only with the instances (`kept` goes by their table).
     pub instance_models: Vec<u32>,
     /// Unit vector towards the light.
     pub light_direction: Vec3,
@@ -38,14 +38,44 @@ pub struct SceneSetup {
     pub variety: bool,
     /// What the scene knows of each clip its instances play: the ground, the framing.
     pub staging: Staging,
-    /// The ground's height for the instances as they were at a version of the table
-    /// (`Instances::version`): a frame of a steady crowd looks at no instance.
-    pub ground_height: GroundHeight,
+    /// What is worked out from every instance (the ground's height; a crowd's clips and counts,
+    /// which the panel shows), kept until an instance changes: a frame of a steady crowd looks at
+    /// no instance.
+    pub kept: KeptSummaries,
 }
 
-/// The ground's height, worked out from every instance, kept until an instance changes.
+/// [`SceneSetup::kept`].
 #[derive(Default)]
-pub struct GroundHeight(std::sync::Mutex<Option<(TableVersion, f32)>>);
+pub struct KeptSummaries {
+    ground_height: Kept<f32>,
+    crowd_playing: Kept<String>,
+    model_counts: Kept<Vec<usize>>,
+}
+
+/// A value worked out from every instance, with the version of the table it is for
+/// (`Instances::version`).
+struct Kept<T>(std::sync::Mutex<Option<(TableVersion, T)>>);
+
+impl<T> Default for Kept<T> {
+    fn default() -> Kept<T> {
+        Kept(std::sync::Mutex::new(None))
+    }
+}
+
+impl<T: Clone> Kept<T> {
+    /// The value for `version`: kept, or `make`'s (then kept).
+    fn get(&self, version: TableVersion, make: impl FnOnce() -> T) -> T {
+        let mut kept = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match &*kept {
+            Some((at, value)) if *at == version => value.clone(),
+            _ => {
+                let value = make();
+                *kept = Some((version, value.clone()));
+                value
+            }
+        }
+    }
+}
 
 impl SceneSetup {
     /// `instance_count` instances of `model` on a grid; a crowd (more than one) varied in phase,
@@ -85,7 +115,7 @@ impl SceneSetup {
             morph_overrides: Vec::new(),
             variety,
             staging: Staging::default(),
-            ground_height: GroundHeight::default(),
+            kept: KeptSummaries::default(),
         };
         setup.instances = grid_instances(&setup.staging, &setup.models(), &setup.instance_models, variety).into();
         setup.frame_all();
@@ -119,6 +149,10 @@ impl SceneSetup {
 
     /// How many instances each model has, in `models()`' order.
     pub fn model_counts(&self) -> Vec<usize> {
+        self.kept.model_counts.get(self.instances.version(), || self.count_models())
+    }
+
+    fn count_models(&self) -> Vec<usize> {
         let mut counts = vec![0; self.others.len() + 1];
         for model in self.model_indices() {
             counts[model as usize] += 1;
@@ -198,7 +232,7 @@ impl SceneSetup {
     /// has several (`playing Soldier: [3] "Walk"; Fox: [1] "Walk", [2] "Run"`).
     pub fn playing(&self, seconds: f64) -> String {
         if self.instances.len() > 1 {
-            return self.crowd_playing();
+            return self.kept.crowd_playing.get(self.instances.version(), || self.crowd_playing());
         }
         let Some(instance) = self.instances.first() else { return "no instances".to_string() };
         let model = self.model_of(0);
@@ -256,16 +290,10 @@ impl SceneSetup {
     /// [`staging::ground_height`]), under the scene's middle, a few model sizes wide.
     pub fn ground(&self) -> Vec4 {
         let center = self.bounds.center();
-        let version = self.instances.version();
-        let mut kept = self.ground_height.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let height = match *kept {
-            Some((at, height)) if at == version => height,
-            _ => {
-                let height = staging::ground_height(&self.staging, &self.models(), &self.placed());
-                *kept = Some((version, height));
-                height
-            }
-        };
+        let height = self
+            .kept
+            .ground_height
+            .get(self.instances.version(), || staging::ground_height(&self.staging, &self.models(), &self.placed()));
         Vec3::new(center.x, height, center.z).extend(self.bounds.extent().max(1e-3) * 3.0)
     }
 

@@ -53,6 +53,23 @@ struct InstanceLog {
 struct Change {
     index: u32,
     restart: bool,
+    /// A teleport logged in the generation before, carried into this one (once).
+    carried: bool,
+}
+
+impl InstanceLog {
+    /// Every instance changes at once: the log starts again, carrying the teleports of the
+    /// generation that ends (a renderer that had not written them still restarts those instances;
+    /// one that had restarts them once more: a frame without motion of their own, never a streak).
+    fn next_generation(&mut self) {
+        self.generation += 1;
+        self.changes.retain(|change| change.restart && !change.carried);
+        self.changes.sort_unstable_by_key(|change| change.index);
+        self.changes.dedup_by_key(|change| change.index);
+        for change in &mut self.changes {
+            change.carried = true;
+        }
+    }
 }
 
 /// Tables made so far: each new one takes the next number.
@@ -79,8 +96,7 @@ impl Instances {
     /// Every instance, to change: all of them are written again at the next frame.
     pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, InstanceState> {
         let log = Arc::make_mut(&mut self.log);
-        log.generation += 1;
-        log.changes.clear();
+        log.next_generation();
         log.states.iter_mut()
     }
 
@@ -92,16 +108,11 @@ impl Instances {
 
     fn log_change(&mut self, index: usize, restart: bool) {
         let log = Arc::make_mut(&mut self.log);
-        // A log longer than the table says no more than "all of them": it starts again, keeping
-        // the teleports (a renderer that had them already restarts those instances once more: a
-        // frame without motion of their own, never a streak).
+        // A log longer than the table says no more than "all of them": it starts again.
         if log.changes.len() >= log.states.len().max(64) {
-            log.generation += 1;
-            log.changes.retain(|change| change.restart);
-            log.changes.sort_unstable_by_key(|change| change.index);
-            log.changes.dedup_by_key(|change| change.index);
+            log.next_generation();
         }
-        log.changes.push(Change { index: index as u32, restart });
+        log.changes.push(Change { index: index as u32, restart, carried: false });
     }
 }
 
@@ -234,8 +245,8 @@ pub struct Upload {
 }
 
 impl InstanceUploads {
-    /// For instances of `models` (instance i of `models[instance_models[i]]`); None where the
-    /// models have more clips in all than 16 bits name.
+    /// For instances of `models` (instance i of `models[instance_models[i]]`); an error where the
+    /// models have more clips in all than 16 bits name (NO_CLIP taken).
     pub fn new(models: &[&Model], instance_models: &[u32]) -> Result<InstanceUploads, String> {
         let mut first = 0u32;
         let mut clips = Vec::with_capacity(models.len());
@@ -243,8 +254,8 @@ impl InstanceUploads {
             clips.push((first, model.clips.clone()));
             first = first.saturating_add(model.clips.len() as u32);
         }
-        if first >= NO_CLIP {
-            return Err(format!("the models have {first} clips in all; at most {} fit", NO_CLIP - 1));
+        if first > NO_CLIP {
+            return Err(format!("the models have {first} clips in all; at most {NO_CLIP} fit"));
         }
         Ok(InstanceUploads { clips, instance_models: instance_models.to_vec(), uploaded: None, epoch: 0.0, due: Vec::new() })
     }
@@ -447,6 +458,29 @@ mod tests {
         second.gather(&instances.share(), 1.3 + REBASE_SECONDS * 1.5, &mut upload);
         assert_eq!(upload.records.len(), 8, "the epoch moved");
         assert_eq!(upload.clock, 0.0);
+    }
+
+    /// A teleport not yet written survives an edit of every instance (once: a log never keeps it
+    /// past the next generation), and a log that grows past the table starts again.
+    #[test]
+    fn teleports_outlive_one_edit_of_every_instance() {
+        let mut instances = walker(8);
+        let mut uploads = uploads();
+        let mut upload = Upload::default();
+        uploads.gather(&instances.share(), 0.0, &mut upload);
+        instances.restart_motion(2);
+        instances.iter_mut().for_each(|state| state.yaw = 0.5);
+        uploads.gather(&instances.share(), 0.1, &mut upload);
+        assert_eq!((upload.records.len(), &upload.restarted[..]), (8, &[2][..]), "every record, instance 2 teleported");
+        instances.iter_mut().for_each(|state| state.yaw = 0.7);
+        uploads.gather(&instances.share(), 0.2, &mut upload);
+        assert!(upload.restarted.is_empty(), "carried once only: {:?}", upload.restarted);
+        for round in 0..70 {
+            instances[round % 8].phase = round as f32;
+        }
+        uploads.gather(&instances.share(), 0.3, &mut upload);
+        assert_eq!(upload.records.len(), 8, "70 edits of 8 instances: the log started again");
+        assert!(instances.log.changes.len() < 64, "{} entries", instances.log.changes.len());
     }
 
     /// A record's clip times at the epoch plus the clock × speed are the clip times the CPU plays

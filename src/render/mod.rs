@@ -286,7 +286,8 @@ pub struct Renderer {
     /// The layout the frames recorded so far left the velocity target in; None: the last frame
     /// wrote none (`read_velocity`).
     velocity_layout: std::cell::Cell<Option<vk::ImageLayout>>,
-    /// Last frame's camera and instances, which this frame's motion is measured from.
+    /// Last frame's camera, whether every instance restarts, the weights set by hand (and the `cpu`
+    /// strategy's records and positions): what this frame's motion is measured from.
     history: history::FrameHistory,
     /// What this renderer wrote of the instances' records so far, and its clock's epoch.
     uploads: instances::InstanceUploads,
@@ -525,7 +526,26 @@ impl Renderer {
         if let Some(trace) = &mut self.passes.trace {
             trace.prepare(scene, &choice);
         }
-        self.write_slot(index, scene, &choice, extent)?;
+        let submitted = self.write_and_submit(index, (scene, &choice), output, overlay, started);
+        if submitted.is_err() {
+            // The records this frame meant to write may not have reached the GPU: all again.
+            self.uploads.forget();
+        }
+        submitted
+    }
+
+    /// The slot's data written, the frame recorded and submitted (`render_with_overlay`'s steps
+    /// after the slot's fence); `started` is when the CPU's part of the frame began.
+    fn write_and_submit(
+        &mut self,
+        index: usize,
+        (scene, choice): (&FrameScene, &passes::cull::LevelChoice),
+        output: Output<'_>,
+        overlay: Option<(&mut OverlayPass, &OverlayFrame)>,
+        started: std::time::Instant,
+    ) -> gpu::Result<()> {
+        let (_, _, extent) = output.target();
+        self.write_slot(index, scene, choice, extent)?;
 
         let command_buffer = self.frames[index].command_buffer;
         unsafe { self.device.raw.reset_command_buffer(command_buffer, vk::CommandBufferResetFlags::empty()) }
@@ -538,7 +558,7 @@ impl Renderer {
             }
             None => None,
         };
-        self.stats.barriers = self.record_frame(command_buffer, index, (scene, &choice), &output, overlay);
+        self.stats.barriers = self.record_frame(command_buffer, index, (scene, choice), &output, overlay);
         commands::end(&self.device, command_buffer)?;
         self.frames[index].timestamps.written = true;
         self.stats.record_ms = started.elapsed().as_secs_f64() * 1e3 - self.stats.cpu_skinning_ms;

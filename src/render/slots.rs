@@ -189,17 +189,21 @@ impl FrameSlot {
         let record = std::mem::size_of::<InstanceRecord>() as u64;
         let bytes = upload.records.len() as u64 * record;
         self.upload_regions.clear();
-        if bytes == 0 {
-            return Ok(());
-        }
-        if self.upload.size < bytes {
+        // Grown for a frame that writes more than it holds (the first: every record), and back to
+        // its first size on the slot's next frame that fits that: a million records' 64 MB are
+        // not kept for the rare frame that writes them all.
+        let room = bytes.next_power_of_two().max(UPLOAD_ROOM);
+        if self.upload.size < bytes || (room == UPLOAD_ROOM && self.upload.size > UPLOAD_ROOM) {
             self.upload = Buffer::new(
                 device,
                 &format!("instances.upload[{slot}]"),
-                bytes.next_power_of_two().max(UPLOAD_ROOM),
+                room,
                 vk::BufferUsageFlags::TRANSFER_SRC,
                 MemoryLocation::CpuToGpu,
             )?;
+        }
+        if bytes == 0 {
+            return Ok(());
         }
         self.upload.write(0, &upload.records)?;
         let mut offset = 0;

@@ -258,7 +258,7 @@ impl Viewer {
             variety: self.setup.variety,
             // The levels reorder the vertices, not where they are: what was staged holds.
             staging: std::mem::take(&mut self.setup.staging),
-            ground_height: Default::default(),
+            kept: Default::default(),
         };
         self.replace_scene(setup, self.options.strategy).map(|_| ())
     }

@@ -415,6 +415,9 @@ impl Viewer {
             self.fps_window = (now, 0);
         }
         self.live.stale |= !actions.is_empty();
+        // The frame's share of the states goes before the actions edit them (else the first edit
+        // copies the table).
+        drop(scene);
         for action in actions {
             self.apply(action)?;
         }

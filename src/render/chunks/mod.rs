@@ -432,7 +432,7 @@ impl Sizes {
         }
         // One binding each: the instance records, the draw commands, the work tables.
         let bindings = [
-            ("the instance records", count * size_of::<InstanceData>() as u64),
+            ("the instances' records and data", count * size_of::<InstanceData>() as u64),
             ("the draw commands", count * meshes * COMMAND_BYTES),
             ("the work tables", table_entries.iter().sum::<u64>() * size_of::<WorkGroup>() as u64),
         ];

@@ -264,7 +264,7 @@ impl ForwardPass {
     }
 
     /// Frame slot `slot`'s set: its uniforms, the shadow map, the model's texture coordinates and
-    /// the slot's instance records (their tints).
+    /// the instances' data (their tints).
     pub fn frame_set(
         &self,
         slot: usize,

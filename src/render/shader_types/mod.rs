@@ -161,7 +161,8 @@ pub const NO_CLIP: u32 = 0xFFFF;
 /// Animations a model may have: indices travel as 16 bits, and NO_CLIP is taken.
 pub const MAX_ANIMATIONS: usize = NO_CLIP as usize;
 
-/// `Instance` in common.glsl: all the CPU writes per instance per frame.
+/// `Instance` in common.glsl: an instance's data this frame (`instances.data`), which the instances
+/// pass makes from its [`InstanceRecord`] and the clock; the CPU reference is [`InstanceData::of`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct InstanceData {
