@@ -432,14 +432,23 @@ impl Clip {
     /// CPU wraps in f64 before a time reaches the GPU, so f32 keeps its precision however long the
     /// program runs.
     pub fn animation_time(&self, seconds: f64) -> f32 {
+        self.start + self.loop_time(seconds)
+    }
+
+    /// The time from the clip's start for any clip time, wrapped into its span in f64; 0 for a
+    /// clip that does not loop (no span).
+    pub fn loop_time(&self, seconds: f64) -> f32 {
         let duration = f64::from(self.duration);
         if duration.is_nan() || duration <= 0.0 {
-            return self.start;
+            return 0.0;
         }
         let wrapped = seconds.rem_euclid(duration) as f32;
         // rem_euclid can round up to exactly `duration` in f32.
-        let wrapped = if wrapped >= self.duration { 0.0 } else { wrapped };
-        self.start + wrapped
+        if wrapped >= self.duration {
+            0.0
+        } else {
+            wrapped
+        }
     }
 }
 

@@ -331,10 +331,7 @@ impl SceneSetup {
     /// The CPU reference of what the instances pass makes of every instance at `seconds` (without
     /// the motion flags): what tests hold the GPU to, and what a CPU-side reference skins from.
     pub fn instance_data(&self, seconds: f64) -> Vec<InstanceData> {
-        self.placed()
-            .into_iter()
-            .map(|(_, model, instance)| InstanceData::of(instance, &instance.playback(&model.clips, seconds)))
-            .collect()
+        self.placed().into_iter().map(|(_, model, instance)| InstanceData::at(instance, &model.clips, seconds)).collect()
     }
 
     /// The share of a 16:9 frame the played clip's morphed and skinned vertices span (the larger of

@@ -346,7 +346,7 @@ impl InstanceUploads {
         // The clip's index among every model's, and its time at the epoch wrapped into its span.
         let local = self.epoch * f64::from(state.speed) + f64::from(state.phase);
         let clip = |index: usize| match clips.get(index) {
-            Some(clip) => (first + index as u32, base_time(clip, local)),
+            Some(clip) => (first + index as u32, clip.loop_time(local)),
             None => (NO_CLIP, 0.0),
         };
         let (playing, base_clip) = state.clip.map_or((NO_CLIP, 0.0), clip);
@@ -394,24 +394,9 @@ impl InstanceUploads {
             .map(|(index, state)| {
                 let model = self.instance_models.get(index).copied().unwrap_or(0) as usize;
                 let clips = self.clips.get(model).map_or(&[][..], |(_, clips)| &clips[..]);
-                InstanceData::of(state, &state.playback(clips, seconds))
+                InstanceData::at(state, clips, seconds)
             })
             .collect()
-    }
-}
-
-/// A clip's time (from its start) at `local` seconds of the instance's own clock, wrapped into its
-/// span in f64 (`Clip::animation_time` less the start); 0 for a clip that does not loop.
-fn base_time(clip: &Clip, local: f64) -> f32 {
-    let duration = f64::from(clip.duration);
-    if duration.is_nan() || duration <= 0.0 {
-        return 0.0;
-    }
-    let wrapped = local.rem_euclid(duration) as f32;
-    if wrapped >= clip.duration {
-        0.0
-    } else {
-        wrapped
     }
 }
 

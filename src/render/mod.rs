@@ -27,6 +27,7 @@ pub mod instances;
 pub mod model_buffers;
 pub mod offscreen;
 pub mod output;
+mod pass;
 pub mod passes;
 mod progress;
 pub mod readback;
@@ -56,6 +57,7 @@ use chunks::{InstanceSlots, SlotSize};
 use draw::SkinInputSet;
 use model_buffers::GpuModel;
 pub use output::Output;
+pub use pass::Pass;
 use passes::debug::DebugViews;
 use passes::forward::ForwardTargets;
 use passes::overlay::{OverlayFrame, OverlayPass};
@@ -84,72 +86,6 @@ pub fn device_needs() -> Needs {
         storage_buffers_per_stage: shader_types::STORAGE_BUFFERS_PER_STAGE,
     }
 }
-
-/// The passes the frame's recipe records, each timed with GPU timestamps. `Resolve` is what follows
-/// the forward pass's MSAA resolve: the present transition or the copy of a headless frame into
-/// its readback buffer, and the copy of the cull counts for the CPU.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pass {
-    Instances,
-    Cull,
-    Palette,
-    Skin,
-    Triangles,
-    Blas,
-    Tlas,
-    Shadow,
-    Forward,
-    Motion,
-    Overlay,
-    Resolve,
-}
-
-impl Pass {
-    /// Every pass in recording order (each one's discriminant is its place here): timestamp i + 1
-    /// closes `ALL[i]`.
-    pub const ALL: [Pass; 12] = [
-        Pass::Instances,
-        Pass::Cull,
-        Pass::Palette,
-        Pass::Skin,
-        Pass::Triangles,
-        Pass::Blas,
-        Pass::Tlas,
-        Pass::Shadow,
-        Pass::Forward,
-        Pass::Motion,
-        Pass::Overlay,
-        Pass::Resolve,
-    ];
-
-    /// Its name in the timings, the bench's report and the frame's barrier table.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Pass::Instances => "instances",
-            Pass::Cull => "cull",
-            Pass::Palette => "palette",
-            Pass::Skin => "skin",
-            Pass::Triangles => "triangles",
-            Pass::Blas => "blas",
-            Pass::Tlas => "tlas",
-            Pass::Shadow => "shadow",
-            Pass::Forward => "forward",
-            Pass::Motion => "motion",
-            Pass::Overlay => "overlay",
-            Pass::Resolve => "resolve",
-        }
-    }
-}
-
-// The recorder writes pass i's closing timestamp at i + 1 from its discriminant: checked when
-// compiling.
-const _: () = {
-    let mut index = 0;
-    while index < Pass::ALL.len() {
-        assert!(Pass::ALL[index] as usize == index, "Pass::ALL lists the passes in discriminant order");
-        index += 1;
-    }
-};
 
 /// How vertices get skinned: the design, and the tutorials' two ways, kept side by side for the
 /// benchmark. All three draw the same image.
@@ -206,7 +142,7 @@ impl FrameScene {
     /// `SceneSetup::instance_data`).
     pub fn instance_data(&self, model: &Model) -> Vec<shader_types::InstanceData> {
         let states = self.instances.states();
-        states.iter().map(|state| shader_types::InstanceData::of(state, &state.playback(&model.clips, self.seconds))).collect()
+        states.iter().map(|state| shader_types::InstanceData::at(state, &model.clips, self.seconds)).collect()
     }
 }
 

@@ -171,7 +171,7 @@ impl<'a> PanelState<'a> {
     fn morph_rows(&self) -> Vec<MorphRow<'a>> {
         let model = &self.setup.model;
         let Some(first) = self.setup.instances.first().filter(|_| !model.morph_targets.is_empty()) else { return Vec::new() };
-        let data = InstanceData::of(first, &first.playback(&model.clips, self.live.clock));
+        let data = InstanceData::at(first, &model.clips, self.live.clock);
         let weights = crate::render::reference::reference_weights(model, &data, &self.setup.morph_overrides);
         model
             .morph_targets
