@@ -259,6 +259,29 @@ struct CullCounters {
     uvec4 pool_use;                 // x: instances drawn coarser than their level (a pool too small for the
                                     // frame), y: instances not drawn (not even their coarsest fitted),
                                     // z: skinned vertices placed, w: culled indices placed (both views)
+    // Per view (RASTER_CAMERA, RASTER_LIGHT), the raster pass's dispatch over the triangles the
+    // triangle pass handed it: x workgroups (RASTER_WORKGROUP triangles each), y 1, z 1; w triangles
+    // appended (those past the list's room went to the hardware instead).
+    uvec4 raster[2];
+    // x: camera samples the raster pass covered, y: shadow-map texels it covered; z: camera
+    // triangles the triangle pass left to the hardware rasterizer, w: the light's.
+    uvec4 raster_counts;
+};
+
+// The raster pass's views, its lists and counters.
+const uint RASTER_CAMERA = 0u;
+const uint RASTER_LIGHT = 1u;
+// Triangles a workgroup of the raster pass takes.
+const uint RASTER_WORKGROUP = 64u;
+
+// A triangle the triangle pass hands the raster pass (raster.triangles), 16 bytes: its instance,
+// where that instance's skinned vertices start in its chunk, its first index in the model's
+// indices, and its mesh among the model's (the resolve's material).
+struct RasterTriangle {
+    uint instance;
+    uint vertex_base;
+    uint first_index;
+    uint mesh;
 };
 
 // One workgroup of the skin or the triangle pass, 20 bytes: a run of one instance's vertices (or

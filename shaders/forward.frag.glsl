@@ -10,6 +10,7 @@
 #endif
 #include "frame.glsl"
 #include "lighting.glsl"
+#include "surface.glsl"
 
 layout(set = 1, binding = 0) uniform sampler2D base_color_texture;
 // Tangent-space normal map; a 1×1 (0.5, 0.5, 1) "flat" image when the material has none.
@@ -39,26 +40,11 @@ layout(location = 1) out vec2 velocity;
 void main() {
     // glTF's base colour: the material's factor × its texture × the vertex colour.
     vec4 albedo = material.base_color * texture(base_color_texture, uv) * vertex_color;
-    // A crowd's colours: the surface's hue moved toward the instance's tint with its brightness
-    // kept, the more so the more saturated it is (cloth moves, skin and greys less).
-    const vec3 LUMA = vec3(0.2126, 0.7152, 0.0722);
-    vec3 toward = tint.rgb * (dot(albedo.rgb, LUMA) / max(dot(tint.rgb, LUMA), 1e-4));
-    float brightest = max(albedo.r, max(albedo.g, albedo.b));
-    float saturation = (brightest - min(albedo.r, min(albedo.g, albedo.b))) / max(brightest, 1e-4);
-    albedo.rgb = mix(albedo.rgb, toward, tint.a * saturation);
-    vec3 n = normalize(normal);
-    vec3 t = tangent.xyz - n * dot(n, tangent.xyz);
-    if (dot(t, t) > 1e-8) {
-        t = normalize(t);
-        vec3 b = cross(n, t) * (tangent.w < 0.0 ? -1.0 : 1.0);
-        vec3 mapped = texture(normal_texture, uv).xyz * 2.0 - 1.0;
-        n = normalize(mat3(t, b, n) * mapped);
+    vec3 mapped = texture(normal_texture, uv).xyz * 2.0 - 1.0;
+    color = vec4(shade_surface(albedo, tint, normal, tangent, mapped, gl_FrontFacing, world), 1.0);
+    if ((frame.chunking.y & DEBUG_RASTER) != 0u) {
+        color.rgb = mix(color.rgb, HARDWARE_COLOR, 0.6);
     }
-    // The side we see may be a back face: either side of a two-sided model (open, or wound both ways:
-    // Model::facing), and every visible face of an inward-wound one. Normals computed from the
-    // winding point away from such a face, so light the side we see.
-    n = gl_FrontFacing ? n : -n;
-    color = vec4(shade(albedo.rgb, n, world), 1.0);
 #ifdef VELOCITY
     velocity = pixel_motion(clip, previous_clip);
 #endif

@@ -3,19 +3,7 @@
 // the per-model surface attributes and the per-instance tint they read. Each is built twice: without the velocity target,
 // and with it (VELOCITY: where the vertex was last frame, as well).
 
-// A vertex's texture coordinates and colour (RGBA8, linear): src/render/shader_types: Surface.
-struct Surface {
-    vec2 uv;
-    uint color;
-    uint unused;
-};
-layout(set = 0, binding = 2) readonly buffer Surfaces { Surface surfaces[]; };
-// Each instance's data this frame (instances.data, as the cull and palette passes read it): the tints.
-layout(set = 0, binding = 3) readonly buffer FrameInstances { Instance frame_instances[]; };
-// Each model's record (its vertices' place in surfaces[] and the skinning's sources[]) and each
-// instance's slot (its palette slots, for the `vertex` strategy and the motion vectors).
-layout(set = 0, binding = 4) readonly buffer Models { ModelRecord models[]; };
-layout(set = 0, binding = 5) readonly buffer InstanceSlots { InstanceSlot instance_slots[]; };
+#include "frame_buffers.glsl"
 
 // The draw's instance and model vertex: a draw's first vertex and first instance are its first
 // instance's, and one draw may cover several consecutive instances of one model (the triangle

@@ -9,7 +9,8 @@ layout(set = 0, binding = 0, std140) uniform FrameUniforms {
     vec4 shadow_params;        // x: shadow-map texel size in uv; a shadow ray's offset from the surface:
                                // y (world units) + z × the point's distance from the camera
     uvec4 chunking;            // x: instances per chunk (the vertex shaders that skin find an instance's chunk);
-                               // y, z, w: 0 (a model's sizes are in its record, ModelRecord)
+                               // y: debug flags (surface.glsl: DEBUG_RASTER); z, w: 0 (a model's sizes are
+                               // in its record, ModelRecord)
     vec4 camera_planes[6];     // the camera frustum: xyz normal (pointing in), w distance
     vec4 light_planes[6];      // the shadow map's volume, likewise
     mat4 previous_view_projection;  // last frame's view_projection (this frame's on the first)

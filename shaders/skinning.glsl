@@ -4,6 +4,12 @@
 // and morph_deltas[] first. Mirrors Model::morph_vertex, anim::skin_vertex and
 // anim::offset_correction.
 
+// How a chunk array is indexed: as is where the chunk is the same across a draw or a workgroup; the
+// raster resolve, whose neighbouring samples may be other instances', defines it nonuniformEXT.
+#ifndef CHUNK_INDEX
+#define CHUNK_INDEX(chunk) chunk
+#endif
+
 struct SkinnedResult {
     vec3 position;
     vec3 normal;
@@ -29,7 +35,7 @@ vec3 rotate(vec4 q, vec3 v) {
 
 // Float `word` of the morph block at palette slot `block` (common.glsl: the morph block).
 float morph_word(uint chunk, uint block, uint word) {
-    return palette_chunks[chunk].palettes[block + word / SLOT_FLOATS].rows[(word % SLOT_FLOATS) / 4u][word % 4u];
+    return palette_chunks[CHUNK_INDEX(chunk)].palettes[block + word / SLOT_FLOATS].rows[(word % SLOT_FLOATS) / 4u][word % 4u];
 }
 
 // Adds the instance's active targets to the vertex, before skinning (glTF's order): position and
@@ -90,7 +96,7 @@ bool skin_dual_quaternion(uint chunk, uint first_entry, uint joint_count, Source
         if (influence.joint >= joint_count) {
             continue;
         }
-        PaletteMatrix entry = palette_chunks[chunk].palettes[first_entry + influence.joint];
+        PaletteMatrix entry = palette_chunks[CHUNK_INDEX(chunk)].palettes[first_entry + influence.joint];
         if (entry.rows[2].y == 0.0) {
             return false;
         }
@@ -125,7 +131,7 @@ bool skin_dual_quaternion(uint chunk, uint first_entry, uint joint_count, Source
 // quaternions, from its palette header (the `vertex` strategy's shaders; the skin pass has it from
 // its table's entry).
 bool instance_dual(uint chunk, uint palette_base, uint joint_count) {
-    return palette_chunks[chunk].palettes[palette_base + 2u * joint_count].rows[0].x == float(SKINNING_DUAL_QUATERNION);
+    return palette_chunks[CHUNK_INDEX(chunk)].palettes[palette_base + 2u * joint_count].rows[0].x == float(SKINNING_DUAL_QUATERNION);
 }
 
 // Where an instance's skinning reads: its model's part of the shared buffers and its palette slots.
@@ -171,7 +177,7 @@ SkinnedResult skin_vertex(uint vertex, SkinSource at, bool dual, bool previous) 
         if (influence.joint >= joint_count) {
             continue; // loaders never produce this; the CPU reference skips it too
         }
-        PaletteMatrix m = palette_chunks[chunk].palettes[palette_base + influence.joint];
+        PaletteMatrix m = palette_chunks[CHUNK_INDEX(chunk)].palettes[palette_base + influence.joint];
         float w = influence.weight;
         row0 += w * m.rows[0];
         row1 += w * m.rows[1];

@@ -17,10 +17,17 @@
 //     holds none, or each of the few its box holds (at most MAX_SAMPLE_TESTS) lies outside an edge,
 // each decided conservatively, so the image is the one drawing every triangle gives.
 //
+// A survivor whose screen box is at most `raster_pixels` across (`--raster auto`; any size with
+// `compute`; none with `hardware`), wholly in front of the eye and inside a guard band, is handed
+// to the raster pass instead (raster.camera_triangles or raster.light_triangles: its instance,
+// vertex base, first index and mesh), appended one atomic a subgroup, which also grows that pass's
+// indirect dispatch; a list full up leaves the rest to the hardware.
+//
 // One dispatch a run, whatever the levels: each workgroup takes an entry of the run's work table
 // (WorkGroup, TABLE_CAMERA or TABLE_LIGHT), which the cull pass appends for each instance the view
 // sees: a run of its level's triangles, an invocation each.
 #extension GL_EXT_shader_16bit_storage : require
+#extension GL_KHR_shader_subgroup_ballot : require
 #include "common.glsl"
 
 layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
@@ -36,12 +43,14 @@ layout(set = 0, binding = 3) readonly buffer WorkGroups { WorkGroup work_groups[
 layout(set = 0, binding = 4) buffer Draws { DrawCommand draws[]; };
 // Per chunk, each instance's room from its command's first index: 16-bit, instance-relative.
 layout(set = 0, binding = 5) writeonly buffer CulledIndices { uint16_t culled[]; } culled_chunks[MAX_CHUNKS];
-// The run's table's place and length.
-layout(set = 0, binding = 6) readonly buffer Counters { CullCounters counters; };
+// The run's table's place and length; the raster pass's dispatch and counts, which this pass grows.
+layout(set = 0, binding = 6) buffer Counters { CullCounters counters; };
 // Each model's record (its levels' first indices); a table entry names its instance's.
 layout(set = 0, binding = 7) readonly buffer Models { ModelRecord models[]; };
 // Each instance's slot: its run's instances, the stride between its meshes' commands.
 layout(set = 0, binding = 8) readonly buffer InstanceSlots { InstanceSlot instance_slots[]; };
+// The view's list for the raster pass.
+layout(set = 0, binding = 9) writeonly buffer RasterTriangles { RasterTriangle raster_triangles[]; };
 
 layout(push_constant) uniform Push {
     mat4 view_projection;
@@ -54,6 +63,8 @@ layout(push_constant) uniform Push {
                             // positions, 1: the pixel centres), so the small-triangle test holds; 0: no test
     float snap;             // the rasterizer's sub-pixel grid, 2^-subPixelPrecisionBits pixels
     uint table;             // the run's work table: TABLE_CAMERA or TABLE_LIGHT
+    float raster_pixels;    // the largest screen box (pixels across) the raster pass takes; 0: none
+    uint raster_room;       // entries the view's raster list holds
 } push;
 
 #include "work_tables.glsl"
@@ -109,6 +120,26 @@ bool covers_a_sample(vec2 pa, vec2 pb, vec2 pc, float area, float area_slack, ve
     return false;
 }
 
+// What becomes of a triangle: dropped, drawn by the hardware, or handed to the raster pass.
+const uint DROPPED = 0u;
+const uint HARDWARE = 1u;
+const uint COMPUTE = 2u;
+
+// Whether the raster pass can take a visible triangle: small enough, in front of the eye, and
+// inside a guard band of a target's size around it (its fixed-point corners stay in range).
+bool small(vec4 a, vec4 b, vec4 c) {
+    if (push.raster_pixels <= 0.0 || a.w <= 1e-6 || b.w <= 1e-6 || c.w <= 1e-6) {
+        return false;
+    }
+    vec2 pa = (a.xy / a.w * 0.5 + 0.5) * push.viewport;
+    vec2 pb = (b.xy / b.w * 0.5 + 0.5) * push.viewport;
+    vec2 pc = (c.xy / c.w * 0.5 + 0.5) * push.viewport;
+    vec2 low = min(pa, min(pb, pc));
+    vec2 high = max(pa, max(pb, pc));
+    return max(high.x - low.x, high.y - low.y) <= push.raster_pixels && all(greaterThanEqual(low, -push.viewport)) &&
+           all(lessThanEqual(high, 2.0 * push.viewport));
+}
+
 bool visible(vec4 a, vec4 b, vec4 c) {
     // Outside one clip plane with all three corners (Vulkan clip space: -w <= x, y <= w, 0 <= z <= w).
     if ((a.x < -a.w && b.x < -b.w && c.x < -c.w) || (a.x > a.w && b.x > b.w && c.x > c.w) ||
@@ -151,39 +182,86 @@ vec4 corner(uint chunk, uint first_vertex, uint index) {
     return push.view_projection * vec4(position, 1.0);
 }
 
-void main() {
-    WorkGroup work;
-    if (!work_entry(push.table, work)) {
-        return;
-    }
+// The path of this invocation's triangle, and what the index writes need: its command (the
+// instance's mesh), chunk, corners' indices, first index and mesh.
+uint classify(WorkGroup work, out uint command, out uint chunk, out uvec3 corners, out uint first, out uint mesh) {
     uint instance_index = work.instance;
     uint level = work.group >> 24;
     // The level's meshes: mesh_ranges[first_range + m]. The pass runs where the renderer holds one
     // model (its groups share one vertex count), whose part of the shared buffers starts at 0.
     uint first_range = models[work.model].first_range + level * push.mesh_count;
-    uint chunk = instance_index / push.chunk_instances;
-    uint first_vertex = work.vertex_base;
+    chunk = instance_index / push.chunk_instances;
     uint triangle = (work.group & 0xFFFFFFu) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
-    uint first = models[work.model].level_first_index[level] + triangle * 3u;
-    uint mesh = 0u;
+    first = models[work.model].level_first_index[level] + triangle * 3u;
+    mesh = 0u;
     while (mesh < push.mesh_count &&
            (first < mesh_ranges[first_range + mesh].first_index ||
             first + 2u >= mesh_ranges[first_range + mesh].first_index + mesh_ranges[first_range + mesh].index_count)) {
         mesh += 1u;
     }
     if (mesh == push.mesh_count) {
-        return; // past the last triangle, or in no mesh: never drawn
+        return DROPPED; // past the last triangle, or in no mesh: never drawn
     }
-    uint i0 = indices[first];
-    uint i1 = indices[first + 1u];
-    uint i2 = indices[first + 2u];
-    if (max(i0, max(i1, i2)) >= push.vertex_count ||
-        !visible(corner(chunk, first_vertex, i0), corner(chunk, first_vertex, i1), corner(chunk, first_vertex, i2))) {
+    corners = uvec3(indices[first], indices[first + 1u], indices[first + 2u]);
+    if (max(corners.x, max(corners.y, corners.z)) >= push.vertex_count) {
+        return DROPPED;
+    }
+    vec4 a = corner(chunk, work.vertex_base, corners.x);
+    vec4 b = corner(chunk, work.vertex_base, corners.y);
+    vec4 c = corner(chunk, work.vertex_base, corners.z);
+    if (!visible(a, b, c)) {
+        return DROPPED;
+    }
+    command = work.second_base + mesh * instance_slots[instance_index].run_instances;
+    return small(a, b, c) ? COMPUTE : HARDWARE;
+}
+
+void main() {
+    WorkGroup work;
+    uint path = DROPPED;
+    uint command, chunk, first, mesh;
+    uvec3 corners;
+    if (work_entry(push.table, work)) {
+        path = classify(work, command, chunk, corners, first, mesh);
+    }
+    uint view = push.table == TABLE_CAMERA ? RASTER_CAMERA : RASTER_LIGHT;
+    // The raster pass's share, appended one atomic a subgroup; the groups of its dispatch grow
+    // with the entries that fit (summed over the subgroups, ceil(min(total, room) / workgroup)).
+    uvec4 handed = subgroupBallot(path == COMPUTE);
+    uint handed_count = subgroupBallotBitCount(handed);
+    if (handed_count > 0u) {
+        uint base = 0u;
+        if (subgroupElect()) {
+            base = atomicAdd(counters.raster[view].w, handed_count);
+            uint before = (min(base, push.raster_room) + RASTER_WORKGROUP - 1u) / RASTER_WORKGROUP;
+            uint after = (min(base + handed_count, push.raster_room) + RASTER_WORKGROUP - 1u) / RASTER_WORKGROUP;
+            if (after > before) {
+                atomicAdd(counters.raster[view].x, after - before);
+            }
+        }
+        base = subgroupBroadcastFirst(base);
+        if (path == COMPUTE) {
+            uint at = base + subgroupBallotExclusiveBitCount(handed);
+            if (at < push.raster_room) {
+                raster_triangles[at] = RasterTriangle(work.instance, work.vertex_base, first, mesh);
+            } else {
+                path = HARDWARE; // the list is full
+            }
+        }
+    }
+    uint hardware = subgroupBallotBitCount(subgroupBallot(path == HARDWARE));
+    if (subgroupElect() && hardware > 0u) {
+        if (view == RASTER_CAMERA) {
+            atomicAdd(counters.raster_counts.z, hardware);
+        } else {
+            atomicAdd(counters.raster_counts.w, hardware);
+        }
+    }
+    if (path != HARDWARE) {
         return;
     }
-    uint command = work.second_base + mesh * instance_slots[instance_index].run_instances;
     uint at = draws[command].first_index + atomicAdd(draws[command].index_count, 3u);
-    culled_chunks[chunk].culled[at] = uint16_t(i0);
-    culled_chunks[chunk].culled[at + 1u] = uint16_t(i1);
-    culled_chunks[chunk].culled[at + 2u] = uint16_t(i2);
+    culled_chunks[chunk].culled[at] = uint16_t(corners.x);
+    culled_chunks[chunk].culled[at + 1u] = uint16_t(corners.y);
+    culled_chunks[chunk].culled[at + 2u] = uint16_t(corners.z);
 }

@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use vkskin::anim::Skinning;
 use vkskin::render::passes::debug::DebugViews;
-use vkskin::render::{Shadows, Strategy};
+use vkskin::render::{Raster, Shadows, Strategy};
 
 /// The viewer is the default command: `vkskin FILE [options]` and `vkskin [options]` are
 /// `vkskin view FILE [options]` and `vkskin view [options]`. One vocabulary across the commands:
@@ -200,6 +200,11 @@ pub(crate) struct BenchArgs {
     /// the skin pass, the top level's per instance and the ray queries' per pixel.
     #[arg(long, default_value = "map", value_delimiter = ',', value_parser = parse_shadows)]
     pub(crate) shadows: Vec<Shadows>,
+    /// Rasterizers, comma separated: hardware, compute, auto (the `compute` strategy with the
+    /// triangle pass; the others draw with the hardware's). The report gives the triangles and
+    /// samples each path took and the raster pass's time.
+    #[arg(long, default_value = "auto", value_delimiter = ',', value_parser = parse_raster)]
+    pub(crate) raster: Vec<Raster>,
     /// Clips compressed (on) or the files' keys (off), comma separated; with both, the report gives
     /// the palette pass's cost per joint-instance of each.
     #[arg(long, value_enum, default_value = "on", value_delimiter = ',')]
@@ -383,6 +388,12 @@ pub(crate) struct SceneArgs {
     /// frame: a device with VK_KHR_ray_query, and the compute or cpu strategy). docs/ray-tracing.md.
     #[arg(long, default_value = "map", value_parser = parse_shadows)]
     pub(crate) shadows: Shadows,
+    /// Which rasterizer draws the model's triangles (the `compute` strategy; the others draw with
+    /// the hardware's): hardware, compute (every triangle it can take rasterized in a compute pass
+    /// from the skinned buffer), or auto (triangles under a few pixels in compute, the rest by the
+    /// hardware). docs/compute-raster.md.
+    #[arg(long, default_value = "auto", value_parser = parse_raster)]
+    pub(crate) raster: Raster,
     /// Turn on the Khronos validation layer with synchronization validation (also VKSKIN_VALIDATION=1).
     #[arg(long)]
     pub(crate) validate: bool,
@@ -403,6 +414,10 @@ pub(crate) fn parse_skinning(text: &str) -> Result<Skinning, String> {
 
 pub(crate) fn parse_shadows(text: &str) -> Result<Shadows, String> {
     Shadows::parse(text).ok_or_else(|| format!("expected map or ray, got '{text}'"))
+}
+
+pub(crate) fn parse_raster(text: &str) -> Result<Raster, String> {
+    Raster::parse(text).ok_or_else(|| format!("expected hardware, compute or auto, got '{text}'"))
 }
 
 pub(crate) fn parse_strategy(text: &str) -> Result<Strategy, String> {

@@ -11,7 +11,7 @@ use egui::{Color32, ComboBox, ProgressBar, RichText, Slider, SliderClamping};
 use crate::anim::{Layer, Skinning};
 use crate::render::passes::debug::DebugViews;
 use crate::render::stats::{PassTimings, VisibleCounts};
-use crate::render::{Shadows, Strategy};
+use crate::render::{Raster, Shadows, Strategy};
 
 /// Frame times kept for the graph.
 const HISTORY: usize = 240;
@@ -47,6 +47,9 @@ pub struct PanelInfo<'a> {
     pub motion_blur: bool,
     /// Shadows from the map or traced (`--shadows`).
     pub shadows: Shadows,
+    /// Which rasterizer draws the model (`--raster`); None: the hardware's alone (no raster pass:
+    /// not the `compute` strategy, or not this device).
+    pub raster: Option<Raster>,
     /// The instances vary in phase, speed, size and colours (`--variety`).
     pub variety: bool,
     pub instances: usize,
@@ -127,6 +130,8 @@ pub enum Action {
     MotionBlur(bool),
     /// Shadows from the map or traced (`--shadows`): a new renderer.
     Shadows(Shadows),
+    /// The rasterizer (`--raster`), from the next frame.
+    Raster(Raster),
     /// The crowd varied or copies (`--variety`).
     Variety(bool),
     /// Model N of a crowd of several leaves it (its instances go to the others).
@@ -138,7 +143,7 @@ impl Action {
     /// `pause`, `play`, `step`, `seek=0.5`, `debug=skeleton,bounds`, `layer=1@4:0.8` (clip, joint
     /// and weight by number) or `layer=none`, `capture`, `open=PATH`, `panel=off` or
     /// `animation-lod=on`, `morph=TARGET:WEIGHT` or `morph=TARGET:clip`, `skinning=dual-quaternion`,
-    /// `motion-blur=on`, `shadows=ray`, `variety=off`, `remove-model=N` (`view --drive`: a test or a demo runs the panel's controls
+    /// `motion-blur=on`, `shadows=ray`, `raster=compute`, `variety=off`, `remove-model=N` (`view --drive`: a test or a demo runs the panel's controls
     /// without a pointer).
     pub fn parse(text: &str) -> Result<Action, String> {
         let (name, value) = text.split_once('=').unwrap_or((text, ""));
@@ -169,6 +174,9 @@ impl Action {
             "animation-lod" if value == "on" || value == "off" => Action::AnimationLod(value == "on"),
             "motion-blur" if value == "on" || value == "off" => Action::MotionBlur(value == "on"),
             "shadows" => Action::Shadows(Shadows::parse(value).ok_or(format!("shadows: expected map or ray, found '{value}'"))?),
+            "raster" => Action::Raster(
+                Raster::parse(value).ok_or(format!("raster: expected hardware, compute or auto, found '{value}'"))?,
+            ),
             "variety" if value == "on" || value == "off" => Action::Variety(value == "on"),
             "layer" if value == "none" => Action::Layer(None),
             "layer" => {
@@ -199,7 +207,7 @@ impl Action {
             "open" if !value.is_empty() => Action::Open(value.into()),
             _ => {
                 return Err(format!(
-                "expected strategy, instances, clip, fade, speed, seek, pause, play, step, debug, layer, capture, open=PATH, panel=on|off, animation-lod=on|off, morph=TARGET:WEIGHT|clip, skinning=linear|dual-quaternion, motion-blur=on|off, shadows=map|ray or variety=on|off, found '{text}'"
+                "expected strategy, instances, clip, fade, speed, seek, pause, play, step, debug, layer, capture, open=PATH, panel=on|off, animation-lod=on|off, morph=TARGET:WEIGHT|clip, skinning=linear|dual-quaternion, motion-blur=on|off, shadows=map|ray, raster=hardware|compute|auto or variety=on|off, found '{text}'"
             ))
             }
         })
@@ -442,6 +450,23 @@ impl Panel {
                 }
             }
         });
+
+        if let Some(current) = info.raster {
+            ui.horizontal(|ui| {
+                ui.label("raster");
+                for raster in Raster::ALL {
+                    let response = ui.selectable_label(current == raster, raster.name()).on_hover_text(match raster {
+                        Raster::Hardware => "every triangle by the hardware rasterizer",
+                        Raster::Compute => "every triangle it can take by the compute rasterizer, from the skinned buffer",
+                        Raster::Auto => "triangles a few pixels across in compute, the larger ones by the hardware",
+                    });
+                    self.place(&format!("{} raster", raster.name()), &response);
+                    if response.clicked() && current != raster {
+                        actions.push(Action::Raster(raster));
+                    }
+                }
+            });
+        }
 
         ui.horizontal(|ui| {
             ui.label("skinning");

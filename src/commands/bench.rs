@@ -51,6 +51,7 @@ pub(crate) fn bench(arguments: BenchArgs) -> Result<(), String> {
         skinning: arguments.skinning.clone(),
         motion_blur: arguments.motion_blur.iter().map(|switch| switch.on()).collect(),
         shadows: arguments.shadows.clone(),
+        raster: arguments.raster.clone(),
         counts: arguments.instances,
         strategies: arguments.strategy,
         mixes: arguments.mix.iter().map(|&mix| mix == Mix::Mixed).collect(),

@@ -31,6 +31,7 @@ impl SceneArgs {
             animation_lod: self.animation_lod(),
             motion_blur: self.motion_blur.on(),
             shadows: self.shadows,
+            raster: self.raster,
             ..RenderSettings::default()
         }
     }

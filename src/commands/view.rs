@@ -29,6 +29,7 @@ pub(crate) fn view(arguments: ViewArgs) -> Result<(), String> {
         animation_lod: scene.animation_lod(),
         motion_blur: scene.motion_blur.on(),
         shadows: scene.shadows,
+        raster: scene.raster,
         lod: scene.lod.on(),
         capture,
         debug: scene.debug,

@@ -129,6 +129,8 @@ pub enum Resource<'a> {
     UniformBuffer(&'a Buffer),
     /// A combined image sampler in SHADER_READ_ONLY_OPTIMAL.
     SampledImage(vk::ImageView, vk::Sampler),
+    /// An array binding of them: element i is image i.
+    SampledImages(Vec<(vk::ImageView, vk::Sampler)>),
     /// A top-level acceleration structure, for ray queries.
     AccelerationStructure(vk::AccelerationStructureKHR),
 }
@@ -140,17 +142,20 @@ pub fn write_set(device: &Device, set: vk::DescriptorSet, bindings: &[(u32, Reso
         .map(|(_, resource)| match resource {
             Resource::StorageBuffer(buffer) | Resource::UniformBuffer(buffer) => vec![buffer.descriptor()],
             Resource::StorageBuffers(buffers) => buffers.iter().map(|buffer| buffer.descriptor()).collect(),
-            Resource::SampledImage(..) | Resource::AccelerationStructure(_) => vec![vk::DescriptorBufferInfo::default()],
+            Resource::SampledImage(..) | Resource::SampledImages(_) | Resource::AccelerationStructure(_) => {
+                vec![vk::DescriptorBufferInfo::default()]
+            }
         })
         .collect();
-    let image_infos: Vec<[vk::DescriptorImageInfo; 1]> = bindings
+    let image_info = |&(view, sampler): &(vk::ImageView, vk::Sampler)| {
+        vk::DescriptorImageInfo::default().image_view(view).sampler(sampler).image_layout(vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)
+    };
+    let image_infos: Vec<Vec<vk::DescriptorImageInfo>> = bindings
         .iter()
         .map(|(_, resource)| match resource {
-            Resource::SampledImage(view, sampler) => [vk::DescriptorImageInfo::default()
-                .image_view(*view)
-                .sampler(*sampler)
-                .image_layout(vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)],
-            _ => [vk::DescriptorImageInfo::default()],
+            Resource::SampledImage(view, sampler) => vec![image_info(&(*view, *sampler))],
+            Resource::SampledImages(images) => images.iter().map(image_info).collect(),
+            _ => vec![vk::DescriptorImageInfo::default()],
         })
         .collect();
     let structures: Vec<[vk::AccelerationStructureKHR; 1]> = bindings
@@ -178,7 +183,7 @@ pub fn write_set(device: &Device, set: vk::DescriptorSet, bindings: &[(u32, Reso
                 Resource::UniformBuffer(_) => {
                     write.descriptor_type(vk::DescriptorType::UNIFORM_BUFFER).buffer_info(&buffer_infos[index])
                 }
-                Resource::SampledImage(..) => {
+                Resource::SampledImage(..) | Resource::SampledImages(_) => {
                     write.descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER).image_info(&image_infos[index])
                 }
                 Resource::AccelerationStructure(_) => write

@@ -53,6 +53,14 @@ pub struct Device {
     pub independent_blend: bool,
     /// storageBuffer16BitAccess, enabled where the device has it.
     pub storage_buffer_16bit: bool,
+    /// What the compute rasterizer needs (`passes::raster`), all enabled where the device has every
+    /// one: 64-bit integers and their atomics on storage buffers (the visibility buffer), arrays of
+    /// textures and buffers indexed per sample (the resolve's materials and chunks), sample-rate
+    /// shading, and subgroup
+    /// ballots in compute shaders (one atomic a subgroup where triangles are appended).
+    pub compute_raster: bool,
+    /// Subgroup ballots and arithmetic in compute shaders (the triangle pass appends with them).
+    pub subgroup_ballot: bool,
     /// Acceleration structures and ray query, where the device offers them: `--shadows ray`.
     pub ray_query: Option<RayQuery>,
     pub instance: Instance,
@@ -148,6 +156,8 @@ impl Device {
             geometry_shader: features.core.geometry_shader == vk::TRUE,
             independent_blend: features.core.independent_blend == vk::TRUE,
             storage_buffer_16bit: features.vulkan11.storage_buffer16_bit_access == vk::TRUE,
+            compute_raster: features.vulkan12.shader_buffer_int64_atomics == vk::TRUE,
+            subgroup_ballot: subgroup_ballot(&instance, physical),
             ray_query,
             barrier_calls: AtomicU64::new(0),
             dispatch_calls: AtomicU64::new(0),
@@ -422,12 +432,19 @@ impl Features {
         let mut supported2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut supported11);
         unsafe { instance.raw.get_physical_device_features2(physical, &mut supported2) };
         let storage_buffer_16bit = supported11.storage_buffer16_bit_access == vk::TRUE;
+        let raster = compute_raster_supported(instance, physical);
+        let core = core.shader_int64(raster).sample_rate_shading(raster);
         Features {
             core,
             vulkan11: vk::PhysicalDeviceVulkan11Features::default()
                 .shader_draw_parameters(needs.shader_draw_parameters)
                 .storage_buffer16_bit_access(storage_buffer_16bit),
-            vulkan12: vk::PhysicalDeviceVulkan12Features::default().draw_indirect_count(needs.draw_indirect_count),
+            vulkan12: vk::PhysicalDeviceVulkan12Features::default()
+                .draw_indirect_count(needs.draw_indirect_count)
+                .shader_buffer_int64_atomics(raster)
+                .runtime_descriptor_array(raster)
+                .shader_sampled_image_array_non_uniform_indexing(raster)
+                .shader_storage_buffer_array_non_uniform_indexing(raster),
             vulkan13: vk::PhysicalDeviceVulkan13Features::default().synchronization2(true).dynamic_rendering(true),
             synchronization2: vk::PhysicalDeviceSynchronization2Features::default().synchronization2(true),
             dynamic_rendering: vk::PhysicalDeviceDynamicRenderingFeatures::default().dynamic_rendering(true),
@@ -460,6 +477,34 @@ impl Features {
         }
         create_info
     }
+}
+
+/// Whether the device has all the compute rasterizer needs (`Device::compute_raster`).
+fn compute_raster_supported(instance: &Instance, physical: vk::PhysicalDevice) -> bool {
+    let core = unsafe { instance.raw.get_physical_device_features(physical) };
+    let mut features12 = vk::PhysicalDeviceVulkan12Features::default();
+    let mut features2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut features12);
+    unsafe { instance.raw.get_physical_device_features2(physical, &mut features2) };
+    [
+        core.shader_int64,
+        core.sample_rate_shading,
+        features12.shader_buffer_int64_atomics,
+        features12.runtime_descriptor_array,
+        features12.shader_sampled_image_array_non_uniform_indexing,
+        features12.shader_storage_buffer_array_non_uniform_indexing,
+    ]
+    .iter()
+    .all(|&feature| feature == vk::TRUE)
+        && subgroup_ballot(instance, physical)
+}
+
+/// Whether compute shaders have subgroup ballots and arithmetic (`Device::subgroup_ballot`).
+fn subgroup_ballot(instance: &Instance, physical: vk::PhysicalDevice) -> bool {
+    let mut subgroup = vk::PhysicalDeviceSubgroupProperties::default();
+    let mut properties2 = vk::PhysicalDeviceProperties2::default().push_next(&mut subgroup);
+    unsafe { instance.raw.get_physical_device_properties2(physical, &mut properties2) };
+    let ballot = vk::SubgroupFeatureFlags::BASIC | vk::SubgroupFeatureFlags::BALLOT | vk::SubgroupFeatureFlags::ARITHMETIC;
+    subgroup.supported_operations.contains(ballot) && subgroup.supported_stages.contains(vk::ShaderStageFlags::COMPUTE)
 }
 
 /// The device extensions to enable, in the order they are asked for.

@@ -44,7 +44,9 @@ impl SkinInputSet {
         palettes: &[Buffer],
         (motions, instance_slots): (&Buffer, &Buffer),
     ) -> crate::gpu::Result<SkinInputSet> {
-        let (storage, vertex) = (vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX);
+        // Vertex shaders skin from it; the raster resolve (fragment) skins its previous corners.
+        let (storage, vertex) =
+            (vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT);
         let layout = DescriptorSetLayout::with_counts(
             device,
             "skin_inputs.set_layout",

@@ -14,6 +14,7 @@ use super::passes::motion::{self, MotionPush};
 use super::passes::overlay::{OverlayFrame, OverlayPass};
 use super::passes::shadow;
 use super::passes::skin::SkinPass;
+use super::passes::triangles::TRIANGLE_WRITES;
 use super::recorder::{BarrierCall, Recorder};
 use super::shader_types::{CullCounters, CullRun, Table};
 use super::slots::FrameSlot;
@@ -62,9 +63,15 @@ impl Renderer {
         if strategy == Strategy::Compute {
             context.skin(&mut recorder);
         }
-        // triangles: the skinned triangles the camera can see, compacted for the forward pass.
+        // triangles: the skinned triangles the camera can see, compacted for the forward pass; the
+        // small ones handed to the raster pass.
         if self.passes.triangles.is_some() {
             context.triangles(&mut recorder);
+        }
+        // raster (`--raster compute|auto`): the small triangles rasterized in compute, for the
+        // forward pass's resolve and the shadow pass's merge.
+        if self.raster_runs() {
+            context.raster(&mut recorder);
         }
         // blas, tlas (`--shadows ray`): acceleration structures from the skinned vertices; they
         // replace the shadow map.
@@ -155,8 +162,28 @@ impl FrameContext<'_> {
     fn triangles(&self, recorder: &mut Recorder) {
         let renderer = self.renderer;
         let Some(triangles) = &renderer.passes.triangles else { return };
+        let counters = &renderer.passes.cull.counters;
+        let (mut before, mut after) = (triangles.hazards_before(counters), triangles.hazards_after(counters));
+        if let Some(raster) = renderer.passes.raster.as_ref().filter(|_| renderer.raster_runs()) {
+            before.extend(raster.list_hazards_before(TRIANGLE_WRITES));
+            after.extend(raster.list_hazards_after(TRIANGLE_WRITES, counters));
+        }
         let record = |command_buffer| renderer.record_triangles(command_buffer, triangles, self.scene);
-        recorder.pass(Pass::Triangles, triangles.hazards_before(), record, triangles.hazards_after());
+        recorder.pass(Pass::Triangles, before, record, after);
+    }
+
+    /// The targets cleared, then the camera's and the light's small triangles rasterized.
+    fn raster(&self, recorder: &mut Recorder) {
+        let renderer = self.renderer;
+        let Some(raster) = &renderer.passes.raster else { return };
+        let counters = &renderer.passes.cull.counters;
+        let views = renderer.raster_views(self.scene);
+        let runs = vec![("the clear", Vec::new()), ("the raster", raster.hazards_before())];
+        let record = |command_buffer, run: usize| match run {
+            0 => raster.record_clear(command_buffer),
+            _ => raster.record(command_buffer, &views, counters),
+        };
+        recorder.pass_in_runs(Pass::Raster, raster.clear_hazards(), runs, record, raster.hazards_after(counters));
     }
 
     fn shadow(&self, recorder: &mut Recorder) {
@@ -224,8 +251,8 @@ fn palette_readers(strategy: Strategy) -> barrier::Side {
     match strategy {
         Strategy::Vertex => side("shadow and forward vertex shaders", Stage::VERTEX_SHADER, Access::SHADER_STORAGE_READ),
         _ => side(
-            "skin reads; the forward vertex shader's previous block",
-            Stage::COMPUTE_SHADER | Stage::VERTEX_SHADER,
+            "skin reads; the forward vertex shader's and the raster resolve's previous block",
+            Stage::COMPUTE_SHADER | Stage::VERTEX_SHADER | Stage::FRAGMENT_SHADER,
             Access::SHADER_STORAGE_READ,
         ),
     }

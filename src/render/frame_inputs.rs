@@ -7,6 +7,7 @@ use ash::vk;
 use super::draw::{DrawList, VertexSource};
 use super::passes::debug::DebugFrame;
 use super::passes::forward::{ForwardFrame, PreviousPositions, ResolveTarget};
+use super::passes::raster::{RasterPass, RasterViews};
 use super::passes::shadow;
 use super::passes::triangles::{CulledOutput, RunView, TriangleCulling};
 use super::shader_types::{CullCounters, Table};
@@ -28,8 +29,13 @@ impl Renderer {
             viewport: [shadow::SHADOW_MAP_SIZE as f32; 2],
             sample_step: 1,
         };
+        // The raster pass's threshold and room, where it runs this frame.
+        let raster = match &self.passes.raster {
+            Some(pass) if self.raster_runs() => (self.raster.pixels(), pass.room),
+            _ => (0.0, 0),
+        };
         let run = |table: Table, output: &CulledOutput, view: RunView| {
-            (output.set, triangles.push(&self.model, &self.setup, &view, table), table.arguments())
+            (output.set, triangles.push(&self.model, &self.setup, &view, (table, raster)), table.arguments())
         };
         let mut runs = vec![run(Table::Camera, &triangles.camera, camera)];
         if let Some(output) = self.light_run() {
@@ -116,12 +122,41 @@ impl Renderer {
         self.setup.light_culling.then_some(output)
     }
 
+    /// What the raster pass's runs rasterize for this frame.
+    pub(super) fn raster_views(&self, scene: &FrameScene) -> RasterViews {
+        let extent = self.targets().color.extent();
+        RasterViews {
+            camera: scene.view_projection,
+            camera_size: [extent.width, extent.height],
+            light: scene.light_view_projection,
+            chunk_instances: self.setup.chunking.instances_per_chunk,
+        }
+    }
+
+    /// The raster pass where it runs this frame.
+    fn raster_pass(&self) -> Option<&RasterPass> {
+        self.passes.raster.as_ref().filter(|_| self.raster_runs())
+    }
+
+    /// The frame uniforms' debug flags (`frame.chunking.y`): the raster view colours what each
+    /// rasterizer drew.
+    pub(super) fn debug_flags(&self) -> u32 {
+        u32::from(self.debug.raster)
+    }
+
     pub(super) fn record_shadow(&self, command_buffer: vk::CommandBuffer, vertices: VertexSource<'_>, scene: &FrameScene) {
         let draws = self.draw_list(&self.passes.cull.light_draws, true);
         // The triangle pass's light run, where it ran: the triangles that can reach a texel.
         let culled = self.light_run().map(|output| output.draws(draws));
         let light_view_projection = scene.light_view_projection;
-        self.passes.shadow.record(command_buffer, vertices, &self.model.indices, (draws, culled.as_ref()), light_view_projection);
+        // The raster pass's texels, merged after the draws.
+        let merge = |command_buffer| {
+            if let Some(raster) = self.raster_pass() {
+                raster.record_merge(command_buffer);
+            }
+        };
+        let draws = (draws, culled.as_ref());
+        self.passes.shadow.record(command_buffer, (vertices, &self.model.indices), draws, light_view_projection, &merge);
     }
 
     pub(super) fn record_forward(
@@ -152,7 +187,14 @@ impl Renderer {
             extent: resolve.extent,
             velocity: self.velocity_written(),
         };
-        let overlay = |command_buffer| self.passes.debug.record(command_buffer, &debug_frame);
+        // After the model: the raster pass's samples shaded and merged by depth, then the debug views.
+        let skin_inputs = self.bindings.skin_inputs.as_ref().map(|inputs| inputs.set);
+        let overlay = |command_buffer| {
+            if let (Some(raster), Some(skin_inputs)) = (self.raster_pass(), skin_inputs) {
+                raster.record_resolve(command_buffer, (frame.frame_set, skin_inputs), self.velocity_written(), self.debug_flags());
+            }
+            self.passes.debug.record(command_buffer, &debug_frame)
+        };
         let culled = self.passes.triangles.as_ref().map(|triangles| triangles.camera.draws(camera_draws));
         let forward_frame = ForwardFrame {
             targets,

@@ -23,6 +23,9 @@ impl Renderer {
         self.targets = None;
         let targets = ForwardTargets::new(&self.device, self.setup.color_format, extent)?;
         self.passes.motion.bind_targets(&targets);
+        if let Some(raster) = &mut self.passes.raster {
+            raster.bind_targets(extent)?;
+        }
         self.targets = Some(targets);
         self.history.cut_camera();
         Ok(())
@@ -112,7 +115,7 @@ impl Renderer {
             light_color_ambient: [1.0, 0.96, 0.9, 0.28],
             ground: scene.ground.to_array(),
             shadow_params: [1.0 / shadow::SHADOW_MAP_SIZE as f32, ray_offset.0, ray_offset.1, 0.0],
-            chunking: [self.setup.chunking.instances_per_chunk, 0, 0, 0],
+            chunking: [self.setup.chunking.instances_per_chunk, self.debug_flags(), 0, 0],
             camera_planes: frustum_planes(scene.view_projection),
             light_planes: frustum_planes(scene.light_view_projection),
             previous_view_projection: self.history.camera(scene.view_projection).to_cols_array_2d(),

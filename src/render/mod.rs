@@ -1,13 +1,14 @@
 //! The renderer: frame slots, the passes, and the frame's recipe (`frame.rs`).
 //!
 //! ```text
-//!  instances ──▶ cull ──▶ palette ──▶ skin ──▶ triangles ──▶ shadow ──▶ forward ──▶ motion ──▶ overlay ──▶ resolve
-//!  instances.rs  cull.rs  palette.rs  skin.rs  triangles.rs shadow.rs  forward.rs  motion.rs  overlay.rs  frame.rs (present | copy-out)
-//!  changed       kept     joint       skinned  culled       shadow     4× MSAA,    motion     the viewer's offscreen.rs
-//!  records in;   lists    palettes    vertices indices,     .depth     resolved;   blur or    panel (egui)
-//!  each          per      (and last   per      draws                   velocity,   the motion
-//!  instance's    level,   frame's)    level    (camera,                debug.rs    view (when
-//!  data now      draws                         light)                  views       on)
+//!  instances ──▶ cull ──▶ palette ──▶ skin ──▶ triangles ──▶ raster ──▶ shadow ──▶ forward ──▶ motion ──▶ overlay ──▶ resolve
+//!  instances.rs  cull.rs  palette.rs  skin.rs  triangles.rs raster.rs  shadow.rs  forward.rs  motion.rs  overlay.rs  frame.rs (present | copy-out)
+//!  changed       kept     joint       skinned  culled       small      shadow     4× MSAA,    motion     the viewer's offscreen.rs
+//!  records in;   lists    palettes    vertices indices,     triangles  .depth     resolved;   blur or    panel (egui)
+//!  each          per      (and last   per      draws        in compute (+ merge)  velocity,   the motion
+//!  instance's    level,   frame's)    level    (camera,     (when on)             debug.rs    view (when
+//!  data now      draws                         light)                             views;      on)
+//!                                                                                 + resolve
 //! ```
 //! Each pass owns what it writes and declares the hazards before and after it; `frame.rs`
 //! records them in order and `recorder.rs` issues one barrier per boundary. Data the CPU writes
@@ -63,11 +64,11 @@ use passes::forward::ForwardTargets;
 use passes::overlay::{OverlayFrame, OverlayPass};
 pub use passes::Passes;
 use passes::{MadePasses, PassesFor};
-pub use settings::{RenderSettings, Shadows, SkinTuning};
+pub use settings::{Raster, RenderSettings, Shadows, SkinTuning};
 pub use shader_types::MAX_CHUNKS;
 use shader_types::{CullCounters, PaletteMatrix, SkinnedVertex};
 use slots::{FrameSlot, SlotSetup};
-pub use stats::{CullReadback, FrameStats, PassTimings, VisibleCounts};
+pub use stats::{CullReadback, FrameStats, PassTimings, RasterCounts, VisibleCounts};
 
 /// Frames the CPU may record ahead of the GPU.
 pub const FRAMES_IN_FLIGHT: usize = 2;
@@ -216,6 +217,9 @@ pub struct Renderer {
     cpu_models: Vec<Model>,
     /// Motion blur from the velocity target (the motion pass); off unless asked for.
     pub motion_blur: bool,
+    /// Which rasterizer draws the triangle pass's survivors (`--raster`); the hardware's alone
+    /// where there is no raster pass (`Renderer::raster_runs`).
+    pub raster: Raster,
     /// Write the velocity target even when the motion pass does not run (tests read it back; an
     /// application's own pass could use it).
     pub write_velocity: bool,
@@ -356,6 +360,7 @@ impl Renderer {
             stats: FrameStats::default(),
             cpu_models: if strategy == Strategy::Cpu { models.iter().map(|&model| model.clone()).collect() } else { Vec::new() },
             motion_blur: settings.motion_blur,
+            raster: settings.raster,
             write_velocity: false,
             velocity_layout: std::cell::Cell::new(None),
             history: history::FrameHistory::new(strategy == Strategy::Cpu, &instance_vertices),
@@ -514,6 +519,7 @@ impl Renderer {
                     not_drawn: counts.pool_use[1],
                     placed_vertices: counts.pool_use[2],
                     placed_indices: counts.pool_use[3],
+                    raster: self.raster_counts(counts),
                 });
             }
         }
@@ -529,6 +535,20 @@ impl Renderer {
         Ok(())
     }
 
+    /// What each rasterizer took in a frame whose counts are `counts` (the raster lists' entries
+    /// past their room went to the hardware, and were counted there).
+    fn raster_counts(&self, counts: &CullCounters) -> RasterCounts {
+        let room = self.passes.raster.as_ref().map_or(0, |raster| raster.room);
+        RasterCounts {
+            camera_hardware: counts.raster_counts[2],
+            camera_compute: counts.raster[0][3].min(room),
+            camera_samples: counts.raster_counts[0],
+            light_hardware: counts.raster_counts[3],
+            light_compute: counts.raster[1][3].min(room),
+            light_texels: counts.raster_counts[1],
+        }
+    }
+
     /// Whether `pass` runs in this renderer's frames: the trace pass's builds only with ray-traced
     /// shadows, and then no shadow map; the triangle pass where it was made. The others always
     /// do (an overlay or a resolve that has nothing to do takes no time).
@@ -537,8 +557,14 @@ impl Renderer {
             Pass::Blas | Pass::Tlas => self.passes.trace.is_some(),
             Pass::Shadow => self.passes.trace.is_none(),
             Pass::Triangles => self.passes.triangles.is_some(),
+            Pass::Raster => self.raster_runs(),
             _ => true,
         }
+    }
+
+    /// The raster pass runs this frame: this renderer has one, and `raster` asks for it.
+    pub fn raster_runs(&self) -> bool {
+        self.passes.raster.is_some() && self.raster != Raster::Hardware
     }
 
     /// Waits for every submitted frame (headless read-back, shutdown, resize), oldest first, and

@@ -11,6 +11,7 @@ pub enum Pass {
     Palette,
     Skin,
     Triangles,
+    Raster,
     Blas,
     Tlas,
     Shadow,
@@ -23,12 +24,13 @@ pub enum Pass {
 impl Pass {
     /// Every pass in recording order (each one's discriminant is its place here): timestamp i + 1
     /// closes `ALL[i]`.
-    pub const ALL: [Pass; 12] = [
+    pub const ALL: [Pass; 13] = [
         Pass::Instances,
         Pass::Cull,
         Pass::Palette,
         Pass::Skin,
         Pass::Triangles,
+        Pass::Raster,
         Pass::Blas,
         Pass::Tlas,
         Pass::Shadow,
@@ -46,6 +48,7 @@ impl Pass {
             Pass::Palette => "palette",
             Pass::Skin => "skin",
             Pass::Triangles => "triangles",
+            Pass::Raster => "raster",
             Pass::Blas => "blas",
             Pass::Tlas => "tlas",
             Pass::Shadow => "shadow",

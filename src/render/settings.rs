@@ -21,6 +21,9 @@ pub struct RenderSettings {
     /// Motion blur from the velocity target (`--motion-blur on`): the renderer's `motion_blur`
     /// at start, which may change between frames.
     pub motion_blur: bool,
+    /// Which rasterizer draws the model's triangles (`--raster`): the renderer's `raster` at
+    /// start, which may change between frames.
+    pub raster: Raster,
     /// The skin pass's layout; None: the device's default, or what `VKSKIN_SKIN_WORKGROUP` and
     /// `VKSKIN_SKIN_STAGED_STORES` ask for (`SkinTuning::from_env`).
     pub skin: Option<SkinTuning>,
@@ -65,6 +68,53 @@ impl Shadows {
 
     pub fn parse(text: &str) -> Option<Shadows> {
         Shadows::ALL.into_iter().find(|shadows| shadows.name().eq_ignore_ascii_case(text.trim()))
+    }
+}
+
+/// Which rasterizer draws the triangles the triangle pass keeps (the `compute` strategy; the others
+/// always draw with the hardware's): `passes::raster`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Raster {
+    /// The hardware rasterizer, every triangle (the shadow and forward passes' draws).
+    #[default]
+    Hardware,
+    /// The compute rasterizer, every triangle it can take (in front of the eye, inside its guard
+    /// band, while its list has room); the rest the hardware's.
+    Compute,
+    /// Each triangle by its size: a screen box at most `AUTO_RASTER_PIXELS` across in compute, the
+    /// larger ones by the hardware.
+    Auto,
+}
+
+/// `--raster auto`'s threshold: a triangle whose screen box is at most this many pixels across
+/// (texels, in the shadow map) goes to the compute rasterizer. Nanite sends clusters of triangles
+/// under about 32 pixels long to its software rasterizer; per triangle, an invocation walking its
+/// box, a few pixels is where a sample loop stays short (docs/compute-raster.md, the figures).
+pub const AUTO_RASTER_PIXELS: f32 = 4.0;
+
+impl Raster {
+    pub const ALL: [Raster; 3] = [Raster::Hardware, Raster::Compute, Raster::Auto];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Raster::Hardware => "hardware",
+            Raster::Compute => "compute",
+            Raster::Auto => "auto",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Raster> {
+        Raster::ALL.into_iter().find(|raster| raster.name().eq_ignore_ascii_case(text.trim()))
+    }
+
+    /// The triangle pass's threshold (`TrianglesPush::raster_pixels`): the largest screen box the
+    /// raster pass takes, 0 for none.
+    pub fn pixels(self) -> f32 {
+        match self {
+            Raster::Hardware => 0.0,
+            Raster::Compute => f32::MAX,
+            Raster::Auto => AUTO_RASTER_PIXELS,
+        }
     }
 }
 

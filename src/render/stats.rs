@@ -36,6 +36,21 @@ pub struct VisibleCounts {
     /// Skinned vertices the frame placed in the pools, and culled indices (both views).
     pub placed_vertices: u32,
     pub placed_indices: u32,
+    /// What each rasterizer took (`--raster`).
+    pub raster: RasterCounts,
+}
+
+/// The triangles each rasterizer took in one frame, and the samples the compute one covered (each
+/// sample of each triangle, whatever the depth test made of it): the camera's (4 samples a
+/// pixel) and the shadow map's (a texel each). All zero without the triangle pass.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RasterCounts {
+    pub camera_hardware: u32,
+    pub camera_compute: u32,
+    pub camera_samples: u32,
+    pub light_hardware: u32,
+    pub light_compute: u32,
+    pub light_texels: u32,
 }
 
 /// GPU time of each pass of one frame, in milliseconds, from timestamp queries. On lavapipe these

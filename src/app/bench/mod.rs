@@ -17,7 +17,7 @@ use crate::app::imagediff::ImageDifference;
 use crate::app::SceneSetup;
 use crate::model::Model;
 use crate::render::shader_types::{SkinnedVertex, SourceVertex};
-use crate::render::{Shadows, Strategy, VisibleCounts};
+use crate::render::{Raster, Shadows, Strategy, VisibleCounts};
 
 pub struct BenchOptions {
     pub counts: Vec<usize>,
@@ -51,6 +51,9 @@ pub struct BenchOptions {
     /// Shadows from the map and traced (`--shadows map,ray`; the map alone when empty). The
     /// `vertex` strategy has no skinned buffer to trace: its rows are the map's alone.
     pub shadows: Vec<Shadows>,
+    /// Rasterizers (`--raster`; auto alone when empty). `compute` rows only: the others draw with
+    /// the hardware's.
+    pub raster: Vec<Raster>,
     pub warmup: u32,
     pub frames: u32,
     pub size: (u32, u32),
@@ -117,6 +120,8 @@ pub struct BenchRow {
     pub motion_blur: bool,
     /// Shadows from the map or traced.
     pub shadows: Shadows,
+    /// The rasterizer that drew the model (hardware where the renderer has no raster pass).
+    pub raster: Raster,
     /// Traced: the triangles of the last measured frame's bottom-level builds, refit and rebuilt.
     pub traced_triangles: (u64, u64),
     /// With levels of detail or animation LOD on, the last frame against the same frame at full
@@ -287,7 +292,7 @@ pub fn morph_costs(report: &BenchReport) -> Vec<(Strategy, usize, bool, f64)> {
             !off.morph
                 && off.models == on.models
                 && off.skipped.is_none()
-                && off.shadows == on.shadows
+                && (off.shadows, off.raster) == (on.shadows, on.raster)
                 && (off.strategy, off.instances, off.lod, off.light_culling, off.animation_lod, off.skinning, off.motion_blur)
                     == (on.strategy, on.instances, on.lod, on.light_culling, on.animation_lod, on.skinning, on.motion_blur)
         });
@@ -321,6 +326,7 @@ pub fn trace_costs(report: &BenchReport) -> Vec<TraceCost> {
     for ray in report.rows.iter().filter(|row| row.shadows == Shadows::Ray && row.skipped.is_none()) {
         let map = report.rows.iter().find(|map| {
             map.shadows == Shadows::Map
+                && map.raster == ray.raster
                 && map.skipped.is_none()
                 && map.models == ray.models
                 && (map.strategy, map.instances, map.lod, map.animation_lod, map.morph, map.skinning, map.motion_blur)
@@ -358,7 +364,7 @@ pub fn palette_costs(report: &BenchReport) -> Vec<(Strategy, usize, f64, f64)> {
             !off.clip_compression
                 && off.models == on.models
                 && off.skipped.is_none()
-                && off.shadows == on.shadows
+                && (off.shadows, off.raster) == (on.shadows, on.raster)
                 && (
                     off.strategy,
                     off.instances,

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::{finite, on_off, BenchReport, BenchRow};
 use crate::anim::Skinning;
 use crate::app::plot::{LineChart, Series};
-use crate::render::{Shadows, Strategy};
+use crate::render::{Raster, Shadows, Strategy};
 
 /// What skins in a strategy's frame, for the cost lines.
 fn what_skins(strategy: Strategy) -> &'static str {
@@ -209,6 +209,7 @@ impl BenchReport {
                     "motion" => row.motion_blur,
                     "blas" | "tlas" => row.shadows == Shadows::Ray,
                     "shadow" => row.shadows == Shadows::Map,
+                    "raster" => row.raster != Raster::Hardware,
                     _ => true,
                 };
                 if runs {
@@ -231,6 +232,7 @@ impl BenchReport {
             Column::setting("skinning", |_, row| row.skinning.name().to_string()),
             Column::setting("motion blur", |_, row| on_off(row.motion_blur).to_string()),
             Column::setting("shadows", |_, row| row.shadows.name().to_string()),
+            Column::setting("raster", |_, row| row.raster.name().to_string()),
             Column::measured("frame ms", "wall time a frame", |_, row| milliseconds(row.frame_wall.median)),
             Column::measured("frame p95", "its 95th percentile", |_, row| milliseconds(row.frame_wall.p95)),
             Column::measured("GPU ms", "the GPU's time a frame, every pass", |_, row| milliseconds(row.frame_gpu.median)),
@@ -239,11 +241,18 @@ impl BenchReport {
             pass("palette", "palette", ""),
             pass("skin", "skin", ""),
             pass("triangles", "triangles", ""),
+            pass("raster", "raster", "the compute rasterizer's clear and runs (`--raster compute|auto`)"),
             pass("blas", "blas", "the bottom levels' builds (`--shadows ray`)"),
             pass("tlas", "tlas", "the top level's build"),
             pass("shadow", "shadow", ""),
             pass("forward", "forward", ""),
             pass("motion", "motion", ""),
+            Column::measured("tris hw/cs", "camera triangles the hardware and the compute rasterizer took", |_, row| {
+                row.visible.map_or("-".into(), |visible| format!("{}/{}", visible.raster.camera_hardware, visible.raster.camera_compute))
+            }),
+            Column::measured("cs samples", "camera samples (4 a pixel) the compute rasterizer covered", |_, row| {
+                row.visible.map_or("-".into(), |visible| visible.raster.camera_samples.to_string())
+            }),
             Column::measured("record ms", "the CPU's time to write a frame's records and record its commands", |_, row| {
                 milliseconds(row.record.median)
             }),
@@ -278,7 +287,7 @@ impl BenchReport {
             .map(|row| {
                 let passes: serde_json::Map<String, Value> =
                     row.passes.iter().map(|(pass, stats)| (pass.to_string(), stats.to_json())).collect();
-                json!({
+                let mut object = json!({
                     "strategy": row.strategy.name(),
                     "instances": row.instances,
                     "clip_compression": row.clip_compression,
@@ -290,6 +299,7 @@ impl BenchReport {
                     "skinning": row.skinning.name(),
                     "motion_blur": row.motion_blur,
                     "shadows": row.shadows.name(),
+                    "raster": row.raster.name(),
                     "traced_triangles": { "refit": row.traced_triangles.0, "rebuilt": row.traced_triangles.1 },
                     "image_vs_full_detail": row.image_difference.map(|difference| json!({
                         "changed_pixels": difference.changed,
@@ -326,7 +336,9 @@ impl BenchReport {
                     })),
                     "pool_vertices": row.pool_vertices,
                     "pool_fill": finite(row.pool_fill()),
-                })
+                });
+                object["raster_counts"] = row.visible.map_or(Value::Null, |visible| raster_json(visible.raster));
+                object
             })
             .collect();
         json!({
@@ -382,15 +394,18 @@ impl BenchReport {
              copy_touched_reference_ms,skin_copy_touched_ratio,\
              vertices_per_second,skinned_vertices_per_second,bytes_per_instance,visible_skinned,visible_camera,visible_light,\
              lod,light_culling,animation_lod,image_changed_share,image_psnr_db,morph,active_targets,skinning,motion_blur,clip_compression,\
-             models,mean_vertices,record_ms,shadows,visible_coarser,visible_not_drawn,pool_vertices,pool_fill,instances_ms,records_written\n",
+             models,mean_vertices,record_ms,shadows,visible_coarser,visible_not_drawn,pool_vertices,pool_fill,instances_ms,records_written,\
+             raster,raster_ms,camera_hardware_triangles,camera_compute_triangles,camera_compute_samples,light_hardware_triangles,\
+             light_compute_triangles,light_compute_texels\n",
         );
         let number = |value: f64| if value.is_finite() { format!("{value}") } else { String::new() };
         for row in &self.rows {
             let status = if row.skipped.is_some() { "skipped" } else { "ok" };
             let visible = row.visible;
+            let raster = visible.map(|visible| visible.raster);
             let _ = writeln!(
                 out,
-                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},{},{}",
+                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 row.strategy.name(),
                 row.instances,
                 number(row.frame_wall.median),
@@ -439,6 +454,14 @@ impl BenchReport {
                 number(row.pool_fill()),
                 number(row.pass("instances").median),
                 row.records_written,
+                row.raster.name(),
+                number(row.pass("raster").median),
+                raster.map_or(String::new(), |counts| counts.camera_hardware.to_string()),
+                raster.map_or(String::new(), |counts| counts.camera_compute.to_string()),
+                raster.map_or(String::new(), |counts| counts.camera_samples.to_string()),
+                raster.map_or(String::new(), |counts| counts.light_hardware.to_string()),
+                raster.map_or(String::new(), |counts| counts.light_compute.to_string()),
+                raster.map_or(String::new(), |counts| counts.light_texels.to_string()),
             );
         }
         out
@@ -564,4 +587,20 @@ impl BenchReport {
         }
         Ok(written)
     }
+}
+
+/// What each rasterizer took in a row's last measured frame (`RasterCounts`), for the JSON report.
+fn raster_json(counts: crate::render::RasterCounts) -> Value {
+    json!({
+        "camera": {
+            "hardware_triangles": counts.camera_hardware,
+            "compute_triangles": counts.camera_compute,
+            "compute_samples": counts.camera_samples,
+        },
+        "light": {
+            "hardware_triangles": counts.light_hardware,
+            "compute_triangles": counts.light_compute,
+            "compute_texels": counts.light_texels,
+        },
+    })
 }

@@ -18,7 +18,7 @@ use crate::app::{headless_device, HeadlessRenderer, SceneSetup};
 use crate::gpu::Device;
 use crate::model::Model;
 use crate::render::passes::copy::CopyPass;
-use crate::render::{MemoryPlan, Pass, RenderSettings, Shadows, Strategy};
+use crate::render::{MemoryPlan, Pass, Raster, RenderSettings, Shadows, Strategy};
 
 /// Runs the whole campaign. `progress` gets (done, total, what is running now).
 /// `capture`: RenderDoc, to capture one frame of the run (counted over every strategy and count,
@@ -93,6 +93,7 @@ pub fn run(
                         variant.skinning as usize,
                         variant.blur,
                         variant.compressed,
+                        variant.raster as usize,
                     );
                     comparisons.add(&mut rows, &mut row, key, image, !variant.lod && !variant.animation_lod);
                 }
@@ -145,6 +146,7 @@ struct Variant {
     skinning: Skinning,
     blur: bool,
     shadows: Shadows,
+    raster: Raster,
 }
 
 /// Every variant the options ask of `strategy`: each option's values (its default where none is
@@ -163,6 +165,11 @@ fn variants(options: &BenchOptions, models: &[Model], strategy: Strategy) -> Vec
         (true, _) | (_, Strategy::Vertex) => vec![Shadows::Map],
         (false, _) => options.shadows.clone(),
     };
+    let rasters = match (options.raster.is_empty(), strategy) {
+        (_, Strategy::Vertex | Strategy::Cpu) => vec![Raster::Hardware],
+        (true, Strategy::Compute) => vec![Raster::Auto],
+        (false, Strategy::Compute) => options.raster.clone(),
+    };
     let compressions = if strategy == Strategy::Cpu {
         vec![*options.clip_compression.first().unwrap_or(&true)]
     } else {
@@ -176,8 +183,8 @@ fn variants(options: &BenchOptions, models: &[Model], strategy: Strategy) -> Vec
                     for &animation_lod in &animation_lods {
                         for &morph in &morphs {
                             for &skinning in &skinnings {
-                                for &blur in &blurs {
-                                    variants.extend(shadows.iter().map(|&shadows| Variant {
+                                for (&blur, &shadows) in blurs.iter().flat_map(|blur| shadows.iter().map(move |shadows| (blur, shadows))) {
+                                    variants.extend(rasters.iter().map(|&raster| Variant {
                                         mixed,
                                         lod,
                                         compressed,
@@ -187,6 +194,7 @@ fn variants(options: &BenchOptions, models: &[Model], strategy: Strategy) -> Vec
                                         skinning,
                                         blur,
                                         shadows,
+                                        raster,
                                     }));
                                 }
                             }
@@ -203,7 +211,7 @@ impl Variant {
     /// What the progress line says while the variant runs.
     fn describe(&self, strategy: Strategy, instances: usize) -> String {
         format!(
-            "{}{} × {instances}, clip compression {}, lod {}, light culling {}, animation lod {}, morph {}, {} skinning, motion blur {}, {} shadows",
+            "{}{} × {instances}, clip compression {}, lod {}, light culling {}, animation lod {}, morph {}, {} skinning, motion blur {}, {} shadows, {} raster",
             if self.mixed { "mix, " } else { "" },
             strategy.name(),
             on_off(self.compressed),
@@ -213,7 +221,8 @@ impl Variant {
             on_off(self.morph),
             self.skinning.name(),
             on_off(self.blur),
-            self.shadows.name()
+            self.shadows.name(),
+            self.raster.name()
         )
     }
 
@@ -236,6 +245,7 @@ impl Variant {
             skinning: self.skinning,
             motion_blur: self.blur,
             shadows: self.shadows,
+            raster: self.raster,
             traced_triangles: (0, 0),
             image_difference: None,
             skipped: None,
@@ -345,6 +355,7 @@ fn measure(
         animation_lod: variant.animation_lod.then_some(crate::render::ANIMATION_LOD_PIXELS),
         motion_blur: variant.blur,
         shadows: variant.shadows,
+        raster: variant.raster,
         ..RenderSettings::default()
     };
     let mut headless = match HeadlessRenderer::with_settings(device, &setup, options.size, strategy, settings) {
@@ -355,6 +366,9 @@ fn measure(
         }
     };
     row.light_culling = headless.renderer.setup.light_culling;
+    if headless.renderer.passes.raster.is_none() {
+        row.raster = Raster::Hardware; // no raster pass here: every triangle the hardware's
+    }
     row.bytes_per_instance = headless.renderer.setup.memory.bytes_per_instance;
     row.pool_vertices = headless.renderer.setup.memory.pooled_vertices().unwrap_or(0);
     let aspect = headless.aspect();
@@ -408,9 +422,9 @@ fn measure(
     Ok(image)
 }
 
-/// Keyed by (count, mix, strategy, light culling, morph, skinning mode, motion blur, clip compression): a row's
-/// variants differ only in levels of detail and animation LOD.
-type Key = (usize, bool, usize, bool, bool, usize, bool, bool);
+/// Keyed by (count, mix, strategy, light culling, morph, skinning mode, motion blur, clip compression,
+/// rasterizer): a row's variants differ only in levels of detail and animation LOD.
+type Key = (usize, bool, usize, bool, bool, usize, bool, bool, usize);
 
 /// The images that levels of detail and animation LOD change, against the row at full detail.
 #[derive(Default)]

@@ -324,6 +324,12 @@ impl Viewer {
                     self.options.shadows = before;
                 }
             }
+            Action::Raster(raster) => {
+                self.options.raster = raster;
+                if let Some(graphics) = &mut self.graphics {
+                    graphics.renderer.raster = raster;
+                }
+            }
             Action::MotionBlur(on) => {
                 self.options.motion_blur = on;
                 if let Some(graphics) = &mut self.graphics {

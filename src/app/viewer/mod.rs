@@ -52,6 +52,8 @@ pub struct ViewerOptions {
     pub motion_blur: bool,
     /// Shadows from the map or traced (`--shadows`, the panel) for every renderer the viewer builds.
     pub shadows: crate::render::Shadows,
+    /// Which rasterizer draws the model (`--raster`, the panel) in every renderer the viewer builds.
+    pub raster: crate::render::Raster,
     /// Levels of detail for every model shown, built on a worker thread while the full mesh is
     /// drawn (`--lod on`).
     pub lod: bool,
@@ -84,6 +86,7 @@ impl ViewerOptions {
             animation_lod: self.animation_lod,
             motion_blur: self.motion_blur,
             shadows: self.shadows,
+            raster: self.raster,
             ..RenderSettings::default()
         }
     }

@@ -141,6 +141,7 @@ impl<'a> PanelState<'a> {
             animation_lod: renderer.setup.animation_lod.is_some(),
             motion_blur: renderer.motion_blur,
             shadows: renderer.setup.shadows,
+            raster: renderer.passes.raster.is_some().then_some(renderer.raster),
             variety: self.setup.variety,
             instances: self.setup.instances.len(),
             max_instances: renderer.setup.memory.max_instances as usize,

@@ -40,10 +40,13 @@ pub struct DebugViews {
     pub bounds: bool,
     /// The velocity target as colours (drawn by the motion pass, not inside the forward pass).
     pub motion: bool,
+    /// What each rasterizer drew, in its colour (the forward pass's and the raster resolve's
+    /// shaders, by a flag in the frame's uniforms): the hardware's blue, the compute pass's orange.
+    pub raster: bool,
 }
 
 impl DebugViews {
-    pub const NAMES: [&'static str; 6] = ["skeleton", "normals", "shadowmap", "wireframe", "bounds", "motion"];
+    pub const NAMES: [&'static str; 7] = ["skeleton", "normals", "shadowmap", "wireframe", "bounds", "motion", "raster"];
 
     /// A comma-separated list of view names.
     pub fn parse(text: &str) -> Result<DebugViews, String> {
@@ -64,6 +67,7 @@ impl DebugViews {
             "wireframe" => Some(&mut self.wireframe),
             "bounds" => Some(&mut self.bounds),
             "motion" => Some(&mut self.motion),
+            "raster" => Some(&mut self.raster),
             _ => None,
         }
     }
@@ -75,14 +79,14 @@ impl DebugViews {
         }
     }
 
-    /// Some view that draws inside the forward pass (all but `motion`) is on.
+    /// Some view that the debug pass draws inside the forward pass (all but `motion` and `raster`) is on.
     pub fn drawn_in_forward(&self) -> bool {
         self.skeleton || self.normals || self.shadowmap || self.wireframe || self.bounds
     }
 
     /// The names of the views that are on.
     pub fn names(&self) -> Vec<&'static str> {
-        let flags = [self.skeleton, self.normals, self.shadowmap, self.wireframe, self.bounds, self.motion];
+        let flags = [self.skeleton, self.normals, self.shadowmap, self.wireframe, self.bounds, self.motion, self.raster];
         DebugViews::NAMES.iter().zip(flags).filter(|(_, on)| *on).map(|(name, _)| *name).collect()
     }
 

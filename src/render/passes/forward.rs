@@ -386,10 +386,11 @@ fn frame_set_layout(device: &Arc<Device>, shadows: Shadows) -> gpu::Result<Descr
     let mut frame_bindings = vec![
         (BINDING_FRAME_UNIFORMS, vk::DescriptorType::UNIFORM_BUFFER, graphics),
         (BINDING_SHADOW_MAP, vk::DescriptorType::COMBINED_IMAGE_SAMPLER, vk::ShaderStageFlags::FRAGMENT),
-        (BINDING_SURFACES, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
-        (BINDING_INSTANCES, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
-        (BINDING_MODELS, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
-        (BINDING_INSTANCE_SLOTS, vk::DescriptorType::STORAGE_BUFFER, vk::ShaderStageFlags::VERTEX),
+        // The vertex shaders' surfaces and tints, and the raster resolve's (fragment).
+        (BINDING_SURFACES, vk::DescriptorType::STORAGE_BUFFER, graphics),
+        (BINDING_INSTANCES, vk::DescriptorType::STORAGE_BUFFER, graphics),
+        (BINDING_MODELS, vk::DescriptorType::STORAGE_BUFFER, graphics),
+        (BINDING_INSTANCE_SLOTS, vk::DescriptorType::STORAGE_BUFFER, graphics),
     ];
     if shadows == Shadows::Ray {
         frame_bindings.push((BINDING_TLAS, vk::DescriptorType::ACCELERATION_STRUCTURE_KHR, vk::ShaderStageFlags::FRAGMENT));

@@ -15,6 +15,7 @@ pub mod instances;
 pub mod motion;
 pub mod overlay;
 pub mod palette;
+pub mod raster;
 pub mod shadow;
 pub mod skin;
 pub mod trace;
@@ -37,6 +38,7 @@ use forward::ForwardPass;
 use instances::InstancePass;
 use motion::MotionPass;
 use palette::PalettePass;
+use raster::{RasterInputs, RasterPass};
 use shadow::ShadowPass;
 use skin::{SkinInputs, SkinPass};
 use trace::{TraceInputs, TracePass};
@@ -51,6 +53,10 @@ pub struct Passes {
     /// The `compute` strategy's triangle pass (None for the others, and where `triangles::serves`
     /// says no: the forward pass then draws whole instances).
     pub triangles: Option<TriangleCulling>,
+    /// The compute rasterizer of the triangle pass's small triangles (`--raster`), where the
+    /// triangle pass runs and the device has what it needs (`Device::compute_raster`,
+    /// `raster::fits`).
+    pub raster: Option<RasterPass>,
     /// `--shadows ray`: the acceleration structures' builds (None with the shadow map).
     pub trace: Option<TracePass>,
     pub shadow: ShadowPass,
@@ -146,6 +152,29 @@ impl Passes {
         };
         let debug = DebugPass::new(device, color_format, &forward.frame_set_layout, cull_mode, &debug_inputs)?;
         progress.made("debug");
+        let raster = match triangles_run && device.compute_raster && raster::fits(device, plan.chunking.chunk_count) {
+            true => {
+                let mesh_materials: Vec<usize> =
+                    gpu_model.parts.iter().flat_map(|part| part.mesh_materials.iter().copied()).collect();
+                let inputs = RasterInputs {
+                    model: gpu_model,
+                    skinned: &skin.skinned,
+                    counters: &cull.counters,
+                    mesh_materials: &mesh_materials,
+                    frame_set_layout: &forward.frame_set_layout,
+                    skin_inputs_layout: skin_inputs_layout.ok_or_else(|| gpu::Error::Other("the raster resolve needs the skin inputs".into()))?,
+                    pool_triangles: plan.pools.index_room * u64::from(plan.chunking.chunk_count) / 3,
+                    color_format,
+                    shadows: settings.shadows,
+                    light: plan.light_culling,
+                    facing_sign: triangles::facing_sign(cull_mode),
+                };
+                let raster = RasterPass::new(device, &inputs)?;
+                progress.made("raster");
+                Some(raster)
+            }
+            false => None,
+        };
         let triangles = match triangles_run {
             true => {
                 let inputs = TriangleInputs {
@@ -157,6 +186,7 @@ impl Passes {
                     commands: slots.commands,
                     index_room: plan.pools.index_room,
                     chunking: plan.chunking,
+                    raster_lists: raster.as_ref().map(RasterPass::lists),
                 };
                 let triangles = TriangleCulling::new(device, &inputs, cull_mode, forward::SAMPLES, plan.light_culling)?;
                 progress.made("triangles");
@@ -168,7 +198,7 @@ impl Passes {
             true => Some(Passes::trace(device, made_for, &skin, progress)?),
             false => None,
         };
-        let passes = Passes { instances, cull, palette, skin, triangles, trace, shadow, forward, debug, motion };
+        let passes = Passes { instances, cull, palette, skin, triangles, raster, trace, shadow, forward, debug, motion };
         Ok(MadePasses { passes, skin_inputs, cull_mode })
     }
 
@@ -200,7 +230,8 @@ impl Passes {
 
     /// Pipelines `Passes::build` makes for these choices (what `Compiling` counts).
     pub fn pipeline_count(device: &Device, models: &[&Model], strategy: Strategy, settings: RenderSettings) -> usize {
-        8 + usize::from(triangles_run(device, models, strategy)) + usize::from(settings.shadows == Shadows::Ray)
+        let triangles = triangles_run(device, models, strategy);
+        8 + usize::from(triangles) + usize::from(triangles && device.compute_raster) + usize::from(settings.shadows == Shadows::Ray)
     }
 }
 

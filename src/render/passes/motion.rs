@@ -71,7 +71,7 @@ impl MotionPass {
             device,
             "motion",
             &GraphicsDesc {
-                vertex_shader: crate::render::shaders::MOTION_VERT,
+                vertex_shader: crate::render::shaders::FULLSCREEN_VERT,
                 geometry_shader: None,
                 fragment_shader: Some(crate::render::shaders::MOTION_FRAG),
                 vertex_bindings: &[],

@@ -189,8 +189,8 @@ impl PalettePass {
         let readers =
             side("last frame's skin or vertex-shader reads", Stage::COMPUTE_SHADER | Stage::VERTEX_SHADER, Access::NONE);
         let last_frame = side(
-            "last frame's palette writes; skin or vertex-shader reads",
-            Stage::COMPUTE_SHADER | Stage::VERTEX_SHADER,
+            "last frame's palette writes; skin, vertex-shader or raster-resolve reads",
+            Stage::COMPUTE_SHADER | Stage::VERTEX_SHADER | Stage::FRAGMENT_SHADER,
             Access::SHADER_STORAGE_WRITE,
         );
         let copy = side(

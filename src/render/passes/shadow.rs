@@ -32,6 +32,9 @@ struct SkinningShadowPush {
 
 pub const SHADOW_MAP_SIZE: u32 = 2048;
 pub const SHADOW_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
+/// The shadow pipeline's slope-scaled depth bias against acne on surfaces lit at grazing angles:
+/// (constant, slope). The raster pass adds the same to the texels it draws.
+pub const DEPTH_BIAS: (f32, f32) = (1.25, 1.75);
 
 /// The light's view-projection: orthographic, looking along `-towards_light`, just covering `bounds`
 /// sideways and reaching down to `receiver` (the ground) in depth, so shadows that fall on it land
@@ -130,8 +133,7 @@ impl ShadowPass {
                 // The depth test keeps the nearest surface, a front face of a closed model, so skipping
                 // the hidden side leaves the same shadow map.
                 cull_mode,
-                // Slope-scaled bias against acne on surfaces lit at grazing angles.
-                depth_bias: Some((1.25, 1.75)),
+                depth_bias: Some(DEPTH_BIAS),
                 samples: vk::SampleCountFlags::TYPE_1,
                 color_format: None,
                 second_color: None,
@@ -146,14 +148,15 @@ impl ShadowPass {
     }
 
     /// Draws the triangle pass's light run where it ran (`culled`: the triangles that can reach a
-    /// texel), else every mesh of every instance the light sees (the cull pass's light list).
+    /// texel), else every mesh of every instance the light sees (the cull pass's light list); then
+    /// `merge` (the raster pass's texels, where it runs) into the same map.
     pub fn record(
         &self,
         command_buffer: vk::CommandBuffer,
-        vertices: VertexSource<'_>,
-        indices: &Buffer,
+        (vertices, indices): (VertexSource<'_>, &Buffer),
         (draws, culled): (DrawList<'_>, Option<&CulledDraws<'_>>),
         light_view_projection: Mat4,
+        merge: &dyn Fn(vk::CommandBuffer),
     ) {
         let device = &self.device;
         device.begin_label(command_buffer, c"shadow");
@@ -200,6 +203,7 @@ impl ShadowPass {
                 draws.draw_all(device, command_buffer, &vertices);
             }
         }
+        merge(command_buffer);
         device.cmd_end_rendering(command_buffer);
         device.end_label(command_buffer);
     }

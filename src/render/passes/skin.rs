@@ -151,11 +151,11 @@ impl SkinPass {
     /// Before the pass: last frame's readers of the skinned vertices are done.
     /// `traced`: last frame's acceleration-structure builds read them too (`--shadows ray`).
     pub fn hazards_before(&self, traced: bool) -> Vec<Hazard> {
-        let stages = Stage::VERTEX_ATTRIBUTE_INPUT | Stage::COMPUTE_SHADER;
+        let stages = Stage::VERTEX_ATTRIBUTE_INPUT | Stage::COMPUTE_SHADER | Stage::FRAGMENT_SHADER;
         let readers = match traced {
-            false => side("last frame's vertex-attribute and triangle-pass reads", stages, Access::NONE),
+            false => side("last frame's vertex-attribute, triangle-, raster-pass and resolve reads", stages, Access::NONE),
             true => side(
-                "last frame's vertex-attribute, triangle-pass and build reads",
+                "last frame's vertex-attribute, triangle-, raster-pass, resolve and build reads",
                 stages | Stage::ACCELERATION_STRUCTURE_BUILD_KHR,
                 Access::NONE,
             ),
@@ -163,11 +163,12 @@ impl SkinPass {
         vec![Hazard::buffers("skinned_vertices[c]", &self.skinned, readers, SKIN_WRITES)]
     }
 
-    /// After the pass: skin once, use twice (the triangle pass, then shadow and forward).
+    /// After the pass: skin once, use everywhere (the triangle and raster passes, then shadow and
+    /// forward, the raster resolve among its fragment shaders).
     pub fn hazards_after(&self) -> Vec<Hazard> {
         let readers = side(
-            "triangle-pass reads; shadow and forward vertex input",
-            Stage::COMPUTE_SHADER | Stage::VERTEX_ATTRIBUTE_INPUT,
+            "triangle- and raster-pass reads; shadow and forward vertex input; the raster resolve's reads",
+            Stage::COMPUTE_SHADER | Stage::VERTEX_ATTRIBUTE_INPUT | Stage::FRAGMENT_SHADER,
             Access::SHADER_STORAGE_READ | Access::VERTEX_ATTRIBUTE_READ,
         );
         vec![Hazard::buffers("skinned_vertices[c]", &self.skinned, SKIN_WRITES, readers)]

@@ -47,12 +47,15 @@ pub const BINDING_CULLED_INDICES: u32 = 5;
 pub const BINDING_COUNTERS: u32 = 6;
 pub const BINDING_MODELS: u32 = 7;
 pub const BINDING_INSTANCE_SLOTS: u32 = 8;
+/// The view's list for the raster pass (`RasterPass::lists`; a placeholder where there is none).
+pub const BINDING_RASTER_TRIANGLES: u32 = 9;
 
-/// Whether the triangle pass can serve `model` on `device`: 16-bit storage, room for its 2 × 64 + 7
-/// storage-buffer bindings, and a model whose instance-relative indices fit 16 bits.
+/// Whether the triangle pass can serve `model` on `device`: 16-bit storage, subgroup ballots, room
+/// for its 2 × 64 + 8 storage-buffer bindings, and a model whose instance-relative indices fit 16 bits.
 pub fn serves(device: &Device, model: &crate::model::Model) -> bool {
     device.storage_buffer_16bit
-        && device.limits().max_per_stage_descriptor_storage_buffers >= 2 * MAX_CHUNKS + 7
+        && device.subgroup_ballot
+        && device.limits().max_per_stage_descriptor_storage_buffers >= 2 * MAX_CHUNKS + 8
         && crate::render::chunks::culls_triangles(crate::render::chunks::Shape::of(model))
 }
 
@@ -129,11 +132,18 @@ pub struct TriangleInputs<'a> {
     pub commands: u64,
     pub index_room: u64,
     pub chunking: Chunking,
+    /// The raster pass's lists, camera's and light's, where it runs.
+    pub raster_lists: Option<(&'a Buffer, Option<&'a Buffer>)>,
 }
 
 impl CulledOutput {
     /// `view`'s outputs and their set from `pool`.
-    fn new(pass: &TrianglePass, pool: &DescriptorPool, inputs: &TriangleInputs<'_>, view: View) -> gpu::Result<CulledOutput> {
+    fn new(
+        pass: &TrianglePass,
+        pool: &DescriptorPool,
+        inputs: &TriangleInputs<'_>,
+        (view, raster_list): (View, &Buffer),
+    ) -> gpu::Result<CulledOutput> {
         use vk::BufferUsageFlags as Usage;
         let device = &pass.device;
         let name = view.name();
@@ -155,7 +165,7 @@ impl CulledOutput {
             )?);
         }
         let set = pool.allocate(&pass.set_layout, &format!("triangles.{name}_set"))?;
-        pass.write_set(set, inputs, &draws, &indices);
+        pass.write_set(set, inputs, (&draws, &indices), raster_list);
         Ok(CulledOutput { view, draws, indices, set })
     }
 
@@ -182,6 +192,8 @@ pub struct TriangleCulling {
     pub sample_test: bool,
     /// The rasterizer's sub-pixel grid in pixels (2^-subPixelPrecisionBits).
     pub snap: f32,
+    /// Bound as the raster lists where no raster pass runs: nothing is written there (its room is 0).
+    _no_raster: Buffer,
 }
 
 /// What one run of the pass tests against: the camera's frame (its 4× MSAA samples, or none when
@@ -197,7 +209,8 @@ pub struct RunView {
 
 impl TriangleCulling {
     /// The push constants of one dispatch of a run over `table`.
-    pub fn push(&self, model: &GpuModel, setup: &Setup, view: &RunView, table: Table) -> TrianglesPush {
+    /// `raster`: the raster pass's threshold (`Raster::pixels`) and its lists' room, or (0, 0).
+    pub fn push(&self, model: &GpuModel, setup: &Setup, view: &RunView, (table, raster): (Table, (f32, u32))) -> TrianglesPush {
         TrianglesPush {
             view_projection: view.view_projection.to_cols_array(),
             viewport: view.viewport,
@@ -208,6 +221,8 @@ impl TriangleCulling {
             sample_step: view.sample_step,
             snap: self.snap,
             table: table as u32,
+            raster_pixels: raster.0,
+            raster_room: raster.1,
         }
     }
 
@@ -223,15 +238,32 @@ impl TriangleCulling {
     ) -> gpu::Result<TriangleCulling> {
         let pass = TrianglePass::new(device)?;
         let pool = DescriptorPool::for_sets(device, "triangles.pool", &[(&pass.set_layout, 2)])?;
-        let camera = CulledOutput::new(&pass, &pool, inputs, View::Camera)?;
+        let no_raster = Buffer::new(
+            device,
+            "triangles.no_raster",
+            std::mem::size_of::<crate::render::shader_types::RasterTriangle>() as u64,
+            vk::BufferUsageFlags::STORAGE_BUFFER,
+            MemoryLocation::GpuOnly,
+        )?;
+        let (camera_list, light_list) = inputs.raster_lists.unwrap_or((&no_raster, None));
+        let camera = CulledOutput::new(&pass, &pool, inputs, (View::Camera, camera_list))?;
         let light = match light_culling {
-            true => Some(CulledOutput::new(&pass, &pool, inputs, View::Light)?),
+            true => Some(CulledOutput::new(&pass, &pool, inputs, (View::Light, light_list.unwrap_or(&no_raster)))?),
             false => None,
         };
         let sample_test =
             device.limits().standard_sample_locations == vk::TRUE && forward_samples == vk::SampleCountFlags::TYPE_4;
         let snap = 0.5f32.powi(device.limits().sub_pixel_precision_bits as i32);
-        Ok(TriangleCulling { camera, light, pass, _pool: pool, facing_sign: facing_sign(cull_mode), sample_test, snap })
+        Ok(TriangleCulling {
+            camera,
+            light,
+            pass,
+            _pool: pool,
+            facing_sign: facing_sign(cull_mode),
+            sample_test,
+            snap,
+            _no_raster: no_raster,
+        })
     }
 
     /// Every view's outputs: the camera's, then the light's where there is one.
@@ -246,7 +278,7 @@ impl TriangleCulling {
 }
 
 /// The pass's writes, the earlier side of the hazards on its outputs.
-const TRIANGLE_WRITES: Side = side("triangle-pass writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
+pub const TRIANGLE_WRITES: Side = side("triangle-pass writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
 
 impl TriangleCulling {
     /// Before the cull pass writes the views' commands: last frame's draws from them are done.
@@ -256,13 +288,14 @@ impl TriangleCulling {
         self.outputs().map(|output| Hazard::buffer(output.view.buffer_names().0, &output.draws, indirect, cull_writes)).collect()
     }
 
-    /// Before the pass: the cull pass's commands landed, and last frame's index reads are done.
-    pub fn hazards_before(&self) -> Vec<Hazard> {
+    /// Before the pass: the cull pass's commands and counters landed (the pass counts into both),
+    /// and last frame's index reads are done.
+    pub fn hazards_before(&self, counters: &Buffer) -> Vec<Hazard> {
         let counting =
             side("the pass's atomic counting", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_READ | Access::SHADER_STORAGE_WRITE);
         let cull_writes = side("cull writes", Stage::COMPUTE_SHADER, Access::SHADER_STORAGE_WRITE);
         let index_reads = side("last frame's index reads", Stage::INDEX_INPUT, Access::NONE);
-        let mut hazards = Vec::new();
+        let mut hazards = vec![Hazard::buffer("cull.counters", counters, cull_writes, counting)];
         for output in self.outputs() {
             let (draws, indices) = output.view.buffer_names();
             hazards.push(Hazard::buffer(draws, &output.draws, cull_writes, counting));
@@ -271,9 +304,11 @@ impl TriangleCulling {
         hazards
     }
 
-    /// After the pass: the forward (camera) and shadow (light) passes' indirect draws and index reads.
-    pub fn hazards_after(&self) -> Vec<Hazard> {
-        let mut hazards = Vec::new();
+    /// After the pass: the forward (camera) and shadow (light) passes' indirect draws and index
+    /// reads; the counts it added, copied out for the CPU.
+    pub fn hazards_after(&self, counters: &Buffer) -> Vec<Hazard> {
+        let copy = side("the counts' copy-out", Stage::COPY, Access::TRANSFER_READ);
+        let mut hazards = vec![Hazard::buffer("cull.counters", counters, TRIANGLE_WRITES, copy)];
         for output in self.outputs() {
             let ((draws, indices), (draw_reads, index_reads)) = (output.view.buffer_names(), output.view.readers());
             hazards.push(Hazard::buffer(draws, &output.draws, TRIANGLE_WRITES, draw_reads));
@@ -306,6 +341,7 @@ impl TrianglePass {
                 (BINDING_COUNTERS, storage, compute, 1),
                 (BINDING_MODELS, storage, compute, 1),
                 (BINDING_INSTANCE_SLOTS, storage, compute, 1),
+                (BINDING_RASTER_TRIANGLES, storage, compute, 1),
             ],
         )?;
         let pipeline = Pipeline::compute(
@@ -320,7 +356,13 @@ impl TrianglePass {
     }
 
     /// A view's set: what the pass reads (`inputs`) and that view's outputs.
-    fn write_set(&self, set: vk::DescriptorSet, inputs: &TriangleInputs<'_>, draws: &Buffer, culled_indices: &[Buffer]) {
+    fn write_set(
+        &self,
+        set: vk::DescriptorSet,
+        inputs: &TriangleInputs<'_>,
+        (draws, culled_indices): (&Buffer, &[Buffer]),
+        raster_list: &Buffer,
+    ) {
         crate::gpu::descriptors::write_set(
             &self.device,
             set,
@@ -334,6 +376,7 @@ impl TrianglePass {
                 (BINDING_COUNTERS, Resource::StorageBuffer(inputs.counters)),
                 (BINDING_MODELS, Resource::StorageBuffer(&inputs.model.models)),
                 (BINDING_INSTANCE_SLOTS, Resource::StorageBuffer(inputs.instance_slots)),
+                (BINDING_RASTER_TRIANGLES, Resource::StorageBuffer(raster_list)),
             ],
         );
     }

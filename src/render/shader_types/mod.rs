@@ -7,7 +7,9 @@ use crate::anim::Influence;
 use crate::model::{Model, Vertex};
 
 mod instance;
+mod raster;
 pub use instance::*;
+pub use raster::*;
 
 /// `SourceVertex` in common.glsl.
 #[repr(C)]
@@ -321,6 +323,12 @@ pub struct CullCounters {
     /// (instances drawn coarser than their level: a pool too small for the frame; instances not
     /// drawn at all; skinned vertices placed in the pools; culled indices placed, both views).
     pub pool_use: [u32; 4],
+    /// Per view (`RASTER_CAMERA`, `RASTER_LIGHT`), the raster pass's dispatch over its list:
+    /// (workgroups, 1, 1, triangles appended; past the list's room they went to the hardware).
+    pub raster: [[u32; 4]; 2],
+    /// (camera samples the raster pass covered, shadow-map texels it covered, camera triangles
+    /// the triangle pass left to the hardware, the light's).
+    pub raster_counts: [u32; 4],
 }
 
 impl Default for CullCounters {
@@ -490,6 +498,10 @@ pub struct TrianglesPush {
     pub snap: f32,
     /// The run's work table: `Table::Camera` or `Table::Light`.
     pub table: u32,
+    /// The largest screen box (pixels across) the raster pass takes; 0: none (`Raster::pixels`).
+    pub raster_pixels: f32,
+    /// Entries the view's raster list holds.
+    pub raster_room: u32,
 }
 
 #[cfg(test)]

@@ -387,6 +387,8 @@ fn layouts_match_the_compiled_shaders() {
             ("tables", offset_of!(CullCounters, tables)),
             ("palettes", offset_of!(CullCounters, palettes)),
             ("pool_use", offset_of!(CullCounters, pool_use)),
+            ("raster", offset_of!(CullCounters, raster)),
+            ("raster_counts", offset_of!(CullCounters, raster_counts)),
         ],
     );
     check(
@@ -448,7 +450,36 @@ fn layouts_match_the_compiled_shaders() {
             ("sample_step", offset_of!(TrianglesPush, sample_step)),
             ("snap", offset_of!(TrianglesPush, snap)),
             ("table", offset_of!(TrianglesPush, table)),
+            ("raster_pixels", offset_of!(TrianglesPush, raster_pixels)),
+            ("raster_room", offset_of!(TrianglesPush, raster_room)),
         ],
+    );
+    check(
+        shaders::RASTER_COMP,
+        "RasterTriangle",
+        size_of::<RasterTriangle>(),
+        &[("instance", 0), ("vertex_base", 4), ("first_index", 8), ("mesh", 12)],
+    );
+    check(
+        shaders::RASTER_COMP,
+        "Push",
+        size_of::<RasterPush>(),
+        &[
+            ("view_projection", offset_of!(RasterPush, view_projection)),
+            ("size", offset_of!(RasterPush, size)),
+            ("facing_sign", offset_of!(RasterPush, facing_sign)),
+            ("chunk_instances", offset_of!(RasterPush, chunk_instances)),
+            ("room", offset_of!(RasterPush, room)),
+            ("bias_constant", offset_of!(RasterPush, bias_constant)),
+            ("bias_slope", offset_of!(RasterPush, bias_slope)),
+            ("unused", offset_of!(RasterPush, unused)),
+        ],
+    );
+    check(
+        shaders::RASTER_RESOLVE_FRAG,
+        "MeshMaterial",
+        size_of::<MeshMaterial>(),
+        &[("base_color", offset_of!(MeshMaterial, base_color)), ("material", offset_of!(MeshMaterial, material))],
     );
     // The skinned buffer is a uint array in the shader: 7 uints a vertex (SKINNED_VERTEX_UINTS).
     assert_eq!(size_of::<SkinnedVertex>(), 7 * 4);

@@ -327,8 +327,8 @@ impl CullPass {
                 "cull.motions",
                 &self.motions,
                 side(
-                    "last frame's cull writes, palette and vertex-shader reads",
-                    Stage::COMPUTE_SHADER | Stage::VERTEX_SHADER,
+                    "last frame's cull writes, palette, vertex-shader and raster-resolve reads",
+                    Stage::COMPUTE_SHADER | Stage::VERTEX_SHADER | Stage::FRAGMENT_SHADER,
                     Access::SHADER_STORAGE_WRITE,
                 ),
                 side(
@@ -348,8 +348,8 @@ impl CullPass {
             Access::INDIRECT_COMMAND_READ | Access::SHADER_STORAGE_READ | Access::TRANSFER_READ,
         );
         let lists = side(
-            "palette, skin and triangle reads; debug views",
-            Stage::COMPUTE_SHADER | Stage::VERTEX_SHADER,
+            "palette, skin and triangle reads; debug views; the raster resolve's motions",
+            Stage::COMPUTE_SHADER | Stage::VERTEX_SHADER | Stage::FRAGMENT_SHADER,
             Access::SHADER_STORAGE_READ,
         );
         let draws = side("indirect draws", Stage::DRAW_INDIRECT, Access::INDIRECT_COMMAND_READ);
@@ -414,6 +414,7 @@ impl CullPass {
             palette_dispatch: [0, 1, 1, 0],
             kept: [0, 0, 1, 0],
             dispatches: [[0, 0, 1, 0]; 3],
+            raster: [[0, 1, 1, 0]; 2],
             ..Default::default()
         };
         let mut start = 0;
