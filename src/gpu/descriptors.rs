@@ -148,7 +148,10 @@ pub fn write_set(device: &Device, set: vk::DescriptorSet, bindings: &[(u32, Reso
         })
         .collect();
     let image_info = |&(view, sampler): &(vk::ImageView, vk::Sampler)| {
-        vk::DescriptorImageInfo::default().image_view(view).sampler(sampler).image_layout(vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)
+        vk::DescriptorImageInfo::default()
+            .image_view(view)
+            .sampler(sampler)
+            .image_layout(vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)
     };
     let image_infos: Vec<Vec<vk::DescriptorImageInfo>> = bindings
         .iter()

@@ -191,7 +191,12 @@ impl Renderer {
         let skin_inputs = self.bindings.skin_inputs.as_ref().map(|inputs| inputs.set);
         let overlay = |command_buffer| {
             if let (Some(raster), Some(skin_inputs)) = (self.raster_pass(), skin_inputs) {
-                raster.record_resolve(command_buffer, (frame.frame_set, skin_inputs), self.velocity_written(), self.debug_flags());
+                raster.record_resolve(
+                    command_buffer,
+                    (frame.frame_set, skin_inputs),
+                    self.velocity_written(),
+                    self.debug_flags(),
+                );
             }
             self.passes.debug.record(command_buffer, &debug_frame)
         };

@@ -31,6 +31,16 @@ impl Renderer {
         readback.read()
     }
 
+    /// Copies `raster.visibility` back (tests; after `wait_all`): per pixel, row by row, its 4
+    /// samples' (depth bits << 32 | triangle) from the raster pass, `u64::MAX` where it drew
+    /// nothing; empty without a raster pass.
+    pub fn read_back_visibility(&self) -> gpu::Result<Vec<u64>> {
+        match self.passes.raster.as_ref().and_then(|raster| raster.visibility()) {
+            Some(visibility) => self.read_back(visibility),
+            None => Ok(Vec::new()),
+        }
+    }
+
     /// Copies `skinned_vertices` and `joint_palettes` back to the CPU (tests; after `wait_all`):
     /// every instance's vertices, and every instance's joint matrices (the first `joint_count` of
     /// its palette slots), instance after instance. Where the vertices are pooled, an instance's

@@ -41,6 +41,7 @@ mod panel;
 mod pools;
 mod portable;
 mod pose;
+mod raster;
 mod ray_shadows;
 mod renderdoc;
 mod retarget;

@@ -74,6 +74,7 @@ impl Driver {
             animation_lod: false,
             motion_blur: false,
             shadows: vkskin::render::Shadows::Map,
+            raster: Some(vkskin::render::Raster::Auto),
             variety: true,
             instances: 16,
             max_instances: 4096,

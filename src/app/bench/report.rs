@@ -248,7 +248,8 @@ impl BenchReport {
             pass("forward", "forward", ""),
             pass("motion", "motion", ""),
             Column::measured("tris hw/cs", "camera triangles the hardware and the compute rasterizer took", |_, row| {
-                row.visible.map_or("-".into(), |visible| format!("{}/{}", visible.raster.camera_hardware, visible.raster.camera_compute))
+                row.visible
+                    .map_or("-".into(), |visible| format!("{}/{}", visible.raster.camera_hardware, visible.raster.camera_compute))
             }),
             Column::measured("cs samples", "camera samples (4 a pixel) the compute rasterizer covered", |_, row| {
                 row.visible.map_or("-".into(), |visible| visible.raster.camera_samples.to_string())

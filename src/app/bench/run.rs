@@ -183,7 +183,9 @@ fn variants(options: &BenchOptions, models: &[Model], strategy: Strategy) -> Vec
                     for &animation_lod in &animation_lods {
                         for &morph in &morphs {
                             for &skinning in &skinnings {
-                                for (&blur, &shadows) in blurs.iter().flat_map(|blur| shadows.iter().map(move |shadows| (blur, shadows))) {
+                                for (&blur, &shadows) in
+                                    blurs.iter().flat_map(|blur| shadows.iter().map(move |shadows| (blur, shadows)))
+                                {
                                     variants.extend(rasters.iter().map(|&raster| Variant {
                                         mixed,
                                         lod,

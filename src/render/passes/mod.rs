@@ -162,7 +162,8 @@ impl Passes {
                     counters: &cull.counters,
                     mesh_materials: &mesh_materials,
                     frame_set_layout: &forward.frame_set_layout,
-                    skin_inputs_layout: skin_inputs_layout.ok_or_else(|| gpu::Error::Other("the raster resolve needs the skin inputs".into()))?,
+                    skin_inputs_layout: skin_inputs_layout
+                        .ok_or_else(|| gpu::Error::Other("the raster resolve needs the skin inputs".into()))?,
                     pool_triangles: plan.pools.index_room * u64::from(plan.chunking.chunk_count) / 3,
                     color_format,
                     shadows: settings.shadows,
@@ -231,7 +232,9 @@ impl Passes {
     /// Pipelines `Passes::build` makes for these choices (what `Compiling` counts).
     pub fn pipeline_count(device: &Device, models: &[&Model], strategy: Strategy, settings: RenderSettings) -> usize {
         let triangles = triangles_run(device, models, strategy);
-        8 + usize::from(triangles) + usize::from(triangles && device.compute_raster) + usize::from(settings.shadows == Shadows::Ray)
+        8 + usize::from(triangles)
+            + usize::from(triangles && device.compute_raster)
+            + usize::from(settings.shadows == Shadows::Ray)
     }
 }
 

@@ -156,11 +156,8 @@ impl RasterPass {
             ],
         )?;
         let merge_layout = DescriptorSetLayout::new(device, "raster.merge_set_layout", &[(0, storage, fragment)])?;
-        let pool = DescriptorPool::for_sets(
-            device,
-            "raster.pool",
-            &[(&compute_layout, 2), (&resolve_layout, 1), (&merge_layout, 1)],
-        )?;
+        let pool =
+            DescriptorPool::for_sets(device, "raster.pool", &[(&compute_layout, 2), (&resolve_layout, 1), (&merge_layout, 1)])?;
         let triangle_bytes = u64::from(room) * std::mem::size_of::<RasterTriangle>() as u64;
         let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
         let view_run = |name: &str, shader: &'static [u8]| -> gpu::Result<ViewRun> {
@@ -185,8 +182,13 @@ impl RasterPass {
             true => {
                 let run = view_run("light", crate::render::shaders::RASTER_COMP_SHADOW)?;
                 let texels = u64::from(shadow::SHADOW_MAP_SIZE).pow(2);
-                let depth =
-                    Buffer::new(device, "raster.shadow_depth", texels * 4, usage | vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuOnly)?;
+                let depth = Buffer::new(
+                    device,
+                    "raster.shadow_depth",
+                    texels * 4,
+                    usage | vk::BufferUsageFlags::TRANSFER_DST,
+                    MemoryLocation::GpuOnly,
+                )?;
                 crate::gpu::descriptors::write_set(device, run.set, &[(BINDING_TARGET, Resource::StorageBuffer(&depth))]);
                 Some((run, depth))
             }
@@ -212,7 +214,11 @@ impl RasterPass {
         let sampler = Sampler::linear_repeat(device, "raster.sampler")?;
         let resolve_set = pool.allocate(&resolve_layout, "raster.resolve_set")?;
         let textures = |normal: bool| -> Vec<(vk::ImageView, vk::Sampler)> {
-            let views = inputs.model.materials.iter().map(|material| if normal { material.normal_map.view } else { material.texture.view });
+            let views = inputs
+                .model
+                .materials
+                .iter()
+                .map(|material| if normal { material.normal_map.view } else { material.texture.view });
             views.map(|view| (view, sampler.raw)).collect()
         };
         crate::gpu::descriptors::write_set(
@@ -227,10 +233,8 @@ impl RasterPass {
                 (RESOLVE_NORMAL_MAPS, Resource::SampledImages(textures(true))),
             ],
         );
-        let resolve = [
-            resolve_pipeline(device, inputs, &resolve_layout, false)?,
-            resolve_pipeline(device, inputs, &resolve_layout, true)?,
-        ];
+        let resolve =
+            [resolve_pipeline(device, inputs, &resolve_layout, false)?, resolve_pipeline(device, inputs, &resolve_layout, true)?];
         Ok(RasterPass {
             camera,
             light,
@@ -253,13 +257,24 @@ impl RasterPass {
     pub fn bind_targets(&mut self, extent: vk::Extent2D) -> gpu::Result<()> {
         self.visibility = None;
         let bytes = u64::from(extent.width) * u64::from(extent.height) * 4 * 8;
-        let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
+        // TRANSFER_SRC: tests read it back (`Renderer::read_back_visibility`).
+        let usage =
+            vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
         let visibility = Buffer::new(&self.device, "raster.visibility", bytes, usage, MemoryLocation::GpuOnly)?;
         let device = &self.device;
         crate::gpu::descriptors::write_set(device, self.camera.set, &[(BINDING_TARGET, Resource::StorageBuffer(&visibility))]);
-        crate::gpu::descriptors::write_set(device, self.resolve_set, &[(RESOLVE_VISIBILITY, Resource::StorageBuffer(&visibility))]);
+        crate::gpu::descriptors::write_set(
+            device,
+            self.resolve_set,
+            &[(RESOLVE_VISIBILITY, Resource::StorageBuffer(&visibility))],
+        );
         self.visibility = Some(visibility);
         Ok(())
+    }
+
+    /// The visibility buffer of the frames so far (None before the first).
+    pub fn visibility(&self) -> Option<&Buffer> {
+        self.visibility.as_ref()
     }
 
     /// The lists the triangle pass writes, camera's and light's (for its sets).
