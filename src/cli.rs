@@ -322,7 +322,8 @@ pub(crate) struct SceneArgs {
     #[arg(long, value_name = "N")]
     pub(crate) capture_frame: Option<u64>,
     /// Debug views, comma separated: skeleton, normals, shadowmap, wireframe, bounds, motion (each
-    /// pixel's motion since last frame as a colour: direction as hue, length as strength).
+    /// pixel's motion since last frame as a colour: direction as hue, length as strength), raster
+    /// (what each rasterizer drew: the hardware's blue, the compute pass's orange).
     #[arg(long, default_value = "", value_parser = DebugViews::parse)]
     pub(crate) debug: DebugViews,
     /// Number of animated instances, laid out in a grid.

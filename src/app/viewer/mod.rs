@@ -59,7 +59,7 @@ pub struct ViewerOptions {
     pub lod: bool,
     /// `--capture-frame N`: RenderDoc, attached before the window's Vulkan instance.
     pub capture: Option<FrameCapture>,
-    /// Debug views on at start (F2-F7 toggle them).
+    /// Debug views on at start (F2-F8 toggle them).
     pub debug: DebugViews,
     /// `--storm N`: the viewer drives N window events at itself, one a frame (resizes to odd and
     /// tiny sizes, 0×0 as a minimized window reports it, minimize and restore, focus, hide and
@@ -492,11 +492,17 @@ impl ApplicationHandler for Viewer {
                     self.setup.camera = self.initial_camera;
                     self.cut_motion();
                 }
-                Key::Named(named @ (NamedKey::F2 | NamedKey::F3 | NamedKey::F4 | NamedKey::F5 | NamedKey::F6 | NamedKey::F7)) => {
-                    let index = [NamedKey::F2, NamedKey::F3, NamedKey::F4, NamedKey::F5, NamedKey::F6, NamedKey::F7]
-                        .iter()
-                        .position(|key| *key == named)
-                        .unwrap_or(0);
+                Key::Named(
+                    named @ (NamedKey::F2
+                    | NamedKey::F3
+                    | NamedKey::F4
+                    | NamedKey::F5
+                    | NamedKey::F6
+                    | NamedKey::F7
+                    | NamedKey::F8),
+                ) => {
+                    let keys = [NamedKey::F2, NamedKey::F3, NamedKey::F4, NamedKey::F5, NamedKey::F6, NamedKey::F7, NamedKey::F8];
+                    let index = keys.iter().position(|key| *key == named).unwrap_or(0);
                     if let Some(graphics) = &mut self.graphics {
                         let mut views = graphics.renderer.debug;
                         views.toggle(DebugViews::NAMES[index]);
