@@ -61,6 +61,8 @@ pub struct Device {
     pub compute_raster: bool,
     /// Subgroup ballots and arithmetic in compute shaders (the triangle pass appends with them).
     pub subgroup_ballot: bool,
+    /// Occlusion queries count samples exactly (`SamplesQuery`: the bench's hardware samples).
+    pub occlusion_query_precise: bool,
     /// Acceleration structures and ray query, where the device offers them: `--shadows ray`.
     pub ray_query: Option<RayQuery>,
     pub instance: Instance,
@@ -158,6 +160,7 @@ impl Device {
             storage_buffer_16bit: features.vulkan11.storage_buffer16_bit_access == vk::TRUE,
             compute_raster: features.vulkan12.shader_buffer_int64_atomics == vk::TRUE,
             subgroup_ballot: subgroup_ballot(&instance, physical),
+            occlusion_query_precise: features.core.occlusion_query_precise == vk::TRUE,
             ray_query,
             barrier_calls: AtomicU64::new(0),
             dispatch_calls: AtomicU64::new(0),
@@ -426,7 +429,8 @@ impl Features {
             .shader_storage_buffer_array_dynamic_indexing(needs.storage_buffer_array_dynamic_indexing)
             .fill_mode_non_solid(supported.fill_mode_non_solid == vk::TRUE)
             .geometry_shader(supported.geometry_shader == vk::TRUE)
-            .independent_blend(supported.independent_blend == vk::TRUE);
+            .independent_blend(supported.independent_blend == vk::TRUE)
+            .occlusion_query_precise(supported.occlusion_query_precise == vk::TRUE);
         // 16-bit storage, where there is some (reported as `storage_buffer_16bit`).
         let mut supported11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut supported2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut supported11);

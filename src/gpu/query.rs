@@ -1,4 +1,5 @@
-//! Timestamp queries: a pool per frame in flight, read back after that frame's fence.
+//! Timestamp and sample-count queries: a pool per frame in flight, read back after that frame's
+//! fence.
 
 use std::sync::Arc;
 
@@ -48,6 +49,52 @@ impl TimestampPool {
 }
 
 impl Drop for TimestampPool {
+    fn drop(&mut self) {
+        unsafe { self.device.raw.destroy_query_pool(self.raw, None) };
+    }
+}
+
+/// One precise occlusion query: the samples that passed the depth test between its begin and end
+/// (the forward pass's hardware-drawn model samples, for the bench). Needs
+/// `occlusionQueryPrecise` (`Device::occlusion_query_precise`).
+pub struct SamplesQuery {
+    pub raw: vk::QueryPool,
+    device: Arc<Device>,
+}
+
+impl SamplesQuery {
+    pub fn new(device: &Arc<Device>, name: &str) -> Result<SamplesQuery> {
+        let info = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::OCCLUSION).query_count(1);
+        let raw = unsafe { device.raw.create_query_pool(&info, None) }.check("vkCreateQueryPool")?;
+        device.set_name(raw, name);
+        Ok(SamplesQuery { raw, device: device.clone() })
+    }
+
+    /// Resets it; recorded outside any rendering, before it begins.
+    pub fn reset(&self, command_buffer: vk::CommandBuffer) {
+        unsafe { self.device.raw.cmd_reset_query_pool(command_buffer, self.raw, 0, 1) };
+    }
+
+    /// Counts from here (inside the rendering whose draws it counts)...
+    pub fn begin(&self, command_buffer: vk::CommandBuffer) {
+        unsafe { self.device.raw.cmd_begin_query(command_buffer, self.raw, 0, vk::QueryControlFlags::PRECISE) };
+    }
+
+    /// ...to here.
+    pub fn end(&self, command_buffer: vk::CommandBuffer) {
+        unsafe { self.device.raw.cmd_end_query(command_buffer, self.raw, 0) };
+    }
+
+    /// The last submission's count. Call after that submission's fence.
+    pub fn read(&self) -> Result<u64> {
+        let mut samples = [0u64; 1];
+        unsafe { self.device.raw.get_query_pool_results(self.raw, 0, &mut samples, vk::QueryResultFlags::TYPE_64) }
+            .check("vkGetQueryPoolResults")?;
+        Ok(samples[0])
+    }
+}
+
+impl Drop for SamplesQuery {
     fn drop(&mut self) {
         unsafe { self.device.raw.destroy_query_pool(self.raw, None) };
     }

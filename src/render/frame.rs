@@ -48,6 +48,9 @@ impl Renderer {
         let (chunk_vertices, previous_chunks) = (self.chunk_vertices(frame), self.previous_chunks(frame));
         let (vertices, previous) = (self.vertex_source(&chunk_vertices), self.previous_positions(&previous_chunks));
         let context = FrameContext { renderer: self, frame, scene, choice, output, vertices, previous };
+        if let Some(samples) = &frame.samples {
+            samples.reset(command_buffer);
+        }
         let mut recorder = Recorder::new(&self.device, command_buffer, &frame.timestamps);
 
         // instances: the records that changed copied in; each instance's data at the frame's clock.

@@ -212,6 +212,7 @@ impl Renderer {
             velocity: self.velocity_written(),
             culled: culled.as_ref(),
             mesh_materials: &self.setup.mesh_draws,
+            samples: frame.samples.as_ref(),
         };
         self.passes.forward.record(command_buffer, &forward_frame, &overlay);
     }

@@ -510,6 +510,7 @@ impl Renderer {
     fn collect_timings(&mut self, slot: usize) -> gpu::Result<()> {
         if self.frames[slot].timestamps.written {
             let counts: Vec<CullCounters> = self.frames[slot].counts_readback.read()?;
+            let hardware_samples = self.frames[slot].samples.as_ref().map(|samples| samples.read()).transpose()?;
             if let Some(counts) = counts.first() {
                 self.stats.visible = Some(VisibleCounts {
                     skinned: counts.kept[1],
@@ -519,7 +520,7 @@ impl Renderer {
                     not_drawn: counts.pool_use[1],
                     placed_vertices: counts.pool_use[2],
                     placed_indices: counts.pool_use[3],
-                    raster: self.raster_counts(counts),
+                    raster: RasterCounts { camera_hardware_samples: hardware_samples, ..self.raster_counts(counts) },
                 });
             }
         }
@@ -541,6 +542,7 @@ impl Renderer {
         let room = self.passes.raster.as_ref().map_or(0, |raster| raster.room);
         RasterCounts {
             camera_hardware: counts.raster_counts[2],
+            camera_hardware_samples: None,
             camera_compute: counts.raster[0][3].min(room),
             camera_samples: counts.raster_counts[0],
             light_hardware: counts.raster_counts[3],

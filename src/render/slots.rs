@@ -14,7 +14,7 @@ use super::passes::palette::PaletteInputs;
 use super::shader_types::{CullCounters, FrameUniforms, InstanceRecord};
 use super::{Pass, Passes, Strategy};
 use crate::gpu::commands::{Fence, Semaphore};
-use crate::gpu::query::TimestampPool;
+use crate::gpu::query::{SamplesQuery, TimestampPool};
 use crate::gpu::{self, Buffer, Device};
 
 /// The per-frame-in-flight resources.
@@ -35,6 +35,9 @@ pub struct FrameSlot {
     pub fence: Fence,
     pub image_available: Semaphore,
     pub timestamps: TimestampPool,
+    /// The samples the forward pass's model draws wrote (the hardware rasterizer's share, for the
+    /// bench), where the device counts them exactly.
+    pub samples: Option<SamplesQuery>,
     /// The `cpu` strategy's skinned vertices for this slot, written by the CPU after the fence.
     pub cpu_skinned: Option<Buffer>,
     /// Beside it, where each of those vertices was last frame (12 bytes a vertex), for the motion
@@ -176,6 +179,10 @@ impl FrameSlot {
             fence: Fence::new(device, &format!("frame.fence[{slot}]"), true)?,
             image_available: Semaphore::new(device, &format!("frame.image_available[{slot}]"))?,
             timestamps: TimestampPool::new(device, &format!("frame.timestamps[{slot}]"), Pass::ALL.len() as u32 + 1)?,
+            samples: match device.occlusion_query_precise {
+                true => Some(SamplesQuery::new(device, &format!("frame.samples[{slot}]"))?),
+                false => None,
+            },
             palette_set,
             frame_set,
         })

@@ -40,12 +40,16 @@ pub struct VisibleCounts {
     pub raster: RasterCounts,
 }
 
-/// The triangles each rasterizer took in one frame, and the samples the compute one covered (each
-/// sample of each triangle, whatever the depth test made of it): the camera's (4 samples a
-/// pixel) and the shadow map's (a texel each). All zero without the triangle pass.
+/// The triangles each rasterizer took in one frame, and the samples each drew: the compute one's
+/// covered (each sample of each triangle, whatever the depth test made of it), the hardware's that
+/// passed the depth test; the camera's (4 samples a pixel) and the shadow map's (a texel each,
+/// compute only). Triangle counts are zero without the triangle pass.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RasterCounts {
     pub camera_hardware: u32,
+    /// Samples the forward pass's model draws wrote (each that passed the depth test, overdraw
+    /// included; an occlusion query): the hardware path's, where the device counts them exactly.
+    pub camera_hardware_samples: Option<u64>,
     pub camera_compute: u32,
     pub camera_samples: u32,
     pub light_hardware: u32,

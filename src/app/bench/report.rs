@@ -248,12 +248,21 @@ impl BenchReport {
             pass("forward", "forward", ""),
             pass("motion", "motion", ""),
             Column::measured("tris hw/cs", "camera triangles the hardware and the compute rasterizer took", |_, row| {
-                row.visible
+                // Counted by the triangle pass: `compute` alone.
+                let counted = row.visible.filter(|_| row.strategy == Strategy::Compute);
+                counted
                     .map_or("-".into(), |visible| format!("{}/{}", visible.raster.camera_hardware, visible.raster.camera_compute))
             }),
-            Column::measured("cs samples", "camera samples (4 a pixel) the compute rasterizer covered", |_, row| {
-                row.visible.map_or("-".into(), |visible| visible.raster.camera_samples.to_string())
-            }),
+            Column::measured(
+                "samples hw/cs",
+                "camera samples (4 a pixel) the hardware's model draws wrote and the compute rasterizer covered",
+                |_, row| {
+                    row.visible.map_or("-".into(), |visible| {
+                        let hardware = visible.raster.camera_hardware_samples.map_or("-".into(), |samples| samples.to_string());
+                        format!("{hardware}/{}", visible.raster.camera_samples)
+                    })
+                },
+            ),
             Column::measured("record ms", "the CPU's time to write a frame's records and record its commands", |_, row| {
                 milliseconds(row.record.median)
             }),
@@ -396,7 +405,7 @@ impl BenchReport {
              vertices_per_second,skinned_vertices_per_second,bytes_per_instance,visible_skinned,visible_camera,visible_light,\
              lod,light_culling,animation_lod,image_changed_share,image_psnr_db,morph,active_targets,skinning,motion_blur,clip_compression,\
              models,mean_vertices,record_ms,shadows,visible_coarser,visible_not_drawn,pool_vertices,pool_fill,instances_ms,records_written,\
-             raster,raster_ms,camera_hardware_triangles,camera_compute_triangles,camera_compute_samples,light_hardware_triangles,\
+             raster,raster_ms,camera_hardware_triangles,camera_compute_triangles,camera_compute_samples,camera_hardware_samples,light_hardware_triangles,\
              light_compute_triangles,light_compute_texels\n",
         );
         let number = |value: f64| if value.is_finite() { format!("{value}") } else { String::new() };
@@ -406,7 +415,7 @@ impl BenchReport {
             let raster = visible.map(|visible| visible.raster);
             let _ = writeln!(
                 out,
-                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{status},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 row.strategy.name(),
                 row.instances,
                 number(row.frame_wall.median),
@@ -460,6 +469,7 @@ impl BenchReport {
                 raster.map_or(String::new(), |counts| counts.camera_hardware.to_string()),
                 raster.map_or(String::new(), |counts| counts.camera_compute.to_string()),
                 raster.map_or(String::new(), |counts| counts.camera_samples.to_string()),
+                raster.and_then(|counts| counts.camera_hardware_samples).map_or(String::new(), |samples| samples.to_string()),
                 raster.map_or(String::new(), |counts| counts.light_hardware.to_string()),
                 raster.map_or(String::new(), |counts| counts.light_compute.to_string()),
                 raster.map_or(String::new(), |counts| counts.light_texels.to_string()),
@@ -595,6 +605,7 @@ fn raster_json(counts: crate::render::RasterCounts) -> Value {
     json!({
         "camera": {
             "hardware_triangles": counts.camera_hardware,
+            "hardware_samples": counts.camera_hardware_samples,
             "compute_triangles": counts.camera_compute,
             "compute_samples": counts.camera_samples,
         },

@@ -21,6 +21,7 @@ use crate::gpu::barrier::{side, Hazard, Side};
 use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::image::Sampler;
 use crate::gpu::pipeline::{GraphicsDesc, Pipeline};
+use crate::gpu::query::SamplesQuery;
 use crate::gpu::{self, Buffer, Device, Image, ImageDesc};
 use crate::render::draw::{set_viewport, skinned_vertex_input, DrawList, VertexSource};
 use crate::render::model_buffers::GpuMaterial;
@@ -185,6 +186,8 @@ pub struct ForwardFrame<'a> {
     pub culled: Option<&'a CulledDraws<'a>>,
     /// Each mesh's material index.
     pub mesh_materials: &'a [usize],
+    /// Counts the samples the model's draws write, where the slot has the query.
+    pub samples: Option<&'a SamplesQuery>,
 }
 
 /// Where the forward vertex shader finds a vertex's position last frame.
@@ -288,8 +291,19 @@ impl ForwardPass {
 
     /// `overlay` draws after the model, into the same multisampled targets (the debug views).
     pub fn record(&self, command_buffer: vk::CommandBuffer, frame: &ForwardFrame<'_>, overlay: &dyn Fn(vk::CommandBuffer)) {
-        let ForwardFrame { targets, resolve, frame_set, vertices, previous, indices, draws, velocity, culled, mesh_materials } =
-            *frame;
+        let ForwardFrame {
+            targets,
+            resolve,
+            frame_set,
+            vertices,
+            previous,
+            indices,
+            draws,
+            velocity,
+            culled,
+            mesh_materials,
+            samples,
+        } = *frame;
         let DrawPipelines { model, ground } = &self.pipelines[usize::from(velocity)];
         let device = &self.device;
         device.begin_label(command_buffer, c"forward");
@@ -341,6 +355,9 @@ impl ForwardPass {
         device.end_label(command_buffer);
 
         device.begin_label(command_buffer, c"model");
+        if let Some(samples) = samples {
+            samples.begin(command_buffer);
+        }
         model.bind(command_buffer);
         model.bind_sets(command_buffer, 0, &[frame_set]);
         if let VertexSource::SkinInVertexShader { skin_inputs, .. } = vertices {
@@ -370,6 +387,9 @@ impl ForwardPass {
                     None => draws.draw(device, command_buffer, run, model_mesh),
                 }
             }
+        }
+        if let Some(samples) = samples {
+            samples.end(command_buffer);
         }
         device.end_label(command_buffer);
         overlay(command_buffer);
