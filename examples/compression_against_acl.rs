@@ -24,7 +24,7 @@ const ACL: [(&str, usize, f32); 6] = [
 
 fn main() -> Result<(), String> {
     let folder = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "../shared/clips/cmu".to_string()));
-    let precision = Precision { error: 0.0001, shell: 0.03 };
+    let precision = Precision { error: 0.0001, shell: 0.03, shells: Vec::new() };
     let one_core = rayon::ThreadPoolBuilder::new().num_threads(1).build().map_err(|error| error.to_string())?;
     println!("| clip | joints | samples | vkskin B | ACL B | vkskin ÷ ACL | error at samples (cm) | between samples (cm) | ACL's error (cm) | compress ms |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
@@ -33,16 +33,16 @@ fn main() -> Result<(), String> {
         let model = vkskin::formats::read_model(&path, &[]).map_err(|error| error.to_string())?;
         let animation = model.animations.first().ok_or_else(|| format!("{}: no clip", path.display()))?;
         let started = Instant::now();
-        let compressed = one_core.install(|| compress(&model.skeleton, animation, precision))?;
+        let compressed = one_core.install(|| compress(&model.skeleton, animation, &precision))?;
         let milliseconds = started.elapsed().as_secs_f64() * 1e3;
         let samples = compressed.times.clone();
         let played = Animation { compressed: Some(compressed), ..animation.clone() };
         let bytes = played.gpu_bytes(model.skeleton.len(), 0);
-        let at_samples = measured_error(&model.skeleton, &played, precision, (0..samples.count()).map(|key| samples.time(key)));
+        let at_samples = measured_error(&model.skeleton, &played, &precision, (0..samples.count()).map(|key| samples.time(key)));
         let between = measured_error(
             &model.skeleton,
             &played,
-            precision,
+            &precision,
             (0..samples.count().saturating_sub(1)).flat_map(|key| {
                 [0.25, 0.5, 0.75].map(|part| samples.time(key) + part * (samples.time(key + 1) - samples.time(key)))
             }),

@@ -59,18 +59,50 @@ impl Model {
         }
     }
 
-    /// Every animation's joint channels compressed (`anim::compress`) within ACL's bound scaled to
-    /// the model's extent, animations in parallel: None for one without channels, or why it keeps
-    /// its keys. [`Model::take_compressed`] puts them in.
+    /// The bound clips are compressed within: ACL's scaled to the model's extent, each joint's shell
+    /// reaching its farthest skinned vertex where the model has a mesh ([`Model::joint_shells`]).
+    pub fn compression_precision(&self) -> crate::anim::compress::Precision {
+        crate::anim::compress::Precision::for_figure(self.extent()).with_shells(&self.joint_shells())
+    }
+
+    /// Per joint, how far its farthest skinned vertex (any influence of weight above 0; the point
+    /// the influence carries, with its offset where the model has them: MD5's weights) lies from it
+    /// in its bind frame (through its inverse bind matrix, the frame the compression's virtual
+    /// vertices sit in); 0 for a joint that moves no vertex, and empty without vertices.
+    pub fn joint_shells(&self) -> Vec<f32> {
+        if self.vertices.is_empty() {
+            return Vec::new();
+        }
+        let mut shells = vec![0.0f32; self.skeleton.len()];
+        for vertex in &self.vertices {
+            let offsets = self.influence_offsets_of(vertex).iter().copied().chain(std::iter::repeat(glam::Vec3::ZERO));
+            for (influence, offset) in
+                self.influences_of(vertex).iter().zip(offsets).filter(|(influence, _)| influence.weight > 0.0)
+            {
+                let joint = influence.joint as usize;
+                if let Some(joint_data) = self.skeleton.joints.get(joint) {
+                    let distance = joint_data.inverse_bind.transform_point3(vertex.position + offset).length();
+                    if distance.is_finite() {
+                        shells[joint] = shells[joint].max(distance);
+                    }
+                }
+            }
+        }
+        shells
+    }
+
+    /// Every animation's joint channels compressed (`anim::compress`) within
+    /// [`Model::compression_precision`], animations in parallel: None for one without channels,
+    /// or why it keeps its keys. [`Model::take_compressed`] puts them in.
     pub fn compressed_clips(&self) -> Vec<Option<Result<crate::anim::compress::CompressedAnimation, String>>> {
         use rayon::prelude::*;
-        let precision = crate::anim::compress::Precision::for_figure(self.extent());
+        let precision = self.compression_precision();
         let (joints, targets) = (self.skeleton.len(), self.morph_targets.len());
         self.animations
             .par_iter()
             .map(|animation| {
                 (!animation.channels.is_empty()).then(|| {
-                    let compressed = crate::anim::compress::encode::compress(&self.skeleton, animation, precision)?;
+                    let compressed = crate::anim::compress::encode::compress(&self.skeleton, animation, &precision)?;
                     // A clip of few keys sampled densely (a spline, a key a few milliseconds from the next).
                     let keys = animation.key_gpu_bytes(joints, targets);
                     match animation.bytes_on_gpu(Some(&compressed), joints, targets) {

@@ -34,7 +34,7 @@ const ACCEPTED: f32 = 0.97;
 
 /// Compresses `animation`'s joint channels (`skeleton`'s joints) within `precision`, or says why
 /// the clip keeps its keys: more samples than its keys justify, or a bound no bit width reaches.
-pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: Precision) -> Result<CompressedAnimation, String> {
+pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: &Precision) -> Result<CompressedAnimation, String> {
     let channels: Vec<&Channel> = animation.channels.iter().filter(|channel| channel.joint < skeleton.len()).collect();
     let (times, resample_error, keys_are_samples) = sample_grid(skeleton, &channels, precision)?;
     let count = times.count();
@@ -66,7 +66,7 @@ pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: Precision
             moving.push(Moving::new(channel.joint, channel.property, samples));
         }
     }
-    let context = Context::new(skeleton, base, moving, precision);
+    let context = Context::new(skeleton, base, moving, precision.clone());
     let segment_count = count.div_ceil(SEGMENT_SAMPLES);
     let mut targets = vec![precision.error * ACCEPTED - resample_error; segment_count];
     let mut bits: Vec<Option<Vec<u32>>> = vec![None; segment_count];
@@ -93,7 +93,7 @@ pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: Precision
         {
             return Err("kept as keys: a track would pass 512 MiB".to_string());
         }
-        let compressed = CompressedAnimation { times: times.clone(), tracks, precision, max_error: 0.0 };
+        let compressed = CompressedAnimation { times: times.clone(), tracks, precision: precision.clone(), max_error: 0.0 };
         let between = context.errors_between(&channels, &compressed, !keys_are_samples);
         let errors: Vec<f32> = between.iter().zip(&at_samples).map(|(a, b)| a.max(*b)).collect();
         let worst = errors.iter().copied().fold(0.0, f32::max);
@@ -139,7 +139,7 @@ impl<'a> Context<'a> {
     fn allocate(&self, segment: usize, count: usize, target: f32) -> Result<(Vec<u32>, f32), String> {
         let samples = segment * SEGMENT_SAMPLES..((segment + 1) * SEGMENT_SAMPLES).min(count);
         let skeleton = self.skeleton;
-        let shell = self.precision.shell;
+        let precision = &self.precision;
         let ranges: Vec<[(u32, u32); 3]> = self.moving.iter().map(|track| track.segment_range(samples.clone())).collect();
         // The raw object-space transforms at the segment's samples.
         let mut poses = self.base.clone();
@@ -156,7 +156,7 @@ impl<'a> Context<'a> {
             .collect();
         let positions: Vec<glam::Vec3> = raw[0].iter().map(|model| model.w_axis.truncate()).collect();
         // How far each joint's farthest virtual vertex below it is, along the chain.
-        let mut reach = vec![shell; skeleton.len()];
+        let mut reach: Vec<f32> = (0..skeleton.len()).map(|joint| precision.shell_of(joint)).collect();
         for joint in (0..skeleton.len()).rev() {
             if let Some(parent) = skeleton.joints[joint].parent.filter(|&parent| parent < joint) {
                 reach[parent] = reach[parent].max(reach[joint] + (positions[joint] - positions[parent]).length());
@@ -177,7 +177,7 @@ impl<'a> Context<'a> {
             match (moving.property, joint) {
                 (Property::Translation, _) => 1.0,
                 (_, None) => reach[moving.joint],
-                (_, Some(joint)) => (positions[joint] - positions[moving.joint]).length() + shell,
+                (_, Some(joint)) => (positions[joint] - positions[moving.joint]).length() + precision.shell_of(joint),
             }
         };
         // The fewest bits whose own error stays under the target at the track's reach: from a
@@ -218,6 +218,7 @@ impl<'a> Context<'a> {
             for (index, raw_models) in raw.iter().enumerate() {
                 for &joint in joints {
                     models[index][joint] = compose_joint(skeleton, &models[index], joint, poses[index][joint], Mat4::IDENTITY);
+                    let shell = precision.shell_of(joint);
                     errors[joint] = errors[joint].max(shell_error(&raw_models[joint], &models[index][joint], shell));
                 }
             }
@@ -338,11 +339,11 @@ mod tests {
         let skeleton = arm();
         let raw = animation(vec![swing(0, 61, 30.0, 3.0), swing(1, 61, 30.0, 5.0)]);
         let precision = Precision::for_figure(0.9);
-        let compressed = compress(&skeleton, &raw, precision).expect("compresses");
+        let compressed = compress(&skeleton, &raw, &precision).expect("compresses");
         assert!(compressed.max_error <= precision.error, "{} > {}", compressed.max_error, precision.error);
         let played = Animation { compressed: Some(compressed.clone()), ..raw.clone() };
         let probes = (0..=600).map(|step| step as f32 / 300.0);
-        let error = super::super::measured_error(&skeleton, &played, precision, probes);
+        let error = super::super::measured_error(&skeleton, &played, &precision, probes);
         assert!(error <= precision.error * 1.01, "{error} > {}", precision.error);
         let packed: usize = compressed.tracks.iter().map(Track::bytes).sum();
         assert!(packed < 61 * 2 * 16 / 2, "at least half the raw keys' bytes: {packed}");
@@ -369,7 +370,7 @@ mod tests {
             still(1, Property::Translation, Vec4::new(0.3, 0.0, 0.0, 0.0)),
             still(2, Property::Rotation, Vec4::from(Quat::from_rotation_x(0.5))),
         ]);
-        let compressed = compress(&skeleton, &raw, Precision::for_figure(0.9)).expect("compresses");
+        let compressed = compress(&skeleton, &raw, &Precision::for_figure(0.9)).expect("compresses");
         let kinds: Vec<(usize, bool)> =
             compressed.tracks.iter().map(|track| (track.joint, matches!(track.data, TrackData::Constant(_)))).collect();
         assert_eq!(kinds, vec![(2, true), (0, false)], "the rest translation gone, the turned hand one value");
@@ -389,10 +390,10 @@ mod tests {
         channel.values = vec![0.0, 0.0, 0.0, 0.3, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, -1.0, 0.0, 0.6, 0.2, 0.0, 0.0, 0.0, 0.0];
         let raw = animation(vec![channel]);
         let precision = Precision::for_figure(0.9);
-        let compressed = compress(&skeleton, &raw, precision).expect("compresses");
+        let compressed = compress(&skeleton, &raw, &precision).expect("compresses");
         assert!(compressed.sample_rate() > 8.0, "{}", compressed.sample_rate());
         let played = Animation { compressed: Some(compressed), ..raw.clone() };
-        let error = super::super::measured_error(&skeleton, &played, precision, (0..=1000).map(|step| step as f32 / 1000.0));
+        let error = super::super::measured_error(&skeleton, &played, &precision, (0..=1000).map(|step| step as f32 / 1000.0));
         assert!(error <= precision.error * 1.01, "{error}");
     }
 

@@ -20,7 +20,7 @@ const MAX_JOINT_SAMPLES: u64 = 50_000_000;
 pub(super) fn sample_grid(
     skeleton: &Skeleton,
     channels: &[&Channel],
-    precision: Precision,
+    precision: &Precision,
 ) -> Result<(KeyTimes, f32, bool), String> {
     let keyed: Vec<&&Channel> = channels.iter().filter(|channel| channel.times.count() > 1).collect();
     if keyed.is_empty() {
@@ -125,7 +125,7 @@ fn smallest_interval(times: &KeyTimes) -> f32 {
 /// The largest shell error, half way between samples, of the raw channels sampled at `times` and
 /// interpolated as a compressed clip is, against the raw curves; it stops as soon as it passes
 /// `enough`.
-fn resample_error(skeleton: &Skeleton, channels: &[&Channel], times: &KeyTimes, precision: Precision, enough: f32) -> f32 {
+fn resample_error(skeleton: &Skeleton, channels: &[&Channel], times: &KeyTimes, precision: &Precision, enough: f32) -> f32 {
     // A channel of one key is the same raw and resampled: set once, then only the keyed ones change.
     let mut rest: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
     for channel in channels.iter().filter(|channel| channel.times.count() <= 1) {
@@ -152,7 +152,7 @@ fn resample_error(skeleton: &Skeleton, channels: &[&Channel], times: &KeyTimes, 
                     let between = interpolate(channel.property, before[index], after[index], 0.5);
                     set_property(&mut resampled[channel.joint], channel.property, between);
                 }
-                worst = worst.max(pose_error(skeleton, &raw, &resampled, precision.shell, &mut scratch));
+                worst = worst.max(pose_error(skeleton, &raw, &resampled, precision, &mut scratch));
                 if worst > enough {
                     // Too far already: a denser grid is needed, and the rest of this one is not.
                     break;

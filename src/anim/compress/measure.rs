@@ -66,7 +66,7 @@ impl Context<'_> {
                             }
                         }
                         compressed.sample(skeleton, time, &mut decoded);
-                        worst = worst.max(pose_error(skeleton, &raw, &decoded, self.precision.shell, &mut scratch));
+                        worst = worst.max(pose_error(skeleton, &raw, &decoded, &self.precision, &mut scratch));
                     }
                 }
                 worst

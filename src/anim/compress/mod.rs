@@ -24,7 +24,11 @@
 //! The error bound is ACL's: three virtual vertices at a shell distance along each joint's local
 //! axes, through the joint's object-space transform, raw against compressed, the largest distance
 //! over every joint, at every sample time and between samples. ACL's default is 0.01 cm at a 3 cm
-//! shell; here both scale with the figure (0.01 cm and 3 cm on a figure 1.8 m across).
+//! shell; here both scale with the figure (0.01 cm and 3 cm on a figure 1.8 m across). ACL's shell
+//! bounds a joint, not a vertex 30 cm down the limb: on a model with a mesh each joint's shell is
+//! its farthest skinned vertex's distance (at least the 3 cm), as Unreal's ACL plugin's "safe"
+//! distance is, so that the skinned mesh stays within the 0.01 cm ([`Precision::with_shells`],
+//! `Model::joint_shells`); motion alone keeps ACL's.
 
 pub mod encode;
 mod grid;
@@ -45,12 +49,14 @@ pub const HEADER_WORDS: usize = 6;
 pub const SEGMENT_WORDS: usize = 3;
 
 /// How close a compressed clip stays to its raw keys, in model units.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Precision {
     /// The largest distance a virtual vertex may move.
     pub error: f32,
-    /// How far from each joint the virtual vertices sit.
+    /// How far from each joint the virtual vertices sit: ACL's shell, the least any joint has.
     pub shell: f32,
+    /// Per joint, a farther shell (its farthest skinned vertex); empty: `shell` for every joint.
+    pub shells: Vec<f32>,
 }
 
 impl Precision {
@@ -58,7 +64,20 @@ impl Precision {
     /// `size` model units across (its largest side).
     pub fn for_figure(size: f32) -> Precision {
         let size = if size.is_finite() && size > 0.0 { size } else { 1.0 };
-        Precision { error: size * (0.01 / 180.0), shell: size * (3.0 / 180.0) }
+        Precision { error: size * (0.01 / 180.0), shell: size * (3.0 / 180.0), shells: Vec::new() }
+    }
+
+    /// Each joint's shell at least `farthest[joint]` (its farthest skinned vertex, in its own bind
+    /// frame: `Model::joint_shells`) and never under ACL's.
+    pub fn with_shells(self, farthest: &[f32]) -> Precision {
+        let shells =
+            farthest.iter().map(|&distance| if distance.is_finite() { distance.max(self.shell) } else { self.shell }).collect();
+        Precision { shells, ..self }
+    }
+
+    /// Joint `joint`'s shell.
+    pub fn shell_of(&self, joint: usize) -> f32 {
+        self.shells.get(joint).copied().unwrap_or(self.shell)
     }
 
     /// An error in model units as centimetres on a figure 1.8 m across (what ACL's bound reads).
@@ -239,18 +258,30 @@ pub fn shell_error(a: &Mat4, b: &Mat4, shell: f32) -> f32 {
     moved(Vec3::X).max(moved(Vec3::Y)).max(moved(Vec3::Z))
 }
 
-/// The largest shell error over every joint of two sets of local poses.
-pub fn pose_error(skeleton: &Skeleton, a: &[JointPose], b: &[JointPose], shell: f32, scratch: &mut [Vec<Mat4>; 2]) -> f32 {
+/// The largest shell error over every joint (each at its shell) of two sets of local poses.
+pub fn pose_error(
+    skeleton: &Skeleton,
+    a: &[JointPose],
+    b: &[JointPose],
+    precision: &Precision,
+    scratch: &mut [Vec<Mat4>; 2],
+) -> f32 {
     for (poses, models) in [a, b].into_iter().zip(scratch.iter_mut()) {
         models.resize(skeleton.len(), Mat4::IDENTITY);
         local_to_model(skeleton, poses, Mat4::IDENTITY, models);
     }
-    scratch[0].iter().zip(&scratch[1]).map(|(a, b)| shell_error(a, b, shell)).fold(0.0, f32::max)
+    let errors = scratch[0].iter().zip(&scratch[1]).enumerate();
+    errors.map(|(joint, (a, b))| shell_error(a, b, precision.shell_of(joint))).fold(0.0, f32::max)
 }
 
 /// The largest shell error of `animation` as played (compressed where it is) against its raw keys,
 /// at `times`.
-pub fn measured_error(skeleton: &Skeleton, animation: &Animation, precision: Precision, times: impl Iterator<Item = f32>) -> f32 {
+pub fn measured_error(
+    skeleton: &Skeleton,
+    animation: &Animation,
+    precision: &Precision,
+    times: impl Iterator<Item = f32>,
+) -> f32 {
     let raw = Animation { compressed: None, ..animation.clone() };
     let mut poses = [vec![JointPose::IDENTITY; skeleton.len()], vec![JointPose::IDENTITY; skeleton.len()]];
     let mut scratch = [Vec::new(), Vec::new()];
@@ -258,7 +289,7 @@ pub fn measured_error(skeleton: &Skeleton, animation: &Animation, precision: Pre
     for time in times {
         raw.sample(skeleton, time, &mut poses[0]);
         animation.sample(skeleton, time, &mut poses[1]);
-        worst = worst.max(pose_error(skeleton, &poses[0], &poses[1], precision.shell, &mut scratch));
+        worst = worst.max(pose_error(skeleton, &poses[0], &poses[1], precision, &mut scratch));
     }
     worst
 }
