@@ -24,9 +24,7 @@ use rayon::prelude::*;
 
 use super::grid::{raw_value, sample_grid};
 use super::tracks::{canonical, same, BitWriter, Moving};
-use super::{
-    set_property, shell_error, CompressedAnimation, Precision, Track, TrackData, HEADER_WORDS, MAX_BITS, SEGMENT_SAMPLES,
-};
+use super::{set_property, CompressedAnimation, Precision, Track, TrackData, HEADER_WORDS, MAX_BITS, SEGMENT_SAMPLES};
 use crate::anim::{compose_joint, local_to_model, Animation, Channel, JointPose, Property, Skeleton};
 
 /// The share of the bound a clip may reach at the times measured (samples, half way).
@@ -218,8 +216,7 @@ impl<'a> Context<'a> {
             for (index, raw_models) in raw.iter().enumerate() {
                 for &joint in joints {
                     models[index][joint] = compose_joint(skeleton, &models[index], joint, poses[index][joint], Mat4::IDENTITY);
-                    let shell = precision.shell_of(joint);
-                    errors[joint] = errors[joint].max(shell_error(&raw_models[joint], &models[index][joint], shell));
+                    errors[joint] = errors[joint].max(precision.joint_error(joint, &raw_models[joint], &models[index][joint]));
                 }
             }
         };

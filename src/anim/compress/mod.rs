@@ -80,6 +80,16 @@ impl Precision {
         self.shells.get(joint).copied().unwrap_or(self.shell)
     }
 
+    /// How far joint `joint`'s error moves what it carries between two object-space transforms:
+    /// with the vertices' shells, the farthest any point within its shell moves ([`sphere_error`]:
+    /// every vertex it skins); without, ACL's three virtual vertices ([`shell_error`]).
+    pub fn joint_error(&self, joint: usize, a: &Mat4, b: &Mat4) -> f32 {
+        match self.shells.is_empty() {
+            true => shell_error(a, b, self.shell),
+            false => sphere_error(a, b, self.shell_of(joint)),
+        }
+    }
+
     /// An error in model units as centimetres on a figure 1.8 m across (what ACL's bound reads).
     pub fn as_reference_centimetres(&self, error: f32) -> f32 {
         error / self.error * 0.01
@@ -258,6 +268,35 @@ pub fn shell_error(a: &Mat4, b: &Mat4, shell: f32) -> f32 {
     moved(Vec3::X).max(moved(Vec3::Y)).max(moved(Vec3::Z))
 }
 
+/// The farthest any point within `shell` of a joint moves between two object-space transforms:
+/// at most `shell` × the largest stretch of the difference of their linear parts (its spectral
+/// norm) plus the difference of their translations. Where ACL's three virtual vertices on the
+/// joint's axes miss a vertex between them (a rotation's error moves such a point up to 1.22×
+/// further), this bounds every point of the ball, and is close to tight where the error is a
+/// rotation about a joint above (the farthest point, on the far side from that joint, moves by
+/// `shell` × the angle plus what the joint itself moves).
+pub fn sphere_error(a: &Mat4, b: &Mat4, shell: f32) -> f32 {
+    let linear = glam::Mat3::from_mat4(*a) - glam::Mat3::from_mat4(*b);
+    let translation = (a.w_axis - b.w_axis).truncate().length();
+    shell * spectral_norm(linear) + translation
+}
+
+/// The largest singular value of `m`: the square root of the largest eigenvalue of mᵀm, by power
+/// iteration from its longest column (a rotation's error, whose two top eigenvalues are equal,
+/// gives it at once).
+fn spectral_norm(m: glam::Mat3) -> f32 {
+    let gram = m.transpose() * m;
+    let columns = [gram.x_axis, gram.y_axis, gram.z_axis];
+    let Some(mut vector) = columns.into_iter().max_by(|a, b| a.length_squared().total_cmp(&b.length_squared())) else {
+        return 0.0;
+    };
+    for _ in 0..8 {
+        let Some(next) = (gram * vector).try_normalize() else { return 0.0 };
+        vector = next;
+    }
+    vector.dot(gram * vector).max(0.0).sqrt()
+}
+
 /// The largest shell error over every joint (each at its shell) of two sets of local poses.
 pub fn pose_error(
     skeleton: &Skeleton,
@@ -271,7 +310,7 @@ pub fn pose_error(
         local_to_model(skeleton, poses, Mat4::IDENTITY, models);
     }
     let errors = scratch[0].iter().zip(&scratch[1]).enumerate();
-    errors.map(|(joint, (a, b))| shell_error(a, b, precision.shell_of(joint))).fold(0.0, f32::max)
+    errors.map(|(joint, (a, b))| precision.joint_error(joint, a, b)).fold(0.0, f32::max)
 }
 
 /// The largest shell error of `animation` as played (compressed where it is) against its raw keys,
