@@ -233,6 +233,18 @@ fn animations(out: &mut String, model: &Model, tightness: Option<crate::model::T
             animation.duration,
             animation.channels.len()
         );
+        if let Some(travel) = model.clip_travel(index) {
+            let joint = model.skeleton.joints.get(travel.joint).map_or("?", |joint| joint.name.as_str());
+            let _ = writeln!(
+                out,
+                "      travel ({joint}): {:.3} units start to end ({:.1} % of the figure), {:.3} along its path, {:.3} a second, turning {:+.1}°",
+                travel.distance,
+                100.0 * travel.distance / model.extent().max(f32::MIN_POSITIVE),
+                travel.path,
+                travel.speed,
+                travel.turn
+            );
+        }
         let cells = model.bounds.animations.get(index).map_or(0, |bounds| bounds.cells.len());
         let _ = writeln!(out, "      GPU {gpu_bytes} B ({ratio}), {per_joint_second}; {cells} culling cells ({} B)", cells * 32);
         if let Some(compressed) = &animation.compressed {

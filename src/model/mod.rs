@@ -14,12 +14,14 @@ mod influence_offsets;
 pub mod lod;
 mod morph;
 mod samples;
+mod travel;
 
 pub use facing::Facing;
 pub use file_layout::{FileLayout, FileMesh};
 pub use geometry::{compute_normals, compute_tangents, normalize_influences};
 pub use morph::{MorphTarget, VertexOffsets};
 pub use samples::PoseSamples;
+pub use travel::Travel;
 
 use std::path::PathBuf;
 

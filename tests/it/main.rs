@@ -45,5 +45,6 @@ mod raster;
 mod ray_shadows;
 mod renderdoc;
 mod retarget;
+mod root_motion;
 mod strategies;
 mod triangles;
