@@ -10,6 +10,7 @@ use super::model_buffers::GpuModel;
 use super::shader_types::SkinnedVertex;
 use super::{padded_chunks, MAX_CHUNKS};
 use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
+use crate::gpu::pipeline::GraphicsDesc;
 use crate::gpu::{Buffer, Device};
 
 /// The skin-inputs set (`shaders/skin_inputs.glsl`): the source vertices, their influences, the
@@ -178,6 +179,32 @@ pub fn skinned_vertex_input() -> ([vk::VertexInputBindingDescription; 1], [vk::V
 
 /// Full-target viewport and scissor. The projections are Vulkan's (y down), so the viewport is the
 /// plain one.
+/// A pipeline of one triangle over the target (shaders/fullscreen.vert, no vertex input) running
+/// `fragment` with `set_layouts` and `push_bytes` of fragment push constants: single-sampled, no
+/// attachment, no depth test. The motion pass, the raster resolve and the shadow merge start from
+/// it and name their attachments.
+pub fn fullscreen<'a>(fragment: &'a [u8], set_layouts: &'a [&'a DescriptorSetLayout], push_bytes: u32) -> GraphicsDesc<'a> {
+    GraphicsDesc {
+        vertex_shader: super::shaders::FULLSCREEN_VERT,
+        geometry_shader: None,
+        fragment_shader: Some(fragment),
+        vertex_bindings: &[],
+        vertex_attributes: &[],
+        topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+        polygon_mode: vk::PolygonMode::FILL,
+        cull_mode: vk::CullModeFlags::NONE,
+        depth_bias: None,
+        samples: vk::SampleCountFlags::TYPE_1,
+        color_format: None,
+        second_color: None,
+        depth_format: None,
+        depth_write: false,
+        depth_compare: vk::CompareOp::ALWAYS,
+        set_layouts,
+        push_constants: Some((vk::ShaderStageFlags::FRAGMENT, push_bytes)),
+    }
+}
+
 pub fn set_viewport(device: &Device, command_buffer: vk::CommandBuffer, extent: vk::Extent2D) {
     let viewport =
         vk::Viewport { x: 0.0, y: 0.0, width: extent.width as f32, height: extent.height as f32, min_depth: 0.0, max_depth: 1.0 };

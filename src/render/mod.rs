@@ -520,7 +520,11 @@ impl Renderer {
                     not_drawn: counts.pool_use[1],
                     placed_vertices: counts.pool_use[2],
                     placed_indices: counts.pool_use[3],
-                    raster: RasterCounts { camera_hardware_samples: hardware_samples, ..self.raster_counts(counts) },
+                    raster: RasterCounts::of(
+                        counts,
+                        self.passes.raster.as_ref().map_or(0, |raster| raster.room),
+                        hardware_samples,
+                    ),
                 });
             }
         }
@@ -534,21 +538,6 @@ impl Renderer {
             self.stats.timings = Some(PassTimings { milliseconds });
         }
         Ok(())
-    }
-
-    /// What each rasterizer took in a frame whose counts are `counts` (the raster lists' entries
-    /// past their room went to the hardware, and were counted there).
-    fn raster_counts(&self, counts: &CullCounters) -> RasterCounts {
-        let room = self.passes.raster.as_ref().map_or(0, |raster| raster.room);
-        RasterCounts {
-            camera_hardware: counts.raster_counts[2],
-            camera_hardware_samples: None,
-            camera_compute: counts.raster[0][3].min(room),
-            camera_samples: counts.raster_counts[0],
-            light_hardware: counts.raster_counts[3],
-            light_compute: counts.raster[1][3].min(room),
-            light_texels: counts.raster_counts[1],
-        }
     }
 
     /// Whether `pass` runs in this renderer's frames: the trace pass's builds only with ray-traced

@@ -57,6 +57,23 @@ pub struct RasterCounts {
     pub light_texels: u32,
 }
 
+impl RasterCounts {
+    /// What each rasterizer took in a frame whose counts are `counts`, the raster lists holding
+    /// `room` entries each (those past it went to the hardware, and were counted there), and the
+    /// hardware's samples where they were counted.
+    pub fn of(counts: &CullCounters, room: u32, camera_hardware_samples: Option<u64>) -> RasterCounts {
+        RasterCounts {
+            camera_hardware: counts.raster_counts[2],
+            camera_hardware_samples,
+            camera_compute: counts.raster[0][3].min(room),
+            camera_samples: counts.raster_counts[0],
+            light_hardware: counts.raster_counts[3],
+            light_compute: counts.raster[1][3].min(room),
+            light_texels: counts.raster_counts[1],
+        }
+    }
+}
+
 /// GPU time of each pass of one frame, in milliseconds, from timestamp queries. On lavapipe these
 /// are CPU clock readings around the software rasterizer's work.
 #[derive(Clone, Debug, Default, PartialEq)]

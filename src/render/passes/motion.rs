@@ -17,7 +17,7 @@ use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::image::Sampler;
 use crate::gpu::pipeline::{GraphicsDesc, Pipeline};
 use crate::gpu::{self, Device};
-use crate::render::draw::set_viewport;
+use crate::render::draw::{fullscreen, set_viewport};
 use crate::render::passes::forward::ForwardTargets;
 
 pub const BINDING_SCENE_COLOR: u32 = 0;
@@ -71,23 +71,8 @@ impl MotionPass {
             device,
             "motion",
             &GraphicsDesc {
-                vertex_shader: crate::render::shaders::FULLSCREEN_VERT,
-                geometry_shader: None,
-                fragment_shader: Some(crate::render::shaders::MOTION_FRAG),
-                vertex_bindings: &[],
-                vertex_attributes: &[],
-                topology: vk::PrimitiveTopology::TRIANGLE_LIST,
-                polygon_mode: vk::PolygonMode::FILL,
-                cull_mode: vk::CullModeFlags::NONE,
-                depth_bias: None,
-                samples: vk::SampleCountFlags::TYPE_1,
                 color_format: Some(color_format),
-                second_color: None,
-                depth_format: None,
-                depth_write: false,
-                depth_compare: vk::CompareOp::ALWAYS,
-                set_layouts: &[&set_layout],
-                push_constants: Some((fragment, std::mem::size_of::<MotionPush>() as u32)),
+                ..fullscreen(crate::render::shaders::MOTION_FRAG, &[&set_layout], std::mem::size_of::<MotionPush>() as u32)
             },
         )?;
         let pool = DescriptorPool::for_sets(device, "motion.pool", &[(&set_layout, 1)])?;

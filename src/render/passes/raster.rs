@@ -34,6 +34,7 @@ use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::image::Sampler;
 use crate::gpu::pipeline::{GraphicsDesc, Pipeline};
 use crate::gpu::{self, Buffer, Device};
+use crate::render::draw::fullscreen;
 use crate::render::model_buffers::GpuModel;
 use crate::render::passes::{forward, shadow};
 use crate::render::shader_types::{CullCounters, MeshMaterial, RasterPush, RasterTriangle};
@@ -436,51 +437,25 @@ fn resolve_pipeline(
         device,
         &format!("raster.resolve{suffix}"),
         &GraphicsDesc {
-            vertex_shader: FULLSCREEN_VERT,
-            geometry_shader: None,
-            fragment_shader: Some(fragment),
-            vertex_bindings: &[],
-            vertex_attributes: &[],
-            topology: vk::PrimitiveTopology::TRIANGLE_LIST,
-            polygon_mode: vk::PolygonMode::FILL,
-            cull_mode: vk::CullModeFlags::NONE,
-            depth_bias: None,
             samples: forward::SAMPLES,
             color_format: Some(inputs.color_format),
             second_color: Some((format, velocity)),
             depth_format: Some(forward::DEPTH_FORMAT),
             depth_write: true,
             depth_compare: vk::CompareOp::LESS,
-            set_layouts: &[inputs.frame_set_layout, resolve_layout, inputs.skin_inputs_layout],
-            push_constants: Some((vk::ShaderStageFlags::FRAGMENT, 16)),
+            ..fullscreen(fragment, &[inputs.frame_set_layout, resolve_layout, inputs.skin_inputs_layout], 16)
         },
     )
 }
 
 /// The shadow merge: one triangle over the map writing the raster's depths, depth tested.
 fn merge_pipeline(device: &Arc<Device>, layout: &DescriptorSetLayout) -> gpu::Result<Pipeline> {
-    use crate::render::shaders::*;
-    Pipeline::graphics(
-        device,
-        "raster.merge",
-        &GraphicsDesc {
-            vertex_shader: FULLSCREEN_VERT,
-            geometry_shader: None,
-            fragment_shader: Some(RASTER_MERGE_FRAG),
-            vertex_bindings: &[],
-            vertex_attributes: &[],
-            topology: vk::PrimitiveTopology::TRIANGLE_LIST,
-            polygon_mode: vk::PolygonMode::FILL,
-            cull_mode: vk::CullModeFlags::NONE,
-            depth_bias: None,
-            samples: vk::SampleCountFlags::TYPE_1,
-            color_format: None,
-            second_color: None,
-            depth_format: Some(shadow::SHADOW_FORMAT),
-            depth_write: true,
-            depth_compare: vk::CompareOp::LESS,
-            set_layouts: &[layout],
-            push_constants: Some((vk::ShaderStageFlags::FRAGMENT, 16)),
-        },
-    )
+    let layouts = [layout];
+    let desc = GraphicsDesc {
+        depth_format: Some(shadow::SHADOW_FORMAT),
+        depth_write: true,
+        depth_compare: vk::CompareOp::LESS,
+        ..fullscreen(crate::render::shaders::RASTER_MERGE_FRAG, &layouts, 16)
+    };
+    Pipeline::graphics(device, "raster.merge", &desc)
 }
