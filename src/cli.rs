@@ -125,6 +125,15 @@ pub(crate) struct InspectArgs {
     /// as they are (off). docs/compression.md.
     #[arg(long, value_enum, default_value_t = Switch::On)]
     pub(crate) clip_compression: Switch,
+    /// Travelling clips (CMU capture, Mixamo clips not made "in place") played in place, the
+    /// instance moved by the motion taken out of them, across loops (on), or as the file has
+    /// them, jumping back at each loop (off). docs/animation.md.
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    pub(crate) root_motion: Switch,
+    /// The joint whose motion on the ground is taken out (default: the root, or the hips where
+    /// the root stays put).
+    #[arg(long, value_name = "JOINT")]
+    pub(crate) root_joint: Option<String>,
     /// Instead of describing the model: evaluate it at TIME seconds into --clip on the GPU (one
     /// instance, the full mesh) and print what the palette and skin passes computed, in the file's
     /// own units and axes: every joint in the file's order, every mesh's skinned vertices in the
@@ -209,6 +218,15 @@ pub(crate) struct BenchArgs {
     /// the palette pass's cost per joint-instance of each.
     #[arg(long, value_enum, default_value = "on", value_delimiter = ',')]
     pub(crate) clip_compression: Vec<Switch>,
+    /// Travelling clips (CMU capture, Mixamo clips not made "in place") played in place, the
+    /// instance moved by the motion taken out of them, across loops (on), or as the file has
+    /// them, jumping back at each loop (off). docs/animation.md.
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    pub(crate) root_motion: Switch,
+    /// The joint whose motion on the ground is taken out (default: the root, or the hips where
+    /// the root stays put).
+    #[arg(long, value_name = "JOINT")]
+    pub(crate) root_joint: Option<String>,
     /// A crowd: instance i plays the i-th clip that moves (as `view --crowd`).
     #[arg(long, conflicts_with = "clip")]
     pub(crate) crowd: bool,
@@ -344,6 +362,15 @@ pub(crate) struct SceneArgs {
     /// as they are (off). docs/compression.md.
     #[arg(long, value_enum, default_value_t = Switch::On)]
     pub(crate) clip_compression: Switch,
+    /// Travelling clips (CMU capture, Mixamo clips not made "in place") played in place, the
+    /// instance moved by the motion taken out of them, across loops (on), or as the file has
+    /// them, jumping back at each loop (off). docs/animation.md.
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    pub(crate) root_motion: Switch,
+    /// The joint whose motion on the ground is taken out (default: the root, or the hips where
+    /// the root stays put).
+    #[arg(long, value_name = "JOINT")]
+    pub(crate) root_joint: Option<String>,
     /// A crowd: instance i plays the i-th clip that moves (round and round) instead of one clip for
     /// all; with many `--anim` files, every clip they give.
     #[arg(long, conflicts_with = "clip")]

@@ -302,6 +302,8 @@ pub struct Animation {
     /// The joint channels compressed (`--clip-compression`, on by default): what the palette pass
     /// and [`Animation::sample`] play when present. `channels` stay the raw keys it was made from.
     pub compressed: Option<CompressedAnimation>,
+    /// The motion taken out of `channels` where it plays in place (`Model::extract_root_motion`).
+    pub motion: Option<std::sync::Arc<super::RootMotion>>,
 }
 
 /// One morph target's weight over time (FBX's DeformPercent as a fraction, glTF's `weights`).
@@ -425,6 +427,9 @@ pub struct Clip {
     pub start: f32,
     /// Loop length, seconds.
     pub duration: f32,
+    /// Its animation's root motion, where it was taken out and the clip plays in place
+    /// (`Model::extract_root_motion`): what moves the instance.
+    pub motion: Option<std::sync::Arc<super::RootMotion>>,
 }
 
 impl Clip {
@@ -557,7 +562,7 @@ mod tests {
 
     #[test]
     fn clip_time_wraps_into_its_span() {
-        let clip = Clip { name: "c".into(), animation: 0, start: 1.0, duration: 0.5 };
+        let clip = Clip { name: "c".into(), animation: 0, start: 1.0, duration: 0.5, motion: None };
         assert!((clip.animation_time(0.25) - 1.25).abs() < 1e-6);
         assert!((clip.animation_time(-0.25) - 1.25).abs() < 1e-6);
         assert!(clip.animation_time(1e9) < 1.5);

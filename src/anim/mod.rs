@@ -16,12 +16,14 @@ pub mod compress;
 pub mod curve;
 pub mod dual_quaternion;
 pub mod hermite_sampling;
+pub mod motion;
 pub mod playback;
 pub mod retarget;
 
 pub use clip::{Animation, Channel, Clip, ClipRange, Interpolation, KeyTimes, Property, RangeUnit, WeightChannel};
 pub use curve::{bracket, hermite, slerp_shortest, KeySpan};
 pub use dual_quaternion::{skin_vertex_dual_quaternion, DualQuaternion};
+pub use motion::{Motion, RootMotion};
 pub use playback::{world_transform, Fade, InstanceState, Layer, Playback, Skinning};
 
 use glam::{Mat4, Quat, Vec3};

@@ -65,8 +65,12 @@ impl Skinning {
 /// One animated copy of the model in the world.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct InstanceState {
+    /// Where it stands and which way it faces at [`InstanceState::origin`] (its `anchor`, or a
+    /// crossfade's start): its clips' root motion moves it from there ([`InstanceState::placement`]).
     pub position: Vec3,
     pub yaw: f32,
+    /// Seconds on the shared clock at which `position` and `yaw` hold where no crossfade is set.
+    pub anchor: f64,
     /// None: the bind pose.
     pub clip: Option<usize>,
     /// Set while the previous clip fades out into `clip` (blended on the GPU, in the palette pass).
@@ -90,6 +94,7 @@ impl Default for InstanceState {
         InstanceState {
             position: Vec3::ZERO,
             yaw: 0.0,
+            anchor: 0.0,
             clip: None,
             fade: None,
             layer: None,
@@ -155,7 +160,7 @@ mod tests {
     /// alone when the clock is moved back before the switch (a viewer's seek or reset).
     #[test]
     fn a_fade_runs_between_its_start_and_end_only() {
-        let clip = |animation| Clip { name: String::new(), animation, start: 0.0, duration: 1.0 };
+        let clip = |animation| Clip { name: String::new(), animation, start: 0.0, duration: 1.0, motion: None };
         let clips = [clip(0), clip(1)];
         let mut instance = InstanceState { clip: Some(0), ..InstanceState::default() };
         instance.switch_clip(1, 10.0, 0.5);

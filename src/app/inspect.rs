@@ -244,6 +244,14 @@ fn animations(out: &mut String, model: &Model, tightness: Option<crate::model::T
                 travel.speed,
                 travel.turn
             );
+            if let Some(motion) = &animation.motion {
+                let _ = writeln!(
+                    out,
+                    "      root motion: taken out, the clip plays in place and moves the instance ({} samples, {} B; --root-motion off keeps it in the keys)",
+                    motion.samples.len(),
+                    motion.samples.len() * 16
+                );
+            }
         }
         let cells = model.bounds.animations.get(index).map_or(0, |bounds| bounds.cells.len());
         let _ = writeln!(out, "      GPU {gpu_bytes} B ({ratio}), {per_joint_second}; {cells} culling cells ({} B)", cells * 32);

@@ -52,6 +52,8 @@ pub struct PanelInfo<'a> {
     pub raster: Option<Raster>,
     /// The instances vary in phase, speed, size and colours (`--variety`).
     pub variety: bool,
+    /// Root motion: whether it is on, and whether any clip shown travels (else no row).
+    pub root_motion: (bool, bool),
     pub instances: usize,
     /// The most instances this device takes with this strategy, and the limit that sets it.
     pub max_instances: usize,
@@ -134,6 +136,8 @@ pub enum Action {
     Raster(Raster),
     /// The crowd varied or copies (`--variety`).
     Variety(bool),
+    /// Travelling clips in place with root motion, or as the files have them (`--root-motion`).
+    RootMotion(bool),
     /// Model N of a crowd of several leaves it (its instances go to the others).
     RemoveModel(usize),
 }
@@ -178,6 +182,7 @@ impl Action {
                 Raster::parse(value).ok_or(format!("raster: expected hardware, compute or auto, found '{value}'"))?,
             ),
             "variety" if value == "on" || value == "off" => Action::Variety(value == "on"),
+            "root-motion" if value == "on" || value == "off" => Action::RootMotion(value == "on"),
             "layer" if value == "none" => Action::Layer(None),
             "layer" => {
                 // CLIP@JOINT:WEIGHT, all three as numbers.
@@ -541,6 +546,13 @@ impl Panel {
             let hover = "each pixel smeared along its motion since last frame (the velocity target)";
             if let Some(on) = self.checkbox(ui, ("motion blur", hover), info.motion_blur) {
                 actions.push(Action::MotionBlur(on));
+            }
+            let (root_motion, travels) = info.root_motion;
+            if travels {
+                let hover = "travelling clips played in place, the instances moved by the motion taken out of them (walking on across loops); off: as the files have them, jumping back at each loop";
+                if let Some(on) = self.checkbox(ui, ("root motion", hover), root_motion) {
+                    actions.push(Action::RootMotion(on));
+                }
             }
             if info.instances > 1 {
                 let hover = "each instance its own phase, speed, size and colours; off: copies of the model";

@@ -10,7 +10,7 @@ use crate::model::Model;
 use crate::render::camera::OrbitCamera;
 use crate::render::instances::{Instances, TableVersion};
 use crate::render::passes::shadow;
-use crate::render::shader_types::InstanceData;
+use crate::render::shader_types::{InstanceData, WalkArea};
 use crate::render::FrameScene;
 
 /// A model (or several: a crowd of them), its instances, the light and a camera that frames them.
@@ -42,6 +42,8 @@ pub struct SceneSetup {
     /// which the panel shows), kept until an instance changes: a frame of a steady crowd looks at
     /// no instance.
     pub kept: KeptSummaries,
+    /// Where a crowd's walkers wrap, fitted with the bounds ([`SceneSetup::walk_area`]).
+    pub(crate) area: Option<WalkArea>,
 }
 
 /// [`SceneSetup::kept`].
@@ -76,6 +78,9 @@ impl<T: Clone> Kept<T> {
         }
     }
 }
+
+/// A crowd's walkers' area is at least this many figures' heights a side ([`SceneSetup::walk_area`]).
+pub const WALK_AREA_FIGURES: f32 = 4.0;
 
 impl SceneSetup {
     /// `instance_count` instances of `model` on a grid; a crowd (more than one) varied in phase,
@@ -116,6 +121,7 @@ impl SceneSetup {
             variety,
             staging: Staging::default(),
             kept: KeptSummaries::default(),
+            area: None,
         };
         setup.instances = grid_instances(&setup.staging, &setup.models(), &setup.instance_models, variety).into();
         setup.frame_all();
@@ -166,9 +172,52 @@ impl SceneSetup {
     }
 
     /// The shadow map's bounds fitted again to the instances where they are now (after moving
-    /// them).
+    /// them), and to the walkers' area where they have one.
     pub fn fit_bounds(&mut self) {
         self.bounds = staging::world_bounds(&self.placed());
+        self.area = self.fit_walk_area();
+        if let Some(area) = self.area {
+            let corner = |x: f32, z: f32| Vec3::new(x, self.bounds.min.y, z);
+            let far = area.min + area.size;
+            self.bounds = self.bounds.including(corner(area.min.x, area.min.y)).including(corner(far.x, far.y));
+        }
+    }
+
+    /// Whether any instance's model has a clip with root motion (`Model::extract_root_motion`).
+    pub fn root_motion(&self) -> bool {
+        self.models().iter().any(|model| model.clips.iter().any(|clip| clip.motion.is_some()))
+    }
+
+    /// Where a crowd's walkers wrap (see [`WalkArea`]): where the crowd stood when its bounds
+    /// were fitted, widened to at least [`WALK_AREA_FIGURES`] figures' heights a side. None for a
+    /// single instance (the camera follows it instead) or where no clip has root motion.
+    pub fn walk_area(&self) -> Option<WalkArea> {
+        self.area
+    }
+
+    fn fit_walk_area(&self) -> Option<WalkArea> {
+        if self.instances.len() < 2 || !self.root_motion() {
+            return None;
+        }
+        let placed = self.bounds;
+        let figure = self.model.bind_bounds().size().y.max(self.model.extent() * 0.5).max(1e-3);
+        let (low, high) = (glam::Vec2::new(placed.min.x, placed.min.z), glam::Vec2::new(placed.max.x, placed.max.z));
+        let size = (high - low).max(glam::Vec2::splat(WALK_AREA_FIGURES * figure));
+        Some(WalkArea { min: (low + high - size) * 0.5, size })
+    }
+
+    /// Instance `index` moved to where its root motion has carried it by `now` (wrapped into the
+    /// walkers' area), held there from `now`: what a clip switch starts from.
+    fn settle(&mut self, index: usize, now: f64) {
+        let area = self.walk_area();
+        let clips = &self.model_of(index).clips;
+        let (position, yaw) = self.instances[index].placement(clips, now);
+        let position = area.map_or(position, |area| area.wrap(position));
+        if (position, yaw) != (self.instances[index].position, self.instances[index].yaw) || self.instances[index].fade.is_some()
+        {
+            let instance = &mut self.instances[index];
+            (instance.position, instance.yaw, instance.anchor, instance.fade) = (position, yaw, now, None);
+        }
     }
 
     /// Each instance with its model's index and its model.
@@ -187,12 +236,10 @@ impl SceneSetup {
 
     /// The camera, the light and the shadow map's bounds around the instances.
     fn frame_all(&mut self) {
-        let placed = self.placed();
-        let bounds = staging::world_bounds(&placed);
-        let camera = staging::framing_camera(&self.staging, &self.models(), &placed);
+        let camera = staging::framing_camera(&self.staging, &self.models(), &self.placed());
         // The character's front, which the camera was turned to.
         let facing = glam::Quat::from_rotation_y(camera.yaw - crate::render::camera::FRAMING_YAW);
-        self.bounds = bounds;
+        self.fit_bounds();
         self.camera = camera;
         // From the camera's left and a little in front of the character, turned with the
         // camera to the character's front: the shadow falls behind and beside the feet, on
@@ -203,10 +250,13 @@ impl SceneSetup {
     /// Every instance switches to `clip`, crossfading over `fade_seconds` from `now`. The camera
     /// stays where it is (`frame_played` moves it).
     /// (Of several models, the instances whose model has that clip.)
+    /// Each starts from where its root motion has carried it by `now`.
     pub fn play(&mut self, clip: usize, now: f64, fade_seconds: f32) {
-        let has: Vec<bool> = (0..self.instances.len()).map(|index| clip < self.model_of(index).clips.len()).collect();
-        for (instance, _) in self.instances.iter_mut().zip(has).filter(|(_, has)| *has) {
-            instance.switch_clip(clip, now, fade_seconds);
+        for index in 0..self.instances.len() {
+            if clip < self.model_of(index).clips.len() && self.instances[index].clip != Some(clip) {
+                self.settle(index, now);
+                self.instances[index].switch_clip(clip, now, fade_seconds);
+            }
         }
     }
 
@@ -289,7 +339,12 @@ impl SceneSetup {
     /// The ground: a square where the feet are (the lowest point of the clips the instances play,
     /// [`staging::ground_height`]), under the scene's middle, a few model sizes wide.
     pub fn ground(&self) -> Vec4 {
-        let center = self.bounds.center();
+        self.ground_at(Vec3::ZERO)
+    }
+
+    /// [`SceneSetup::ground`] moved by `offset` on the ground (a followed walker's).
+    fn ground_at(&self, offset: Vec3) -> Vec4 {
+        let center = self.bounds.center() + Vec3::new(offset.x, 0.0, offset.z);
         let height = self
             .kept
             .ground_height
@@ -309,8 +364,14 @@ impl SceneSetup {
 
     /// Everything the renderer needs for the frame at `seconds` on the shared clock: nothing per
     /// instance is built (the instances' states are shared; the GPU works out where each is).
+    /// A single walker carried by root motion takes the ground and the shadow's bounds along.
     pub fn frame(&self, seconds: f64, aspect: f32) -> FrameScene {
-        let ground = self.ground();
+        let walked = match self.instances.len() == 1 && self.root_motion() {
+            true => staging::follow_offset(&self.staging, &self.models(), &self.placed(), seconds),
+            false => Vec3::ZERO,
+        };
+        let ground = self.ground_at(walked);
+        let bounds = Aabb { min: self.bounds.min + walked, max: self.bounds.max + walked };
         let camera = self.camera_at(seconds);
         let receiver = Aabb {
             min: ground.truncate() - Vec3::new(ground.w, 0.0, ground.w),
@@ -321,17 +382,19 @@ impl SceneSetup {
             instances: self.instances.share(),
             view_projection: camera.view_projection(aspect),
             camera_position: camera.position(),
-            light_view_projection: shadow::light_view_projection(self.light_direction, self.bounds, receiver),
+            light_view_projection: shadow::light_view_projection(self.light_direction, bounds, receiver),
             light_direction: self.light_direction,
             ground,
             morph_overrides: self.morph_overrides.clone(),
+            walk_area: self.walk_area(),
         }
     }
 
     /// The CPU reference of what the instances pass makes of every instance at `seconds` (without
     /// the motion flags): what tests hold the GPU to, and what a CPU-side reference skins from.
     pub fn instance_data(&self, seconds: f64) -> Vec<InstanceData> {
-        self.placed().into_iter().map(|(_, model, instance)| InstanceData::at(instance, &model.clips, seconds)).collect()
+        let area = self.walk_area();
+        self.placed().into_iter().map(|(_, model, instance)| InstanceData::at(instance, &model.clips, seconds, area)).collect()
     }
 
     /// The share of a 16:9 frame the played clip's morphed and skinned vertices span (the larger of

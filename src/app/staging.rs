@@ -171,10 +171,14 @@ pub fn ground_height(staging: &Staging, models: &[&Model], placed: &[Placed]) ->
     }
 }
 
-/// Whether the camera follows `placed`: a single instance whose clip carries it along the ground.
+/// Whether the camera follows `placed`: a single instance whose clip carries it along the ground,
+/// or moves it by its root motion.
 pub fn follows(staging: &Staging, models: &[&Model], placed: &[Placed]) -> bool {
     match placed {
-        [(model, _, instance)] => staging.get(models, *model, instance.clip).travels,
+        [(model_index, model, instance)] => {
+            instance.clip.and_then(|clip| model.clips.get(clip)).is_some_and(|clip| clip.motion.is_some())
+                || staging.get(models, *model_index, instance.clip).travels
+        }
         _ => false,
     }
 }
@@ -209,6 +213,9 @@ pub fn follow_offset(staging: &Staging, models: &[&Model], placed: &[Placed], se
     }
     let &(model_index, model, instance) = &placed[0];
     let Some(clip) = instance.clip.and_then(|clip| model.clips.get(clip)) else { return Vec3::ZERO };
+    if clip.motion.is_some() {
+        return instance.placement(&model.clips, seconds).0 - instance.position;
+    }
     let local = seconds * f64::from(instance.speed) + f64::from(instance.phase);
     let time = clip.animation_time(local) - clip.start;
     let travel = staging.get(models, model_index, instance.clip).travel_at(time);

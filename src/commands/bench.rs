@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use vkskin::formats::read_model;
 use vkskin::model::Model;
 
-use super::scene::{open_model, prepare_model};
+use super::scene::{open_model, prepare_model, Preparation};
 use crate::cli::{BenchArgs, Mix, Switch};
 
 pub(crate) fn bench(arguments: BenchArgs) -> Result<(), String> {
@@ -20,6 +20,8 @@ pub(crate) fn bench(arguments: BenchArgs) -> Result<(), String> {
     // the clips compressed beside them, so the bench draws the levels a user's frame draws.
     let levels = arguments.lod.iter().any(|lod| lod.on());
     let compression = if arguments.clip_compression.iter().any(|switch| switch.on()) { Switch::On } else { Switch::Off };
+    let preparation =
+        Preparation { levels, compression, root_motion: arguments.root_motion, root_joint: arguments.root_joint.as_deref() };
     let models: Vec<Model> = if paths.is_empty() {
         // The bundled figure; asked to mix, with its variants.
         let path = default_model_path();
@@ -28,12 +30,12 @@ pub(crate) fn bench(arguments: BenchArgs) -> Result<(), String> {
         if !arguments.mix.is_empty() {
             models.extend(vkskin::generate::variants::crowd_variants(&figure));
         }
-        models.into_iter().map(|model| prepare_model(model, levels, compression).0).collect()
+        models.into_iter().map(|model| Ok(prepare_model(model, &preparation)?.0)).collect::<Result<_, String>>()?
     } else {
         let mut models = Vec::new();
         for path in &paths {
             let animations = default_animations(path, &arguments.animations);
-            models.push(open_model(path, &animations, (None, None), levels, compression)?.0);
+            models.push(open_model(path, &animations, (None, None), &preparation)?.0);
         }
         models
     };

@@ -6,7 +6,7 @@ use vkskin::app::{default_animations, find_clip, headless_device};
 use vkskin::gpu::instance::validation_from_env;
 
 use super::check_messages;
-use super::scene::open_model;
+use super::scene::{open_model, Preparation};
 use crate::cli::InspectArgs;
 
 pub(crate) fn inspect(arguments: InspectArgs) -> Result<(), String> {
@@ -23,8 +23,12 @@ pub(crate) fn inspect(arguments: InspectArgs) -> Result<(), String> {
             path,
             &animations,
             (arguments.clips.as_deref(), arguments.ranges.as_deref()),
-            arguments.lod.on(),
-            arguments.clip_compression,
+            &Preparation {
+                levels: arguments.lod.on(),
+                compression: arguments.clip_compression,
+                root_motion: arguments.root_motion,
+                root_joint: arguments.root_joint.as_deref(),
+            },
         )?;
         let mut report = vkskin::app::inspect::describe(&model, chain_seconds);
         if arguments.models.len() > 1 {
@@ -46,8 +50,13 @@ fn pose(arguments: &InspectArgs, path: &std::path::Path, time: f64) -> Result<()
         path,
         &animations,
         (arguments.clips.as_deref(), arguments.ranges.as_deref()),
-        false,
-        arguments.clip_compression,
+        // The pose as the file has it: the root where its keys put it.
+        &Preparation {
+            levels: false,
+            compression: arguments.clip_compression,
+            root_motion: crate::cli::Switch::Off,
+            root_joint: None,
+        },
     )?;
     let clip = match arguments.clip.as_deref() {
         Some(selector) => Some(find_clip(&model, selector)?),

@@ -116,6 +116,16 @@ impl SceneArgs {
         Ok(models)
     }
 
+    /// How each model is prepared once read, `levels` built or not.
+    pub(crate) fn preparation(&self, levels: bool) -> Preparation<'_> {
+        Preparation {
+            levels,
+            compression: self.clip_compression,
+            root_motion: self.root_motion,
+            root_joint: self.root_joint.as_deref(),
+        }
+    }
+
     /// No model given, several instances with their variety, and no clip options that name the
     /// figure's clips: the bundled figure and its variants (`generate::variants`) make the crowd.
     fn default_crowd(&self) -> bool {
@@ -134,8 +144,10 @@ impl SceneArgs {
         let mut models = vec![figure.clone()];
         models.extend(vkskin::generate::variants::crowd_variants(&figure));
         let levels = build_levels && self.lod.on();
-        let prepared: Vec<Model> =
-            models.into_iter().map(|model| prepare_model(model, levels, self.clip_compression).0).collect();
+        let prepared: Vec<Model> = models
+            .into_iter()
+            .map(|model| Ok(prepare_model(model, &self.preparation(levels))?.0))
+            .collect::<Result<_, String>>()?;
         log::info!("{}: the bundled figure and {} variants of it", path.display(), prepared.len() - 1);
         Ok(prepared)
     }
@@ -147,8 +159,7 @@ impl SceneArgs {
             path,
             &animations,
             (self.clips.as_deref(), self.ranges.as_deref()),
-            build_levels && self.lod.on(),
-            self.clip_compression,
+            &self.preparation(build_levels && self.lod.on()),
         )?;
         // Of several models, each line names its file.
         vkskin::app::log_load_report(&model, (self.model_paths().len() > 1).then_some(path));
@@ -164,7 +175,21 @@ impl SceneArgs {
     }
 }
 
-/// Reads a model, cuts `--clips` and `--ranges FILE` from it, compresses its clips (unless
+/// How a model is prepared once read ([`prepare_model`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Preparation<'a> {
+    /// Its levels of detail built.
+    pub(crate) levels: bool,
+    /// `--clip-compression`.
+    pub(crate) compression: Switch,
+    /// `--root-motion`: travelling clips played in place, the instance moved by their motion.
+    pub(crate) root_motion: Switch,
+    /// `--root-joint`: the joint whose motion is taken (default: the root, or the hips).
+    pub(crate) root_joint: Option<&'a str>,
+}
+
+/// Reads a model, cuts `--clips` and `--ranges FILE` from it, takes the root motion out of its
+/// travelling clips (unless `--root-motion off`), compresses its clips (unless
 /// `--clip-compression off`), and builds its culling cells and, with `levels`, its
 /// levels of detail side by side (neither needs the other, and the chain is mostly one thread's
 /// work). Returns how long the levels took.
@@ -172,8 +197,7 @@ pub(crate) fn open_model(
     path: &std::path::Path,
     animations: &[PathBuf],
     (clips, ranges): (Option<&str>, Option<&std::path::Path>),
-    levels: bool,
-    compression: Switch,
+    preparation: &Preparation,
 ) -> Result<(Model, Option<f64>), String> {
     let mut model = read_model(path, animations).map_err(|error| error.to_string())?;
     if let Some(file) = ranges {
@@ -182,13 +206,33 @@ pub(crate) fn open_model(
     if let Some(text) = clips {
         model.cut_clips(&parse_clips_argument(text)?)?;
     }
-    Ok(prepare_model(model, levels, compression))
+    prepare_model(model, preparation)
 }
 
-/// What every model gets before it is shown, once read: its culling cells, its clips compressed
-/// (unless `--clip-compression off`) and, with `levels`, its levels of detail, side by side.
-/// Returns how long the levels took.
-pub(crate) fn prepare_model(mut model: Model, levels: bool, compression: Switch) -> (Model, Option<f64>) {
+/// What every model gets before it is shown, once read: its travelling clips' root motion taken
+/// out (unless `--root-motion off`); then its culling cells, its clips compressed (unless
+/// `--clip-compression off`) and, with `levels`, its levels of detail, side by side. Returns how
+/// long the levels took; an error where `--root-joint` names no joint of the model.
+pub(crate) fn prepare_model(mut model: Model, preparation: &Preparation) -> Result<(Model, Option<f64>), String> {
+    let Preparation { levels, compression, root_motion, root_joint } = *preparation;
+    if root_motion.on() {
+        let joint = root_joint
+            .map(|name| {
+                model.skeleton.joints.iter().position(|joint| joint.name == name.trim()).ok_or_else(|| {
+                    format!("--root-joint \"{name}\": {} has no such joint (`vkskin inspect` lists them)", model.name)
+                })
+            })
+            .transpose()?;
+        let extracted = model.extract_root_motion(joint);
+        if !extracted.is_empty() {
+            log::info!(
+                "{}: root motion taken out of {} of its {} animations",
+                model.name,
+                extracted.len(),
+                model.animations.len()
+            );
+        }
+    }
     // A thread of its own, not a rayon task: the chain waits on its own helper thread, and a
     // waiting rayon worker would be one worker less for both jobs' parallel parts. Both read the
     // model; the levels, which reorder its vertices, go in afterwards (the cells do not depend on
@@ -215,7 +259,7 @@ pub(crate) fn prepare_model(mut model: Model, levels: bool, compression: Switch)
         }
         seconds
     });
-    (model, seconds)
+    Ok((model, seconds))
 }
 
 /// `--layer CLIP@JOINT[:WEIGHT]`: a clip by name or index over a joint (by name) and its subtree.

@@ -30,6 +30,7 @@ pub(crate) fn view(arguments: ViewArgs) -> Result<(), String> {
         motion_blur: scene.motion_blur.on(),
         shadows: scene.shadows,
         raster: scene.raster,
+        root_motion: scene.root_motion.on(),
         lod: scene.lod.on(),
         capture,
         debug: scene.debug,

@@ -311,6 +311,7 @@ pub fn add_clips(model: &mut Model, path: &Path) -> Result<(), FormatError> {
             animation: model.animations.len(),
             start: 0.0,
             duration: animation.duration,
+            motion: None,
         });
         model.animations.push(animation);
     }

@@ -392,6 +392,7 @@ mod tests {
             source: None,
             weights: Vec::new(),
             compressed: None,
+            motion: None,
         });
         model.clip_each_animation();
         let ranges = table_in(README).expect("a table");

@@ -119,6 +119,7 @@ pub fn twisted_cylinder(hard: bool) -> Model {
         source: None,
         weights: Vec::new(),
         compressed: None,
+        motion: None,
     };
     let index_count = indices.len() as u32;
     let mut model = Model {

@@ -35,7 +35,13 @@ impl Model {
                     range.name, animation.name, animation.duration
                 ));
             }
-            cut.push(Clip { name: range.name.clone(), animation: 0, start: start as f32, duration: (end - start) as f32 });
+            cut.push(Clip {
+                name: range.name.clone(),
+                animation: 0,
+                start: start as f32,
+                duration: (end - start) as f32,
+                motion: None,
+            });
         }
         cut.append(&mut self.clips);
         self.clips = cut;
@@ -54,6 +60,7 @@ impl Model {
                     animation: index,
                     start: 0.0,
                     duration: animation.duration,
+                    motion: animation.motion.clone(),
                 })
                 .collect();
         }

@@ -500,6 +500,7 @@ mod tests {
             source: None,
             weights: Vec::new(),
             compressed: None,
+            motion: None,
         });
         model.compute_bounds();
         assert_eq!(model.facing(), Facing::TwoSided);

@@ -104,11 +104,11 @@ impl FrameContext<'_> {
     fn instances(&self, recorder: &mut Recorder) {
         let (renderer, instances) = (self.renderer, &self.renderer.passes.instances);
         let frame = self.frame;
-        let (count, (clock, flags)) = (renderer.setup.instance_count, frame.instances_push);
+        let (count, (clock, flags, area)) = (renderer.setup.instance_count, frame.instances_push);
         let runs = vec![("the upload", Vec::new()), ("the instances pass", instances.hazards_before())];
         let record = |command_buffer, run: usize| match run {
             0 => instances.record_upload(command_buffer, &frame.upload, &frame.upload_regions),
-            _ => instances.record(command_buffer, count, clock, flags),
+            _ => instances.record(command_buffer, count, (clock, flags, area)),
         };
         recorder.pass_in_runs(Pass::Instances, instances.upload_hazards(), runs, record, instances.hazards_after());
     }

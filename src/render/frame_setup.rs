@@ -7,7 +7,7 @@ use ash::vk;
 use super::passes::cull::{self, LevelChoice};
 use super::passes::forward::ForwardTargets;
 use super::passes::shadow;
-use super::shader_types::{frustum_planes, FrameUniforms, InstanceData};
+use super::shader_types::{frustum_planes, FrameUniforms, InstanceData, WalkArea};
 use super::{reference, slots, FrameScene, Output, Renderer, Strategy, FRAMES_IN_FLIGHT};
 use crate::gpu::{self, Check};
 use crate::model::Model;
@@ -49,14 +49,14 @@ impl Renderer {
         }));
         // The records of the instances that changed since this renderer's last frame (all of them
         // on its first, none in a steady scene).
-        self.uploads.gather(&scene.instances, scene.seconds, &mut self.upload);
+        self.uploads.gather(&scene.instances, scene.seconds, scene.walk_area, &mut self.upload);
         self.stats.records_uploaded = self.upload.records.len() as u32;
         let flags = self.history.instance_flags(&scene.morph_overrides);
         let most_targets = self.model.most_targets();
         let slot = &mut self.frames[index];
         slot.uniforms.write(0, &[uniforms])?;
         slot.write_upload(&self.device, index, &self.upload)?;
-        slot.instances_push = (self.upload.clock, flags);
+        slot.instances_push = (self.upload.clock, flags, WalkArea::packed(scene.walk_area));
         slot.morph_overrides.write(0, &slots::override_records(&scene.morph_overrides, most_targets))?;
         if self.setup.strategy == Strategy::Cpu {
             self.cpu_skin(index, scene, choice, flags)?;
@@ -76,7 +76,7 @@ impl Renderer {
             }
         }
         let counts = self.cpu_vertex_counts(scene, &instances, choice);
-        let instances = self.history.cpu_instances(&instances, flags).to_vec();
+        let instances = self.history.cpu_instances(&instances, flags, scene.walk_area).to_vec();
         let velocity = self.velocity_written();
         let slot = &mut self.frames[index];
         if let (Some(buffer), Some(previous)) = (slot.cpu_skinned.as_mut(), slot.cpu_previous.as_mut()) {

@@ -9,7 +9,7 @@
 use glam::Mat4;
 
 use super::shader_types::{
-    InstanceData, INSTANCES_OVERRIDES_CHANGED, INSTANCES_RESTART_ALL, INSTANCE_FLAGS, INSTANCE_RESTART, INSTANCE_STILL,
+    InstanceData, WalkArea, INSTANCES_OVERRIDES_CHANGED, INSTANCES_RESTART_ALL, INSTANCE_FLAGS, INSTANCE_RESTART, INSTANCE_STILL,
 };
 
 /// Last frame's camera and weights set by hand; the `cpu` strategy's records and positions.
@@ -90,7 +90,7 @@ impl FrameHistory {
     /// changed: `flags`); restarting where the record says so (a teleport), after a cut, where
     /// there was none, and where the pose jumps: a clip switched without a crossfade, a layer put
     /// on or off, or a switch of skinning mode. Empty for the other strategies.
-    pub fn cpu_instances(&mut self, instances: &[InstanceData], flags: u32) -> &[InstanceData] {
+    pub fn cpu_instances(&mut self, instances: &[InstanceData], flags: u32, area: Option<WalkArea>) -> &[InstanceData] {
         let Some(cpu) = &mut self.cpu else { return &[] };
         let previous = if flags & INSTANCES_RESTART_ALL != 0 { &[][..] } else { &cpu.instances[..] };
         let same_overrides = flags & INSTANCES_OVERRIDES_CHANGED == 0;
@@ -99,7 +99,7 @@ impl FrameHistory {
             let mut flagged = instance;
             let flags = match previous.get(index) {
                 None => INSTANCE_RESTART,
-                Some(previous) if jumps(previous, &instance) => INSTANCE_RESTART,
+                Some(previous) if jumps(previous, &instance, area) => INSTANCE_RESTART,
                 Some(previous) if same_overrides && previous.without_flags() == instance.without_flags() => INSTANCE_STILL,
                 Some(_) => 0,
             };
@@ -160,11 +160,12 @@ impl FrameHistory {
 /// The pose jumps from `previous` to `now`: animation a changed other than by a crossfade's end
 /// (a fade from a to b ends with b as a), the layer's animation or joint changed, or the skinning
 /// mode did.
-fn jumps(previous: &InstanceData, now: &InstanceData) -> bool {
+fn jumps(previous: &InstanceData, now: &InstanceData, area: Option<WalkArea>) -> bool {
     let faded_in = previous.fading() && now.animation_a() == previous.animation_b();
     let switched = now.animation_a() != previous.animation_a() && !faded_in;
     let layer_switched = previous.layer != now.layer && (previous.layered() || now.layered());
-    switched || layer_switched || previous.dual_quaternion() != now.dual_quaternion()
+    let wrapped = area.is_some_and(|area| area.wrapped(previous.position(), now.position()));
+    switched || layer_switched || wrapped || previous.dual_quaternion() != now.dual_quaternion()
 }
 
 #[cfg(test)]
@@ -183,7 +184,7 @@ mod tests {
 
     fn flags_with(history: &mut FrameHistory, instance: InstanceData, overrides: &[Option<f32>]) -> u32 {
         let frame = history.instance_flags(overrides);
-        history.cpu_instances(&[instance], frame)[0].skinning & INSTANCE_FLAGS
+        history.cpu_instances(&[instance], frame, None)[0].skinning & INSTANCE_FLAGS
     }
 
     #[test]

@@ -18,7 +18,7 @@ use std::ops::{Deref, Index, IndexMut};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::shader_types::{pack_tint, ClipRecord, InstanceData, InstanceRecord, INSTANCE_RESTART, NO_CLIP};
+use super::shader_types::{pack_tint, ClipRecord, InstanceData, InstanceRecord, WalkArea, INSTANCE_RESTART, NO_CLIP};
 use super::shader_types::{SKINNING_DUAL_QUATERNION, SKINNING_LINEAR};
 use crate::anim::{Clip, InstanceState, Skinning};
 use crate::model::Model;
@@ -228,8 +228,22 @@ pub struct InstanceUploads {
     instance_models: Vec<u32>,
     uploaded: Option<Uploaded>,
     epoch: f64,
+    /// Where root motion's walkers wrap, as the records were last written for.
+    area: Option<WalkArea>,
     /// This frame's instances to write, sorted, each once, with whether it restarts.
     due: Vec<Change>,
+}
+
+/// `InstanceRecord::layer`'s flag: the layer's joints carry its clip's root motion
+/// ([`crate::anim::motion::layer_carries`]), so the layer blends the motion by its weight.
+pub const LAYER_CARRIES_MOTION: u32 = 1 << 31;
+
+/// The instances pass's clip tables: every model's clips (`ClipRecord`), and their animations'
+/// root motion samples (x, z, yaw, 0), each animation's once.
+#[derive(Debug, Default)]
+pub struct ClipTables {
+    pub records: Vec<ClipRecord>,
+    pub motion: Vec<[f32; 4]>,
 }
 
 /// What a frame writes into the records: `records` in order, runs of consecutive instances.
@@ -257,22 +271,54 @@ impl InstanceUploads {
         if first > NO_CLIP {
             return Err(format!("the models have {first} clips in all; at most {NO_CLIP} fit"));
         }
-        Ok(InstanceUploads { clips, instance_models: instance_models.to_vec(), uploaded: None, epoch: 0.0, due: Vec::new() })
+        Ok(InstanceUploads {
+            clips,
+            instance_models: instance_models.to_vec(),
+            uploaded: None,
+            epoch: 0.0,
+            area: None,
+            due: Vec::new(),
+        })
     }
 
-    /// Every model's clips, one after another: the instances pass's clip records (one zero record
-    /// where there are none, so the buffer is never empty).
-    pub fn clip_records(&self) -> Vec<ClipRecord> {
-        let mut records: Vec<ClipRecord> = self
-            .clips
-            .iter()
-            .flat_map(|(_, clips)| clips.iter())
-            .map(|clip| ClipRecord { animation: clip.animation as u32, start: clip.start, duration: clip.duration, unused: 0 })
-            .collect();
-        if records.is_empty() {
-            records.push(ClipRecord::default());
+    /// Every model's clips, one after another: the instances pass's clip records, and the root
+    /// motion they name (one zero record and sample where there are none: no buffer is empty).
+    pub fn clip_tables(&self) -> ClipTables {
+        let mut tables = ClipTables::default();
+        let mut tracks: Vec<(&Arc<crate::anim::RootMotion>, u32)> = Vec::new();
+        for clip in self.clips.iter().flat_map(|(_, clips)| clips.iter()) {
+            let (motion_first, motion_count, motion_step) = match &clip.motion {
+                Some(track) => {
+                    let first = match tracks.iter().find(|(seen, _)| Arc::ptr_eq(seen, track)) {
+                        Some(&(_, first)) => first,
+                        None => {
+                            let first = tables.motion.len() as u32;
+                            tables.motion.extend(track.samples.iter().map(|&[x, z, yaw]| [x, z, yaw, 0.0]));
+                            tracks.push((track, first));
+                            first
+                        }
+                    };
+                    (first, track.samples.len() as u32, track.step)
+                }
+                None => (0, 0, 0.0),
+            };
+            tables.records.push(ClipRecord {
+                animation: clip.animation as u32,
+                start: clip.start,
+                duration: clip.duration,
+                motion_first,
+                motion_count,
+                motion_step,
+                unused: [0; 2],
+            });
         }
-        records
+        if tables.records.is_empty() {
+            tables.records.push(ClipRecord::default());
+        }
+        if tables.motion.is_empty() {
+            tables.motion.push([0.0; 4]);
+        }
+        tables
     }
 
     /// The next frame writes every record again (a renderer's resources were made anew).
@@ -282,9 +328,10 @@ impl InstanceUploads {
 
     /// What the frame at `seconds` writes of `instances` into `upload` (emptied first): every
     /// record where this renderer last drew another table, another generation of it, or the clock
-    /// moved [`REBASE_SECONDS`] from the epoch (which then moves to `seconds`); else the instances
-    /// logged since its last frame. None written in a steady scene.
-    pub fn gather(&mut self, instances: &InstanceSnapshot, seconds: f64, upload: &mut Upload) {
+    /// moved [`REBASE_SECONDS`] from the epoch (which then moves to `seconds`), or the walkers'
+    /// `area` changed; else the instances logged since its last frame. None written in a steady
+    /// scene.
+    pub fn gather(&mut self, instances: &InstanceSnapshot, seconds: f64, area: Option<WalkArea>, upload: &mut Upload) {
         upload.records.clear();
         upload.runs.clear();
         upload.restarted.clear();
@@ -293,7 +340,8 @@ impl InstanceUploads {
         let continues = self.uploaded.is_some_and(|uploaded| {
             uploaded.table == now.table && uploaded.generation == now.generation && uploaded.changes <= now.changes
         });
-        let rebase = (seconds - self.epoch).abs() > REBASE_SECONDS;
+        let rebase = (seconds - self.epoch).abs() > REBASE_SECONDS || area != self.area;
+        self.area = area;
         // The log's entries this renderer has not seen.
         let since = self.uploaded.filter(|_| continues).map_or(0, |uploaded| uploaded.changes);
         self.due.clear();
@@ -339,7 +387,8 @@ impl InstanceUploads {
         upload.clock = (seconds - self.epoch) as f32;
     }
 
-    /// Instance `index`'s record at this renderer's epoch.
+    /// Instance `index`'s record at this renderer's epoch: where it stands then (or where a
+    /// crossfade still running at the epoch began, which the pass blends the motion from).
     fn record(&self, index: usize, state: &InstanceState) -> InstanceRecord {
         let model = self.instance_models.get(index).copied().unwrap_or(0) as usize;
         let (first, clips) = self.clips.get(model).map_or((0, &[][..]), |(first, clips)| (*first, &clips[..]));
@@ -350,22 +399,32 @@ impl InstanceUploads {
             None => (NO_CLIP, 0.0),
         };
         let (playing, base_clip) = state.clip.map_or((NO_CLIP, 0.0), clip);
-        let (from, base_from, fade_start, fade_duration) = match state.fade {
-            Some(fade) if fade.duration > 0.0 => {
+        // A fade over by the epoch is left out: the clip alone plays, moved on from the epoch.
+        let fade = state.fade.filter(|fade| {
+            fade.duration > 0.0 && fade.from_clip < clips.len() && self.epoch < fade.started + f64::from(fade.duration)
+        });
+        let (from, base_from, fade_start, fade_duration) = match fade {
+            Some(fade) => {
                 let (from, base) = clip(fade.from_clip);
                 (from, base, (fade.started - self.epoch) as f32, fade.duration)
             }
-            _ => (NO_CLIP, 0.0, 0.0, 0.0),
+            None => (NO_CLIP, 0.0, 0.0, 0.0),
         };
         let (layer, base_layer, layer_weight) = match state.layer {
             Some(layer) => match clip(layer.clip) {
                 (NO_CLIP, _) => (NO_CLIP, 0.0, 0.0),
-                (index, base) => (index | (layer.joint.min(0xFFFF) as u32) << 16, base, layer.weight),
+                (index, base) => {
+                    let carries = crate::anim::motion::layer_carries(&clips[layer.clip], layer.joint);
+                    let flag = if carries { LAYER_CARRIES_MOTION } else { 0 };
+                    (index | (layer.joint.min(0x7FFF) as u32) << 16 | flag, base, layer.weight)
+                }
             },
             None => (NO_CLIP, 0.0, 0.0),
         };
+        let (position, yaw) = state.placement(clips, fade.map_or(self.epoch, |fade| fade.started));
+        let position = self.area.map_or(position, |area| area.wrap(position));
         InstanceRecord {
-            position_yaw: state.position.extend(state.yaw).to_array(),
+            position_yaw: position.extend(yaw).to_array(),
             clips: playing | from << 16,
             layer,
             speed: state.speed,
@@ -394,7 +453,7 @@ impl InstanceUploads {
             .map(|(index, state)| {
                 let model = self.instance_models.get(index).copied().unwrap_or(0) as usize;
                 let clips = self.clips.get(model).map_or(&[][..], |(_, clips)| &clips[..]);
-                InstanceData::at(state, clips, seconds)
+                InstanceData::at(state, clips, seconds, self.area)
             })
             .collect()
     }
@@ -409,8 +468,15 @@ mod tests {
     }
 
     fn uploads() -> InstanceUploads {
-        let clips = vec![Clip { name: "walk".into(), animation: 0, start: 0.5, duration: 2.0 }];
-        InstanceUploads { clips: vec![(0, clips)], instance_models: vec![0; 8], uploaded: None, epoch: 0.0, due: Vec::new() }
+        let clips = vec![Clip { name: "walk".into(), animation: 0, start: 0.5, duration: 2.0, motion: None }];
+        InstanceUploads {
+            clips: vec![(0, clips)],
+            instance_models: vec![0; 8],
+            uploaded: None,
+            epoch: 0.0,
+            area: None,
+            due: Vec::new(),
+        }
     }
 
     /// The first frame writes every record; a steady frame none; an edit the instances it touches,
@@ -420,27 +486,27 @@ mod tests {
         let mut instances = walker(8);
         let (mut first, mut second) = (uploads(), uploads());
         let mut upload = Upload::default();
-        first.gather(&instances.share(), 1.0, &mut upload);
+        first.gather(&instances.share(), 1.0, None, &mut upload);
         assert_eq!((upload.records.len(), &upload.runs[..]), (8, &[(0, 8)][..]), "the first frame");
-        first.gather(&instances.share(), 1.1, &mut upload);
+        first.gather(&instances.share(), 1.1, None, &mut upload);
         assert!(upload.records.is_empty() && upload.runs.is_empty(), "a steady frame writes nothing");
         instances[3].speed = 2.0;
         instances[4].scale = 0.5;
         instances[3].phase = 0.25;
         instances.restart_motion(6);
-        first.gather(&instances.share(), 1.2, &mut upload);
+        first.gather(&instances.share(), 1.2, None, &mut upload);
         assert_eq!(upload.runs, [(3, 2), (6, 1)], "instances 3, 4 and 6, each once");
         assert_eq!(upload.records[0].speed, 2.0);
         assert_eq!(upload.records[2].skinning & INSTANCE_RESTART, INSTANCE_RESTART, "the teleport restarts");
         assert_eq!(upload.restarted, [6]);
-        second.gather(&instances.share(), 1.2, &mut upload);
+        second.gather(&instances.share(), 1.2, None, &mut upload);
         assert_eq!((upload.records.len(), &upload.restarted[..]), (8, &[6][..]), "another renderer writes them all");
-        first.gather(&instances.clone().share(), 1.3, &mut upload);
+        first.gather(&instances.clone().share(), 1.3, None, &mut upload);
         assert_eq!(upload.records.len(), 8, "a copy is another table");
         instances.iter_mut().for_each(|state| state.yaw = 1.0);
-        second.gather(&instances.share(), 1.3, &mut upload);
+        second.gather(&instances.share(), 1.3, None, &mut upload);
         assert_eq!(upload.records.len(), 8, "every instance changed");
-        second.gather(&instances.share(), 1.3 + REBASE_SECONDS * 1.5, &mut upload);
+        second.gather(&instances.share(), 1.3 + REBASE_SECONDS * 1.5, None, &mut upload);
         assert_eq!(upload.records.len(), 8, "the epoch moved");
         assert_eq!(upload.clock, 0.0);
     }
@@ -452,18 +518,18 @@ mod tests {
         let mut instances = walker(8);
         let mut uploads = uploads();
         let mut upload = Upload::default();
-        uploads.gather(&instances.share(), 0.0, &mut upload);
+        uploads.gather(&instances.share(), 0.0, None, &mut upload);
         instances.restart_motion(2);
         instances.iter_mut().for_each(|state| state.yaw = 0.5);
-        uploads.gather(&instances.share(), 0.1, &mut upload);
+        uploads.gather(&instances.share(), 0.1, None, &mut upload);
         assert_eq!((upload.records.len(), &upload.restarted[..]), (8, &[2][..]), "every record, instance 2 teleported");
         instances.iter_mut().for_each(|state| state.yaw = 0.7);
-        uploads.gather(&instances.share(), 0.2, &mut upload);
+        uploads.gather(&instances.share(), 0.2, None, &mut upload);
         assert!(upload.restarted.is_empty(), "carried once only: {:?}", upload.restarted);
         for round in 0..70 {
             instances[round % 8].phase = round as f32;
         }
-        uploads.gather(&instances.share(), 0.3, &mut upload);
+        uploads.gather(&instances.share(), 0.3, None, &mut upload);
         assert_eq!(upload.records.len(), 8, "70 edits of 8 instances: the log started again");
         assert!(instances.log.changes.len() < 64, "{} entries", instances.log.changes.len());
     }
@@ -479,7 +545,7 @@ mod tests {
         let mut upload = Upload::default();
         let clip = uploads.clips[0].1[0].clone();
         for seconds in [0.0, 7.3, 3600.0 * 5.0 + 0.017] {
-            uploads.gather(&instances.share(), seconds, &mut upload);
+            uploads.gather(&instances.share(), seconds, None, &mut upload);
             let record = upload.records.first().copied().unwrap_or_else(|| panic!("a record at {seconds} s"));
             for later in [0.0f32, 0.5, 100.0] {
                 let time = record.base_clip + (upload.clock + later) * record.speed;

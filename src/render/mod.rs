@@ -135,6 +135,8 @@ pub struct FrameScene {
     pub ground: Vec4,
     /// Per morph target, a weight set by hand over every instance's clips, or None (missing: None).
     pub morph_overrides: Vec<Option<f32>>,
+    /// Where root motion's walkers wrap (a crowd's ground), or None: they walk on.
+    pub walk_area: Option<shader_types::WalkArea>,
 }
 
 impl FrameScene {
@@ -143,7 +145,7 @@ impl FrameScene {
     /// `SceneSetup::instance_data`).
     pub fn instance_data(&self, model: &Model) -> Vec<shader_types::InstanceData> {
         let states = self.instances.states();
-        states.iter().map(|state| shader_types::InstanceData::at(state, &model.clips, self.seconds)).collect()
+        states.iter().map(|state| shader_types::InstanceData::at(state, &model.clips, self.seconds, self.walk_area)).collect()
     }
 }
 
@@ -300,7 +302,7 @@ impl Renderer {
         let chunking = plan.chunking;
         let slots = Renderer::slots(device, &gpu_model, instance_models, (&plan, strategy), settings)?;
         let uploads = instances::InstanceUploads::new(models, instance_models).map_err(gpu::Error::Other)?;
-        let clips = uploads.clip_records();
+        let clips = uploads.clip_tables();
         let mesh_draws: Vec<usize> = gpu_model.parts.iter().flat_map(|part| part.mesh_materials.iter().copied()).collect();
         // The passes' pipelines: a driver's first time compiles them (said, with progress).
         let mut progress = progress::Compiling::new(Passes::pipeline_count(device, models, strategy, settings));

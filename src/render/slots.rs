@@ -26,8 +26,9 @@ pub struct FrameSlot {
     pub upload: Buffer,
     /// Where each run of them goes in `instances.records`.
     pub upload_regions: Vec<vk::BufferCopy>,
-    /// The instances pass's clock (seconds from the renderer's epoch) and flags for this frame.
-    pub instances_push: (f32, u32),
+    /// The instances pass's clock (seconds from the renderer's epoch), flags and walkers' area
+    /// (`WalkArea::packed`) for this frame.
+    pub instances_push: (f32, u32, [f32; 4]),
     /// Per morph target, a weight set by hand: (weight, 1 when it holds), as the palette pass reads it.
     pub morph_overrides: Buffer,
     pub command_buffer: vk::CommandBuffer,
@@ -173,7 +174,7 @@ impl FrameSlot {
                 MemoryLocation::CpuToGpu,
             )?,
             upload_regions: Vec::new(),
-            instances_push: (0.0, 0),
+            instances_push: (0.0, 0, [0.0; 4]),
             morph_overrides,
             command_buffer,
             fence: Fence::new(device, &format!("frame.fence[{slot}]"), true)?,

@@ -67,7 +67,13 @@ fn gpu_skinning_follows_every_models_curves_with_crossfades_and_layers() {
         // A second clip to fade into and layer: the model's own, or the second half of the first.
         if model.clips.len() < 2 {
             let half = model.clips[0].duration / 2.0;
-            model.clips.push(vkskin::anim::Clip { name: "second half".into(), animation: 0, start: half, duration: half });
+            model.clips.push(vkskin::anim::Clip {
+                name: "second half".into(),
+                animation: 0,
+                start: half,
+                duration: half,
+                motion: None,
+            });
         }
         let extent = model.extent();
         let name = model.name.clone();

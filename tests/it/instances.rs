@@ -93,7 +93,8 @@ fn the_instances_pass_flags_motion_as_the_cpu_mirror_does() {
             cpu[index] = cpu[index].restart_motion();
         }
         let flags = mirror.instance_flags(&scene.morph_overrides);
-        let expected: Vec<u32> = mirror.cpu_instances(&cpu, flags).iter().map(|data| data.skinning & INSTANCE_FLAGS).collect();
+        let expected: Vec<u32> =
+            mirror.cpu_instances(&cpu, flags, None).iter().map(|data| data.skinning & INSTANCE_FLAGS).collect();
         let found: Vec<u32> = gpu.iter().map(|data| data.skinning & INSTANCE_FLAGS).collect();
         assert_eq!(
             found,

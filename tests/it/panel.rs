@@ -76,6 +76,7 @@ impl Driver {
             shadows: vkskin::render::Shadows::Map,
             raster: Some(vkskin::render::Raster::Auto),
             variety: true,
+            root_motion: (true, true),
             instances: 16,
             max_instances: 4096,
             limiting: "the test's limit",

@@ -480,6 +480,7 @@ mod tests {
             source: None,
             weights: Vec::new(),
             compressed: None,
+            motion: None,
         };
         (skeleton, animation, Vec3::new(2.0, 0.0, 0.0), vec![Influence { joint: 1, weight: 1.0 }])
     }
@@ -548,6 +549,7 @@ mod tests {
             source: None,
             weights: Vec::new(),
             compressed: None,
+            motion: None,
         };
         let tip = Vec3::new(0.001 * (joints - 1) as f32, 0.0, 0.0);
         let influences = [Influence { joint: (joints - 1) as u32, weight: 1.0 }];

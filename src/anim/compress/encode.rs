@@ -328,6 +328,7 @@ mod tests {
             source: None,
             weights: Vec::new(),
             compressed: None,
+            motion: None,
         }
     }
 

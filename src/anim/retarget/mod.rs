@@ -534,6 +534,7 @@ mod tests {
             source: None,
             weights: Vec::new(),
             compressed: None,
+            motion: None,
         };
         let retargeted = retarget(&source, std::slice::from_ref(&animation), &target, Quat::IDENTITY).expect("names match");
         assert_eq!(retargeted.matched, 2);
@@ -568,6 +569,7 @@ mod tests {
             source: None,
             weights: Vec::new(),
             compressed: None,
+            motion: None,
         };
         let retargeted = retarget(&source, std::slice::from_ref(&animation), &source, Quat::IDENTITY).expect("names match");
         assert_eq!(retargeted.animations[0].channels, animation.channels);

@@ -149,7 +149,12 @@ impl Viewer {
             (path.to_path_buf(), default_animations(path, &[]))
         };
         let model = match load_model(&mesh, &animations) {
-            Ok(model) => model,
+            Ok(mut model) => {
+                if self.options.root_motion {
+                    model.set_root_motion(true);
+                }
+                model
+            }
             Err(error) => {
                 self.last_error = Some(crate::formats::files::one_line(&error.to_string()));
                 return Ok(());
@@ -184,6 +189,28 @@ impl Viewer {
             self.options.animations = animations;
             self.last_error = None;
             self.start_levels();
+        }
+        Ok(())
+    }
+
+    /// Root motion on or off for every model shown: the clips' keys changed (taken out or put
+    /// back), a new scene of as many instances playing what they played, a new renderer.
+    fn set_root_motion(&mut self, on: bool) -> gpu::Result<()> {
+        self.options.root_motion = on;
+        let mut models: Vec<Model> = self.setup.models().into_iter().cloned().collect();
+        let changed = models.iter_mut().fold(false, |changed, model| model.set_root_motion(on) | changed);
+        if !changed {
+            return Ok(());
+        }
+        let mut setup = SceneSetup::with_models(models, self.setup.instances.len(), self.setup.variety);
+        setup.instance_models = self.setup.instance_models.clone();
+        for (instance, before) in setup.instances.iter_mut().zip(self.setup.instances.iter()) {
+            (instance.clip, instance.layer, instance.skinning) = (before.clip, before.layer, before.skinning);
+        }
+        setup.fit_bounds();
+        setup.camera = self.setup.camera;
+        if self.replace_scene(setup, self.options.strategy)? {
+            self.cut_motion();
         }
         Ok(())
     }
@@ -259,6 +286,7 @@ impl Viewer {
             // The levels reorder the vertices, not where they are: what was staged holds.
             staging: std::mem::take(&mut self.setup.staging),
             kept: Default::default(),
+            area: self.setup.walk_area(),
         };
         self.replace_scene(setup, self.options.strategy).map(|_| ())
     }
@@ -365,6 +393,7 @@ impl Viewer {
                 }
             }
             Action::Open(path) => self.open_dropped(&path)?,
+            Action::RootMotion(on) => self.set_root_motion(on)?,
             Action::RemoveModel(index) => {
                 let mut models: Vec<Model> = self.setup.models().into_iter().cloned().collect();
                 if models.len() > 1 && index < models.len() {

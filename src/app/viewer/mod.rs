@@ -54,6 +54,9 @@ pub struct ViewerOptions {
     pub shadows: crate::render::Shadows,
     /// Which rasterizer draws the model (`--raster`, the panel) in every renderer the viewer builds.
     pub raster: crate::render::Raster,
+    /// Travelling clips played in place, the instances moved by their root motion (`--root-motion`,
+    /// the panel); files dropped on the window are read so too.
+    pub root_motion: bool,
     /// Levels of detail for every model shown, built on a worker thread while the full mesh is
     /// drawn (`--lod on`).
     pub lod: bool,

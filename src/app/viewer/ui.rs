@@ -143,6 +143,8 @@ impl<'a> PanelState<'a> {
             shadows: renderer.setup.shadows,
             raster: renderer.passes.raster.is_some().then_some(renderer.raster),
             variety: self.setup.variety,
+            // Off, the row is there to turn it on (which clips travel is found then).
+            root_motion: (self.options.root_motion, !self.options.root_motion || self.setup.root_motion()),
             instances: self.setup.instances.len(),
             max_instances: renderer.setup.memory.max_instances as usize,
             pool_vertices: renderer.setup.memory.pooled_vertices(),
@@ -172,7 +174,7 @@ impl<'a> PanelState<'a> {
     fn morph_rows(&self) -> Vec<MorphRow<'a>> {
         let model = &self.setup.model;
         let Some(first) = self.setup.instances.first().filter(|_| !model.morph_targets.is_empty()) else { return Vec::new() };
-        let data = InstanceData::at(first, &model.clips, self.live.clock);
+        let data = InstanceData::at(first, &model.clips, self.live.clock, self.setup.walk_area());
         let weights = crate::render::reference::reference_weights(model, &data, &self.setup.morph_overrides);
         model
             .morph_targets

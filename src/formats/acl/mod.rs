@@ -194,6 +194,7 @@ pub fn to_model(root: &Node, path: &Path) -> Result<Model, FormatError> {
         source: None,
         weights: Vec::new(),
         compressed: None,
+        motion: None,
     };
     let mut stats = LoadStats::default();
     stats.notes.push(format!(

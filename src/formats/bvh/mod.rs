@@ -177,6 +177,7 @@ pub fn to_model(bvh: &Bvh, path: &Path) -> Model {
         source: None,
         weights: Vec::new(),
         compressed: None,
+        motion: None,
     };
     let mut stats = LoadStats { warnings: bvh.warnings.clone(), ..LoadStats::default() };
     stats.notes.push(format!(

@@ -191,6 +191,7 @@ pub fn animations<'a, 'input>(
                     source: None,
                     weights: Vec::new(),
                     compressed: None,
+                    motion: None,
                 });
                 animation_of.insert(members, animations.len() - 1);
                 animations.len() - 1
@@ -199,7 +200,7 @@ pub fn animations<'a, 'input>(
         let animation = &mut animations[animation_index];
         animation.duration = animation.duration.max(end);
         if !clips.is_empty() {
-            model_clips.push(Clip { name, animation: animation_index, start, duration: end - start });
+            model_clips.push(Clip { name, animation: animation_index, start, duration: end - start, motion: None });
         }
     }
     Ok((animations, model_clips))

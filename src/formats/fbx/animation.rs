@@ -76,6 +76,7 @@ pub(super) fn read(
             source: None,
             weights,
             compressed: None,
+            motion: None,
         });
     }
     Ok(animations)

@@ -165,6 +165,7 @@ impl Animation {
             source: None,
             weights: Vec::new(),
             compressed: None,
+            motion: None,
         }
     }
 }

@@ -308,6 +308,7 @@ pub fn animation_channels(anim: &Md5Anim, name: &str) -> Animation {
         source: None,
         weights: Vec::new(),
         compressed: None,
+        motion: None,
     }
 }
 

@@ -115,6 +115,7 @@ pub fn to_model(file: &Ms3dFile, path: &Path) -> Result<Model, FormatError> {
             source: None,
             weights: Vec::new(),
             compressed: None,
+            motion: None,
         });
     }
 

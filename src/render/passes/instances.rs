@@ -2,7 +2,8 @@
 //! the slot's upload buffer, then one invocation per instance making this frame's instance data
 //! (clip times, crossfade, layer, motion flags) from its record and the frame's clock.
 //!
-//! Reads: `instances.records`, `instances.clips`, the slot's `instances.upload[slot]` (copied).
+//! Reads: `instances.records`, `instances.clips`, `instances.motion`, the slot's
+//! `instances.upload[slot]` (copied).
 //! Writes: `instances.records` (the copy; the pass clears a teleport's flag), `instances.data`
 //! (read by cull, palette, the vertex stages and the forward pass: `frame.rs`).
 
@@ -16,7 +17,8 @@ use crate::gpu::barrier::{self, side, Hazard};
 use crate::gpu::descriptors::{DescriptorPool, DescriptorSetLayout, Resource};
 use crate::gpu::pipeline::Pipeline;
 use crate::gpu::{self, Buffer, Device};
-use crate::render::shader_types::{ClipRecord, InstanceData, InstanceRecord, InstancesPush};
+use crate::render::instances::ClipTables;
+use crate::render::shader_types::{InstanceData, InstanceRecord, InstancesPush};
 
 const WORKGROUP_SIZE: u32 = 64;
 
@@ -34,6 +36,8 @@ pub struct InstancePass {
     pub data: Buffer,
     /// Every model's clips (`ClipRecord`), which the records name.
     pub clips: Buffer,
+    /// Their animations' root motion samples (`ClipTables::motion`).
+    pub motion: Buffer,
     pipeline: Pipeline,
     set: vk::DescriptorSet,
     _pool: DescriptorPool,
@@ -42,7 +46,7 @@ pub struct InstancePass {
 }
 
 impl InstancePass {
-    pub fn new(device: &Arc<Device>, instance_count: u32, clips: &[ClipRecord]) -> gpu::Result<InstancePass> {
+    pub fn new(device: &Arc<Device>, instance_count: u32, clips: &ClipTables) -> gpu::Result<InstancePass> {
         use vk::BufferUsageFlags as Usage;
         let count = u64::from(instance_count.max(1));
         let records = Buffer::new(
@@ -59,10 +63,11 @@ impl InstancePass {
             Usage::STORAGE_BUFFER | Usage::TRANSFER_SRC,
             MemoryLocation::GpuOnly,
         )?;
-        let clips = Buffer::with_data(device, "instances.clips", Usage::STORAGE_BUFFER, bytemuck::cast_slice(clips))?;
+        let motion = Buffer::with_data(device, "instances.motion", Usage::STORAGE_BUFFER, bytemuck::cast_slice(&clips.motion))?;
+        let clips = Buffer::with_data(device, "instances.clips", Usage::STORAGE_BUFFER, bytemuck::cast_slice(&clips.records))?;
         let storage = vk::DescriptorType::STORAGE_BUFFER;
         let compute = vk::ShaderStageFlags::COMPUTE;
-        let bindings = [(0, storage, compute), (1, storage, compute), (2, storage, compute)];
+        let bindings = [(0, storage, compute), (1, storage, compute), (2, storage, compute), (3, storage, compute)];
         let set_layout = DescriptorSetLayout::new(device, "instances.set_layout", &bindings)?;
         let pipeline = Pipeline::compute(
             device,
@@ -72,10 +77,24 @@ impl InstancePass {
             std::mem::size_of::<InstancesPush>() as u32,
             &[(0, WORKGROUP_SIZE)],
         )?;
-        let resources =
-            [(0, Resource::StorageBuffer(&records)), (1, Resource::StorageBuffer(&clips)), (2, Resource::StorageBuffer(&data))];
+        let resources = [
+            (0, Resource::StorageBuffer(&records)),
+            (1, Resource::StorageBuffer(&clips)),
+            (2, Resource::StorageBuffer(&data)),
+            (3, Resource::StorageBuffer(&motion)),
+        ];
         let (pool, set) = DescriptorPool::with_one_set(device, "instances", &set_layout, &resources)?;
-        Ok(InstancePass { records, data, clips, pipeline, set, _pool: pool, _set_layout: set_layout, device: device.clone() })
+        Ok(InstancePass {
+            records,
+            data,
+            clips,
+            motion,
+            pipeline,
+            set,
+            _pool: pool,
+            _set_layout: set_layout,
+            device: device.clone(),
+        })
     }
 
     /// Before the upload: last frame's instances pass read the records (and cleared flags in them).
@@ -117,11 +136,12 @@ impl InstancePass {
 
     /// One invocation per instance, in rows where the instances pass maxComputeWorkGroupCount[0]
     /// workgroups.
-    pub fn record(&self, command_buffer: vk::CommandBuffer, count: u32, clock: f32, flags: u32) {
+    /// `(clock, flags, area)`: the frame's clock from the epoch, `INSTANCES_*` flags, the walkers' area.
+    pub fn record(&self, command_buffer: vk::CommandBuffer, count: u32, (clock, flags, area): (f32, u32, [f32; 4])) {
         let groups = count.div_ceil(WORKGROUP_SIZE).max(1);
         let groups_x = groups.min(self.device.limits().max_compute_work_group_count[0].max(1));
         let rows = groups.div_ceil(groups_x);
-        let push = InstancesPush { count, row_length: groups_x * WORKGROUP_SIZE, clock, flags };
+        let push = InstancesPush { count, row_length: groups_x * WORKGROUP_SIZE, clock, flags, area };
         self.device.begin_label(command_buffer, c"instances");
         self.pipeline.bind(command_buffer);
         self.pipeline.bind_sets(command_buffer, 0, &[self.set]);

@@ -72,8 +72,9 @@ pub struct PassesFor<'a> {
     pub gpu_model: &'a GpuModel,
     pub slots: &'a InstanceSlots,
     pub plan: &'a MemoryPlan,
-    /// Every model's clips, which the instance records name (`InstanceUploads::clip_records`).
-    pub clips: &'a [crate::render::shader_types::ClipRecord],
+    /// Every model's clips, which the instance records name, and their root motion
+    /// (`InstanceUploads::clip_tables`).
+    pub clips: &'a crate::render::instances::ClipTables,
     pub strategy: Strategy,
     pub settings: RenderSettings,
     pub color_format: vk::Format,

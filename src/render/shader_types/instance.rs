@@ -73,7 +73,12 @@ pub struct ClipRecord {
     pub start: f32,
     /// Loop length, seconds (0 or less: the clip holds its start).
     pub duration: f32,
-    pub unused: u32,
+    /// Its animation's root motion (`anim::RootMotion`): the first of its samples in the instances
+    /// pass's motion buffer (x, z, yaw, 0 each), how many (0: none) and the seconds between them.
+    pub motion_first: u32,
+    pub motion_count: u32,
+    pub motion_step: f32,
+    pub unused: [u32; 2],
 }
 
 /// `Push` in instances.comp.glsl.
@@ -86,6 +91,37 @@ pub struct InstancesPush {
     pub clock: f32,
     /// `INSTANCES_RESTART_ALL`, `INSTANCES_OVERRIDES_CHANGED`.
     pub flags: u32,
+    /// Where root motion's walkers wrap ([`WalkArea::packed`]; no area: zeros).
+    pub area: [f32; 4],
+}
+
+/// The ground a crowd's walkers stay on: one carried past an edge by its clip's root motion comes
+/// back in at the opposite edge, its motion restarted there (no streak across the area).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WalkArea {
+    /// The corner of least x and z.
+    pub min: glam::Vec2,
+    /// Its sides along x and z (more than 0).
+    pub size: glam::Vec2,
+}
+
+impl WalkArea {
+    /// (min x, min z, size x, size z), as the instances pass is pushed it; zeros for none.
+    pub fn packed(area: Option<WalkArea>) -> [f32; 4] {
+        area.map_or([0.0; 4], |area| [area.min.x, area.min.y, area.size.x, area.size.y])
+    }
+
+    /// `position` brought into the area along x and z.
+    pub fn wrap(&self, position: Vec3) -> Vec3 {
+        let inside = |value: f32, min: f32, size: f32| min + (value - min).rem_euclid(size);
+        Vec3::new(inside(position.x, self.min.x, self.size.x), position.y, inside(position.z, self.min.y, self.size.y))
+    }
+
+    /// Whether an instance went from `before` to `after` round the area's edge, not by walking:
+    /// further than half a side in one frame.
+    pub fn wrapped(&self, before: Vec3, after: Vec3) -> bool {
+        (after.x - before.x).abs() > 0.5 * self.size.x || (after.z - before.z).abs() > 0.5 * self.size.y
+    }
 }
 
 /// `RESTART_ALL` in instances.comp.glsl: a cut (or the first frame): no instance moves by itself.
@@ -109,10 +145,15 @@ pub fn pack_tint(tint: [f32; 4]) -> u32 {
 }
 
 impl InstanceData {
-    /// What `state` plays at `seconds` on the shared clock, `clips` its model's: the CPU
-    /// reference of what the instances pass makes of its record.
-    pub fn at(state: &InstanceState, clips: &[crate::anim::Clip], seconds: f64) -> InstanceData {
-        InstanceData::of(state, &state.playback(clips, seconds))
+    /// What `state` plays at `seconds` on the shared clock and where its root motion has carried
+    /// it (within `area`, where walkers wrap), `clips` its model's: the CPU reference of what the
+    /// instances pass makes of its record.
+    pub fn at(state: &InstanceState, clips: &[crate::anim::Clip], seconds: f64, area: Option<WalkArea>) -> InstanceData {
+        let mut data = InstanceData::of(state, &state.playback(clips, seconds));
+        let (position, yaw) = state.placement(clips, seconds);
+        let position = area.map_or(position, |area| area.wrap(position));
+        data.position_yaw = position.extend(yaw).to_array();
+        data
     }
 
     /// Packs an instance's place and what it plays for the cull and palette passes.
@@ -121,7 +162,7 @@ impl InstanceData {
             |played: Option<(usize, f32)>| played.map_or((NO_CLIP, 0.0), |(animation, time)| (animation as u32, time));
         let ((animation_a, time_a), (animation_b, time_b)) = (animation(playback.a), animation(playback.b));
         let (layer, time_layer, layer_weight) = match playback.layer {
-            Some((layer, animation, time)) => (animation as u32 | (layer.joint.min(0xFFFF) as u32) << 16, time, layer.weight),
+            Some((layer, animation, time)) => (animation as u32 | (layer.joint.min(0x7FFF) as u32) << 16, time, layer.weight),
             None => (NO_CLIP, 0.0, 0.0),
         };
         InstanceData {
@@ -184,6 +225,10 @@ impl InstanceData {
     /// A layer is blended over the subtree.
     pub fn layered(&self) -> bool {
         self.animation_a() != NO_CLIP && self.layer_animation() != NO_CLIP && self.layer_weight > 0.0
+    }
+
+    pub fn position(&self) -> Vec3 {
+        Vec3::from_slice(&self.position_yaw[..3])
     }
 
     /// The instance's world transform, as palette.comp builds it.

@@ -319,6 +319,9 @@ fn layouts_match_the_compiled_shaders() {
             ("animation", offset_of!(ClipRecord, animation)),
             ("start", offset_of!(ClipRecord, start)),
             ("duration", offset_of!(ClipRecord, duration)),
+            ("motion_first", offset_of!(ClipRecord, motion_first)),
+            ("motion_count", offset_of!(ClipRecord, motion_count)),
+            ("motion_step", offset_of!(ClipRecord, motion_step)),
             ("unused", offset_of!(ClipRecord, unused)),
         ],
     );
@@ -331,6 +334,7 @@ fn layouts_match_the_compiled_shaders() {
             ("row_length", offset_of!(InstancesPush, row_length)),
             ("clock", offset_of!(InstancesPush, clock)),
             ("flags", offset_of!(InstancesPush, flags)),
+            ("area", offset_of!(InstancesPush, area)),
         ],
     );
     check(
