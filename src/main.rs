@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    vkskin::app::launched();
     // Lines a person reads, as the errors are: `vkskin: warning: ...`, no timestamp or module. A
     // logged error (what the Vulkan loader said on the way) is not the run's one `vkskin: error:`.
     // Warnings, and what the `progress` target says of a long wait (the first pipeline compile).

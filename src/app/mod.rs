@@ -31,6 +31,13 @@ use crate::render::{FrameScene, Output, RenderSettings, Renderer, Strategy};
 /// source tree it was built from; where neither holds it (a `cargo install`ed binary whose build
 /// tree is gone), the generator writes it once into the user's cache folder. Whatever the path,
 /// it is the same figure: the generator is deterministic and the committed assets are its output.
+/// When the program started (its first call, which `main` makes first thing): what the time to
+/// the first frame is counted from.
+pub fn launched() -> std::time::Instant {
+    static LAUNCHED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    *LAUNCHED.get_or_init(std::time::Instant::now)
+}
+
 pub fn default_model_path() -> PathBuf {
     let source_tree = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
     let beside_binary = std::env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf));

@@ -46,6 +46,7 @@ fn render_into(
     let mut capture = scene_args.capture_frame.map(FrameCapture::attach).transpose()?;
     let device = headless_device(validation).map_err(|error| error.to_string())?;
     let setup = scene_args.setup_within(Some(&device), true)?;
+    let mut first_frame = 0.0;
     let image = {
         let mut headless =
             HeadlessRenderer::with_settings(&device, &setup, (width, height), scene_args.strategy, scene_args.settings())
@@ -59,6 +60,9 @@ fn render_into(
         for frame in 0..=last {
             let scene = setup.frame(time - (last - frame) as f64 / 60.0, headless.aspect());
             vkskin::app::capture::around_frame(capture.as_mut(), frame, || headless.submit(&scene))?;
+            if frame == 0 {
+                first_frame = vkskin::app::launched().elapsed().as_secs_f64();
+            }
         }
         headless.renderer.wait_all().map_err(|error| error.to_string())?;
         headless.target.read_image().map_err(|error| error.to_string())?
@@ -71,6 +75,7 @@ fn render_into(
         setup.playing(time),
         device.name()
     );
+    println!("first frame {first_frame:.3} s after launch");
     check_messages(validation, device.instance.message_counts())
 }
 

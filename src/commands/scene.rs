@@ -39,11 +39,12 @@ impl SceneArgs {
     /// The model with its instances, playing the chosen clip, refusing up front (before laying out
     /// a single instance) a count past what `device` (or any device) can hold, with the limit and
     /// the largest count that fits.
-    /// `build_levels`: with `--lod on`, build the levels of detail before returning (the headless
-    /// commands, whose frames are all rendered at once, and the viewer's large crowds); without,
-    /// the viewer builds them on a worker thread while it draws the full mesh.
-    pub(crate) fn setup_within(&self, device: Option<&vkskin::gpu::Device>, build_levels: bool) -> Result<SceneSetup, String> {
-        let models = self.load_all(build_levels)?;
+    /// `up_front`: with `--lod on`, build the levels of detail, and with `--clip-compression on`
+    /// compress the clips, before returning (the headless commands, whose frames are all rendered
+    /// at once, and the viewer's large crowds); without, the viewer does both on a worker thread
+    /// while it draws the full mesh from the keys.
+    pub(crate) fn setup_within(&self, device: Option<&vkskin::gpu::Device>, up_front: bool) -> Result<SceneSetup, String> {
+        let models = self.load_all(up_front)?;
         let borrowed: Vec<&Model> = models.iter().collect();
         match device {
             Some(device) => {
@@ -116,11 +117,12 @@ impl SceneArgs {
         Ok(models)
     }
 
-    /// How each model is prepared once read, `levels` built or not.
+    /// How each model is prepared once read, `levels` built and the clips compressed or not
+    /// (the viewer's worker does both for a scene it draws at once: `setup_within`).
     pub(crate) fn preparation(&self, levels: bool) -> Preparation<'_> {
         Preparation {
-            levels,
-            compression: self.clip_compression,
+            levels: levels && self.lod.on(),
+            compression: if levels { self.clip_compression } else { Switch::Off },
             root_motion: self.root_motion,
             root_joint: self.root_joint.as_deref(),
         }
@@ -143,10 +145,9 @@ impl SceneArgs {
         let figure = read_model(path, &default_animations(path, &[])).map_err(|error| error.to_string())?;
         let mut models = vec![figure.clone()];
         models.extend(vkskin::generate::variants::crowd_variants(&figure));
-        let levels = build_levels && self.lod.on();
         let prepared: Vec<Model> = models
             .into_iter()
-            .map(|model| Ok(prepare_model(model, &self.preparation(levels))?.0))
+            .map(|model| Ok(prepare_model(model, &self.preparation(build_levels))?.0))
             .collect::<Result<_, String>>()?;
         log::info!("{}: the bundled figure and {} variants of it", path.display(), prepared.len() - 1);
         Ok(prepared)
@@ -155,12 +156,8 @@ impl SceneArgs {
     /// One model file with `animations` (a .md5mesh's siblings where none are given).
     fn load_path(&self, path: &std::path::Path, animations: &[PathBuf], build_levels: bool) -> Result<Model, String> {
         let animations = default_animations(path, animations);
-        let (model, _) = open_model(
-            path,
-            &animations,
-            (self.clips.as_deref(), self.ranges.as_deref()),
-            &self.preparation(build_levels && self.lod.on()),
-        )?;
+        let (model, _) =
+            open_model(path, &animations, (self.clips.as_deref(), self.ranges.as_deref()), &self.preparation(build_levels))?;
         // Of several models, each line names its file.
         vkskin::app::log_load_report(&model, (self.model_paths().len() > 1).then_some(path));
         log::info!(

@@ -31,6 +31,7 @@ pub(crate) fn view(arguments: ViewArgs) -> Result<(), String> {
         shadows: scene.shadows,
         raster: scene.raster,
         root_motion: scene.root_motion.on(),
+        clip_compression: scene.clip_compression.on(),
         lod: scene.lod.on(),
         capture,
         debug: scene.debug,
@@ -43,6 +44,9 @@ pub(crate) fn view(arguments: ViewArgs) -> Result<(), String> {
     };
     let report = vkskin::app::viewer::run(setup, options)?;
     println!("presented {} frames of {}", report.frames, report.model);
+    if let Some(seconds) = report.first_frame_seconds {
+        println!("first frame {seconds:.3} s after launch");
+    }
     if let Some([x0, y0, x1, y1]) = report.panel_rect {
         println!("panel: {x0},{y0} to {x1},{y1}");
     }

@@ -132,19 +132,15 @@ impl Model {
     }
 
     /// Root motion turned on (taken out of the travelling clips) or off (put back) on a model
-    /// already prepared: its culling cells made again, and its clips compressed again where they
-    /// were. Returns whether anything changed.
+    /// already prepared: its culling cells made again; the clips it changed lose their
+    /// compression (the viewer's worker compresses them again). Returns whether anything changed.
     pub fn set_root_motion(&mut self, on: bool) -> bool {
-        let compressed = self.animations.iter().any(|animation| animation.compressed.is_some());
         let changed = match on {
             true => !self.extract_root_motion(None).is_empty(),
             false => self.restore_root_motion(),
         };
         if changed {
             self.bounds = self.cell_bounds();
-            if compressed {
-                self.compress_clips();
-            }
         }
         changed
     }

@@ -211,16 +211,23 @@ impl Viewer {
         setup.camera = self.setup.camera;
         if self.replace_scene(setup, self.options.strategy)? {
             self.cut_motion();
+            self.start_levels(); // the clips it changed compressed again
         }
         Ok(())
     }
 
-    /// Starts building the shown model's levels of detail on a worker thread (with `--lod on`, for
-    /// a model that has none yet); the full mesh is drawn until they are ready. A build under way
-    /// for a model no longer shown is let go: its result is never looked at.
+    /// Starts building the shown models' levels of detail (with `--lod on`, for a model that has
+    /// none yet) and compressing their clips (with `--clip-compression on`, those not compressed
+    /// yet) on a worker thread; the full mesh and the keys are drawn until they are ready. A build
+    /// under way for a model no longer shown is let go: its result is never looked at.
     pub(super) fn start_levels(&mut self) {
         self.levels = None;
-        if !self.options.lod || self.setup.models().iter().all(|model| !model.levels.is_empty()) {
+        let (lod, compress) = (self.options.lod, self.options.clip_compression);
+        let uncompressed = move |model: &Model| {
+            let clip = |animation: &crate::anim::Animation| animation.compressed.is_none() && !animation.channels.is_empty();
+            compress && model.animations.iter().any(clip)
+        };
+        if !self.setup.models().iter().any(|model| uncompressed(model) || (lod && model.levels.is_empty())) {
             return;
         }
         let models: Vec<Model> = self.setup.models().into_iter().cloned().collect();
@@ -230,7 +237,15 @@ impl Viewer {
             // Each model's, one after another (a crowd's: every model's).
             let levelled = models
                 .iter()
-                .map(|model| if model.levels.is_empty() { crate::model::lod::with_levels(model) } else { model.clone() })
+                .map(|model| {
+                    let mut made =
+                        if lod && model.levels.is_empty() { crate::model::lod::with_levels(model) } else { model.clone() };
+                    if uncompressed(&made) {
+                        let compressed = made.compressed_clips();
+                        made.take_compressed(compressed);
+                    }
+                    made
+                })
                 .collect();
             let _ = sender.send((levelled, started.elapsed().as_secs_f64()));
         });
@@ -240,10 +255,11 @@ impl Viewer {
         }
     }
 
-    /// Takes the levels of detail once they are built: the renderer is rebuilt on the levelled
-    /// model (its vertices reordered coarsest first), the instances, clips and camera kept. With a
-    /// set number of frames (`--frames`: tests, screenshots) the second frame waits for them, so
-    /// two runs show the same frames.
+    /// Takes the levels of detail and the compressed clips once they are made: the renderer is
+    /// rebuilt on the levelled model (its vertices reordered coarsest first) playing the compressed
+    /// clips (within their bound of the keys'), the instances, clips and camera kept. With a set
+    /// number of frames (`--frames`: tests, screenshots) the second frame waits for them, so two
+    /// runs show the same frames.
     pub(super) fn poll_levels(&mut self) -> gpu::Result<()> {
         let Some(build) = &self.levels else { return Ok(()) };
         // A set number of frames takes them at the second frame exactly, whenever they were ready.
@@ -262,15 +278,19 @@ impl Viewer {
             self.last_error = Some("levels of detail not built: their worker thread failed".into());
             return Ok(());
         };
-        for model in &levelled {
+        let compressed = |model: &Model| model.animations.iter().filter(|animation| animation.compressed.is_some()).count();
+        let mut changed = false;
+        for (model, before) in levelled.iter().zip(self.setup.models()) {
+            let clips = compressed(model) - compressed(before).min(compressed(model));
             log::info!(
-                "{}: {} levels of detail built ({seconds:.3} s for all, {waited:.3} s after the request)",
+                "{}: {} levels of detail built, {clips} clips compressed ({seconds:.3} s for all, {waited:.3} s after the request)",
                 model.name,
-                model.levels.len()
+                model.levels.len(),
             );
+            changed |= model.levels.len() != before.levels.len() || clips > 0;
         }
-        if levelled.iter().all(|model| model.levels.is_empty()) {
-            return Ok(()); // nothing to simplify: the renderer already draws what there is
+        if !changed {
+            return Ok(()); // nothing simplified or compressed: the renderer already draws what there is
         }
         let model = levelled.remove(0);
         let setup = SceneSetup {

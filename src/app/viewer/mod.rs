@@ -57,6 +57,9 @@ pub struct ViewerOptions {
     /// Travelling clips played in place, the instances moved by their root motion (`--root-motion`,
     /// the panel); files dropped on the window are read so too.
     pub root_motion: bool,
+    /// Clips compressed (`--clip-compression`): on a worker thread after the first frame, which
+    /// draws from the keys, swapped in between frames (as the levels of detail are).
+    pub clip_compression: bool,
     /// Levels of detail for every model shown, built on a worker thread while the full mesh is
     /// drawn (`--lod on`).
     pub lod: bool,
@@ -99,6 +102,8 @@ impl ViewerOptions {
 #[derive(Debug, Default)]
 pub struct ViewerReport {
     pub frames: u64,
+    /// Seconds from the program's launch to the first frame's submission.
+    pub first_frame_seconds: Option<f64>,
     pub messages: MessageCounts,
     /// RenderDoc captures written (`--capture-frame`).
     pub captures: Vec<std::path::PathBuf>,
@@ -224,7 +229,6 @@ pub fn run(setup: SceneSetup, options: ViewerOptions) -> Result<ViewerReport, St
         live: Live::new(),
         levels: None,
     };
-    viewer.start_levels();
     viewer.panel.visible = viewer.options.ui;
     // RenderDoc in the process already (started from its UI): the panel offers a capture button.
     if viewer.options.capture.is_none() {
@@ -401,6 +405,10 @@ impl Viewer {
         self.report.captures.extend(captured);
         self.swapchain_dirty |= needs_recreate || suboptimal;
         self.report.frames += 1;
+        let first = self.report.first_frame_seconds.is_none();
+        if first {
+            self.report.first_frame_seconds = Some(crate::app::launched().elapsed().as_secs_f64());
+        }
 
         let (since, frames) = &mut self.fps_window;
         *frames += 1;
@@ -424,6 +432,11 @@ impl Viewer {
         // The frame's share of the states goes before the actions edit them (else the first edit
         // copies the table).
         drop(scene);
+        if first {
+            // The levels of detail and the compressed clips are made once the first frame is on
+            // its way: on two cores a worker started before it slowed it down.
+            self.start_levels();
+        }
         for action in actions {
             self.apply(action)?;
         }
