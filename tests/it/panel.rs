@@ -315,9 +315,10 @@ fn the_viewer_applies_the_panels_controls_as_they_say() {
         return;
     }
     let folder = fresh_folder("drive");
-    // Paused after the first frame, so every shot shows the same moment; each control then
+    // Paused after the second frame (the first to play the compressed clips, which a worker made
+    // while the first drew the keys), so every shot shows the same moment; each control then
     // changes what it says. A shot is the frame before the step of the same number.
-    let steps = "1:pause;60:strategy=vertex;120:instances=9;180:fade=0;181:clip=1;240:debug=skeleton";
+    let steps = "2:pause;60:strategy=vertex;120:instances=9;180:fade=0;181:clip=1;240:debug=skeleton";
     let message = run_validated(
         view_under_xvfb()
             .args(["--frames", "300", "--size", "960x540", "--validate", "--drive", steps, "--screenshot"])
@@ -338,7 +339,7 @@ fn the_viewer_applies_the_panels_controls_as_they_say() {
     let dark = |pixel: &image::Rgba<u8>| u32::from(pixel[0]) + u32::from(pixel[1]) + u32::from(pixel[2]) < 200;
     let yellow = |pixel: &image::Rgba<u8>| pixel[0] > 200 && pixel[1] > 100 && pixel[2] < 90;
 
-    let (paused, compute, vertex, nine) = (shot("shot_1.png"), shot("shot_60.png"), shot("shot_120.png"), shot("shot_180.png"));
+    let (paused, compute, vertex, nine) = (shot("shot_2.png"), shot("shot_60.png"), shot("shot_120.png"), shot("shot_180.png"));
     let (clip_0, clip_1, skeleton) = (shot("shot_181.png"), shot("shot_240.png"), shot("shot.png"));
     let pixels = paused.width() as usize * paused.height() as usize;
     // Where two triangles meet at one depth, which one shows depends on the order the triangle

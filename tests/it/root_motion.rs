@@ -254,3 +254,31 @@ fn the_instances_pass_moves_walkers_as_the_cpu_does() {
     assert!(restarts > 0, "walkers wrapped round the area and restarted");
     assert_no_validation_messages(&device);
 }
+
+/// The viewer with a travelling clip: its first frame drawn from the keys, the compressed clips
+/// swapped in by the worker (issue 57, item 5); the panel's root motion turned off and on again
+/// (the motion put back into the keys and taken out, the changed clips compressed again), with
+/// the validation layer on.
+#[test]
+fn the_viewer_swaps_compressed_clips_in_and_switches_root_motion() {
+    let Some(clips) = shared_clips("cmu") else { return };
+    if !crate::common::xvfb_available() {
+        return;
+    }
+    let mut command = crate::common::view_under_xvfb();
+    command
+        .arg(vkskin::app::default_model_path())
+        .args(["--anim"])
+        .arg(clips.join("bvh/131_01.bvh"))
+        .args(["--instances", "4", "--frames", "40", "--size", "320x180", "--validate"])
+        .args(["--drive", "10:root-motion=off;25:root-motion=on"])
+        .env("RUST_LOG", "info");
+    let output = command.output().expect("the viewer runs");
+    let message = crate::common::text(&output);
+    assert!(output.status.success() && message.contains("validation: 0 errors, 0 warnings"), "{message}");
+    assert!(message.contains("first frame"), "{message}");
+    let compressed: Vec<&str> = message.lines().filter(|line| line.contains("clips compressed")).collect();
+    println!("{compressed:#?}");
+    assert!(compressed.len() >= 3, "compressed after the first frame and after each switch: {message}");
+    assert!(compressed.iter().all(|line| line.contains(" 1 clips compressed")), "{compressed:?}");
+}
