@@ -70,18 +70,26 @@ impl Model {
             ground(first).distance(ground(last))
         };
         // The root, unless it stays put (under 1 % of the figure across the clip): then of the
-        // joints below it with translation keys, those that end nearly as far from where they
-        // began as the furthest (the hips, and what goes with them: a rig's IK targets), the hips
-        // by name where they are among them, else the nearest the root; where none ends away
-        // (a turn on the spot), the hips by name, else the nearest that moves.
+        // joints below it with translation keys that carry half the skeleton or more (not a
+        // hand: COLLADA keys every joint's matrix), those that end nearly as far from where they
+        // began as the furthest, the hips by name where they are among them, else the nearest
+        // the root; where none ends away (a turn on the spot), the hips by name, else the
+        // nearest that moves.
         let root = self.skeleton.joints.iter().position(|joint| joint.parent.is_none()).unwrap_or(0);
         let small = 0.01 * self.extent();
         let hips = |joint: &usize| {
             let name = self.skeleton.joints[*joint].name.to_lowercase();
             name.contains("hips") || name.contains("pelvis")
         };
+        // Each joint's subtree, itself included (parents come first).
+        let mut carried = vec![1usize; joints];
+        for joint in (0..joints).rev() {
+            if let Some(parent) = self.skeleton.joints[joint].parent.filter(|&parent| parent < joint) {
+                carried[parent] += carried[joint];
+            }
+        }
         let moving: Vec<usize> = (0..joints)
-            .filter(|&joint| self.skeleton.joints[joint].parent.is_some())
+            .filter(|&joint| self.skeleton.joints[joint].parent.is_some() && 2 * carried[joint] >= joints)
             .filter(|&joint| {
                 animation.channels.iter().any(|channel| channel.joint == joint && channel.property == Property::Translation)
             })
@@ -159,7 +167,7 @@ impl Model {
                 .find(|channel| channel.joint == motion.joint && channel.property == Property::Translation);
             let Some((times, wraps)) = own.map(|channel| (channel.times.clone(), channel.wraps)) else { continue };
             for joint in std::iter::once(motion.joint).chain(motion.beside(&self.skeleton)) {
-                self.rekey(index, joint, (times.clone(), wraps), |time, placed| motion_matrix(motion.at(time)) * placed);
+                self.rekey(index, joint, (times.clone(), wraps), |_, time, placed| motion_matrix(motion.at(time)) * placed);
             }
             self.animations[index].compressed = None;
             restored = true;
@@ -200,17 +208,21 @@ impl Model {
         };
         let mut samples: Vec<[f32; 3]> = Vec::with_capacity(keys + 1);
         let (mut first, mut last_yaw) = (None, 0.0f32);
+        let mut frames = Vec::with_capacity(keys);
         let times = KeyTimes::Uniform { start: 0.0, step, count: keys };
-        self.rekey(index, joint, (times, wraps), |_, placed| {
+        self.rekey(index, joint, (times, wraps), |_, _, placed| {
             let (_, rotation, translation) = placed.to_scale_rotation_translation();
             let start_rotation = *first.get_or_insert(rotation);
             let yaw = unwrapped(last_yaw, heading_since(rotation, start_rotation));
             last_yaw = yaw;
-            // The joint's frame on the ground: under it, turned as it has turned since the start;
-            // the placement seen from it.
-            let motion = Motion { offset: DVec2::new(f64::from(translation.x), f64::from(translation.z)), yaw: f64::from(yaw) };
             samples.push([translation.x, translation.z, yaw]);
-            motion_matrix(motion).inverse() * placed
+            // The joint's frame on the ground: under it, turned as it has turned since the start;
+            // the placement seen from it. The turn as a quaternion, not through its angle: the
+            // keys then come out the same bits on every platform (no sine or arctangent).
+            let frame =
+                Mat4::from_rotation_translation(twist_since(rotation, start_rotation), translation * Vec3::new(1.0, 0.0, 1.0));
+            frames.push(frame.inverse());
+            frame.inverse() * placed
         });
         if wraps {
             // The move over the last step, from the last key back round to the first, is the one
@@ -234,15 +246,21 @@ impl Model {
         // seen from the same frame, so that the whole skeleton stands where the file has it.
         for beside in motion.beside(&self.skeleton) {
             let times = KeyTimes::Uniform { start: 0.0, step, count: keys };
-            self.rekey(index, beside, (times, wraps), |time, placed| motion_matrix(motion.at(time)).inverse() * placed);
+            self.rekey(index, beside, (times, wraps), |key, _, placed| frames[key] * placed);
         }
         Some(motion)
     }
 
     /// Animation `index`'s `joint` keyed anew at `times` (wrapping or not), linearly: at each
-    /// time, its model placement as the animation has it made into `place(time, placement)`,
-    /// made local again under its parent. Its scale channel stays.
-    fn rekey(&mut self, index: usize, joint: usize, (times, wraps): (KeyTimes, bool), mut place: impl FnMut(f32, Mat4) -> Mat4) {
+    /// key and its time, its model placement as the animation has it made into
+    /// `place(key, time, placement)`, made local again under its parent. Its scale channel stays.
+    fn rekey(
+        &mut self,
+        index: usize,
+        joint: usize,
+        (times, wraps): (KeyTimes, bool),
+        mut place: impl FnMut(usize, f32, Mat4) -> Mat4,
+    ) {
         let joints = self.skeleton.len();
         let (mut poses, mut models) = (vec![JointPose::IDENTITY; joints], vec![Mat4::IDENTITY; joints]);
         let (parent, pre) = (self.skeleton.joints[joint].parent, self.skeleton.joints[joint].pre);
@@ -255,7 +273,7 @@ impl Model {
             animation.sample(&self.skeleton, time, &mut poses);
             local_to_model(&self.skeleton, &poses, Mat4::IDENTITY, &mut models);
             let above = parent.map_or(Mat4::IDENTITY, |parent| models[parent]) * pre;
-            let (_, rotation, translation) = (above.inverse() * place(time, models[joint])).to_scale_rotation_translation();
+            let (_, rotation, translation) = (above.inverse() * place(key, time, models[joint])).to_scale_rotation_translation();
             // Each key on the side of the last, so the keys slerp the short way.
             let rotation = if rotation.dot(last_rotation) < 0.0 { -rotation } else { rotation };
             last_rotation = rotation;
@@ -277,11 +295,23 @@ fn motion_matrix(motion: Motion) -> Mat4 {
     Mat4::from_rotation_translation(Quat::from_rotation_y(motion.yaw as f32), offset)
 }
 
-/// How far `rotation` has turned about +Y since `start` (the twist of the difference, in
-/// (−π, π]): a figure's heading, whatever way its joint's own axes point.
-fn heading_since(rotation: Quat, start: Quat) -> f32 {
+/// The turn about +Y in `rotation` since `start`: the twist of the difference (a figure's
+/// heading, whatever way its joint's own axes point).
+fn twist_since(rotation: Quat, start: Quat) -> Quat {
     let turn = rotation * start.inverse();
-    (2.0 * turn.y.atan2(turn.w) + std::f32::consts::PI).rem_euclid(std::f32::consts::TAU) - std::f32::consts::PI
+    let twist = Quat::from_xyzw(0.0, turn.y, 0.0, turn.w);
+    // No twist to speak of where the turn is half round a level axis.
+    if twist.length_squared() > 1e-12 {
+        twist.normalize()
+    } else {
+        Quat::IDENTITY
+    }
+}
+
+/// [`twist_since`] as an angle in (−π, π].
+fn heading_since(rotation: Quat, start: Quat) -> f32 {
+    let twist = twist_since(rotation, start);
+    (2.0 * twist.y.atan2(twist.w) + std::f32::consts::PI).rem_euclid(std::f32::consts::TAU) - std::f32::consts::PI
 }
 
 /// `angle` moved by whole turns to within half a turn of `last`: a heading followed past ±π.
