@@ -76,17 +76,22 @@ const int FADE_STEPS = 16;  // motion::FADE_STEPS
 
 // The animation's time at the clip time base + clock × speed, wrapped into the clip's span
 // (Clip::animation_time); a clip that does not loop holds its start.
+// The loop a clip time falls in and the time within it (Clip::loop_time's wrap); a clip of no
+// length is held at its start.
+vec2 loop_of(ClipRecord clip, float time) {
+    float within = time - clip.duration * floor(time / clip.duration);
+    // floor can leave exactly the duration (or a hair under 0) in f32.
+    if (within >= clip.duration || within < 0.0) {
+        within = 0.0;
+    }
+    return vec2(round((time - within) / clip.duration), within);
+}
+
 float animation_time(ClipRecord clip, float base, float speed) {
     if (!(clip.duration > 0.0)) {
         return clip.start;
     }
-    float time = base + push.clock * speed;
-    float wrapped = time - clip.duration * floor(time / clip.duration);
-    // floor can leave exactly the duration (or a hair under 0) in f32.
-    if (wrapped >= clip.duration || wrapped < 0.0) {
-        wrapped = 0.0;
-    }
-    return clip.start + wrapped;
+    return clip.start + loop_of(clip, base + push.clock * speed).y;
 }
 
 // A move on the ground (Motion): (x, z) offset and the yaw, a turn about +Y before it.
@@ -118,15 +123,6 @@ vec3 motion_at(ClipRecord clip, float time) {
     uint index = min(uint(at), clip.motion_count - 2u);
     vec3 a = motion[clip.motion_first + index].xyz, b = motion[clip.motion_first + index + 1u].xyz;
     return lerp_move(a, b, at - float(index));
-}
-
-// The loop a clip time falls in and the time within it, wrapped as animation_time wraps.
-vec2 loop_of(ClipRecord clip, float time) {
-    float within = time - clip.duration * floor(time / clip.duration);
-    if (within >= clip.duration || within < 0.0) {
-        within = 0.0;
-    }
-    return vec2(round((time - within) / clip.duration), within);
 }
 
 // The root motion from clip time `from` to `to` (Clip::motion_between).

@@ -78,19 +78,21 @@ pub struct RootMotion {
 }
 
 impl RootMotion {
+    /// Sample `index` as a move.
+    pub fn sample(&self, index: usize) -> Motion {
+        let [x, z, yaw] = self.samples[index];
+        Motion { offset: DVec2::new(f64::from(x), f64::from(z)), yaw: f64::from(yaw) }
+    }
+
     /// The joint's ground frame at `time`, between the samples (held past the ends).
     pub fn at(&self, time: f32) -> Motion {
-        let sample = |index: usize| {
-            let [x, z, yaw] = self.samples[index];
-            Motion { offset: DVec2::new(f64::from(x), f64::from(z)), yaw: f64::from(yaw) }
-        };
         match self.samples.len() {
             0 => Motion::IDENTITY,
-            1 => sample(0),
+            1 => self.sample(0),
             count => {
                 let at = (time / self.step.max(f32::MIN_POSITIVE)).clamp(0.0, (count - 1) as f32);
                 let index = (at as usize).min(count - 2);
-                sample(index).lerp(sample(index + 1), f64::from(at - index as f32))
+                self.sample(index).lerp(self.sample(index + 1), f64::from(at - index as f32))
             }
         }
     }

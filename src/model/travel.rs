@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use glam::{DVec2, Mat4, Quat, Vec3};
+use glam::{Mat4, Quat, Vec3};
 
 use super::Model;
 use crate::anim::{local_to_model, Channel, JointPose, KeyTimes, Motion, Property, RootMotion};
@@ -210,7 +210,7 @@ impl Model {
         let (mut first, mut last_yaw) = (None, 0.0f32);
         let mut frames = Vec::with_capacity(keys);
         let times = KeyTimes::Uniform { start: 0.0, step, count: keys };
-        self.rekey(index, joint, (times, wraps), |_, _, placed| {
+        self.rekey(index, joint, (times.clone(), wraps), |_, _, placed| {
             let (_, rotation, translation) = placed.to_scale_rotation_translation();
             let start_rotation = *first.get_or_insert(rotation);
             let yaw = unwrapped(last_yaw, heading_since(rotation, start_rotation));
@@ -221,32 +221,28 @@ impl Model {
             // keys then come out the same bits on every platform (no sine or arctangent).
             let frame =
                 Mat4::from_rotation_translation(twist_since(rotation, start_rotation), translation * Vec3::new(1.0, 0.0, 1.0));
-            frames.push(frame.inverse());
-            frame.inverse() * placed
+            let seen_from = frame.inverse();
+            frames.push(seen_from);
+            seen_from * placed
         });
-        if wraps {
-            // The move over the last step, from the last key back round to the first, is the one
-            // before it again: the loop's end is reached walking on, not by running back.
-            let sample = |index: usize| {
-                let [x, z, yaw] = samples[index];
-                Motion { offset: DVec2::new(f64::from(x), f64::from(z)), yaw: f64::from(yaw) }
-            };
-            let end = match keys {
-                1 => sample(0),
-                _ => sample(keys - 1).then(sample(keys - 2).inverse().then(sample(keys - 1))),
-            };
-            samples.push([end.offset.x as f32, end.offset.y as f32, end.yaw as f32]);
-        }
         let mut carriers = vec![joint];
         while let Some(parent) = carriers.last().and_then(|&last| self.skeleton.joints[last].parent) {
             carriers.push(parent);
         }
-        let motion = RootMotion { joint, carriers, step, samples };
+        let mut motion = RootMotion { joint, carriers, step, samples };
+        if wraps {
+            // The move over the last step, from the last key back round to the first, is the one
+            // before it again: the loop's end is reached walking on, not by running back.
+            let end = match keys {
+                1 => motion.sample(0),
+                _ => motion.sample(keys - 1).then(motion.sample(keys - 2).inverse().then(motion.sample(keys - 1))),
+            };
+            motion.samples.push([end.offset.x as f32, end.offset.y as f32, end.yaw as f32]);
+        }
         // The joints beside the carrying one (a rig's IK targets and poles under its root) are
         // seen from the same frame, so that the whole skeleton stands where the file has it.
         for beside in motion.beside(&self.skeleton) {
-            let times = KeyTimes::Uniform { start: 0.0, step, count: keys };
-            self.rekey(index, beside, (times, wraps), |key, _, placed| frames[key] * placed);
+            self.rekey(index, beside, (times.clone(), wraps), |key, _, placed| frames[key] * placed);
         }
         Some(motion)
     }
@@ -311,7 +307,7 @@ fn twist_since(rotation: Quat, start: Quat) -> Quat {
 /// [`twist_since`] as an angle in (−π, π].
 fn heading_since(rotation: Quat, start: Quat) -> f32 {
     let twist = twist_since(rotation, start);
-    (2.0 * twist.y.atan2(twist.w) + std::f32::consts::PI).rem_euclid(std::f32::consts::TAU) - std::f32::consts::PI
+    unwrapped(0.0, 2.0 * twist.y.atan2(twist.w))
 }
 
 /// `angle` moved by whole turns to within half a turn of `last`: a heading followed past ±π.
