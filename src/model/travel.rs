@@ -15,8 +15,8 @@ use crate::anim::{local_to_model, Channel, JointPose, KeyTimes, Motion, Property
 /// started, or turned by [`CARRIES_TURN`] degrees: an idle's sway or a step on the spot does not.
 const CARRIES_DISTANCE: f32 = 0.1;
 const CARRIES_TURN: f32 = 20.0;
-/// Root motion is sampled at the carrying joint's own keys where they are even (four times as
-/// often where they are curves), at least this often and never more often than
+/// Root motion is sampled at the carrying joint's own keys where they are even and linear; where
+/// they are curves, four times as often, and otherwise at least this often, never more often than
 /// [`MOTION_RATE_MAX`], in samples a second.
 const MOTION_RATE_MIN: f32 = 30.0;
 const MOTION_RATE_MAX: f32 = 240.0;
@@ -199,6 +199,10 @@ impl Model {
         let curved = own.iter().any(|channel| channel.interpolation.values_per_key() == 3);
         let (step, keys) = match even {
             Some((step, count)) if wraps => (step, count),
+            // Linear keys on an even grid stay on it, however sparse or dense: the clip's other
+            // channels lie on it too, so its compressed samples remain its keys (a 24 Hz capture
+            // keyed anew at 30 Hz had to be sampled at 120 Hz, or not at all).
+            Some((step, count)) if !curved => (step, count.max((duration / step - 1e-3).ceil() as usize + 1)),
             _ => {
                 let step = even.map_or(1.0 / MOTION_RATE_MIN, |(step, _)| step) / if curved { 4.0 } else { 1.0 };
                 let wanted = step.clamp(1.0 / MOTION_RATE_MAX, 1.0 / MOTION_RATE_MIN);

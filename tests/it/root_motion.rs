@@ -40,6 +40,20 @@ fn a_motion_capture_walk_travels_from_its_hips() {
     assert!((travel.speed * model.animations[0].duration - travel.distance).abs() < 1e-3 * travel.distance);
 }
 
+#[test]
+fn a_capture_keyed_evenly_stays_on_its_grid() {
+    // ACL's 27_06 is keyed at 24 Hz; its hips keyed anew for root motion stay at 24 Hz, so the clip
+    // still compresses with its keys as its samples (keyed at 30 Hz it needed 240 Hz and was kept).
+    let Some(clips) = shared_clips("cmu") else { return };
+    let mut model = load_model(&clips.join("sjson/27_06.acl.sjson"), &[]).expect("loads");
+    assert_eq!(model.extract_root_motion(None), vec![0], "27_06 travels");
+    let motion = model.animations[0].motion.clone().expect("motion taken out");
+    assert!((motion.step * 24.0 - 1.0).abs() < 1e-4, "sampled every {} s", motion.step);
+    let compressed = vkskin::anim::compress::encode::compress(&model.skeleton, &model.animations[0], &model.compression_precision())
+        .expect("compresses");
+    assert_eq!(compressed.sample_rate().round(), 24.0, "its keys are its samples");
+}
+
 /// Every joint's world position of instance `state` of `model` at `seconds`: the clip's pose at
 /// the time it plays, placed where the instance stands then (its root motion included).
 fn joints_at(model: &Model, state: &InstanceState, seconds: f64) -> Vec<Vec3> {
