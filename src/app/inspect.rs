@@ -259,10 +259,10 @@ fn animations(out: &mut String, model: &Model, tightness: Option<crate::model::T
             let keys = animation.key_gpu_bytes(joint_count, model.morph_targets.len());
             let _ = writeln!(
                 out,
-                "      compressed: {:.1}x smaller than its keys' {keys} B on the GPU, {:.0} samples a second, \
+                "      compressed: {:.1}x smaller than its keys' {keys} B on the GPU, {}, \
                  max error {:.3e} ({:.4} cm on a 1.8 m figure)",
                 keys as f64 / gpu_bytes.max(1) as f64,
-                compressed.sample_rate(),
+                compressed.sampling(),
                 compressed.max_error,
                 compressed.precision.as_reference_centimetres(compressed.max_error)
             );

@@ -22,7 +22,7 @@
 use glam::{Mat4, Vec3, Vec4};
 use rayon::prelude::*;
 
-use super::grid::{raw_value, sample_grid};
+use super::grid::{raw_value, sample_grid, sample_time};
 use super::tracks::{canonical, same, BitWriter, Moving};
 use super::{set_property, CompressedAnimation, Precision, Track, TrackData, HEADER_WORDS, MAX_BITS, SEGMENT_SAMPLES};
 use crate::anim::{compose_joint, local_to_model, Animation, Channel, JointPose, Property, Skeleton};
@@ -44,7 +44,7 @@ pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: &Precisio
         .par_iter()
         .map(|channel| match channel.times.count() {
             0 | 1 => vec![canonical(channel.property, raw_value(channel, times.time(0)))],
-            _ => (0..count).map(|sample| canonical(channel.property, raw_value(channel, times.time(sample)))).collect(),
+            _ => (0..count).map(|sample| canonical(channel.property, raw_value(channel, sample_time(&times, sample)))).collect(),
         })
         .collect();
     for (channel, samples) in channels.iter().zip(sampled) {

@@ -1,5 +1,7 @@
 //! When a compressed clip's samples are: the grid the encoder samples the raw channels on, and
-//! how far interpolating those samples departs from the raw curves between them.
+//! how far interpolating those samples departs from the raw curves between them. An even grid
+//! where one follows the curves; otherwise uneven times ([`uneven_times`]): every key time, a
+//! jump twice, and more only where the curves bend between them.
 
 use glam::Vec4;
 use rayon::prelude::*;
@@ -14,9 +16,10 @@ const MAX_SAMPLE_RATE: f32 = 240.0;
 /// motion capture on 100 joints is 43 million.
 const MAX_JOINT_SAMPLES: u64 = 50_000_000;
 
-/// The evenly spaced sample times, how far interpolating raw samples departs from the raw curves
-/// between them (model units, at the shell), and whether the samples are the keys (then nothing
-/// departs).
+/// The sample times, how far interpolating raw samples departs from the raw curves between them
+/// (model units, at the shell), and whether the samples are the keys (then nothing departs): the
+/// keys' own grid where every channel is linear on one; otherwise the fewer of an even grid
+/// ([`even_times`]) and uneven times ([`uneven_times`]), the even grid where they tie.
 pub(super) fn sample_grid(
     skeleton: &Skeleton,
     channels: &[&Channel],
@@ -37,42 +40,280 @@ pub(super) fn sample_grid(
     let start = keyed.iter().map(|channel| first_time(channel)).fold(f32::INFINITY, f32::min);
     let end = keyed.iter().map(|channel| last_time(channel)).fold(f32::NEG_INFINITY, f32::max);
     let max_keys = keyed.iter().map(|channel| channel.times.count()).max().unwrap_or(1);
-    let cap = 16 * max_keys + 1024;
+    // Samples past this are more than the keys justify; and the skeleton is composed at every
+    // sample a few times, so joints × samples stays under MAX_JOINT_SAMPLES.
+    let cap = (16 * max_keys + 1024).min((MAX_JOINT_SAMPLES / skeleton.len().max(1) as u64) as usize);
     if !(start.is_finite() && end.is_finite() && end > start) {
         return Err("kept as keys: its key times span no time".to_string());
     }
     let densest = keyed.iter().map(|channel| smallest_interval(&channel.times)).fold(f32::INFINITY, f32::min);
     let grid = common_grid(&keyed, start, densest);
-    let mut step = grid.map_or_else(|| 1.0 / (1.0 / densest).clamp(1.0, MAX_SAMPLE_RATE), |(step, _)| step);
+    if let Some((step, true)) = grid {
+        // The samples are the keys and lie on the keys' lines between them: nothing to measure.
+        let count = ((end - start) / step - 1e-3).ceil().max(0.0) as usize + 1;
+        if count > cap {
+            return Err(format!("kept as keys: it would take {count} samples, more than its keys justify or vkskin composes"));
+        }
+        return Ok((KeyTimes::Uniform { start, step, count }, 0.0, true));
+    }
+    let first_step = grid.map_or_else(|| 1.0 / (1.0 / densest).clamp(1.0, MAX_SAMPLE_RATE), |(step, _)| step);
+    let even = even_times(skeleton, channels, precision, (start, end, first_step), cap);
+    let uneven = uneven_times(skeleton, channels, precision, (start, end), cap);
+    match (even, uneven) {
+        (Ok(even), Ok(uneven)) if uneven.0.count() < even.0.count() => Ok((uneven.0, uneven.1, false)),
+        (Ok(even), _) => Ok((even.0, even.1, false)),
+        (Err(_), Ok(uneven)) => Ok((uneven.0, uneven.1, false)),
+        (Err(even), Err(uneven)) => Err(format!("kept as keys: {even}, and {uneven}")),
+    }
+}
+
+/// Evenly spaced times from `first_step`, halved (down to 240 Hz) while interpolating the
+/// samples departs from the raw curves half way between them by more than half the bound.
+fn even_times(
+    skeleton: &Skeleton,
+    channels: &[&Channel],
+    precision: &Precision,
+    (start, end, mut step): (f32, f32, f32),
+    cap: usize,
+) -> Result<(KeyTimes, f32), String> {
     loop {
         let count = ((end - start) / step - 1e-3).ceil().max(0.0) as usize + 1;
         if count > cap {
-            return Err(format!("kept as keys: it would take {count} samples, more than its keys justify"));
-        }
-        if (count as u64).saturating_mul(skeleton.len() as u64) > MAX_JOINT_SAMPLES {
-            return Err(format!(
-                "kept as keys: {} joints × {count} samples is past the {MAX_JOINT_SAMPLES} joint-samples vkskin compresses \
-                 (the skeleton is composed at every sample)",
-                skeleton.len()
-            ));
+            return Err(format!("evenly it would take {count} samples, more than its keys justify or vkskin composes"));
         }
         let times = KeyTimes::Uniform { start, step, count };
-        if grid.is_some_and(|(_, exact)| exact) {
-            // The samples are the keys and lie on the keys' lines between them: nothing to measure.
-            return Ok((times, 0.0, true));
-        }
         let error = resample_error(skeleton, channels, &times, precision, precision.error / 2.0);
         if error <= precision.error / 2.0 {
-            return Ok((times, error, false));
+            return Ok((times, error));
         }
         if step <= 1.0 / MAX_SAMPLE_RATE * 1.0001 || 2 * count > cap {
             return Err(format!(
-                "kept as keys: between its keys the curves depart from {:.0} samples a second by {:.4} cm on a 1.8 m figure",
+                "between its keys the curves depart from {:.0} samples a second by {:.4} cm on a 1.8 m figure",
                 1.0 / step,
                 precision.as_reference_centimetres(error)
             ));
         }
         step /= 2.0;
+    }
+}
+
+/// Samples never closer than this (seconds) where a curve bends: 32 times 240 Hz.
+const FINEST_INTERVAL: f32 = 1.0 / 7_680.0;
+
+/// How many times the samples an uneven grid may keep its refinement may look at before thinning.
+const REFINED_PER_SAMPLE: usize = 4;
+
+/// A sample's time and the keyed channels' values there (a jump's first sample: the values just
+/// before it).
+type Entry = (f32, Vec<Vec4>);
+
+/// Uneven sample times that the curves' linear interpolation follows within half the bound: every
+/// key time of every keyed channel (where a curve may kink), twice where a channel jumps (a step's
+/// keys, two keys at one time: the values before, then at it), and between two times, halved
+/// where the pose half way or at a quarter departs by more, down to [`FINEST_INTERVAL`]. So a kink
+/// or a jump is a sample, and a short bend (an authoring tool's Bézier handle pulled far) is
+/// sampled densely only where it bends. The palette pass finds a time among them by a binary search,
+/// as it does a file's listed keys. Returns the times and the largest departure.
+fn uneven_times(
+    skeleton: &Skeleton,
+    channels: &[&Channel],
+    precision: &Precision,
+    (start, end): (f32, f32),
+    cap: usize,
+) -> Result<(KeyTimes, f32), String> {
+    let keyed: Vec<&Channel> = channels.iter().copied().filter(|channel| channel.times.count() > 1).collect();
+    let mut times: Vec<f32> = keyed
+        .iter()
+        .flat_map(|channel| (0..channel.times.count()).map(|key| channel.times.time(key)))
+        .chain([start, end])
+        .filter(|&time| time.is_finite() && (start..=end).contains(&time))
+        .collect();
+    times.sort_by(f32::total_cmp);
+    times.dedup();
+    if times.len() > cap {
+        return Err(format!("its {} key times are more than its keys justify", times.len()));
+    }
+    // Where a channel jumps: each key of a step after the first, and a time two keys share.
+    let mut jumps: Vec<f32> = Vec::new();
+    for channel in &keyed {
+        let count = channel.times.count();
+        let key_times = (0..count).map(|key| channel.times.time(key));
+        match channel.interpolation {
+            crate::anim::Interpolation::Step => jumps.extend(key_times.skip(1)),
+            _ => {
+                let listed: Vec<f32> = key_times.collect();
+                jumps.extend(listed.windows(2).filter(|pair| pair[0] == pair[1]).map(|pair| pair[0]));
+            }
+        }
+    }
+    jumps.sort_by(f32::total_cmp);
+    jumps.dedup();
+    let is_jump = |time: f32| time > start && jumps.binary_search_by(|jump| jump.total_cmp(&time)).is_ok();
+    // The rest pose with the channels of one key set: only the keyed channels change.
+    let mut rest: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
+    for channel in channels.iter().filter(|channel| channel.times.count() <= 1) {
+        set_property(&mut rest[channel.joint], channel.property, raw_value(channel, start));
+    }
+    let entry = |time: f32, before: bool| -> Entry {
+        let at = if before { just_before(time) } else { time };
+        (time, keyed.iter().map(|channel| raw_value(channel, at)).collect())
+    };
+    let entries: Vec<Entry> = times
+        .iter()
+        .flat_map(|&time| match is_jump(time) {
+            true => vec![entry(time, true), entry(time, false)],
+            false => vec![entry(time, false)],
+        })
+        .collect();
+    let enough = precision.error / 2.0;
+    // Each interval between two entries, refined on its own (in parallel): the entries it adds.
+    let refined: Vec<Result<(Vec<Entry>, f32), f32>> = entries
+        .par_windows(2)
+        .map(|pair| {
+            let (mut raw, mut resampled) = (rest.clone(), rest.clone());
+            let mut scratch = [Vec::new(), Vec::new()];
+            let mut departure = |a: &Entry, b: &Entry| -> f32 {
+                let mut worst = 0.0f32;
+                for fraction in [0.25, 0.5, 0.75] {
+                    let time = a.0 + fraction * (b.0 - a.0);
+                    for (index, channel) in keyed.iter().enumerate() {
+                        set_property(&mut raw[channel.joint], channel.property, raw_value(channel, time));
+                        let between = interpolate(channel.property, a.1[index], b.1[index], fraction);
+                        set_property(&mut resampled[channel.joint], channel.property, between);
+                    }
+                    worst = worst.max(pose_error(skeleton, &raw, &resampled, precision, &mut scratch));
+                }
+                worst
+            };
+            let mut added = Vec::new();
+            // Depth first, left to right: `pending` holds the right ends still to reach.
+            let mut left = pair[0].clone();
+            let mut pending = vec![pair[1].clone()];
+            let mut worst = 0.0f32;
+            while let Some(right) = pending.pop() {
+                let error = if right.0 > left.0 { departure(&left, &right) } else { 0.0 };
+                if error <= enough {
+                    worst = worst.max(error);
+                    if !pending.is_empty() {
+                        added.push(right.clone());
+                    }
+                    left = right;
+                } else if right.0 - left.0 <= FINEST_INTERVAL || added.len() + pending.len() > REFINED_PER_SAMPLE * cap {
+                    return Err(error);
+                } else {
+                    let middle = entry(0.5 * (left.0 + right.0), false);
+                    pending.push(right);
+                    pending.push(middle);
+                }
+            }
+            Ok((added, worst))
+        })
+        .collect();
+    let mut all: Vec<Entry> = Vec::with_capacity(entries.len());
+    for (index, result) in refined.into_iter().enumerate() {
+        all.push(entries[index].clone());
+        match result {
+            Ok((added, _)) => all.extend(added),
+            Err(error) => {
+                return Err(format!(
+                    "at uneven times {:.4} cm {:.2} ms apart",
+                    precision.as_reference_centimetres(error),
+                    FINEST_INTERVAL * 1e3
+                ))
+            }
+        }
+        // Refined, before thinning, up to REFINED_PER_SAMPLE times what may be kept.
+        if all.len() > REFINED_PER_SAMPLE * cap {
+            return Err(format!("at uneven times it would take more than {cap} samples, more than its keys justify"));
+        }
+    }
+    all.extend(entries.last().cloned());
+    let (kept, worst) = thin(&all, &keyed, &rest, skeleton, precision);
+    if kept.len() > cap {
+        return Err(format!("at uneven times it would take {} samples, more than its keys justify", kept.len()));
+    }
+    Ok((KeyTimes::Listed(kept.iter().map(|&index| all[index].0).collect()), worst))
+}
+
+/// The most samples one interval of the thinned times spans (its check costs their square).
+const LONGEST_CHORD: usize = 48;
+
+/// Which of `all` (every key time and what refinement added, in order) to keep: from each kept
+/// sample, the farthest later one whose interpolation stays within half the bound of every sample
+/// it passes over and of the raw curves half way between them (where the refinement looked), a
+/// jump's two samples always kept. Returns the indices kept and the largest departure.
+fn thin(all: &[Entry], keyed: &[&Channel], rest: &[JointPose], skeleton: &Skeleton, precision: &Precision) -> (Vec<usize>, f32) {
+    let enough = precision.error / 2.0;
+    let (mut raw, mut resampled) = (rest.to_vec(), rest.to_vec());
+    let mut scratch = [Vec::new(), Vec::new()];
+    // Half way between two neighbours: the raw values there, once.
+    let halves: Vec<Entry> = all
+        .par_windows(2)
+        .map(|pair| {
+            let time = 0.5 * (pair[0].0 + pair[1].0);
+            (time, keyed.iter().map(|channel| raw_value(channel, time)).collect())
+        })
+        .collect();
+    let mut departure = |from: usize, to: usize| -> f32 {
+        let (a, b) = (&all[from], &all[to]);
+        // Each sample passed over, and half way between two neighbours (not between a jump's two).
+        let probes = (from..to)
+            .flat_map(|index| [(index > from).then_some(&all[index]), (all[index].0 < all[index + 1].0).then_some(&halves[index])])
+            .flatten();
+        let mut worst = 0.0f32;
+        for (time, values) in probes {
+            let fraction = if b.0 > a.0 { (time - a.0) / (b.0 - a.0) } else { 0.0 };
+            for (index, channel) in keyed.iter().enumerate() {
+                set_property(&mut raw[channel.joint], channel.property, values[index]);
+                let between = interpolate(channel.property, a.1[index], b.1[index], fraction);
+                set_property(&mut resampled[channel.joint], channel.property, between);
+            }
+            worst = worst.max(pose_error(skeleton, &raw, &resampled, precision, &mut scratch));
+            if worst > enough {
+                break;
+            }
+        }
+        worst
+    };
+    let last = all.len() - 1;
+    let mut kept = vec![0];
+    let mut worst = 0.0f32;
+    let mut from = 0;
+    while from < last {
+        let mut to = from + 1;
+        let mut error = departure(from, to);
+        // A jump's first sample (the next shares its time) is kept, and so is the second.
+        let jump = |index: usize| index < last && all[index].0 == all[index + 1].0;
+        while !jump(from) && !jump(to) && to < last && to - from < LONGEST_CHORD {
+            let further = departure(from, to + 1);
+            if further > enough {
+                break;
+            }
+            (to, error) = (to + 1, further);
+        }
+        worst = worst.max(error);
+        kept.push(to);
+        from = to;
+    }
+    (kept, worst)
+}
+
+/// The float just before `time` (a value there is the one before a jump at `time`).
+fn just_before(time: f32) -> f32 {
+    match time {
+        time if time > 0.0 => f32::from_bits(time.to_bits() - 1),
+        time if time < 0.0 => f32::from_bits(time.to_bits() + 1),
+        _ => -f32::from_bits(1),
+    }
+}
+
+/// When sample `sample` of `times` is taken: its time, or where the next sample shares it (a
+/// jump), just before it.
+pub(super) fn sample_time(times: &KeyTimes, sample: usize) -> f32 {
+    let time = times.time(sample);
+    match times {
+        KeyTimes::Listed(list) if list.get(sample + 1) == Some(&time) => just_before(time),
+        _ => time,
     }
 }
 

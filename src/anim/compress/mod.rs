@@ -148,7 +148,8 @@ impl Track {
 /// or differs from rest. Morph target weights stay as the file's keys (one float a key already).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CompressedAnimation {
-    /// `KeyTimes::Uniform`: when the samples are.
+    /// When the samples are: evenly spaced, or listed at uneven times (a time listed twice is a
+    /// jump: the value before it, then at it).
     pub times: KeyTimes,
     pub tracks: Vec<Track>,
     pub precision: Precision,
@@ -175,11 +176,25 @@ impl CompressedAnimation {
         KeyTimes::Uniform { start: self.times.time(0), step: 1.0, count: 1 }
     }
 
-    /// The samples per second.
+    /// The samples per second where they are evenly spaced; 0 at uneven times.
     pub fn sample_rate(&self) -> f32 {
         match self.times {
             KeyTimes::Uniform { step, .. } if step > 0.0 => 1.0 / step,
             _ => 0.0,
+        }
+    }
+
+    /// When the samples are, in words: "24 samples a second", or "184 samples at uneven times (as
+    /// close as 0.13 ms)".
+    pub fn sampling(&self) -> String {
+        match &self.times {
+            KeyTimes::Uniform { .. } => format!("{:.0} samples a second", self.sample_rate()),
+            KeyTimes::Listed(times) => {
+                let closest = times.windows(2).map(|pair| pair[1] - pair[0]).filter(|&gap| gap > 0.0).fold(f32::INFINITY, f32::min);
+                let jumps = times.windows(2).filter(|pair| pair[0] == pair[1]).count();
+                let jumps = if jumps > 0 { format!(", {jumps} jumps") } else { String::new() };
+                format!("{} samples at uneven times (as close as {:.2} ms{jumps})", times.len(), closest * 1e3)
+            }
         }
     }
 }

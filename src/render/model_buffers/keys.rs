@@ -152,7 +152,7 @@ impl AnimationData {
         GpuChannel {
             packed: track.property as u32
                 | (Interpolation::Linear as u32) << CHANNEL_INTERPOLATION_SHIFT
-                | CHANNEL_UNIFORM
+                | if times.is_uniform() { CHANNEL_UNIFORM } else { 0 }
                 | flags,
             key_count: times.count() as u32,
             first_time: self.time_record(&times, shared_times),
