@@ -87,6 +87,8 @@ const uint PACKED_SEGMENT_SAMPLES = 16u;
 const uint PACKED_MAX_BITS = 24u;
 const uint PACKED_HEADER_WORDS = 6u;
 const uint PACKED_SEGMENT_WORDS = 3u;
+const uint PACKED_BLOCK_SEGMENTS = 32u;
+const uint PACKED_BLOCK_WORDS = 97u;
 
 // Weight channels are Channel records too, past the joints' in channels[]: the one of (animation,
 // target) at the animation's first_weight_channel + target, one component (x) a key.

@@ -146,16 +146,26 @@ vec4 with_dropped(vec3 kept, uint dropped) {
     return vec4(kept, rebuilt);
 }
 
-// Sample `key` of a compressed track (src/anim/compress: packed_value, and the layout there):
-// its segment's record gives the bit offset, the width and the ranges; a rotation's dropped
-// component is rebuilt from unit length. `key` is below the track's sample count (locate_key clamps it).
+// Where segment `segment`'s record is in a packed track (src/anim/compress: segment_record): after
+// the header, in blocks of PACKED_BLOCK_SEGMENTS records, each block led by its samples' bit offset.
+uint segment_record(uint track, uint segment) {
+    return track + PACKED_HEADER_WORDS + (segment / PACKED_BLOCK_SEGMENTS) * PACKED_BLOCK_WORDS + 1u
+         + (segment % PACKED_BLOCK_SEGMENTS) * PACKED_SEGMENT_WORDS;
+}
+
+// Stored sample `key` of a compressed track (src/anim/compress: packed_value, and the layout there):
+// its segment's record gives the width, the ranges and the samples stored before it; its block the
+// bit offset; a rotation's dropped component is rebuilt from unit length.
 vec4 packed_value(uint track, uint key, bool rotation) {
-    uint record = track + PACKED_HEADER_WORDS + (key / PACKED_SEGMENT_SAMPLES) * PACKED_SEGMENT_WORDS;
-    uint offset = key_values[record];
-    uint minimums = key_values[record + 1u];
-    uint extents = key_values[record + 2u];
+    uint segment = key / PACKED_SEGMENT_SAMPLES;
+    uint record = segment_record(track, segment);
+    uint minimums = key_values[record];
+    uint extents = key_values[record + 1u];
+    uint stored = key_values[record + 2u];
     uint bits = min(minimums >> 24, PACKED_MAX_BITS);
-    uint first_bit = offset + (key % PACKED_SEGMENT_SAMPLES) * 3u * bits;
+    uint block = key_values[track + PACKED_HEADER_WORDS + (segment / PACKED_BLOCK_SEGMENTS) * PACKED_BLOCK_WORDS];
+    uint before = uint(bitCount(stored & 0xFFFFu & ((1u << (key % PACKED_SEGMENT_SAMPLES)) - 1u)));
+    uint first_bit = block + (stored >> 16) + before * 3u * bits;
     vec4 value = vec4(packed_component(track, first_bit, bits, minimums, extents, 0u),
                       packed_component(track, first_bit, bits, minimums, extents, 1u),
                       packed_component(track, first_bit, bits, minimums, extents, 2u), 0.0);
@@ -163,6 +173,19 @@ vec4 packed_value(uint track, uint key, bool rotation) {
         value = with_dropped(value.xyz, (extents >> 24) & 3u);
     }
     return value;
+}
+
+// The stored samples around sample `key` of a compressed track (src/anim/compress: stored_around):
+// the last at or before it and the first after it, the next segment's first where its own has
+// none left (a segment always stores its first).
+void stored_around(uint track, uint key, out uint before, out uint after) {
+    uint segment_first = key - key % PACKED_SEGMENT_SAMPLES;
+    uint mask = (key_values[segment_record(track, key / PACKED_SEGMENT_SAMPLES) + 2u] & 0xFFFFu) | 1u;
+    uint place = key % PACKED_SEGMENT_SAMPLES;
+    uint up_to = (2u << place) - 1u;
+    before = segment_first + uint(findMSB(mask & up_to));
+    uint later = mask & ~up_to;
+    after = later == 0u ? segment_first + PACKED_SEGMENT_SAMPLES : segment_first + uint(findLSB(later));
 }
 
 // The first key value of a channel (past its base, when it stores one) and the base: xyzw where
@@ -279,8 +302,16 @@ vec4 sample_channel(Channel channel, float time) {
     uint first = 0u;
     vec4 a, b;
     if ((channel.packed & CHANNEL_PACKED) != 0u) {
-        a = packed_value(channel.first_value, key, rotation);
-        b = packed_value(channel.first_value, next, rotation);
+        // A sample the encoder removed lies on its stored neighbours' line, by its place among
+        // the samples (src/anim/compress: packed_pair).
+        uint before = key;
+        uint after = next;
+        if (next != key) {
+            stored_around(channel.first_value, key, before, after);
+            fraction = (float(key - before) + fraction) / float(after - before);
+        }
+        a = packed_value(channel.first_value, before, rotation);
+        b = packed_value(channel.first_value, after, rotation);
     } else {
         first = channel_values(channel, base);
         a = channel_entry(channel, first, base, key * per_key + value_slot, false);

@@ -24,7 +24,10 @@ use rayon::prelude::*;
 
 use super::grid::{raw_value, sample_grid, sample_time};
 use super::tracks::{canonical, same, BitWriter, Moving};
-use super::{set_property, CompressedAnimation, Precision, Track, TrackData, HEADER_WORDS, MAX_BITS, SEGMENT_SAMPLES};
+use super::{
+    segment_record, set_property, CompressedAnimation, Precision, Track, TrackData, BLOCK_SEGMENTS, BLOCK_WORDS, HEADER_WORDS,
+    MAX_BITS, SEGMENT_SAMPLES, SEGMENT_WORDS,
+};
 use crate::anim::{compose_joint, local_to_model, Animation, Channel, JointPose, Property, Skeleton};
 
 /// The share of the bound a clip may reach at the times measured (samples, half way).
@@ -266,21 +269,30 @@ impl<'a> Context<'a> {
     fn tracks(&self, bits: &[Option<Vec<u32>>], count: usize, constants: &[Track]) -> Vec<Track> {
         let mut tracks = constants.to_vec();
         let segment_count = bits.len();
+        let table = HEADER_WORDS + segment_count.div_ceil(BLOCK_SEGMENTS) + segment_count * SEGMENT_WORDS;
         for (index, moving) in self.moving.iter().enumerate() {
             let mut words: Vec<u32> = moving.minimum.iter().chain(&moving.extent).map(|value| value.to_bits()).collect();
-            let table = words.len();
-            words.resize(table + super::SEGMENT_WORDS * segment_count, 0);
+            words.resize(table, 0);
             let bit = 32 * words.len() as u64;
             let mut writer = BitWriter { words, bit };
+            let mut block_start = writer.bit;
             for (segment, widths) in bits.iter().enumerate() {
+                if segment % BLOCK_SEGMENTS == 0 {
+                    block_start = writer.bit;
+                    writer.words[HEADER_WORDS + segment / BLOCK_SEGMENTS * BLOCK_WORDS] = u32::try_from(writer.bit).unwrap_or(u32::MAX);
+                }
                 let width = widths.as_ref().map_or(MAX_BITS, |widths| widths[index]);
                 let samples = segment * SEGMENT_SAMPLES..((segment + 1) * SEGMENT_SAMPLES).min(count);
                 let range = moving.segment_range(samples.clone());
-                let record = HEADER_WORDS + segment * super::SEGMENT_WORDS;
-                writer.words[record] = u32::try_from(writer.bit).unwrap_or(u32::MAX);
-                writer.words[record + 1] = range[0].0 | range[1].0 << 8 | range[2].0 << 16 | width << 24;
-                writer.words[record + 2] = range[0].1 | range[1].1 << 8 | range[2].1 << 16 | moving.dropped[segment] << 24;
-                for sample in samples {
+                let record = segment_record(segment);
+                let stored = samples.clone().filter(|&sample| moving.stored[sample]).fold(0u32, |mask, sample| {
+                    mask | 1 << (sample % SEGMENT_SAMPLES)
+                });
+                writer.words[record] = range[0].0 | range[1].0 << 8 | range[2].0 << 16 | width << 24;
+                writer.words[record + 1] = range[0].1 | range[1].1 << 8 | range[2].1 << 16 | moving.dropped[segment] << 24;
+                // Within a block: at most 31 segments × 16 samples × 3 × 24 bits before it, under 2^16.
+                writer.words[record + 2] = stored | ((writer.bit - block_start) as u32) << 16;
+                for sample in samples.filter(|&sample| moving.stored[sample]) {
                     for value in moving.quantize(sample, &range, width) {
                         writer.push(value, width);
                     }
@@ -389,7 +401,7 @@ mod tests {
         let raw = animation(vec![channel]);
         let precision = Precision::for_figure(0.9);
         let compressed = compress(&skeleton, &raw, &precision).expect("compresses");
-        assert!(compressed.sample_rate() > 8.0, "{}", compressed.sample_rate());
+        assert!(compressed.times.count() > 8, "{}", compressed.sampling());
         let played = Animation { compressed: Some(compressed), ..raw.clone() };
         let error = super::super::measured_error(&skeleton, &played, &precision, (0..=1000).map(|step| step as f32 / 1000.0));
         assert!(error <= precision.error * 1.01, "{error}");

@@ -45,8 +45,13 @@ pub const SEGMENT_SAMPLES: usize = 16;
 pub const MAX_BITS: u32 = 24;
 /// The track header: minimum and extent, x y z each.
 pub const HEADER_WORDS: usize = 6;
-/// A segment record: bit offset, minimums and bit width, extents.
+/// A segment record: minimums and bit width, extents and the dropped component, the samples
+/// stored and their bit offset in the block.
 pub const SEGMENT_WORDS: usize = 3;
+/// Segment records a block holds after its bit offset (a block's offsets fit 16 bits).
+pub const BLOCK_SEGMENTS: usize = 32;
+/// A block: its samples' bit offset, then its records.
+pub const BLOCK_WORDS: usize = 1 + BLOCK_SEGMENTS * SEGMENT_WORDS;
 
 /// How close a compressed clip stays to its raw keys, in model units.
 #[derive(Clone, Debug, PartialEq)]
@@ -122,8 +127,8 @@ impl Track {
             TrackData::Packed(words) => {
                 let rotation = self.property == Property::Rotation;
                 let at = times.locate(time, false);
-                let (a, b) = (packed_value(words, at.key, rotation), packed_value(words, at.next, rotation));
-                let blended = interpolate(self.property, a, b, at.fraction);
+                let (a, b, fraction) = packed_pair(words, at.key, at.next, at.fraction, rotation);
+                let blended = interpolate(self.property, a, b, fraction);
                 // Normalized once more, as the palette pass ends every rotation it samples.
                 if rotation {
                     blended.try_normalize().unwrap_or(Vec4::W)
@@ -236,15 +241,54 @@ pub fn dequantize(minimum: f32, extent: f32, segment: (u32, u32), fraction: f32)
     minimum + extent * (segment.0 as f32 / 255.0 + segment.1 as f32 / 255.0 * fraction)
 }
 
-/// A packed track's sample `sample`: x y z of a translation or scale, or a rotation whose dropped
+/// Where segment `segment`'s record is in a packed track: after the header, in blocks of
+/// [`BLOCK_SEGMENTS`] records, each block led by its samples' bit offset.
+pub fn segment_record(segment: usize) -> usize {
+    HEADER_WORDS + (segment / BLOCK_SEGMENTS) * BLOCK_WORDS + 1 + (segment % BLOCK_SEGMENTS) * SEGMENT_WORDS
+}
+
+/// The samples around `key` that a packed track stores: the last at or before it and the first
+/// after it (the next segment's first where none is left in its own; every segment stores its
+/// first). Mirrors `stored_around` in palette.comp.glsl.
+fn stored_around(words: &[u32], key: usize) -> (usize, usize) {
+    let segment_first = key - key % SEGMENT_SAMPLES;
+    let mask = words.get(segment_record(key / SEGMENT_SAMPLES) + 2).copied().unwrap_or(0) & 0xFFFF | 1;
+    let place = (key % SEGMENT_SAMPLES) as u32;
+    let at_or_before = mask & ((2u32 << place) - 1);
+    let after = mask & !((2u32 << place) - 1);
+    let previous = segment_first + (31 - at_or_before.leading_zeros()) as usize;
+    let next = if after == 0 { segment_first + SEGMENT_SAMPLES } else { segment_first + after.trailing_zeros() as usize };
+    (previous, next)
+}
+
+/// What a packed track interpolates between at sample `key` with the next sample `next` (its
+/// locate's) and `fraction` of the way: the stored samples around it and the fraction between
+/// them (a sample the encoder removed lies on its stored neighbours' line, by its place among
+/// the samples). Mirrors the packed branch of `sample_channel` in palette.comp.glsl.
+pub fn packed_pair(words: &[u32], key: usize, next: usize, fraction: f32, rotation: bool) -> (Vec4, Vec4, f32) {
+    if next == key {
+        // Held (the last sample, which is stored).
+        let value = packed_value(words, key, rotation);
+        return (value, value, 0.0);
+    }
+    let (before, after) = stored_around(words, key);
+    let fraction = ((key - before) as f32 + fraction) / (after - before) as f32;
+    (packed_value(words, before, rotation), packed_value(words, after, rotation), fraction)
+}
+
+/// A packed track's stored sample `sample`: x y z of a translation or scale, or a rotation whose dropped
 /// component (the segment's) is rebuilt from unit length. Reads only inside `words`. Mirrors `packed_value` in
 /// palette.comp.glsl.
 pub fn packed_value(words: &[u32], sample: usize, rotation: bool) -> Vec4 {
     let word = |index: usize| words.get(index).copied().unwrap_or(0);
-    let record = HEADER_WORDS + (sample / SEGMENT_SAMPLES) * SEGMENT_WORDS;
-    let (offset, minimums, extents) = (word(record), word(record + 1), word(record + 2));
+    let segment = sample / SEGMENT_SAMPLES;
+    let record = segment_record(segment);
+    let block = HEADER_WORDS + (segment / BLOCK_SEGMENTS) * BLOCK_WORDS;
+    let (minimums, extents, stored) = (word(record), word(record + 1), word(record + 2));
     let bits = (minimums >> 24).min(MAX_BITS);
-    let first_bit = u64::from(offset) + (sample % SEGMENT_SAMPLES) as u64 * 3 * u64::from(bits);
+    // The samples stored before this one in its segment.
+    let before = (stored & 0xFFFF & ((1u32 << (sample % SEGMENT_SAMPLES)) - 1)).count_ones();
+    let first_bit = u64::from(word(block)) + u64::from(stored >> 16) + u64::from(before) * 3 * u64::from(bits);
     let levels = ((1u32 << bits) - 1) as f32;
     let mut value = Vec4::ZERO;
     for component in 0..3 {

@@ -32,6 +32,9 @@ pub(super) struct Moving {
     pub(super) joint: usize,
     pub(super) property: Property,
     pub(super) samples: Vec<Vec4>,
+    /// Per sample, whether it is stored (a segment's first and the last always are); the others
+    /// lie on their stored neighbours' line.
+    pub(super) stored: Vec<bool>,
     /// Per segment, the rotation component dropped (3, w, for other properties: unused).
     pub(super) dropped: Vec<u32>,
     pub(super) kept: Vec<[f32; 3]>,
@@ -56,7 +59,8 @@ impl Moving {
             }
         }
         let extent = [0, 1, 2].map(|component| maximum[component] - minimum[component]);
-        Moving { joint, property, samples, dropped, kept, minimum, extent }
+        let stored = vec![true; samples.len()];
+        Moving { joint, property, samples, stored, dropped, kept, minimum, extent }
     }
 
     /// A segment's range of each component, in 255ths of the clip's: (minimum, extent) pairs.
