@@ -49,8 +49,9 @@ fn a_capture_keyed_evenly_stays_on_its_grid() {
     assert_eq!(model.extract_root_motion(None), vec![0], "27_06 travels");
     let motion = model.animations[0].motion.clone().expect("motion taken out");
     assert!((motion.step * 24.0 - 1.0).abs() < 1e-4, "sampled every {} s", motion.step);
-    let compressed = vkskin::anim::compress::encode::compress(&model.skeleton, &model.animations[0], &model.compression_precision())
-        .expect("compresses");
+    let compressed =
+        vkskin::anim::compress::encode::compress(&model.skeleton, &model.animations[0], &model.compression_precision())
+            .expect("compresses");
     assert_eq!(compressed.sample_rate().round(), 24.0, "its keys are its samples");
 }
 

@@ -67,50 +67,149 @@ pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: &Precisio
             moving.push(Moving::new(channel.joint, channel.property, samples));
         }
     }
-    let context = Context::new(skeleton, base, moving, precision.clone());
-    let segment_count = count.div_ceil(SEGMENT_SAMPLES);
-    let mut targets = vec![precision.error * ACCEPTED - resample_error; segment_count];
-    let mut bits: Vec<Option<Vec<u32>>> = vec![None; segment_count];
-    // Each segment's largest error at its samples (what `allocate` measured).
-    let mut at_samples = vec![0.0f32; segment_count];
-    for _round in 0..6 {
-        let chosen: Vec<Result<(Vec<u32>, f32), String>> = (0..segment_count)
-            .into_par_iter()
-            .map(|segment| match &bits[segment] {
-                Some(done) => Ok((done.clone(), at_samples[segment])),
-                None => context.allocate(segment, count, targets[segment]),
-            })
-            .collect();
-        for (segment, result) in chosen.into_iter().enumerate() {
-            let (widths, error) = result?;
-            bits[segment] = Some(widths);
-            at_samples[segment] = error;
+    let target = precision.error * ACCEPTED - resample_error;
+    // Samples that interpolation rebuilds are removed first, each track within REMOVAL's share
+    // of the target at the farthest vertex it moves; where the bits cannot then hold the bound,
+    // every sample is stored.
+    let thinned = {
+        let reach = reach(skeleton, &base, &moving, precision);
+        let mut thinned = moving.clone();
+        for track in &mut thinned {
+            let leverage = if track.property == Property::Translation { 1.0 } else { 2.0 * reach[track.joint] };
+            track.remove_samples(REMOVAL * target / leverage);
         }
-        let tracks = context.tracks(&bits, count, &constants);
-        // Segment records hold 32-bit bit offsets.
-        if tracks
-            .iter()
-            .any(|track| matches!(&track.data, TrackData::Packed(words) if words.len() as u64 * 32 > u64::from(u32::MAX)))
-        {
-            return Err("kept as keys: a track would pass 512 MiB".to_string());
-        }
-        let compressed = CompressedAnimation { times: times.clone(), tracks, precision: precision.clone(), max_error: 0.0 };
-        let between = context.errors_between(&channels, &compressed, !keys_are_samples);
-        let errors: Vec<f32> = between.iter().zip(&at_samples).map(|(a, b)| a.max(*b)).collect();
-        let worst = errors.iter().copied().fold(0.0, f32::max);
-        // A margin for the times between the ones measured, where the error can run a little higher.
-        let accepted = precision.error * ACCEPTED;
-        if worst <= accepted {
-            return Ok(CompressedAnimation { max_error: worst, ..compressed });
-        }
-        for (segment, &error) in errors.iter().enumerate() {
-            if error > accepted {
-                targets[segment] *= 0.6;
-                bits[segment] = None;
-            }
+        thinned
+    };
+    let encoded = Context::new(skeleton, base.clone(), thinned, precision.clone()).encode(
+        &channels,
+        &times,
+        &constants,
+        target,
+        keys_are_samples,
+    );
+    match encoded {
+        Ok(compressed) => Ok(compressed),
+        Err(_) => Context::new(skeleton, base, moving, precision.clone()).encode(
+            &channels,
+            &times,
+            &constants,
+            target,
+            keys_are_samples,
+        ),
+    }
+}
+
+/// The share of the error target a removed sample may take, at the farthest vertex its track moves.
+const REMOVAL: f32 = 0.35;
+
+/// Per joint, how far its farthest virtual vertex below it is (its shell, along the chain), at
+/// the clip's first sample.
+fn reach(skeleton: &Skeleton, base: &[JointPose], moving: &[Moving], precision: &Precision) -> Vec<f32> {
+    let mut poses = base.to_vec();
+    for track in moving {
+        set_property(&mut poses[track.joint], track.property, track.samples[0]);
+    }
+    let mut models = vec![Mat4::IDENTITY; skeleton.len()];
+    local_to_model(skeleton, &poses, Mat4::IDENTITY, &mut models);
+    reach_from(skeleton, &models, precision)
+}
+
+/// [`reach`] from the joints' object-space transforms.
+fn reach_from(skeleton: &Skeleton, models: &[Mat4], precision: &Precision) -> Vec<f32> {
+    let mut reach: Vec<f32> = (0..skeleton.len()).map(|joint| precision.shell_of(joint)).collect();
+    for joint in (0..skeleton.len()).rev() {
+        if let Some(parent) = skeleton.joints[joint].parent.filter(|&parent| parent < joint) {
+            let length = (models[joint].w_axis - models[parent].w_axis).truncate().length();
+            reach[parent] = reach[parent].max(reach[joint] + length);
         }
     }
-    Err(format!("kept as keys: no bit width up to {MAX_BITS} keeps it within 0.01 cm on a 1.8 m figure"))
+    reach
+}
+
+impl Context<'_> {
+    /// The clip's tracks with each segment's bits chosen (steps 3 and 4 of the module's header).
+    fn encode(
+        &mut self,
+        channels: &[&Channel],
+        times: &crate::anim::KeyTimes,
+        constants: &[Track],
+        target: f32,
+        keys_are_samples: bool,
+    ) -> Result<CompressedAnimation, String> {
+        let precision = self.precision.clone();
+        let count = times.count();
+        let segment_count = count.div_ceil(SEGMENT_SAMPLES);
+        let mut targets = vec![target; segment_count];
+        let mut bits: Vec<Option<Vec<u32>>> = vec![None; segment_count];
+        // Each segment's largest error at its samples (what `allocate` measured).
+        let mut at_samples = vec![0.0f32; segment_count];
+        for _round in 0..8 {
+            let context = &*self;
+            let chosen: Vec<Result<(Vec<u32>, f32), String>> = (0..segment_count)
+                .into_par_iter()
+                .map(|segment| match &bits[segment] {
+                    Some(done) => Ok((done.clone(), at_samples[segment])),
+                    None => context.allocate(segment, count, targets[segment]),
+                })
+                .collect();
+            let mut restored = false;
+            for (segment, result) in chosen.into_iter().enumerate() {
+                match result {
+                    Ok((widths, error)) => {
+                        bits[segment] = Some(widths);
+                        at_samples[segment] = error;
+                    }
+                    // The samples removed there left no room for quantization: stored again.
+                    Err(_) if self.restore(segment, count) => restored = true,
+                    Err(why) => return Err(why),
+                }
+            }
+            if restored {
+                continue;
+            }
+            let context = &*self;
+            let tracks = context.tracks(&bits, count, constants);
+            // Segment records hold 32-bit bit offsets.
+            if tracks
+                .iter()
+                .any(|track| matches!(&track.data, TrackData::Packed(words) if words.len() as u64 * 32 > u64::from(u32::MAX)))
+            {
+                return Err("kept as keys: a track would pass 512 MiB".to_string());
+            }
+            let compressed = CompressedAnimation { times: times.clone(), tracks, precision: precision.clone(), max_error: 0.0 };
+            let between = context.errors_between(channels, &compressed, !keys_are_samples);
+            let errors: Vec<f32> = between.iter().zip(&at_samples).map(|(a, b)| a.max(*b)).collect();
+            let worst = errors.iter().copied().fold(0.0, f32::max);
+            // A margin for the times between the ones measured, where the error can run a little higher.
+            let accepted = precision.error * ACCEPTED;
+            if worst <= accepted {
+                return Ok(CompressedAnimation { max_error: worst, ..compressed });
+            }
+            for (segment, &error) in errors.iter().enumerate() {
+                if error > accepted {
+                    // Removed samples stored again first; then a tighter target.
+                    if !self.restore(segment, count) {
+                        targets[segment] *= 0.6;
+                    }
+                    bits[segment] = None;
+                }
+            }
+        }
+        Err(format!("kept as keys: no bit width up to {MAX_BITS} keeps it within 0.01 cm on a 1.8 m figure"))
+    }
+
+    /// Stores again every sample removed in `segment`; whether there was any.
+    fn restore(&mut self, segment: usize, count: usize) -> bool {
+        let samples = segment * SEGMENT_SAMPLES..((segment + 1) * SEGMENT_SAMPLES).min(count);
+        let mut restored = false;
+        for track in &mut self.moving {
+            for stored in &mut track.stored[samples.clone()] {
+                restored |= !*stored;
+                *stored = true;
+            }
+        }
+        restored
+    }
 }
 
 /// What the allocation of every segment reads; `measure.rs` reads it too.
@@ -157,18 +256,14 @@ impl<'a> Context<'a> {
             .collect();
         let positions: Vec<glam::Vec3> = raw[0].iter().map(|model| model.w_axis.truncate()).collect();
         // How far each joint's farthest virtual vertex below it is, along the chain.
-        let mut reach: Vec<f32> = (0..skeleton.len()).map(|joint| precision.shell_of(joint)).collect();
-        for joint in (0..skeleton.len()).rev() {
-            if let Some(parent) = skeleton.joints[joint].parent.filter(|&parent| parent < joint) {
-                reach[parent] = reach[parent].max(reach[joint] + (positions[joint] - positions[parent]).length());
-            }
-        }
-        // A track's own error at a bit width: how far its decoded values stray (rotations: the angle).
+        let reach = reach_from(skeleton, &raw[0], precision);
+        // A track's own error at a bit width: how far its stored values stray (rotations: the angle).
         let own_error = |track: usize, bits: u32| {
             let moving = &self.moving[track];
             let scale = if moving.property == Property::Rotation { 2.0 } else { 1.0 };
             samples
                 .clone()
+                .filter(|&sample| moving.stored[sample])
                 .map(|sample| moving.stray(sample, moving.decoded(sample, &ranges[track], bits)) * scale)
                 .fold(0.0, f32::max)
         };
@@ -197,9 +292,8 @@ impl<'a> Context<'a> {
                 (first..=MAX_BITS).find(|&bits| own_error(track, bits) <= tolerance).unwrap_or(MAX_BITS)
             })
             .collect();
-        let decode_all = |track: usize, bits: u32| -> Vec<Vec4> {
-            samples.clone().map(|sample| self.moving[track].decoded(sample, &ranges[track], bits)).collect()
-        };
+        let decode_all =
+            |track: usize, bits: u32| -> Vec<Vec4> { self.moving[track].decoded_all(samples.clone(), &ranges[track], bits) };
         // Per sample: the decoded local poses, their object-space transforms and each joint's error;
         // a track's new width recomputes only its joint's subtree.
         let mut decoded_poses: Vec<Vec<JointPose>> = vec![self.base.clone(); raw.len()];
@@ -279,15 +373,17 @@ impl<'a> Context<'a> {
             for (segment, widths) in bits.iter().enumerate() {
                 if segment % BLOCK_SEGMENTS == 0 {
                     block_start = writer.bit;
-                    writer.words[HEADER_WORDS + segment / BLOCK_SEGMENTS * BLOCK_WORDS] = u32::try_from(writer.bit).unwrap_or(u32::MAX);
+                    writer.words[HEADER_WORDS + segment / BLOCK_SEGMENTS * BLOCK_WORDS] =
+                        u32::try_from(writer.bit).unwrap_or(u32::MAX);
                 }
                 let width = widths.as_ref().map_or(MAX_BITS, |widths| widths[index]);
                 let samples = segment * SEGMENT_SAMPLES..((segment + 1) * SEGMENT_SAMPLES).min(count);
                 let range = moving.segment_range(samples.clone());
                 let record = segment_record(segment);
-                let stored = samples.clone().filter(|&sample| moving.stored[sample]).fold(0u32, |mask, sample| {
-                    mask | 1 << (sample % SEGMENT_SAMPLES)
-                });
+                let stored = samples
+                    .clone()
+                    .filter(|&sample| moving.stored[sample])
+                    .fold(0u32, |mask, sample| mask | 1 << (sample % SEGMENT_SAMPLES));
                 writer.words[record] = range[0].0 | range[1].0 << 8 | range[2].0 << 16 | width << 24;
                 writer.words[record + 1] = range[0].1 | range[1].1 << 8 | range[2].1 << 16 | moving.dropped[segment] << 24;
                 // Within a block: at most 31 segments × 16 samples × 3 × 24 bits before it, under 2^16.
@@ -405,6 +501,28 @@ mod tests {
         let played = Animation { compressed: Some(compressed), ..raw.clone() };
         let error = super::super::measured_error(&skeleton, &played, &precision, (0..=1000).map(|step| step as f32 / 1000.0));
         assert!(error <= precision.error * 1.01, "{error}");
+    }
+
+    #[test]
+    fn samples_on_a_line_are_removed_and_a_kink_is_kept() {
+        // Two seconds at 120 Hz of the elbow turning steadily, then back: only the segments'
+        // first samples, the turn's kink and the last are needed.
+        let skeleton = arm();
+        let angle = |key: usize| if key <= 120 { key as f32 / 120.0 } else { 2.0 - key as f32 / 120.0 };
+        let values = (0..=240).flat_map(|key| Vec4::from(Quat::from_rotation_z(angle(key))).to_array()).collect();
+        let channel =
+            Channel::linear(1, Property::Rotation, KeyTimes::Uniform { start: 0.0, step: 1.0 / 120.0, count: 241 }, values);
+        let raw = animation(vec![channel]);
+        let precision = Precision::for_figure(0.9);
+        let compressed = compress(&skeleton, &raw, &precision).expect("compresses");
+        let TrackData::Packed(words) = &compressed.tracks[0].data else { panic!("packed") };
+        let stored: u32 = (0..241usize.div_ceil(SEGMENT_SAMPLES))
+            .map(|segment| (words[segment_record(segment) + 2] & 0xFFFF).count_ones())
+            .sum();
+        assert!(stored <= 241usize.div_ceil(SEGMENT_SAMPLES) as u32 + 2, "{stored} of 241 samples stored");
+        let played = Animation { compressed: Some(compressed), ..raw.clone() };
+        let error = super::super::measured_error(&skeleton, &played, &precision, (0..=2000).map(|step| step as f32 / 1000.0));
+        assert!(error <= precision.error * 1.01, "{error} > {}", precision.error);
     }
 
     #[test]

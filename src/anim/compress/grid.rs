@@ -256,10 +256,23 @@ fn thin(all: &[Entry], keyed: &[&Channel], rest: &[JointPose], skeleton: &Skelet
         .collect();
     let mut departure = |from: usize, to: usize| -> f32 {
         let (a, b) = (&all[from], &all[to]);
-        // Each sample passed over, and half way between two neighbours (not between a jump's two).
+        // Each sample passed over, half way between two neighbours (not between a jump's two), and
+        // the chord's own quarters (where the clip is measured once compressed).
+        let quarters: Vec<Entry> = match b.0 > a.0 && to > from + 1 {
+            true => [0.25, 0.5, 0.75]
+                .map(|fraction| {
+                    let time = a.0 + fraction * (b.0 - a.0);
+                    (time, keyed.iter().map(|channel| raw_value(channel, time)).collect())
+                })
+                .to_vec(),
+            false => Vec::new(),
+        };
         let probes = (from..to)
-            .flat_map(|index| [(index > from).then_some(&all[index]), (all[index].0 < all[index + 1].0).then_some(&halves[index])])
-            .flatten();
+            .flat_map(|index| {
+                [(index > from).then_some(&all[index]), (all[index].0 < all[index + 1].0).then_some(&halves[index])]
+            })
+            .flatten()
+            .chain(&quarters);
         let mut worst = 0.0f32;
         for (time, values) in probes {
             let fraction = if b.0 > a.0 { (time - a.0) / (b.0 - a.0) } else { 0.0 };

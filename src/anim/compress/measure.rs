@@ -36,14 +36,20 @@ impl Context<'_> {
                 })
                 .fold(0.0f32, f32::max);
             let count = if widest > 0.5 { ((widest / 0.25).ceil() as usize).clamp(2, 16) } else { 1 };
-            match count {
+            // A sample removed from a track is decoded from its stored neighbours, quantized: at
+            // the end of a segment one of them is the next segment's, which the allocation took
+            // as sampled.
+            let removed = self.moving.iter().any(|track| !track.stored[sample]);
+            let mut probes: Vec<f32> = if removed { vec![0.0] } else { Vec::new() };
+            probes.extend(match count {
                 // Where the samples are the keys and the arcs are narrow, the error between two
                 // samples is the blend of the errors at them (which `allocate` measured), give or
                 // take what the 3 % margin holds.
                 1 if !resampled => Vec::new(),
                 1 => base.to_vec(),
                 _ => (1..=count).map(|probe| probe as f32 / (count + 1) as f32).collect(),
-            }
+            });
+            probes
         };
         (0..count.div_ceil(SEGMENT_SAMPLES))
             .into_par_iter()

@@ -195,7 +195,8 @@ impl CompressedAnimation {
         match &self.times {
             KeyTimes::Uniform { .. } => format!("{:.0} samples a second", self.sample_rate()),
             KeyTimes::Listed(times) => {
-                let closest = times.windows(2).map(|pair| pair[1] - pair[0]).filter(|&gap| gap > 0.0).fold(f32::INFINITY, f32::min);
+                let closest =
+                    times.windows(2).map(|pair| pair[1] - pair[0]).filter(|&gap| gap > 0.0).fold(f32::INFINITY, f32::min);
                 let jumps = times.windows(2).filter(|pair| pair[0] == pair[1]).count();
                 let jumps = if jumps > 0 { format!(", {jumps} jumps") } else { String::new() };
                 format!("{} samples at uneven times (as close as {:.2} ms{jumps})", times.len(), closest * 1e3)

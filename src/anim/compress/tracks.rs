@@ -28,6 +28,7 @@ pub(super) fn same(property: Property, a: Vec4, b: Vec4) -> bool {
 
 /// A track that moves: its samples, the three values each keeps (a rotation: all but its segment's
 /// dropped component, signed so that one is ≥ 0) and their range over the clip.
+#[derive(Clone)]
 pub(super) struct Moving {
     pub(super) joint: usize,
     pub(super) property: Property,
@@ -63,13 +64,64 @@ impl Moving {
         Moving { joint, property, samples, stored, dropped, kept, minimum, extent }
     }
 
-    /// A segment's range of each component, in 255ths of the clip's: (minimum, extent) pairs.
+    /// Removes the samples that lie within `tolerance` (a decoded value's stray, [`Moving::stray`])
+    /// of the line between stored ones, by their place among the samples: from each stored
+    /// sample the farthest later one, up to the next segment's first, that every sample between
+    /// stays that close to. A segment's first sample and the last are always stored.
+    pub(super) fn remove_samples(&mut self, tolerance: f32) {
+        let count = self.samples.len();
+        let mut from = 0;
+        while from + 1 < count {
+            let limit = ((from / SEGMENT_SAMPLES + 1) * SEGMENT_SAMPLES).min(count - 1);
+            let fits = |to: usize| {
+                (from + 1..to).all(|sample| {
+                    let fraction = (sample - from) as f32 / (to - from) as f32;
+                    self.stray(sample, super::interpolate(self.property, self.samples[from], self.samples[to], fraction))
+                        <= tolerance
+                })
+            };
+            let mut to = from + 1;
+            while to < limit && fits(to + 1) {
+                to += 1;
+            }
+            for sample in from + 1..to {
+                self.stored[sample] = false;
+            }
+            from = to;
+        }
+    }
+
+    /// The values the decoder gives for `samples` (one segment's) quantized at `bits` within
+    /// `range`: a stored sample's own, a removed one's on its stored neighbours' line (the next
+    /// segment's first as sampled: its own quantization is that segment's).
+    pub(super) fn decoded_all(&self, samples: std::ops::Range<usize>, range: &[(u32, u32); 3], bits: u32) -> Vec<Vec4> {
+        let mut values: Vec<Option<Vec4>> =
+            samples.clone().map(|sample| self.stored[sample].then(|| self.decoded(sample, range, bits))).collect();
+        let first = samples.start;
+        let mut before = first;
+        for sample in samples.clone() {
+            if self.stored[sample] {
+                before = sample;
+                continue;
+            }
+            let after = (sample + 1..samples.end).find(|&later| self.stored[later]).unwrap_or(samples.end);
+            let a = values[before - first].unwrap_or(self.samples[before]);
+            let b = if after < samples.end { values[after - first].unwrap_or(self.samples[after]) } else { self.samples[after] };
+            let fraction = (sample - before) as f32 / (after - before) as f32;
+            values[sample - first] = Some(super::interpolate(self.property, a, b, fraction));
+        }
+        values.into_iter().map(|value| value.unwrap_or(Vec4::ZERO)).collect()
+    }
+
+    /// A segment's range of each component over the samples it stores, in 255ths of the clip's:
+    /// (minimum, extent) pairs.
     pub(super) fn segment_range(&self, samples: std::ops::Range<usize>) -> [(u32, u32); 3] {
         [0, 1, 2].map(|component| {
             if self.extent[component] <= 0.0 {
                 return (0, 0);
             }
-            let (low, high) = self.kept[samples.clone()].iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(low, high), value| {
+            let stored = samples.clone().filter(|&sample| self.stored[sample]).map(|sample| &self.kept[sample]);
+            let (low, high) = stored.fold((f32::INFINITY, f32::NEG_INFINITY), |(low, high), value| {
                 (low.min(value[component]), high.max(value[component]))
             });
             let scaled = |value: f32| (value - self.minimum[component]) / self.extent[component] * 255.0;
