@@ -1,10 +1,13 @@
 //! Clips compressed for the palette pass, on by default (`--clip-compression off` keeps the files'
-//! keys). Every animated joint property is sampled evenly, cut into segments of
-//! [`SEGMENT_SAMPLES`] samples, and each segment's values are range-reduced and quantized at the
-//! fewest bits that keep ACL's error bound ([`encode`] chooses them). Properties that never move
-//! are stripped: at rest they cost nothing, elsewhere one value. The palette pass reads one sample
-//! of one track without decoding anything else: the sample's segment record gives its bit offset,
-//! its bit width and its ranges (`packed_value` in palette.comp.glsl mirrors [`packed_value`]).
+//! keys). Every animated joint property is sampled (evenly, or at the clip's uneven times where no
+//! even rate follows its curves: `grid.rs`), cut into segments of [`SEGMENT_SAMPLES`] samples, the
+//! samples its neighbours' interpolation rebuilds removed, and each segment's values range-reduced
+//! and quantized at the fewest bits that keep ACL's error bound ([`encode`] chooses them).
+//! Properties that never move are stripped: at rest they cost nothing, elsewhere one value. The
+//! palette pass reads one sample of one track without decoding anything else: the sample's segment
+//! record gives its bit width, its ranges and which samples the segment stores
+//! (`packed_value` and `stored_around` in palette.comp.glsl mirror [`packed_value`] and
+//! [`packed_pair`]).
 //!
 //! A packed track is self-contained `u32` words:
 //!
@@ -12,8 +15,12 @@
 //! |---|---|
 //! | 0-2 | the track's minimum x, y, z over the clip (f32 bits) |
 //! | 3-5 | its extent x, y, z (f32 bits) |
-//! | per segment, 3 | the bit offset of the segment's samples from the track's first word; the segment's minimum x, y, z in 255ths of the extent and its bit width (a byte each); its extent x, y, z in 255ths and, for a rotation, which component it drops (a byte each) |
-//! | then | each segment's samples, x y z at the segment's bit width, back to back |
+//! | per block of [`BLOCK_SEGMENTS`] segments: 1 | the bit offset of the block's samples from the track's first word |
+//! | then per segment, 3 | the segment's minimum x, y, z in 255ths of the extent and its bit width (a byte each); its extent x, y, z in 255ths and, for a rotation, which component it drops (a byte each); the samples it stores (16 bits, the first always) and their bit offset from the block's (16 bits) |
+//! | then | each segment's stored samples, x y z at the segment's bit width, back to back |
+//!
+//! A sample not stored lies on the line between the stored ones around it (the next segment's
+//! first where its own has none left), by its place among the samples.
 //!
 //! A value is `minimum + extent × (segment minimum + segment extent × q / (2^bits − 1))`, the
 //! middle of the segment's range at 0 bits. A rotation keeps three of its four components: per
