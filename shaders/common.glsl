@@ -105,10 +105,15 @@ struct AnimationRecord {
     uint first_cell;
     uint cell_count;
     float cell_duration;         // seconds a cell covers
-    uint first_channel;          // its joints' channels: joint j's property p at first_channel + 3j + p
+    uint first_channel;          // its joints' channels, only those it keys: at first_channel + the table's entry
     uint first_weight_channel;   // its morph targets' weight channels: target t's at first_weight_channel + t
-    uint unused[3];
+    uint channel_table;          // in key_values: per joint j and property p, entry 3j + p, 16 bits (CHANNEL_TABLE_WIDE: 32)
+    uint unused[2];
 };
+// A channel table's entry for a property the animation does not key (0xFFFFFFFF in a table of
+// 32-bit entries, CHANNEL_TABLE_WIDE).
+const uint NO_CHANNEL = 0xFFFFu;
+const uint CHANNEL_TABLE_WIDE = 1u << 31;
 
 // Each instance's data this frame (instances.data), which the instances pass makes from its record
 // and the clock (instances.comp.glsl): 64 bytes. Animations by index, times already mapped from

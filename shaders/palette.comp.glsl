@@ -343,14 +343,20 @@ vec4 sample_channel(Channel channel, float time) {
 // (Animation::sample). A channel record is read whole only when the animation keys the property,
 // the rest pose only for the properties it does not.
 JointPose sample_local(uint animation, float time, uint joint) {
-    uint first = animations[first_animation + animation].first_channel + joint * 3u;
+    uint first = animations[first_animation + animation].first_channel;
+    uint table = animations[first_animation + animation].channel_table;
+    bool wide = (table & CHANNEL_TABLE_WIDE) != 0u;
+    table &= ~CHANNEL_TABLE_WIDE;
     JointPose pose;
     // One loop, not three copies of sample_channel: the shader stays small (llvmpipe compiles
     // every inlined copy, and a larger loop body costs time on every lane).
     for (uint property = 0u; property < 3u; ++property) {
+        // The property's channel among those the animation keys (AnimationData's table).
+        uint entry = joint * 3u + property;
+        uint index = wide ? key_values[table + entry] : (key_values[table + entry / 2u] >> (16u * (entry & 1u))) & 0xFFFFu;
         vec4 value;
-        if (channels[first + property].key_count != 0u) {
-            value = sample_channel(channels[first + property], time);
+        if (index != (wide ? 0xFFFFFFFFu : NO_CHANNEL)) {
+            value = sample_channel(channels[first + index], time);
         } else if (property == 0u) {
             value = joints[first_joint + joint].rest_translation;
         } else if (property == 1u) {

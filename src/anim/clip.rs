@@ -403,7 +403,15 @@ impl Animation {
         for channel in &self.weights {
             floats += times(&channel.times) + channel.values.len();
         }
-        (joint_count.max(1) * 3 + target_count) * 16 + floats * 4
+        // A record for each joint channel kept (each track) and each morph target; the table of
+        // which joint property is which record.
+        let joints = joint_count.max(1);
+        let records = match compressed {
+            Some(compressed) => compressed.tracks.iter().filter(|track| track.joint < joints).count(),
+            None => self.channels.iter().filter(|channel| channel.joint < joints).count(),
+        };
+        let table = channel_table_words(joints, records >= CHANNEL_TABLE_NARROW_RECORDS);
+        (records + target_count) * 16 + (table + floats) * 4
     }
 
     /// Keys over all channels, by property.
@@ -413,6 +421,20 @@ impl Animation {
             counts[channel.property as usize] += channel.times.count();
         }
         counts
+    }
+}
+
+/// The channel records an animation may have with a table of 16-bit entries (`AnimationData` in
+/// render/model_buffers/keys.rs; 0xFFFF is its "none").
+pub const CHANNEL_TABLE_NARROW_RECORDS: usize = 0xFFFF;
+
+/// The words of an animation's channel table on the GPU: per joint and property a 16-bit entry,
+/// two a word, or with more records than [`CHANNEL_TABLE_NARROW_RECORDS`] (`wide`) a word each.
+pub fn channel_table_words(joint_count: usize, wide: bool) -> usize {
+    if wide {
+        joint_count * 3
+    } else {
+        (joint_count * 3).div_ceil(2)
     }
 }
 

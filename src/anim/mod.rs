@@ -20,7 +20,10 @@ pub mod motion;
 pub mod playback;
 pub mod retarget;
 
-pub use clip::{Animation, Channel, Clip, ClipRange, Interpolation, KeyTimes, Property, RangeUnit, WeightChannel};
+pub use clip::{
+    channel_table_words, Animation, Channel, Clip, ClipRange, Interpolation, KeyTimes, Property, RangeUnit, WeightChannel,
+    CHANNEL_TABLE_NARROW_RECORDS,
+};
 pub use curve::{bracket, hermite, slerp_shortest, KeySpan};
 pub use dual_quaternion::{skin_vertex_dual_quaternion, DualQuaternion};
 pub use motion::{Motion, RootMotion};

@@ -7,44 +7,37 @@ use crate::anim::{Channel, Interpolation, KeyTimes, Property, WeightChannel};
 use crate::model::Model;
 use crate::render::shader_types::{
     GpuChannel, CHANNEL_COMPONENTS_SHIFT, CHANNEL_HAS_BASE, CHANNEL_IMPLIED_W, CHANNEL_INTERPOLATION_SHIFT, CHANNEL_PACKED,
-    CHANNEL_UNIFORM, CHANNEL_WRAPS, PROPERTY_WEIGHT,
+    CHANNEL_TABLE_WIDE, CHANNEL_UNIFORM, CHANNEL_WRAPS, NO_CHANNEL, PROPERTY_WEIGHT,
 };
 
-/// The animations' keys as the palette pass reads them: one channel record per (animation, joint,
-/// property), then one per (animation, morph target) from `weight_channels`, the key times (evenly
-/// spaced ones as start and step; equal lists stored once) and the values as words: f32 keys as
-/// the files give them (their bits), and compressed tracks' words (`anim::compress`).
+/// The animations' keys as the palette pass reads them: per animation the channel records of the
+/// joint properties it keys (or its compressed tracks), its channel table (in `values`: per joint
+/// and property the record's index among them, or `NO_CHANNEL`) and one record per morph target
+/// from `weight_channels`; the key times (evenly spaced ones as start and step; equal lists
+/// stored once) and the values as words: f32 keys as the files give them (their bits), and
+/// compressed tracks' words (`anim::compress`).
 pub struct AnimationData {
     pub channels: Vec<GpuChannel>,
     pub times: Vec<f32>,
     pub values: Vec<u32>,
-    weight_channels: u32,
-    joint_count: u32,
-    target_count: u32,
+    /// Per animation: its first joint channel, its first weight channel, its channel table (with
+    /// `CHANNEL_TABLE_WIDE` where its entries are 32 bits).
+    starts: Vec<(u32, u32, u32)>,
 }
 
 impl AnimationData {
-    /// Where animation `index`'s joint channels and its weight channels start in `channels`
-    /// (its `AnimationRecord`'s first channel and first weight channel).
-    pub fn channel_starts(&self, index: usize) -> (u32, u32) {
-        let index = index as u32;
-        (index * self.joint_count * 3, self.weight_channels + index * self.target_count)
+    /// Where animation `index`'s joint channels, weight channels and channel table start (its
+    /// `AnimationRecord`'s first channel, first weight channel and channel table).
+    pub fn channel_starts(&self, index: usize) -> (u32, u32, u32) {
+        self.starts.get(index).copied().unwrap_or((0, 0, 0))
     }
 
     pub fn new(model: &Model) -> AnimationData {
         let joint_count = model.skeleton.len().max(1);
         let target_count = model.morph_targets.len();
-        let weight_channels = model.animations.len() * joint_count * 3;
-        let mut data = AnimationData {
-            channels: vec![GpuChannel::default(); (weight_channels + model.animations.len() * target_count).max(1)],
-            times: Vec::new(),
-            values: Vec::new(),
-            weight_channels: weight_channels as u32,
-            joint_count: joint_count as u32,
-            target_count: target_count as u32,
-        };
+        let mut data = AnimationData { channels: Vec::new(), times: Vec::new(), values: Vec::new(), starts: Vec::new() };
         let mut shared_times: HashMap<Vec<u32>, u32> = HashMap::new();
-        for (index, animation) in model.animations.iter().enumerate() {
+        for animation in &model.animations {
             let records: Vec<(usize, Property, GpuChannel)> = match &animation.compressed {
                 Some(compressed) => compressed
                     .tracks
@@ -59,13 +52,31 @@ impl AnimationData {
                     .map(|channel| (channel.joint, channel.property, data.channel_record(channel, &mut shared_times)))
                     .collect(),
             };
-            for (joint, property, record) in records {
-                data.channels[(index * joint_count + joint) * 3 + property as usize] = record;
+            // Per joint and property, its record's index among the animation's (a later record of
+            // the same property wins, as it did when each had its slot).
+            let wide = records.len() >= crate::anim::CHANNEL_TABLE_NARROW_RECORDS;
+            let mut table = vec![if wide { u32::MAX } else { NO_CHANNEL }; joint_count * 3];
+            let first_channel = data.channels.len() as u32;
+            for (index, (joint, property, record)) in records.into_iter().enumerate() {
+                table[joint * 3 + property as usize] = index as u32;
+                data.channels.push(record);
             }
+            let table_start = data.values.len() as u32;
+            match wide {
+                true => data.values.extend(&table),
+                false => data.values.extend(table.chunks(2).map(|pair| pair[0] | pair.get(1).map_or(0, |high| high << 16))),
+            }
+            debug_assert_eq!(data.values.len() - table_start as usize, crate::anim::channel_table_words(joint_count, wide));
+            let first_weight_channel = data.channels.len() as u32;
+            data.channels.resize(data.channels.len() + target_count, GpuChannel::default());
             for channel in animation.weights.iter().filter(|channel| channel.target < target_count) {
                 let record = data.weight_record(channel, &mut shared_times);
-                data.channels[weight_channels + index * target_count + channel.target] = record;
+                data.channels[first_weight_channel as usize + channel.target] = record;
             }
+            data.starts.push((first_channel, first_weight_channel, table_start | if wide { CHANNEL_TABLE_WIDE } else { 0 }));
+        }
+        if data.channels.is_empty() {
+            data.channels.push(GpuChannel::default());
         }
         if data.times.is_empty() {
             data.times.push(0.0);

@@ -156,6 +156,8 @@ impl Records {
             animation.first_cell += first_cell;
             animation.first_channel += first_channel;
             animation.first_weight_channel += first_channel;
+            // The table's place among the key words; its width flag kept.
+            animation.channel_table += first_value;
         }
         for target in &mut model.targets {
             target.first_delta += first_delta;
@@ -217,14 +219,15 @@ pub(super) fn cell_records(model: &Model, keys: &AnimationData) -> (Vec<GpuBound
     let mut cells: Vec<GpuBounds> = Vec::new();
     let mut animations = Vec::new();
     for (index, bounds) in model.bounds.animations.iter().enumerate() {
-        let (first_channel, first_weight_channel) = keys.channel_starts(index);
+        let (first_channel, first_weight_channel, channel_table) = keys.channel_starts(index);
         animations.push(AnimationRecord {
             first_cell: cells.len() as u32,
             cell_count: bounds.cells.len().max(1) as u32,
             cell_duration: bounds.cell_duration,
             first_channel,
             first_weight_channel,
-            unused: [0; 3],
+            channel_table,
+            unused: [0; 2],
         });
         cells.extend(bounds.cells.iter().map(|&cell| to_gpu(cell)));
         if bounds.cells.is_empty() {

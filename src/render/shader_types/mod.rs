@@ -153,12 +153,23 @@ pub struct AnimationRecord {
     pub first_cell: u32,
     pub cell_count: u32,
     pub cell_duration: f32,
-    /// Its joints' channels in `model.channels`: joint j's property p at first_channel + 3j + p.
+    /// Its joints' channels in `model.channels`, only those it animates: joint j's property p at
+    /// first_channel + the channel table's entry 3j + p.
     pub first_channel: u32,
     /// Its morph targets' weight channels: target t's at first_weight_channel + t.
     pub first_weight_channel: u32,
-    pub unused: [u32; 3],
+    /// Where its channel table is in `model.key_values`: per joint and property, a 16-bit index
+    /// among its channels ([`NO_CHANNEL`]: the rest pose), two a word; with
+    /// [`CHANNEL_TABLE_WIDE`] set, a 32-bit index a word (more than 65,534 channels).
+    pub channel_table: u32,
+    pub unused: [u32; 2],
 }
+
+/// A channel table's entry for a property the animation does not key (common.glsl too; u32::MAX in
+/// a table of 32-bit entries).
+pub const NO_CHANNEL: u32 = 0xFFFF;
+/// A channel table of 32-bit entries (common.glsl too).
+pub const CHANNEL_TABLE_WIDE: u32 = 1 << 31;
 
 /// `NO_CLIP` in common.glsl: no animation in that slot (animation a: the bind pose).
 pub const NO_CLIP: u32 = 0xFFFF;

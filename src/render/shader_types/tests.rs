@@ -269,6 +269,7 @@ fn layouts_match_the_compiled_shaders() {
             ("cell_duration", offset_of!(AnimationRecord, cell_duration)),
             ("first_channel", offset_of!(AnimationRecord, first_channel)),
             ("first_weight_channel", offset_of!(AnimationRecord, first_weight_channel)),
+            ("channel_table", offset_of!(AnimationRecord, channel_table)),
             ("unused", offset_of!(AnimationRecord, unused)),
         ],
     );
