@@ -114,9 +114,17 @@ fn reach(skeleton: &Skeleton, base: &[JointPose], moving: &[Moving], precision: 
     reach_from(skeleton, &models, precision)
 }
 
+/// Joint `joint`'s shell in object space: a shell is in its joint's own frame, which may be scaled
+/// (Mixamo's joints are in centimetres inside a model in metres), so it reaches its length times
+/// that frame's (`model`'s) largest stretch.
+fn object_shell(precision: &Precision, joint: usize, model: &Mat4) -> f32 {
+    let stretch = [model.x_axis, model.y_axis, model.z_axis].map(|axis| axis.truncate().length());
+    precision.shell_of(joint) * stretch[0].max(stretch[1]).max(stretch[2])
+}
+
 /// [`reach`] from the joints' object-space transforms.
 fn reach_from(skeleton: &Skeleton, models: &[Mat4], precision: &Precision) -> Vec<f32> {
-    let mut reach: Vec<f32> = (0..skeleton.len()).map(|joint| precision.shell_of(joint)).collect();
+    let mut reach: Vec<f32> = (0..skeleton.len()).map(|joint| object_shell(precision, joint, &models[joint])).collect();
     for joint in (0..skeleton.len()).rev() {
         if let Some(parent) = skeleton.joints[joint].parent.filter(|&parent| parent < joint) {
             let length = (models[joint].w_axis - models[parent].w_axis).truncate().length();
@@ -273,7 +281,9 @@ impl<'a> Context<'a> {
             match (moving.property, joint) {
                 (Property::Translation, _) => 1.0,
                 (_, None) => reach[moving.joint],
-                (_, Some(joint)) => (positions[joint] - positions[moving.joint]).length() + precision.shell_of(joint),
+                (_, Some(joint)) => {
+                    (positions[joint] - positions[moving.joint]).length() + object_shell(precision, joint, &raw[0][joint])
+                }
             }
         };
         // The fewest bits whose own error stays under the target at the track's reach: from a
