@@ -80,22 +80,20 @@ pub fn compress(skeleton: &Skeleton, animation: &Animation, precision: &Precisio
         }
         thinned
     };
-    let encoded = Context::new(skeleton, base.clone(), thinned, precision.clone()).encode(
-        &channels,
-        &times,
-        &constants,
-        target,
-        keys_are_samples,
-    );
-    match encoded {
-        Ok(compressed) => Ok(compressed),
-        Err(_) => Context::new(skeleton, base, moving, precision.clone()).encode(
+    let removed = thinned.iter().any(|track| track.stored.contains(&false));
+    let encode = |moving: Vec<Moving>| {
+        Context::new(skeleton, base.clone(), moving, precision.clone()).encode(
             &channels,
             &times,
             &constants,
             target,
             keys_are_samples,
-        ),
+        )
+    };
+    match encode(thinned) {
+        // Where nothing was removed, every sample was stored already: nothing else to try.
+        Err(_) if removed => encode(moving),
+        result => result,
     }
 }
 

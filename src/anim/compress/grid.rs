@@ -121,7 +121,7 @@ fn uneven_times(
     (start, end): (f32, f32),
     cap: usize,
 ) -> Result<(KeyTimes, f32), String> {
-    let keyed: Vec<&Channel> = channels.iter().copied().filter(|channel| channel.times.count() > 1).collect();
+    let keyed = keyed(channels);
     let mut times: Vec<f32> = keyed
         .iter()
         .flat_map(|channel| (0..channel.times.count()).map(|key| channel.times.time(key)))
@@ -149,15 +149,8 @@ fn uneven_times(
     jumps.sort_by(f32::total_cmp);
     jumps.dedup();
     let is_jump = |time: f32| time > start && jumps.binary_search_by(|jump| jump.total_cmp(&time)).is_ok();
-    // The rest pose with the channels of one key set: only the keyed channels change.
-    let mut rest: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
-    for channel in channels.iter().filter(|channel| channel.times.count() <= 1) {
-        set_property(&mut rest[channel.joint], channel.property, raw_value(channel, start));
-    }
-    let entry = |time: f32, before: bool| -> Entry {
-        let at = if before { just_before(time) } else { time };
-        (time, keyed.iter().map(|channel| raw_value(channel, at)).collect())
-    };
+    let rest = rest_with_constants(skeleton, channels, start);
+    let entry = |time: f32, before: bool| -> Entry { (time, values_at(&keyed, if before { just_before(time) } else { time })) };
     let entries: Vec<Entry> = times
         .iter()
         .flat_map(|&time| match is_jump(time) {
@@ -170,20 +163,10 @@ fn uneven_times(
     let refined: Vec<Result<(Vec<Entry>, f32), f32>> = entries
         .par_windows(2)
         .map(|pair| {
-            let (mut raw, mut resampled) = (rest.clone(), rest.clone());
-            let mut scratch = [Vec::new(), Vec::new()];
+            let mut poses = Departure::new(skeleton, precision, &keyed, &rest);
             let mut departure = |a: &Entry, b: &Entry| -> f32 {
-                let mut worst = 0.0f32;
-                for fraction in [0.25, 0.5, 0.75] {
-                    let time = a.0 + fraction * (b.0 - a.0);
-                    for (index, channel) in keyed.iter().enumerate() {
-                        set_property(&mut raw[channel.joint], channel.property, raw_value(channel, time));
-                        let between = interpolate(channel.property, a.1[index], b.1[index], fraction);
-                        set_property(&mut resampled[channel.joint], channel.property, between);
-                    }
-                    worst = worst.max(pose_error(skeleton, &raw, &resampled, precision, &mut scratch));
-                }
-                worst
+                let at = |fraction: f32| values_at(&keyed, a.0 + fraction * (b.0 - a.0));
+                [0.25, 0.5, 0.75].into_iter().map(|fraction| poses.from(&at(fraction), &a.1, &b.1, fraction)).fold(0.0, f32::max)
             };
             let mut added = Vec::new();
             // Depth first, left to right: `pending` holds the right ends still to reach.
@@ -244,14 +227,13 @@ const LONGEST_CHORD: usize = 48;
 /// jump's two samples always kept. Returns the indices kept and the largest departure.
 fn thin(all: &[Entry], keyed: &[&Channel], rest: &[JointPose], skeleton: &Skeleton, precision: &Precision) -> (Vec<usize>, f32) {
     let enough = precision.error / 2.0;
-    let (mut raw, mut resampled) = (rest.to_vec(), rest.to_vec());
-    let mut scratch = [Vec::new(), Vec::new()];
+    let mut poses = Departure::new(skeleton, precision, keyed, rest);
     // Half way between two neighbours: the raw values there, once.
     let halves: Vec<Entry> = all
         .par_windows(2)
         .map(|pair| {
             let time = 0.5 * (pair[0].0 + pair[1].0);
-            (time, keyed.iter().map(|channel| raw_value(channel, time)).collect())
+            (time, values_at(keyed, time))
         })
         .collect();
     let mut departure = |from: usize, to: usize| -> f32 {
@@ -262,7 +244,7 @@ fn thin(all: &[Entry], keyed: &[&Channel], rest: &[JointPose], skeleton: &Skelet
             true => [0.25, 0.5, 0.75]
                 .map(|fraction| {
                     let time = a.0 + fraction * (b.0 - a.0);
-                    (time, keyed.iter().map(|channel| raw_value(channel, time)).collect())
+                    (time, values_at(keyed, time))
                 })
                 .to_vec(),
             false => Vec::new(),
@@ -276,12 +258,7 @@ fn thin(all: &[Entry], keyed: &[&Channel], rest: &[JointPose], skeleton: &Skelet
         let mut worst = 0.0f32;
         for (time, values) in probes {
             let fraction = if b.0 > a.0 { (time - a.0) / (b.0 - a.0) } else { 0.0 };
-            for (index, channel) in keyed.iter().enumerate() {
-                set_property(&mut raw[channel.joint], channel.property, values[index]);
-                let between = interpolate(channel.property, a.1[index], b.1[index], fraction);
-                set_property(&mut resampled[channel.joint], channel.property, between);
-            }
-            worst = worst.max(pose_error(skeleton, &raw, &resampled, precision, &mut scratch));
+            worst = worst.max(poses.from(values, &a.1, &b.1, fraction));
             if worst > enough {
                 break;
             }
@@ -376,37 +353,76 @@ fn smallest_interval(times: &KeyTimes) -> f32 {
     }
 }
 
+/// The channels of more than one key (the others are the same raw and resampled).
+fn keyed<'a>(channels: &[&'a Channel]) -> Vec<&'a Channel> {
+    channels.iter().copied().filter(|channel| channel.times.count() > 1).collect()
+}
+
+/// The rest pose with the channels of one key set (at `time`): only the keyed channels change.
+fn rest_with_constants(skeleton: &Skeleton, channels: &[&Channel], time: f32) -> Vec<JointPose> {
+    let mut rest: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
+    for channel in channels.iter().filter(|channel| channel.times.count() <= 1) {
+        set_property(&mut rest[channel.joint], channel.property, raw_value(channel, time));
+    }
+    rest
+}
+
+/// The keyed channels' raw values at `time`.
+fn values_at(keyed: &[&Channel], time: f32) -> Vec<Vec4> {
+    keyed.iter().map(|channel| raw_value(channel, time)).collect()
+}
+
+/// Two poses over the same rest pose, to hold the keyed channels' raw values against values
+/// interpolated between two samples (the shell error between them, [`pose_error`]).
+struct Departure<'a> {
+    skeleton: &'a Skeleton,
+    precision: &'a Precision,
+    keyed: &'a [&'a Channel],
+    raw: Vec<JointPose>,
+    resampled: Vec<JointPose>,
+    scratch: [Vec<glam::Mat4>; 2],
+}
+
+impl<'a> Departure<'a> {
+    fn new(skeleton: &'a Skeleton, precision: &'a Precision, keyed: &'a [&'a Channel], rest: &[JointPose]) -> Departure<'a> {
+        Departure { skeleton, precision, keyed, raw: rest.to_vec(), resampled: rest.to_vec(), scratch: [Vec::new(), Vec::new()] }
+    }
+
+    /// How far the pose of the raw `values` departs from the one interpolated `fraction` of the way
+    /// from the values `a` to `b`.
+    fn from(&mut self, values: &[Vec4], a: &[Vec4], b: &[Vec4], fraction: f32) -> f32 {
+        for (index, channel) in self.keyed.iter().enumerate() {
+            set_property(&mut self.raw[channel.joint], channel.property, values[index]);
+            set_property(
+                &mut self.resampled[channel.joint],
+                channel.property,
+                interpolate(channel.property, a[index], b[index], fraction),
+            );
+        }
+        pose_error(self.skeleton, &self.raw, &self.resampled, self.precision, &mut self.scratch)
+    }
+}
+
 /// The largest shell error, half way between samples, of the raw channels sampled at `times` and
 /// interpolated as a compressed clip is, against the raw curves; it stops as soon as it passes
 /// `enough`.
 fn resample_error(skeleton: &Skeleton, channels: &[&Channel], times: &KeyTimes, precision: &Precision, enough: f32) -> f32 {
-    // A channel of one key is the same raw and resampled: set once, then only the keyed ones change.
-    let mut rest: Vec<JointPose> = skeleton.joints.iter().map(|joint| joint.rest).collect();
-    for channel in channels.iter().filter(|channel| channel.times.count() <= 1) {
-        set_property(&mut rest[channel.joint], channel.property, raw_value(channel, times.time(0)));
-    }
-    let keyed: Vec<&&Channel> = channels.iter().filter(|channel| channel.times.count() > 1).collect();
+    let rest = rest_with_constants(skeleton, channels, times.time(0));
+    let keyed = keyed(channels);
     let intervals = times.count().saturating_sub(1);
     // Runs of intervals in parallel, each stopping once it passes `enough`.
     const RUN: usize = 64;
     (0..intervals.div_ceil(RUN))
         .into_par_iter()
         .map(|run| {
-            let (mut raw, mut resampled) = (rest.clone(), rest.clone());
-            let mut scratch = [Vec::new(), Vec::new()];
+            let mut departure = Departure::new(skeleton, precision, &keyed, &rest);
             let mut worst = 0.0f32;
             let first = run * RUN;
-            let mut before: Vec<Vec4> = keyed.iter().map(|channel| raw_value(channel, times.time(first))).collect();
+            let mut before = values_at(&keyed, times.time(first));
             for sample in first..(first + RUN).min(intervals) {
                 let (t0, t1) = (times.time(sample), times.time(sample + 1));
-                let after: Vec<Vec4> = keyed.iter().map(|channel| raw_value(channel, t1)).collect();
-                let time = 0.5 * (t0 + t1);
-                for (index, channel) in keyed.iter().enumerate() {
-                    set_property(&mut raw[channel.joint], channel.property, raw_value(channel, time));
-                    let between = interpolate(channel.property, before[index], after[index], 0.5);
-                    set_property(&mut resampled[channel.joint], channel.property, between);
-                }
-                worst = worst.max(pose_error(skeleton, &raw, &resampled, precision, &mut scratch));
+                let after = values_at(&keyed, t1);
+                worst = worst.max(departure.from(&values_at(&keyed, 0.5 * (t0 + t1)), &before, &after, 0.5));
                 if worst > enough {
                     // Too far already: a denser grid is needed, and the rest of this one is not.
                     break;
