@@ -134,6 +134,11 @@ pub(crate) struct InspectArgs {
     /// the root stays put).
     #[arg(long, value_name = "JOINT")]
     pub(crate) root_joint: Option<String>,
+    /// The culling cells, levels of detail and compressed clips read from the derived-data cache
+    /// (the user's cache folder, or VKSKIN_CACHE_DIR), keyed by the model's content, where it holds
+    /// them; stored there where not (on), or made every time (off). docs/load-times.md.
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    pub(crate) cache: Switch,
     /// Instead of describing the model: evaluate it at TIME seconds into --clip on the GPU (one
     /// instance, the full mesh) and print what the palette and skin passes computed, in the file's
     /// own units and axes: every joint in the file's order, every mesh's skinned vertices in the
@@ -227,6 +232,11 @@ pub(crate) struct BenchArgs {
     /// the root stays put).
     #[arg(long, value_name = "JOINT")]
     pub(crate) root_joint: Option<String>,
+    /// The culling cells, levels of detail and compressed clips read from the derived-data cache
+    /// (the user's cache folder, or VKSKIN_CACHE_DIR), keyed by the model's content, where it holds
+    /// them; stored there where not (on), or made every time (off). docs/load-times.md.
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    pub(crate) cache: Switch,
     /// A crowd: instance i plays the i-th clip that moves (as `view --crowd`).
     #[arg(long, conflicts_with = "clip")]
     pub(crate) crowd: bool,
@@ -371,6 +381,11 @@ pub(crate) struct SceneArgs {
     /// the root stays put).
     #[arg(long, value_name = "JOINT")]
     pub(crate) root_joint: Option<String>,
+    /// The culling cells, levels of detail and compressed clips read from the derived-data cache
+    /// (the user's cache folder, or VKSKIN_CACHE_DIR), keyed by the model's content, where it holds
+    /// them; stored there where not (on), or made every time (off). docs/load-times.md.
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    pub(crate) cache: Switch,
     /// A crowd: instance i plays the i-th clip that moves (round and round) instead of one clip for
     /// all; with many `--anim` files, every clip they give.
     #[arg(long, conflicts_with = "clip")]

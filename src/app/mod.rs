@@ -44,14 +44,29 @@ pub fn default_model_path() -> PathBuf {
     let mut folders: Vec<PathBuf> =
         beside_binary.iter().flat_map(|folder| [folder.join("assets"), folder.join("../share/vkskin")]).collect();
     folders.push(source_tree);
-    // The user's cache folder: XDG's, or Windows' local application data.
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
-        .or_else(|| std::env::var_os("LOCALAPPDATA").map(PathBuf::from))
+    default_model_in(&folders, &user_cache_folder())
+}
+
+/// This version's folder in the user's cache folder: Windows' local application data, else XDG's
+/// (`~/.cache`), else the temporary folder.
+pub fn user_cache_folder() -> PathBuf {
+    let variable = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty()).map(PathBuf::from);
+    let windows = if cfg!(windows) { variable("LOCALAPPDATA") } else { None };
+    windows
+        .or_else(|| variable("XDG_CACHE_HOME"))
+        .or_else(|| variable("HOME").map(|home| home.join(".cache")))
+        .or_else(|| variable("LOCALAPPDATA"))
         .unwrap_or_else(std::env::temp_dir)
-        .join(concat!("vkskin-", env!("CARGO_PKG_VERSION")));
-    default_model_in(&folders, &cache)
+        .join(concat!("vkskin-", env!("CARGO_PKG_VERSION")))
+}
+
+/// Where the derived-data cache keeps what opening a model derives from it
+/// (`model::derived`): `VKSKIN_CACHE_DIR`, else `derived` in [`user_cache_folder`].
+pub fn derived_cache_folder() -> PathBuf {
+    std::env::var_os("VKSKIN_CACHE_DIR")
+        .filter(|value| !value.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| user_cache_folder().join("derived"))
 }
 
 /// The figure in the first of `folders` that holds it, else generated into `cache` (once).

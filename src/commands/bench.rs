@@ -20,8 +20,13 @@ pub(crate) fn bench(arguments: BenchArgs) -> Result<(), String> {
     // the clips compressed beside them, so the bench draws the levels a user's frame draws.
     let levels = arguments.lod.iter().any(|lod| lod.on());
     let compression = if arguments.clip_compression.iter().any(|switch| switch.on()) { Switch::On } else { Switch::Off };
-    let preparation =
-        Preparation { levels, compression, root_motion: arguments.root_motion, root_joint: arguments.root_joint.as_deref() };
+    let preparation = Preparation {
+        levels,
+        compression,
+        root_motion: arguments.root_motion,
+        root_joint: arguments.root_joint.as_deref(),
+        cache: arguments.cache,
+    };
     let models: Vec<Model> = if paths.is_empty() {
         // The bundled figure; asked to mix, with its variants.
         let path = default_model_path();

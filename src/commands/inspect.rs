@@ -19,7 +19,7 @@ pub(crate) fn inspect(arguments: InspectArgs) -> Result<(), String> {
     let mut models = Vec::new();
     for path in &arguments.models {
         let animations = default_animations(path, &arguments.animations);
-        let (model, chain_seconds) = open_model(
+        let (model, prepared) = open_model(
             path,
             &animations,
             (arguments.clips.as_deref(), arguments.ranges.as_deref()),
@@ -28,9 +28,12 @@ pub(crate) fn inspect(arguments: InspectArgs) -> Result<(), String> {
                 compression: arguments.clip_compression,
                 root_motion: arguments.root_motion,
                 root_joint: arguments.root_joint.as_deref(),
+                cache: arguments.cache,
             },
         )?;
-        let mut report = vkskin::app::inspect::describe(&model, chain_seconds);
+        let mut report = vkskin::app::inspect::describe(&model, prepared.chain_seconds);
+        report += &prepared.describe();
+        report.push('\n');
         if arguments.models.len() > 1 {
             report = format!("== {} ==\n{report}\n", path.display());
         }
@@ -56,6 +59,7 @@ fn pose(arguments: &InspectArgs, path: &std::path::Path, time: f64) -> Result<()
             compression: arguments.clip_compression,
             root_motion: crate::cli::Switch::Off,
             root_joint: None,
+            cache: arguments.cache,
         },
     )?;
     let clip = match arguments.clip.as_deref() {

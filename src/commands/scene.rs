@@ -125,6 +125,7 @@ impl SceneArgs {
             compression: if levels { self.clip_compression } else { Switch::Off },
             root_motion: self.root_motion,
             root_joint: self.root_joint.as_deref(),
+            cache: self.cache,
         }
     }
 
@@ -183,19 +184,21 @@ pub(crate) struct Preparation<'a> {
     pub(crate) root_motion: Switch,
     /// `--root-joint`: the joint whose motion is taken (default: the root, or the hips).
     pub(crate) root_joint: Option<&'a str>,
+    /// `--cache`: the cells, levels and compressed clips read from the derived-data cache where
+    /// it holds them, and stored there where not (`model::derived`).
+    pub(crate) cache: Switch,
 }
 
 /// Reads a model, cuts `--clips` and `--ranges FILE` from it, takes the root motion out of its
 /// travelling clips (unless `--root-motion off`), compresses its clips (unless
 /// `--clip-compression off`), and builds its culling cells and, with `levels`, its
-/// levels of detail side by side (neither needs the other, and the chain is mostly one thread's
-/// work). Returns how long the levels took.
+/// levels of detail side by side ([`prepare_model`]).
 pub(crate) fn open_model(
     path: &std::path::Path,
     animations: &[PathBuf],
     (clips, ranges): (Option<&str>, Option<&std::path::Path>),
     preparation: &Preparation,
-) -> Result<(Model, Option<f64>), String> {
+) -> Result<(Model, Prepared), String> {
     let mut model = read_model(path, animations).map_err(|error| error.to_string())?;
     if let Some(file) = ranges {
         vkskin::formats::ranges::cut_by_file(&mut model, file).map_err(|error| error.to_string())?;
@@ -208,10 +211,11 @@ pub(crate) fn open_model(
 
 /// What every model gets before it is shown, once read: its travelling clips' root motion taken
 /// out (unless `--root-motion off`); then its culling cells, its clips compressed (unless
-/// `--clip-compression off`) and, with `levels`, its levels of detail, side by side. Returns how
-/// long the levels took; an error where `--root-joint` names no joint of the model.
-pub(crate) fn prepare_model(mut model: Model, preparation: &Preparation) -> Result<(Model, Option<f64>), String> {
-    let Preparation { levels, compression, root_motion, root_joint } = *preparation;
+/// `--clip-compression off`) and, with `levels`, its levels of detail, side by side, or all three
+/// from the derived-data cache (`model::derived`; unless `--cache off`). Returns how that went; an
+/// error where `--root-joint` names no joint of the model.
+pub(crate) fn prepare_model(mut model: Model, preparation: &Preparation) -> Result<(Model, Prepared), String> {
+    let Preparation { levels, compression, root_motion, root_joint, cache } = *preparation;
     if root_motion.on() {
         let joint = root_joint
             .map(|name| {
@@ -230,33 +234,37 @@ pub(crate) fn prepare_model(mut model: Model, preparation: &Preparation) -> Resu
             );
         }
     }
-    // A thread of its own, not a rayon task: the chain waits on its own helper thread, and a
-    // waiting rayon worker would be one worker less for both jobs' parallel parts. Both read the
-    // model; the levels, which reorder its vertices, go in afterwards (the cells do not depend on
-    // the vertices' order).
-    // The clips are compressed beside the cells (rayon; both read the raw keys).
-    let ((bounds, compressed), chain) = std::thread::scope(|scope| {
-        let chain = levels.then(|| {
-            scope.spawn(|| {
-                let started = std::time::Instant::now();
-                (vkskin::model::lod::chain(&model), started.elapsed().as_secs_f64())
-            })
-        });
-        let work = rayon::join(|| model.cell_bounds(), || compression.on().then(|| model.compressed_clips()));
-        (work, chain.map(|chain| chain.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
-    });
-    model.bounds = bounds;
-    if let Some(compressed) = compressed {
-        model.take_compressed(compressed);
-    }
-    let seconds = chain.map(|(chain, seconds)| {
-        match chain {
-            Some(chain) => chain.apply(&mut model),
-            None => model.levels.clear(),
+    let folder = cache.on().then(vkskin::app::derived_cache_folder);
+    let started = std::time::Instant::now();
+    let (derived, source) = vkskin::model::derived::derive(&model, levels, compression.on(), folder.as_deref());
+    let prepared = Prepared { source, seconds: started.elapsed().as_secs_f64(), made_in: derived.made_in, chain_seconds: None };
+    let chain_seconds = derived.apply(&mut model);
+    Ok((model, Prepared { chain_seconds, ..prepared }))
+}
+
+/// How [`prepare_model`] went.
+pub(crate) struct Prepared {
+    /// The levels of detail's time, where built (when they were made, for ones from the cache).
+    pub(crate) chain_seconds: Option<f64>,
+    /// Made now, or read from the derived-data cache.
+    pub(crate) source: vkskin::model::derived::Source,
+    /// The seconds the cells, levels and compressed clips took now (read, for ones from the cache)...
+    pub(crate) seconds: f64,
+    /// ...and when they were made.
+    pub(crate) made_in: f64,
+}
+
+impl Prepared {
+    /// `inspect`'s line on it: "derived data: made in 1.234 s, stored in the cache" or "derived
+    /// data: read from the cache in 0.003 s (made in 1.234 s)".
+    pub(crate) fn describe(&self) -> String {
+        match self.source {
+            vkskin::model::derived::Source::Made => format!("derived data: made in {:.3} s", self.seconds),
+            vkskin::model::derived::Source::Cached => {
+                format!("derived data: read from the cache in {:.3} s (made in {:.3} s)", self.seconds, self.made_in)
+            }
         }
-        seconds
-    });
-    Ok((model, seconds))
+    }
 }
 
 /// `--layer CLIP@JOINT[:WEIGHT]`: a clip by name or index over a joint (by name) and its subtree.

@@ -33,6 +33,7 @@ pub(crate) fn view(arguments: ViewArgs) -> Result<(), String> {
         root_motion: scene.root_motion.on(),
         clip_compression: scene.clip_compression.on(),
         lod: scene.lod.on(),
+        cache: scene.cache.on(),
         capture,
         debug: scene.debug,
         storm,

@@ -5,6 +5,7 @@
 
 mod clip_choice;
 mod clips;
+pub mod derived;
 pub use clip_choice::NameKind;
 mod facing;
 mod file_layout;

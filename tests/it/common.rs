@@ -136,11 +136,17 @@ pub fn scratch_in(suite: &str, name: &str) -> PathBuf {
     folder.join(name)
 }
 
-/// `vkskin` as a user runs it, from the repository's folder, warnings shown.
+/// `vkskin` as a user runs it, from the repository's folder, warnings shown; its derived-data
+/// cache in the target's tmp folder rather than the user's.
 pub fn vkskin() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_vkskin"));
-    command.env("RUST_LOG", "warn").current_dir(env!("CARGO_MANIFEST_DIR"));
+    command.env("RUST_LOG", "warn").env("VKSKIN_CACHE_DIR", derived_cache()).current_dir(env!("CARGO_MANIFEST_DIR"));
     command
+}
+
+/// The derived-data cache the suite's `vkskin` runs share.
+pub fn derived_cache() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("derived-cache")
 }
 
 /// `scratch_in(suite, name)` as an empty folder.
@@ -156,6 +162,7 @@ pub fn fresh_folder(suite: &str, name: &str) -> PathBuf {
 pub fn vkskin_under_xvfb() -> Command {
     let mut command = Command::new("xvfb-run");
     command.args(["-a", "-s", "-screen 0 1400x900x24"]).arg(env!("CARGO_BIN_EXE_vkskin"));
+    command.env("VKSKIN_CACHE_DIR", derived_cache());
     command
 }
 

@@ -13,6 +13,7 @@ mod conformance;
 mod crowds;
 mod culling;
 mod debug_views;
+mod derived_cache;
 mod dual_quaternion;
 mod fbx_loader;
 mod fidelity;

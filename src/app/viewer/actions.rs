@@ -222,7 +222,7 @@ impl Viewer {
     /// under way for a model no longer shown is let go: its result is never looked at.
     pub(super) fn start_levels(&mut self) {
         self.levels = None;
-        let (lod, compress) = (self.options.lod, self.options.clip_compression);
+        let (lod, compress, cache) = (self.options.lod, self.options.clip_compression, self.options.cache);
         let uncompressed = move |model: &Model| {
             let clip = |animation: &crate::anim::Animation| animation.compressed.is_none() && !animation.channels.is_empty();
             compress && model.animations.iter().any(clip)
@@ -238,12 +238,15 @@ impl Viewer {
             let levelled = models
                 .iter()
                 .map(|model| {
-                    let mut made =
-                        if lod && model.levels.is_empty() { crate::model::lod::with_levels(model) } else { model.clone() };
-                    if uncompressed(&made) {
-                        let compressed = made.compressed_clips();
-                        made.take_compressed(compressed);
-                    }
+                    let folder = cache.then(crate::app::derived_cache_folder);
+                    let (derived, _) = crate::model::derived::derive(
+                        model,
+                        lod && model.levels.is_empty(),
+                        uncompressed(model),
+                        folder.as_deref(),
+                    );
+                    let mut made = model.clone();
+                    derived.apply(&mut made);
                     made
                 })
                 .collect();

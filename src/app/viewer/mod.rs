@@ -63,6 +63,9 @@ pub struct ViewerOptions {
     /// Levels of detail for every model shown, built on a worker thread while the full mesh is
     /// drawn (`--lod on`).
     pub lod: bool,
+    /// The worker reads the levels and the compressed clips from the derived-data cache where it
+    /// holds them, and stores them there where not (`--cache`; `model::derived`).
+    pub cache: bool,
     /// `--capture-frame N`: RenderDoc, attached before the window's Vulkan instance.
     pub capture: Option<FrameCapture>,
     /// Debug views on at start (F2-F8 toggle them).

@@ -78,6 +78,34 @@ pub struct Chain {
 }
 
 impl Chain {
+    /// The chain of `levels` over the vertex order `order` (the old index of each new vertex), as
+    /// [`Chain::levels`] and [`Chain::order`] gave them (the derived-data cache): `None` unless
+    /// `order` is a permutation of `vertex_count` vertices and the levels' indices lie inside it.
+    pub(crate) fn from_parts(levels: Vec<Level>, order: Vec<u32>, vertex_count: usize) -> Option<Chain> {
+        if order.len() != vertex_count
+            || levels.iter().flat_map(|level| &level.indices).any(|&index| index as usize >= vertex_count)
+        {
+            return None;
+        }
+        let mut new_index = vec![u32::MAX; vertex_count];
+        for (new, &old) in order.iter().enumerate() {
+            let slot = new_index.get_mut(old as usize)?;
+            if *slot != u32::MAX {
+                return None;
+            }
+            *slot = new as u32;
+        }
+        Some(Chain { levels, order, new_index })
+    }
+
+    pub(crate) fn levels(&self) -> &[Level] {
+        &self.levels
+    }
+
+    pub(crate) fn order(&self) -> &[u32] {
+        &self.order
+    }
+
     /// `model` with its vertices reordered and its levels set.
     pub fn apply(self, model: &mut Model) {
         model.vertices = self.order.iter().map(|&old| model.vertices[old as usize]).collect();

@@ -1,0 +1,770 @@
+//! What opening a model derives from it before it is shown: its culling cells, its levels of
+//! detail and its compressed clips ([`make`]), and a cache of them keyed by the model's content
+//! ([`derive`]), so that a file opened again skips the work.
+//!
+//! **The key** is a 128-bit XXH3 hash of everything the three are computed from, taken from the
+//! model as read (after `--clips`, the ranges file and root motion): its vertices, influences,
+//! triangles and meshes, morph targets, skeleton and animations; with what was asked (levels,
+//! compression), this format's version and the running program's identity (its size and time of
+//! modification: a rebuilt program never reads its predecessor's entries). It hashes the model,
+//! not the file: a glTF's external buffers, an MD5 mesh's animation files and `--anim` files count,
+//! and a copy of a file elsewhere (or renamed) finds the same entry.
+//!
+//! **Where**: one file per key in `app::derived_cache_folder()` (the user's cache folder, or
+//! `VKSKIN_CACHE_DIR`), not beside the model: a model's folder may be read-only or shared (a
+//! download, a network drive, `../shared`), and the key does not depend on where the file is.
+//! Entries are written whole and renamed into place (another process sees all or nothing); the
+//! folder is kept under [`MAX_CACHE_BYTES`], least recently used first out.
+//!
+//! **Trust**: an entry holds a hash of its own contents, checked before anything in it is
+//! believed; then every count is checked against the bytes left and the model (vertex order a
+//! permutation, indices and joints inside the model). Anything amiss is a miss: the data is made
+//! again and the entry replaced. The cache never changes what is shown: an entry holds exactly
+//! what [`make`] gives (`tests::an_entry_reads_back_as_made`).
+
+use std::path::{Path, PathBuf};
+
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::anim::bounds::{AnimationBounds, ModelBounds};
+use crate::anim::compress::{CompressedAnimation, Precision, Track, TrackData};
+use crate::anim::{Aabb, Interpolation, KeyTimes, Property};
+use crate::model::lod::Chain;
+use crate::model::{Level, Model};
+
+/// The entries' layout version: raised whenever what is written changes.
+const FORMAT: u32 = 1;
+/// An entry's first bytes.
+const MAGIC: &[u8; 16] = b"vkskin derived\0\0";
+/// The cache folder's size past which the least recently used entries are removed.
+pub const MAX_CACHE_BYTES: u64 = 512 << 20;
+/// An entry file's extension.
+const EXTENSION: &str = "vkd";
+
+/// Compressed clips as [`Model::compressed_clips`] gives them: per animation, none (no joint
+/// channels), the compressed clip, or why it keeps its keys.
+pub type CompressedClips = Vec<Option<Result<CompressedAnimation, String>>>;
+
+/// What [`make`] derives from a model.
+pub struct Derived {
+    pub bounds: ModelBounds,
+    /// The levels of detail, where asked: none for a model that gets none; and the seconds
+    /// making them took (when the entry was made, for one read from the cache).
+    pub chain: Option<(Option<Chain>, f64)>,
+    /// The compressed clips, where asked.
+    pub compressed: Option<CompressedClips>,
+    /// The seconds making all of it took (when the entry was made, for one read from the cache).
+    pub made_in: f64,
+}
+
+impl Derived {
+    /// Puts it into `model` (the one it was made from): the cells, the compressed clips (a clip
+    /// that cannot be compressed gets a note saying why), then the levels, which reorder the
+    /// vertices. Returns the seconds the levels took, where asked.
+    pub fn apply(self, model: &mut Model) -> Option<f64> {
+        model.bounds = self.bounds;
+        if let Some(compressed) = self.compressed {
+            model.take_compressed(compressed);
+        }
+        self.chain.map(|(chain, seconds)| {
+            match chain {
+                Some(chain) => chain.apply(model),
+                None => model.levels.clear(),
+            }
+            seconds
+        })
+    }
+}
+
+/// Where the derived data came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Made now; stored in the cache where one was given and it could be written.
+    Made,
+    /// Read from the cache.
+    Cached,
+}
+
+/// The culling cells, and with `levels` the levels of detail and with `compression` the
+/// compressed clips, side by side: the chain on a thread of its own (it waits on its own helper
+/// thread, and a waiting rayon worker would be one worker less for the others' parallel parts),
+/// the cells beside the clips on rayon. All read the model as it is; the levels, which reorder
+/// its vertices, go in afterwards ([`Derived::apply`]; the cells do not depend on the order).
+pub fn make(model: &Model, levels: bool, compression: bool) -> Derived {
+    let started = std::time::Instant::now();
+    std::thread::scope(|scope| {
+        let chain = levels.then(|| {
+            scope.spawn(|| {
+                let started = std::time::Instant::now();
+                (crate::model::lod::chain(model), started.elapsed().as_secs_f64())
+            })
+        });
+        let (bounds, compressed) = rayon::join(|| model.cell_bounds(), || compression.then(|| model.compressed_clips()));
+        let chain = chain.map(|chain| chain.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        Derived { bounds, chain, compressed, made_in: started.elapsed().as_secs_f64() }
+    })
+}
+
+/// [`make`], read from the cache in `folder` where it holds the model's entry, else made and
+/// stored there (a cache that cannot be written is logged and otherwise ignored). Without a
+/// folder: made.
+pub fn derive(model: &Model, levels: bool, compression: bool, folder: Option<&Path>) -> (Derived, Source) {
+    let Some(folder) = folder else { return (make(model, levels, compression), Source::Made) };
+    let key = key(model, levels, compression);
+    let path = folder.join(format!("{key:032x}.{EXTENSION}"));
+    if let Some(derived) = read(&path, key, model, (levels, compression)) {
+        // Used now: the last to be removed when the folder is trimmed.
+        let _ =
+            std::fs::File::options().append(true).open(&path).and_then(|file| file.set_modified(std::time::SystemTime::now()));
+        return (derived, Source::Cached);
+    }
+    let derived = make(model, levels, compression);
+    if let Err(error) = store(folder, &path, key, &derived) {
+        log::warn!("the derived-data cache {} could not be written: {error}", folder.display());
+    }
+    (derived, Source::Made)
+}
+
+/// The model's key: its content (as the module's header says), what is asked and who asks.
+pub fn key(model: &Model, levels: bool, compression: bool) -> u128 {
+    let mut hash = Hasher(Xxh3::new());
+    hash.u32(FORMAT);
+    hash.bytes(env!("CARGO_PKG_VERSION").as_bytes());
+    let program = std::env::current_exe().and_then(std::fs::metadata).ok();
+    hash.u64(program.as_ref().map_or(0, |metadata| metadata.len()));
+    let modified = program.and_then(|metadata| metadata.modified().ok());
+    let since = modified.and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok()).unwrap_or_default();
+    hash.u64(since.as_secs());
+    hash.u32(since.subsec_nanos());
+    hash.u32(u32::from(levels) | u32::from(compression) << 1);
+    model_content(&mut hash, model);
+    hash.0.digest128()
+}
+
+/// Feeds what the derived data is computed from into `hash`: everything but the name, the file
+/// paths, the materials' images, the file layout and what is derived.
+fn model_content(hash: &mut Hasher, model: &Model) {
+    hash.u64(model.vertices.len() as u64);
+    for vertex in &model.vertices {
+        hash.floats(&vertex.position.to_array());
+        hash.floats(&vertex.normal.to_array());
+        hash.floats(&vertex.tangent.to_array());
+        hash.floats(&vertex.uv.to_array());
+        hash.floats(&vertex.color.to_array());
+        hash.u32(vertex.first_influence);
+        hash.u32(vertex.influence_count);
+    }
+    hash.u64(model.influences.len() as u64);
+    for influence in &model.influences {
+        hash.u32(influence.joint);
+        hash.floats(&[influence.weight]);
+    }
+    hash.words(&model.indices);
+    hash.u64(model.meshes.len() as u64);
+    for mesh in &model.meshes {
+        hash.u32(mesh.first_index);
+        hash.u32(mesh.index_count);
+        hash.u64(mesh.material as u64);
+    }
+    hash.u64(model.influence_offsets.len() as u64);
+    for offset in &model.influence_offsets {
+        hash.floats(&offset.to_array());
+    }
+    hash.u64(model.morph_targets.len() as u64);
+    for target in &model.morph_targets {
+        hash.words(&target.vertices);
+        hash.u64(target.position_deltas.len() as u64);
+        for (position, normal) in target.position_deltas.iter().zip(&target.normal_deltas) {
+            hash.floats(&position.to_array());
+            hash.floats(&normal.to_array());
+        }
+        hash.floats(&[target.default_weight]);
+    }
+    hash.u64(model.skeleton.joints.len() as u64);
+    for joint in &model.skeleton.joints {
+        hash.bytes(joint.name.as_bytes());
+        hash.u64(joint.parent.map_or(u64::MAX, |parent| parent as u64));
+        hash.floats(&joint.inverse_bind.to_cols_array());
+        hash.floats(&joint.pre.to_cols_array());
+        hash.floats(&joint.rest.rotation.to_array());
+        hash.floats(&joint.rest.translation.to_array());
+        hash.floats(&joint.rest.scale.to_array());
+    }
+    hash.u64(model.animations.len() as u64);
+    for animation in &model.animations {
+        hash.bytes(animation.name.as_bytes());
+        hash.floats(&[animation.duration, animation.frame_rate.unwrap_or(-1.0)]);
+        hash.u64(animation.channels.len() as u64);
+        for channel in &animation.channels {
+            hash.u64(channel.joint as u64);
+            hash.u32(property_code(channel.property));
+            hash.u32(interpolation_code(channel.interpolation));
+            hash.times(&channel.times);
+            hash.u32(u32::from(channel.mask) | u32::from(channel.implied_w) << 8 | u32::from(channel.wraps) << 9);
+            hash.floats(&channel.base.to_array());
+            hash.floats(&channel.values);
+        }
+        hash.u64(animation.weights.len() as u64);
+        for weights in &animation.weights {
+            hash.u64(weights.target as u64);
+            hash.u32(interpolation_code(weights.interpolation));
+            hash.times(&weights.times);
+            hash.floats(&weights.values);
+        }
+    }
+    hash.u64(model.clips.len() as u64);
+    for clip in &model.clips {
+        hash.u64(clip.animation as u64);
+        hash.floats(&[clip.start, clip.duration]);
+    }
+}
+
+fn property_code(property: Property) -> u32 {
+    match property {
+        Property::Translation => 0,
+        Property::Rotation => 1,
+        Property::Scale => 2,
+    }
+}
+
+fn interpolation_code(interpolation: Interpolation) -> u32 {
+    match interpolation {
+        Interpolation::Step => 0,
+        Interpolation::Linear => 1,
+        Interpolation::CubicSpline => 2,
+        Interpolation::Hermite => 3,
+    }
+}
+
+/// XXH3 fed little-endian numbers; a length before every run of varying length.
+struct Hasher(Xxh3);
+
+impl Hasher {
+    fn u32(&mut self, value: u32) {
+        self.0.update(&value.to_le_bytes());
+    }
+
+    fn u64(&mut self, value: u64) {
+        self.0.update(&value.to_le_bytes());
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        self.u64(bytes.len() as u64);
+        self.0.update(bytes);
+    }
+
+    fn words(&mut self, words: &[u32]) {
+        self.u64(words.len() as u64);
+        for word in words {
+            self.0.update(&word.to_le_bytes());
+        }
+    }
+
+    fn floats(&mut self, floats: &[f32]) {
+        self.u64(floats.len() as u64);
+        for float in floats {
+            self.0.update(&float.to_bits().to_le_bytes());
+        }
+    }
+
+    fn times(&mut self, times: &KeyTimes) {
+        match times {
+            KeyTimes::Uniform { start, step, count } => {
+                self.u32(0);
+                self.floats(&[*start, *step]);
+                self.u64(*count as u64);
+            }
+            KeyTimes::Listed(times) => {
+                self.u32(1);
+                self.floats(times);
+            }
+        }
+    }
+}
+
+/// Writes the entry: header, then the data ([`Writer`]), into a file of its own renamed into place;
+/// then trims the folder.
+fn store(folder: &Path, path: &Path, key: u128, derived: &Derived) -> std::io::Result<()> {
+    let mut data = Writer::default();
+    data.derived(derived);
+    let mut bytes = Vec::with_capacity(data.0.len() + 64);
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&FORMAT.to_le_bytes());
+    bytes.extend_from_slice(&key.to_le_bytes());
+    bytes.extend_from_slice(&(data.0.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&data.0).to_le_bytes());
+    bytes.extend_from_slice(&data.0);
+    std::fs::create_dir_all(folder)?;
+    let partial = path.with_extension(format!("partial-{}", std::process::id()));
+    std::fs::write(&partial, &bytes).and_then(|_| std::fs::rename(&partial, path)).inspect_err(|_| {
+        let _ = std::fs::remove_file(&partial);
+    })?;
+    trim(folder, MAX_CACHE_BYTES);
+    Ok(())
+}
+
+/// The header's length: magic, format, key, data length, data hash.
+const HEADER_BYTES: usize = 16 + 4 + 16 + 8 + 16;
+
+/// The entry at `path` when it is whole, its own, and fits the model; `None` otherwise.
+fn read(path: &Path, key: u128, model: &Model, (levels, compression): (bool, bool)) -> Option<Derived> {
+    let bytes = std::fs::read(path).ok()?;
+    let header = bytes.get(..HEADER_BYTES)?;
+    let field = |range: std::ops::Range<usize>| header.get(range);
+    if field(0..16)? != MAGIC
+        || u32::from_le_bytes(field(16..20)?.try_into().ok()?) != FORMAT
+        || u128::from_le_bytes(field(20..36)?.try_into().ok()?) != key
+    {
+        return None;
+    }
+    let length = u64::from_le_bytes(field(36..44)?.try_into().ok()?);
+    let data = &bytes[HEADER_BYTES..];
+    if data.len() as u64 != length || xxhash_rust::xxh3::xxh3_128(data) != u128::from_le_bytes(field(44..60)?.try_into().ok()?) {
+        log::warn!("{}: a damaged entry of the derived-data cache; made again", path.display());
+        return None;
+    }
+    let derived = Reader { bytes: data, at: 0 }.derived(model)?;
+    (derived.chain.is_some() == levels && derived.compressed.is_some() == compression).then_some(derived)
+}
+
+/// Removes the least recently used entries (by time of modification, which a read renews) until
+/// the folder's entries take at most `limit` bytes; a partial entry an interrupted run left is
+/// removed once it is an hour old.
+fn trim(folder: &Path, limit: u64) {
+    let Ok(listing) = std::fs::read_dir(folder) else { return };
+    let now = std::time::SystemTime::now();
+    let mut entries: Vec<(std::time::SystemTime, u64, PathBuf)> = Vec::new();
+    for entry in listing.flatten() {
+        let path = entry.path();
+        let Ok(metadata) = entry.metadata() else { continue };
+        let modified = metadata.modified().unwrap_or(now);
+        match path.extension().and_then(|extension| extension.to_str()) {
+            Some(EXTENSION) => entries.push((modified, metadata.len(), path)),
+            Some(extension)
+                if extension.starts_with("partial-") && now.duration_since(modified).is_ok_and(|age| age.as_secs() > 3600) =>
+            {
+                let _ = std::fs::remove_file(&path);
+            }
+            _ => {}
+        }
+    }
+    let mut total: u64 = entries.iter().map(|entry| entry.1).sum();
+    entries.sort_by_key(|entry| entry.0);
+    for (_, size, path) in entries {
+        if total <= limit {
+            break;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            total -= size;
+        }
+    }
+}
+
+/// The entry's data, little-endian; every run of varying length after its count.
+#[derive(Default)]
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u8(&mut self, value: u8) {
+        self.0.push(value);
+    }
+
+    fn u32(&mut self, value: u32) {
+        self.0.extend_from_slice(&value.to_le_bytes());
+    }
+
+    fn u64(&mut self, value: u64) {
+        self.0.extend_from_slice(&value.to_le_bytes());
+    }
+
+    fn f32(&mut self, value: f32) {
+        self.u32(value.to_bits());
+    }
+
+    fn words(&mut self, words: &[u32]) {
+        self.u64(words.len() as u64);
+        words.iter().for_each(|&word| self.u32(word));
+    }
+
+    fn floats(&mut self, floats: &[f32]) {
+        self.u64(floats.len() as u64);
+        floats.iter().for_each(|&float| self.f32(float));
+    }
+
+    fn aabb(&mut self, aabb: &Aabb) {
+        for value in aabb.min.to_array().into_iter().chain(aabb.max.to_array()) {
+            self.f32(value);
+        }
+    }
+
+    fn derived(&mut self, derived: &Derived) {
+        self.u64(derived.made_in.to_bits());
+        let bounds = &derived.bounds;
+        self.u64(bounds.animations.len() as u64);
+        for animation in &bounds.animations {
+            self.f32(animation.cell_duration);
+            self.u64(animation.cells.len() as u64);
+            animation.cells.iter().for_each(|cell| self.aabb(cell));
+        }
+        self.f32(bounds.blend_reach);
+        self.u8(u8::from(bounds.mirrors));
+        self.floats(&bounds.palette_scales);
+        self.f32(bounds.morph_reach);
+        match &derived.chain {
+            None => self.u8(0),
+            Some((chain, seconds)) => {
+                self.u8(1);
+                self.u64(seconds.to_bits());
+                match chain {
+                    None => self.u8(0),
+                    Some(chain) => {
+                        self.u8(1);
+                        self.words(chain.order());
+                        self.u64(chain.levels().len() as u64);
+                        for level in chain.levels() {
+                            self.u32(level.vertex_count);
+                            self.words(&level.indices);
+                            self.u64(level.ranges.len() as u64);
+                            level.ranges.iter().for_each(|&(first, count)| {
+                                self.u32(first);
+                                self.u32(count);
+                            });
+                            self.f32(level.error);
+                        }
+                    }
+                }
+            }
+        }
+        match &derived.compressed {
+            None => self.u8(0),
+            Some(clips) => {
+                self.u8(1);
+                self.u64(clips.len() as u64);
+                for clip in clips {
+                    match clip {
+                        None => self.u8(0),
+                        Some(Err(why)) => {
+                            self.u8(1);
+                            self.u64(why.len() as u64);
+                            self.0.extend_from_slice(why.as_bytes());
+                        }
+                        Some(Ok(compressed)) => {
+                            self.u8(2);
+                            self.compressed(compressed);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn compressed(&mut self, compressed: &CompressedAnimation) {
+        match &compressed.times {
+            KeyTimes::Uniform { start, step, count } => {
+                self.u8(0);
+                self.f32(*start);
+                self.f32(*step);
+                self.u64(*count as u64);
+            }
+            KeyTimes::Listed(times) => {
+                self.u8(1);
+                self.floats(times);
+            }
+        }
+        self.u64(compressed.tracks.len() as u64);
+        for track in &compressed.tracks {
+            self.u32(track.joint as u32);
+            self.u8(property_code(track.property) as u8);
+            match &track.data {
+                TrackData::Constant(value) => {
+                    self.u8(0);
+                    value.to_array().into_iter().for_each(|value| self.f32(value));
+                }
+                TrackData::Packed(words) => {
+                    self.u8(1);
+                    self.words(words);
+                }
+            }
+        }
+        let precision = &compressed.precision;
+        self.f32(precision.error);
+        self.f32(precision.shell);
+        self.floats(&precision.shells);
+        self.f32(compressed.max_error);
+    }
+}
+
+/// Reads what [`Writer`] wrote; `None` at the first thing that does not fit (a count past the
+/// bytes left, an unknown tag, an index outside the model).
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, length: usize) -> Option<&[u8]> {
+        let taken = self.bytes.get(self.at..self.at.checked_add(length)?)?;
+        self.at += length;
+        Some(taken)
+    }
+
+    fn u8(&mut self) -> Option<u8> {
+        self.take(1).map(|bytes| bytes[0])
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        self.take(4).map(|bytes| u32::from_le_bytes(bytes.try_into().expect("4 bytes")))
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        self.take(8).map(|bytes| u64::from_le_bytes(bytes.try_into().expect("8 bytes")))
+    }
+
+    fn f32(&mut self) -> Option<f32> {
+        self.u32().map(f32::from_bits)
+    }
+
+    /// A count of things of at least `size` bytes each: never more than the bytes left hold.
+    fn count(&mut self, size: usize) -> Option<usize> {
+        let count = usize::try_from(self.u64()?).ok()?;
+        (count.checked_mul(size)? <= self.bytes.len() - self.at).then_some(count)
+    }
+
+    fn words(&mut self) -> Option<Vec<u32>> {
+        let count = self.count(4)?;
+        (0..count).map(|_| self.u32()).collect()
+    }
+
+    fn floats(&mut self) -> Option<Vec<f32>> {
+        let count = self.count(4)?;
+        (0..count).map(|_| self.f32()).collect()
+    }
+
+    fn aabb(&mut self) -> Option<Aabb> {
+        let mut values = [0.0f32; 6];
+        for value in &mut values {
+            *value = self.f32()?;
+        }
+        Some(Aabb { min: glam::Vec3::from_slice(&values[..3]), max: glam::Vec3::from_slice(&values[3..]) })
+    }
+
+    fn derived(mut self, model: &Model) -> Option<Derived> {
+        let made_in = f64::from_bits(self.u64()?);
+        let animations = self.count(12)?;
+        if animations != model.animations.len() {
+            return None;
+        }
+        let bounds = ModelBounds {
+            animations: (0..animations)
+                .map(|_| {
+                    let cell_duration = self.f32()?;
+                    let cells = self.count(24)?;
+                    Some(AnimationBounds { cell_duration, cells: (0..cells).map(|_| self.aabb()).collect::<Option<_>>()? })
+                })
+                .collect::<Option<_>>()?,
+            blend_reach: self.f32()?,
+            mirrors: self.u8()? != 0,
+            palette_scales: self.floats()?,
+            morph_reach: self.f32()?,
+        };
+        let chain = match self.u8()? {
+            0 => None,
+            1 => {
+                let seconds = f64::from_bits(self.u64()?);
+                let chain = match self.u8()? {
+                    0 => None,
+                    1 => {
+                        let order = self.words()?;
+                        let count = self.count(20)?;
+                        let levels: Vec<Level> = (0..count)
+                            .map(|_| {
+                                let vertex_count = self.u32()?;
+                                let indices = self.words()?;
+                                let ranges = self.count(8)?;
+                                let ranges = (0..ranges).map(|_| Some((self.u32()?, self.u32()?))).collect::<Option<_>>()?;
+                                Some(Level { vertex_count, indices, ranges, error: self.f32()? })
+                            })
+                            .collect::<Option<_>>()?;
+                        Some(Chain::from_parts(levels, order, model.vertices.len())?)
+                    }
+                    _ => return None,
+                };
+                Some((chain, seconds))
+            }
+            _ => return None,
+        };
+        let compressed = match self.u8()? {
+            0 => None,
+            1 => {
+                let count = self.count(1)?;
+                if count != model.animations.len() {
+                    return None;
+                }
+                let clips = (0..count)
+                    .map(|_| match self.u8()? {
+                        0 => Some(None),
+                        1 => {
+                            let length = self.count(1)?;
+                            Some(Some(Err(String::from_utf8(self.take(length)?.to_vec()).ok()?)))
+                        }
+                        2 => Some(Some(Ok(self.compressed(model.skeleton.len())?))),
+                        _ => None,
+                    })
+                    .collect::<Option<_>>()?;
+                Some(clips)
+            }
+            _ => return None,
+        };
+        (self.at == self.bytes.len()).then_some(Derived { bounds, chain, compressed, made_in })
+    }
+
+    fn compressed(&mut self, joints: usize) -> Option<CompressedAnimation> {
+        let times = match self.u8()? {
+            0 => KeyTimes::Uniform { start: self.f32()?, step: self.f32()?, count: usize::try_from(self.u64()?).ok()? },
+            1 => KeyTimes::Listed(self.floats()?),
+            _ => return None,
+        };
+        let count = self.count(6)?;
+        let tracks = (0..count)
+            .map(|_| {
+                let joint = self.u32()? as usize;
+                let property = match self.u8()? {
+                    0 => Property::Translation,
+                    1 => Property::Rotation,
+                    2 => Property::Scale,
+                    _ => return None,
+                };
+                let data = match self.u8()? {
+                    0 => TrackData::Constant(glam::Vec4::new(self.f32()?, self.f32()?, self.f32()?, self.f32()?)),
+                    1 => TrackData::Packed(self.words()?),
+                    _ => return None,
+                };
+                (joint < joints).then_some(Track { joint, property, data })
+            })
+            .collect::<Option<_>>()?;
+        let precision = Precision { error: self.f32()?, shell: self.f32()?, shells: self.floats()? };
+        Some(CompressedAnimation { times, tracks, precision, max_error: self.f32()? })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bundled figure with two cut clips, as `vkskin FIGURE` opens it (root motion aside).
+    fn figure() -> Model {
+        let folder = std::env::temp_dir().join(format!("vkskin-derived-figure-{}", std::process::id()));
+        crate::generate::write_assets(&folder).expect("the figure is written");
+        let path = folder.join("figure.md5mesh");
+        let model = crate::formats::load_model(&path, &crate::app::default_animations(&path, &[])).expect("the figure reads");
+        let _ = std::fs::remove_dir_all(&folder);
+        model
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let folder = std::env::temp_dir().join(format!("vkskin-derived-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&folder);
+        folder
+    }
+
+    /// The model with the derived data put in, as a comparable whole.
+    fn applied(model: &Model, derived: Derived) -> (Model, Option<f64>) {
+        let mut model = model.clone();
+        let seconds = derived.apply(&mut model);
+        (model, seconds)
+    }
+
+    #[test]
+    fn an_entry_reads_back_as_made() {
+        let model = figure();
+        let folder = scratch("round-trip");
+        let (made, source) = derive(&model, true, true, Some(&folder));
+        assert_eq!(source, Source::Made);
+        assert!(made.chain.as_ref().is_some_and(|(chain, _)| chain.is_some()), "the figure has levels");
+        assert!(made.compressed.as_ref().is_some_and(|clips| clips.iter().any(|clip| matches!(clip, Some(Ok(_))))));
+        let (cached, source) = derive(&model, true, true, Some(&folder));
+        assert_eq!(source, Source::Cached);
+        let (made, cached) = (applied(&model, made), applied(&model, cached));
+        assert_eq!(made.1, cached.1, "the levels' time is the one measured when they were made");
+        assert_eq!(made.0, cached.0, "the model from the cache is the model made");
+        // Asked for less, another entry.
+        assert_eq!(derive(&model, false, true, Some(&folder)).1, Source::Made);
+        assert_eq!(derive(&model, false, true, Some(&folder)).1, Source::Cached);
+        let _ = std::fs::remove_dir_all(&folder);
+    }
+
+    #[test]
+    fn another_model_another_key() {
+        let model = figure();
+        let mut moved = model.clone();
+        moved.vertices[7].position.x += 1e-6;
+        let mut rekeyed = model.clone();
+        if let Some(value) = rekeyed.animations[0].channels[3].values.get_mut(5) {
+            *value = -*value;
+        }
+        let keys = [key(&model, true, true), key(&moved, true, true), key(&rekeyed, true, true), key(&model, true, false)];
+        for (index, a) in keys.iter().enumerate() {
+            for b in &keys[index + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+        let mut renamed = model.clone();
+        renamed.name = "another name".into();
+        assert_eq!(key(&model, true, true), key(&renamed, true, true), "a copy under another name is the same model");
+    }
+
+    #[test]
+    fn a_damaged_entry_is_made_again() {
+        let model = figure();
+        let folder = scratch("damaged");
+        let (made, _) = derive(&model, true, true, Some(&folder));
+        let made = applied(&model, made);
+        let path = folder.join(format!("{:032x}.{EXTENSION}", key(&model, true, true)));
+        let bytes = std::fs::read(&path).expect("the entry is written");
+        // A byte flipped in the data, the data cut short, the header's key changed: each a miss.
+        let mut flipped = bytes.clone();
+        assert!(bytes.len() / 2 > HEADER_BYTES);
+        flipped[bytes.len() / 2] ^= 0x40;
+        let mut other_key = bytes.clone();
+        other_key[20] ^= 1;
+        for damaged in [flipped, bytes[..bytes.len() - 5].to_vec(), bytes[..HEADER_BYTES - 1].to_vec(), other_key] {
+            std::fs::write(&path, &damaged).expect("written");
+            let (derived, source) = derive(&model, true, true, Some(&folder));
+            assert_eq!(source, Source::Made);
+            assert_eq!(applied(&model, derived).0, made.0);
+            // ...and the entry is whole again.
+            assert_eq!(derive(&model, true, true, Some(&folder)).1, Source::Cached);
+        }
+        let _ = std::fs::remove_dir_all(&folder);
+    }
+
+    #[test]
+    fn hostile_counts_are_refused_before_allocating() {
+        let model = figure();
+        // A count of 2^60 animations' bounds: refused by the bytes left, nothing allocated.
+        let mut data = Writer::default();
+        data.u64(0);
+        data.u64(1 << 60);
+        assert!(Reader { bytes: &data.0, at: 0 }.derived(&model).is_none());
+        // A vertex order that is not a permutation.
+        assert!(Chain::from_parts(Vec::new(), vec![0; model.vertices.len()], model.vertices.len()).is_none());
+    }
+
+    #[test]
+    fn the_folder_is_trimmed_oldest_first() {
+        let folder = scratch("trim");
+        std::fs::create_dir_all(&folder).expect("made");
+        let now = std::time::SystemTime::now();
+        for (index, name) in ["old", "middle", "new"].iter().enumerate() {
+            let path = folder.join(format!("{name}.{EXTENSION}"));
+            std::fs::write(&path, vec![0u8; 1000]).expect("written");
+            let file = std::fs::File::options().append(true).open(&path).expect("opened");
+            file.set_modified(now - std::time::Duration::from_secs(100 * (3 - index as u64))).expect("dated");
+        }
+        trim(&folder, 2000);
+        let left: Vec<bool> =
+            ["old", "middle", "new"].iter().map(|name| folder.join(format!("{name}.{EXTENSION}")).exists()).collect();
+        assert_eq!(left, [false, true, true]);
+        let _ = std::fs::remove_dir_all(&folder);
+    }
+}
