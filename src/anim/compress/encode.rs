@@ -511,6 +511,58 @@ mod tests {
         assert!(error <= precision.error * 1.01, "{error}");
     }
 
+    /// `raw` compressed within `precision`, checked at 2,001 times over its two seconds.
+    fn held(skeleton: &Skeleton, raw: &Animation, precision: &Precision) -> CompressedAnimation {
+        let compressed = compress(skeleton, raw, precision).expect("compresses");
+        let played = Animation { compressed: Some(compressed.clone()), ..raw.clone() };
+        let error = super::super::measured_error(skeleton, &played, precision, (0..=2000).map(|step| step as f32 / 1000.0));
+        assert!(error <= precision.error * 1.01, "{error} > {} ({})", precision.error, compressed.sampling());
+        compressed
+    }
+
+    #[test]
+    fn a_half_turn_a_key_is_sampled_between_its_keys() {
+        // Khronos's AnimatedCube: a half turn a second, the quaternions' dot -4.4e-8, so which
+        // way the shorter arc goes is the keys' rounding; as keys, quantization could turn it
+        // the other way round.
+        let skeleton = arm();
+        let values = [0.0f32, 1.0, 2.0]
+            .iter()
+            .flat_map(|turns| Vec4::from(Quat::from_rotation_z(turns * std::f32::consts::PI)).to_array());
+        let keys = KeyTimes::Uniform { start: 0.0, step: 1.0, count: 3 };
+        let raw = animation(vec![Channel::linear(1, Property::Rotation, keys, values.collect())]);
+        let compressed = held(&skeleton, &raw, &Precision::for_figure(0.9));
+        assert!(compressed.times.count() > 3, "{}", compressed.sampling());
+    }
+
+    #[test]
+    fn a_symmetric_cubic_is_held_at_its_quarters() {
+        // Equal tangents at both keys: the curve passes through the chord's middle and strays
+        // either side of it (InterpolationTest's CubicSpline translation), which a check half
+        // way between the keys alone passes.
+        let skeleton = arm();
+        let mut channel =
+            Channel::linear(1, Property::Translation, KeyTimes::Uniform { start: 0.0, step: 1.0, count: 2 }, Vec::new());
+        channel.interpolation = Interpolation::CubicSpline;
+        channel.values = vec![0.0, 0.0, 0.0, 0.3, 0.0, 0.0, 0.0, 0.4, 0.0, 0.0, 0.4, 0.0, 0.3, 0.2, 0.0, 0.0, 0.0, 0.0];
+        let compressed = held(&skeleton, &animation(vec![channel]), &Precision::for_figure(0.9));
+        assert!(compressed.times.count() > 4, "{}", compressed.sampling());
+    }
+
+    #[test]
+    fn a_step_the_keys_do_not_mark_is_sampled_within_a_float() {
+        // Two keys a float apart (not one time twice): a step an evaluated curve may take between
+        // its keys, which no interval of 0.13 ms held (GLSceneWoman4's Milkshape clip).
+        let skeleton = arm();
+        let half = 1.0f32;
+        let after = f32::from_bits(half.to_bits() + 1);
+        let times = KeyTimes::Listed(vec![0.0, half, after, 2.0]);
+        let values = [0.0f32, 0.2, 0.8, 1.0].iter().flat_map(|angle| Vec4::from(Quat::from_rotation_z(*angle)).to_array());
+        let raw = animation(vec![Channel::linear(1, Property::Rotation, times, values.collect())]);
+        let compressed = held(&skeleton, &raw, &Precision::for_figure(0.9));
+        assert!(compressed.sampling().contains("µs"), "{}", compressed.sampling());
+    }
+
     #[test]
     fn samples_on_a_line_are_removed_and_a_kink_is_kept() {
         // Two seconds at 120 Hz of the elbow turning steadily, then back: only the segments'

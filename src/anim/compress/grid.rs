@@ -48,13 +48,17 @@ pub(super) fn sample_grid(
     }
     let densest = keyed.iter().map(|channel| smallest_interval(&channel.times)).fold(f32::INFINITY, f32::min);
     let grid = common_grid(&keyed, start, densest);
-    if let Some((step, true)) = grid {
+    let narrow = keyed.iter().all(|channel| {
+        let keys: Vec<Vec4> = (0..channel.times.count()).map(|key| channel.key_value(key).normalize_or_zero()).collect();
+        !keys.windows(2).any(|pair| too_wide(&[**channel], &pair[..1], &pair[1..]))
+    });
+    if let (Some((step, true)), true) = (grid, narrow) {
         // The samples are the keys and lie on the keys' lines between them: nothing to measure.
         let count = ((end - start) / step - 1e-3).ceil().max(0.0) as usize + 1;
-        if count > cap {
-            return Err(format!("kept as keys: it would take {count} samples, more than its keys justify or vkskin composes"));
+        // Past the cap (a few keys on a fine grid: two a float apart), their times, unevenly.
+        if count <= cap {
+            return Ok((KeyTimes::Uniform { start, step, count }, 0.0, true));
         }
-        return Ok((KeyTimes::Uniform { start, step, count }, 0.0, true));
     }
     let first_step = grid.map_or_else(|| 1.0 / (1.0 / densest).clamp(1.0, MAX_SAMPLE_RATE), |(step, _)| step);
     let even = even_times(skeleton, channels, precision, (start, end, first_step), cap);
@@ -68,7 +72,8 @@ pub(super) fn sample_grid(
 }
 
 /// Evenly spaced times from `first_step`, halved (down to 240 Hz) while interpolating the
-/// samples departs from the raw curves half way between them by more than half the bound.
+/// samples departs from the raw curves between them (half way, at the quarters) by more than half
+/// the bound.
 fn even_times(
     skeleton: &Skeleton,
     channels: &[&Channel],
@@ -97,8 +102,14 @@ fn even_times(
     }
 }
 
-/// Samples never closer than this (seconds) where a curve bends: 32 times 240 Hz.
-const FINEST_INTERVAL: f32 = 1.0 / 7_680.0;
+/// The narrowest interval the refinement halves (seconds): a unit in the last place of `time`.
+/// Between a file's keys a curve is smooth, so halving soon brings a bend within the bound; where
+/// it does not, the curve steps between keys (a Milkshape or FBX curve's evaluation jumping by a
+/// hair), and the step's two sides become samples one float apart, a jump the keys did not mark.
+fn step_width(time: f32) -> f32 {
+    let time = time.abs();
+    f32::from_bits(time.to_bits() + 1) - time
+}
 
 /// How many times the samples an uneven grid may keep its refinement may look at before thinning.
 const REFINED_PER_SAMPLE: usize = 4;
@@ -110,7 +121,7 @@ type Entry = (f32, Vec<Vec4>);
 /// Uneven sample times that the curves' linear interpolation follows within half the bound: every
 /// key time of every keyed channel (where a curve may kink), twice where a channel jumps (a step's
 /// keys, two keys at one time: the values before, then at it), and between two times, halved
-/// where the pose half way or at a quarter departs by more, down to [`FINEST_INTERVAL`]. So a kink
+/// where the pose half way or at a quarter departs by more (down to [`step_width`]). So a kink
 /// or a jump is a sample, and a short bend (an authoring tool's Bézier handle pulled far) is
 /// sampled densely only where it bends. The palette pass finds a time among them by a binary search,
 /// as it does a file's listed keys. Returns the times and the largest departure.
@@ -165,8 +176,11 @@ fn uneven_times(
         .map(|pair| {
             let mut poses = Departure::new(skeleton, precision, &keyed, &rest);
             let mut departure = |a: &Entry, b: &Entry| -> f32 {
-                let at = |fraction: f32| values_at(&keyed, a.0 + fraction * (b.0 - a.0));
-                [0.25, 0.5, 0.75].into_iter().map(|fraction| poses.from(&at(fraction), &a.1, &b.1, fraction)).fold(0.0, f32::max)
+                // The fraction of the time each probe is at, as rounded (a float or two apart, the
+                // probes fall on the ends).
+                let times = probe_fractions(&keyed, &a.1, &b.1).map(|fraction| a.0 + fraction * (b.0 - a.0));
+                let fraction = |time: f32| (time - a.0) / (b.0 - a.0);
+                times.map(|time| poses.from(&values_at(&keyed, time), &a.1, &b.1, fraction(time))).fold(0.0, f32::max)
             };
             let mut added = Vec::new();
             // Depth first, left to right: `pending` holds the right ends still to reach.
@@ -181,7 +195,7 @@ fn uneven_times(
                         added.push(right.clone());
                     }
                     left = right;
-                } else if right.0 - left.0 <= FINEST_INTERVAL || added.len() + pending.len() > REFINED_PER_SAMPLE * cap {
+                } else if right.0 - left.0 <= step_width(right.0) || added.len() + pending.len() > REFINED_PER_SAMPLE * cap {
                     return Err(error);
                 } else {
                     let middle = entry(0.5 * (left.0 + right.0), false);
@@ -199,9 +213,8 @@ fn uneven_times(
             Ok((added, _)) => all.extend(added),
             Err(error) => {
                 return Err(format!(
-                    "at uneven times {:.4} cm {:.2} ms apart",
-                    precision.as_reference_centimetres(error),
-                    FINEST_INTERVAL * 1e3
+                    "at uneven times {:.4} cm even between adjacent times",
+                    precision.as_reference_centimetres(error)
                 ))
             }
         }
@@ -241,12 +254,12 @@ fn thin(all: &[Entry], keyed: &[&Channel], rest: &[JointPose], skeleton: &Skelet
         // Each sample passed over, half way between two neighbours (not between a jump's two), and
         // the chord's own quarters (where the clip is measured once compressed).
         let quarters: Vec<Entry> = match b.0 > a.0 && to > from + 1 {
-            true => [0.25, 0.5, 0.75]
+            true => probe_fractions(keyed, &a.1, &b.1)
                 .map(|fraction| {
                     let time = a.0 + fraction * (b.0 - a.0);
                     (time, values_at(keyed, time))
                 })
-                .to_vec(),
+                .collect(),
             false => Vec::new(),
         };
         let probes = (from..to)
@@ -353,6 +366,32 @@ fn smallest_interval(times: &KeyTimes) -> f32 {
     }
 }
 
+/// Where the departure between two samples (values `a`, `b` of `keyed`) is measured: half way,
+/// at the quarters (a symmetric cubic passes through the chord's middle and strays either side:
+/// InterpolationTest's CubicSpline translation) and, over a wide arc, where the final measure
+/// probes it ([`super::arc_probes`]).
+fn probe_fractions<'a>(keyed: &'a [&Channel], a: &'a [Vec4], b: &'a [Vec4]) -> impl Iterator<Item = f32> + 'a {
+    let rotations = keyed.iter().zip(a.iter().zip(b)).filter(|(channel, _)| channel.property == crate::anim::Property::Rotation);
+    let arc = super::arc_probes(rotations.map(|(_, (a, b))| (*a, *b)));
+    [0.5, 0.25, 0.75].into_iter().chain(arc)
+}
+
+/// Two samples of a rotation may not turn it by half a turn, their quaternions' dot within this
+/// of 0: which way the shorter arc between them goes is then the file's rounding, and the
+/// decoder's quantized ends may take the other (Khronos's AnimatedCube turns 180° a key, its
+/// quaternions' dot -4.4e-8; no bit width holds it). Such a turn is sampled more densely. A dot
+/// of a few 1e-5 (a glitch in CMU's 131_02, a finger half turned in a frame) is left to the final
+/// measure, which holds it.
+const WIDEST_TURN_DOT: f32 = 1e-6;
+
+/// Whether a rotation among `keyed` turns past [`WIDEST_TURN_DOT`] from its value in `a` to `b`.
+fn too_wide(keyed: &[&Channel], a: &[Vec4], b: &[Vec4]) -> bool {
+    keyed
+        .iter()
+        .zip(a.iter().zip(b))
+        .any(|(channel, (a, b))| channel.property == crate::anim::Property::Rotation && a.dot(*b).abs() < WIDEST_TURN_DOT)
+}
+
 /// The channels of more than one key (the others are the same raw and resampled).
 fn keyed<'a>(channels: &[&'a Channel]) -> Vec<&'a Channel> {
     channels.iter().copied().filter(|channel| channel.times.count() > 1).collect()
@@ -390,7 +429,11 @@ impl<'a> Departure<'a> {
 
     /// How far the pose of the raw `values` departs from the one interpolated `fraction` of the way
     /// from the values `a` to `b`.
+    /// Unbounded where a rotation turns past [`WIDEST_TURN_DOT`] between `a` and `b`.
     fn from(&mut self, values: &[Vec4], a: &[Vec4], b: &[Vec4], fraction: f32) -> f32 {
+        if too_wide(self.keyed, a, b) {
+            return f32::INFINITY;
+        }
         for (index, channel) in self.keyed.iter().enumerate() {
             set_property(&mut self.raw[channel.joint], channel.property, values[index]);
             set_property(
@@ -403,7 +446,7 @@ impl<'a> Departure<'a> {
     }
 }
 
-/// The largest shell error, half way between samples, of the raw channels sampled at `times` and
+/// The largest shell error, half way and at the quarters between samples, of the raw channels sampled at `times` and
 /// interpolated as a compressed clip is, against the raw curves; it stops as soon as it passes
 /// `enough`.
 fn resample_error(skeleton: &Skeleton, channels: &[&Channel], times: &KeyTimes, precision: &Precision, enough: f32) -> f32 {
@@ -422,7 +465,10 @@ fn resample_error(skeleton: &Skeleton, channels: &[&Channel], times: &KeyTimes, 
             for sample in first..(first + RUN).min(intervals) {
                 let (t0, t1) = (times.time(sample), times.time(sample + 1));
                 let after = values_at(&keyed, t1);
-                worst = worst.max(departure.from(&values_at(&keyed, 0.5 * (t0 + t1)), &before, &after, 0.5));
+                for fraction in probe_fractions(&keyed, &before, &after) {
+                    let raw = values_at(&keyed, t0 + fraction * (t1 - t0));
+                    worst = worst.max(departure.from(&raw, &before, &after, fraction));
+                }
                 if worst > enough {
                     // Too far already: a denser grid is needed, and the rest of this one is not.
                     break;

@@ -2,12 +2,11 @@
 //! measured against the raw curves between its samples, where the allocation did not look. Kept
 //! apart from the allocation because it checks that step's result rather than taking part in it.
 
-use glam::Quat;
 use rayon::prelude::*;
 
 use super::encode::Context;
 use super::grid::raw_value;
-use super::{interpolate, pose_error, set_property, CompressedAnimation, SEGMENT_SAMPLES};
+use super::{arc_probes, interpolate, pose_error, set_property, CompressedAnimation, SEGMENT_SAMPLES};
 use crate::anim::{Channel, Property};
 
 impl Context<'_> {
@@ -20,34 +19,21 @@ impl Context<'_> {
         let times = &compressed.times;
         let count = times.count();
         let base: &[f32] = &[0.25, 0.75];
-        // Over a wide arc (past half a radian), slerp between two rotations bends away from its
-        // quantized ends more than at them or half way: a probe every quarter radian of the
-        // widest track's turn.
         let probes = |sample: usize| {
-            let widest = self
-                .moving
-                .iter()
-                .filter(|track| track.property == Property::Rotation)
-                .map(|track| {
-                    crate::anim::curve::rotation_distance(
-                        Quat::from_vec4(track.samples[sample]),
-                        Quat::from_vec4(track.samples[sample + 1]),
-                    )
-                })
-                .fold(0.0f32, f32::max);
-            let count = if widest > 0.5 { ((widest / 0.25).ceil() as usize).clamp(2, 16) } else { 1 };
+            let rotations = self.moving.iter().filter(|track| track.property == Property::Rotation);
+            let arc = arc_probes(rotations.map(|track| (track.samples[sample], track.samples[sample + 1])));
             // A sample removed from a track is decoded from its stored neighbours, quantized: at
             // the end of a segment one of them is the next segment's, which the allocation took
             // as sampled.
             let removed = self.moving.iter().any(|track| !track.stored[sample]);
             let mut probes: Vec<f32> = if removed { vec![0.0] } else { Vec::new() };
-            probes.extend(match count {
+            probes.extend(match arc.is_empty() {
                 // Where the samples are the keys and the arcs are narrow, the error between two
                 // samples is the blend of the errors at them (which `allocate` measured), give or
                 // take what the 3 % margin holds.
-                1 if !resampled => Vec::new(),
-                1 => base.to_vec(),
-                _ => (1..=count).map(|probe| probe as f32 / (count + 1) as f32).collect(),
+                true if !resampled => Vec::new(),
+                true => base.to_vec(),
+                false => arc,
             });
             probes
         };

@@ -206,7 +206,11 @@ impl CompressedAnimation {
                     times.windows(2).map(|pair| pair[1] - pair[0]).filter(|&gap| gap > 0.0).fold(f32::INFINITY, f32::min);
                 let jumps = times.windows(2).filter(|pair| pair[0] == pair[1]).count();
                 let jumps = if jumps > 0 { format!(", {jumps} jumps") } else { String::new() };
-                format!("{} samples at uneven times (as close as {:.2} ms{jumps})", times.len(), closest * 1e3)
+                let closest = match closest {
+                    closest if closest >= 1e-4 => format!("{:.2} ms", closest * 1e3),
+                    closest => format!("{:.2} µs", closest * 1e6),
+                };
+                format!("{} samples at uneven times (as close as {closest}{jumps})", times.len())
             }
         }
     }
@@ -220,6 +224,21 @@ pub fn interpolate(property: Property, a: Vec4, b: Vec4, fraction: f32) -> Vec4 
     } else {
         a.lerp(b, fraction)
     }
+}
+
+/// Over a wide arc (past half a radian), slerp between two rotations bends away from its quantized
+/// ends, and a raw curve from the slerp of its samples, more than at the ends or half way: where
+/// the widest of `rotations` (pairs of ends) turns that far, a probe every quarter radian of its
+/// turn (2 to 16, as fractions of the interval); none otherwise. The encoder's grid and its final
+/// measure probe the same fractions.
+pub(super) fn arc_probes(rotations: impl Iterator<Item = (Vec4, Vec4)>) -> Vec<f32> {
+    let widest =
+        rotations.map(|(a, b)| super::curve::rotation_distance(Quat::from_vec4(a), Quat::from_vec4(b))).fold(0.0f32, f32::max);
+    if widest <= 0.5 {
+        return Vec::new();
+    }
+    let count = ((widest / 0.25).ceil() as usize).clamp(2, 16);
+    (1..=count).map(|probe| probe as f32 / (count + 1) as f32).collect()
 }
 
 /// Writes a value of `property` into a pose.
