@@ -653,7 +653,10 @@ mod tests {
 
     /// The bundled figure with two cut clips, as `vkskin FIGURE` opens it (root motion aside).
     fn figure() -> Model {
-        let folder = std::env::temp_dir().join(format!("vkskin-derived-figure-{}", std::process::id()));
+        // A folder per call: the tests run side by side in one process.
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let folder = std::env::temp_dir().join(format!("vkskin-derived-figure-{}-{call}", std::process::id()));
         crate::generate::write_assets(&folder).expect("the figure is written");
         let path = folder.join("figure.md5mesh");
         let model = crate::formats::load_model(&path, &crate::app::default_animations(&path, &[])).expect("the figure reads");
