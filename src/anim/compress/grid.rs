@@ -332,6 +332,17 @@ pub(super) fn raw_value(channel: &Channel, time: f32) -> Vec4 {
     channel.sample(time)
 }
 
+/// [`raw_value`] at a time no earlier than the last one asked of this channel with `hint`: the key
+/// found from there in a step or two rather than by a binary search (the same key: `locate_from`).
+pub(super) fn raw_value_after(channel: &Channel, time: f32, hint: &mut usize) -> Vec4 {
+    if let (true, KeyTimes::Uniform { .. }) = (channel.wraps, &channel.times) {
+        return raw_value(channel, time);
+    }
+    let at = channel.locate_from(*hint, time);
+    *hint = at.key;
+    channel.value_at(at)
+}
+
 /// The step of the one grid from `start` that every linear channel's keys lie on (evenly spaced
 /// keys, or listed ones with frames left out), if there is one. Listed f32 times drift from their
 /// grid by a few units in the last place, so the step is refined from the farthest key and a key

@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 
 use super::encode::Context;
-use super::grid::raw_value;
+use super::grid::raw_value_after;
 use super::{arc_probes, interpolate, pose_error, set_property, CompressedAnimation, SEGMENT_SAMPLES};
 use crate::anim::{Channel, Property};
 
@@ -41,14 +41,16 @@ impl Context<'_> {
             .into_par_iter()
             .map(|segment| {
                 let (mut raw, mut decoded) = (self.base.clone(), self.base.clone());
+                // The times rise through the segment: each channel's key is found from the last.
+                let mut hints = vec![0usize; channels.len()];
                 let mut scratch = [Vec::new(), Vec::new()];
                 let mut worst = 0.0f32;
                 for sample in segment * SEGMENT_SAMPLES..((segment + 1) * SEGMENT_SAMPLES).min(count.saturating_sub(1)) {
                     for fraction in probes(sample) {
                         let time = times.time(sample) + fraction * (times.time(sample + 1) - times.time(sample));
                         if resampled {
-                            for channel in channels {
-                                set_property(&mut raw[channel.joint], channel.property, raw_value(channel, time));
+                            for (channel, hint) in channels.iter().zip(&mut hints) {
+                                set_property(&mut raw[channel.joint], channel.property, raw_value_after(channel, time, hint));
                             }
                         } else {
                             for track in &self.moving {

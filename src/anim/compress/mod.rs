@@ -129,11 +129,15 @@ impl Track {
     /// The value at `time` among the clip's evenly spaced `times`: interpolated as raw linear keys
     /// are (rotations slerp along the shorter arc), held before the first sample and after the last.
     pub fn value(&self, times: &KeyTimes, time: f32) -> Vec4 {
+        self.value_at(times.locate(time, false))
+    }
+
+    /// [`Track::value`] at a time already found among the clip's sample times.
+    pub fn value_at(&self, at: crate::anim::KeySpan) -> Vec4 {
         match &self.data {
             TrackData::Constant(value) => *value,
             TrackData::Packed(words) => {
                 let rotation = self.property == Property::Rotation;
-                let at = times.locate(time, false);
                 let (a, b, fraction) = packed_pair(words, at.key, at.next, at.fraction, rotation);
                 let blended = interpolate(self.property, a, b, fraction);
                 // Normalized once more, as the palette pass ends every rotation it samples.
@@ -176,9 +180,11 @@ impl CompressedAnimation {
         for (out, joint) in out.iter_mut().zip(&skeleton.joints) {
             *out = joint.rest;
         }
+        // Every track shares the clip's sample times: the time is found among them once.
+        let at = self.times.locate(time, false);
         for track in &self.tracks {
             if let Some(pose) = out.get_mut(track.joint) {
-                set_property(pose, track.property, track.value(&self.times, time));
+                set_property(pose, track.property, track.value_at(at));
             }
         }
     }
