@@ -102,6 +102,16 @@ fn even_times(
     }
 }
 
+/// The narrowest interval a bend is sampled at (seconds): 32 times 240 Hz. Below it, the
+/// refinement follows a step ([`step_width`]) for [`STEP_SPLITS`] halvings an interval between
+/// keys at most: a few steps, not a curve that never flattens.
+const FINEST_INTERVAL: f32 = 1.0 / 7_680.0;
+
+/// Halvings under [`FINEST_INTERVAL`] an interval between keys may take: about twenty for each
+/// step (0.13 ms down to a float a minute into a clip), so ten steps. GLSceneWoman4's needs more
+/// than 48.
+const STEP_SPLITS: usize = 200;
+
 /// The narrowest interval the refinement halves (seconds): a unit in the last place of `time`.
 /// Between a file's keys a curve is smooth, so halving soon brings a bend within the bound; where
 /// it does not, the curve steps between keys (a Milkshape or FBX curve's evaluation jumping by a
@@ -121,7 +131,8 @@ type Entry = (f32, Vec<Vec4>);
 /// Uneven sample times that the curves' linear interpolation follows within half the bound: every
 /// key time of every keyed channel (where a curve may kink), twice where a channel jumps (a step's
 /// keys, two keys at one time: the values before, then at it), and between two times, halved
-/// where the pose half way or at a quarter departs by more (down to [`step_width`]). So a kink
+/// where the pose at its probes departs by more (down to [`FINEST_INTERVAL`], then a step's one
+/// branch down to [`step_width`]). So a kink
 /// or a jump is a sample, and a short bend (an authoring tool's Bézier handle pulled far) is
 /// sampled densely only where it bends. The palette pass finds a time among them by a binary search,
 /// as it does a file's listed keys. Returns the times and the largest departure.
@@ -178,24 +189,37 @@ fn uneven_times(
             let mut departure = |a: &Entry, b: &Entry| -> f32 {
                 // The fraction of the time each probe is at, as rounded (a float or two apart, the
                 // probes fall on the ends).
-                let times = probe_fractions(&keyed, &a.1, &b.1).map(|fraction| a.0 + fraction * (b.0 - a.0));
-                let fraction = |time: f32| (time - a.0) / (b.0 - a.0);
-                times.map(|time| poses.from(&values_at(&keyed, time), &a.1, &b.1, fraction(time))).fold(0.0, f32::max)
+                // Half way and the quarters first: an interval to halve is seldom measured further.
+                let mut worst = 0.0f32;
+                for time in probe_fractions(&keyed, &a.1, &b.1).map(|fraction| a.0 + fraction * (b.0 - a.0)) {
+                    worst = worst.max(poses.from(&values_at(&keyed, time), &a.1, &b.1, (time - a.0) / (b.0 - a.0)));
+                    if worst > enough {
+                        break;
+                    }
+                }
+                worst
             };
             let mut added = Vec::new();
             // Depth first, left to right: `pending` holds the right ends still to reach.
             let mut left = pair[0].clone();
             let mut pending = vec![pair[1].clone()];
             let mut worst = 0.0f32;
+            // Intervals under FINEST_INTERVAL halved: a step's one branch, twenty floats deep at most.
+            let mut step_splits = 0;
             while let Some(right) = pending.pop() {
                 let error = if right.0 > left.0 { departure(&left, &right) } else { 0.0 };
+                let fine = right.0 - left.0 <= FINEST_INTERVAL;
+                step_splits += usize::from(error > enough && fine);
                 if error <= enough {
                     worst = worst.max(error);
                     if !pending.is_empty() {
                         added.push(right.clone());
                     }
                     left = right;
-                } else if right.0 - left.0 <= step_width(right.0) || added.len() + pending.len() > REFINED_PER_SAMPLE * cap {
+                } else if right.0 - left.0 <= step_width(right.0)
+                    || step_splits > STEP_SPLITS
+                    || added.len() + pending.len() > REFINED_PER_SAMPLE * cap
+                {
                     return Err(error);
                 } else {
                     let middle = entry(0.5 * (left.0 + right.0), false);
