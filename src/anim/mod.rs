@@ -246,7 +246,8 @@ pub fn local_to_model(skeleton: &Skeleton, poses: &[JointPose], world: Mat4, out
 pub fn compose_joint(skeleton: &Skeleton, models: &[Mat4], index: usize, pose: JointPose, world: Mat4) -> Mat4 {
     let joint = &skeleton.joints[index];
     let parent = joint.parent.filter(|&parent| parent < index).map_or(world, |parent| models[parent]);
-    // Most joints have no pre-transform: the product without it is the same, bit for bit.
+    // Most joints have no pre-transform: the product without it is the same (bit for bit, but for
+    // the sign of an exact zero).
     match joint.pre == Mat4::IDENTITY {
         true => parent * pose.to_mat4(),
         false => parent * joint.pre * pose.to_mat4(),

@@ -255,8 +255,8 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
-    /// `inspect`'s line on it: "derived data: made in 1.234 s, stored in the cache" or "derived
-    /// data: read from the cache in 0.003 s (made in 1.234 s)".
+    /// `inspect`'s line on it: "derived data: made in 1.234 s" or "derived data: read from the
+    /// cache in 0.003 s (made in 1.234 s)".
     pub(crate) fn describe(&self) -> String {
         match self.source {
             vkskin::model::derived::Source::Made => format!("derived data: made in {:.3} s", self.seconds),

@@ -17,9 +17,12 @@
 //! folder is kept under [`MAX_CACHE_BYTES`], least recently used first out.
 //!
 //! **Trust**: an entry holds a hash of its own contents, checked before anything in it is
-//! believed; then every count is checked against the bytes left and the model (vertex order a
-//! permutation, indices and joints inside the model). Anything amiss is a miss: the data is made
-//! again and the entry replaced. The cache never changes what is shown: an entry holds exactly
+//! believed (damage: a disk, an interrupted copy); then every count is checked against the bytes
+//! left and the model (vertex order a permutation, levels' vertices, indices and ranges inside the
+//! model, joints inside the skeleton, sample times finite and in order). Anything amiss is a miss:
+//! the data is made again and the entry replaced. The folder is the user's own, trusted as the
+//! program beside it is: a packed track's words are not decoded to check them, and a crafted
+//! entry could point the palette pass past a track as a crafted program could do worse. The cache never changes what is shown: an entry holds exactly
 //! what [`make`] gives (`tests::an_entry_reads_back_as_made`).
 
 use std::path::{Path, PathBuf};
@@ -38,6 +41,10 @@ const FORMAT: u32 = 1;
 const MAGIC: &[u8; 16] = b"vkskin derived\0\0";
 /// The cache folder's size past which the least recently used entries are removed.
 pub const MAX_CACHE_BYTES: u64 = 512 << 20;
+/// The bytes the key's hasher gathers before it hashes them.
+const HASH_BUFFER: usize = 1 << 16;
+/// The largest entry stored: one past a quarter of the folder's limit would soon push out the rest.
+const MAX_ENTRY_BYTES: usize = (MAX_CACHE_BYTES / 4) as usize;
 /// An entry file's extension.
 const EXTENSION: &str = "vkd";
 
@@ -127,7 +134,7 @@ pub fn derive(model: &Model, levels: bool, compression: bool, folder: Option<&Pa
 
 /// The model's key: its content (as the module's header says), what is asked and who asks.
 pub fn key(model: &Model, levels: bool, compression: bool) -> u128 {
-    let mut hash = Hasher(Xxh3::new());
+    let mut hash = Hasher::new();
     hash.u32(FORMAT);
     hash.bytes(env!("CARGO_PKG_VERSION").as_bytes());
     let program = std::env::current_exe().and_then(std::fs::metadata).ok();
@@ -138,7 +145,7 @@ pub fn key(model: &Model, levels: bool, compression: bool) -> u128 {
     hash.u32(since.subsec_nanos());
     hash.u32(u32::from(levels) | u32::from(compression) << 1);
     model_content(&mut hash, model);
-    hash.0.digest128()
+    hash.digest()
 }
 
 /// Feeds what the derived data is computed from into `hash`: everything but the name, the file
@@ -204,6 +211,15 @@ fn model_content(hash: &mut Hasher, model: &Model) {
             hash.floats(&channel.base.to_array());
             hash.floats(&channel.values);
         }
+        // Already compressed (the viewer's worker sees a model again): the levels' poses play it.
+        match &animation.compressed {
+            None => hash.u32(0),
+            Some(compressed) => {
+                let mut written = Writer::default();
+                written.compressed(compressed);
+                hash.bytes(&written.0);
+            }
+        }
         hash.u64(animation.weights.len() as u64);
         for weights in &animation.weights {
             hash.u64(weights.target as u64);
@@ -236,34 +252,56 @@ fn interpolation_code(interpolation: Interpolation) -> u32 {
     }
 }
 
-/// XXH3 fed little-endian numbers; a length before every run of varying length.
-struct Hasher(Xxh3);
+/// XXH3 fed little-endian numbers, a length before every run of varying length; gathered in a
+/// buffer first (the hasher's own calls cost more than the few bytes most of them would take).
+struct Hasher(Xxh3, Vec<u8>);
 
 impl Hasher {
+    fn new() -> Hasher {
+        Hasher(Xxh3::new(), Vec::with_capacity(HASH_BUFFER))
+    }
+
+    fn flush_if_full(&mut self) {
+        if self.1.len() >= HASH_BUFFER {
+            self.0.update(&self.1);
+            self.1.clear();
+        }
+    }
+
+    fn digest(mut self) -> u128 {
+        self.0.update(&self.1);
+        self.0.digest128()
+    }
+
     fn u32(&mut self, value: u32) {
-        self.0.update(&value.to_le_bytes());
+        self.1.extend_from_slice(&value.to_le_bytes());
+        self.flush_if_full();
     }
 
     fn u64(&mut self, value: u64) {
-        self.0.update(&value.to_le_bytes());
+        self.1.extend_from_slice(&value.to_le_bytes());
+        self.flush_if_full();
     }
 
     fn bytes(&mut self, bytes: &[u8]) {
         self.u64(bytes.len() as u64);
-        self.0.update(bytes);
+        self.1.extend_from_slice(bytes);
+        self.flush_if_full();
     }
 
     fn words(&mut self, words: &[u32]) {
         self.u64(words.len() as u64);
-        for word in words {
-            self.0.update(&word.to_le_bytes());
+        for chunk in words.chunks(HASH_BUFFER / 4) {
+            chunk.iter().for_each(|word| self.1.extend_from_slice(&word.to_le_bytes()));
+            self.flush_if_full();
         }
     }
 
     fn floats(&mut self, floats: &[f32]) {
         self.u64(floats.len() as u64);
-        for float in floats {
-            self.0.update(&float.to_bits().to_le_bytes());
+        for chunk in floats.chunks(HASH_BUFFER / 4) {
+            chunk.iter().for_each(|float| self.1.extend_from_slice(&float.to_bits().to_le_bytes()));
+            self.flush_if_full();
         }
     }
 
@@ -294,8 +332,15 @@ fn store(folder: &Path, path: &Path, key: u128, derived: &Derived) -> std::io::R
     bytes.extend_from_slice(&(data.0.len() as u64).to_le_bytes());
     bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&data.0).to_le_bytes());
     bytes.extend_from_slice(&data.0);
+    if bytes.len() > MAX_ENTRY_BYTES {
+        log::info!("{}: {} bytes of derived data, too many to cache", path.display(), bytes.len());
+        return Ok(());
+    }
     std::fs::create_dir_all(folder)?;
-    let partial = path.with_extension(format!("partial-{}", std::process::id()));
+    // Per process and per write: two workers of one process may store the same key at once.
+    static WRITES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let write = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let partial = path.with_extension(format!("partial-{}-{write}", std::process::id()));
     std::fs::write(&partial, &bytes).and_then(|_| std::fs::rename(&partial, path)).inspect_err(|_| {
         let _ = std::fs::remove_file(&partial);
     })?;
@@ -494,6 +539,16 @@ impl Writer {
     }
 }
 
+/// Whether a level read back fits `model`: at most its vertices, its indices among its own
+/// vertices, a range per mesh inside its indices.
+fn level_fits(level: &Level, model: &Model) -> bool {
+    let vertices = level.vertex_count as usize;
+    vertices <= model.vertices.len()
+        && level.indices.iter().all(|&index| (index as usize) < vertices)
+        && level.ranges.len() == model.meshes.len()
+        && level.ranges.iter().all(|&(first, count)| (first as u64 + count as u64) <= level.indices.len() as u64)
+}
+
 /// Reads what [`Writer`] wrote; `None` at the first thing that does not fit (a count past the
 /// bytes left, an unknown tag, an index outside the model).
 struct Reader<'a> {
@@ -576,13 +631,17 @@ impl Reader<'_> {
                     1 => {
                         let order = self.words()?;
                         let count = self.count(20)?;
+                        if count >= crate::model::MAX_LEVELS {
+                            return None;
+                        }
                         let levels: Vec<Level> = (0..count)
                             .map(|_| {
                                 let vertex_count = self.u32()?;
                                 let indices = self.words()?;
                                 let ranges = self.count(8)?;
                                 let ranges = (0..ranges).map(|_| Some((self.u32()?, self.u32()?))).collect::<Option<_>>()?;
-                                Some(Level { vertex_count, indices, ranges, error: self.f32()? })
+                                let level = Level { vertex_count, indices, ranges, error: self.f32()? };
+                                level_fits(&level, model).then_some(level)
                             })
                             .collect::<Option<_>>()?;
                         Some(Chain::from_parts(levels, order, model.vertices.len())?)
@@ -624,6 +683,15 @@ impl Reader<'_> {
             1 => KeyTimes::Listed(self.floats()?),
             _ => return None,
         };
+        let sane = match &times {
+            KeyTimes::Uniform { start, step, count } => {
+                start.is_finite() && (*count == 1 || (step.is_finite() && *step > 0.0)) && (1..=1 << 26).contains(count)
+            }
+            KeyTimes::Listed(list) => !list.is_empty() && list.iter().all(|time| time.is_finite()) && list.is_sorted(),
+        };
+        if !sane {
+            return None;
+        }
         let count = self.count(6)?;
         let tracks = (0..count)
             .map(|_| {
@@ -705,7 +773,18 @@ mod tests {
         if let Some(value) = rekeyed.animations[0].channels[3].values.get_mut(5) {
             *value = -*value;
         }
-        let keys = [key(&model, true, true), key(&moved, true, true), key(&rekeyed, true, true), key(&model, true, false)];
+        // Its clips already compressed (the viewer's worker may see such a model): the levels'
+        // poses play them.
+        let mut compressed = model.clone();
+        compressed.compress_clips();
+        assert!(compressed.animations.iter().any(|animation| animation.compressed.is_some()));
+        let keys = [
+            key(&model, true, true),
+            key(&moved, true, true),
+            key(&rekeyed, true, true),
+            key(&model, true, false),
+            key(&compressed, true, true),
+        ];
         for (index, a) in keys.iter().enumerate() {
             for b in &keys[index + 1..] {
                 assert_ne!(a, b);

@@ -24,6 +24,7 @@ fn render_runs_300_frames() {
     let out = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("long-render.png");
     run_validated(
         Command::new(env!("CARGO_BIN_EXE_vkskin"))
+            .env("VKSKIN_CACHE_DIR", crate::common::derived_cache())
             .args(["render", "--frames", "300", "--time", "5", "--size", "96x72", "--instances", "3", "--validate", "--out"])
             .arg(&out),
     );
@@ -34,6 +35,7 @@ fn render_runs_300_frames() {
 fn bench_runs_300_frames_a_strategy() {
     let out = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("long-bench");
     let output = Command::new(env!("CARGO_BIN_EXE_vkskin"))
+        .env("VKSKIN_CACHE_DIR", crate::common::derived_cache())
         .args(["bench", "--instances", "2", "--measure", "290", "--warmup", "10", "--size", "64x48", "--validate", "--out-dir"])
         .arg(&out)
         .env("RUST_LOG", "warn")

@@ -15,7 +15,12 @@ use crate::fbx_loader::{obj_points, set_distance};
 /// The JSON `inspect --pose` prints for `file`, run with validation (which must stay silent).
 fn pose_json(file: &Path, clip: Option<&str>, time: f64, extra: &[&str]) -> Value {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vkskin"));
-    command.arg("inspect").arg(file).args(["--pose", &time.to_string(), "--json"]).args(extra);
+    command
+        .env("VKSKIN_CACHE_DIR", crate::common::derived_cache())
+        .arg("inspect")
+        .arg(file)
+        .args(["--pose", &time.to_string(), "--json"])
+        .args(extra);
     if let Some(clip) = clip {
         command.args(["--clip", clip]);
     }

@@ -103,6 +103,7 @@ fn capture_without_renderdoc_says_so_plainly() {
     // Not started by RenderDoc, and the library to load pointed at nothing: as on a machine without
     // the renderdoc package.
     let output = Command::new(env!("CARGO_BIN_EXE_vkskin"))
+        .env("VKSKIN_CACHE_DIR", crate::common::derived_cache())
         .args(["render", "--size", "32x24", "--capture-frame", "0", "--out"])
         .arg(scratch("plain.png"))
         .env("VKSKIN_RENDERDOC_LIBRARY", "/nonexistent/librenderdoc.so")

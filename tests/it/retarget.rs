@@ -240,6 +240,7 @@ fn inspect_lists_where_each_clip_came_from() {
     let Some(folder) = shared_models("fbx/MayaSausage") else { return };
     let source = folder.join("maya_game_sausage_7500_ascii_combined.fbx");
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_vkskin"))
+        .env("VKSKIN_CACHE_DIR", crate::common::derived_cache())
         .arg("inspect")
         .arg(folder.join("maya_game_sausage_7500_binary.fbx"))
         .arg("--anim")

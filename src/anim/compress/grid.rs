@@ -107,9 +107,9 @@ fn even_times(
 /// keys at most: a few steps, not a curve that never flattens.
 const FINEST_INTERVAL: f32 = 1.0 / 7_680.0;
 
-/// Halvings under [`FINEST_INTERVAL`] an interval between keys may take: about twenty for each
-/// step (0.13 ms down to a float a minute into a clip), so ten steps. GLSceneWoman4's needs more
-/// than 48.
+/// Halvings under [`FINEST_INTERVAL`] an interval between keys may take: from 0.13 ms down to a
+/// float takes about 5 a minute into a clip and 10 a second in, so a handful of steps between two
+/// keys (GLSceneWoman4's clip needs more than 48).
 const STEP_SPLITS: usize = 200;
 
 /// The narrowest interval the refinement halves (seconds): a unit in the last place of `time`.
@@ -204,7 +204,7 @@ fn uneven_times(
             let mut left = pair[0].clone();
             let mut pending = vec![pair[1].clone()];
             let mut worst = 0.0f32;
-            // Intervals under FINEST_INTERVAL halved: a step's one branch, twenty floats deep at most.
+            // Intervals under FINEST_INTERVAL halved, STEP_SPLITS at most: a few steps' branches.
             let mut step_splits = 0;
             while let Some(right) = pending.pop() {
                 let error = if right.0 > left.0 { departure(&left, &right) } else { 0.0 };
@@ -236,10 +236,12 @@ fn uneven_times(
         match result {
             Ok((added, _)) => all.extend(added),
             Err(error) => {
-                return Err(format!(
-                    "at uneven times {:.4} cm even between adjacent times",
-                    precision.as_reference_centimetres(error)
-                ))
+                return Err(match error.is_finite() {
+                    true => {
+                        format!("at uneven times {:.4} cm even between adjacent times", precision.as_reference_centimetres(error))
+                    }
+                    false => "at uneven times a rotation still turns half round between two samples".to_string(),
+                })
             }
         }
         // Refined, before thinning, up to REFINED_PER_SAMPLE times what may be kept.

@@ -126,13 +126,9 @@ pub struct Track {
 }
 
 impl Track {
-    /// The value at `time` among the clip's evenly spaced `times`: interpolated as raw linear keys
-    /// are (rotations slerp along the shorter arc), held before the first sample and after the last.
-    pub fn value(&self, times: &KeyTimes, time: f32) -> Vec4 {
-        self.value_at(times.locate(time, false))
-    }
-
-    /// [`Track::value`] at a time already found among the clip's sample times.
+    /// The value at a time found among the clip's sample times (`KeyTimes::locate`): interpolated
+    /// as raw linear keys are (rotations slerp along the shorter arc), held before the first
+    /// sample and after the last.
     pub fn value_at(&self, at: crate::anim::KeySpan) -> Vec4 {
         match &self.data {
             TrackData::Constant(value) => *value,

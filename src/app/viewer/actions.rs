@@ -238,15 +238,14 @@ impl Viewer {
             let levelled = models
                 .iter()
                 .map(|model| {
-                    let folder = cache.then(crate::app::derived_cache_folder);
-                    let (derived, _) = crate::model::derived::derive(
-                        model,
-                        lod && model.levels.is_empty(),
-                        uncompressed(model),
-                        folder.as_deref(),
-                    );
+                    let (levels, compression) = (lod && model.levels.is_empty(), uncompressed(model));
                     let mut made = model.clone();
-                    derived.apply(&mut made);
+                    // A crowd's model that has both already is kept as it is.
+                    if levels || compression {
+                        let folder = cache.then(crate::app::derived_cache_folder);
+                        let (derived, _) = crate::model::derived::derive(model, levels, compression, folder.as_deref());
+                        derived.apply(&mut made);
+                    }
                     made
                 })
                 .collect();
