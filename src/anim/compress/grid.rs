@@ -48,15 +48,16 @@ pub(super) fn sample_grid(
     }
     let densest = keyed.iter().map(|channel| smallest_interval(&channel.times)).fold(f32::INFINITY, f32::min);
     let grid = common_grid(&keyed, start, densest);
-    let narrow = keyed.iter().all(|channel| {
-        let keys: Vec<Vec4> = (0..channel.times.count()).map(|key| channel.key_value(key).normalize_or_zero()).collect();
-        !keys.windows(2).any(|pair| too_wide(&[**channel], &pair[..1], &pair[1..]))
-    });
-    if let (Some((step, true)), true) = (grid, narrow) {
-        // The samples are the keys and lie on the keys' lines between them: nothing to measure.
+    if let Some((step, true)) = grid {
+        // The samples are the keys and lie on the keys' lines between them: nothing to measure;
+        // unless a rotation turns half round between two keys, or past the cap (a few keys on a
+        // fine grid: two a float apart), when they are sampled as any other curve.
+        let narrow = keyed.iter().all(|channel| {
+            let keys: Vec<Vec4> = (0..channel.times.count()).map(|key| channel.key_value(key).normalize_or_zero()).collect();
+            !keys.windows(2).any(|pair| too_wide(&[**channel], &pair[..1], &pair[1..]))
+        });
         let count = ((end - start) / step - 1e-3).ceil().max(0.0) as usize + 1;
-        // Past the cap (a few keys on a fine grid: two a float apart), their times, unevenly.
-        if count <= cap {
+        if narrow && count <= cap {
             return Ok((KeyTimes::Uniform { start, step, count }, 0.0, true));
         }
     }
@@ -187,9 +188,9 @@ fn uneven_times(
         .map(|pair| {
             let mut poses = Departure::new(skeleton, precision, &keyed, &rest);
             let mut departure = |a: &Entry, b: &Entry| -> f32 {
-                // The fraction of the time each probe is at, as rounded (a float or two apart, the
-                // probes fall on the ends).
                 // Half way and the quarters first: an interval to halve is seldom measured further.
+                // Each probe at the fraction its rounded time is at (a float or two apart, the
+                // probes fall on the ends).
                 let mut worst = 0.0f32;
                 for time in probe_fractions(&keyed, &a.1, &b.1).map(|fraction| a.0 + fraction * (b.0 - a.0)) {
                     worst = worst.max(poses.from(&values_at(&keyed, time), &a.1, &b.1, (time - a.0) / (b.0 - a.0)));
@@ -465,8 +466,8 @@ impl<'a> Departure<'a> {
     }
 
     /// How far the pose of the raw `values` departs from the one interpolated `fraction` of the way
-    /// from the values `a` to `b`.
-    /// Unbounded where a rotation turns past [`WIDEST_TURN_DOT`] between `a` and `b`.
+    /// from the values `a` to `b`; unbounded where a rotation turns half round between them
+    /// ([`WIDEST_TURN_DOT`]).
     fn from(&mut self, values: &[Vec4], a: &[Vec4], b: &[Vec4], fraction: f32) -> f32 {
         if too_wide(self.keyed, a, b) {
             return f32::INFINITY;
@@ -483,9 +484,9 @@ impl<'a> Departure<'a> {
     }
 }
 
-/// The largest shell error, half way and at the quarters between samples, of the raw channels sampled at `times` and
-/// interpolated as a compressed clip is, against the raw curves; it stops as soon as it passes
-/// `enough`.
+/// The largest shell error between samples ([`probe_fractions`]) of the raw channels sampled at
+/// `times` and interpolated as a compressed clip is, against the raw curves; it stops as soon as
+/// it passes `enough`.
 fn resample_error(skeleton: &Skeleton, channels: &[&Channel], times: &KeyTimes, precision: &Precision, enough: f32) -> f32 {
     let rest = rest_with_constants(skeleton, channels, times.time(0));
     let keyed = keyed(channels);
