@@ -89,6 +89,8 @@ const uint PACKED_HEADER_WORDS = 6u;
 const uint PACKED_SEGMENT_WORDS = 3u;
 const uint PACKED_BLOCK_SEGMENTS = 32u;
 const uint PACKED_BLOCK_WORDS = 97u;
+// In a rotation segment's code (its record's second word's top byte): all four components stored.
+const uint PACKED_FOUR_COMPONENTS = 4u;
 
 // Weight channels are Channel records too, past the joints' in channels[]: the one of (animation,
 // target) at the animation's first_weight_channel + target, one component (x) a key.

@@ -132,18 +132,28 @@ float packed_component(uint track, uint first_bit, uint bits, uint minimums, uin
     return key_value(track + component) + key_value(track + 3u + component) * (segment_minimum + segment_extent * fraction);
 }
 
-// A unit rotation from the three components kept and the index of the one dropped, rebuilt >= 0
-// (src/anim/compress: with_dropped).
-vec4 with_dropped(vec3 kept, uint dropped) {
-    float rebuilt = sqrt(max(1.0 - dot(kept, kept), 0.0));
-    if (dropped == 0u) {
-        return vec4(rebuilt, kept);
-    } else if (dropped == 1u) {
-        return vec4(kept.x, rebuilt, kept.yz);
-    } else if (dropped == 2u) {
-        return vec4(kept.xy, rebuilt, kept.z);
+// `kept` with `value` put in at component `index` (src/anim/compress: inserted).
+vec4 inserted(vec3 kept, uint index, float value) {
+    if (index == 0u) {
+        return vec4(value, kept);
+    } else if (index == 1u) {
+        return vec4(kept.x, value, kept.yz);
+    } else if (index == 2u) {
+        return vec4(kept.xy, value, kept.z);
     }
-    return vec4(kept, rebuilt);
+    return vec4(kept, value);
+}
+
+// A unit rotation from the three components kept and a segment's rotation code: the index of the
+// one dropped, rebuilt >= 0 from unit length; or, with PACKED_FOUR_COMPONENTS, of the one stored
+// as `fourth`, all four normalized (src/anim/compress: rotation_from).
+vec4 rotation_from(vec3 kept, uint code, float fourth) {
+    if ((code & PACKED_FOUR_COMPONENTS) == 0u) {
+        return inserted(kept, code & 3u, sqrt(max(1.0 - dot(kept, kept), 0.0)));
+    }
+    vec4 value = inserted(kept, code & 3u, fourth);
+    float size = length(value);
+    return size > 0.0 ? value / size : vec4(0.0, 0.0, 0.0, 1.0);
 }
 
 // Where segment `segment`'s record is in a packed track (src/anim/compress: segment_record): after
@@ -164,13 +174,20 @@ vec4 packed_value(uint track, uint key, bool rotation) {
     uint stored = key_values[record + 2u];
     uint bits = min(minimums >> 24, PACKED_MAX_BITS);
     uint block = key_values[track + PACKED_HEADER_WORDS + (segment / PACKED_BLOCK_SEGMENTS) * PACKED_BLOCK_WORDS];
+    uint code = (extents >> 24) & 7u;
+    uint components = rotation && (code & PACKED_FOUR_COMPONENTS) != 0u ? 4u : 3u;
     uint before = uint(bitCount(stored & 0xFFFFu & ((1u << (key % PACKED_SEGMENT_SAMPLES)) - 1u)));
-    uint first_bit = block + (stored >> 16) + before * 3u * bits;
+    uint first_bit = block + (stored >> 16) + before * components * bits;
     vec4 value = vec4(packed_component(track, first_bit, bits, minimums, extents, 0u),
                       packed_component(track, first_bit, bits, minimums, extents, 1u),
                       packed_component(track, first_bit, bits, minimums, extents, 2u), 0.0);
     if (rotation) {
-        value = with_dropped(value.xyz, (extents >> 24) & 3u);
+        float fourth = 0.0;
+        if (components == 4u) {
+            uint quantized = read_bits(track, first_bit + 3u * bits, bits);
+            fourth = bits == 0u ? 0.5 : float(quantized) / float((1u << bits) - 1u);
+        }
+        value = rotation_from(value.xyz, code, fourth);
     }
     return value;
 }

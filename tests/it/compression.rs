@@ -171,7 +171,9 @@ fn the_bundled_figures_clips_compress() {
 
 #[test]
 fn the_shaders_read_the_layout_the_encoder_writes() {
-    use vkskin::anim::compress::{BLOCK_SEGMENTS, BLOCK_WORDS, HEADER_WORDS, MAX_BITS, SEGMENT_SAMPLES, SEGMENT_WORDS};
+    use vkskin::anim::compress::{
+        BLOCK_SEGMENTS, BLOCK_WORDS, FOUR_COMPONENTS, HEADER_WORDS, MAX_BITS, SEGMENT_SAMPLES, SEGMENT_WORDS,
+    };
     let common = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders/common.glsl")).expect("common.glsl");
     for (name, value) in [
         ("PACKED_SEGMENT_SAMPLES", SEGMENT_SAMPLES),
@@ -180,6 +182,7 @@ fn the_shaders_read_the_layout_the_encoder_writes() {
         ("PACKED_SEGMENT_WORDS", SEGMENT_WORDS),
         ("PACKED_BLOCK_SEGMENTS", BLOCK_SEGMENTS),
         ("PACKED_BLOCK_WORDS", BLOCK_WORDS),
+        ("PACKED_FOUR_COMPONENTS", FOUR_COMPONENTS as usize),
     ] {
         assert!(common.contains(&format!("const uint {name} = {value}u;")), "{name} = {value} in common.glsl");
     }

@@ -394,10 +394,11 @@ impl<'a> Context<'a> {
                     .fold(0u32, |mask, sample| mask | 1 << (sample % SEGMENT_SAMPLES));
                 writer.words[record] = range[0].0 | range[1].0 << 8 | range[2].0 << 16 | width << 24;
                 writer.words[record + 1] = range[0].1 | range[1].1 << 8 | range[2].1 << 16 | moving.dropped[segment] << 24;
-                // Within a block: at most 31 segments × 16 samples × 3 × 24 bits before it, under 2^16.
+                // Within a block: at most 31 segments × 16 samples × 4 × 24 bits before it, under 2^16.
                 writer.words[record + 2] = stored | ((writer.bit - block_start) as u32) << 16;
+                let components = moving.components(segment);
                 for sample in samples.filter(|&sample| moving.stored[sample]) {
-                    for value in moving.quantize(sample, &range, width) {
+                    for &value in &moving.quantize(sample, &range, width)[..components] {
                         writer.push(value, width);
                     }
                 }
@@ -580,6 +581,30 @@ mod tests {
             .map(|segment| (words[segment_record(segment) + 2] & 0xFFFF).count_ones())
             .sum();
         assert!(stored <= 241usize.div_ceil(SEGMENT_SAMPLES) as u32 + 2, "{stored} of 241 samples stored");
+        let played = Animation { compressed: Some(compressed), ..raw.clone() };
+        let error = super::super::measured_error(&skeleton, &played, &precision, (0..=2000).map(|step| step as f32 / 1000.0));
+        assert!(error <= precision.error * 1.01, "{error} > {}", precision.error);
+    }
+
+    #[test]
+    fn a_full_turn_within_a_segment_stores_all_four_components() {
+        // The elbow spins about z a little over 45° a key, two full turns a segment: each of its
+        // rotation's components comes near 0 within every segment (z and w in turn, x and y
+        // throughout), so none can be rebuilt from unit length (assimp's "full rotations between
+        // keys" test files).
+        // (At exactly 45° a key, w would be 0 to a float where z is exactly 1: rebuilt exactly.)
+        let skeleton = arm();
+        let values = (0..=64).flat_map(|key| Vec4::from(Quat::from_rotation_z(key as f32 * 0.7855)).to_array()).collect();
+        let channel =
+            Channel::linear(1, Property::Rotation, KeyTimes::Uniform { start: 0.0, step: 1.0 / 30.0, count: 65 }, values);
+        let raw = animation(vec![channel]);
+        let precision = Precision::for_figure(0.9);
+        let compressed = compress(&skeleton, &raw, &precision).expect("compresses");
+        let TrackData::Packed(words) = &compressed.tracks[0].data else { panic!("packed") };
+        let codes: Vec<u32> =
+            (0..65usize.div_ceil(SEGMENT_SAMPLES)).map(|segment| words[segment_record(segment) + 1] >> 24).collect();
+        // The last segment holds one sample, which stays clear of 0 on its own.
+        assert!(codes[..4].iter().all(|&code| code & super::super::FOUR_COMPONENTS != 0), "segment codes {codes:?}");
         let played = Animation { compressed: Some(compressed), ..raw.clone() };
         let error = super::super::measured_error(&skeleton, &played, &precision, (0..=2000).map(|step| step as f32 / 1000.0));
         assert!(error <= precision.error * 1.01, "{error} > {}", precision.error);

@@ -16,8 +16,8 @@
 //! | 0-2 | the track's minimum x, y, z over the clip (f32 bits) |
 //! | 3-5 | its extent x, y, z (f32 bits) |
 //! | per block of [`BLOCK_SEGMENTS`] segments: 1 | the bit offset of the block's samples from the track's first word |
-//! | then per segment, 3 | the segment's minimum x, y, z in 255ths of the extent and its bit width (a byte each); its extent x, y, z in 255ths and, for a rotation, which component it drops (a byte each); the samples it stores (16 bits, the first always) and their bit offset from the block's (16 bits) |
-//! | then | each segment's stored samples, x y z at the segment's bit width, back to back |
+//! | then per segment, 3 | the segment's minimum x, y, z in 255ths of the extent and its bit width (a byte each); its extent x, y, z in 255ths and, for a rotation, which component it drops (or, with [`FOUR_COMPONENTS`], stores last) (a byte each); the samples it stores (16 bits, the first always) and their bit offset from the block's (16 bits) |
+//! | then | each segment's stored samples, x y z (a four-component rotation's fourth after them) at the segment's bit width, back to back |
 //!
 //! A sample not stored lies on the line between the stored ones around it (the next segment's
 //! first where its own has none left), by its place among the samples.
@@ -26,7 +26,9 @@
 //! middle of the segment's range at 0 bits. A rotation keeps three of its four components: per
 //! segment it drops the one farthest from 0 throughout (w for most), signed ≥ 0 (q and −q are one
 //! rotation), and rebuilds it from unit length. Dropping w always, as ACL does, fails where w
-//! nears 0 (a joint turned half round): f32 cannot rebuild it from 1 − |xyz|² there.
+//! nears 0 (a joint turned half round): f32 cannot rebuild it from 1 − |xyz|² there. Where every
+//! component comes within `tracks::FOUR_BELOW` of 0 in a segment (a full turn within it), the segment
+//! stores the fourth too ([`FOUR_COMPONENTS`]), over [0, 1], and the decoder normalizes.
 //!
 //! The error bound is ACL's: three virtual vertices at a shell distance along each joint's local
 //! axes, through the joint's object-space transform, raw against compressed, the largest distance
@@ -315,37 +317,78 @@ pub fn packed_value(words: &[u32], sample: usize, rotation: bool) -> Vec4 {
     let block = HEADER_WORDS + (segment / BLOCK_SEGMENTS) * BLOCK_WORDS;
     let (minimums, extents, stored) = (word(record), word(record + 1), word(record + 2));
     let bits = (minimums >> 24).min(MAX_BITS);
+    let rotation_code = (extents >> 24) & 7;
+    let components = if rotation { components_stored(rotation_code) } else { 3 };
     // The samples stored before this one in its segment.
     let before = (stored & 0xFFFF & ((1u32 << (sample % SEGMENT_SAMPLES)) - 1)).count_ones();
-    let first_bit = u64::from(word(block)) + u64::from(stored >> 16) + u64::from(before) * 3 * u64::from(bits);
+    let first_bit =
+        u64::from(word(block)) + u64::from(stored >> 16) + u64::from(before) * u64::from(components) * u64::from(bits);
     let levels = ((1u32 << bits) - 1) as f32;
+    let fraction = |component: u32| {
+        let quantized = read_bits(words, first_bit + u64::from(component) * u64::from(bits), bits);
+        if bits == 0 {
+            0.5
+        } else {
+            quantized as f32 / levels
+        }
+    };
     let mut value = Vec4::ZERO;
     for component in 0..3 {
-        let quantized = read_bits(words, first_bit + component as u64 * u64::from(bits), bits);
-        let fraction = if bits == 0 { 0.5 } else { quantized as f32 / levels };
         let shift = 8 * component as u32;
         value[component] = dequantize(
             f32::from_bits(word(component)),
             f32::from_bits(word(3 + component)),
             ((minimums >> shift) & 255, (extents >> shift) & 255),
-            fraction,
+            fraction(component as u32),
         );
     }
     if rotation {
-        value = with_dropped(value.truncate(), (extents >> 24) & 3);
+        value = rotation_from(value.truncate(), rotation_code, fraction(3));
     }
     value
 }
 
-/// A unit rotation from the three components kept (in order) and the index of the one dropped,
-/// rebuilt ≥ 0 from unit length. Mirrors `with_dropped` in palette.comp.glsl.
-pub fn with_dropped(kept: Vec3, dropped: u32) -> Vec4 {
-    let rebuilt = (1.0 - kept.length_squared()).max(0.0).sqrt();
-    match dropped {
-        0 => Vec4::new(rebuilt, kept.x, kept.y, kept.z),
-        1 => Vec4::new(kept.x, rebuilt, kept.y, kept.z),
-        2 => Vec4::new(kept.x, kept.y, rebuilt, kept.z),
-        _ => kept.extend(rebuilt),
+/// In a rotation segment's record (the top byte of its second word), the flag for a segment that
+/// stores all four components: where none stays clear of 0 throughout the segment (a joint turning
+/// a full turn within it), the one rebuilt from unit length would lose most of its precision
+/// (1 − |xyz|² is all rounding there). The byte's low two bits then name the component stored
+/// last, ≥ 0, over [0, 1] at the segment's bit width; the decoded four are normalized.
+pub const FOUR_COMPONENTS: u32 = 4;
+
+/// The components a rotation segment stores per sample, from its record's code (see
+/// [`FOUR_COMPONENTS`]).
+pub fn components_stored(rotation_code: u32) -> u32 {
+    if rotation_code & FOUR_COMPONENTS != 0 {
+        4
+    } else {
+        3
+    }
+}
+
+/// A unit rotation from the three components kept (in order) and a segment's code: the index of
+/// the component dropped, rebuilt ≥ 0 from unit length; or, with [`FOUR_COMPONENTS`], of the one
+/// stored as `fourth` (all four then normalized). Mirrors `rotation_from` in palette.comp.glsl.
+pub fn rotation_from(kept: Vec3, rotation_code: u32, fourth: f32) -> Vec4 {
+    let index = rotation_code & 3;
+    if rotation_code & FOUR_COMPONENTS == 0 {
+        return inserted(kept, index, (1.0 - kept.length_squared()).max(0.0).sqrt());
+    }
+    let value = inserted(kept, index, fourth);
+    let length = value.length();
+    if length > 0.0 {
+        value / length
+    } else {
+        Vec4::W
+    }
+}
+
+/// `kept` with `value` put in at component `index` (the others after it move up).
+fn inserted(kept: Vec3, index: u32, value: f32) -> Vec4 {
+    match index {
+        0 => Vec4::new(value, kept.x, kept.y, kept.z),
+        1 => Vec4::new(kept.x, value, kept.y, kept.z),
+        2 => Vec4::new(kept.x, kept.y, value, kept.z),
+        _ => kept.extend(value),
     }
 }
 

@@ -4,11 +4,16 @@
 
 use glam::{Vec3, Vec4};
 
-use super::{dequantize, with_dropped, SEGMENT_SAMPLES};
+use super::{dequantize, rotation_from, FOUR_COMPONENTS, SEGMENT_SAMPLES};
 use crate::anim::Property;
 
 /// Values within this of each other are the same (a property that does not move).
 const SAME: f32 = 1e-6;
+/// A rotation segment whose every component comes this close to 0 stores all four
+/// ([`FOUR_COMPONENTS`]): rebuilt from unit length, a component at c carries the others' error
+/// about 1/c times over (20× here), and three components' extra bits then cost more than the
+/// fourth's.
+pub(super) const FOUR_BELOW: f32 = 0.05;
 
 /// A rotation with w ≥ 0 (the one of q and −q the format keeps); other values as they are.
 pub(super) fn canonical(property: Property, value: Vec4) -> Vec4 {
@@ -36,7 +41,8 @@ pub(super) struct Moving {
     /// Per sample, whether it is stored (a segment's first and the last always are); the others
     /// lie on their stored neighbours' line.
     pub(super) stored: Vec<bool>,
-    /// Per segment, the rotation component dropped (3, w, for other properties: unused).
+    /// Per segment, the rotation code: the component dropped (3, w, for other properties:
+    /// unused), or stored last with [`FOUR_COMPONENTS`].
     pub(super) dropped: Vec<u32>,
     pub(super) kept: Vec<[f32; 3]>,
     pub(super) minimum: [f32; 3],
@@ -131,28 +137,44 @@ impl Moving {
         })
     }
 
-    /// Sample `sample` quantized at `bits` within a segment's `range`.
-    pub(super) fn quantize(&self, sample: usize, range: &[(u32, u32); 3], bits: u32) -> [u32; 3] {
+    /// The values a sample stores in its segment: 3, or a four-component rotation's 4.
+    pub(super) fn components(&self, segment: usize) -> usize {
+        match self.property {
+            Property::Rotation => super::components_stored(self.dropped[segment]) as usize,
+            _ => 3,
+        }
+    }
+
+    /// Sample `sample` quantized at `bits` within a segment's `range`: its kept three, then (in a
+    /// four-component segment) the fourth over [0, 1]; `components` of the four are written.
+    pub(super) fn quantize(&self, sample: usize, range: &[(u32, u32); 3], bits: u32) -> [u32; 4] {
         let levels = ((1u32 << bits) - 1) as f32;
-        [0, 1, 2].map(|component| {
+        let kept = [0, 1, 2].map(|component| {
             let low = dequantize(self.minimum[component], self.extent[component], range[component], 0.0);
             let high = dequantize(self.minimum[component], self.extent[component], range[component], 1.0);
             let fraction = if high > low { (self.kept[sample][component] - low) / (high - low) } else { 0.0 };
             (fraction.clamp(0.0, 1.0) * levels).round() as u32
-        })
+        });
+        let code = self.dropped[sample / SEGMENT_SAMPLES];
+        let fourth = match self.property == Property::Rotation && code & FOUR_COMPONENTS != 0 {
+            // `keep` signed the sample so that this component is ≥ 0.
+            true => (self.samples[sample][(code & 3) as usize].abs().min(1.0) * levels).round() as u32,
+            false => 0,
+        };
+        [kept[0], kept[1], kept[2], fourth]
     }
 
     /// The value the decoder gives for sample `sample` quantized (as `packed_value` computes it).
     pub(super) fn decoded(&self, sample: usize, range: &[(u32, u32); 3], bits: u32) -> Vec4 {
         let values = self.quantize(sample, range, bits);
         let levels = ((1u32 << bits) - 1) as f32;
+        let fraction = |component: usize| if bits == 0 { 0.5 } else { values[component] as f32 / levels };
         let mut kept = Vec3::ZERO;
         for component in 0..3 {
-            let fraction = if bits == 0 { 0.5 } else { values[component] as f32 / levels };
-            kept[component] = dequantize(self.minimum[component], self.extent[component], range[component], fraction);
+            kept[component] = dequantize(self.minimum[component], self.extent[component], range[component], fraction(component));
         }
         match self.property {
-            Property::Rotation => with_dropped(kept, self.dropped[sample / SEGMENT_SAMPLES]),
+            Property::Rotation => rotation_from(kept, self.dropped[sample / SEGMENT_SAMPLES], fraction(3)),
             _ => kept.extend(0.0),
         }
     }
@@ -167,25 +189,31 @@ impl Moving {
     }
 }
 
-/// The rotation component to drop in a segment: w while it stays clear of 0, else the one farthest
-/// from 0 throughout (its rebuild from unit length is then well conditioned).
+/// A segment's rotation code: drop w while it stays clear of 0, else the component farthest from 0
+/// throughout (its rebuild from unit length is then well conditioned); where even that one comes
+/// within [`FOUR_BELOW`] of 0, store all four ([`FOUR_COMPONENTS`]), that one last.
 pub(super) fn component_to_drop(segment: &[Vec4]) -> u32 {
     let smallest = |component: usize| segment.iter().map(|value| value[component].abs()).fold(f32::INFINITY, f32::min);
     if smallest(3) >= 0.3 {
         return 3;
     }
-    (0..4).max_by(|&a, &b| smallest(a).total_cmp(&smallest(b))).unwrap_or(3) as u32
+    let farthest = (0..4).max_by(|&a, &b| smallest(a).total_cmp(&smallest(b))).unwrap_or(3);
+    match smallest(farthest) < FOUR_BELOW {
+        true => FOUR_COMPONENTS | farthest as u32,
+        false => farthest as u32,
+    }
 }
 
-/// The three components a sample keeps: x y z, or a rotation's all but `dropped`, signed so the
-/// dropped one is ≥ 0.
-pub(super) fn keep(property: Property, value: Vec4, dropped: u32) -> [f32; 3] {
+/// The three components a sample keeps: x y z, or a rotation's all but the one its segment's code
+/// names (dropped, or stored last), signed so that one is ≥ 0.
+pub(super) fn keep(property: Property, value: Vec4, code: u32) -> [f32; 3] {
     if property != Property::Rotation {
         return value.truncate().to_array();
     }
-    let value = if value[dropped as usize] < 0.0 { -value } else { value };
+    let dropped = (code & 3) as usize;
+    let value = if value[dropped] < 0.0 { -value } else { value };
     let mut kept = [0.0; 3];
-    for (slot, component) in (0..4).filter(|&component| component != dropped as usize).enumerate() {
+    for (slot, component) in (0..4).filter(|&component| component != dropped).enumerate() {
         kept[slot] = value[component];
     }
     kept
