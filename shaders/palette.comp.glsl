@@ -121,11 +121,16 @@ uint read_bits(uint track, uint bit, uint bits) {
     return value & ((1u << bits) - 1u);
 }
 
+// A value quantized at `bits` as its fraction of the segment's range: the middle at 0 bits
+// (src/anim/compress: level_fraction).
+float level_fraction(uint quantized, uint bits) {
+    return bits == 0u ? 0.5 : float(quantized) / float((1u << bits) - 1u);
+}
+
 // Component `component` of a compressed sample whose x starts at `first_bit`: minimum + extent ×
 // (segment minimum + segment extent × fraction), the segment's range in 255ths of the track's.
 float packed_component(uint track, uint first_bit, uint bits, uint minimums, uint extents, uint component) {
-    uint quantized = read_bits(track, first_bit + component * bits, bits);
-    float fraction = bits == 0u ? 0.5 : float(quantized) / float((1u << bits) - 1u);
+    float fraction = level_fraction(read_bits(track, first_bit + component * bits, bits), bits);
     uint shift = 8u * component;
     float segment_minimum = float((minimums >> shift) & 255u) / 255.0;
     float segment_extent = float((extents >> shift) & 255u) / 255.0;
@@ -184,8 +189,7 @@ vec4 packed_value(uint track, uint key, bool rotation) {
     if (rotation) {
         float fourth = 0.0;
         if (components == 4u) {
-            uint quantized = read_bits(track, first_bit + 3u * bits, bits);
-            fourth = bits == 0u ? 0.5 : float(quantized) / float((1u << bits) - 1u);
+            fourth = level_fraction(read_bits(track, first_bit + 3u * bits, bits), bits);
         }
         value = rotation_from(value.xyz, code, fourth);
     }

@@ -101,43 +101,41 @@ fn spinning_cylinder() -> Model {
 /// Skinned positions from the GPU against the CPU reference at 20 random times for a plain
 /// instance, one mid-crossfade and one with a layer (see the module's header).
 fn follows_the_curves(device: &std::sync::Arc<vkskin::gpu::Device>, mut model: Model, compressed: bool, random: &mut u64) {
-    {
-        // A second clip to fade into and layer: the model's own, or the second half of the first.
-        if model.clips.len() < 2 {
-            let half = model.clips[0].duration / 2.0;
-            model.clips.push(vkskin::anim::Clip {
-                name: "second half".into(),
-                animation: 0,
-                start: half,
-                duration: half,
-                motion: None,
-            });
-        }
-        let extent = model.extent();
-        let name = model.name.clone();
-        let mut setup = SceneSetup::new(model, 3);
-        // Another clip than the one that plays by default, to fade into and to layer.
-        let other = if setup.instances[1].clip == Some(1) { 0 } else { 1 };
-        setup.instances[1].switch_clip(other, 0.0, 1e9); // fading for the whole test
-        setup.instances[1].fade.as_mut().expect("a fade").started = -1e9 / 2.0;
-        setup.instances[2].layer = Some(Layer { clip: other, joint: layer_joint(&setup.model), weight: 0.6 });
-        let mut headless = HeadlessRenderer::new(device, &setup, 64, 48).expect("renderer");
-        let duration = f64::from(setup.model.clips[0].duration.max(0.1));
-        let mut worst = 0.0f32;
-        for _ in 0..20 {
-            *random ^= *random << 13;
-            *random ^= *random >> 7;
-            *random ^= *random << 17;
-            let seconds = (*random % 10_000) as f64 / 10_000.0 * 2.0 * duration;
-            let scene = setup.frame(seconds, 1.0);
-            let data = scene.instance_data(&setup.model);
-            assert!(data[1].fading() && data[2].layered());
-            worst = worst.max(worst_position_against_reference(&mut headless, &setup.model, &scene));
-        }
-        let keys = if compressed { "compressed" } else { "the files' keys" };
-        println!("{name} ({keys}): GPU against the curves, worst {worst:e} = {:e} of the extent {extent:.3}", worst / extent);
-        assert!(worst <= 1e-5 * extent, "{name}: {worst:e} off, extent {extent}");
+    // A second clip to fade into and layer: the model's own, or the second half of the first.
+    if model.clips.len() < 2 {
+        let half = model.clips[0].duration / 2.0;
+        model.clips.push(vkskin::anim::Clip {
+            name: "second half".into(),
+            animation: 0,
+            start: half,
+            duration: half,
+            motion: None,
+        });
     }
+    let extent = model.extent();
+    let name = model.name.clone();
+    let mut setup = SceneSetup::new(model, 3);
+    // Another clip than the one that plays by default, to fade into and to layer.
+    let other = if setup.instances[1].clip == Some(1) { 0 } else { 1 };
+    setup.instances[1].switch_clip(other, 0.0, 1e9); // fading for the whole test
+    setup.instances[1].fade.as_mut().expect("a fade").started = -1e9 / 2.0;
+    setup.instances[2].layer = Some(Layer { clip: other, joint: layer_joint(&setup.model), weight: 0.6 });
+    let mut headless = HeadlessRenderer::new(device, &setup, 64, 48).expect("renderer");
+    let duration = f64::from(setup.model.clips[0].duration.max(0.1));
+    let mut worst = 0.0f32;
+    for _ in 0..20 {
+        *random ^= *random << 13;
+        *random ^= *random >> 7;
+        *random ^= *random << 17;
+        let seconds = (*random % 10_000) as f64 / 10_000.0 * 2.0 * duration;
+        let scene = setup.frame(seconds, 1.0);
+        let data = scene.instance_data(&setup.model);
+        assert!(data[1].fading() && data[2].layered());
+        worst = worst.max(worst_position_against_reference(&mut headless, &setup.model, &scene));
+    }
+    let keys = if compressed { "compressed" } else { "the files' keys" };
+    println!("{name} ({keys}): GPU against the curves, worst {worst:e} = {:e} of the extent {extent:.3}", worst / extent);
+    assert!(worst <= 1e-5 * extent, "{name}: {worst:e} off, extent {extent}");
 }
 
 /// The MD5 format's own evaluation of a time, written out from the parsed document: each frame's

@@ -323,15 +323,8 @@ pub fn packed_value(words: &[u32], sample: usize, rotation: bool) -> Vec4 {
     let before = (stored & 0xFFFF & ((1u32 << (sample % SEGMENT_SAMPLES)) - 1)).count_ones();
     let first_bit =
         u64::from(word(block)) + u64::from(stored >> 16) + u64::from(before) * u64::from(components) * u64::from(bits);
-    let levels = ((1u32 << bits) - 1) as f32;
-    let fraction = |component: u32| {
-        let quantized = read_bits(words, first_bit + u64::from(component) * u64::from(bits), bits);
-        if bits == 0 {
-            0.5
-        } else {
-            quantized as f32 / levels
-        }
-    };
+    let fraction =
+        |component: u32| level_fraction(read_bits(words, first_bit + u64::from(component) * u64::from(bits), bits), bits);
     let mut value = Vec4::ZERO;
     for component in 0..3 {
         let shift = 8 * component as u32;
@@ -343,9 +336,21 @@ pub fn packed_value(words: &[u32], sample: usize, rotation: bool) -> Vec4 {
         );
     }
     if rotation {
-        value = rotation_from(value.truncate(), rotation_code, fraction(3));
+        // A three-component segment stores no fourth: the next sample's bits follow.
+        let fourth = if components == 4 { fraction(3) } else { 0.0 };
+        value = rotation_from(value.truncate(), rotation_code, fourth);
     }
     value
+}
+
+/// A value quantized at `bits` as its fraction of the segment's range: the middle at 0 bits.
+/// Mirrors `level_fraction` in palette.comp.glsl.
+pub(super) fn level_fraction(quantized: u32, bits: u32) -> f32 {
+    if bits == 0 {
+        0.5
+    } else {
+        quantized as f32 / ((1u32 << bits) - 1) as f32
+    }
 }
 
 /// In a rotation segment's record (the top byte of its second word), the flag for a segment that

@@ -4,7 +4,7 @@
 
 use glam::{Vec3, Vec4};
 
-use super::{dequantize, rotation_from, FOUR_COMPONENTS, SEGMENT_SAMPLES};
+use super::{dequantize, level_fraction, rotation_from, FOUR_COMPONENTS, SEGMENT_SAMPLES};
 use crate::anim::Property;
 
 /// Values within this of each other are the same (a property that does not move).
@@ -167,8 +167,7 @@ impl Moving {
     /// The value the decoder gives for sample `sample` quantized (as `packed_value` computes it).
     pub(super) fn decoded(&self, sample: usize, range: &[(u32, u32); 3], bits: u32) -> Vec4 {
         let values = self.quantize(sample, range, bits);
-        let levels = ((1u32 << bits) - 1) as f32;
-        let fraction = |component: usize| if bits == 0 { 0.5 } else { values[component] as f32 / levels };
+        let fraction = |component: usize| level_fraction(values[component], bits);
         let mut kept = Vec3::ZERO;
         for component in 0..3 {
             kept[component] = dequantize(self.minimum[component], self.extent[component], range[component], fraction(component));
