@@ -4,9 +4,10 @@
 //! post-rotations, so a joint's pose between two keys is what ufbx's evaluation says, not an
 //! interpolation of the keys. Each node that a curve of the stack animates is sampled into cubic
 //! Hermite keys where its pose bends ([`crate::anim::hermite_sampling`]), at every key time of a
-//! curve that animates it (its parent's too where ufbx made it compensate for the parent's scale:
-//! scale helpers, Maya's segment scale compensation) and at the stack's ends, and between them
-//! where the pose strays from the keys. `examples/fbx_bake_error.rs` measures the result against
+//! curve that animates it (its parent's too where ufbx made it compensate for the parent's scale
+//! and a scale moves: scale helpers, Maya's segment scale compensation) and at the stack's ends,
+//! and between them where the pose strays from the keys. Where only a node's rotation moves, its
+//! angles' curves are evaluated and composed here ([`Rotation`]), not looked up by name each time. `examples/fbx_bake_error.rs` measures the result against
 //! ufbx's evaluation on any file; `tests/it/fbx_loader.rs` holds the shared ones to 1e-4 of the
 //! extent.
 //!
@@ -120,7 +121,7 @@ fn node_channels(
     tolerance: [f32; 3],
     scales_held: bool,
 ) -> Vec<Channel> {
-    let mut times = moving_times(stack, node);
+    let mut times = moving_times(stack, node, scales_held);
     if times.is_empty() {
         return Vec::new();
     }
@@ -146,18 +147,19 @@ fn node_channels(
 }
 
 /// The node's pose at a time of the stack (clamped to it), as ufbx evaluates it. Where only the
-/// rotation moves ([`only_rotation_moves`]), ufbx evaluates the rotation alone (a third of the
-/// properties it looks up by name) and the translation and scale are the ones at the start.
+/// rotation moves ([`only_rotation_moves`]), the translation and scale are the ones at the start
+/// and the rotation is its curves' Euler angles composed as ufbx composes them ([`Rotation`]).
 fn evaluator<'a>(stack: &'a ufbx::AnimStack, node: &'a ufbx::Node, scales_held: bool) -> impl Fn(f64) -> Pose + 'a {
-    // The translation and scale at the start, where they hold.
-    let held =
-        only_rotation_moves(stack, node, scales_held).then(|| ufbx::evaluate_transform(&stack.anim, node, stack.time_begin));
+    // The translation and scale at the start, where they hold, and how the rotation moves.
+    let held = only_rotation_moves(stack, node, scales_held)
+        .then(|| (ufbx::evaluate_transform(&stack.anim, node, stack.time_begin), Rotation::of(stack, node)));
     move |time: f64| -> Pose {
         let time = time.clamp(stack.time_begin, stack.time_end);
-        let transform = match held {
-            Some(held) => ufbx::Transform {
+        let transform = match &held {
+            Some((held, Some(rotation))) => ufbx::Transform { rotation: rotation.at(time), ..*held },
+            Some((held, None)) => ufbx::Transform {
                 rotation: ufbx::evaluate_transform_flags(&stack.anim, node, time, ROTATION_ONLY).rotation,
-                ..held
+                ..*held
             },
             None => ufbx::evaluate_transform(&stack.anim, node, time),
         };
@@ -167,6 +169,59 @@ fn evaluator<'a>(stack: &'a ufbx::AnimStack, node: &'a ufbx::Node, scales_held: 
             Vec4::from(Quat::from_xyzw(r.x as f32, r.y as f32, r.z as f32, r.w as f32).normalize()),
             Vec4::new(s.x as f32, s.y as f32, s.z as f32, 0.0),
         ]
+    }
+}
+
+/// A node's rotation over a stack of one layer that animates nothing else of it, as ufbx's
+/// `evaluate_transform` composes it (its `ufbxi_get_rotation`): the adjustments of its axis
+/// conversion around the pre-rotation, the animated Euler angles in the node's order and the
+/// inverse post-rotation. ufbx looks up the node's five properties by name at each
+/// time, which was a third of reading a Mixamo clip; here they are looked up once and only the
+/// three curves are evaluated. `only_rotation_moves` has already held everything but the angles.
+struct Rotation<'a> {
+    angles: &'a ufbx::AnimValue,
+    order: ufbx::RotationOrder,
+    /// Composed on either side of the angles' rotation.
+    before: ufbx::Quat,
+    after: ufbx::Quat,
+}
+
+impl<'a> Rotation<'a> {
+    /// The node's rotation curves with what surrounds them, or none where ufbx would take them
+    /// from elsewhere (an override of the evaluation, a property connected to another) or mirror
+    /// them (a handedness conversion, which this loader does not ask for).
+    fn of(stack: &'a ufbx::AnimStack, node: &'a ufbx::Node) -> Option<Rotation<'a>> {
+        let anim = &stack.anim;
+        let ([layer], [], []) = (stack.layers.as_ref(), anim.prop_overrides.as_ref(), anim.transform_overrides.as_ref()) else {
+            return None;
+        };
+        let connected = node.element.props.find_prop("Lcl Rotation")?.flags.has_any(ufbx::PropFlags::CONNECTED);
+        let mirrored = !matches!(node.adjust_mirror_axis, ufbx::MirrorAxis::None);
+        if node.is_root || mirrored || (connected && !anim.ignore_connections) {
+            return None;
+        }
+        let angles = &ufbx::find_anim_prop(layer, &node.element, "Lcl Rotation")?.anim_value;
+        let euler = |name: &str| {
+            let value = node.element.props.find_prop(name).map_or(ufbx::Vec4::default(), |prop| prop.value_vec4);
+            ufbx::euler_to_quat(ufbx::Vec3 { x: value.x, y: value.y, z: value.z }, ufbx::RotationOrder::Xyz)
+        };
+        let identity = ufbx::Quat { x: 0.0, y: 0.0, z: 0.0, w: 1.0 };
+        let (mut before, mut after, mut order) = (identity, identity, ufbx::RotationOrder::Xyz);
+        if node.use_rotation_space {
+            let post = euler("PostRotation");
+            (before, after, order) =
+                (euler("PreRotation"), ufbx::Quat { x: -post.x, y: -post.y, z: -post.z, ..post }, node.rotation_order);
+        }
+        if node.has_adjust_transform {
+            (before, after) =
+                (ufbx::quat_mul(node.adjust_pre_rotation, before), ufbx::quat_mul(after, node.adjust_post_rotation));
+        }
+        Some(Rotation { angles, order, before, after })
+    }
+
+    fn at(&self, time: f64) -> ufbx::Quat {
+        let turn = ufbx::euler_to_quat(ufbx::evaluate_anim_value_vec3(self.angles, time), self.order);
+        ufbx::quat_mul(self.before, ufbx::quat_mul(turn, self.after))
     }
 }
 
@@ -209,9 +264,15 @@ fn prop_held(prop: &ufbx::AnimProp) -> bool {
 
 /// When `node`'s transform can bend: its own curves' key times, and where ufbx made it compensate
 /// for its parent's scale (a scale helper, or a child of a parent whose scale it does not inherit:
-/// Maya's segment scale compensation, MotionBuilder's RrSs), its parent's, up the chain.
-fn moving_times(stack: &ufbx::AnimStack, node: &ufbx::Node) -> Vec<f64> {
+/// Maya's segment scale compensation, MotionBuilder's RrSs), its parent's, up the chain. Where no
+/// scale moves in the stack (`scales_held`) a node with curves of its own bends only at their keys
+/// (Mixamo's joints, which inherit scale componentwise); one without takes its parent's times, as
+/// a scale held away from its rest still poses it.
+fn moving_times(stack: &ufbx::AnimStack, node: &ufbx::Node, scales_held: bool) -> Vec<f64> {
     let mut times = key_times(stack, node);
+    if scales_held && !times.is_empty() {
+        return times;
+    }
     let mut node = node;
     while node.is_scale_helper || node.original_inherit_mode != ufbx::InheritMode::Normal {
         // The scale it compensates for, wherever ufbx keeps it (the parent's helper).
@@ -228,9 +289,9 @@ fn moving_times(stack: &ufbx::AnimStack, node: &ufbx::Node) -> Vec<f64> {
     times
 }
 
-/// Two sorted lists of times as one, each time once. A Mixamo joint inherits scale componentwise,
-/// so its times take in every ancestor's, which are mostly the same: merged as they come, the list
-/// stays as long as one node's, where sorting them all at the end sorted one joint's chain.
+/// Two sorted lists of times as one, each time once. A joint that compensates for its parents'
+/// moving scales takes in every ancestor's times, which are mostly the same: merged as they come,
+/// the list stays as long as one node's, where sorting them all at the end sorted the chain's.
 fn merged(a: &[f64], b: &[f64]) -> Vec<f64> {
     let mut out = Vec::with_capacity(a.len().max(b.len()));
     let (mut i, mut j) = (0, 0);
@@ -319,7 +380,198 @@ fn blend_weights(
 
 #[cfg(test)]
 mod tests {
-    use super::merged;
+    use super::{merged, only_rotation_moves, scales_held, Rotation};
+
+    /// Two joints turning on cubic curves, the upper one with pre- and post-rotations and a ZXY
+    /// order, in a Z-up file in inches: what Maya and 3ds Max write around their angles.
+    const TURNING_JOINTS: &str = r#"; FBX 7.4.0 project file
+FBXHeaderExtension:  {
+	FBXHeaderVersion: 1003
+	FBXVersion: 7400
+}
+GlobalSettings:  {
+	Version: 1000
+	Properties70:  {
+		P: "UpAxis", "int", "Integer", "",2
+		P: "UpAxisSign", "int", "Integer", "",1
+		P: "FrontAxis", "int", "Integer", "",1
+		P: "FrontAxisSign", "int", "Integer", "",-1
+		P: "CoordAxis", "int", "Integer", "",0
+		P: "CoordAxisSign", "int", "Integer", "",1
+		P: "UnitScaleFactor", "double", "Number", "",2.54
+	}
+}
+Objects:  {
+	Model: 1000, "Model::Upper", "LimbNode" {
+		Version: 232
+		Properties70:  {
+			P: "RotationActive", "bool", "", "",1
+			P: "PreRotation", "Vector3D", "Vector", "",10,-20,30
+			P: "PostRotation", "Vector3D", "Vector", "",-5,15,40
+			P: "RotationOrder", "enum", "", "",4
+			P: "Lcl Translation", "Lcl Translation", "", "A",1,2,3
+			P: "Lcl Rotation", "Lcl Rotation", "", "A",0,0,0
+		}
+	}
+	Model: 1001, "Model::Lower", "LimbNode" {
+		Version: 232
+		Properties70:  {
+			P: "RotationActive", "bool", "", "",0
+			P: "Lcl Translation", "Lcl Translation", "", "A",0,5,0
+			P: "Lcl Rotation", "Lcl Rotation", "", "A",0,0,0
+		}
+	}
+	AnimationStack: 2000, "AnimStack::Take", "" {
+		Properties70:  {
+			P: "LocalStart", "KTime", "Time", "",0
+			P: "LocalStop", "KTime", "Time", "",92372316000
+			P: "ReferenceStart", "KTime", "Time", "",0
+			P: "ReferenceStop", "KTime", "Time", "",92372316000
+		}
+	}
+	AnimationLayer: 3000, "AnimLayer::Base", "" {
+	}
+	AnimationCurveNode: 4000, "AnimCurveNode::R", "" {
+		Properties70:  {
+			P: "d|X", "Number", "", "A",0
+			P: "d|Y", "Number", "", "A",0
+			P: "d|Z", "Number", "", "A",0
+		}
+	}
+	AnimationCurve: 5000, "AnimCurve::", "" {
+		Default: 0
+		KeyVer: 4008
+		KeyTime: *3 {
+			a: 0,46186158000,92372316000
+		}
+		KeyValueFloat: *3 {
+			a: 0,120,-45
+		}
+		KeyAttrFlags: *1 {
+			a: 24840
+		}
+		KeyAttrDataFloat: *4 {
+			a: 0,0,218434821,0
+		}
+		KeyAttrRefCount: *1 {
+			a: 3
+		}
+	}
+	AnimationCurve: 5001, "AnimCurve::", "" {
+		Default: 0
+		KeyVer: 4008
+		KeyTime: *2 {
+			a: 0,92372316000
+		}
+		KeyValueFloat: *2 {
+			a: 30,-60
+		}
+		KeyAttrFlags: *1 {
+			a: 24840
+		}
+		KeyAttrDataFloat: *4 {
+			a: 0,0,218434821,0
+		}
+		KeyAttrRefCount: *1 {
+			a: 2
+		}
+	}
+	AnimationCurveNode: 4001, "AnimCurveNode::R", "" {
+		Properties70:  {
+			P: "d|X", "Number", "", "A",0
+			P: "d|Y", "Number", "", "A",0
+			P: "d|Z", "Number", "", "A",0
+		}
+	}
+}
+Connections:  {
+	C: "OO",1000,0
+	C: "OO",1001,1000
+	C: "OO",3000,2000
+	C: "OO",4000,3000
+	C: "OO",4001,3000
+	C: "OP",4000,1000, "Lcl Rotation"
+	C: "OP",5000,4000, "d|X"
+	C: "OP",5001,4000, "d|Z"
+	C: "OP",4001,1001, "Lcl Rotation"
+	C: "OP",5001,4001, "d|Y"
+	C: "OP",5000,4001, "d|Z"
+}
+"#;
+
+    /// Where [`Rotation`] stands in for ufbx's evaluation, it gives ufbx's rotation to within
+    /// rounding (the pose is kept in single precision: 1e-7 is a unit quaternion's last bit), at
+    /// 97 times a stack: on the joints above, with the axis conversion on the root as this loader
+    /// asks and as adjustments of every node, and on every node of the shared FBX files.
+    #[test]
+    fn a_rotation_composed_from_its_curves_is_the_one_ufbx_evaluates() {
+        let options = |space_conversion| ufbx::LoadOpts {
+            target_axes: ufbx::CoordinateAxes::right_handed_y_up(),
+            target_unit_meters: 1.0,
+            inherit_mode_handling: ufbx::InheritModeHandling::Compensate,
+            space_conversion,
+            ..Default::default()
+        };
+        for conversion in [ufbx::SpaceConversion::TransformRoot, ufbx::SpaceConversion::AdjustTransforms] {
+            let scene = ufbx::load_memory(TURNING_JOINTS.as_bytes(), options(conversion)).unwrap();
+            let [checked, rotation_space, adjusted] = same_rotations(&scene, "the turning joints");
+            assert_eq!((checked, rotation_space), (2, 1));
+            assert_eq!(adjusted > 0, matches!(conversion, ufbx::SpaceConversion::AdjustTransforms));
+        }
+
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models/fbx");
+        let mut files = walk(&folder);
+        if files.is_empty() {
+            assert!(std::env::var_os("VKSKIN_REQUIRE_MODELS").is_none(), "no FBX files under {}", folder.display());
+            return;
+        }
+        files.sort();
+        let checked: usize = files
+            .iter()
+            .map(|file| {
+                let scene = super::super::parse(&std::fs::read(file).unwrap()).unwrap();
+                same_rotations(&scene, &file.display().to_string())[0]
+            })
+            .sum();
+        assert!(checked > 0, "no node of the shared FBX files moves only its rotation");
+    }
+
+    /// Checks every node that [`Rotation`] evaluates against ufbx: how many, how many of them
+    /// with pre- or post-rotations, how many with adjustments.
+    fn same_rotations(scene: &ufbx::Scene, name: &str) -> [usize; 3] {
+        let mut counts = [0; 3];
+        for stack in scene.anim_stacks.iter() {
+            let held = scales_held(stack);
+            for node in scene.nodes.iter() {
+                let Some(rotation) = only_rotation_moves(stack, node, held).then(|| Rotation::of(stack, node)).flatten() else {
+                    continue;
+                };
+                counts[0] += 1;
+                counts[1] += usize::from(node.use_rotation_space);
+                counts[2] += usize::from(node.has_adjust_transform);
+                for step in 0..=96 {
+                    let time = stack.time_begin + (stack.time_end - stack.time_begin) * f64::from(step) / 96.0;
+                    let (ours, ufbx) = (rotation.at(time), ufbx::evaluate_transform(&stack.anim, node, time).rotation);
+                    let apart = [ours.x - ufbx.x, ours.y - ufbx.y, ours.z - ufbx.z, ours.w - ufbx.w];
+                    assert!(apart.iter().all(|d| d.abs() < 1e-7), "{name}: node {} at {time}: {apart:?}", node.element.name);
+                }
+            }
+        }
+        counts
+    }
+
+    fn walk(folder: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let Ok(entries) = std::fs::read_dir(folder) else { return Vec::new() };
+        let mut files = Vec::new();
+        for path in entries.flatten().map(|entry| entry.path()) {
+            if path.is_dir() {
+                files.extend(walk(&path));
+            } else if path.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("fbx")) {
+                files.push(path);
+            }
+        }
+        files
+    }
 
     #[test]
     fn merged_times_keep_each_time_once_in_order() {
