@@ -85,6 +85,7 @@ struct MorphDelta {
 // A compressed track's layout (src/anim/compress: the constants of the same names).
 const uint PACKED_SEGMENT_SAMPLES = 16u;
 const uint PACKED_MAX_BITS = 24u;
+const uint PACKED_RAW_BITS = 32u;
 const uint PACKED_HEADER_WORDS = 6u;
 const uint PACKED_SEGMENT_WORDS = 3u;
 const uint PACKED_BLOCK_SEGMENTS = 32u;

@@ -10,8 +10,9 @@
 //! 3. **Bits per segment.** Each track of each segment starts at the fewest bits whose own error,
 //!    carried to the farthest virtual vertex it moves, stays under the target; then, while some
 //!    joint's virtual vertices are off by more, the track on that joint's chain to the root that
-//!    contributes most gets one bit more (ACL's approach, on its metric). Segments are independent
-//!    and compressed in parallel.
+//!    contributes most gets one bit more (ACL's approach, on its metric); past 24 bits, the values
+//!    as they are ([`RAW_BITS`], ACL's raw rate too). Segments are independent and compressed in
+//!    parallel.
 //! 4. **Measured, not assumed** (measure.rs). The allocation measures every sample; the clip is
 //!    then decoded as the palette pass decodes it and compared with the raw curves between samples:
 //!    at the quarters where they were resampled, at probes a quarter radian apart where a rotation
@@ -26,7 +27,7 @@ use super::grid::{raw_value, sample_grid, sample_time};
 use super::tracks::{canonical, same, BitWriter, Moving};
 use super::{
     segment_record, set_property, CompressedAnimation, Precision, Track, TrackData, BLOCK_SEGMENTS, BLOCK_WORDS, HEADER_WORDS,
-    MAX_BITS, SEGMENT_SAMPLES, SEGMENT_WORDS,
+    MAX_BITS, RAW_BITS, SEGMENT_SAMPLES, SEGMENT_WORDS,
 };
 use crate::anim::{compose_joint, local_to_model, Animation, Channel, JointPose, Property, Skeleton};
 
@@ -201,7 +202,8 @@ impl Context<'_> {
                 }
             }
         }
-        Err(format!("kept as keys: no bit width up to {MAX_BITS} keeps it within 0.01 cm on a 1.8 m figure"))
+        Err("kept as keys: no bit width, up to its values as they are (f32), keeps it within 0.01 cm on a 1.8 m figure"
+            .to_string())
     }
 
     /// Stores again every sample removed in `segment`; whether there was any.
@@ -337,15 +339,15 @@ impl<'a> Context<'a> {
         let mut decoded_poses = decode_poses(&|track| bits[track]);
         let (mut models, mut errors) = compose_all(&decoded_poses);
         let mut own: Vec<f32> = (0..self.moving.len()).map(|track| own_error(track, bits[track])).collect();
-        // Whether the segment is held with every track at MAX_BITS: asked once the raises pass two
-        // a track, so that a segment no width holds is refused then, not after raising every track
-        // to MAX_BITS a bit at a time (assimp's full-rotations FBX took 2.3 s to refuse its clip).
+        // Whether the segment is held with every track's values as they are: asked once the raises
+        // pass two a track, so that a segment no width holds is refused then, not after raising
+        // every track a bit at a time (assimp's full-rotations FBX took 2.3 s to refuse its clip).
         // Only where the segment stores every sample: a removed one lies between its stored
         // neighbours as decoded, and fewer bits can happen to land it closer (two of Mixamo's
-        // clips have such segments, held on the way up and not at MAX_BITS).
+        // clips have such segments, held on the way up and not at RAW_BITS).
         let all_stored = self.moving.iter().all(|moving| moving.stored[samples.clone()].iter().all(|&stored| stored));
-        let held_at_most_bits = || compose_all(&decode_poses(&|_| MAX_BITS)).1.iter().all(|&error| error <= target);
-        for raise in 0..=self.moving.len() * MAX_BITS as usize {
+        let held_at_most_bits = || compose_all(&decode_poses(&|_| RAW_BITS)).1.iter().all(|&error| error <= target);
+        for raise in 0..=self.moving.len() * (MAX_BITS as usize + 1) {
             let Some((worst, &error)) = errors.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)) else {
                 return Ok((bits, 0.0));
             };
@@ -355,22 +357,28 @@ impl<'a> Context<'a> {
             if all_stored && raise == 2 * self.moving.len() && !held_at_most_bits() {
                 break;
             }
-            // The tracks on the worst joint's chain to the root; the one that moves it most gets a bit.
+            // The tracks on the worst joint's chain to the root; the one that moves it most gets a
+            // bit; only where every one is at MAX_BITS, the one that moves it most is stored as it is.
             let mut best: Option<(usize, f32)> = None;
-            let mut joint = Some(worst);
-            while let Some(current) = joint {
-                for &track in &self.tracks_of[current] {
-                    if bits[track] < MAX_BITS {
-                        let contribution = own[track] * leverage(track, Some(worst));
-                        if best.is_none_or(|(_, most)| contribution > most) {
-                            best = Some((track, contribution));
+            for widest in [MAX_BITS, RAW_BITS] {
+                let mut joint = Some(worst);
+                while let Some(current) = joint {
+                    for &track in &self.tracks_of[current] {
+                        if bits[track] < widest {
+                            let contribution = own[track] * leverage(track, Some(worst));
+                            if best.is_none_or(|(_, most)| contribution > most) {
+                                best = Some((track, contribution));
+                            }
                         }
                     }
+                    joint = skeleton.joints[current].parent.filter(|&parent| parent < current);
                 }
-                joint = skeleton.joints[current].parent.filter(|&parent| parent < current);
+                if best.is_some() {
+                    break;
+                }
             }
             let Some((track, _)) = best else { break };
-            bits[track] += 1;
+            bits[track] = if bits[track] < MAX_BITS { bits[track] + 1 } else { RAW_BITS };
             own[track] = own_error(track, bits[track]);
             let moving = &self.moving[track];
             for (index, value) in decode_all(track, bits[track]).into_iter().enumerate() {
@@ -383,7 +391,7 @@ impl<'a> Context<'a> {
             recompose(&below, &decoded_poses, &mut models, &mut errors);
         }
         Err(format!(
-            "kept as keys: {MAX_BITS} bits a value do not keep it within {:.4} cm on a 1.8 m figure",
+            "kept as keys: its values stored as they are (f32) do not keep it within {:.4} cm on a 1.8 m figure",
             self.precision.as_reference_centimetres(target)
         ))
     }
@@ -415,9 +423,9 @@ impl<'a> Context<'a> {
                     .fold(0u32, |mask, sample| mask | 1 << (sample % SEGMENT_SAMPLES));
                 writer.words[record] = range[0].0 | range[1].0 << 8 | range[2].0 << 16 | width << 24;
                 writer.words[record + 1] = range[0].1 | range[1].1 << 8 | range[2].1 << 16 | moving.dropped[segment] << 24;
-                // Within a block: at most 31 segments × 16 samples × 4 × 24 bits before it, under 2^16.
+                // Within a block: at most 31 segments × 16 samples × 4 × 32 bits before it, under 2^16.
                 writer.words[record + 2] = stored | ((writer.bit - block_start) as u32) << 16;
-                let components = moving.components(segment);
+                let components = moving.components(segment, width);
                 for sample in samples.filter(|&sample| moving.stored[sample]) {
                     for &value in &moving.quantize(sample, &range, width)[..components] {
                         writer.push(value, width);
@@ -623,17 +631,53 @@ mod tests {
 
     #[test]
     fn packed_values_read_back_what_was_written() {
-        let samples: Vec<Vec4> = (0..40).map(|k| Vec4::new(k as f32 * 0.1, -(k as f32), 2.0, 0.0)).collect();
-        let moving = Moving::new(0, Property::Translation, samples.clone());
+        let samples: Vec<Vec4> = (0..56).map(|k| Vec4::new(k as f32 * 0.1, -(k as f32), 2.0, 0.0)).collect();
+        // Rotations with w of either sign, some near 0: stored as they are, each comes back to the bit.
+        let turns: Vec<Vec4> =
+            (0..56).map(|k| Vec4::from(Quat::from_axis_angle(Vec3::new(1.0, 2.0, -0.5).normalize(), k as f32 * 0.61))).collect();
         let skeleton = arm();
-        let context = Context::new(&skeleton, Vec::new(), vec![moving], Precision::for_figure(1.0));
-        let bits = vec![Some(vec![12]), Some(vec![0]), Some(vec![24])];
-        let tracks = context.tracks(&bits, 40, &[]);
+        let moving =
+            vec![Moving::new(0, Property::Translation, samples.clone()), Moving::new(1, Property::Rotation, turns.clone())];
+        let context = Context::new(&skeleton, Vec::new(), moving, Precision::for_figure(1.0));
+        let bits = vec![Some(vec![12, 24]), Some(vec![0, 20]), Some(vec![24, RAW_BITS]), Some(vec![RAW_BITS, RAW_BITS])];
+        let tracks = context.tracks(&bits, 56, &[]);
         let TrackData::Packed(words) = &tracks[0].data else { panic!("packed") };
         for (sample, expected) in samples.iter().enumerate() {
             let value = packed_value(words, sample, false);
-            let bound = if (16..32).contains(&sample) { 8.0 } else { 1e-2 };
-            assert!((value - *expected).length() < bound, "sample {sample}: {value} against {expected}");
+            match sample {
+                48.. => assert_eq!(value.truncate(), expected.truncate(), "sample {sample} as it is"),
+                16..32 => assert!((value - *expected).length() < 8.0, "sample {sample}: {value} at 0 bits"),
+                _ => assert!((value - *expected).length() < 1e-2, "sample {sample}: {value} against {expected}"),
+            }
+        }
+        let TrackData::Packed(words) = &tracks[1].data else { panic!("packed") };
+        for (sample, expected) in turns.iter().enumerate() {
+            let value = packed_value(words, sample, true);
+            let same = value == *expected || value == -*expected;
+            assert!(
+                if sample >= 32 { same } else { value.dot(*expected).abs() > 1.0 - 1e-6 },
+                "turn {sample}: {value} against {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn values_stored_as_they_are_hold_a_bound_no_quantization_does() {
+        // A bound of a nanometre on a 90 cm arm, below what 24 bits keep (and below f32's own
+        // rounding of a time or an interpolation): every segment stores its samples as they are,
+        // and each decodes to the bit, q or −q.
+        let skeleton = arm();
+        let raw = animation(vec![swing(0, 61, 30.0, 3.0), swing(1, 61, 30.0, 5.0)]);
+        let precision = Precision { error: 1e-9, ..Precision::for_figure(0.9) };
+        let compressed = compress(&skeleton, &raw, &precision).expect("compresses");
+        for (track, channel) in compressed.tracks.iter().zip(&raw.channels) {
+            let TrackData::Packed(words) = &track.data else { panic!("packed") };
+            let widths: Vec<u32> = (0..4).map(|segment| words[segment_record(segment)] >> 24).collect();
+            assert_eq!(widths, [RAW_BITS; 4], "joint {}", track.joint);
+            for sample in 0..61 {
+                let (value, key) = (packed_value(words, sample, true), raw_value(channel, compressed.times.time(sample)));
+                assert!(value == key || value == -key, "joint {} sample {sample}: {value} against {key}", track.joint);
+            }
         }
     }
 }

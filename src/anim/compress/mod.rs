@@ -23,7 +23,10 @@
 //! first where its own has none left), by its place among the samples.
 //!
 //! A value is `minimum + extent × (segment minimum + segment extent × q / (2^bits − 1))`, the
-//! middle of the segment's range at 0 bits. A rotation keeps three of its four components: per
+//! middle of the segment's range at 0 bits; a segment whose width byte is past [`MAX_BITS`]
+//! ([`RAW_BITS`]) stores each value's own f32 bits, a rotation's four components as they are (its
+//! samples to the bit: assimp's 64 chained boxes turning full turns, rebuilt or normalized in f32,
+//! moved by more than the bound leaves once the samples' interpolation has taken its half). A rotation keeps three of its four components: per
 //! segment it drops the one farthest from 0 throughout (w for most), signed ≥ 0 (q and −q are one
 //! rotation), and rebuilds it from unit length. Dropping w always, as ACL does, fails where w
 //! nears 0 (a joint turned half round): f32 cannot rebuild it from 1 − |xyz|² there. Where every
@@ -50,8 +53,12 @@ use super::{local_to_model, slerp_shortest, Animation, JointPose, KeyTimes, Prop
 
 /// Samples a segment: the range reduction's span (ACL's default too).
 pub const SEGMENT_SAMPLES: usize = 16;
-/// The widest quantization; a clip that needs more keeps its keys.
+/// The widest quantization.
 pub const MAX_BITS: u32 = 24;
+/// Past [`MAX_BITS`], a segment stores its values as they are, f32 bits (ACL's raw rate): a clip
+/// that even these do not hold keeps its keys. A record's width byte above `MAX_BITS` reads as
+/// this ([`stored_width`]).
+pub const RAW_BITS: u32 = 32;
 /// The track header: minimum and extent, x y z each.
 pub const HEADER_WORDS: usize = 6;
 /// A segment record: minimums and bit width, extents and the dropped component, the samples
@@ -254,7 +261,7 @@ pub fn set_property(pose: &mut JointPose, property: Property, value: Vec4) {
     }
 }
 
-/// `bits` bits (at most 24) from bit `bit` of `words`; 0 for 0 bits, and 0 for bits past the end
+/// `bits` bits (at most 32) from bit `bit` of `words`; 0 for 0 bits, and 0 for bits past the end
 /// (which the encoder never points at). Mirrors `read_bits` in palette.comp.glsl.
 fn read_bits(words: &[u32], bit: u64, bits: u32) -> u32 {
     if bits == 0 {
@@ -264,12 +271,31 @@ fn read_bits(words: &[u32], bit: u64, bits: u32) -> u32 {
     let shift = (bit & 31) as u32;
     let low = words.get(word).copied().unwrap_or(0) >> shift;
     let high = if shift + bits > 32 { words.get(word.saturating_add(1)).copied().unwrap_or(0) << (32 - shift) } else { 0 };
-    (low | high) & ((1u32 << bits) - 1)
+    (low | high) & (u32::MAX >> (32 - bits))
+}
+
+/// A segment's bit width from its record's byte: as written up to [`MAX_BITS`], else
+/// [`RAW_BITS`]. Mirrors `stored_width` in palette.comp.glsl.
+pub fn stored_width(byte: u32) -> u32 {
+    if byte <= MAX_BITS {
+        byte
+    } else {
+        RAW_BITS
+    }
 }
 
 /// A quantized fraction of a segment's range back to a value (see the module's header).
 pub fn dequantize(minimum: f32, extent: f32, segment: (u32, u32), fraction: f32) -> f32 {
     minimum + extent * (segment.0 as f32 / 255.0 + segment.1 as f32 / 255.0 * fraction)
+}
+
+/// One of the three components a sample keeps, from what is stored at `bits`: dequantized, or at
+/// [`RAW_BITS`] its own f32 bits. Mirrors `packed_component` in palette.comp.glsl.
+pub(super) fn component_value(minimum: f32, extent: f32, segment: (u32, u32), stored: u32, bits: u32) -> f32 {
+    match bits {
+        RAW_BITS => f32::from_bits(stored),
+        _ => dequantize(minimum, extent, segment, level_fraction(stored, bits)),
+    }
 }
 
 /// Where segment `segment`'s record is in a packed track: after the header, in blocks of
@@ -316,40 +342,41 @@ pub fn packed_value(words: &[u32], sample: usize, rotation: bool) -> Vec4 {
     let record = segment_record(segment);
     let block = HEADER_WORDS + (segment / BLOCK_SEGMENTS) * BLOCK_WORDS;
     let (minimums, extents, stored) = (word(record), word(record + 1), word(record + 2));
-    let bits = (minimums >> 24).min(MAX_BITS);
+    let bits = stored_width(minimums >> 24);
     let rotation_code = (extents >> 24) & 7;
-    let components = if rotation { components_stored(rotation_code) } else { 3 };
+    let components = if rotation { components_stored(rotation_code, bits) } else { 3 };
     // The samples stored before this one in its segment.
     let before = (stored & 0xFFFF & ((1u32 << (sample % SEGMENT_SAMPLES)) - 1)).count_ones();
     let first_bit =
         u64::from(word(block)) + u64::from(stored >> 16) + u64::from(before) * u64::from(components) * u64::from(bits);
-    let fraction =
-        |component: u32| level_fraction(read_bits(words, first_bit + u64::from(component) * u64::from(bits), bits), bits);
+    let stored = |component: u32| read_bits(words, first_bit + u64::from(component) * u64::from(bits), bits);
     let mut value = Vec4::ZERO;
     for component in 0..3 {
         let shift = 8 * component as u32;
-        value[component] = dequantize(
+        value[component] = component_value(
             f32::from_bits(word(component)),
             f32::from_bits(word(3 + component)),
             ((minimums >> shift) & 255, (extents >> shift) & 255),
-            fraction(component as u32),
+            stored(component as u32),
+            bits,
         );
     }
     if rotation {
         // A three-component segment stores no fourth: the next sample's bits follow.
-        let fourth = if components == 4 { fraction(3) } else { 0.0 };
-        value = rotation_from(value.truncate(), rotation_code, fourth);
+        let fourth = if components == 4 { level_fraction(stored(3), bits) } else { 0.0 };
+        value = rotation_from(value.truncate(), rotation_code, fourth, bits);
     }
     value
 }
 
-/// A value quantized at `bits` as its fraction of the segment's range: the middle at 0 bits.
-/// Mirrors `level_fraction` in palette.comp.glsl.
+/// A value quantized at `bits` as its fraction of the segment's range: the middle at 0 bits; at
+/// [`RAW_BITS`] the f32 the bits are (the fourth component of a rotation, over [0, 1], is its own
+/// fraction). Mirrors `level_fraction` in palette.comp.glsl.
 pub(super) fn level_fraction(quantized: u32, bits: u32) -> f32 {
-    if bits == 0 {
-        0.5
-    } else {
-        quantized as f32 / ((1u32 << bits) - 1) as f32
+    match bits {
+        0 => 0.5,
+        RAW_BITS => f32::from_bits(quantized),
+        _ => quantized as f32 / ((1u32 << bits) - 1) as f32,
     }
 }
 
@@ -361,20 +388,25 @@ pub(super) fn level_fraction(quantized: u32, bits: u32) -> f32 {
 pub const FOUR_COMPONENTS: u32 = 4;
 
 /// The components a rotation segment stores per sample, from its record's code (see
-/// [`FOUR_COMPONENTS`]).
-pub fn components_stored(rotation_code: u32) -> u32 {
-    if rotation_code & FOUR_COMPONENTS != 0 {
+/// [`FOUR_COMPONENTS`]) and bit width: all four at [`RAW_BITS`].
+pub fn components_stored(rotation_code: u32, bits: u32) -> u32 {
+    if rotation_code & FOUR_COMPONENTS != 0 || bits == RAW_BITS {
         4
     } else {
         3
     }
 }
 
-/// A unit rotation from the three components kept (in order) and a segment's code: the index of
-/// the component dropped, rebuilt ≥ 0 from unit length; or, with [`FOUR_COMPONENTS`], of the one
-/// stored as `fourth` (all four then normalized). Mirrors `rotation_from` in palette.comp.glsl.
-pub fn rotation_from(kept: Vec3, rotation_code: u32, fourth: f32) -> Vec4 {
+/// A unit rotation from the three components kept (in order), a segment's code and bit width: the
+/// index of the component dropped, rebuilt ≥ 0 from unit length; or, with [`FOUR_COMPONENTS`], of
+/// the one stored as `fourth` (all four then normalized); at [`RAW_BITS`], the four as stored, the
+/// sample itself to the bit (rebuilt or normalized, f32 rounding alone moved a chain of 64 joints
+/// turning full turns by half ACL's bound). Mirrors `rotation_from` in palette.comp.glsl.
+pub fn rotation_from(kept: Vec3, rotation_code: u32, fourth: f32, bits: u32) -> Vec4 {
     let index = rotation_code & 3;
+    if bits == RAW_BITS {
+        return inserted(kept, index, fourth);
+    }
     if rotation_code & FOUR_COMPONENTS == 0 {
         return inserted(kept, index, (1.0 - kept.length_squared()).max(0.0).sqrt());
     }

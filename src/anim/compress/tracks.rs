@@ -4,7 +4,7 @@
 
 use glam::{Vec3, Vec4};
 
-use super::{dequantize, level_fraction, rotation_from, FOUR_COMPONENTS, SEGMENT_SAMPLES};
+use super::{component_value, dequantize, level_fraction, rotation_from, FOUR_COMPONENTS, RAW_BITS, SEGMENT_SAMPLES};
 use crate::anim::Property;
 
 /// Values within this of each other are the same (a property that does not move).
@@ -137,17 +137,29 @@ impl Moving {
         })
     }
 
-    /// The values a sample stores in its segment: 3, or a four-component rotation's 4.
-    pub(super) fn components(&self, segment: usize) -> usize {
+    /// The values a sample stores in its segment at `bits`: 3, or a four-component rotation's 4.
+    pub(super) fn components(&self, segment: usize, bits: u32) -> usize {
         match self.property {
-            Property::Rotation => super::components_stored(self.dropped[segment]) as usize,
+            Property::Rotation => super::components_stored(self.dropped[segment], bits) as usize,
             _ => 3,
         }
     }
 
     /// Sample `sample` quantized at `bits` within a segment's `range`: its kept three, then (in a
-    /// four-component segment) the fourth over [0, 1]; `components` of the four are written.
+    /// four-component segment) the fourth over [0, 1]; `components` of the four are written. At
+    /// [`RAW_BITS`], the values' own f32 bits.
     pub(super) fn quantize(&self, sample: usize, range: &[(u32, u32); 3], bits: u32) -> [u32; 4] {
+        let code = self.dropped[sample / SEGMENT_SAMPLES];
+        // `keep` signed the sample so that the fourth is ≥ 0.
+        let fourth = match self.property {
+            Property::Rotation => self.samples[sample][(code & 3) as usize].abs(),
+            _ => 0.0,
+        };
+        if bits == RAW_BITS {
+            let kept = self.kept[sample].map(f32::to_bits);
+            return [kept[0], kept[1], kept[2], fourth.to_bits()];
+        }
+        let fourth = if code & FOUR_COMPONENTS != 0 { fourth.min(1.0) } else { 0.0 };
         let levels = ((1u32 << bits) - 1) as f32;
         let kept = [0, 1, 2].map(|component| {
             let low = dequantize(self.minimum[component], self.extent[component], range[component], 0.0);
@@ -155,25 +167,21 @@ impl Moving {
             let fraction = if high > low { (self.kept[sample][component] - low) / (high - low) } else { 0.0 };
             (fraction.clamp(0.0, 1.0) * levels).round() as u32
         });
-        let code = self.dropped[sample / SEGMENT_SAMPLES];
-        let fourth = match self.property == Property::Rotation && code & FOUR_COMPONENTS != 0 {
-            // `keep` signed the sample so that this component is ≥ 0.
-            true => (self.samples[sample][(code & 3) as usize].abs().min(1.0) * levels).round() as u32,
-            false => 0,
-        };
-        [kept[0], kept[1], kept[2], fourth]
+        [kept[0], kept[1], kept[2], (fourth * levels).round() as u32]
     }
 
     /// The value the decoder gives for sample `sample` quantized (as `packed_value` computes it).
     pub(super) fn decoded(&self, sample: usize, range: &[(u32, u32); 3], bits: u32) -> Vec4 {
         let values = self.quantize(sample, range, bits);
-        let fraction = |component: usize| level_fraction(values[component], bits);
         let mut kept = Vec3::ZERO;
         for component in 0..3 {
-            kept[component] = dequantize(self.minimum[component], self.extent[component], range[component], fraction(component));
+            kept[component] =
+                component_value(self.minimum[component], self.extent[component], range[component], values[component], bits);
         }
         match self.property {
-            Property::Rotation => rotation_from(kept, self.dropped[sample / SEGMENT_SAMPLES], fraction(3)),
+            Property::Rotation => {
+                rotation_from(kept, self.dropped[sample / SEGMENT_SAMPLES], level_fraction(values[3], bits), bits)
+            }
             _ => kept.extend(0.0),
         }
     }

@@ -41,7 +41,7 @@ mod entry;
 use entry::{read, store, Writer};
 
 /// The entries' layout version: raised whenever what is written changes.
-pub(super) const FORMAT: u32 = 2;
+pub(super) const FORMAT: u32 = 3;
 /// The cache folder's size past which the least recently used entries are removed.
 pub const MAX_CACHE_BYTES: u64 = 512 << 20;
 /// The bytes the key's hasher gathers before it hashes them.
