@@ -6,33 +6,31 @@
 //! model file dropped on the window replaces the model; a file of clips without a mesh (a
 //! .md5anim, a "without skin" FBX or glTF) adds its clips, matched by joint name. The title keeps a short summary for window managers that show it.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ash::vk;
-use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 use winit::application::ApplicationHandler;
 use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
 use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
 use winit::keyboard::{Key, NamedKey};
-use winit::window::{Window, WindowId};
+use winit::window::WindowId;
 
 use crate::app::capture::FrameCapture;
 use crate::app::panel::{Action, Panel};
 use crate::app::SceneSetup;
-use crate::gpu::device::DeviceRequest;
-use crate::gpu::swapchain::{Acquired, Surface, Swapchain};
-use crate::gpu::{self, Device, Instance, InstanceOptions, MessageCounts};
+use crate::gpu::swapchain::Acquired;
+use crate::gpu::{self, MessageCounts};
 use crate::model::Model;
 use crate::render::camera::OrbitCamera;
 use crate::render::passes::debug::DebugViews;
-use crate::render::passes::overlay::{OverlayFrame, OverlayPass};
-use crate::render::{Output, RenderSettings, Renderer, Strategy};
+use crate::render::passes::overlay::OverlayFrame;
+use crate::render::{Output, RenderSettings, Strategy};
 
 mod actions;
+mod graphics;
 mod storm;
 mod ui;
-use ui::{Live, PanelState, Ui};
+use graphics::Graphics;
+use ui::{Live, PanelState};
 
 pub struct ViewerOptions {
     pub validation: bool,
@@ -120,27 +118,6 @@ pub struct ViewerReport {
     /// The overlay pass's GPU time over the frames that drew it, in milliseconds: median and mean
     /// (the mean counts the frames that drew the panel afresh; the rest copied it from its cache).
     pub overlay_ms: Option<(f64, f64)>,
-}
-
-/// Everything that exists once the window does. Field order is drop order: the renderer and the
-/// swapchain go before the surface, and the device (holding the instance) last.
-struct Graphics {
-    renderer: Renderer,
-    /// The panel's pass and input, with the viewer (not the renderer) so its textures outlive a
-    /// renderer rebuilt for another strategy or count.
-    ui: Option<Ui>,
-    swapchain: Option<Swapchain>,
-    surface: Surface,
-    device: Arc<Device>,
-    window: Arc<Window>,
-}
-
-impl Drop for Graphics {
-    fn drop(&mut self) {
-        let _ = self.device.wait_idle();
-        self.swapchain = None;
-        self.surface.destroy();
-    }
 }
 
 struct Viewer {
@@ -259,70 +236,6 @@ pub fn run(setup: SceneSetup, options: ViewerOptions) -> Result<ViewerReport, St
 }
 
 impl Viewer {
-    fn create_graphics(&mut self, event_loop: &ActiveEventLoop) -> Result<Graphics, String> {
-        let (width, height) = self.options.size;
-        let attributes =
-            Window::default_attributes().with_title("vkskin").with_inner_size(winit::dpi::PhysicalSize::new(width, height));
-        let window = Arc::new(event_loop.create_window(attributes).map_err(|error| format!("cannot create a window: {error}"))?);
-        let display = window.display_handle().map_err(|error| error.to_string())?.as_raw();
-        let window_handle = window.window_handle().map_err(|error| error.to_string())?.as_raw();
-        let extensions =
-            ash_window::enumerate_required_extensions(display).map_err(|error| format!("no Vulkan surface support: {error}"))?;
-        // SAFETY: ash-window returns pointers to static, NUL-terminated extension names.
-        let surface_extensions = extensions.iter().map(|&name| unsafe { std::ffi::CStr::from_ptr(name) }).collect();
-        let instance = Instance::new(&InstanceOptions { validation: self.options.validation, surface_extensions })
-            .map_err(|error| error.to_string())?;
-        let surface_raw = unsafe { ash_window::create_surface(&instance.entry, &instance.raw, display, window_handle, None) }
-            .map_err(|error| format!("vkCreate*SurfaceKHR failed: {error}"))?;
-        let surface = Surface { raw: surface_raw, loader: ash::khr::surface::Instance::new(&instance.entry, &instance.raw) };
-        let device = match Device::new(
-            instance,
-            DeviceRequest { surface: Some((&surface.loader, surface.raw)), needs: crate::render::device_needs() },
-        ) {
-            Ok(device) => Arc::new(device),
-            Err(error) => {
-                // The instance went down with the failed device; the surface leaks with it, harmlessly, at exit.
-                return Err(error.to_string());
-            }
-        };
-        let size = window.inner_size();
-        let swapchain = Swapchain::new(&device, &surface, vk::Extent2D { width: size.width, height: size.height }, None)
-            .map_err(|error| error.to_string())?;
-        let settings = self.options.render_settings();
-        let (models, of) = (self.setup.models(), self.setup.model_indices());
-        let mut renderer = Renderer::for_models(&device, &models, &of, swapchain.format, self.options.strategy, settings)
-            .map_err(|error| error.to_string())?;
-        if let Some(missing) = renderer.set_debug(self.options.debug)? {
-            log::warn!("{missing}");
-            self.last_error = Some(missing);
-        }
-        let ui = if self.options.ui {
-            let pass = OverlayPass::new(&device, swapchain.format).map_err(|error| error.to_string())?;
-            let context = egui::Context::default();
-            let scale = Some(window.scale_factor() as f32);
-            let input = egui_winit::State::new(context.clone(), egui::ViewportId::ROOT, &window, scale, None, None);
-            Some(Ui { pass, context, input })
-        } else {
-            None
-        };
-        Ok(Graphics { renderer, ui, swapchain: Some(swapchain), surface, device, window })
-    }
-
-    fn recreate_swapchain(&mut self) -> gpu::Result<()> {
-        let Some(graphics) = &mut self.graphics else { return Ok(()) };
-        let size = graphics.window.inner_size();
-        if size.width == 0 || size.height == 0 {
-            return Ok(()); // minimized: keep the old one until there is something to show
-        }
-        graphics.device.wait_idle()?;
-        let extent = vk::Extent2D { width: size.width, height: size.height };
-        let new = Swapchain::new(&graphics.device, &graphics.surface, extent, graphics.swapchain.as_ref())?;
-        graphics.swapchain = Some(new);
-        self.swapchain_dirty = false;
-        self.report.swapchains += 1;
-        Ok(())
-    }
-
     fn frame(&mut self) -> gpu::Result<()> {
         self.poll_levels()?;
         let now = Instant::now();
