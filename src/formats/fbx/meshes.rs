@@ -84,25 +84,7 @@ pub(super) fn read(scene: &ufbx::Scene, rig: &Rig, folder: &Path, warnings: &mut
             None => rig.joints[node_joint].inverse_bind.inverse() * matrix(&node.geometry_to_node),
         };
         let normal_matrix = Mat3::from_mat4(to_model).inverse().transpose();
-        // Each control point's influences, normalized.
-        let point_influences: Vec<Vec<Influence>> = (0..mesh.num_vertices)
-            .map(|point| {
-                let rigid = vec![Influence { joint: node_joint as u32, weight: 1.0 }];
-                let Some(skin) = &skin else { return rigid };
-                let Some(entry) = skin.vertices.get(point) else { return rigid };
-                let weights = &skin.weights.as_ref()[entry.weight_begin as usize..][..entry.num_weights as usize];
-                let raw: Vec<Influence> = weights
-                    .iter()
-                    .filter_map(|weight| {
-                        let bone = skin.clusters.get(weight.cluster_index as usize)?.bone_node.as_ref()?;
-                        Some(Influence { joint: rig.joint(bone)? as u32, weight: weight.weight as f32 })
-                    })
-                    .collect();
-                let sum: f32 = raw.iter().map(|influence| influence.weight).sum();
-                unnormalized |= !raw.is_empty() && (sum - 1.0).abs() > 1e-3;
-                normalize_influences(&raw).unwrap_or(rigid)
-            })
-            .collect();
+        let point_influences = control_point_influences(mesh, skin.map(|skin| &**skin), rig, node_joint, &mut unnormalized);
         // Each new vertex's control point, for the blend shapes (which move control points) and the
         // file layout.
         let mut vertex_points: Vec<u32> = Vec::new();
@@ -158,13 +140,7 @@ pub(super) fn read(scene: &ufbx::Scene, rig: &Rig, folder: &Path, warnings: &mut
             if index_count == 0 {
                 continue;
             }
-            let material = match mesh.materials.get(slot).and_then(|material| material_of.get(&material.element.typed_id)) {
-                Some(&material) => material,
-                None => {
-                    materials.push(Material::untextured(format!("{} (no material)", mesh.element.name)));
-                    materials.len() - 1
-                }
-            };
+            let material = slot_material(mesh, slot, &material_of, &mut materials);
             meshes.push(Mesh { name: mesh.element.name.to_string(), first_index, index_count, material });
         }
         if fanned > 0 {
@@ -182,23 +158,11 @@ pub(super) fn read(scene: &ufbx::Scene, rig: &Rig, folder: &Path, warnings: &mut
         ));
         let linear = BlendSpace { positions: Mat3::from_mat4(to_model), normals: normal_matrix };
         for channel in mesh.blend_deformers.iter().flat_map(|deformer| deformer.channels.iter()) {
-            if channel.keyframes.len() > 1 {
-                warnings.push(format!(
-                    "blend shape \"{}\" has {} in-between shapes; vkskin reads the full one",
-                    channel.element.name,
-                    channel.keyframes.len() - 1
-                ));
-            }
-            let Some(shape) = channel.target_shape.as_ref() else { continue };
+            let Some(target) = blend_channel(channel, mesh, mesh_first_vertex as u32, &vertex_points, &linear, warnings) else {
+                continue;
+            };
             target_of_channel.insert(channel.element.element_id, morph_targets.len());
-            morph_targets.push(blend_target(
-                channel,
-                shape,
-                mesh_first_vertex as u32,
-                &vertex_points,
-                mesh.num_vertices,
-                &linear,
-            ));
+            morph_targets.push(target);
         }
     }
     if unnormalized {
@@ -210,6 +174,68 @@ pub(super) fn read(scene: &ufbx::Scene, rig: &Rig, folder: &Path, warnings: &mut
     compute_tangents(&mut vertices, &indices);
 
     Geometry { vertices, influences, indices, meshes, materials, file_meshes, morph_targets, target_of_channel, max_influences }
+}
+
+/// The material of `mesh`'s slot `slot` (an index into `materials`), or a plain one added for a
+/// slot without one.
+fn slot_material(mesh: &ufbx::Mesh, slot: usize, material_of: &HashMap<u32, usize>, materials: &mut Vec<Material>) -> usize {
+    match mesh.materials.get(slot).and_then(|material| material_of.get(&material.element.typed_id)) {
+        Some(&material) => material,
+        None => {
+            materials.push(Material::untextured(format!("{} (no material)", mesh.element.name)));
+            materials.len() - 1
+        }
+    }
+}
+
+/// Each control point of `mesh` with its influences, normalized (`unnormalized` set where some
+/// did not sum to 1); without a skin, or for a point the skin leaves out, its node's joint alone.
+fn control_point_influences(
+    mesh: &ufbx::Mesh,
+    skin: Option<&ufbx::SkinDeformer>,
+    rig: &Rig,
+    node_joint: usize,
+    unnormalized: &mut bool,
+) -> Vec<Vec<Influence>> {
+    (0..mesh.num_vertices)
+        .map(|point| {
+            let rigid = vec![Influence { joint: node_joint as u32, weight: 1.0 }];
+            let Some(skin) = skin else { return rigid };
+            let Some(entry) = skin.vertices.get(point) else { return rigid };
+            let weights = &skin.weights.as_ref()[entry.weight_begin as usize..][..entry.num_weights as usize];
+            let raw: Vec<Influence> = weights
+                .iter()
+                .filter_map(|weight| {
+                    let bone = skin.clusters.get(weight.cluster_index as usize)?.bone_node.as_ref()?;
+                    Some(Influence { joint: rig.joint(bone)? as u32, weight: weight.weight as f32 })
+                })
+                .collect();
+            let sum: f32 = raw.iter().map(|influence| influence.weight).sum();
+            *unnormalized |= !raw.is_empty() && (sum - 1.0).abs() > 1e-3;
+            normalize_influences(&raw).unwrap_or(rigid)
+        })
+        .collect()
+}
+
+/// A blend channel of `mesh` as a morph target (its full shape; in-between shapes are warned
+/// about), or none without a target shape.
+fn blend_channel(
+    channel: &ufbx::BlendChannel,
+    mesh: &ufbx::Mesh,
+    first_vertex: u32,
+    vertex_points: &[u32],
+    linear: &BlendSpace,
+    warnings: &mut Vec<String>,
+) -> Option<MorphTarget> {
+    if channel.keyframes.len() > 1 {
+        warnings.push(format!(
+            "blend shape \"{}\" has {} in-between shapes; vkskin reads the full one",
+            channel.element.name,
+            channel.keyframes.len() - 1
+        ));
+    }
+    let shape = channel.target_shape.as_ref()?;
+    Some(blend_target(channel, shape, first_vertex, vertex_points, mesh.num_vertices, linear))
 }
 
 /// Faces with more corners than this are cut into a fan from their first corner instead of by
