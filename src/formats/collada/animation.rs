@@ -222,28 +222,7 @@ pub fn read<'a, 'input>(
     for ((node, _), members) in groups {
         let members: Vec<&ElementKeys> = members.iter().map(|&member| &channels[member]).collect();
         let step = members.iter().all(|channel| channel.is_step());
-        let mut times: Vec<f32> = members.iter().flat_map(|channel| channel.curve.times.iter().copied()).collect();
-        if !step {
-            // Where a channel jumps (a STEP key among moving channels, or two keys at one time), a
-            // key just before the jump keeps the value held until then.
-            for channel in members.iter().map(|channel| &*channel.curve) {
-                for (key, window) in channel.times.windows(3).enumerate() {
-                    let jump = channel.segments[key] == Segment::Step || window[2] == window[1];
-                    let before = window[1] - ((window[1] - window[0]) * 1e-4).min(1e-4);
-                    if jump && before > window[0] {
-                        times.push(before);
-                    }
-                }
-                if let [.., previous, last] = channel.times[..] {
-                    let before = last - ((last - previous) * 1e-4).min(1e-4);
-                    if channel.segments[channel.times.len() - 2] == Segment::Step && before > previous {
-                        times.push(before);
-                    }
-                }
-            }
-        }
-        times.sort_by(f32::total_cmp);
-        times.dedup_by(|a, b| (*a - *b).abs() <= 1e-6);
+        let times = group_times(&members, step);
         let stack = Stack { elements: &scene.nodes[node].elements, members: &members };
         let (times, keyed) = if step || !stack.curved() {
             let matrices = times.iter().map(|&time| stack.evaluate(time)).collect();
@@ -272,6 +251,33 @@ pub fn read<'a, 'input>(
         ));
     }
     Ok(keys)
+}
+
+/// The key times of a node's channels, in order, each once; where a channel jumps among moving
+/// ones (not `step`: a STEP key, or two keys at one time), a key just before the jump too, which
+/// keeps the value held until then.
+fn group_times(members: &[&ElementKeys], step: bool) -> Vec<f32> {
+    let mut times: Vec<f32> = members.iter().flat_map(|channel| channel.curve.times.iter().copied()).collect();
+    if !step {
+        for channel in members.iter().map(|channel| &*channel.curve) {
+            for (key, window) in channel.times.windows(3).enumerate() {
+                let jump = channel.segments[key] == Segment::Step || window[2] == window[1];
+                let before = window[1] - ((window[1] - window[0]) * 1e-4).min(1e-4);
+                if jump && before > window[0] {
+                    times.push(before);
+                }
+            }
+            if let [.., previous, last] = channel.times[..] {
+                let before = last - ((last - previous) * 1e-4).min(1e-4);
+                if channel.segments[channel.times.len() - 2] == Segment::Step && before > previous {
+                    times.push(before);
+                }
+            }
+        }
+    }
+    times.sort_by(f32::total_cmp);
+    times.dedup_by(|a, b| (*a - *b).abs() <= 1e-6);
+    times
 }
 
 /// What a `<channel>` drives; None (a warning) where the scene has no such node or element.
