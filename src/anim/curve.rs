@@ -49,7 +49,7 @@ impl KeySpan {
 pub fn rotation_distance(a: Quat, b: Quat) -> f32 {
     let b = if a.dot(b) < 0.0 { -b } else { b };
     let chord = Vec4::from(a).distance(Vec4::from(b));
-    4.0 * (0.5 * chord).min(1.0).asin()
+    4.0 * libm::asinf((0.5 * chord).min(1.0))
 }
 
 /// Spherical interpolation along the shorter arc, written out so the shader can copy it exactly.
@@ -65,9 +65,10 @@ pub fn slerp_shortest(a: Quat, b: Quat, t: f32) -> Quat {
     let blended = if cos_theta > 0.9995 {
         a.lerp(b, t)
     } else {
-        let theta = cos_theta.min(1.0).acos();
-        let sin_theta = theta.sin();
-        a * (((1.0 - t) * theta).sin() / sin_theta) + b * ((t * theta).sin() / sin_theta)
+        // libm's, not the platform's: the same bits everywhere (Cargo.toml).
+        let theta = libm::acosf(cos_theta.min(1.0));
+        let sin_theta = libm::sinf(theta);
+        a * (libm::sinf((1.0 - t) * theta) / sin_theta) + b * (libm::sinf(t * theta) / sin_theta)
     };
     Quat::from_vec4(blended.normalize())
 }

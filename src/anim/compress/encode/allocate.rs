@@ -68,7 +68,7 @@ impl Context<'_> {
                 )
                 .length();
                 let scale = if moving.property == Property::Rotation { 2.0 } else { 1.0 };
-                let guess = (range * scale / (2.0 * tolerance) + 1.0).log2().ceil();
+                let guess = libm::log2f(range * scale / (2.0 * tolerance) + 1.0).ceil();
                 let first = if guess.is_finite() { (guess as u32).clamp(1, MAX_BITS) - 1 } else { 0 };
                 (first..=MAX_BITS).find(|&bits| own_error(track, bits) <= tolerance).unwrap_or(MAX_BITS)
             })
