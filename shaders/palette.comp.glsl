@@ -106,7 +106,7 @@ float key_value(uint index) {
     return uintBitsToFloat(key_values[index]);
 }
 
-// `bits` bits (at most 32) from bit `bit` of the track whose first word is `track`; the second
+// `bits` bits (at most 24) from bit `bit` of the track whose first word is `track`; the second
 // word is read only when the value runs into it (src/anim/compress: read_bits).
 uint read_bits(uint track, uint bit, uint bits) {
     if (bits == 0u) {
@@ -118,33 +118,31 @@ uint read_bits(uint track, uint bit, uint bits) {
     if (shift + bits > 32u) {
         value |= key_values[word + 1u] << (32u - shift);
     }
-    return value & (0xFFFFFFFFu >> (32u - bits));
+    return value & ((1u << bits) - 1u);
 }
 
-// A segment's bit width from its record's byte: as written up to PACKED_MAX_BITS, else
-// PACKED_RAW_BITS (src/anim/compress: stored_width).
-uint stored_width(uint byte_value) {
-    return byte_value <= PACKED_MAX_BITS ? byte_value : PACKED_RAW_BITS;
-}
-
-// A value quantized at `bits` as its fraction of the segment's range: the middle at 0 bits; at
-// PACKED_RAW_BITS the float the bits are (src/anim/compress: level_fraction).
-float level_fraction(uint quantized, uint bits) {
-    if (bits == PACKED_RAW_BITS) {
-        return uintBitsToFloat(quantized);
+// The 32 bits from bit `bit` of the track whose first word is `track` (a value stored as it is);
+// the second word is read only where they cross into it (src/anim/compress: read_bits at 32).
+uint read_word(uint track, uint bit) {
+    uint word = track + (bit >> 5);
+    uint shift = bit & 31u;
+    uint value = key_values[word] >> shift;
+    if (shift > 0u) {
+        value |= key_values[word + 1u] << (32u - shift);
     }
+    return value;
+}
+
+// A value quantized at `bits` as its fraction of the segment's range: the middle at 0 bits
+// (src/anim/compress: level_fraction).
+float level_fraction(uint quantized, uint bits) {
     return bits == 0u ? 0.5 : float(quantized) / float((1u << bits) - 1u);
 }
 
 // Component `component` of a compressed sample whose x starts at `first_bit`: minimum + extent ×
-// (segment minimum + segment extent × fraction), the segment's range in 255ths of the track's; at
-// PACKED_RAW_BITS the value as stored (src/anim/compress: component_value).
+// (segment minimum + segment extent × fraction), the segment's range in 255ths of the track's.
 float packed_component(uint track, uint first_bit, uint bits, uint minimums, uint extents, uint component) {
-    uint stored = read_bits(track, first_bit + component * bits, bits);
-    if (bits == PACKED_RAW_BITS) {
-        return uintBitsToFloat(stored);
-    }
-    float fraction = level_fraction(stored, bits);
+    float fraction = level_fraction(read_bits(track, first_bit + component * bits, bits), bits);
     uint shift = 8u * component;
     float segment_minimum = float((minimums >> shift) & 255u) / 255.0;
     float segment_extent = float((extents >> shift) & 255u) / 255.0;
@@ -163,20 +161,28 @@ vec4 inserted(vec3 kept, uint index, float value) {
     return vec4(kept, value);
 }
 
-// A unit rotation from the three components kept, a segment's rotation code and bit width: the
-// index of the one dropped, rebuilt >= 0 from unit length; or, with PACKED_FOUR_COMPONENTS, of the
-// one stored as `fourth`, all four normalized; at PACKED_RAW_BITS the four as stored
-// (src/anim/compress: rotation_from).
-vec4 rotation_from(vec3 kept, uint code, float fourth, uint bits) {
-    if (bits == PACKED_RAW_BITS) {
-        return inserted(kept, code & 3u, fourth);
-    }
+// A unit rotation from the three components kept and a segment's rotation code: the index of the
+// one dropped, rebuilt >= 0 from unit length; or, with PACKED_FOUR_COMPONENTS, of the one stored
+// as `fourth`, all four normalized (src/anim/compress: rotation_from).
+vec4 rotation_from(vec3 kept, uint code, float fourth) {
     if ((code & PACKED_FOUR_COMPONENTS) == 0u) {
         return inserted(kept, code & 3u, sqrt(max(1.0 - dot(kept, kept), 0.0)));
     }
     vec4 value = inserted(kept, code & 3u, fourth);
     float size = length(value);
     return size > 0.0 ? value / size : vec4(0.0, 0.0, 0.0, 1.0);
+}
+
+// A sample stored as it is (a segment of PACKED_RAW_BITS) whose x starts at `first_bit`: x y z,
+// a rotation's four components with the one its code names last, each its own float's bits
+// (src/anim/compress: raw_value).
+vec4 raw_value(uint track, uint first_bit, uint code, bool rotation) {
+    vec3 kept = vec3(uintBitsToFloat(read_word(track, first_bit)), uintBitsToFloat(read_word(track, first_bit + 32u)),
+                     uintBitsToFloat(read_word(track, first_bit + 64u)));
+    if (!rotation) {
+        return vec4(kept, 0.0);
+    }
+    return inserted(kept, code & 3u, uintBitsToFloat(read_word(track, first_bit + 96u)));
 }
 
 // Where segment `segment`'s record is in a packed track (src/anim/compress: segment_record): after
@@ -195,12 +201,17 @@ vec4 packed_value(uint track, uint key, bool rotation) {
     uint minimums = key_values[record];
     uint extents = key_values[record + 1u];
     uint stored = key_values[record + 2u];
-    uint bits = stored_width(minimums >> 24);
+    // A width byte past PACKED_MAX_BITS: the segment's values as they are.
+    bool raw = (minimums >> 24) > PACKED_MAX_BITS;
+    uint bits = raw ? PACKED_RAW_BITS : minimums >> 24;
     uint block = key_values[track + PACKED_HEADER_WORDS + (segment / PACKED_BLOCK_SEGMENTS) * PACKED_BLOCK_WORDS];
     uint code = (extents >> 24) & 7u;
-    uint components = rotation && ((code & PACKED_FOUR_COMPONENTS) != 0u || bits == PACKED_RAW_BITS) ? 4u : 3u;
+    uint components = rotation && (raw || (code & PACKED_FOUR_COMPONENTS) != 0u) ? 4u : 3u;
     uint before = uint(bitCount(stored & 0xFFFFu & ((1u << (key % PACKED_SEGMENT_SAMPLES)) - 1u)));
     uint first_bit = block + (stored >> 16) + before * components * bits;
+    if (raw) {
+        return raw_value(track, first_bit, code, rotation);
+    }
     vec4 value = vec4(packed_component(track, first_bit, bits, minimums, extents, 0u),
                       packed_component(track, first_bit, bits, minimums, extents, 1u),
                       packed_component(track, first_bit, bits, minimums, extents, 2u), 0.0);
@@ -209,7 +220,7 @@ vec4 packed_value(uint track, uint key, bool rotation) {
         if (components == 4u) {
             fourth = level_fraction(read_bits(track, first_bit + 3u * bits, bits), bits);
         }
-        value = rotation_from(value.xyz, code, fourth, bits);
+        value = rotation_from(value.xyz, code, fourth);
     }
     return value;
 }

@@ -55,9 +55,9 @@ use super::{local_to_model, slerp_shortest, Animation, JointPose, KeyTimes, Prop
 pub const SEGMENT_SAMPLES: usize = 16;
 /// The widest quantization.
 pub const MAX_BITS: u32 = 24;
-/// Past [`MAX_BITS`], a segment stores its values as they are, f32 bits (ACL's raw rate): a clip
-/// that even these do not hold keeps its keys. A record's width byte above `MAX_BITS` reads as
-/// this ([`stored_width`]).
+/// Past [`MAX_BITS`], a segment stores its values as they are, f32 bits (ACL's raw rate,
+/// [`raw_value`]): a clip that even these do not hold keeps its keys. A record's width byte above
+/// `MAX_BITS` reads as this.
 pub const RAW_BITS: u32 = 32;
 /// The track header: minimum and extent, x y z each.
 pub const HEADER_WORDS: usize = 6;
@@ -274,27 +274,20 @@ fn read_bits(words: &[u32], bit: u64, bits: u32) -> u32 {
     (low | high) & (u32::MAX >> (32 - bits))
 }
 
-/// A segment's bit width from its record's byte: as written up to [`MAX_BITS`], else
-/// [`RAW_BITS`]. Mirrors `stored_width` in palette.comp.glsl.
-pub fn stored_width(byte: u32) -> u32 {
-    if byte <= MAX_BITS {
-        byte
-    } else {
-        RAW_BITS
-    }
-}
-
 /// A quantized fraction of a segment's range back to a value (see the module's header).
 pub fn dequantize(minimum: f32, extent: f32, segment: (u32, u32), fraction: f32) -> f32 {
     minimum + extent * (segment.0 as f32 / 255.0 + segment.1 as f32 / 255.0 * fraction)
 }
 
-/// One of the three components a sample keeps, from what is stored at `bits`: dequantized, or at
-/// [`RAW_BITS`] its own f32 bits. Mirrors `packed_component` in palette.comp.glsl.
-pub(super) fn component_value(minimum: f32, extent: f32, segment: (u32, u32), stored: u32, bits: u32) -> f32 {
-    match bits {
-        RAW_BITS => f32::from_bits(stored),
-        _ => dequantize(minimum, extent, segment, level_fraction(stored, bits)),
+/// A sample stored as it is (a segment of [`RAW_BITS`]): x y z, or a rotation's four components
+/// with the one its code names last, each its own f32 bits: the sample to the bit (rebuilt from
+/// unit length or normalized, f32 rounding alone moved a chain of 64 joints turning full turns by
+/// half ACL's bound). Mirrors `raw_value` in palette.comp.glsl.
+pub(super) fn raw_value(stored: [u32; 4], rotation_code: u32, rotation: bool) -> Vec4 {
+    let kept = Vec3::from_array([0, 1, 2].map(|component| f32::from_bits(stored[component])));
+    match rotation {
+        true => inserted(kept, rotation_code & 3, f32::from_bits(stored[3])),
+        false => kept.extend(0.0),
     }
 }
 
@@ -342,7 +335,9 @@ pub fn packed_value(words: &[u32], sample: usize, rotation: bool) -> Vec4 {
     let record = segment_record(segment);
     let block = HEADER_WORDS + (segment / BLOCK_SEGMENTS) * BLOCK_WORDS;
     let (minimums, extents, stored) = (word(record), word(record + 1), word(record + 2));
-    let bits = stored_width(minimums >> 24);
+    // A width byte past MAX_BITS: the segment's values as they are.
+    let raw = minimums >> 24 > MAX_BITS;
+    let bits = if raw { RAW_BITS } else { minimums >> 24 };
     let rotation_code = (extents >> 24) & 7;
     let components = if rotation { components_stored(rotation_code, bits) } else { 3 };
     // The samples stored before this one in its segment.
@@ -350,33 +345,36 @@ pub fn packed_value(words: &[u32], sample: usize, rotation: bool) -> Vec4 {
     let first_bit =
         u64::from(word(block)) + u64::from(stored >> 16) + u64::from(before) * u64::from(components) * u64::from(bits);
     let stored = |component: u32| read_bits(words, first_bit + u64::from(component) * u64::from(bits), bits);
+    if raw {
+        // A translation or scale stores no fourth (0 is not read).
+        let fourth = if rotation { stored(3) } else { 0 };
+        return raw_value([stored(0), stored(1), stored(2), fourth], rotation_code, rotation);
+    }
     let mut value = Vec4::ZERO;
     for component in 0..3 {
         let shift = 8 * component as u32;
-        value[component] = component_value(
+        value[component] = dequantize(
             f32::from_bits(word(component)),
             f32::from_bits(word(3 + component)),
             ((minimums >> shift) & 255, (extents >> shift) & 255),
-            stored(component as u32),
-            bits,
+            level_fraction(stored(component as u32), bits),
         );
     }
     if rotation {
         // A three-component segment stores no fourth: the next sample's bits follow.
         let fourth = if components == 4 { level_fraction(stored(3), bits) } else { 0.0 };
-        value = rotation_from(value.truncate(), rotation_code, fourth, bits);
+        value = rotation_from(value.truncate(), rotation_code, fourth);
     }
     value
 }
 
-/// A value quantized at `bits` as its fraction of the segment's range: the middle at 0 bits; at
-/// [`RAW_BITS`] the f32 the bits are (the fourth component of a rotation, over [0, 1], is its own
-/// fraction). Mirrors `level_fraction` in palette.comp.glsl.
+/// A value quantized at `bits` as its fraction of the segment's range: the middle at 0 bits.
+/// Mirrors `level_fraction` in palette.comp.glsl.
 pub(super) fn level_fraction(quantized: u32, bits: u32) -> f32 {
-    match bits {
-        0 => 0.5,
-        RAW_BITS => f32::from_bits(quantized),
-        _ => quantized as f32 / ((1u32 << bits) - 1) as f32,
+    if bits == 0 {
+        0.5
+    } else {
+        quantized as f32 / ((1u32 << bits) - 1) as f32
     }
 }
 
@@ -397,16 +395,11 @@ pub fn components_stored(rotation_code: u32, bits: u32) -> u32 {
     }
 }
 
-/// A unit rotation from the three components kept (in order), a segment's code and bit width: the
-/// index of the component dropped, rebuilt ≥ 0 from unit length; or, with [`FOUR_COMPONENTS`], of
-/// the one stored as `fourth` (all four then normalized); at [`RAW_BITS`], the four as stored, the
-/// sample itself to the bit (rebuilt or normalized, f32 rounding alone moved a chain of 64 joints
-/// turning full turns by half ACL's bound). Mirrors `rotation_from` in palette.comp.glsl.
-pub fn rotation_from(kept: Vec3, rotation_code: u32, fourth: f32, bits: u32) -> Vec4 {
+/// A unit rotation from the three components kept (in order) and a segment's code: the index of
+/// the component dropped, rebuilt ≥ 0 from unit length; or, with [`FOUR_COMPONENTS`], of the one
+/// stored as `fourth` (all four then normalized). Mirrors `rotation_from` in palette.comp.glsl.
+pub fn rotation_from(kept: Vec3, rotation_code: u32, fourth: f32) -> Vec4 {
     let index = rotation_code & 3;
-    if bits == RAW_BITS {
-        return inserted(kept, index, fourth);
-    }
     if rotation_code & FOUR_COMPONENTS == 0 {
         return inserted(kept, index, (1.0 - kept.length_squared()).max(0.0).sqrt());
     }

@@ -4,7 +4,7 @@
 
 use glam::{Vec3, Vec4};
 
-use super::{component_value, dequantize, level_fraction, rotation_from, FOUR_COMPONENTS, RAW_BITS, SEGMENT_SAMPLES};
+use super::{dequantize, level_fraction, raw_value, rotation_from, FOUR_COMPONENTS, RAW_BITS, SEGMENT_SAMPLES};
 use crate::anim::Property;
 
 /// Values within this of each other are the same (a property that does not move).
@@ -173,15 +173,17 @@ impl Moving {
     /// The value the decoder gives for sample `sample` quantized (as `packed_value` computes it).
     pub(super) fn decoded(&self, sample: usize, range: &[(u32, u32); 3], bits: u32) -> Vec4 {
         let values = self.quantize(sample, range, bits);
+        let code = self.dropped[sample / SEGMENT_SAMPLES];
+        if bits == RAW_BITS {
+            return raw_value(values, code, self.property == Property::Rotation);
+        }
+        let fraction = |component: usize| level_fraction(values[component], bits);
         let mut kept = Vec3::ZERO;
         for component in 0..3 {
-            kept[component] =
-                component_value(self.minimum[component], self.extent[component], range[component], values[component], bits);
+            kept[component] = dequantize(self.minimum[component], self.extent[component], range[component], fraction(component));
         }
         match self.property {
-            Property::Rotation => {
-                rotation_from(kept, self.dropped[sample / SEGMENT_SAMPLES], level_fraction(values[3], bits), bits)
-            }
+            Property::Rotation => rotation_from(kept, code, fraction(3)),
             _ => kept.extend(0.0),
         }
     }
