@@ -106,8 +106,8 @@ float key_value(uint index) {
     return uintBitsToFloat(key_values[index]);
 }
 
-// `bits` bits (at most 24) from bit `bit` of the track whose first word is `track`; the second
-// word is read only when the value runs into it (src/anim/compress: read_bits).
+// `bits` bits (at most 32: a value stored as it is) from bit `bit` of the track whose first word is
+// `track`; the second word is read only when the value runs into it (src/anim/compress: read_bits).
 uint read_bits(uint track, uint bit, uint bits) {
     if (bits == 0u) {
         return 0u;
@@ -118,19 +118,7 @@ uint read_bits(uint track, uint bit, uint bits) {
     if (shift + bits > 32u) {
         value |= key_values[word + 1u] << (32u - shift);
     }
-    return value & ((1u << bits) - 1u);
-}
-
-// The 32 bits from bit `bit` of the track whose first word is `track` (a value stored as it is);
-// the second word is read only where they cross into it (src/anim/compress: read_bits at 32).
-uint read_word(uint track, uint bit) {
-    uint word = track + (bit >> 5);
-    uint shift = bit & 31u;
-    uint value = key_values[word] >> shift;
-    if (shift > 0u) {
-        value |= key_values[word + 1u] << (32u - shift);
-    }
-    return value;
+    return value & (0xFFFFFFFFu >> (32u - bits));
 }
 
 // A value quantized at `bits` as its fraction of the segment's range: the middle at 0 bits
@@ -177,12 +165,12 @@ vec4 rotation_from(vec3 kept, uint code, float fourth) {
 // a rotation's four components with the one its code names last, each its own float's bits
 // (src/anim/compress: raw_value).
 vec4 raw_value(uint track, uint first_bit, uint code, bool rotation) {
-    vec3 kept = vec3(uintBitsToFloat(read_word(track, first_bit)), uintBitsToFloat(read_word(track, first_bit + 32u)),
-                     uintBitsToFloat(read_word(track, first_bit + 64u)));
+    vec3 kept = vec3(uintBitsToFloat(read_bits(track, first_bit, 32u)), uintBitsToFloat(read_bits(track, first_bit + 32u, 32u)),
+                     uintBitsToFloat(read_bits(track, first_bit + 64u, 32u)));
     if (!rotation) {
         return vec4(kept, 0.0);
     }
-    return inserted(kept, code & 3u, uintBitsToFloat(read_word(track, first_bit + 96u)));
+    return inserted(kept, code & 3u, uintBitsToFloat(read_bits(track, first_bit + 96u, 32u)));
 }
 
 // Where segment `segment`'s record is in a packed track (src/anim/compress: segment_record): after

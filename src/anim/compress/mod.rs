@@ -262,8 +262,7 @@ pub fn set_property(pose: &mut JointPose, property: Property, value: Vec4) {
 }
 
 /// `bits` bits (at most 32) from bit `bit` of `words`; 0 for 0 bits, and 0 for bits past the end
-/// (which the encoder never points at). Mirrors `read_bits` in palette.comp.glsl (and, at 32 bits,
-/// `read_word`).
+/// (which the encoder never points at). Mirrors `read_bits` in palette.comp.glsl.
 fn read_bits(words: &[u32], bit: u64, bits: u32) -> u32 {
     if bits == 0 {
         return 0;
