@@ -16,6 +16,11 @@ const MAX_SAMPLE_RATE: f32 = 240.0;
 /// motion capture on 100 joints is 43 million.
 const MAX_JOINT_SAMPLES: u64 = 50_000_000;
 
+/// The most samples `skeleton` is composed at ([`MAX_JOINT_SAMPLES`]).
+fn most_composed(skeleton: &Skeleton) -> usize {
+    (MAX_JOINT_SAMPLES / skeleton.len().max(1) as u64) as usize
+}
+
 /// The sample times, how far interpolating raw samples departs from the raw curves between them
 /// (model units, at the shell), and whether the samples are the keys (then nothing departs): the
 /// keys' own grid where every channel is linear on one; otherwise the fewer of an even grid
@@ -44,7 +49,7 @@ pub(super) fn sample_grid(
     // refinement looks at up to REFINED_PER_SAMPLE times as many (a file's time stays in
     // proportion to its keys); and the skeleton is composed at every sample a few times, so
     // joints × samples stays under MAX_JOINT_SAMPLES.
-    let cap = (16 * max_keys + 1024).min((MAX_JOINT_SAMPLES / skeleton.len().max(1) as u64) as usize);
+    let cap = (16 * max_keys + 1024).min(most_composed(skeleton));
     if !(start.is_finite() && end.is_finite() && end > start) {
         return Err("kept as keys: its key times span no time".to_string());
     }
@@ -259,8 +264,7 @@ fn uneven_times(
     }
     all.extend(entries.last().cloned());
     let (kept, worst) = thin(&all, &keyed, &rest, skeleton, precision);
-    let composed = (MAX_JOINT_SAMPLES / skeleton.len().max(1) as u64) as usize;
-    if kept.len() > composed {
+    if kept.len() > most_composed(skeleton) {
         return Err(format!("at uneven times it would take {} samples, more than vkskin composes", kept.len()));
     }
     Ok((KeyTimes::Listed(kept.iter().map(|&index| all[index].0).collect()), worst))

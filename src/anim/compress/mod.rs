@@ -26,12 +26,13 @@
 //! middle of the segment's range at 0 bits; a segment whose width byte is past [`MAX_BITS`]
 //! ([`RAW_BITS`]) stores each value's own f32 bits, a rotation's four components as they are (its
 //! samples to the bit: assimp's 64 chained boxes turning full turns, rebuilt or normalized in f32,
-//! moved by more than the bound leaves once the samples' interpolation has taken its half). A rotation keeps three of its four components: per
-//! segment it drops the one farthest from 0 throughout (w for most), signed ≥ 0 (q and −q are one
-//! rotation), and rebuilds it from unit length. Dropping w always, as ACL does, fails where w
-//! nears 0 (a joint turned half round): f32 cannot rebuild it from 1 − |xyz|² there. Where every
-//! component comes within `tracks::FOUR_BELOW` of 0 in a segment (a full turn within it), the segment
-//! stores the fourth too ([`FOUR_COMPONENTS`]), over [0, 1], and the decoder normalizes.
+//! moved by more than the bound leaves once the samples' interpolation has taken its half). A
+//! rotation keeps three of its four components: per segment it drops the one farthest from 0
+//! throughout (w for most), signed ≥ 0 (q and −q are one rotation), and rebuilds it from unit
+//! length. Dropping w always, as ACL does, fails where w nears 0 (a joint turned half round): f32
+//! cannot rebuild it from 1 − |xyz|² there. Where every component comes within `tracks::FOUR_BELOW`
+//! of 0 in a segment (a full turn within it), the segment stores the fourth too
+//! ([`FOUR_COMPONENTS`]), over [0, 1], and the decoder normalizes.
 //!
 //! The error bound is ACL's: three virtual vertices at a shell distance along each joint's local
 //! axes, through the joint's object-space transform, raw against compressed, the largest distance

@@ -7,9 +7,9 @@
 //! curve that animates it (its parent's too where ufbx made it compensate for the parent's scale
 //! and a scale moves: scale helpers, Maya's segment scale compensation) and at the stack's ends,
 //! and between them where the pose strays from the keys. Where only a node's rotation moves, its
-//! angles' curves are evaluated and composed here ([`Rotation`]), not looked up by name each time. `examples/fbx_bake_error.rs` measures the result against
-//! ufbx's evaluation on any file; `tests/it/fbx_loader.rs` holds the shared ones to 1e-4 of the
-//! extent.
+//! angles' curves are evaluated and composed here ([`Rotation`]), not looked up by name each time.
+//! `examples/fbx_bake_error.rs` measures the result against ufbx's evaluation on any file;
+//! `tests/it/fbx_loader.rs` holds the shared ones to 1e-4 of the extent.
 //!
 //! Blend shapes' DeformPercent is baked by ufbx (`bake_anim`, node transforms skipped): a few
 //! curves, already numbers.
@@ -175,9 +175,9 @@ fn evaluator<'a>(stack: &'a ufbx::AnimStack, node: &'a ufbx::Node, scales_held: 
 /// A node's rotation over a stack of one layer that animates nothing else of it, as ufbx's
 /// `evaluate_transform` composes it (its `ufbxi_get_rotation`): the adjustments of its axis
 /// conversion around the pre-rotation, the animated Euler angles in the node's order and the
-/// inverse post-rotation. ufbx looks up the node's five properties by name at each
-/// time, which was a third of reading a Mixamo clip; here they are looked up once and only the
-/// three curves are evaluated. `only_rotation_moves` has already held everything but the angles.
+/// inverse post-rotation. ufbx looks up the node's five properties by name at each time, which
+/// was a third of reading a Mixamo clip; here they are looked up once and only the three curves
+/// are evaluated. `only_rotation_moves` has already held everything but the angles.
 struct Rotation<'a> {
     angles: &'a ufbx::AnimValue,
     order: ufbx::RotationOrder,
@@ -505,15 +505,9 @@ Connections:  {
     /// asks and as adjustments of every node, and on every node of the shared FBX files.
     #[test]
     fn a_rotation_composed_from_its_curves_is_the_one_ufbx_evaluates() {
-        let options = |space_conversion| ufbx::LoadOpts {
-            target_axes: ufbx::CoordinateAxes::right_handed_y_up(),
-            target_unit_meters: 1.0,
-            inherit_mode_handling: ufbx::InheritModeHandling::Compensate,
-            space_conversion,
-            ..Default::default()
-        };
         for conversion in [ufbx::SpaceConversion::TransformRoot, ufbx::SpaceConversion::AdjustTransforms] {
-            let scene = ufbx::load_memory(TURNING_JOINTS.as_bytes(), options(conversion)).unwrap();
+            let options = ufbx::LoadOpts { space_conversion: conversion, ..super::super::scene_options() };
+            let scene = ufbx::load_memory(TURNING_JOINTS.as_bytes(), options).unwrap();
             let [checked, rotation_space, adjusted] = same_rotations(&scene, "the turning joints");
             assert_eq!((checked, rotation_space), (2, 1));
             assert_eq!(adjusted > 0, matches!(conversion, ufbx::SpaceConversion::AdjustTransforms));

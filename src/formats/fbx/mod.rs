@@ -86,6 +86,19 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Model, FormatError> {
 /// How often (bytes) ufbx says how far it has read: where a broken file stopped it, to this.
 const PROGRESS_BYTES: u64 = 1024;
 
+/// How the scene is read: Y-up in metres, normals made where the file has none, and Maya's segment
+/// scale compensation and other inheritance that is not plain parent * child as scale helper nodes
+/// (joints here), which make it plain, so the GPU composes as ufbx does.
+fn scene_options<'a>() -> ufbx::LoadOpts<'a> {
+    ufbx::LoadOpts {
+        target_axes: ufbx::CoordinateAxes::right_handed_y_up(),
+        target_unit_meters: 1.0,
+        generate_missing_normals: true,
+        inherit_mode_handling: ufbx::InheritModeHandling::Compensate,
+        ..Default::default()
+    }
+}
+
 /// The scene, Y-up in metres, within the memory budget. A file ufbx refuses gets its reason and
 /// where it stopped reading: the byte offset, and the line for an ASCII file.
 fn parse(bytes: &[u8]) -> Result<ufbx::SceneRoot, String> {
@@ -98,13 +111,7 @@ fn parse(bytes: &[u8]) -> Result<ufbx::SceneRoot, String> {
     let mut options = ufbx::LoadOpts {
         progress_cb: ufbx::ProgressCb::Mut(&mut progress),
         progress_interval_hint: PROGRESS_BYTES,
-        target_axes: ufbx::CoordinateAxes::right_handed_y_up(),
-        target_unit_meters: 1.0,
-        generate_missing_normals: true,
-        // Maya's segment scale compensation and other inheritance that is not plain parent *
-        // child: scale helper nodes (joints here) make it plain, so the GPU composes as ufbx does.
-        inherit_mode_handling: ufbx::InheritModeHandling::Compensate,
-        ..Default::default()
+        ..scene_options()
     };
     options.result_allocator.memory_limit = limit;
     options.temp_allocator.memory_limit = limit;

@@ -117,7 +117,7 @@ impl Context<'_> {
         // neighbours as decoded, and fewer bits can happen to land it closer (two of Mixamo's
         // clips have such segments, held on the way up and not at RAW_BITS).
         let all_stored = self.moving.iter().all(|moving| moving.stored[samples.clone()].iter().all(|&stored| stored));
-        let held_at_most_bits = || compose_all(&decode_poses(&|_| RAW_BITS)).1.iter().all(|&error| error <= target);
+        let held_as_they_are = || compose_all(&decode_poses(&|_| RAW_BITS)).1.iter().all(|&error| error <= target);
         for raise in 0..=self.moving.len() * (MAX_BITS as usize + 1) {
             let Some((worst, &error)) = errors.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)) else {
                 return Ok((bits, 0.0));
@@ -125,7 +125,7 @@ impl Context<'_> {
             if error <= target {
                 return Ok((bits, error));
             }
-            if all_stored && raise == 2 * self.moving.len() && !held_at_most_bits() {
+            if all_stored && raise == 2 * self.moving.len() && !held_as_they_are() {
                 break;
             }
             // The tracks on the worst joint's chain to the root; the one that moves it most gets a
